@@ -1,0 +1,55 @@
+/**
+ * The event store port. Every aggregate (job, recipe, user, token …) is one stream; the write
+ * side appends with an expected revision, the read side follows the global order with readAll.
+ * Two adapters implement it (PostgreSQL, KurrentDB) and pass one contract suite.
+ */
+export interface NewEvent {
+  type: string;
+  data: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface StoredEvent {
+  streamId: string;
+  /** 0-based position of the event in its stream. */
+  revision: number;
+  /** Global order across all streams; strictly increasing, gap-tolerant. */
+  position: bigint;
+  type: string;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  createdAt: Date;
+}
+
+/** `no_stream`: the stream must not exist; a number: the revision of the stream's last event. */
+export type ExpectedRevision = 'no_stream' | 'any' | number;
+
+export interface AppendResult {
+  /** Revision of the last appended event. */
+  revision: number;
+  /** Global position of the last appended event; projections are caught up once they pass it. */
+  position: bigint;
+}
+
+export interface EventStore {
+  readonly kind: 'postgres' | 'kurrentdb';
+  init(): Promise<void>;
+  readStream(streamId: string): Promise<StoredEvent[]>;
+  appendToStream(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** Events with position > `after`, in global order, at most `limit` of them. */
+  readAll(after: bigint, limit: number): Promise<StoredEvent[]>;
+  /** A hint that new events may exist; subscribers still poll as a safety net. */
+  onAppended(listener: () => void): () => void;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`stream ${streamId} is at ${actual}, expected ${expected}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}

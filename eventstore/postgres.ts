@@ -1,0 +1,161 @@
+import pg from 'pg';
+import type { AppendResult, EventStore, ExpectedRevision, NewEvent, StoredEvent } from './port.js';
+import { WrongExpectedRevisionError } from './port.js';
+
+/**
+ * PostgreSQL event store: one append-only table with a global position.
+ *
+ * A bigserial alone commits out of order under concurrency (transaction B can commit position 8
+ * while A still holds 7), and a reader that saw 8 would skip 7 forever. Appends therefore take a
+ * transaction-scoped advisory lock before drawing positions: the next append can only draw its
+ * position after the previous one committed, so every reader sees a gap-free prefix.
+ */
+const APPEND_LOCK = 0x5376_6345; // arbitrary, constant: "SvcE"
+const CHANNEL = 'svc_events';
+
+const ddl = `
+CREATE TABLE IF NOT EXISTS events (
+  position bigserial PRIMARY KEY,
+  stream_id text NOT NULL,
+  revision integer NOT NULL,
+  type text NOT NULL,
+  data jsonb NOT NULL,
+  metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (stream_id, revision)
+);
+CREATE OR REPLACE RULE events_no_update AS ON UPDATE TO events DO INSTEAD NOTHING;
+CREATE OR REPLACE RULE events_no_delete AS ON DELETE TO events DO INSTEAD NOTHING;
+`;
+
+interface Row {
+  position: string;
+  stream_id: string;
+  revision: number;
+  type: string;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  created_at: Date;
+}
+
+function toEvent(r: Row): StoredEvent {
+  return {
+    position: BigInt(r.position),
+    streamId: r.stream_id,
+    revision: r.revision,
+    type: r.type,
+    data: r.data,
+    metadata: r.metadata,
+    createdAt: r.created_at,
+  };
+}
+
+export class PostgresEventStore implements EventStore {
+  readonly kind = 'postgres' as const;
+  private readonly pool: pg.Pool;
+  private listener: pg.Client | undefined;
+  private readonly listeners = new Set<() => void>();
+  private closed = false;
+
+  constructor(private readonly url: string) {
+    this.pool = new pg.Pool({ connectionString: url, max: 8 });
+    this.pool.on('error', () => undefined); // idle-client errors surface on the next query
+  }
+
+  async init(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      // Several processes may start at once; serialise the DDL.
+      await client.query('SELECT pg_advisory_lock($1)', [APPEND_LOCK + 1]);
+      await client.query(ddl);
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [APPEND_LOCK + 1]).catch(() => undefined);
+      client.release();
+    }
+  }
+
+  async readStream(streamId: string): Promise<StoredEvent[]> {
+    const { rows } = await this.pool.query<Row>(
+      'SELECT * FROM events WHERE stream_id = $1 ORDER BY revision',
+      [streamId],
+    );
+    return rows.map(toEvent);
+  }
+
+  async appendToStream(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('appendToStream needs at least one event');
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
+      const { rows } = await client.query<{ max: number | null }>(
+        'SELECT max(revision) AS max FROM events WHERE stream_id = $1',
+        [streamId],
+      );
+      const current = rows[0]?.max ?? null;
+      const actual = current === null ? 'no_stream' : current;
+      if (expected !== 'any' && expected !== actual) {
+        throw new WrongExpectedRevisionError(streamId, expected, actual);
+      }
+      let revision = current === null ? -1 : current;
+      let position = 0n;
+      for (const event of events) {
+        revision += 1;
+        const inserted = await client.query<{ position: string }>(
+          `INSERT INTO events (stream_id, revision, type, data, metadata)
+           VALUES ($1, $2, $3, $4, $5) RETURNING position`,
+          [streamId, revision, event.type, JSON.stringify(event.data), JSON.stringify(event.metadata ?? {})],
+        );
+        position = BigInt(inserted.rows[0]!.position);
+      }
+      await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [position.toString()]);
+      await client.query('COMMIT');
+      return { revision, position };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async readAll(after: bigint, limit: number): Promise<StoredEvent[]> {
+    const { rows } = await this.pool.query<Row>(
+      'SELECT * FROM events WHERE position > $1 ORDER BY position LIMIT $2',
+      [after.toString(), limit],
+    );
+    return rows.map(toEvent);
+  }
+
+  onAppended(listener: () => void): () => void {
+    this.listeners.add(listener);
+    if (!this.listener) void this.listen();
+    return () => this.listeners.delete(listener);
+  }
+
+  /** A dedicated connection for LISTEN (pools hand connections around; a listener must stay put). */
+  private async listen(): Promise<void> {
+    if (this.closed) return;
+    const client = new pg.Client({ connectionString: this.url });
+    this.listener = client;
+    client.on('notification', () => this.listeners.forEach((l) => l()));
+    client.on('error', () => {
+      // Reconnect after a pause; subscribers poll meanwhile.
+      this.listener = undefined;
+      client.end().catch(() => undefined);
+      if (!this.closed) setTimeout(() => void this.listen(), 1000).unref();
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+    } catch {
+      client.emit('error', new Error('listen failed'));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.listener?.end().catch(() => undefined);
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Everything the processes read from the environment, parsed once. */
+export interface Config {
+  dataDir: string;
+  port: number;
+  host: string;
+  databaseUrl: string;
+  eventStoreUrl: string | undefined;
+  temporalAddress: string;
+  temporalNamespace: string;
+  taskQueue: string;
+  secretKey: Buffer;
+  adminEmail: string | undefined;
+  adminPassword: string | undefined;
+  maxUploadBytes: number;
+  workspaceTtlMs: number;
+  edition: string;
+  containerImage: string | null;
+  publicOrigin: string | undefined;
+  logLevel: string;
+}
+
+function intFrom(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
+  return n;
+}
+
+/** The key that encrypts connection secrets: SVC_SECRET_KEY (hex or base64, 32 bytes) or a key file made on first start. */
+function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
+  const given = env.SVC_SECRET_KEY;
+  if (given) {
+    const asHex = /^[0-9a-f]{64}$/i.test(given) ? Buffer.from(given, 'hex') : Buffer.from(given, 'base64');
+    if (asHex.length !== 32) throw new Error('SVC_SECRET_KEY must be 32 bytes, as 64 hex characters or base64');
+    return asHex;
+  }
+  const file = path.join(dataDir, 'secret.key');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+  }
+  return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = path.resolve(env.SVC_DATA_DIR ?? '.data');
+  const databaseUrl = env.SVC_DATABASE_URL;
+  if (!databaseUrl) throw new Error('SVC_DATABASE_URL is not set (npm start sets it for the local cluster)');
+  return {
+    dataDir,
+    port: intFrom(env.SVC_PORT, 8080, 'SVC_PORT'),
+    host: env.SVC_HOST ?? '127.0.0.1',
+    databaseUrl,
+    eventStoreUrl: env.SVC_EVENTSTORE_URL || undefined,
+    temporalAddress: env.SVC_TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    temporalNamespace: env.SVC_TEMPORAL_NAMESPACE ?? 'default',
+    taskQueue: env.SVC_TASK_QUEUE ?? 'geoflow',
+    secretKey: loadSecretKey(env, dataDir),
+    adminEmail: env.SVC_ADMIN_EMAIL || undefined,
+    adminPassword: env.SVC_ADMIN_PASSWORD || undefined,
+    maxUploadBytes: intFrom(env.SVC_MAX_UPLOAD_MB, 256, 'SVC_MAX_UPLOAD_MB') * 1024 * 1024,
+    workspaceTtlMs: intFrom(env.SVC_JOB_TTL, 60, 'SVC_JOB_TTL') * 60_000,
+    edition: env.SVC_EDITION ?? 'on-premise',
+    containerImage: env.SVC_CONTAINER_IMAGE || null,
+    publicOrigin: env.SVC_PUBLIC_ORIGIN || undefined,
+    logLevel: env.SVC_LOG_LEVEL ?? 'info',
+  };
+}

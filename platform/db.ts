@@ -1,0 +1,28 @@
+import { createPool, SchemaValidationError, type DatabasePool, type Interceptor } from 'slonik';
+import { z } from 'zod';
+
+/**
+ * slonik only validates rows against `sql.type(schema)` through an interceptor; this is it.
+ * A row that does not match its schema is a bug on our side and surfaces as a 500.
+ */
+const resultParser: Interceptor = {
+  name: 'result-parser',
+  transformRowAsync: async (context, query, row) => {
+    const parser = context.resultParser;
+    if (!parser) return row;
+    const result = await parser.safeParseAsync(row);
+    if (!result.success) throw new SchemaValidationError(query, row, result.error.issues as never);
+    return result.data as typeof row;
+  },
+};
+
+export async function createDatabasePool(url: string, maximumPoolSize = 10): Promise<DatabasePool> {
+  return createPool(url, { interceptors: [resultParser], maximumPoolSize, captureStackTrace: false });
+}
+
+/** slonik parses timestamptz to epoch milliseconds; the API speaks ISO 8601. */
+export const isoTime = z.number().transform((ms) => new Date(ms).toISOString());
+export const isoTimeOrNull = z
+  .number()
+  .nullable()
+  .transform((ms) => (ms === null ? null : new Date(ms).toISOString()));

@@ -1,0 +1,16 @@
+import type { DatabaseTransactionConnection } from 'slonik';
+import type { StoredEvent } from '../eventstore/port.js';
+
+/**
+ * A projector owns a few read-model tables. Its tables live in a schema given at run time, so
+ * the same code fills the live schema and, on rebuild, a fresh one from position zero.
+ */
+export interface Projector {
+  name: string;
+  /** DDL creating the projector's tables inside `schema` (idempotent). */
+  createTables(tx: DatabaseTransactionConnection, schema: string): Promise<void>;
+  /** Applies one event; events of other types are ignored. Runs inside the checkpoint's transaction. */
+  apply(tx: DatabaseTransactionConnection, schema: string, event: StoredEvent): Promise<void>;
+  /** Table names, used to compare a rebuild with the live tables. */
+  tables: string[];
+}

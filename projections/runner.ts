@@ -1,0 +1,183 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import type { EventStore } from '../eventstore/port.js';
+import type { Projector } from './projector.js';
+
+export const LIVE_SCHEMA = 'rm';
+const BATCH = 500;
+const POLL_MS = 500;
+
+/**
+ * Runs projectors from their checkpoints. For each batch, the rows and the checkpoint are
+ * written in one transaction, and the checkpoint row is locked FOR UPDATE, so two processes
+ * running the same projector take turns instead of applying an event twice.
+ */
+export class ProjectionRunner {
+  private running = false;
+  private wake: (() => void) | undefined;
+  private stopListening: (() => void) | undefined;
+  private loop: Promise<void> | undefined;
+  private caughtUpTo = 0n;
+  private waiters: { position: bigint; resolve: () => void }[] = [];
+  private lastError: unknown;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly pool: DatabasePool,
+    private readonly projectors: Projector[],
+    private readonly schema = LIVE_SCHEMA,
+    private readonly onError: (error: unknown) => void = () => undefined,
+  ) {}
+
+  async init(): Promise<void> {
+    await ensureSchema(this.pool, this.schema, this.projectors);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.stopListening = this.store.onAppended(() => this.wake?.());
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.stopListening?.();
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Resolves once every projector has applied the event at `position` (read-your-writes). */
+  async waitFor(position: bigint, timeoutMs = 10_000): Promise<void> {
+    if (this.caughtUpTo >= position) return;
+    const deadline = Date.now() + timeoutMs;
+    await new Promise<void>((resolve, reject) => {
+      const waiter = { position, resolve };
+      this.waiters.push(waiter);
+      this.wake?.();
+      // Another process may be the one projecting: check the stored checkpoints too.
+      const timer = setInterval(async () => {
+        if (this.caughtUpTo >= position) return;
+        const stored = await minCheckpoint(this.pool, this.schema, this.projectors).catch(() => 0n);
+        if (stored >= position) this.advance(stored);
+        else if (Date.now() > deadline) {
+          clearInterval(timer);
+          this.waiters = this.waiters.filter((w) => w !== waiter);
+          reject(new Error(`read model did not reach position ${position} in ${timeoutMs} ms: ${String(this.lastError ?? 'no error seen')}`));
+        }
+      }, 50);
+      waiter.resolve = () => {
+        clearInterval(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** Applies everything up to the head once; used by rebuilds and tests. */
+  async catchUp(): Promise<void> {
+    for (const projector of this.projectors) {
+      while (await this.step(projector)) {
+        /* keep going until a batch comes back empty */
+      }
+    }
+    this.advance(await minCheckpoint(this.pool, this.schema, this.projectors));
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let progressed = false;
+      try {
+        for (const projector of this.projectors) {
+          if (await this.step(projector)) progressed = true;
+        }
+        this.advance(await minCheckpoint(this.pool, this.schema, this.projectors));
+        this.lastError = undefined;
+      } catch (error) {
+        this.lastError = error;
+        this.onError(error);
+      }
+      if (!progressed && this.running) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, POLL_MS);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  }
+
+  /** One batch for one projector; true when it applied anything. */
+  private async step(projector: Projector): Promise<boolean> {
+    return this.pool.transaction(async (tx) => {
+      const checkpoints = sql.identifier([this.schema, 'checkpoints']);
+      const current = await tx.oneFirst(
+        sql.type(z.object({ position: z.coerce.bigint() }))`
+          SELECT position FROM ${checkpoints} WHERE projector = ${projector.name} FOR UPDATE`,
+      );
+      const events = await this.store.readAll(current, BATCH);
+      if (events.length === 0) return false;
+      for (const event of events) await projector.apply(tx, this.schema, event);
+      const last = events[events.length - 1]!.position;
+      await tx.query(sql.unsafe`UPDATE ${checkpoints} SET position = ${last.toString()}, updated_at = now()
+        WHERE projector = ${projector.name}`);
+      return true;
+    });
+  }
+
+  private advance(position: bigint): void {
+    if (position > this.caughtUpTo) this.caughtUpTo = position;
+    const ready = this.waiters.filter((w) => w.position <= this.caughtUpTo);
+    this.waiters = this.waiters.filter((w) => w.position > this.caughtUpTo);
+    ready.forEach((w) => w.resolve());
+  }
+}
+
+export async function ensureSchema(pool: DatabasePool, schema: string, projectors: Projector[]): Promise<void> {
+  await pool.transaction(async (tx) => {
+    // Serialise concurrent starts; CREATE … IF NOT EXISTS is not race-free on its own.
+    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${'schema:' + schema}))`);
+    await tx.query(sql.unsafe`CREATE SCHEMA IF NOT EXISTS ${sql.identifier([schema])}`);
+    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${sql.identifier([schema, 'checkpoints'])} (
+      projector text PRIMARY KEY, position bigint NOT NULL DEFAULT 0, updated_at timestamptz NOT NULL DEFAULT now())`);
+    for (const projector of projectors) {
+      await projector.createTables(tx, schema);
+      await tx.query(sql.unsafe`INSERT INTO ${sql.identifier([schema, 'checkpoints'])} (projector) VALUES (${projector.name})
+        ON CONFLICT DO NOTHING`);
+    }
+  });
+}
+
+async function minCheckpoint(pool: DatabasePool, schema: string, projectors: Projector[]): Promise<bigint> {
+  const names = projectors.map((p) => p.name);
+  const min = await pool.oneFirst(
+    sql.type(z.object({ min: z.coerce.bigint() }))`
+      SELECT coalesce(min(position), 0) AS min FROM ${sql.identifier([schema, 'checkpoints'])}
+      WHERE projector = ANY(${sql.array(names, 'text')})`,
+  );
+  return min;
+}
+
+/**
+ * Replays every event from position zero into a fresh schema. With `swap`, the rebuilt schema
+ * then replaces the live one in one transaction (readers see old or new tables, never half).
+ */
+export async function rebuildProjections(
+  store: EventStore,
+  pool: DatabasePool,
+  projectors: Projector[],
+  options: { target: string; swapInto?: string },
+): Promise<void> {
+  await pool.query(sql.unsafe`DROP SCHEMA IF EXISTS ${sql.identifier([options.target])} CASCADE`);
+  const runner = new ProjectionRunner(store, pool, projectors, options.target);
+  await runner.init();
+  await runner.catchUp();
+  if (options.swapInto) {
+    const live = options.swapInto;
+    await pool.transaction(async (tx) => {
+      await tx.query(sql.unsafe`DROP SCHEMA IF EXISTS ${sql.identifier([live])} CASCADE`);
+      await tx.query(sql.unsafe`ALTER SCHEMA ${sql.identifier([options.target])} RENAME TO ${sql.identifier([live])}`);
+    });
+  }
+}
