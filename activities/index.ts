@@ -1,0 +1,18 @@
+import gdal from 'gdal-async';
+import { hostname } from 'node:os';
+
+export interface ActivityDeps {
+  workerName: string;
+}
+
+/** Activities come from a factory so tests can build them with other dependencies. */
+export function createActivities(deps: ActivityDeps) {
+  return {
+    async describeWorker(): Promise<{ gdal: string; worker: string }> {
+      return { gdal: gdal.version, worker: deps.workerName };
+    },
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;
+export const defaultWorkerName = () => `worker@${hostname()}:${process.pid}`;

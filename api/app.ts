@@ -1,0 +1,70 @@
+import fastifyCookie from '@fastify/cookie';
+import fastifySwagger from '@fastify/swagger';
+import fastifySwaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { type FastifyPluginAsyncZod, jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { redactPaths } from '../platform/logger.js';
+import { registerAuthentication } from './auth/authenticate.js';
+import { registerErrorHandling } from './errors.js';
+import { authRoutes } from './routes/auth.js';
+import { catalogRoutes } from './routes/catalogs.js';
+import { registerHealth } from './routes/health.js';
+import { recipeRoutes } from './routes/recipes.js';
+import { tokenRoutes } from './routes/tokens.js';
+import type { Services } from './services.js';
+import pkg from '../package.json' with { type: 'json' };
+
+export const API_PREFIX = '/api/v1';
+
+/** Route plugins mounted under /api/v1; a new resource adds its plugin here. */
+export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
+const apiRoutes: RoutePlugin[] = [authRoutes, tokenRoutes, recipeRoutes, catalogRoutes];
+
+/**
+ * The application as a value: server.ts listens on it, tests call app.inject on it.
+ * Plugins first (cookies, schemas, OpenAPI), then authentication, then the routes.
+ */
+export async function buildApp(services: Services, options: { logger?: boolean; extraRoutes?: RoutePlugin[] } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === false ? false : { level: services.config.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } },
+    trustProxy: true,
+    bodyLimit: 4 * 1024 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+  await app.register(fastifyCookie);
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Geospatial conversion and automation service',
+        version: pkg.version,
+        description:
+          'Public REST API (/api/v1). Authenticate with a personal access token (Authorization: Bearer svcpat_…) or the svc_session cookie. ' +
+          'Errors use {"error": {"code", "message", "details"}}. Lists take ?limit= and ?cursor= and return {items, next_cursor}.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token (svcpat_…)' },
+          session: { type: 'apiKey', in: 'cookie', name: 'svc_session' },
+        },
+      },
+      security: [{ bearer: [] }, { session: [] }],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { docExpansion: 'list' } });
+  registerAuthentication(app, services);
+  registerHealth(app, services);
+
+  app.get(`${API_PREFIX}/openapi.json`, { config: { auth: { public: true } }, schema: { hide: true } }, async () => app.swagger());
+
+  for (const routes of [...apiRoutes, ...(options.extraRoutes ?? [])]) {
+    await app.register(routes(services), { prefix: API_PREFIX });
+  }
+  return app;
+}

@@ -1,0 +1,91 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { DomainError } from '../domain/errors.js';
+import { WrongExpectedRevisionError } from '../eventstore/port.js';
+import { scrubText } from '../platform/redact.js';
+
+/** HTTP status of every public error code (DESIGN.md's table; docs/api-conventions.md). */
+const statusByCode: Record<string, number> = {
+  validation_error: 422,
+  invalid_parameter: 400,
+  invalid_source: 400,
+  invalid_destination: 400,
+  invalid_transformation: 422,
+  postgis_failed: 422,
+  upload_too_large: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  job_not_found: 404,
+  recipe_not_found: 404,
+  source_not_found: 404,
+  destination_not_found: 404,
+  run_not_found: 404,
+  token_not_found: 404,
+  job_expired: 404,
+  conflict: 409,
+  job_not_ready: 409,
+  internal_error: 500,
+};
+
+export const statusOf = (code: string) => statusByCode[code] ?? 400;
+
+export class ApiError extends DomainError {}
+export const unauthorized = (message = 'Authentication required: send a personal access token as "Authorization: Bearer …" or log in', details: Record<string, unknown> = {}) =>
+  new ApiError('unauthorized', message, details);
+export const forbidden = (message: string, details: Record<string, unknown> = {}) => new ApiError('forbidden', message, details);
+export const invalidParameter = (message: string, details: Record<string, unknown> = {}) =>
+  new ApiError('invalid_parameter', message, details);
+
+export const errorEnvelope = z
+  .object({
+    error: z.object({
+      code: z.string().describe('Stable machine-readable code'),
+      message: z.string().describe('A sentence for people'),
+      details: z.record(z.string(), z.unknown()),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+export function sendError(reply: FastifyReply, code: string, message: string, details: Record<string, unknown> = {}) {
+  return reply.code(statusOf(code)).type('application/json').send({ error: { code, message: scrubText(message), details } });
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
+    sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`),
+  );
+
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const where = error.validationContext ?? 'body';
+      const issues = error.validation.map((v) => ({
+        path: [where, ...String(v.instancePath ?? '').split('/').filter(Boolean)].join('.'),
+        message: v.message ?? 'invalid',
+      }));
+      if (where === 'body') {
+        return sendError(reply, 'validation_error', `Invalid request body: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+      }
+      return sendError(reply, 'invalid_parameter', `Invalid ${where}: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+    }
+    if (error instanceof DomainError) return sendError(reply, error.code, error.message, error.details);
+    if (error instanceof WrongExpectedRevisionError) {
+      return sendError(reply, 'conflict', 'The resource was changed by another request at the same time; reload it and try again');
+    }
+    // Fastify's own 4xx (bad JSON, wrong content type, body too large …)
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.name === 'SyntaxError') {
+        return sendError(reply, 'validation_error', 'The request body is not valid JSON');
+      }
+      if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+        return sendError(reply, 'validation_error', `Unsupported Content-Type ${request.headers['content-type'] ?? '(none)'}`);
+      }
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 'validation_error', 'The request body is too large');
+      return sendError(reply, status === 404 ? 'not_found' : 'invalid_parameter', scrubText(error.message));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(reply, 'internal_error', 'Something went wrong on the server; the error has been logged');
+  });
+}

@@ -1,0 +1,87 @@
+import { existsSync } from 'node:fs';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { formatCatalog, gdalSummary } from '../../geo/formats.js';
+import { publicCatalog } from '../../geo/operations/catalog.js';
+import { errorEnvelope } from '../errors.js';
+import type { Services } from '../services.js';
+import pkg from '../../package.json' with { type: 'json' };
+
+const format = z
+  .object({
+    id: z.string().describe('GDAL driver short name; use it as output_format'),
+    name: z.string(),
+    kind: z.enum(['vector', 'raster']),
+    read: z.boolean(),
+    write: z.boolean(),
+    extensions: z.array(z.string()),
+    media_type: z.string().nullable(),
+    multi_layer: z.boolean(),
+  })
+  .meta({ id: 'Format' });
+
+const transformation = z
+  .object({
+    id: z.string().describe('Stable id; the `type` of an operation object'),
+    label: z.string(),
+    description: z.string(),
+    category: z.enum(['attribute', 'filter', 'geometry', 'crs']),
+    requires_geometry: z.boolean(),
+    parameters: z.record(z.string(), z.unknown()).describe('JSON Schema of the parameters'),
+    example: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'Transformation' });
+
+export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
+  const system = () => ({
+    name: 'geoflow',
+    version: pkg.version,
+    edition: services.config.edition,
+    gdal: gdalSummary(),
+    node: process.versions.node,
+    event_store: services.store.kind,
+    features: {
+      raster_processing: formatCatalog().some((f) => f.kind === 'raster' && f.write),
+      vector_processing: true,
+      sql: true,
+      python_step: existsSync('/usr/bin/bwrap'),
+    },
+    container_image: services.config.containerImage,
+  });
+
+  return async (app) => {
+    app.get('/formats', {
+      config: { auth: { public: true } },
+      schema: { tags: ['Catalogs'], summary: 'Formats this server reads and writes (from its GDAL build)', response: { 200: z.object({ items: z.array(format) }) } },
+    }, async () => ({ items: formatCatalog() }));
+
+    app.get('/system', {
+      config: { auth: { public: true } },
+      schema: {
+        tags: ['Catalogs'],
+        summary: 'Runtime capabilities (no secrets)',
+        response: {
+          200: z.object({
+            name: z.string(),
+            version: z.string(),
+            edition: z.string(),
+            gdal: z.object({ version: z.string(), drivers: z.object({ total: z.number(), vector: z.number(), raster: z.number() }) }),
+            node: z.string(),
+            event_store: z.enum(['postgres', 'kurrentdb']),
+            features: z.record(z.string(), z.boolean()),
+            container_image: z.string().nullable().describe('Implementation detail; do not depend on it'),
+          }),
+        },
+      },
+    }, async () => system());
+
+    app.get('/transformations', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: {
+        tags: ['Catalogs'],
+        summary: 'The transformation catalog: every operation with its parameters',
+        response: { 200: z.object({ items: z.array(transformation) }), 401: errorEnvelope, 403: errorEnvelope },
+      },
+    }, async () => ({ items: publicCatalog() as never }));
+  };
+}

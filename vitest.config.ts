@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['**/*.spec.ts'],
+    exclude: ['node_modules/**', '.data/**', 'clients/**'],
+    // Two cores: a few files at a time, each with its own database.
+    maxWorkers: 2,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+  },
+});

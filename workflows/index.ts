@@ -1,0 +1,14 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import { timeouts } from './timeouts.js';
+
+const { describeWorker } = proxyActivities<Activities>(timeouts.quick);
+
+/**
+ * Proves the worker is wired end to end: the API (or a test) starts it, the worker runs an
+ * activity that touches GDAL, and the result comes back through Temporal.
+ */
+export async function pingWorkflow(message: string): Promise<{ echo: string; gdal: string; worker: string }> {
+  const info = await describeWorker();
+  return { echo: message, ...info };
+}
