@@ -57,6 +57,10 @@ export async function buildApp(services: Services, options: { logger?: boolean; 
     transform: jsonSchemaTransform,
     transformObject: jsonSchemaTransformObject,
   });
+  // The docs page and its assets are public, like the document they show.
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(`${API_PREFIX}/docs`)) route.config = { ...route.config, auth: { public: true } };
+  });
   await app.register(fastifySwaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { docExpansion: 'list' } });
   registerAuthentication(app, services);
   registerHealth(app, services);

@@ -1,4 +1,4 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createActivities, defaultWorkerName } from '../activities/index.js';
 import { loadConfig, type Config } from '../platform/config.js';
@@ -6,7 +6,14 @@ import { createLogger } from '../platform/logger.js';
 
 export const workflowsPath = fileURLToPath(new URL('./index.ts', import.meta.url));
 
+let runtimeInstalled = false;
+
 export async function createWorker(config: Config, connection?: NativeConnection) {
+  if (!runtimeInstalled) {
+    // The SDK logs every state change at INFO; our own logger reports what matters.
+    Runtime.install({ logger: new DefaultLogger(config.logLevel === 'debug' ? 'INFO' : 'WARN') });
+    runtimeInstalled = true;
+  }
   const conn = connection ?? (await NativeConnection.connect({ address: config.temporalAddress }));
   const worker = await Worker.create({
     connection: conn,

@@ -1,0 +1,107 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from './local-services.js';
+
+/**
+ * `npm test`: starts a throwaway PostgreSQL cluster and Temporal dev server, runs every vitest
+ * suite against them, then starts the real API and worker and runs the Python client's suite
+ * against that. Prints one closing line with the totals; exits non-zero on any failure.
+ */
+const root = process.cwd();
+const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
+const testDir = path.join(dataDir, 'test');
+resetDir(testDir);
+
+const totals = { passed: 0, failed: 0, skipped: 0 };
+const problems: string[] = [];
+
+const pgPort = await freePort();
+const pg = await startPostgres(path.join(testDir, 'pg'), pgPort, ['postgres', 'geoflow_e2e']);
+const temporal = await startTemporal(dataDir, await freePort());
+const cleanup = () => {
+  temporal.stop();
+  pg.stop();
+};
+process.on('SIGINT', () => {
+  cleanup();
+  process.exit(130);
+});
+
+const baseEnv = {
+  ...process.env,
+  SVC_DATA_DIR: dataDir,
+  SVC_TEST_DATABASE_URL: pg.url('postgres'),
+  SVC_TEST_TEMPORAL_ADDRESS: temporal.address,
+  UV_THREADPOOL_SIZE: '8',
+};
+
+// ---- TypeScript suites ----------------------------------------------------------------------
+const vitestJson = path.join(testDir, 'vitest.json');
+const vitest = spawnSync(
+  process.execPath,
+  ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`, ...process.argv.slice(2)],
+  { stdio: 'inherit', env: baseEnv },
+);
+if (existsSync(vitestJson)) {
+  const report = JSON.parse(readFileSync(vitestJson, 'utf8'));
+  totals.passed += report.numPassedTests;
+  totals.failed += report.numFailedTests;
+  totals.skipped += report.numPendingTests + report.numTodoTests;
+  if (report.numFailedTests > 0 || report.numFailedTestSuites > 0) problems.push('vitest suites failed');
+} else problems.push('vitest produced no report');
+if (vitest.status !== 0 && !problems.length) problems.push(`vitest exited ${vitest.status}`);
+
+// ---- Python client against the real server ---------------------------------------------------
+const pythonSuite = path.join(root, 'clients/python/run-tests.sh');
+if (existsSync(pythonSuite) && process.argv.length <= 2) {
+  const port = await freePort();
+  const serverEnv = {
+    ...baseEnv,
+    SVC_DATABASE_URL: pg.url('geoflow_e2e'),
+    SVC_TEMPORAL_ADDRESS: temporal.address,
+    SVC_PORT: String(port),
+    SVC_DATA_DIR: path.join(testDir, 'server'),
+    SVC_ADMIN_EMAIL: 'admin@example.com',
+    SVC_ADMIN_PASSWORD: 'python client suite password',
+    SVC_TASK_QUEUE: 'python-e2e',
+    SVC_LOG_LEVEL: 'warn',
+  };
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' });
+  const api = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: 'inherit' });
+  try {
+    await waitForPort(port, '127.0.0.1', 120_000);
+    const junit = path.join(testDir, 'pytest.xml');
+    const py = spawnSync('bash', [pythonSuite], {
+      stdio: 'inherit',
+      env: {
+        ...serverEnv,
+        SVC_TEST_URL: `http://127.0.0.1:${port}`,
+        SVC_TEST_ADMIN_EMAIL: serverEnv.SVC_ADMIN_EMAIL,
+        SVC_TEST_ADMIN_PASSWORD: serverEnv.SVC_ADMIN_PASSWORD,
+        SVC_DATA_DIR: dataDir,
+        PYTEST_ADDOPTS: `--junitxml=${junit}`,
+      },
+    });
+    if (existsSync(junit)) {
+      const xml = readFileSync(junit, 'utf8');
+      const attr = (name: string) => Number(new RegExp(`<testsuite[^>]* ${name}="(\\d+)"`).exec(xml)?.[1] ?? 0);
+      const tests = attr('tests');
+      const failed = attr('failures') + attr('errors');
+      const skipped = attr('skipped');
+      totals.passed += tests - failed - skipped;
+      totals.failed += failed;
+      totals.skipped += skipped;
+    }
+    if (py.status !== 0) problems.push(`python client suite exited ${py.status}`);
+  } finally {
+    api.kill('SIGTERM');
+    worker.kill('SIGTERM');
+  }
+}
+
+cleanup();
+await new Promise((r) => setTimeout(r, 500));
+if (problems.length) console.error(`\n[test] ${problems.join('; ')}`);
+console.log(`\ntotal: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+process.exit(problems.length || totals.failed ? 1 : 0);

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN, bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { skipWithoutDatabase } from '../support/database.js';
+
+describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tokens', () => {
+  let sut: TestApp;
+  let now = Date.now();
+  let cookie: string;
+
+  beforeAll(async () => {
+    sut = await createTestApp();
+    sut.services.clock = () => new Date(now); // tests move time forward
+    cookie = await login(sut.app);
+  });
+  afterAll(async () => sut?.close());
+
+  it('logs in with the cookie, answers /auth/me, logs out', async () => {
+    const me = await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie } });
+    expect(me.statusCode).toBe(200);
+    expect(me.json()).toMatchObject({ email: ADMIN.email, auth: { kind: 'session' } });
+
+    const own = await login(sut.app);
+    const out = await sut.app.inject({ method: 'POST', url: '/api/v1/auth/logout', headers: { cookie: own } });
+    expect(out.statusCode).toBe(204);
+    expect((await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: own } })).statusCode).toBe(401);
+  });
+
+  it('sets the session cookie HttpOnly and SameSite=Lax', async () => {
+    const res = await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: ADMIN });
+    const setCookie = String(res.headers['set-cookie']);
+    expect(setCookie).toMatch(/^svc_session=/);
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Lax/);
+  });
+
+  it('shows the token value once, lists without values, keeps only its SHA-256', async () => {
+    const created = await sut.app.inject({ method: 'POST', url: '/api/v1/account/tokens', headers: { cookie }, payload: { name: 'ci', scopes: ['account:read'] } });
+    expect(created.statusCode).toBe(201);
+    const { token, id } = created.json();
+    expect(token).toMatch(/^svcpat_[0-9A-Za-z]{43}$/);
+    const list = await sut.app.inject({ method: 'GET', url: '/api/v1/account/tokens', headers: { cookie } });
+    expect(list.body).not.toContain(token);
+    expect(list.json().items.find((t: { id: string }) => t.id === id)).toMatchObject({ name: 'ci', scopes: ['account:read'], last_used_at: null });
+    const events = await sut.services.store.readAll(0n, 1000);
+    expect(JSON.stringify(events.map((e) => e.data))).not.toContain(token);
+
+    const me = await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(token) });
+    expect(me.json()).toMatchObject({ email: ADMIN.email, auth: { kind: 'token', scopes: ['account:read'] } });
+  });
+
+  it('refreshes last_used_at at most once a minute', async () => {
+    const token = await createToken(sut.app, cookie, ['account:read']);
+    const usedEvents = async () => (await sut.services.store.readAll(0n, 10_000)).filter((e) => e.type === 'TokenUsed').length;
+    const before = await usedEvents();
+    for (let i = 0; i < 5; i++) await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(token) });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await usedEvents()).toBe(before + 1);
+    now += 61_000;
+    await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(token) });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await usedEvents()).toBe(before + 2);
+    await sut.services.projections.catchUp();
+    const list = await sut.app.inject({ method: 'GET', url: '/api/v1/account/tokens', headers: { cookie } });
+    expect(list.json().items[0].last_used_at).not.toBeNull();
+  });
+
+  it('answers 401 for revoked, expired and unknown tokens', async () => {
+    const revoked = await sut.app.inject({ method: 'POST', url: '/api/v1/account/tokens', headers: { cookie }, payload: { name: 'r', scopes: ['account:read'] } });
+    const del = await sut.app.inject({ method: 'DELETE', url: `/api/v1/account/tokens/${revoked.json().id}`, headers: { cookie } });
+    expect(del.statusCode).toBe(204);
+    const afterRevoke = await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(revoked.json().token) });
+    expect(afterRevoke.statusCode).toBe(401);
+    expect(afterRevoke.json().error.message).toMatch(/revoked/);
+
+    const expiring = await createToken(sut.app, cookie, ['account:read'], { expires_in_days: 1 });
+    expect((await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(expiring) })).statusCode).toBe(200);
+    now += 86_400_000 + 1000;
+    const expired = await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(expiring) });
+    expect(expired.statusCode).toBe(401);
+    expect(expired.json().error.message).toMatch(/expired/);
+    cookie = await login(sut.app); // the session expired too
+
+    const unknown = await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(`svcpat_${'A'.repeat(43)}`) });
+    expect(unknown.statusCode).toBe(401);
+  });
+
+  it('refuses a session cookie value sent as a Bearer token', async () => {
+    const value = cookie.split('=')[1]!;
+    const res = await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(value) });
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error.code).toBe('unauthorized');
+  });
+
+  it('refuses a PAT on the token routes, whatever its scopes', async () => {
+    const token = await createToken(sut.app, cookie, ['account:read', 'recipes:write']);
+    for (const req of [
+      { method: 'GET' as const, url: '/api/v1/account/tokens' },
+      { method: 'POST' as const, url: '/api/v1/account/tokens', payload: { name: 'x', scopes: ['account:read'] } },
+      { method: 'DELETE' as const, url: '/api/v1/account/tokens/tok_x' },
+    ]) {
+      const res = await sut.app.inject({ ...req, headers: bearer(token) });
+      expect(res.statusCode, `${req.method} ${req.url}`).toBe(403);
+    }
+  });
+
+  it('answers anonymous calls with the JSON envelope, never HTML', async () => {
+    for (const url of ['/api/v1/auth/me', '/api/v1/recipes', '/api/v1/transformations', '/api/v1/account/tokens']) {
+      const res = await sut.app.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
+      expect(res.statusCode, url).toBe(401);
+      expect(res.headers['content-type']).toMatch(/application\/json/);
+      expect(res.json().error.code).toBe('unauthorized');
+    }
+  });
+
+  it('refuses a cross-origin cookie write', async () => {
+    const res = await sut.app.inject({ method: 'POST', url: '/api/v1/recipes', headers: { cookie, origin: 'https://evil.example' }, payload: { name: 'x', operations: [] } });
+    expect(res.statusCode).toBe(403);
+  });
+
+  it('validates token bodies: unknown scopes and empty names are 422', async () => {
+    const res = await sut.app.inject({ method: 'POST', url: '/api/v1/account/tokens', headers: { cookie }, payload: { name: '', scopes: ['jobs:delete'] } });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.details.issues.map((i: { path: string }) => i.path)).toEqual(expect.arrayContaining(['body.name', 'body.scopes.0']));
+  });
+
+  it('throttles repeated failed logins and says when to retry', async () => {
+    const wrong = { email: 'nobody@example.com', password: 'wrong password!' };
+    for (let i = 0; i < 5; i++) expect((await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: wrong })).statusCode).toBe(401);
+    const throttled = await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: wrong });
+    expect(throttled.statusCode).toBe(401);
+    expect(throttled.json().error.details.retry_after_seconds).toBeGreaterThan(0);
+    // another address from the same client still works
+    expect((await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: ADMIN })).statusCode).toBe(200);
+  });
+});

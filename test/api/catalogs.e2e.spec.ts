@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../api/app.js';
+import { operationCatalog } from '../../geo/operations/catalog.js';
+import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { skipWithoutDatabase } from '../support/database.js';
+
+describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
+  let sut: TestApp;
+  let cookie: string;
+  beforeAll(async () => {
+    sut = await createTestApp();
+    cookie = await login(sut.app);
+  });
+  afterAll(async () => sut?.close());
+
+  it('serves the format catalog from GDAL without credentials', async () => {
+    const res = await sut.app.inject({ method: 'GET', url: '/api/v1/formats' });
+    expect(res.statusCode).toBe(200);
+    const items = res.json().items as { id: string; kind: string; write: boolean; extensions: string[] }[];
+    for (const id of ['GPKG', 'GeoJSON', 'ESRI Shapefile', 'FlatGeobuf', 'CSV', 'GTiff', 'PostgreSQL']) {
+      expect(items.some((f) => f.id === id), id).toBe(true);
+    }
+    expect(items.find((f) => f.id === 'GPKG' && f.kind === 'vector')).toMatchObject({ read: true, write: true, multi_layer: true, extensions: ['gpkg'] });
+  });
+
+  it('serves system capabilities without credentials or secrets', async () => {
+    const res = await sut.app.inject({ method: 'GET', url: '/api/v1/system' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.gdal.version).toMatch(/^3\./);
+    expect(body.gdal.drivers.total).toBeGreaterThan(100);
+    expect(body.features).toHaveProperty('raster_processing');
+    expect(body).toHaveProperty('edition');
+    expect(body).toHaveProperty('container_image');
+    expect(JSON.stringify(body)).not.toMatch(/postgres:\/\/|password|secret/i);
+  });
+
+  it('lists every catalog operation with id, label, parameters and an example, behind workspaces:read', async () => {
+    const denied = await sut.app.inject({ method: 'GET', url: '/api/v1/transformations', headers: bearer(await createToken(sut.app, cookie, ['recipes:read'])) });
+    expect(denied.statusCode).toBe(403);
+    const token = await createToken(sut.app, cookie, ['workspaces:read']);
+    const res = await sut.app.inject({ method: 'GET', url: '/api/v1/transformations', headers: bearer(token) });
+    expect(res.statusCode).toBe(200);
+    const items = res.json().items;
+    expect(items.map((i: { id: string }) => i.id)).toEqual(operationCatalog.map((d) => d.id));
+    for (const id of ['buffer', 'simplify', 'rename_column', 'reproject', 'filter', 'dissolve', 'clip_bbox', 'make_valid']) {
+      expect(items.some((i: { id: string }) => i.id === id), id).toBe(true);
+    }
+    const buffer = items.find((i: { id: string }) => i.id === 'buffer');
+    expect(buffer.requires_geometry).toBe(true);
+    expect(buffer.parameters.properties.distance.type).toBe('number');
+    expect(buffer.parameters.required).toEqual(['distance']);
+  });
+
+  it('publishes an OpenAPI 3.1 document generated from the route schemas, and a docs page', async () => {
+    const res = await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    for (const path of ['/api/v1/recipes', '/api/v1/recipes/{id}', '/api/v1/auth/me', '/api/v1/account/tokens', '/api/v1/formats', '/api/v1/transformations']) {
+      expect(doc.paths, path).toHaveProperty([path]);
+    }
+    const post = doc.paths['/api/v1/recipes'].post;
+    expect(post.requestBody.content['application/json'].schema).toBeDefined();
+    expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['201', '403', '422']));
+    const page = await sut.app.inject({ method: 'GET', url: '/api/v1/docs' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+  });
+
+  it('answers unknown routes, bad JSON and crashes with the envelope', async () => {
+    const unknown = await sut.app.inject({ method: 'GET', url: '/api/v1/nothing-here', headers: { cookie } });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error.code).toBe('not_found');
+
+    const badJson = await sut.app.inject({ method: 'POST', url: '/api/v1/recipes', headers: { cookie, 'content-type': 'application/json' }, payload: '{"name": ' });
+    expect(badJson.statusCode).toBe(422);
+    expect(badJson.json().error.code).toBe('validation_error');
+
+    const withCrash = await buildApp(sut.services, {
+      logger: false,
+      extraRoutes: [() => async (app) => {
+        app.get('/__boom', { config: { auth: { public: true } } }, async () => {
+          throw new Error('password=hunter2 at /srv/secret/path');
+        });
+      }],
+    });
+    const boom = await withCrash.inject({ method: 'GET', url: '/api/v1/__boom' });
+    await withCrash.close();
+    expect(boom.statusCode).toBe(500);
+    expect(boom.json().error.code).toBe('internal_error');
+    expect(boom.body).not.toMatch(/hunter2|\/srv/);
+  });
+});
