@@ -9,7 +9,7 @@ async function tableRows(sut: TestApp, schema: string, table: string) {
   const rows = await sut.services.pool.any(
     sql.unsafe`SELECT to_jsonb(t) AS row FROM ${sql.identifier([schema, table])} t ORDER BY 1`,
   );
-  return rows.map((r) => JSON.stringify(r.row));
+  return rows.map((r) => JSON.stringify((r as { row: unknown }).row));
 }
 
 describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
