@@ -6,6 +6,7 @@ const t = (schema: string, table: string) => sql.identifier([schema, table]);
 /** Users and their personal access tokens (hashes only), as the authentication path reads them. */
 export const accountsProjector: Projector = {
   name: 'accounts',
+  version: 1,
   tables: ['users', 'tokens'],
   async createTables(tx, schema) {
     await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${t(schema, 'users')} (

@@ -7,6 +7,8 @@ import type { StoredEvent } from '../eventstore/port.js';
  */
 export interface Projector {
   name: string;
+  /** Bump when the tables or the way events map to rows change: the projector is then replayed from zero at start. */
+  version: number;
   /** DDL creating the projector's tables inside `schema` (idempotent). */
   createTables(tx: DatabaseTransactionConnection, schema: string): Promise<void>;
   /** Applies one event; events of other types are ignored. Runs inside the checkpoint's transaction. */

@@ -139,11 +139,22 @@ export async function ensureSchema(pool: DatabasePool, schema: string, projector
     // Serialise concurrent starts; CREATE … IF NOT EXISTS is not race-free on its own.
     await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${'schema:' + schema}))`);
     await tx.query(sql.unsafe`CREATE SCHEMA IF NOT EXISTS ${sql.identifier([schema])}`);
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${sql.identifier([schema, 'checkpoints'])} (
-      projector text PRIMARY KEY, position bigint NOT NULL DEFAULT 0, updated_at timestamptz NOT NULL DEFAULT now())`);
+    const checkpoints = sql.identifier([schema, 'checkpoints']);
+    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${checkpoints} (
+      projector text PRIMARY KEY, position bigint NOT NULL DEFAULT 0, version integer NOT NULL DEFAULT 0,
+      updated_at timestamptz NOT NULL DEFAULT now())`);
+    await tx.query(sql.unsafe`ALTER TABLE ${checkpoints} ADD COLUMN IF NOT EXISTS version integer NOT NULL DEFAULT 0`);
     for (const projector of projectors) {
+      const stored = await tx.maybeOneFirst(
+        sql.type(z.object({ version: z.number() }))`SELECT version FROM ${checkpoints} WHERE projector = ${projector.name}`,
+      );
+      if (stored !== null && stored !== projector.version) {
+        // The projector changed shape: drop its tables and replay it from the first event.
+        for (const table of projector.tables) await tx.query(sql.unsafe`DROP TABLE IF EXISTS ${sql.identifier([schema, table])} CASCADE`);
+        await tx.query(sql.unsafe`UPDATE ${checkpoints} SET position = 0, version = ${projector.version} WHERE projector = ${projector.name}`);
+      }
       await projector.createTables(tx, schema);
-      await tx.query(sql.unsafe`INSERT INTO ${sql.identifier([schema, 'checkpoints'])} (projector) VALUES (${projector.name})
+      await tx.query(sql.unsafe`INSERT INTO ${checkpoints} (projector, version) VALUES (${projector.name}, ${projector.version})
         ON CONFLICT DO NOTHING`);
     }
   });

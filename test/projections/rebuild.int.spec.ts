@@ -55,3 +55,23 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
     expect(res.json().items).toHaveLength(5);
   });
 });
+
+describe.skipIf(skipWithoutDatabase)('projector versions', () => {
+  it('replays a projector from zero when its version changes', async () => {
+    const sut = await createTestApp();
+    try {
+      const cookie = await login(sut.app);
+      await sut.app.inject({ method: 'POST', url: '/api/v1/recipes', headers: { cookie }, payload: { name: 'kept', operations: [] } });
+      // simulate an older projector version whose table was shaped differently
+      await sut.services.pool.query(sql.unsafe`UPDATE rm.checkpoints SET version = 0 WHERE projector = 'recipes'`);
+      await sut.services.pool.query(sql.unsafe`ALTER TABLE rm.recipes RENAME COLUMN description TO old_description`);
+      await sut.services.projections.init();
+      await sut.services.projections.catchUp();
+      const res = await sut.app.inject({ method: 'GET', url: '/api/v1/recipes', headers: { cookie } });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().items.map((r: { name: string }) => r.name)).toEqual(['kept']);
+    } finally {
+      await sut.close();
+    }
+  });
+});
