@@ -1,0 +1,5 @@
+"""``python -m svc_client`` runs the ``svc`` CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Collection attributes of :class:`svc_client.Client`."""

@@ -1,0 +1,48 @@
+"""What every collection shares: list over all pages, get, delete."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator
+from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from ..client import Client
+
+JSON = dict[str, Any]
+JSONList = list[JSON]  # module-level: inside a class, `list` names the method
+
+
+def segment(value: str) -> str:
+    """An id as one path segment; never lets an id reach another route."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"an id must be a non-empty string, got {value!r}")
+    return quote(value, safe="")
+
+
+class Collection:
+    """A collection under ``/api/v1/<name>``."""
+
+    path: str = ""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def _item(self, id: str, *rest: str) -> str:
+        return "/".join((self.path, segment(id), *rest))
+
+    def iter(self, *, page_size: int | None = None) -> Iterator[JSON]:
+        """Lazily yield every item, fetching the next page when needed."""
+        return self._client._paginate(self.path, page_size=page_size)
+
+    def list(self, *, page_size: int | None = None) -> JSONList:
+        """Every item, all pages followed (``page_size`` is the ``limit`` of each request)."""
+        return list(self.iter(page_size=page_size))
+
+    def get(self, id: str) -> JSON:
+        return self._client._object("GET", self._item(id))
+
+    def delete(self, id: str) -> None:
+        self._client._request("DELETE", self._item(id))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.path}>"

@@ -1,0 +1,145 @@
+"""Jobs (saved automation) and their Runs."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterator, Mapping
+
+from ..errors import ServerError, WaitTimeoutError
+from ..jobs_helpers import job_write_body
+from .base import JSON, Collection, JSONList, segment
+
+#: Run statuses after which a Run no longer changes.
+FINISHED_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
+
+OnPoll = Callable[[JSON, float], None]
+"""Called after each look at a Run being waited for, with the Run and the seconds waited."""
+
+
+def _merge(body: Mapping[str, Any] | None, fields: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(body or {})
+    merged.update(fields)
+    return job_write_body(merged)
+
+
+class Jobs(Collection):
+    path = "/jobs"
+
+    def create(self, body: Mapping[str, Any] | None = None, **fields: Any) -> JSON:
+        """Create a Job from a body and/or keyword fields (see the spec's Job fields).
+
+        The body goes through :func:`~svc_client.job_write_body`: explicit ``false`` stage flags
+        are kept and the fields of absent stages are dropped.
+        """
+        return self._client._object("POST", self.path, json=_merge(body, fields))
+
+    def update(self, id: str, body: Mapping[str, Any] | None = None, **fields: Any) -> JSON:
+        """Replace a Job (PUT: the whole body), through :func:`~svc_client.job_write_body`."""
+        return self._client._object("PUT", self._item(id), json=_merge(body, fields))
+
+    def enable(self, id: str) -> Any:
+        return self._client._json("POST", self._item(id, "enable"))
+
+    def disable(self, id: str) -> Any:
+        return self._client._json("POST", self._item(id, "disable"))
+
+    def sync_reset(self, id: str) -> Any:
+        return self._client._json("POST", self._item(id, "sync", "reset"))
+
+    def sync_reinitialize(self, id: str) -> Any:
+        return self._client._json("POST", self._item(id, "sync", "reinitialize"))
+
+    # -- Runs --------------------------------------------------------------------------------
+
+    def iter_runs(self, id: str, *, page_size: int | None = None) -> Iterator[JSON]:
+        return self._client._paginate(self._item(id, "runs"), page_size=page_size)
+
+    def list_runs(self, id: str, *, page_size: int | None = None) -> JSONList:
+        """Every Run of a Job, newest first, all pages followed."""
+        return list(self.iter_runs(id, page_size=page_size))
+
+    def get_run(self, id: str, run_id: str) -> JSON:
+        return self._client._object("GET", self._item(id, "runs", segment(run_id)))
+
+    def run(
+        self,
+        id: str,
+        wait: bool = True,
+        *,
+        timeout: float | None = None,
+        idempotency_key: str | None = None,
+        on_poll: OnPoll | None = None,
+    ) -> JSON:
+        """Start a Run (Run Now). With ``wait``, poll until it is succeeded, failed or cancelled.
+
+        Waiting longer than ``timeout`` (default: the client's ``run_timeout``) raises
+        :class:`~svc_client.WaitTimeoutError`; the Run goes on on the server.
+        A failed Run is returned, not raised: look at its ``status``.
+        """
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+        run = _run_of(self._client._json("POST", self._item(id, "run"), headers=headers))
+        return self._wait(id, run, timeout, on_poll) if wait else run
+
+    def retry(
+        self,
+        id: str,
+        run_id: str,
+        wait: bool = False,
+        *,
+        timeout: float | None = None,
+        on_poll: OnPoll | None = None,
+    ) -> JSON:
+        """Retry a failed Run; with ``wait``, wait for the Run it answers with."""
+        path = self._item(id, "runs", segment(run_id), "retry")
+        run = _run_of(self._client._json("POST", path))
+        return self._wait(id, run, timeout, on_poll) if wait else run
+
+    def wait_for_run(
+        self, id: str, run_id: str, *, timeout: float | None = None, on_poll: OnPoll | None = None
+    ) -> JSON:
+        """Wait for an existing Run to finish."""
+        return self._wait(id, self.get_run(id, run_id), timeout, on_poll)
+
+    def _wait(self, job_id: str, run: JSON, timeout: float | None, on_poll: OnPoll | None) -> JSON:
+        client = self._client
+        limit = client.run_timeout if timeout is None else float(timeout)
+        started = client._clock()
+        delay = client.poll_interval
+        run_id: str | None = None  # read only when a poll is needed
+        while True:
+            waited = client._clock() - started
+            if on_poll is not None:
+                on_poll(run, waited)
+            if run.get("status") in FINISHED_STATUSES:
+                return run
+            remaining = limit - waited
+            if remaining <= 0:
+                raise WaitTimeoutError(
+                    f"run {run.get('id')} of job {job_id} still {run.get('status')!r} after {limit:g}s",
+                    code="wait_timeout",
+                    details={
+                        "job_id": job_id,
+                        "run_id": run.get("id"),
+                        "last_status": run.get("status"),
+                        "timeout_seconds": limit,
+                    },
+                )
+            client._sleep(min(delay, remaining))
+            delay = min(delay * 2, client.max_poll_interval)
+            run_id = run_id or _run_id(run)
+            run = self.get_run(job_id, run_id)
+
+
+def _run_of(data: Any) -> JSON:
+    # A bare Run is the documented answer; {"run": {...}} is tolerated.
+    if isinstance(data, dict) and isinstance(data.get("run"), dict):
+        data = data["run"]
+    if not isinstance(data, dict):
+        raise ServerError("expected a Run object", code="invalid_response")
+    return data
+
+
+def _run_id(run: JSON) -> str:
+    run_id = run.get("id")
+    if not isinstance(run_id, str) or not run_id:
+        raise ServerError("the Run has no id", code="invalid_response")
+    return run_id

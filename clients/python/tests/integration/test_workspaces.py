@@ -1,0 +1,135 @@
+"""Workspace flow against the real server: upload → preview → transform → convert → download."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from svc_client import Client, LocalFileExistsError, ValidationError, Workspace
+
+from .conftest import require_route
+
+CITIES = {
+    "type": "FeatureCollection",
+    "features": [
+        {"type": "Feature", "properties": {"name": "Lisbon", "pop": 545000},
+         "geometry": {"type": "Point", "coordinates": [-9.139, 38.722]}},
+        {"type": "Feature", "properties": {"name": "Porto", "pop": 232000},
+         "geometry": {"type": "Point", "coordinates": [-8.611, 41.149]}},
+        {"type": "Feature", "properties": {"name": "Faro", "pop": 64000},
+         "geometry": {"type": "Point", "coordinates": [-7.935, 37.019]}},
+    ],
+}
+
+
+@pytest.fixture
+def client(client_with: Callable[..., Client]) -> Client:
+    return client_with("workspaces:read", "workspaces:write", "workspaces:run")
+
+
+@pytest.fixture
+def cities(tmp_path: Path) -> Path:
+    path = tmp_path / "cities.geojson"
+    path.write_text(json.dumps(CITIES))
+    return path
+
+
+def _upload(client: Client, path: Path) -> Workspace:
+    return require_route(lambda: client.workspaces.upload(path), "POST /api/v1/workspaces")
+
+
+def _field_names(preview: dict[str, Any]) -> list[str]:
+    return [f["name"] for f in preview["fields"]]
+
+
+def _vector_output_format(client: Client) -> str:
+    """A writable vector format from the server's catalog (GeoPackage when offered)."""
+    writable = [f for f in client.formats.list() if f.get("write") and f.get("kind", "vector") == "vector"]
+    assert writable, "the format catalog offers no writable vector format"
+    for f in writable:
+        if str(f["id"]).lower() == "gpkg":
+            return str(f["id"])
+    return str(writable[0]["id"])
+
+
+def test_upload_preview_transform_convert_download(client: Client, cities: Path, tmp_path: Path) -> None:
+    uploaded: list[tuple[int, int | None]] = []
+    ws = require_route(
+        lambda: client.workspaces.upload(cities, progress=lambda d, t: uploaded.append((d, t))),
+        "POST /api/v1/workspaces",
+    )
+    assert ws.id and ws.status
+    assert uploaded[-1][0] == cities.stat().st_size
+    assert len(ws.layer_names) == 1
+    layer = ws.layer_names[0]
+
+    data = ws.preview_data(layer, limit=2)
+    assert data["preview_row_count"] == len(data["rows"]) == 2
+    assert data["truncated"] is True
+    assert {"name", "pop"} <= set(_field_names(data))
+    assert data["has_geometry"] is True
+
+    spatial = ws.preview_map(layer)
+    assert spatial["preview_crs"] == "EPSG:4326"
+    assert spatial["geojson"]["type"] == "FeatureCollection"
+    assert len(spatial["geojson"]["features"]) == 3
+    lon, lat = spatial["geojson"]["features"][0]["geometry"]["coordinates"][:2]
+    assert -10 < lon < -7 and 36 < lat < 42
+
+    operations = [{"type": "rename_column", "from": "name", "to": "city"}]
+    ws.set_transformations(operations=operations)
+    stored = ws.transformations()["operations"]
+    assert [{k: op.get(k) for k in operations[0]} for op in stored] == operations
+    transformed = ws.preview_transformed_data(layer)
+    assert "city" in _field_names(transformed) and "name" not in _field_names(transformed)
+    assert ws.preview_transformed_map(layer)["geojson"]["type"] == "FeatureCollection"
+
+    output_format = _vector_output_format(client)
+    result = ws.convert(output_format)
+    assert result["status"] == "completed"
+    assert ws.refresh().status == "completed"
+
+    target = tmp_path / "out" / "cities.out"
+    target.parent.mkdir()
+    downloaded: list[tuple[int, int | None]] = []
+    saved = ws.download(target, progress=lambda d, t: downloaded.append((d, t)))
+    assert saved == target and target.stat().st_size > 0
+    if output_format.lower() == "gpkg":
+        assert target.read_bytes()[:16] == b"SQLite format 3\x00"
+    with pytest.raises(LocalFileExistsError):
+        ws.download(target)
+    assert ws.download(target, overwrite=True) == target
+    assert sorted(p.name for p in target.parent.iterdir()) == ["cities.out"]
+
+    ws.clear_transformations()
+    assert "name" in _field_names(ws.preview_transformed_data(layer))
+
+
+def test_spatial_preview_of_a_table_is_refused(client: Client, tmp_path: Path) -> None:
+    table = tmp_path / "people.csv"
+    table.write_text("id,name\n1,Ana\n2,Rui\n")
+    ws = _upload(client, table)
+    data = ws.preview_data()
+    assert data["has_geometry"] is False
+    assert len(data["rows"]) == 2
+    with pytest.raises(ValidationError) as caught:
+        ws.preview_map()
+    assert (caught.value.status_code, caught.value.code) == (400, "invalid_parameter")
+
+
+def test_bad_preview_limit(client: Client, cities: Path) -> None:
+    ws = _upload(client, cities)
+    with pytest.raises(ValidationError) as caught:
+        ws.preview_data(limit=0)
+    assert caught.value.code == "invalid_parameter"
+
+
+def test_workspace_needs_its_scope(client_with: Callable[..., Client], cities: Path) -> None:
+    from svc_client import AuthorizationError
+
+    _upload(client_with("workspaces:write"), cities)
+    with pytest.raises(AuthorizationError):
+        client_with("workspaces:read").workspaces.upload(cities)

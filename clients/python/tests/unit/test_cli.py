@@ -1,0 +1,320 @@
+"""The `svc` CLI over a mocked server: output, login, exit codes, every group's --help."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import click
+import httpx
+import pytest
+from click.testing import CliRunner, Result
+
+from svc_client import config as cfg
+from svc_client.cli import State, cli
+
+from .conftest import TOKEN, URL, FakeServer, envelope
+
+
+def make_runner() -> CliRunner:
+    try:
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]  # click 8.1
+    except TypeError:
+        return CliRunner()  # click >= 8.2 keeps stderr apart
+
+
+def svc(server: FakeServer, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> Result:
+    base_env = {"SVC_URL": URL, "SVC_TOKEN": TOKEN}
+    base_env.update(env or {})
+    return make_runner().invoke(
+        cli, list(args), obj=State(transport=server.transport()), env=base_env, input=input, catch_exceptions=False
+    )
+
+
+def out(result: Result) -> Any:
+    return json.loads(result.stdout)
+
+
+def _all_command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    paths = [prefix]
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            paths.extend(_all_command_paths(command, prefix + (name,)))
+        else:
+            paths.append(prefix + (name,))
+    return paths
+
+
+@pytest.mark.parametrize("path", _all_command_paths(cli), ids=lambda p: " ".join(p) or "svc")
+def test_help_everywhere(server: FakeServer, path: tuple[str, ...]) -> None:
+    result = svc(server, *path, "--help")
+    assert result.exit_code == 0, result.output
+    assert "Usage:" in result.stdout
+    assert server.requests == []
+
+
+def test_json_by_default_and_table_on_request(server: FakeServer) -> None:
+    recipes = [{"id": "rcp_2", "name": "b", "description": None, "operations": [{"type": "buffer"}]},
+               {"id": "rcp_1", "name": "a", "description": "x", "operations": []}]
+    server.on("GET", "/recipes", {"items": recipes, "next_cursor": None})
+
+    assert out(svc(server, "recipes", "list")) == recipes
+
+    for args in (("recipes", "list", "--table"), ("--table", "recipes", "list")):
+        table = svc(server, *args).stdout.splitlines()
+        assert table[0].split() == ["id", "name", "description"]
+        assert table[2].split()[:2] == ["rcp_2", "b"]
+
+
+def test_login_asks_checks_and_saves_0600(server: FakeServer, tmp_path: Path) -> None:
+    server.on("GET", "/auth/me", {"id": "usr_1", "email": "ana@example.org"})
+    env = {"SVC_URL": "", "SVC_TOKEN": "", "SVC_CONFIG_DIR": str(tmp_path)}
+
+    result = svc(server, "auth", "login", env=env, input=f"{URL}/\n{TOKEN}\n")
+
+    assert result.exit_code == 0, result.stderr
+    assert TOKEN not in result.stdout and TOKEN not in result.stderr
+    # click 8.1's test runner echoes the typed answers on stdout; a terminal would not.
+    assert json.loads(result.stdout[result.stdout.index("{"):])["user"]["email"] == "ana@example.org"
+    assert server.last.headers["authorization"] == f"Bearer {TOKEN}"
+    path = tmp_path / "config.toml"
+    assert cfg.load_saved(path) == {"url": URL, "token": TOKEN}
+    if os.name == "posix":
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+    # The saved login is then used without any variable.
+    whoami = svc(server, "auth", "whoami", env=env)
+    assert out(whoami)["id"] == "usr_1"
+
+    logout = svc(server, "auth", "logout", env=env)
+    assert out(logout)["token_removed"] is True
+    assert cfg.load_saved(path) == {"url": URL}
+
+
+def test_login_token_from_stdin(server: FakeServer, tmp_path: Path) -> None:
+    server.on("GET", "/auth/me", {"id": "usr_1"})
+    env = {"SVC_CONFIG_DIR": str(tmp_path)}
+    result = svc(server, "auth", "login", "--url", URL, "--token-stdin", env=env, input=TOKEN + "\n")
+    assert result.exit_code == 0, result.stderr
+    assert cfg.load_saved(tmp_path / "config.toml")["token"] == TOKEN
+
+
+def test_login_with_a_bad_token_saves_nothing(server: FakeServer, tmp_path: Path) -> None:
+    server.on("GET", "/auth/me", envelope(401, "unauthorized", "invalid token"))
+    env = {"SVC_CONFIG_DIR": str(tmp_path)}
+    result = svc(server, "auth", "login", "--url", URL, env=env, input="svcpat_bad\n")
+    assert result.exit_code == 4
+    assert "unauthorized" in result.stderr
+    assert not (tmp_path / "config.toml").exists()
+
+
+def test_login_refuses_api_v1_url(server: FakeServer, tmp_path: Path) -> None:
+    result = svc(server, "auth", "login", "--url", URL + "/api/v1", env={"SVC_CONFIG_DIR": str(tmp_path)}, input="t\n")
+    assert result.exit_code == 3
+    assert "/api/v1" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "exit_code"),
+    [(401, "unauthorized", 4), (403, "forbidden", 5), (404, "recipe_not_found", 6), (400, "invalid_parameter", 7),
+     (409, "conflict", 7), (422, "validation_error", 7), (500, "internal_error", 9), (405, "method_not_allowed", 1)],
+)
+def test_exit_code_per_error_class(server: FakeServer, status: int, code: str, exit_code: int) -> None:
+    server.on("GET", "/recipes/rcp_1", envelope(status, code, "nope", {"hint": "x"}))
+    result = svc(server, "recipes", "get", "rcp_1")
+    assert result.exit_code == exit_code
+    assert result.stdout == ""
+    assert code in result.stderr and "nope" in result.stderr and '"hint"' in result.stderr
+
+
+def test_exit_code_network() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    result = make_runner().invoke(cli, ["auth", "whoami"], obj=State(transport=httpx.MockTransport(refuse)),
+                                  env={"SVC_URL": URL, "SVC_TOKEN": TOKEN})
+    assert result.exit_code == 8
+    assert "NetworkError" in result.stderr
+
+
+def test_exit_code_config(server: FakeServer) -> None:
+    assert svc(server, "auth", "whoami", env={"SVC_URL": ""}).exit_code == 3
+    missing_token = svc(server, "auth", "whoami", env={"SVC_TOKEN": ""})
+    assert missing_token.exit_code == 3
+    assert "svc auth login" in missing_token.stderr
+    assert svc(server, "--url", "http://gis.example.org", "system").exit_code == 3
+
+
+def test_exit_code_usage(server: FakeServer) -> None:
+    assert svc(server, "nosuch").exit_code == 2
+    assert svc(server, "recipes", "get").exit_code == 2
+    assert svc(server, "recipes", "create", "--name", "x").exit_code == 2
+    assert svc(server, "recipes", "create", "--name", "x", "--operations", "{not json").exit_code == 2
+
+
+def test_public_commands_without_token(server: FakeServer) -> None:
+    server.on("GET", "/formats", {"items": [
+        {"id": "GPKG", "kind": "vector", "read": True, "write": True},
+        {"id": "GTiff", "kind": "raster", "read": True, "write": True},
+        {"id": "ESRIJSON", "kind": "vector", "read": True, "write": False},
+    ]})
+    server.on("GET", "/system", {"version": "1.2.3"})
+    result = svc(server, "formats", "list", "--kind", "vector", "--writable", env={"SVC_TOKEN": ""})
+    assert result.exit_code == 0, result.stderr
+    assert [f["id"] for f in out(result)] == ["GPKG"]
+    assert out(svc(server, "system", env={"SVC_TOKEN": ""}))["version"] == "1.2.3"
+
+
+def test_sources_create_from_options_and_file(server: FakeServer, tmp_path: Path) -> None:
+    server.on("POST", "/sources", lambda r: httpx.Response(201, json={"id": "src_1", **json.loads(r.content)}))
+    result = svc(server, "sources", "create", "--name", "roads", "--type", "url", "--config", '{"url": "https://d.example/r.geojson"}')
+    assert out(result)["id"] == "src_1"
+    assert server.body() == {"name": "roads", "type": "url", "configuration": {"url": "https://d.example/r.geojson"}}
+
+    body = tmp_path / "src.json"
+    body.write_text(json.dumps({"name": "db", "type": "postgis", "configuration": {"host": "h", "password": "p"}}))
+    svc(server, "sources", "create", "--data", f"@{body}", "--name", "db2")
+    assert server.body()["name"] == "db2"
+    assert svc(server, "sources", "create", "--name", "x").exit_code == 2
+    assert svc(server, "sources", "create", "--data", "@/nonexistent.json").exit_code == 3
+
+
+def test_destinations_discover(server: FakeServer) -> None:
+    server.on("GET", "/destinations/dst_1/discover", {"host": "h", "database": "d", "schemas": ["public"]})
+    result = svc(server, "destinations", "discover", "dst_1", "--schema", "public")
+    assert out(result)["schemas"] == ["public"]
+    assert server.last.url.params["schema"] == "public"
+
+
+def test_jobs_create_applies_stage_flags(server: FakeServer) -> None:
+    server.on("POST", "/jobs", {"id": "job_1"}, status=201)
+    body = {"name": "n", "source_id": "src_1", "output_format": "GPKG", "python_script": "x", "pipeline": {"python": False}}
+    assert svc(server, "jobs", "create", "--data", "-", input=json.dumps(body)).exit_code == 0
+    assert server.body() == {"name": "n", "source_id": "src_1", "output_format": "GPKG", "pipeline": {"python": False}}
+
+
+def test_jobs_stages(server: FakeServer) -> None:
+    server.on("GET", "/jobs/job_1", {"id": "job_1", "operations": [{"type": "buffer"}], "pipeline": {"convert": False}, "output_format": "GPKG"})
+    assert out(svc(server, "jobs", "stages", "job_1")) == {"transform": True, "convert": False, "python": False}
+
+
+@pytest.fixture
+def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    slept: list[float] = []
+    monkeypatch.setattr("time.sleep", slept.append)
+    return slept
+
+
+@pytest.mark.parametrize(("final", "exit_code"), [("succeeded", 0), ("failed", 1), ("cancelled", 1)])
+def test_jobs_run_wait(server: FakeServer, no_sleep: list[float], final: str, exit_code: int) -> None:
+    server.on("POST", "/jobs/job_1/run", {"id": "run_1", "status": "queued"}, status=201)
+    server.on("GET", "/jobs/job_1/runs/run_1", [httpx.Response(200, json={"id": "run_1", "status": "running"}),
+                                                httpx.Response(200, json={"id": "run_1", "status": final})])
+    result = svc(server, "jobs", "run", "job_1", "--wait")
+    assert result.exit_code == exit_code
+    assert out(result)["status"] == final
+    assert no_sleep == [0.5, 1.0]
+
+
+def test_jobs_run_without_wait(server: FakeServer) -> None:
+    server.on("POST", "/jobs/job_1/run", {"id": "run_1", "status": "queued"}, status=201)
+    result = svc(server, "jobs", "run", "job_1", "--idempotency-key", "abc")
+    assert result.exit_code == 0
+    assert out(result)["status"] == "queued"
+    assert server.last.headers["idempotency-key"] == "abc"
+
+
+def test_jobs_run_wait_timeout(server: FakeServer, no_sleep: list[float]) -> None:
+    server.on("POST", "/jobs/job_1/run", {"id": "run_1", "status": "queued"}, status=201)
+    server.on("GET", "/jobs/job_1/runs/run_1", {"id": "run_1", "status": "running"})
+    result = svc(server, "jobs", "run", "job_1", "--wait", "--timeout", "2")
+    assert result.exit_code == 10
+    assert "wait_timeout" in result.stderr
+
+
+def test_jobs_runs_retry_and_actions(server: FakeServer, no_sleep: list[float]) -> None:
+    server.on("GET", "/jobs/job_1/runs", {"items": [{"id": "run_1", "status": "failed"}], "next_cursor": None})
+    server.on("GET", "/jobs/job_1/runs/run_1", {"id": "run_1", "status": "failed"})
+    server.on("POST", "/jobs/job_1/runs/run_1/retry", {"id": "run_2", "status": "queued"}, status=201)
+    server.on("GET", "/jobs/job_1/runs/run_2", {"id": "run_2", "status": "succeeded"})
+    for action in ("enable", "disable", "sync-reset", "sync-reinitialize"):
+        path = "/jobs/job_1/" + action.replace("sync-", "sync/")
+        server.on("POST", path, {"ok": action})
+        assert out(svc(server, "jobs", action, "job_1")) == {"ok": action}
+
+    assert out(svc(server, "jobs", "runs", "job_1"))[0]["id"] == "run_1"
+    assert out(svc(server, "jobs", "run-get", "job_1", "run_1"))["status"] == "failed"
+    assert svc(server, "jobs", "wait", "job_1", "run_1").exit_code == 1
+    assert out(svc(server, "jobs", "retry", "job_1", "run_1"))["status"] == "queued"
+    assert out(svc(server, "jobs", "retry", "job_1", "run_1", "--wait"))["status"] == "succeeded"
+
+
+def test_workspace_commands(server: FakeServer, tmp_path: Path) -> None:
+    ws = {"id": "ws_1", "status": "inspected", "layers": [{"name": "roads"}]}
+    data = tmp_path / "roads.geojson"
+    data.write_text('{"type": "FeatureCollection", "features": []}')
+    server.on("POST", "/workspaces", ws, status=201)
+    server.on("GET", "/workspaces/ws_1", ws)
+    server.on("GET", "/workspaces/ws_1/data-preview", {
+        "fields": [{"name": "name", "type": "String"}, {"name": "geom", "type": "Geometry"}],
+        "rows": [{"name": "Main St", "geom": "LINESTRING"}]})
+    server.on("GET", "/workspaces/ws_1/transform-spatial-preview", {"geojson": {"type": "FeatureCollection", "features": []}})
+    server.on("PUT", "/workspaces/ws_1/transformations", lambda r: httpx.Response(200, json=json.loads(r.content)))
+    server.on("GET", "/workspaces/ws_1/transformations", {"operations": []})
+    server.on("POST", "/workspaces/ws_1/convert", dict(ws, status="completed"))
+    server.on("POST", "/workspaces/ws_1/deliver", {"delivery": {"ok": True}})
+    server.on("GET", "/workspaces/ws_1/download", httpx.Response(200, content=b"GPKG-bytes", headers={
+        "content-disposition": 'attachment; filename="roads.gpkg"', "content-length": "10"}))
+
+    assert out(svc(server, "workspaces", "upload", str(data)))["id"] == "ws_1"
+    assert b'filename="roads.geojson"' in server.last.content
+    assert svc(server, "workspaces", "upload", str(tmp_path / "absent.gpkg")).exit_code == 3
+    server.on("POST", "/workspaces", lambda r: httpx.Response(201, json=dict(ws, id="ws_2")))
+    assert out(svc(server, "workspaces", "import", "src_1", "--resource", '{"table": "roads"}'))["id"] == "ws_2"
+    assert server.body() == {"source_id": "src_1", "source_resource": {"table": "roads"}}
+    svc(server, "workspaces", "import", "src_1", "--resource", "public.roads")
+    assert server.body() == {"source_id": "src_1", "source_resource": "public.roads"}
+    assert out(svc(server, "workspaces", "get", "ws_1"))["status"] == "inspected"
+
+    table = svc(server, "workspaces", "preview", "ws_1", "--layer", "roads", "--limit", "5", "--table").stdout
+    assert table.splitlines()[0].split() == ["name", "geom"]
+    assert "Main St" in table
+    assert dict(server.last.url.params) == {"layer": "roads", "limit": "5"}
+    mapped = out(svc(server, "workspaces", "preview", "ws_1", "--map", "--transformed"))
+    assert mapped["geojson"]["type"] == "FeatureCollection"
+
+    ops = '[{"type": "rename_column", "from": "name", "to": "title"}]'
+    result = svc(server, "workspaces", "set-transformations", "ws_1", "--layer", "roads", "--operations", ops)
+    assert out(result) == {"layers": ["roads"], "operations": json.loads(ops)}
+    assert svc(server, "workspaces", "set-transformations", "ws_1", "--operations", ops, "--sql", "SELECT 1").exit_code == 2
+    script = tmp_path / "step.py"
+    script.write_text("import sys\n")
+    svc(server, "workspaces", "set-transformations", "ws_1", "--python-file", str(script))
+    assert server.body() == {"python": {"script": "import sys\n", "filename": "step.py"}}
+    assert out(svc(server, "workspaces", "clear-transformations", "ws_1")) == {"operations": []}
+    assert out(svc(server, "workspaces", "transformations", "ws_1")) == {"operations": []}
+
+    assert out(svc(server, "workspaces", "convert", "ws_1", "--format", "GPKG", "--layer", "roads"))["status"] == "completed"
+    assert server.body() == {"output_format": "GPKG", "layers": ["roads"]}
+    assert out(svc(server, "workspaces", "deliver", "ws_1", "--destination", "dst_1", "--target", '{"table": "t"}'))["delivery"]["ok"]
+    assert server.body() == {"destination_id": "dst_1", "destination_target": {"table": "t"}}
+
+    target = tmp_path / "out"
+    target.mkdir()
+    result = svc(server, "workspaces", "download", "ws_1", str(target))
+    assert out(result) == {"path": str(target / "roads.gpkg"), "bytes": 10}
+    again = svc(server, "workspaces", "download", "ws_1", str(target / "roads.gpkg"))
+    assert again.exit_code == 3
+    assert "exists" in again.stderr
+    assert svc(server, "workspaces", "download", "ws_1", str(target / "roads.gpkg"), "--overwrite").exit_code == 0
+
+
+def test_transformations_list_table(server: FakeServer) -> None:
+    server.on("GET", "/transformations", {"items": [{"id": "buffer", "label": "Buffer", "category": "geometry",
+                                                     "requires_geometry": True, "parameters": {}}]})
+    table = svc(server, "transformations", "list", "--table").stdout.splitlines()
+    assert table[0].split() == ["id", "category", "requires_geometry", "label"]
+    assert table[2].split() == ["buffer", "geometry", "true", "Buffer"]

@@ -1,0 +1,159 @@
+"""Jobs: CRUD through job_write_body, actions, Runs, and waiting with backoff."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from svc_client import Client, NotFoundError, WaitTimeoutError
+
+from .conftest import FakeServer
+
+JOB = {"id": "job_1", "name": "nightly", "enabled": False}
+
+
+def run(status: str, run_id: str = "run_1") -> dict:
+    return {"id": run_id, "job_id": "job_1", "status": status, "trigger": "manual", "attempt": 1}
+
+
+def test_crud(server: FakeServer, client: Client) -> None:
+    server.on("GET", "/jobs", {"items": [JOB], "next_cursor": None})
+    server.on("GET", "/jobs/job_1", JOB)
+    server.on("POST", "/jobs", JOB, status=201)
+    server.on("PUT", "/jobs/job_1", JOB)
+    server.on("DELETE", "/jobs/job_1", status=204)
+
+    assert client.jobs.list() == [JOB]
+    assert client.jobs.get("job_1") == JOB
+    body = {"name": "nightly", "source_id": "src_1", "transform_mode": "manual",
+            "operations": [{"type": "buffer", "distance": 2, "units": "source"}], "output_format": "GPKG"}
+    assert client.jobs.create(body) == JOB
+    assert server.body() == body
+    client.jobs.create(name="kw", source_id="src_1")
+    assert server.body() == {"name": "kw", "source_id": "src_1"}
+    client.jobs.update("job_1", body, name="renamed")
+    assert (server.last.method, server.body()["name"]) == ("PUT", "renamed")
+    client.jobs.delete("job_1")
+    assert server.last.method == "DELETE"
+
+
+def test_create_and_update_apply_stage_flags(server: FakeServer, client: Client) -> None:
+    server.on("POST", "/jobs", JOB, status=201)
+    server.on("PUT", "/jobs/job_1", JOB)
+    body = {"name": "n", "source_id": "src_1", "transform_mode": "manual", "operations": [{"type": "simplify", "tolerance": 1}],
+            "output_format": "GPKG", "python_script": "pass", "python_filename": "s.py",
+            "pipeline": {"transform": False, "python": False}}
+    client.jobs.create(body)
+    sent = server.body()
+    assert sent == {"name": "n", "source_id": "src_1", "output_format": "GPKG",
+                    "pipeline": {"transform": False, "python": False}}
+    client.jobs.update("job_1", body)
+    assert server.body() == sent
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("enable", "/jobs/job_1/enable"), ("disable", "/jobs/job_1/disable"),
+     ("sync_reset", "/jobs/job_1/sync/reset"), ("sync_reinitialize", "/jobs/job_1/sync/reinitialize")],
+)
+def test_actions(server: FakeServer, client: Client, method: str, path: str) -> None:
+    server.on("POST", path, dict(JOB, enabled=True))
+    assert getattr(client.jobs, method)("job_1") == dict(JOB, enabled=True)
+    assert (server.last.method, server.last.url.path) == ("POST", "/api/v1" + path)
+
+
+def test_list_runs_pages_and_get_run(server: FakeServer, client: Client) -> None:
+    server.on("GET", "/jobs/job_1/runs", [
+        httpx.Response(200, json={"items": [run("succeeded", "run_2")], "next_cursor": "c"}),
+        httpx.Response(200, json={"items": [run("failed", "run_1")], "next_cursor": None}),
+    ])
+    server.on("GET", "/jobs/job_1/runs/run_1", run("failed"))
+    assert [r["id"] for r in client.jobs.list_runs("job_1")] == ["run_2", "run_1"]
+    assert server.last.url.params["cursor"] == "c"
+    assert client.jobs.get_run("job_1", "run_1")["status"] == "failed"
+
+
+def test_run_without_wait_returns_the_queued_run(server: FakeServer, client: Client) -> None:
+    server.on("POST", "/jobs/job_1/run", run("queued"), status=201)
+    assert client.jobs.run("job_1", wait=False) == run("queued")
+    assert len(server.requests) == 1
+    assert "idempotency-key" not in server.last.headers
+
+
+def test_run_waits_with_exponential_backoff(server: FakeServer, client: Client) -> None:
+    server.on("POST", "/jobs/job_1/run", run("queued"), status=201)
+    server.on("GET", "/jobs/job_1/runs/run_1", [httpx.Response(200, json=run(s)) for s in
+                                               ["queued", "running", "running", "running", "running", "running", "succeeded"]])
+    seen: list[tuple[str, float]] = []
+
+    result = client.jobs.run("job_1", idempotency_key="k-1", on_poll=lambda r, waited: seen.append((r["status"], waited)))
+
+    assert result["status"] == "succeeded"
+    assert client.sleeps == [0.5, 1, 2, 4, 5, 5, 5]  # type: ignore[attr-defined]
+    assert server.requests[0].headers["idempotency-key"] == "k-1"
+    assert [s for s, _ in seen] == ["queued", "queued", "running", "running", "running", "running", "running", "succeeded"]
+    assert seen[-1][1] == 22.5
+
+
+@pytest.mark.parametrize("final", ["succeeded", "failed", "cancelled"])
+def test_finished_statuses_stop_waiting(server: FakeServer, client: Client, final: str) -> None:
+    server.on("POST", "/jobs/job_1/run", run("running"), status=201)
+    server.on("GET", "/jobs/job_1/runs/run_1", run(final))
+    assert client.jobs.run("job_1")["status"] == final
+    assert len(client.sleeps) == 1  # type: ignore[attr-defined]
+
+
+def test_run_already_finished_is_not_polled(server: FakeServer, client: Client) -> None:
+    server.on("POST", "/jobs/job_1/run", run("succeeded"), status=201)
+    assert client.jobs.run("job_1", wait=True)["status"] == "succeeded"
+    assert len(server.requests) == 1
+
+
+def test_wait_timeout(server: FakeServer, client: Client) -> None:
+    server.on("POST", "/jobs/job_1/run", run("queued"), status=201)
+    server.on("GET", "/jobs/job_1/runs/run_1", run("running"))
+
+    with pytest.raises(WaitTimeoutError) as caught:
+        client.jobs.run("job_1", timeout=12)
+
+    error = caught.value
+    assert error.code == "wait_timeout"
+    assert error.status_code is None
+    assert error.details == {"job_id": "job_1", "run_id": "run_1", "last_status": "running", "timeout_seconds": 12}
+    assert sum(client.sleeps) == 12  # type: ignore[attr-defined]
+    assert client.sleeps[-1] == 4.5  # type: ignore[attr-defined]  # the last sleep is cut to the deadline
+
+
+def test_default_wait_is_run_timeout(server: FakeServer, client: Client) -> None:
+    client.run_timeout = 3
+    server.on("POST", "/jobs/job_1/run", run("queued"), status=201)
+    server.on("GET", "/jobs/job_1/runs/run_1", run("queued"))
+    with pytest.raises(WaitTimeoutError):
+        client.jobs.run("job_1")
+    assert sum(client.sleeps) == 3  # type: ignore[attr-defined]
+
+
+def test_wrapped_run_is_tolerated(server: FakeServer, client: Client) -> None:
+    server.on("POST", "/jobs/job_1/run", {"run": run("succeeded")}, status=201)
+    assert client.jobs.run("job_1")["id"] == "run_1"
+
+
+def test_retry_and_wait(server: FakeServer, client: Client) -> None:
+    server.on("POST", "/jobs/job_1/runs/run_1/retry", run("queued", "run_2"), status=201)
+    server.on("GET", "/jobs/job_1/runs/run_2", [httpx.Response(200, json=run("running", "run_2")),
+                                                httpx.Response(200, json=run("succeeded", "run_2"))])
+    assert client.jobs.retry("job_1", "run_1")["status"] == "queued"
+    assert client.jobs.retry("job_1", "run_1", wait=True)["status"] == "succeeded"
+
+
+def test_wait_for_existing_run(server: FakeServer, client: Client) -> None:
+    server.on("GET", "/jobs/job_1/runs/run_1", [httpx.Response(200, json=run("running")),
+                                                httpx.Response(200, json=run("failed"))])
+    assert client.jobs.wait_for_run("job_1", "run_1")["status"] == "failed"
+
+
+def test_run_of_missing_job(server: FakeServer, client: Client) -> None:
+    server.on("POST", "/jobs/job_9/run", httpx.Response(404, json={"error": {"code": "job_not_found", "message": "no", "details": {}}}))
+    with pytest.raises(NotFoundError) as caught:
+        client.jobs.run("job_9")
+    assert caught.value.code == "job_not_found"

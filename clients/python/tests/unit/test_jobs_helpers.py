@@ -1,0 +1,120 @@
+"""The spec's stage-flag table through the four helpers."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from svc_client import job_pipeline, job_write_body, pipeline_stages, stage_included
+
+FULL: dict[str, Any] = {
+    "name": "nightly",
+    "source_id": "src_1",
+    "transform_mode": "manual",
+    "operations": [{"type": "simplify", "tolerance": 1}],
+    "output_fields": ["a"],
+    "output_format": "GPKG",
+    "python_script": "print(1)",
+    "python_filename": "step.py",
+    "destination_id": "dst_1",
+}
+
+
+def test_pipeline_stages_keeps_only_given_flags() -> None:
+    assert pipeline_stages() == {}
+    assert pipeline_stages(transform=True) == {"transform": True}
+    assert pipeline_stages(transform=False, convert=True, python=False) == {
+        "transform": False, "convert": True, "python": False}
+    with pytest.raises(TypeError):
+        pipeline_stages(convert="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("pipeline", [None, {}, "omit"])
+def test_omitted_or_empty_pipeline_infers_from_fields(pipeline: object) -> None:
+    job = dict(FULL)
+    if pipeline != "omit":
+        job["pipeline"] = pipeline
+    assert job_pipeline(job) == {"transform": True, "convert": True, "python": True}
+    bare = {"name": "copy", "source_id": "src_1"}
+    if pipeline != "omit":
+        bare["pipeline"] = pipeline  # type: ignore[assignment]
+    assert job_pipeline(bare) == {"transform": False, "convert": False, "python": False}
+
+
+@pytest.mark.parametrize(
+    ("fields", "stage"),
+    [
+        ({"transform_mode": "sql"}, "transform"),
+        ({"operations": [{"type": "buffer", "distance": 1}]}, "transform"),
+        ({"recipe_id": "rcp_1"}, "transform"),
+        ({"sql": "SELECT * FROM source"}, "transform"),
+        ({"output_format": "GeoJSON"}, "convert"),
+        ({"python_script": "pass"}, "python"),
+    ],
+)
+def test_each_inferring_field(fields: dict, stage: str) -> None:
+    effective = job_pipeline(fields)
+    assert effective[stage] is True
+    assert sum(effective.values()) == 1
+
+
+def test_empty_values_do_not_infer_a_stage() -> None:
+    assert job_pipeline({"operations": [], "sql": "", "output_format": None, "python_filename": "x.py"}) == {
+        "transform": False, "convert": False, "python": False}
+
+
+def test_explicit_flags_win_over_fields() -> None:
+    job = dict(FULL, pipeline={"transform": False, "python": False})
+    assert job_pipeline(job) == {"transform": False, "convert": True, "python": False}
+    job = {"name": "x", "pipeline": {"convert": True}}
+    assert job_pipeline(job) == {"transform": False, "convert": True, "python": False}
+
+
+def test_stage_included() -> None:
+    job = dict(FULL, pipeline={"convert": False})
+    assert stage_included(job, "transform") is True
+    assert stage_included(job, "convert") is False
+    with pytest.raises(ValueError):
+        stage_included(job, "deliver")
+
+
+def test_write_body_drops_fields_of_absent_stages_and_keeps_false_flags() -> None:
+    body = dict(FULL, pipeline={"transform": False, "convert": True, "python": False})
+    before = copy.deepcopy(body)
+
+    out = job_write_body(body)
+
+    assert out["pipeline"] == {"transform": False, "convert": True, "python": False}
+    for field in ("transform_mode", "operations", "output_fields", "recipe_id", "sql", "python_script", "python_filename"):
+        assert field not in out
+    assert out["output_format"] == "GPKG"
+    assert out["destination_id"] == "dst_1"
+    assert body == before, "the input must not be modified"
+    # Leftovers cannot bring the stage back: what is sent says the same as what was asked.
+    assert job_pipeline(out) == {"transform": False, "convert": True, "python": False}
+
+
+def test_write_body_convert_false() -> None:
+    out = job_write_body(dict(FULL, pipeline={"convert": False}))
+    assert "output_format" not in out
+    assert out["pipeline"] == {"convert": False}
+    assert out["operations"] == FULL["operations"]
+
+
+def test_write_body_without_flags_changes_nothing() -> None:
+    assert job_write_body(FULL) == FULL
+    assert job_write_body(dict(FULL, pipeline={})) == dict(FULL, pipeline={})
+    assert job_write_body(dict(FULL, pipeline=None)) == FULL
+
+
+def test_write_body_refuses_non_boolean_flags() -> None:
+    with pytest.raises(TypeError):
+        job_write_body({"pipeline": {"python": "false"}})
+    with pytest.raises(TypeError):
+        job_write_body({"pipeline": ["transform"]})
+
+
+def test_write_body_keeps_unknown_pipeline_keys() -> None:
+    assert job_write_body({"pipeline": {"deliver": True}})["pipeline"] == {"deliver": True}

@@ -1,0 +1,115 @@
+"""Sources, Destinations, Recipes and the catalogs: every method, its route and its body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from svc_client import Client, NotFoundError
+
+from .conftest import FakeServer
+
+
+@pytest.mark.parametrize("name", ["sources", "destinations"])
+def test_connection_crud(server: FakeServer, client: Client, name: str) -> None:
+    prefix = f"/{name}"
+    saved = {"id": "x_1", "name": "roads", "type": "postgis", "configuration": {"host": "db", "has_password": True}}
+    server.on("GET", prefix, {"items": [saved], "next_cursor": None})
+    server.on("GET", f"{prefix}/x_1", saved)
+    server.on("POST", prefix, saved, status=201)
+    server.on("PUT", f"{prefix}/x_1", saved)
+    server.on("DELETE", f"{prefix}/x_1", status=204)
+    collection = getattr(client, name)
+    config = {"host": "db", "database": "gis", "username": "u", "password": "p", "ssl_mode": "prefer"}
+
+    assert collection.list() == [saved]
+    assert collection.get("x_1") == saved
+    assert collection.create("roads", "postgis", config) == saved
+    assert (server.last.method, server.body()) == ("POST", {"name": "roads", "type": "postgis", "configuration": config})
+    assert collection.update("x_1", "roads2", "postgis", config) == saved
+    assert (server.last.method, server.body()) == ("PUT", {"name": "roads2", "type": "postgis", "configuration": config})
+    assert collection.delete("x_1") is None
+    assert server.last.method == "DELETE"
+
+
+@pytest.mark.parametrize("name", ["sources", "destinations"])
+def test_connection_test_and_discover(server: FakeServer, client: Client, name: str) -> None:
+    prefix = f"/{name}"
+    server.on("POST", f"{prefix}/x_1/test", {"ok": True})
+    server.on("POST", f"{prefix}/test", {"ok": False})
+    server.on("GET", f"{prefix}/x_1/discover", lambda r: httpx.Response(200, json={
+        "host": "db", "database": "gis", "schemas": ["public"], **({"schema": r.url.params["schema"], "tables": []} if "schema" in r.url.params else {})
+    }))
+    collection = getattr(client, name)
+
+    assert collection.test("x_1") == {"ok": True}
+    assert collection.test_draft("url", {"url": "https://data.example/a.geojson"}) == {"ok": False}
+    assert server.body() == {"type": "url", "configuration": {"url": "https://data.example/a.geojson"}}
+    collection.test_draft("url", {"url": "u"}, name="draft")
+    assert server.body()["name"] == "draft"
+    assert collection.discover("x_1") == {"host": "db", "database": "gis", "schemas": ["public"]}
+    assert "schema" not in server.last.url.params
+    assert collection.discover("x_1", schema="public")["tables"] == []
+    assert server.last.url.params["schema"] == "public"
+
+
+def test_source_projects_and_inspect(server: FakeServer, client: Client) -> None:
+    server.on("POST", "/sources/src_1/projects", {"items": [{"id": "p1"}]})
+    server.on("POST", "/sources/src_1/inspect-project", {"layers": []})
+    assert client.sources.projects("src_1") == {"items": [{"id": "p1"}]}
+    assert server.body() == {}
+    assert client.sources.inspect_project("src_1", {"project_id": "p1"}) == {"layers": []}
+    assert server.body() == {"project_id": "p1"}
+
+
+def test_discover_error_code_is_kept(server: FakeServer, client: Client) -> None:
+    server.on("GET", "/destinations/dst_9/discover", httpx.Response(
+        404, json={"error": {"code": "destination_not_found", "message": "no such destination", "details": {}}}))
+    with pytest.raises(NotFoundError) as caught:
+        client.destinations.discover("dst_9")
+    assert caught.value.code == "destination_not_found"
+
+
+def test_recipe_crud(server: FakeServer, client: Client) -> None:
+    ops: list[dict[str, Any]] = [{"type": "rename_column", "from": "a", "to": "b"}, {"type": "buffer", "distance": 5, "units": "source"}]
+    recipe = {"id": "rcp_1", "name": "clean", "description": None, "operations": ops}
+    server.on("GET", "/recipes", {"items": [recipe], "next_cursor": None})
+    server.on("GET", "/recipes/rcp_1", recipe)
+    server.on("POST", "/recipes", recipe, status=201)
+    server.on("PUT", "/recipes/rcp_1", recipe)
+    server.on("DELETE", "/recipes/rcp_1", status=204)
+
+    assert client.recipes.list() == [recipe]
+    assert client.recipes.get("rcp_1") == recipe
+    client.recipes.create("clean", ops)
+    assert server.body() == {"name": "clean", "operations": ops}
+    client.recipes.create("clean", ops, description="tidy")
+    assert server.body() == {"name": "clean", "operations": ops, "description": "tidy"}
+    client.recipes.update("rcp_1", "clean2", ops[:1])
+    assert (server.last.method, server.body()) == ("PUT", {"name": "clean2", "operations": ops[:1]})
+    client.recipes.delete("rcp_1")
+    assert server.last.method == "DELETE"
+
+
+def test_transformations_catalog(server: FakeServer, client: Client) -> None:
+    catalog = [{"id": "buffer", "label": "Buffer"}, {"id": "simplify", "label": "Simplify"}]
+    server.on("GET", "/transformations", {"items": catalog})
+    assert client.transformations.list() == catalog
+    assert client.transformations.ids() == ["buffer", "simplify"]
+    assert server.last.headers["authorization"].startswith("Bearer ")
+
+
+def test_formats_catalog_from_server(server: FakeServer, client: Client) -> None:
+    server.on("GET", "/formats", {"items": [{"id": "FlatGeobuf", "write": True}]})
+    assert client.formats.ids() == ["FlatGeobuf"]
+    assert "authorization" not in server.last.headers
+
+
+def test_catalog_with_unexpected_shape(server: FakeServer, client: Client) -> None:
+    from svc_client import ServerError
+
+    server.on("GET", "/transformations", {"operations": []})
+    with pytest.raises(ServerError):
+        client.transformations.list()
