@@ -1,0 +1,56 @@
+import { readdir, stat } from 'node:fs/promises';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { workspaceDecider, workspaceStream } from '../../domain/workspaces/workspace.js';
+import { handleCommand } from '../../domain/handler.js';
+import { WorkspaceFiles } from '../../platform/workspace-files.js';
+import type { Services } from '../services.js';
+
+/**
+ * The regular cleanup: Workspaces past their lifetime get a WorkspaceExpired event and lose their
+ * files; folders that belong to no Workspace (an upload cut off by a crash) go after one lifetime.
+ * Every API process runs it; an advisory lock lets one of them work at a time.
+ */
+export async function cleanupExpiredWorkspaces(services: Services): Promise<{ expired: number; orphans: number }> {
+  const files = new WorkspaceFiles(services.config.dataDir);
+  const now = services.clock();
+  return services.pool.connect(async (connection) => {
+    const locked = await connection.oneFirst(sql.type(z.object({ ok: z.boolean() }))`SELECT pg_try_advisory_lock(hashtext('workspace-cleanup')) AS ok`);
+    if (!locked) return { expired: 0, orphans: 0 };
+    try {
+      const due = await connection.anyFirst(
+        sql.type(z.object({ id: z.string() }))`SELECT id FROM rm.workspaces WHERE status <> 'expired' AND expires_at <= ${now.toISOString()} LIMIT 500`,
+      );
+      for (const id of due) {
+        files.remove(id);
+        const result = await handleCommand(services.store, workspaceStream(id), workspaceDecider, { type: 'ExpireWorkspace', workspaceId: id, at: now });
+        if (result) await services.projections.waitFor(result.position);
+      }
+      let orphans = 0;
+      const known = new Set(await connection.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM rm.workspaces WHERE status <> 'expired'`));
+      const entries = await readdir(files.root()).catch(() => [] as string[]);
+      for (const entry of entries) {
+        if (known.has(entry) || !/^ws_[0-9A-Za-z]+$/.test(entry)) continue;
+        const info = await stat(files.dir(entry)).catch(() => null);
+        if (info && now.getTime() - info.mtimeMs > services.config.workspaceTtlMs) {
+          files.remove(entry);
+          orphans += 1;
+        }
+      }
+      return { expired: due.length, orphans };
+    } finally {
+      await connection.query(sql.unsafe`SELECT pg_advisory_unlock(hashtext('workspace-cleanup'))`);
+    }
+  });
+}
+
+export function scheduleWorkspaceCleanup(services: Services, everyMs = 60_000): () => void {
+  const timer = setInterval(() => {
+    cleanupExpiredWorkspaces(services).then(
+      (r) => (r.expired || r.orphans) && services.log.info(r, 'removed expired workspaces'),
+      (error) => services.log.error({ err: error }, 'workspace cleanup failed'),
+    );
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

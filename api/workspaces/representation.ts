@@ -1,0 +1,100 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { notFound, DomainError } from '../../domain/errors.js';
+import type { ConvertOutput, Inspection, Pipeline, StoredDataset } from '../../domain/workspaces/workspace.js';
+import { isoTime } from '../../platform/db.js';
+import { timestamp } from '../schemas.js';
+
+const workspaceRow = z.object({
+  id: z.string(),
+  owner_id: z.string(),
+  status: z.string(),
+  filename: z.string(),
+  size: z.coerce.number(),
+  origin: z.record(z.string(), z.unknown()),
+  inspection: z.custom<Inspection>(),
+  dataset: z.custom<StoredDataset>(),
+  pipeline: z.custom<Pipeline>(),
+  conversion_id: z.string().nullable(),
+  output: z.custom<(ConvertOutput & { conversion_id: string }) | null>(),
+  errors: z.array(z.object({ code: z.string(), message: z.string() })),
+  created_at: isoTime,
+  updated_at: isoTime,
+  expires_at: isoTime,
+});
+export type WorkspaceRow = z.infer<typeof workspaceRow>;
+
+/** Loads the caller's Workspace; missing or foreign is job_not_found, past its lifetime job_expired. */
+export async function loadWorkspace(pool: DatabasePool, ownerId: string, id: string, now: Date): Promise<WorkspaceRow> {
+  const row = await pool.maybeOne(sql.type(workspaceRow)`SELECT * FROM rm.workspaces WHERE id = ${id} AND owner_id = ${ownerId}`);
+  if (!row) throw notFound('job_not_found', 'Workspace', id);
+  if (row.status === 'expired' || Date.parse(row.expires_at) <= now.getTime()) {
+    throw new DomainError('job_expired', `Workspace ${id} has expired; its files are removed. Create a new one.`, { id, expired_at: row.expires_at });
+  }
+  return row;
+}
+
+const layer = z
+  .object({
+    name: z.string(),
+    geometry_type: z.string().nullable(),
+    has_geometry: z.boolean(),
+    feature_count: z.number().nullable(),
+    crs: z.string().nullable(),
+    fields: z.array(z.object({ name: z.string(), type: z.string() })),
+  })
+  .catchall(z.unknown())
+  .meta({ id: 'WorkspaceLayer' });
+
+export const workspaceSchema = z
+  .object({
+    id: z.string(),
+    status: z.enum(['inspected', 'converting', 'completed', 'failed']),
+    filename: z.string(),
+    size: z.number().describe('Bytes uploaded'),
+    dataset_type: z.enum(['vector', 'raster']),
+    format: z.string(),
+    driver: z.string(),
+    layers: z.array(layer),
+    raster: z.record(z.string(), z.unknown()).nullable(),
+    crs: z.string().nullable(),
+    warnings: z.array(z.string()),
+    source: z.record(z.string(), z.unknown()).nullable().describe('The saved Source this Workspace imported, if any'),
+    pipeline: z.record(z.string(), z.unknown()),
+    output: z
+      .object({ format: z.string(), filename: z.string(), size: z.number(), media_type: z.string().nullable(), layers: z.array(z.string()) })
+      .nullable(),
+    errors: z.array(z.object({ code: z.string(), message: z.string() })),
+    created_at: timestamp,
+    updated_at: timestamp,
+    expires_at: timestamp,
+  })
+  .meta({ id: 'Workspace' });
+
+/** The public shape: the inspection fields flattened, no paths, no owner. */
+export function representWorkspace(row: WorkspaceRow): z.infer<typeof workspaceSchema> {
+  const i = row.inspection;
+  const origin = row.origin as { kind: string; source_id?: string; source_resource?: string | null };
+  return {
+    id: row.id,
+    status: row.status as 'inspected' | 'converting' | 'completed' | 'failed',
+    filename: row.filename,
+    size: row.size,
+    dataset_type: i.dataset_type,
+    format: i.format,
+    driver: i.driver,
+    layers: i.layers,
+    raster: i.raster,
+    crs: i.crs,
+    warnings: i.warnings,
+    source: origin.kind === 'source' ? { id: origin.source_id, resource: origin.source_resource ?? null } : null,
+    pipeline: row.pipeline as unknown as Record<string, unknown>,
+    output: row.output
+      ? { format: row.output.format, filename: row.output.filename, size: row.output.size, media_type: row.output.media_type, layers: row.output.layers }
+      : null,
+    errors: row.errors,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    expires_at: row.expires_at,
+  };
+}

@@ -1,0 +1,70 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from '../scripts/local-services.js';
+
+/**
+ * The whole service started for a benchmark run, in `.data/bench/<name>`: PostgreSQL, Temporal,
+ * the API and a worker as separate processes (as `npm start` runs them), plus a logged-in token.
+ */
+export async function startStack(name: string, env: Record<string, string> = {}) {
+  const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
+  const dir = path.join(dataDir, 'bench', name);
+  resetDir(path.join(dir, 'server'));
+  const pg = await startPostgres(path.join(dir, 'pg'), await freePort(), ['bench']);
+  const temporal = await startTemporal(dataDir, await freePort());
+  const port = await freePort();
+  const serverEnv = {
+    ...process.env,
+    SVC_DATA_DIR: path.join(dir, 'server'),
+    SVC_DATABASE_URL: pg.url('bench'),
+    SVC_TEMPORAL_ADDRESS: temporal.address,
+    SVC_PORT: String(port),
+    SVC_ADMIN_EMAIL: 'bench@example.com',
+    SVC_ADMIN_PASSWORD: 'benchmark password',
+    SVC_TASK_QUEUE: `bench-${name}`,
+    SVC_LOG_LEVEL: 'warn',
+    UV_THREADPOOL_SIZE: '8',
+    ...env,
+  };
+  const children: ChildProcess[] = [
+    spawn(process.execPath, ['--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' }),
+    spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: 'inherit' }),
+  ];
+  await waitForPort(port, '127.0.0.1', 120_000);
+  const base = `http://127.0.0.1:${port}`;
+
+  const login = await fetch(`${base}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: serverEnv.SVC_ADMIN_EMAIL, password: serverEnv.SVC_ADMIN_PASSWORD }),
+  });
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const tokenRes = await fetch(`${base}/api/v1/account/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie },
+    body: JSON.stringify({ name: 'bench', scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run'] }),
+  });
+  const token = ((await tokenRes.json()) as { token: string }).token;
+
+  return {
+    base,
+    token,
+    dir,
+    apiPid: children[1]!.pid!,
+    async stop() {
+      for (const c of children) c.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 1000));
+      temporal.stop();
+      pg.stop();
+    },
+  };
+}
+
+/** Uploads with curl so the client's own memory is not what we measure. */
+export async function uploadWithCurl(base: string, token: string, file: string): Promise<{ id: string }> {
+  const { execFileSync } = await import('node:child_process');
+  const out = execFileSync('curl', ['-s', '-f', '-H', `Authorization: Bearer ${token}`, '-F', `file=@${file}`, `${base}/api/v1/workspaces`], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return JSON.parse(out.toString()) as { id: string };
+}

@@ -1,0 +1,201 @@
+import { DomainError, notFound } from '../errors.js';
+import { unreachable, type Decider } from '../decider.js';
+import type { Operation } from '../operations.js';
+
+export const workspaceStream = (id: string) => `workspace-${id}`;
+
+/** What inspection found in the upload; stored once, the upload never changes. */
+export interface Inspection {
+  dataset_type: 'vector' | 'raster';
+  format: string;
+  driver: string;
+  layers: {
+    name: string;
+    geometry_type: string | null;
+    has_geometry: boolean;
+    feature_count: number | null;
+    crs: string | null;
+    fields: { name: string; type: string }[];
+  }[];
+  raster: Record<string, unknown> | null;
+  crs: string | null;
+  warnings: string[];
+}
+
+/** How to open the upload: a path relative to the Workspace folder, plus GDAL open options. */
+export interface StoredDataset {
+  path: string;
+  open_options: string[];
+  driver: string | null;
+  /** CRS assumed for layers that carry none (CSV coordinates are WGS 84 by convention). */
+  assumed_crs: string | null;
+}
+
+export interface Pipeline {
+  layers: string[];
+  operations: Operation[];
+  sql: string | null;
+  python: { script: string; filename: string } | null;
+}
+export const emptyPipeline: Pipeline = { layers: [], operations: [], sql: null, python: null };
+
+export interface ConvertRequest {
+  output_format: string;
+  target_crs: string | null;
+  layers: string[];
+}
+
+export interface ConvertOutput {
+  format: string;
+  filename: string;
+  size: number;
+  media_type: string | null;
+  layers: string[];
+  /** Where the file is, relative to the Workspace folder; never shown to clients. */
+  file: string;
+}
+
+export type WorkspaceEvent =
+  | {
+      type: 'WorkspaceCreated';
+      data: {
+        workspace_id: string;
+        owner_id: string;
+        filename: string;
+        size: number;
+        origin: { kind: 'upload' } | { kind: 'source'; source_id: string; source_resource: string | null };
+        inspection: Inspection;
+        dataset: StoredDataset;
+        at: string;
+        expires_at: string;
+      };
+    }
+  | { type: 'WorkspacePipelineSet'; data: { workspace_id: string; pipeline: Pipeline; at: string } }
+  | { type: 'WorkspaceConversionStarted'; data: { workspace_id: string; conversion_id: string; request: ConvertRequest; pipeline: Pipeline; at: string } }
+  | { type: 'WorkspaceConverted'; data: { workspace_id: string; conversion_id: string; output: ConvertOutput; at: string } }
+  | { type: 'WorkspaceConversionFailed'; data: { workspace_id: string; conversion_id: string; error: { code: string; message: string }; at: string } }
+  | { type: 'WorkspaceExpired'; data: { workspace_id: string; at: string } };
+
+export type WorkspaceCommand =
+  | {
+      type: 'CreateWorkspace';
+      workspaceId: string;
+      actorId: string;
+      filename: string;
+      size: number;
+      origin: { kind: 'upload' } | { kind: 'source'; source_id: string; source_resource: string | null };
+      inspection: Inspection;
+      dataset: StoredDataset;
+      at: Date;
+      ttlMs: number;
+    }
+  | { type: 'SetPipeline'; workspaceId: string; actorId: string; pipeline: Pipeline; at: Date }
+  | { type: 'StartConversion'; workspaceId: string; actorId: string; conversionId: string; request: ConvertRequest; at: Date }
+  | { type: 'CompleteConversion'; workspaceId: string; conversionId: string; output: ConvertOutput; at: Date }
+  | { type: 'FailConversion'; workspaceId: string; conversionId: string; error: { code: string; message: string }; at: Date }
+  | { type: 'ExpireWorkspace'; workspaceId: string; at: Date };
+
+export type WorkspaceState =
+  | { status: 'absent' }
+  | {
+      status: 'inspected' | 'converting' | 'completed' | 'failed' | 'expired';
+      ownerId: string;
+      expiresAt: Date;
+      inspection: Inspection;
+      pipeline: Pipeline;
+      conversionId: string | null;
+      output: ConvertOutput | null;
+    };
+
+/**
+ * A Workspace is usable by its owner until it expires; after that every command answers
+ * job_expired (the spec's code), and another user's Workspace is a plain job_not_found.
+ */
+export function usable(state: WorkspaceState, actorId: string, id: string, at: Date) {
+  if (state.status === 'absent' || state.ownerId !== actorId) throw notFound('job_not_found', 'Workspace', id);
+  if (state.status === 'expired' || at >= state.expiresAt) {
+    throw new DomainError('job_expired', `Workspace ${id} has expired; create a new one`, { id });
+  }
+  return state;
+}
+
+export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceState, WorkspaceEvent> = {
+  initialState: () => ({ status: 'absent' }),
+
+  decide(command, state) {
+    const at = command.at.toISOString();
+    switch (command.type) {
+      case 'CreateWorkspace':
+        if (state.status !== 'absent') throw new DomainError('conflict', 'workspace exists');
+        return [
+          {
+            type: 'WorkspaceCreated',
+            data: {
+              workspace_id: command.workspaceId,
+              owner_id: command.actorId,
+              filename: command.filename,
+              size: command.size,
+              origin: command.origin,
+              inspection: command.inspection,
+              dataset: command.dataset,
+              at,
+              expires_at: new Date(command.at.getTime() + command.ttlMs).toISOString(),
+            },
+          },
+        ];
+      case 'SetPipeline':
+        usable(state, command.actorId, command.workspaceId, command.at);
+        return [{ type: 'WorkspacePipelineSet', data: { workspace_id: command.workspaceId, pipeline: command.pipeline, at } }];
+      case 'StartConversion': {
+        const s = usable(state, command.actorId, command.workspaceId, command.at);
+        return [
+          {
+            type: 'WorkspaceConversionStarted',
+            data: { workspace_id: command.workspaceId, conversion_id: command.conversionId, request: command.request, pipeline: s.pipeline, at },
+          },
+        ];
+      }
+      case 'CompleteConversion':
+        // A late result of a superseded conversion must not replace the newer one.
+        if (state.status === 'absent' || state.conversionId !== command.conversionId || state.status === 'expired') return [];
+        return [{ type: 'WorkspaceConverted', data: { workspace_id: command.workspaceId, conversion_id: command.conversionId, output: command.output, at } }];
+      case 'FailConversion':
+        if (state.status === 'absent' || state.conversionId !== command.conversionId || state.status === 'expired') return [];
+        return [{ type: 'WorkspaceConversionFailed', data: { workspace_id: command.workspaceId, conversion_id: command.conversionId, error: command.error, at } }];
+      case 'ExpireWorkspace':
+        if (state.status === 'absent' || state.status === 'expired') return [];
+        return [{ type: 'WorkspaceExpired', data: { workspace_id: command.workspaceId, at } }];
+      default:
+        return unreachable(command);
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'WorkspaceCreated':
+        return {
+          status: 'inspected',
+          ownerId: event.data.owner_id,
+          expiresAt: new Date(event.data.expires_at),
+          inspection: event.data.inspection,
+          pipeline: emptyPipeline,
+          conversionId: null,
+          output: null,
+        };
+      case 'WorkspacePipelineSet':
+        return state.status === 'absent' ? state : { ...state, pipeline: event.data.pipeline };
+      case 'WorkspaceConversionStarted':
+        // The previous output stays downloadable until the new one replaces it.
+        return state.status === 'absent' ? state : { ...state, status: 'converting', conversionId: event.data.conversion_id };
+      case 'WorkspaceConverted':
+        return state.status === 'absent' ? state : { ...state, status: 'completed', output: event.data.output };
+      case 'WorkspaceConversionFailed':
+        // A failed re-convert leaves no output behind: nothing stale gets downloaded or delivered.
+        return state.status === 'absent' ? state : { ...state, status: 'failed', output: null };
+      case 'WorkspaceExpired':
+        return state.status === 'absent' ? state : { ...state, status: 'expired' };
+      default:
+        return unreachable(event);
+    }
+  },
+};

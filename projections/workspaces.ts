@@ -1,0 +1,63 @@
+import { sql } from 'slonik';
+import type { Projector } from './projector.js';
+
+const workspaces = (schema: string) => sql.identifier([schema, 'workspaces']);
+
+/** The Workspace representation as routes read it; files live on disk under the data folder. */
+export const workspacesProjector: Projector = {
+  name: 'workspaces',
+  version: 1,
+  tables: ['workspaces'],
+  async createTables(tx, schema) {
+    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${workspaces(schema)} (
+      id text PRIMARY KEY,
+      owner_id text NOT NULL,
+      status text NOT NULL,
+      filename text NOT NULL,
+      size bigint NOT NULL,
+      origin json NOT NULL,
+      inspection json NOT NULL,
+      dataset json NOT NULL,
+      pipeline json NOT NULL,
+      conversion_id text,
+      conversion json,
+      output json,
+      errors json NOT NULL DEFAULT '[]',
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      expires_at timestamptz NOT NULL)`);
+    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS workspaces_owner ON ${workspaces(schema)} (owner_id, created_at DESC, id DESC)`);
+    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS workspaces_expiry ON ${workspaces(schema)} (expires_at) WHERE status <> 'expired'`);
+  },
+  async apply(tx, schema, event) {
+    const d = event.data as Record<string, any>;
+    const t = workspaces(schema);
+    switch (event.type) {
+      case 'WorkspaceCreated':
+        await tx.query(sql.unsafe`INSERT INTO ${t} (id, owner_id, status, filename, size, origin, inspection, dataset, pipeline, created_at, updated_at, expires_at)
+          VALUES (${d.workspace_id}, ${d.owner_id}, 'inspected', ${d.filename}, ${d.size}, ${sql.json(d.origin)}, ${sql.json(d.inspection)}, ${sql.json(d.dataset)},
+            ${sql.json({ layers: [], operations: [], sql: null, python: null })}, ${d.at}, ${d.at}, ${d.expires_at})`);
+        break;
+      case 'WorkspacePipelineSet':
+        await tx.query(sql.unsafe`UPDATE ${t} SET pipeline = ${sql.json(d.pipeline)}, updated_at = ${d.at} WHERE id = ${d.workspace_id}`);
+        break;
+      case 'WorkspaceConversionStarted':
+        await tx.query(sql.unsafe`UPDATE ${t} SET status = 'converting', conversion_id = ${d.conversion_id},
+          conversion = ${sql.json({ ...d.request, pipeline: d.pipeline })}, updated_at = ${d.at} WHERE id = ${d.workspace_id}`);
+        break;
+      case 'WorkspaceConverted':
+        await tx.query(sql.unsafe`UPDATE ${t} SET status = 'completed', output = ${sql.json({ ...d.output, conversion_id: d.conversion_id })},
+          errors = '[]', updated_at = ${d.at} WHERE id = ${d.workspace_id}`);
+        break;
+      case 'WorkspaceConversionFailed':
+        await tx.query(sql.unsafe`UPDATE ${t} SET status = 'failed', output = NULL, errors = ${sql.json([d.error])}, updated_at = ${d.at}
+          WHERE id = ${d.workspace_id}`);
+        break;
+      case 'WorkspaceExpired':
+        await tx.query(sql.unsafe`UPDATE ${t} SET status = 'expired', updated_at = ${d.at} WHERE id = ${d.workspace_id}`);
+        break;
+      default:
+        break;
+    }
+  },
+};
