@@ -24,10 +24,17 @@ const apiRoutes: RoutePlugin[] = [authRoutes, tokenRoutes, recipeRoutes, catalog
  * The application as a value: server.ts listens on it, tests call app.inject on it.
  * Plugins first (cookies, schemas, OpenAPI), then authentication, then the routes.
  */
-export async function buildApp(services: Services, options: { logger?: boolean; extraRoutes?: RoutePlugin[] } = {}): Promise<FastifyInstance> {
+export async function buildApp(
+  services: Services,
+  options: { logger?: boolean; logStream?: NodeJS.WritableStream; extraRoutes?: RoutePlugin[] } = {},
+): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: options.logger === false ? false : { level: services.config.logLevel, redact: { paths: redactPaths, censor: '[redacted]' } },
-    trustProxy: true,
+    logger:
+      options.logger === false
+        ? false
+        : { level: services.config.logLevel, redact: { paths: redactPaths, censor: '[redacted]' }, ...(options.logStream ? { stream: options.logStream } : {}) },
+    // Only behind a proxy that sets X-Forwarded-For; otherwise clients could pick their own IP.
+    trustProxy: process.env.SVC_TRUST_PROXY === 'true',
     bodyLimit: 4 * 1024 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<ZodTypeProvider>();

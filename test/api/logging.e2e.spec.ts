@@ -1,0 +1,38 @@
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../api/app.js';
+import { ADMIN, bearer, createTestApp, type TestApp } from '../support/app.js';
+import { skipWithoutDatabase } from '../support/database.js';
+
+describe.skipIf(skipWithoutDatabase)('structured logs', () => {
+  let sut: TestApp;
+  beforeAll(async () => {
+    sut = await createTestApp();
+  });
+  afterAll(async () => sut?.close());
+
+  it('writes JSON lines without passwords, tokens or session cookies', async () => {
+    const stream = new PassThrough();
+    let output = '';
+    stream.on('data', (chunk) => (output += chunk));
+    sut.services.config.logLevel = 'debug';
+    const app = await buildApp(sut.services, { logStream: stream });
+    const login = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: ADMIN });
+    const cookieValue = login.cookies.find((c) => c.name === 'svc_session')!.value;
+    const created = await app.inject({
+      method: 'POST', url: '/api/v1/account/tokens', headers: { cookie: `svc_session=${cookieValue}` }, payload: { name: 'log', scopes: ['account:read'] },
+    });
+    const token = created.json().token as string;
+    await app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(token) });
+    await app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(`svcpat_${'x'.repeat(43)}`) });
+    await app.close();
+
+    const lines = output.trim().split('\n');
+    expect(lines.length).toBeGreaterThan(4);
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(output).not.toContain(ADMIN.password);
+    expect(output).not.toContain(token);
+    expect(output).not.toContain(cookieValue);
+    expect(output).toContain('/api/v1/auth/me');
+  });
+});
