@@ -1,13 +1,17 @@
 import gdal from 'gdal-async';
 import { hostname } from 'node:os';
 
+import { workspaceActivities } from './workspaces.js';
+
 export interface ActivityDeps {
   workerName: string;
+  dataDir: string;
 }
 
 /** Activities come from a factory so tests can build them with other dependencies. */
 export function createActivities(deps: ActivityDeps) {
   return {
+    ...workspaceActivities({ dataDir: deps.dataDir }),
     async describeWorker(): Promise<{ gdal: string; worker: string }> {
       return { gdal: gdal.version, worker: deps.workerName };
     },

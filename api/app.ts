@@ -11,6 +11,7 @@ import { catalogRoutes } from './routes/catalogs.js';
 import { registerHealth } from './routes/health.js';
 import { recipeRoutes } from './routes/recipes.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { workspaceRoutes } from './routes/workspaces.js';
 import type { Services } from './services.js';
 import pkg from '../package.json' with { type: 'json' };
 
@@ -18,7 +19,7 @@ export const API_PREFIX = '/api/v1';
 
 /** Route plugins mounted under /api/v1; a new resource adds its plugin here. */
 export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
-const apiRoutes: RoutePlugin[] = [authRoutes, tokenRoutes, recipeRoutes, catalogRoutes];
+const apiRoutes: RoutePlugin[] = [authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, workspaceRoutes];
 
 /**
  * The application as a value: server.ts listens on it, tests call app.inject on it.

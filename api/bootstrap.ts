@@ -8,6 +8,7 @@ import { projectors } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { ensureAdmin } from './auth/accounts.js';
 import { createSessionTable } from './auth/sessions.js';
+import { scheduleWorkspaceCleanup } from './workspaces/cleanup.js';
 import type { Services } from './services.js';
 
 /**
@@ -36,10 +37,12 @@ export async function createServices(config: Config, options: { temporal?: boole
   const services: Services = { config, store, pool, projections, log, clock: systemClock, newId, ...(temporal ? { temporal } : {}) };
   await projections.waitFor(0n);
   await ensureAdmin(services);
+  const stopCleanup = scheduleWorkspaceCleanup(services);
 
   return {
     ...services,
     async close() {
+      stopCleanup();
       await projections.stop();
       await connection?.close();
       await store.close();

@@ -12,3 +12,13 @@ export async function pingWorkflow(message: string): Promise<{ echo: string; gda
   const info = await describeWorker();
   return { echo: message, ...info };
 }
+
+const { convertWorkspace } = proxyActivities<Activities>(timeouts.processing);
+
+/**
+ * Workspace convert: one activity on the worker that owns the files. The HTTP call waits for it;
+ * Temporal retries a crashed worker, while domain errors (bad SQL, …) fail at once.
+ */
+export async function convertWorkspaceWorkflow(input: Parameters<Activities['convertWorkspace']>[0]) {
+  return convertWorkspace(input);
+}

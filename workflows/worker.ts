@@ -20,7 +20,7 @@ export async function createWorker(config: Config, connection?: NativeConnection
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
     workflowsPath,
-    activities: createActivities({ workerName: defaultWorkerName() }),
+    activities: createActivities({ workerName: defaultWorkerName(), dataDir: config.dataDir }),
   });
   return { worker, connection: conn };
 }

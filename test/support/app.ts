@@ -13,6 +13,8 @@ export const ADMIN = { email: 'admin@example.com', password: 'correct horse batt
 export interface TestApp {
   app: FastifyInstance;
   services: Services;
+  /** Stops the app and starts a new one on the same database and data folder (a service restart). */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,17 +32,24 @@ export async function createTestApp(options: { temporal?: boolean; env?: Record<
     SVC_TASK_QUEUE: `test-${path.basename(dataDir)}`,
     ...options.env,
   });
-  const services = await createServices(config, { temporal: options.temporal ?? false });
-  const app = await buildApp(services, { logger: false });
-  return {
-    app,
+  let services = await createServices(config, { temporal: options.temporal ?? false });
+  const sut: TestApp = {
+    app: await buildApp(services, { logger: false }),
     services,
+    async restart() {
+      await sut.app.close();
+      await services.close();
+      services = await createServices(config, { temporal: options.temporal ?? false });
+      sut.services = services;
+      sut.app = await buildApp(services, { logger: false });
+    },
     async close() {
-      await app.close();
+      await sut.app.close();
       await services.close();
       await db.drop();
     },
   };
+  return sut;
 }
 
 /** Logs in through the API and returns the Cookie header value. */

@@ -1,0 +1,352 @@
+import fastifyMultipart from '@fastify/multipart';
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline as streamPipeline } from 'node:stream/promises';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { DomainError, notFound } from '../../domain/errors.js';
+import { operationShape } from '../../domain/operations.js';
+import { workspaceDecider, workspaceStream, type Pipeline } from '../../domain/workspaces/workspace.js';
+import { prepareUpload, safeFilename } from '../../geo/dataset-files.js';
+import { resolveOutputFormat } from '../../geo/formats.js';
+import { inspectDataset } from '../../geo/inspect.js';
+import { operationById } from '../../geo/operations/catalog.js';
+import { dataPreview, parsePreviewLimit, spatialPreview } from '../../geo/preview.js';
+import { checkSelectSql } from '../../geo/sql-guard.js';
+import { transformDataPreview, transformSpatialPreview } from '../../geo/pipeline.js';
+import { WorkspaceFiles } from '../../platform/workspace-files.js';
+import { convertWorkspaceWorkflow } from '../../workflows/index.js';
+import { domainErrorFrom } from '../../activities/failures.js';
+import { requirePrincipal } from '../auth/principal.js';
+import { execute } from '../commands.js';
+import { errorEnvelope } from '../errors.js';
+import { operationList } from '../schemas.js';
+import type { Services } from '../services.js';
+import { toRef, toStored } from '../workspaces/engine.js';
+import { loadWorkspace, representWorkspace, workspaceSchema, type WorkspaceRow } from '../workspaces/representation.js';
+
+const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
+const params = z.object({ id: z.string().min(1).max(100) });
+const layerQuery = z.object({ layer: z.string().max(1000).optional().describe('Layer name; required only for multi-layer datasets') });
+const previewQuery = layerQuery.extend({ limit: z.string().optional().describe('Rows to return: default 100, at most 500') });
+
+const pipelineBody = z
+  .object({
+    layers: z.array(z.string().min(1).max(1000)).max(1000).default([]).describe('Layers the pipeline applies to; required for multi-layer datasets when operations or sql are set'),
+    operations: operationList.default([]).describe('Ordered operations; mutually exclusive with sql; [] clears'),
+    sql: z.string().max(100_000).nullable().default(null).describe('One SELECT against the relation `source`'),
+    python: z
+      .object({ script: z.string().min(1).max(1_000_000), filename: z.string().min(1).max(255).default('step.py') })
+      .nullable()
+      .default(null),
+  })
+  .meta({ id: 'WorkspacePipeline' });
+
+const pipelineSchema = z
+  .object({
+    layers: z.array(z.string()),
+    operations: z.array(operationShape),
+    sql: z.string().nullable(),
+    python: z.object({ script: z.string(), filename: z.string() }).nullable(),
+  })
+  .meta({ id: 'StoredPipeline' });
+
+const convertBody = z.object({
+  output_format: z.string().min(1).max(100).describe('An id (or extension) from GET /api/v1/formats'),
+  target_crs: z.string().min(1).max(2000).nullable().optional().describe('e.g. EPSG:3857; omit to keep the CRS'),
+  layers: z.array(z.string().min(1)).optional().describe('Layers to convert; all by default'),
+});
+
+const fieldEntry = z.object({ name: z.string(), type: z.string() });
+const dataPreviewSchema = z
+  .object({
+    workspace_id: z.string(),
+    layer: z.string(),
+    fields: z.array(fieldEntry),
+    has_geometry: z.boolean(),
+    geometry_type: z.string().optional().describe('Present for spatial layers'),
+    crs: z.string().nullable(),
+    row_count: z.number().nullable().describe('Layer row count when known'),
+    preview_row_count: z.number(),
+    limit: z.number(),
+    truncated: z.boolean(),
+    rows: z.array(z.record(z.string(), z.unknown())).describe('Keyed by field name; geometry cells hold a type label such as POINT'),
+  })
+  .meta({ id: 'DataPreview' });
+const spatialPreviewSchema = z
+  .object({
+    workspace_id: z.string(),
+    layer: z.string(),
+    source_crs: z.string().nullable(),
+    preview_crs: z.literal('EPSG:4326'),
+    returned_count: z.number(),
+    feature_count: z.number().nullable(),
+    truncated: z.boolean(),
+    geojson: z.object({ type: z.literal('FeatureCollection'), features: z.array(z.unknown()) }).catchall(z.unknown()).describe('RFC 7946 FeatureCollection, lon/lat, 2D'),
+  })
+  .meta({ id: 'SpatialPreview' });
+
+const deliverBody = z.object({
+  destination_id: z.string().min(1).max(100),
+  destination_target: z.record(z.string(), z.unknown()).default({}),
+});
+
+/**
+ * Checks a pipeline against what inspection found: layer names exist, multi-layer datasets name
+ * their layers, geometry operations only touch spatial layers, SQL passes the guard.
+ */
+function checkPipeline(row: WorkspaceRow, body: Pipeline): Pipeline {
+  const layers = row.inspection.layers;
+  const unknown = body.layers.filter((l) => !layers.some((x) => x.name === l));
+  if (unknown.length) {
+    throw new DomainError('validation_error', `Unknown layer ${unknown.map((l) => JSON.stringify(l)).join(', ')}; the dataset has ${layers.map((l) => JSON.stringify(l.name)).join(', ')}`, {
+      issues: [{ path: 'body.layers', message: 'unknown layer' }],
+    });
+  }
+  if (body.operations.length && body.sql) {
+    throw new DomainError('validation_error', 'operations and sql are mutually exclusive: send one of them', { issues: [{ path: 'body.sql', message: 'excludes operations' }] });
+  }
+  const active = body.operations.length > 0 || body.sql !== null;
+  if (active && layers.length > 1 && body.layers.length === 0) {
+    throw new DomainError('validation_error', `This dataset has ${layers.length} layers: say which ones the pipeline applies to in "layers"`, {
+      issues: [{ path: 'body.layers', message: 'required for multi-layer datasets' }],
+      layers: layers.map((l) => l.name),
+    });
+  }
+  if (row.inspection.dataset_type === 'raster' && active) {
+    throw new DomainError('invalid_transformation', 'Vector operations and SQL do not apply to a raster dataset');
+  }
+  const targets = body.layers.length ? layers.filter((l) => body.layers.includes(l.name)) : layers;
+  for (const op of body.operations) {
+    if (!operationById.get(op.type)?.requiresGeometry) continue;
+    const flat = targets.find((l) => !l.has_geometry);
+    if (flat) {
+      throw new DomainError('invalid_transformation', `${op.type} needs geometries, but layer "${flat.name}" is a non-spatial table`, { operation: op.type, layer: flat.name });
+    }
+  }
+  if (body.sql !== null) checkSelectSql(body.sql);
+  return body;
+}
+
+export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
+  const files = new WorkspaceFiles(services.config.dataDir);
+  const maxBytes = services.config.maxUploadBytes;
+  const load = (request: { principal?: { userId: string } }, id: string) =>
+    loadWorkspace(services.pool, requirePrincipal(request as never).userId, id, services.clock());
+
+  return async (app) => {
+    await app.register(fastifyMultipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, parts: 12 }, throwFileSizeLimit: false });
+
+    app.post('/workspaces', {
+      config: { auth: { scopes: ['workspaces:write'] } },
+      schema: {
+        tags: ['Workspaces'],
+        summary: 'Create a Workspace: multipart upload (field `file`) or JSON import {source_id, source_resource?}',
+        consumes: ['multipart/form-data', 'application/json'],
+        response: { 201: workspaceSchema, ...errors },
+      },
+    }, async (request, reply) => {
+      const { userId, scopes } = requirePrincipal(request);
+      if (!request.isMultipart()) {
+        const body = z.object({ source_id: z.string().min(1), source_resource: z.string().nullable().optional() }).safeParse(request.body);
+        if (!body.success) {
+          throw new DomainError('validation_error', 'Send multipart/form-data with a `file` field, or JSON {"source_id": …, "source_resource": …}', {
+            issues: body.error.issues.map((i) => ({ path: ['body', ...i.path].join('.'), message: i.message })),
+          });
+        }
+        if (!scopes.includes('sources:read')) {
+          throw new DomainError('forbidden', 'Importing a saved Source also needs the sources:read scope', { missing_scopes: ['sources:read'] });
+        }
+        // Saved Sources are a later capability: until one can exist, every id is unknown.
+        throw notFound('source_not_found', 'Source', body.data.source_id);
+      }
+
+      const workspaceId = services.newId('workspace');
+      const dir = files.dir(workspaceId);
+      try {
+        const part = await request.file();
+        if (!part || part.fieldname !== 'file') {
+          throw new DomainError('validation_error', 'The multipart body needs one file in a field named `file`', { issues: [{ path: 'body.file', message: 'required' }] });
+        }
+        const original = safeFilename(part.filename || 'upload');
+        const uploadPath = path.join(dir, 'original', original);
+        await mkdir(path.dirname(uploadPath), { recursive: true });
+        // Streamed to disk, never held in memory; the limit is enforced while streaming.
+        await streamPipeline(part.file, createWriteStream(uploadPath));
+        if (part.file.truncated) {
+          throw new DomainError('upload_too_large', `The upload exceeds the limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_MB)`, { max_bytes: maxBytes });
+        }
+        const size = (await stat(uploadPath)).size;
+        if (size === 0) throw new DomainError('invalid_source', 'The uploaded file is empty');
+        const ref = await prepareUpload(uploadPath, original, path.join(dir, 'dataset'), { maxUncompressedBytes: maxBytes * 4 });
+        const inspection = await inspectDataset(ref);
+        await execute(services, workspaceStream(workspaceId), workspaceDecider, {
+          type: 'CreateWorkspace',
+          workspaceId,
+          actorId: userId,
+          filename: original,
+          size,
+          origin: { kind: 'upload' },
+          inspection: { ...inspection, raster: inspection.raster as Record<string, unknown> | null, warnings: [...ref.warnings, ...inspection.warnings] },
+          dataset: toStored(files, workspaceId, ref),
+          at: services.clock(),
+          ttlMs: services.config.workspaceTtlMs,
+        });
+      } catch (error) {
+        // Nothing half-written stays behind: no files, no events.
+        await rm(dir, { recursive: true, force: true });
+        throw error;
+      }
+      return reply.code(201).send(representWorkspace(await load(request, workspaceId)));
+    });
+
+    app.get('/workspaces/:id', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'The Workspace representation', params, response: { 200: workspaceSchema, ...errors } },
+    }, async (request) => representWorkspace(await load(request, request.params.id)));
+
+    app.get('/workspaces/:id/data-preview', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'Sample rows of a layer (geometry as a type label)', params, querystring: previewQuery, response: { 200: dataPreviewSchema, ...errors } },
+    }, async (request) => {
+      const row = await load(request, request.params.id);
+      const preview = await dataPreview(toRef(files, row.id, row.dataset), request.query.layer, parsePreviewLimit(request.query.limit));
+      return { workspace_id: row.id, ...preview };
+    });
+
+    app.get('/workspaces/:id/spatial-preview', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'Sample features as GeoJSON in EPSG:4326 (at most 2000)', params, querystring: layerQuery, response: { 200: spatialPreviewSchema, ...errors } },
+    }, async (request) => {
+      const row = await load(request, request.params.id);
+      const preview = await spatialPreview(toRef(files, row.id, row.dataset), request.query.layer);
+      return { workspace_id: row.id, ...preview };
+    });
+
+    app.get('/workspaces/:id/transformations', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'The stored pipeline', params, response: { 200: pipelineSchema, ...errors } },
+    }, async (request) => (await load(request, request.params.id)).pipeline);
+
+    app.put('/workspaces/:id/transformations', {
+      config: { auth: { scopes: ['workspaces:write'] } },
+      schema: { tags: ['Workspaces'], summary: 'Replace the whole pipeline ({"operations": []} clears it)', params, body: pipelineBody, response: { 200: pipelineSchema, ...errors } },
+    }, async (request) => {
+      const row = await load(request, request.params.id);
+      const pipeline = checkPipeline(row, request.body as Pipeline);
+      await execute(services, workspaceStream(row.id), workspaceDecider, {
+        type: 'SetPipeline', workspaceId: row.id, actorId: requirePrincipal(request).userId, pipeline, at: services.clock(),
+      });
+      return (await load(request, row.id)).pipeline;
+    });
+
+    /** Transformed previews run the stored pipeline on a bounded sample of the upload, in a scratch folder. */
+    async function inScratch<T>(row: WorkspaceRow, fn: (dir: string) => Promise<T>): Promise<T> {
+      const scratch = files.scratch(row.id, `preview-${randomBytes(4).toString('hex')}`);
+      try {
+        return await fn(scratch);
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
+    }
+
+    app.get('/workspaces/:id/transform-preview', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'Data preview of the pipeline result (a truncated sample)', params, querystring: previewQuery, response: { 200: dataPreviewSchema, ...errors } },
+    }, async (request) => {
+      const row = await load(request, request.params.id);
+      const limit = parsePreviewLimit(request.query.limit);
+      const preview = await inScratch(row, (dir) => transformDataPreview(toRef(files, row.id, row.dataset), row.pipeline, dir, request.query.layer, limit));
+      return { workspace_id: row.id, ...preview };
+    });
+
+    app.get('/workspaces/:id/transform-spatial-preview', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'Spatial preview of the pipeline result (EPSG:4326, at most 2000 features)', params, querystring: layerQuery, response: { 200: spatialPreviewSchema, ...errors } },
+    }, async (request) => {
+      const row = await load(request, request.params.id);
+      const preview = await inScratch(row, (dir) => transformSpatialPreview(toRef(files, row.id, row.dataset), row.pipeline, dir, request.query.layer));
+      return { workspace_id: row.id, ...preview };
+    });
+
+    app.post('/workspaces/:id/convert', {
+      config: { auth: { scopes: ['workspaces:run'] } },
+      schema: { tags: ['Workspaces'], summary: 'Convert the upload through the stored pipeline (waits for the result)', params, body: convertBody, response: { 200: workspaceSchema, ...errors } },
+    }, async (request) => {
+      const { userId } = requirePrincipal(request);
+      const row = await load(request, request.params.id);
+      const format = resolveOutputFormat(request.body.output_format, row.inspection.dataset_type);
+      if (!format) {
+        throw new DomainError('invalid_parameter', `"${request.body.output_format}" is not a ${row.inspection.dataset_type} format this server writes; see GET /api/v1/formats`, {
+          parameter: 'output_format',
+        });
+      }
+      const layers = request.body.layers ?? [];
+      const missing = layers.filter((l) => !row.inspection.layers.some((x) => x.name === l));
+      if (missing.length) throw new DomainError('invalid_parameter', `Unknown layer ${missing.join(', ')}`, { parameter: 'layers' });
+      if (!services.temporal) throw new Error('Temporal is not connected');
+
+      const conversionId = `cv_${randomBytes(8).toString('hex')}`;
+      const convertRequest = { output_format: format.id, target_crs: request.body.target_crs ?? null, layers };
+      const started = await execute(services, workspaceStream(row.id), workspaceDecider, {
+        type: 'StartConversion', workspaceId: row.id, actorId: userId, conversionId, request: convertRequest, at: services.clock(),
+      });
+      const pipeline = (started?.events[0]?.data as { pipeline: Pipeline }).pipeline;
+      try {
+        const output = await services.temporal.workflow.execute(convertWorkspaceWorkflow, {
+          taskQueue: services.config.taskQueue,
+          workflowId: `workspace-convert-${row.id}-${conversionId}`,
+          args: [{ workspaceId: row.id, conversionId, dataset: row.dataset, pipeline, request: convertRequest, baseName: row.filename.replace(/\.[^.]+$/, '') || 'result' }],
+        });
+        await execute(services, workspaceStream(row.id), workspaceDecider, {
+          type: 'CompleteConversion', workspaceId: row.id, conversionId, output, at: services.clock(),
+        });
+      } catch (error) {
+        const domain = domainErrorFrom(error);
+        await execute(services, workspaceStream(row.id), workspaceDecider, {
+          type: 'FailConversion',
+          workspaceId: row.id,
+          conversionId,
+          error: { code: domain?.code ?? 'internal_error', message: domain?.message ?? 'The conversion failed on the worker' },
+          at: services.clock(),
+        });
+        if (domain) throw domain;
+        request.log.error({ err: error, workspaceId: row.id }, 'conversion failed');
+        throw new DomainError('internal_error', 'The conversion failed on the worker; the error has been logged');
+      }
+      return representWorkspace(await load(request, row.id));
+    });
+
+    app.get('/workspaces/:id/download', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'The converted result (binary)', params, response: { ...errors } },
+    }, async (request, reply) => {
+      const row = await load(request, request.params.id);
+      if (!row.output) {
+        throw new DomainError('job_not_ready', 'Nothing to download yet: POST /convert first', { status: row.status });
+      }
+      const file = files.resolve(row.id, row.output.file);
+      const { size } = await stat(file);
+      const ascii = row.output.filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+      return reply
+        .header('content-type', 'application/octet-stream')
+        .header('content-length', size)
+        .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(row.output.filename)}`)
+        .send(createReadStream(file) as never);
+    });
+
+    app.post('/workspaces/:id/deliver', {
+      config: { auth: { scopes: ['workspaces:run', 'destinations:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'Deliver the converted output to a saved Destination', params, body: deliverBody, response: { ...errors } },
+    }, async (request) => {
+      const row = await load(request, request.params.id);
+      if (!row.output) {
+        throw new DomainError('job_not_ready', 'Nothing to deliver yet: POST /convert first; delivery never converts with guessed defaults', { status: row.status });
+      }
+      // Saved Destinations are a later capability: until one can exist, every id is unknown.
+      throw notFound('destination_not_found', 'Destination', request.body.destination_id);
+    });
+  };
+}

@@ -1,0 +1,227 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import path from 'node:path';
+import { DomainError } from '../domain/errors.js';
+import { datasetAt, type DatasetRef } from './dataset-files.js';
+import { errorText, gdal, openDataset, scrubPaths, withDataset } from './gdal.js';
+import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from './inspect.js';
+import { validateOperations, type ValidatedOperation } from './operations/catalog.js';
+import { runOperations, runUserSql } from './operations/execute.js';
+import { dataPreview, spatialPreview, type DataPreview, type SpatialPreview } from './preview.js';
+import { runPythonStep, type PythonStepOptions } from './python-step.js';
+import { checkSelectSql } from './sql-guard.js';
+
+/** The Workspace pipeline body (spec: "Pipeline body of a Workspace"). */
+export interface PipelineSpec {
+  layers?: string[] | null;
+  operations?: unknown[] | null;
+  sql?: string | null;
+  python?: { script: string; filename?: string } | null;
+}
+
+export interface PipelineOptions {
+  /** Transform previews: read only the first n features of each layer. */
+  sampleFeatures?: number;
+  /** Time limit of each GDAL stage; default 30 minutes. */
+  timeoutMs?: number;
+  python?: PythonStepOptions;
+}
+
+export interface PipelineResult {
+  /** The dataset to preview or convert: the input itself when the pipeline is empty. */
+  dataset: DatasetRef;
+  /** Layer names of the result. */
+  layers: string[];
+  /** Whether anything was applied (false: `dataset` is the untouched input). */
+  changed: boolean;
+  /** What the Python step printed (truncated), for the Run's log. */
+  python: { stdout: string; stderr: string } | null;
+}
+
+const invalid = (message: string, details: Record<string, unknown> = {}) => new DomainError('invalid_transformation', message, details);
+
+export function isEmptyPipeline(spec: PipelineSpec): boolean {
+  return !(spec.operations && spec.operations.length > 0) && !spec.sql && !spec.python;
+}
+
+/**
+ * The layers a pipeline applies to: the listed ones (which must exist), or the only layer.
+ * Multi-layer datasets must list them when operations or sql are set (invalid_parameter naming
+ * the layers). The Workspace PUT route can call this to refuse a pipeline early.
+ */
+export function resolvePipelineLayers(available: string[], spec: PipelineSpec): string[] {
+  const needsLayers = (spec.operations && spec.operations.length > 0) || !!spec.sql;
+  if (spec.layers && spec.layers.length > 0) {
+    const unknown = spec.layers.filter((l) => !available.includes(l));
+    if (unknown.length) {
+      throw new DomainError('invalid_parameter', `No layer named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; the layers are: ${available.join(', ')}`, {
+        parameter: 'layers',
+        layers: available,
+      });
+    }
+    return [...new Set(spec.layers)];
+  }
+  if (!needsLayers) return [];
+  if (available.length === 1) return [available[0]!];
+  throw new DomainError('invalid_parameter', `The dataset has ${available.length} layers; say which ones the pipeline applies to with layers: ${available.join(', ')}`, {
+    parameter: 'layers',
+    layers: available,
+  });
+}
+
+function validated(spec: PipelineSpec): { operations: ValidatedOperation[]; sql: string | null } {
+  const hasOps = !!spec.operations && spec.operations.length > 0;
+  if (hasOps && spec.sql) throw invalid('A pipeline has either operations or sql, not both');
+  let operations: ValidatedOperation[] = [];
+  if (hasOps) {
+    const result = validateOperations(spec.operations!);
+    if (!result.ok) throw invalid(`The operations are not valid: ${result.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { issues: result.issues });
+    operations = result.operations;
+  }
+  return { operations, sql: spec.sql ? checkSelectSql(spec.sql).sql : null };
+}
+
+async function layerNamesOf(ref: DatasetRef): Promise<{ names: string[]; raster: boolean }> {
+  return withDataset(ref, async (ds) => {
+    const names: string[] = [];
+    ds.layers.forEach((l) => {
+      names.push(l.name);
+    });
+    return { names, raster: names.length === 0 && ds.bands.count() > 0 };
+  });
+}
+
+/** Copies layers unchanged into the output GeoPackage (in-process: no user SQL involved). */
+async function copyLayers(input: DatasetRef, layers: string[], out: string, sample?: number): Promise<void> {
+  if (layers.length === 0) return;
+  const ds = await openDataset(input);
+  try {
+    const args = ['-f', 'GPKG', ...(existsSync(out) ? ['-update'] : []), ...(sample ? ['-limit', String(sample)] : []), ...layers];
+    const result = await gdal.vectorTranslateAsync(out, ds, args);
+    result.close();
+  } catch (err) {
+    throw invalid('Copying the untouched layers failed', { reason: scrubPaths(errorText(err)) });
+  } finally {
+    ds.close();
+  }
+}
+
+/**
+ * Applies a Workspace pipeline to the (immutable) input and returns the resulting dataset, a
+ * GeoPackage in a new folder under workDir: the operations or the SQL on the chosen layers, the
+ * other layers copied untouched, then the Python step on the whole result. The input is never
+ * written; an empty pipeline returns the input itself.
+ */
+export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workDir: string, options: PipelineOptions = {}): Promise<PipelineResult> {
+  const { operations, sql } = validated(spec);
+  const { names, raster } = await layerNamesOf(input);
+  if (isEmptyPipeline(spec)) return { dataset: input, layers: names, changed: false, python: null };
+  await mkdir(workDir, { recursive: true });
+  const runDir = await mkdtemp(path.join(workDir, 'pipeline-'));
+
+  if (raster) {
+    if (operations.length || sql) throw invalid('Operations and SQL apply to vector layers; this dataset is a raster (a Python step can process it)');
+    const py = await runPythonStep(spec.python!, input.path, path.join(runDir, 'python'), { outputName: 'output.tif', ...options.python });
+    await assertOpens(py.outputPath);
+    return { dataset: datasetAt(py.outputPath), layers: [], changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
+  }
+
+  const chosen = new Set(resolvePipelineLayers(names, spec));
+  const out = path.join(runDir, 'result.gpkg');
+  const timing = options.timeoutMs ? { timeoutMs: options.timeoutMs } : {};
+  const sample = options.sampleFeatures ? { sampleFeatures: options.sampleFeatures } : {};
+  const transform = operations.length > 0 || sql !== null;
+  // Layers keep their order; consecutive untouched ones are copied in one call.
+  let pending: string[] = [];
+  for (const name of names) {
+    if (!transform || !chosen.has(name)) {
+      pending.push(name);
+      continue;
+    }
+    await copyLayers(input, pending, out, options.sampleFeatures);
+    pending = [];
+    const run = { input, layer: name, output: { path: out, layer: name }, workDir: runDir, ...timing, ...sample };
+    if (sql !== null) await runUserSql({ ...run, sql });
+    else await runOperations(operations, run);
+  }
+  await copyLayers(input, pending, out, options.sampleFeatures);
+
+  if (!spec.python) return { dataset: datasetAt(out), layers: names, changed: true, python: null };
+
+  const py = await runPythonStep(spec.python, out, path.join(runDir, 'python'), { outputName: 'output.gpkg', ...options.python });
+  const driver = await assertOpens(py.outputPath);
+  let result = py.outputPath;
+  if (driver !== 'GPKG') {
+    // The script chose another format: bring it back to a GeoPackage, as promised to callers.
+    result = path.join(runDir, 'python-result.gpkg');
+    const ds = await openDataset(datasetAt(py.outputPath));
+    try {
+      (await gdal.vectorTranslateAsync(result, ds, ['-f', 'GPKG'])).close();
+    } catch (err) {
+      throw invalid('The Python step output is not a vector dataset', { reason: scrubPaths(errorText(err)) });
+    } finally {
+      ds.close();
+    }
+  }
+  const after = await layerNamesOf(datasetAt(result));
+  return { dataset: datasetAt(result), layers: after.names, changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
+}
+
+async function assertOpens(file: string): Promise<string> {
+  try {
+    return await withDataset(datasetAt(file), async (ds) => ds.driver.description);
+  } catch {
+    throw invalid('The Python step wrote an output GDAL cannot open');
+  }
+}
+
+/** Source features read by a transform preview: enough for filters to find rows, bounded in cost. */
+export const TRANSFORM_PREVIEW_SAMPLE = 5000;
+
+async function sampleWasCut(input: DatasetRef, layer: string | undefined, sample: number): Promise<boolean> {
+  const cheap = (await datasetBytes(input.path)) <= CHEAP_SCAN_BYTES;
+  return withDataset(input, async (ds) => {
+    let cut = false;
+    for (let i = 0; i < ds.layers.count(); i++) {
+      const l = ds.layers.get(i);
+      if (layer !== undefined && l.name !== layer) continue;
+      const n = await cheapFeatureCount(l, cheap);
+      if (n === null || n > sample) cut = true;
+    }
+    return cut;
+  });
+}
+
+/**
+ * The data preview of the pipeline's result, computed on the first features of the input only
+ * (a truncated sample, as the spec says; convert gives the full result).
+ */
+export async function transformDataPreview(
+  input: DatasetRef,
+  spec: PipelineSpec,
+  workDir: string,
+  layer: string | undefined,
+  limit: number,
+  options: PipelineOptions = {},
+): Promise<DataPreview> {
+  const sample = options.sampleFeatures ?? TRANSFORM_PREVIEW_SAMPLE;
+  const result = await applyPipeline(input, spec, workDir, { ...options, sampleFeatures: sample });
+  const preview = await dataPreview(result.dataset, layer, limit);
+  if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, row_count: null, truncated: true };
+  return preview;
+}
+
+/** The spatial preview of the pipeline's result, on a sample of the input (see transformDataPreview). */
+export async function transformSpatialPreview(
+  input: DatasetRef,
+  spec: PipelineSpec,
+  workDir: string,
+  layer: string | undefined,
+  options: PipelineOptions = {},
+): Promise<SpatialPreview> {
+  const sample = options.sampleFeatures ?? TRANSFORM_PREVIEW_SAMPLE;
+  const result = await applyPipeline(input, spec, workDir, { ...options, sampleFeatures: sample });
+  const preview = await spatialPreview(result.dataset, layer);
+  if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, feature_count: null, truncated: true };
+  return preview;
+}

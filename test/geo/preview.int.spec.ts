@@ -1,0 +1,179 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../domain/errors.js';
+import { datasetAt, prepareUpload } from '../../geo/dataset-files.js';
+import { dataPreview, parsePreviewLimit, spatialPreview } from '../../geo/preview.js';
+import { addGpkgLayer, run, tempFolder, vectorFromCsv, write } from './support.js';
+
+function refusedWith(fn: () => unknown, code: string): DomainError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(DomainError);
+    expect((e as DomainError).code).toBe(code);
+    return e as DomainError;
+  }
+  throw new Error('expected a refusal');
+}
+
+async function refusal(p: Promise<unknown>, code: string): Promise<DomainError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DomainError);
+  expect((err as DomainError).code).toBe(code);
+  return err as DomainError;
+}
+
+const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
+
+describe('parsePreviewLimit', () => {
+  it('defaults to 100, caps at 500 and refuses non-positive or non-numeric values', () => {
+    expect(parsePreviewLimit(undefined)).toBe(100);
+    expect(parsePreviewLimit('')).toBe(100);
+    expect(parsePreviewLimit('25')).toBe(25);
+    expect(parsePreviewLimit(7)).toBe(7);
+    expect(parsePreviewLimit('1000')).toBe(500);
+    for (const bad of ['0', '-3', 'abc', '1.5', '10abc', 0, -1, 2.5]) {
+      const err = refusedWith(() => parsePreviewLimit(bad), 'invalid_parameter');
+      expect(err.details.parameter).toBe('limit');
+    }
+  });
+});
+
+describe('previews', { timeout: 60_000 }, () => {
+  const tmp = tempFolder('preview');
+  const d = (name: string) => path.join(tmp.dir, name);
+  afterAll(() => tmp.remove());
+
+  let gpkg: string;
+  beforeAll(() => {
+    // 2100 points in the Swiss projected CRS, with dates, non-ASCII text and a binary column.
+    const rows = ['id,name,day,seen,wkt'];
+    for (let i = 1; i <= 2100; i++) rows.push(`${i},Ort ${i} – Zürich,2024-01-${String((i % 28) + 1).padStart(2, '0')},2024-02-03T04:05:06Z,"POINT (${2600000 + i} ${1200000 + i})"`);
+    const src = write(d('points.csv'), rows.join('\n') + '\n');
+    run('ogr2ogr', [
+      '-a_srs', 'EPSG:2056', '-nln', 'orte', '-nlt', 'POINT', '-dialect', 'SQLite',
+      '-sql', "SELECT id, name, day, seen, GEOMETRY, CAST(X'0102' AS BLOB) AS raw FROM points",
+      d('data.gpkg'), src, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-oo', 'AUTODETECT_TYPE=YES',
+    ]);
+    gpkg = d('data.gpkg');
+    addGpkgLayer(gpkg, 'owners', 'owner_id,full_name\n1,Anna Müller\n2,José Núñez\n');
+    addGpkgLayer(gpkg, 'tracks', 'id,wkt\n1,"LINESTRING ZM (2600000 1200000 500 1,2600100 1200100 510 2)"\n', ['-a_srs', 'EPSG:2056', '-nlt', 'LINESTRINGZM']);
+  });
+
+  it('requires a layer on multi-layer datasets and names the layers', async () => {
+    const err = await refusal(dataPreview(datasetAt(gpkg)), 'invalid_parameter');
+    expect(err.details.layers).toEqual(['orte', 'tracks', 'owners']);
+    expect(err.message).toContain('orte, tracks, owners');
+    const unknown = await refusal(dataPreview(datasetAt(gpkg), 'nope'), 'invalid_parameter');
+    expect(unknown.details.layers).toEqual(['orte', 'tracks', 'owners']);
+    await refusal(spatialPreview(datasetAt(gpkg)), 'invalid_parameter');
+  });
+
+  it('returns a truncated sample with type labels in geometry cells and ISO dates', async () => {
+    const before = sha(gpkg);
+    const p = await dataPreview(datasetAt(gpkg), 'orte', 10);
+    expect(p).toMatchObject({
+      layer: 'orte',
+      has_geometry: true,
+      geometry_type: 'POINT',
+      crs: 'EPSG:2056',
+      row_count: 2100,
+      preview_row_count: 10,
+      limit: 10,
+      truncated: true,
+    });
+    expect(p.fields).toEqual([
+      { name: 'id', type: 'Integer' },
+      { name: 'name', type: 'String' },
+      { name: 'day', type: 'Date' },
+      { name: 'seen', type: 'DateTime' },
+      { name: 'raw', type: 'Binary' },
+      { name: 'GEOMETRY', type: 'Geometry' }, // the layer's geometry column name
+    ]);
+    expect(p.rows).toHaveLength(10);
+    expect(p.rows[0]).toEqual({ id: 1, name: 'Ort 1 – Zürich', day: '2024-01-02', seen: '2024-02-03T04:05:06Z', raw: null, GEOMETRY: 'POINT' });
+    expect(JSON.stringify(p)).not.toMatch(/2600001/); // no coordinates anywhere
+    expect(sha(gpkg)).toBe(before);
+  });
+
+  it('previews a non-spatial table without geometry_type, untruncated when it fits', async () => {
+    const p = await dataPreview(datasetAt(gpkg), 'owners');
+    expect(p).toEqual({
+      layer: 'owners',
+      fields: [
+        { name: 'owner_id', type: 'Integer' },
+        { name: 'full_name', type: 'String' },
+      ],
+      has_geometry: false,
+      crs: null,
+      row_count: 2,
+      preview_row_count: 2,
+      limit: 100,
+      truncated: false,
+      rows: [
+        { owner_id: 1, full_name: 'Anna Müller' },
+        { owner_id: 2, full_name: 'José Núñez' },
+      ],
+    });
+    expect('geometry_type' in p).toBe(false);
+  });
+
+  it('labels Z/M geometries and caps the limit at 500', async () => {
+    const t = await dataPreview(datasetAt(gpkg), 'tracks', 1000);
+    expect(t.limit).toBe(500);
+    expect(t.geometry_type).toBe('LINESTRING ZM');
+    expect(t.rows[0]!.geom).toBe('LINESTRING ZM');
+  });
+
+  it('spatial preview: WGS 84 lon/lat, capped at 2000, properties kept, source untouched', async () => {
+    const before = sha(gpkg);
+    const mtime = statSync(gpkg).mtimeMs;
+    const s = await spatialPreview(datasetAt(gpkg), 'orte');
+    expect(s).toMatchObject({ layer: 'orte', source_crs: 'EPSG:2056', preview_crs: 'EPSG:4326', returned_count: 2000, feature_count: 2100, truncated: true });
+    expect(s.geojson.type).toBe('FeatureCollection');
+    expect(s.geojson.features).toHaveLength(2000);
+    const first = s.geojson.features[0] as { geometry: { type: string; coordinates: number[] }; properties: Record<string, unknown> };
+    // LV95 2600001/1200001 is the Bern observatory: 7.4386 E, 46.9511 N.
+    expect(first.geometry.type).toBe('Point');
+    expect(first.geometry.coordinates[0]).toBeCloseTo(7.4386, 3);
+    expect(first.geometry.coordinates[1]).toBeCloseTo(46.9511, 3);
+    expect(first.properties).toMatchObject({ id: 1, name: 'Ort 1 – Zürich', day: '2024-01-02', raw: null });
+    expect(sha(gpkg)).toBe(before);
+    expect(statSync(gpkg).mtimeMs).toBe(mtime);
+  });
+
+  it('spatial preview flattens LineString ZM to 2D', async () => {
+    const s = await spatialPreview(datasetAt(gpkg), 'tracks');
+    expect(s).toMatchObject({ returned_count: 1, feature_count: 1, truncated: false });
+    const g = (s.geojson.features[0] as { geometry: { type: string; coordinates: number[][] } }).geometry;
+    expect(g.type).toBe('LineString');
+    expect(g.coordinates[0]).toHaveLength(2);
+  });
+
+  it('spatial preview refuses a non-spatial layer with invalid_parameter', async () => {
+    const err = await refusal(spatialPreview(datasetAt(gpkg), 'owners'), 'invalid_parameter');
+    expect(err.message).toMatch(/no geometry/);
+  });
+
+  it('previews a lat/lon CSV (no CRS in the file: WGS 84 assumed)', async () => {
+    const ref = await prepareUpload(write(d('u.csv'), 'name,lat,lon\nBern,46.95,7.44\n'), 'cities.csv', d('ws'), { maxUncompressedBytes: 1e6 });
+    const s = await spatialPreview(ref);
+    expect(s.source_crs).toBe('EPSG:4326');
+    expect((s.geojson.features[0] as { geometry: { coordinates: number[] } }).geometry.coordinates).toEqual([7.44, 46.95]);
+    const p = await dataPreview(ref);
+    expect(p.rows).toEqual([{ name: 'Bern', geometry: 'POINT' }]);
+  });
+
+  it('previews a single-layer dataset without naming the layer, empty layers included', async () => {
+    const empty = vectorFromCsv(d('empty.gpkg'), 'id,wkt\n', ['-a_srs', 'EPSG:4326', '-nlt', 'POLYGON', '-nln', 'nothing']);
+    const p = await dataPreview(datasetAt(empty));
+    expect(p).toMatchObject({ layer: 'nothing', row_count: 0, preview_row_count: 0, truncated: false, rows: [] });
+    const s = await spatialPreview(datasetAt(empty));
+    expect(s).toMatchObject({ returned_count: 0, feature_count: 0, truncated: false, geojson: { type: 'FeatureCollection', features: [] } });
+  });
+});

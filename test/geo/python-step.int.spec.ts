@@ -1,0 +1,129 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../domain/errors.js';
+import { pythonStepAvailable, runPythonStep } from '../../geo/python-step.js';
+import { bwrapPath } from '../../geo/sandbox.js';
+import { readLayer, tempFolder, vectorFromCsv } from './support.js';
+
+const hasBwrap = bwrapPath() !== null;
+if (!hasBwrap) console.warn('python-step tests skipped: bubblewrap (bwrap) is missing on this machine');
+
+async function failure(p: Promise<unknown>): Promise<DomainError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(DomainError);
+  expect((err as DomainError).code).toBe('invalid_transformation');
+  return err as DomainError;
+}
+
+describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, () => {
+  const tmp = tempFolder('python');
+  const d = (n: string) => path.join(tmp.dir, n);
+  let input: string;
+  let server: Server;
+  let port: number;
+  let hits = 0;
+
+  beforeAll(async () => {
+    mkdirSync(d('in'));
+    input = vectorFromCsv(d('in/parcels.gpkg'), 'id,area,wkt\n1,10.5,"POINT (7 46)"\n2,20,"POINT (8 47)"\n', ['-a_srs', 'EPSG:4326', '-nln', 'parcels']);
+    // A server on the host's loopback: reachable from here, and it must not be from the sandbox.
+    server = createServer((_req, res) => {
+      hits++;
+      res.end('secret');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    tmp.remove();
+  });
+
+  it('is available here', () => {
+    expect(pythonStepAvailable()).toBe(true);
+  });
+
+  it('runs a geopandas script that adds a column', async () => {
+    const script = [
+      'import sys',
+      'import geopandas as gpd',
+      'df = gpd.read_file(sys.argv[1], layer="parcels")',
+      'df["double_area"] = df["area"] * 2',
+      'df.to_file(sys.argv[2], layer="parcels", driver="GPKG")',
+      'print("rows:", len(df), "input:", sys.argv[1])',
+    ].join('\n');
+    const r = await runPythonStep({ script, filename: 'add_column.py' }, input, d('step1'));
+    expect(r.stdout).toContain('rows: 2 input: /input/parcels.gpkg');
+    const out = readLayer(r.outputPath, 'parcels');
+    expect(out.features.map((f) => f.props.double_area)).toEqual([21, 40]);
+    expect(out.features[0]!.wkt).toBe('POINT (7 46)');
+  });
+
+  it('has no network: a request to the host loopback fails', async () => {
+    const script = [
+      'import sys, urllib.request',
+      'try:',
+      `    urllib.request.urlopen("http://127.0.0.1:${port}/", timeout=3).read()`,
+      '    print("REACHED")',
+      'except Exception as e:',
+      '    print("blocked:", type(e).__name__)',
+      'open(sys.argv[2], "w").write("x")',
+    ].join('\n');
+    const r = await runPythonStep({ script }, input, d('step2'));
+    expect(r.stdout).toMatch(/blocked: URLError/);
+    expect(r.stdout).not.toContain('REACHED');
+    expect(hits).toBe(0);
+  });
+
+  it('kills an infinite loop at the timeout and reports it', async () => {
+    const started = Date.now();
+    const err = await failure(runPythonStep({ script: 'print("looping", flush=True)\nwhile True:\n    pass\n' }, input, d('step3'), { timeoutMs: 1500 }));
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(err.details).toMatchObject({ timed_out: true });
+    expect(err.details.stdout).toContain('looping');
+  });
+
+  it('cannot write outside its folder (input read-only, host paths absent)', async () => {
+    const escape = d('escaped.txt');
+    const script = [
+      'import sys',
+      'for target in [sys.argv[1], "/input/new.txt", "/usr/evil.txt", ' + JSON.stringify(escape) + ']:',
+      '    try:',
+      '        open(target, "a").write("x")',
+      '        print("WROTE", target)',
+      '    except OSError as e:',
+      '        print("refused", target, type(e).__name__)',
+      'sys.exit(3)',
+    ].join('\n');
+    const err = await failure(runPythonStep({ script }, input, d('step4')));
+    expect(err.details.exit_code).toBe(3);
+    expect(err.details.stdout).not.toContain('WROTE');
+    expect(String(err.details.stdout).match(/refused/g)).toHaveLength(4);
+    expect(existsSync(escape)).toBe(false);
+    expect(readLayer(input, 'parcels').features).toHaveLength(2);
+  });
+
+  it('reports a failing script with its traceback, and a script that writes nothing', async () => {
+    const err = await failure(runPythonStep({ script: 'raise ValueError("bad data in row 7")', filename: 'fix.py' }, input, d('step5')));
+    expect(err.details.exit_code).toBe(1);
+    expect(err.details.stderr).toMatch(/File "\/step\/fix.py", line 1/);
+    expect(err.message).toContain('ValueError: bad data in row 7');
+    expect(JSON.stringify(err.details)).not.toContain(tmp.dir);
+
+    const none = await failure(runPythonStep({ script: 'print("done")' }, input, d('step6')));
+    expect(none.message).toMatch(/without writing its output/);
+    expect(none.details).toMatchObject({ exit_code: 0, timed_out: false });
+  });
+
+  it('truncates a flood of output', async () => {
+    const err = await failure(runPythonStep({ script: 'import sys\nsys.stderr.write("e" * 500000)\nsys.exit(2)' }, input, d('step7'), { maxOutputBytes: 4096 }));
+    expect(String(err.details.stderr).length).toBeLessThan(5000);
+    expect(err.details.stderr).toMatch(/bytes omitted/);
+  });
+});

@@ -1,0 +1,247 @@
+import gdal from 'gdal-async';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupExpiredWorkspaces } from '../../api/workspaces/cleanup.js';
+import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { skipWithoutDatabase } from '../support/database.js';
+import { fixtureDir, latLonCsv, mixedPolygonsGeoJson, pointsGeoJson, twoLayerGpkg, zippedShapefile } from '../support/fixtures.js';
+import { multipartFile } from '../support/multipart.js';
+import { startTestWorker, temporalAddress } from '../support/worker.js';
+
+const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+
+describe.skipIf(skip)('Workspaces through /api/v1', () => {
+  let sut: TestApp;
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  let token: string;
+  let cookie: string;
+  const dir = fixtureDir();
+  let now = Date.now();
+
+  beforeAll(async () => {
+    sut = await createTestApp({ temporal: true, env: { SVC_MAX_UPLOAD_MB: '2' } });
+    sut.services.clock = () => new Date(now);
+    worker = await startTestWorker(sut.services.config);
+    cookie = await login(sut.app);
+    token = await createToken(sut.app, cookie, ['workspaces:read', 'workspaces:write', 'workspaces:run']);
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await sut?.close();
+  });
+
+  const upload = (file: string, filename?: string, t = token) =>
+    sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', ...(() => { const m = multipartFile(file, filename); return { payload: m.payload, headers: { ...m.headers, ...bearer(t) } }; })() });
+  const get = (url: string, t = token) => sut.app.inject({ method: 'GET', url, headers: bearer(t) });
+  const send = (method: 'PUT' | 'POST', url: string, payload: object, t = token) => sut.app.inject({ method, url, payload, headers: bearer(t) });
+
+  it('uploads, inspects, previews, transforms, converts and downloads a GeoJSON', async () => {
+    const created = await upload(pointsGeoJson(dir));
+    expect(created.statusCode, created.body).toBe(201);
+    const ws = created.json();
+    expect(ws).toMatchObject({ status: 'inspected', filename: 'places.geojson', dataset_type: 'vector', driver: 'GeoJSON' });
+    expect(ws.layers).toHaveLength(1);
+    expect(ws.layers[0]).toMatchObject({ name: 'places', has_geometry: true, feature_count: 25, crs: 'EPSG:4326' });
+    expect(ws.layers[0].fields.map((f: { name: string }) => f.name)).toEqual(['id', 'name', 'population']);
+    expect(ws.expires_at).toBeDefined();
+    expect(created.body).not.toContain(sut.services.config.dataDir);
+
+    const preview = await get(`/api/v1/workspaces/${ws.id}/data-preview?limit=10`);
+    expect(preview.statusCode).toBe(200);
+    expect(preview.json()).toMatchObject({ workspace_id: ws.id, layer: 'places', has_geometry: true, row_count: 25, preview_row_count: 10, limit: 10, truncated: true });
+    expect(JSON.stringify(preview.json().rows)).not.toMatch(/\d+\.\d+,\s*\d+\.\d+/);
+    expect(Object.values(preview.json().rows[0])).toContain('POINT');
+
+    const map = await get(`/api/v1/workspaces/${ws.id}/spatial-preview`);
+    expect(map.statusCode).toBe(200);
+    expect(map.json()).toMatchObject({ preview_crs: 'EPSG:4326', returned_count: 25, feature_count: 25, truncated: false });
+    expect(map.json().geojson.features[0].properties.name).toBe('Genève 0');
+
+    const pipeline = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, {
+      operations: [{ type: 'filter', where: 'population > 20000' }, { type: 'rename_column', from: 'name', to: 'label' }],
+    });
+    expect(pipeline.statusCode, pipeline.body).toBe(200);
+    expect((await get(`/api/v1/workspaces/${ws.id}/transformations`)).json().operations).toHaveLength(2);
+
+    const tPreview = await get(`/api/v1/workspaces/${ws.id}/transform-preview`);
+    expect(tPreview.statusCode, tPreview.body).toBe(200);
+    expect(tPreview.json().fields.map((f: { name: string }) => f.name)).toContain('label');
+    expect(tPreview.json().preview_row_count).toBe(5);
+
+    const before = await get(`/api/v1/workspaces/${ws.id}/download`);
+    expect(before.statusCode).toBe(409);
+    expect(before.json().error.code).toBe('job_not_ready');
+
+    const converted = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' });
+    expect(converted.statusCode, converted.body).toBe(200);
+    expect(converted.json()).toMatchObject({ status: 'completed', output: { format: 'GPKG' } });
+
+    const download = await get(`/api/v1/workspaces/${ws.id}/download`);
+    expect(download.statusCode).toBe(200);
+    expect(download.headers['content-type']).toBe('application/octet-stream');
+    expect(download.headers['content-disposition']).toMatch(/attachment; filename=".+\.gpkg"/);
+    expect(Number(download.headers['content-length'])).toBe(download.rawPayload.length);
+    const out = path.join(dir, 'out.gpkg');
+    writeFileSync(out, download.rawPayload);
+    const ds = gdal.open(out);
+    const layer = ds.layers.get(0);
+    expect(layer.features.count()).toBe(5);
+    expect(layer.fields.getNames()).toContain('label');
+    ds.close();
+
+    // the upload is untouched: the original preview still sees 25 rows and the old column
+    expect((await get(`/api/v1/workspaces/${ws.id}/data-preview`)).json().row_count).toBe(25);
+
+    // clearing the pipeline and converting again starts from the upload, not from the last output
+    expect((await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [] })).statusCode).toBe(200);
+    await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'geojson' });
+    const again = await get(`/api/v1/workspaces/${ws.id}/download`);
+    expect(JSON.parse(again.body).features).toHaveLength(25);
+  });
+
+  it('reads a multi-layer GeoPackage and asks which layer', async () => {
+    const ws = (await upload(twoLayerGpkg(dir))).json();
+    expect(ws.layers.map((l: { name: string }) => l.name).sort()).toEqual(['owners', 'places']);
+    const owners = ws.layers.find((l: { name: string }) => l.name === 'owners');
+    expect(owners.has_geometry).toBe(false);
+
+    const noLayer = await get(`/api/v1/workspaces/${ws.id}/data-preview`);
+    expect(noLayer.statusCode).toBe(400);
+    expect(noLayer.json().error.code).toBe('invalid_parameter');
+
+    const table = await get(`/api/v1/workspaces/${ws.id}/data-preview?layer=owners`);
+    expect(table.statusCode).toBe(200);
+    expect(table.json()).toMatchObject({ has_geometry: false, row_count: 3 });
+    expect(table.json().rows.map((r: { owner_name: string }) => r.owner_name)).toContain('Çelik');
+
+    const flat = await get(`/api/v1/workspaces/${ws.id}/spatial-preview?layer=owners`);
+    expect(flat.statusCode).toBe(400);
+    expect(flat.json().error.code).toBe('invalid_parameter');
+
+    const needsLayers = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'centroid' }] });
+    expect(needsLayers.statusCode).toBe(422);
+    const geomOnTable = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['owners'], operations: [{ type: 'buffer', distance: 1 }] });
+    expect(geomOnTable.statusCode).toBe(422);
+    expect(geomOnTable.json().error.code).toBe('invalid_transformation');
+    const attrOnTable = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['owners'], operations: [{ type: 'rename_column', from: 'owner_name', to: 'name' }] });
+    expect(attrOnTable.statusCode).toBe(200);
+    const both = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['owners'], operations: [{ type: 'centroid' }], sql: 'SELECT * FROM source' });
+    expect(both.statusCode).toBe(422);
+  });
+
+  it('checks data preview limits', async () => {
+    const ws = (await upload(latLonCsv(dir))).json();
+    for (const bad of ['0', '-3', 'abc']) {
+      const res = await get(`/api/v1/workspaces/${ws.id}/data-preview?limit=${bad}`);
+      expect(res.statusCode, bad).toBe(400);
+      expect(res.json().error.code).toBe('invalid_parameter');
+    }
+    expect((await get(`/api/v1/workspaces/${ws.id}/data-preview?limit=500`)).statusCode).toBe(200);
+    // above the maximum the limit is capped, and the response says which limit applied
+    const capped = await get(`/api/v1/workspaces/${ws.id}/data-preview?limit=5000`);
+    expect(capped.statusCode).toBe(200);
+    expect(capped.json().limit).toBe(500);
+    // lat/lon columns become a point geometry
+    expect(ws.layers[0].has_geometry).toBe(true);
+  });
+
+  it('converts mixed Polygon/MultiPolygon with long field names into a zipped Shapefile', async () => {
+    const ws = (await upload(mixedPolygonsGeoJson(dir))).json();
+    const res = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'ESRI Shapefile', target_crs: 'EPSG:4326' });
+    expect(res.statusCode, res.body).toBe(200);
+    const download = await get(`/api/v1/workspaces/${ws.id}/download`);
+    expect(download.headers['content-disposition']).toMatch(/\.zip"/);
+    const zip = path.join(dir, 'parcels-out.zip');
+    writeFileSync(zip, download.rawPayload);
+    const ds = gdal.open(`/vsizip/${zip}`);
+    const layer = ds.layers.get(0);
+    expect(layer.features.count()).toBe(2);
+    const owners = layer.features.map((f) => f.fields.get('owner'));
+    expect(owners).toEqual(expect.arrayContaining(['Müller', 'Løvland']));
+    ds.close();
+  });
+
+  it('accepts a zipped Shapefile and refuses what GDAL cannot open, leaving nothing behind', async () => {
+    const ok = await upload(zippedShapefile(dir));
+    expect(ok.statusCode, ok.body).toBe(201);
+    expect(ok.json().layers[0].feature_count).toBe(25);
+
+    const before = readdirSync(path.join(sut.services.config.dataDir, 'workspaces')).length;
+    const junk = path.join(dir, 'junk.geojson');
+    writeFileSync(junk, 'this is not geojson');
+    const bad = await upload(junk);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.code).toBe('invalid_source');
+    expect(readdirSync(path.join(sut.services.config.dataDir, 'workspaces')).length).toBe(before);
+  });
+
+  it('answers upload_too_large with max_bytes while streaming, leaving no file', async () => {
+    const big = path.join(dir, 'big.geojson');
+    writeFileSync(big, Buffer.alloc(3 * 1024 * 1024, 32));
+    const before = readdirSync(path.join(sut.services.config.dataDir, 'workspaces')).length;
+    const res = await upload(big);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({ code: 'upload_too_large', details: { max_bytes: 2 * 1024 * 1024 } });
+    expect(readdirSync(path.join(sut.services.config.dataDir, 'workspaces')).length).toBe(before);
+  });
+
+  it('applies scopes and ownership', async () => {
+    const ws = (await upload(pointsGeoJson(dir))).json();
+    const readOnly = await createToken(sut.app, cookie, ['workspaces:read']);
+    expect((await get(`/api/v1/workspaces/${ws.id}`, readOnly)).statusCode).toBe(200);
+    expect((await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' }, readOnly)).statusCode).toBe(403);
+    expect((await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [] }, readOnly)).statusCode).toBe(403);
+    const runOnly = await createToken(sut.app, cookie, ['workspaces:run']);
+    expect((await get(`/api/v1/workspaces/${ws.id}`, runOnly)).statusCode).toBe(403);
+    const jobsToken = await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run']);
+    expect((await upload(pointsGeoJson(dir), undefined, jobsToken)).statusCode).toBe(403);
+
+    const { registerUser } = await import('../../api/auth/accounts.js');
+    await registerUser(sut.services, { email: 'other@example.com', password: 'other long password' });
+    const otherCookie = await login(sut.app, { email: 'other@example.com', password: 'other long password' });
+    const other = await createToken(sut.app, otherCookie, ['workspaces:read']);
+    const foreign = await get(`/api/v1/workspaces/${ws.id}`, other);
+    expect(foreign.statusCode).toBe(404);
+    expect(foreign.json().error.code).toBe('job_not_found');
+    const anonymous = await sut.app.inject({ method: 'GET', url: `/api/v1/workspaces/${ws.id}` });
+    expect(anonymous.statusCode).toBe(401);
+  });
+
+  it('refuses deliver before convert with job_not_ready', async () => {
+    const t = await createToken(sut.app, cookie, ['workspaces:read', 'workspaces:write', 'workspaces:run', 'destinations:read']);
+    const ws = (await upload(pointsGeoJson(dir), undefined, t)).json();
+    const res = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: 'dst_x', destination_target: { table: 'x' } }, t);
+    expect(res.statusCode).toBe(409);
+    expect(res.json().error.code).toBe('job_not_ready');
+  });
+
+  it('keeps live Workspaces, their pipeline and output across a service restart', async () => {
+    const ws = (await upload(pointsGeoJson(dir))).json();
+    await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'centroid' }] });
+    await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'FlatGeobuf' });
+    await sut.restart();
+    sut.services.clock = () => new Date(now);
+    const after = await get(`/api/v1/workspaces/${ws.id}`);
+    expect(after.statusCode).toBe(200);
+    expect(after.json()).toMatchObject({ status: 'completed', output: { format: 'FlatGeobuf' } });
+    expect((await get(`/api/v1/workspaces/${ws.id}/transformations`)).json().operations).toEqual([{ type: 'centroid' }]);
+    expect((await get(`/api/v1/workspaces/${ws.id}/data-preview`)).statusCode).toBe(200);
+    expect((await get(`/api/v1/workspaces/${ws.id}/download`)).statusCode).toBe(200);
+  });
+
+  it('expires after SVC_JOB_TTL: every call answers job_expired and the cleanup removes the files', async () => {
+    const ws = (await upload(pointsGeoJson(dir))).json();
+    const folder = path.join(sut.services.config.dataDir, 'workspaces', ws.id);
+    expect(existsSync(folder)).toBe(true);
+    now += 61 * 60_000;
+    const res = await get(`/api/v1/workspaces/${ws.id}`);
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe('job_expired');
+    expect((await get(`/api/v1/workspaces/${ws.id}/data-preview`)).json().error.code).toBe('job_expired');
+    const { expired } = await cleanupExpiredWorkspaces(sut.services);
+    expect(expired).toBeGreaterThan(0);
+    expect(existsSync(folder)).toBe(false);
+    expect((await get(`/api/v1/workspaces/${ws.id}`)).json().error.code).toBe('job_expired');
+  });
+});
