@@ -4,6 +4,8 @@ import { projectors } from '../../projections/index.js';
 import { rebuildProjections } from '../../projections/runner.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
+import { multipartFile } from '../support/multipart.js';
 
 async function tableRows(sut: TestApp, schema: string, table: string) {
   const rows = await sut.services.pool.any(
@@ -30,6 +32,11 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
     const list = await sut.app.inject({ method: 'GET', url: '/api/v1/account/tokens', headers: { cookie } });
     const revokedId = list.json().items.find((t: { prefix: string }) => revoked.startsWith(t.prefix) && t.prefix.length > 7)?.id;
     await sut.app.inject({ method: 'DELETE', url: `/api/v1/account/tokens/${revokedId}`, headers: { cookie } });
+    // a Workspace with a pipeline (upload and pipeline need no worker)
+    const file = pointsGeoJson(fixtureDir(), 3);
+    const m = multipartFile(file);
+    const ws = await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, cookie } });
+    await sut.app.inject({ method: 'PUT', url: `/api/v1/workspaces/${ws.json().id}/transformations`, headers: { cookie }, payload: { operations: [{ type: 'centroid' }] } });
     await sut.services.projections.catchUp();
   });
   afterAll(async () => sut?.close());
