@@ -13,6 +13,8 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm_config_build_from_source=gdal-async npm_config_shared_gdal=true npm ci --no-audit --no-fund \
  && node -e "require('gdal-async')"
 COPY . .
+# The browser app is built at image build time: the image runs as `node` and cannot write web/dist.
+RUN node --import tsx web/build.ts
 
 ENV SVC_HOST=0.0.0.0 SVC_PORT=8080 SVC_DATA_DIR=/data UV_THREADPOOL_SIZE=8 NODE_ENV=production
 VOLUME /data

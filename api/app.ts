@@ -11,6 +11,7 @@ import { catalogRoutes } from './routes/catalogs.js';
 import { registerHealth } from './routes/health.js';
 import { recipeRoutes } from './routes/recipes.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { registerWeb } from './routes/web.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 import type { Services } from './services.js';
 import pkg from '../package.json' with { type: 'json' };
@@ -78,5 +79,6 @@ export async function buildApp(
   for (const routes of [...apiRoutes, ...(options.extraRoutes ?? [])]) {
     await app.register(routes(services), { prefix: API_PREFIX });
   }
+  await registerWeb(app);
   return app;
 }

@@ -13,7 +13,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for pkg in postgresql-15 postgresql-15-postgis-3 gdal-bin libgdal-dev bubblewrap unzip zip \
-           python3-gdal python3-shapely python3-pyproj python3-geopandas python3-venv; do
+           python3-gdal python3-shapely python3-pyproj python3-geopandas python3-venv \
+           chromium; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -1,0 +1,120 @@
+/**
+ * End-to-end support for the browser app: the real API (test database, optional Temporal
+ * worker) listening on a loopback port, and Debian's Chromium driven by playwright-core.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { ADMIN, createTestApp, type TestApp } from '../support/app.js';
+
+export const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Why the browser suites cannot run here, or false when they can. */
+export function skipReason(options: { temporal?: boolean } = {}): string | false {
+  if (!existsSync(CHROMIUM)) return `${CHROMIUM} is absent: install Debian's chromium (apt-get install chromium) to run the browser tests`;
+  if (!process.env.SVC_TEST_DATABASE_URL) return 'SVC_TEST_DATABASE_URL is not set: run the suite with `npm test`, which starts PostgreSQL';
+  if (options.temporal && !process.env.SVC_TEST_TEMPORAL_ADDRESS) return 'SVC_TEST_TEMPORAL_ADDRESS is not set: run the suite with `npm test`, which starts Temporal';
+  return false;
+}
+
+export interface Server {
+  url: string;
+  sut: TestApp;
+  close(): Promise<void>;
+}
+
+/** The app on a fresh database, serving the browser app, reachable by Chromium. */
+export async function startServer(options: { temporal?: boolean } = {}): Promise<Server> {
+  const sut = await createTestApp({ temporal: options.temporal ?? false });
+  let stopWorker = async () => {};
+  if (options.temporal) {
+    // Same data folder and task queue as the app: conversions run here.
+    const { createWorker } = await import('../../workflows/worker.js');
+    const { worker, connection } = await createWorker(sut.services.config);
+    const running = worker.run();
+    stopWorker = async () => {
+      worker.shutdown();
+      await running.catch(() => undefined);
+      await connection.close();
+    };
+  }
+  const url = await sut.app.listen({ port: 0, host: '127.0.0.1' });
+  return {
+    url,
+    sut,
+    async close() {
+      await stopWorker();
+      await sut.close();
+    },
+  };
+}
+
+export interface Browser {
+  context: BrowserContext;
+  page: Page;
+  /** Browser-side failures (uncaught errors, console errors) seen so far. */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+export async function launchBrowser(viewport = { width: 1280, height: 860 }): Promise<Browser> {
+  const userDataDir = mkdtempSync(path.join(tmpdir(), 'svc-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport,
+    acceptDownloads: true,
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    // 4xx answers the page handles (a wrong password, a revoked token) are logged by Chromium too.
+    if (message.type() === 'error' && !/status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
+  });
+  page.setDefaultTimeout(15_000);
+  return {
+    context,
+    page,
+    problems,
+    async close() {
+      await context.close();
+      rmSync(userDataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const screenshotsDir = path.resolve('docs/screenshots');
+
+/** Saves a screenshot for the README, only when SVC_UPDATE_SCREENSHOTS=1. */
+export async function snap(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  if (process.env.SVC_UPDATE_SCREENSHOTS !== '1') return;
+  mkdirSync(screenshotsDir, { recursive: true });
+  // Let maps finish their fit-to-bounds animation and fonts settle.
+  await page.waitForTimeout(400);
+  await page.screenshot({ path: path.join(screenshotsDir, `${name}.png`), fullPage: options.fullPage ?? true });
+}
+
+export async function logIn(page: Page, url: string, credentials = ADMIN): Promise<void> {
+  await page.goto(`${url}/#/login`);
+  await page.getByLabel('E-mail').fill(credentials.email);
+  await page.getByLabel('Password').fill(credentials.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('button', { name: 'Log out' }).waitFor();
+}
+
+/** Form controls that no label, aria-label or aria-labelledby names (should be none). */
+export async function unlabelledControls(page: Page): Promise<string[]> {
+  return page.evaluate(`[...document.querySelectorAll('input, select, textarea')]
+    .filter((e) => e.type !== 'hidden' && !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby'))
+    .map((e) => e.outerHTML.slice(0, 120))`);
+}
+
+/** True when the page is wider than the viewport (horizontal scrolling at 375 px). */
+export async function overflowsHorizontally(page: Page): Promise<boolean> {
+  return page.evaluate('document.documentElement.scrollWidth > window.innerWidth + 1');
+}

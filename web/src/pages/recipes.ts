@@ -1,0 +1,155 @@
+import { del, get, plainMessage, post, put } from '../api.js';
+import { confirmDialog } from '../components/dialog.js';
+import { operationEditor } from '../components/operation-editor.js';
+import { h, replace, time } from '../dom.js';
+import { busy, FormErrors, input, labelled, statusLine } from '../forms.js';
+import type { Page, PageContext } from '../router.js';
+import type { Page as ListPage, Operation, Recipe, Transformation } from '../types.js';
+
+export function summarize(operations: Operation[], catalog: Transformation[]): string {
+  if (!operations.length) return 'No operations';
+  const labels = new Map(catalog.map((t) => [t.id, t.label]));
+  return operations.map((o) => labels.get(o.type) ?? o.type).join(' → ');
+}
+
+export function recipesPage({ app }: PageContext): Page {
+  const body = h('div', null, h('p', { class: 'empty' }, 'Loading Recipes…'));
+  const status = statusLine();
+  const flash = app.takeFlash();
+  if (flash) status.set(flash, 'ok');
+  let items: Recipe[] = [];
+  let cursor: string | null = null;
+
+  async function load(more = false) {
+    const [page, catalog] = await Promise.all([
+      get<ListPage<Recipe>>(`/recipes?limit=50${more && cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+      app.transformations().catch(() => [] as Transformation[]),
+    ]);
+    items = more ? [...items, ...page.items] : page.items;
+    cursor = page.next_cursor;
+    if (!items.length) {
+      replace(
+        body,
+        h(
+          'div',
+          { class: 'empty card' },
+          h('p', null, 'No Recipes yet.'),
+          h('p', null, 'A Recipe is a saved list of operations. Create one here, or try a pipeline in a ', h('a', { href: '#/workspace' }, 'Workspace'), ' and save it from there.'),
+        ),
+      );
+      return;
+    }
+    replace(
+      body,
+      h(
+        'div',
+        { class: 'table-wrap', role: 'region', 'aria-label': 'Recipes', tabindex: '0' },
+        h(
+          'table',
+          { class: 'table recipes' },
+          h('thead', null, h('tr', null, ['Name', 'Operations', 'Updated'].map((c) => h('th', { scope: 'col' }, c)))),
+          h(
+            'tbody',
+            null,
+            items.map((r) =>
+              h(
+                'tr',
+                { 'data-recipe-id': r.id },
+                h('th', { scope: 'row' }, h('a', { href: `#/recipes/${encodeURIComponent(r.id)}` }, r.name), r.description ? h('p', { class: 'hint' }, r.description) : null),
+                h('td', null, summarize(r.operations, catalog)),
+                h('td', null, time(r.updated_at)),
+              ),
+            ),
+          ),
+        ),
+      ),
+      cursor ? h('button', { type: 'button', class: 'button secondary', onclick: () => void load(true).catch((e) => status.set(plainMessage(e), 'error')) }, 'Show more') : null,
+    );
+  }
+  load().catch((error) => replace(body, h('p', { class: 'alert', role: 'alert' }, plainMessage(error))));
+
+  return {
+    title: 'Recipes',
+    node: h(
+      'section',
+      null,
+      h('div', { class: 'page-head' }, h('h1', null, 'Recipes'), h('a', { class: 'button', href: '#/recipes/new' }, 'New Recipe')),
+      h('p', { class: 'lead' }, 'Saved lists of transform operations. Jobs copy a Recipe’s operations when they are created; later edits do not change existing Jobs.'),
+      status.node,
+      body,
+    ),
+  };
+}
+
+export async function recipeEditPage({ app, params }: PageContext): Promise<Page> {
+  const id = params.id;
+  const [catalog, recipe] = await Promise.all([app.transformations(), id ? get<Recipe>(`/recipes/${encodeURIComponent(id)}`) : Promise.resolve(null)]);
+
+  const errors = new FormErrors();
+  const name = labelled(input({ name: 'name', maxlength: '200', autocomplete: 'off', value: recipe?.name ?? '' }), { label: 'Name', required: true });
+  const description = labelled(h('textarea', { name: 'description', rows: '2', maxlength: '4000' }), { label: 'Description', hint: 'Optional: what the Recipe is for.' });
+  description.control.value = recipe?.description ?? '';
+  const editor = operationEditor({ catalog, operations: recipe?.operations ?? [] });
+  errors.add('name', name.handle).add('description', description.handle);
+  editor.attach(errors);
+
+  const save = h('button', { type: 'submit', class: 'button' }, recipe ? 'Save changes' : 'Create Recipe');
+  const remove = recipe
+    ? h(
+        'button',
+        {
+          type: 'button',
+          class: 'button danger',
+          onclick: async () => {
+            const ok = await confirmDialog({ title: `Delete “${recipe.name}”?`, message: 'The Recipe is removed. Jobs that copied its operations keep them.', confirmLabel: 'Delete Recipe', danger: true });
+            if (!ok) return;
+            try {
+              await busy(remove!, 'Deleting…', () => del(`/recipes/${encodeURIComponent(recipe.id)}`));
+              app.flash(`Recipe “${recipe.name}” deleted.`);
+              app.navigate('#/recipes');
+            } catch (error) {
+              errors.show(error);
+            }
+          },
+        },
+        'Delete',
+      )
+    : null;
+
+  const form = h(
+    'form',
+    {
+      class: 'stack',
+      novalidate: true,
+      onsubmit: async (event: Event) => {
+        event.preventDefault();
+        errors.clear();
+        const payload = { name: name.control.value.trim(), description: description.control.value, operations: editor.value() };
+        try {
+          const saved = await busy(save, 'Saving…', () => (recipe ? put<Recipe>(`/recipes/${encodeURIComponent(recipe.id)}`, payload) : post<Recipe>('/recipes', payload)));
+          app.flash(`Recipe “${saved.name}” saved.`);
+          app.navigate('#/recipes');
+        } catch (error) {
+          errors.show(error);
+        }
+      },
+    },
+    errors.summary,
+    h('div', { class: 'card stack' }, name.row, description.row),
+    h('section', { class: 'card stack', 'aria-labelledby': 'ops-title' }, h('h2', { id: 'ops-title' }, 'Operations'), editor.node),
+    h('div', { class: 'actions' }, save, h('a', { class: 'button secondary', href: '#/recipes' }, 'Cancel'), h('span', { class: 'spacer' }), remove),
+  );
+
+  errors.watch(form);
+  return {
+    title: recipe ? recipe.name : 'New Recipe',
+    node: h(
+      'section',
+      null,
+      h('p', { class: 'breadcrumb' }, h('a', { href: '#/recipes' }, 'Recipes'), ' / '),
+      h('h1', null, recipe ? `Edit “${recipe.name}”` : 'New Recipe'),
+      recipe ? h('p', { class: 'hint' }, 'Created ', time(recipe.created_at), ', updated ', time(recipe.updated_at), '.') : null,
+      form,
+    ),
+  };
+}
