@@ -20,4 +20,4 @@ ENV SVC_HOST=0.0.0.0 SVC_PORT=8080 SVC_DATA_DIR=/data UV_THREADPOOL_SIZE=8 NODE_
 VOLUME /data
 EXPOSE 8080
 USER node
-CMD ["node", "--import", "tsx", "api/server.ts"]
+CMD ["node", "--expose-gc", "--import", "tsx", "api/server.ts"]

@@ -27,8 +27,8 @@ export async function startStack(name: string, env: Record<string, string> = {})
     ...env,
   };
   const children: ChildProcess[] = [
-    spawn(process.execPath, ['--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' }),
-    spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: 'inherit' }),
+    spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' }),
+    spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: 'inherit' }),
   ];
   await waitForPort(port, '127.0.0.1', 120_000);
   const base = `http://127.0.0.1:${port}`;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { DomainError } from '../domain/errors.js';
 import { safeFilename, stemOf, type DatasetRef } from './dataset-files.js';
 import { formatCatalog, resolveOutputFormat, type FormatEntry } from './formats.js';
-import { errorText, gdal, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
+import { errorText, gdal, layerSrs, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
 import { splitGeometryType } from './labels.js';
 import { writeZip } from './zip.js';
 
@@ -141,7 +141,7 @@ async function convertVector(
   const sourceDriver = ds.driver.description;
   const common: string[] = ['-f', id];
   const layerObjects = layers.map((n) => ds.layers.get(n));
-  const missingCrs = layerObjects.filter((l) => l.geomType !== gdal.wkbNone && !l.srs);
+  const missingCrs = layerObjects.filter((l) => l.geomType !== gdal.wkbNone && !layerSrs(l));
   let target = request.targetCrs ?? null;
   // GPX is WGS 84 by definition; GDAL writes coordinates as they are, so reproject for it.
   if (!target && id === 'GPX') target = 'EPSG:4326';
@@ -223,8 +223,9 @@ async function convertRaster(ds: Dataset, format: FormatEntry, request: ConvertR
 
 /** Moves the one produced file to outDir, or zips several into one download. */
 async function deliver(work: string, outDir: string, files: string[], mainName: string, format: FormatEntry, layers: string[], stem?: string): Promise<ConvertResult> {
-  // Raster drivers leave .aux.xml / warped.vrt beside the image: the image is the download.
-  const wanted = files.includes(mainName) && format.kind === 'raster' ? [mainName] : files.filter((f) => f !== 'warped.vrt');
+  // The warp step's VRT and GDAL's .aux.xml side files (PAM statistics) are not part of the
+  // download; anything else a driver writes (a GML's .xsd, ENVI's .hdr) is.
+  const wanted = files.filter((f) => f !== 'warped.vrt' && !(format.kind === 'raster' && f.endsWith('.aux.xml')));
   let filename: string;
   let mediaType: string;
   if (wanted.length === 1 && format.id !== 'ESRI Shapefile') {

@@ -58,6 +58,11 @@ export async function prepareUpload(
 ): Promise<DatasetRef> {
   const name = safeFilename(originalFilename);
   const ext = extensionOf(name);
+  if (['shp', 'shx', 'dbf', 'prj', 'cpg', 'sbn', 'sbx'].includes(ext)) {
+    throw new DomainError('invalid_source', 'Upload a shapefile as one ZIP holding its .shp, .shx, .dbf and .prj files; separate parts are not supported', {
+      filename: name,
+    });
+  }
   await mkdir(workDir, { recursive: true });
   if (ext === 'zip') {
     const folder = path.join(workDir, stemOf(name) || 'archive');

@@ -71,6 +71,9 @@ export function formatCatalog(): FormatEntry[] {
  */
 export function resolveOutputFormat(name: string, kind: 'vector' | 'raster'): FormatEntry | undefined {
   const wanted = name.trim().toLowerCase().replace(/^\./, '');
+  // A driver named exactly wins over extensions: "OSM" (read-only) must not fall back to GPSBabel's .osm.
+  const exact = formatCatalog().find((f) => f.kind === kind && f.id.toLowerCase() === wanted);
+  if (exact) return exact.write ? exact : undefined;
   const candidates = formatCatalog().filter((f) => f.kind === kind && f.write);
   return (
     candidates.find((f) => f.id.toLowerCase() === wanted) ??

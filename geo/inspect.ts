@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DatasetRef } from './dataset-files.js';
-import { gdal, withDataset, type Dataset, type Layer } from './gdal.js';
+import { datasetSrs, gdal, layerSrs, withDataset, type Dataset, type Layer } from './gdal.js';
 import { crsLabel, fieldTypeLabel, geometryTypeLabel } from './labels.js';
 
 export interface FieldInfo {
@@ -103,7 +103,7 @@ export function layerFields(layer: Layer): FieldInfo[] {
 /** The CRS label of a layer, or the dataset's assumed one (CSV) when it carries none. */
 export function layerCrs(layer: Layer, ref: DatasetRef): string | null {
   if (!hasGeometry(layer)) return null;
-  return crsLabel(layer.srs) ?? ref.assumedCrs ?? null;
+  return crsLabel(layerSrs(layer)) ?? ref.assumedCrs ?? null;
 }
 
 export async function describeLayer(layer: Layer, ref: DatasetRef, cheap: boolean): Promise<LayerInfo> {
@@ -127,7 +127,7 @@ function describeRaster(ds: Dataset): RasterInfo {
     // JSON has no NaN: a NaN no-data value (common in float rasters) shows as null.
     bands.push({ type: b.dataType ?? 'Unknown', no_data: typeof nd === 'number' && Number.isFinite(nd) ? nd : null });
   });
-  return { width: size.x, height: size.y, bands, crs: crsLabel(ds.srs), geotransform: ds.geoTransform ?? null };
+  return { width: size.x, height: size.y, bands, crs: crsLabel(datasetSrs(ds)), geotransform: ds.geoTransform ?? null };
 }
 
 /**
@@ -151,7 +151,7 @@ export async function inspectDataset(ref: DatasetRef): Promise<DatasetInfo> {
     if (ref.assumedCrs) {
       for (let i = 0; i < ds.layers.count(); i++) {
         const layer = ds.layers.get(i);
-        if (hasGeometry(layer) && !layer.srs) warnings.push(`Layer ${layer.name}: no CRS in the file; ${ref.assumedCrs} (longitude/latitude) is assumed`);
+        if (hasGeometry(layer) && !layerSrs(layer)) warnings.push(`Layer ${layer.name}: no CRS in the file; ${ref.assumedCrs} (longitude/latitude) is assumed`);
       }
     }
     if (!isRaster && layers.length === 0) {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../domain/errors.js';
 import type { DatasetRef } from './dataset-files.js';
-import { errorText, gdal, scrubPaths, withDataset, type Dataset, type Layer } from './gdal.js';
+import { errorText, gdal, layerSrs, scrubPaths, withDataset, type Dataset, type Layer } from './gdal.js';
 import { CHEAP_SCAN_BYTES, cheapFeatureCount, datasetBytes, hasGeometry, layerCrs, layerFields, type FieldInfo } from './inspect.js';
 import { geometryTypeLabel } from './labels.js';
 
@@ -190,7 +190,7 @@ export async function spatialPreview(ref: DatasetRef, layerName?: string): Promi
     }
     const sourceCrs = layerCrs(layer, ref);
     const args = ['-f', 'GeoJSON', '-lco', 'RFC7946=YES', '-t_srs', 'EPSG:4326', '-dim', 'XY', '-limit', String(SPATIAL_PREVIEW_CAP + 1)];
-    if (!layer.srs) {
+    if (!layerSrs(layer)) {
       // Without a CRS the coordinates can only be shown if they already are longitudes/latitudes.
       if (ref.assumedCrs) args.push('-s_srs', ref.assumedCrs);
       else if (looksLikeLonLat(layer)) args.push('-s_srs', 'EPSG:4326');

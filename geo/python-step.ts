@@ -80,7 +80,7 @@ export async function runPythonStep(
       fallback: 'refuse',
     });
   } catch (err) {
-    if (err instanceof SandboxUnavailable) throw new DomainError('invalid_transformation', 'Python steps are not available on this server (bubblewrap is not installed)', {});
+    if (err instanceof SandboxUnavailable) throw new DomainError('invalid_transformation', 'Python steps are not available on this server: the sandbox cannot start', {});
     throw err;
   }
   const details = { exit_code: result.exitCode, stdout: result.stdout, stderr: result.stderr, timed_out: result.timedOut };

@@ -48,8 +48,8 @@ export interface SandboxResult {
 }
 
 export class SandboxUnavailable extends Error {
-  constructor() {
-    super('bubblewrap (bwrap) is not installed');
+  constructor(reason = 'bubblewrap (bwrap) is not installed') {
+    super(reason);
   }
 }
 
@@ -123,7 +123,7 @@ class Capped {
 }
 
 /** Runs command (argv, no shell) in the sandbox and reports how it ended; never throws for a failing command. */
-export async function runSandboxed(command: string[], options: SandboxOptions): Promise<SandboxResult> {
+export async function runSandboxed(command: string[], options: SandboxOptions, withoutBwrap = false): Promise<SandboxResult> {
   const timeoutMs = options.timeoutMs ?? 60_000;
   const limits = [
     `--as=${Math.floor(options.memoryBytes ?? 2 * GiB)}`,
@@ -144,7 +144,7 @@ export async function runSandboxed(command: string[], options: SandboxOptions): 
     MKL_NUM_THREADS: '1',
     ...options.env,
   };
-  const bw = bwrapPath();
+  const bw = withoutBwrap ? null : bwrapPath();
   let argv: string[];
   if (bw) {
     argv = [
@@ -212,5 +212,11 @@ export async function runSandboxed(command: string[], options: SandboxOptions): 
   clearTimeout(timer);
   // Leftovers of the group (a daemonised child outside bwrap's pid namespace) go too.
   killGroup();
-  return { exitCode: code, signal, stdout: out.text(), stderr: err.text(), timedOut, sandboxed: bw !== null };
+  const stderr = err.text();
+  if (bw && code !== 0 && !timedOut && /^bwrap: /.test(stderr)) {
+    // bwrap itself could not build the sandbox (no user namespaces in this container, …).
+    if (options.fallback === 'direct') return runSandboxed(command, { ...options, fallback: 'direct' }, true);
+    throw new SandboxUnavailable(stderr.trim().split('\n')[0]);
+  }
+  return { exitCode: code, signal, stdout: out.text(), stderr, timedOut, sandboxed: bw !== null };
 }

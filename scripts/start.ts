@@ -53,7 +53,7 @@ if (!env.SVC_ADMIN_EMAIL) {
 }
 
 function launch(name: string, script: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...env, UV_THREADPOOL_SIZE: env.UV_THREADPOOL_SIZE ?? '8' }, stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script], { env: { ...env, UV_THREADPOOL_SIZE: env.UV_THREADPOOL_SIZE ?? '8' }, stdio: 'inherit' });
   child.on('exit', (code, signal) => {
     if (signal !== 'SIGTERM') {
       console.error(`[start] ${name} exited (${code ?? signal}); stopping everything`);

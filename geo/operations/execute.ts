@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import type { DatasetRef } from '../dataset-files.js';
-import { gdal, withDataset, type SpatialReference } from '../gdal.js';
+import { gdal, layerSrs, withDataset, type SpatialReference } from '../gdal.js';
 import { runGdalTool } from '../gdal-tool.js';
 import { datasetBytes, CHEAP_SCAN_BYTES } from '../inspect.js';
 import { crsDefinition, fieldTypeLabel, gdalFieldType, geometryTypeCode, splitGeometryType } from '../labels.js';
@@ -163,7 +163,7 @@ async function describeSource(ref: DatasetRef, layerName: string, sample?: numbe
       fields.push({ name: f.name, type: fieldTypeLabel(f.type), width: f.width, precision: f.precision });
     });
     const geom = geometryFromCode(layer.geomType);
-    const srs = geom ? (layer.srs ?? (ref.assumedCrs ? parseCrs(ref.assumedCrs, 'assumed CRS') : null)) : null;
+    const srs = geom ? (layerSrs(layer) ?? (ref.assumedCrs ? parseCrs(ref.assumedCrs, 'assumed CRS') : null)) : null;
     const crs = srs ? crsSpecOf(srs) : null;
     let extentLonLat: Relation['extentLonLat'] = null;
     if (geom && srs) {

@@ -1,22 +1,12 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError } from '../../domain/errors.js';
 import { convertDataset } from '../../geo/convert.js';
 import { datasetAt, prepareUpload } from '../../geo/dataset-files.js';
 import { gdal } from '../../geo/gdal.js';
 import { readZipDirectory } from '../../geo/zip.js';
-import { addGpkgLayer, layerNames, readLayer, run, tempFolder, vectorFromCsv, write } from './support.js';
+import { addGpkgLayer, layerNames, readLayer, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
 
-async function refusal(p: Promise<unknown>, code: string): Promise<DomainError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DomainError);
-  expect((err as DomainError).code).toBe(code);
-  return err as DomainError;
-}
 
 describe('convertDataset', { timeout: 120_000 }, () => {
   const tmp = tempFolder('convert');
@@ -183,6 +173,14 @@ describe('convertDataset', { timeout: 120_000 }, () => {
     const p = gdal.open(path.join(pngDir, png.filename));
     expect(p.bands.get(1).dataType).toBe('Byte');
     p.close();
+
+    // and back: a PNG (no georeferencing left) to GeoTIFF
+    const backDir = out();
+    const back = await convertDataset(datasetAt(path.join(pngDir, png.filename)), { outputFormat: 'GTiff' }, backDir);
+    expect(back).toMatchObject({ format: 'GTiff', filename: 'dem.tif', media_type: 'image/tiff' });
+    const b = gdal.open(path.join(backDir, back.filename));
+    expect(b.rasterSize).toMatchObject({ x: 40, y: 20 });
+    b.close();
 
     const wDir = out();
     const warped = await convertDataset(datasetAt(tif), { outputFormat: 'GTiff', targetCrs: 'EPSG:4326' }, wDir);

@@ -1,23 +1,14 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError } from '../../domain/errors.js';
 import { csvOpenOptions, prepareUpload, safeFilename } from '../../geo/dataset-files.js';
 import { openDataset } from '../../geo/gdal.js';
 import { readZipDirectory, writeZip } from '../../geo/zip.js';
-import { pyZip, run, tempFolder, vectorFromCsv, write } from './support.js';
+import { pyZip, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
 
 const MB = 1024 * 1024;
 const limits = { maxUncompressedBytes: 10 * MB };
 
-async function refusal(p: Promise<unknown>): Promise<DomainError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DomainError);
-  return err as DomainError;
-}
 
 describe('prepareUpload', { timeout: 60_000 }, () => {
   const tmp = tempFolder('files');
@@ -188,6 +179,13 @@ describe('prepareUpload', { timeout: 60_000 }, () => {
     const err = await refusal(openDataset(ref));
     expect(err.code).toBe('invalid_source');
     expect(JSON.stringify(err.details) + err.message).not.toContain(tmp.dir);
+  });
+
+  it('refuses a lone shapefile part: shapefiles come as one ZIP', async () => {
+    const shp = path.join(shpDir, 'roads.shp');
+    const err = await refusal(prepareUpload(shp, 'roads.shp', path.join(tmp.dir, 'ws12'), limits));
+    expect(err.code).toBe('invalid_source');
+    expect(err.message).toMatch(/one ZIP/);
   });
 
   it('strips directories and control characters from upload names', () => {

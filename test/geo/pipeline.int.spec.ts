@@ -1,27 +1,15 @@
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../domain/errors.js';
-import { datasetAt } from '../../geo/dataset-files.js';
+import { datasetAt, prepareUpload } from '../../geo/dataset-files.js';
 import { gdal } from '../../geo/gdal.js';
 import { operationCatalog } from '../../geo/operations/catalog.js';
 import { applyPipeline, transformDataPreview, transformSpatialPreview, type PipelineSpec } from '../../geo/pipeline.js';
 import { bwrapPath } from '../../geo/sandbox.js';
 import { checkSelectSql, checkSqlExpression } from '../../geo/sql-guard.js';
-import { addGpkgLayer, envelopeMetres, layerNames, readLayer, tempFolder, vectorFromCsv } from './support.js';
+import { addGpkgLayer, envelopeMetres, layerNames, readLayer, refusal, sha256, tempFolder, vectorFromCsv, write } from './support.js';
 
-const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
-async function refusal(p: Promise<unknown>, code: string): Promise<DomainError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err, 'expected a refusal').toBeInstanceOf(DomainError);
-  expect((err as DomainError).code).toBe(code);
-  return err as DomainError;
-}
 
 const area = (wkt: string) => (gdal.Geometry.fromWKT(wkt) as gdal.Polygon).getArea();
 
@@ -65,11 +53,11 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
       '-nlt',
       'MULTIPOLYGON',
     ]);
-    before = sha(gpkg);
+    before = sha256(gpkg);
   });
   afterAll(() => {
     // Whatever ran, the input is byte-for-byte the same.
-    expect(sha(gpkg)).toBe(before);
+    expect(sha256(gpkg)).toBe(before);
     tmp.remove();
   });
 
@@ -194,6 +182,14 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     const simplified = gdal.Geometry.fromWKT(readLayer(s.dataset.path, 'towns').features[0]!.wkt!);
     const buffered = gdal.Geometry.fromWKT(readLayer(r.dataset.path, 'towns').features[0]!.wkt!);
     expect((simplified as gdal.Polygon).rings.get(0).points.count()).toBeLessThan((buffered as gdal.Polygon).rings.get(0).points.count());
+    const plain = await run({
+      operations: [
+        { type: 'buffer', distance: 500, units: 'meters', segments: 32 },
+        { type: 'simplify', tolerance: 200, units: 'meters', preserve_topology: false },
+      ],
+    });
+    const dp = gdal.Geometry.fromWKT(readLayer(plain.dataset.path, 'towns').features[0]!.wkt!) as gdal.Polygon;
+    expect(dp.rings.get(0).points.count()).toBeLessThan((buffered as gdal.Polygon).rings.get(0).points.count());
   });
 
   it('reprojects to EPSG:3857 with x = easting', async () => {
@@ -273,6 +269,25 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     const strings = await run({ sql: "SELECT 'ATTACH; PRAGMA' AS note, name FROM source LIMIT 1" }, 'owners').catch((e: unknown) => e);
     expect(strings).toBeInstanceOf(DomainError); // owners has no "name" column: the SQL ran and SQLite said so
     expect((strings as DomainError).message).toContain('no such column: name');
+  });
+
+  it('works on files GDAL exposes through virtual tables (CSV with lon/lat, GeoJSON)', async () => {
+    const ref = await prepareUpload(write(d('towns-upload'), 'name,lat,lon,pop\nBern,46.95,7.44,134000\nThun,46.75,7.63,43000\n'), 'towns.csv', d('ws-csv'), { maxUncompressedBytes: 1e6 });
+    const q = await applyPipeline(ref, { sql: 'SELECT name, pop * 2 AS p2, geom FROM source WHERE pop > 50000' }, work());
+    const out = readLayer(q.dataset.path, 'towns');
+    expect(out.features.map((f) => [f.props.name, f.props.p2, f.wkt])).toEqual([['Bern', 268000, 'POINT (7.44 46.95)']]);
+    expect(out.srs).toBe('EPSG:4326'); // the CSV's assumed WGS 84 is written down
+
+    const geojson = write(d('x.geojson'), JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { n: 'a', d: '2020-01-01' }, geometry: { type: 'Point', coordinates: [7.44, 46.95] } }] }));
+    const r = await applyPipeline(datasetAt(geojson), { operations: [{ type: 'reproject', target_crs: 'EPSG:2056' }, { type: 'buffer', distance: 10, units: 'meters' }] }, work());
+    const g = readLayer(r.dataset.path, 'x');
+    expect(g.srs).toBe('EPSG:2056');
+    expect(g.fields.map((f) => [f.name, f.type])).toEqual([
+      ['n', 'string'],
+      ['d', 'date'],
+    ]);
+    const env = envelopeOf(g.features[0]!.wkt!);
+    expect(env.maxX - env.minX).toBeCloseTo(20, 1);
   });
 
   it('refuses SQL that is not a single read-only SELECT', async () => {

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../domain/errors.js';
 import { datasetAt, prepareUpload } from '../../geo/dataset-files.js';
 import { dataPreview, parsePreviewLimit, spatialPreview } from '../../geo/preview.js';
-import { addGpkgLayer, run, tempFolder, vectorFromCsv, write } from './support.js';
+import { addGpkgLayer, refusal, run, sha256, tempFolder, vectorFromCsv, write } from './support.js';
 
 function refusedWith(fn: () => unknown, code: string): DomainError {
   try {
@@ -18,17 +17,7 @@ function refusedWith(fn: () => unknown, code: string): DomainError {
   throw new Error('expected a refusal');
 }
 
-async function refusal(p: Promise<unknown>, code: string): Promise<DomainError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DomainError);
-  expect((err as DomainError).code).toBe(code);
-  return err as DomainError;
-}
 
-const sha = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
 
 describe('parsePreviewLimit', () => {
   it('defaults to 100, caps at 500 and refuses non-positive or non-numeric values', () => {
@@ -75,7 +64,7 @@ describe('previews', { timeout: 60_000 }, () => {
   });
 
   it('returns a truncated sample with type labels in geometry cells and ISO dates', async () => {
-    const before = sha(gpkg);
+    const before = sha256(gpkg);
     const p = await dataPreview(datasetAt(gpkg), 'orte', 10);
     expect(p).toMatchObject({
       layer: 'orte',
@@ -98,7 +87,7 @@ describe('previews', { timeout: 60_000 }, () => {
     expect(p.rows).toHaveLength(10);
     expect(p.rows[0]).toEqual({ id: 1, name: 'Ort 1 – Zürich', day: '2024-01-02', seen: '2024-02-03T04:05:06Z', raw: null, GEOMETRY: 'POINT' });
     expect(JSON.stringify(p)).not.toMatch(/2600001/); // no coordinates anywhere
-    expect(sha(gpkg)).toBe(before);
+    expect(sha256(gpkg)).toBe(before);
   });
 
   it('previews a non-spatial table without geometry_type, untruncated when it fits', async () => {
@@ -131,7 +120,7 @@ describe('previews', { timeout: 60_000 }, () => {
   });
 
   it('spatial preview: WGS 84 lon/lat, capped at 2000, properties kept, source untouched', async () => {
-    const before = sha(gpkg);
+    const before = sha256(gpkg);
     const mtime = statSync(gpkg).mtimeMs;
     const s = await spatialPreview(datasetAt(gpkg), 'orte');
     expect(s).toMatchObject({ layer: 'orte', source_crs: 'EPSG:2056', preview_crs: 'EPSG:4326', returned_count: 2000, feature_count: 2100, truncated: true });
@@ -143,7 +132,7 @@ describe('previews', { timeout: 60_000 }, () => {
     expect(first.geometry.coordinates[0]).toBeCloseTo(7.4386, 3);
     expect(first.geometry.coordinates[1]).toBeCloseTo(46.9511, 3);
     expect(first.properties).toMatchObject({ id: 1, name: 'Ort 1 – Zürich', day: '2024-01-02', raw: null });
-    expect(sha(gpkg)).toBe(before);
+    expect(sha256(gpkg)).toBe(before);
     expect(statSync(gpkg).mtimeMs).toBe(mtime);
   });
 

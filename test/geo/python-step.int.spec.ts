@@ -3,23 +3,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError } from '../../domain/errors.js';
 import { pythonStepAvailable, runPythonStep } from '../../geo/python-step.js';
 import { bwrapPath } from '../../geo/sandbox.js';
-import { readLayer, tempFolder, vectorFromCsv } from './support.js';
+import { readLayer, refusal, tempFolder, vectorFromCsv } from './support.js';
 
 const hasBwrap = bwrapPath() !== null;
 if (!hasBwrap) console.warn('python-step tests skipped: bubblewrap (bwrap) is missing on this machine');
 
-async function failure(p: Promise<unknown>): Promise<DomainError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(DomainError);
-  expect((err as DomainError).code).toBe('invalid_transformation');
-  return err as DomainError;
-}
 
 describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, () => {
   const tmp = tempFolder('python');
@@ -83,7 +73,7 @@ describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, ()
 
   it('kills an infinite loop at the timeout and reports it', async () => {
     const started = Date.now();
-    const err = await failure(runPythonStep({ script: 'print("looping", flush=True)\nwhile True:\n    pass\n' }, input, d('step3'), { timeoutMs: 1500 }));
+    const err = await refusal(runPythonStep({ script: 'print("looping", flush=True)\nwhile True:\n    pass\n' }, input, d('step3'), { timeoutMs: 1500 }), 'invalid_transformation');
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(err.details).toMatchObject({ timed_out: true });
     expect(err.details.stdout).toContain('looping');
@@ -101,7 +91,7 @@ describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, ()
       '        print("refused", target, type(e).__name__)',
       'sys.exit(3)',
     ].join('\n');
-    const err = await failure(runPythonStep({ script }, input, d('step4')));
+    const err = await refusal(runPythonStep({ script }, input, d('step4')), 'invalid_transformation');
     expect(err.details.exit_code).toBe(3);
     expect(err.details.stdout).not.toContain('WROTE');
     expect(String(err.details.stdout).match(/refused/g)).toHaveLength(4);
@@ -110,19 +100,24 @@ describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, ()
   });
 
   it('reports a failing script with its traceback, and a script that writes nothing', async () => {
-    const err = await failure(runPythonStep({ script: 'raise ValueError("bad data in row 7")', filename: 'fix.py' }, input, d('step5')));
+    const err = await refusal(runPythonStep({ script: 'raise ValueError("bad data in row 7")', filename: 'fix.py' }, input, d('step5')), 'invalid_transformation');
     expect(err.details.exit_code).toBe(1);
     expect(err.details.stderr).toMatch(/File "\/step\/fix.py", line 1/);
     expect(err.message).toContain('ValueError: bad data in row 7');
     expect(JSON.stringify(err.details)).not.toContain(tmp.dir);
 
-    const none = await failure(runPythonStep({ script: 'print("done")' }, input, d('step6')));
+    const none = await refusal(runPythonStep({ script: 'print("done")' }, input, d('step6')), 'invalid_transformation');
     expect(none.message).toMatch(/without writing its output/);
     expect(none.details).toMatchObject({ exit_code: 0, timed_out: false });
   });
 
+  it('stops a script at its memory limit', async () => {
+    const err = await refusal(runPythonStep({ script: 'block = bytearray(1024 * 1024 * 1024)\nprint(len(block))' }, input, d('step8'), { memoryBytes: 256 * 1024 * 1024 }), 'invalid_transformation');
+    expect(err.details.stderr).toMatch(/MemoryError/);
+  });
+
   it('truncates a flood of output', async () => {
-    const err = await failure(runPythonStep({ script: 'import sys\nsys.stderr.write("e" * 500000)\nsys.exit(2)' }, input, d('step7'), { maxOutputBytes: 4096 }));
+    const err = await refusal(runPythonStep({ script: 'import sys\nsys.stderr.write("e" * 500000)\nsys.exit(2)' }, input, d('step7'), { maxOutputBytes: 4096 }), 'invalid_transformation');
     expect(String(err.details.stderr).length).toBeLessThan(5000);
     expect(err.details.stderr).toMatch(/bytes omitted/);
   });

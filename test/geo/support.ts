@@ -1,7 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { expect } from 'vitest';
+import { DomainError } from '../../domain/errors.js';
 import { gdal } from '../../geo/gdal.js';
 
 /*
@@ -127,3 +130,16 @@ export function envelopeMetres(env: { minX: number; maxX: number; minY: number; 
   const metresPerDegree = 111_320;
   return { width: (env.maxX - env.minX) * metresPerDegree * Math.cos(lat), height: (env.maxY - env.minY) * 110_574 };
 }
+
+/** Awaits a promise that must be refused with a DomainError (of the given code, when given). */
+export async function refusal(p: Promise<unknown>, code?: string): Promise<DomainError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err, 'expected a refusal').toBeInstanceOf(DomainError);
+  if (code) expect((err as DomainError).code).toBe(code);
+  return err as DomainError;
+}
+
+export const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');

@@ -1,0 +1,33 @@
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { datasetAt } from '../../geo/dataset-files.js';
+import { inspectDataset } from '../../geo/inspect.js';
+import { tempFolder, write } from './support.js';
+
+/**
+ * gdal-async caches CRS wrappers by a native address that GDAL reuses after a dataset closes;
+ * without the collection in geo/gdal.ts layerSrs, alternating files report each other's CRS.
+ */
+describe('CRS of consecutive files', () => {
+  const tmp = tempFolder('srs');
+  afterAll(() => tmp.remove());
+
+  it('reports each file its own CRS across hundreds of alternating opens', async () => {
+    const src = write(
+      path.join(tmp.dir, 'p.geojson'),
+      JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [7.4, 46.9] } }] }),
+    );
+    const lv95 = path.join(tmp.dir, 'lv95.gpkg');
+    const mercator = path.join(tmp.dir, 'mercator.gpkg');
+    execFileSync('ogr2ogr', ['-f', 'GPKG', lv95, src, '-t_srs', 'EPSG:2056']);
+    execFileSync('ogr2ogr', ['-f', 'GPKG', mercator, src, '-t_srs', 'EPSG:3857']);
+    const wrong: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const [file, want] = i % 2 ? [lv95, 'EPSG:2056'] : [mercator, 'EPSG:3857'];
+      const info = await inspectDataset(datasetAt(file));
+      if (info.layers[0]!.crs !== want) wrong.push(`${i}: ${info.layers[0]!.crs}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+});
