@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -53,8 +54,25 @@ export interface LocalPostgres {
  * A cluster in `dir`, listening on 127.0.0.1:`port`, trust auth for local connections only.
  * PostgreSQL refuses to run as root, so as root the cluster belongs to the postgres user.
  */
-export async function startPostgres(dir: string, port: number, databases: string[]): Promise<LocalPostgres> {
-  const abs = path.resolve(dir);
+/**
+ * As root the cluster runs as the postgres user, who must be able to reach the folder. When a
+ * parent folder is private (a checkout under /root), the cluster goes to /var/tmp instead, under
+ * a name derived from the wanted folder, and a line says so.
+ */
+function reachableByPostgres(dir: string): string {
+  if (!isRoot) return dir;
+  let probe = path.dirname(dir);
+  while (!existsSync(probe)) probe = path.dirname(probe);
+  const ok = spawnSync('runuser', ['-u', 'postgres', '--', 'test', '-x', probe]).status === 0;
+  if (ok) return dir;
+  const fallback = path.join('/var/tmp', `geoflow-pg-${createHash('sha256').update(dir).digest('hex').slice(0, 12)}`);
+  console.log(`[services] ${probe} is not reachable by the postgres user; the cluster lives in ${fallback}`);
+  return fallback;
+}
+
+export async function startPostgres(dir: string, port: number, databases: string[], options: { fresh?: boolean } = {}): Promise<LocalPostgres> {
+  const abs = reachableByPostgres(path.resolve(dir));
+  if (options.fresh) rmSync(abs, { recursive: true, force: true });
   if (!existsSync(path.join(abs, 'PG_VERSION'))) {
     mkdirSync(abs, { recursive: true });
     if (isRoot) run('chown', ['postgres:postgres', abs]);
