@@ -97,10 +97,14 @@ export function jsonValue(value: unknown): unknown {
   return null;
 }
 
-/** Name of the geometry cell: the layer's geometry column, unless an attribute already has it. */
+/**
+ * Name of the geometry cell: `geometry` whatever the storage calls it (GeoJSON has no name,
+ * GeoPackage says geom), so original and transformed previews line up; the stored name only
+ * when an attribute is already called geometry.
+ */
 function geometryKey(layer: Layer, fields: FieldInfo[]): string {
   const taken = new Set(fields.map((f) => f.name.toLowerCase()));
-  for (const candidate of [layer.geomColumn, 'geometry', 'geom', '_geometry']) {
+  for (const candidate of ['geometry', layer.geomColumn, 'geom', '_geometry']) {
     if (candidate && !taken.has(candidate.toLowerCase())) return candidate;
   }
   return '_geometry_';

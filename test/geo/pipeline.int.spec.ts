@@ -344,7 +344,7 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
   it('previews a transformed layer from a sample of the input', async () => {
     const p = await transformDataPreview(datasetAt(gpkg), { layers: ['towns'], operations: [{ type: 'centroid' }] }, work(), 'towns', 2, { sampleFeatures: 3 });
     expect(p).toMatchObject({ layer: 'towns', geometry_type: 'POINT', preview_row_count: 2, truncated: true, row_count: null });
-    expect(p.rows[0]).toMatchObject({ name: 'Bern', geom: 'POINT' });
+    expect(p.rows[0]).toMatchObject({ name: 'Bern', geometry: 'POINT' });
     const s = await transformSpatialPreview(datasetAt(gpkg), { layers: ['towns'], operations: [{ type: 'buffer', distance: 10, units: 'meters' }] }, work(), 'towns');
     expect(s).toMatchObject({ returned_count: 4, truncated: false, source_crs: 'EPSG:2056' });
     expect((s.geojson.features[0] as { geometry: { type: string } }).geometry.type).toBe('Polygon');

@@ -82,10 +82,10 @@ describe('previews', { timeout: 60_000 }, () => {
       { name: 'day', type: 'Date' },
       { name: 'seen', type: 'DateTime' },
       { name: 'raw', type: 'Binary' },
-      { name: 'GEOMETRY', type: 'Geometry' }, // the layer's geometry column name
+      { name: 'geometry', type: 'Geometry' }, // always `geometry`, whatever the file calls it (GEOMETRY here)
     ]);
     expect(p.rows).toHaveLength(10);
-    expect(p.rows[0]).toEqual({ id: 1, name: 'Ort 1 – Zürich', day: '2024-01-02', seen: '2024-02-03T04:05:06Z', raw: null, GEOMETRY: 'POINT' });
+    expect(p.rows[0]).toEqual({ id: 1, name: 'Ort 1 – Zürich', day: '2024-01-02', seen: '2024-02-03T04:05:06Z', raw: null, geometry: 'POINT' });
     expect(JSON.stringify(p)).not.toMatch(/2600001/); // no coordinates anywhere
     expect(sha256(gpkg)).toBe(before);
   });
@@ -116,7 +116,7 @@ describe('previews', { timeout: 60_000 }, () => {
     const t = await dataPreview(datasetAt(gpkg), 'tracks', 1000);
     expect(t.limit).toBe(500);
     expect(t.geometry_type).toBe('LINESTRING ZM');
-    expect(t.rows[0]!.geom).toBe('LINESTRING ZM');
+    expect(t.rows[0]!.geometry).toBe('LINESTRING ZM');
   });
 
   it('spatial preview: WGS 84 lon/lat, capped at 2000, properties kept, source untouched', async () => {
