@@ -95,8 +95,11 @@ if (existsSync(pythonSuite) && process.argv.length <= 2) {
     }
     if (py.status !== 0) problems.push(`python client suite exited ${py.status}`);
   } finally {
+    // Let both finish their graceful shutdown before the database goes away.
+    const exited = (c: typeof api) => new Promise<void>((r) => (c.exitCode !== null ? r() : c.once('exit', () => r())));
     api.kill('SIGTERM');
     worker.kill('SIGTERM');
+    await Promise.race([Promise.all([exited(api), exited(worker)]), new Promise((r) => setTimeout(r, 15_000))]);
   }
 }
 
