@@ -48,7 +48,11 @@ function chooseFormat(name: string, kind: 'vector' | 'raster'): FormatEntry {
   throw badParameter(`Unknown output_format ${JSON.stringify(name)}; GET /api/v1/formats lists the formats`, details);
 }
 
+/** Where GDAL's first extension is not the one people expect on a download. */
+const preferredExtension: Record<string, string> = { GeoJSON: 'geojson', GeoJSONSeq: 'geojsonl' };
+
 function primaryExtension(format: FormatEntry): string {
+  if (preferredExtension[format.id]) return preferredExtension[format.id]!;
   const md = gdal.drivers.get(format.id).getMetadata() as Record<string, string>;
   return md.DMD_EXTENSION || format.extensions[0] || format.id.toLowerCase().replace(/[^a-z0-9]/g, '');
 }
