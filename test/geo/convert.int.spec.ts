@@ -55,14 +55,14 @@ describe('convertDataset', { timeout: 120_000 }, () => {
     const r = await convertDataset(datasetAt(gpkg), { outputFormat: 'GeoJSON' }, dir);
     expect(r).toMatchObject({ format: 'GeoJSON', filename: 'city.zip', media_type: 'application/zip', layers: layerNames(gpkg) });
     const names = (await readZipDirectory(path.join(dir, r.filename))).map((e) => e.name).sort();
-    expect(names).toEqual(['closed.json', 'operators.json', 'stations.json']);
+    expect(names).toEqual(['closed.geojson', 'operators.geojson', 'stations.geojson']);
     const stations = readLayer(`/vsizip/${path.join(dir, r.filename)}/stations.json`);
     expect(stations.features).toHaveLength(2);
     const empty = readLayer(`/vsizip/${path.join(dir, r.filename)}/closed.json`);
     expect(empty.features).toHaveLength(0);
 
     const one = await convertDataset(datasetAt(gpkg), { outputFormat: 'geojson', layers: ['stations'], baseName: 'Bahnhöfe' }, out());
-    expect(one).toMatchObject({ filename: 'Bahnhöfe.json', media_type: 'application/geo+json', layers: ['stations'] });
+    expect(one).toMatchObject({ filename: 'Bahnhöfe.geojson', media_type: 'application/geo+json', layers: ['stations'] });
   });
 
   it('reprojects with target_crs', async () => {
