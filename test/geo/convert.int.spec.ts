@@ -56,7 +56,7 @@ describe('convertDataset', { timeout: 120_000 }, () => {
     expect(r).toMatchObject({ format: 'GeoJSON', filename: 'city.zip', media_type: 'application/zip', layers: layerNames(gpkg) });
     const names = (await readZipDirectory(path.join(dir, r.filename))).map((e) => e.name).sort();
     expect(names).toEqual(['closed.geojson', 'operators.geojson', 'stations.geojson']);
-    const stations = readLayer(`/vsizip/${path.join(dir, r.filename)}/stations.json`);
+    const stations = readLayer(`/vsizip/${path.join(dir, r.filename)}/stations.geojson`);
     expect(stations.features).toHaveLength(2);
     const empty = readLayer(`/vsizip/${path.join(dir, r.filename)}/closed.json`);
     expect(empty.features).toHaveLength(0);
