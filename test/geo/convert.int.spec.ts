@@ -58,7 +58,7 @@ describe('convertDataset', { timeout: 120_000 }, () => {
     expect(names).toEqual(['closed.geojson', 'operators.geojson', 'stations.geojson']);
     const stations = readLayer(`/vsizip/${path.join(dir, r.filename)}/stations.geojson`);
     expect(stations.features).toHaveLength(2);
-    const empty = readLayer(`/vsizip/${path.join(dir, r.filename)}/closed.json`);
+    const empty = readLayer(`/vsizip/${path.join(dir, r.filename)}/closed.geojson`);
     expect(empty.features).toHaveLength(0);
 
     const one = await convertDataset(datasetAt(gpkg), { outputFormat: 'geojson', layers: ['stations'], baseName: 'Bahnhöfe' }, out());
