@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import gdal from 'gdal-async';
 import { DomainError } from '../domain/errors.js';
 import type { DatasetRef } from './dataset-files.js';
@@ -72,6 +73,29 @@ export function uploadDrivers(): string[] {
   return inputDrivers;
 }
 
+/**
+ * VRT-like files describe other datasets (local files, URLs); GDAL may follow them while opening,
+ * before the driver check could refuse them, so they are recognised by their first bytes.
+ */
+function refuseIndirection(file: string): void {
+  let head = '';
+  try {
+    if (!statSync(file).isFile()) return;
+    const fd = openSync(file, 'r');
+    try {
+      const buf = Buffer.alloc(4096);
+      head = buf.subarray(0, readSync(fd, buf, 0, buf.length, 0)).toString('latin1');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return;
+  }
+  if (/<\s*(VRTDataset|OGRVRTDataSource|GDAL_WMS|GDAL_WMTS|WCS_GDAL|GDALTileIndexDataset)\b/i.test(head) || /^\s*(WFS|WMS|WCS|OAPIF|EEDA|PG|MYSQL|ODBC|MSSQL|OCI):/i.test(head)) {
+    throw new DomainError('invalid_source', 'Files that describe other datasets (VRT, service descriptions) are not accepted as uploads');
+  }
+}
+
 /** Opens a prepared dataset read-only, with its open options, through the allowed drivers only. */
 export async function openDataset(ref: DatasetRef): Promise<gdal.Dataset> {
   try {
@@ -81,8 +105,20 @@ export async function openDataset(ref: DatasetRef): Promise<gdal.Dataset> {
       // AUTODETECT_SIZE_LIMIT (100 kB) to guess types, so the event loop is held only briefly.
       return gdal.drivers.get(ref.driver).open(ref.path, 'r', ref.openOptions);
     }
-    return await gdal.openAsync(ref.path, 'r', uploadDrivers());
+    // Not gdal.openAsync(path, mode, drivers): with a driver list gdal-async 3.12 opens the file
+    // with every listed driver at once and keeps whichever finishes first (KML or LIBKML, GPKG or
+    // SQLite, a different one from call to call), leaving the other handles open. One open in
+    // GDAL's own driver order is deterministic; a driver we refuse is closed and refused after.
+    refuseIndirection(ref.path);
+    const ds = await gdal.openAsync(ref.path, 'r');
+    if (!uploadDrivers().includes(ds.driver.description)) {
+      const name = ds.driver.description;
+      ds.close();
+      throw new DomainError('invalid_source', `Files read by the ${name} driver are not accepted as uploads (they can point at other files or services)`);
+    }
+    return ds;
   } catch (err) {
+    if (err instanceof DomainError) throw err;
     throw new DomainError('invalid_source', 'GDAL cannot open the file as a dataset: it is damaged or not in a supported format', {
       reason: scrubPaths(errorText(err)),
     });
