@@ -178,7 +178,8 @@ async function describeSource(ref: DatasetRef, layerName: string, sample?: numbe
       }
     }
     const source: Source = { ref, table: layer.name, geomColumn: geom ? layer.geomColumn || 'GEOMETRY' : null };
-    const geomName = pickName(['geom', 'geometry', 'geom_', '_geom'], fields);
+    // `geometry`, as the previews label it, so SQL and expressions use the name users see.
+    const geomName = pickName(['geometry', 'geom', 'geometry_', '_geometry'], fields);
     const columns = fields.map((f) => quoteIdent(f.name));
     if (geom) columns.push(`${quoteIdent(source.geomColumn!)} AS ${quoteIdent(geomName)}`);
     const sql = `SELECT ${columns.join(', ') || 'NULL AS "_empty"'} FROM ${quoteIdent(layer.name)}${sample ? ` LIMIT ${Math.floor(sample)}` : ''}`;
@@ -547,7 +548,7 @@ export interface SqlRun extends OperationRun {
 }
 
 /**
- * Runs the user's SELECT against `source` (the chosen layer, geometry column named geom) and
+ * Runs the user's SELECT against `source` (the chosen layer, geometry column named geometry) and
  * writes its result as the output layer. Column types follow GDAL's rules for SQL results.
  */
 export async function runUserSql(run: SqlRun): Promise<void> {
@@ -561,7 +562,7 @@ export async function runUserSql(run: SqlRun): Promise<void> {
     '-f', 'GPKG', run.output.path, run.input.path, ...openOptionArgs(run.input),
     '-dialect', 'SQLite', '-sql', sql,
     '-nln', run.output.layer,
-    '-lco', 'GEOMETRY_NAME=geom',
+    '-lco', 'GEOMETRY_NAME=geometry',
   ];
   // A geometry passed through keeps its CRS; GDAL cannot always tell it from the SQL result.
   if (rel.crs) args.push('-a_srs', rel.crs.wkt);

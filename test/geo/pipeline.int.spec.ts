@@ -207,7 +207,7 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
   });
 
   it('explodes multiparts then keeps working on the parts (two stages)', async () => {
-    const r = await run({ operations: [{ type: 'explode_multipart' }, { type: 'point_on_surface' }, { type: 'compute_column', column: 'x', expression: 'ST_X(geom)' }] }, 'estates');
+    const r = await run({ operations: [{ type: 'explode_multipart' }, { type: 'point_on_surface' }, { type: 'compute_column', column: 'x', expression: 'ST_X(geometry)' }] }, 'estates');
     const out = readLayer(r.dataset.path, 'estates');
     expect(out.features).toHaveLength(3);
     expect(out.features.map((f) => f.type)).toEqual(['POINT', 'POINT', 'POINT']);
@@ -256,7 +256,7 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
   });
 
   it('runs a SELECT against source with SpatiaLite functions, on the chosen layer', async () => {
-    const r = await run({ sql: "SELECT name, ST_Area(geom) / 1e6 AS km2, ST_Centroid(geom) AS geom FROM source WHERE region = 'BE' -- comment\n;" });
+    const r = await run({ sql: "SELECT name, ST_Area(geometry) / 1e6 AS km2, ST_Centroid(geometry) AS geometry FROM source WHERE region = 'BE' -- comment\n;" });
     const out = readLayer(r.dataset.path, 'towns');
     expect(out.features.map((f) => [f.props.name, f.props.km2, f.type])).toEqual([
       ['Bern', 4, 'POINT'],
@@ -264,7 +264,7 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
       ['Biel/Bienne', 4, 'POINT'],
     ]);
     expect(out.srs).toBe('EPSG:2056');
-    const w = await run({ sql: 'WITH big AS (SELECT * FROM source WHERE population > 100000) SELECT name, geom FROM big ORDER BY name' });
+    const w = await run({ sql: 'WITH big AS (SELECT * FROM source WHERE population > 100000) SELECT name, geometry FROM big ORDER BY name' });
     expect(readLayer(w.dataset.path, 'towns').features.map((f) => f.props.name)).toEqual(['Basel', 'Bern']);
     const strings = await run({ sql: "SELECT 'ATTACH; PRAGMA' AS note, name FROM source LIMIT 1" }, 'owners').catch((e: unknown) => e);
     expect(strings).toBeInstanceOf(DomainError); // owners has no "name" column: the SQL ran and SQLite said so
@@ -273,7 +273,7 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
 
   it('works on files GDAL exposes through virtual tables (CSV with lon/lat, GeoJSON)', async () => {
     const ref = await prepareUpload(write(d('towns-upload'), 'name,lat,lon,pop\nBern,46.95,7.44,134000\nThun,46.75,7.63,43000\n'), 'towns.csv', d('ws-csv'), { maxUncompressedBytes: 1e6 });
-    const q = await applyPipeline(ref, { sql: 'SELECT name, pop * 2 AS p2, geom FROM source WHERE pop > 50000' }, work());
+    const q = await applyPipeline(ref, { sql: 'SELECT name, pop * 2 AS p2, geometry FROM source WHERE pop > 50000' }, work());
     const out = readLayer(q.dataset.path, 'towns');
     expect(out.features.map((f) => [f.props.name, f.props.p2, f.wkt])).toEqual([['Bern', 268000, 'POINT (7.44 46.95)']]);
     expect(out.srs).toBe('EPSG:4326'); // the CSV's assumed WGS 84 is written down
@@ -305,11 +305,11 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
       'WITH x AS (SELECT 1) DELETE FROM towns',
       'DELETE FROM towns',
       "SELECT ImportSHP('/etc/x', 'y', 'UTF-8')",
-      "SELECT ExportGeoJSON2('towns', 'geom', '/tmp/x.geojson')",
+      "SELECT ExportGeoJSON2('towns', 'geometry', '/tmp/x.geojson')",
       'SELECT * FROM pragma_database_list',
       'SELECT * FROM pragma_database_list()',
       'SELECT ?',
-      "SELECT ST_Transform(geom, 0, NULL, 'EPSG:2056', '+proj=longlat +nadgrids=/etc/passwd') FROM source",
+      "SELECT ST_Transform(geometry, 0, NULL, 'EPSG:2056', '+proj=longlat +nadgrids=/etc/passwd') FROM source",
       '-- only a comment',
     ];
     for (const sql of refused) {

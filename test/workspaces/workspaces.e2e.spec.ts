@@ -100,6 +100,47 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(JSON.parse(again.body).features).toHaveLength(25);
   });
 
+  it('runs a SQL pipeline and a Python step through convert, refusing what the sandbox forbids', async () => {
+    const ws = (await upload(pointsGeoJson(dir))).json();
+    const refused = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { sql: "SELECT load_extension('x') FROM source" });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().error.code).toBe('invalid_transformation');
+
+    const sql = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, {
+      sql: "SELECT id, name || ' (' || population || ')' AS label, geometry FROM source WHERE population >= 24000",
+    });
+    expect(sql.statusCode, sql.body).toBe(200);
+    const preview = await get(`/api/v1/workspaces/${ws.id}/transform-preview`);
+    expect(preview.statusCode, preview.body).toBe(200);
+    expect(preview.json().rows.map((r: { label: string }) => r.label)).toEqual(['Zürich 23 (24000)', 'Genève 24 (25000)']);
+    expect(preview.json().rows[0].geometry).toBe('POINT');
+
+    const script = [
+      'import sys',
+      'import geopandas as gpd',
+      'df = gpd.read_file(sys.argv[1])',
+      "df['doubled'] = df['population'] * 2",
+      "df.to_file(sys.argv[2], driver='GPKG')",
+    ].join('\n');
+    const py = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { python: { script, filename: 'double.py' } });
+    expect(py.statusCode, py.body).toBe(200);
+    const converted = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'CSV' });
+    expect(converted.statusCode, converted.body).toBe(200);
+    const csv = (await get(`/api/v1/workspaces/${ws.id}/download`)).body;
+    expect(csv.split('\n')[0]).toContain('doubled');
+    expect(csv).toContain('50000');
+
+    const failing = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { python: { script: 'import sys\nprint("about to fail")\nraise SystemExit(3)', filename: 'fail.py' } });
+    expect(failing.statusCode).toBe(200);
+    const failed = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' });
+    expect(failed.statusCode).toBe(422);
+    expect(failed.json().error).toMatchObject({ code: 'invalid_transformation' });
+    expect(JSON.stringify(failed.json().error.details)).toContain('about to fail');
+    const after = (await get(`/api/v1/workspaces/${ws.id}`)).json();
+    expect(after).toMatchObject({ status: 'failed', output: null });
+    expect((await get(`/api/v1/workspaces/${ws.id}/download`)).statusCode).toBe(409);
+  });
+
   it('reads a multi-layer GeoPackage and asks which layer', async () => {
     const ws = (await upload(twoLayerGpkg(dir))).json();
     expect(ws.layers.map((l: { name: string }) => l.name).sort()).toEqual(['owners', 'places']);
