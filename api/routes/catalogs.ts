@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { formatCatalog, gdalSummary } from '../../geo/formats.js';
 import { publicCatalog } from '../../geo/operations/catalog.js';
+import { pythonStepAvailable } from '../../geo/python-step.js';
 import { errorEnvelope } from '../errors.js';
 import type { Services } from '../services.js';
 import pkg from '../../package.json' with { type: 'json' };
@@ -44,7 +44,7 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
       raster_processing: formatCatalog().some((f) => f.kind === 'raster' && f.write),
       vector_processing: true,
       sql: true,
-      python_step: existsSync('/usr/bin/bwrap'),
+      python_step: pythonStepAvailable(),
     },
     container_image: services.config.containerImage,
   });
