@@ -178,6 +178,28 @@ function looksLikeLonLat(layer: Layer): boolean {
 }
 
 /**
+ * A map preview needs no more detail than a screen shows: vertices closer than 1/20000 of the
+ * layer's extent are dropped (topology kept per feature), so 2000 detailed coastlines stay a
+ * response a browser can draw. Skipped when the extent is not known cheaply.
+ */
+function previewSimplification(layer: Layer, cheap: boolean): string[] {
+  try {
+    let e: { minX: number; maxX: number; minY: number; maxY: number };
+    try {
+      e = layer.getExtent(false);
+    } catch {
+      if (!cheap) return [];
+      e = layer.getExtent(true);
+    }
+    const size = Math.max(e.maxX - e.minX, e.maxY - e.minY);
+    if (!Number.isFinite(size) || size <= 0) return [];
+    return ['-simplify', String(size / 20_000)];
+  } catch {
+    return [];
+  }
+}
+
+/**
  * Up to 2000 features of a layer as an RFC 7946 FeatureCollection in EPSG:4326 (lon/lat), Z and
  * M dropped, properties kept. GDAL's GeoJSON writer does the reprojection, winding order and
  * antimeridian cutting; `-limit` makes it read only the sample, into memory, never the source.
@@ -194,6 +216,7 @@ export async function spatialPreview(ref: DatasetRef, layerName?: string): Promi
     }
     const sourceCrs = layerCrs(layer, ref);
     const args = ['-f', 'GeoJSON', '-lco', 'RFC7946=YES', '-t_srs', 'EPSG:4326', '-dim', 'XY', '-limit', String(SPATIAL_PREVIEW_CAP + 1)];
+    args.push(...previewSimplification(layer, cheap));
     if (!layerSrs(layer)) {
       // Without a CRS the coordinates can only be shown if they already are longitudes/latitudes.
       if (ref.assumedCrs) args.push('-s_srs', ref.assumedCrs);

@@ -166,3 +166,32 @@ describe('previews', { timeout: 60_000 }, () => {
     expect(s).toMatchObject({ returned_count: 0, feature_count: 0, truncated: false, geojson: { type: 'FeatureCollection', features: [] } });
   });
 });
+
+describe('spatial preview of detailed geometries', () => {
+  it('drops vertices no screen can show, keeping the shape', async () => {
+    const { tempFolder, write } = await import('./support.js');
+    const tmp = tempFolder('detail');
+    try {
+      // a circle of 100,000 vertices, radius 1 degree
+      const ring = Array.from({ length: 100_000 }, (_, i) => {
+        const a = (2 * Math.PI * i) / 100_000;
+        return [7 + Math.cos(a), 46 + Math.sin(a)];
+      });
+      ring.push(ring[0]!);
+      const file = write(
+        `${tmp.dir}/circle.geojson`,
+        JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { name: 'c' }, geometry: { type: 'Polygon', coordinates: [ring] } }] }),
+      );
+      const { datasetAt } = await import('../../geo/dataset-files.js');
+      const p = await spatialPreview(datasetAt(file));
+      const coords = (p.geojson.features[0] as { geometry: { coordinates: number[][][] } }).geometry.coordinates[0]!;
+      expect(coords.length).toBeLessThan(5_000);
+      expect(coords.length).toBeGreaterThan(50);
+      const xs = coords.map((c) => c[0]!);
+      expect(Math.min(...xs)).toBeCloseTo(6, 2);
+      expect(Math.max(...xs)).toBeCloseTo(8, 2);
+    } finally {
+      tmp.remove();
+    }
+  });
+});
