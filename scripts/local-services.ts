@@ -46,6 +46,8 @@ export async function freePort(): Promise<number> {
 }
 
 export interface LocalPostgres {
+  /** Where the cluster lives (the wanted folder, or its /var/tmp stand-in). */
+  dir: string;
   url: (database: string) => string;
   stop(): void;
 }
@@ -96,6 +98,7 @@ export async function startPostgres(dir: string, port: number, databases: string
     run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', db, '-c', 'CREATE EXTENSION IF NOT EXISTS postgis']);
   }
   return {
+    dir: abs,
     url,
     stop() {
       spawnSync(isRoot ? 'runuser' : `${PG_BIN}/pg_ctl`, isRoot ? ['-u', 'postgres', '--', `${PG_BIN}/pg_ctl`, 'stop', '-m', 'fast', '-D', abs] : ['stop', '-m', 'fast', '-D', abs]);

@@ -17,7 +17,10 @@ let pg: LocalPostgres | undefined;
 let temporal: LocalTemporal | undefined;
 const children: ChildProcess[] = [];
 
+let stopping = false;
 function stopAll(code: number) {
+  if (stopping) return;
+  stopping = true;
   for (const child of children) child.kill('SIGTERM');
   setTimeout(() => {
     temporal?.stop();
@@ -32,7 +35,7 @@ if (!env.SVC_DATABASE_URL) {
   const pgPort = Number(env.SVC_PG_PORT ?? 54329);
   pg = await startPostgres(path.join(dataDir, 'pg'), pgPort, ['geoflow']);
   env.SVC_DATABASE_URL = pg.url('geoflow');
-  console.log(`[start] PostgreSQL ${pgPort} (data in ${path.join(dataDir, 'pg')})`);
+  console.log(`[start] PostgreSQL ${pgPort} (data in ${pg.dir})`);
 }
 if (!env.SVC_TEMPORAL_ADDRESS) {
   const temporalPort = Number(env.SVC_TEMPORAL_PORT ?? 7233);
@@ -55,7 +58,7 @@ if (!env.SVC_ADMIN_EMAIL) {
 function launch(name: string, script: string) {
   const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script], { env: { ...env, UV_THREADPOOL_SIZE: env.UV_THREADPOOL_SIZE ?? '8' }, stdio: 'inherit' });
   child.on('exit', (code, signal) => {
-    if (signal !== 'SIGTERM') {
+    if (!stopping) {
       console.error(`[start] ${name} exited (${code ?? signal}); stopping everything`);
       stopAll(code ?? 1);
     }
