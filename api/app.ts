@@ -1,7 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type FastifyPluginAsyncZod, jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
@@ -38,7 +38,12 @@ export async function buildApp(
     // Only behind a proxy that sets X-Forwarded-For; otherwise clients could pick their own IP.
     trustProxy: process.env.SVC_TRUST_PROXY === 'true',
     bodyLimit: 4 * 1024 * 1024,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Long ids reach the route and get a 400 from its schema, not a bare 414 from the router.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // Errors the framework raises before a route runs (bad URL encoding …) use the envelope too.
+    frameworkErrors: (error, _request, reply) => {
+      void (reply as FastifyReply).code(400).type('application/json').send({ error: { code: 'invalid_parameter', message: error.message, details: {} } });
+    },
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);

@@ -166,7 +166,10 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       const workspaceId = services.newId('workspace');
       const dir = files.dir(workspaceId);
       try {
-        const part = await request.file();
+        const part = await request.file().catch((error: Error) => {
+          // busboy's parse errors (no boundary, truncated body) are the client's, not ours
+          throw new DomainError('validation_error', `The multipart body cannot be read: ${error.message}`);
+        });
         if (!part || part.fieldname !== 'file') {
           throw new DomainError('validation_error', 'The multipart body needs one file in a field named `file`', { issues: [{ path: 'body.file', message: 'required' }] });
         }

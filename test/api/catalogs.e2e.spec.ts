@@ -77,6 +77,18 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     expect(badJson.statusCode).toBe(422);
     expect(badJson.json().error.code).toBe('validation_error');
 
+    const longId = await sut.app.inject({ method: 'GET', url: `/api/v1/recipes/${'0'.repeat(300)}`, headers: { cookie } });
+    expect(longId.statusCode).toBe(400);
+    expect(longId.json().error.code).toBe('invalid_parameter');
+
+    const badEncoding = await sut.app.inject({ method: 'GET', url: '/api/v1/recipes/%E0%A4%A', headers: { cookie } });
+    expect(badEncoding.statusCode).toBe(400);
+    expect(badEncoding.json().error).toBeDefined();
+
+    const noBoundary = await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', headers: { cookie, 'content-type': 'multipart/form-data' }, payload: 'x' });
+    expect(noBoundary.statusCode).toBe(422);
+    expect(noBoundary.json().error.code).toBe('validation_error');
+
     const withCrash = await buildApp(sut.services, {
       logger: false,
       extraRoutes: [() => async (app) => {
