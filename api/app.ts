@@ -3,6 +3,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { type FastifyPluginAsyncZod, jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { DomainError } from '../domain/errors.js';
 import { redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
 import { registerErrorHandling } from './errors.js';
@@ -17,6 +18,13 @@ import type { Services } from './services.js';
 import pkg from '../package.json' with { type: 'json' };
 
 export const API_PREFIX = '/api/v1';
+
+function containsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (depth > 64 || value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some((v) => containsNul(v, depth + 1));
+  return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v, depth + 1));
+}
 
 /** Route plugins mounted under /api/v1; a new resource adds its plugin here. */
 export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
@@ -46,6 +54,19 @@ export async function buildApp(
     },
   }).withTypeProvider<ZodTypeProvider>();
 
+  // JSON bodies: strings with NUL cannot be stored by PostgreSQL (text or jsonb), so they are
+  // refused here with a 422 instead of failing deep in a write.
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(null, undefined);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body as string);
+    } catch {
+      return done(new DomainError('validation_error', 'The request body is not valid JSON'), undefined);
+    }
+    if (containsNul(parsed)) return done(new DomainError('validation_error', 'Text in the request body must not contain NUL (\\u0000) characters'), undefined);
+    done(null, parsed);
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);

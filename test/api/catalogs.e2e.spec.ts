@@ -77,6 +77,12 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     expect(badJson.statusCode).toBe(422);
     expect(badJson.json().error.code).toBe('validation_error');
 
+    const nul = await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: '{"email":"a\\u0000b","password":"x"}', headers: { 'content-type': 'application/json' } });
+    expect(nul.statusCode).toBe(422);
+    expect(nul.json().error.code).toBe('validation_error');
+    const emptyBody = await sut.app.inject({ method: 'POST', url: '/api/v1/recipes', headers: { cookie, 'content-type': 'application/json' }, payload: '' });
+    expect(emptyBody.statusCode).toBe(422);
+
     const longId = await sut.app.inject({ method: 'GET', url: `/api/v1/recipes/${'0'.repeat(300)}`, headers: { cookie } });
     expect(longId.statusCode).toBe(400);
     expect(longId.json().error.code).toBe('invalid_parameter');
