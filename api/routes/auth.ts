@@ -23,6 +23,7 @@ export function authRoutes(services: Services): FastifyPluginAsyncZod {
     app.post('/auth/login', {
       config: { auth: { public: true } },
       schema: {
+        security: [],
         tags: ['Account'],
         summary: 'Log in (browser): sets the svc_session cookie',
         body: z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }),
@@ -55,7 +56,7 @@ export function authRoutes(services: Services): FastifyPluginAsyncZod {
 
     app.post('/auth/logout', {
       config: { auth: { public: true } },
-      schema: { tags: ['Account'], summary: 'Log out (browser): ends the session', response: { 204: z.null() } },
+      schema: { security: [], tags: ['Account'], summary: 'Log out (browser): ends the session', response: { 204: z.null() } },
     }, async (request, reply) => {
       const value = request.cookies[SESSION_COOKIE];
       if (value) await deleteSession(services.pool, value);

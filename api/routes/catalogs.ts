@@ -52,12 +52,13 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
   return async (app) => {
     app.get('/formats', {
       config: { auth: { public: true } },
-      schema: { tags: ['Catalogs'], summary: 'Formats this server reads and writes (from its GDAL build)', response: { 200: z.object({ items: z.array(format) }) } },
+      schema: { security: [], tags: ['Catalogs'], summary: 'Formats this server reads and writes (from its GDAL build)', response: { 200: z.object({ items: z.array(format) }) } },
     }, async () => ({ items: formatCatalog() }));
 
     app.get('/system', {
       config: { auth: { public: true } },
       schema: {
+        security: [],
         tags: ['Catalogs'],
         summary: 'Runtime capabilities (no secrets)',
         response: {

@@ -60,6 +60,10 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     for (const path of ['/api/v1/recipes', '/api/v1/recipes/{id}', '/api/v1/auth/me', '/api/v1/account/tokens', '/api/v1/formats', '/api/v1/transformations']) {
       expect(doc.paths, path).toHaveProperty([path]);
     }
+    // public routes say so; the rest inherit the Bearer/cookie requirement
+    expect(doc.paths['/api/v1/formats'].get.security).toEqual([]);
+    expect(doc.paths['/api/v1/system'].get.security).toEqual([]);
+    expect(doc.paths['/api/v1/recipes'].get.security).toBeUndefined();
     const post = doc.paths['/api/v1/recipes'].post;
     expect(post.requestBody.content['application/json'].schema).toBeDefined();
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['201', '403', '422']));
