@@ -19,6 +19,37 @@ import pkg from '../package.json' with { type: 'json' };
 
 export const API_PREFIX = '/api/v1';
 
+type OpenApiDocument = { paths?: Record<string, Record<string, Record<string, unknown>>> };
+
+/**
+ * POST /workspaces reads its multipart body as a stream, so no body schema is declared on the
+ * route (it would be validated); the document describes both accepted bodies here instead.
+ */
+function describeUpload(doc: OpenApiDocument): OpenApiDocument {
+  const op = doc.paths?.[`${API_PREFIX}/workspaces`]?.post;
+  if (op) {
+    op.requestBody = {
+      required: true,
+      content: {
+        'multipart/form-data': {
+          schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'The dataset; a Shapefile as one .zip' } } },
+        },
+        'application/json': {
+          schema: {
+            type: 'object',
+            required: ['source_id'],
+            properties: {
+              source_id: { type: 'string', description: 'A saved Source you own' },
+              source_resource: { type: ['string', 'null'], description: 'Table, object, layer, collection or asset, for the types that need one' },
+            },
+          },
+        },
+      },
+    };
+  }
+  return doc;
+}
+
 function containsNul(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
   if (depth > 64 || value === null || typeof value !== 'object') return false;
@@ -90,7 +121,7 @@ export async function buildApp(
       security: [{ bearer: [] }, { session: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (input) => describeUpload(jsonSchemaTransformObject(input) as OpenApiDocument),
   });
   // The docs page and its assets are public, like the document they show.
   app.addHook('onRoute', (route) => {

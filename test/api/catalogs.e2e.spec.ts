@@ -64,6 +64,7 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     expect(doc.paths['/api/v1/formats'].get.security).toEqual([]);
     expect(doc.paths['/api/v1/system'].get.security).toEqual([]);
     expect(doc.paths['/api/v1/recipes'].get.security).toBeUndefined();
+    expect(Object.keys(doc.paths['/api/v1/workspaces'].post.requestBody.content)).toEqual(['multipart/form-data', 'application/json']);
     const post = doc.paths['/api/v1/recipes'].post;
     expect(post.requestBody.content['application/json'].schema).toBeDefined();
     expect(Object.keys(post.responses)).toEqual(expect.arrayContaining(['201', '403', '422']));
