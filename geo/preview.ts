@@ -150,7 +150,8 @@ export async function dataPreview(ref: DatasetRef, layerName?: string, limit: nu
       row_count: rowCount,
       preview_row_count: rows.length,
       limit: applied,
-      truncated: more || (rowCount !== null && rows.length < rowCount),
+      // The spec's rule: shorter than the table, or the limit was hit (even by a table of exactly `limit` rows).
+      truncated: more || rows.length >= applied || (rowCount !== null && rows.length < rowCount),
       rows,
     };
     if (spatial) result.geometry_type = geometryTypeLabel(layer.geomType) ?? 'GEOMETRY';

@@ -112,6 +112,13 @@ describe('previews', { timeout: 60_000 }, () => {
     expect('geometry_type' in p).toBe(false);
   });
 
+  it('marks a sample truncated when it hit the limit, as the spec says, even for a table of exactly that size', async () => {
+    const exact = await dataPreview(datasetAt(gpkg), 'owners', 2);
+    expect(exact).toMatchObject({ row_count: 2, preview_row_count: 2, limit: 2, truncated: true });
+    const roomy = await dataPreview(datasetAt(gpkg), 'owners', 3);
+    expect(roomy).toMatchObject({ row_count: 2, preview_row_count: 2, limit: 3, truncated: false });
+  });
+
   it('labels Z/M geometries and caps the limit at 500', async () => {
     const t = await dataPreview(datasetAt(gpkg), 'tracks', 1000);
     expect(t.limit).toBe(500);
