@@ -5,7 +5,6 @@ import type { ConvertOutput, ConvertRequest, Pipeline, StoredDataset } from '../
 import { convertDataset } from '../geo/convert.js';
 import { applyPipeline } from '../geo/pipeline.js';
 import { WorkspaceFiles } from '../platform/workspace-files.js';
-import { toRef } from '../api/workspaces/engine.js';
 import { domainErrorsAsFailures } from './failures.js';
 
 export interface ConvertWorkspaceInput {
@@ -33,7 +32,7 @@ export function workspaceActivities(deps: { dataDir: string }) {
         try {
           await rm(outDir, { recursive: true, force: true });
           await mkdir(outDir, { recursive: true });
-          const upload = toRef(files, input.workspaceId, input.dataset);
+          const upload = files.datasetRef(input.workspaceId, input.dataset);
           const { dataset: source } = await applyPipeline(upload, input.pipeline, scratch);
           const result = await convertDataset(
             source,

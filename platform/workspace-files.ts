@@ -1,5 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import type { StoredDataset } from '../domain/workspaces/workspace.js';
+import type { DatasetRef } from '../geo/dataset-files.js';
 
 /**
  * Where a Workspace's files live under the data folder. Events and read models keep paths
@@ -40,6 +42,27 @@ export class WorkspaceFiles {
   outputDir(workspaceId: string, conversionId: string): string {
     if (!/^[0-9A-Za-z_]+$/.test(conversionId)) throw new Error('bad conversion id');
     return path.join(this.dir(workspaceId), 'outputs', conversionId);
+  }
+
+  /** What events keep of a prepared upload: its path relative to the Workspace folder. */
+  storedDataset(workspaceId: string, ref: DatasetRef): StoredDataset {
+    return {
+      path: this.relative(workspaceId, ref.path),
+      open_options: ref.openOptions,
+      driver: ref.driver ?? null,
+      assumed_crs: ref.assumedCrs ?? null,
+    };
+  }
+
+  /** The stored dataset as GDAL opens it, with an absolute path inside the Workspace folder. */
+  datasetRef(workspaceId: string, stored: StoredDataset): DatasetRef {
+    return {
+      path: this.resolve(workspaceId, stored.path),
+      openOptions: stored.open_options,
+      ...(stored.driver ? { driver: stored.driver } : {}),
+      ...(stored.assumed_crs ? { assumedCrs: stored.assumed_crs } : {}),
+      warnings: [],
+    };
   }
 
   remove(workspaceId: string): void {

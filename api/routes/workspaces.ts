@@ -4,6 +4,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline as streamPipeline } from 'node:stream/promises';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DomainError, notFound } from '../../domain/errors.js';
@@ -24,7 +25,6 @@ import { execute } from '../commands.js';
 import { errorEnvelope } from '../errors.js';
 import { operationList } from '../schemas.js';
 import type { Services } from '../services.js';
-import { toRef, toStored } from '../workspaces/engine.js';
 import { loadWorkspace, representWorkspace, workspaceSchema, type WorkspaceRow } from '../workspaces/representation.js';
 
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
@@ -133,8 +133,7 @@ function checkPipeline(row: WorkspaceRow, body: Pipeline): Pipeline {
 export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
   const files = new WorkspaceFiles(services.config.dataDir);
   const maxBytes = services.config.maxUploadBytes;
-  const load = (request: { principal?: { userId: string } }, id: string) =>
-    loadWorkspace(services.pool, requirePrincipal(request as never).userId, id, services.clock());
+  const load = (request: FastifyRequest, id: string) => loadWorkspace(services.pool, requirePrincipal(request).userId, id, services.clock());
 
   return async (app) => {
     await app.register(fastifyMultipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, parts: 12 }, throwFileSizeLimit: false });
@@ -193,7 +192,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
           size,
           origin: { kind: 'upload' },
           inspection: { ...inspection, raster: inspection.raster as Record<string, unknown> | null, warnings: [...ref.warnings, ...inspection.warnings] },
-          dataset: toStored(files, workspaceId, ref),
+          dataset: files.storedDataset(workspaceId, ref),
           at: services.clock(),
           ttlMs: services.config.workspaceTtlMs,
         });
@@ -215,7 +214,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       schema: { tags: ['Workspaces'], summary: 'Sample rows of a layer (geometry as a type label)', params, querystring: previewQuery, response: { 200: dataPreviewSchema, ...errors } },
     }, async (request) => {
       const row = await load(request, request.params.id);
-      const preview = await dataPreview(toRef(files, row.id, row.dataset), request.query.layer, parsePreviewLimit(request.query.limit));
+      const preview = await dataPreview(files.datasetRef(row.id, row.dataset), request.query.layer, parsePreviewLimit(request.query.limit));
       return { workspace_id: row.id, ...preview };
     });
 
@@ -224,7 +223,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       schema: { tags: ['Workspaces'], summary: 'Sample features as GeoJSON in EPSG:4326 (at most 2000)', params, querystring: layerQuery, response: { 200: spatialPreviewSchema, ...errors } },
     }, async (request) => {
       const row = await load(request, request.params.id);
-      const preview = await spatialPreview(toRef(files, row.id, row.dataset), request.query.layer);
+      const preview = await spatialPreview(files.datasetRef(row.id, row.dataset), request.query.layer);
       return { workspace_id: row.id, ...preview };
     });
 
@@ -261,7 +260,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
     }, async (request) => {
       const row = await load(request, request.params.id);
       const limit = parsePreviewLimit(request.query.limit);
-      const preview = await inScratch(row, (dir) => transformDataPreview(toRef(files, row.id, row.dataset), row.pipeline, dir, request.query.layer, limit));
+      const preview = await inScratch(row, (dir) => transformDataPreview(files.datasetRef(row.id, row.dataset), row.pipeline, dir, request.query.layer, limit));
       return { workspace_id: row.id, ...preview };
     });
 
@@ -270,7 +269,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       schema: { tags: ['Workspaces'], summary: 'Spatial preview of the pipeline result (EPSG:4326, at most 2000 features)', params, querystring: layerQuery, response: { 200: spatialPreviewSchema, ...errors } },
     }, async (request) => {
       const row = await load(request, request.params.id);
-      const preview = await inScratch(row, (dir) => transformSpatialPreview(toRef(files, row.id, row.dataset), row.pipeline, dir, request.query.layer));
+      const preview = await inScratch(row, (dir) => transformSpatialPreview(files.datasetRef(row.id, row.dataset), row.pipeline, dir, request.query.layer));
       return { workspace_id: row.id, ...preview };
     });
 
