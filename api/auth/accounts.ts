@@ -86,6 +86,10 @@ export class LoginThrottle {
 
   fail(keys: string[], now: number) {
     for (const key of keys) this.failures.set(key, [...(this.failures.get(key) ?? []), now]);
+    // Guessing many addresses must not grow this map without bound: forget stale keys now and then.
+    if (this.failures.size > 10_000) {
+      for (const [key, times] of this.failures) if (now - times[times.length - 1]! >= this.windowMs) this.failures.delete(key);
+    }
   }
 
   succeed(keys: string[]) {
