@@ -36,6 +36,14 @@ const baseEnv = {
   UV_THREADPOOL_SIZE: '8',
 };
 
+// ---- Types: the server, scripts and tests, then the browser app ------------------------------
+if (process.argv.length <= 2) {
+  for (const args of [['--noEmit'], ['-p', 'web', '--noEmit']]) {
+    const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', ...args], { stdio: 'inherit' });
+    if (tsc.status !== 0) problems.push(`type check failed (tsc ${args.join(' ')})`);
+  }
+}
+
 // ---- TypeScript suites ----------------------------------------------------------------------
 const vitestJson = path.join(testDir, 'vitest.json');
 const vitest = spawnSync(
