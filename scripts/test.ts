@@ -79,6 +79,10 @@ if (existsSync(pythonSuite) && process.argv.length <= 2) {
   const api = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: 'inherit' });
   try {
     await waitForPort(port, '127.0.0.1', 120_000);
+    // conversions need the worker polling, as the API checks before it starts one
+    const { waitForPoller } = await import('../test/support/worker.js');
+    const { loadConfig } = await import('../platform/config.js');
+    await waitForPoller(loadConfig(serverEnv), 60_000);
     const junit = path.join(testDir, 'pytest.xml');
     const py = spawnSync('bash', [pythonSuite], {
       stdio: 'inherit',

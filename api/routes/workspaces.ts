@@ -26,6 +26,7 @@ import { errorEnvelope } from '../errors.js';
 import { operationList } from '../schemas.js';
 import type { Services } from '../services.js';
 import { loadWorkspace, representWorkspace, workspaceSchema, type WorkspaceRow } from '../workspaces/representation.js';
+import { workerPresence } from '../workspaces/worker-presence.js';
 
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
 const params = z.object({ id: z.string().min(1).max(100) });
@@ -133,6 +134,7 @@ function checkPipeline(row: WorkspaceRow, body: Pipeline): Pipeline {
 export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
   const files = new WorkspaceFiles(services.config.dataDir);
   const maxBytes = services.config.maxUploadBytes;
+  const requireWorker = workerPresence(services);
   const load = (request: FastifyRequest, id: string) => loadWorkspace(services.pool, requirePrincipal(request).userId, id, services.clock());
 
   return async (app) => {
@@ -288,7 +290,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       const layers = request.body.layers ?? [];
       const missing = layers.filter((l) => !row.inspection.layers.some((x) => x.name === l));
       if (missing.length) throw new DomainError('invalid_parameter', `Unknown layer ${missing.join(', ')}`, { parameter: 'layers' });
-      if (!services.temporal) throw new Error('Temporal is not connected');
+      await requireWorker();
 
       const conversionId = `cv_${randomBytes(8).toString('hex')}`;
       const convertRequest = { output_format: format.id, target_crs: request.body.target_crs ?? null, layers };
@@ -297,7 +299,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       });
       const pipeline = (started?.events[0]?.data as { pipeline: Pipeline }).pipeline;
       try {
-        const output = await services.temporal.workflow.execute(convertWorkspaceWorkflow, {
+        const output = await services.temporal!.workflow.execute(convertWorkspaceWorkflow, {
           taskQueue: services.config.taskQueue,
           workflowId: `workspace-convert-${row.id}-${conversionId}`,
           args: [{ workspaceId: row.id, conversionId, dataset: row.dataset, pipeline, request: convertRequest, baseName: row.filename.replace(/\.[^.]+$/, '') || 'result' }],

@@ -1,11 +1,29 @@
+import { Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { Config } from '../../platform/config.js';
 import { createWorker } from '../../workflows/worker.js';
+
+/** Resolves once Temporal lists a poller on the task queue: the API checks for one before a convert. */
+export async function waitForPoller(config: Config, timeoutMs = 20_000): Promise<void> {
+  const connection = await Connection.connect({ address: config.temporalAddress });
+  try {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const r = await connection.workflowService.describeTaskQueue({ namespace: config.temporalNamespace, taskQueue: { name: config.taskQueue }, taskQueueType: 1 });
+      if ((r.pollers ?? []).length > 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`no poller on ${config.taskQueue} after ${timeoutMs} ms`);
+  } finally {
+    await connection.close();
+  }
+}
 
 /** A real worker on the app's task queue and data folder, running until stop(). */
 export async function startTestWorker(config: Config): Promise<{ worker: Worker; stop(): Promise<void> }> {
   const { worker, connection } = await createWorker(config);
   const running = worker.run();
+  await waitForPoller(config);
   return {
     worker,
     async stop() {

@@ -33,6 +33,8 @@ export async function startServer(options: { temporal?: boolean } = {}): Promise
     const { createWorker } = await import('../../workflows/worker.js');
     const { worker, connection } = await createWorker(sut.services.config);
     const running = worker.run();
+    const { waitForPoller } = await import('../support/worker.js');
+    await waitForPoller(sut.services.config);
     stopWorker = async () => {
       worker.shutdown();
       await running.catch(() => undefined);

@@ -286,3 +286,21 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect((await get(`/api/v1/workspaces/${ws.id}`)).json().error.code).toBe('job_expired');
   });
 });
+
+describe.skipIf(skip)('convert without a worker', () => {
+  it('says at once that no worker is running, and records nothing', async () => {
+    const sut = await createTestApp({ temporal: true }); // its own task queue, no worker on it
+    try {
+      const cookie = await login(sut.app);
+      const m = multipartFile(pointsGeoJson(fixtureDir(), 3));
+      const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, cookie } })).json();
+      const res = await sut.app.inject({ method: 'POST', url: `/api/v1/workspaces/${ws.id}/convert`, headers: { cookie }, payload: { output_format: 'GPKG' } });
+      expect(res.statusCode).toBe(500);
+      expect(res.json().error.message).toMatch(/No worker is running/);
+      const after = await sut.app.inject({ method: 'GET', url: `/api/v1/workspaces/${ws.id}`, headers: { cookie } });
+      expect(after.json().status).toBe('inspected');
+    } finally {
+      await sut.close();
+    }
+  });
+});
