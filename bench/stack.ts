@@ -31,6 +31,9 @@ export async function startStack(name: string, env: Record<string, string> = {})
     spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: 'inherit' }),
   ];
   await waitForPort(port, '127.0.0.1', 120_000);
+  const { waitForPoller } = await import('../test/support/worker.js');
+  const { loadConfig } = await import('../platform/config.js');
+  await waitForPoller(loadConfig(serverEnv), 60_000);
   const base = `http://127.0.0.1:${port}`;
 
   const login = await fetch(`${base}/api/v1/auth/login`, {
