@@ -42,7 +42,8 @@ async function newestInput(): Promise<number> {
     }
   };
   await visit(srcDir);
-  for (const file of [path.join(webDir, 'index.html'), fileURLToPath(import.meta.url), path.join(repoDir, 'package-lock.json')]) {
+  // the app also bundles the server's scope list
+  for (const file of [path.join(webDir, 'index.html'), fileURLToPath(import.meta.url), path.join(repoDir, 'package-lock.json'), path.join(repoDir, 'domain/accounts/scopes.ts')]) {
     if (existsSync(file)) newest = Math.max(newest, (await stat(file)).mtimeMs);
   }
   return newest;

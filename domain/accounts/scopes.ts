@@ -8,9 +8,9 @@ export const scopes = {
   'jobs:read': 'List Jobs, get a Job, list Runs.',
   'jobs:write': 'Create, update, enable, disable, delete Jobs; sync reset and reinitialize.',
   'jobs:run': 'Run Now and retry a failed Run. Excludes jobs:read.',
-  'workspaces:read': 'Get a Workspace, read its transformations, all previews, download, transformation catalog.',
-  'workspaces:write': 'Create a Workspace (importing a saved Source also needs sources:read) and replace its pipeline.',
-  'workspaces:run': 'Convert a Workspace, or deliver the result (delivery also needs destinations:read).',
+  'workspaces:read': 'Get a Workspace, read its transformations, all previews, download, transformation catalog. Excludes jobs:read.',
+  'workspaces:write': 'Create a Workspace (importing a saved Source also needs sources:read) and replace its pipeline. Excludes jobs:write.',
+  'workspaces:run': 'Convert a Workspace, or deliver the result (delivery also needs destinations:read). Excludes workspaces:read and jobs:run.',
   'recipes:read': 'List and get Recipes.',
   'recipes:write': 'Create, update, delete Recipes.',
 } as const;
