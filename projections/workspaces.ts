@@ -1,4 +1,5 @@
 import { sql } from 'slonik';
+import { emptyPipeline } from '../domain/workspaces/workspace.js';
 import type { Projector } from './projector.js';
 
 const workspaces = (schema: string) => sql.identifier([schema, 'workspaces']);
@@ -36,7 +37,7 @@ export const workspacesProjector: Projector = {
       case 'WorkspaceCreated':
         await tx.query(sql.unsafe`INSERT INTO ${t} (id, owner_id, status, filename, size, origin, inspection, dataset, pipeline, created_at, updated_at, expires_at)
           VALUES (${d.workspace_id}, ${d.owner_id}, 'inspected', ${d.filename}, ${d.size}, ${sql.json(d.origin)}, ${sql.json(d.inspection)}, ${sql.json(d.dataset)},
-            ${sql.json({ layers: [], operations: [], sql: null, python: null })}, ${d.at}, ${d.at}, ${d.expires_at})`);
+            ${sql.json(emptyPipeline as never)}, ${d.at}, ${d.at}, ${d.expires_at})`);
         break;
       case 'WorkspacePipelineSet':
         await tx.query(sql.unsafe`UPDATE ${t} SET pipeline = ${sql.json(d.pipeline)}, updated_at = ${d.at} WHERE id = ${d.workspace_id}`);
