@@ -1,17 +1,18 @@
 import gdal from 'gdal-async';
 import { hostname } from 'node:os';
-
+import type { Services } from '../application/services.js';
 import { workspaceActivities } from './workspaces.js';
 
 export interface ActivityDeps {
   workerName: string;
-  dataDir: string;
+  /** The application services of the worker process (event store, pool, clock, cipher …). */
+  services: Services;
 }
 
 /** Activities come from a factory so tests can build them with other dependencies. */
 export function createActivities(deps: ActivityDeps) {
   return {
-    ...workspaceActivities({ dataDir: deps.dataDir }),
+    ...workspaceActivities(deps.services),
     async describeWorker(): Promise<{ gdal: string; worker: string }> {
       return { gdal: gdal.version, worker: deps.workerName };
     },

@@ -1,15 +1,25 @@
 import { Context } from '@temporalio/activity';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { ConvertOutput, ConvertRequest, Pipeline, StoredDataset } from '../domain/workspaces/workspace.js';
+import { record } from '../application/commands.js';
+import { domainErrorsAsFailures } from '../application/failures.js';
+import type { Services } from '../application/services.js';
+import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline, type StoredDataset } from '../domain/workspaces/workspace.js';
 import { convertDataset } from '../geo/convert.js';
 import { applyPipeline } from '../geo/pipeline.js';
 import { WorkspaceFiles } from '../platform/workspace-files.js';
-import { domainErrorsAsFailures } from './failures.js';
 
-export interface ConvertWorkspaceInput {
+export interface ConversionRef {
   workspaceId: string;
   conversionId: string;
+}
+
+export interface StartConversionInput extends ConversionRef {
+  actorId: string;
+  request: ConvertRequest;
+}
+
+export interface ConvertWorkspaceInput extends ConversionRef {
   dataset: StoredDataset;
   pipeline: Pipeline;
   request: ConvertRequest;
@@ -17,13 +27,40 @@ export interface ConvertWorkspaceInput {
   baseName: string;
 }
 
+export type FinishConversionInput = ConversionRef & ({ output: ConvertOutput } | { error: { code: string; message: string } });
+
 /**
- * Upload + stored pipeline → output file, always from the immutable upload (outputs never
- * stack). Heartbeats while GDAL works so Temporal can tell a slow conversion from a dead worker.
+ * The Workspace convert, as activities of convertWorkspaceWorkflow: record the start (which fixes
+ * the pipeline the conversion uses), convert, record the outcome. Recording is idempotent: a
+ * retried activity repeats a command the decider has already seen and appends nothing.
  */
-export function workspaceActivities(deps: { dataDir: string }) {
-  const files = new WorkspaceFiles(deps.dataDir);
+export function workspaceActivities(services: Pick<Services, 'store' | 'clock' | 'config'>) {
+  const files = new WorkspaceFiles(services.config.dataDir);
   return {
+    async startWorkspaceConversion(input: StartConversionInput): Promise<{ pipeline: Pipeline; position: string }> {
+      return domainErrorsAsFailures(async () => {
+        const outcome = await record(services, workspaceStream(input.workspaceId), workspaceDecider, {
+          type: 'StartConversion', workspaceId: input.workspaceId, actorId: input.actorId, conversionId: input.conversionId, request: input.request, at: services.clock(),
+        });
+        if (outcome.state.status === 'absent') throw new Error('unreachable: a started conversion has a Workspace');
+        return { pipeline: outcome.state.pipeline, position: outcome.position };
+      });
+    },
+
+    async finishWorkspaceConversion(input: FinishConversionInput): Promise<{ position: string }> {
+      const at = services.clock();
+      const command =
+        'output' in input
+          ? { type: 'CompleteConversion' as const, workspaceId: input.workspaceId, conversionId: input.conversionId, output: input.output, at }
+          : { type: 'FailConversion' as const, workspaceId: input.workspaceId, conversionId: input.conversionId, error: input.error, at };
+      const outcome = await record(services, workspaceStream(input.workspaceId), workspaceDecider, command);
+      return { position: outcome.position };
+    },
+
+    /**
+     * Upload + stored pipeline → output file, always from the immutable upload (outputs never
+     * stack). Heartbeats while GDAL works so Temporal can tell a slow conversion from a dead worker.
+     */
     async convertWorkspace(input: ConvertWorkspaceInput): Promise<ConvertOutput> {
       return domainErrorsAsFailures(async () => {
         const heartbeat = setInterval(() => Context.current().heartbeat(), 10_000);

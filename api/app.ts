@@ -6,6 +6,7 @@ import { type FastifyPluginAsyncZod, jsonSchemaTransform, jsonSchemaTransformObj
 import { DomainError } from '../domain/errors.js';
 import { redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
+import { createSessionTable } from './auth/sessions.js';
 import { registerErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { catalogRoutes } from './routes/catalogs.js';
@@ -14,7 +15,7 @@ import { recipeRoutes } from './routes/recipes.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { registerWeb } from './routes/web.js';
 import { workspaceRoutes } from './routes/workspaces.js';
-import type { Services } from './services.js';
+import type { Services } from '../application/services.js';
 import pkg from '../package.json' with { type: 'json' };
 
 export const API_PREFIX = '/api/v1';
@@ -84,6 +85,8 @@ export async function buildApp(
       void (reply as FastifyReply).code(400).type('application/json').send({ error: { code: 'invalid_parameter', message: error.message, details: {} } });
     },
   }).withTypeProvider<ZodTypeProvider>();
+  // Browser sessions are the API's own table (not events: nothing refers to a session).
+  await createSessionTable(services.pool);
 
   // JSON bodies: strings with NUL cannot be stored by PostgreSQL (text or jsonb), so they are
   // refused here with a 422 instead of failing deep in a write.

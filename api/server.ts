@@ -1,6 +1,6 @@
 import { loadConfig } from '../platform/config.js';
 import { buildApp } from './app.js';
-import { createServices } from './bootstrap.js';
+import { createServices } from '../application/bootstrap.js';
 
 /** Listens; everything else is in buildApp and createServices. Stops cleanly on SIGINT/SIGTERM. */
 const config = loadConfig();

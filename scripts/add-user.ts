@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline/promises';
-import { registerUser } from '../api/auth/accounts.js';
-import { createServices } from '../api/bootstrap.js';
+import { registerUser } from '../application/accounts.js';
+import { createServices } from '../application/bootstrap.js';
 import { loadConfig } from '../platform/config.js';
 
 /**

@@ -2,6 +2,8 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { timeouts } from './timeouts.js';
 
+export { convertWorkspaceWorkflow } from './workspace-convert.js';
+
 const { describeWorker } = proxyActivities<Activities>(timeouts.quick);
 
 /**
@@ -11,14 +13,4 @@ const { describeWorker } = proxyActivities<Activities>(timeouts.quick);
 export async function pingWorkflow(message: string): Promise<{ echo: string; gdal: string; worker: string }> {
   const info = await describeWorker();
   return { echo: message, ...info };
-}
-
-const { convertWorkspace } = proxyActivities<Activities>(timeouts.processing);
-
-/**
- * Workspace convert: one activity on the worker that owns the files. The HTTP call waits for it;
- * Temporal retries a crashed worker, while domain errors (bad SQL, …) fail at once.
- */
-export async function convertWorkspaceWorkflow(input: Parameters<Activities['convertWorkspace']>[0]) {
-  return convertWorkspace(input);
 }

@@ -1,40 +1,53 @@
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createActivities, defaultWorkerName } from '../activities/index.js';
+import { createServices } from '../application/bootstrap.js';
 import { loadConfig, type Config } from '../platform/config.js';
-import { createLogger } from '../platform/logger.js';
 
 export const workflowsPath = fileURLToPath(new URL('./index.ts', import.meta.url));
 
 let runtimeInstalled = false;
 
+/**
+ * A worker with its own application services (event store, pool, cipher): activities record
+ * Run and Workspace events themselves. It does not run the projections; the API does.
+ */
 export async function createWorker(config: Config, connection?: NativeConnection) {
   if (!runtimeInstalled) {
     // The SDK logs every state change at INFO; our own logger reports what matters.
     Runtime.install({ logger: new DefaultLogger(config.logLevel === 'debug' ? 'INFO' : 'WARN') });
     runtimeInstalled = true;
   }
+  const services = await createServices(config, { temporal: false, projections: false, name: 'worker' });
   const conn = connection ?? (await NativeConnection.connect({ address: config.temporalAddress }));
   const worker = await Worker.create({
     connection: conn,
     namespace: config.temporalNamespace,
     taskQueue: config.taskQueue,
     workflowsPath,
-    activities: createActivities({ workerName: defaultWorkerName(), dataDir: config.dataDir }),
+    activities: createActivities({ workerName: defaultWorkerName(), services }),
   });
-  return { worker, connection: conn };
+  return {
+    worker,
+    connection: conn,
+    services,
+    /** After worker.run() has returned: releases the connections. */
+    async close() {
+      if (!connection) await conn.close();
+      await services.close();
+    },
+  };
 }
 
 // Run as a process: `node --import tsx workflows/worker.ts`
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const config = loadConfig();
-  const log = createLogger(config.logLevel, 'worker');
-  const { worker, connection } = await createWorker(config);
-  log.info({ taskQueue: config.taskQueue }, 'worker started');
+  const { worker, services, close } = await createWorker(config);
+  services.log.info({ taskQueue: config.taskQueue }, 'worker started');
   const stop = () => worker.shutdown();
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   await worker.run();
-  await connection.close();
-  log.info('worker stopped');
+  await close();
+  services.log.info('worker stopped');
 }

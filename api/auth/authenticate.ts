@@ -6,7 +6,7 @@ import { allScopes, isScope, type Scope } from '../../domain/accounts/scopes.js'
 import { TOKEN_USE_RESOLUTION_MS, tokenDecider, tokenStream } from '../../domain/accounts/token.js';
 import { handleCommand } from '../../domain/handler.js';
 import { forbidden, unauthorized } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../application/services.js';
 import type { AuthRule, Principal } from './principal.js';
 import { SESSION_COOKIE, sessionUser } from './sessions.js';
 import { looksLikeToken, sha256Hex } from './tokens.js';

@@ -6,7 +6,7 @@ import { requirePrincipal } from '../auth/principal.js';
 import { createSession, deleteSession, SESSION_COOKIE, SESSION_TTL_MS } from '../auth/sessions.js';
 import { errorEnvelope, unauthorized } from '../errors.js';
 import { timestamp } from '../schemas.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../application/services.js';
 
 const user = z.object({ id: z.string(), email: z.string(), name: z.string() }).meta({ id: 'User' });
 const me = user

@@ -4,7 +4,7 @@ import { formatCatalog, gdalSummary } from '../../geo/formats.js';
 import { publicCatalog } from '../../geo/operations/catalog.js';
 import { pythonStepAvailable } from '../../geo/python-step.js';
 import { errorEnvelope } from '../errors.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../application/services.js';
 import pkg from '../../package.json' with { type: 'json' };
 
 const format = z

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
-import type { Services } from '../services.js';
+import type { Services } from '../../application/services.js';
 
 /** Liveness and readiness for process managers and load balancers; outside /api/v1. */
 export function registerHealth(app: FastifyInstance, services: Services): void {

@@ -6,11 +6,11 @@ import { recipeDecider, recipeStream } from '../../domain/recipes/recipe.js';
 import { notFound } from '../../domain/errors.js';
 import { isoTime } from '../../platform/db.js';
 import { requirePrincipal } from '../auth/principal.js';
-import { execute } from '../commands.js';
+import { execute } from '../../application/commands.js';
 import { errorEnvelope } from '../errors.js';
 import { keysetWhere, limitPlusOne, pageOf, pageQuery, toPage } from '../pagination.js';
 import { idParam, operationList, timestamp } from '../schemas.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../application/services.js';
 
 const recipeBody = z.object({
   name: z.string().trim().min(1).max(200),

@@ -7,11 +7,11 @@ import { notFound } from '../../domain/errors.js';
 import { isoTime, isoTimeOrNull } from '../../platform/db.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { displayPrefix, newTokenValue, sha256Hex } from '../auth/tokens.js';
-import { execute } from '../commands.js';
+import { execute } from '../../application/commands.js';
 import { errorEnvelope } from '../errors.js';
 import { keysetWhere, limitPlusOne, pageOf, pageQuery, toPage } from '../pagination.js';
 import { idParam, timestamp } from '../schemas.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../application/services.js';
 
 const scopeEnum = z.enum(allScopes as [Scope, ...Scope[]]);
 

@@ -18,13 +18,13 @@ import { dataPreview, parsePreviewLimit, spatialPreview } from '../../geo/previe
 import { checkSelectSql } from '../../geo/sql-guard.js';
 import { transformDataPreview, transformSpatialPreview } from '../../geo/pipeline.js';
 import { WorkspaceFiles } from '../../platform/workspace-files.js';
-import { convertWorkspaceWorkflow } from '../../workflows/index.js';
-import { domainErrorFrom } from '../../activities/failures.js';
+import type { convertWorkspaceWorkflow } from '../../workflows/index.js';
+import { domainErrorFrom, failurePosition } from '../../application/failures.js';
 import { requirePrincipal } from '../auth/principal.js';
-import { execute } from '../commands.js';
+import { execute } from '../../application/commands.js';
 import { errorEnvelope } from '../errors.js';
 import { operationList } from '../schemas.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../application/services.js';
 import { loadWorkspace, representWorkspace, workspaceSchema, type WorkspaceRow } from '../workspaces/representation.js';
 import { workerPresence } from '../workspaces/worker-presence.js';
 
@@ -294,28 +294,22 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
 
       const conversionId = `cv_${randomBytes(8).toString('hex')}`;
       const convertRequest = { output_format: format.id, target_crs: request.body.target_crs ?? null, layers };
-      const started = await execute(services, workspaceStream(row.id), workspaceDecider, {
-        type: 'StartConversion', workspaceId: row.id, actorId: userId, conversionId, request: convertRequest, at: services.clock(),
-      });
-      const pipeline = (started?.events[0]?.data as { pipeline: Pipeline }).pipeline;
+      // The workflow owns the lifecycle (start, convert, outcome, each recorded as an event);
+      // this call waits for it, then for the read models to show its outcome.
       try {
-        const output = await services.temporal!.workflow.execute(convertWorkspaceWorkflow, {
+        const { position } = await services.temporal!.workflow.execute<typeof convertWorkspaceWorkflow>('convertWorkspaceWorkflow', {
           taskQueue: services.config.taskQueue,
           workflowId: `workspace-convert-${row.id}-${conversionId}`,
-          args: [{ workspaceId: row.id, conversionId, dataset: row.dataset, pipeline, request: convertRequest, baseName: row.filename.replace(/\.[^.]+$/, '') || 'result' }],
+          args: [{
+            workspaceId: row.id, actorId: userId, conversionId, request: convertRequest, dataset: row.dataset,
+            baseName: row.filename.replace(/\.[^.]+$/, '') || 'result',
+          }],
         });
-        await execute(services, workspaceStream(row.id), workspaceDecider, {
-          type: 'CompleteConversion', workspaceId: row.id, conversionId, output, at: services.clock(),
-        });
+        await services.projections.waitFor(BigInt(position));
       } catch (error) {
+        const position = failurePosition(error);
+        if (position !== undefined) await services.projections.waitFor(position);
         const domain = domainErrorFrom(error);
-        await execute(services, workspaceStream(row.id), workspaceDecider, {
-          type: 'FailConversion',
-          workspaceId: row.id,
-          conversionId,
-          error: { code: domain?.code ?? 'internal_error', message: domain?.message ?? 'The conversion failed on the worker' },
-          at: services.clock(),
-        });
         if (domain) throw domain;
         request.log.error({ err: error, workspaceId: row.id }, 'conversion failed');
         throw new DomainError('internal_error', 'The conversion failed on the worker; the error has been logged');

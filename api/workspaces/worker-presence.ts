@@ -1,5 +1,5 @@
 import { DomainError } from '../../domain/errors.js';
-import type { Services } from '../services.js';
+import type { Services } from '../../application/services.js';
 
 const FRESH_MS = 30_000;
 

@@ -147,6 +147,8 @@ export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceState, Workspa
         usable(state, command.actorId, command.workspaceId, command.at);
         return [{ type: 'WorkspacePipelineSet', data: { workspace_id: command.workspaceId, pipeline: command.pipeline, at } }];
       case 'StartConversion': {
+        // A retried start (same conversion id) has already been recorded.
+        if (state.status !== 'absent' && state.conversionId === command.conversionId) return [];
         const s = usable(state, command.actorId, command.workspaceId, command.at);
         return [
           {
@@ -156,11 +158,12 @@ export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceState, Workspa
         ];
       }
       case 'CompleteConversion':
-        // A late result of a superseded conversion must not replace the newer one.
-        if (state.status === 'absent' || state.conversionId !== command.conversionId || state.status === 'expired') return [];
+        // A late result of a superseded conversion must not replace the newer one, and a
+        // repeated outcome (a retried activity) is recorded once.
+        if (state.status !== 'converting' || state.conversionId !== command.conversionId) return [];
         return [{ type: 'WorkspaceConverted', data: { workspace_id: command.workspaceId, conversion_id: command.conversionId, output: command.output, at } }];
       case 'FailConversion':
-        if (state.status === 'absent' || state.conversionId !== command.conversionId || state.status === 'expired') return [];
+        if (state.status !== 'converting' || state.conversionId !== command.conversionId) return [];
         return [{ type: 'WorkspaceConversionFailed', data: { workspace_id: command.workspaceId, conversion_id: command.conversionId, error: command.error, at } }];
       case 'ExpireWorkspace':
         if (state.status === 'absent' || state.status === 'expired') return [];

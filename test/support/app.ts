@@ -3,8 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildApp } from '../../api/app.js';
-import { createServices } from '../../api/bootstrap.js';
-import type { Services } from '../../api/services.js';
+import { createServices } from '../../application/bootstrap.js';
+import type { Services } from '../../application/services.js';
 import { loadConfig } from '../../platform/config.js';
 import { createTestDatabase } from './database.js';
 

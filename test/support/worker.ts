@@ -21,7 +21,7 @@ export async function waitForPoller(config: Config, timeoutMs = 20_000): Promise
 
 /** A real worker on the app's task queue and data folder, running until stop(). */
 export async function startTestWorker(config: Config): Promise<{ worker: Worker; stop(): Promise<void> }> {
-  const { worker, connection } = await createWorker(config);
+  const { worker, close } = await createWorker(config);
   const running = worker.run();
   await waitForPoller(config);
   return {
@@ -29,7 +29,7 @@ export async function startTestWorker(config: Config): Promise<{ worker: Worker;
     async stop() {
       worker.shutdown();
       await running;
-      await connection.close();
+      await close();
     },
   };
 }

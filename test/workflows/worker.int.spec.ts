@@ -1,17 +1,21 @@
 import { Client, Connection } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
 import { loadConfig } from '../../platform/config.js';
 import { pingWorkflow } from '../../workflows/index.js';
 import { createWorker } from '../../workflows/worker.js';
 
 const address = process.env.SVC_TEST_TEMPORAL_ADDRESS;
 
-describe.skipIf(!address)('Temporal worker wiring (needs SVC_TEST_TEMPORAL_ADDRESS: run with `npm test`, which starts a dev server)', () => {
+const skip = skipWithoutDatabase || (!address && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts a Temporal dev server');
+
+describe.skipIf(skip)('Temporal worker wiring', () => {
   it('runs a workflow whose activity reaches GDAL on the worker', async () => {
     const taskQueue = `test-${randomBytes(4).toString('hex')}`;
-    const config = loadConfig({ SVC_DATABASE_URL: 'postgres://unused', SVC_TEMPORAL_ADDRESS: address, SVC_TASK_QUEUE: taskQueue, SVC_DATA_DIR: '.data/test-worker' });
-    const { worker, connection } = await createWorker(config);
+    const db = await createTestDatabase();
+    const config = loadConfig({ SVC_DATABASE_URL: db.url, SVC_TEMPORAL_ADDRESS: address, SVC_TASK_QUEUE: taskQueue, SVC_DATA_DIR: '.data/test-worker', SVC_LOG_LEVEL: 'silent' });
+    const { worker, close } = await createWorker(config);
     const clientConnection = await Connection.connect({ address });
     const client = new Client({ connection: clientConnection });
     try {
@@ -23,7 +27,8 @@ describe.skipIf(!address)('Temporal worker wiring (needs SVC_TEST_TEMPORAL_ADDRE
       expect(result.worker).toMatch(/^worker@/);
     } finally {
       await clientConnection.close();
-      await connection.close();
+      await close();
+      await db.drop();
     }
   }, 120_000);
 });

@@ -2,7 +2,7 @@ import gdal from 'gdal-async';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanupExpiredWorkspaces } from '../../api/workspaces/cleanup.js';
+import { cleanupExpiredWorkspaces } from '../../application/workspace-cleanup.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, latLonCsv, mixedPolygonsGeoJson, pointsGeoJson, twoLayerGpkg, zippedShapefile } from '../support/fixtures.js';
@@ -238,7 +238,7 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     const jobsToken = await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run']);
     expect((await upload(pointsGeoJson(dir), undefined, jobsToken)).statusCode).toBe(403);
 
-    const { registerUser } = await import('../../api/auth/accounts.js');
+    const { registerUser } = await import('../../application/accounts.js');
     await registerUser(sut.services, { email: 'other@example.com', password: 'other long password' });
     const otherCookie = await login(sut.app, { email: 'other@example.com', password: 'other long password' });
     const other = await createToken(sut.app, otherCookie, ['workspaces:read']);

@@ -1,10 +1,10 @@
 import { readdir, stat } from 'node:fs/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { workspaceDecider, workspaceStream } from '../../domain/workspaces/workspace.js';
-import { handleCommand } from '../../domain/handler.js';
-import { WorkspaceFiles } from '../../platform/workspace-files.js';
-import type { Services } from '../services.js';
+import { workspaceDecider, workspaceStream } from '../domain/workspaces/workspace.js';
+import { handleCommand } from '../domain/handler.js';
+import { WorkspaceFiles } from '../platform/workspace-files.js';
+import type { Services } from './services.js';
 
 /**
  * The regular cleanup: Workspaces past their lifetime get a WorkspaceExpired event and lose their

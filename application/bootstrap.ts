@@ -1,0 +1,78 @@
+import { Client, Connection } from '@temporalio/client';
+import { createEventStore } from '../eventstore/index.js';
+import { createCipher } from '../platform/cipher.js';
+import type { Config } from '../platform/config.js';
+import { createDatabasePool } from '../platform/db.js';
+import { newId, systemClock } from '../platform/ids.js';
+import { createLogger } from '../platform/logger.js';
+import { projectors } from '../projections/index.js';
+import { ProjectionRunner } from '../projections/runner.js';
+import { ensureAdmin } from './accounts.js';
+import type { Services } from './services.js';
+import { scheduleWorkspaceCleanup } from './workspace-cleanup.js';
+
+export interface ServiceOptions {
+  /** Connect a Temporal client (the API starts workflows; scripts and some tests do not). */
+  temporal?: boolean;
+  /**
+   * Keep the read models up to date in this process. The API does (its writes wait for their
+   * events to be projected); the worker only appends events and reads streams.
+   */
+  projections?: boolean;
+  /** Create the first user and run the Workspace cleanup (the API's duties). */
+  housekeeping?: boolean;
+  /** Name in the logs: api, worker, script. */
+  name?: string;
+}
+
+/**
+ * The composition root every process shares: connects the event store, the read-model pool and
+ * (optionally) Temporal, prepares the read-model schemas and, for the API, runs the projections,
+ * creates the first user and schedules the Workspace cleanup.
+ */
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services & { close(): Promise<void> }> {
+  const { temporal: withTemporal = true, projections: runProjections = true, housekeeping = runProjections } = options;
+  const log = createLogger(config.logLevel, options.name ?? 'api');
+  const store = createEventStore(config);
+  await store.init();
+  const pool = await createDatabasePool(config.databaseUrl);
+  const projections = new ProjectionRunner(store, pool, projectors, undefined, (error) => log.error({ err: error }, 'projection failed; retrying'));
+  await projections.init();
+  if (runProjections) projections.start();
+
+  let connection: Connection | undefined;
+  let temporal: Client | undefined;
+  if (withTemporal) {
+    connection = await Connection.connect({ address: config.temporalAddress });
+    temporal = new Client({ connection, namespace: config.temporalNamespace });
+  }
+
+  const services: Services = {
+    config,
+    store,
+    pool,
+    projections,
+    log,
+    clock: systemClock,
+    newId,
+    cipher: createCipher(config.secretKey),
+    ...(temporal ? { temporal } : {}),
+  };
+  let stopCleanup = () => undefined as void;
+  if (runProjections) await projections.waitFor(0n);
+  if (housekeeping) {
+    await ensureAdmin(services);
+    stopCleanup = scheduleWorkspaceCleanup(services);
+  }
+
+  return {
+    ...services,
+    async close() {
+      stopCleanup();
+      await projections.stop();
+      await connection?.close();
+      await store.close();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { DomainError } from '../domain/errors.js';
+
+/*
+ * How refusals cross Temporal. Activities turn a DomainError into a non-retryable
+ * ApplicationFailure of type DomainError (a bad SQL statement fails at once instead of being
+ * retried); whoever waits on a workflow turns it back into the DomainError, so the API answers
+ * with the same code. Workflow-safe: no I/O, only @temporalio/common and the domain's error type.
+ */
+
+export const DOMAIN_FAILURE = 'DomainError';
+
+interface FailureDetails {
+  code?: string;
+  details?: Record<string, unknown>;
+  /** Where the event store stood after the workflow recorded the failure (read-your-writes). */
+  position?: string;
+}
+
+export function domainFailure(error: DomainError, position?: string): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: DOMAIN_FAILURE,
+    message: error.message,
+    nonRetryable: true,
+    details: [{ code: error.code, details: error.details, ...(position ? { position } : {}) } satisfies FailureDetails],
+  });
+}
+
+export async function domainErrorsAsFailures<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof DomainError) throw domainFailure(error);
+    throw error;
+  }
+}
+
+function* causes(error: unknown): Generator<unknown> {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 8; depth++) {
+    yield current;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
+/** The DomainError inside a failure chain (workflow or activity failure), if any. */
+export function domainErrorFrom(error: unknown): DomainError | undefined {
+  for (const current of causes(error)) {
+    if (current instanceof ApplicationFailure && current.type === DOMAIN_FAILURE) {
+      const info = (current.details?.[0] ?? {}) as FailureDetails;
+      return new DomainError(info.code ?? 'internal_error', current.message, info.details ?? {});
+    }
+  }
+  return undefined;
+}
+
+/** The event-store position a workflow attached to its failure, if any. */
+export function failurePosition(error: unknown): bigint | undefined {
+  for (const current of causes(error)) {
+    if (current instanceof ApplicationFailure) {
+      const position = ((current.details?.[0] ?? {}) as FailureDetails).position;
+      if (position) return BigInt(position);
+    }
+  }
+  return undefined;
+}
