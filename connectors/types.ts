@@ -1,0 +1,152 @@
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+
+/*
+ * The contract every connector module (connectors/<type>/) fulfils, and the only thing routes,
+ * workflows, activities, the OpenAPI document, the docs and the browser know about a connection
+ * type. The registry (connectors/registry.ts) lists one definition per type, like the
+ * transformation catalogue in geo/operations/catalog.ts.
+ *
+ * Configurations reach a connector decrypted, in the process that calls it (the API for test and
+ * discover, an activity for extract and deliver). Nothing a connector returns, throws or logs may
+ * contain a secret value: results carry what was tried (host, port, bucket, path), never
+ * credentials.
+ */
+
+export type ConnectionKind = 'source' | 'destination';
+
+/** What a connector is given for one call besides its configuration. */
+export interface ConnectorContext {
+  /** Aborted on timeout or cancellation; connectors pass it to their clients. */
+  signal: AbortSignal;
+  log: Logger;
+  /** A folder the caller owns and removes afterwards: downloads and temporary files go here. */
+  workDir: string;
+  /** Most bytes an extract may bring in (the upload limit); enforced while streaming. */
+  maxBytes: number;
+  /** Called regularly during long transfers (an activity heartbeats with it). */
+  progress?: (info: { bytes?: number; features?: number; message?: string }) => void;
+}
+
+/** The classified, secret-free answer of a connection test (draft or saved). */
+export type TestStatus =
+  | 'ok'
+  | 'unreachable'
+  | 'authentication_failed'
+  | 'permission_denied'
+  | 'tls_error'
+  | 'not_found'
+  | 'timeout'
+  | 'invalid_response'
+  | 'not_implemented';
+
+export interface TestResult {
+  ok: boolean;
+  status: TestStatus;
+  /** One sentence for people, without secrets. */
+  message: string;
+  /** What was tried: host, port, database, bucket, url without credentials … never a secret. */
+  tried: Record<string, string | number | boolean | null>;
+  duration_ms: number;
+}
+
+/** PostGIS discovery, exactly the spec's response (Sources and Destinations alike). */
+export interface Discovery {
+  host: string;
+  database: string;
+  schemas: string[];
+  schema?: string;
+  tables?: { schema: string; name: string; has_geometry: boolean; geometry_type: string | null }[];
+}
+
+/** Incremental reading: what a Source remembers between Runs of one Job. */
+export interface SyncState {
+  /** Connector-defined and JSON: a cursor column's last value, an ETag, a datetime … */
+  cursor: unknown;
+}
+
+export interface ExtractOptions {
+  /** Present when the Job reads incrementally and a previous Run left a cursor. */
+  sync?: SyncState | null;
+}
+
+export interface ExtractResult {
+  /** What GDAL opens: a file or folder inside ctx.workDir, with open options for its driver. */
+  dataset: { path: string; openOptions: string[]; driver?: string };
+  /** Name shown for the imported data (a Workspace's filename, a Run's input). */
+  filename: string;
+  bytes: number;
+  /** Features read, when the connector knows (database and API sources). */
+  features?: number;
+  /** The cursor to keep for the next Run; absent for connectors that cannot read incrementally. */
+  sync?: SyncState;
+  /** True when the source has not changed since `options.sync` (ETag / Last-Modified): later steps are skipped. */
+  unchanged?: boolean;
+}
+
+export interface DeliverInput {
+  /** The converted output file (a .zip for shapefiles and several-file outputs). */
+  file: string;
+  filename: string;
+  /** Output format id (GDAL driver short name) and media type. */
+  format: string;
+  mediaType: string | null;
+  layers: string[];
+  /**
+   * Stable per Run (or per Workspace delivery): a retried or resumed deliver step passes the same
+   * id, and a connector uses it to make the delivery idempotent (never duplicate rows or files).
+   */
+  deliveryId: string;
+  /** Sync reinitialize: rebuild the target (staged and swapped) instead of appending. */
+  reinitialize?: boolean;
+}
+
+/** Public metadata of a delivery: no secrets, no server paths of ours. */
+export interface DeliveryResult {
+  /** The target as delivered (schema and table, bucket and key, remote path, url without credentials). */
+  target: Record<string, unknown>;
+  rows_written?: number;
+  bytes_written?: number;
+}
+
+export interface SourceSupport<R = unknown> {
+  /** source_resource: the per-use selector (table, query, object key, layer, collection, asset). */
+  resource: z.ZodType<R>;
+  /** False for url/http: the configuration says everything. */
+  resourceRequired: boolean;
+  /** Whether a Workspace may import from it (the spec refuses gdrive, ckan, qfieldcloud, merginmaps). */
+  importable: boolean;
+  /** Whether extract honours options.sync. */
+  incremental: boolean;
+  extract(config: Record<string, unknown>, resource: R, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult>;
+}
+
+export interface DestinationSupport<T = unknown> {
+  /** destination_target: the per-use target (schema, table, write_mode, object key, remote path …). */
+  target: z.ZodType<T>;
+  /** Whether a Workspace may deliver to it (the spec refuses gdrive). */
+  deliverable: boolean;
+  deliver(config: Record<string, unknown>, target: T, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult>;
+}
+
+export interface ConnectorDefinition {
+  /** The `type` value of the spec's lists (url, postgis, s3 …). */
+  type: string;
+  label: string;
+  description: string;
+  /** The configuration, strict (unknown fields are refused), secrets included. */
+  configuration: z.ZodObject;
+  /** Configuration fields that are secret: sealed before any event, shown only as has_<field>. */
+  secrets: readonly string[];
+  /**
+   * False for types that are accepted and validated but cannot connect yet: test, import and
+   * deliver then answer a clear 422 naming the type.
+   */
+  implemented: boolean;
+  /** The server the integration tests run it against, or why it is not verified (docs). */
+  verifiedAgainst: string;
+  test?(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult>;
+  discover?(config: Record<string, unknown>, query: { schema?: string }, ctx: ConnectorContext): Promise<Discovery>;
+  source?: SourceSupport<any>;
+  destination?: DestinationSupport<any>;
+}
