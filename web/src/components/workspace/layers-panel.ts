@@ -1,0 +1,72 @@
+import { count, h, replace, uid } from '../../dom.js';
+import type { Layer } from '../../types.js';
+
+/**
+ * The layers of a vector dataset and the fields of the selected one, with a picker when there
+ * are several. `onSelect` runs when the user picks another layer.
+ */
+export function layersPanel(layers: Layer[], initial: Layer | undefined, onSelect: (layer: Layer | undefined) => void): HTMLElement {
+  let selected = initial;
+  const selectId = uid('layer');
+  const picker = h('select', { id: selectId }, layers.map((l) => h('option', { value: l.name }, l.name)));
+  if (selected) picker.value = selected.name;
+  const table = h('div');
+  const fields = h('div');
+
+  function render() {
+    replace(
+      table,
+      h(
+        'div',
+        { class: 'table-wrap', role: 'region', 'aria-label': 'Layers', tabindex: '0' },
+        h(
+          'table',
+          { class: 'table compact', 'data-testid': 'layers' },
+          h('thead', null, h('tr', null, ['Layer', 'Geometry', 'Features', 'CRS', 'Fields'].map((c) => h('th', { scope: 'col' }, c)))),
+          h(
+            'tbody',
+            null,
+            layers.map((l) =>
+              h(
+                'tr',
+                { 'aria-current': l === selected ? 'true' : null, class: l === selected ? 'selected' : null },
+                h('th', { scope: 'row' }, l.name),
+                h('td', null, l.has_geometry ? (l.geometry_type ?? 'Geometry') : 'None (table)'),
+                h('td', { class: 'num' }, l.feature_count === null ? '—' : count(l.feature_count)),
+                h('td', null, l.crs ?? '—'),
+                h('td', { class: 'num' }, String(l.fields.length)),
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+    replace(
+      fields,
+      selected
+        ? [
+            h('h3', null, `Fields of ${selected.name}`),
+            selected.fields.length
+              ? h('ul', { class: 'field-chips', 'data-testid': 'fields' }, selected.fields.map((f) => h('li', null, h('span', { class: 'field-name' }, f.name), h('span', { class: 'field-type' }, f.type))))
+              : h('p', { class: 'empty' }, 'This layer has no attribute fields.'),
+          ]
+        : null,
+    );
+  }
+  render();
+
+  picker.addEventListener('change', () => {
+    selected = layers.find((l) => l.name === picker.value);
+    render();
+    onSelect(selected);
+  });
+
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'layers-title' },
+    h('h2', { id: 'layers-title' }, 'Layers and fields'),
+    layers.length > 1 ? h('div', { class: 'field' }, h('label', { for: selectId }, 'Layer to preview'), picker) : null,
+    table,
+    fields,
+  );
+}

@@ -1,0 +1,126 @@
+import { ApiError, get, plainMessage, query } from '../../api.js';
+import { count, h, replace, uid } from '../../dom.js';
+import type { DataPreview, Layer, SpatialPreview } from '../../types.js';
+import { dataTable } from '../data-table.js';
+import { drawMap, type MapHandle } from '../map-view.js';
+
+interface PreviewColumn {
+  kind: 'original' | 'transformed';
+  node: HTMLElement;
+  mapBox: HTMLElement;
+  mapNote: HTMLElement;
+  table: HTMLElement;
+  map: MapHandle | null;
+}
+
+function previewColumn(kind: PreviewColumn['kind'], title: string): PreviewColumn {
+  const headingId = uid('preview');
+  const mapBox = h('div', { class: 'map', 'data-testid': `${kind}-map` });
+  const mapNote = h('p', { class: 'map-note', role: 'status' });
+  const table = h('div', { class: 'preview-data', 'data-testid': `${kind}-table` });
+  const node = h('section', { class: 'preview-column', 'aria-labelledby': headingId, 'data-testid': kind }, h('h3', { id: headingId }, title), mapBox, mapNote, table);
+  return { kind, node, mapBox, mapNote, table, map: null };
+}
+
+export interface PreviewPanel {
+  node: HTMLElement;
+  /** Reloads the original and/or the transformed column for a layer. */
+  load(layer: Layer | undefined, which: 'both' | 'transformed', pipelineActive: boolean): void;
+  dispose(): void;
+}
+
+/**
+ * The original and the transformed samples of a layer side by side: a map (spatial preview,
+ * EPSG:4326) and a table (data preview) each. A newer load supersedes one still in flight.
+ */
+export function previewPanel(workspacePath: string): PreviewPanel {
+  const original = previewColumn('original', 'Original');
+  const transformed = previewColumn('transformed', 'Transformed');
+  let token = 0;
+  let disposed = false;
+  const stale = (t: number) => t !== token || disposed;
+
+  function clearMap(column: PreviewColumn) {
+    column.map?.dispose();
+    column.map = null;
+    replace(column.mapBox);
+  }
+
+  async function fill(column: PreviewColumn, layer: Layer, t: number) {
+    const original = column.kind === 'original';
+    const dataPath = original ? 'data-preview' : 'transform-preview';
+    const mapPath = original ? 'spatial-preview' : 'transform-spatial-preview';
+    clearMap(column);
+    column.mapBox.hidden = false;
+    column.mapBox.classList.add('loading');
+    column.mapNote.textContent = 'Loading the map…';
+    replace(column.table, h('p', { class: 'empty' }, 'Loading rows…'));
+    const data = get<DataPreview>(`${workspacePath}/${dataPath}${query({ layer: layer.name, limit: 100 })}`);
+    const spatial = layer.has_geometry ? get<SpatialPreview>(`${workspacePath}/${mapPath}${query({ layer: layer.name })}`) : null;
+    data.catch(() => undefined);
+    spatial?.catch(() => undefined);
+
+    if (!spatial) {
+      column.mapBox.hidden = true;
+      column.mapNote.textContent = 'No geometry: this layer is a table, so there is nothing to draw on a map.';
+    } else {
+      try {
+        const s = await spatial;
+        if (stale(t)) return;
+        column.mapBox.classList.remove('loading');
+        const handle = await drawMap(column.mapBox, s.geojson, `${original ? 'Original' : 'Transformed'} map of ${layer.name}`);
+        if (stale(t)) {
+          handle.dispose();
+          return;
+        }
+        column.map = handle;
+        const total = s.feature_count === null ? `${count(s.returned_count)}${s.truncated ? '+' : ''}` : count(s.feature_count);
+        const crs = s.source_crs && s.source_crs !== s.preview_crs ? `, reprojected from ${s.source_crs} to ${s.preview_crs}` : ` (${s.preview_crs})`;
+        column.mapNote.textContent = `${count(s.returned_count)} of ${total} features drawn${crs}.`;
+      } catch (error) {
+        if (stale(t)) return;
+        column.mapBox.classList.remove('loading');
+        column.mapBox.hidden = true;
+        column.mapNote.textContent =
+          error instanceof ApiError && error.code === 'invalid_parameter' ? `No map: ${error.message}` : `The map could not be loaded: ${plainMessage(error)}`;
+      }
+    }
+    try {
+      const d = await data;
+      if (stale(t)) return;
+      replace(column.table, dataTable(d, `${layer.name}, ${column.kind}`));
+    } catch (error) {
+      if (stale(t)) return;
+      replace(column.table, h('p', { class: 'alert', role: 'alert' }, plainMessage(error)));
+    }
+  }
+
+  const node = h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'preview-title', id: 'preview' },
+    h('h2', { id: 'preview-title' }, 'Preview'),
+    h('p', { class: 'hint' }, 'Samples of the selected layer: up to 100 rows and 2,000 features on the map, in WGS 84. Convert gives the full result.'),
+    h('div', { class: 'side-by-side' }, original.node, transformed.node),
+  );
+
+  return {
+    node,
+    load(layer, which, pipelineActive) {
+      const t = ++token;
+      if (!layer) return;
+      if (which === 'both') void fill(original, layer, t);
+      if (pipelineActive) void fill(transformed, layer, t);
+      else {
+        clearMap(transformed);
+        transformed.mapBox.hidden = true;
+        transformed.mapNote.textContent = '';
+        replace(transformed.table, h('p', { class: 'empty' }, 'No pipeline yet: apply one above to see its result next to the original.'));
+      }
+    },
+    dispose() {
+      disposed = true;
+      clearMap(original);
+      clearMap(transformed);
+    },
+  };
+}
