@@ -10,7 +10,7 @@ export async function startStack(name: string, env: Record<string, string> = {})
   const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
   const dir = path.join(dataDir, 'bench', name);
   resetDir(path.join(dir, 'server'));
-  const pg = await startPostgres(path.join(dir, 'pg'), await freePort(), ['bench'], { fresh: true });
+  const pg = await startPostgres(path.join(dir, 'pg'), await freePort(), ['bench'], { fresh: true, durable: false });
   const temporal = await startTemporal(dataDir, await freePort());
   const port = await freePort();
   const serverEnv = {

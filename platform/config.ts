@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { readEnvFile } from './env-file.js';
 
 /** Everything the processes read from the environment, parsed once. */
 export interface Config {
@@ -46,10 +47,24 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
   return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
 }
 
+/**
+ * Where `npm start` writes how to reach the cluster it runs (SVC_DATABASE_URL with its generated
+ * password, mode 0600), so that commands run beside it (users:add, projections:rebuild) find the
+ * database by themselves.
+ */
+export const LOCAL_DATABASE_FILE = 'local-database.env';
+
+function databaseUrlFrom(env: NodeJS.ProcessEnv, dataDir: string): string {
+  if (env.SVC_DATABASE_URL) return env.SVC_DATABASE_URL;
+  const file = path.join(dataDir, LOCAL_DATABASE_FILE);
+  const local = existsSync(file) ? readEnvFile(file).SVC_DATABASE_URL : undefined;
+  if (!local) throw new Error(`SVC_DATABASE_URL is not set, and ${file} (which npm start writes for its local cluster) does not exist`);
+  return local;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.SVC_DATA_DIR ?? '.data');
-  const databaseUrl = env.SVC_DATABASE_URL;
-  if (!databaseUrl) throw new Error('SVC_DATABASE_URL is not set (npm start sets it for the local cluster)');
+  const databaseUrl = databaseUrlFrom(env, dataDir);
   return {
     dataDir,
     port: intFrom(env.SVC_PORT, 8080, 'SVC_PORT'),

@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import pg from 'pg';
 
 /**
  * Starts the local infrastructure `npm start` and `npm test` need when no external one is
@@ -18,17 +19,21 @@ function run(cmd: string, args: string[], opts: { asPostgres?: boolean } = {}) {
   return r.stdout;
 }
 
+/** Whether something accepts TCP connections on host:port. */
+export function portAnswers(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, host, () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
 export async function waitForPort(port: number, host = '127.0.0.1', timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, host, () => {
-        socket.end();
-        resolve(true);
-      });
-      socket.on('error', () => resolve(false));
-    });
-    if (ok) return;
+    if (await portAnswers(port, host)) return;
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`);
@@ -48,14 +53,23 @@ export async function freePort(): Promise<number> {
 export interface LocalPostgres {
   /** Where the cluster lives (the wanted folder, or its /var/tmp stand-in). */
   dir: string;
+  /** The generated password of the `postgres` role, beside the wanted folder, mode 0600. */
+  passwordFile: string;
+  /** A TCP URL with the password, for the service's processes. */
   url: (database: string) => string;
   stop(): void;
 }
 
-/**
- * A cluster in `dir`, listening on 127.0.0.1:`port`, trust auth for local connections only.
- * PostgreSQL refuses to run as root, so as root the cluster belongs to the postgres user.
- */
+export interface PostgresOptions {
+  /** Wipe the folder first (throwaway clusters of tests and benches). */
+  fresh?: boolean;
+  /**
+   * fsync on (the default): the cluster of `npm start` must survive a power cut. Only throwaway
+   * clusters turn it off, for speed.
+   */
+  durable?: boolean;
+}
+
 /**
  * As root the cluster runs as the postgres user, who must be able to reach the folder. When a
  * parent folder is private (a checkout under /root), the cluster goes to /var/tmp instead, under
@@ -72,36 +86,129 @@ function reachableByPostgres(dir: string): string {
   return fallback;
 }
 
-export async function startPostgres(dir: string, port: number, databases: string[], options: { fresh?: boolean } = {}): Promise<LocalPostgres> {
-  const abs = reachableByPostgres(path.resolve(dir));
-  if (options.fresh) rmSync(abs, { recursive: true, force: true });
+/**
+ * Every cluster we start gets this file, new or made by an older version of these scripts
+ * (those trusted any local process on TCP). The socket folder sits in the cluster folder (mode
+ * 0700) and the socket itself is 0700, so only the cluster's owner (and root) reach it; they can
+ * read the data files anyway, so trusting them there gives nothing away, and it lets these
+ * scripts administer the cluster even if the password file was lost.
+ */
+const PG_HBA = `# Written by scripts/local-services.ts on every start; edits here are overwritten.
+# Unix socket in <cluster>/socket: reachable by the cluster's owner only.
+local   all   all                  trust
+# TCP, what the service uses: the generated password (kept beside the cluster folder, mode 0600).
+host    all   all   127.0.0.1/32   scram-sha-256
+host    all   all   ::1/128        scram-sha-256
+`;
+
+/** PostgreSQL owns its files; as root we write them for the postgres user. */
+function writeClusterFile(file: string, content: string) {
+  if (existsSync(file) && readFileSync(file, 'utf8') === content) return;
+  writeFileSync(file, content, { mode: 0o600 });
+  if (isRoot) run('chown', ['postgres:postgres', file]);
+}
+
+/** The role's password, generated once; hex, so it needs no escaping in a URL or a shell. */
+function ensurePassword(file: string): string {
+  if (!existsSync(file)) {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, randomBytes(24).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+  }
+  chmodSync(file, 0o600);
+  return readFileSync(file, 'utf8').trim();
+}
+
+function pgCtl(args: string[]) {
+  return spawnSync(isRoot ? 'runuser' : `${PG_BIN}/pg_ctl`, isRoot ? ['-u', 'postgres', '--', `${PG_BIN}/pg_ctl`, ...args] : args, { encoding: 'utf8' });
+}
+
+/** The port of the postmaster running on `dir`, if one is. */
+function runningPort(dir: string): number | undefined {
+  if (pgCtl(['status', '-D', dir]).status !== 0) return undefined;
+  // postmaster.pid: pid, data folder, start time, port, …
+  return Number(readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[3]);
+}
+
+/** An administrative session over the cluster's own unix socket. */
+async function overSocket<T>(socketDir: string, port: number, database: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ host: socketDir, port, user: 'postgres', database });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * A cluster in `dir`, listening on 127.0.0.1:`port` (password, scram-sha-256) and on a unix
+ * socket inside it (its owner only). A folder made by an older version of this script (trust on
+ * TCP, fsync off) is upgraded in place: pg_hba.conf rewritten, the password set, a running
+ * postmaster with other settings restarted. PostgreSQL refuses to run as root, so as root the
+ * cluster belongs to the postgres user.
+ */
+export async function startPostgres(dir: string, port: number, databases: string[], options: PostgresOptions = {}): Promise<LocalPostgres> {
+  const wanted = path.resolve(dir);
+  const abs = reachableByPostgres(wanted);
+  const durable = options.durable ?? true;
+  const passwordFile = `${wanted}.password`;
+  if (options.fresh) {
+    rmSync(abs, { recursive: true, force: true });
+    rmSync(passwordFile, { force: true });
+  }
   if (!existsSync(path.join(abs, 'PG_VERSION'))) {
     mkdirSync(abs, { recursive: true });
     if (isRoot) run('chown', ['postgres:postgres', abs]);
     chmodSync(abs, 0o700);
-    run(`${PG_BIN}/initdb`, ['-D', abs, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8'], { asPostgres: true });
+    const initdb = ['-D', abs, '-U', 'postgres', '--auth-local=trust', '--auth-host=scram-sha-256', '--encoding=UTF8', '--locale=C.UTF-8'];
+    run(`${PG_BIN}/initdb`, durable ? initdb : [...initdb, '--no-sync'], { asPostgres: true });
   }
   const socketDir = path.join(abs, 'socket');
   if (!existsSync(socketDir)) {
     mkdirSync(socketDir);
     if (isRoot) run('chown', ['postgres:postgres', socketDir]);
   }
-  const logFile = path.join(abs, 'server.log');
-  const status = spawnSync(isRoot ? 'runuser' : `${PG_BIN}/pg_ctl`, isRoot ? ['-u', 'postgres', '--', `${PG_BIN}/pg_ctl`, 'status', '-D', abs] : ['status', '-D', abs]);
-  if (status.status !== 0) {
-    run(`${PG_BIN}/pg_ctl`, ['start', '-w', '-D', abs, '-l', logFile, '-o', `-p ${port} -k ${socketDir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`], { asPostgres: true });
+  writeClusterFile(path.join(abs, 'pg_hba.conf'), PG_HBA);
+  const password = ensurePassword(passwordFile);
+
+  const settings: Record<string, string> = {
+    port: String(port),
+    listen_addresses: '127.0.0.1',
+    unix_socket_permissions: '0700',
+    fsync: durable ? 'on' : 'off',
+    max_connections: '200',
+  };
+  const serverOptions = [`-k ${socketDir}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
+  const pgCtlStart = (verb: 'start' | 'restart') => run(`${PG_BIN}/pg_ctl`, [verb, '-w', '-D', abs, '-l', path.join(abs, 'server.log'), '-o', serverOptions], { asPostgres: true });
+  const running = runningPort(abs);
+  if (running === undefined) pgCtlStart('start');
+  else {
+    const current = await overSocket(socketDir, running, 'postgres', async (c) => {
+      const rows = await c.query<{ name: string; value: string }>('SELECT name, current_setting(name) AS value FROM unnest($1::text[]) AS name', [Object.keys(settings)]);
+      return Object.fromEntries(rows.rows.map((r) => [r.name, r.value]));
+    });
+    // A postmaster left running by an older script (fsync off, socket open to all) or with
+    // other settings is restarted with these; otherwise reloaded, to read the new pg_hba.conf.
+    if (Object.entries(settings).some(([k, v]) => current[k] !== v)) pgCtlStart('restart');
+    else run(`${PG_BIN}/pg_ctl`, ['reload', '-D', abs], { asPostgres: true });
   }
-  const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
-  for (const db of databases) {
-    const exists = run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-tAc', `SELECT 1 FROM pg_database WHERE datname='${db}'`]).trim();
-    if (exists !== '1') run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-c', `CREATE DATABASE "${db}"`]);
-    run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', db, '-c', 'CREATE EXTENSION IF NOT EXISTS postgis']);
-  }
+
+  await overSocket(socketDir, port, 'postgres', async (c) => {
+    // Set on every start: a folder from an older script has none, and a lost file gets a new one.
+    await c.query(`ALTER ROLE postgres PASSWORD ${c.escapeLiteral(password)}`);
+    for (const db of databases) {
+      const exists = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [db]);
+      if (!exists.rowCount) await c.query(`CREATE DATABASE ${c.escapeIdentifier(db)}`);
+    }
+  });
+  for (const db of databases) await overSocket(socketDir, port, db, (c) => c.query('CREATE EXTENSION IF NOT EXISTS postgis'));
+
   return {
     dir: abs,
-    url,
+    passwordFile,
+    url: (database: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${database}`,
     stop() {
-      spawnSync(isRoot ? 'runuser' : `${PG_BIN}/pg_ctl`, isRoot ? ['-u', 'postgres', '--', `${PG_BIN}/pg_ctl`, 'stop', '-m', 'fast', '-D', abs] : ['stop', '-m', 'fast', '-D', abs]);
+      pgCtl(['stop', '-m', 'fast', '-D', abs]);
     },
   };
 }
@@ -134,8 +241,4 @@ export async function startTemporal(dataDir: string, port: number, options: { db
 export function resetDir(dir: string) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-}
-
-export function writeEnvFile(file: string, env: Record<string, string>) {
-  writeFileSync(file, Object.entries(env).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
 }

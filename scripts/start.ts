@@ -1,8 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { startPostgres, startTemporal, waitForPort, writeEnvFile, type LocalPostgres, type LocalTemporal } from './local-services.js';
+import { LOCAL_DATABASE_FILE } from '../platform/config.js';
+import { readEnvFile, writeEnvFile } from '../platform/env-file.js';
+import { startPostgres, startTemporal, waitForPort, type LocalPostgres, type LocalTemporal } from './local-services.js';
 
 /**
  * `npm start`: the whole service on one machine. Starts what is not given from outside
@@ -31,11 +33,17 @@ function stopAll(code: number) {
 process.on('SIGINT', () => stopAll(0));
 process.on('SIGTERM', () => stopAll(0));
 
+const localDatabaseFile = path.join(dataDir, LOCAL_DATABASE_FILE);
 if (!env.SVC_DATABASE_URL) {
   const pgPort = Number(env.SVC_PG_PORT ?? 54329);
   pg = await startPostgres(path.join(dataDir, 'pg'), pgPort, ['geoflow']);
   env.SVC_DATABASE_URL = pg.url('geoflow');
-  console.log(`[start] PostgreSQL ${pgPort} (data in ${pg.dir})`);
+  // users:add and projections:rebuild, run beside the service, read it from here.
+  writeEnvFile(localDatabaseFile, { SVC_DATABASE_URL: env.SVC_DATABASE_URL });
+  console.log(`[start] PostgreSQL ${pgPort} (data in ${pg.dir}; password in ${pg.passwordFile})`);
+} else {
+  // A file left from a local-cluster start would point those commands at the wrong database.
+  rmSync(localDatabaseFile, { force: true });
 }
 if (!env.SVC_TEMPORAL_ADDRESS) {
   const temporalPort = Number(env.SVC_TEMPORAL_PORT ?? 7233);
@@ -48,10 +56,8 @@ if (!env.SVC_TEMPORAL_ADDRESS) {
 if (!env.SVC_ADMIN_EMAIL) {
   const file = path.join(dataDir, 'initial-admin.env');
   if (!existsSync(file)) writeEnvFile(file, { SVC_ADMIN_EMAIL: 'admin@example.com', SVC_ADMIN_PASSWORD: randomBytes(12).toString('base64url') });
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const [k, ...v] = line.split('=');
-    if (k) env[k] = v.join('=');
-  }
+  chmodSync(file, 0o600); // older versions wrote it readable by all
+  Object.assign(env, readEnvFile(file));
   console.log(`[start] first user ${env.SVC_ADMIN_EMAIL}, password in ${file}`);
 }
 

@@ -17,7 +17,7 @@ const totals = { passed: 0, failed: 0, skipped: 0 };
 const problems: string[] = [];
 
 const pgPort = await freePort();
-const pg = await startPostgres(path.join(testDir, 'pg'), pgPort, ['postgres', 'geoflow_e2e'], { fresh: true });
+const pg = await startPostgres(path.join(testDir, 'pg'), pgPort, ['postgres', 'geoflow_e2e'], { fresh: true, durable: false });
 const temporal = await startTemporal(dataDir, await freePort());
 const cleanup = () => {
   temporal.stop();
