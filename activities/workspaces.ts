@@ -63,7 +63,8 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
      */
     async convertWorkspace(input: ConvertWorkspaceInput): Promise<ConvertOutput> {
       return domainErrorsAsFailures(async () => {
-        const heartbeat = setInterval(() => Context.current().heartbeat(), 10_000);
+        // Well inside the 30 s heartbeat timeout (the SDK sends at most one per 24 s of it).
+        const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
         const scratch = files.scratch(input.workspaceId, `convert-${input.conversionId}`);
         const outDir = files.outputDir(input.workspaceId, input.conversionId);
         try {

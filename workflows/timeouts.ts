@@ -11,5 +11,10 @@ export const timeouts = {
     startToCloseTimeout: '30 seconds',
     retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 25, nonRetryableErrorTypes: ['DomainError'] },
   },
-  processing: { startToCloseTimeout: '60 minutes', heartbeatTimeout: '2 minutes', retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['DomainError'] } },
+  /**
+   * GDAL work: long, heartbeating. A worker that crashed (npm start restarts it) stops
+   * heartbeating, and its attempt is retried once the heartbeat timeout has passed: short enough
+   * that a waiting convert call gets its answer, long enough for a loaded machine's heartbeats.
+   */
+  processing: { startToCloseTimeout: '60 minutes', heartbeatTimeout: '30 seconds', retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['DomainError'] } },
 } satisfies Record<string, ActivityOptions>;

@@ -44,7 +44,11 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const config = loadConfig();
   const { worker, services, close } = await createWorker(config);
   services.log.info({ taskQueue: config.taskQueue }, 'worker started');
-  const stop = () => worker.shutdown();
+  // Once: Ctrl-C under `npm start` brings SIGINT from the terminal, then SIGTERM from start.ts,
+  // and a second shutdown() throws, which would end the process in the middle of draining.
+  const stop = () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   await worker.run();

@@ -1,0 +1,83 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Supervisor, type ChildSpec } from '../../scripts/supervisor.js';
+
+/** The supervision `npm start` uses, against real processes (small Node programs). */
+const node = (name: string, program: string): ChildSpec => ({ name, command: process.execPath, args: ['-e', program], env: process.env });
+const idle = 'setInterval(() => {}, 1000)';
+const alive = (pid: number | undefined) => {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+async function until(what: string, ok: () => boolean, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('Supervisor', () => {
+  const lines: string[] = [];
+  const startFailures: Array<[string, number]> = [];
+  let sut: Supervisor;
+  const make = () =>
+    (sut = new Supervisor({
+      log: (line) => lines.push(line),
+      onStartFailure: (name, code) => startFailures.push([name, code]),
+      backoff: { initialMs: 100, maxMs: 400, healthyAfterMs: 60_000 },
+    }));
+  afterEach(async () => {
+    await sut?.stop(1000);
+    lines.length = 0;
+    startFailures.length = 0;
+  });
+
+  it('restarts a killed child with growing pauses and says why', async () => {
+    make().start(node('worker', idle));
+    sut.markReady();
+    for (const crash of [1, 2]) {
+      const pid = sut.pid('worker')!;
+      await until('the child to run', () => alive(pid));
+      process.kill(pid, 'SIGKILL');
+      await until('a new child', () => sut.pid('worker') !== pid && alive(sut.pid('worker')));
+      expect(lines.filter((l) => l.includes('was killed by SIGKILL'))).toHaveLength(crash);
+    }
+    const restarts = lines.filter((l) => l.includes('restarting it in'));
+    expect(restarts[0]).toMatch(/^worker was killed by SIGKILL after [\d.]+ s; restarting it in 0\.1 s$/);
+    expect(restarts[1]).toMatch(/restarting it in 0\.2 s \(crash 2 in a row\)$/);
+    expect(startFailures).toEqual([]);
+  });
+
+  it('restarts a child that exits on its own, with its exit code in the log', async () => {
+    make().start(node('api', 'setTimeout(() => process.exit(70), 100)'));
+    sut.markReady();
+    await until('two restarts', () => lines.filter((l) => l.includes('exited with code 70')).length >= 2);
+  });
+
+  it('does not restart a child that fails before the service is ready: the start failed', async () => {
+    make().start(node('api', 'process.exit(3)'));
+    await until('the start failure', () => startFailures.length > 0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(startFailures).toEqual([['api', 3]]);
+    expect(lines.filter((l) => l.includes('running (pid'))).toHaveLength(1);
+  });
+
+  it('stops every child on stop(), killing one that ignores SIGTERM, and restarts none', async () => {
+    make().start(node('polite', idle));
+    sut.start(node('stubborn', `process.on('SIGTERM', () => {}); ${idle}`));
+    sut.markReady();
+    const pids = [sut.pid('polite'), sut.pid('stubborn')];
+    await new Promise((r) => setTimeout(r, 300)); // the stubborn one installs its handler
+    await sut.stop(500);
+    expect(pids.map(alive)).toEqual([false, false]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(lines.filter((l) => l.includes('restarting'))).toEqual([]);
+    expect([sut.pid('polite'), sut.pid('stubborn')]).toEqual(pids);
+  });
+});
