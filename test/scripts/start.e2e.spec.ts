@@ -1,5 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
-import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEnvFile } from '../../platform/env-file.js';
 import { freePort, portAnswers } from '../../scripts/local-services.js';
+import { manyPointsGpkg } from '../support/fixtures.js';
 import { temporalAddress } from '../support/worker.js';
 
 /**
@@ -168,12 +169,7 @@ describe.skipIf(skip)('npm start (scripts/start.ts)', () => {
     token = ((await created.json()) as { token: string }).token;
 
     // Enough points that GDAL works for a few seconds: time to kill the worker mid-conversion.
-    const points = path.join(dataDir, 'points.gpkg');
-    const seed = path.join(dataDir, 'seed.csv');
-    writeFileSync(seed, 'a,b\n1,2\n');
-    execFileSync('ogr2ogr', ['-f', 'GPKG', points, seed, '-dialect', 'SQLite', '-nln', 'points', '-nlt', 'POINT', '-a_srs', 'EPSG:4326', '-sql',
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000)
-       SELECT i AS id, 'name ' || i AS name, MakePoint(-180 + (i % 36000) / 100.0, -80 + (i / 36000) * 0.05, 4326) AS geom FROM n`]);
+    const points = manyPointsGpkg(dataDir, 200_000);
     const form = new FormData();
     form.append('file', new Blob([readFileSync(points)]), 'points.gpkg');
     const upload = await api('/api/v1/workspaces', { method: 'POST', body: form });
