@@ -10,6 +10,7 @@ import { createSessionTable } from './auth/sessions.js';
 import { registerErrorHandling } from './errors.js';
 import { authRoutes } from './routes/auth.js';
 import { catalogRoutes } from './routes/catalogs.js';
+import { connectionRoutes, connectorCatalogRoutes } from './routes/connections.js';
 import { registerHealth } from './routes/health.js';
 import { recipeRoutes } from './routes/recipes.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -60,7 +61,9 @@ function containsNul(value: unknown, depth = 0): boolean {
 
 /** Route plugins mounted under /api/v1; a new resource adds its plugin here. */
 export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
-const apiRoutes: RoutePlugin[] = [authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, workspaceRoutes];
+const apiRoutes: RoutePlugin[] = [
+  authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), workspaceRoutes,
+];
 
 /**
  * The application as a value: server.ts listens on it, tests call app.inject on it.

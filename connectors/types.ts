@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
+import type { ConnectorFailureReason } from './shared/errors.js';
 
 /*
  * The contract every connector module (connectors/<type>/) fulfils, and the only thing routes,
@@ -29,16 +30,7 @@ export interface ConnectorContext {
 }
 
 /** The classified, secret-free answer of a connection test (draft or saved). */
-export type TestStatus =
-  | 'ok'
-  | 'unreachable'
-  | 'authentication_failed'
-  | 'permission_denied'
-  | 'tls_error'
-  | 'not_found'
-  | 'timeout'
-  | 'invalid_response'
-  | 'not_implemented';
+export type TestStatus = 'ok' | ConnectorFailureReason;
 
 export interface TestResult {
   ok: boolean;
@@ -71,9 +63,13 @@ export interface ExtractOptions {
 }
 
 export interface ExtractResult {
-  /** What GDAL opens: a file or folder inside ctx.workDir, with open options for its driver. */
-  dataset: { path: string; openOptions: string[]; driver?: string };
-  /** Name shown for the imported data (a Workspace's filename, a Run's input). */
+  /**
+   * The data, as one file inside ctx.workDir that the upload path can open (a GeoPackage written
+   * from a database or an API, a downloaded GeoJSON, a .zip holding a shapefile …). The caller
+   * prepares and inspects it exactly like an upload.
+   */
+  file: string;
+  /** Name shown for the imported data (a Workspace's filename, a Run's input); its extension picks the driver. */
   filename: string;
   bytes: number;
   /** Features read, when the connector knows (database and API sources). */
@@ -110,19 +106,23 @@ export interface DeliveryResult {
 }
 
 export interface SourceSupport<R = unknown> {
-  /** source_resource: the per-use selector (table, query, object key, layer, collection, asset). */
+  /** source_resource: the per-use selector (table, query, object key, layer, collection, asset); strict. */
   resource: z.ZodType<R>;
+  /** A plain string given as source_resource means this field (postgis: table, s3: key …). */
+  shorthand?: string;
   /** False for url/http: the configuration says everything. */
   resourceRequired: boolean;
   /** Whether a Workspace may import from it (the spec refuses gdrive, ckan, qfieldcloud, merginmaps). */
   importable: boolean;
+  /** What incremental reading means for this type (docs); absent when it cannot read incrementally. */
+  incrementalNote?: string;
   /** Whether extract honours options.sync. */
   incremental: boolean;
   extract(config: Record<string, unknown>, resource: R, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult>;
 }
 
 export interface DestinationSupport<T = unknown> {
-  /** destination_target: the per-use target (schema, table, write_mode, object key, remote path …). */
+  /** destination_target: the per-use target (schema, table, write_mode, object key, remote path …); strict. */
   target: z.ZodType<T>;
   /** Whether a Workspace may deliver to it (the spec refuses gdrive). */
   deliverable: boolean;
@@ -134,8 +134,10 @@ export interface ConnectorDefinition {
   type: string;
   label: string;
   description: string;
-  /** The configuration, strict (unknown fields are refused), secrets included. */
+  /** The configuration, strict (unknown fields are refused), secrets included (optional there). */
   configuration: z.ZodObject;
+  /** An example configuration for the docs and forms (secrets as placeholders). */
+  example: Record<string, unknown>;
   /** Configuration fields that are secret: sealed before any event, shown only as has_<field>. */
   secrets: readonly string[];
   /**

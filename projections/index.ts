@@ -1,7 +1,8 @@
 import { accountsProjector } from './accounts.js';
+import { connectionsProjector } from './connections.js';
 import type { Projector } from './projector.js';
 import { recipesProjector } from './recipes.js';
 import { workspacesProjector } from './workspaces.js';
 
 /** Every projector of the service; a new read model is registered here. */
-export const projectors: Projector[] = [accountsProjector, recipesProjector, workspacesProjector];
+export const projectors: Projector[] = [accountsProjector, recipesProjector, workspacesProjector, connectionsProjector];

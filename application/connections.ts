@@ -1,0 +1,151 @@
+import { z } from 'zod';
+import { connectionDecider, connectionStream, notFoundCode, ownedConnection, type ConnectionKind, type SecretChanges } from '../domain/connections/connection.js';
+import { DomainError } from '../domain/errors.js';
+import { configurationBodySchema, connectorFor, typesOf } from '../connectors/registry.js';
+import type { ConnectorContext, ConnectorDefinition } from '../connectors/types.js';
+import { ConnectorError } from '../connectors/shared/errors.js';
+import type { Cipher } from '../platform/cipher.js';
+import type { Services } from './services.js';
+
+/*
+ * Saved connections as the API and the worker use them: validating a body against its type's
+ * connector, sealing secrets before they reach a command, and opening a saved connection
+ * (decrypted, in the process that uses it) for test, discover, extract and deliver.
+ */
+
+export const kindNoun = (kind: ConnectionKind) => (kind === 'source' ? 'Source' : 'Destination');
+
+export interface ConnectionBody {
+  name: string;
+  type: string;
+  configuration: Record<string, unknown>;
+}
+
+const issue = (path: (string | number)[], message: string) => ({ path: ['body', ...path].join('.'), message });
+
+/** The connector of a body's type for a kind, or a 422 naming `type` with the valid ones. */
+export function connectorOrRefuse(kind: ConnectionKind, type: string): ConnectorDefinition {
+  const connector = connectorFor(kind, type);
+  if (connector) return connector;
+  const other = connectorFor(kind === 'source' ? 'destination' : 'source', type);
+  const why = other ? `"${type}" can only be a ${kind === 'source' ? 'Destination' : 'Source'}` : `unknown type "${type}"`;
+  throw new DomainError('validation_error', `Invalid request body: body.type: ${why}; a ${kindNoun(kind)} is one of ${typesOf(kind).join(', ')}`, {
+    issues: [issue(['type'], why)],
+    allowed: typesOf(kind),
+  });
+}
+
+/**
+ * Checks a configuration against its type (strict: unknown fields are refused) and splits it into
+ * public fields and secret changes (a value sets, null clears, absent keeps). Nothing secret stays
+ * in `configuration`.
+ */
+export function parseConfiguration(kind: ConnectionKind, body: ConnectionBody): { connector: ConnectorDefinition; configuration: Record<string, unknown>; secrets: Record<string, string | null> } {
+  const connector = connectorOrRefuse(kind, body.type);
+  const parsed = configurationBodySchema(connector).safeParse(body.configuration ?? {});
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => issue(['configuration', ...(i.path as (string | number)[])], i.message));
+    throw new DomainError('validation_error', `Invalid request body: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+  }
+  const configuration: Record<string, unknown> = {};
+  const secrets: Record<string, string | null> = {};
+  for (const [field, value] of Object.entries(parsed.data)) {
+    if (connector.secrets.includes(field)) {
+      if (value !== undefined) secrets[field] = value as string | null;
+    } else if (value !== undefined) configuration[field] = value;
+  }
+  return { connector, configuration, secrets };
+}
+
+/** Seals secret values for one connection; the cipher's associated data binds each to its field. */
+export function sealSecrets(cipher: Cipher, connectionId: string, secrets: Record<string, string | null>): SecretChanges {
+  return Object.fromEntries(Object.entries(secrets).map(([field, value]) => [field, value === null ? null : cipher.encrypt(value, `${connectionId}/${field}`)]));
+}
+
+/** The public configuration as responses show it: fields plus has_<secret> flags. */
+export function publicConfiguration(connector: ConnectorDefinition | undefined, configuration: Record<string, unknown>, storedSecrets: readonly string[]) {
+  const flags = Object.fromEntries((connector?.secrets ?? storedSecrets).map((field) => [`has_${field}`, storedSecrets.includes(field)]));
+  return { ...configuration, ...flags };
+}
+
+export interface OpenedConnection {
+  id: string;
+  kind: ConnectionKind;
+  name: string;
+  type: string;
+  connector: ConnectorDefinition;
+  /** Public fields and decrypted secrets, parsed with the type's schema (defaults filled in). */
+  config: Record<string, unknown>;
+}
+
+/**
+ * Loads a saved connection the actor owns from its stream and decrypts its secrets. Only the
+ * process that talks to the remote system calls this (the API for test and discover, an activity
+ * for extract and deliver); the result must never be logged, returned or put in a payload.
+ */
+export async function openConnection(services: Pick<Services, 'store' | 'cipher'>, kind: ConnectionKind, id: string, actorId: string): Promise<OpenedConnection> {
+  const decider = connectionDecider(kind);
+  const history = await services.store.readStream(connectionStream(kind, id));
+  const state = ownedConnection(kind, history.reduce((s, e) => decider.evolve(s, e as never), decider.initialState()), actorId, id);
+  const connector = connectorFor(kind, state.type);
+  if (!connector) throw new DomainError(notFoundCode(kind), `${kindNoun(kind)} ${id} has a type this server no longer knows (${state.type})`, { id });
+  const secrets = Object.fromEntries(Object.entries(state.secrets).map(([field, sealed]) => [field, services.cipher.decrypt(sealed, `${id}/${field}`)]));
+  const config = connector.configuration.parse({ ...state.configuration, ...secrets }) as Record<string, unknown>;
+  return { id, kind, name: state.name, type: state.type, connector, config };
+}
+
+/** A draft (unsaved) connection for POST /sources/test: validated, secrets in the clear, never stored. */
+export function draftConnection(kind: ConnectionKind, body: ConnectionBody): OpenedConnection {
+  const { connector, configuration, secrets } = parseConfiguration(kind, body);
+  const present = Object.fromEntries(Object.entries(secrets).filter(([, v]) => v !== null));
+  const config = connector.configuration.parse({ ...configuration, ...present }) as Record<string, unknown>;
+  return { id: 'draft', kind, name: body.name ?? 'draft', type: connector.type, connector, config };
+}
+
+/**
+ * A per-use selector (source_resource) or target (destination_target) checked by the connector.
+ * A plain string is the type's shorthand field (a table, an object key …). Missing where required
+ * is invalid_parameter (the spec's code); a wrong shape is a 422 naming the field.
+ */
+export function parseSelector(
+  connector: ConnectorDefinition,
+  kind: ConnectionKind,
+  value: unknown,
+  field: 'source_resource' | 'destination_target',
+): Record<string, unknown> {
+  const support = kind === 'source' ? connector.source : connector.destination;
+  if (!support) throw new DomainError(kind === 'source' ? 'invalid_source' : 'invalid_destination', `A ${connector.type} connection cannot be a ${kind}`);
+  const schema = kind === 'source' ? connector.source!.resource : connector.destination!.target;
+  const shorthand = kind === 'source' ? connector.source!.shorthand : undefined;
+  let given = value;
+  if (given === undefined || given === null || (typeof given === 'object' && !Array.isArray(given) && Object.keys(given).length === 0 && kind === 'source' && connector.source!.resourceRequired)) {
+    if (kind === 'source' && connector.source!.resourceRequired) {
+      throw new DomainError('invalid_parameter', `A ${connector.type} Source needs source_resource to say what to read${shorthand ? ` (e.g. {"${shorthand}": …})` : ''}`, {
+        parameter: field,
+        schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }),
+      });
+    }
+    given = {};
+  }
+  if (typeof given === 'string') {
+    if (!shorthand) throw new DomainError('validation_error', `Invalid request body: body.${field}: a ${connector.type} ${kind} takes an object here`, { issues: [issue([field], 'must be an object')] });
+    given = { [shorthand]: given };
+  }
+  const parsed = schema.safeParse(given);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => issue([field, ...(i.path as (string | number)[])], i.message));
+    throw new DomainError('validation_error', `Invalid request body: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
+  }
+  return parsed.data as Record<string, unknown>;
+}
+
+/** A connector call with a deadline: its signal aborts after `ms`, and the call's own errors pass through. */
+export async function withDeadline<T>(ms: number, base: Omit<ConnectorContext, 'signal'>, fn: (ctx: ConnectorContext) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new ConnectorError('timeout', `no answer within ${ms / 1000} s`)), ms);
+  try {
+    return await fn({ ...base, signal: controller.signal });
+  } finally {
+    clearTimeout(timer);
+  }
+}

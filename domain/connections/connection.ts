@@ -1,0 +1,149 @@
+import { DomainError, notFound } from '../errors.js';
+import { unreachable, type Decider } from '../decider.js';
+
+/*
+ * Sources and Destinations: saved connections, one aggregate shape for both kinds (a kind is a
+ * prefix of the stream and of the event names: SourceCreated, DestinationUpdated …).
+ *
+ * Secrets arrive sealed (AES-256-GCM, application/connection-secrets.ts): the decider only keeps,
+ * replaces or clears ciphertext and never sees a plain value. `configuration` holds the public
+ * fields only.
+ */
+
+export type ConnectionKind = 'source' | 'destination';
+
+export const connectionStream = (kind: ConnectionKind, id: string) => `${kind}-${id}`;
+export const notFoundCode = (kind: ConnectionKind) => (kind === 'source' ? 'source_not_found' : 'destination_not_found');
+const noun = (kind: ConnectionKind) => (kind === 'source' ? 'Source' : 'Destination');
+const eventName = <S extends 'Created' | 'Updated' | 'Deleted'>(kind: ConnectionKind, suffix: S) =>
+  `${kind === 'source' ? 'Source' : 'Destination'}${suffix}` as `${'Source' | 'Destination'}${S}`;
+
+/** Sealed secret values by field. In a command: a string sets, null clears, absent keeps. */
+export type SealedSecrets = Record<string, string>;
+export type SecretChanges = Record<string, string | null>;
+
+interface ConnectionData {
+  id: string;
+  kind: ConnectionKind;
+  name: string;
+  type: string;
+  configuration: Record<string, unknown>;
+  /** Names of the secret fields that hold a value (what has_<field> shows). */
+  secret_fields: string[];
+  /** Sealed values; only the event store holds them, never a read model. */
+  secrets: SealedSecrets;
+  at: string;
+}
+
+export type ConnectionEvent =
+  | { type: 'SourceCreated' | 'DestinationCreated'; data: ConnectionData & { owner_id: string } }
+  | { type: 'SourceUpdated' | 'DestinationUpdated'; data: ConnectionData }
+  | { type: 'SourceDeleted' | 'DestinationDeleted'; data: { id: string; kind: ConnectionKind; at: string } };
+
+interface Write {
+  connectionId: string;
+  actorId: string;
+  name: string;
+  /** The connection type (postgis, s3 …); `type` is the command's. */
+  connectionType: string;
+  configuration: Record<string, unknown>;
+  /** Secret fields the type knows; stored secrets of other fields (after a type change) are dropped. */
+  secretFields: readonly string[];
+  secrets: SecretChanges;
+  at: Date;
+}
+
+export type ConnectionCommand =
+  | ({ type: 'CreateConnection' } & Write)
+  | ({ type: 'UpdateConnection' } & Write)
+  | { type: 'DeleteConnection'; connectionId: string; actorId: string; at: Date };
+
+export type ConnectionState =
+  | { status: 'absent' }
+  | {
+      status: 'active' | 'deleted';
+      ownerId: string;
+      name: string;
+      type: string;
+      configuration: Record<string, unknown>;
+      secrets: SealedSecrets;
+    };
+
+/** Another user's connection is answered exactly like a missing one. */
+export function ownedConnection(kind: ConnectionKind, state: ConnectionState, actorId: string, id: string) {
+  if (state.status !== 'active' || state.ownerId !== actorId) throw notFound(notFoundCode(kind), noun(kind), id);
+  return state;
+}
+
+function applyChanges(stored: SealedSecrets, changes: SecretChanges, fields: readonly string[]): SealedSecrets {
+  const next: SealedSecrets = {};
+  for (const field of fields) {
+    const change = changes[field];
+    if (typeof change === 'string') next[field] = change;
+    else if (change === undefined && stored[field] !== undefined) next[field] = stored[field]!;
+  }
+  return next;
+}
+
+export function connectionDecider(kind: ConnectionKind): Decider<ConnectionCommand, ConnectionState, ConnectionEvent> {
+  return {
+    initialState: () => ({ status: 'absent' }),
+
+    decide(command, state) {
+      switch (command.type) {
+        case 'CreateConnection': {
+          if (state.status !== 'absent') throw new DomainError('conflict', `${noun(kind)} ${command.connectionId} already exists`);
+          const secrets = applyChanges({}, command.secrets, command.secretFields);
+          return [
+            {
+              type: eventName(kind, 'Created'),
+              data: {
+                id: command.connectionId, kind, owner_id: command.actorId, name: command.name, type: command.connectionType,
+                configuration: command.configuration, secret_fields: Object.keys(secrets), secrets, at: command.at.toISOString(),
+              },
+            },
+          ];
+        }
+        case 'UpdateConnection': {
+          const current = ownedConnection(kind, state, command.actorId, command.connectionId);
+          const secrets = applyChanges(current.type === command.connectionType ? current.secrets : {}, command.secrets, command.secretFields);
+          return [
+            {
+              type: eventName(kind, 'Updated'),
+              data: {
+                id: command.connectionId, kind, name: command.name, type: command.connectionType,
+                configuration: command.configuration, secret_fields: Object.keys(secrets), secrets, at: command.at.toISOString(),
+              },
+            },
+          ];
+        }
+        case 'DeleteConnection':
+          ownedConnection(kind, state, command.actorId, command.connectionId);
+          return [{ type: eventName(kind, 'Deleted'), data: { id: command.connectionId, kind, at: command.at.toISOString() } }];
+        default:
+          return unreachable(command);
+      }
+    },
+
+    evolve(state, event) {
+      switch (event.type) {
+        case 'SourceCreated':
+        case 'DestinationCreated':
+          return {
+            status: 'active', ownerId: event.data.owner_id, name: event.data.name, type: event.data.type,
+            configuration: event.data.configuration, secrets: event.data.secrets,
+          };
+        case 'SourceUpdated':
+        case 'DestinationUpdated':
+          if (state.status === 'absent') return state;
+          return { ...state, name: event.data.name, type: event.data.type, configuration: event.data.configuration, secrets: event.data.secrets };
+        case 'SourceDeleted':
+        case 'DestinationDeleted':
+          if (state.status === 'absent') return state;
+          return { ...state, status: 'deleted' };
+        default:
+          return unreachable(event);
+      }
+    },
+  };
+}
