@@ -1,6 +1,7 @@
 import gdal from 'gdal-async';
 import { hostname } from 'node:os';
 import type { Services } from '../application/services.js';
+import { deliveryActivities } from './deliveries.js';
 import { workspaceActivities } from './workspaces.js';
 
 export interface ActivityDeps {
@@ -13,6 +14,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...workspaceActivities(deps.services),
+    ...deliveryActivities(deps.services),
     async describeWorker(): Promise<{ gdal: string; worker: string }> {
       return { gdal: gdal.version, worker: deps.workerName };
     },

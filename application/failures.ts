@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { ConnectorError, type ConnectorFailureReason } from '../connectors/shared/errors.js';
 import { DomainError } from '../domain/errors.js';
 
 /*
@@ -9,6 +10,8 @@ import { DomainError } from '../domain/errors.js';
  */
 
 export const DOMAIN_FAILURE = 'DomainError';
+/** A remote system failed (connectors/shared/errors.ts): retryable or not, as the connector classified it. */
+export const CONNECTOR_FAILURE = 'ConnectorError';
 
 interface FailureDetails {
   code?: string;
@@ -26,13 +29,35 @@ export function domainFailure(error: DomainError, position?: string): Applicatio
   });
 }
 
+export function connectorFailure(error: ConnectorError): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: CONNECTOR_FAILURE,
+    message: error.message,
+    nonRetryable: !error.retryable,
+    details: [{ reason: error.reason, retryable: error.retryable, details: error.details }],
+  });
+}
+
+/** In an activity: domain refusals and classified connector failures cross Temporal with their codes. */
 export async function domainErrorsAsFailures<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
     if (error instanceof DomainError) throw domainFailure(error);
+    if (error instanceof ConnectorError) throw connectorFailure(error);
     throw error;
   }
+}
+
+/** The ConnectorError inside a failure chain (activity or workflow failure), if any. */
+export function connectorErrorFrom(error: unknown): ConnectorError | undefined {
+  for (const current of causes(error)) {
+    if (current instanceof ApplicationFailure && current.type === CONNECTOR_FAILURE) {
+      const info = (current.details?.[0] ?? {}) as { reason?: ConnectorFailureReason; retryable?: boolean; details?: Record<string, unknown> };
+      return new ConnectorError(info.reason ?? 'invalid_response', current.message, info.details ?? {}, info.retryable);
+    }
+  }
+  return undefined;
 }
 
 function* causes(error: unknown): Generator<unknown> {

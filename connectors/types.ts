@@ -147,6 +147,8 @@ export interface ConnectorDefinition {
   implemented: boolean;
   /** The server the integration tests run it against, or why it is not verified (docs). */
   verifiedAgainst: string;
+  /** More for docs/connectors.md, in Markdown: payloads, incremental reads, caveats. */
+  notes?: string;
   test?(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult>;
   discover?(config: Record<string, unknown>, query: { schema?: string }, ctx: ConnectorContext): Promise<Discovery>;
   source?: SourceSupport<any>;

@@ -3,6 +3,7 @@ import type { Activities } from '../activities/index.js';
 import { timeouts } from './timeouts.js';
 
 export { convertWorkspaceWorkflow } from './workspace-convert.js';
+export { deliverWorkspaceWorkflow } from './workspace-deliver.js';
 
 const { describeWorker } = proxyActivities<Activities>(timeouts.quick);
 

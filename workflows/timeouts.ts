@@ -17,4 +17,13 @@ export const timeouts = {
    * that a waiting convert call gets its answer, long enough for a loaded machine's heartbeats.
    */
   processing: { startToCloseTimeout: '60 minutes', heartbeatTimeout: '30 seconds', retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['DomainError'] } },
+  /**
+   * A transfer someone waits for (a Workspace delivery): a few quick retries of transient
+   * failures (connection refused, timeouts, 5xx); classified permanent ones are non-retryable.
+   */
+  interactiveTransfer: {
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3, nonRetryableErrorTypes: ['DomainError'] },
+  },
 } satisfies Record<string, ActivityOptions>;

@@ -7,7 +7,7 @@ import { pipeline as streamPipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { DomainError, notFound } from '../../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import { operationShape } from '../../domain/operations.js';
 import { workspaceDecider, workspaceStream, type Pipeline } from '../../domain/workspaces/workspace.js';
 import { prepareUpload, safeFilename } from '../../geo/dataset-files.js';
@@ -20,6 +20,12 @@ import { transformDataPreview, transformSpatialPreview } from '../../geo/pipelin
 import { WorkspaceFiles } from '../../platform/workspace-files.js';
 import type { convertWorkspaceWorkflow } from '../../workflows/index.js';
 import { domainErrorFrom, failurePosition } from '../../application/failures.js';
+import { openConnection, parseSelector } from '../../application/connections.js';
+import { connectorErrorFrom } from '../../application/failures.js';
+import { extractFromSource, transferError } from '../../application/transfers.js';
+import { ConnectorError } from '../../connectors/shared/errors.js';
+import { notImplemented } from '../../connectors/shared/fields.js';
+import type { deliverWorkspaceWorkflow } from '../../workflows/index.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { execute } from '../../application/commands.js';
 import { errorEnvelope } from '../errors.js';
@@ -91,7 +97,27 @@ const spatialPreviewSchema = z
 
 const deliverBody = z.object({
   destination_id: z.string().min(1).max(100),
-  destination_target: z.record(z.string(), z.unknown()).default({}),
+  destination_target: z.record(z.string(), z.unknown()).default({}).describe("Per-delivery target, checked by the Destination's connector (GET /api/v1/connectors)"),
+});
+
+const deliveryResponse = z
+  .object({
+    workspace_id: z.string(),
+    delivery_id: z.string(),
+    destination_id: z.string(),
+    destination_type: z.string(),
+    target: z.record(z.string(), z.unknown()).describe('Where it went: schema and table, bucket and key, remote path, URL without credentials'),
+    format: z.string(),
+    filename: z.string(),
+    rows_written: z.number().nullable(),
+    bytes_written: z.number().nullable(),
+    duration_ms: z.number(),
+  })
+  .meta({ id: 'Delivery' });
+
+const importBody = z.object({
+  source_id: z.string().min(1).max(100),
+  source_resource: z.union([z.string().min(1).max(100_000), z.record(z.string(), z.unknown())]).nullable().optional(),
 });
 
 /**
@@ -137,6 +163,53 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
   const requireWorker = workerPresence(services);
   const load = (request: FastifyRequest, id: string) => loadWorkspace(services.pool, requirePrincipal(request).userId, id, services.clock());
 
+  /**
+   * Import from a saved Source: the connector extracts into the new Workspace's folder (streamed,
+   * size-limited), then the file is prepared and inspected exactly like an upload. The API does
+   * this itself, as it does for uploads: the request is the transfer. On any failure nothing
+   * stays behind (no files, no events).
+   */
+  async function importSource(userId: string, sourceId: string, selector: unknown, log: FastifyRequest['log']): Promise<string> {
+    const source = await openConnection(services, 'source', sourceId, userId);
+    if (!source.connector.source!.importable) {
+      throw new DomainError('invalid_source', `${source.type} Sources cannot be imported into a Workspace; use a Job`, { type: source.type });
+    }
+    if (!source.connector.implemented) throw new DomainError('not_implemented', notImplemented(source.type, 'source').message, { type: source.type });
+    const resource = parseSelector(source.connector, 'source', selector, 'source_resource');
+    const workspaceId = services.newId('workspace');
+    const dir = files.dir(workspaceId);
+    const downloads = path.join(dir, 'original');
+    try {
+      await mkdir(downloads, { recursive: true });
+      let extracted;
+      try {
+        extracted = await extractFromSource(services, { ownerId: userId, sourceId, resource }, { log: log as never, workDir: downloads, maxBytes });
+      } catch (error) {
+        if (error instanceof ConnectorError) throw transferError(error, 'import');
+        throw error;
+      }
+      const size = (await stat(extracted.file)).size;
+      const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), { maxUncompressedBytes: maxBytes * 4 });
+      const inspection = await inspectDataset(ref);
+      await execute(services, workspaceStream(workspaceId), workspaceDecider, {
+        type: 'CreateWorkspace',
+        workspaceId,
+        actorId: userId,
+        filename: extracted.filename,
+        size,
+        origin: { kind: 'source', source_id: sourceId, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null },
+        inspection: { ...inspection, raster: inspection.raster as Record<string, unknown> | null, warnings: [...ref.warnings, ...inspection.warnings] },
+        dataset: files.storedDataset(workspaceId, ref),
+        at: services.clock(),
+        ttlMs: services.config.workspaceTtlMs,
+      });
+      return workspaceId;
+    } catch (error) {
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
   return async (app) => {
     await app.register(fastifyMultipart, { limits: { fileSize: maxBytes, files: 1, fields: 10, parts: 12 }, throwFileSizeLimit: false });
 
@@ -151,7 +224,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
     }, async (request, reply) => {
       const { userId, scopes } = requirePrincipal(request);
       if (!request.isMultipart()) {
-        const body = z.object({ source_id: z.string().min(1), source_resource: z.string().nullable().optional() }).safeParse(request.body);
+        const body = importBody.safeParse(request.body);
         if (!body.success) {
           throw new DomainError('validation_error', 'Send multipart/form-data with a `file` field, or JSON {"source_id": …, "source_resource": …}', {
             issues: body.error.issues.map((i) => ({ path: ['body', ...i.path].join('.'), message: i.message })),
@@ -160,8 +233,8 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
         if (!scopes.includes('sources:read')) {
           throw new DomainError('forbidden', 'Importing a saved Source also needs the sources:read scope', { missing_scopes: ['sources:read'] });
         }
-        // Saved Sources are a later capability: until one can exist, every id is unknown.
-        throw notFound('source_not_found', 'Source', body.data.source_id);
+        const workspaceId = await importSource(userId, body.data.source_id, body.data.source_resource, request.log);
+        return reply.code(201).send(representWorkspace(await load(request, workspaceId)));
       }
 
       const workspaceId = services.newId('workspace');
@@ -337,14 +410,48 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
 
     app.post('/workspaces/:id/deliver', {
       config: { auth: { scopes: ['workspaces:run', 'destinations:read'] } },
-      schema: { tags: ['Workspaces'], summary: 'Deliver the converted output to a saved Destination', params, body: deliverBody, response: { ...errors } },
+      schema: { tags: ['Workspaces'], summary: 'Deliver the converted output to a saved Destination (waits for the result)', params, body: deliverBody, response: { 200: deliveryResponse, ...errors } },
     }, async (request) => {
       const row = await load(request, request.params.id);
       if (!row.output) {
         throw new DomainError('job_not_ready', 'Nothing to deliver yet: POST /convert first; delivery never converts with guessed defaults', { status: row.status });
       }
-      // Saved Destinations are a later capability: until one can exist, every id is unknown.
-      throw notFound('destination_not_found', 'Destination', request.body.destination_id);
+      const { userId } = requirePrincipal(request);
+      const destination = await openConnection(services, 'destination', request.body.destination_id, userId);
+      if (!destination.connector.destination!.deliverable) {
+        throw new DomainError('invalid_destination', `A Workspace cannot deliver to a ${destination.type} Destination; use a Job or another Destination`, { type: destination.type });
+      }
+      if (!destination.connector.implemented) throw new DomainError('not_implemented', notImplemented(destination.type, 'destination').message, { type: destination.type });
+      const target = parseSelector(destination.connector, 'destination', request.body.destination_target, 'destination_target');
+      await requireWorker();
+      const deliveryId = `dl_${randomBytes(8).toString('hex')}`;
+      try {
+        const { delivery, position } = await services.temporal!.workflow.execute<typeof deliverWorkspaceWorkflow>('deliverWorkspaceWorkflow', {
+          taskQueue: services.config.taskQueue,
+          workflowId: `workspace-deliver-${row.id}-${deliveryId}`,
+          args: [{ workspaceId: row.id, actorId: userId, destinationId: destination.id, target, deliveryId }],
+        });
+        await services.projections.waitFor(BigInt(position));
+        return {
+          workspace_id: row.id,
+          delivery_id: deliveryId,
+          destination_id: delivery.destination_id,
+          destination_type: delivery.destination_type,
+          target: delivery.target,
+          format: row.output.format,
+          filename: row.output.filename,
+          rows_written: delivery.rows_written ?? null,
+          bytes_written: delivery.bytes_written ?? null,
+          duration_ms: delivery.duration_ms,
+        };
+      } catch (error) {
+        const connector = connectorErrorFrom(error);
+        if (connector) throw transferError(connector, 'deliver');
+        const domain = domainErrorFrom(error);
+        if (domain) throw domain;
+        request.log.error({ err: error, workspaceId: row.id }, 'delivery failed');
+        throw new DomainError('internal_error', 'The delivery failed on the worker; the error has been logged');
+      }
     });
   };
 }

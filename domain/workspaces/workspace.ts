@@ -55,6 +55,20 @@ export interface ConvertOutput {
   file: string;
 }
 
+/** Where the data came from: an upload, or a saved Source with its selector. */
+export type WorkspaceOrigin = { kind: 'upload' } | { kind: 'source'; source_id: string; source_type: string; source_resource: Record<string, unknown> | null };
+
+/** Public metadata of a delivery of the converted output (no secrets, no server paths). */
+export interface WorkspaceDelivery {
+  delivery_id: string;
+  destination_id: string;
+  destination_type: string;
+  target: Record<string, unknown>;
+  rows_written: number | null;
+  bytes_written: number | null;
+  duration_ms: number;
+}
+
 export type WorkspaceEvent =
   | {
       type: 'WorkspaceCreated';
@@ -63,7 +77,7 @@ export type WorkspaceEvent =
         owner_id: string;
         filename: string;
         size: number;
-        origin: { kind: 'upload' } | { kind: 'source'; source_id: string; source_resource: string | null };
+        origin: WorkspaceOrigin;
         inspection: Inspection;
         dataset: StoredDataset;
         at: string;
@@ -74,6 +88,7 @@ export type WorkspaceEvent =
   | { type: 'WorkspaceConversionStarted'; data: { workspace_id: string; conversion_id: string; request: ConvertRequest; pipeline: Pipeline; at: string } }
   | { type: 'WorkspaceConverted'; data: { workspace_id: string; conversion_id: string; output: ConvertOutput; at: string } }
   | { type: 'WorkspaceConversionFailed'; data: { workspace_id: string; conversion_id: string; error: { code: string; message: string }; at: string } }
+  | { type: 'WorkspaceDelivered'; data: WorkspaceDelivery & { workspace_id: string; conversion_id: string; at: string } }
   | { type: 'WorkspaceExpired'; data: { workspace_id: string; at: string } };
 
 export type WorkspaceCommand =
@@ -83,7 +98,7 @@ export type WorkspaceCommand =
       actorId: string;
       filename: string;
       size: number;
-      origin: { kind: 'upload' } | { kind: 'source'; source_id: string; source_resource: string | null };
+      origin: WorkspaceOrigin;
       inspection: Inspection;
       dataset: StoredDataset;
       at: Date;
@@ -93,6 +108,7 @@ export type WorkspaceCommand =
   | { type: 'StartConversion'; workspaceId: string; actorId: string; conversionId: string; request: ConvertRequest; at: Date }
   | { type: 'CompleteConversion'; workspaceId: string; conversionId: string; output: ConvertOutput; at: Date }
   | { type: 'FailConversion'; workspaceId: string; conversionId: string; error: { code: string; message: string }; at: Date }
+  | { type: 'RecordDelivery'; workspaceId: string; actorId: string; delivery: WorkspaceDelivery; at: Date }
   | { type: 'ExpireWorkspace'; workspaceId: string; at: Date };
 
 export type WorkspaceState =
@@ -105,6 +121,8 @@ export type WorkspaceState =
       pipeline: Pipeline;
       conversionId: string | null;
       output: ConvertOutput | null;
+      /** Delivery ids already recorded: a retried activity records its delivery once. */
+      deliveries: string[];
     };
 
 /**
@@ -165,6 +183,11 @@ export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceState, Workspa
       case 'FailConversion':
         if (state.status !== 'converting' || state.conversionId !== command.conversionId) return [];
         return [{ type: 'WorkspaceConversionFailed', data: { workspace_id: command.workspaceId, conversion_id: command.conversionId, error: command.error, at } }];
+      case 'RecordDelivery': {
+        if (state.status !== 'absent' && state.deliveries.includes(command.delivery.delivery_id)) return [];
+        const s = usable(state, command.actorId, command.workspaceId, command.at);
+        return [{ type: 'WorkspaceDelivered', data: { workspace_id: command.workspaceId, conversion_id: s.conversionId ?? '', ...command.delivery, at } }];
+      }
       case 'ExpireWorkspace':
         if (state.status === 'absent' || state.status === 'expired') return [];
         return [{ type: 'WorkspaceExpired', data: { workspace_id: command.workspaceId, at } }];
@@ -184,6 +207,7 @@ export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceState, Workspa
           pipeline: emptyPipeline,
           conversionId: null,
           output: null,
+          deliveries: [],
         };
       case 'WorkspacePipelineSet':
         return state.status === 'absent' ? state : { ...state, pipeline: event.data.pipeline };
@@ -195,6 +219,8 @@ export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceState, Workspa
       case 'WorkspaceConversionFailed':
         // A failed re-convert leaves no output behind: nothing stale gets downloaded or delivered.
         return state.status === 'absent' ? state : { ...state, status: 'failed', output: null };
+      case 'WorkspaceDelivered':
+        return state.status === 'absent' ? state : { ...state, deliveries: [...state.deliveries, event.data.delivery_id] };
       case 'WorkspaceExpired':
         return state.status === 'absent' ? state : { ...state, status: 'expired' };
       default:

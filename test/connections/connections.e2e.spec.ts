@@ -66,7 +66,7 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     expect(events.length).toBe(1);
     expect(String(events[0])).not.toContain(SECRET);
     expect(String(events[0])).toMatch(/"password": ?"v1\./);
-    const row = await sut.services.pool.one(sql.unsafe`SELECT row_to_json(c)::text AS j FROM rm.connections c WHERE id = ${created.id}`);
+    const row = (await sut.services.pool.one(sql.unsafe`SELECT row_to_json(c)::text AS j FROM rm.connections c WHERE id = ${created.id}`)) as { j: string };
     expect(String(row.j)).not.toContain(SECRET);
     expect(String(row.j)).not.toContain('v1.');
   });

@@ -1,0 +1,91 @@
+import { Context } from '@temporalio/activity';
+import { rm } from 'node:fs/promises';
+import { record } from '../application/commands.js';
+import { domainErrorsAsFailures } from '../application/failures.js';
+import type { Services } from '../application/services.js';
+import { deliverToDestination, type Delivery } from '../application/transfers.js';
+import { DomainError } from '../domain/errors.js';
+import { usable, workspaceDecider, workspaceStream } from '../domain/workspaces/workspace.js';
+import { WorkspaceFiles } from '../platform/workspace-files.js';
+
+export interface DeliverWorkspaceInput {
+  workspaceId: string;
+  actorId: string;
+  destinationId: string;
+  /** Checked by the Destination's connector before the workflow started. */
+  target: Record<string, unknown>;
+  /** Stable across retries of this delivery: the connector uses it to deliver once. */
+  deliveryId: string;
+}
+
+/**
+ * Delivery of a Workspace's converted output, as activities of deliverWorkspaceWorkflow. The
+ * Destination is opened (and its secrets decrypted) here on the worker; the workflow's payloads
+ * carry ids and the public target only.
+ */
+export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 'config' | 'cipher' | 'log'>) {
+  const files = new WorkspaceFiles(services.config.dataDir);
+  return {
+    async deliverWorkspaceOutput(input: DeliverWorkspaceInput): Promise<Delivery> {
+      return domainErrorsAsFailures(async () => {
+        const history = await services.store.readStream(workspaceStream(input.workspaceId));
+        const state = usable(history.reduce((s, e) => workspaceDecider.evolve(s, e as never), workspaceDecider.initialState()), input.actorId, input.workspaceId, services.clock());
+        if (!state.output) throw new DomainError('job_not_ready', 'Nothing to deliver: the Workspace has no converted output');
+        const output = state.output;
+        const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
+        const workDir = files.scratch(input.workspaceId, `deliver-${input.deliveryId}`);
+        try {
+          return await deliverToDestination(
+            services,
+            {
+              ownerId: input.actorId,
+              destinationId: input.destinationId,
+              target: input.target,
+              input: {
+                file: files.resolve(input.workspaceId, output.file),
+                filename: output.filename,
+                format: output.format,
+                mediaType: output.media_type,
+                layers: output.layers,
+                deliveryId: input.deliveryId,
+              },
+            },
+            {
+              log: services.log,
+              workDir,
+              maxBytes: services.config.maxUploadBytes,
+              signal: Context.current().cancellationSignal,
+              progress: (info) => Context.current().heartbeat(info),
+            },
+          );
+        } finally {
+          clearInterval(heartbeat);
+          await rm(workDir, { recursive: true, force: true });
+        }
+      });
+    },
+
+    async recordWorkspaceDelivery(input: { workspaceId: string; actorId: string; delivery: Delivery & { delivery_id: string } }): Promise<{ position: string }> {
+      return domainErrorsAsFailures(async () => {
+        const d = input.delivery;
+        const outcome = await record(services, workspaceStream(input.workspaceId), workspaceDecider, {
+          type: 'RecordDelivery',
+          workspaceId: input.workspaceId,
+          actorId: input.actorId,
+          delivery: {
+            delivery_id: d.delivery_id,
+            destination_id: d.destination_id,
+            destination_type: d.destination_type,
+            target: d.target,
+            rows_written: d.rows_written ?? null,
+            bytes_written: d.bytes_written ?? null,
+            duration_ms: d.duration_ms,
+          },
+          at: services.clock(),
+        });
+        return { position: outcome.position };
+      });
+    },
+  };
+}
+

@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import type { ConnectionKind } from '../domain/connections/connection.js';
+import { DomainError } from '../domain/errors.js';
+import { ConnectorError } from '../connectors/shared/errors.js';
+import { notImplemented } from '../connectors/shared/fields.js';
+import type { ConnectorContext, DeliverInput, DeliveryResult, ExtractResult, SyncState } from '../connectors/types.js';
+import { openConnection } from './connections.js';
+import type { Services } from './services.js';
+
+/*
+ * Moving data through a saved connection: extract from a Source, deliver to a Destination. The
+ * API (Workspace import) and the worker's activities (Workspace delivery, the steps of a Run) call
+ * these; the connection is opened and decrypted here, in the process that talks to the remote
+ * system, and nothing secret leaves: results and ConnectorErrors carry public metadata only.
+ */
+
+export interface TransferContext {
+  log: Logger;
+  workDir: string;
+  maxBytes: number;
+  signal?: AbortSignal;
+  progress?: ConnectorContext['progress'];
+}
+
+function context(ctx: TransferContext): ConnectorContext {
+  return { ...ctx, signal: ctx.signal ?? new AbortController().signal };
+}
+
+function usable(kind: ConnectionKind, implemented: boolean, type: string) {
+  if (!implemented) throw notImplemented(type, kind);
+}
+
+export interface ExtractRequest {
+  ownerId: string;
+  sourceId: string;
+  /** Already checked by the connector's resource schema (application/connections.ts parseSelector). */
+  resource: Record<string, unknown>;
+  sync?: SyncState | null;
+}
+
+export async function extractFromSource(services: Pick<Services, 'store' | 'cipher'>, request: ExtractRequest, ctx: TransferContext): Promise<ExtractResult & { type: string }> {
+  const source = await openConnection(services, 'source', request.sourceId, request.ownerId);
+  usable('source', source.connector.implemented, source.type);
+  const result = await source.connector.source!.extract(source.config, request.resource, context(ctx), { sync: request.sync ?? null });
+  return { ...result, type: source.type };
+}
+
+export interface DeliverRequest {
+  ownerId: string;
+  destinationId: string;
+  target: Record<string, unknown>;
+  input: DeliverInput;
+}
+
+export interface Delivery extends DeliveryResult {
+  destination_id: string;
+  destination_type: string;
+  duration_ms: number;
+}
+
+export async function deliverToDestination(services: Pick<Services, 'store' | 'cipher'>, request: DeliverRequest, ctx: TransferContext): Promise<Delivery> {
+  const destination = await openConnection(services, 'destination', request.destinationId, request.ownerId);
+  usable('destination', destination.connector.implemented, destination.type);
+  const started = Date.now();
+  const result = await destination.connector.destination!.deliver(destination.config, request.target, request.input, context(ctx));
+  return { ...result, destination_id: destination.id, destination_type: destination.type, duration_ms: Date.now() - started };
+}
+
+/** The public error of a connector failure, for an operation (import: source_failed; deliver: delivery_failed). */
+export function transferError(error: ConnectorError, operation: 'import' | 'deliver'): DomainError {
+  const details = { ...error.details, reason: error.reason, retryable: error.retryable };
+  if (error.reason === 'not_implemented') return new DomainError('not_implemented', error.message, error.details);
+  if (error.reason === 'too_large' && operation === 'import') {
+    return new DomainError('upload_too_large', error.message, { ...details, max_bytes: error.details.max_bytes });
+  }
+  if (error.reason === 'target_exists') return new DomainError('target_exists', error.message, details);
+  return new DomainError(operation === 'import' ? 'source_failed' : 'delivery_failed', error.message, details);
+}
