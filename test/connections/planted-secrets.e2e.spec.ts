@@ -1,0 +1,213 @@
+import { Client, Connection } from '@temporalio/client';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectors } from '../../connectors/registry.js';
+import type { ConnectorDefinition } from '../../connectors/types.js';
+import { loadConfig } from '../../platform/config.js';
+import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
+import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
+import { waitForPoller, temporalAddress } from '../support/worker.js';
+import { readFileSync } from 'node:fs';
+
+/*
+ * Issue 9, point 3: a unique secret planted in every secret field of every connection type must
+ * appear nowhere — not in responses, the events table (only sealed), the read models, the logs of
+ * the API and the worker (at debug level), nor Temporal's workflow histories. The service runs as
+ * real processes, exactly as npm start runs it, and every route that touches a connection is
+ * called: create, get, list, update, test (saved and draft), discover, import, deliver.
+ */
+
+const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+const ADMIN = { email: 'admin@example.com', password: 'planted secrets password' };
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Every Uint8Array in a history (payload data) as text, so a plain search sees what it holds. */
+function readable(value: unknown): unknown {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+  if (Array.isArray(value)) return value.map(readable);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, readable(v)]));
+  return value;
+}
+
+describe.skipIf(skip)('planted secrets appear nowhere', () => {
+  const planted: string[] = [];
+  const responses: string[] = [];
+  let output = '';
+  let api: ChildProcess;
+  let worker: ChildProcess;
+  let base: string;
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let env: Record<string, string>;
+  let headers: Record<string, string>;
+  let closedPort: number;
+
+  const plant = (type: string, field: string) => {
+    const value = `PLANTED-${type}-${field}-${randomBytes(8).toString('hex')}`;
+    planted.push(value);
+    return value;
+  };
+
+  /** A configuration that validates and points at a closed port on loopback, secrets planted. */
+  function configurationFor(c: ConnectorDefinition): Record<string, unknown> {
+    const config: Record<string, unknown> = { ...c.example };
+    const shape = c.configuration.shape as Record<string, unknown>;
+    if ('host' in shape) config.host = '127.0.0.1';
+    if ('port' in shape) config.port = closedPort;
+    for (const field of ['url', 'endpoint']) if (field in shape) config[field] = `http://127.0.0.1:${closedPort}/${c.type}`;
+    if ('force_path_style' in shape) config.force_path_style = true;
+    for (const field of c.secrets) config[field] = plant(c.type, field);
+    return config;
+  }
+
+  async function call(method: string, url: string, body?: unknown) {
+    const res = await fetch(`${base}${url}`, {
+      method,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    responses.push(text);
+    return { status: res.status, text, json: () => JSON.parse(text) };
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    closedPort = await freePort();
+    const port = await freePort();
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-planted-'));
+    env = {
+      ...(process.env as Record<string, string>),
+      SVC_DATA_DIR: dataDir,
+      SVC_DATABASE_URL: db.url,
+      SVC_TEMPORAL_ADDRESS: temporalAddress!,
+      SVC_TASK_QUEUE: `planted-${randomBytes(4).toString('hex')}`,
+      SVC_PORT: String(port),
+      SVC_LOG_LEVEL: 'debug',
+      SVC_ADMIN_EMAIL: ADMIN.email,
+      SVC_ADMIN_PASSWORD: ADMIN.password,
+    };
+    const start = (script: string) => {
+      const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout!.on('data', (d) => (output += d));
+      child.stderr!.on('data', (d) => (output += d));
+      return child;
+    };
+    worker = start('workflows/worker.ts');
+    api = start('api/server.ts');
+    base = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 90_000;
+    while (Date.now() < deadline) {
+      const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await waitForPoller(loadConfig(env), 60_000);
+    const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin: base }, body: JSON.stringify(ADMIN) });
+    const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const allScopes = ['sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'workspaces:read', 'workspaces:write', 'workspaces:run'];
+    const created = await fetch(`${base}/api/v1/account/tokens`, {
+      method: 'POST', headers: { 'content-type': 'application/json', cookie, origin: base }, body: JSON.stringify({ name: 'planted', scopes: allScopes }),
+    });
+    headers = { authorization: `Bearer ${(await created.json()).token}` };
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const child of [api, worker]) child?.kill('SIGTERM');
+    await Promise.all([api, worker].filter(Boolean).map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+    await db?.drop();
+  });
+
+  it('through every route that touches a connection, for every type', async () => {
+    // A Workspace with a converted output, to deliver.
+    const file = pointsGeoJson(fixtureDir(), 3);
+    const form = new FormData();
+    form.append('file', new Blob([readFileSync(file)]), 'places.geojson');
+    const uploaded = await fetch(`${base}/api/v1/workspaces`, { method: 'POST', headers, body: form });
+    expect(uploaded.status).toBe(201);
+    const workspace = (await uploaded.json()) as { id: string };
+    expect((await call('POST', `/api/v1/workspaces/${workspace.id}/convert`, { output_format: 'GeoJSON' })).status).toBe(200);
+
+    for (const c of connectors) {
+      for (const kind of ['source', 'destination'] as const) {
+        if (!(kind === 'source' ? c.source : c.destination)) continue;
+        const plural = `${kind}s`;
+        const created = await call('POST', `/api/v1/${plural}`, { name: `${c.type} ${kind}`, type: c.type, configuration: configurationFor(c) });
+        expect(created.status, `${c.type} ${kind}: ${created.text}`).toBe(201);
+        const id = created.json().id as string;
+        for (const field of c.secrets) expect(created.json().configuration[`has_${field}`]).toBe(true);
+        await call('GET', `/api/v1/${plural}/${id}`);
+        await call('PUT', `/api/v1/${plural}/${id}`, { name: `${c.type} ${kind} 2`, type: c.type, configuration: { ...configurationFor(c), ...Object.fromEntries(c.secrets.map((s) => [s, undefined])) } });
+        await call('POST', `/api/v1/${plural}/${id}/test`);
+        await call('POST', `/api/v1/${plural}/test`, { type: c.type, configuration: configurationFor(c) });
+        await call('GET', `/api/v1/${plural}/${id}/discover?schema=public`);
+        if (kind === 'source') await call('POST', '/api/v1/workspaces', { source_id: id, source_resource: c.source!.shorthand ? 'thing' : null });
+        else await call('POST', `/api/v1/workspaces/${workspace.id}/deliver`, { destination_id: id, destination_target: {} });
+      }
+    }
+    await call('GET', '/api/v1/sources?limit=200');
+    await call('GET', '/api/v1/destinations?limit=200');
+    expect(planted.length).toBeGreaterThan(40);
+
+    // Responses
+    const everything = responses.join('\n');
+    for (const secret of planted) expect(everything, 'a response').not.toContain(secret);
+
+    // Events (sealed values only) and every read model
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const events = (await client.query('SELECT data::text AS d FROM events')).rows.map((r) => r.d as string).join('\n');
+      expect(events).toMatch(/"v1\./);
+      const tables = (await client.query(`SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')`)).rows;
+      let rows = '';
+      for (const t of tables) {
+        const r = await client.query(`SELECT row_to_json(x)::text AS j FROM ${pg.escapeIdentifier(t.table_schema)}.${pg.escapeIdentifier(t.table_name)} x`);
+        rows += r.rows.map((x) => x.j).join('\n');
+      }
+      for (const secret of planted) {
+        expect(events, 'the events table').not.toContain(secret);
+        expect(rows, 'a table').not.toContain(secret);
+      }
+      const readModels = (await client.query(`SELECT row_to_json(c)::text AS j FROM rm.connections c`)).rows.map((r) => r.j).join('\n');
+      expect(readModels).not.toContain('v1.');
+    } finally {
+      await client.end();
+    }
+
+    // Temporal workflow histories of this service's task queue
+    const connection = await Connection.connect({ address: temporalAddress! });
+    try {
+      const temporal = new Client({ connection });
+      let histories = '';
+      let count = 0;
+      for await (const wf of temporal.workflow.list({ query: `TaskQueue = "${env.SVC_TASK_QUEUE}"` })) {
+        const history = await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+        histories += JSON.stringify(readable(history));
+        count += 1;
+      }
+      expect(count, 'workflows on the task queue (convert + deliveries)').toBeGreaterThan(0);
+      expect(histories).toContain(workspace.id);
+      for (const secret of planted) expect(histories, 'a workflow history').not.toContain(secret);
+    } finally {
+      await connection.close();
+    }
+
+    // Logs of both processes, at debug level
+    expect(output).toContain('"level"');
+    for (const secret of planted) expect(output, 'the logs').not.toContain(secret);
+  }, 600_000);
+});
