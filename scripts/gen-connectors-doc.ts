@@ -1,0 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { renderConnectorsDoc } from '../connectors/doc.js';
+
+/** `node --import tsx scripts/gen-connectors-doc.ts`: rewrites docs/connectors.md from the registry. */
+writeFileSync('docs/connectors.md', renderConnectorsDoc());
+console.log('docs/connectors.md written');
