@@ -42,7 +42,10 @@ function describeUpload(doc: OpenApiDocument): OpenApiDocument {
             required: ['source_id'],
             properties: {
               source_id: { type: 'string', description: 'A saved Source you own' },
-              source_resource: { type: ['string', 'null'], description: 'Table, object, layer, collection or asset, for the types that need one' },
+              source_resource: {
+                oneOf: [{ type: 'object' }, { type: 'string', minLength: 1 }, { type: 'null' }],
+                description: "The Source's selector (table, object key, layer, collection, asset), checked by its connector (GET /api/v1/connectors); a string is the type's shorthand field",
+              },
             },
           },
         },
