@@ -37,6 +37,15 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
     const m = multipartFile(file);
     const ws = await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, cookie } });
     await sut.app.inject({ method: 'PUT', url: `/api/v1/workspaces/${ws.json().id}/transformations`, headers: { cookie }, payload: { operations: [{ type: 'centroid' }] } });
+    // Sources and Destinations: created, updated (secret kept, then cleared), one deleted
+    const conn = (method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
+      sut.app.inject({ method, url, headers: { cookie }, ...(payload ? { payload } : {}) });
+    const pgConfig = { host: 'db.example.org', database: 'gis', username: 'u', password: 'a secret' };
+    const src = (await conn('POST', '/api/v1/sources', { name: 's', type: 'postgis', configuration: pgConfig })).json();
+    await conn('PUT', `/api/v1/sources/${src.id}`, { name: 's2', type: 'postgis', configuration: { ...pgConfig, password: undefined } });
+    await conn('POST', '/api/v1/destinations', { name: 'd', type: 's3', configuration: { bucket: 'b-1', secret_key: 'k' } });
+    const gone = (await conn('POST', '/api/v1/destinations', { name: 'gone', type: 'webhook', configuration: { url: 'https://example.org/hook' } })).json();
+    await conn('DELETE', `/api/v1/destinations/${gone.id}`);
     await sut.services.projections.catchUp();
   });
   afterAll(async () => sut?.close());
