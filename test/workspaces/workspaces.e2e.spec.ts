@@ -136,9 +136,12 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(failed.statusCode).toBe(422);
     expect(failed.json().error).toMatchObject({ code: 'invalid_transformation' });
     expect(JSON.stringify(failed.json().error.details)).toContain('about to fail');
+    // The failure is recorded; the last good output (the CSV) stays downloadable.
     const after = (await get(`/api/v1/workspaces/${ws.id}`)).json();
-    expect(after).toMatchObject({ status: 'failed', output: null });
-    expect((await get(`/api/v1/workspaces/${ws.id}/download`)).statusCode).toBe(409);
+    expect(after).toMatchObject({ status: 'failed', output: { format: 'CSV' }, errors: [{ code: 'invalid_transformation' }] });
+    const kept = await get(`/api/v1/workspaces/${ws.id}/download`);
+    expect(kept.statusCode).toBe(200);
+    expect(kept.body).toBe(csv);
   });
 
   it('reads a multi-layer GeoPackage and asks which layer', async () => {
