@@ -5,19 +5,12 @@ import { DomainError } from '../domain/errors.js';
 import { datasetAt, type DatasetRef } from './dataset-files.js';
 import { errorText, gdal, openDataset, scrubPaths, withDataset } from './gdal.js';
 import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from './inspect.js';
-import { validateOperations, type ValidatedOperation } from './operations/catalog.js';
 import { runOperations, runUserSql } from './operations/execute.js';
+import { checkPipeline, isEmptyPipeline, type DatasetFacts, type PipelineSpec } from './pipeline-check.js';
 import { dataPreview, spatialPreview, type DataPreview, type SpatialPreview } from './preview.js';
 import { runPythonStep, type PythonStepOptions } from './python-step.js';
-import { checkSelectSql } from './sql-guard.js';
 
-/** The Workspace pipeline body (spec: "Pipeline body of a Workspace"). */
-export interface PipelineSpec {
-  layers?: string[] | null;
-  operations?: unknown[] | null;
-  sql?: string | null;
-  python?: { script: string; filename?: string } | null;
-}
+export { isEmptyPipeline, type PipelineSpec } from './pipeline-check.js';
 
 export interface PipelineOptions {
   /** Transform previews: read only the first n features of each layer. */
@@ -40,55 +33,19 @@ export interface PipelineResult {
 
 const invalid = (message: string, details: Record<string, unknown> = {}) => new DomainError('invalid_transformation', message, details);
 
-export function isEmptyPipeline(spec: PipelineSpec): boolean {
-  return !(spec.operations && spec.operations.length > 0) && !spec.sql && !spec.python;
-}
-
-/**
- * The layers a pipeline applies to: the listed ones (which must exist), or the only layer.
- * Multi-layer datasets must list them when operations or sql are set (invalid_parameter naming
- * the layers). The Workspace PUT route can call this to refuse a pipeline early.
- */
-export function resolvePipelineLayers(available: string[], spec: PipelineSpec): string[] {
-  const needsLayers = (spec.operations && spec.operations.length > 0) || !!spec.sql;
-  if (spec.layers && spec.layers.length > 0) {
-    const unknown = spec.layers.filter((l) => !available.includes(l));
-    if (unknown.length) {
-      throw new DomainError('invalid_parameter', `No layer named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; the layers are: ${available.join(', ')}`, {
-        parameter: 'layers',
-        layers: available,
-      });
-    }
-    return [...new Set(spec.layers)];
-  }
-  if (!needsLayers) return [];
-  if (available.length === 1) return [available[0]!];
-  throw new DomainError('invalid_parameter', `The dataset has ${available.length} layers; say which ones the pipeline applies to with layers: ${available.join(', ')}`, {
-    parameter: 'layers',
-    layers: available,
-  });
-}
-
-function validated(spec: PipelineSpec): { operations: ValidatedOperation[]; sql: string | null } {
-  const hasOps = !!spec.operations && spec.operations.length > 0;
-  if (hasOps && spec.sql) throw invalid('A pipeline has either operations or sql, not both');
-  let operations: ValidatedOperation[] = [];
-  if (hasOps) {
-    const result = validateOperations(spec.operations!);
-    if (!result.ok) throw invalid(`The operations are not valid: ${result.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { issues: result.issues });
-    operations = result.operations;
-  }
-  return { operations, sql: spec.sql ? checkSelectSql(spec.sql).sql : null };
-}
-
-async function layerNamesOf(ref: DatasetRef): Promise<{ names: string[]; raster: boolean }> {
+/** What the pipeline check needs of a dataset: its kind, its layers and which have geometry. */
+async function factsOf(ref: DatasetRef): Promise<DatasetFacts> {
   return withDataset(ref, async (ds) => {
-    const names: string[] = [];
+    const layers: DatasetFacts['layers'] = [];
     ds.layers.forEach((l) => {
-      names.push(l.name);
+      layers.push({ name: l.name, has_geometry: l.geomType !== gdal.wkbNone });
     });
-    return { names, raster: names.length === 0 && ds.bands.count() > 0 };
+    return { kind: layers.length === 0 && ds.bands.count() > 0 ? 'raster' : 'vector', layers };
   });
+}
+
+async function layerNamesOf(ref: DatasetRef): Promise<string[]> {
+  return (await factsOf(ref)).layers.map((l) => l.name);
 }
 
 /** Copies layers unchanged into the output GeoPackage (in-process: no user SQL involved). */
@@ -113,20 +70,20 @@ async function copyLayers(input: DatasetRef, layers: string[], out: string, samp
  * written; an empty pipeline returns the input itself.
  */
 export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workDir: string, options: PipelineOptions = {}): Promise<PipelineResult> {
-  const { operations, sql } = validated(spec);
-  const { names, raster } = await layerNamesOf(input);
+  const facts = await factsOf(input);
+  const { operations, sql, targets } = checkPipeline(spec, facts);
+  const names = facts.layers.map((l) => l.name);
   if (isEmptyPipeline(spec)) return { dataset: input, layers: names, changed: false, python: null };
   await mkdir(workDir, { recursive: true });
   const runDir = await mkdtemp(path.join(workDir, 'pipeline-'));
 
-  if (raster) {
-    if (operations.length || sql) throw invalid('Operations and SQL apply to vector layers; this dataset is a raster (a Python step can process it)');
+  if (facts.kind === 'raster') {
     const py = await runPythonStep(spec.python!, input.path, path.join(runDir, 'python'), { outputName: 'output.tif', ...options.python });
     await assertOpens(py.outputPath);
     return { dataset: datasetAt(py.outputPath), layers: [], changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
   }
 
-  const chosen = new Set(resolvePipelineLayers(names, spec));
+  const chosen = new Set(targets);
   const out = path.join(runDir, 'result.gpkg');
   const timing = options.timeoutMs ? { timeoutMs: options.timeoutMs } : {};
   const sample = options.sampleFeatures ? { sampleFeatures: options.sampleFeatures } : {};
@@ -163,8 +120,7 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
       ds.close();
     }
   }
-  const after = await layerNamesOf(datasetAt(result));
-  return { dataset: datasetAt(result), layers: after.names, changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
+  return { dataset: datasetAt(result), layers: await layerNamesOf(datasetAt(result)), changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
 }
 
 async function assertOpens(file: string): Promise<string> {

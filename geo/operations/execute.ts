@@ -7,7 +7,8 @@ import { runGdalTool } from '../gdal-tool.js';
 import { datasetBytes, CHEAP_SCAN_BYTES } from '../inspect.js';
 import { crsDefinition, fieldTypeLabel, gdalFieldType, geometryTypeCode, splitGeometryType } from '../labels.js';
 import { checkSqlExpression, quoteIdent, quoteString } from '../sql-guard.js';
-import { operationById, type ValidatedOperation } from './catalog.js';
+import { refuseGeometryOperations } from '../pipeline-check.js';
+import { type ValidatedOperation } from './catalog.js';
 
 /*
  * Runs the catalog's operations on one layer. Each operation becomes a SELECT in GDAL's SQLite
@@ -343,10 +344,6 @@ interface Probe {
 
 async function apply(op: ValidatedOperation, rel: Relation, probe: Probe): Promise<Compiled> {
   const g = quoteIdent(rel.geomName);
-  const def = operationById.get(op.type);
-  if (def?.requiresGeometry && !rel.geom) {
-    throw invalid(`${op.type} needs geometries, and layer ${rel.source.table} has none (a table without geometry)`, { operation: op.type });
-  }
   switch (op.type) {
     case 'rename_column': {
       const from = findColumn(rel, op.from as string, op.type);
@@ -518,6 +515,7 @@ function continueFrom(rel: Relation, stagePath: string, table: string): Relation
  */
 export async function runOperations(operations: ValidatedOperation[], run: OperationRun): Promise<void> {
   let rel = await describeSource(run.input, run.layer, run.sampleFeatures);
+  refuseGeometryOperations(operations, { name: run.layer, has_geometry: rel.geom !== null });
   const probe: Probe = async (current, sql) => {
     const { stdout } = await runGdalTool(
       'ogrinfo',

@@ -4,7 +4,9 @@ import { DomainError } from '../../domain/errors.js';
 import { datasetAt, prepareUpload } from '../../geo/dataset-files.js';
 import { gdal } from '../../geo/gdal.js';
 import { operationCatalog } from '../../geo/operations/catalog.js';
+import { inspectDataset } from '../../geo/inspect.js';
 import { applyPipeline, transformDataPreview, transformSpatialPreview, type PipelineSpec } from '../../geo/pipeline.js';
+import { checkPipeline } from '../../geo/pipeline-check.js';
 import { bwrapPath } from '../../geo/sandbox.js';
 import { checkSelectSql, checkSqlExpression } from '../../geo/sql-guard.js';
 import { addGpkgLayer, envelopeMetres, layerNames, readLayer, refusal, sha256, tempFolder, vectorFromCsv, write } from './support.js';
@@ -339,6 +341,29 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     expect(r.python?.stdout).toContain('ok 3');
     const out = readLayer(r.dataset.path, 'towns');
     expect(out.features.map((f) => f.props.from_python)).toEqual(['BERN', 'THUN', 'BIEL/BIENNE']);
+  });
+
+  it('answers a bad pipeline the same way whether it is stored or run (one check)', async () => {
+    const facts = { kind: 'vector' as const, layers: (await inspectDataset(datasetAt(gpkg))).layers };
+    const cases: [PipelineSpec, string][] = [
+      [{ layers: ['nope'], operations: [{ type: 'centroid' }] }, 'invalid_parameter'],
+      [{ operations: [{ type: 'centroid' }] }, 'invalid_parameter'],
+      [{ layers: ['towns'], operations: [{ type: 'centroid' }], sql: 'SELECT * FROM source' }, 'validation_error'],
+      [{ layers: ['towns'], operations: [{ type: 'buffer', distance: 'far' }] }, 'validation_error'],
+      [{ layers: ['owners'], operations: [{ type: 'rename_column', from: 'full_name', to: 'x' }, { type: 'buffer', distance: 1 }] }, 'invalid_transformation'],
+      [{ layers: ['towns'], sql: 'ATTACH DATABASE x AS y' }, 'invalid_transformation'],
+    ];
+    for (const [spec, code] of cases) {
+      let stored: DomainError | undefined;
+      try {
+        checkPipeline(spec, facts);
+      } catch (error) {
+        stored = error as DomainError;
+      }
+      const ran = await refusal(applyPipeline(datasetAt(gpkg), spec, work()), code);
+      expect(stored, JSON.stringify(spec)).toBeInstanceOf(DomainError);
+      expect({ code: stored!.code, message: stored!.message }, JSON.stringify(spec)).toEqual({ code: ran.code, message: ran.message });
+    }
   });
 
   it('previews a transformed layer from a sample of the input', async () => {

@@ -163,8 +163,14 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(flat.statusCode).toBe(400);
     expect(flat.json().error.code).toBe('invalid_parameter');
 
+    // One check for stored and run pipelines (geo/pipeline-check.ts): layer names answer as
+    // previews and convert do, 400 invalid_parameter with the layers.
     const needsLayers = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'centroid' }] });
-    expect(needsLayers.statusCode).toBe(422);
+    expect(needsLayers.statusCode).toBe(400);
+    expect(needsLayers.json().error).toMatchObject({ code: 'invalid_parameter', details: { parameter: 'layers', layers: expect.arrayContaining(['owners', 'places']) } });
+    const unknownLayer = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['nope'], operations: [{ type: 'centroid' }] });
+    expect(unknownLayer.statusCode).toBe(400);
+    expect(unknownLayer.json().error).toMatchObject({ code: 'invalid_parameter', message: expect.stringContaining('"nope"'), details: { parameter: 'layers' } });
     const geomOnTable = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['owners'], operations: [{ type: 'buffer', distance: 1 }] });
     expect(geomOnTable.statusCode).toBe(422);
     expect(geomOnTable.json().error.code).toBe('invalid_transformation');
@@ -172,6 +178,7 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(attrOnTable.statusCode).toBe(200);
     const both = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['owners'], operations: [{ type: 'centroid' }], sql: 'SELECT * FROM source' });
     expect(both.statusCode).toBe(422);
+    expect(both.json().error).toMatchObject({ code: 'validation_error', details: { issues: [{ path: 'body.sql' }] } });
   });
 
   it('checks data preview limits', async () => {
