@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../domain/errors.js';
-import { datasetAt, type DatasetRef } from './dataset-files.js';
+import { datasetAt, stemOf, type DatasetRef } from './dataset-files.js';
 import { errorText, gdal, openDataset, scrubPaths, withDataset } from './gdal.js';
+import { declareMeasuredTypes } from './geometry-types.js';
 import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from './inspect.js';
 import { runOperations, runUserSql } from './operations/execute.js';
 import { checkPipeline, isEmptyPipeline, type DatasetFacts, type PipelineSpec } from './pipeline-check.js';
@@ -48,16 +50,27 @@ async function layerNamesOf(ref: DatasetRef): Promise<string[]> {
   return (await factsOf(ref)).layers.map((l) => l.name);
 }
 
-/** Copies layers unchanged into the output GeoPackage (in-process: no user SQL involved). */
-async function copyLayers(input: DatasetRef, layers: string[], out: string, sample?: number): Promise<void> {
+/**
+ * Copies layers unchanged into the output GeoPackage (in-process: no user SQL involved), each
+ * under its new name when `rename` gives one. Spatial layers get a GEOMETRY column: the type
+ * they declare is set afterwards from what they hold (declareMeasuredTypes), and a GeoPackage
+ * column declared POLYGON could not be changed to MULTIPOLYGON then.
+ */
+async function copyLayers(input: DatasetRef, layers: string[], out: string, options: { sample?: number; rename?: Map<string, string>; failure?: string } = {}): Promise<void> {
   if (layers.length === 0) return;
   const ds = await openDataset(input);
   try {
-    const args = ['-f', 'GPKG', ...(existsSync(out) ? ['-update'] : []), ...(sample ? ['-limit', String(sample)] : []), ...layers];
-    const result = await gdal.vectorTranslateAsync(out, ds, args);
-    result.close();
+    for (const name of layers) {
+      const spatial = ds.layers.get(name).geomType !== gdal.wkbNone;
+      const args = ['-f', 'GPKG', ...(existsSync(out) ? ['-update'] : [])];
+      if (options.sample) args.push('-limit', String(options.sample));
+      if (spatial) args.push('-nlt', 'GEOMETRY');
+      const target = options.rename?.get(name);
+      if (target) args.push('-nln', target);
+      (await gdal.vectorTranslateAsync(out, ds, [...args, name])).close();
+    }
   } catch (err) {
-    throw invalid('Copying the untouched layers failed', { reason: scrubPaths(errorText(err)) });
+    throw invalid(options.failure ?? 'Copying the untouched layers failed', { reason: scrubPaths(errorText(err)) });
   } finally {
     ds.close();
   }
@@ -95,31 +108,43 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
       pending.push(name);
       continue;
     }
-    await copyLayers(input, pending, out, options.sampleFeatures);
+    await copyLayers(input, pending, out, { sample: options.sampleFeatures });
     pending = [];
     const run = { input, layer: name, output: { path: out, layer: name }, workDir: runDir, ...timing, ...sample };
-    if (sql !== null) await runUserSql({ ...run, sql });
-    else await runOperations(operations, run);
-  }
-  await copyLayers(input, pending, out, options.sampleFeatures);
-
-  if (!spec.python) return { dataset: datasetAt(out), layers: names, changed: true, python: null };
-
-  const py = await runPythonStep(spec.python, out, path.join(runDir, 'python'), { outputName: 'output.gpkg', ...options.python });
-  const driver = await assertOpens(py.outputPath);
-  let result = py.outputPath;
-  if (driver !== 'GPKG') {
-    // The script chose another format: bring it back to a GeoPackage, as promised to callers.
-    result = path.join(runDir, 'python-result.gpkg');
-    const ds = await openDataset(datasetAt(py.outputPath));
-    try {
-      (await gdal.vectorTranslateAsync(result, ds, ['-f', 'GPKG'])).close();
-    } catch (err) {
-      throw invalid('The Python step output is not a vector dataset', { reason: scrubPaths(errorText(err)) });
-    } finally {
-      ds.close();
+    if (sql !== null) {
+      // GDAL types the SQL result's geometry column itself; copying it over gives it the
+      // GEOMETRY column every other layer of the result has.
+      const staged = path.join(runDir, `sql-${randomUUID()}.gpkg`);
+      await runUserSql({ ...run, output: { path: staged, layer: name }, sql });
+      await copyLayers(datasetAt(staged), [name], out, { failure: 'Copying the SQL result failed' });
+      await rm(staged, { force: true });
+    } else {
+      await runOperations(operations, run);
     }
   }
+  await copyLayers(input, pending, out, { sample: options.sampleFeatures });
+
+  if (!spec.python) {
+    await declareMeasuredTypes(out);
+    return { dataset: datasetAt(out), layers: names, changed: true, python: null };
+  }
+
+  const outputName = 'output.gpkg';
+  const py = await runPythonStep(spec.python, out, path.join(runDir, 'python'), { outputName, ...options.python });
+  await assertOpens(py.outputPath);
+  const written = await layerNamesOf(datasetAt(py.outputPath));
+  // Writers name a layer after its file when the script does not say (geopandas' to_file(dst)
+  // gives "output"): a one-layer result of a one-layer input keeps the input's layer name, so
+  // previews by that name and the converted file still find it.
+  const rename = written.length === 1 && names.length === 1 && written[0] === stemOf(outputName) && names[0] !== written[0] ? names[0]! : null;
+  // Copied into a GeoPackage of our own, whatever the script wrote, as promised to callers.
+  if (written.length === 0) throw invalid('The Python step output is not a vector dataset: it holds no layers');
+  const result = path.join(runDir, 'python-result.gpkg');
+  await copyLayers(datasetAt(py.outputPath), written, result, {
+    ...(rename ? { rename: new Map([[written[0]!, rename]]) } : {}),
+    failure: 'The Python step output is not a vector dataset',
+  });
+  await declareMeasuredTypes(result);
   return { dataset: datasetAt(result), layers: await layerNamesOf(datasetAt(result)), changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
 }
 

@@ -11,7 +11,7 @@ import { DomainError } from '../../domain/errors.js';
 import { operationShape } from '../../domain/operations.js';
 import { workspaceDecider, workspaceStream, type Pipeline } from '../../domain/workspaces/workspace.js';
 import { prepareUpload, safeFilename } from '../../geo/dataset-files.js';
-import { resolveOutputFormat } from '../../geo/formats.js';
+import { checkConvertRequest } from '../../geo/convert.js';
 import { inspectDataset } from '../../geo/inspect.js';
 import { checkPipeline } from '../../geo/pipeline-check.js';
 import { dataPreview, parsePreviewLimit, spatialPreview } from '../../geo/preview.js';
@@ -61,7 +61,7 @@ const pipelineSchema = z
 
 const convertBody = z.object({
   output_format: z.string().min(1).max(100).describe('An id (or extension) from GET /api/v1/formats'),
-  target_crs: z.string().min(1).max(2000).nullable().optional().describe('e.g. EPSG:3857; omit to keep the CRS'),
+  target_crs: z.string().min(1).max(2000).nullable().optional().describe('e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946)'),
   layers: z.array(z.string().min(1)).optional().describe('Layers to convert; all by default'),
 });
 
@@ -317,15 +317,12 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
     }, async (request) => {
       const { userId } = requirePrincipal(request);
       const row = await load(request, request.params.id);
-      const format = resolveOutputFormat(request.body.output_format, row.inspection.dataset_type);
-      if (!format) {
-        throw new DomainError('invalid_parameter', `"${request.body.output_format}" is not a ${row.inspection.dataset_type} format this server writes; see GET /api/v1/formats`, {
-          parameter: 'output_format',
-        });
-      }
       const layers = request.body.layers ?? [];
-      const missing = layers.filter((l) => !row.inspection.layers.some((x) => x.name === l));
-      if (missing.length) throw new DomainError('invalid_parameter', `Unknown layer ${missing.join(', ')}`, { parameter: 'layers' });
+      // Refused here, before a conversion starts: a bad request never marks the Workspace failed.
+      const format = checkConvertRequest(
+        { outputFormat: request.body.output_format, targetCrs: request.body.target_crs ?? null, layers },
+        { kind: row.inspection.dataset_type, layers: row.inspection.layers.map((l) => l.name) },
+      );
       await requireWorker();
 
       const conversionId = `cv_${randomBytes(8).toString('hex')}`;
