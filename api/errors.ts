@@ -12,6 +12,7 @@ const statusByCode: Record<string, number> = {
   invalid_source: 400,
   invalid_destination: 400,
   invalid_transformation: 422,
+  conversion_failed: 422,
   postgis_failed: 422,
   not_implemented: 422,
   source_failed: 422,

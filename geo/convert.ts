@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../domain/errors.js';
-import { safeFilename, stemOf, type DatasetRef } from './dataset-files.js';
+import { datasetAt, safeFilename, stemOf, type DatasetRef } from './dataset-files.js';
 import { formatCatalog, resolveOutputFormat, type FormatEntry } from './formats.js';
 import { errorText, gdal, layerSrs, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
-import { splitGeometryType } from './labels.js';
+import { gdalToolErrors } from './gdal-tool.js';
+import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sameGeometryType } from './geometry-types.js';
 import { writeZip } from './zip.js';
 
 export interface ConvertRequest {
@@ -31,7 +32,7 @@ export interface ConvertResult {
 const badParameter = (message: string, details: Record<string, unknown> = {}) => new DomainError('invalid_parameter', message, details);
 
 /** Finds the writable format, or explains precisely why the name does not fit. */
-function chooseFormat(name: string, kind: 'vector' | 'raster'): FormatEntry {
+export function chooseOutputFormat(name: string, kind: 'vector' | 'raster'): FormatEntry {
   const wanted = name.trim().toLowerCase().replace(/^\./, '');
   const details = { parameter: 'output_format', value: name };
   // resolveOutputFormat falls back to extensions: "OSM" (a read-only driver id) would otherwise
@@ -67,6 +68,33 @@ function checkCrs(targetCrs: string): void {
   }
 }
 
+function checkLayers(wanted: string[], available: string[]): void {
+  const unknown = wanted.filter((l) => !available.includes(l));
+  if (unknown.length) {
+    throw badParameter(`No layer named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; the layers are: ${available.join(', ')}`, { parameter: 'layers', layers: available });
+  }
+}
+
+/**
+ * Checks a convert request against what is known of the dataset before any work starts (the
+ * Workspace route calls it with the inspection, so a bad target_crs or layer never starts a
+ * conversion): the format, the target CRS, the layers. Answers the output format.
+ */
+export function checkConvertRequest(request: ConvertRequest, dataset: { kind: 'vector' | 'raster'; layers: string[] }): FormatEntry {
+  const format = chooseOutputFormat(request.outputFormat, dataset.kind);
+  if (request.targetCrs) checkCrs(request.targetCrs);
+  if (request.layers?.length) checkLayers(request.layers, dataset.layers);
+  return format;
+}
+
+function isWgs84(crs: string): boolean {
+  try {
+    return gdal.SpatialReference.fromUserInput(crs).isSame(gdal.SpatialReference.fromEPSG(4326));
+  } catch {
+    return false;
+  }
+}
+
 async function filesIn(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
@@ -75,19 +103,17 @@ async function filesIn(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-/** Polygons and lines are promoted to multi where single and multi parts cannot share a layer. */
-function needsPromotion(layer: Layer, sourceDriver: string, target: string): boolean {
-  const { base } = splitGeometryType(layer.geomType);
-  const polyOrLine = [2, 3, 5, 6, 8, 9, 10, 11, 12].includes(base);
-  if (target === 'ESRI Shapefile') return polyOrLine || base === 0 || base === 7;
-  // A shapefile says "Polygon" for layers that also hold multipolygons.
-  if ((target === 'FlatGeobuf' || target === 'GPKG') && sourceDriver === 'ESRI Shapefile') return polyOrLine;
-  return false;
+/** `geom` (GDAL's and QGIS's default), unless a layer has an attribute of that name. */
+function geometryColumnName(layers: Layer[]): string {
+  const taken = new Set<string>();
+  for (const layer of layers) layer.fields.forEach((f) => void taken.add(f.name.toLowerCase()));
+  return ['geom', 'geometry', 'geom_'].find((n) => !taken.has(n)) ?? 'geom_0';
 }
 
-function conversionFailed(format: FormatEntry, err: unknown): DomainError {
-  return badParameter(`The dataset cannot be written as ${format.name}: ${scrubPaths(errorText(err))}`, { parameter: 'output_format', value: format.id });
-}
+/** Formats whose layers hold one geometry type: mixed kinds cannot be written to them. */
+const singleTypeFormats = new Set(['ESRI Shapefile', 'OpenFileGDB']);
+
+const conversionFailed = (message: string, details: Record<string, unknown>) => new DomainError('conversion_failed', message, details);
 
 /**
  * Converts a dataset to another format, writing the download into outDir. Vector data goes
@@ -108,17 +134,17 @@ export async function convertDataset(input: DatasetRef, request: ConvertRequest,
       layerNames.push(l.name);
     });
     const raster = layerNames.length === 0 && ds.bands.count() > 0;
-    const format = chooseFormat(request.outputFormat, raster ? 'raster' : 'vector');
+    const format = chooseOutputFormat(request.outputFormat, raster ? 'raster' : 'vector');
     const stem = stemOf(safeFilename(request.baseName || path.basename(input.path))) || 'output';
     const ext = primaryExtension(format);
     if (raster) {
-      const produced = await convertRaster(ds, format, request, work, `${stem}.${ext}`);
-      return await deliver(work, outDir, [produced], `${stem}.${ext}`, format, []);
+      await convertRaster(ds, format, request, work, `${stem}.${ext}`);
+      // Every file the driver wrote: ENVI's .hdr, EHdr's .hdr and .prj belong to the download.
+      return await deliver(work, outDir, await filesIn(work), `${stem}.${ext}`, format, []);
     }
     let selected = layerNames;
     if (request.layers && request.layers.length > 0) {
-      const unknown = request.layers.filter((l) => !layerNames.includes(l));
-      if (unknown.length) throw badParameter(`No layer named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; the layers are: ${layerNames.join(', ')}`, { parameter: 'layers', layers: layerNames });
+      checkLayers(request.layers, layerNames);
       selected = layerNames.filter((l) => request.layers!.includes(l));
     }
     if (selected.length === 0) throw badParameter('The dataset has no layers to convert', { parameter: 'layers' });
@@ -129,6 +155,26 @@ export async function convertDataset(input: DatasetRef, request: ConvertRequest,
     ds.close();
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * The -nlt a layer needs so that the output declares what it really holds (see
+ * geometry-types.ts): nothing when the declared type can be trusted, else the measured type,
+ * with single and multi parts of one kind promoted to multi. Mixed kinds stay a GEOMETRY layer,
+ * which single-type formats cannot hold: a conversion_failed naming the layer and its kinds.
+ */
+async function geometryArgs(ds: Dataset, layer: Layer, format: FormatEntry): Promise<string[]> {
+  if (!declaredTypeIsVague(layer, ds.driver.description)) return [];
+  const output = outputGeometry(await measureGeometryTypes(ds, layer));
+  if (output.kind === 'uniform') return sameGeometryType(output.code, layer.geomType) ? [] : ['-nlt', nltName(output.code)];
+  if (output.kind === 'mixed' && singleTypeFormats.has(format.id)) {
+    throw conversionFailed(
+      `Layer ${JSON.stringify(layer.name)} holds ${output.labels.join(', ')} geometries, and ${format.name} holds one geometry type per layer: ` +
+        'keep one kind (a filter on GeometryType(geometry)), or choose a format that mixes them (GeoPackage, GeoJSON, FlatGeobuf)',
+      { layer: layer.name, format: format.id, geometry_types: output.labels },
+    );
+  }
+  return [];
 }
 
 async function convertVector(
@@ -142,63 +188,160 @@ async function convertVector(
   ext: string,
 ): Promise<void> {
   const id = format.id;
-  const sourceDriver = ds.driver.description;
-  const common: string[] = ['-f', id];
   const layerObjects = layers.map((n) => ds.layers.get(n));
   const missingCrs = layerObjects.filter((l) => l.geomType !== gdal.wkbNone && !layerSrs(l));
   let target = request.targetCrs ?? null;
   // GPX is WGS 84 by definition; GDAL writes coordinates as they are, so reproject for it.
   if (!target && id === 'GPX') target = 'EPSG:4326';
-  if (target) {
-    if (missingCrs.length && !input.assumedCrs) {
-      throw badParameter(`Layer ${missingCrs[0]!.name} has no coordinate reference system, so it cannot be reprojected to ${target}`, { parameter: 'target_crs' });
-    }
-    common.push('-t_srs', target);
-    if (missingCrs.length && input.assumedCrs) common.push('-s_srs', input.assumedCrs);
-  } else if (missingCrs.length && input.assumedCrs) {
-    common.push('-a_srs', input.assumedCrs);
+  if (target && missingCrs.length && !input.assumedCrs) {
+    throw badParameter(`Layer ${missingCrs[0]!.name} has no coordinate reference system, so it cannot be reprojected to ${target}`, { parameter: 'target_crs' });
   }
-  if (id === 'ESRI Shapefile') common.push('-lco', 'ENCODING=UTF-8');
-  if (id === 'CSV') common.push('-lco', 'GEOMETRY=AS_WKT');
-  if (id === 'GPX') common.push('-dsco', 'GPX_USE_EXTENSIONS=YES');
+  // Layers without a CRS get the assumed one (CSV coordinates are WGS 84 by convention).
+  const assumed = missingCrs.length && input.assumedCrs ? [target ? '-s_srs' : '-a_srs', input.assumedCrs] : [];
+  const reproject = target ? ['-t_srs', target] : [];
+  const output: string[] = ['-f', id];
+  if (id === 'ESRI Shapefile') output.push('-lco', 'ENCODING=UTF-8');
+  if (id === 'CSV') output.push('-lco', 'GEOMETRY=AS_WKT');
+  // One geometry column name in every GeoPackage we write, pipeline or not (docs/decisions.md).
+  if (id === 'GPKG') output.push('-lco', `GEOMETRY_NAME=${geometryColumnName(layerObjects)}`);
+  if (id === 'GPX') output.push('-dsco', 'GPX_USE_EXTENSIONS=YES');
+  // GeoJSON is RFC 7946 (WGS 84 longitude/latitude; GDAL reprojects) unless another CRS is
+  // asked for, which gives the 2008 form with a "crs" member (docs/decisions.md).
+  if (id === 'GeoJSON' && (!target || isWgs84(target))) output.push('-lco', 'RFC7946=YES');
+  const common = [...output, ...reproject, ...assumed];
 
-  const translate = async (dest: string, args: string[]) => {
+  const extra: string[][] = [];
+  for (const layer of layerObjects) extra.push(await geometryArgs(ds, layer, format));
+
+  /** One vectorTranslate (ogr2ogr) call: options, then the layers to copy. */
+  const translate = async (dest: string, args: string[], names: string[]) => {
     try {
-      (await gdal.vectorTranslateAsync(dest, ds, args)).close();
+      (await gdal.vectorTranslateAsync(dest, ds, [...args, ...names])).close();
     } catch (err) {
-      throw conversionFailed(format, err);
+      throw await explainFailure(err, { input, format, args, names, work });
     }
   };
-  const promote = layerObjects.map((l) => needsPromotion(l, sourceDriver, id));
 
   if (id === 'ESRI Shapefile') {
-    // One call per layer: whether to promote to multi is decided per layer.
+    // One call per layer, each with its own geometry type.
     const dir = path.join(work, stem);
     await mkdir(dir);
     for (const [i, name] of layers.entries()) {
-      await translate(dir, [...common, ...(promote[i] ? ['-nlt', 'PROMOTE_TO_MULTI'] : []), '-nln', safeFilename(name).replace(/\.shp$/i, ''), name]);
+      await translate(dir, [...common, ...extra[i]!, '-nln', safeFilename(name).replace(/\.shp$/i, '')], [name]);
     }
     return;
   }
   if (format.multi_layer || layers.length === 1) {
-    // The usual case, and the one whose speed matters: one pass, exactly ogr2ogr's work.
-    const anyPromote = promote.some(Boolean);
-    const args = [...common, ...(anyPromote && promote.every(Boolean) ? ['-nlt', 'PROMOTE_TO_MULTI'] : [])];
-    if (anyPromote && !promote.every(Boolean)) {
-      for (const [i, name] of layers.entries()) await translate(path.join(work, `${stem}.${ext}`), [...args, ...(i > 0 ? ['-update'] : []), ...(promote[i] ? ['-nlt', 'PROMOTE_TO_MULTI'] : []), name]);
+    const dest = path.join(work, `${stem}.${ext}`);
+    if (extra.every((e) => e.join('\0') === extra[0]!.join('\0'))) {
+      // The usual case, and the one whose speed matters: one pass, exactly ogr2ogr's work.
+      await translate(dest, [...common, ...extra[0]!, ...(format.multi_layer ? [] : ['-nln', layers[0]!])], layers);
+      if (id === 'FlatGeobuf') await refuseDroppedRows(layerObjects[0]!, dest, format);
       return;
     }
-    if (!format.multi_layer) args.push('-nln', layers[0]!);
-    await translate(path.join(work, `${stem}.${ext}`), [...args, ...layers]);
+    if (id === 'GPKG' || id === 'SQLite') {
+      for (const [i, name] of layers.entries()) await translate(dest, [...common, ...(i > 0 ? ['-update'] : []), ...extra[i]!], [name]);
+      return;
+    }
+    // Layers needing different geometry types, into a format that cannot be appended to (KML,
+    // GML…): each gets its type in a GeoPackage first, which then goes over in one pass.
+    const plan = layers.map((name, i) => ({ name, nlt: extra[i]!, assignCrs: missingCrs.includes(layerObjects[i]!) ? (input.assumedCrs ?? null) : null }));
+    const staged = await stageLayers(ds, plan, `${work}-stage`);
+    const stagedDs = await openDataset(datasetAt(staged));
+    const args = [...output, ...reproject];
+    try {
+      (await gdal.vectorTranslateAsync(dest, stagedDs, [...args, ...layers])).close();
+    } catch (err) {
+      throw await explainFailure(err, { input: datasetAt(staged), format, args, names: layers, work });
+    } finally {
+      stagedDs.close();
+      await rm(path.dirname(staged), { recursive: true, force: true });
+    }
     return;
   }
   // Several layers into a one-layer format: one file per layer, zipped together.
   for (const [i, name] of layers.entries()) {
-    await translate(path.join(work, `${safeFilename(name)}.${ext}`), [...common, ...(promote[i] ? ['-nlt', 'PROMOTE_TO_MULTI'] : []), '-nln', name, name]);
+    const dest = path.join(work, `${safeFilename(name)}.${ext}`);
+    await translate(dest, [...common, ...extra[i]!, '-nln', name], [name]);
+    if (id === 'FlatGeobuf') await refuseDroppedRows(layerObjects[i]!, dest, format);
   }
 }
 
-async function convertRaster(ds: Dataset, format: FormatEntry, request: ConvertRequest, work: string, filename: string): Promise<string> {
+/**
+ * GDAL 3.6's FlatGeobuf writer skips features without geometry and says nothing: a conversion
+ * that loses rows is refused instead (the counts are in both files' headers, so this is cheap).
+ */
+async function refuseDroppedRows(source: Layer, written: string, format: FormatEntry): Promise<void> {
+  const expected = await source.features.countAsync(false);
+  if (expected < 0) return;
+  const out = await gdal.openAsync(written);
+  let count: number;
+  try {
+    count = await out.layers.get(0).features.countAsync(true);
+  } finally {
+    out.close();
+  }
+  if (count < expected) {
+    throw conversionFailed(
+      `Layer ${JSON.stringify(source.name)} has ${expected - count} rows without geometry, which ${format.name} cannot store: ` +
+        'filter them out first ({"type": "filter", "where": "geometry IS NOT NULL"}) or choose another format (GeoPackage)',
+      { layer: source.name, format: format.id, rows_without_geometry: expected - count },
+    );
+  }
+}
+
+/** Copies layers into a scratch GeoPackage, each with its own -nlt and, when it has none, the assumed CRS. */
+async function stageLayers(ds: Dataset, plan: { name: string; nlt: string[]; assignCrs: string | null }[], dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, 'staged.gpkg');
+  for (const [i, layer] of plan.entries()) {
+    const crs = layer.assignCrs ? ['-a_srs', layer.assignCrs] : [];
+    (await gdal.vectorTranslateAsync(file, ds, ['-f', 'GPKG', ...(i > 0 ? ['-update'] : []), ...layer.nlt, ...crs, layer.name])).close();
+  }
+  return file;
+}
+
+/**
+ * A failed translation as conversion_failed, naming the layer and GDAL's reason. In-process GDAL
+ * keeps only its last message ("Terminating translation prematurely…"), so the same translation
+ * runs again as ogr2ogr in the sandbox to read the errors that came before it.
+ */
+async function explainFailure(
+  err: unknown,
+  context: { input: DatasetRef; format: FormatEntry; args: string[]; names: string[]; work: string },
+): Promise<DomainError> {
+  const message = scrubPaths(errorText(err));
+  const named = /translation of layer (.+?) \(use -skipfailures/.exec(message)?.[1];
+  const layer = named ?? (context.names.length === 1 ? context.names[0]! : null);
+  let reasons: string[] = [];
+  const diagnosis = `${context.work}-diagnosis`;
+  try {
+    await mkdir(diagnosis, { recursive: true });
+    const dest = path.join(diagnosis, context.format.id === 'ESRI Shapefile' ? 'out' : `out.${context.format.extensions[0] ?? 'out'}`);
+    const args = context.args.filter((a) => a !== '-update');
+    reasons = (
+      // The same layers as the failed call: some failures (a second layer) need the first.
+      await gdalToolErrors('ogr2ogr', [...args, dest, context.input.path, ...context.input.openOptions.flatMap((o) => ['-oo', o]), ...context.names], {
+        readable: [context.input.path],
+        writable: [diagnosis],
+        timeoutMs: 10 * 60_000,
+      })
+    ).filter((r) => !/Terminating translation prematurely|^Unable to write feature/i.test(r));
+  } catch {
+    reasons = [];
+  } finally {
+    await rm(diagnosis, { recursive: true, force: true });
+  }
+  const reason = reasons.length ? reasons.slice(0, 3).join('; ') : message;
+  const what = layer ? `Layer ${JSON.stringify(layer)}` : 'The dataset';
+  return conversionFailed(`${what} cannot be written as ${context.format.name}: ${reason}`, {
+    format: context.format.id,
+    ...(layer ? { layer } : {}),
+    reason,
+  });
+}
+
+async function convertRaster(ds: Dataset, format: FormatEntry, request: ConvertRequest, work: string, filename: string): Promise<void> {
   const md = gdal.drivers.get(format.id).getMetadata() as Record<string, string>;
   const supported = (md.DMD_CREATIONDATATYPES ?? '').split(/\s+/).filter(Boolean);
   const args = ['-of', format.id];
@@ -218,11 +361,11 @@ async function convertRaster(ds: Dataset, format: FormatEntry, request: ConvertR
     const out = await gdal.translateAsync(path.join(work, filename), source, args);
     out.close();
   } catch (err) {
-    throw conversionFailed(format, err);
+    const reason = scrubPaths(errorText(err));
+    throw conversionFailed(`The raster cannot be written as ${format.name}: ${reason}`, { format: format.id, reason });
   } finally {
     warped?.close();
   }
-  return filename;
 }
 
 /** Moves the one produced file to outDir, or zips several into one download. */

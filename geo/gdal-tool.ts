@@ -80,3 +80,18 @@ export async function runGdalTool(tool: 'ogr2ogr' | 'ogrinfo', args: string[], o
   }
   return { stdout: result.stdout, stderr: result.stderr };
 }
+
+/**
+ * Runs a GDAL tool only to learn why it fails (in-process GDAL keeps only its last message,
+ * "Terminating translation prematurely…"): GDAL's cleaned error lines, none when it succeeds.
+ */
+export async function gdalToolErrors(tool: 'ogr2ogr' | 'ogrinfo', args: string[], options: GdalToolOptions): Promise<string[]> {
+  try {
+    await runGdalTool(tool, args, options, 'diagnosis');
+    return [];
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    const errors = error.details.errors;
+    return Array.isArray(errors) && errors.length ? (errors as string[]) : [error.message.replace(/^diagnosis: /, '')];
+  }
+}

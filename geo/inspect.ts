@@ -137,8 +137,9 @@ function describeRaster(ds: Dataset): RasterInfo {
 export async function inspectDataset(ref: DatasetRef): Promise<DatasetInfo> {
   const cheap = (await datasetBytes(ref.path)) <= CHEAP_SCAN_BYTES;
   return withDataset(ref, async (ds) => {
-    const driver = ds.driver.description;
-    const md = ds.driver.getMetadata() as Record<string, string>;
+    // A one-column CSV is read through a GeoPackage copy: the Workspace still says CSV.
+    const driver = ref.uploadDriver ?? ds.driver.description;
+    const md = gdal.drivers.get(driver).getMetadata() as Record<string, string>;
     const warnings = [...ref.warnings];
     const layers: LayerInfo[] = [];
     for (let i = 0; i < ds.layers.count(); i++) layers.push(await describeLayer(ds.layers.get(i), ref, cheap));

@@ -1,23 +1,18 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../domain/errors.js';
-import { datasetAt, type DatasetRef } from './dataset-files.js';
+import { datasetAt, stemOf, type DatasetRef } from './dataset-files.js';
 import { errorText, gdal, openDataset, scrubPaths, withDataset } from './gdal.js';
+import { declareMeasuredTypes } from './geometry-types.js';
 import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from './inspect.js';
-import { validateOperations, type ValidatedOperation } from './operations/catalog.js';
 import { runOperations, runUserSql } from './operations/execute.js';
+import { checkPipeline, isEmptyPipeline, type DatasetFacts, type PipelineSpec } from './pipeline-check.js';
 import { dataPreview, spatialPreview, type DataPreview, type SpatialPreview } from './preview.js';
 import { runPythonStep, type PythonStepOptions } from './python-step.js';
-import { checkSelectSql } from './sql-guard.js';
 
-/** The Workspace pipeline body (spec: "Pipeline body of a Workspace"). */
-export interface PipelineSpec {
-  layers?: string[] | null;
-  operations?: unknown[] | null;
-  sql?: string | null;
-  python?: { script: string; filename?: string } | null;
-}
+export { isEmptyPipeline, type PipelineSpec } from './pipeline-check.js';
 
 export interface PipelineOptions {
   /** Transform previews: read only the first n features of each layer. */
@@ -40,67 +35,42 @@ export interface PipelineResult {
 
 const invalid = (message: string, details: Record<string, unknown> = {}) => new DomainError('invalid_transformation', message, details);
 
-export function isEmptyPipeline(spec: PipelineSpec): boolean {
-  return !(spec.operations && spec.operations.length > 0) && !spec.sql && !spec.python;
+/** What the pipeline check needs of a dataset: its kind, its layers and which have geometry. */
+async function factsOf(ref: DatasetRef): Promise<DatasetFacts> {
+  return withDataset(ref, async (ds) => {
+    const layers: DatasetFacts['layers'] = [];
+    ds.layers.forEach((l) => {
+      layers.push({ name: l.name, has_geometry: l.geomType !== gdal.wkbNone });
+    });
+    return { kind: layers.length === 0 && ds.bands.count() > 0 ? 'raster' : 'vector', layers };
+  });
+}
+
+async function layerNamesOf(ref: DatasetRef): Promise<string[]> {
+  return (await factsOf(ref)).layers.map((l) => l.name);
 }
 
 /**
- * The layers a pipeline applies to: the listed ones (which must exist), or the only layer.
- * Multi-layer datasets must list them when operations or sql are set (invalid_parameter naming
- * the layers). The Workspace PUT route can call this to refuse a pipeline early.
+ * Copies layers unchanged into the output GeoPackage (in-process: no user SQL involved), each
+ * under its new name when `rename` gives one. Spatial layers get a GEOMETRY column: the type
+ * they declare is set afterwards from what they hold (declareMeasuredTypes), and a GeoPackage
+ * column declared POLYGON could not be changed to MULTIPOLYGON then.
  */
-export function resolvePipelineLayers(available: string[], spec: PipelineSpec): string[] {
-  const needsLayers = (spec.operations && spec.operations.length > 0) || !!spec.sql;
-  if (spec.layers && spec.layers.length > 0) {
-    const unknown = spec.layers.filter((l) => !available.includes(l));
-    if (unknown.length) {
-      throw new DomainError('invalid_parameter', `No layer named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; the layers are: ${available.join(', ')}`, {
-        parameter: 'layers',
-        layers: available,
-      });
-    }
-    return [...new Set(spec.layers)];
-  }
-  if (!needsLayers) return [];
-  if (available.length === 1) return [available[0]!];
-  throw new DomainError('invalid_parameter', `The dataset has ${available.length} layers; say which ones the pipeline applies to with layers: ${available.join(', ')}`, {
-    parameter: 'layers',
-    layers: available,
-  });
-}
-
-function validated(spec: PipelineSpec): { operations: ValidatedOperation[]; sql: string | null } {
-  const hasOps = !!spec.operations && spec.operations.length > 0;
-  if (hasOps && spec.sql) throw invalid('A pipeline has either operations or sql, not both');
-  let operations: ValidatedOperation[] = [];
-  if (hasOps) {
-    const result = validateOperations(spec.operations!);
-    if (!result.ok) throw invalid(`The operations are not valid: ${result.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { issues: result.issues });
-    operations = result.operations;
-  }
-  return { operations, sql: spec.sql ? checkSelectSql(spec.sql).sql : null };
-}
-
-async function layerNamesOf(ref: DatasetRef): Promise<{ names: string[]; raster: boolean }> {
-  return withDataset(ref, async (ds) => {
-    const names: string[] = [];
-    ds.layers.forEach((l) => {
-      names.push(l.name);
-    });
-    return { names, raster: names.length === 0 && ds.bands.count() > 0 };
-  });
-}
-
-/** Copies layers unchanged into the output GeoPackage (in-process: no user SQL involved). */
-async function copyLayers(input: DatasetRef, layers: string[], out: string, sample?: number): Promise<void> {
+async function copyLayers(input: DatasetRef, layers: string[], out: string, options: { sample?: number; rename?: Map<string, string>; failure?: string } = {}): Promise<void> {
   if (layers.length === 0) return;
   const ds = await openDataset(input);
   try {
-    const args = ['-f', 'GPKG', ...(existsSync(out) ? ['-update'] : []), ...(sample ? ['-limit', String(sample)] : []), ...layers];
-    const result = await gdal.vectorTranslateAsync(out, ds, args);
-    result.close();
+    for (const name of layers) {
+      const spatial = ds.layers.get(name).geomType !== gdal.wkbNone;
+      const args = ['-f', 'GPKG', ...(existsSync(out) ? ['-update'] : [])];
+      if (options.sample) args.push('-limit', String(options.sample));
+      if (spatial) args.push('-nlt', 'GEOMETRY');
+      const target = options.rename?.get(name);
+      if (target) args.push('-nln', target);
+      (await gdal.vectorTranslateAsync(out, ds, [...args, name])).close();
+    }
   } catch (err) {
-    throw invalid('Copying the untouched layers failed', { reason: scrubPaths(errorText(err)) });
+    throw invalid(options.failure ?? 'Copying the untouched layers failed', { reason: scrubPaths(errorText(err)) });
   } finally {
     ds.close();
   }
@@ -113,20 +83,20 @@ async function copyLayers(input: DatasetRef, layers: string[], out: string, samp
  * written; an empty pipeline returns the input itself.
  */
 export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workDir: string, options: PipelineOptions = {}): Promise<PipelineResult> {
-  const { operations, sql } = validated(spec);
-  const { names, raster } = await layerNamesOf(input);
+  const facts = await factsOf(input);
+  const { operations, sql, targets } = checkPipeline(spec, facts);
+  const names = facts.layers.map((l) => l.name);
   if (isEmptyPipeline(spec)) return { dataset: input, layers: names, changed: false, python: null };
   await mkdir(workDir, { recursive: true });
   const runDir = await mkdtemp(path.join(workDir, 'pipeline-'));
 
-  if (raster) {
-    if (operations.length || sql) throw invalid('Operations and SQL apply to vector layers; this dataset is a raster (a Python step can process it)');
+  if (facts.kind === 'raster') {
     const py = await runPythonStep(spec.python!, input.path, path.join(runDir, 'python'), { outputName: 'output.tif', ...options.python });
     await assertOpens(py.outputPath);
     return { dataset: datasetAt(py.outputPath), layers: [], changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
   }
 
-  const chosen = new Set(resolvePipelineLayers(names, spec));
+  const chosen = new Set(targets);
   const out = path.join(runDir, 'result.gpkg');
   const timing = options.timeoutMs ? { timeoutMs: options.timeoutMs } : {};
   const sample = options.sampleFeatures ? { sampleFeatures: options.sampleFeatures } : {};
@@ -138,33 +108,44 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
       pending.push(name);
       continue;
     }
-    await copyLayers(input, pending, out, options.sampleFeatures);
+    await copyLayers(input, pending, out, { sample: options.sampleFeatures });
     pending = [];
     const run = { input, layer: name, output: { path: out, layer: name }, workDir: runDir, ...timing, ...sample };
-    if (sql !== null) await runUserSql({ ...run, sql });
-    else await runOperations(operations, run);
-  }
-  await copyLayers(input, pending, out, options.sampleFeatures);
-
-  if (!spec.python) return { dataset: datasetAt(out), layers: names, changed: true, python: null };
-
-  const py = await runPythonStep(spec.python, out, path.join(runDir, 'python'), { outputName: 'output.gpkg', ...options.python });
-  const driver = await assertOpens(py.outputPath);
-  let result = py.outputPath;
-  if (driver !== 'GPKG') {
-    // The script chose another format: bring it back to a GeoPackage, as promised to callers.
-    result = path.join(runDir, 'python-result.gpkg');
-    const ds = await openDataset(datasetAt(py.outputPath));
-    try {
-      (await gdal.vectorTranslateAsync(result, ds, ['-f', 'GPKG'])).close();
-    } catch (err) {
-      throw invalid('The Python step output is not a vector dataset', { reason: scrubPaths(errorText(err)) });
-    } finally {
-      ds.close();
+    if (sql !== null) {
+      // GDAL types the SQL result's geometry column itself; copying it over gives it the
+      // GEOMETRY column every other layer of the result has.
+      const staged = path.join(runDir, `sql-${randomUUID()}.gpkg`);
+      await runUserSql({ ...run, output: { path: staged, layer: name }, sql });
+      await copyLayers(datasetAt(staged), [name], out, { failure: 'Copying the SQL result failed' });
+      await rm(staged, { force: true });
+    } else {
+      await runOperations(operations, run);
     }
   }
-  const after = await layerNamesOf(datasetAt(result));
-  return { dataset: datasetAt(result), layers: after.names, changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
+  await copyLayers(input, pending, out, { sample: options.sampleFeatures });
+
+  if (!spec.python) {
+    await declareMeasuredTypes(out);
+    return { dataset: datasetAt(out), layers: names, changed: true, python: null };
+  }
+
+  const outputName = 'output.gpkg';
+  const py = await runPythonStep(spec.python, out, path.join(runDir, 'python'), { outputName, ...options.python });
+  await assertOpens(py.outputPath);
+  const written = await layerNamesOf(datasetAt(py.outputPath));
+  // Writers name a layer after its file when the script does not say (geopandas' to_file(dst)
+  // gives "output"): a one-layer result of a one-layer input keeps the input's layer name, so
+  // previews by that name and the converted file still find it.
+  const rename = written.length === 1 && names.length === 1 && written[0] === stemOf(outputName) && names[0] !== written[0] ? names[0]! : null;
+  // Copied into a GeoPackage of our own, whatever the script wrote, as promised to callers.
+  if (written.length === 0) throw invalid('The Python step output is not a vector dataset: it holds no layers');
+  const result = path.join(runDir, 'python-result.gpkg');
+  await copyLayers(datasetAt(py.outputPath), written, result, {
+    ...(rename ? { rename: new Map([[written[0]!, rename]]) } : {}),
+    failure: 'The Python step output is not a vector dataset',
+  });
+  await declareMeasuredTypes(result);
+  return { dataset: datasetAt(result), layers: await layerNamesOf(datasetAt(result)), changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
 }
 
 async function assertOpens(file: string): Promise<string> {

@@ -150,8 +150,9 @@ export async function dataPreview(ref: DatasetRef, layerName?: string, limit: nu
       row_count: rowCount,
       preview_row_count: rows.length,
       limit: applied,
-      // The spec's rule: shorter than the table, or the limit was hit (even by a table of exactly `limit` rows).
-      truncated: more || rows.length >= applied || (rowCount !== null && rows.length < rowCount),
+      // The spec's rule, "shorter than the table or hit the limit": the limit cut rows off. A
+      // table of exactly `limit` rows is whole (issue 8: 5 of 5 is not truncated).
+      truncated: more || (rowCount !== null && rows.length < rowCount),
       rows,
     };
     if (spatial) result.geometry_type = geometryTypeLabel(layer.geomType) ?? 'GEOMETRY';

@@ -7,7 +7,8 @@ const workspaces = (schema: string) => sql.identifier([schema, 'workspaces']);
 /** The Workspace representation as routes read it; files live on disk under the data folder. */
 export const workspacesProjector: Projector = {
   name: 'workspaces',
-  version: 1,
+  // 2: a failed conversion keeps the last good output.
+  version: 2,
   tables: ['workspaces'],
   async createTables(tx, schema) {
     await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${workspaces(schema)} (
@@ -51,7 +52,7 @@ export const workspacesProjector: Projector = {
           errors = '[]', updated_at = ${d.at} WHERE id = ${d.workspace_id}`);
         break;
       case 'WorkspaceConversionFailed':
-        await tx.query(sql.unsafe`UPDATE ${t} SET status = 'failed', output = NULL, errors = ${sql.json([d.error])}, updated_at = ${d.at}
+        await tx.query(sql.unsafe`UPDATE ${t} SET status = 'failed', errors = ${sql.json([d.error])}, updated_at = ${d.at}
           WHERE id = ${d.workspace_id}`);
         break;
       case 'WorkspaceExpired':

@@ -11,11 +11,10 @@ import { DomainError } from '../../domain/errors.js';
 import { operationShape } from '../../domain/operations.js';
 import { workspaceDecider, workspaceStream, type Pipeline } from '../../domain/workspaces/workspace.js';
 import { prepareUpload, safeFilename } from '../../geo/dataset-files.js';
-import { resolveOutputFormat } from '../../geo/formats.js';
+import { checkConvertRequest } from '../../geo/convert.js';
 import { inspectDataset } from '../../geo/inspect.js';
-import { operationById } from '../../geo/operations/catalog.js';
+import { checkPipeline } from '../../geo/pipeline-check.js';
 import { dataPreview, parsePreviewLimit, spatialPreview } from '../../geo/preview.js';
-import { checkSelectSql } from '../../geo/sql-guard.js';
 import { transformDataPreview, transformSpatialPreview } from '../../geo/pipeline.js';
 import { WorkspaceFiles } from '../../platform/workspace-files.js';
 import type { convertWorkspaceWorkflow } from '../../workflows/index.js';
@@ -62,7 +61,7 @@ const pipelineSchema = z
 
 const convertBody = z.object({
   output_format: z.string().min(1).max(100).describe('An id (or extension) from GET /api/v1/formats'),
-  target_crs: z.string().min(1).max(2000).nullable().optional().describe('e.g. EPSG:3857; omit to keep the CRS'),
+  target_crs: z.string().min(1).max(2000).nullable().optional().describe('e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946)'),
   layers: z.array(z.string().min(1)).optional().describe('Layers to convert; all by default'),
 });
 
@@ -119,43 +118,6 @@ const importBody = z.object({
   source_id: z.string().min(1).max(100),
   source_resource: z.union([z.string().min(1).max(100_000), z.record(z.string(), z.unknown())]).nullable().optional(),
 });
-
-/**
- * Checks a pipeline against what inspection found: layer names exist, multi-layer datasets name
- * their layers, geometry operations only touch spatial layers, SQL passes the guard.
- */
-function checkPipeline(row: WorkspaceRow, body: Pipeline): Pipeline {
-  const layers = row.inspection.layers;
-  const unknown = body.layers.filter((l) => !layers.some((x) => x.name === l));
-  if (unknown.length) {
-    throw new DomainError('validation_error', `Unknown layer ${unknown.map((l) => JSON.stringify(l)).join(', ')}; the dataset has ${layers.map((l) => JSON.stringify(l.name)).join(', ')}`, {
-      issues: [{ path: 'body.layers', message: 'unknown layer' }],
-    });
-  }
-  if (body.operations.length && body.sql) {
-    throw new DomainError('validation_error', 'operations and sql are mutually exclusive: send one of them', { issues: [{ path: 'body.sql', message: 'excludes operations' }] });
-  }
-  const active = body.operations.length > 0 || body.sql !== null;
-  if (active && layers.length > 1 && body.layers.length === 0) {
-    throw new DomainError('validation_error', `This dataset has ${layers.length} layers: say which ones the pipeline applies to in "layers"`, {
-      issues: [{ path: 'body.layers', message: 'required for multi-layer datasets' }],
-      layers: layers.map((l) => l.name),
-    });
-  }
-  if (row.inspection.dataset_type === 'raster' && active) {
-    throw new DomainError('invalid_transformation', 'Vector operations and SQL do not apply to a raster dataset');
-  }
-  const targets = body.layers.length ? layers.filter((l) => body.layers.includes(l.name)) : layers;
-  for (const op of body.operations) {
-    if (!operationById.get(op.type)?.requiresGeometry) continue;
-    const flat = targets.find((l) => !l.has_geometry);
-    if (flat) {
-      throw new DomainError('invalid_transformation', `${op.type} needs geometries, but layer "${flat.name}" is a non-spatial table`, { operation: op.type, layer: flat.name });
-    }
-  }
-  if (body.sql !== null) checkSelectSql(body.sql);
-  return body;
-}
 
 export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
   const files = new WorkspaceFiles(services.config.dataDir);
@@ -312,7 +274,8 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       schema: { tags: ['Workspaces'], summary: 'Replace the whole pipeline ({"operations": []} clears it)', params, body: pipelineBody, response: { 200: pipelineSchema, ...errors } },
     }, async (request) => {
       const row = await load(request, request.params.id);
-      const pipeline = checkPipeline(row, request.body as Pipeline);
+      const pipeline = request.body as Pipeline;
+      checkPipeline(pipeline, { kind: row.inspection.dataset_type, layers: row.inspection.layers });
       await execute(services, workspaceStream(row.id), workspaceDecider, {
         type: 'SetPipeline', workspaceId: row.id, actorId: requirePrincipal(request).userId, pipeline, at: services.clock(),
       });
@@ -354,15 +317,12 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
     }, async (request) => {
       const { userId } = requirePrincipal(request);
       const row = await load(request, request.params.id);
-      const format = resolveOutputFormat(request.body.output_format, row.inspection.dataset_type);
-      if (!format) {
-        throw new DomainError('invalid_parameter', `"${request.body.output_format}" is not a ${row.inspection.dataset_type} format this server writes; see GET /api/v1/formats`, {
-          parameter: 'output_format',
-        });
-      }
       const layers = request.body.layers ?? [];
-      const missing = layers.filter((l) => !row.inspection.layers.some((x) => x.name === l));
-      if (missing.length) throw new DomainError('invalid_parameter', `Unknown layer ${missing.join(', ')}`, { parameter: 'layers' });
+      // Refused here, before a conversion starts: a bad request never marks the Workspace failed.
+      const format = checkConvertRequest(
+        { outputFormat: request.body.output_format, targetCrs: request.body.target_crs ?? null, layers },
+        { kind: row.inspection.dataset_type, layers: row.inspection.layers.map((l) => l.name) },
+      );
       await requireWorker();
 
       const conversionId = `cv_${randomBytes(8).toString('hex')}`;

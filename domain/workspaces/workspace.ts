@@ -217,8 +217,9 @@ export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceState, Workspa
       case 'WorkspaceConverted':
         return state.status === 'absent' ? state : { ...state, status: 'completed', output: event.data.output };
       case 'WorkspaceConversionFailed':
-        // A failed re-convert leaves no output behind: nothing stale gets downloaded or delivered.
-        return state.status === 'absent' ? state : { ...state, status: 'failed', output: null };
+        // The last good output stays downloadable and deliverable (issue 8): a failed re-convert
+        // says so in the status and errors, but does not take away what worked.
+        return state.status === 'absent' ? state : { ...state, status: 'failed' };
       case 'WorkspaceDelivered':
         return state.status === 'absent' ? state : { ...state, deliveries: [...state.deliveries, event.data.delivery_id] };
       case 'WorkspaceExpired':

@@ -43,6 +43,16 @@ describe('workspace decider: conversions recorded by a workflow', () => {
     expect(when([created, started('cv_1'), converted('cv_1')], fail)).toEqual([]);
   });
 
+  it('keeps the last good output when a later conversion fails', () => {
+    const failed: WorkspaceEvent = {
+      type: 'WorkspaceConversionFailed',
+      data: { workspace_id: 'ws_1', conversion_id: 'cv_2', error: { code: 'conversion_failed', message: 'no' }, at: at.toISOString() },
+    };
+    const state = given([created, started('cv_1'), converted('cv_1'), started('cv_2'), failed]);
+    expect(state).toMatchObject({ status: 'failed', output, conversionId: 'cv_2' });
+    expect(given([created, started('cv_1'), { ...failed, data: { ...failed.data, conversion_id: 'cv_1' } }])).toMatchObject({ status: 'failed', output: null });
+  });
+
   it('ignores the late outcome of a superseded conversion', () => {
     const late: WorkspaceCommand = { type: 'CompleteConversion', workspaceId: 'ws_1', conversionId: 'cv_1', output, at };
     expect(when([created, started('cv_1'), started('cv_2')], late)).toEqual([]);

@@ -7,7 +7,8 @@ import { runGdalTool } from '../gdal-tool.js';
 import { datasetBytes, CHEAP_SCAN_BYTES } from '../inspect.js';
 import { crsDefinition, fieldTypeLabel, gdalFieldType, geometryTypeCode, splitGeometryType } from '../labels.js';
 import { checkSqlExpression, quoteIdent, quoteString } from '../sql-guard.js';
-import { operationById, type ValidatedOperation } from './catalog.js';
+import { refuseGeometryOperations } from '../pipeline-check.js';
+import { type ValidatedOperation } from './catalog.js';
 
 /*
  * Runs the catalog's operations on one layer. Each operation becomes a SELECT in GDAL's SQLite
@@ -28,11 +29,13 @@ export interface FieldSpec {
 
 export type Family = 'point' | 'line' | 'polygon' | 'collection';
 
+/**
+ * What the SQL of a chain needs to know of its geometries: their kind (clipping and repairs keep
+ * it) and dimensions. The type the output declares is measured once it is written.
+ */
 export interface GeometrySpec {
   /** null when mixed or unknown. */
   family: Family | null;
-  /** null when single and multi parts mix. */
-  multi: boolean | null;
   z: boolean;
   m: boolean;
 }
@@ -87,32 +90,8 @@ const familyCode: Record<Family, number> = { point: 1, line: 2, polygon: 3, coll
 function geometryFromCode(code: number): GeometrySpec | null {
   const { base, z, m } = splitGeometryType(code);
   if (base === 100) return null;
-  const table: Record<number, [Family | null, boolean | null]> = {
-    1: ['point', false],
-    2: ['line', false],
-    3: ['polygon', false],
-    4: ['point', true],
-    5: ['line', true],
-    6: ['polygon', true],
-    7: ['collection', null],
-    8: ['line', false],
-    9: ['line', false],
-    10: ['polygon', false],
-    11: ['line', true],
-    12: ['polygon', true],
-    17: ['polygon', false],
-  };
-  const [family, multi] = table[base] ?? [null, null];
-  return { family, multi, z, m };
-}
-
-/** The OGR type to declare for the output layer: exact when known, GEOMETRY when mixed. */
-export function declaredGeometryType(g: GeometrySpec | null): number {
-  if (!g) return gdal.wkbNone;
-  let base = 0;
-  if (g.family === 'collection') base = 7;
-  else if (g.family && g.multi !== null) base = familyCode[g.family] + (g.multi ? 3 : 0);
-  return geometryTypeCode({ base, z: g.z, m: g.m });
+  const families: Record<number, Family> = { 1: 'point', 2: 'line', 3: 'polygon', 4: 'point', 5: 'line', 6: 'polygon', 7: 'collection', 8: 'line', 9: 'line', 10: 'polygon', 11: 'line', 12: 'polygon', 17: 'polygon' };
+  return { family: families[base] ?? null, z, m };
 }
 
 export function crsSpecOf(srs: SpatialReference): CrsSpec {
@@ -343,10 +322,6 @@ interface Probe {
 
 async function apply(op: ValidatedOperation, rel: Relation, probe: Probe): Promise<Compiled> {
   const g = quoteIdent(rel.geomName);
-  const def = operationById.get(op.type);
-  if (def?.requiresGeometry && !rel.geom) {
-    throw invalid(`${op.type} needs geometries, and layer ${rel.source.table} has none (a table without geometry)`, { operation: op.type });
-  }
   switch (op.type) {
     case 'rename_column': {
       const from = findColumn(rel, op.from as string, op.type);
@@ -405,8 +380,7 @@ async function apply(op: ValidatedOperation, rel: Relation, probe: Probe): Promi
       const distance = op.distance as number;
       const segments = op.segments as number;
       const call = metricCall(rel, op.type, op.units as string, distance, (geom, d) => `ST_Buffer(${geom}, ${d}, ${segments})`);
-      const single = rel.geom!.multi === false && rel.geom!.family !== 'collection' && distance > 0;
-      return { rel: { ...rel, geom: { ...rel.geom!, family: 'polygon', multi: single ? false : null }, sql: wrap(rel, selectAll(rel, new Map(), call)) } };
+      return { rel: { ...rel, geom: { ...rel.geom!, family: 'polygon' }, sql: wrap(rel, selectAll(rel, new Map(), call)) } };
     }
     case 'simplify': {
       const fn = op.preserve_topology ? 'SimplifyPreserveTopology' : 'ST_Simplify';
@@ -417,18 +391,17 @@ async function apply(op: ValidatedOperation, rel: Relation, probe: Probe): Promi
       const fam = rel.geom!.family;
       // Repair can turn a polygon into a polygon plus stray lines: keep the layer's own kind.
       const call = fam === 'line' || fam === 'polygon' ? `CollectionExtract(ST_MakeValid(${g}), ${familyCode[fam]})` : `ST_MakeValid(${g})`;
-      const multi = fam === 'point' ? rel.geom!.multi : null;
-      return { rel: { ...rel, geom: { ...rel.geom!, multi }, sql: wrap(rel, selectAll(rel, new Map(), call)) } };
+      return { rel: { ...rel, sql: wrap(rel, selectAll(rel, new Map(), call)) } };
     }
     case 'centroid':
     case 'point_on_surface': {
       const fn = op.type === 'centroid' ? 'ST_Centroid' : 'ST_PointOnSurface';
-      return { rel: { ...rel, geom: { family: 'point', multi: false, z: false, m: false }, sql: wrap(rel, selectAll(rel, new Map(), `${fn}(${g})`)) } };
+      return { rel: { ...rel, geom: { family: 'point', z: false, m: false }, sql: wrap(rel, selectAll(rel, new Map(), `${fn}(${g})`)) } };
     }
     case 'explode_multipart':
-      return { rel: { ...rel, geom: { ...rel.geom!, multi: rel.geom!.family === 'collection' ? null : false, family: rel.geom!.family === 'collection' ? null : rel.geom!.family } }, explode: true };
+      return { rel: { ...rel, geom: { ...rel.geom!, family: rel.geom!.family === 'collection' ? null : rel.geom!.family } }, explode: true };
     case 'promote_to_multi':
-      return { rel: { ...rel, geom: { ...rel.geom!, multi: rel.geom!.family === 'collection' ? null : true }, sql: wrap(rel, selectAll(rel, new Map(), `CastToMulti(${g})`)) } };
+      return { rel: { ...rel, sql: wrap(rel, selectAll(rel, new Map(), `CastToMulti(${g})`)) } };
     case 'force_2d':
       return { rel: { ...rel, geom: { ...rel.geom!, z: false, m: false }, sql: wrap(rel, selectAll(rel, new Map(), `CastToXY(${g})`)) } };
     case 'dissolve': {
@@ -436,8 +409,7 @@ async function apply(op: ValidatedOperation, rel: Relation, probe: Probe): Promi
       const union = `CastToMulti(ST_Union(${g}))`;
       const keys = by.map((f) => quoteIdent(f.name));
       const inner = `SELECT ${[...keys, `${union} AS ${g}`, 'COUNT(*) AS "_n"'].join(', ')} FROM (${rel.sql})${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}`;
-      const fam = rel.geom!.family;
-      const next: Relation = { ...rel, fields: by, geom: { ...rel.geom!, multi: fam === 'collection' || fam === null ? null : true } };
+      const next: Relation = { ...rel, fields: by };
       // Without GROUP BY an empty layer still yields one row: drop it.
       return { rel: { ...next, sql: `SELECT ${[...keys, g].join(', ')} FROM (${inner}) WHERE "_n" > 0` } };
     }
@@ -461,8 +433,7 @@ async function apply(op: ValidatedOperation, rel: Relation, probe: Probe): Promi
       const cut = fam && fam !== 'collection' ? `CollectionExtract(ST_Intersection(${g}, ${box}), ${familyCode[fam]})` : `ST_Intersection(${g}, ${box})`;
       const where = ` WHERE MbrIntersects(${g}, BuildMbr(${env.minX}, ${env.minY}, ${env.maxX}, ${env.maxY})) AND ST_Intersects(${g}, ${box}) = 1`;
       const clipped = wrap(rel, selectAll(rel, new Map(), cut), where);
-      const next: Relation = { ...rel, geom: { ...rel.geom!, multi: null } };
-      return { rel: { ...next, sql: `SELECT * FROM (${clipped}) WHERE ${g} IS NOT NULL` } };
+      return { rel: { ...rel, sql: `SELECT * FROM (${clipped}) WHERE ${g} IS NOT NULL` } };
     }
     default:
       throw invalid(`Unknown operation ${op.type}`);
@@ -477,7 +448,9 @@ async function createOutputLayer(target: { path: string; layer: string }, rel: R
     const fid = pickName(['fid', 'ogc_fid', 'gpkg_fid'], rel.fields);
     const srs = rel.geom && rel.crs ? gdal.SpatialReference.fromWKT(rel.crs.wkt) : null;
     const options = [`FID=${fid}`, ...(rel.geom ? [`GEOMETRY_NAME=${rel.geomName}`] : [])];
-    const layer = await ds.layers.createAsync(target.layer, srs, declaredGeometryType(rel.geom), options);
+    // GEOMETRY: geo/geometry-types declares the type the rows turn out to have once written.
+    const type = rel.geom ? geometryTypeCode({ base: 0, z: rel.geom.z, m: rel.geom.m }) : gdal.wkbNone;
+    const layer = await ds.layers.createAsync(target.layer, srs, type, options);
     for (const f of rel.fields) {
       const defn = new gdal.FieldDefn(f.name, gdalFieldType(f.type));
       if (f.width > 0) defn.width = f.width;
@@ -518,6 +491,7 @@ function continueFrom(rel: Relation, stagePath: string, table: string): Relation
  */
 export async function runOperations(operations: ValidatedOperation[], run: OperationRun): Promise<void> {
   let rel = await describeSource(run.input, run.layer, run.sampleFeatures);
+  refuseGeometryOperations(operations, { name: run.layer, has_geometry: rel.geom !== null });
   const probe: Probe = async (current, sql) => {
     const { stdout } = await runGdalTool(
       'ogrinfo',

@@ -17,9 +17,11 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     const res = await sut.app.inject({ method: 'GET', url: '/api/v1/formats' });
     expect(res.statusCode).toBe(200);
     const items = res.json().items as { id: string; kind: string; write: boolean; extensions: string[] }[];
-    for (const id of ['GPKG', 'GeoJSON', 'ESRI Shapefile', 'FlatGeobuf', 'CSV', 'GTiff', 'PostgreSQL']) {
+    for (const id of ['GPKG', 'GeoJSON', 'ESRI Shapefile', 'FlatGeobuf', 'CSV', 'GTiff']) {
       expect(items.some((f) => f.id === id), id).toBe(true);
     }
+    // File formats only: databases and in-memory drivers are not something convert writes.
+    for (const id of ['PostgreSQL', 'MySQL', 'Memory', 'Carto']) expect(items.some((f) => f.id === id), id).toBe(false);
     expect(items.find((f) => f.id === 'GPKG' && f.kind === 'vector')).toMatchObject({ read: true, write: true, multi_layer: true, extensions: ['gpkg'] });
   });
 

@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { convertDataset } from '../../geo/convert.js';
@@ -7,6 +7,13 @@ import { gdal } from '../../geo/gdal.js';
 import { readZipDirectory } from '../../geo/zip.js';
 import { addGpkgLayer, layerNames, readLayer, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
 
+
+/** The first [x, y] of any GeoJSON coordinates array (polygons and multipolygons nest deeper). */
+function firstPosition(coordinates: unknown): number[] {
+  let c = coordinates as unknown[];
+  while (Array.isArray(c[0])) c = c[0] as unknown[];
+  return c as number[];
+}
 
 describe('convertDataset', { timeout: 120_000 }, () => {
   const tmp = tempFolder('convert');
@@ -63,6 +70,27 @@ describe('convertDataset', { timeout: 120_000 }, () => {
 
     const one = await convertDataset(datasetAt(gpkg), { outputFormat: 'geojson', layers: ['stations'], baseName: 'Bahnhöfe' }, out());
     expect(one).toMatchObject({ filename: 'Bahnhöfe.geojson', media_type: 'application/geo+json', layers: ['stations'] });
+  });
+
+  it('writes GeoJSON as RFC 7946 (WGS 84 longitude/latitude, no "crs") unless another CRS is asked for', async () => {
+    const dir = out();
+    const r = await convertDataset(datasetAt(mixed), { outputFormat: 'GeoJSON' }, dir);
+    const doc = JSON.parse(readFileSync(path.join(dir, r.filename), 'utf8'));
+    expect(doc.crs).toBeUndefined();
+    // The parcels' first corner, (0, 0) in EPSG:2056, as longitude/latitude.
+    const corner = new gdal.CoordinateTransformation(gdal.SpatialReference.fromEPSG(2056), gdal.SpatialReference.fromEPSG(4326)).transformPoint(0, 0);
+    const [lon = NaN, lat = NaN] = firstPosition(doc.features[0].geometry.coordinates);
+    expect(lon).toBeCloseTo(corner.x, 5);
+    expect(lat).toBeCloseTo(corner.y, 5);
+
+    const wgs = await convertDataset(datasetAt(mixed), { outputFormat: 'GeoJSON', targetCrs: 'EPSG:4326' }, out());
+    expect(wgs.filename).toBe('parcels.geojson');
+
+    const kept = out();
+    const k = await convertDataset(datasetAt(mixed), { outputFormat: 'GeoJSON', targetCrs: 'EPSG:2056' }, kept);
+    const legacy = JSON.parse(readFileSync(path.join(kept, k.filename), 'utf8'));
+    expect(legacy.crs.properties.name).toMatch(/EPSG::?2056/);
+    expect(firstPosition(legacy.features[0].geometry.coordinates)).toEqual([0, 0]);
   });
 
   it('reprojects with target_crs', async () => {

@@ -3,6 +3,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvOpenOptions, prepareUpload, safeFilename } from '../../geo/dataset-files.js';
 import { openDataset } from '../../geo/gdal.js';
+import { inspectDataset } from '../../geo/inspect.js';
+import { dataPreview } from '../../geo/preview.js';
 import { readZipDirectory, writeZip } from '../../geo/zip.js';
 import { pyZip, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
 
@@ -154,6 +156,26 @@ describe('prepareUpload', { timeout: 60_000 }, () => {
     } finally {
       ds.close();
     }
+  });
+
+  it('reads a one-column CSV (no separator for GDAL to find): values, types and the layer name kept, still CSV', async () => {
+    const csv = write(path.join(src, 'upload-one.bin'), 'id\n1\n2\n');
+    const ref = await prepareUpload(csv, 'ids.csv', path.join(tmp.dir, 'ws-one'), limits);
+    const info = await inspectDataset(ref);
+    expect(info).toMatchObject({ driver: 'CSV', dataset_type: 'vector' });
+    expect(info.layers).toEqual([expect.objectContaining({ name: 'ids', has_geometry: false, feature_count: 2, fields: [{ name: 'id', type: 'Integer' }] })]);
+    expect((await dataPreview(ref)).rows).toEqual([{ id: 1 }, { id: 2 }]);
+
+    // CRLF line ends, a quoted value holding the separator and a line break, non-ASCII text, no final newline.
+    const text = write(path.join(src, 'upload-two.bin'), 'name\r\n"Zürich, HB"\r\n"two\r\nlines"\r\nGenève');
+    const named = await prepareUpload(text, 'names.csv', path.join(tmp.dir, 'ws-two'), limits);
+    // (GDAL's CSV reader gives a line break inside a value as \n.)
+    expect((await dataPreview(named)).rows).toEqual([{ name: 'Zürich, HB' }, { name: 'two\nlines' }, { name: 'Genève' }]);
+
+    // A one-column CSV of WKT is a layer of geometries in WGS 84, as any CSV with WKT.
+    const wkt = write(path.join(src, 'upload-wkt.bin'), 'wkt\n"POINT (7.44 46.95)"\n');
+    const shapes = await prepareUpload(wkt, 'shapes.csv', path.join(tmp.dir, 'ws-wkt'), limits);
+    expect((await inspectDataset(shapes)).layers[0]).toMatchObject({ has_geometry: true, crs: 'EPSG:4326', fields: [] });
   });
 
   it('opens KMZ directly and keeps the original file name (GDAL names layers after it)', async () => {

@@ -4,7 +4,10 @@ import { DomainError } from '../../domain/errors.js';
 import { datasetAt, prepareUpload } from '../../geo/dataset-files.js';
 import { gdal } from '../../geo/gdal.js';
 import { operationCatalog } from '../../geo/operations/catalog.js';
+import { convertDataset } from '../../geo/convert.js';
+import { inspectDataset } from '../../geo/inspect.js';
 import { applyPipeline, transformDataPreview, transformSpatialPreview, type PipelineSpec } from '../../geo/pipeline.js';
+import { checkPipeline } from '../../geo/pipeline-check.js';
 import { bwrapPath } from '../../geo/sandbox.js';
 import { checkSelectSql, checkSqlExpression } from '../../geo/sql-guard.js';
 import { addGpkgLayer, envelopeMetres, layerNames, readLayer, refusal, sha256, tempFolder, vectorFromCsv, write } from './support.js';
@@ -339,6 +342,44 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     expect(r.python?.stdout).toContain('ok 3');
     const out = readLayer(r.dataset.path, 'towns');
     expect(out.features.map((f) => f.props.from_python)).toEqual(['BERN', 'THUN', 'BIEL/BIENNE']);
+  });
+
+  it('keeps the layer name when a Python step writes its one layer without naming it', async () => {
+    if (!bwrapPath()) return console.warn('skipped: bubblewrap (bwrap) is missing');
+    const single = vectorFromCsv(d('stops.gpkg'), 'id,kind,wkt\n1,bus,"POINT (7.44 46.95)"\n2,tram,"POINT (7.45 46.96)"\n', ['-a_srs', 'EPSG:4326', '-nln', 'stops', '-nlt', 'POINT']);
+    // geopandas names the layer after the file ("output") when the script does not say.
+    const script = 'import sys, geopandas as gpd\ndf = gpd.read_file(sys.argv[1])\ndf["kind"] = df["kind"].str.upper()\ndf.to_file(sys.argv[2], driver="GPKG")\n';
+    const spec = { python: { script, filename: 'upper.py' } };
+    const r = await applyPipeline(datasetAt(single), spec, work());
+    expect(r.layers).toEqual(['stops']);
+    expect(layerNames(r.dataset.path)).toEqual(['stops']);
+    const preview = await transformDataPreview(datasetAt(single), spec, work(), 'stops', 10);
+    expect(preview.rows.map((row) => row.kind)).toEqual(['BUS', 'TRAM']);
+    const converted = await convertDataset(r.dataset, { outputFormat: 'GPKG' }, work());
+    expect(converted.layers).toEqual(['stops']);
+  });
+
+  it('answers a bad pipeline the same way whether it is stored or run (one check)', async () => {
+    const facts = { kind: 'vector' as const, layers: (await inspectDataset(datasetAt(gpkg))).layers };
+    const cases: [PipelineSpec, string][] = [
+      [{ layers: ['nope'], operations: [{ type: 'centroid' }] }, 'invalid_parameter'],
+      [{ operations: [{ type: 'centroid' }] }, 'invalid_parameter'],
+      [{ layers: ['towns'], operations: [{ type: 'centroid' }], sql: 'SELECT * FROM source' }, 'validation_error'],
+      [{ layers: ['towns'], operations: [{ type: 'buffer', distance: 'far' }] }, 'validation_error'],
+      [{ layers: ['owners'], operations: [{ type: 'rename_column', from: 'full_name', to: 'x' }, { type: 'buffer', distance: 1 }] }, 'invalid_transformation'],
+      [{ layers: ['towns'], sql: 'ATTACH DATABASE x AS y' }, 'invalid_transformation'],
+    ];
+    for (const [spec, code] of cases) {
+      let stored: DomainError | undefined;
+      try {
+        checkPipeline(spec, facts);
+      } catch (error) {
+        stored = error as DomainError;
+      }
+      const ran = await refusal(applyPipeline(datasetAt(gpkg), spec, work()), code);
+      expect(stored, JSON.stringify(spec)).toBeInstanceOf(DomainError);
+      expect({ code: stored!.code, message: stored!.message }, JSON.stringify(spec)).toEqual({ code: ran.code, message: ran.message });
+    }
   });
 
   it('previews a transformed layer from a sample of the input', async () => {

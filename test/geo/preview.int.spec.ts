@@ -112,11 +112,17 @@ describe('previews', { timeout: 60_000 }, () => {
     expect('geometry_type' in p).toBe(false);
   });
 
-  it('marks a sample truncated when it hit the limit, as the spec says, even for a table of exactly that size', async () => {
+  it('marks a sample truncated only when the limit cut rows off: a table of exactly `limit` rows is whole', async () => {
     const exact = await dataPreview(datasetAt(gpkg), 'owners', 2);
-    expect(exact).toMatchObject({ row_count: 2, preview_row_count: 2, limit: 2, truncated: true });
+    expect(exact).toMatchObject({ row_count: 2, preview_row_count: 2, limit: 2, truncated: false });
+    const cut = await dataPreview(datasetAt(gpkg), 'owners', 1);
+    expect(cut).toMatchObject({ row_count: 2, preview_row_count: 1, limit: 1, truncated: true });
     const roomy = await dataPreview(datasetAt(gpkg), 'owners', 3);
     expect(roomy).toMatchObject({ row_count: 2, preview_row_count: 2, limit: 3, truncated: false });
+    // Where the count is not known, the row read past the limit decides: 5 of 5 is whole.
+    const csv = datasetAt(write(path.join(tmp.dir, 'five.csv'), 'id,name\n1,a\n2,b\n3,c\n4,d\n5,e\n'));
+    expect(await dataPreview(csv, undefined, 5)).toMatchObject({ preview_row_count: 5, truncated: false });
+    expect(await dataPreview(csv, undefined, 4)).toMatchObject({ preview_row_count: 4, truncated: true });
   });
 
   it('labels Z/M geometries and caps the limit at 500', async () => {

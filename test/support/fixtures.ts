@@ -77,3 +77,33 @@ export function manyPointsGpkg(dir: string, count: number): string {
      SELECT i AS id, 'name ' || i AS name, MakePoint(-180 + (i % 36000) / 100.0, -80 + (i / 36000) * 0.05, 4326) AS geom FROM n`]);
   return file;
 }
+
+/**
+ * NYC's boroughs in miniature, as nybb_16a.zip comes: a zipped shapefile in EPSG:2263 (US feet)
+ * that says Polygon and holds a multipolygon too.
+ */
+export function boroughsShapefileZip(dir: string): string {
+  const csv = path.join(dir, 'nybb.csv');
+  writeFileSync(
+    csv,
+    [
+      'BoroCode,BoroName,wkt',
+      '1,Manhattan,"MULTIPOLYGON (((980000 190000,990000 190000,990000 200000,980000 200000,980000 190000)),((995000 190000,996000 190000,996000 191000,995000 191000,995000 190000)))"',
+      '2,The Brönx,"POLYGON ((1000000 240000,1010000 240000,1010000 250000,1000000 250000,1000000 240000))"',
+    ].join('\n') + '\n',
+  );
+  const shpDir = path.join(dir, 'nybb');
+  ogr(['-f', 'ESRI Shapefile', shpDir, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'nybb', '-lco', 'ENCODING=UTF-8']);
+  const zip = path.join(dir, 'nybb_16a.zip');
+  execFileSync('zip', ['-j', '-q', zip, ...['shp', 'shx', 'dbf', 'prj', 'cpg'].map((e) => path.join(shpDir, `nybb.${e}`))]);
+  return zip;
+}
+
+/** Points and polygons in one GeoPackage layer (EPSG:2263). */
+export function mixedKindsGpkg(dir: string): string {
+  const csv = path.join(dir, 'things.csv');
+  writeFileSync(csv, 'id,wkt\n1,"POINT (990000 212000)"\n2,"POLYGON ((980000 190000,990000 190000,990000 200000,980000 190000))"\n');
+  const gpkg = path.join(dir, 'things.gpkg');
+  ogr(['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'things', '-nlt', 'GEOMETRY']);
+  return gpkg;
+}

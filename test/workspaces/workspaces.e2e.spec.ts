@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupExpiredWorkspaces } from '../../application/workspace-cleanup.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
-import { fixtureDir, latLonCsv, mixedPolygonsGeoJson, pointsGeoJson, twoLayerGpkg, zippedShapefile } from '../support/fixtures.js';
+import { boroughsShapefileZip, fixtureDir, latLonCsv, mixedKindsGpkg, mixedPolygonsGeoJson, pointsGeoJson, twoLayerGpkg, zippedShapefile } from '../support/fixtures.js';
 import { multipartFile } from '../support/multipart.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
 
@@ -124,8 +124,13 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     ].join('\n');
     const py = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { python: { script, filename: 'double.py' } });
     expect(py.statusCode, py.body).toBe(200);
+    // The script names no layer (geopandas would call it "output"): the layer keeps its name.
+    const byName = await get(`/api/v1/workspaces/${ws.id}/transform-preview?layer=places&limit=1`);
+    expect(byName.statusCode, byName.body).toBe(200);
+    expect(byName.json()).toMatchObject({ layer: 'places' });
     const converted = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'CSV' });
     expect(converted.statusCode, converted.body).toBe(200);
+    expect(converted.json().output.layers).toEqual(['places']);
     const csv = (await get(`/api/v1/workspaces/${ws.id}/download`)).body;
     expect(csv.split('\n')[0]).toContain('doubled');
     expect(csv).toContain('50000');
@@ -136,9 +141,12 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(failed.statusCode).toBe(422);
     expect(failed.json().error).toMatchObject({ code: 'invalid_transformation' });
     expect(JSON.stringify(failed.json().error.details)).toContain('about to fail');
+    // The failure is recorded; the last good output (the CSV) stays downloadable.
     const after = (await get(`/api/v1/workspaces/${ws.id}`)).json();
-    expect(after).toMatchObject({ status: 'failed', output: null });
-    expect((await get(`/api/v1/workspaces/${ws.id}/download`)).statusCode).toBe(409);
+    expect(after).toMatchObject({ status: 'failed', output: { format: 'CSV' }, errors: [{ code: 'invalid_transformation' }] });
+    const kept = await get(`/api/v1/workspaces/${ws.id}/download`);
+    expect(kept.statusCode).toBe(200);
+    expect(kept.body).toBe(csv);
   });
 
   it('reads a multi-layer GeoPackage and asks which layer', async () => {
@@ -160,8 +168,14 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(flat.statusCode).toBe(400);
     expect(flat.json().error.code).toBe('invalid_parameter');
 
+    // One check for stored and run pipelines (geo/pipeline-check.ts): layer names answer as
+    // previews and convert do, 400 invalid_parameter with the layers.
     const needsLayers = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'centroid' }] });
-    expect(needsLayers.statusCode).toBe(422);
+    expect(needsLayers.statusCode).toBe(400);
+    expect(needsLayers.json().error).toMatchObject({ code: 'invalid_parameter', details: { parameter: 'layers', layers: expect.arrayContaining(['owners', 'places']) } });
+    const unknownLayer = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['nope'], operations: [{ type: 'centroid' }] });
+    expect(unknownLayer.statusCode).toBe(400);
+    expect(unknownLayer.json().error).toMatchObject({ code: 'invalid_parameter', message: expect.stringContaining('"nope"'), details: { parameter: 'layers' } });
     const geomOnTable = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['owners'], operations: [{ type: 'buffer', distance: 1 }] });
     expect(geomOnTable.statusCode).toBe(422);
     expect(geomOnTable.json().error.code).toBe('invalid_transformation');
@@ -169,6 +183,78 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(attrOnTable.statusCode).toBe(200);
     const both = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['owners'], operations: [{ type: 'centroid' }], sql: 'SELECT * FROM source' });
     expect(both.statusCode).toBe(422);
+    expect(both.json().error).toMatchObject({ code: 'validation_error', details: { issues: [{ path: 'body.sql' }] } });
+  });
+
+  it('converts a shapefile after a buffer into single-type formats (NYC boroughs, EPSG:2263)', async () => {
+    const ws = (await upload(boroughsShapefileZip(dir))).json();
+    expect(ws.layers[0]).toMatchObject({ name: 'nybb', crs: 'EPSG:2263', geometry_type: 'POLYGON' });
+    const pipeline = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'buffer', distance: 10, units: 'source' }] });
+    expect(pipeline.statusCode, pipeline.body).toBe(200);
+    for (const [format, file] of [['FlatGeobuf', 'nybb_16a.fgb'], ['GPKG', 'nybb_16a.gpkg']] as const) {
+      const converted = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: format });
+      expect(converted.statusCode, converted.body).toBe(200);
+      expect(converted.json()).toMatchObject({ status: 'completed', output: { format, filename: file, layers: ['nybb'] } });
+      const out = path.join(dir, `buffered-${file}`);
+      writeFileSync(out, (await get(`/api/v1/workspaces/${ws.id}/download`)).rawPayload);
+      const ds = gdal.open(out);
+      const layer = ds.layers.get('nybb');
+      // Declared as what the rows are: multipolygons, not POLYGON.
+      expect(gdal.Geometry.getName(layer.geomType), format).toBe('Multi Polygon');
+      expect(layer.features.map((f) => f.getGeometry()?.name), format).toEqual(['MULTIPOLYGON', 'MULTIPOLYGON']);
+      if (format === 'GPKG') expect(layer.geomColumn).toBe('geom');
+      ds.close();
+    }
+  });
+
+  it('answers conversion_failed naming the layer, and keeps the last good output', async () => {
+    const ws = (await upload(mixedKindsGpkg(dir))).json();
+    const good = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' });
+    expect(good.statusCode, good.body).toBe(200);
+    const failed = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'ESRI Shapefile' });
+    expect(failed.statusCode).toBe(422);
+    expect(failed.json().error).toMatchObject({
+      code: 'conversion_failed',
+      message: expect.stringMatching(/^Layer "things" holds POINT, POLYGON geometries/),
+      details: { layer: 'things', format: 'ESRI Shapefile' },
+    });
+    const after = (await get(`/api/v1/workspaces/${ws.id}`)).json();
+    expect(after).toMatchObject({ status: 'failed', output: { format: 'GPKG', filename: 'things.gpkg' }, errors: [{ code: 'conversion_failed' }] });
+    const download = await get(`/api/v1/workspaces/${ws.id}/download`);
+    expect(download.statusCode).toBe(200);
+    expect(download.rawPayload.subarray(0, 15).toString()).toBe('SQLite format 3');
+  });
+
+  it('refuses a bad target_crs or layer before converting: the Workspace and its output stay as they were', async () => {
+    const ws = (await upload(pointsGeoJson(dir))).json();
+    const good = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'FlatGeobuf' });
+    expect(good.statusCode, good.body).toBe(200);
+    const before = (await get(`/api/v1/workspaces/${ws.id}`)).json();
+    for (const body of [{ target_crs: 'EPSG:999999' }, { target_crs: 'not a crs' }, { layers: ['nope'] }]) {
+      const res = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG', ...body });
+      expect(res.statusCode, JSON.stringify(body)).toBe(400);
+      expect(res.json().error).toMatchObject({ code: 'invalid_parameter', details: { parameter: 'target_crs' in body ? 'target_crs' : 'layers' } });
+    }
+    const after = (await get(`/api/v1/workspaces/${ws.id}`)).json();
+    expect(after).toEqual(before);
+    expect(after).toMatchObject({ status: 'completed', output: { format: 'FlatGeobuf' }, errors: [] });
+    expect((await get(`/api/v1/workspaces/${ws.id}/download`)).statusCode).toBe(200);
+  });
+
+  it('reads a one-column CSV, and says a 5-row table previewed with limit 5 is whole', async () => {
+    const ids = path.join(dir, 'ids.csv');
+    writeFileSync(ids, 'id\n1\n2\n');
+    const one = await upload(ids);
+    expect(one.statusCode, one.body).toBe(201);
+    expect(one.json()).toMatchObject({ driver: 'CSV', layers: [{ name: 'ids', has_geometry: false, feature_count: 2, fields: [{ name: 'id', type: 'Integer' }] }] });
+    const rows = await get(`/api/v1/workspaces/${one.json().id}/data-preview`);
+    expect(rows.json()).toMatchObject({ rows: [{ id: 1 }, { id: 2 }], truncated: false });
+
+    const five = (await upload(pointsGeoJson(fixtureDir(), 5))).json();
+    const exact = await get(`/api/v1/workspaces/${five.id}/data-preview?limit=5`);
+    expect(exact.json()).toMatchObject({ row_count: 5, preview_row_count: 5, limit: 5, truncated: false });
+    const cut = await get(`/api/v1/workspaces/${five.id}/data-preview?limit=4`);
+    expect(cut.json()).toMatchObject({ row_count: 5, preview_row_count: 4, truncated: true });
   });
 
   it('checks data preview limits', async () => {
