@@ -5,8 +5,11 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { safeFilename } from '../../geo/dataset-files.js';
 import type { ConnectorContext } from '../types.js';
-import { classify, reasonOfStatus } from './classify.js';
+import { classify } from './classify.js';
 import { ConnectorError } from './errors.js';
+import { failUnlessOk, httpRequest, publicUrl } from './fetch.js';
+
+export { publicUrl };
 
 export interface DownloadRequest {
   url: string;
@@ -16,8 +19,12 @@ export interface DownloadRequest {
   /** Conditional request: an ETag or Last-Modified value seen on an earlier Run. */
   ifNoneMatch?: string | null;
   ifModifiedSince?: string | null;
+  /** Header names besides Authorization and Cookie that carry secrets (kept from other origins). */
+  secretHeaders?: readonly string[];
   /** How the URL is named in messages (without credentials or query secrets). */
   label?: string;
+  /** The file's name when the caller knows it better than the URL and headers (a STAC asset). */
+  filename?: string;
 }
 
 export interface Downloaded {
@@ -31,64 +38,68 @@ export interface Downloaded {
   finalUrl: string;
 }
 
-/** A URL as shown in messages and results: no user info, no query string (it may carry keys). */
-export function publicUrl(raw: string): string {
-  try {
-    const u = new URL(raw);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(invalid url)';
-  }
+/** File extensions for the media types remote servers label geodata with (when a name has none). */
+const extensionsByType: [RegExp, string][] = [
+  [/geo\+json|application\/json/, 'geojson'],
+  [/geopackage|x-sqlite3/, 'gpkg'],
+  [/tiff/, 'tif'],
+  [/flatgeobuf/, 'fgb'],
+  [/parquet/, 'parquet'],
+  [/zip/, 'zip'],
+  [/csv/, 'csv'],
+  [/kml/, 'kml'],
+  [/gml|xml/, 'gml'],
+];
+
+/** The extension (without dot) for a media type, when it is one of geodata's usual ones. */
+export function extensionForMediaType(type: string | null | undefined): string | null {
+  return extensionsByType.find(([pattern]) => pattern.test(type ?? ''))?.[1] ?? null;
 }
 
+const decoded = (s: string) => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+};
+
+/** The name of a downloaded file: Content-Disposition, else the URL's last segment; an extension from its type when it has none. */
 function filenameFrom(response: Response, finalUrl: string): string {
   const disposition = response.headers.get('content-disposition') ?? '';
   const star = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(disposition);
   const plain = /filename\s*=\s*"?([^";]+)"?/i.exec(disposition);
-  let name = star ? decodeURIComponent(star[1]!) : plain?.[1];
-  if (!name) name = decodeURIComponent(path.posix.basename(new URL(finalUrl).pathname)) || 'download';
-  if (!path.extname(name)) {
-    const type = response.headers.get('content-type') ?? '';
-    if (/geo\+json|application\/json/.test(type)) name += '.geojson';
-    else if (/zip/.test(type)) name += '.zip';
-    else if (/csv/.test(type)) name += '.csv';
-    else if (/kml/.test(type)) name += '.kml';
-    else if (/gml|xml/.test(type)) name += '.gml';
-  }
-  return safeFilename(name);
+  let name = star ? decoded(star[1]!) : plain?.[1];
+  if (!name) name = decoded(path.posix.basename(new URL(finalUrl).pathname)) || 'download';
+  const extension = path.extname(name) ? null : extensionForMediaType(response.headers.get('content-type'));
+  return safeFilename(extension ? `${name}.${extension}` : name);
 }
 
 /**
  * Streams a remote file to disk inside ctx.workDir, never holding it in memory; the size limit
  * is enforced while streaming (and up front when Content-Length says it already). Redirects are
- * followed; 304 answers "unchanged" without a body.
+ * followed (credentials stay with the original origin, see fetch.ts); 304 answers "unchanged"
+ * without a body.
  */
 export async function download(request: DownloadRequest, ctx: ConnectorContext): Promise<Downloaded> {
   const label = request.label ?? publicUrl(request.url);
-  const headers: Record<string, string> = { 'user-agent': 'geoflow', ...request.headers };
+  const headers: Record<string, string> = { ...request.headers };
   if (request.ifNoneMatch) headers['if-none-match'] = request.ifNoneMatch;
   if (request.ifModifiedSince) headers['if-modified-since'] = request.ifModifiedSince;
-  let response: Response;
-  try {
-    response = await fetch(request.url, { method: request.method ?? 'GET', headers, body: request.body, redirect: 'follow', signal: ctx.signal });
-  } catch (error) {
-    throw classify(error, label, { url: label });
-  }
-  const common = { status: response.status, etag: response.headers.get('etag'), lastModified: response.headers.get('last-modified'), finalUrl: response.url || request.url };
+  const got = await httpRequest({ url: request.url, method: request.method ?? 'GET', headers, body: request.body, secretHeaders: request.secretHeaders, label }, ctx.signal);
+  const response = got.response;
+  const common = { status: response.status, etag: response.headers.get('etag'), lastModified: response.headers.get('last-modified'), finalUrl: got.finalUrl };
   if (response.status === 304) {
     await response.body?.cancel();
     return { ...common, filename: '', bytes: 0 };
   }
-  if (!response.ok) {
-    await response.body?.cancel();
-    throw new ConnectorError(reasonOfStatus(response.status), `${label} answered HTTP ${response.status}`, { url: label, http_status: response.status });
-  }
+  await failUnlessOk(got, label);
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > ctx.maxBytes) {
     await response.body?.cancel();
     throw new ConnectorError('too_large', `${label} is ${declared} bytes, more than the limit of ${ctx.maxBytes} bytes`, { url: label, max_bytes: ctx.maxBytes }, false);
   }
-  const filename = filenameFrom(response, common.finalUrl);
+  const filename = request.filename ? safeFilename(request.filename) : filenameFrom(response, common.finalUrl);
   const file = path.join(ctx.workDir, filename);
   let bytes = 0;
   let lastReport = 0;
@@ -104,12 +115,14 @@ export async function download(request: DownloadRequest, ctx: ConnectorContext):
     },
   });
   try {
-    if (!response.body) throw new ConnectorError('invalid_response', `${label} sent no body`, { url: label });
-    await pipeline(Readable.fromWeb(response.body as never), meter, createWriteStream(file));
+    await pipeline(response.body ? Readable.fromWeb(response.body as never) : Readable.from([]), meter, createWriteStream(file));
   } catch (error) {
     await rm(file, { force: true });
     throw classify(error, label, { url: label });
   }
-  if (bytes === 0) throw new ConnectorError('invalid_data', `${label} is empty`, { url: label }, false);
+  if (bytes === 0) {
+    await rm(file, { force: true });
+    throw new ConnectorError('invalid_data', `${label} is empty`, { url: label }, false);
+  }
   return { ...common, file, filename, bytes };
 }

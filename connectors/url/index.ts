@@ -40,7 +40,15 @@ export const url: ConnectorDefinition = {
   secrets: [],
   example: { url: 'https://example.org/data/parcels.geojson' },
   implemented: true,
-  verifiedAgainst: 'a local HTTP server in the tests (redirects, ETag, large files)',
+  verifiedAgainst: 'a local HTTP server in the tests (redirects, ETag and Last-Modified, large files streamed, 401/404/5xx)',
+  notes: [
+    'Each use downloads the file again and streams it to disk; the upload size limit is enforced while it streams (a `Content-Length` over the limit is refused before the first byte). The file name comes from `Content-Disposition`, else from the last segment of the URL, and an extension is added from `Content-Type` when the name has none. The file is then prepared and inspected like an upload (a `.zip` may hold a shapefile).',
+    '',
+    '- **Redirects** are followed, at most 10.',
+    '- **Incremental reads** (Jobs): the `ETag` and `Last-Modified` of the last download are kept and sent back as `If-None-Match` / `If-Modified-Since`; a `304 Not Modified` ends the Run early as unchanged.',
+    '- **Failures**: 401 → `authentication_failed`, 403 → `permission_denied`, 404/410 → `not_found`, 408/504 → `timeout`, 429 and 5xx → `server_error` (retried by Runs), refused connections and DNS failures → `unreachable`, an empty answer → `invalid_data`.',
+    '- Messages and test results name the URL without its query string, which may carry a key. For URLs that need credentials, use an `http` Source.',
+  ].join('\n'),
   async test(config, ctx) {
     return testHttp({ url: (config as UrlConfig).url }, ctx, { url: publicUrl((config as UrlConfig).url) });
   },

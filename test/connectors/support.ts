@@ -1,0 +1,45 @@
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { expect } from 'vitest';
+import { ConnectorError, type ConnectorFailureReason } from '../../connectors/shared/errors.js';
+import type { ConnectorContext } from '../../connectors/types.js';
+
+/** What a connector is given for one call: a fresh work folder, a silent logger, a size limit. */
+export function connectorContext(overrides: Partial<ConnectorContext> = {}): ConnectorContext {
+  return {
+    signal: new AbortController().signal,
+    log: pino({ level: 'silent' }),
+    workDir: mkdtempSync(path.join(tmpdir(), 'svc-connector-')),
+    maxBytes: 10 * 1024 * 1024,
+    ...overrides,
+  };
+}
+
+/** Files left in a work folder (a failed extract must leave none). */
+export const filesIn = (dir: string) => readdirSync(dir);
+
+/** A port nobody listens on (taken, then released). */
+export async function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Awaits a promise that must fail with a ConnectorError of `reason`; returns it for more checks. */
+export async function expectConnectorError(promise: Promise<unknown>, reason: ConnectorFailureReason): Promise<ConnectorError> {
+  const error = await promise.then(
+    () => {
+      throw new Error(`expected a ConnectorError (${reason}), but the call succeeded`);
+    },
+    (e: unknown) => e,
+  );
+  expect(error, String(error)).toBeInstanceOf(ConnectorError);
+  expect((error as ConnectorError).reason, (error as Error).message).toBe(reason);
+  return error as ConnectorError;
+}
