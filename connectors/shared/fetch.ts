@@ -68,10 +68,13 @@ export async function httpRequest(request: HttpRequest, signal: AbortSignal): Pr
     const location = response.headers.get('location');
     if (![301, 302, 303, 307, 308].includes(response.status) || !location) return { response, finalUrl: url };
     await response.body?.cancel();
+    const next = new URL(location, url);
+    if (maxRedirects === 0) {
+      throw new ConnectorError('invalid_response', `${label} answered a redirect (HTTP ${response.status}) to ${publicUrl(next.toString())}: save that address instead`, { url: label, http_status: response.status }, false);
+    }
     if (hop >= maxRedirects) {
       throw new ConnectorError('invalid_response', `${label} redirected more than ${maxRedirects} times`, { url: label, http_status: response.status }, false);
     }
-    const next = new URL(location, url);
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
       throw new ConnectorError('invalid_response', `${label} redirected to a ${next.protocol} URL, which is not followed`, { url: label }, false);
     }
