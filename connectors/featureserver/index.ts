@@ -16,7 +16,8 @@ const configuration = z.strictObject({
 type FeatureServerConfig = z.infer<typeof configuration>;
 
 const resource = z.strictObject({
-  layer: z.number().int().min(0).describe('Layer (or table) id, as listed by the service'),
+  // a number, or its digits as a string (the shorthand: source_resource "3" means layer 3)
+  layer: z.union([z.number().int().min(0), z.string().regex(/^\d{1,9}$/, 'a layer id (digits)').transform(Number)]).describe('Layer (or table) id, as listed by the service'),
   where: z.string().min(1).max(4000).default('1=1').describe('SQL where clause, evaluated by the server'),
 });
 type FeatureServerResource = z.infer<typeof resource>;

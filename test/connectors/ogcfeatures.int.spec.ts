@@ -7,23 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ogcfeatures as sut } from '../../connectors/ogcfeatures/index.js';
 import { fixtureDir } from '../support/fixtures.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../servers/http/server.js';
-import { skipWithoutPygeoapi, startPygeoapi, type Collection, type Pygeoapi } from '../servers/pygeoapi/server.js';
+import { placesCollection, skipWithoutPygeoapi, startPygeoapi, type Collection, type Pygeoapi } from '../servers/pygeoapi/server.js';
 import { closedPort, connectorContext, expectConnectorError, filesIn } from './support.js';
 
 const KEY = 'ogc-key-4d2e91';
-
-/** 120 places, one a minute from 2024-03-01T08:00Z, on a 12 × 10 grid around Bern. */
-export function placesCollection(count = 120): Collection {
-  return {
-    id: 'places',
-    timeField: 'updated',
-    features: Array.from({ length: count }, (_, i) => ({
-      id: `p${i + 1}`,
-      properties: { name: `Place ${i + 1}`, rank: i % 7, updated: new Date(Date.UTC(2024, 2, 1, 8, i)).toISOString().replace('.000Z', 'Z') },
-      geometry: { type: 'Point', coordinates: [7 + (i % 12) * 0.01, 46.9 + Math.floor(i / 12) * 0.01] },
-    })),
-  };
-}
 
 /**
  * An API-key gateway in front of pygeoapi, as deployments put one: it refuses requests without

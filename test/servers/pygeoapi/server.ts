@@ -32,6 +32,19 @@ export interface Pygeoapi {
   stop(): Promise<void>;
 }
 
+/** 120 places, one a minute from 2024-03-01T08:00Z, on a 12 × 10 grid around Bern. */
+export function placesCollection(count = 120): Collection {
+  return {
+    id: 'places',
+    timeField: 'updated',
+    features: Array.from({ length: count }, (_, i) => ({
+      id: `p${i + 1}`,
+      properties: { name: `Place ${i + 1}`, rank: i % 7, updated: new Date(Date.UTC(2024, 2, 1, 8, i)).toISOString().replace('.000Z', 'Z') },
+      geometry: { type: 'Point', coordinates: [7 + (i % 12) * 0.01, 46.9 + Math.floor(i / 12) * 0.01] },
+    })),
+  };
+}
+
 function tinydb(collection: Collection): string {
   const rows = Object.fromEntries(collection.features.map((f, i) => [String(i + 1), { type: 'Feature', id: f.id, properties: { id: f.id, ...f.properties }, geometry: f.geometry }]));
   return JSON.stringify({ _default: rows });
