@@ -9,7 +9,8 @@ import { arcgis, type RestAccess } from './rest.js';
 
 const configuration = z.strictObject({
   url: httpUrl
-    .refine((u) => /\/(FeatureServer|MapServer)\/?$/i.test(new URL(u).pathname), 'the service URL, ending in /FeatureServer or /MapServer (the layer is chosen per use)')
+    // refinements run even when the URL check failed: an unparsable value is that check's to refuse
+    .refine((u) => !URL.canParse(u) || /\/(FeatureServer|MapServer)\/?$/i.test(new URL(u).pathname), 'the service URL, ending in /FeatureServer or /MapServer (the layer is chosen per use)')
     .describe('Service URL ending in /FeatureServer (or /MapServer)'),
   token: secret('ArcGIS token (sent in the POST body, never in a URL)'),
 });
