@@ -1,38 +1,135 @@
 import { z } from 'zod';
-import { destinationNotImplemented, host, identifier, name, port, secret, sourceNotImplemented, username, writeMode } from '../shared/fields.js';
-import type { ConnectorDefinition } from '../types.js';
+import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
+import type { ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
+import { listSchemas, listTables, requireSchema } from './catalog.js';
+import { classifyPg, describeServer, triedOf, withClient, type PostgisConfig } from './client.js';
+import { deliverPostgis, type PostgisTarget } from './deliver.js';
+import { extractPostgis, type PostgisResource } from './extract.js';
+
+const configuration = z.strictObject({
+  host,
+  port: port(5432),
+  database: name('Database name'),
+  username,
+  password: secret('Password'),
+  ssl_mode: z
+    .enum(['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'])
+    .default('prefer')
+    .describe("libpq sslmode: prefer tries TLS and falls back to plain; require needs TLS; verify-ca / verify-full also check the server's certificate against the system's CAs"),
+});
+
+/** A configuration the registry has already parsed with the schema above. */
+const settings = (config: Record<string, unknown>) => config as unknown as PostgisConfig;
+
+const source: SourceSupport<PostgisResource> = {
+  resource: z.union([
+    z.strictObject({
+      schema: identifier('Schema').default('public'),
+      table: identifier('Table or view'),
+      cursor_column: identifier('Column for incremental reads (a timestamp or increasing id): a Run reads the rows above the largest value the previous Run read').optional(),
+    }),
+    z.strictObject({ query: z.string().min(1).max(100_000).describe('One SELECT statement (run in a read-only session)') }),
+  ]),
+  shorthand: 'table',
+  resourceRequired: true,
+  importable: true,
+  incremental: true,
+  incrementalNote: 'with `cursor_column`: each Run reads the rows whose cursor is above the largest value the previous Run read; no new rows skips the rest of the Run',
+  extract: (config, resource, ctx, options) => extractPostgis(settings(config), resource, ctx, options),
+};
+
+const destination: DestinationSupport<PostgisTarget> = {
+  target: z.strictObject({
+    schema: identifier('Schema (must exist)').default('public'),
+    table: identifier('Table (created when missing)'),
+    write_mode: writeMode,
+  }),
+  deliverable: true,
+  deliver: (config, target, input, ctx) => deliverPostgis(settings(config), target, input, ctx),
+};
 
 export const postgis: ConnectorDefinition = {
   type: 'postgis',
   label: 'PostGIS',
   description: 'Tables and views of a PostgreSQL database with PostGIS.',
-  configuration: z.strictObject({
-    host,
-    port: port(5432),
-    database: name('Database name'),
-    username,
-    password: secret('Password'),
-    ssl_mode: z.enum(['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full']).default('prefer').describe('libpq sslmode'),
-  }),
+  configuration,
   secrets: ['password'],
   example: { host: 'db.example.org', port: 5432, database: 'gis', username: 'loader', password: '…', ssl_mode: 'prefer' },
-  implemented: false,
+  implemented: true,
   verifiedAgainst: 'PostgreSQL 15 + PostGIS 3 (Debian) started by the tests',
-  source: sourceNotImplemented(
-    'postgis',
-    z.union([
-      z.strictObject({ schema: identifier('Schema').default('public'), table: identifier('Table or view'), cursor_column: identifier('Column for incremental reads (a timestamp or increasing id)').optional() }),
-      z.strictObject({ query: z.string().min(1).max(100_000).describe('A SELECT statement') }),
-    ]),
-    true,
-    'table',
-  ),
-  destination: destinationNotImplemented(
-    'postgis',
-    z.strictObject({
-      schema: identifier('Schema').default('public'),
-      table: identifier('Table'),
-      write_mode: writeMode,
-    }),
-  ),
+  notes: [
+    '**Test** connects with the configuration and reports the server and PostGIS versions. Failures are classified by',
+    'SQLSTATE: `authentication_failed` (wrong password, unknown role), `not_found` (no such database), `permission_denied`',
+    '(no CONNECT privilege), `tls_error` (`ssl_mode` require or verify-* against a server without TLS, or a certificate',
+    'that does not verify), `unreachable`, `timeout`.',
+    '',
+    '**Discover** (Sources and Destinations) lists the schemas the role may use; with `?schema=` the tables, views,',
+    'materialized views and foreign tables of that schema, each with `has_geometry` and `geometry_type` (the first',
+    'geometry or geography column, in WKT spelling such as `MULTIPOLYGON` or `POINT Z`; `GEOMETRY` for an untyped',
+    'column). A missing schema is `postgis_failed` with `details.reason` `not_found`.',
+    '',
+    '**Import** (`source_resource`): `{"schema": "public", "table": "parcels"}` (the string `"parcels"` means that) or',
+    '`{"query": "SELECT …"}`. The data is read by GDAL\'s PostgreSQL driver (ogr2ogr) into one GeoPackage layer named',
+    'after the table (`query` for a query), keeping column names, types, the geometry type and the CRS. The session is',
+    'read-only (`default_transaction_read_only`), so a query can never write. With `cursor_column`, a Job\'s Run reads the',
+    'rows above the largest value the previous Run read, up to the largest value at the start of this Run; the new',
+    'largest value is kept as the Job\'s cursor (`{"column", "value"}`). No newer rows: the Run skips its remaining',
+    'steps. Rows whose cursor value is below one already read (a transaction that committed late) are not read.',
+    '',
+    '**Deliver** (`destination_target`): `{"schema": "public", "table": "parcels", "write_mode": "replace"}`. The output',
+    '(one layer; convert a single layer from a multi-layer dataset) is first loaded by ogr2ogr into a staging table',
+    '`_geoflow_stage_…` in the target schema, then the target changes in one short transaction:',
+    '`replace` renames the old table away, renames the staging table in its place, grants it the old table\'s',
+    'privileges and drops the old one; `append` inserts the staging rows (columns matched by name; every output column',
+    'must exist in the target; geometries are reprojected to the target\'s SRID and promoted to multi when the target is',
+    'multi); a missing target is created; `create` fails with `target_exists` when the table exists. Readers never see',
+    'the target empty, missing or half-written, and a failed load leaves it untouched. Field names are kept as given',
+    '(quoted), text stays UTF-8, the CRS is kept, and the geometry column type follows the data: single and multi parts',
+    'of one kind become the multi type, unrelated kinds a generic `geometry` column. A new table\'s geometry column is',
+    '`geom` and its key `ogc_fid`; a replaced table keeps its geometry column name. Triggers, comments, row-level',
+    'security and dependent views of a replaced table are not carried over (a view that depends on it stops the',
+    'replace: use `append`). Each delivery records its id in `"<schema>"."_geoflow_deliveries"` in the same',
+    'transaction, so a retried delivery never writes twice. The role needs CREATE on the schema.',
+    '',
+    '**Credentials**: node-postgres gets the password in memory; GDAL (libpq) reads it from a password file (mode 0600,',
+    'in a private folder of the transfer, removed afterwards) named by the connection string\'s `passfile`, so it is never',
+    'on a command line, in the service\'s environment or in a log.',
+  ].join('\n'),
+  async test(config, ctx): Promise<TestResult> {
+    const c = settings(config);
+    const started = Date.now();
+    const tried = triedOf(c);
+    try {
+      const found = await withClient(c, ctx, async (client) => {
+        const r = await client.query<{ server: string; postgis: string | null; tls: boolean }>(
+          `SELECT current_setting('server_version') AS server,
+                  (SELECT extversion FROM pg_extension WHERE extname = 'postgis') AS postgis,
+                  COALESCE((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false) AS tls`,
+        );
+        return r.rows[0]!;
+      });
+      const postgisNote = found.postgis ? `PostGIS ${found.postgis}` : 'PostGIS is not installed in this database';
+      return {
+        ok: true,
+        status: 'ok',
+        message: `Connected to PostgreSQL ${found.server} as ${c.username}${found.tls ? ' over TLS' : ''}; ${postgisNote}`,
+        tried: { ...tried, tls: found.tls },
+        duration_ms: Date.now() - started,
+      };
+    } catch (error) {
+      const failure = classifyPg(error, describeServer(c));
+      return { ok: false, status: failure.reason, message: failure.message, tried, duration_ms: Date.now() - started };
+    }
+  },
+  async discover(config, query, ctx) {
+    const c = settings(config);
+    return withClient(c, ctx, async (client) => {
+      const schemas = await listSchemas(client);
+      if (query.schema === undefined) return { host: c.host, database: c.database, schemas };
+      await requireSchema(client, query.schema, c.database);
+      return { host: c.host, database: c.database, schemas, schema: query.schema, tables: await listTables(client, query.schema) };
+    });
+  },
+  source,
+  destination,
 };

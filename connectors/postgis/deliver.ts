@@ -1,0 +1,227 @@
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import { ConnectorError } from '../shared/errors.js';
+import { vectorInput } from '../shared/vector-input.js';
+import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
+import { geometryColumnOf, INTERNAL_PREFIX, requireSchema } from './catalog.js';
+import { classifyPg, CONNECT_TIMEOUT_MS, describeServer, ident, qualified, triedOf, withClient, type PostgisConfig } from './client.js';
+import { libpqFor, ogr2ogrPg } from './ogr.js';
+
+/*
+ * Delivery into a PostGIS table. Every write mode first loads the output into a staging table of
+ * its own in the target schema (ogr2ogr, committed before anything else happens), then changes the
+ * target in ONE short transaction:
+ *   replace  the target is renamed away, the staging table renamed in its place, the old one
+ *            dropped (its privileges are granted to the new one first);
+ *   append   the staging rows are inserted into the target (created like `create` when missing);
+ *   create   the staging table is renamed to the target; an existing target is target_exists.
+ * Readers therefore never see an empty, missing or half-written target: a rename waits for running
+ * readers, and a reader queued behind it reads the new table once the swap commits. A failed load
+ * never touches the target. The same transaction records the delivery id in
+ * "<schema>"."_geoflow_deliveries", so a retried or resumed delivery finds its id and writes
+ * nothing twice.
+ */
+
+export type WriteMode = 'replace' | 'append' | 'create';
+export interface PostgisTarget {
+  schema: string;
+  table: string;
+  write_mode: WriteMode;
+}
+
+const LEDGER = `${INTERNAL_PREFIX}deliveries`;
+const GEOMETRY_NAME = 'geom';
+const FID = 'ogc_fid';
+
+/** PostgreSQL truncates identifiers to 63 bytes; so do we, on a character boundary. */
+export function pgName(name: string): string {
+  let out = name;
+  while (Buffer.byteLength(out) > 63) out = out.slice(0, -1);
+  return out;
+}
+
+const tag = (deliveryId: string) => createHash('sha256').update(deliveryId).digest('hex').slice(0, 16);
+
+interface Recorded {
+  rows_written: number;
+  write_mode: WriteMode;
+}
+
+async function recorded(client: pg.Client, schema: string, deliveryId: string): Promise<Recorded | null> {
+  const exists = await client.query('SELECT to_regclass($1) IS NOT NULL AS ok', [qualified(schema, LEDGER)]);
+  if (!exists.rows[0]?.ok) return null;
+  const r = await client.query<{ rows_written: string; write_mode: WriteMode }>(`SELECT rows_written, write_mode FROM ${qualified(schema, LEDGER)} WHERE delivery_id = $1`, [deliveryId]);
+  return r.rows[0] ? { rows_written: Number(r.rows[0].rows_written), write_mode: r.rows[0].write_mode } : null;
+}
+
+async function ensureLedger(client: pg.Client, schema: string): Promise<void> {
+  try {
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${qualified(schema, LEDGER)} (
+         delivery_id text PRIMARY KEY, target_table text NOT NULL, write_mode text NOT NULL,
+         rows_written bigint NOT NULL, delivered_at timestamptz NOT NULL DEFAULT now())`,
+    );
+  } catch (error) {
+    // Two first deliveries into one schema at once: the other one created it.
+    if (!['23505', '42P07'].includes((error as { code?: string }).code ?? '')) throw error;
+  }
+}
+
+const relationExists = async (client: pg.Client, schema: string, table: string) =>
+  ((await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [schema, table])).rowCount ?? 0) > 0;
+
+/** Indexes, constraints and sequences of a swapped-in table take the target's name instead of the staging name. */
+async function renameDependents(client: pg.Client, schema: string, table: string, stage: string): Promise<void> {
+  const target = qualified(schema, table);
+  const deps = await client.query<{ name: string; kind: string }>(
+    `SELECT c.relname AS name, c.relkind AS kind FROM pg_class c
+       WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = $1)
+         AND (c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $2::regclass)
+              OR c.oid IN (SELECT objid FROM pg_depend WHERE refobjid = $2::regclass AND classid = 'pg_class'::regclass AND deptype IN ('a', 'i')))
+         AND c.relkind IN ('i', 'S') AND starts_with(c.relname, $3)`,
+    [schema, target, stage],
+  );
+  for (const dep of deps.rows) {
+    const renamed = pgName(table + dep.name.slice(stage.length));
+    if (await relationExists(client, schema, renamed)) continue;
+    await client.query(`ALTER ${dep.kind === 'S' ? 'SEQUENCE' : 'INDEX'} ${qualified(schema, dep.name)} RENAME TO ${ident(renamed)}`);
+  }
+}
+
+/** The old table's grants, given to the table that replaces it (a reader role keeps reading). */
+async function copyGrants(client: pg.Client, schema: string, from: string, to: string): Promise<void> {
+  const r = await client.query<{ grantee: string | null; privilege: string; grantable: boolean }>(
+    `SELECT CASE WHEN a.grantee = 0 THEN NULL ELSE pg_get_userbyid(a.grantee) END AS grantee, a.privilege_type AS privilege, a.is_grantable AS grantable
+       FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = $1::regclass AND a.grantee <> c.relowner`,
+    [qualified(schema, from)],
+  );
+  for (const g of r.rows) {
+    await client.query(`GRANT ${g.privilege} ON ${qualified(schema, to)} TO ${g.grantee === null ? 'PUBLIC' : ident(g.grantee)}${g.grantable ? ' WITH GRANT OPTION' : ''}`);
+  }
+}
+
+async function columnsOf(client: pg.Client, schema: string, table: string): Promise<string[]> {
+  const r = await client.query<{ name: string }>(
+    'SELECT attname AS name FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum',
+    [qualified(schema, table)],
+  );
+  return r.rows.map((row) => row.name);
+}
+
+/** INSERT … SELECT from the staging table into an existing target, matching columns by name. */
+async function appendRows(client: pg.Client, schema: string, table: string, stage: string): Promise<number> {
+  const targetColumns = new Set(await columnsOf(client, schema, table));
+  const stageColumns = (await columnsOf(client, schema, stage)).filter((c) => c !== FID);
+  const missing = stageColumns.filter((c) => !targetColumns.has(c));
+  if (missing.length) {
+    throw new ConnectorError('invalid_data', `"${schema}"."${table}" has no column ${missing.map((m) => `"${m}"`).join(', ')}: append needs every column of the output in the target (use replace to change the table's columns)`, { missing_columns: missing }, false);
+  }
+  const targetGeometry = await geometryColumnOf(client, schema, table);
+  const stageGeometry = await geometryColumnOf(client, schema, stage);
+  const select = stageColumns.map((c) => {
+    if (!stageGeometry || c !== stageGeometry.column || !targetGeometry) return ident(c);
+    let expr = ident(c);
+    // Keep the target's CRS and multi-ness: reproject, and promote single parts.
+    if (targetGeometry.srid > 0 && stageGeometry.srid > 0 && targetGeometry.srid !== stageGeometry.srid) expr = `ST_Transform(${expr}, ${targetGeometry.srid})`;
+    if (/^MULTI/i.test(targetGeometry.type) && !/^MULTI/i.test(stageGeometry.type)) expr = `ST_Multi(${expr})`;
+    return expr;
+  });
+  const r = await client.query(`INSERT INTO ${qualified(schema, table)} (${stageColumns.map(ident).join(', ')}) SELECT ${select.join(', ')} FROM ${qualified(schema, stage)}`);
+  return r.rowCount ?? 0;
+}
+
+export async function deliverPostgis(config: PostgisConfig, target: PostgisTarget, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> {
+  const { schema, table } = target;
+  // Reinitialising an incremental Job rebuilds the table (staged and swapped) instead of appending.
+  const mode: WriteMode = input.reinitialize && target.write_mode === 'append' ? 'replace' : target.write_mode;
+  const where = `"${schema}"."${table}"`;
+  const what = describeServer(config);
+  const id = tag(input.deliveryId);
+  const stage = `${INTERNAL_PREFIX}stage_${id}`;
+  const old = `${INTERNAL_PREFIX}old_${id}`;
+  const result = (rows: number, m: WriteMode): DeliveryResult => ({ target: { schema, table, write_mode: m }, rows_written: rows });
+  // Cleanup runs after a cancellation too, so it has a deadline of its own.
+  const dropStage = () =>
+    withClient(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (client) => client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`)).catch(() => undefined);
+
+  // Checks, and the geometry column name to keep, before any data moves.
+  const before = await withClient(config, ctx, async (client) => {
+    await requireSchema(client, schema, config.database);
+    const done = await recorded(client, schema, input.deliveryId);
+    if (done) return { done };
+    const exists = await relationExists(client, schema, table);
+    if (mode === 'create' && exists) throw new ConnectorError('target_exists', `${where} already exists in database ${config.database} (write_mode create never overwrites)`, { schema, table });
+    await ensureLedger(client, schema);
+    // Left by an interrupted attempt of this same delivery.
+    await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
+    const geometry = exists ? await geometryColumnOf(client, schema, table) : null;
+    return { done: null, geometryName: geometry?.column ?? GEOMETRY_NAME };
+  });
+  if (before.done) return result(before.done.rows_written, before.done.write_mode);
+
+  const layer = await vectorInput(input, ctx.workDir);
+  const libpq = await libpqFor(config, ctx);
+  try {
+    await ogr2ogrPg(config, ctx, `Loading ${where}`, [
+      '-f', 'PostgreSQL', libpq.dataset, layer.ref.path, layer.layer,
+      ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
+      '-nln', stage,
+      '-nlt', layer.nlt,
+      '-lco', `SCHEMA=${schema}`,
+      '-lco', `GEOMETRY_NAME=${before.geometryName}`,
+      '-lco', `FID=${FID}`,
+      '-lco', 'LAUNDER=NO',
+      '-lco', 'SPATIAL_INDEX=GIST',
+      '-gt', '65536',
+    ]);
+  } catch (error) {
+    await dropStage();
+    throw error;
+  } finally {
+    await libpq.close();
+  }
+
+  try {
+    return await withClient(config, ctx, async (client) => {
+      await client.query('BEGIN');
+      try {
+        // One change of this target at a time (two Jobs, or a retry racing its first attempt).
+        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`geoflow:${schema}.${table}`]);
+        const done = await recorded(client, schema, input.deliveryId);
+        if (done) {
+          await client.query('ROLLBACK');
+          return result(done.rows_written, done.write_mode);
+        }
+        const exists = await relationExists(client, schema, table);
+        let rows: number;
+        if (mode === 'append' && exists) {
+          rows = await appendRows(client, schema, table, stage);
+          await client.query(`DROP TABLE ${qualified(schema, stage)}`);
+        } else {
+          if (mode === 'create' && exists) throw new ConnectorError('target_exists', `${where} was created by someone else meanwhile (write_mode create never overwrites)`, { schema, table });
+          rows = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${qualified(schema, stage)}`)).rows[0]!.n);
+          if (exists) {
+            await client.query(`ALTER TABLE ${qualified(schema, table)} RENAME TO ${ident(old)}`);
+            await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
+            await copyGrants(client, schema, old, table);
+            await client.query(`DROP TABLE ${qualified(schema, old)}`);
+          } else {
+            await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
+          }
+          await renameDependents(client, schema, table, stage);
+        }
+        await client.query(`INSERT INTO ${qualified(schema, LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES ($1, $2, $3, $4)`, [input.deliveryId, table, mode, rows]);
+        await client.query('COMMIT');
+        return result(rows, mode);
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        if ((error as { code?: string }).code === '2BP01') {
+          throw new ConnectorError('invalid_data', `${what}: ${where} cannot be replaced while other objects (views, foreign keys) depend on it; drop them or use write_mode append`, { ...triedOf(config), schema, table, sqlstate: '2BP01' }, false);
+        }
+        throw classifyPg(error, `${what}: delivering to ${where}`, { schema, table });
+      }
+    });
+  } finally {
+    await dropStage();
+  }
+}

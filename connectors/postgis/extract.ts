@@ -1,0 +1,102 @@
+import path from 'node:path';
+import { stat } from 'node:fs/promises';
+import { safeFilename } from '../../geo/dataset-files.js';
+import { gdal } from '../../geo/gdal.js';
+import { ConnectorError } from '../shared/errors.js';
+import { asSubquery } from '../shared/sql.js';
+import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
+import { geometryColumnOf, geometryLabel } from './catalog.js';
+import { describeServer, ident, literal, qualified, withClient, type PostgisConfig } from './client.js';
+import { libpqFor, ogr2ogrPg } from './ogr.js';
+
+/*
+ * A table (or view) or a SELECT, read into one GeoPackage in the work folder by ogr2ogr. Checks
+ * come first, over node-postgres, so a missing table, a bad query or a missing privilege is named
+ * precisely (by SQLSTATE) before any transfer starts. The session is read-only: a Source never
+ * writes, whatever its query says.
+ */
+
+export type PostgisResource = { schema: string; table: string; cursor_column?: string } | { query: string };
+
+/** What a PostGIS Source remembers between Runs: the cursor column and the largest value read. */
+export interface PostgisCursor {
+  column: string;
+  /** The value as PostgreSQL prints it (`max(col)::text`); compared in SQL as a literal of the column's type. */
+  value: string | null;
+}
+
+
+export async function extractPostgis(config: PostgisConfig, resource: PostgisResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
+  const what = describeServer(config);
+  let sql: string;
+  let layerName: string;
+  let nlt: string | undefined;
+  let sync: ExtractResult['sync'];
+
+  if ('query' in resource) {
+    const subquery = asSubquery(resource.query);
+    await withClient(config, ctx, async (client) => {
+      // Planned and run with no rows, in a read-only transaction: a single SELECT that can run.
+      await client.query('BEGIN READ ONLY');
+      try {
+        await client.query(`SELECT * FROM ${subquery} AS geoflow_query LIMIT 0`);
+      } finally {
+        await client.query('ROLLBACK').catch(() => undefined);
+      }
+    });
+    sql = `SELECT * FROM ${subquery} AS geoflow_query`;
+    layerName = 'query';
+  } else {
+    const { schema, table, cursor_column: cursorColumn } = resource;
+    const relation = qualified(schema, table);
+    const previous = (options.sync?.cursor ?? null) as PostgisCursor | null;
+    // A cursor kept for another column (the Job changed it) does not apply.
+    const last = cursorColumn && previous?.column === cursorColumn ? previous.value : null;
+    const found = await withClient(config, ctx, async (client) => {
+      const exists = await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [schema, table]);
+      if (!exists.rowCount) throw new ConnectorError('not_found', `${what}: no table or view "${schema}"."${table}" in database ${config.database}`, { schema, table });
+      await client.query(`SELECT * FROM ${relation} LIMIT 0`);
+      const geometry = await geometryColumnOf(client, schema, table);
+      let max: string | null = null;
+      if (cursorColumn) {
+        const r = await client.query<{ max: string | null }>(
+          `SELECT max(${ident(cursorColumn)})::text AS max FROM ${relation}${last !== null ? ` WHERE ${ident(cursorColumn)} > ${literal(last)}` : ''}`,
+        );
+        max = r.rows[0]?.max ?? null;
+      }
+      return { geometry, max };
+    });
+    if (cursorColumn && last !== null && found.max === null) {
+      // Nothing newer than the last Run: the rest of the Run is skipped.
+      return { file: '', filename: '', bytes: 0, features: 0, sync: options.sync!, unchanged: true };
+    }
+    const where: string[] = [];
+    if (cursorColumn && last !== null) where.push(`${ident(cursorColumn)} > ${literal(last)}`);
+    // Rows committed after the max was read wait for the next Run.
+    if (cursorColumn && found.max !== null) where.push(`${ident(cursorColumn)} <= ${literal(found.max)}`);
+    sql = `SELECT * FROM ${relation}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+    layerName = table;
+    // A query result has no declared geometry type; the table's column has one.
+    if (found.geometry && found.geometry.type.toUpperCase() !== 'GEOMETRY') nlt = geometryLabel(found.geometry.type, found.geometry.dims).replace(' ', '');
+    if (cursorColumn) sync = { cursor: { column: cursorColumn, value: found.max ?? last } satisfies PostgisCursor };
+  }
+
+  const filename = `${safeFilename(layerName)}.gpkg`;
+  const file = path.join(ctx.workDir, filename);
+  const libpq = await libpqFor(config, ctx, { readOnly: true });
+  try {
+    await ogr2ogrPg(config, ctx, `Reading ${'query' in resource ? 'the query' : `"${resource.schema}"."${resource.table}"`}`,
+      ['-f', 'GPKG', file, libpq.dataset, '-sql', sql, '-nln', layerName, ...(nlt ? ['-nlt', nlt] : [])], file);
+  } finally {
+    await libpq.close();
+  }
+  const bytes = (await stat(file)).size;
+  const ds = await gdal.openAsync(file);
+  let features: number | undefined;
+  try {
+    features = await ds.layers.get(0).features.countAsync();
+  } finally {
+    ds.close();
+  }
+  return { file, filename, bytes, features, ...(sync ? { sync } : {}) };
+}

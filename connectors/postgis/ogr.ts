@@ -1,0 +1,78 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+import { runOgr2ogr, type Ogr2ogrFailure } from '../shared/ogr2ogr.js';
+import type { ConnectorContext } from '../types.js';
+import { CONNECT_TIMEOUT_MS, describeServer, triedOf, type PostgisConfig } from './client.js';
+
+/*
+ * GDAL's PostgreSQL driver (libpq) for the bulk part of an extract or a delivery, run as ogr2ogr.
+ * The password never appears in the connection string (which is on ogr2ogr's command line), in
+ * the service's environment or in a log: it is written to a libpq password file, mode 0600, in a
+ * folder of its own (mode 0700) inside the call's work folder, named by the connection string's
+ * `passfile` parameter, and removed when the transfer ends.
+ */
+
+/** A libpq connection-string value, quoted ('…' with \ and ' escaped). */
+const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/** A .pgpass field: \ and : escaped. */
+const passField = (value: string) => value.replace(/\\/g, '\\\\').replace(/:/g, '\\:');
+
+/** Debian's bundle of the system's trusted CAs: what node-postgres verifies against too. */
+const SYSTEM_CAS = '/etc/ssl/certs/ca-certificates.crt';
+
+export interface Libpq {
+  /** `PG:host=… dbname=…` for GDAL, without the password. */
+  dataset: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The GDAL dataset name of the connection and its private password file. `readOnly` makes every
+ * transaction of the session read-only (a Source's query can never write).
+ */
+export async function libpqFor(config: PostgisConfig, ctx: ConnectorContext, options: { readOnly?: boolean } = {}): Promise<Libpq> {
+  const dir = await mkdtemp(path.join(ctx.workDir, '.pg-'));
+  const passfile = path.join(dir, 'pgpass');
+  await writeFile(passfile, `*:*:*:*:${passField(config.password ?? '')}\n`, { mode: 0o600 });
+  const params: Record<string, string> = {
+    host: config.host,
+    port: String(config.port),
+    dbname: config.database,
+    user: config.username,
+    passfile,
+    sslmode: config.ssl_mode,
+    connect_timeout: String(CONNECT_TIMEOUT_MS / 1000),
+    application_name: 'geoflow',
+  };
+  if (config.ssl_mode === 'verify-ca' || config.ssl_mode === 'verify-full') params.sslrootcert = SYSTEM_CAS;
+  if (options.readOnly) params.options = '-c default_transaction_read_only=on';
+  const dataset = `PG:${Object.entries(params).map(([k, v]) => `${k}=${quote(v)}`).join(' ')}`;
+  return { dataset, close: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** libpq and PostgreSQL messages GDAL passes on, by what they mean. */
+const messageReasons: [RegExp, ConnectorFailureReason][] = [
+  [/password authentication failed|no pg_hba\.conf entry|role .* does not exist/i, 'authentication_failed'],
+  [/database .* does not exist|relation .* does not exist|schema .* does not exist/i, 'not_found'],
+  [/permission denied|read-only transaction/i, 'permission_denied'],
+  [/SSL|certificate/i, 'tls_error'],
+  [/timeout expired|canceling statement due to statement timeout/i, 'timeout'],
+  [/could not connect|Connection refused|could not translate host name|server closed the connection|no route to host/i, 'unreachable'],
+  [/out of memory|could not extend file|No space left/i, 'server_error'],
+];
+
+/** A failed ogr2ogr against PostgreSQL as a ConnectorError; data problems are invalid_data. */
+export function pgTransferFailure(config: PostgisConfig, what: string) {
+  return (failure: Ogr2ogrFailure): ConnectorError => {
+    const text = failure.errors.join(' ');
+    const reason = messageReasons.find(([re]) => re.test(text))?.[1] ?? 'invalid_data';
+    const first = failure.errors.find((e) => !/^Terminating translation prematurely/i.test(e)) ?? `ogr2ogr exited with ${failure.exitCode}`;
+    return new ConnectorError(reason, `${what} (${describeServer(config)}): ${first}`, { ...triedOf(config), errors: failure.errors.slice(0, 5) });
+  };
+}
+
+export async function ogr2ogrPg(config: PostgisConfig, ctx: ConnectorContext, what: string, args: string[], limitFile?: string): Promise<void> {
+  await runOgr2ogr({ args, label: `${what} (${describeServer(config)})`, ...(limitFile ? { limitFile } : {}) }, ctx, pgTransferFailure(config, what));
+}

@@ -1,0 +1,104 @@
+import path from 'node:path';
+import { prepareUpload, type DatasetRef } from '../../geo/dataset-files.js';
+import { errorText, openDataset, scrubPaths } from '../../geo/gdal.js';
+import { splitGeometryType } from '../../geo/labels.js';
+import { DomainError } from '../../domain/errors.js';
+import type { DeliverInput } from '../types.js';
+import { ConnectorError } from './errors.js';
+
+/*
+ * The converted output of a Workspace or Run, as one layer a database target can load: which file
+ * GDAL opens (a .zip is unpacked), which layer, and the geometry type the table gets. Database
+ * tables hold one geometry type, so the type is decided from the data, not only from what the
+ * file declares: a shapefile says "Polygon" for layers holding multipolygons too, and GeoJSON says
+ * "Unknown" for a mix. Parts of one family (Polygon + MultiPolygon) are promoted to the multi
+ * type; unrelated families (points and polygons) get a generic geometry column.
+ */
+
+export interface VectorInput {
+  ref: DatasetRef;
+  layer: string;
+  /** Flat base geometry code of the column to create (0 = generic, 100 = no geometry) … */
+  base: number;
+  z: boolean;
+  m: boolean;
+  /** … and the same as an ogr2ogr -nlt value (MULTIPOLYGON, POINTZ, GEOMETRY, NONE). */
+  nlt: string;
+  /** Whether some features have no geometry (a spatial index that needs NOT NULL cannot be built). */
+  nullGeometries: boolean;
+  /** Features in the layer, when GDAL knows it cheaply. */
+  features: number | null;
+}
+
+const names: Record<number, string> = {
+  0: 'GEOMETRY', 1: 'POINT', 2: 'LINESTRING', 3: 'POLYGON', 4: 'MULTIPOINT', 5: 'MULTILINESTRING', 6: 'MULTIPOLYGON', 7: 'GEOMETRYCOLLECTION',
+  8: 'CIRCULARSTRING', 9: 'COMPOUNDCURVE', 10: 'CURVEPOLYGON', 11: 'MULTICURVE', 12: 'MULTISURFACE', 15: 'POLYHEDRALSURFACE', 16: 'TIN', 17: 'TRIANGLE',
+};
+const codes = Object.fromEntries(Object.entries(names).map(([code, name]) => [name, Number(code)]));
+
+/** The multi type of a single-part type (POINT → MULTIPOINT …); itself otherwise. */
+const multiOf: Record<number, number> = { 1: 4, 2: 5, 3: 6, 4: 4, 5: 5, 6: 6 };
+
+/** One column type for the geometry types seen in the data (OGR names, e.g. POLYGON). */
+export function columnGeometryType(declaredBase: number, seen: string[]): number {
+  const bases = [...new Set(seen.map((s) => codes[s.replace(/\s*(ZM|Z|M)$/i, '').toUpperCase()] ?? 0))];
+  if (bases.length === 0) return declaredBase;
+  if (bases.length === 1) return bases[0]!;
+  const multis = new Set(bases.map((b) => multiOf[b] ?? -1));
+  if (multis.size === 1 && !multis.has(-1)) return [...multis][0]!;
+  return 0;
+}
+
+export const nltOf = (base: number, z: boolean, m: boolean) => (base === 100 ? 'NONE' : `${names[base] ?? 'GEOMETRY'}${z && m ? 'ZM' : z ? 'Z' : m ? 'M' : ''}`);
+
+/** Opens the output of a delivery and picks its one layer and the column type for it. */
+export async function vectorInput(input: DeliverInput, workDir: string): Promise<VectorInput> {
+  let ref: DatasetRef;
+  try {
+    // Our own output: a .zip is unpacked like an upload (a shapefile with its companions).
+    ref = await prepareUpload(input.file, input.filename, path.join(workDir, 'input'), { maxUncompressedBytes: 1024 ** 4 });
+  } catch (error) {
+    throw new ConnectorError('invalid_data', `The converted output cannot be opened: ${error instanceof DomainError ? error.message : scrubPaths(errorText(error))}`, {}, false);
+  }
+  let ds;
+  try {
+    ds = await openDataset(ref);
+  } catch (error) {
+    throw new ConnectorError('invalid_data', `The converted output cannot be opened: ${error instanceof DomainError ? error.message : scrubPaths(errorText(error))}`, {}, false);
+  }
+  try {
+    const layers: string[] = [];
+    ds.layers.forEach((l) => {
+      layers.push(l.name);
+    });
+    let layer: string | undefined;
+    if (layers.length === 1) layer = layers[0];
+    else if (input.layers.length === 1 && layers.includes(input.layers[0]!)) layer = input.layers[0];
+    if (!layer) {
+      throw new ConnectorError(
+        'invalid_data',
+        `The converted output has ${layers.length} layers (${layers.join(', ')}); a database table takes one: convert a single layer for this target`,
+        { layers },
+        false,
+      );
+    }
+    const l = ds.layers.get(layer);
+    const declared = splitGeometryType(l.geomType);
+    let base = declared.base;
+    let nullGeometries = false;
+    if (base !== 100) {
+      const seen: string[] = [];
+      const result = await ds.executeSQLAsync(`SELECT DISTINCT OGR_GEOMETRY FROM "${layer.replace(/"/g, '""')}"`, undefined, 'OGRSQL');
+      for await (const f of result.features) {
+        const name = f.fields.get(0);
+        if (typeof name === 'string' && name) seen.push(name);
+        else nullGeometries = true;
+      }
+      base = columnGeometryType(declared.base, seen);
+    }
+    const features = await l.features.countAsync().catch(() => null);
+    return { ref, layer, base, z: declared.z, m: declared.m, nlt: nltOf(base, declared.z, declared.m), nullGeometries, features };
+  } finally {
+    ds.close();
+  }
+}

@@ -1,0 +1,290 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgis } from '../../connectors/postgis/index.js';
+import { ConnectorError } from '../../connectors/shared/errors.js';
+import type { DeliverInput } from '../../connectors/types.js';
+import { gdal } from '../../geo/gdal.js';
+import { closedPort, connectorContext, silentServer } from '../support/connector-context.js';
+import { skipWithoutDatabase } from '../support/database.js';
+import { fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';
+import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
+
+/** The postgis connector against the suite's real PostgreSQL 15 + PostGIS 3. */
+describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
+  let db: PostgisDatabase;
+  let dir: string;
+
+  beforeAll(async () => {
+    db = await createPostgisDatabase();
+    dir = fixtureDir();
+    await db.sql(`
+      CREATE SCHEMA "Bäume";
+      CREATE TABLE "Bäume"."Parzellen Ü" (id serial PRIMARY KEY, "Name" text, "größe" numeric, updated integer NOT NULL DEFAULT 0, geom geometry(MultiPolygon, 2056));
+      INSERT INTO "Bäume"."Parzellen Ü" ("Name", "größe", updated, geom) VALUES
+        ('Zürich', 12.5, 1, ST_Multi(ST_GeomFromText('POLYGON((2600000 1200000,2600100 1200000,2600100 1200100,2600000 1200000))', 2056))),
+        ('Genève', 3, 2, ST_Multi(ST_GeomFromText('POLYGON((2500000 1100000,2500100 1100000,2500100 1100100,2500000 1100000))', 2056)));
+      CREATE VIEW "Bäume".punkte AS SELECT id, ST_Centroid(geom)::geometry(Point, 2056) AS geom FROM "Bäume"."Parzellen Ü";
+      CREATE TABLE "Bäume".plain (a int);
+      ALTER SCHEMA "Bäume" OWNER TO ${db.config.username};
+      ALTER TABLE "Bäume"."Parzellen Ü" OWNER TO ${db.config.username};
+      ALTER VIEW "Bäume".punkte OWNER TO ${db.config.username};
+      ALTER TABLE "Bäume".plain OWNER TO ${db.config.username};
+    `);
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  const deliverInput = (file: string, extra: Partial<DeliverInput> = {}): DeliverInput => ({
+    file,
+    filename: path.basename(file),
+    format: 'GPKG',
+    mediaType: null,
+    layers: [],
+    deliveryId: randomUUID(),
+    ...extra,
+  });
+  const failure = async (p: Promise<unknown>) => {
+    try {
+      await p;
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConnectorError);
+      return error as ConnectorError;
+    }
+    throw new Error('expected a ConnectorError');
+  };
+
+  describe('test', () => {
+    it('connects and names the server and PostGIS versions', async () => {
+      const r = await postgis.test!(db.config, connectorContext());
+      expect(r).toMatchObject({ ok: true, status: 'ok', tried: { host: db.config.host, port: db.config.port, database: db.config.database, tls: false } });
+      expect(r.message).toMatch(/PostgreSQL 15.*PostGIS 3/);
+      expect(JSON.stringify(r)).not.toContain(db.config.password);
+    });
+
+    it('classifies a wrong password, a missing database, a refused CONNECT, TLS, a closed port and a silent server', async () => {
+      const ctx = () => connectorContext();
+      const wrong = await postgis.test!({ ...db.config, password: 'not-the-password' }, ctx());
+      expect(wrong).toMatchObject({ ok: false, status: 'authentication_failed' });
+      expect(JSON.stringify(wrong)).not.toContain('not-the-password');
+      expect((await postgis.test!({ ...db.config, database: `${db.config.database}_missing` }, ctx())).status).toBe('not_found');
+
+      await db.sql(`CREATE DATABASE ${db.config.database}_closed`);
+      await db.sql(`REVOKE CONNECT ON DATABASE ${db.config.database}_closed FROM PUBLIC`);
+      try {
+        expect((await postgis.test!({ ...db.config, database: `${db.config.database}_closed` }, ctx())).status).toBe('permission_denied');
+      } finally {
+        await db.sql(`DROP DATABASE ${db.config.database}_closed`);
+      }
+
+      // The suite's cluster has no TLS: require must fail, prefer falls back to plain.
+      expect((await postgis.test!({ ...db.config, ssl_mode: 'require' }, ctx())).status).toBe('tls_error');
+      expect((await postgis.test!({ ...db.config, ssl_mode: 'prefer' }, ctx())).status).toBe('ok');
+
+      expect((await postgis.test!({ ...db.config, port: await closedPort() }, ctx())).status).toBe('unreachable');
+
+      const silent = await silentServer();
+      try {
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(), 1000);
+        const hung = await postgis.test!({ ...db.config, port: silent.port }, connectorContext({ signal: controller.signal }));
+        expect(hung).toMatchObject({ ok: false, status: 'timeout', tried: { port: silent.port } });
+      } finally {
+        silent.close();
+      }
+    });
+  });
+
+  describe('discover', () => {
+    it('lists schemas, then the tables and views of one with their geometry', async () => {
+      const top = await postgis.discover!(db.config, {}, connectorContext());
+      expect(top).toMatchObject({ host: db.config.host, database: db.config.database });
+      expect(top.schemas).toEqual(expect.arrayContaining(['Bäume', 'public']));
+      expect(top.schemas).not.toContain('pg_catalog');
+      expect(top).not.toHaveProperty('tables');
+
+      const one = await postgis.discover!(db.config, { schema: 'Bäume' }, connectorContext());
+      expect(one.schema).toBe('Bäume');
+      expect(one.tables).toEqual([
+        { schema: 'Bäume', name: 'Parzellen Ü', has_geometry: true, geometry_type: 'MULTIPOLYGON' },
+        { schema: 'Bäume', name: 'plain', has_geometry: false, geometry_type: null },
+        { schema: 'Bäume', name: 'punkte', has_geometry: true, geometry_type: 'POINT' },
+      ]);
+    });
+
+    it('answers not_found for a missing schema', async () => {
+      const e = await failure(postgis.discover!(db.config, { schema: 'nowhere' }, connectorContext()));
+      expect(e.reason).toBe('not_found');
+      expect(e.message).toContain('nowhere');
+    });
+  });
+
+  describe('extract', () => {
+    const read = async (file: string) => {
+      const ds = await gdal.openAsync(file);
+      try {
+        const layer = ds.layers.get(0);
+        const rows = [];
+        for await (const f of layer.features) rows.push({ ...f.fields.toObject(), wkt: f.getGeometry()?.toWKT() });
+        const fields: string[] = [];
+        layer.fields.forEach((f) => {
+          fields.push(f.name);
+        });
+        return { driver: ds.driver.description, name: layer.name, geomType: gdal.Geometry.getName(layer.geomType), srs: layer.srs?.getAuthorityCode(null), fields, rows };
+      } finally {
+        ds.close();
+      }
+    };
+
+    it('reads a table into a GeoPackage, keeping names, geometry type, CRS and non-ASCII text', async () => {
+      const ctx = connectorContext();
+      const r = await postgis.source!.extract(db.config, { schema: 'Bäume', table: 'Parzellen Ü' }, ctx, {});
+      expect(r).toMatchObject({ filename: 'Parzellen Ü.gpkg', features: 2 });
+      expect(r.file.startsWith(ctx.workDir)).toBe(true);
+      expect(r.sync).toBeUndefined();
+      const got = await read(r.file);
+      expect(got).toMatchObject({ driver: 'GPKG', name: 'Parzellen Ü', geomType: 'Multi Polygon', srs: '2056' });
+      expect(got.fields).toEqual(['id', 'Name', 'größe', 'updated']);
+      expect(got.rows.map((row) => row.Name).sort()).toEqual(['Genève', 'Zürich']);
+    });
+
+    it('reads a query; a failing or writing query is classified, and the session cannot write', async () => {
+      const r = await postgis.source!.extract(db.config, { query: 'SELECT "Name", geom -- the big ones\nFROM "Bäume"."Parzellen Ü" WHERE "größe" > 10;\n' }, connectorContext(), {});
+      expect(r).toMatchObject({ filename: 'query.gpkg', features: 1 });
+      expect((await read(r.file)).rows[0]!.Name).toBe('Zürich');
+
+      expect((await failure(postgis.source!.extract(db.config, { query: 'SELECT * FROM nowhere' }, connectorContext(), {}))).reason).toBe('not_found');
+      expect((await failure(postgis.source!.extract(db.config, { query: 'SELEKT 1' }, connectorContext(), {}))).reason).toBe('invalid_data');
+      const writing = await failure(postgis.source!.extract(db.config, { query: 'WITH gone AS (DELETE FROM "Bäume"."Parzellen Ü" RETURNING *) SELECT * FROM gone' }, connectorContext(), {}));
+      expect(writing.reason).toBe('invalid_data');
+      // A write that a subquery allows is stopped by the read-only session.
+      const sequence = await failure(postgis.source!.extract(db.config, { query: `SELECT nextval('"Bäume"."Parzellen Ü_id_seq"') AS n` }, connectorContext(), {}));
+      expect(sequence.reason).toBe('permission_denied');
+      expect((await db.sql<{ n: string }>('SELECT count(*) AS n FROM "Bäume"."Parzellen Ü"'))[0]!.n).toBe('2');
+    });
+
+    it('answers not_found for a missing table and permission_denied for one it may not read', async () => {
+      expect((await failure(postgis.source!.extract(db.config, { schema: 'public', table: 'missing' }, connectorContext(), {}))).reason).toBe('not_found');
+      await db.sql('CREATE TABLE public.secret_table (a int)');
+      expect((await failure(postgis.source!.extract(db.config, { schema: 'public', table: 'secret_table' }, connectorContext(), {}))).reason).toBe('permission_denied');
+    });
+
+    it('reads incrementally with cursor_column: new rows only, then unchanged', async () => {
+      await db.sql(`CREATE TABLE public.events (id serial PRIMARY KEY, seen_at timestamptz NOT NULL, label text, geom geometry(Point, 4326));
+        ALTER TABLE public.events OWNER TO ${db.config.username};
+        INSERT INTO public.events (seen_at, label, geom) VALUES ('2024-01-01T10:00:00Z', 'a', ST_SetSRID(ST_MakePoint(7, 46), 4326)), ('2024-01-02T10:00:00Z', 'b', ST_SetSRID(ST_MakePoint(8, 47), 4326));`);
+      const resource = { schema: 'public', table: 'events', cursor_column: 'seen_at' };
+      const first = await postgis.source!.extract(db.config, resource, connectorContext(), { sync: null });
+      expect(first.features).toBe(2);
+      expect(first.sync?.cursor).toMatchObject({ column: 'seen_at', value: expect.stringContaining('2024-01-02') });
+
+      await db.sql(`INSERT INTO public.events (seen_at, label, geom) VALUES ('2024-01-03T10:00:00Z', 'c''s', ST_SetSRID(ST_MakePoint(9, 48), 4326))`);
+      const second = await postgis.source!.extract(db.config, resource, connectorContext(), { sync: first.sync! });
+      expect(second.features).toBe(1);
+      expect((await read(second.file)).rows.map((row) => row.label)).toEqual(["c's"]);
+      expect(second.sync?.cursor).toMatchObject({ value: expect.stringContaining('2024-01-03') });
+
+      const third = await postgis.source!.extract(db.config, resource, connectorContext(), { sync: second.sync! });
+      expect(third).toMatchObject({ unchanged: true, features: 0 });
+      expect(third.sync).toEqual(second.sync);
+    });
+
+    it('stops at the size limit while writing (too_large)', async () => {
+      await db.sql(`CREATE TABLE public.big AS SELECT i AS id, repeat('x', 200) AS filler, ST_SetSRID(ST_MakePoint(i % 180, (i % 90)), 4326)::geometry(Point, 4326) AS geom FROM generate_series(1, 50000) i;
+        ALTER TABLE public.big OWNER TO ${db.config.username};`);
+      const big = await failure(postgis.source!.extract(db.config, { table: 'big', schema: 'public' }, connectorContext({ maxBytes: 256 * 1024 }), {}));
+      expect(big.reason).toBe('too_large');
+      expect(big.retryable).toBe(false);
+    });
+  });
+
+  describe('deliver', () => {
+    const count = async (table: string, schema = 'public') => Number((await db.sql<{ n: string }>(`SELECT count(*) AS n FROM "${schema}"."${table}"`))[0]!.n);
+    const columnType = async (table: string) =>
+      (await db.sql<{ type: string; srid: number; column: string }>('SELECT type, srid, f_geometry_column AS column FROM geometry_columns WHERE f_table_name = $1', [table]))[0];
+
+    it('replace creates the table, then swaps in new data keeping grants; geometry type promoted to multi, CRS and names kept', async () => {
+      const parcels = mixedPolygonsGeoJson(dir);
+      const first = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'Parcels', write_mode: 'replace' }, deliverInput(parcels, { format: 'GeoJSON' }), connectorContext());
+      expect(first).toEqual({ target: { schema: 'public', table: 'Parcels', write_mode: 'replace' }, rows_written: 2 });
+      expect(await columnType('Parcels')).toEqual({ type: 'MULTIPOLYGON', srid: 2056, column: 'geom' });
+      const rows = await db.sql<{ owner: string; parcel_identifier_long_name: string }>('SELECT owner, parcel_identifier_long_name FROM public."Parcels" ORDER BY 2');
+      expect(rows.map((r) => r.owner)).toEqual(['Müller', 'Løvland']);
+
+      await db.sql('CREATE ROLE reader_' + db.config.database + ' NOLOGIN');
+      await db.sql(`GRANT SELECT ON public."Parcels" TO reader_${db.config.database}`);
+      const points = pointsGeoJson(dir, 7);
+      const second = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'Parcels', write_mode: 'replace' }, deliverInput(points, { format: 'GeoJSON' }), connectorContext());
+      expect(second.rows_written).toBe(7);
+      expect(await count('Parcels')).toBe(7);
+      expect(await columnType('Parcels')).toEqual({ type: 'POINT', srid: 4326, column: 'geom' });
+      const granted = await db.sql<{ ok: boolean }>(`SELECT has_table_privilege('reader_${db.config.database}', 'public."Parcels"', 'SELECT') AS ok`);
+      expect(granted[0]!.ok).toBe(true);
+      // Only the target and the delivery ledger remain: no staging or old tables, indexes named after the target.
+      const tables = await db.sql<{ relname: string }>("SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'i', 'S') ORDER BY relname");
+      const names = tables.map((t) => t.relname);
+      expect(names.filter((n) => n.includes('stage') || n.includes('old_'))).toEqual([]);
+      expect(names).toEqual(expect.arrayContaining(['Parcels', 'Parcels_pkey', '_geoflow_deliveries']));
+      await db.sql(`DROP OWNED BY reader_${db.config.database}; DROP ROLE reader_${db.config.database}`);
+    });
+
+    it('append adds rows, and a retried delivery (same id) writes nothing twice', async () => {
+      const points = pointsGeoJson(dir, 5);
+      const input = deliverInput(points, { format: 'GeoJSON' });
+      const target = { schema: 'Bäume', table: 'Orte', write_mode: 'append' as const };
+      expect((await postgis.destination!.deliver(db.config, target, input, connectorContext())).rows_written).toBe(5);
+      expect((await postgis.destination!.deliver(db.config, target, deliverInput(points, { format: 'GeoJSON' }), connectorContext())).rows_written).toBe(5);
+      expect(await count('Orte', 'Bäume')).toBe(10);
+      const retried = await postgis.destination!.deliver(db.config, target, input, connectorContext());
+      expect(retried).toEqual({ target: { schema: 'Bäume', table: 'Orte', write_mode: 'append' }, rows_written: 5 });
+      expect(await count('Orte', 'Bäume')).toBe(10);
+      const names = await db.sql<{ name: string }>('SELECT name FROM "Bäume"."Orte" ORDER BY ogc_fid LIMIT 2');
+      expect(names.map((n) => n.name)).toEqual(['Genève 0', 'Zürich 1']);
+    });
+
+    it('append with columns the target lacks fails and leaves the target as it was', async () => {
+      const e = await failure(postgis.destination!.deliver(db.config, { schema: 'Bäume', table: 'Orte', write_mode: 'append' }, deliverInput(mixedPolygonsGeoJson(dir)), connectorContext()));
+      expect(e.reason).toBe('invalid_data');
+      expect(e.message).toContain('parcel_identifier_long_name');
+      expect(await count('Orte', 'Bäume')).toBe(10);
+      const leftovers = await db.sql("SELECT relname FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%'");
+      expect(leftovers).toEqual([]);
+    });
+
+    it('append with reinitialize rebuilds the table (staged replace)', async () => {
+      const r = await postgis.destination!.deliver(db.config, { schema: 'Bäume', table: 'Orte', write_mode: 'append' }, deliverInput(pointsGeoJson(dir, 3), { reinitialize: true }), connectorContext());
+      expect(r).toEqual({ target: { schema: 'Bäume', table: 'Orte', write_mode: 'replace' }, rows_written: 3 });
+      expect(await count('Orte', 'Bäume')).toBe(3);
+    });
+
+    it('create makes a new table and refuses an existing one with target_exists', async () => {
+      const shp = zippedShapefile(dir);
+      const made = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp, { format: 'ESRI Shapefile' }), connectorContext());
+      expect(made.rows_written).toBe(25);
+      const again = await failure(postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp), connectorContext()));
+      expect(again.reason).toBe('target_exists');
+      expect(await count('places_from_shp')).toBe(25);
+    });
+
+    it('a missing schema is not_found; a load stopped midway leaves the old table untouched', async () => {
+      expect((await failure(postgis.destination!.deliver(db.config, { schema: 'nowhere', table: 't', write_mode: 'replace' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()))).reason).toBe('not_found');
+
+      const many = manyPointsGpkg(dir, 150_000);
+      const controller = new AbortController();
+      const stopped = postgis.destination!.deliver(db.config, { schema: 'public', table: 'Parcels', write_mode: 'replace' }, deliverInput(many), connectorContext({ signal: controller.signal }));
+      // Cancel once the staging table exists (the load is under way).
+      for (let i = 0; i < 200; i++) {
+        const staging = await db.sql("SELECT 1 FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%' AND relkind = 'r'");
+        if (staging.length) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      controller.abort();
+      expect((await failure(stopped)).reason).toBe('timeout');
+      expect(await count('Parcels')).toBe(7);
+      expect(await columnType('Parcels')).toMatchObject({ type: 'POINT' });
+      const leftovers = await db.sql("SELECT relname FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%'");
+      expect(leftovers).toEqual([]);
+    });
+  });
+});

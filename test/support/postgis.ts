@@ -1,0 +1,62 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { adminUrl } from './database.js';
+
+/**
+ * A throwaway PostGIS database on the suite's cluster, owned by a fresh login role with a
+ * password (so wrong passwords are really refused: the cluster authenticates TCP with
+ * scram-sha-256). `config` is a postgis connector configuration for that role.
+ */
+export interface PostgisDatabase {
+  config: { host: string; port: number; database: string; username: string; password: string; ssl_mode: 'disable' | 'prefer' | 'require' };
+  /** A superuser connection to the database, for arranging and checking. */
+  admin(): Promise<pg.Client>;
+  /** Runs SQL as the superuser in the database. */
+  sql<T extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[]): Promise<T[]>;
+  drop(): Promise<void>;
+}
+
+async function asAdmin<T>(database: string | null, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const url = new URL(adminUrl!);
+  if (database) url.pathname = `/${database}`;
+  const c = new pg.Client({ connectionString: url.toString() });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+export async function createPostgisDatabase(): Promise<PostgisDatabase> {
+  if (!adminUrl) throw new Error('SVC_TEST_DATABASE_URL is not set');
+  const suffix = randomBytes(5).toString('hex');
+  const database = `gis_${suffix}`;
+  const username = `loader_${suffix}`;
+  const password = `pw-${randomBytes(12).toString('hex')}`;
+  await asAdmin(null, async (c) => {
+    await c.query(`CREATE ROLE ${username} LOGIN PASSWORD '${password}'`);
+    await c.query(`CREATE DATABASE ${database} OWNER ${username}`);
+  });
+  await asAdmin(database, (c) => c.query('CREATE EXTENSION postgis'));
+  const url = new URL(adminUrl);
+  return {
+    config: { host: url.hostname, port: Number(url.port || 5432), database, username, password, ssl_mode: 'disable' },
+    async admin() {
+      const u = new URL(adminUrl!);
+      u.pathname = `/${database}`;
+      const c = new pg.Client({ connectionString: u.toString() });
+      await c.connect();
+      return c;
+    },
+    async sql<T extends pg.QueryResultRow>(text: string, values: unknown[] = []) {
+      return asAdmin(database, async (c) => (await c.query<T>(text, values)).rows);
+    },
+    async drop() {
+      await asAdmin(null, async (c) => {
+        await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+        await c.query(`DROP ROLE IF EXISTS ${username}`);
+      });
+    },
+  };
+}
