@@ -1,6 +1,27 @@
 import { z } from 'zod';
-import { destinationNotImplemented, host, identifier, name, port, secret, sourceNotImplemented, username, writeMode } from '../shared/fields.js';
-import type { ConnectorDefinition } from '../types.js';
+import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
+import type { ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
+import { classifyMysql, describeServer, triedOf, withConnection, type MysqlConfig } from './client.js';
+import { deliverMysql, type MysqlTarget } from './deliver.js';
+import { extractMysql, type MysqlResource } from './extract.js';
+
+/** A configuration the registry has already parsed with the schema below. */
+const settings = (config: Record<string, unknown>) => config as unknown as MysqlConfig;
+
+const source: SourceSupport<MysqlResource> = {
+  resource: z.union([z.strictObject({ table: identifier('Table or view') }), z.strictObject({ query: z.string().min(1).max(100_000).describe('One SELECT statement') })]),
+  shorthand: 'table',
+  resourceRequired: true,
+  importable: true,
+  incremental: false,
+  extract: (config, resource, ctx) => extractMysql(settings(config), resource, ctx),
+};
+
+const destination: DestinationSupport<MysqlTarget> = {
+  target: z.strictObject({ table: identifier('Table (created when missing)'), write_mode: writeMode }),
+  deliverable: true,
+  deliver: (config, target, input, ctx) => deliverMysql(settings(config), target, input, ctx),
+};
 
 export const mysql: ConnectorDefinition = {
   type: 'mysql',
@@ -12,17 +33,57 @@ export const mysql: ConnectorDefinition = {
     database: name('Database name'),
     username,
     password: secret('Password'),
-    ssl: z.boolean().default(false).describe('Require TLS'),
+    ssl: z.boolean().default(false).describe("Require TLS, the certificate verified against the system's CAs (connection tests only: see the notes)"),
   }),
   secrets: ['password'],
   example: { host: 'mysql.example.org', port: 3306, database: 'gis', username: 'loader', password: '…' },
-  implemented: false,
-  verifiedAgainst: 'MariaDB (Debian) started by the tests',
-  source: sourceNotImplemented(
-    'mysql',
-    z.union([z.strictObject({ table: identifier('Table or view') }), z.strictObject({ query: z.string().min(1).max(100_000).describe('A SELECT statement') })]),
-    true,
-    'table',
-  ),
-  destination: destinationNotImplemented('mysql', z.strictObject({ table: identifier('Table'), write_mode: writeMode })),
+  implemented: true,
+  verifiedAgainst: 'MariaDB 10.11 (Debian) started by the tests',
+  notes: [
+    '**Test** connects (mysql2) and reports the server version. Failures are classified by the server\'s error codes:',
+    '`authentication_failed` (wrong password, unknown user), `not_found` (no such database), `permission_denied` (no',
+    'privilege on the database), `tls_error` (`ssl: true` against a server without TLS), `unreachable`, `timeout`.',
+    '',
+    '**Import** (`source_resource`): `{"table": "parcels"}` (the string `"parcels"` means that) or `{"query": "SELECT …"}`',
+    '(one SELECT; it is checked in a read-only transaction first and run as a subquery, so it cannot write). GDAL\'s MySQL',
+    'driver reads it into one GeoPackage layer named after the table (`query` for a query). GDAL does not read the CRS of',
+    'MariaDB columns: the SRID of the first geometry is read and assigned (SRID 0 means no CRS). No incremental reads.',
+    '',
+    '**Deliver** (`destination_target`): `{"table": "parcels", "write_mode": "replace"}`. The output (one layer) is first',
+    'loaded into a staging table `_geoflow_stage_…` (InnoDB), then: `replace` swaps it in with one atomic',
+    '`RENAME TABLE target TO old, staging TO target` and drops the old table (readers see the old or the new table,',
+    'never none; grants, which MySQL keeps by table name, still apply); `append` inserts the staging rows (columns matched',
+    'by name; every output column must exist in the target) in one transaction that also records the delivery; a missing',
+    'target is created; `create` fails with `target_exists` when the table exists. A failed load leaves the target',
+    'untouched. Idempotent per delivery: appends record their id in `_geoflow_deliveries` in the same transaction; a',
+    'replaced or created table carries the delivery\'s mark in its table comment, so a retry after the rename only records',
+    'it. New tables get `geom` (with a spatial index when every feature has a geometry) and `ogc_fid`; a replaced table',
+    'keeps its geometry column name; field names are kept (quoted), text is utf8mb4. On MariaDB GDAL keeps its own',
+    '`geometry_columns` / `spatial_ref_sys` tables in the database, and writes its own ids there as SRIDs: the staged',
+    'geometries are given the EPSG code of the output\'s CRS before the swap. GDAL inserts row by row, so large loads',
+    'are slower than into PostGIS (about as fast as the server commits). Not verified against MySQL 8, whose geographic',
+    'CRSs have latitude-first axis order.',
+    '',
+    '**Credentials and TLS**: mysql2 gets the password in memory; GDAL\'s ogr2ogr child gets it in the MYSQL_PWD variable of',
+    'its own environment (built from nothing, readable only by the service\'s user), never on its command line or in a',
+    'log. GDAL\'s MySQL driver has no TLS settings, so with `ssl: true` tests run over TLS but imports and deliveries are',
+    'refused with `tls_error` rather than sent in the clear: use a trusted network or an SSH tunnel.',
+  ].join('\n'),
+  async test(config, ctx): Promise<TestResult> {
+    const c = settings(config);
+    const started = Date.now();
+    const tried = triedOf(c);
+    try {
+      const version = await withConnection(c, ctx, async (connection) => {
+        const [r] = await connection.query('SELECT VERSION() AS version');
+        return String((r as { version: string }[])[0]!.version);
+      });
+      return { ok: true, status: 'ok', message: `Connected to ${/mariadb/i.test(version) ? 'MariaDB' : 'MySQL'} ${version} as ${c.username}${c.ssl ? ' over TLS' : ''}`, tried, duration_ms: Date.now() - started };
+    } catch (error) {
+      const failure = classifyMysql(error, describeServer(c));
+      return { ok: false, status: failure.reason, message: failure.message, tried, duration_ms: Date.now() - started };
+    }
+  },
+  source,
+  destination,
 };

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { prepareUpload, type DatasetRef } from '../../geo/dataset-files.js';
-import { errorText, openDataset, scrubPaths } from '../../geo/gdal.js';
-import { splitGeometryType } from '../../geo/labels.js';
+import { errorText, layerSrs, openDataset, scrubPaths } from '../../geo/gdal.js';
+import { crsLabel, splitGeometryType } from '../../geo/labels.js';
 import { DomainError } from '../../domain/errors.js';
 import type { DeliverInput } from '../types.js';
 import { ConnectorError } from './errors.js';
@@ -26,6 +26,8 @@ export interface VectorInput {
   nlt: string;
   /** Whether some features have no geometry (a spatial index that needs NOT NULL cannot be built). */
   nullGeometries: boolean;
+  /** The layer's EPSG code, when its CRS is or matches one. */
+  epsg: number | null;
   /** Features in the layer, when GDAL knows it cheaply. */
   features: number | null;
 }
@@ -97,7 +99,8 @@ export async function vectorInput(input: DeliverInput, workDir: string): Promise
       base = columnGeometryType(declared.base, seen);
     }
     const features = await l.features.countAsync().catch(() => null);
-    return { ref, layer, base, z: declared.z, m: declared.m, nlt: nltOf(base, declared.z, declared.m), nullGeometries, features };
+    const epsg = /^EPSG:(\d+)$/.exec(crsLabel(layerSrs(l)) ?? '')?.[1];
+    return { ref, layer, base, z: declared.z, m: declared.m, nlt: nltOf(base, declared.z, declared.m), nullGeometries, epsg: epsg ? Number(epsg) : null, features };
   } finally {
     ds.close();
   }

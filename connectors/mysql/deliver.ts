@@ -1,0 +1,187 @@
+import { createHash } from 'node:crypto';
+import type mysql from 'mysql2/promise';
+import { ConnectorError } from '../shared/errors.js';
+import { vectorInput } from '../shared/vector-input.js';
+import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
+import { CONNECT_TIMEOUT_MS, describeServer, ident, withConnection, type MysqlConfig } from './client.js';
+import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
+
+/*
+ * Delivery into a MySQL / MariaDB table. The output is first loaded by ogr2ogr (GDAL's MySQL
+ * driver) into a staging table of its own, then:
+ *   replace  RENAME TABLE target TO old, staging TO target: one atomic statement, so readers see
+ *            the old table or the new one, never none; then the old one is dropped;
+ *   append   the staging rows are inserted into the target in one InnoDB transaction that also
+ *            records the delivery id (a missing target is created like `create`);
+ *   create   RENAME TABLE staging TO target; an existing target is target_exists.
+ * A failed load never touches the target. DDL commits on its own in MySQL, so a rename cannot
+ * share a transaction with the delivery ledger: the swapped-in table carries the delivery's mark
+ * in its table comment instead, and a retry that finds its own mark on the target knows the
+ * rename happened and only records it.
+ */
+
+export type WriteMode = 'replace' | 'append' | 'create';
+export interface MysqlTarget {
+  table: string;
+  write_mode: WriteMode;
+}
+
+const PREFIX = '_geoflow_';
+const LEDGER = `${PREFIX}deliveries`;
+const GEOMETRY_NAME = 'geom';
+const FID = 'ogc_fid';
+const geometryDataTypes = ['point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection', 'geomcollection', 'geometry'];
+
+const tag = (deliveryId: string) => createHash('sha256').update(deliveryId).digest('hex').slice(0, 16);
+const markOf = (deliveryId: string) => `geoflow delivery ${tag(deliveryId)}`;
+
+type Row = Record<string, unknown>;
+const rows = async (c: mysql.Connection, sql: string, values: unknown[] = []) => (await c.query(sql, values))[0] as Row[];
+
+async function tableInfo(c: mysql.Connection, table: string): Promise<{ comment: string } | null> {
+  const r = await rows(c, 'SELECT table_comment AS comment FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?', [table]);
+  return r[0] ? { comment: String(r[0].comment ?? '') } : null;
+}
+
+async function recorded(c: mysql.Connection, deliveryId: string): Promise<{ rows_written: number; write_mode: WriteMode } | null> {
+  if (!(await tableInfo(c, LEDGER))) return null;
+  const r = await rows(c, `SELECT rows_written, write_mode FROM ${ident(LEDGER)} WHERE delivery_id = ?`, [deliveryId]);
+  return r[0] ? { rows_written: Number(r[0].rows_written), write_mode: r[0].write_mode as WriteMode } : null;
+}
+
+const record = (c: mysql.Connection, deliveryId: string, table: string, mode: WriteMode, count: number) =>
+  c.query(`INSERT INTO ${ident(LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES (?, ?, ?, ?)`, [deliveryId, table, mode, count]);
+
+const countRows = async (c: mysql.Connection, table: string) => Number((await rows(c, `SELECT COUNT(*) AS n FROM ${ident(table)}`))[0]!.n);
+
+async function columnsOf(c: mysql.Connection, table: string): Promise<{ name: string; type: string }[]> {
+  const r = await rows(c, 'SELECT column_name AS name, data_type AS type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position', [table]);
+  return r.map((x) => ({ name: String(x.name), type: String(x.type).toLowerCase() }));
+}
+
+/**
+ * On MariaDB (and MySQL < 8) GDAL's MySQL driver writes its own spatial_ref_sys ids as SRIDs (1, 2
+ * …), which no other tool understands: the staged geometries get the EPSG code instead. MySQL 8
+ * gets EPSG codes from GDAL already, so nothing is rewritten there.
+ */
+async function useEpsg(c: mysql.Connection, stage: string, column: string, epsg: number | null): Promise<void> {
+  if (!epsg) return;
+  const [found] = await rows(c, `SELECT ST_SRID(${ident(column)}) AS srid FROM ${ident(stage)} WHERE ${ident(column)} IS NOT NULL LIMIT 1`);
+  if (!found || Number(found.srid) === epsg) return;
+  await c.query(`UPDATE ${ident(stage)} SET ${ident(column)} = ST_GeomFromWKB(ST_AsWKB(${ident(column)}), ?) WHERE ${ident(column)} IS NOT NULL`, [epsg]);
+  if (await tableInfo(c, 'geometry_columns')) await c.query('UPDATE geometry_columns SET srid = ? WHERE f_table_name = ?', [epsg, stage]);
+}
+
+/** GDAL's MySQL driver keeps a geometry_columns table on MariaDB and MySQL < 8: keep it naming the target. */
+async function renameMetadata(c: mysql.Connection, stage: string, table: string): Promise<void> {
+  if (!(await tableInfo(c, 'geometry_columns'))) return;
+  await c.query('DELETE FROM geometry_columns WHERE f_table_name = ?', [table]);
+  await c.query('UPDATE geometry_columns SET f_table_name = ? WHERE f_table_name = ?', [table, stage]);
+}
+
+export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> {
+  refuseTls(config);
+  const { table } = target;
+  const mode: WriteMode = input.reinitialize && target.write_mode === 'append' ? 'replace' : target.write_mode;
+  const where = `\`${table}\``;
+  const what = describeServer(config);
+  const id = tag(input.deliveryId);
+  const stage = `${PREFIX}stage_${id}`;
+  const old = `${PREFIX}old_${id}`;
+  const mark = markOf(input.deliveryId);
+  const result = (count: number, m: WriteMode): DeliveryResult => ({ target: { database: config.database, table, write_mode: m }, rows_written: count });
+  const dropStage = () =>
+    withConnection(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (c) => c.query(`DROP TABLE IF EXISTS ${ident(stage)}`)).catch(() => undefined);
+
+  const before = await withConnection(config, ctx, async (c) => {
+    const done = await recorded(c, input.deliveryId);
+    if (done) return { done };
+    const existing = await tableInfo(c, table);
+    if (existing?.comment === mark && mode !== 'append') {
+      // The rename of an earlier attempt of this delivery happened; its record did not.
+      const count = await countRows(c, table);
+      await c.query(`CREATE TABLE IF NOT EXISTS ${ident(LEDGER)} (delivery_id VARCHAR(255) PRIMARY KEY, target_table VARCHAR(64) NOT NULL, write_mode VARCHAR(16) NOT NULL, rows_written BIGINT NOT NULL, delivered_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB`);
+      await record(c, input.deliveryId, table, mode, count);
+      return { done: { rows_written: count, write_mode: mode } };
+    }
+    if (mode === 'create' && existing) throw new ConnectorError('target_exists', `${where} already exists in database ${config.database} (write_mode create never overwrites)`, { table });
+    await c.query(
+      `CREATE TABLE IF NOT EXISTS ${ident(LEDGER)} (delivery_id VARCHAR(255) PRIMARY KEY, target_table VARCHAR(64) NOT NULL, write_mode VARCHAR(16) NOT NULL, rows_written BIGINT NOT NULL, delivered_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB`,
+    );
+    await c.query(`DROP TABLE IF EXISTS ${ident(stage)}`);
+    const geometry = existing ? (await columnsOf(c, table)).find((col) => geometryDataTypes.includes(col.type)) : undefined;
+    return { done: null, geometryName: geometry?.name ?? GEOMETRY_NAME };
+  });
+  if (before.done) return result(before.done.rows_written, before.done.write_mode);
+
+  const layer = await vectorInput(input, ctx.workDir);
+  try {
+    await ogr2ogrMysql(config, ctx, `Loading ${where}`, [
+      '-f', 'MySQL', mysqlDataset(config, [LEDGER]), layer.ref.path, layer.layer,
+      ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
+      '-nln', stage,
+      '-nlt', layer.nlt,
+      '-lco', `GEOMETRY_NAME=${before.geometryName}`,
+      '-lco', `FID=${FID}`,
+      '-lco', 'LAUNDER=NO',
+      '-lco', 'ENGINE=InnoDB',
+      // A spatial index needs every geometry present (NOT NULL).
+      '-lco', `SPATIAL_INDEX=${layer.nullGeometries || layer.nlt === 'NONE' ? 'NO' : 'YES'}`,
+      '-gt', '65536',
+    ]);
+  } catch (error) {
+    await dropStage();
+    throw error;
+  }
+
+  try {
+    return await withConnection(config, ctx, async (c) => {
+      // One change of this target at a time (two Jobs, or a retry racing its first attempt).
+      const lock = `geoflow:${config.database}.${table}`.slice(0, 64);
+      const [got] = await rows(c, 'SELECT GET_LOCK(?, 60) AS ok', [lock]);
+      if (Number(got?.ok) !== 1) throw new ConnectorError('timeout', `${what}: another delivery to ${where} held it for 60 s`, { table });
+      try {
+        const done = await recorded(c, input.deliveryId);
+        if (done) return result(done.rows_written, done.write_mode);
+        if (layer.nlt !== 'NONE') await useEpsg(c, stage, before.geometryName, layer.epsg);
+        const existing = await tableInfo(c, table);
+        if (mode === 'append' && existing) {
+          const targetColumns = new Set((await columnsOf(c, table)).map((col) => col.name));
+          const stageColumns = (await columnsOf(c, stage)).map((col) => col.name).filter((n) => n !== FID);
+          const missing = stageColumns.filter((n) => !targetColumns.has(n));
+          if (missing.length) {
+            throw new ConnectorError('invalid_data', `${where} has no column ${missing.map((m) => `\`${m}\``).join(', ')}: append needs every column of the output in the target (use replace to change the table's columns)`, { missing_columns: missing }, false);
+          }
+          await c.query('START TRANSACTION');
+          try {
+            const list = stageColumns.map(ident).join(', ');
+            const [inserted] = await c.query(`INSERT INTO ${ident(table)} (${list}) SELECT ${list} FROM ${ident(stage)}`);
+            const count = (inserted as { affectedRows: number }).affectedRows;
+            await record(c, input.deliveryId, table, mode, count);
+            await c.query('COMMIT');
+            return result(count, mode);
+          } catch (error) {
+            await c.query('ROLLBACK').catch(() => undefined);
+            throw error;
+          }
+        }
+        if (mode === 'create' && existing) throw new ConnectorError('target_exists', `${where} was created by someone else meanwhile (write_mode create never overwrites)`, { table });
+        const count = await countRows(c, stage);
+        await c.query(`ALTER TABLE ${ident(stage)} COMMENT = ?`, [mark]);
+        if (existing) {
+          await c.query(`RENAME TABLE ${ident(table)} TO ${ident(old)}, ${ident(stage)} TO ${ident(table)}`);
+          await c.query(`DROP TABLE ${ident(old)}`);
+        } else {
+          await c.query(`RENAME TABLE ${ident(stage)} TO ${ident(table)}`);
+        }
+        await renameMetadata(c, stage, table);
+        await record(c, input.deliveryId, table, mode, count);
+        return result(count, mode);
+      } finally {
+        await c.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => undefined);
+      }
+    });
+  } finally {
+    await dropStage();
+  }
+}
