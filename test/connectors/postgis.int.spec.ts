@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgis } from '../../connectors/postgis/index.js';
@@ -227,6 +228,15 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       expect(names.filter((n) => n.includes('stage') || n.includes('old_'))).toEqual([]);
       expect(names).toEqual(expect.arrayContaining(['Parcels', 'Parcels_pkey', '_geoflow_deliveries']));
       await db.sql(`DROP OWNED BY reader_${db.config.database}; DROP ROLE reader_${db.config.database}`);
+    });
+
+    it('keeps the Z dimension', async () => {
+      const file = path.join(dir, 'heights.geojson');
+      writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { peak: 'Säntis' }, geometry: { type: 'Point', coordinates: [9.34, 47.25, 2502] } }] }));
+      await postgis.destination!.deliver(db.config, { schema: 'public', table: 'peaks', write_mode: 'create' }, deliverInput(file), connectorContext());
+      const [column] = await db.sql<{ type: string; dims: number }>("SELECT type, coord_dimension AS dims FROM geometry_columns WHERE f_table_name = 'peaks'");
+      expect(column).toEqual({ type: 'POINT', dims: 3 });
+      expect((await db.sql<{ z: number; peak: string }>('SELECT ST_Z(geom) AS z, peak FROM public.peaks'))[0]).toEqual({ z: 2502, peak: 'Säntis' });
     });
 
     it('append adds rows, and a retried delivery (same id) writes nothing twice', async () => {
