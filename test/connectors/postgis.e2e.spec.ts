@@ -123,7 +123,8 @@ describe.skipIf(skip)('PostGIS through the API: test, discover, import, deliver'
   it('mixed polygons are delivered as MULTIPOLYGON in their CRS, with field names and text as given', async () => {
     const dst = (await send('POST', '/api/v1/destinations', { name: 'GIS', type: 'postgis', configuration: db.config })).json();
     const ws = await upload(mixedPolygonsGeoJson(dir));
-    await convert(ws.id, 'GeoJSON');
+    // GeoPackage keeps the CRS (GeoJSON output is RFC 7946, WGS 84, unless target_crs says otherwise)
+    await convert(ws.id, 'GPKG');
     const res = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: dst.id, destination_target: { table: 'Flurstücke', write_mode: 'replace' } });
     expect(res.statusCode, res.body).toBe(200);
     const [geometry] = await db.sql<{ type: string; srid: number }>("SELECT type, srid FROM geometry_columns WHERE f_table_name = 'Flurstücke'");
