@@ -7,7 +7,9 @@ import { DomainError } from '../domain/errors.js';
 import { redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
 import { createSessionTable } from './auth/sessions.js';
-import { registerErrorHandling } from './errors.js';
+import { invalidParameter, registerErrorHandling } from './errors.js';
+import { trackRouteMethods } from './methods.js';
+import { finishDocument } from './openapi.js';
 import { authRoutes } from './routes/auth.js';
 import { catalogRoutes } from './routes/catalogs.js';
 import { connectionRoutes, connectorCatalogRoutes } from './routes/connections.js';
@@ -34,14 +36,18 @@ function describeUpload(doc: OpenApiDocument): OpenApiDocument {
       required: true,
       content: {
         'multipart/form-data': {
-          schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'The dataset; a Shapefile as one .zip' } } },
+          schema: {
+            type: 'object',
+            required: ['file'],
+            properties: { file: { type: 'string', format: 'binary', minLength: 1, description: 'The dataset (not empty); a Shapefile as one .zip' } },
+          },
         },
         'application/json': {
           schema: {
             type: 'object',
             required: ['source_id'],
             properties: {
-              source_id: { type: 'string', description: 'A saved Source you own' },
+              source_id: { type: 'string', minLength: 1, description: 'A saved Source you own' },
               source_resource: {
                 oneOf: [{ type: 'object' }, { type: 'string', minLength: 1 }, { type: 'null' }],
                 description: "The Source's selector (table, object key, layer, collection, asset), checked by its connector (GET /api/v1/connectors); a string is the type's shorthand field",
@@ -109,7 +115,18 @@ export async function buildApp(
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  registerErrorHandling(app);
+  registerErrorHandling(app, trackRouteMethods(app));
+  // Path and query parameters with NUL would reach PostgreSQL (which cannot store it) or GDAL:
+  // refused up front, as the OpenAPI document's patterns say.
+  app.addHook('preValidation', async (request) => {
+    for (const [where, values] of [['path', request.params], ['query', request.query]] as const) {
+      for (const [name, value] of Object.entries((values ?? {}) as Record<string, unknown>)) {
+        if ([value].flat().some((v) => typeof v === 'string' && v.includes('\u0000'))) {
+          throw invalidParameter(`The ${where} parameter ${name} must not contain NUL (\\u0000) characters`, { parameter: name });
+        }
+      }
+    }
+  });
   await app.register(fastifyCookie);
   await app.register(fastifySwagger, {
     openapi: {
@@ -130,7 +147,7 @@ export async function buildApp(
       security: [{ bearer: [] }, { session: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: (input) => describeUpload(jsonSchemaTransformObject(input) as OpenApiDocument),
+    transformObject: (input) => finishDocument(describeUpload(jsonSchemaTransformObject(input) as OpenApiDocument)),
   });
   // The docs page and its assets are public, like the document they show.
   app.addHook('onRoute', (route) => {

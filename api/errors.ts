@@ -22,6 +22,7 @@ const statusByCode: Record<string, number> = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   job_not_found: 404,
   recipe_not_found: 404,
   source_not_found: 404,
@@ -57,10 +58,18 @@ export function sendError(reply: FastifyReply, code: string, message: string, de
   return reply.code(statusOf(code)).type('application/json').send({ error: { code, message: scrubText(message), details } });
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
-  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
-    sendError(reply, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`),
-  );
+export function registerErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[] = () => []): void {
+  /** No route for this method and path: 405 with Allow when the path exists under other methods. */
+  const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?')[0]!;
+    const allowed = allowedMethods(path);
+    if (allowed.length) {
+      reply.header('allow', allowed.join(', '));
+      return sendError(reply, 'method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`, { allowed });
+    }
+    return sendError(reply, 'not_found', `No route ${request.method} ${path}`);
+  };
+  app.setNotFoundHandler(noRoute);
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
@@ -80,6 +89,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     // Fastify's own 4xx (bad JSON, wrong content type, body too large …)
     const status = error.statusCode ?? 500;
+    // A body error on a request no route takes (QUERY without a Content-Type …): answer as for no route.
+    if (request.is404 && status >= 400 && status < 500) return noRoute(request, reply);
     if (status >= 400 && status < 500) {
       if (error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.name === 'SyntaxError') {
         return sendError(reply, 'validation_error', 'The request body is not valid JSON');

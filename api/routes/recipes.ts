@@ -9,11 +9,11 @@ import { requirePrincipal } from '../auth/principal.js';
 import { execute } from '../../application/commands.js';
 import { errorEnvelope } from '../errors.js';
 import { keysetWhere, limitPlusOne, pageOf, pageQuery, toPage } from '../pagination.js';
-import { idParam, operationList, timestamp } from '../schemas.js';
+import { idParam, nonBlank, operationList, timestamp } from '../schemas.js';
 import type { Services } from '../../application/services.js';
 
 const recipeBody = z.object({
-  name: z.string().trim().min(1).max(200),
+  name: nonBlank(200),
   description: z.string().max(4000).default(''),
   operations: operationList,
 });

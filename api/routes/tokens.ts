@@ -10,7 +10,7 @@ import { displayPrefix, newTokenValue, sha256Hex } from '../auth/tokens.js';
 import { execute } from '../../application/commands.js';
 import { errorEnvelope } from '../errors.js';
 import { keysetWhere, limitPlusOne, pageOf, pageQuery, toPage } from '../pagination.js';
-import { idParam, timestamp } from '../schemas.js';
+import { idParam, nonBlank, timestamp } from '../schemas.js';
 import type { Services } from '../../application/services.js';
 
 const scopeEnum = z.enum(allScopes as [Scope, ...Scope[]]);
@@ -59,7 +59,7 @@ export function tokenRoutes(services: Services): FastifyPluginAsyncZod {
         tags: ['Account'],
         summary: 'Create a personal access token (the value is shown once)',
         body: z.object({
-          name: z.string().trim().min(1).max(200),
+          name: nonBlank(200),
           scopes: z.array(scopeEnum).min(1).describe('Scopes from the API table; at least one'),
           expires_in_days: z.number().int().min(1).max(3650).optional().describe('Omit for a token that does not expire'),
         }),

@@ -1,0 +1,117 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { allScopes } from '../domain/accounts/scopes.js';
+
+/**
+ * schemathesis against the real API: every operation of /api/v1/openapi.json, generated from the
+ * document itself (so routes added later are covered without touching this file), with every
+ * check, authenticated by a PAT holding every scope. Bounded: `SVC_SCHEMATHESIS_EXAMPLES` cases
+ * per operation (default 40), a fixed seed unless `SVC_SCHEMATHESIS_SEED` says otherwise.
+ *
+ * `npm test` runs it against the server it starts for the Python suite. To rerun it alone:
+ *   npm run test:schemathesis                    # starts its own PostgreSQL, Temporal, API, worker
+ *   SVC_TEST_URL=http://127.0.0.1:8080 SVC_TEST_ADMIN_EMAIL=… SVC_TEST_ADMIN_PASSWORD=… npm run test:schemathesis
+ * Each failure prints a curl line to reproduce it; the JUnit report is in the report folder.
+ */
+
+export interface SchemathesisResult {
+  passed: number;
+  failed: number;
+  skipped: number;
+  /** Set when schemathesis could not run at all (missing install, login refused). */
+  problem?: string;
+}
+
+const CONFIG = path.resolve('test/schemathesis/schemathesis.toml');
+
+export function schemathesisBin(dataDir: string): string {
+  return path.join(dataDir, 'tools/schemathesis/bin/schemathesis');
+}
+
+async function tokenWithEveryScope(base: string, email: string, password: string): Promise<string> {
+  const login = await fetch(`${base}/api/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  if (login.status !== 200) throw new Error(`login as ${email} failed: ${login.status} ${await login.text()}`);
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const created = await fetch(`${base}/api/v1/account/tokens`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie, origin: base },
+    body: JSON.stringify({ name: 'schemathesis', scopes: allScopes, expires_in_days: 1 }),
+  });
+  if (created.status !== 201) throw new Error(`token creation failed: ${created.status} ${await created.text()}`);
+  return ((await created.json()) as { token: string }).token;
+}
+
+function countJunit(file: string): Omit<SchemathesisResult, 'problem'> {
+  const xml = readFileSync(file, 'utf8');
+  const cases = xml.match(/<testcase\b[\s\S]*?(?:\/>|<\/testcase>)/g) ?? [];
+  let failed = 0;
+  let skipped = 0;
+  for (const c of cases) {
+    if (/<(failure|error)\b/.test(c)) failed++;
+    else if (/<skipped\b/.test(c)) skipped++;
+  }
+  return { passed: cases.length - failed - skipped, failed, skipped };
+}
+
+export async function runSchemathesis(options: { base: string; email: string; password: string; dataDir: string; reportDir: string }): Promise<SchemathesisResult> {
+  const bin = schemathesisBin(options.dataDir);
+  if (!existsSync(bin)) return { passed: 0, failed: 0, skipped: 0, problem: `schemathesis is not installed at ${bin}: run scripts/ensure.sh` };
+  const token = await tokenWithEveryScope(options.base, options.email, options.password);
+  mkdirSync(options.reportDir, { recursive: true });
+  const junit = path.join(options.reportDir, 'schemathesis.xml');
+  const examples = process.env.SVC_SCHEMATHESIS_EXAMPLES ?? '40';
+  const seed = process.env.SVC_SCHEMATHESIS_SEED ?? '20251123';
+  console.log(`\n[schemathesis] ${options.base}/api/v1/openapi.json, ${examples} examples per operation, seed ${seed}`);
+  const run = spawnSync(
+    bin,
+    [
+      '--config-file', CONFIG,
+      'run', `${options.base}/api/v1/openapi.json`,
+      '--checks', 'all',
+      '--max-examples', examples,
+      '--seed', seed,
+      '--workers', '2',
+      '--generation-database', 'none',
+      '--no-color',
+      '--report', 'junit', '--report-junit-path', junit,
+    ],
+    // The token reaches schemathesis through the environment (the config file reads it), never argv.
+    // Its cache folder lands beside the report, not in the checkout.
+    { stdio: 'inherit', cwd: options.reportDir, env: { ...process.env, SCHEMATHESIS_TOKEN: token }, timeout: 15 * 60_000 },
+  );
+  if (!existsSync(junit)) return { passed: 0, failed: 0, skipped: 0, problem: `schemathesis exited ${run.status ?? run.signal} without a report` };
+  const counts = countJunit(junit);
+  if (run.status !== 0 && counts.failed === 0) return { ...counts, problem: `schemathesis exited ${run.status ?? run.signal}` };
+  return counts;
+}
+
+// Run alone: against SVC_TEST_URL, or a stack of its own.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
+  let base = process.env.SVC_TEST_URL;
+  let email = process.env.SVC_TEST_ADMIN_EMAIL ?? '';
+  let password = process.env.SVC_TEST_ADMIN_PASSWORD ?? '';
+  let stop = async () => undefined as void;
+  if (!base) {
+    const { startStack } = await import('../bench/stack.js');
+    const stack = await startStack('schemathesis');
+    ({ base } = stack);
+    ({ email, password } = stack.admin);
+    stop = stack.stop;
+  }
+  let result: SchemathesisResult;
+  try {
+    result = await runSchemathesis({ base, email, password, dataDir, reportDir: path.join(dataDir, 'schemathesis') });
+  } finally {
+    await stop();
+  }
+  if (result.problem) console.error(`[schemathesis] ${result.problem}`);
+  console.log(`\nschemathesis: ${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped`);
+  process.exit(result.problem || result.failed ? 1 : 0);
+}
