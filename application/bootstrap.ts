@@ -3,6 +3,7 @@ import { createEventStore } from '../eventstore/index.js';
 import { createCipher } from '../platform/cipher.js';
 import type { Config } from '../platform/config.js';
 import { createDatabasePool } from '../platform/db.js';
+import { createReadPool } from '../platform/read-pool.js';
 import { newId, systemClock } from '../platform/ids.js';
 import { createLogger } from '../platform/logger.js';
 import { projectors } from '../projections/index.js';
@@ -36,6 +37,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const store = createEventStore(config);
   await store.init();
   const pool = await createDatabasePool(config.databaseUrl);
+  const reads = createReadPool(config.databaseUrl);
   const projections = new ProjectionRunner(store, pool, projectors, undefined, (error) => log.error({ err: error }, 'projection failed; retrying'));
   await projections.init();
   if (runProjections) projections.start();
@@ -51,6 +53,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     config,
     store,
     pool,
+    reads,
     projections,
     log,
     clock: systemClock,
@@ -73,6 +76,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await connection?.close();
       await store.close();
       await pool.end();
+      await reads.end();
     },
   };
 }

@@ -5,6 +5,7 @@ import type { EventStore } from '../eventstore/port.js';
 import type { Cipher } from '../platform/cipher.js';
 import type { Config } from '../platform/config.js';
 import type { Clock, IdGenerator } from '../platform/ids.js';
+import type { ReadPool } from '../platform/read-pool.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 
 /**
@@ -16,6 +17,8 @@ export interface Services {
   store: EventStore;
   /** The read-model pool (slonik). */
   pool: DatabasePool;
+  /** Hot single-row reads of the read models on plain `pg` (platform/read-pool.ts says when). */
+  reads: ReadPool;
   projections: ProjectionRunner;
   log: Logger;
   clock: Clock;

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from '../scripts/local-services.js';
 
@@ -6,7 +7,11 @@ import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from '.
  * The whole service started for a benchmark run, in `.data/bench/<name>`: PostgreSQL, Temporal,
  * the API and a worker as separate processes (as `npm start` runs them), plus a logged-in token.
  */
-export async function startStack(name: string, env: Record<string, string> = {}) {
+export async function startStack(
+  name: string,
+  env: Record<string, string> = {},
+  options: { apiNodeArgs?: string[]; apiLog?: string; noWorker?: boolean } = {},
+) {
   const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
   const dir = path.join(dataDir, 'bench', name);
   resetDir(path.join(dir, 'server'));
@@ -26,14 +31,17 @@ export async function startStack(name: string, env: Record<string, string> = {})
     UV_THREADPOOL_SIZE: '8',
     ...env,
   };
-  const children: ChildProcess[] = [
-    spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' }),
-    spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: 'inherit' }),
-  ];
+  // The API's log lines go to a file when asked (a bench at info level would flood the terminal).
+  const apiStdio = options.apiLog ? ['ignore', openSync(options.apiLog, 'w'), 'inherit'] : 'inherit';
+  const api = spawn(process.execPath, ['--expose-gc', ...(options.apiNodeArgs ?? []), '--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: apiStdio as never });
+  const children: ChildProcess[] = [api];
+  if (!options.noWorker) children.push(spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' }));
   await waitForPort(port, '127.0.0.1', 120_000);
-  const { waitForPoller } = await import('../test/support/worker.js');
-  const { loadConfig } = await import('../platform/config.js');
-  await waitForPoller(loadConfig(serverEnv), 60_000);
+  if (!options.noWorker) {
+    const { waitForPoller } = await import('../test/support/worker.js');
+    const { loadConfig } = await import('../platform/config.js');
+    await waitForPoller(loadConfig(serverEnv), 60_000);
+  }
   const base = `http://127.0.0.1:${port}`;
 
   const login = await fetch(`${base}/api/v1/auth/login`, {
@@ -54,7 +62,10 @@ export async function startStack(name: string, env: Record<string, string> = {})
     token,
     dir,
     admin: { email: serverEnv.SVC_ADMIN_EMAIL, password: serverEnv.SVC_ADMIN_PASSWORD },
-    apiPid: children[1]!.pid!,
+    databaseUrl: serverEnv.SVC_DATABASE_URL,
+    apiPid: api.pid!,
+    /** Resolves when the API process has exited (after stop(), or a SIGINT for its CPU profile). */
+    apiExited: new Promise<void>((resolve) => api.once('exit', () => resolve())),
     async stop() {
       for (const c of children) c.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 1000));

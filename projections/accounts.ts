@@ -1,7 +1,18 @@
-import { sql } from 'slonik';
+import { sql, type DatabaseTransactionConnection } from 'slonik';
 import type { Projector } from './projector.js';
 
 const t = (schema: string, table: string) => sql.identifier([schema, table]);
+
+/**
+ * NOTIFY channel of changes that can end what a cached principal says (api/auth/principal-cache):
+ * sent inside the projection's transaction, so listeners hear it exactly when the row commits.
+ */
+export const ACCOUNTS_CHANNEL = 'svc_accounts';
+export type AccountsChange = { token_id: string } | { user_id: string };
+
+async function announce(tx: DatabaseTransactionConnection, change: AccountsChange) {
+  await tx.query(sql.unsafe`SELECT pg_notify(${ACCOUNTS_CHANNEL}, ${JSON.stringify(change)})`);
+}
 
 /** Users and their personal access tokens (hashes only), as the authentication path reads them. */
 export const accountsProjector: Projector = {
@@ -38,6 +49,7 @@ export const accountsProjector: Projector = {
         break;
       case 'UserPasswordChanged':
         await tx.query(sql.unsafe`UPDATE ${t(schema, 'users')} SET password_hash = ${d.password_hash}, updated_at = ${d.at} WHERE id = ${d.user_id}`);
+        await announce(tx, { user_id: d.user_id });
         break;
       case 'TokenCreated':
         await tx.query(sql.unsafe`INSERT INTO ${t(schema, 'tokens')} (id, owner_id, name, scopes, token_sha256, prefix, created_at, expires_at)
@@ -45,6 +57,7 @@ export const accountsProjector: Projector = {
         break;
       case 'TokenRevoked':
         await tx.query(sql.unsafe`UPDATE ${t(schema, 'tokens')} SET revoked_at = ${d.at} WHERE id = ${d.token_id}`);
+        await announce(tx, { token_id: d.token_id });
         break;
       case 'TokenUsed':
         await tx.query(sql.unsafe`UPDATE ${t(schema, 'tokens')} SET last_used_at = ${d.at} WHERE id = ${d.token_id}`);

@@ -9,6 +9,7 @@ import { forbidden, unauthorized } from '../errors.js';
 import type { Services } from '../../application/services.js';
 import type { AuthRule, Principal } from './principal.js';
 import { SESSION_COOKIE, sessionUser } from './sessions.js';
+import { PrincipalCache, type CachedToken } from './principal-cache.js';
 import { looksLikeToken, sha256Hex } from './tokens.js';
 
 const tokenRow = z.object({
@@ -29,30 +30,43 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * Authenticates every request before its body is read (an anonymous upload is refused before a
  * byte is streamed), then checks the route's rule: public, session only, or scopes.
  */
-export function registerAuthentication(app: FastifyInstance, services: Services): void {
+export async function registerAuthentication(app: FastifyInstance, services: Services): Promise<void> {
   const lastRecorded = new Map<string, number>();
+  const cache = new PrincipalCache(services.config.databaseUrl, services.log);
+  await cache.start();
+  app.addHook('onClose', async () => cache.close());
+
+  /** The token's row, from the cache or the read model; revoked and unknown tokens are never cached. */
+  async function resolveToken(sha256: string): Promise<CachedToken> {
+    const cached = await cache.get(sha256);
+    if (cached) return cached;
+    const mark = cache.mark();
+    const row = await services.pool.maybeOne(
+      sql.type(tokenRow)`SELECT t.id, t.owner_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at, u.email, u.name
+        FROM rm.tokens t JOIN rm.users u ON u.id = t.owner_id WHERE t.token_sha256 = ${sha256}`,
+    );
+    if (!row) throw unauthorized('The personal access token is not valid');
+    if (row.revoked_at !== null) throw unauthorized('The personal access token has been revoked');
+    const entry: CachedToken = {
+      principal: { userId: row.owner_id, email: row.email, name: row.name, kind: 'token', scopes: row.scopes.filter(isScope), tokenId: row.id },
+      tokenId: row.id,
+      ownerId: row.owner_id,
+      expiresAt: row.expires_at,
+      lastUsedAt: row.last_used_at,
+    };
+    cache.set(sha256, entry, mark);
+    return entry;
+  }
 
   async function fromToken(value: string): Promise<Principal> {
     if (!looksLikeToken(value)) {
       throw unauthorized('The Bearer value is not a personal access token (session cookies are not accepted as Bearer credentials)');
     }
-    const row = await services.pool.maybeOne(
-      sql.type(tokenRow)`SELECT t.id, t.owner_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at, u.email, u.name
-        FROM rm.tokens t JOIN rm.users u ON u.id = t.owner_id WHERE t.token_sha256 = ${sha256Hex(value)}`,
-    );
+    const entry = await resolveToken(sha256Hex(value));
     const now = services.clock();
-    if (!row) throw unauthorized('The personal access token is not valid');
-    if (row.revoked_at !== null) throw unauthorized('The personal access token has been revoked');
-    if (row.expires_at !== null && row.expires_at <= now.getTime()) throw unauthorized('The personal access token has expired');
-    recordUse(row.id, row.last_used_at, now);
-    return {
-      userId: row.owner_id,
-      email: row.email,
-      name: row.name,
-      kind: 'token',
-      scopes: row.scopes.filter(isScope),
-      tokenId: row.id,
-    };
+    if (entry.expiresAt !== null && entry.expiresAt <= now.getTime()) throw unauthorized('The personal access token has expired');
+    recordUse(entry.tokenId, entry.lastUsedAt, now);
+    return entry.principal;
   }
 
   /** last_used_at: at most one event a minute per token, written after the response path. */
@@ -82,10 +96,8 @@ export function registerAuthentication(app: FastifyInstance, services: Services)
     if (origin !== allowed) throw forbidden(`Cross-origin request from ${origin} refused`);
   }
 
-  app.addHook('onRequest', async (request) => {
+  async function authenticate(request: FastifyRequest) {
     const rule: AuthRule | undefined = request.routeOptions.config?.auth;
-    if (!request.routeOptions.url) return; // unknown route: the 404 handler answers
-    if (rule && 'public' in rule) return;
 
     const header = request.headers.authorization;
     const cookie = request.cookies?.[SESSION_COOKIE];
@@ -108,5 +120,13 @@ export function registerAuthentication(app: FastifyInstance, services: Services)
         throw forbidden(`The token lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`, { missing_scopes: missing });
       }
     }
+  }
+
+  // Attached to each route that is not public as it is added (so a public route, and the 404
+  // handler, pay nothing); every route added after this point goes through it.
+  app.addHook('onRoute', (route) => {
+    const rule: AuthRule | undefined = route.config?.auth;
+    if (rule && 'public' in rule) return;
+    route.onRequest = [authenticate, ...[route.onRequest ?? []].flat()] as typeof route.onRequest;
   });
 }

@@ -32,8 +32,24 @@ const transformation = z
   })
   .meta({ id: 'Transformation' });
 
+const systemSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  edition: z.string(),
+  gdal: z.object({ version: z.string(), drivers: z.object({ total: z.number(), vector: z.number(), raster: z.number() }) }),
+  node: z.string(),
+  event_store: z.enum(['postgres', 'kurrentdb']),
+  features: z.record(z.string(), z.boolean()),
+  container_image: z.string().nullable().describe('Implementation detail; do not depend on it'),
+});
+
 export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
-  const system = () => ({
+  // What this process can do does not change while it runs (GDAL's drivers, whether bwrap and
+  // Python are installed): computed on the first call, not on every one (a file-system probe each time).
+  let capabilities: ReturnType<typeof describeSystem> | undefined;
+  let systemJson: string | undefined;
+  const system = () => (capabilities ??= describeSystem());
+  const describeSystem = () => ({
     name: 'geoflow',
     version: pkg.version,
     edition: services.config.edition,
@@ -61,20 +77,11 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
         security: [],
         tags: ['Catalogs'],
         summary: 'Runtime capabilities (no secrets)',
-        response: {
-          200: z.object({
-            name: z.string(),
-            version: z.string(),
-            edition: z.string(),
-            gdal: z.object({ version: z.string(), drivers: z.object({ total: z.number(), vector: z.number(), raster: z.number() }) }),
-            node: z.string(),
-            event_store: z.enum(['postgres', 'kurrentdb']),
-            features: z.record(z.string(), z.boolean()),
-            container_image: z.string().nullable().describe('Implementation detail; do not depend on it'),
-          }),
-        },
+        response: { 200: systemSchema },
       },
-    }, async () => system());
+      // Checked against its schema and serialized once (it never changes): a string with a JSON
+      // content type is sent as it is.
+    }, async (_request, reply) => reply.type('application/json; charset=utf-8').send((systemJson ??= JSON.stringify(systemSchema.parse(system()))) as never));
 
     app.get('/transformations', {
       config: { auth: { scopes: ['workspaces:read'] } },

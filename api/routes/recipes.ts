@@ -42,9 +42,10 @@ const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404
 
 export function recipeRoutes(services: Services): FastifyPluginAsyncZod {
   const load = async (ownerId: string, id: string) => {
-    const row = await services.pool.maybeOne(
-      sql.type(recipeRow)`SELECT id, name, description, operations, created_at, updated_at
-        FROM rm.recipes WHERE id = ${id} AND owner_id = ${ownerId}`,
+    const row = await services.reads.maybeOne(
+      recipeRow,
+      'SELECT id, name, description, operations, created_at, updated_at FROM rm.recipes WHERE id = $1 AND owner_id = $2',
+      [id, ownerId],
     );
     if (!row) throw notFound('recipe_not_found', 'Recipe', id);
     return row;

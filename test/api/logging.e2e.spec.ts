@@ -28,8 +28,16 @@ describe.skipIf(skipWithoutDatabase)('structured logs', () => {
     await app.close();
 
     const lines = output.trim().split('\n');
-    expect(lines.length).toBeGreaterThan(4);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    // One access line per request, written with the answer: method, URL, status, time, request id.
+    const access = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    expect(access.map((l) => `${l.method} ${l.url} ${l.status}`)).toEqual([
+      'POST /api/v1/auth/login 200',
+      'POST /api/v1/account/tokens 201',
+      'GET /api/v1/auth/me 200',
+      'GET /api/v1/auth/me 401',
+    ]);
+    for (const l of access) expect(l).toMatchObject({ reqId: expect.any(String), ms: expect.any(Number) });
     expect(output).not.toContain(ADMIN.password);
     expect(output).not.toContain(token);
     expect(output).not.toContain(cookieValue);

@@ -121,5 +121,7 @@ describe.skipIf(skipWithoutDatabase)('the OpenAPI document is as strict as the s
     expect(withId.statusCode).toBe(405);
     expect(withId.headers.allow).toBe('DELETE, GET, HEAD, PUT');
     expect((await sut.app.inject({ method: 'GET', url: '/api/v1/nothing-here' })).statusCode).toBe(404);
+    // HEAD, which fastify adds for every GET, is authenticated like the GET.
+    expect((await sut.app.inject({ method: 'HEAD', url: '/api/v1/recipes' })).statusCode).toBe(401);
   });
 });
