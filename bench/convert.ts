@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { pointsFile } from './points.js';
 import { startStack, uploadWithCurl } from './stack.js';
 
 /**
@@ -20,22 +21,9 @@ const formats = [
 const stack = await startStack('convert');
 const work = path.join(stack.dir, 'files');
 mkdirSync(work, { recursive: true });
-const source = path.join(work, `points-${POINTS}.gpkg`);
 
 try {
-  if (!existsSync(source)) {
-    console.log(`making ${POINTS} points…`);
-    // GDAL's SQLite dialect generates the rows: no intermediate CSV, no JavaScript loop.
-    const seed = path.join(work, 'seed.csv');
-    writeFileSync(seed, 'a,b\n1,2\n');
-    execFileSync('ogr2ogr', [
-      '-f', 'GPKG', source, seed, '-dialect', 'SQLite', '-nln', 'points', '-nlt', 'POINT', '-a_srs', 'EPSG:4326',
-      '-sql',
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${POINTS})
-       SELECT i AS id, 'name ' || i AS name, (i % 97) * 1.5 AS value,
-              MakePoint(-180 + (i % 36000) / 100.0, -80 + (i / 36000) * 0.05, 4326) AS geom FROM n`,
-    ], { stdio: 'inherit' });
-  }
+  const source = pointsFile(work, POINTS);
   console.log(`source: ${(statSync(source).size / 1e6).toFixed(1)} MB`);
   const { id } = await uploadWithCurl(stack.base, stack.token, source);
 

@@ -165,9 +165,38 @@ function collectStaleWrappers(): void {
   }
 }
 
+/**
+ * The CRS (as WKT, or null) of layers already read, by file identity: a collection costs about
+ * 45 ms in the API process (every heap object is visited), more than the rest of a data preview,
+ * and the files read again and again (a Workspace's upload, at every preview) never change. A new
+ * SpatialReference built from WKT owns its native object, so it cannot meet the stale-wrapper
+ * problem, which only concerns wrappers of an SRS that a layer owns.
+ */
+const knownSrs = new Map<string, string | null>();
+const KNOWN_SRS_MAX = 512;
+
+function fileIdentity(layer: gdal.Layer): string | undefined {
+  try {
+    const file = layer.ds.description;
+    const st = statSync(file);
+    // A file rewritten in place gets a new size, mtime or inode: a new key.
+    return `${file}\u0000${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}\u0000${layer.name}`;
+  } catch {
+    return undefined; // not a plain file (/vsizip/…, a service): read it the careful way each time
+  }
+}
+
 export function layerSrs(layer: gdal.Layer): gdal.SpatialReference | null {
+  const key = fileIdentity(layer);
+  const wkt = key === undefined ? undefined : knownSrs.get(key);
+  if (wkt !== undefined) return wkt === null ? null : gdal.SpatialReference.fromWKT(wkt);
   collectStaleWrappers();
-  return layer.srs;
+  const srs = layer.srs;
+  if (key !== undefined) {
+    if (knownSrs.size >= KNOWN_SRS_MAX) knownSrs.delete(knownSrs.keys().next().value!);
+    knownSrs.set(key, srs ? srs.toWKT() : null);
+  }
+  return srs;
 }
 
 export function datasetSrs(ds: gdal.Dataset): gdal.SpatialReference | null {

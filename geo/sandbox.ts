@@ -75,8 +75,13 @@ export function bwrapPath(): string | null {
   return bwrap;
 }
 
-/** The parts of /etc that the dynamic linker, Python and GDAL read; never all of /etc. */
+/** The parts of /etc that the dynamic linker, Python and GDAL read; never all of /etc. Looked up once per process. */
+let etcBindArgs: string[] | undefined;
 function etcBinds(): string[] {
+  return (etcBindArgs ??= findEtcBinds());
+}
+
+function findEtcBinds(): string[] {
   const wanted = ['alternatives', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'localtime', 'matplotlibrc', 'fonts', 'mime.types', 'gdal', 'proj'];
   let pythonDirs: string[] = [];
   try {
@@ -122,6 +127,8 @@ class Capped {
   }
 }
 
+let prlimitPath: string | null | undefined;
+
 /** Runs command (argv, no shell) in the sandbox and reports how it ended; never throws for a failing command. */
 export async function runSandboxed(command: string[], options: SandboxOptions, withoutBwrap = false): Promise<SandboxResult> {
   const timeoutMs = options.timeoutMs ?? 60_000;
@@ -130,7 +137,7 @@ export async function runSandboxed(command: string[], options: SandboxOptions, w
     `--fsize=${Math.floor(options.maxFileBytes ?? 8 * GiB)}`,
     `--core=0`,
   ];
-  const prlimit = findExecutable('prlimit');
+  const prlimit = prlimitPath === undefined ? (prlimitPath = findExecutable('prlimit')) : prlimitPath;
   const limited = prlimit ? [prlimit, ...limits, '--', ...command] : command;
   const env: Record<string, string> = {
     PATH: '/usr/bin:/bin',

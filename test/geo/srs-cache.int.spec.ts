@@ -30,4 +30,16 @@ describe('CRS of consecutive files', () => {
     }
     expect(wrong).toEqual([]);
   });
+
+  it('reads the CRS again when a file is replaced at the same path (CRS read once per file identity)', async () => {
+    const src = write(
+      path.join(tmp.dir, 'q.geojson'),
+      JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [7.4, 46.9] } }] }),
+    );
+    const file = path.join(tmp.dir, 'replaced.gpkg');
+    for (const [i, want] of ['EPSG:2056', 'EPSG:3857', 'EPSG:2056'].entries()) {
+      execFileSync('ogr2ogr', ['-overwrite', '-f', 'GPKG', file, src, '-t_srs', want, '-nln', 'q']);
+      for (let read = 0; read < 3; read++) expect((await inspectDataset(datasetAt(file))).layers[0]!.crs, `version ${i}, read ${read}`).toBe(want);
+    }
+  });
 });
