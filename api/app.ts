@@ -1,7 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import { type FastifyPluginAsyncZod, jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { DomainError } from '../domain/errors.js';
 import { createAccessLogger, logDestination, redactPaths } from '../platform/logger.js';
@@ -98,7 +98,7 @@ export async function buildApp(
         ? false
         : { level: services.config.logLevel, redact: { paths: redactPaths, censor: '[redacted]' }, stream: options.logStream ?? logDestination() },
     // One access line per request instead of fastify's two (see the onResponse hook below).
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Only behind a proxy that sets X-Forwarded-For; otherwise clients could pick their own IP.
     trustProxy: process.env.SVC_TRUST_PROXY === 'true',
     bodyLimit: 4 * 1024 * 1024,

@@ -87,7 +87,7 @@ function refuseNul(schema: unknown): unknown {
   }
   if (hasType(s, 'object') || s.properties) {
     if (s.additionalProperties === undefined || isOpen(s.additionalProperties)) s.additionalProperties = anyValueRef;
-    if (s.additionalProperties !== false) s.propertyNames = { pattern: NUL_FREE };
+    if (s.additionalProperties !== false) s.propertyNames = refuseNul({ type: 'string', ...((s.propertyNames as Schema) ?? {}) });
   }
   for (const key of ['items', 'additionalProperties']) if (key in s && s[key] !== false) s[key] = refuseNul(s[key]);
   for (const key of ['prefixItems', 'allOf', 'anyOf', 'oneOf']) if (Array.isArray(s[key])) s[key] = (s[key] as unknown[]).map(refuseNul);

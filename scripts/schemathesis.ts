@@ -8,7 +8,7 @@ import { allScopes } from '../domain/accounts/scopes.js';
  * schemathesis against the real API: every operation of /api/v1/openapi.json, generated from the
  * document itself (so routes added later are covered without touching this file), with every
  * check, authenticated by a PAT holding every scope. Bounded: `SVC_SCHEMATHESIS_EXAMPLES` cases
- * per operation (default 40), a fixed seed unless `SVC_SCHEMATHESIS_SEED` says otherwise.
+ * per operation (default 25), a fixed seed unless `SVC_SCHEMATHESIS_SEED` says otherwise.
  *
  * `npm test` runs it against the server it starts for the Python suite. To rerun it alone:
  *   npm run test:schemathesis                    # starts its own PostgreSQL, Temporal, API, worker
@@ -65,7 +65,7 @@ export async function runSchemathesis(options: { base: string; email: string; pa
   const token = await tokenWithEveryScope(options.base, options.email, options.password);
   mkdirSync(options.reportDir, { recursive: true });
   const junit = path.join(options.reportDir, 'schemathesis.xml');
-  const examples = process.env.SVC_SCHEMATHESIS_EXAMPLES ?? '40';
+  const examples = process.env.SVC_SCHEMATHESIS_EXAMPLES ?? '25';
   const seed = process.env.SVC_SCHEMATHESIS_SEED ?? '20251123';
   console.log(`\n[schemathesis] ${options.base}/api/v1/openapi.json, ${examples} examples per operation, seed ${seed}`);
   const run = spawnSync(

@@ -8,6 +8,7 @@ import { execute } from '../../application/commands.js';
 import type { Services } from '../../application/services.js';
 import { configurationBodySchema, connectorByType, connectors, publicConnectorCatalog } from '../../connectors/registry.js';
 import { ConnectorError } from '../../connectors/shared/errors.js';
+import { nonBlank } from '../../platform/text.js';
 import { notImplemented } from '../../connectors/shared/fields.js';
 import { connectionDecider, connectionStream, notFoundCode, type ConnectionKind } from '../../domain/connections/connection.js';
 import type { Scope } from '../../domain/accounts/scopes.js';
@@ -72,7 +73,7 @@ function bodySchema(kind: ConnectionKind, draft: boolean) {
     .filter((c) => (kind === 'source' ? c.source : c.destination))
     .map((c) =>
       z.strictObject({
-        name: draft ? z.string().trim().min(1).max(200).optional() : z.string().trim().min(1).max(200),
+        name: draft ? nonBlank(200).optional() : nonBlank(200),
         type: z.literal(c.type),
         configuration: configurationBodySchema(c).describe(`${c.label}: secrets are write-only; omit one to keep it, null clears it`),
       }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nonBlank, noWhiteSpace } from '../../platform/text.js';
 import { ConnectorError } from './errors.js';
 import type { ConnectionKind, DestinationSupport, SourceSupport } from '../types.js';
 
@@ -7,10 +8,10 @@ import type { ConnectionKind, DestinationSupport, SourceSupport } from '../types
  * secret) is described and bounded the same way in every type's JSON Schema and form.
  */
 
-export const host = z.string().trim().min(1).max(255).regex(/^[^\s/@]+$/, 'a host name or IP address, without scheme or path').describe('Host name or IP address');
+export const host = z.string().max(255).regex(noWhiteSpace('/@'), 'a host name or IP address, without scheme, path or white space').describe('Host name or IP address');
 export const port = (fallback: number) => z.number().int().min(1).max(65535).default(fallback).describe(`TCP port (default ${fallback})`);
 export const username = z.string().min(1).max(255).describe('User name');
-export const name = (what: string) => z.string().trim().min(1).max(255).describe(what);
+export const name = (what: string) => nonBlank(255).describe(what);
 
 /** A secret: write-only. Responses show has_<field> instead; an update that omits it keeps it. */
 export const secret = (what: string) => z.string().min(1).max(65_536).optional().describe(`${what} (secret: write-only)`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { httpUrl } from './fields.js';
+import { host, httpUrl, name } from './fields.js';
 
 describe('httpUrl', () => {
   it('refuses a value that is not a URL as an issue, without throwing', () => {
@@ -15,5 +15,14 @@ describe('httpUrl', () => {
 
   it('accepts an http(s) URL', () => {
     expect(httpUrl.safeParse('https://data.example.org/a.geojson').success).toBe(true);
+  });
+});
+
+describe('names and hosts', () => {
+  it('refuses blank names and hosts with white space, whatever white space it is (the OpenAPI patterns say the same)', () => {
+    for (const blank of [' ', '\ufeff', '\u3000\t']) expect(name('Name').safeParse(blank).success, JSON.stringify(blank)).toBe(false);
+    expect(name('Name').parse('  kept ')).toBe('kept');
+    for (const bad of [' db.example.com', 'db\ufeff', 'a/b', 'user@db', '']) expect(host.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
+    expect(host.parse('db.example.com')).toBe('db.example.com');
   });
 });
