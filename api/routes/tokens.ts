@@ -8,6 +8,7 @@ import { isoTime, isoTimeOrNull } from '../../platform/db.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { displayPrefix, newTokenValue, sha256Hex } from '../auth/tokens.js';
 import { execute } from '../../application/commands.js';
+import { WrongExpectedRevisionError } from '../../eventstore/port.js';
 import { errorEnvelope } from '../errors.js';
 import { keysetWhere, limitPlusOne, pageOf, pageQuery, toPage } from '../pagination.js';
 import { idParam, nonBlank, timestamp } from '../schemas.js';
@@ -103,9 +104,18 @@ export function tokenRoutes(services: Services): FastifyPluginAsyncZod {
       schema: { tags: ['Account'], summary: 'Revoke a token', params: idParam, response: { 204: z.null(), ...errors } },
     }, async (request, reply) => {
       const { userId } = requirePrincipal(request);
-      await execute(services, tokenStream(request.params.id), tokenDecider, {
-        type: 'RevokeToken', tokenId: request.params.id, actorId: userId, at: services.clock(),
-      });
+      // The token's own stream also takes TokenUsed events, written in the background while it is
+      // in use: a revocation that meets one decides again on the new state instead of answering 409.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await execute(services, tokenStream(request.params.id), tokenDecider, {
+            type: 'RevokeToken', tokenId: request.params.id, actorId: userId, at: services.clock(),
+          });
+          break;
+        } catch (error) {
+          if (!(error instanceof WrongExpectedRevisionError) || attempt >= 5) throw error;
+        }
+      }
       return reply.code(204).send(null);
     });
   };
