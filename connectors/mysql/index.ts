@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
-import type { ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
+import { probeTest } from '../shared/test-result.js';
+import type { ConnectorDefinition, DestinationSupport, SourceSupport } from '../types.js';
 import { classifyMysql, describeServer, triedOf, withConnection, type MysqlConfig } from './client.js';
 import { deliverMysql, type MysqlTarget } from './deliver.js';
 import { extractMysql, type MysqlResource } from './extract.js';
@@ -69,20 +70,19 @@ export const mysql: ConnectorDefinition = {
     'log. GDAL\'s MySQL driver has no TLS settings, so with `ssl: true` tests run over TLS but imports and deliveries are',
     'refused with `tls_error` rather than sent in the clear: use a trusted network or an SSH tunnel.',
   ].join('\n'),
-  async test(config, ctx): Promise<TestResult> {
+  test(config, ctx) {
     const c = settings(config);
-    const started = Date.now();
-    const tried = triedOf(c);
-    try {
-      const version = await withConnection(c, ctx, async (connection) => {
-        const [r] = await connection.query('SELECT VERSION() AS version');
-        return String((r as { version: string }[])[0]!.version);
-      });
-      return { ok: true, status: 'ok', message: `Connected to ${/mariadb/i.test(version) ? 'MariaDB' : 'MySQL'} ${version} as ${c.username}${c.ssl ? ' over TLS' : ''}`, tried, duration_ms: Date.now() - started };
-    } catch (error) {
-      const failure = classifyMysql(error, describeServer(c));
-      return { ok: false, status: failure.reason, message: failure.message, tried, duration_ms: Date.now() - started };
-    }
+    return probeTest(
+      triedOf(c),
+      async () => {
+        const version = await withConnection(c, ctx, async (connection) => {
+          const [r] = await connection.query('SELECT VERSION() AS version');
+          return String((r as { version: string }[])[0]!.version);
+        });
+        return { message: `Connected to ${/mariadb/i.test(version) ? 'MariaDB' : 'MySQL'} ${version} as ${c.username}${c.ssl ? ' over TLS' : ''}` };
+      },
+      (error) => classifyMysql(error, describeServer(c)),
+    );
   },
   source,
   destination,
