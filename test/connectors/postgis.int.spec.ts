@@ -152,6 +152,18 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       expect((await db.sql<{ n: string }>('SELECT count(*) AS n FROM "Bäume"."Parzellen Ü"'))[0]!.n).toBe('2');
     });
 
+    it('reads an empty table and a table with two geometry columns (the first one is kept)', async () => {
+      await db.sql(`CREATE TABLE public.empty_one (id int, geom geometry(Point, 4326)); ALTER TABLE public.empty_one OWNER TO ${db.config.username};
+        CREATE TABLE public.two_geoms (id int, area geometry(Polygon, 2056), centre geometry(Point, 2056)); ALTER TABLE public.two_geoms OWNER TO ${db.config.username};
+        INSERT INTO public.two_geoms VALUES (1, ST_GeomFromText('POLYGON((0 0,1 0,1 1,0 0))', 2056), ST_GeomFromText('POINT(0.5 0.3)', 2056));`);
+      const empty = await postgis.source!.extract(db.config, { schema: 'public', table: 'empty_one' }, connectorContext(), {});
+      expect(empty.features).toBe(0);
+      expect(await read(empty.file)).toMatchObject({ geomType: 'Point', srs: '4326', rows: [] });
+      const two = await postgis.source!.extract(db.config, { schema: 'public', table: 'two_geoms' }, connectorContext(), {});
+      expect(two.features).toBe(1);
+      expect(await read(two.file)).toMatchObject({ geomType: 'Polygon', srs: '2056' });
+    });
+
     it('answers not_found for a missing table and permission_denied for one it may not read', async () => {
       await expectConnectorError(postgis.source!.extract(db.config, { schema: 'public', table: 'missing' }, connectorContext(), {}), 'not_found');
       await db.sql('CREATE TABLE public.secret_table (a int)');
