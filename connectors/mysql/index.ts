@@ -10,12 +10,19 @@ import { extractMysql, type MysqlResource } from './extract.js';
 const settings = (config: Record<string, unknown>) => config as unknown as MysqlConfig;
 
 const source: SourceSupport<MysqlResource> = {
-  resource: z.union([z.strictObject({ table: identifier('Table or view') }), z.strictObject({ query: z.string().min(1).max(100_000).describe('One SELECT statement') })]),
+  resource: z.union([
+    z.strictObject({
+      table: identifier('Table or view'),
+      cursor_column: identifier('Column for incremental reads (a timestamp or increasing id): a Run reads the rows above the largest value the previous Run read').optional(),
+    }),
+    z.strictObject({ query: z.string().min(1).max(100_000).describe('One SELECT statement') }),
+  ]),
   shorthand: 'table',
   resourceRequired: true,
   importable: true,
-  incremental: false,
-  extract: (config, resource, ctx) => extractMysql(settings(config), resource, ctx),
+  incremental: true,
+  incrementalNote: 'with `cursor_column`: each Run reads the rows whose cursor is above the largest value the previous Run read; no new rows skips the rest of the Run',
+  extract: (config, resource, ctx, options) => extractMysql(settings(config), resource, ctx, options),
 };
 
 const destination: DestinationSupport<MysqlTarget> = {
@@ -48,7 +55,9 @@ export const mysql: ConnectorDefinition = {
     '**Import** (`source_resource`): `{"table": "parcels"}` (the string `"parcels"` means that) or `{"query": "SELECT …"}`',
     '(one SELECT; it is checked in a read-only transaction first and run as a subquery, so it cannot write). GDAL\'s MySQL',
     'driver reads it into one GeoPackage layer named after the table (`query` for a query). GDAL does not read the CRS of',
-    'MariaDB columns: the SRID of the first geometry is read and assigned (SRID 0 means no CRS). No incremental reads.',
+    'MariaDB columns: the SRID of the first geometry is read and assigned (SRID 0 means no CRS). With `cursor_column`, a',
+    'Job\'s Run reads the rows above the largest value the previous Run read, up to the largest value at its start; the',
+    'new largest value is kept as the Job\'s cursor (`{"column", "value"}`), and no newer rows skips the rest of the Run.',
     '',
     '**Deliver** (`destination_target`): `{"table": "parcels", "write_mode": "replace"}`. The output (one layer) is first',
     'loaded into a staging table `_geoflow_stage_…` (InnoDB), then: `replace` swaps it in with one atomic',

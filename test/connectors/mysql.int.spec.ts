@@ -94,6 +94,22 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     await expectConnectorError(connector.source!.extract({ ...config, ssl: true }, { table: 'plain' }, connectorContext(), {}), 'tls_error');
   });
 
+  it('reads incrementally with cursor_column: new rows only, then unchanged', async () => {
+    await sql(`CREATE TABLE events (id INT PRIMARY KEY AUTO_INCREMENT, seen_at DATETIME NOT NULL, label VARCHAR(20), geom POINT REF_SYSTEM_ID=4326);
+      INSERT INTO events (seen_at, label, geom) VALUES ('2024-01-01 10:00:00', 'a', ST_GeomFromText('POINT(7 46)', 4326)), ('2024-01-02 10:00:00', 'b', ST_GeomFromText('POINT(8 47)', 4326));`);
+    const resource = { table: 'events', cursor_column: 'seen_at' };
+    const first = await connector.source!.extract(config, resource, connectorContext(), { sync: null });
+    expect(first.features).toBe(2);
+    expect(first.sync?.cursor).toEqual({ column: 'seen_at', value: '2024-01-02 10:00:00' });
+    await sql(`INSERT INTO events (seen_at, label, geom) VALUES ('2024-01-03 10:00:00', 'c''s', ST_GeomFromText('POINT(9 48)', 4326))`);
+    const second = await connector.source!.extract(config, resource, connectorContext(), { sync: first.sync! });
+    expect(second.features).toBe(1);
+    expect((await read(second.file)).rows.map((row) => row.label)).toEqual(["c's"]);
+    const third = await connector.source!.extract(config, resource, connectorContext(), { sync: second.sync! });
+    expect(third).toMatchObject({ unchanged: true, features: 0 });
+    expect(third.sync).toEqual(second.sync);
+  });
+
   it('stops an extract at the size limit', async () => {
     await sql(`SET SESSION max_recursive_iterations = 100000; CREATE TABLE big AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) SELECT i AS id, REPEAT('x', 200) AS filler FROM n`);
     const e = await expectConnectorError(connector.source!.extract(config, { table: 'big' }, connectorContext({ maxBytes: 256 * 1024 }), {}), 'too_large');
