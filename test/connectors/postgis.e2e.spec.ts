@@ -27,9 +27,12 @@ describe.skipIf(skip)('PostGIS through the API: test, discover, import, deliver'
     ]);
   });
   afterAll(async () => {
-    await worker?.stop();
-    await sut?.close();
-    await db?.drop();
+    try {
+      await worker?.stop();
+      await sut?.close();
+    } finally {
+      await db?.drop();
+    }
   });
 
   const send = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) =>
