@@ -32,6 +32,9 @@ const GEOMETRY_NAME = 'geom';
 const FID = 'ogc_fid';
 const geometryDataTypes = ['point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection', 'geomcollection', 'geometry'];
 
+/** The delivery ledger: InnoDB, so an append and its record commit together. */
+const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS ${ident(LEDGER)} (delivery_id VARCHAR(255) PRIMARY KEY, target_table VARCHAR(64) NOT NULL, write_mode VARCHAR(16) NOT NULL, rows_written BIGINT NOT NULL, delivered_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB`;
+
 const tag = (deliveryId: string) => createHash('sha256').update(deliveryId).digest('hex').slice(0, 16);
 const markOf = (deliveryId: string) => `geoflow delivery ${tag(deliveryId)}`;
 
@@ -100,14 +103,12 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
     if (existing?.comment === mark && mode !== 'append') {
       // The rename of an earlier attempt of this delivery happened; its record did not.
       const count = await countRows(c, table);
-      await c.query(`CREATE TABLE IF NOT EXISTS ${ident(LEDGER)} (delivery_id VARCHAR(255) PRIMARY KEY, target_table VARCHAR(64) NOT NULL, write_mode VARCHAR(16) NOT NULL, rows_written BIGINT NOT NULL, delivered_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB`);
+      await c.query(CREATE_LEDGER);
       await record(c, input.deliveryId, table, mode, count);
       return { done: { rows_written: count, write_mode: mode } };
     }
     if (mode === 'create' && existing) throw new ConnectorError('target_exists', `${where} already exists in database ${config.database} (write_mode create never overwrites)`, { table });
-    await c.query(
-      `CREATE TABLE IF NOT EXISTS ${ident(LEDGER)} (delivery_id VARCHAR(255) PRIMARY KEY, target_table VARCHAR(64) NOT NULL, write_mode VARCHAR(16) NOT NULL, rows_written BIGINT NOT NULL, delivered_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB`,
-    );
+    await c.query(CREATE_LEDGER);
     await c.query(`DROP TABLE IF EXISTS ${ident(stage)}`);
     const geometry = existing ? (await columnsOf(c, table)).find((col) => geometryDataTypes.includes(col.type)) : undefined;
     return { done: null, geometryName: geometry?.name ?? GEOMETRY_NAME };

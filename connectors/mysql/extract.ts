@@ -5,7 +5,7 @@ import { safeFilename } from '../../geo/dataset-files.js';
 import { gdal } from '../../geo/gdal.js';
 import { ConnectorError } from '../shared/errors.js';
 import { asSubquery } from '../shared/sql.js';
-import type { ConnectorContext, ExtractResult } from '../types.js';
+import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { describeServer, ident, withConnection, type MysqlConfig } from './client.js';
 import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
 
@@ -16,7 +16,14 @@ import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
  * not read the CRS of MariaDB columns, so the SRID is read here and assigned.
  */
 
-export type MysqlResource = { table: string } | { query: string };
+export type MysqlResource = { table: string; cursor_column?: string } | { query: string };
+
+/** What a MySQL Source remembers between Runs: the cursor column and the largest value read. */
+export interface MysqlCursor {
+  column: string;
+  /** As the server prints it (`CAST(MAX(col) AS CHAR)`); compared in SQL as a quoted literal. */
+  value: string | null;
+}
 
 /** The geometry column types of MySQL / MariaDB, as ogr2ogr -nlt names. */
 const geometryTypes: Record<string, string> = {
@@ -35,6 +42,9 @@ interface Plan {
   geometry: boolean;
   /** A table GDAL can open so its read-only dataset is not empty (it refuses to open one). */
   anchor: string[];
+  /** With cursor_column: the cursor to keep, and whether nothing is newer than the last Run's. */
+  cursor?: MysqlCursor;
+  unchanged?: boolean;
 }
 
 async function firstSrid(c: mysql.Connection, from: string, column: string): Promise<number | null> {
@@ -43,7 +53,7 @@ async function firstSrid(c: mysql.Connection, from: string, column: string): Pro
   return srid > 0 ? srid : null;
 }
 
-async function plan(config: MysqlConfig, resource: MysqlResource, ctx: ConnectorContext): Promise<Plan> {
+async function plan(config: MysqlConfig, resource: MysqlResource, ctx: ConnectorContext, previous: MysqlCursor | null): Promise<Plan> {
   return withConnection(config, ctx, async (c) => {
     await c.query('START TRANSACTION READ ONLY');
     try {
@@ -68,16 +78,34 @@ async function plan(config: MysqlConfig, resource: MysqlResource, ctx: Connector
       const geometry = (columns as { name: string; type: string }[])[0];
       const srid = geometry ? await firstSrid(c, ident(table), geometry.name) : null;
       const nlt = geometry && geometryTypes[geometry.type.toLowerCase()] !== 'GEOMETRY' ? geometryTypes[geometry.type.toLowerCase()] : undefined;
-      return { sql: `SELECT * FROM ${ident(table)}`, name: table, srid, geometry: Boolean(geometry), anchor: [table], ...(nlt ? { nlt } : {}) };
+      const base = { name: table, srid, geometry: Boolean(geometry), anchor: [table], ...(nlt ? { nlt } : {}) };
+      const column = resource.cursor_column;
+      if (!column) return { ...base, sql: `SELECT * FROM ${ident(table)}` };
+      // A cursor kept for another column (the Job changed it) does not apply.
+      const last = previous?.column === column ? previous.value : null;
+      const [maxRows] = await c.query(`SELECT CAST(MAX(${ident(column)}) AS CHAR) AS max FROM ${ident(table)}${last !== null ? ` WHERE ${ident(column)} > ${c.escape(last)}` : ''}`);
+      const max = ((maxRows as { max: string | null }[])[0]?.max ?? null) as string | null;
+      const where: string[] = [];
+      if (last !== null) where.push(`${ident(column)} > ${c.escape(last)}`);
+      // Rows committed after the max was read wait for the next Run.
+      if (max !== null) where.push(`${ident(column)} <= ${c.escape(max)}`);
+      return {
+        ...base,
+        sql: `SELECT * FROM ${ident(table)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`,
+        cursor: { column, value: max ?? last },
+        unchanged: last !== null && max === null,
+      };
     } finally {
       await c.query('ROLLBACK').catch(() => undefined);
     }
   });
 }
 
-export async function extractMysql(config: MysqlConfig, resource: MysqlResource, ctx: ConnectorContext): Promise<ExtractResult> {
+export async function extractMysql(config: MysqlConfig, resource: MysqlResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
   refuseTls(config);
-  const p = await plan(config, resource, ctx);
+  const p = await plan(config, resource, ctx, (options.sync?.cursor ?? null) as MysqlCursor | null);
+  // Nothing newer than the last Run: the rest of the Run is skipped.
+  if (p.unchanged) return { file: '', filename: '', bytes: 0, features: 0, sync: options.sync!, unchanged: true };
   const filename = `${safeFilename(p.name)}.gpkg`;
   const file = path.join(ctx.workDir, filename);
   await ogr2ogrMysql(config, ctx, `Reading ${'query' in resource ? 'the query' : `\`${resource.table}\``}`, [
@@ -89,7 +117,7 @@ export async function extractMysql(config: MysqlConfig, resource: MysqlResource,
   const bytes = (await stat(file)).size;
   const ds = await gdal.openAsync(file);
   try {
-    return { file, filename, bytes, features: await ds.layers.get(0).features.countAsync() };
+    return { file, filename, bytes, features: await ds.layers.get(0).features.countAsync(), ...(p.cursor ? { sync: { cursor: p.cursor } } : {}) };
   } finally {
     ds.close();
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
-import type { ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
+import { probeTest } from '../shared/test-result.js';
+import type { ConnectorDefinition, DestinationSupport, SourceSupport } from '../types.js';
 import { classifyMysql, describeServer, triedOf, withConnection, type MysqlConfig } from './client.js';
 import { deliverMysql, type MysqlTarget } from './deliver.js';
 import { extractMysql, type MysqlResource } from './extract.js';
@@ -9,12 +10,19 @@ import { extractMysql, type MysqlResource } from './extract.js';
 const settings = (config: Record<string, unknown>) => config as unknown as MysqlConfig;
 
 const source: SourceSupport<MysqlResource> = {
-  resource: z.union([z.strictObject({ table: identifier('Table or view') }), z.strictObject({ query: z.string().min(1).max(100_000).describe('One SELECT statement') })]),
+  resource: z.union([
+    z.strictObject({
+      table: identifier('Table or view'),
+      cursor_column: identifier('Column for incremental reads (a timestamp or increasing id): a Run reads the rows above the largest value the previous Run read').optional(),
+    }),
+    z.strictObject({ query: z.string().min(1).max(100_000).describe('One SELECT statement') }),
+  ]),
   shorthand: 'table',
   resourceRequired: true,
   importable: true,
-  incremental: false,
-  extract: (config, resource, ctx) => extractMysql(settings(config), resource, ctx),
+  incremental: true,
+  incrementalNote: 'with `cursor_column`: each Run reads the rows whose cursor is above the largest value the previous Run read; no new rows skips the rest of the Run',
+  extract: (config, resource, ctx, options) => extractMysql(settings(config), resource, ctx, options),
 };
 
 const destination: DestinationSupport<MysqlTarget> = {
@@ -47,7 +55,9 @@ export const mysql: ConnectorDefinition = {
     '**Import** (`source_resource`): `{"table": "parcels"}` (the string `"parcels"` means that) or `{"query": "SELECT …"}`',
     '(one SELECT; it is checked in a read-only transaction first and run as a subquery, so it cannot write). GDAL\'s MySQL',
     'driver reads it into one GeoPackage layer named after the table (`query` for a query). GDAL does not read the CRS of',
-    'MariaDB columns: the SRID of the first geometry is read and assigned (SRID 0 means no CRS). No incremental reads.',
+    'MariaDB columns: the SRID of the first geometry is read and assigned (SRID 0 means no CRS). With `cursor_column`, a',
+    'Job\'s Run reads the rows above the largest value the previous Run read, up to the largest value at its start; the',
+    'new largest value is kept as the Job\'s cursor (`{"column", "value"}`), and no newer rows skips the rest of the Run.',
     '',
     '**Deliver** (`destination_target`): `{"table": "parcels", "write_mode": "replace"}`. The output (one layer) is first',
     'loaded into a staging table `_geoflow_stage_…` (InnoDB), then: `replace` swaps it in with one atomic',
@@ -69,20 +79,19 @@ export const mysql: ConnectorDefinition = {
     'log. GDAL\'s MySQL driver has no TLS settings, so with `ssl: true` tests run over TLS but imports and deliveries are',
     'refused with `tls_error` rather than sent in the clear: use a trusted network or an SSH tunnel.',
   ].join('\n'),
-  async test(config, ctx): Promise<TestResult> {
+  test(config, ctx) {
     const c = settings(config);
-    const started = Date.now();
-    const tried = triedOf(c);
-    try {
-      const version = await withConnection(c, ctx, async (connection) => {
-        const [r] = await connection.query('SELECT VERSION() AS version');
-        return String((r as { version: string }[])[0]!.version);
-      });
-      return { ok: true, status: 'ok', message: `Connected to ${/mariadb/i.test(version) ? 'MariaDB' : 'MySQL'} ${version} as ${c.username}${c.ssl ? ' over TLS' : ''}`, tried, duration_ms: Date.now() - started };
-    } catch (error) {
-      const failure = classifyMysql(error, describeServer(c));
-      return { ok: false, status: failure.reason, message: failure.message, tried, duration_ms: Date.now() - started };
-    }
+    return probeTest(
+      triedOf(c),
+      async () => {
+        const version = await withConnection(c, ctx, async (connection) => {
+          const [r] = await connection.query('SELECT VERSION() AS version');
+          return String((r as { version: string }[])[0]!.version);
+        });
+        return { message: `Connected to ${/mariadb/i.test(version) ? 'MariaDB' : 'MySQL'} ${version} as ${c.username}${c.ssl ? ' over TLS' : ''}` };
+      },
+      (error) => classifyMysql(error, describeServer(c)),
+    );
   },
   source,
   destination,

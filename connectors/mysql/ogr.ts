@@ -1,5 +1,5 @@
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
-import { runOgr2ogr, type Ogr2ogrFailure } from '../shared/ogr2ogr.js';
+import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import type { ConnectorContext } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, triedOf, type MysqlConfig } from './client.js';
 
@@ -33,15 +33,6 @@ const messageReasons: [RegExp, ConnectorFailureReason][] = [
   [/timeout|timed out/i, 'timeout'],
 ];
 
-export function mysqlTransferFailure(config: MysqlConfig, what: string) {
-  return (failure: Ogr2ogrFailure): ConnectorError => {
-    const text = failure.errors.join(' ');
-    const reason = messageReasons.find(([re]) => re.test(text))?.[1] ?? 'invalid_data';
-    const first = failure.errors.find((e) => !/^Terminating translation prematurely/i.test(e)) ?? `ogr2ogr exited with ${failure.exitCode}`;
-    return new ConnectorError(reason, `${what} (${describeServer(config)}): ${first}`, { ...triedOf(config), errors: failure.errors.slice(0, 5) });
-  };
-}
-
 export function refuseTls(config: MysqlConfig): void {
   if (config.ssl) {
     throw new ConnectorError(
@@ -62,6 +53,6 @@ export async function ogr2ogrMysql(config: MysqlConfig, ctx: ConnectorContext, w
       ...(limitFile ? { limitFile } : {}),
     },
     ctx,
-    mysqlTransferFailure(config, what),
+    transferFailure(messageReasons, `${what} (${describeServer(config)})`, triedOf(config)),
   );
 }

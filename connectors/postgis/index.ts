@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
-import type { ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
+import { probeTest } from '../shared/test-result.js';
+import type { ConnectorDefinition, DestinationSupport, SourceSupport } from '../types.js';
 import { listSchemas, listTables, requireSchema } from './catalog.js';
 import { classifyPg, describeServer, triedOf, withClient, type PostgisConfig } from './client.js';
 import { deliverPostgis, type PostgisTarget } from './deliver.js';
@@ -74,7 +75,8 @@ export const postgis: ConnectorDefinition = {
     'read-only (`default_transaction_read_only`), so a query can never write. With `cursor_column`, a Job\'s Run reads the',
     'rows above the largest value the previous Run read, up to the largest value at the start of this Run; the new',
     'largest value is kept as the Job\'s cursor (`{"column", "value"}`). No newer rows: the Run skips its remaining',
-    'steps. Rows whose cursor value is below one already read (a transaction that committed late) are not read.',
+    'steps. Rows whose cursor value is below one already read (a transaction that committed late) are not read. A',
+    'GeoPackage layer holds one geometry column: of a table with several, the first is kept (select another with a query).',
     '',
     '**Deliver** (`destination_target`): `{"schema": "public", "table": "parcels", "write_mode": "replace"}`. The output',
     '(one layer; convert a single layer from a multi-layer dataset) is first loaded by ogr2ogr into a staging table',
@@ -95,31 +97,24 @@ export const postgis: ConnectorDefinition = {
     'in a private folder of the transfer, removed afterwards) named by the connection string\'s `passfile`, so it is never',
     'on a command line, in the service\'s environment or in a log.',
   ].join('\n'),
-  async test(config, ctx): Promise<TestResult> {
+  test(config, ctx) {
     const c = settings(config);
-    const started = Date.now();
-    const tried = triedOf(c);
-    try {
-      const found = await withClient(c, ctx, async (client) => {
-        const r = await client.query<{ server: string; postgis: string | null; tls: boolean }>(
-          `SELECT current_setting('server_version') AS server,
-                  (SELECT extversion FROM pg_extension WHERE extname = 'postgis') AS postgis,
-                  COALESCE((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false) AS tls`,
-        );
-        return r.rows[0]!;
-      });
-      const postgisNote = found.postgis ? `PostGIS ${found.postgis}` : 'PostGIS is not installed in this database';
-      return {
-        ok: true,
-        status: 'ok',
-        message: `Connected to PostgreSQL ${found.server} as ${c.username}${found.tls ? ' over TLS' : ''}; ${postgisNote}`,
-        tried: { ...tried, tls: found.tls },
-        duration_ms: Date.now() - started,
-      };
-    } catch (error) {
-      const failure = classifyPg(error, describeServer(c));
-      return { ok: false, status: failure.reason, message: failure.message, tried, duration_ms: Date.now() - started };
-    }
+    return probeTest(
+      triedOf(c),
+      async () => {
+        const found = await withClient(c, ctx, async (client) => {
+          const r = await client.query<{ server: string; postgis: string | null; tls: boolean }>(
+            `SELECT current_setting('server_version') AS server,
+                    (SELECT extversion FROM pg_extension WHERE extname = 'postgis') AS postgis,
+                    COALESCE((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false) AS tls`,
+          );
+          return r.rows[0]!;
+        });
+        const postgisNote = found.postgis ? `PostGIS ${found.postgis}` : 'PostGIS is not installed in this database';
+        return { message: `Connected to PostgreSQL ${found.server} as ${c.username}${found.tls ? ' over TLS' : ''}; ${postgisNote}`, tried: { tls: found.tls } };
+      },
+      (error) => classifyPg(error, describeServer(c)),
+    );
   },
   async discover(config, query, ctx) {
     const c = settings(config);

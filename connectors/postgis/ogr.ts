@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
-import { runOgr2ogr, type Ogr2ogrFailure } from '../shared/ogr2ogr.js';
+import type { ConnectorFailureReason } from '../shared/errors.js';
+import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import type { ConnectorContext } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, triedOf, type PostgisConfig } from './client.js';
 
@@ -63,16 +63,7 @@ const messageReasons: [RegExp, ConnectorFailureReason][] = [
   [/out of memory|could not extend file|No space left/i, 'server_error'],
 ];
 
-/** A failed ogr2ogr against PostgreSQL as a ConnectorError; data problems are invalid_data. */
-export function pgTransferFailure(config: PostgisConfig, what: string) {
-  return (failure: Ogr2ogrFailure): ConnectorError => {
-    const text = failure.errors.join(' ');
-    const reason = messageReasons.find(([re]) => re.test(text))?.[1] ?? 'invalid_data';
-    const first = failure.errors.find((e) => !/^Terminating translation prematurely/i.test(e)) ?? `ogr2ogr exited with ${failure.exitCode}`;
-    return new ConnectorError(reason, `${what} (${describeServer(config)}): ${first}`, { ...triedOf(config), errors: failure.errors.slice(0, 5) });
-  };
-}
-
 export async function ogr2ogrPg(config: PostgisConfig, ctx: ConnectorContext, what: string, args: string[], limitFile?: string): Promise<void> {
-  await runOgr2ogr({ args, label: `${what} (${describeServer(config)})`, ...(limitFile ? { limitFile } : {}) }, ctx, pgTransferFailure(config, what));
+  const label = `${what} (${describeServer(config)})`;
+  await runOgr2ogr({ args, label, ...(limitFile ? { limitFile } : {}) }, ctx, transferFailure(messageReasons, label, triedOf(config)));
 }

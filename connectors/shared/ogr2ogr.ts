@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { gdalErrors } from '../../geo/gdal-tool.js';
 import type { ConnectorContext } from '../types.js';
-import { ConnectorError } from './errors.js';
+import { ConnectorError, type ConnectorFailureReason } from './errors.js';
 
 /*
  * ogr2ogr as a child process, for the bulk transfers of the database connectors (a table into a
@@ -92,4 +92,17 @@ export async function runOgr2ogr(run: Ogr2ogrRun, ctx: ConnectorContext, fail: (
     if (watcher) clearInterval(watcher);
     ctx.signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * Classifies a failed ogr2ogr by the driver's messages GDAL passed on (`reasons`, first match
+ * wins; anything else is a data problem, invalid_data). The message is GDAL's first real error.
+ */
+export function transferFailure(reasons: [RegExp, ConnectorFailureReason][], what: string, details: Record<string, unknown>) {
+  return (failure: Ogr2ogrFailure): ConnectorError => {
+    const text = failure.errors.join(' ');
+    const reason = reasons.find(([re]) => re.test(text))?.[1] ?? 'invalid_data';
+    const first = failure.errors.find((e) => !/^Terminating translation prematurely/i.test(e)) ?? `ogr2ogr exited with ${failure.exitCode}`;
+    return new ConnectorError(reason, `${what}: ${first}`, { ...details, errors: failure.errors.slice(0, 5) });
+  };
 }

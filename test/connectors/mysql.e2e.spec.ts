@@ -30,9 +30,12 @@ describe.skipIf(skip)('MySQL through the API: import into a Workspace, deliver f
     ]);
   });
   afterAll(async () => {
-    await worker?.stop();
-    await sut?.close();
-    await server?.stop();
+    try {
+      await worker?.stop();
+      await sut?.close();
+    } finally {
+      await server?.stop();
+    }
   });
 
   const send = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) =>

@@ -3,10 +3,9 @@ import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mysql as connector } from '../../connectors/mysql/index.js';
-import { ConnectorError } from '../../connectors/shared/errors.js';
 import type { DeliverInput } from '../../connectors/types.js';
 import { gdal } from '../../geo/gdal.js';
-import { closedPort, connectorContext, silentServer } from '../support/connector-context.js';
+import { closedPort, connectorContext, expectConnectorError, pollUntilStopped, silentServer } from './support.js';
 import { fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson } from '../support/fixtures.js';
 import { mariadbMissing, startMariadb, type LocalMariadb } from '../servers/mariadb/server.js';
 
@@ -36,15 +35,6 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     await server?.stop();
   });
 
-  const failure = async (p: Promise<unknown>) => {
-    try {
-      await p;
-    } catch (error) {
-      expect(error).toBeInstanceOf(ConnectorError);
-      return error as ConnectorError;
-    }
-    throw new Error('expected a ConnectorError');
-  };
   const deliverInput = (file: string, extra: Partial<DeliverInput> = {}): DeliverInput => ({
     file, filename: path.basename(file), format: 'GPKG', mediaType: null, layers: [], deliveryId: randomUUID(), ...extra,
   });
@@ -97,17 +87,32 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     expect(await read(q.file)).toMatchObject({ srs: '2056', rows: [{ Name: 'Zürich' }] });
     const plain = await connector.source!.extract(config, { table: 'plain' }, connectorContext(), {});
     expect(plain.features).toBe(1);
-    expect((await failure(connector.source!.extract(config, { table: 'missing' }, connectorContext(), {}))).reason).toBe('not_found');
-    expect((await failure(connector.source!.extract(config, { query: 'SELEKT 1' }, connectorContext(), {}))).reason).toBe('invalid_data');
-    expect((await failure(connector.source!.extract(config, { query: 'DELETE FROM plain' }, connectorContext(), {}))).reason).toBe('invalid_data');
+    await expectConnectorError(connector.source!.extract(config, { table: 'missing' }, connectorContext(), {}), 'not_found');
+    await expectConnectorError(connector.source!.extract(config, { query: 'SELEKT 1' }, connectorContext(), {}), 'invalid_data');
+    await expectConnectorError(connector.source!.extract(config, { query: 'DELETE FROM plain' }, connectorContext(), {}), 'invalid_data');
     expect(await count('plain')).toBe(1);
-    expect((await failure(connector.source!.extract({ ...config, ssl: true }, { table: 'plain' }, connectorContext(), {}))).reason).toBe('tls_error');
+    await expectConnectorError(connector.source!.extract({ ...config, ssl: true }, { table: 'plain' }, connectorContext(), {}), 'tls_error');
+  });
+
+  it('reads incrementally with cursor_column: new rows only, then unchanged', async () => {
+    await sql(`CREATE TABLE events (id INT PRIMARY KEY AUTO_INCREMENT, seen_at DATETIME NOT NULL, label VARCHAR(20), geom POINT REF_SYSTEM_ID=4326);
+      INSERT INTO events (seen_at, label, geom) VALUES ('2024-01-01 10:00:00', 'a', ST_GeomFromText('POINT(7 46)', 4326)), ('2024-01-02 10:00:00', 'b', ST_GeomFromText('POINT(8 47)', 4326));`);
+    const resource = { table: 'events', cursor_column: 'seen_at' };
+    const first = await connector.source!.extract(config, resource, connectorContext(), { sync: null });
+    expect(first.features).toBe(2);
+    expect(first.sync?.cursor).toEqual({ column: 'seen_at', value: '2024-01-02 10:00:00' });
+    await sql(`INSERT INTO events (seen_at, label, geom) VALUES ('2024-01-03 10:00:00', 'c''s', ST_GeomFromText('POINT(9 48)', 4326))`);
+    const second = await connector.source!.extract(config, resource, connectorContext(), { sync: first.sync! });
+    expect(second.features).toBe(1);
+    expect((await read(second.file)).rows.map((row) => row.label)).toEqual(["c's"]);
+    const third = await connector.source!.extract(config, resource, connectorContext(), { sync: second.sync! });
+    expect(third).toMatchObject({ unchanged: true, features: 0 });
+    expect(third.sync).toEqual(second.sync);
   });
 
   it('stops an extract at the size limit', async () => {
     await sql(`SET SESSION max_recursive_iterations = 100000; CREATE TABLE big AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) SELECT i AS id, REPEAT('x', 200) AS filler FROM n`);
-    const e = await failure(connector.source!.extract(config, { table: 'big' }, connectorContext({ maxBytes: 256 * 1024 }), {}));
-    expect(e.reason).toBe('too_large');
+    const e = await expectConnectorError(connector.source!.extract(config, { table: 'big' }, connectorContext({ maxBytes: 256 * 1024 }), {}), 'too_large');
   });
 
   it('replace creates, then swaps while a reader polls: never missing or partial; CRS, names and multi-promotion kept', async () => {
@@ -122,28 +127,18 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
 
     const many = manyPointsGpkg(dir, 5000);
     const reader = await mysql.createConnection({ host: config.host, port: config.port, user: config.username, password: config.password, database: config.database });
-    const seen = new Map<number, number>();
-    const errors: string[] = [];
-    let polling = true;
-    const poll = (async () => {
-      while (polling) {
-        try {
-          const [r] = await reader.query('SELECT COUNT(*) AS n FROM `Flurstücke`');
-          const n = Number((r as { n: number }[])[0]!.n);
-          seen.set(n, (seen.get(n) ?? 0) + 1);
-        } catch (error) {
-          errors.push((error as Error).message);
-        }
-      }
-    })();
+    const reading = pollUntilStopped(async () => {
+      const [r] = await reader.query('SELECT COUNT(*) AS n FROM `Flurstücke`');
+      return Number((r as { n: number }[])[0]!.n);
+    });
     try {
       expect((await connector.destination!.deliver(config, target, deliverInput(many), connectorContext())).rows_written).toBe(5000);
       expect((await connector.destination!.deliver(config, target, deliverInput(pointsGeoJson(dir, 9)), connectorContext())).rows_written).toBe(9);
     } finally {
-      polling = false;
-      await poll;
+      await reading.stop();
       await reader.end();
     }
+    const { seen, errors } = await reading.stop();
     expect(errors).toEqual([]);
     expect([...seen.keys()].every((n) => [2, 5000, 9].includes(n))).toBe(true);
     expect(seen.size).toBeGreaterThan(1);
@@ -160,16 +155,14 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     expect(await connector.destination!.deliver(config, target, input, connectorContext())).toEqual({ target: { database: 'gis', table: 'orte', write_mode: 'append' }, rows_written: 4 });
     expect(await count('orte')).toBe(8);
 
-    const mismatch = await failure(connector.destination!.deliver(config, target, deliverInput(mixedPolygonsGeoJson(dir)), connectorContext()));
-    expect(mismatch.reason).toBe('invalid_data');
+    const mismatch = await expectConnectorError(connector.destination!.deliver(config, target, deliverInput(mixedPolygonsGeoJson(dir)), connectorContext()), 'invalid_data');
     expect(await count('orte')).toBe(8);
 
     const rebuilt = await connector.destination!.deliver(config, target, deliverInput(pointsGeoJson(dir, 3), { reinitialize: true }), connectorContext());
     expect(rebuilt).toMatchObject({ target: { write_mode: 'replace' }, rows_written: 3 });
     expect(await count('orte')).toBe(3);
 
-    const exists = await failure(connector.destination!.deliver(config, { table: 'orte', write_mode: 'create' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()));
-    expect(exists.reason).toBe('target_exists');
+    const exists = await expectConnectorError(connector.destination!.deliver(config, { table: 'orte', write_mode: 'create' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()), 'target_exists');
     expect(await count('orte')).toBe(3);
     const created = await connector.destination!.deliver(config, { table: 'neu', write_mode: 'create' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext());
     expect(created.rows_written).toBe(2);

@@ -6,6 +6,7 @@ import { fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson } from 
 import { multipartFile } from '../support/multipart.js';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { pollUntilStopped } from './support.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 
@@ -26,9 +27,12 @@ describe.skipIf(skip)('PostGIS through the API: test, discover, import, deliver'
     ]);
   });
   afterAll(async () => {
-    await worker?.stop();
-    await sut?.close();
-    await db?.drop();
+    try {
+      await worker?.stop();
+      await sut?.close();
+    } finally {
+      await db?.drop();
+    }
   });
 
   const send = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) =>
@@ -76,19 +80,7 @@ describe.skipIf(skip)('PostGIS through the API: test, discover, import, deliver'
     // A reader in its own connection, as a dashboard would be.
     const reader = new pg.Client({ host: db.config.host, port: db.config.port, database: db.config.database, user: db.config.username, password: db.config.password });
     await reader.connect();
-    const seen = new Map<number, number>();
-    const errors: string[] = [];
-    let polling = true;
-    const poll = (async () => {
-      while (polling) {
-        try {
-          const n = Number((await reader.query<{ n: string }>('SELECT count(*) AS n FROM public.places')).rows[0]!.n);
-          seen.set(n, (seen.get(n) ?? 0) + 1);
-        } catch (error) {
-          errors.push((error as Error).message);
-        }
-      }
-    })();
+    const reading = pollUntilStopped(async () => Number((await reader.query<{ n: string }>('SELECT count(*) AS n FROM public.places')).rows[0]!.n));
     try {
       const first = await deliver(big.id, { table: 'places', write_mode: 'replace' });
       expect(first.statusCode, first.body).toBe(200);
@@ -97,10 +89,10 @@ describe.skipIf(skip)('PostGIS through the API: test, discover, import, deliver'
       expect(second.statusCode, second.body).toBe(200);
       expect(second.json().rows_written).toBe(12);
     } finally {
-      polling = false;
-      await poll;
+      await reading.stop();
       await reader.end();
     }
+    const { seen, errors } = await reading.stop();
     expect(errors).toEqual([]);
     // Only whole tables were ever seen: the 20,000 rows, or the 12, never 0 or a part.
     expect([...seen.keys()].sort((a, b) => a - b)).toEqual([12, 20_000]);

@@ -3,10 +3,9 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgis } from '../../connectors/postgis/index.js';
-import { ConnectorError } from '../../connectors/shared/errors.js';
 import type { DeliverInput } from '../../connectors/types.js';
 import { gdal } from '../../geo/gdal.js';
-import { closedPort, connectorContext, silentServer } from '../support/connector-context.js';
+import { closedPort, connectorContext, expectConnectorError, pollUntilStopped, silentServer } from './support.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
@@ -46,15 +45,6 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     deliveryId: randomUUID(),
     ...extra,
   });
-  const failure = async (p: Promise<unknown>) => {
-    try {
-      await p;
-    } catch (error) {
-      expect(error).toBeInstanceOf(ConnectorError);
-      return error as ConnectorError;
-    }
-    throw new Error('expected a ConnectorError');
-  };
 
   describe('test', () => {
     it('connects and names the server and PostGIS versions', async () => {
@@ -115,8 +105,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('answers not_found for a missing schema', async () => {
-      const e = await failure(postgis.discover!(db.config, { schema: 'nowhere' }, connectorContext()));
-      expect(e.reason).toBe('not_found');
+      const e = await expectConnectorError(postgis.discover!(db.config, { schema: 'nowhere' }, connectorContext()), 'not_found');
       expect(e.message).toContain('nowhere');
     });
   });
@@ -155,20 +144,30 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       expect(r).toMatchObject({ filename: 'query.gpkg', features: 1 });
       expect((await read(r.file)).rows[0]!.Name).toBe('Zürich');
 
-      expect((await failure(postgis.source!.extract(db.config, { query: 'SELECT * FROM nowhere' }, connectorContext(), {}))).reason).toBe('not_found');
-      expect((await failure(postgis.source!.extract(db.config, { query: 'SELEKT 1' }, connectorContext(), {}))).reason).toBe('invalid_data');
-      const writing = await failure(postgis.source!.extract(db.config, { query: 'WITH gone AS (DELETE FROM "Bäume"."Parzellen Ü" RETURNING *) SELECT * FROM gone' }, connectorContext(), {}));
-      expect(writing.reason).toBe('invalid_data');
+      await expectConnectorError(postgis.source!.extract(db.config, { query: 'SELECT * FROM nowhere' }, connectorContext(), {}), 'not_found');
+      await expectConnectorError(postgis.source!.extract(db.config, { query: 'SELEKT 1' }, connectorContext(), {}), 'invalid_data');
+      const writing = await expectConnectorError(postgis.source!.extract(db.config, { query: 'WITH gone AS (DELETE FROM "Bäume"."Parzellen Ü" RETURNING *) SELECT * FROM gone' }, connectorContext(), {}), 'invalid_data');
       // A write that a subquery allows is stopped by the read-only session.
-      const sequence = await failure(postgis.source!.extract(db.config, { query: `SELECT nextval('"Bäume"."Parzellen Ü_id_seq"') AS n` }, connectorContext(), {}));
-      expect(sequence.reason).toBe('permission_denied');
+      const sequence = await expectConnectorError(postgis.source!.extract(db.config, { query: `SELECT nextval('"Bäume"."Parzellen Ü_id_seq"') AS n` }, connectorContext(), {}), 'permission_denied');
       expect((await db.sql<{ n: string }>('SELECT count(*) AS n FROM "Bäume"."Parzellen Ü"'))[0]!.n).toBe('2');
     });
 
+    it('reads an empty table and a table with two geometry columns (the first one is kept)', async () => {
+      await db.sql(`CREATE TABLE public.empty_one (id int, geom geometry(Point, 4326)); ALTER TABLE public.empty_one OWNER TO ${db.config.username};
+        CREATE TABLE public.two_geoms (id int, area geometry(Polygon, 2056), centre geometry(Point, 2056)); ALTER TABLE public.two_geoms OWNER TO ${db.config.username};
+        INSERT INTO public.two_geoms VALUES (1, ST_GeomFromText('POLYGON((0 0,1 0,1 1,0 0))', 2056), ST_GeomFromText('POINT(0.5 0.3)', 2056));`);
+      const empty = await postgis.source!.extract(db.config, { schema: 'public', table: 'empty_one' }, connectorContext(), {});
+      expect(empty.features).toBe(0);
+      expect(await read(empty.file)).toMatchObject({ geomType: 'Point', srs: '4326', rows: [] });
+      const two = await postgis.source!.extract(db.config, { schema: 'public', table: 'two_geoms' }, connectorContext(), {});
+      expect(two.features).toBe(1);
+      expect(await read(two.file)).toMatchObject({ geomType: 'Polygon', srs: '2056' });
+    });
+
     it('answers not_found for a missing table and permission_denied for one it may not read', async () => {
-      expect((await failure(postgis.source!.extract(db.config, { schema: 'public', table: 'missing' }, connectorContext(), {}))).reason).toBe('not_found');
+      await expectConnectorError(postgis.source!.extract(db.config, { schema: 'public', table: 'missing' }, connectorContext(), {}), 'not_found');
       await db.sql('CREATE TABLE public.secret_table (a int)');
-      expect((await failure(postgis.source!.extract(db.config, { schema: 'public', table: 'secret_table' }, connectorContext(), {}))).reason).toBe('permission_denied');
+      await expectConnectorError(postgis.source!.extract(db.config, { schema: 'public', table: 'secret_table' }, connectorContext(), {}), 'permission_denied');
     });
 
     it('reads incrementally with cursor_column: new rows only, then unchanged', async () => {
@@ -194,8 +193,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     it('stops at the size limit while writing (too_large)', async () => {
       await db.sql(`CREATE TABLE public.big AS SELECT i AS id, repeat('x', 200) AS filler, ST_SetSRID(ST_MakePoint(i % 180, (i % 90)), 4326)::geometry(Point, 4326) AS geom FROM generate_series(1, 50000) i;
         ALTER TABLE public.big OWNER TO ${db.config.username};`);
-      const big = await failure(postgis.source!.extract(db.config, { table: 'big', schema: 'public' }, connectorContext({ maxBytes: 256 * 1024 }), {}));
-      expect(big.reason).toBe('too_large');
+      const big = await expectConnectorError(postgis.source!.extract(db.config, { table: 'big', schema: 'public' }, connectorContext({ maxBytes: 256 * 1024 }), {}), 'too_large');
       expect(big.retryable).toBe(false);
     });
   });
@@ -254,8 +252,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('append with columns the target lacks fails and leaves the target as it was', async () => {
-      const e = await failure(postgis.destination!.deliver(db.config, { schema: 'Bäume', table: 'Orte', write_mode: 'append' }, deliverInput(mixedPolygonsGeoJson(dir)), connectorContext()));
-      expect(e.reason).toBe('invalid_data');
+      const e = await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'Bäume', table: 'Orte', write_mode: 'append' }, deliverInput(mixedPolygonsGeoJson(dir)), connectorContext()), 'invalid_data');
       expect(e.message).toContain('parcel_identifier_long_name');
       expect(await count('Orte', 'Bäume')).toBe(10);
       const leftovers = await db.sql("SELECT relname FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%'");
@@ -272,13 +269,12 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       const shp = zippedShapefile(dir);
       const made = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp, { format: 'ESRI Shapefile' }), connectorContext());
       expect(made.rows_written).toBe(25);
-      const again = await failure(postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp), connectorContext()));
-      expect(again.reason).toBe('target_exists');
+      const again = await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp), connectorContext()), 'target_exists');
       expect(await count('places_from_shp')).toBe(25);
     });
 
     it('a missing schema is not_found; a load stopped midway leaves the old table untouched', async () => {
-      expect((await failure(postgis.destination!.deliver(db.config, { schema: 'nowhere', table: 't', write_mode: 'replace' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()))).reason).toBe('not_found');
+      await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'nowhere', table: 't', write_mode: 'replace' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()), 'not_found');
 
       const many = manyPointsGpkg(dir, 150_000);
       const controller = new AbortController();
@@ -290,7 +286,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       controller.abort();
-      expect((await failure(stopped)).reason).toBe('timeout');
+      await expectConnectorError(stopped, 'timeout');
       expect(await count('Parcels')).toBe(7);
       expect(await columnType('Parcels')).toMatchObject({ type: 'POINT' });
       const leftovers = await db.sql("SELECT relname FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%'");

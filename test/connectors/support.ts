@@ -43,3 +43,47 @@ export async function expectConnectorError(promise: Promise<unknown>, reason: Co
   expect((error as ConnectorError).reason, (error as Error).message).toBe(reason);
   return error as ConnectorError;
 }
+
+/** A TCP server that accepts connections and never says a word: a server that hangs. */
+export async function silentServer(): Promise<{ port: number; close(): void }> {
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => undefined);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as { port: number }).port,
+    close() {
+      for (const s of sockets) s.destroy();
+      server.close();
+    },
+  };
+}
+
+/**
+ * A reader that keeps reading a number (a row count) in a loop, as a dashboard would, until
+ * stopped: it returns how often it saw each value and every error it got (stop may be called again).
+ */
+export function pollUntilStopped(read: () => Promise<number>): { stop(): Promise<{ seen: Map<number, number>; errors: string[] }> } {
+  const seen = new Map<number, number>();
+  const errors: string[] = [];
+  let polling = true;
+  const loop = (async () => {
+    while (polling) {
+      try {
+        const n = await read();
+        seen.set(n, (seen.get(n) ?? 0) + 1);
+      } catch (error) {
+        errors.push((error as Error).message);
+      }
+    }
+  })();
+  return {
+    async stop() {
+      polling = false;
+      await loop;
+      return { seen, errors };
+    },
+  };
+}
