@@ -56,7 +56,7 @@ export async function openSftp(c: SftpConfig, ctx: Pick<ConnectorContext, 'signa
   const onAbort = () => void close();
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    await client.connect({
+    await abortable(client.connect({
       host: c.host,
       port: c.port,
       username: c.username,
@@ -68,10 +68,11 @@ export async function openSftp(c: SftpConfig, ctx: Pick<ConnectorContext, 'signa
         presented = fingerprint(key);
         return !c.host_key_sha256 || presented === c.host_key_sha256;
       },
-    });
+    }), ctx.signal);
   } catch (error) {
     ctx.signal.removeEventListener('abort', onAbort);
     await close();
+    if (ctx.signal.aborted) throw cancelled(what, sftpWhere(c));
     if (presented && c.host_key_sha256 && presented !== c.host_key_sha256) {
       throw new ConnectorError('tls_error', `${what} presented the host key ${presented}, not the expected ${c.host_key_sha256}`, { ...sftpWhere(c), host_key_sha256: presented }, false);
     }
@@ -86,6 +87,25 @@ export async function openSftp(c: SftpConfig, ctx: Pick<ConnectorContext, 'signa
     },
   };
 }
+
+/**
+ * Settles like `work`, or rejects as soon as the signal aborts: ssh2-sftp-client leaves a call
+ * pending for ever when its connection is ended under it.
+ */
+export function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** The connection was closed because ctx.signal aborted (a deadline or a cancelled activity). */
+export const cancelled = (what: string, where: Record<string, unknown>) => new ConnectorError('timeout', `${what}: the transfer was stopped (deadline or cancellation)`, where);
 
 /** SFTP status codes (draft-ietf-secsh-filexfer) as ssh2 reports them. */
 const statusReasons: Record<number, ConnectorFailureReason> = { 2: 'not_found', 3: 'permission_denied', 4: 'invalid_response' };

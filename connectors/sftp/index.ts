@@ -6,7 +6,7 @@ import { ConnectorError } from '../shared/errors.js';
 import { relativeKey, underBase } from '../shared/remote-paths.js';
 import { PROGRESS_EVERY_BYTES } from '../shared/save-stream.js';
 import type { ConnectorContext, ConnectorDefinition, DestinationSupport, TestResult } from '../types.js';
-import { openSftp, sftpFailure, sftpWhere, type OpenSftp, type SftpConfig } from './client.js';
+import { abortable, cancelled, openSftp, sftpFailure, sftpWhere, type OpenSftp, type SftpConfig } from './client.js';
 
 const configuration = z.strictObject({
   host,
@@ -47,7 +47,7 @@ async function test(config: Record<string, unknown>, ctx: ConnectorContext): Pro
     const pinned = c.host_key_sha256 ? 'the host key matches' : `the host key ${sftp.hostKey} was not checked: set host_key_sha256 to pin it`;
     return done({ ok: true, status: 'ok', message: `Logged in to ${serverName(c)} as ${c.username}; base_path is a folder; ${pinned}` });
   } catch (error) {
-    const failure = sftpFailure(error, serverName(c), sftpWhere(c));
+    const failure = ctx.signal.aborted ? cancelled(serverName(c), sftpWhere(c)) : sftpFailure(error, serverName(c), sftpWhere(c));
     if (typeof failure.details.host_key_sha256 === 'string') tried.host_key_sha256 = failure.details.host_key_sha256;
     return done({ ok: false, status: failure.reason, message: failure.message });
   } finally {
@@ -75,6 +75,18 @@ const destination: DestinationSupport<{ path: string }> = {
     const { size } = await stat(input.file);
     const sftp = await openSftp(c, ctx);
     try {
+      await abortable(upload(), ctx.signal);
+    } catch (error) {
+      // A cancelled delivery has lost its connection with the signal; the retry overwrites its file.
+      if (ctx.signal.aborted) throw cancelled(serverName(c), where);
+      await sftp.client.delete(temporary, true).catch(() => undefined);
+      throw sftpFailure(error, `${serverName(c)} (writing ${remote})`, where);
+    } finally {
+      await sftp.close();
+    }
+    return { target: { host: c.host, port: c.port, path: remote }, bytes_written: size };
+
+    async function upload() {
       await requireBase(sftp, c);
       if ((await sftp.client.exists(folder)) !== 'd') await sftp.client.mkdir(folder, true);
       // fastPut keeps many writes in flight; a plain stream waits for each 32 KiB write and is
@@ -98,13 +110,7 @@ const destination: DestinationSupport<{ path: string }> = {
         if (await sftp.client.exists(remote)) await sftp.client.delete(remote);
         await sftp.client.rename(temporary, remote);
       }
-    } catch (error) {
-      await sftp.client.delete(temporary, true).catch(() => undefined);
-      throw sftpFailure(error, `${serverName(c)} (writing ${remote})`, where);
-    } finally {
-      await sftp.close();
     }
-    return { target: { host: c.host, port: c.port, path: remote }, bytes_written: size };
   },
 };
 
@@ -120,7 +126,7 @@ export const sftp: ConnectorDefinition = {
   notes: [
     '- **Authentication**: `private_key` (OpenSSH or PEM, with `passphrase` when it is encrypted) and/or `password`; nothing else (no agent, no keyboard-interactive). They go into this call\'s own connection ([ssh2](https://github.com/mscdex/ssh2) through ssh2-sftp-client) and nowhere else.',
     '- **Host key**: with `host_key_sha256` the server must present that key, else the connection is refused as `tls_error`. Without it any key is accepted; the connection test shows the fingerprint the server presented (`tried.host_key_sha256`) so it can be pinned.',
-    '- **Deliver** (`destination_target`: `{"path": "daily/parcels.gpkg"}`; a path ending in `/` keeps the output\'s filename): missing folders below `base_path` are created; the file is written as `.<name>.<delivery id>.part` beside the target, then renamed over it with OpenSSH\'s `posix-rename@openssh.com`, which replaces the target atomically: readers see the old file or the new one, never part of one. Servers without that extension get a delete then a plain rename (the file is briefly missing, never half-written). A retried delivery writes the same temporary name again, so nothing is duplicated; a failed one removes its temporary file. The result is `{"target": {"host", "port", "path"}, "bytes_written"}`.',
+    '- **Deliver** (`destination_target`: `{"path": "daily/parcels.gpkg"}`; a path ending in `/` keeps the output\'s filename): missing folders below `base_path` are created; the file is written as `.<name>.<delivery id>.part` beside the target, then renamed over it with OpenSSH\'s `posix-rename@openssh.com`, which replaces the target atomically: readers see the old file or the new one, never part of one. Servers without that extension get a delete then a plain rename (the file is briefly missing, never half-written). A retried delivery writes the same temporary name again, so nothing is duplicated; a failed one removes its temporary file (a cancelled one cannot, its connection is gone: the retry overwrites it). The result is `{"target": {"host", "port", "path"}, "bytes_written"}`.',
     '- **Test** logs in and checks that `base_path` is a folder: `authentication_failed` for a wrong password or key (or an unreadable key), `not_found` for a missing `base_path`, `tls_error` for a host key that is not the pinned one, `unreachable`/`timeout` for the server.',
   ].join('\n'),
   test,

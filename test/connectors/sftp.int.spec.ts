@@ -135,6 +135,18 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
       expect(readdirSync(path.join(server.passwordUser.home, 'taken'))).toEqual(['x.gpkg']);
     });
 
+    it('stops when its signal aborts, and the retry of that delivery leaves one file', async () => {
+      const bytes = randomBytes(10 * 1024 * 1024);
+      const { ctx, file } = localFile('big.gpkg', bytes);
+      const abort = new AbortController();
+      const stopped = await failure(sftp.destination!.deliver(withKey, { path: 'cancel/' }, deliverInput(file, 'dl_cancel'), { ...ctx, signal: abort.signal, progress: () => abort.abort() }));
+      expect(stopped).toMatchObject({ reason: 'timeout', retryable: true });
+      expect(existsSync(path.join(server.keyUser.home, 'cancel/big.gpkg'))).toBe(false);
+      await sftp.destination!.deliver(withKey, { path: 'cancel/' }, deliverInput(file, 'dl_cancel'), ctx);
+      expect(readdirSync(path.join(server.keyUser.home, 'cancel'))).toEqual(['big.gpkg']);
+      expect(readFileSync(path.join(server.keyUser.home, 'cancel/big.gpkg')).equals(bytes)).toBe(true);
+    });
+
     it('answers not_found for a missing base_path instead of creating it', async () => {
       const { ctx, file } = localFile('x.gpkg', randomBytes(100));
       const base = path.join(server.passwordUser.home, 'not-made');
