@@ -120,7 +120,7 @@ export const sftp: ConnectorDefinition = {
   description: 'Files written to a folder on an SSH server over SFTP.',
   configuration,
   secrets: ['password', 'private_key', 'passphrase'],
-  example: { host: 'sftp.example.org', port: 22, username: 'upload', private_key: '-----BEGIN OPENSSH PRIVATE KEY-----…', host_key_sha256: 'SHA256:…', base_path: '/incoming' },
+  example: { host: 'sftp.example.org', port: 22, username: 'upload', private_key: '-----BEGIN OPENSSH PRIVATE KEY-----…', host_key_sha256: 'SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU', base_path: '/incoming' },
   implemented: true,
   verifiedAgainst: 'OpenSSH 9.2 sshd (Debian) started by the tests, with a password account and a key account',
   notes: [

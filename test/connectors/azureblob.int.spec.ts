@@ -157,7 +157,8 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
     });
   });
 
-  it('refuses container names Azure refuses and blob names that climb out of the prefix', () => {
+  it('accepts its documented example; refuses container names Azure refuses and blob names that climb out of the prefix', () => {
+    expect(azureblob.configuration.safeParse(azureblob.example).success).toBe(true);
     expect(azureblob.configuration.safeParse({ account_name: 'acct', container: 'Bad_Name' }).success).toBe(false);
     expect(azureblob.configuration.safeParse({ account_name: 'acct', container: 'a--b' }).success).toBe(false);
     expect(azureblob.configuration.safeParse({ account_name: 'acct', container: 'good-name-1' }).success).toBe(true);

@@ -175,7 +175,8 @@ describe.skipIf(s3ServerUnavailable())('s3 connector against moto', () => {
     });
   });
 
-  it('refuses keys that climb out of the prefix or are absolute', () => {
+  it('accepts its documented example; refuses keys that climb out of the prefix or are absolute', () => {
+    expect(s3.configuration.safeParse(s3.example).success).toBe(true);
     expect(s3.destination!.target.safeParse({ key: '../other/x.gpkg' }).success).toBe(false);
     expect(s3.destination!.target.safeParse({ key: '/x.gpkg' }).success).toBe(false);
     expect(s3.source!.resource.safeParse({ key: 'a/b.gpkg' }).success).toBe(true);

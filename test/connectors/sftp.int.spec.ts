@@ -70,7 +70,8 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
       expect(await sftp.test!({ ...withPassword, port: await closedPort() }, connectorContext())).toMatchObject({ ok: false, status: 'unreachable' });
     });
 
-    it('refuses a malformed fingerprint and absolute or climbing targets', () => {
+    it('accepts its documented example; refuses a malformed fingerprint and absolute or climbing targets', () => {
+      expect(sftp.configuration.safeParse(sftp.example).success).toBe(true);
       expect(sftp.configuration.safeParse({ host: 'h', username: 'u', host_key_sha256: 'MD5:aa:bb' }).success).toBe(false);
       expect(sftp.destination!.target.safeParse({ path: '/etc/passwd' }).success).toBe(false);
       expect(sftp.destination!.target.safeParse({ path: 'a/../../b' }).success).toBe(false);
