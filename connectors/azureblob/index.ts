@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { safeFilename } from '../../geo/dataset-files.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
+import { connectionTest } from '../shared/connection-test.js';
 import { refuseDeclaredSize, saveStream } from '../shared/save-stream.js';
 import type { ConnectorContext, ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
 import { azureFailure, azureWhere, containerClient, credentialKind, isDenied, isMissing, isNotModified, type AzureConfig } from './client.js';
@@ -50,18 +51,16 @@ export function blockIds(deliveryId: string, count: number): string[] {
 
 async function test(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult> {
   const c = settings(config);
-  const started = Date.now();
-  const tried = { ...azureWhere(c), prefix: c.prefix, credential: credentialKind(c) };
-  const done = (result: Omit<TestResult, 'duration_ms' | 'tried'>): TestResult => ({ ...result, tried, duration_ms: Date.now() - started });
-  try {
-    // Listing one blob under the prefix proves endpoint, credential and read access at once; a
-    // container SAS may list, but not read the container's properties.
-    await containerClient(c).listBlobsFlat({ prefix: c.prefix || undefined, abortSignal: ctx.signal }).byPage({ maxPageSize: 1 }).next();
-    return done({ ok: true, status: 'ok', message: `${label(c)} is reachable and the credential may list it` });
-  } catch (error) {
-    const failure = azureFailure(error, label(c), azureWhere(c));
-    return done({ ok: false, status: failure.reason, message: failure.message });
-  }
+  return connectionTest(
+    { ...azureWhere(c), prefix: c.prefix, credential: credentialKind(c) },
+    async () => {
+      // Listing one blob under the prefix proves endpoint, credential and read access at once; a
+      // container SAS may list, but not read the container's properties.
+      await containerClient(c).listBlobsFlat({ prefix: c.prefix || undefined, abortSignal: ctx.signal }).byPage({ maxPageSize: 1 }).next();
+      return `${label(c)} is reachable and the credential may list it`;
+    },
+    (error) => azureFailure(error, label(c), azureWhere(c)),
+  );
 }
 
 const source: SourceSupport<{ blob: string }> = {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { safeFilename } from '../../geo/dataset-files.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
+import { connectionTest } from '../shared/connection-test.js';
 import { refuseDeclaredSize, saveStream } from '../shared/save-stream.js';
 import type { ConnectorContext, ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
 import { isMissing, isNotModified, s3Client, s3Failure, s3Where, type S3Config } from './client.js';
@@ -36,18 +37,16 @@ const label = (c: S3Config, key?: string) => (key === undefined ? `S3 bucket "${
 
 async function test(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult> {
   const c = settings(config);
-  const started = Date.now();
-  const tried = { ...s3Where(c), prefix: c.prefix, signed: Boolean(c.access_key) };
-  const done = (result: Omit<TestResult, 'duration_ms' | 'tried'>): TestResult => ({ ...result, tried, duration_ms: Date.now() - started });
-  try {
-    // Listing one key under the prefix proves the endpoint, the credentials and read access at once,
-    // and unlike HEAD its errors say which of them failed.
-    await s3Client(c, ctx.log).send(new ListObjectsV2Command({ Bucket: c.bucket, Prefix: c.prefix || undefined, MaxKeys: 1 }), { abortSignal: ctx.signal });
-    return done({ ok: true, status: 'ok', message: `${label(c)} is reachable and the credentials may list it` });
-  } catch (error) {
-    const failure = s3Failure(error, label(c), s3Where(c));
-    return done({ ok: false, status: failure.reason, message: failure.message });
-  }
+  return connectionTest(
+    { ...s3Where(c), prefix: c.prefix, signed: Boolean(c.access_key) },
+    async () => {
+      // Listing one key under the prefix proves the endpoint, the credentials and read access at
+      // once, and unlike HEAD its errors say which of them failed.
+      await s3Client(c, ctx.log).send(new ListObjectsV2Command({ Bucket: c.bucket, Prefix: c.prefix || undefined, MaxKeys: 1 }), { abortSignal: ctx.signal });
+      return `${label(c)} is reachable and the credentials may list it`;
+    },
+    (error) => s3Failure(error, label(c), s3Where(c)),
+  );
 }
 
 const source: SourceSupport<{ key: string }> = {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { host, port, secret, username } from '../shared/fields.js';
 import { ConnectorError } from '../shared/errors.js';
+import { connectionTest } from '../shared/connection-test.js';
 import { relativeKey, underBase } from '../shared/remote-paths.js';
 import { PROGRESS_EVERY_BYTES } from '../shared/save-stream.js';
 import type { ConnectorContext, ConnectorDefinition, DestinationSupport, TestResult } from '../types.js';
@@ -36,20 +37,24 @@ async function requireBase(sftp: OpenSftp, c: SftpConfig): Promise<void> {
 
 async function test(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult> {
   const c = settings(config);
-  const started = Date.now();
   const tried: TestResult['tried'] = { ...sftpWhere(c), base_path: c.base_path, auth: c.private_key ? 'private_key' : 'password', host_key_sha256: null };
-  const done = (result: Omit<TestResult, 'duration_ms' | 'tried'>): TestResult => ({ ...result, tried, duration_ms: Date.now() - started });
   let sftp: OpenSftp | undefined;
   try {
-    sftp = await openSftp(c, ctx);
-    tried.host_key_sha256 = sftp.hostKey;
-    await requireBase(sftp, c);
-    const pinned = c.host_key_sha256 ? 'the host key matches' : `the host key ${sftp.hostKey} was not checked: set host_key_sha256 to pin it`;
-    return done({ ok: true, status: 'ok', message: `Logged in to ${serverName(c)} as ${c.username}; base_path is a folder; ${pinned}` });
-  } catch (error) {
-    const failure = ctx.signal.aborted ? cancelled(serverName(c), sftpWhere(c)) : sftpFailure(error, serverName(c), sftpWhere(c));
-    if (typeof failure.details.host_key_sha256 === 'string') tried.host_key_sha256 = failure.details.host_key_sha256;
-    return done({ ok: false, status: failure.reason, message: failure.message });
+    return await connectionTest(
+      tried,
+      async () => {
+        sftp = await openSftp(c, ctx);
+        tried.host_key_sha256 = sftp.hostKey;
+        await requireBase(sftp, c);
+        const pinned = c.host_key_sha256 ? 'the host key matches' : `the host key ${sftp.hostKey} was not checked: set host_key_sha256 to pin it`;
+        return `Logged in to ${serverName(c)} as ${c.username}; base_path is a folder; ${pinned}`;
+      },
+      (error) => {
+        const failure = ctx.signal.aborted ? cancelled(serverName(c), sftpWhere(c)) : sftpFailure(error, serverName(c), sftpWhere(c));
+        if (typeof failure.details.host_key_sha256 === 'string') tried.host_key_sha256 = failure.details.host_key_sha256;
+        return failure;
+      },
+    );
   } finally {
     await sftp?.close();
   }

@@ -4,10 +4,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { azureblob, blockIds } from '../../connectors/azureblob/index.js';
-import { ConnectorError } from '../../connectors/shared/errors.js';
-import type { DeliverInput } from '../../connectors/types.js';
 import { azuriteUnavailable, startAzurite, type AzuriteServer } from '../servers/azurite/server.js';
-import { closedPort, connectorContext, filesIn } from './support.js';
+import { closedPort, connectorContext, expectConnectorError, deliverInput as deliverFile, filesIn } from './support.js';
 
 const CONTAINER = 'exports';
 
@@ -37,12 +35,7 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
   };
   const put = (name: string, body: Buffer | string) => admin.getBlockBlobClient(name).upload(body, Buffer.byteLength(body));
   const read = (name: string) => admin.getBlobClient(name).downloadToBuffer();
-  const failure = async (promise: Promise<unknown>) => {
-    const error = await promise.then(() => null, (e: unknown) => e);
-    expect(error).toBeInstanceOf(ConnectorError);
-    return error as ConnectorError;
-  };
-  const deliverInput = (file: string, deliveryId: string): DeliverInput => ({ file, filename: path.basename(file), format: 'GeoJSON', mediaType: 'application/geo+json', layers: ['x'], deliveryId });
+  const deliverInput = (file: string, deliveryId: string) => deliverFile(file, deliveryId, 'application/geo+json');
 
   describe('test', () => {
     it('answers ok with the account key and with a SAS token, saying what was tried', async () => {
@@ -89,9 +82,9 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
     it('refuses a blob over the limit, leaving nothing behind; a missing blob is not_found', async () => {
       await put('team/in/big.bin', randomBytes(5000));
       const ctx = connectorContext({ maxBytes: 4096 });
-      expect(await failure(azureblob.source!.extract(config, { blob: 'in/big.bin' }, ctx, {}))).toMatchObject({ reason: 'too_large', details: { max_bytes: 4096 } });
+      expect(await expectConnectorError(azureblob.source!.extract(config, { blob: 'in/big.bin' }, ctx, {}), 'too_large')).toMatchObject({ reason: 'too_large', details: { max_bytes: 4096 } });
       expect(filesIn(ctx.workDir)).toEqual([]);
-      expect(await failure(azureblob.source!.extract(config, { blob: 'in/none.gpkg' }, connectorContext(), {}))).toMatchObject({
+      expect(await expectConnectorError(azureblob.source!.extract(config, { blob: 'in/none.gpkg' }, connectorContext(), {}), 'not_found')).toMatchObject({
         reason: 'not_found',
         details: { container: CONTAINER, blob: 'team/in/none.gpkg' },
       });
@@ -138,7 +131,7 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
           abort.abort();
         },
       });
-      const error = await failure(delivery);
+      const error = await expectConnectorError(delivery, 'timeout');
       expect(error.reason).toBe('timeout');
       expect((await midway!).toString()).toBe('old content');
       expect((await read('team/live.geojson')).toString()).toBe('old content');
@@ -150,7 +143,7 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
       writeFileSync(file, '{"type":"FeatureCollection","features":[]}');
       await azureblob.destination!.deliver(withSas(sas('cw')), { blob: 'sas.geojson' }, deliverInput(file, 'dl_sas'), ctx);
       expect((await read('team/sas.geojson')).toString()).toContain('FeatureCollection');
-      const denied = await failure(azureblob.destination!.deliver(withSas(sas('r')), { blob: 'sas2.geojson' }, deliverInput(file, 'dl_sas2'), ctx));
+      const denied = await expectConnectorError(azureblob.destination!.deliver(withSas(sas('r')), { blob: 'sas2.geojson' }, deliverInput(file, 'dl_sas2'), ctx), 'permission_denied');
       expect(denied).toMatchObject({ reason: 'permission_denied', retryable: false, details: { blob: 'team/sas2.geojson' } });
       expect(denied.message).not.toContain('sig=');
     });

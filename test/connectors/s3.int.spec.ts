@@ -8,10 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../connectors/s3/client.js';
 import { s3 } from '../../connectors/s3/index.js';
 import { uploadObject } from '../../connectors/s3/upload.js';
-import { ConnectorError } from '../../connectors/shared/errors.js';
-import type { DeliverInput } from '../../connectors/types.js';
 import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
-import { closedPort, connectorContext, filesIn } from './support.js';
+import { closedPort, connectorContext, expectConnectorError, deliverInput as deliverFile, filesIn } from './support.js';
 
 const BUCKET = 'geoflow-int';
 
@@ -32,12 +30,7 @@ describe.skipIf(s3ServerUnavailable())('s3 connector against moto', () => {
 
   const put = (key: string, body: Buffer | string) => admin.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
   const read = async (key: string) => Buffer.from(await (await admin.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToByteArray());
-  const failure = async (promise: Promise<unknown>) => {
-    const error = await promise.then(() => null, (e: unknown) => e);
-    expect(error).toBeInstanceOf(ConnectorError);
-    return error as ConnectorError;
-  };
-  const deliverInput = (file: string, deliveryId: string): DeliverInput => ({ file, filename: path.basename(file), format: 'GPKG', mediaType: 'application/geopackage+sqlite3', layers: ['x'], deliveryId });
+  const deliverInput = (file: string, deliveryId: string) => deliverFile(file, deliveryId, 'application/geopackage+sqlite3');
 
   describe('test', () => {
     it('answers ok for a bucket the keys may list, saying what was tried', async () => {
@@ -108,10 +101,10 @@ describe.skipIf(s3ServerUnavailable())('s3 connector against moto', () => {
     it('refuses an object over the limit, leaving nothing behind; a missing key is not_found', async () => {
       await put('team/in/big.bin', randomBytes(4096));
       const ctx = connectorContext({ maxBytes: 1000 });
-      const tooLarge = await failure(s3.source!.extract(config, { key: 'in/big.bin' }, ctx, {}));
+      const tooLarge = await expectConnectorError(s3.source!.extract(config, { key: 'in/big.bin' }, ctx, {}), 'too_large');
       expect(tooLarge).toMatchObject({ reason: 'too_large', retryable: false, details: { max_bytes: 1000 } });
       expect(filesIn(ctx.workDir)).toEqual([]);
-      const missing = await failure(s3.source!.extract(config, { key: 'in/none.gpkg' }, connectorContext(), {}));
+      const missing = await expectConnectorError(s3.source!.extract(config, { key: 'in/none.gpkg' }, connectorContext(), {}), 'not_found');
       expect(missing).toMatchObject({ reason: 'not_found', details: { bucket: BUCKET, key: 'team/in/none.gpkg' } });
     });
   });
@@ -169,7 +162,7 @@ describe.skipIf(s3ServerUnavailable())('s3 connector against moto', () => {
       const ctx = connectorContext();
       const file = path.join(ctx.workDir, 'x.geojson');
       writeFileSync(file, '{}');
-      const denied = await failure(s3.destination!.deliver({ ...config, ...server.nobody }, { key: 'x.geojson' }, deliverInput(file, 'dl_x'), ctx));
+      const denied = await expectConnectorError(s3.destination!.deliver({ ...config, ...server.nobody }, { key: 'x.geojson' }, deliverInput(file, 'dl_x'), ctx), 'permission_denied');
       expect(denied).toMatchObject({ reason: 'permission_denied', retryable: false, details: { bucket: BUCKET, key: 'team/x.geojson' } });
       expect(existsSync(file)).toBe(true);
     });

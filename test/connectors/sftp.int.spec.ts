@@ -2,11 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorError } from '../../connectors/shared/errors.js';
 import { sftp } from '../../connectors/sftp/index.js';
-import type { DeliverInput } from '../../connectors/types.js';
 import { sshdUnavailable, startSshd, type Sshd } from '../servers/sshd/server.js';
-import { closedPort, connectorContext } from './support.js';
+import { closedPort, connectorContext, expectConnectorError, deliverInput } from './support.js';
 
 describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => {
   let server: Sshd;
@@ -22,12 +20,6 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
     await server?.stop();
   });
 
-  const failure = async (promise: Promise<unknown>) => {
-    const error = await promise.then(() => null, (e: unknown) => e);
-    expect(error).toBeInstanceOf(ConnectorError);
-    return error as ConnectorError;
-  };
-  const deliverInput = (file: string, deliveryId: string): DeliverInput => ({ file, filename: path.basename(file), format: 'GPKG', mediaType: null, layers: ['x'], deliveryId });
   const localFile = (name: string, bytes: Buffer) => {
     const ctx = connectorContext();
     const file = path.join(ctx.workDir, name);
@@ -125,13 +117,13 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
 
     it('classifies a refused write and cleans up after a failed rename', async () => {
       const { ctx, file } = localFile('x.gpkg', randomBytes(100));
-      const denied = await failure(sftp.destination!.deliver({ ...withPassword, base_path: '/' }, { path: 'x.gpkg' }, deliverInput(file, 'dl_c'), ctx));
+      const denied = await expectConnectorError(sftp.destination!.deliver({ ...withPassword, base_path: '/' }, { path: 'x.gpkg' }, deliverInput(file, 'dl_c'), ctx), 'permission_denied');
       expect(denied).toMatchObject({ reason: 'permission_denied', retryable: false, details: { host: server.host, path: '/x.gpkg' } });
       expect(existsSync('/x.gpkg')).toBe(false);
 
       // a folder where the file should go: the rename fails, the temporary file goes away
       mkdirSync(path.join(server.passwordUser.home, 'taken', 'x.gpkg'), { recursive: true });
-      const taken = await failure(sftp.destination!.deliver(withPassword, { path: 'taken/x.gpkg' }, deliverInput(file, 'dl_d'), ctx));
+      const taken = await expectConnectorError(sftp.destination!.deliver(withPassword, { path: 'taken/x.gpkg' }, deliverInput(file, 'dl_d'), ctx), 'invalid_response');
       expect(taken.retryable).toBe(false);
       expect(readdirSync(path.join(server.passwordUser.home, 'taken'))).toEqual(['x.gpkg']);
     });
@@ -140,7 +132,7 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
       const bytes = randomBytes(10 * 1024 * 1024);
       const { ctx, file } = localFile('big.gpkg', bytes);
       const abort = new AbortController();
-      const stopped = await failure(sftp.destination!.deliver(withKey, { path: 'cancel/' }, deliverInput(file, 'dl_cancel'), { ...ctx, signal: abort.signal, progress: () => abort.abort() }));
+      const stopped = await expectConnectorError(sftp.destination!.deliver(withKey, { path: 'cancel/' }, deliverInput(file, 'dl_cancel'), { ...ctx, signal: abort.signal, progress: () => abort.abort() }), 'timeout');
       expect(stopped).toMatchObject({ reason: 'timeout', retryable: true });
       expect(existsSync(path.join(server.keyUser.home, 'cancel/big.gpkg'))).toBe(false);
       await sftp.destination!.deliver(withKey, { path: 'cancel/' }, deliverInput(file, 'dl_cancel'), ctx);
@@ -151,8 +143,7 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
     it('answers not_found for a missing base_path instead of creating it', async () => {
       const { ctx, file } = localFile('x.gpkg', randomBytes(100));
       const base = path.join(server.passwordUser.home, 'not-made');
-      const error = await failure(sftp.destination!.deliver({ ...withPassword, base_path: base }, { path: 'x.gpkg' }, deliverInput(file, 'dl_e'), ctx));
-      expect(error.reason).toBe('not_found');
+      await expectConnectorError(sftp.destination!.deliver({ ...withPassword, base_path: base }, { path: 'x.gpkg' }, deliverInput(file, 'dl_e'), ctx), 'not_found');
       expect(existsSync(base)).toBe(false);
     });
   });

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, waitForPort } from '../../../scripts/local-services.js';
+import { stopProcess, tail } from '../processes.js';
 
 /*
  * Azurite's Blob service (the npm devDependency) on a free loopback port, its data in a temporary
@@ -35,27 +36,20 @@ export async function startAzurite(): Promise<AzuriteServer> {
     ['--blobHost', '127.0.0.1', '--blobPort', String(port), '--location', dir, '--silent', '--disableTelemetry', '--skipApiVersionCheck'],
     { env: { ...process.env, AZURITE_ACCOUNTS: `${accountName}:${accountKey}` }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let log = '';
-  const keep = (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  const log = tail(child);
   try {
     await waitForPort(port, '127.0.0.1', 30_000);
   } catch (error) {
     child.kill();
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`Azurite did not start: ${(error as Error).message}\n${log}`);
+    throw new Error(`Azurite did not start: ${(error as Error).message}\n${log()}`);
   }
   return {
     endpoint: `http://127.0.0.1:${port}/${accountName}`,
     accountName,
     accountKey,
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await stopProcess(child);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '../../../scripts/local-services.js';
+import { stopProcess } from '../processes.js';
 
 /*
  * moto's S3 API on a free loopback port (serve.py), with IAM authentication on: an access key
@@ -35,7 +36,7 @@ export async function startS3Server(): Promise<S3Server> {
   // stdin stays open while the suite runs: serve.py stops when it closes, even if we crash.
   const child = spawn(python, [path.join(import.meta.dirname, 'serve.py'), String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
   let log = '';
-  child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
+  child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000))); // stdout carries the keys
   const first = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     const timer = setTimeout(() => reject(new Error(`moto did not start in 60 s\n${log}`)), 60_000);
@@ -53,12 +54,7 @@ export async function startS3Server(): Promise<S3Server> {
     endpoint: `http://127.0.0.1:${port}`,
     ...keys,
     async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.stdin!.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
+      await stopProcess(child, () => child.stdin!.end());
     },
   };
 }

@@ -4,6 +4,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, waitForPort } from '../../../scripts/local-services.js';
+import { stopProcess, tail } from '../processes.js';
 
 /*
  * OpenSSH's sshd on a free loopback port, with its own host key, configuration and files in a
@@ -111,14 +112,13 @@ export async function startSshd(): Promise<Sshd> {
   run(SSHD, ['-t', '-f', config]);
 
   const child = spawn(SSHD, ['-D', '-e', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));
+  const log = tail(child);
   try {
     await waitForPort(port, '127.0.0.1', 15_000);
   } catch (error) {
     child.kill();
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`sshd did not start: ${(error as Error).message}\n${log}`);
+    throw new Error(`sshd did not start: ${(error as Error).message}\n${log()}`);
   }
   return {
     host: '127.0.0.1',
@@ -127,11 +127,7 @@ export async function startSshd(): Promise<Sshd> {
     passwordUser: { username: PASSWORD_USER, password, home: homeFor(dir, PASSWORD_USER) },
     keyUser: { username: KEY_USER, privateKey, encryptedKey, passphrase, home: homeFor(dir, KEY_USER) },
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await stopProcess(child);
       rmSync(dir, { recursive: true, force: true });
     },
   };
