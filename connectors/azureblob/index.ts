@@ -1,13 +1,11 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
-import { safeFilename } from '../../geo/dataset-files.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { refuseDeclaredSize, saveStream } from '../shared/save-stream.js';
+import { saveObject } from '../shared/save-stream.js';
 import type { ConnectorContext, ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
 import { azureFailure, azureWhere, containerClient, credentialKind, isDenied, isMissing, isNotModified, type AzureConfig } from './client.js';
 
@@ -83,17 +81,7 @@ const source: SourceSupport<{ blob: string }> = {
       if (ifNoneMatch && isNotModified(error)) return { file: '', filename: '', bytes: 0, sync: options.sync!, unchanged: true };
       throw azureFailure(error, label(c, name), where);
     }
-    const body = answer.readableStreamBody;
-    try {
-      refuseDeclaredSize(answer.contentLength, ctx, label(c, name), where);
-      if (!body) throw azureFailure(new Error('no body'), label(c, name), where);
-    } catch (error) {
-      (body as { destroy?: () => void } | undefined)?.destroy?.();
-      throw error;
-    }
-    const filename = safeFilename(path.posix.basename(name)) || 'blob';
-    const file = path.join(ctx.workDir, filename);
-    const bytes = await saveStream(body, file, ctx, label(c, name), where);
+    const { file, filename, bytes } = await saveObject(answer.readableStreamBody, answer.contentLength, name, ctx, label(c, name), where);
     return { file, filename, bytes, sync: { cursor: { blob: name, etag: answer.etag ?? null } satisfies AzureCursor } };
   },
 };

@@ -1,13 +1,11 @@
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { safeFilename } from '../../geo/dataset-files.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { refuseDeclaredSize, saveStream } from '../shared/save-stream.js';
+import { saveObject } from '../shared/save-stream.js';
 import type { ConnectorContext, ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
 import { isMissing, isNotModified, s3Client, s3Failure, s3Where, type S3Config } from './client.js';
 import { uploadObject } from './upload.js';
@@ -69,17 +67,7 @@ const source: SourceSupport<{ key: string }> = {
       if (ifNoneMatch && isNotModified(error)) return { file: '', filename: '', bytes: 0, sync: options.sync!, unchanged: true };
       throw s3Failure(error, label(c, key), where);
     }
-    const body = answer.Body as Readable | undefined;
-    try {
-      refuseDeclaredSize(answer.ContentLength, ctx, label(c, key), where);
-    } catch (error) {
-      body?.destroy();
-      throw error;
-    }
-    const filename = safeFilename(path.posix.basename(key)) || 'object';
-    const file = path.join(ctx.workDir, filename);
-    if (!body) throw s3Failure(new Error('no body'), label(c, key), where);
-    const bytes = await saveStream(body, file, ctx, label(c, key), where);
+    const { file, filename, bytes } = await saveObject(answer.Body as Readable | undefined, answer.ContentLength, key, ctx, label(c, key), where);
     return { file, filename, bytes, sync: { cursor: { key, etag: answer.ETag ?? null } satisfies S3Cursor } };
   },
 };

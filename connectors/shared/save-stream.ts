@@ -1,7 +1,9 @@
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
+import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { safeFilename } from '../../geo/dataset-files.js';
 import type { ConnectorContext } from '../types.js';
 import { classify } from './classify.js';
 import { ConnectorError } from './errors.js';
@@ -58,4 +60,29 @@ export function refuseDeclaredSize(declared: number | undefined, ctx: ConnectorC
   if (declared !== undefined && Number.isFinite(declared) && declared > ctx.maxBytes) {
     throw new ConnectorError('too_large', `${label} is ${declared} bytes, more than the limit of ${ctx.maxBytes} bytes`, { ...details, max_bytes: ctx.maxBytes }, false);
   }
+}
+
+/**
+ * An object of a store (an S3 object, an Azure blob) saved into ctx.workDir under the last
+ * segment of its name, whose extension then picks the driver: refused before streaming when its
+ * declared size is over the limit, else streamed with the limit enforced.
+ */
+export async function saveObject(
+  body: Readable | NodeJS.ReadableStream | undefined,
+  declaredSize: number | undefined,
+  name: string,
+  ctx: ConnectorContext,
+  label: string,
+  details: Record<string, unknown>,
+): Promise<{ file: string; filename: string; bytes: number }> {
+  try {
+    refuseDeclaredSize(declaredSize, ctx, label, details);
+    if (!body) throw new ConnectorError('invalid_response', `${label} came without a body`, details);
+  } catch (error) {
+    (body as { destroy?: () => void } | undefined)?.destroy?.();
+    throw error;
+  }
+  const filename = safeFilename(path.posix.basename(name)) || 'object';
+  const file = path.join(ctx.workDir, filename);
+  return { file, filename, bytes: await saveStream(body, file, ctx, label, details) };
 }
