@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, waitForPort } from '../../../scripts/local-services.js';
@@ -9,7 +9,7 @@ import { stopProcess, tail } from '../processes.js';
 /*
  * OpenSSH's sshd on a free loopback port, with its own host key, configuration and files in a
  * temporary folder: an account that logs in with a password and one that logs in with a key
- * (accounts made by install.sh; their passwords are new random values on every start). Only
+ * (accounts made by install.sh; their password is random, made on the first start). Only
  * SFTP is served (ForceCommand internal-sftp).
  */
 
@@ -39,6 +39,28 @@ export function sshdUnavailable(): string | false {
   return false;
 }
 
+/**
+ * The password of the test accounts: random, made once per machine and kept for root only, so
+ * suites that run at the same time (each with its own sshd) set the same one.
+ */
+function accountPassword(): string {
+  const file = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools', 'sshd-test-password');
+  mkdirSync(path.dirname(file), { recursive: true });
+  if (!existsSync(file)) {
+    // written whole under another name, then linked: a suite starting alongside never reads half
+    const draft = `${file}.${process.pid}`;
+    writeFileSync(draft, randomBytes(18).toString('base64url'), { mode: 0o600 });
+    try {
+      linkSync(draft, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      rmSync(draft, { force: true });
+    }
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
 function run(cmd: string, args: string[], input?: string): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8', input });
   if (r.status !== 0) throw new Error(`${cmd} ${args[0] ?? ''} failed: ${r.stderr || r.stdout}`);
@@ -65,10 +87,11 @@ export async function startSshd(): Promise<Sshd> {
   keyPair(hostKey);
   const hostKeySha256 = run('ssh-keygen', ['-l', '-E', 'sha256', '-f', `${hostKey}.pub`]).split(' ')[1]!;
 
-  const password = randomBytes(12).toString('base64url');
+  const password = accountPassword();
   const passphrase = randomBytes(12).toString('base64url');
-  // The key account gets a random password too: an account without one counts as locked.
-  run('chpasswd', [], `${PASSWORD_USER}:${password}\n${KEY_USER}:${randomBytes(24).toString('base64url')}\n`);
+  // The key account gets a password too (never used: it may log in with keys only), since an
+  // account without one counts as locked.
+  run('chpasswd', [], `${PASSWORD_USER}:${password}\n${KEY_USER}:${password}\n`);
   const privateKey = keyPair(path.join(dir, 'client_ed25519'));
   const encryptedKey = keyPair(path.join(dir, 'client_encrypted'), passphrase);
   mkdirSync(path.join(dir, 'authorized_keys'));
