@@ -123,7 +123,7 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
 
       // a folder where the file should go: the rename fails, the temporary file goes away
       mkdirSync(path.join(server.passwordUser.home, 'taken', 'x.gpkg'), { recursive: true });
-      const taken = await expectConnectorError(sftp.destination!.deliver(withPassword, { path: 'taken/x.gpkg' }, deliverInput(file, 'dl_d'), ctx), 'invalid_response');
+      const taken = await expectConnectorError(sftp.destination!.deliver(withPassword, { path: 'taken/x.gpkg' }, deliverInput(file, 'dl_d'), ctx), 'permission_denied');
       expect(taken.retryable).toBe(false);
       expect(readdirSync(path.join(server.passwordUser.home, 'taken'))).toEqual(['x.gpkg']);
     });
