@@ -40,7 +40,12 @@ async function test(config: Record<string, unknown>, ctx: ConnectorContext): Pro
     async () => {
       // Listing one key under the prefix proves the endpoint, the credentials and read access at
       // once, and unlike HEAD its errors say which of them failed.
-      await s3Client(c, ctx.log).send(new ListObjectsV2Command({ Bucket: c.bucket, Prefix: c.prefix || undefined, MaxKeys: 1 }), { abortSignal: ctx.signal });
+      const client = s3Client(c, ctx.log);
+      try {
+        await client.send(new ListObjectsV2Command({ Bucket: c.bucket, Prefix: c.prefix || undefined, MaxKeys: 1 }), { abortSignal: ctx.signal });
+      } finally {
+        client.destroy();
+      }
       return `${label(c)} is reachable and the credentials may list it`;
     },
     (error) => s3Failure(error, label(c), s3Where(c)),
@@ -60,15 +65,20 @@ const source: SourceSupport<{ key: string }> = {
     const where = s3Where(c, key);
     const cursor = (options.sync?.cursor ?? null) as S3Cursor | null;
     const ifNoneMatch = cursor?.key === key && cursor.etag ? cursor.etag : undefined;
-    let answer;
+    const client = s3Client(c, ctx.log);
     try {
-      answer = await s3Client(c, ctx.log).send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
-    } catch (error) {
-      if (ifNoneMatch && isNotModified(error)) return { file: '', filename: '', bytes: 0, sync: options.sync!, unchanged: true };
-      throw s3Failure(error, label(c, key), where);
+      let answer;
+      try {
+        answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
+      } catch (error) {
+        if (ifNoneMatch && isNotModified(error)) return { file: '', filename: '', bytes: 0, sync: options.sync!, unchanged: true };
+        throw s3Failure(error, label(c, key), where);
+      }
+      const { file, filename, bytes } = await saveObject(answer.Body as Readable | undefined, answer.ContentLength, key, ctx, label(c, key), where);
+      return { file, filename, bytes, sync: { cursor: { key, etag: answer.ETag ?? null } satisfies S3Cursor } };
+    } finally {
+      client.destroy();
     }
-    const { file, filename, bytes } = await saveObject(answer.Body as Readable | undefined, answer.ContentLength, key, ctx, label(c, key), where);
-    return { file, filename, bytes, sync: { cursor: { key, etag: answer.ETag ?? null } satisfies S3Cursor } };
   },
 };
 
@@ -92,6 +102,8 @@ const destination: DestinationSupport<{ key: string }> = {
       await uploadObject(client, { bucket: c.bucket, key, file: input.file, size, contentType: input.mediaType ?? undefined, metadata: { [DELIVERY_META]: input.deliveryId } }, ctx, { checksums: !c.endpoint });
     } catch (error) {
       throw s3Failure(error, label(c, key), where);
+    } finally {
+      client.destroy();
     }
     return result;
   },
