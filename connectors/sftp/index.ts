@@ -1,24 +1,139 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { z } from 'zod';
-import { destinationNotImplemented, host, objectKey, port, secret, username } from '../shared/fields.js';
-import type { ConnectorDefinition } from '../types.js';
+import { host, port, secret, username } from '../shared/fields.js';
+import { ConnectorError } from '../shared/errors.js';
+import { connectionTest } from '../shared/connection-test.js';
+import { relativeKey, underBase } from '../shared/remote-paths.js';
+import { PROGRESS_EVERY_BYTES } from '../shared/save-stream.js';
+import type { ConnectorContext, ConnectorDefinition, DestinationSupport, TestResult } from '../types.js';
+import { abortable, cancelled, openSftp, sftpFailure, sftpWhere, type OpenSftp, type SftpConfig } from './client.js';
+
+const configuration = z.strictObject({
+  host,
+  port: port(22),
+  username,
+  password: secret('Password'),
+  private_key: secret('Private key (OpenSSH or PEM)'),
+  passphrase: secret('Passphrase of the private key'),
+  host_key_sha256: z
+    .string()
+    .regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'a host key fingerprint as ssh-keygen -l prints it: SHA256: and 43 base64 characters')
+    .optional()
+    .describe('Expected host key fingerprint (SHA256:…, as `ssh-keygen -l -E sha256` prints it); recommended: the connection test shows the one the server presents'),
+  base_path: z.string().min(1).max(1024).default('.').describe('Folder remote paths are relative to (relative to the login folder unless it starts with /)'),
+});
+
+const settings = (config: Record<string, unknown>) => config as unknown as SftpConfig;
+const serverName = (c: SftpConfig) => `SFTP server ${c.host}:${c.port}`;
+
+/** The base folder must exist and be a folder: deliveries create sub-folders below it, never it. */
+async function requireBase(sftp: OpenSftp, c: SftpConfig): Promise<void> {
+  const kind = await sftp.client.exists(c.base_path);
+  if (kind === 'd') return;
+  const message = kind ? `base_path "${c.base_path}" on ${serverName(c)} is not a folder` : `base_path "${c.base_path}" does not exist on ${serverName(c)}`;
+  throw new ConnectorError('not_found', message, { ...sftpWhere(c), base_path: c.base_path }, false);
+}
+
+async function test(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult> {
+  const c = settings(config);
+  const tried: TestResult['tried'] = { ...sftpWhere(c), base_path: c.base_path, auth: c.private_key ? 'private_key' : 'password', host_key_sha256: null };
+  let sftp: OpenSftp | undefined;
+  try {
+    return await connectionTest(
+      tried,
+      async () => {
+        sftp = await openSftp(c, ctx);
+        tried.host_key_sha256 = sftp.hostKey;
+        await requireBase(sftp, c);
+        const pinned = c.host_key_sha256 ? 'the host key matches' : `the host key ${sftp.hostKey} was not checked: set host_key_sha256 to pin it`;
+        return `Logged in to ${serverName(c)} as ${c.username}; base_path is a folder; ${pinned}`;
+      },
+      (error) => {
+        const failure = ctx.signal.aborted ? cancelled(serverName(c), sftpWhere(c)) : sftpFailure(error, serverName(c), sftpWhere(c));
+        if (typeof failure.details.host_key_sha256 === 'string') tried.host_key_sha256 = failure.details.host_key_sha256;
+        return failure;
+      },
+    );
+  } finally {
+    await sftp?.close();
+  }
+}
+
+/**
+ * Whether the server refused the posix-rename extension itself (not the rename): ssh2 says so
+ * when the server did not announce posix-rename@openssh.com.
+ */
+const unsupported = (error: unknown) => /does not support/i.test(String((error as Error)?.message));
+
+const destination: DestinationSupport<{ path: string }> = {
+  target: z.strictObject({ path: relativeKey('Remote file path, relative to base_path; ending in "/" it names a folder and the output keeps its filename') }),
+  deliverable: true,
+  async deliver(config, target, input, ctx) {
+    const c = settings(config);
+    const remote = underBase(c.base_path, target.path, input.filename);
+    const folder = path.posix.dirname(remote);
+    // Beside the target, so the rename stays on one file system; named after the delivery, so a
+    // retry overwrites its own leftover instead of adding another.
+    const temporary = path.posix.join(folder, `.${path.posix.basename(remote)}.${input.deliveryId}.part`);
+    const where = sftpWhere(c, remote);
+    const { size } = await stat(input.file);
+    const sftp = await openSftp(c, ctx);
+    try {
+      await abortable(upload(), ctx.signal);
+    } catch (error) {
+      // A cancelled delivery has lost its connection with the signal; the retry overwrites its file.
+      if (ctx.signal.aborted) throw cancelled(serverName(c), where);
+      await sftp.client.delete(temporary, true).catch(() => undefined);
+      throw sftpFailure(error, `${serverName(c)} (writing ${remote})`, where);
+    } finally {
+      await sftp.close();
+    }
+    return { target: { host: c.host, port: c.port, path: remote }, bytes_written: size };
+
+    async function upload() {
+      await requireBase(sftp, c);
+      if ((await sftp.client.exists(folder)) !== 'd') await sftp.client.mkdir(folder, true);
+      // fastPut keeps many writes in flight; a plain stream waits for each 32 KiB write and is
+      // ten times slower (measured against OpenSSH on loopback: 20 MiB in 0.9 s against 10 s).
+      let reported = 0;
+      await sftp.client.fastPut(input.file, temporary, {
+        mode: 0o644,
+        step: (sent: number) => {
+          if (sent - reported < PROGRESS_EVERY_BYTES) return;
+          reported = sent;
+          ctx.progress?.({ bytes: sent });
+        },
+      });
+      try {
+        // Atomic replace: readers see the old file or the new one.
+        await sftp.client.posixRename(temporary, remote);
+      } catch (error) {
+        if (!unsupported(error)) throw error;
+        // Servers without posix-rename (SFTP v3 rename refuses an existing target): remove, then
+        // rename; for that moment the file is missing, but never half-written.
+        if (await sftp.client.exists(remote)) await sftp.client.delete(remote);
+        await sftp.client.rename(temporary, remote);
+      }
+    }
+  },
+};
 
 export const sftp: ConnectorDefinition = {
   type: 'sftp',
   label: 'SFTP server',
   description: 'Files written to a folder on an SSH server over SFTP.',
-  configuration: z.strictObject({
-    host,
-    port: port(22),
-    username,
-    password: secret('Password'),
-    private_key: secret('Private key (OpenSSH or PEM)'),
-    passphrase: secret('Passphrase of the private key'),
-    host_key_sha256: z.string().max(100).optional().describe('Expected host key fingerprint (SHA256:…); recommended'),
-    base_path: z.string().max(1024).default('.').describe('Folder remote paths are relative to'),
-  }),
+  configuration,
   secrets: ['password', 'private_key', 'passphrase'],
-  example: { host: 'sftp.example.org', port: 22, username: 'upload', private_key: '-----BEGIN OPENSSH PRIVATE KEY-----…', base_path: '/incoming' },
-  implemented: false,
-  verifiedAgainst: 'OpenSSH sshd (Debian) started by the tests',
-  destination: destinationNotImplemented('sftp', z.strictObject({ path: objectKey('Remote file path (relative to base_path)') })),
+  example: { host: 'sftp.example.org', port: 22, username: 'upload', private_key: '-----BEGIN OPENSSH PRIVATE KEY-----…', host_key_sha256: 'SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU', base_path: '/incoming' },
+  implemented: true,
+  verifiedAgainst: 'OpenSSH 9.2 sshd (Debian) started by the tests, with a password account and a key account',
+  notes: [
+    '- **Authentication**: `private_key` (OpenSSH or PEM, with `passphrase` when it is encrypted) and/or `password`; nothing else (no agent, no keyboard-interactive). They go into this call\'s own connection (ssh2, through ssh2-sftp-client) and nowhere else.',
+    '- **Host key**: with `host_key_sha256` the server must present that key, else the connection is refused as `tls_error`. Without it any key is accepted; the connection test shows the fingerprint the server presented (`tried.host_key_sha256`) so it can be pinned.',
+    '- **Deliver** (`destination_target`: `{"path": "daily/parcels.gpkg"}`; a path ending in `/` keeps the output\'s filename): missing folders below `base_path` are created; the file is written, with many writes in flight (ssh2\'s fastPut, ten times faster than one write at a time), as `.<name>.<delivery id>.part` beside the target, then renamed over it with OpenSSH\'s `posix-rename@openssh.com`, which replaces the target atomically: readers see the old file or the new one, never part of one. Servers without that extension get a delete then a plain rename (the file is briefly missing, never half-written). A retried delivery writes the same temporary name again, so nothing is duplicated; a failed one removes its temporary file (a cancelled one cannot, its connection is gone: the retry overwrites it). The result is `{"target": {"host", "port", "path"}, "bytes_written"}`.',
+    '- **Test** logs in and checks that `base_path` is a folder: `authentication_failed` for a wrong password or key (or an unreadable key), `not_found` for a missing `base_path`, `tls_error` for a host key that is not the pinned one, `unreachable`/`timeout` for the server.',
+  ].join('\n'),
+  test,
+  destination,
 };

@@ -1,13 +1,9 @@
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import { safeFilename } from '../../geo/dataset-files.js';
 import type { ConnectorContext } from '../types.js';
-import { classify } from './classify.js';
-import { ConnectorError } from './errors.js';
 import { failUnlessOk, httpRequest, publicUrl } from './fetch.js';
+import { refuseDeclaredSize, saveStream } from './save-stream.js';
 
 export { publicUrl };
 
@@ -94,35 +90,16 @@ export async function download(request: DownloadRequest, ctx: ConnectorContext):
     return { ...common, filename: '', bytes: 0 };
   }
   await failUnlessOk(got, label);
-  const declared = Number(response.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > ctx.maxBytes) {
+  const declared = response.headers.get('content-length');
+  try {
+    refuseDeclaredSize(declared === null ? undefined : Number(declared), ctx, label, { url: label });
+  } catch (error) {
     await response.body?.cancel();
-    throw new ConnectorError('too_large', `${label} is ${declared} bytes, more than the limit of ${ctx.maxBytes} bytes`, { url: label, max_bytes: ctx.maxBytes }, false);
+    throw error;
   }
   const filename = request.filename ? safeFilename(request.filename) : filenameFrom(response, common.finalUrl);
   const file = path.join(ctx.workDir, filename);
-  let bytes = 0;
-  let lastReport = 0;
-  const meter = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      bytes += chunk.length;
-      if (bytes > ctx.maxBytes) return done(new ConnectorError('too_large', `${label} holds more than the limit of ${ctx.maxBytes} bytes`, { url: label, max_bytes: ctx.maxBytes }, false));
-      if (ctx.progress && bytes - lastReport > 8 * 1024 * 1024) {
-        lastReport = bytes;
-        ctx.progress({ bytes });
-      }
-      done(null, chunk);
-    },
-  });
-  try {
-    await pipeline(response.body ? Readable.fromWeb(response.body as never) : Readable.from([]), meter, createWriteStream(file));
-  } catch (error) {
-    await rm(file, { force: true });
-    throw classify(error, label, { url: label });
-  }
-  if (bytes === 0) {
-    await rm(file, { force: true });
-    throw new ConnectorError('invalid_data', `${label} is empty`, { url: label }, false);
-  }
+  const body = response.body ? Readable.fromWeb(response.body as never) : Readable.from([]);
+  const bytes = await saveStream(body, file, ctx, label, { url: label });
   return { ...common, file, filename, bytes };
 }

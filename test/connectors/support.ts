@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { expect } from 'vitest';
 import { ConnectorError, type ConnectorFailureReason } from '../../connectors/shared/errors.js';
-import type { ConnectorContext } from '../../connectors/types.js';
+import type { ConnectorContext, DeliverInput } from '../../connectors/types.js';
 
 /** What a connector is given for one call: a fresh work folder, a silent logger, a size limit. */
 export function connectorContext(overrides: Partial<ConnectorContext> = {}): ConnectorContext {
@@ -87,3 +87,13 @@ export function pollUntilStopped(read: () => Promise<number>): { stop(): Promise
     },
   };
 }
+
+/** What an activity hands a connector's deliver: the converted file and a stable delivery id. */
+export const deliverInput = (file: string, deliveryId: string, mediaType: string | null = null): DeliverInput => ({
+  file,
+  filename: path.basename(file),
+  format: 'GPKG',
+  mediaType,
+  layers: ['layer'],
+  deliveryId,
+});

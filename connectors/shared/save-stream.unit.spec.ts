@@ -1,0 +1,34 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { saveStream } from './save-stream.js';
+
+const context = (maxBytes: number) => ({ signal: new AbortController().signal, log: pino({ level: 'silent' }), workDir: mkdtempSync(path.join(tmpdir(), 'save-')), maxBytes });
+/** A body that arrives in chunks and declares no size, as a chunked HTTP answer does. */
+const chunks = (count: number, size: number) => Readable.from(Array.from({ length: count }, (_, i) => Buffer.alloc(size, i)));
+
+describe('saveStream', () => {
+  it('writes the body to the file and counts its bytes', async () => {
+    const ctx = context(1000);
+    const file = path.join(ctx.workDir, 'a.bin');
+    expect(await saveStream(chunks(4, 100), file, ctx, 'test body')).toBe(400);
+    expect(readFileSync(file).length).toBe(400);
+  });
+
+  it('stops at the limit while streaming and removes the partial file', async () => {
+    const ctx = context(250);
+    const file = path.join(ctx.workDir, 'a.bin');
+    await expect(saveStream(chunks(4, 100), file, ctx, 'test body', { key: 'k' })).rejects.toMatchObject({ reason: 'too_large', details: { key: 'k', max_bytes: 250 } });
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('refuses an empty body', async () => {
+    const ctx = context(250);
+    const file = path.join(ctx.workDir, 'a.bin');
+    await expect(saveStream(chunks(0, 1), file, ctx, 'test body')).rejects.toMatchObject({ reason: 'invalid_data' });
+    expect(existsSync(file)).toBe(false);
+  });
+});
