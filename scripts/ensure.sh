@@ -36,12 +36,14 @@ node_headers() {
   echo "$(cd "$dir/package" && pwd)"
 }
 stamp="node_modules/.install-stamp"
-if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || ! node -e "require('gdal-async')" 2>/dev/null; then
+# The stamp holds the lock file's hash (not its time: a fresh checkout's lock file is always newer).
+lock_hash="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_hash" ] || ! node -e "require('gdal-async')" 2>/dev/null; then
   log "installing npm packages (gdal-async is compiled against the system GDAL)"
   export npm_config_build_from_source=gdal-async npm_config_shared_gdal=true npm_config_nodedir="$(node_headers)"
   JOBS=2 npm install --no-audit --no-fund --loglevel=error
   node -e "require('gdal-async')"
-  touch "$stamp"
+  echo "$lock_hash" > "$stamp"
 fi
 
 # --- Temporal CLI (dev server) ---------------------------------------------------------------

@@ -17,7 +17,7 @@ if [ ! -x /usr/sbin/sshd ]; then
   fi
   as_root apt-get update -qq
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server >/dev/null
-  [ "$added_policy" = 1 ] && as_root rm -f /usr/sbin/policy-rc.d
+  if [ "$added_policy" = 1 ]; then as_root rm -f /usr/sbin/policy-rc.d; fi
 fi
 
 # Passwords are set to random values by each run of the suite (test/servers/sshd/server.ts).
