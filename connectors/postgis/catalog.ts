@@ -77,12 +77,14 @@ export async function geometryColumnOf(client: pg.Client, schema: string, table:
   return (await geometryColumns(client, schema, table)).get(table) ?? null;
 }
 
-/** Tables, partitioned tables, views, materialized views and foreign tables of a schema. */
+/** Tables, partitioned tables, views, materialized views and foreign tables of a schema (not those of extensions). */
 export async function listTables(client: pg.Client, schema: string): Promise<NonNullable<Discovery['tables']>> {
   const r = await client.query<{ name: string }>(
     `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
       WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition
         AND c.relname NOT LIKE '\\_geoflow\\_%'
+        -- PostGIS's own spatial_ref_sys, geometry_columns … belong to the extension, not to the user
+        AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
       ORDER BY c.relname`,
     [schema],
   );

@@ -102,6 +102,10 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
         { schema: 'Bäume', name: 'plain', has_geometry: false, geometry_type: null },
         { schema: 'Bäume', name: 'punkte', has_geometry: true, geometry_type: 'POINT' },
       ]);
+      // PostGIS's own tables and views (spatial_ref_sys, geometry_columns …) are not the user's data
+      const pub = await postgis.discover!(db.config, { schema: 'public' }, connectorContext());
+      expect(pub.tables!.map((t) => t.name)).not.toContain('spatial_ref_sys');
+      expect(pub.tables!.map((t) => t.name)).not.toContain('geometry_columns');
     });
 
     it('answers not_found for a missing schema', async () => {
