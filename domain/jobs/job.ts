@@ -1,0 +1,228 @@
+import { DomainError, notFound } from '../errors.js';
+import { unreachable, type Decider } from '../decider.js';
+import type { Operation } from '../operations.js';
+import type { JobSchedule } from './schedule.js';
+
+export const jobStream = (id: string) => `job-${id}`;
+
+export type Stage = 'transform' | 'python' | 'convert';
+/** The spec's pipeline flags as the caller set them: an absent key means "inferred". */
+export type StageFlags = Partial<Record<Stage, boolean>>;
+export type TransformMode = 'manual' | 'recipe' | 'sql';
+
+/**
+ * What a Job does, as checked and stored: the Job body after validation, with a Recipe's
+ * operations copied in. Fields of a stage set to false are dropped before they get here, so
+ * nothing left over can bring that stage back. A Run carries a copy of this (its snapshot).
+ */
+export interface JobDefinition {
+  name: string;
+  source_id: string;
+  source_resource: Record<string, unknown> | null;
+  transform_mode: TransformMode | null;
+  operations: Operation[];
+  output_fields: string[] | null;
+  recipe_id: string | null;
+  sql: string | null;
+  python_script: string | null;
+  python_filename: string | null;
+  output_format: string | null;
+  destination_id: string;
+  destination_target: Record<string, unknown>;
+  schedule: JobSchedule | null;
+  pipeline: StageFlags;
+}
+
+/**
+ * The stages a Job runs: an explicit flag wins; without one, a stage is there when the Job
+ * carries its fields (the spec's "omitted: inferred"). Extract and deliver always run.
+ */
+export function stagesOf(d: Pick<JobDefinition, 'pipeline' | 'transform_mode' | 'operations' | 'recipe_id' | 'sql' | 'python_script' | 'output_format'>): Record<Stage, boolean> {
+  const inferred: Record<Stage, boolean> = {
+    transform: d.transform_mode !== null || d.operations.length > 0 || d.recipe_id !== null || d.sql !== null,
+    python: d.python_script !== null,
+    convert: d.output_format !== null,
+  };
+  return {
+    transform: d.pipeline.transform ?? inferred.transform,
+    python: d.pipeline.python ?? inferred.python,
+    convert: d.pipeline.convert ?? inferred.convert,
+  };
+}
+
+export type StepName = 'extract' | Stage | 'deliver';
+/** A Run's steps, in order: extract → transform → python → convert → deliver. */
+export function plannedSteps(d: JobDefinition): StepName[] {
+  const s = stagesOf(d);
+  return ['extract', ...(s.transform ? ['transform' as const] : []), ...(s.python ? ['python' as const] : []), ...(s.convert ? ['convert' as const] : []), 'deliver'];
+}
+
+export type RunTrigger = 'manual' | 'schedule' | 'retry';
+export type RunOutcome = 'succeeded' | 'failed' | 'cancelled';
+
+/** Why a Job is disabled: the owner said so, or its scheduled Runs kept failing. */
+export type DisabledReason = { kind: 'manual' } | { kind: 'consecutive_failures'; failures: number; message: string };
+
+/**
+ * Incremental reading. `seq` counts reset/reinitialize requests; a Run takes the sync state when
+ * it starts and hands `seq` back with its outcome, so a request made while it ran is never lost
+ * (the Run's cursor is then dropped and the next Run honours the request): a reset cannot race
+ * a Run, whatever the timing.
+ */
+export interface SyncState {
+  cursor: unknown;
+  updated_at: string | null;
+  seq: number;
+  reset_pending: boolean;
+  reinitialize_pending: boolean;
+}
+export const emptySync: SyncState = { cursor: null, updated_at: null, seq: 0, reset_pending: false, reinitialize_pending: false };
+
+/** What a starting Run reads with: the cursor unless a reset is pending, and whether to rebuild the target. */
+export function syncForRun(sync: SyncState): { cursor: unknown; reinitialize: boolean; seq: number } {
+  const fresh = sync.reset_pending || sync.reinitialize_pending;
+  return { cursor: fresh ? null : sync.cursor, reinitialize: sync.reinitialize_pending, seq: sync.seq };
+}
+
+/** Consecutive failed scheduled Runs after which a Job disables itself (SVC_JOB_MAX_FAILURES). */
+export const DEFAULT_MAX_CONSECUTIVE_FAILURES = 5;
+
+export type JobEvent =
+  | { type: 'JobCreated'; data: { job_id: string; owner_id: string; definition: JobDefinition; enabled: boolean; at: string } }
+  | { type: 'JobUpdated'; data: { job_id: string; definition: JobDefinition; at: string } }
+  | { type: 'JobEnabled'; data: { job_id: string; at: string } }
+  | { type: 'JobDisabled'; data: { job_id: string; reason: DisabledReason; at: string } }
+  | { type: 'JobDeleted'; data: { job_id: string; at: string } }
+  | { type: 'JobSyncReset'; data: { job_id: string; seq: number; at: string } }
+  | { type: 'JobSyncReinitializeRequested'; data: { job_id: string; seq: number; at: string } }
+  | { type: 'JobRunRecorded'; data: { job_id: string; run_id: string; trigger: RunTrigger; status: RunOutcome; consecutive_failures: number; at: string } }
+  | { type: 'JobSyncAdvanced'; data: { job_id: string; run_id: string; cursor: unknown; at: string } };
+
+export type JobCommand =
+  | { type: 'CreateJob'; jobId: string; actorId: string; definition: JobDefinition; enabled: boolean; at: Date }
+  | { type: 'UpdateJob'; jobId: string; actorId: string; definition: JobDefinition; enabled?: boolean; at: Date }
+  | { type: 'EnableJob'; jobId: string; actorId: string; at: Date }
+  | { type: 'DisableJob'; jobId: string; actorId: string; at: Date }
+  | { type: 'DeleteJob'; jobId: string; actorId: string; at: Date }
+  | { type: 'ResetSync'; jobId: string; actorId: string; at: Date }
+  | { type: 'ReinitializeSync'; jobId: string; actorId: string; at: Date }
+  | {
+      type: 'RecordRunOutcome';
+      jobId: string;
+      runId: string;
+      trigger: RunTrigger;
+      status: RunOutcome;
+      /** A succeeded Run's new cursor and the sync `seq` it started with. */
+      sync?: { cursor: unknown; seq: number };
+      maxConsecutiveFailures: number;
+      at: Date;
+    };
+
+export interface ActiveJob {
+  status: 'active' | 'deleted';
+  ownerId: string;
+  definition: JobDefinition;
+  enabled: boolean;
+  disabledReason: DisabledReason | null;
+  consecutiveFailures: number;
+  sync: SyncState;
+  /** Recent Runs whose outcome is recorded: a retried activity records one once. */
+  recordedRuns: string[];
+}
+export type JobState = { status: 'absent' } | ActiveJob;
+
+const RECENT_RUNS = 50;
+
+/** Another user's Job is answered exactly like a missing one. */
+export function ownedJob(state: JobState, actorId: string, id: string): ActiveJob {
+  if (state.status !== 'active' || state.ownerId !== actorId) throw notFound('job_not_found', 'Job', id);
+  return state;
+}
+
+export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
+  initialState: () => ({ status: 'absent' }),
+
+  decide(command, state) {
+    const at = command.at.toISOString();
+    const job_id = command.jobId;
+    switch (command.type) {
+      case 'CreateJob':
+        if (state.status !== 'absent') throw new DomainError('conflict', `Job ${job_id} already exists`);
+        return [{ type: 'JobCreated', data: { job_id, owner_id: command.actorId, definition: command.definition, enabled: command.enabled, at } }];
+      case 'UpdateJob': {
+        const job = ownedJob(state, command.actorId, job_id);
+        const events: JobEvent[] = [{ type: 'JobUpdated', data: { job_id, definition: command.definition, at } }];
+        if (command.enabled === true && !job.enabled) events.push({ type: 'JobEnabled', data: { job_id, at } });
+        if (command.enabled === false && job.enabled) events.push({ type: 'JobDisabled', data: { job_id, reason: { kind: 'manual' }, at } });
+        return events;
+      }
+      case 'EnableJob':
+        return ownedJob(state, command.actorId, job_id).enabled ? [] : [{ type: 'JobEnabled', data: { job_id, at } }];
+      case 'DisableJob':
+        return ownedJob(state, command.actorId, job_id).enabled ? [{ type: 'JobDisabled', data: { job_id, reason: { kind: 'manual' }, at } }] : [];
+      case 'DeleteJob':
+        ownedJob(state, command.actorId, job_id);
+        return [{ type: 'JobDeleted', data: { job_id, at } }];
+      case 'ResetSync':
+        return [{ type: 'JobSyncReset', data: { job_id, seq: ownedJob(state, command.actorId, job_id).sync.seq + 1, at } }];
+      case 'ReinitializeSync':
+        return [{ type: 'JobSyncReinitializeRequested', data: { job_id, seq: ownedJob(state, command.actorId, job_id).sync.seq + 1, at } }];
+      case 'RecordRunOutcome': {
+        // Outcomes arrive from the worker; a Job deleted meanwhile has nothing left to update.
+        if (state.status !== 'active' || state.recordedRuns.includes(command.runId)) return [];
+        const failures =
+          command.status === 'succeeded' ? 0 : command.status === 'failed' && command.trigger === 'schedule' ? state.consecutiveFailures + 1 : state.consecutiveFailures;
+        const events: JobEvent[] = [
+          { type: 'JobRunRecorded', data: { job_id, run_id: command.runId, trigger: command.trigger, status: command.status, consecutive_failures: failures, at } },
+        ];
+        if (command.status === 'succeeded' && command.sync && command.sync.seq === state.sync.seq) {
+          events.push({ type: 'JobSyncAdvanced', data: { job_id, run_id: command.runId, cursor: command.sync.cursor ?? null, at } });
+        }
+        if (state.enabled && command.trigger === 'schedule' && failures >= command.maxConsecutiveFailures && command.status === 'failed') {
+          const message = `Disabled after ${failures} consecutive failed scheduled Runs (the last: ${command.runId}); fix the cause, then enable the Job again`;
+          events.push({ type: 'JobDisabled', data: { job_id, reason: { kind: 'consecutive_failures', failures, message }, at } });
+        }
+        return events;
+      }
+      default:
+        return unreachable(command);
+    }
+  },
+
+  evolve(state, event) {
+    if (event.type === 'JobCreated') {
+      return {
+        status: 'active',
+        ownerId: event.data.owner_id,
+        definition: event.data.definition,
+        enabled: event.data.enabled,
+        disabledReason: event.data.enabled ? null : { kind: 'manual' },
+        consecutiveFailures: 0,
+        sync: emptySync,
+        recordedRuns: [],
+      };
+    }
+    if (state.status === 'absent') return state;
+    switch (event.type) {
+      case 'JobUpdated':
+        return { ...state, definition: event.data.definition };
+      case 'JobEnabled':
+        // A fresh start: the failures that disabled it are forgiven.
+        return { ...state, enabled: true, disabledReason: null, consecutiveFailures: 0 };
+      case 'JobDisabled':
+        return { ...state, enabled: false, disabledReason: event.data.reason };
+      case 'JobDeleted':
+        return { ...state, status: 'deleted' };
+      case 'JobSyncReset':
+        return { ...state, sync: { ...state.sync, seq: event.data.seq, reset_pending: true, updated_at: event.data.at } };
+      case 'JobSyncReinitializeRequested':
+        return { ...state, sync: { ...state.sync, seq: event.data.seq, reset_pending: true, reinitialize_pending: true, updated_at: event.data.at } };
+      case 'JobRunRecorded':
+        return { ...state, consecutiveFailures: event.data.consecutive_failures, recordedRuns: [...state.recordedRuns, event.data.run_id].slice(-RECENT_RUNS) };
+      case 'JobSyncAdvanced':
+        return { ...state, sync: { ...state.sync, cursor: event.data.cursor, updated_at: event.data.at, reset_pending: false, reinitialize_pending: false } };
+      default:
+        return unreachable(event);
+    }
+  },
+};

@@ -1,0 +1,229 @@
+import { DomainError, notFound } from '../errors.js';
+import { unreachable, type Decider } from '../decider.js';
+import type { JobDefinition, RunTrigger, StepName } from '../jobs/job.js';
+
+export const runStream = (id: string) => `run-${id}`;
+
+/*
+ * A Run: one execution of a Job, queued → running → succeeded | failed | cancelled, with its
+ * steps. The worker records every change through activities, and activities are retried, so
+ * every command is idempotent: a repeat appends nothing (a retried activity never duplicates an
+ * event), and nothing moves a finished Run.
+ */
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export const finishedStatuses: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
+export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
+
+export interface RunStats {
+  features_read: number | null;
+  features_written: number | null;
+  bytes_read: number | null;
+  bytes_written: number | null;
+}
+export const emptyStats: RunStats = { features_read: null, features_written: null, bytes_read: null, bytes_written: null };
+
+export interface RunError {
+  code: string;
+  message: string;
+  step: StepName | null;
+  retryable: boolean;
+  /** Classified cause of a remote failure (unreachable, authentication_failed …), when there is one. */
+  reason?: string;
+}
+
+/** The sync state a Run read with (domain/jobs/job.ts syncForRun). */
+export interface RunSync {
+  cursor: unknown;
+  reinitialize: boolean;
+  seq: number;
+}
+
+export type RunEvent =
+  | {
+      type: 'RunQueued';
+      data: {
+        run_id: string;
+        job_id: string;
+        owner_id: string;
+        trigger: RunTrigger;
+        attempt: number;
+        retry_of: string | null;
+        job_snapshot: JobDefinition;
+        steps: StepName[];
+        /** Scheduled Runs: the fire time the schedule meant. */
+        scheduled_for: string | null;
+        at: string;
+      };
+    }
+  | { type: 'RunStarted'; data: { run_id: string; workflow_id: string; workflow_run_id: string; sync: RunSync; at: string } }
+  | { type: 'RunStepStarted'; data: { run_id: string; step: StepName; at: string } }
+  | { type: 'RunStepFinished'; data: { run_id: string; step: StepName; status: 'succeeded' | 'skipped'; duration_ms: number | null; stats: Partial<RunStats>; at: string } }
+  | { type: 'RunSucceeded'; data: { run_id: string; skipped_reason: string | null; at: string } }
+  | { type: 'RunFailed'; data: { run_id: string; error: RunError; at: string } }
+  | { type: 'RunCancelled'; data: { run_id: string; reason: string; at: string } }
+  | { type: 'RunRetried'; data: { run_id: string; retry_run_id: string; at: string } };
+
+export type RunCommand =
+  | {
+      type: 'QueueRun';
+      runId: string;
+      jobId: string;
+      ownerId: string;
+      trigger: RunTrigger;
+      attempt: number;
+      retryOf: string | null;
+      snapshot: JobDefinition;
+      steps: StepName[];
+      scheduledFor: Date | null;
+      at: Date;
+    }
+  | { type: 'StartRun'; runId: string; workflowId: string; workflowRunId: string; sync: RunSync; at: Date }
+  | { type: 'StartStep'; runId: string; step: StepName; at: Date }
+  | { type: 'FinishStep'; runId: string; step: StepName; status: 'succeeded' | 'skipped'; stats?: Partial<RunStats>; at: Date }
+  | { type: 'SucceedRun'; runId: string; skippedReason: string | null; at: Date }
+  | { type: 'FailRun'; runId: string; error: RunError; at: Date }
+  | { type: 'CancelRun'; runId: string; reason: string; at: Date }
+  | { type: 'MarkRetried'; runId: string; actorId: string; retryRunId: string; at: Date };
+
+export interface StepState {
+  name: StepName;
+  status: StepStatus;
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+}
+
+export interface ExistingRun {
+  status: RunStatus;
+  jobId: string;
+  ownerId: string;
+  trigger: RunTrigger;
+  attempt: number;
+  snapshot: JobDefinition;
+  steps: StepState[];
+  stats: RunStats;
+  sync: RunSync | null;
+  retriedBy: string | null;
+}
+export type RunState = { status: 'absent' } | ExistingRun;
+
+export const isFinished = (status: RunStatus | 'absent') => (finishedStatuses as string[]).includes(status);
+
+/** A Run of another user's Job, or of another Job, is answered like a missing one. */
+export function ownedRun(state: RunState, actorId: string, jobId: string, runId: string): ExistingRun {
+  if (state.status === 'absent' || state.ownerId !== actorId || state.jobId !== jobId) throw notFound('run_not_found', 'Run', runId);
+  return state;
+}
+
+const ms = (from: string | null, to: string) => (from ? Math.max(0, Date.parse(to) - Date.parse(from)) : null);
+
+function withStep(steps: StepState[], name: StepName, change: (s: StepState) => StepState): StepState[] {
+  return steps.map((s) => (s.name === name ? change(s) : s));
+}
+
+/**
+ * A finished Run's steps: the one that broke (or was interrupted) failed, those never reached
+ * were skipped, the rest keep what they recorded.
+ */
+function closeSteps(steps: StepState[], at: string, broke: (s: StepState) => boolean): StepState[] {
+  return steps.map((s) => {
+    if (s.status === 'succeeded' || s.status === 'skipped') return s;
+    if (broke(s)) return { ...s, status: 'failed', finished_at: at, duration_ms: ms(s.started_at, at) };
+    return s.status === 'pending' ? { ...s, status: 'skipped' } : s;
+  });
+}
+
+export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
+  initialState: () => ({ status: 'absent' }),
+
+  decide(command, state) {
+    const at = command.at.toISOString();
+    const run_id = command.runId;
+    if (command.type === 'QueueRun') {
+      if (state.status !== 'absent') return []; // the same Run recorded again
+      return [
+        {
+          type: 'RunQueued',
+          data: {
+            run_id, job_id: command.jobId, owner_id: command.ownerId, trigger: command.trigger, attempt: command.attempt, retry_of: command.retryOf,
+            job_snapshot: command.snapshot, steps: command.steps, scheduled_for: command.scheduledFor?.toISOString() ?? null, at,
+          },
+        },
+      ];
+    }
+    if (state.status === 'absent') throw notFound('run_not_found', 'Run', run_id);
+    switch (command.type) {
+      case 'StartRun':
+        if (state.status !== 'queued') return [];
+        return [{ type: 'RunStarted', data: { run_id, workflow_id: command.workflowId, workflow_run_id: command.workflowRunId, sync: command.sync, at } }];
+      case 'StartStep': {
+        const step = state.steps.find((s) => s.name === command.step);
+        if (state.status !== 'running' || !step || step.status !== 'pending') return [];
+        return [{ type: 'RunStepStarted', data: { run_id, step: command.step, at } }];
+      }
+      case 'FinishStep': {
+        const step = state.steps.find((s) => s.name === command.step);
+        if (state.status !== 'running' || !step || step.status === 'succeeded' || step.status === 'skipped' || step.status === 'failed') return [];
+        const duration = command.status === 'skipped' ? null : ms(step.started_at, at);
+        return [{ type: 'RunStepFinished', data: { run_id, step: command.step, status: command.status, duration_ms: duration, stats: command.stats ?? {}, at } }];
+      }
+      case 'SucceedRun':
+        if (state.status !== 'running') return [];
+        return [{ type: 'RunSucceeded', data: { run_id, skipped_reason: command.skippedReason, at } }];
+      case 'FailRun':
+        if (isFinished(state.status)) return [];
+        return [{ type: 'RunFailed', data: { run_id, error: command.error, at } }];
+      case 'CancelRun':
+        if (isFinished(state.status)) return [];
+        return [{ type: 'RunCancelled', data: { run_id, reason: command.reason, at } }];
+      case 'MarkRetried':
+        if (state.ownerId !== command.actorId) throw notFound('run_not_found', 'Run', run_id);
+        if (state.retriedBy === command.retryRunId) return [];
+        if (state.status !== 'failed') {
+          throw new DomainError('conflict', `Run ${run_id} is ${state.status}; only a failed Run can be retried`, { status: state.status });
+        }
+        if (state.retriedBy) throw new DomainError('conflict', `Run ${run_id} was already retried by ${state.retriedBy}`, { retry_run_id: state.retriedBy });
+        return [{ type: 'RunRetried', data: { run_id, retry_run_id: command.retryRunId, at } }];
+      default:
+        return unreachable(command);
+    }
+  },
+
+  evolve(state, event) {
+    if (event.type === 'RunQueued') {
+      const d = event.data;
+      return {
+        status: 'queued', jobId: d.job_id, ownerId: d.owner_id, trigger: d.trigger, attempt: d.attempt, snapshot: d.job_snapshot,
+        steps: d.steps.map((name) => ({ name, status: 'pending', started_at: null, finished_at: null, duration_ms: null })),
+        stats: emptyStats, sync: null, retriedBy: null,
+      };
+    }
+    if (state.status === 'absent') return state;
+    const d = event.data;
+    switch (event.type) {
+      case 'RunStarted':
+        return { ...state, status: 'running', sync: event.data.sync };
+      case 'RunStepStarted':
+        return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, status: 'running', started_at: d.at })) };
+      case 'RunStepFinished': {
+        const { step, status, duration_ms, stats } = event.data;
+        const merged = { ...state.stats, ...Object.fromEntries(Object.entries(stats).filter(([, v]) => v !== undefined && v !== null)) };
+        return { ...state, stats: merged, steps: withStep(state.steps, step, (s) => ({ ...s, status, finished_at: d.at, duration_ms })) };
+      }
+      case 'RunSucceeded':
+        // Steps never reached (an unchanged source skips the rest) are shown as skipped.
+        return { ...state, status: 'succeeded', steps: closeSteps(state.steps, d.at, () => false) };
+      case 'RunFailed': {
+        const failedStep = event.data.error.step;
+        return { ...state, status: 'failed', steps: closeSteps(state.steps, d.at, (s) => s.name === failedStep || s.status === 'running') };
+      }
+      case 'RunCancelled':
+        return { ...state, status: 'cancelled', steps: closeSteps(state.steps, d.at, (s) => s.status === 'running') };
+      case 'RunRetried':
+        return { ...state, retriedBy: event.data.retry_run_id };
+      default:
+        return unreachable(event);
+    }
+  },
+};
