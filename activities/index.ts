@@ -2,6 +2,7 @@ import gdal from 'gdal-async';
 import { hostname } from 'node:os';
 import type { Services } from '../application/services.js';
 import { deliveryActivities } from './deliveries.js';
+import { runActivities } from './runs.js';
 import { workspaceActivities } from './workspaces.js';
 
 export interface ActivityDeps {
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...workspaceActivities(deps.services),
     ...deliveryActivities(deps.services),
+    ...runActivities(deps.services),
     async describeWorker(): Promise<{ gdal: string; worker: string }> {
       return { gdal: gdal.version, worker: deps.workerName };
     },

@@ -9,6 +9,7 @@ import { createLogger } from '../platform/logger.js';
 import { projectors } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { ensureAdmin } from './accounts.js';
+import { jobScheduleReactor } from './job-schedules.js';
 import type { Services } from './services.js';
 import { scheduleWorkspaceCleanup } from './workspace-cleanup.js';
 
@@ -63,6 +64,20 @@ export async function createServices(config: Config, options: ServiceOptions = {
   };
   let stopCleanup = () => undefined as void;
   if (runProjections) await projections.waitFor(0n);
+  // Reactors follow the events like projections but act on Temporal (the Jobs' Schedules); they
+  // run with their own runner so that a Temporal outage never holds up read-your-writes.
+  let reactors: ProjectionRunner | undefined;
+  if (runProjections && temporal) {
+    let lastLogged = 0;
+    reactors = new ProjectionRunner(store, pool, [jobScheduleReactor(services)], undefined, (error) => {
+      if (Date.now() - lastLogged < 30_000) return;
+      lastLogged = Date.now();
+      log.warn({ err: error }, 'could not bring the Job schedules in line with Temporal; retrying');
+    });
+    await reactors.init();
+    reactors.start();
+    services.reactors = reactors;
+  }
   if (housekeeping) {
     await ensureAdmin(services);
     stopCleanup = scheduleWorkspaceCleanup(services);
@@ -72,6 +87,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     ...services,
     async close() {
       stopCleanup();
+      await reactors?.stop();
       await projections.stop();
       await connection?.close();
       await store.close();

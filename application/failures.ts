@@ -1,6 +1,8 @@
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import { ConnectorError, type ConnectorFailureReason } from '../connectors/shared/errors.js';
 import { DomainError } from '../domain/errors.js';
+import type { StepName } from '../domain/jobs/job.js';
+import type { RunError } from '../domain/runs/run.js';
 
 /*
  * How refusals cross Temporal. Activities turn a DomainError into a non-retryable
@@ -88,4 +90,34 @@ export function failurePosition(error: unknown): bigint | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The public code of a remote failure during an operation: a Workspace import and a Run's
+ * extract are source_failed, a delivery is delivery_failed; a few reasons have codes of their own.
+ */
+export function transferErrorCode(reason: ConnectorFailureReason, operation: 'import' | 'deliver'): string {
+  if (reason === 'not_implemented') return 'not_implemented';
+  if (reason === 'target_exists') return 'target_exists';
+  if (reason === 'too_large' && operation === 'import') return 'upload_too_large';
+  return operation === 'import' ? 'source_failed' : 'delivery_failed';
+}
+
+/**
+ * What a Run records when a step failed for good (its retries spent, or a failure that retrying
+ * cannot help): the public code, a secret-free message, the step, and whether running the Job
+ * again later may succeed. Workflow-safe.
+ */
+export function runErrorOf(error: unknown, step: StepName): RunError {
+  const domain = domainErrorFrom(error);
+  if (domain) return { code: domain.code, message: domain.message, step, retryable: false };
+  const remote = connectorErrorFrom(error);
+  if (remote) {
+    const code = step === 'extract' ? transferErrorCode(remote.reason, 'import') : step === 'deliver' ? transferErrorCode(remote.reason, 'deliver') : 'internal_error';
+    return { code, message: remote.message, step, retryable: remote.retryable, reason: remote.reason };
+  }
+  for (const current of causes(error)) {
+    if (current instanceof TimeoutFailure) return { code: 'timeout', message: `The ${step} step did not finish in time`, step, retryable: true };
+  }
+  return { code: 'internal_error', message: `The ${step} step failed on the worker; the worker's log has the details`, step, retryable: true };
 }

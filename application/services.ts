@@ -27,4 +27,6 @@ export interface Services {
   cipher: Cipher;
   /** Absent where Temporal is not needed (scripts, tests that do not exercise Runs). */
   temporal?: TemporalClient;
+  /** The API's reactors (the Jobs' Temporal Schedules), when it runs them. */
+  reactors?: ProjectionRunner;
 }

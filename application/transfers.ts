@@ -5,6 +5,7 @@ import { ConnectorError } from '../connectors/shared/errors.js';
 import { notImplemented } from '../connectors/shared/fields.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult, ExtractResult, SyncState } from '../connectors/types.js';
 import { openConnection } from './connections.js';
+import { transferErrorCode } from './failures.js';
 import type { Services } from './services.js';
 
 /*
@@ -69,10 +70,8 @@ export async function deliverToDestination(services: Pick<Services, 'store' | 'c
 /** The public error of a connector failure, for an operation (import: source_failed; deliver: delivery_failed). */
 export function transferError(error: ConnectorError, operation: 'import' | 'deliver'): DomainError {
   const details = { ...error.details, reason: error.reason, retryable: error.retryable };
-  if (error.reason === 'not_implemented') return new DomainError('not_implemented', error.message, error.details);
-  if (error.reason === 'too_large' && operation === 'import') {
-    return new DomainError('upload_too_large', error.message, { ...details, max_bytes: error.details.max_bytes });
-  }
-  if (error.reason === 'target_exists') return new DomainError('target_exists', error.message, details);
-  return new DomainError(operation === 'import' ? 'source_failed' : 'delivery_failed', error.message, details);
+  const code = transferErrorCode(error.reason, operation);
+  if (code === 'not_implemented') return new DomainError(code, error.message, error.details);
+  if (code === 'upload_too_large') return new DomainError(code, error.message, { ...details, max_bytes: error.details.max_bytes });
+  return new DomainError(code, error.message, details);
 }

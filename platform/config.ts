@@ -18,6 +18,8 @@ export interface Config {
   adminPassword: string | undefined;
   maxUploadBytes: number;
   workspaceTtlMs: number;
+  /** Consecutive failed scheduled Runs after which a Job disables itself (SVC_JOB_MAX_FAILURES, default 5). */
+  jobMaxConsecutiveFailures: number;
   edition: string;
   containerImage: string | null;
   publicOrigin: string | undefined;
@@ -79,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminPassword: env.SVC_ADMIN_PASSWORD || undefined,
     maxUploadBytes: intFrom(env.SVC_MAX_UPLOAD_MB, 256, 'SVC_MAX_UPLOAD_MB') * 1024 * 1024,
     workspaceTtlMs: intFrom(env.SVC_JOB_TTL, 60, 'SVC_JOB_TTL') * 60_000,
+    jobMaxConsecutiveFailures: Math.floor(intFrom(env.SVC_JOB_MAX_FAILURES, 5, 'SVC_JOB_MAX_FAILURES')),
     edition: env.SVC_EDITION ?? 'on-premise',
     containerImage: env.SVC_CONTAINER_IMAGE || null,
     publicOrigin: env.SVC_PUBLIC_ORIGIN || undefined,

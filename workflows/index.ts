@@ -4,6 +4,9 @@ import { timeouts } from './timeouts.js';
 
 export { convertWorkspaceWorkflow } from './workspace-convert.js';
 export { deliverWorkspaceWorkflow } from './workspace-deliver.js';
+export { jobRunsWorkflow } from './job-runs.js';
+export { runJobWorkflow } from './run-job.js';
+export { scheduledRunWorkflow } from './scheduled-run.js';
 
 const { describeWorker } = proxyActivities<Activities>(timeouts.quick);
 

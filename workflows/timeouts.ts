@@ -26,4 +26,15 @@ export const timeouts = {
     heartbeatTimeout: '30 seconds',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3, nonRetryableErrorTypes: ['DomainError'] },
   },
+  /**
+   * A Run's extract and deliver: nobody waits on the line, so transient remote failures
+   * (connection refused, timeouts, 5xx) are retried with backoff for about a quarter of an hour;
+   * classified permanent ones (bad credentials, missing table, 4xx) and domain refusals fail at
+   * once. A killed worker's attempt is retried once its heartbeats stop (30 s).
+   */
+  runTransfer: {
+    startToCloseTimeout: '2 hours',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 6, nonRetryableErrorTypes: ['DomainError'] },
+  },
 } satisfies Record<string, ActivityOptions>;

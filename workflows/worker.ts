@@ -15,10 +15,13 @@ let runtimeInstalled = false;
 export async function createWorker(config: Config, connection?: NativeConnection) {
   if (!runtimeInstalled) {
     // The SDK logs every state change at INFO; our own logger reports what matters.
-    Runtime.install({ logger: new DefaultLogger(config.logLevel === 'debug' ? 'INFO' : 'WARN') });
+    // A failed Run's workflow and activities are logged at WARN: quiet runs (tests) keep errors only.
+    const level = config.logLevel === 'debug' ? 'INFO' : config.logLevel === 'silent' || config.logLevel === 'error' ? 'ERROR' : 'WARN';
+    Runtime.install({ logger: new DefaultLogger(level) });
     runtimeInstalled = true;
   }
-  const services = await createServices(config, { temporal: false, projections: false, name: 'worker' });
+  // The client lets a scheduled Run hand its ticket to the Job's coordinator, as the API does.
+  const services = await createServices(config, { temporal: true, projections: false, name: 'worker' });
   const conn = connection ?? (await NativeConnection.connect({ address: config.temporalAddress }));
   const worker = await Worker.create({
     connection: conn,

@@ -84,9 +84,6 @@ export function syncForRun(sync: SyncState): { cursor: unknown; reinitialize: bo
   return { cursor: fresh ? null : sync.cursor, reinitialize: sync.reinitialize_pending, seq: sync.seq };
 }
 
-/** Consecutive failed scheduled Runs after which a Job disables itself (SVC_JOB_MAX_FAILURES). */
-export const DEFAULT_MAX_CONSECUTIVE_FAILURES = 5;
-
 export type JobEvent =
   | { type: 'JobCreated'; data: { job_id: string; owner_id: string; definition: JobDefinition; enabled: boolean; at: string } }
   | { type: 'JobUpdated'; data: { job_id: string; definition: JobDefinition; at: string } }
@@ -175,7 +172,9 @@ export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
         const events: JobEvent[] = [
           { type: 'JobRunRecorded', data: { job_id, run_id: command.runId, trigger: command.trigger, status: command.status, consecutive_failures: failures, at } },
         ];
-        if (command.status === 'succeeded' && command.sync && command.sync.seq === state.sync.seq) {
+        const sync = state.sync;
+        const moved = command.sync && (JSON.stringify(command.sync.cursor ?? null) !== JSON.stringify(sync.cursor ?? null) || sync.reset_pending || sync.reinitialize_pending);
+        if (command.status === 'succeeded' && command.sync && command.sync.seq === sync.seq && moved) {
           events.push({ type: 'JobSyncAdvanced', data: { job_id, run_id: command.runId, cursor: command.sync.cursor ?? null, at } });
         }
         if (state.enabled && command.trigger === 'schedule' && failures >= command.maxConsecutiveFailures && command.status === 'failed') {

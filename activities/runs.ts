@@ -1,0 +1,292 @@
+import { Context } from '@temporalio/activity';
+import { mkdirSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { record } from '../application/commands.js';
+import { domainErrorsAsFailures } from '../application/failures.js';
+import { checkQueueRoom, recordQueuedRun, scheduledRunId, signalRun, type RunTicket } from '../application/runs.js';
+import type { Services } from '../application/services.js';
+import { deliverToDestination, extractFromSource } from '../application/transfers.js';
+import { DomainError } from '../domain/errors.js';
+import { jobDecider, jobStream, syncForRun, type StepName } from '../domain/jobs/job.js';
+import { runDecider, runStream, type ExistingRun, type RunError, type RunStats } from '../domain/runs/run.js';
+import { convertDataset } from '../geo/convert.js';
+import { prepareUpload, stemOf } from '../geo/dataset-files.js';
+import { formatCatalog } from '../geo/formats.js';
+import { inspectDataset } from '../geo/inspect.js';
+import { applyPipeline, type PipelineSpec } from '../geo/pipeline.js';
+import { RunFiles, type RunDataset } from '../platform/run-files.js';
+
+/**
+ * What one step hands to the next: the dataset to read, and the file a delivery would send if
+ * no later step changes it (the extracted file as it came, the GeoPackage a transform wrote, the
+ * converted output). Paths are relative to the Run's folder.
+ */
+export interface RunArtifact {
+  dataset: RunDataset;
+  file: string;
+  filename: string;
+  /** GDAL driver short name (the formats catalog id). */
+  format: string;
+  media_type: string | null;
+  layers: string[];
+}
+
+export interface ExtractOutcome {
+  unchanged: boolean;
+  /** The cursor the Source returned (kept on the Job if the Run succeeds). */
+  sync: { cursor: unknown } | null;
+  artifact: RunArtifact;
+}
+
+const mediaTypeOf = (format: string) => formatCatalog().find((f) => f.id === format)?.media_type ?? null;
+
+/**
+ * The steps of a Run (workflows/run-job.ts) and its bookkeeping. Each step activity records its
+ * own start and finish on the Run (idempotent, so a retried attempt appends nothing twice),
+ * heartbeats while it works so a dead worker's attempt is retried elsewhere, and leaves its
+ * files under the Run's folder for the next step. Sources and Destinations are opened, and their
+ * secrets decrypted, here on the worker: payloads carry ids and relative paths only.
+ */
+export function runActivities(services: Services) {
+  const files = new RunFiles(services.config.dataDir);
+
+  const readRun = async (runId: string): Promise<ExistingRun> => {
+    const state = (await services.store.readStream(runStream(runId))).reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
+    if (state.status === 'absent') throw new DomainError('run_not_found', `Run ${runId} was not found`);
+    return state;
+  };
+  const readJob = async (jobId: string) =>
+    (await services.store.readStream(jobStream(jobId))).reduce((s, e) => jobDecider.evolve(s, e as never), jobDecider.initialState());
+
+  /** Records the step's start, runs it with heartbeats, records its finish with what it counted. */
+  async function step<T>(runId: string, name: StepName, work: (run: ExistingRun, dir: string) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>): Promise<T> {
+    return domainErrorsAsFailures(async () => {
+      const run = await readRun(runId);
+      await record(services, runStream(runId), runDecider, { type: 'StartStep', runId, step: name, at: services.clock() });
+      const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
+      try {
+        const done = await work(run, files.stepDir(runId, name));
+        await record(services, runStream(runId), runDecider, {
+          type: 'FinishStep', runId, step: name, status: done.skipped ? 'skipped' : 'succeeded', stats: done.stats ?? {}, at: services.clock(),
+        });
+        return done.result;
+      } finally {
+        clearInterval(heartbeat);
+      }
+    });
+  }
+
+  const transferContext = (dir: string) => ({
+    log: services.log,
+    workDir: (mkdirSync(dir, { recursive: true }), dir),
+    maxBytes: services.config.maxUploadBytes,
+    signal: Context.current().cancellationSignal,
+    progress: (info: { bytes?: number; features?: number; message?: string }) => Context.current().heartbeat(info),
+  });
+
+  /** A transform-type step: the pipeline engine on the previous step's dataset, into a GeoPackage. */
+  async function pipelineStep(runId: string, name: 'transform' | 'python', input: RunArtifact, spec: (run: ExistingRun) => PipelineSpec): Promise<RunArtifact> {
+    return step(runId, name, async (run, dir) => {
+      const result = await applyPipeline(files.ref(runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
+      if (!result.changed) return { result: input };
+      const file = files.relative(runId, result.dataset.path);
+      const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
+      const filename = `${stemOf(input.filename) || 'result'}${path.extname(result.dataset.path)}`;
+      return { result: { dataset: files.store(runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers } };
+    });
+  }
+
+  return {
+    /**
+     * Records the Run as queued (if the API has not yet) and as started, with the sync state it
+     * reads with. A Run cancelled while it waited, or of a Job deleted meanwhile, does not start.
+     */
+    async beginRun(input: { ticket: RunTicket; workflowId: string; workflowRunId: string }): Promise<{ proceed: boolean; steps: StepName[]; position: string }> {
+      return domainErrorsAsFailures(async () => {
+        const { runId } = input.ticket;
+        const queued = await recordQueuedRun(services, input.ticket);
+        if (queued.status === 'skipped') return { proceed: false, steps: [], position: queued.position };
+        const run = await readRun(runId);
+        const steps = run.steps.map((s) => s.name);
+        if (run.status === 'running') return { proceed: true, steps, position: '0' };
+        if (run.status !== 'queued') return { proceed: false, steps, position: '0' };
+        const job = await readJob(run.jobId);
+        if (job.status !== 'active') {
+          const outcome = await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: 'The Job was deleted before this Run started', at: services.clock() });
+          return { proceed: false, steps, position: outcome.position };
+        }
+        const outcome = await record(services, runStream(runId), runDecider, {
+          type: 'StartRun', runId, workflowId: input.workflowId, workflowRunId: input.workflowRunId, sync: syncForRun(job.sync), at: services.clock(),
+        });
+        return { proceed: true, steps, position: outcome.position };
+      });
+    },
+
+    /** Reads the Source into the Run's folder (incrementally when it can), then opens it like an upload. */
+    async extractStep(input: { runId: string }): Promise<ExtractOutcome> {
+      return step<ExtractOutcome>(input.runId, 'extract', async (run, dir) => {
+        const snapshot = run.snapshot;
+        const cursor = run.sync?.cursor ?? null;
+        const extracted = await extractFromSource(
+          services,
+          { ownerId: run.ownerId, sourceId: snapshot.source_id, resource: snapshot.source_resource ?? {}, sync: cursor === null ? null : { cursor } },
+          transferContext(path.join(dir, 'download')),
+        );
+        const sync = extracted.sync ? { cursor: extracted.sync.cursor } : null;
+        if (extracted.unchanged) {
+          const none = { dataset: { path: '', open_options: [], driver: null, assumed_crs: null }, file: '', filename: '', format: '', media_type: null, layers: [] };
+          return { result: { unchanged: true, sync, artifact: none }, stats: { bytes_read: 0, features_read: 0 } };
+        }
+        const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), { maxUncompressedBytes: services.config.maxUploadBytes * 4 });
+        const info = await inspectDataset(ref);
+        const counts = info.layers.map((l) => l.feature_count);
+        const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
+        const artifact: RunArtifact = {
+          dataset: files.store(input.runId, ref),
+          file: files.relative(input.runId, extracted.file),
+          filename: extracted.filename,
+          format: info.driver,
+          media_type: mediaTypeOf(info.driver),
+          layers: info.layers.map((l) => l.name),
+        };
+        return { result: { unchanged: false, sync, artifact }, stats: { bytes_read: extracted.bytes, features_read: features } };
+      });
+    },
+
+    /** Operations (with output_fields as a final column selection) or the SQL, on every layer. */
+    async transformStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
+      return pipelineStep(input.runId, 'transform', input.input, ({ snapshot }) => {
+        const fields = snapshot.output_fields?.length ? [{ type: 'select_columns', columns: snapshot.output_fields }] : [];
+        return { operations: [...snapshot.operations, ...fields], sql: snapshot.sql };
+      });
+    },
+
+    /** The Job's Python script, sandboxed, on the whole dataset. */
+    async pythonStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
+      return pipelineStep(input.runId, 'python', input.input, ({ snapshot }) => ({
+        python: { script: snapshot.python_script ?? '', filename: snapshot.python_filename ?? 'step.py' },
+      }));
+    },
+
+    async convertStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
+      return step(input.runId, 'convert', async (run, dir) => {
+        const from = input.input;
+        const result = await convertDataset(files.ref(input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir);
+        const file = path.join(dir, result.filename);
+        const artifact: RunArtifact = {
+          // Later steps read the converted file (a .zip for several-file formats stays a file to send).
+          dataset: { path: files.relative(input.runId, file), open_options: [], driver: null, assumed_crs: null },
+          file: files.relative(input.runId, file),
+          filename: result.filename,
+          format: result.format,
+          media_type: result.media_type,
+          layers: result.layers,
+        };
+        return { result: artifact };
+      });
+    },
+
+    /** Publishes the last artifact; the Run's id is the delivery id, so a resumed delivery never duplicates rows. */
+    async deliverStep(input: { runId: string; input: RunArtifact }): Promise<Record<string, never>> {
+      return step(input.runId, 'deliver', async (run, dir) => {
+        const a = input.input;
+        const delivery = await deliverToDestination(
+          services,
+          {
+            ownerId: run.ownerId,
+            destinationId: run.snapshot.destination_id,
+            target: run.snapshot.destination_target,
+            input: {
+              file: files.resolve(input.runId, a.file),
+              filename: a.filename,
+              format: a.format,
+              mediaType: a.media_type,
+              layers: a.layers,
+              deliveryId: input.runId,
+              reinitialize: run.sync?.reinitialize ?? false,
+            },
+          },
+          transferContext(dir),
+        );
+        const size = delivery.bytes_written ?? (await stat(files.resolve(input.runId, a.file)).catch(() => null))?.size ?? null;
+        return { result: {}, stats: { features_written: delivery.rows_written ?? null, bytes_written: size } };
+      });
+    },
+
+    /**
+     * Records how the Run ended, then tells the Job (consecutive failures, the new sync cursor).
+     * Returns where the event store stands, for whoever waits on the read models.
+     */
+    async finishRun(input: {
+      runId: string;
+      outcome: 'succeeded' | 'failed' | 'cancelled';
+      error?: RunError;
+      reason?: string;
+      skippedReason?: string | null;
+      sync?: { cursor: unknown } | null;
+    }): Promise<{ position: string }> {
+      return domainErrorsAsFailures(async () => {
+        const { runId } = input;
+        const at = services.clock();
+        const run = await readRun(runId);
+        const command =
+          input.outcome === 'succeeded'
+            ? ({ type: 'SucceedRun', runId, skippedReason: input.skippedReason ?? null, at } as const)
+            : input.outcome === 'failed'
+              ? ({ type: 'FailRun', runId, error: input.error!, at } as const)
+              : ({ type: 'CancelRun', runId, reason: input.reason ?? 'cancelled', at } as const);
+        const ran = await record(services, runStream(runId), runDecider, command);
+        const sync = input.outcome === 'succeeded' && run.sync ? { cursor: input.sync ? input.sync.cursor : run.sync.cursor, seq: run.sync.seq } : undefined;
+        const job = await record(services, jobStream(run.jobId), jobDecider, {
+          type: 'RecordRunOutcome', jobId: run.jobId, runId, trigger: run.trigger, status: input.outcome, ...(sync ? { sync } : {}),
+          maxConsecutiveFailures: services.config.jobMaxConsecutiveFailures, at,
+        });
+        const position = BigInt(job.position) > BigInt(ran.position) ? job.position : ran.position;
+        return { position };
+      });
+    },
+
+    async cleanupRun(input: { runId: string }): Promise<void> {
+      files.remove(input.runId);
+    },
+
+    /** The Job was deleted: the Runs still waiting are recorded as cancelled. */
+    async cancelQueuedRuns(input: { runIds: string[]; reason: string }): Promise<void> {
+      for (const runId of input.runIds) {
+        const history = await services.store.readStream(runStream(runId));
+        if (history.length === 0) continue;
+        await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: input.reason, at: services.clock() });
+      }
+    },
+
+    /**
+     * A schedule fired: ask for a Run as Run Now does. Skipped when the Job is disabled or gone
+     * (a pause that raced the fire) or when its queue is full.
+     */
+    async requestScheduledRun(input: { jobId: string; ownerId: string; workflowId: string; scheduledFor: string | null }): Promise<{ runId: string | null }> {
+      return domainErrorsAsFailures(async () => {
+        const job = await readJob(input.jobId);
+        if (job.status !== 'active' || !job.enabled || job.ownerId !== input.ownerId) return { runId: null };
+        const ticket: RunTicket = {
+          runId: scheduledRunId(input.workflowId), jobId: input.jobId, ownerId: input.ownerId, trigger: 'schedule', retryOf: null, scheduledFor: input.scheduledFor,
+        };
+        const known = (await services.store.readStream(runStream(ticket.runId))).length > 0;
+        if (!known) {
+          try {
+            await checkQueueRoom(services, input.jobId);
+          } catch (error) {
+            if (error instanceof DomainError && error.code === 'run_queue_full') {
+              services.log.warn({ jobId: input.jobId }, 'scheduled Run skipped: the Job has too many Runs waiting');
+              return { runId: null };
+            }
+            throw error;
+          }
+        }
+        await signalRun(services, ticket);
+        const queued = await recordQueuedRun(services, ticket);
+        return { runId: queued.status === 'skipped' ? null : ticket.runId };
+      });
+    },
+  };
+}

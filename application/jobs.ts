@@ -1,0 +1,163 @@
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { connectorFor } from '../connectors/registry.js';
+import type { ConnectionKind } from '../domain/connections/connection.js';
+import { notFoundCode } from '../domain/connections/connection.js';
+import { DomainError, notFound } from '../domain/errors.js';
+import { stagesOf, type JobDefinition, type Stage, type StageFlags, type TransformMode } from '../domain/jobs/job.js';
+import { normalizeTimezone, type JobSchedule } from '../domain/jobs/schedule.js';
+import type { Operation } from '../domain/operations.js';
+import { resolveOutputFormat } from '../geo/formats.js';
+import { checkSelectSql } from '../geo/sql-guard.js';
+import { kindNoun, parseSelector } from './connections.js';
+import type { Services } from './services.js';
+
+/** A Job body after its schema (api/routes/jobs.ts): shapes are right, references and rules not yet checked. */
+export interface JobBody {
+  name: string;
+  source_id: string;
+  source_resource?: unknown;
+  transform_mode?: TransformMode | null;
+  operations?: Operation[] | null;
+  output_fields?: string[] | null;
+  recipe_id?: string | null;
+  sql?: string | null;
+  python_script?: string | null;
+  python_filename?: string | null;
+  output_format?: string | null;
+  destination_id: string;
+  destination_target?: unknown;
+  schedule?: JobSchedule | null;
+  /** A flag set to null goes back to "inferred". */
+  pipeline?: Partial<Record<Stage, boolean | null>> | null;
+  enabled?: boolean;
+}
+
+const refuse = (field: string, message: string) =>
+  new DomainError('validation_error', `Invalid request body: body.${field}: ${message}`, { issues: [{ path: `body.${field}`, message }] });
+
+/**
+ * The stage flags after a write: on create, the flags sent; on update, the stored flags with the
+ * sent ones applied on top (null clears one). A stage set to false therefore stays absent
+ * through updates that do not mention it, as the spec asks ("create and update preserve
+ * explicit false flags").
+ */
+export function mergeFlags(stored: StageFlags | undefined, sent: JobBody['pipeline']): StageFlags {
+  const flags: StageFlags = { ...(stored ?? {}) };
+  for (const stage of ['transform', 'python', 'convert'] as const) {
+    const value = sent?.[stage];
+    if (value === null) delete flags[stage];
+    else if (value !== undefined) flags[stage] = value;
+  }
+  return flags;
+}
+
+async function ownedConnectionType(services: Pick<Services, 'pool'>, kind: ConnectionKind, id: string, ownerId: string) {
+  const type = await services.pool.maybeOneFirst(
+    sql.type(z.object({ type: z.string() }))`SELECT type FROM rm.connections WHERE id = ${id} AND owner_id = ${ownerId} AND kind = ${kind}`,
+  );
+  const connector = type === null ? undefined : connectorFor(kind, type);
+  if (!connector) throw notFound(notFoundCode(kind), kindNoun(kind), id);
+  return connector;
+}
+
+async function ownedRecipeOperations(services: Pick<Services, 'pool'>, id: string, ownerId: string): Promise<Operation[]> {
+  const operations = await services.pool.maybeOneFirst(
+    sql.type(z.object({ operations: z.array(z.record(z.string(), z.unknown())) }))`SELECT operations FROM rm.recipes WHERE id = ${id} AND owner_id = ${ownerId}`,
+  );
+  if (operations === null) throw notFound('recipe_not_found', 'Recipe', id);
+  return operations as Operation[];
+}
+
+/** The transform stage's fields, by mode; absent stage: none of them. */
+async function transformFields(services: Pick<Services, 'pool'>, ownerId: string, body: JobBody, present: boolean) {
+  const none = { transform_mode: null, operations: [], output_fields: null, recipe_id: null, sql: null };
+  if (!present) return none;
+  const mode: TransformMode = body.transform_mode ?? (body.sql ? 'sql' : body.recipe_id ? 'recipe' : 'manual');
+  if (mode !== 'manual' && body.output_fields) throw refuse('output_fields', 'output_fields is used with transform_mode manual');
+  if (mode !== 'sql' && body.sql) throw refuse('sql', `sql is used with transform_mode sql, not ${mode}`);
+  if (mode !== 'recipe' && body.recipe_id) throw refuse('recipe_id', `recipe_id is used with transform_mode recipe, not ${mode}`);
+  switch (mode) {
+    case 'manual':
+      return { ...none, transform_mode: mode, operations: body.operations ?? [], output_fields: body.output_fields ?? null };
+    case 'recipe': {
+      if (!body.recipe_id) throw refuse('recipe_id', 'transform_mode recipe needs recipe_id');
+      // A snapshot: the Recipe's operations as they are now; later Recipe edits leave the Job
+      // alone. Operations sent with the body are ignored (a Job read and sent back has them).
+      return { ...none, transform_mode: mode, recipe_id: body.recipe_id, operations: await ownedRecipeOperations(services, body.recipe_id, ownerId) };
+    }
+    case 'sql':
+      if (!body.sql) throw refuse('sql', 'transform_mode sql needs sql: one SELECT against the relation "source"');
+      if (body.operations?.length) throw refuse('operations', 'operations are used with transform_mode manual; sql excludes them');
+      checkSelectSql(body.sql);
+      return { ...none, transform_mode: mode, sql: body.sql };
+    default:
+      throw refuse('transform_mode', 'must be manual, recipe or sql');
+  }
+}
+
+/**
+ * Checks a Job body and turns it into the definition a Job stores: the Source and Destination
+ * are the caller's (else their not-found code, never revealing another user's), the selector and
+ * target pass their connector's schema, a Recipe's operations are copied, SQL passes the same
+ * guard as Workspaces, the output format is one this server writes, the timezone is IANA, and
+ * the fields of a stage set to false are dropped.
+ */
+export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerId: string, body: JobBody, stored?: JobDefinition): Promise<JobDefinition> {
+  const pipeline = mergeFlags(stored?.pipeline, body.pipeline);
+  const sent = {
+    pipeline,
+    transform_mode: body.transform_mode ?? null,
+    operations: body.operations ?? [],
+    recipe_id: body.recipe_id ?? null,
+    sql: body.sql ?? null,
+    python_script: body.python_script ?? null,
+    output_format: body.output_format ?? null,
+  };
+  const stages = stagesOf(sent);
+
+  const transform = await transformFields(services, ownerId, body, stages.transform);
+
+  if (stages.python && !body.python_script) throw refuse('python_script', 'the python stage needs python_script');
+  const python = stages.python
+    ? { python_script: body.python_script!, python_filename: body.python_filename ?? 'step.py' }
+    : { python_script: null, python_filename: null };
+  if (python.python_filename !== null && !/^[^/\\\0]+$/.test(python.python_filename)) throw refuse('python_filename', 'a file name, without folders');
+
+  let output_format: string | null = null;
+  if (stages.convert) {
+    if (!body.output_format) throw refuse('output_format', 'the convert stage needs output_format (see GET /api/v1/formats)');
+    const format = resolveOutputFormat(body.output_format, 'vector') ?? resolveOutputFormat(body.output_format, 'raster');
+    if (!format) throw refuse('output_format', `"${body.output_format}" is not a format this server writes; see GET /api/v1/formats`);
+    output_format = format.id;
+  }
+
+  const source = await ownedConnectionType(services, 'source', body.source_id, ownerId);
+  const resource = parseSelector(source, 'source', body.source_resource, 'source_resource');
+  const destination = await ownedConnectionType(services, 'destination', body.destination_id, ownerId);
+  const target = parseSelector(destination, 'destination', body.destination_target, 'destination_target');
+
+  const schedule = body.schedule ? { ...body.schedule, timezone: normalizeTimezone(body.schedule.timezone) } : null;
+
+  return {
+    name: body.name,
+    source_id: body.source_id,
+    source_resource: Object.keys(resource).length ? resource : null,
+    ...transform,
+    ...python,
+    output_format,
+    destination_id: body.destination_id,
+    destination_target: target,
+    schedule,
+    pipeline,
+  };
+}
+
+/** Jobs of the owner that use a saved connection: deleting it is refused while they exist. */
+export async function jobsUsing(services: Pick<Services, 'pool'>, kind: ConnectionKind, id: string, ownerId: string) {
+  const column = sql.identifier([kind === 'source' ? 'source_id' : 'destination_id']);
+  const rows = await services.pool.any(
+    sql.type(z.object({ id: z.string(), name: z.string() }))`SELECT id, name FROM rm.jobs WHERE ${column} = ${id} AND owner_id = ${ownerId} ORDER BY created_at, id`,
+  );
+  return [...rows];
+}

@@ -1,0 +1,152 @@
+import { WorkflowIdReusePolicy } from '@temporalio/client';
+import { createHash } from 'node:crypto';
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { DomainError } from '../domain/errors.js';
+import { jobDecider, jobStream, ownedJob, plannedSteps, type RunTrigger } from '../domain/jobs/job.js';
+import { runDecider, runStream, type RunState } from '../domain/runs/run.js';
+import { WrongExpectedRevisionError } from '../eventstore/port.js';
+import { record } from './commands.js';
+import type { Services } from './services.js';
+
+/*
+ * Requesting a Run. Every Run of a Job goes through the Job's coordinator workflow
+ * (`job-<jobId>`, workflows/job-runs.ts), which runs them one at a time in the order they came:
+ * that is what makes "two Runs of one Job never run at once" true by construction. A request
+ * is a ticket signalled to the coordinator (signal-with-start: stored by Temporal even while no
+ * worker runs, so Run Now answers at once) and then recorded as RunQueued. Both halves are
+ * idempotent and the Run's workflow records RunQueued itself before it starts, so a process that
+ * dies between the two leaves nothing half-done.
+ */
+
+/** What the coordinator needs to run one Run; everything else is read from the event store. */
+export interface RunTicket {
+  runId: string;
+  jobId: string;
+  ownerId: string;
+  trigger: RunTrigger;
+  /** The failed Run a retry repeats (its Job snapshot is reused). */
+  retryOf: string | null;
+  /** Scheduled Runs: the fire time (ISO). */
+  scheduledFor: string | null;
+}
+
+export const jobWorkflowId = (jobId: string) => `job-${jobId}`;
+export const runWorkflowId = (runId: string) => `run-${runId}`;
+
+/**
+ * Runs that may wait behind the running one, per Job (checked when a Run is requested; a burst
+ * of simultaneous requests can pass it by a few). A request beyond it is refused with 409
+ * run_queue_full; a scheduled Run beyond it is skipped.
+ */
+export const MAX_QUEUED_RUNS = 10;
+
+/** How long a repeated Idempotency-Key returns the same Run. */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+
+/** A scheduled Run's id, derived from the schedule's workflow id: a retried trigger asks for the same Run. */
+export function scheduledRunId(workflowId: string): string {
+  const digest = createHash('sha256').update(workflowId).digest();
+  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  let id = '';
+  for (let i = 0; i < 20; i++) id += alphabet[digest[i]! % 62];
+  return `run_${id}`;
+}
+
+const keyStream = (ownerId: string, jobId: string, key: string) =>
+  `runkey-${createHash('sha256').update(`${ownerId}\n${jobId}\n${key}`).digest('hex')}`;
+
+/**
+ * Claims an Idempotency-Key for a Run of a Job: the first request within 24 h gets `runId`
+ * (the one proposed), a repeat gets the Run the first one claimed. Two simultaneous requests
+ * race on the key's stream and exactly one wins.
+ */
+export async function claimIdempotencyKey(
+  services: Pick<Services, 'store' | 'clock'>,
+  ownerId: string,
+  jobId: string,
+  key: string,
+  proposedRunId: string,
+): Promise<{ runId: string; replayed: boolean }> {
+  const stream = keyStream(ownerId, jobId, key);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const history = await services.store.readStream(stream);
+    const last = history[history.length - 1];
+    const now = services.clock();
+    if (last && now.getTime() - Date.parse(String(last.data.at)) < IDEMPOTENCY_WINDOW_MS) return { runId: String(last.data.run_id), replayed: true };
+    try {
+      await services.store.appendToStream(stream, [{ type: 'RunKeyClaimed', data: { run_id: proposedRunId, at: now.toISOString() } }], last ? last.revision : 'no_stream');
+      return { runId: proposedRunId, replayed: false };
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError)) throw error;
+    }
+  }
+  throw new DomainError('conflict', 'The Idempotency-Key is being used by another request right now; try again');
+}
+
+/** Refuses a new Run when MAX_QUEUED_RUNS already wait for this Job (read model). */
+export async function checkQueueRoom(services: Pick<Services, 'pool'>, jobId: string): Promise<void> {
+  const queued = await services.pool.oneFirst(
+    sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM rm.runs WHERE job_id = ${jobId} AND status = 'queued'`,
+  );
+  if (queued >= MAX_QUEUED_RUNS) {
+    throw new DomainError('run_queue_full', `${queued} Runs of this Job are already waiting; try again when they have run`, { queued, max_queued: MAX_QUEUED_RUNS });
+  }
+}
+
+/** Hands a ticket to the Job's coordinator, starting it if it is not running. */
+export async function signalRun(services: Pick<Services, 'temporal' | 'config'>, ticket: RunTicket): Promise<void> {
+  if (!services.temporal) throw new Error('Runs need a Temporal client');
+  await services.temporal.workflow.signalWithStart('jobRunsWorkflow', {
+    workflowId: jobWorkflowId(ticket.jobId),
+    taskQueue: services.config.taskQueue,
+    args: [{ jobId: ticket.jobId }],
+    signal: 'enqueueRun',
+    signalArgs: [ticket],
+    // A finished coordinator is started again; a running one gets the ticket.
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+  });
+}
+
+const readRun = async (services: Pick<Services, 'store'>, runId: string): Promise<RunState> =>
+  (await services.store.readStream(runStream(runId))).reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
+
+/**
+ * Records a ticket as RunQueued, with the Job snapshot it will run with: the Job as it is now,
+ * or, for a retry, the failed Run's snapshot (the failed Run is marked as retried by this one).
+ * Idempotent: the API and the Run's workflow both call it, and whichever comes second appends
+ * nothing. A scheduled Run of a Job that is disabled or gone is not recorded (`skipped`).
+ */
+export async function recordQueuedRun(services: Pick<Services, 'store' | 'clock'>, ticket: RunTicket): Promise<{ position: string; status: RunState['status'] | 'skipped' }> {
+  const at = services.clock();
+  const existing = await readRun(services, ticket.runId);
+  if (existing.status !== 'absent') return { position: '0', status: existing.status };
+  let snapshot;
+  let attempt = 1;
+  if (ticket.retryOf) {
+    const failed = await readRun(services, ticket.retryOf);
+    if (failed.status === 'absent' || failed.jobId !== ticket.jobId) throw new DomainError('run_not_found', `Run ${ticket.retryOf} was not found`, { id: ticket.retryOf });
+    await record(services, runStream(ticket.retryOf), runDecider, { type: 'MarkRetried', runId: ticket.retryOf, actorId: ticket.ownerId, retryRunId: ticket.runId, at });
+    snapshot = failed.snapshot;
+    attempt = failed.attempt + 1;
+  } else {
+    const history = await services.store.readStream(jobStream(ticket.jobId));
+    const state = history.reduce((s, e) => jobDecider.evolve(s, e as never), jobDecider.initialState());
+    if (ticket.trigger === 'schedule' && (state.status !== 'active' || !state.enabled)) return { position: '0', status: 'skipped' };
+    snapshot = ownedJob(state, ticket.ownerId, ticket.jobId).definition;
+  }
+  const outcome = await record(services, runStream(ticket.runId), runDecider, {
+    type: 'QueueRun',
+    runId: ticket.runId,
+    jobId: ticket.jobId,
+    ownerId: ticket.ownerId,
+    trigger: ticket.trigger,
+    attempt,
+    retryOf: ticket.retryOf,
+    snapshot,
+    steps: plannedSteps(snapshot),
+    scheduledFor: ticket.scheduledFor ? new Date(ticket.scheduledFor) : null,
+    at,
+  });
+  return { position: outcome.position, status: outcome.state.status };
+}

@@ -1,0 +1,74 @@
+import { ActivityCancellationType, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.js';
+import type { RunArtifact } from '../activities/runs.js';
+import { runErrorOf } from '../application/failures.js';
+import type { RunTicket } from '../application/runs.js';
+import type { StepName } from '../domain/jobs/job.js';
+import type { RunError } from '../domain/runs/run.js';
+import { timeouts } from './timeouts.js';
+
+const { beginRun, finishRun, cleanupRun } = proxyActivities<Activities>(timeouts.record);
+// A cancelled step finishes its own cleanup (a delivery rolls back its staging) before the Run
+// records that it was cancelled.
+const waitForCancel = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
+const { extractStep, deliverStep } = proxyActivities<Activities>({ ...timeouts.runTransfer, ...waitForCancel });
+const { transformStep, pythonStep, convertStep } = proxyActivities<Activities>({ ...timeouts.processing, ...waitForCancel });
+
+export interface RunResult {
+  runId: string;
+  status: 'succeeded' | 'failed' | 'cancelled' | 'skipped';
+  position: string;
+}
+
+/**
+ * One Run of a Job, workflow id `run-<runId>`, started by the Job's coordinator: extract →
+ * transform → python → convert → deliver (the stages the Job has), each an activity with a
+ * named timeout and retry profile that records its own start and finish. Transient remote
+ * failures are retried with backoff inside an activity's profile; a permanent one (or retries
+ * spent) fails the Run with a classified error, and the workflow itself then fails so the Temporal
+ * UI shows it. An unchanged source (ETag / Last-Modified) skips the later steps. Deterministic:
+ * every clock read, id and I/O is in an activity.
+ */
+export async function runJobWorkflow(ticket: RunTicket): Promise<RunResult> {
+  const { runId } = ticket;
+  const info = workflowInfo();
+  const plan = await beginRun({ ticket, workflowId: info.workflowId, workflowRunId: info.runId });
+  if (!plan.proceed) return { runId, status: 'skipped', position: plan.position };
+
+  let step: StepName = 'extract';
+  try {
+    const extracted = await extractStep({ runId });
+    const sync = extracted.sync;
+    if (extracted.unchanged) {
+      const { position } = await finishRun({ runId, outcome: 'succeeded', skippedReason: 'source_unchanged', sync });
+      return { runId, status: 'succeeded', position };
+    }
+    let current: RunArtifact = extracted.artifact;
+    if (plan.steps.includes('transform')) {
+      step = 'transform';
+      current = await transformStep({ runId, input: current });
+    }
+    if (plan.steps.includes('python')) {
+      step = 'python';
+      current = await pythonStep({ runId, input: current });
+    }
+    if (plan.steps.includes('convert')) {
+      step = 'convert';
+      current = await convertStep({ runId, input: current });
+    }
+    step = 'deliver';
+    await deliverStep({ runId, input: current });
+    const { position } = await finishRun({ runId, outcome: 'succeeded', skippedReason: null, sync });
+    return { runId, status: 'succeeded', position };
+  } catch (error) {
+    if (isCancellation(error)) {
+      await CancellationScope.nonCancellable(() => finishRun({ runId, outcome: 'cancelled', reason: 'The Run was cancelled (its Job was deleted)' }));
+      throw error;
+    }
+    const failure: RunError = runErrorOf(error, step);
+    const { position } = await finishRun({ runId, outcome: 'failed', error: failure });
+    throw ApplicationFailure.create({ type: 'RunFailed', message: `${failure.code}: ${failure.message}`, nonRetryable: true, details: [{ ...failure, position }] });
+  } finally {
+    await CancellationScope.nonCancellable(() => cleanupRun({ runId }));
+  }
+}
