@@ -14,6 +14,7 @@ import { authRoutes } from './routes/auth.js';
 import { catalogRoutes } from './routes/catalogs.js';
 import { connectionRoutes, connectorCatalogRoutes } from './routes/connections.js';
 import { registerHealth } from './routes/health.js';
+import { jobRoutes, pipelineAliasRoutes } from './routes/jobs.js';
 import { recipeRoutes } from './routes/recipes.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { registerWeb } from './routes/web.js';
@@ -82,6 +83,7 @@ function nulParameter(values: unknown): string | undefined {
 export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
 const apiRoutes: RoutePlugin[] = [
   authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), workspaceRoutes,
+  jobRoutes, pipelineAliasRoutes,
 ];
 
 /**

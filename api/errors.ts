@@ -32,6 +32,7 @@ const statusByCode: Record<string, number> = {
   job_expired: 404,
   conflict: 409,
   job_not_ready: 409,
+  run_queue_full: 409,
   internal_error: 500,
 };
 

@@ -36,10 +36,11 @@ function decodeCursor(cursor: string): Cursor {
 const encodeCursor = (c: Cursor) => `${c.t}.${c.id}`;
 
 /** Newest first; keyset pagination on (created_at, id) so pages stay stable while rows are added. */
-export function keysetWhere(query: PageQuery) {
+export function keysetWhere(query: PageQuery, table?: string) {
   if (!query.cursor) return sql.fragment`TRUE`;
   const c = decodeCursor(query.cursor);
-  return sql.fragment`(created_at, id) < (${new Date(c.t).toISOString()}::timestamptz, ${c.id})`;
+  const column = (name: string) => sql.identifier(table ? [table, name] : [name]);
+  return sql.fragment`(${column('created_at')}, ${column('id')}) < (${new Date(c.t).toISOString()}::timestamptz, ${c.id})`;
 }
 
 export function toPage<R extends { id: string; created_at: string }, T>(rows: R[], query: PageQuery, map: (r: R) => T) {

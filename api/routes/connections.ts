@@ -5,6 +5,7 @@ import {
   draftConnection, kindNoun, openConnection, parseConfiguration, publicConfiguration, sealSecrets, withDeadline, type OpenedConnection,
 } from '../../application/connections.js';
 import { execute } from '../../application/commands.js';
+import { jobsUsing } from '../../application/jobs.js';
 import type { Services } from '../../application/services.js';
 import { configurationBodySchema, connectorByType, connectors, publicConnectorCatalog } from '../../connectors/registry.js';
 import { ConnectorError } from '../../connectors/shared/errors.js';
@@ -177,10 +178,17 @@ export function connectionRoutes(kind: ConnectionKind): (services: Services) => 
 
       app.delete(`/${plural}/:id`, {
         config: { auth: { scopes: write } },
-        schema: { tags: [tag], summary: `Delete a ${Noun}`, params: idParam, response: { 204: z.null().describe('Deleted'), ...errors } },
+        schema: { tags: [tag], summary: `Delete a ${Noun} (409 while a Job uses it)`, params: idParam, response: { 204: z.null().describe('Deleted'), ...errors } },
       }, async (request, reply) => {
         const { userId } = requirePrincipal(request);
         await load(userId, request.params.id);
+        // A Job would fail at its next Run: say which ones use it instead.
+        const users = await jobsUsing(services, kind, request.params.id, userId);
+        if (users.length) {
+          throw new DomainError('conflict', `${Noun} ${request.params.id} is used by ${users.length === 1 ? 'the Job' : `${users.length} Jobs:`} ${users.map((j) => `${j.name} (${j.id})`).join(', ')}; change or delete ${users.length === 1 ? 'it' : 'them'} first`, {
+            jobs: users,
+          });
+        }
         await execute(services, connectionStream(kind, request.params.id), decider, {
           type: 'DeleteConnection', connectionId: request.params.id, actorId: userId, at: services.clock(),
         });

@@ -1,5 +1,9 @@
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { record } from '../../application/commands.js';
+import { recordQueuedRun } from '../../application/runs.js';
+import { jobDecider, jobStream } from '../../domain/jobs/job.js';
+import { runDecider, runStream, type RunCommand } from '../../domain/runs/run.js';
 import { projectors } from '../../projections/index.js';
 import { rebuildProjections } from '../../projections/runner.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
@@ -46,6 +50,26 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
     await conn('POST', '/api/v1/destinations', { name: 'd', type: 's3', configuration: { bucket: 'b-1', secret_key: 'k' } });
     const gone = (await conn('POST', '/api/v1/destinations', { name: 'gone', type: 'webhook', configuration: { url: 'https://example.org/hook' } })).json();
     await conn('DELETE', `/api/v1/destinations/${gone.id}`);
+    // Jobs and Runs: a Job changed a few times, and a Run's life recorded as the worker would
+    const source = await sut.app.inject({ method: 'POST', url: '/api/v1/sources', headers: { cookie }, payload: { name: 's', type: 'url', configuration: { url: 'http://127.0.0.1:9/x.geojson' } } });
+    const destination = await sut.app.inject({ method: 'POST', url: '/api/v1/destinations', headers: { cookie }, payload: { name: 'd', type: 'postgis', configuration: { host: 'h', database: 'd', username: 'u' } } });
+    const jobBody = { name: 'j', source_id: source.json().id, destination_id: destination.json().id, destination_target: { table: 't' }, operations: [{ type: 'centroid' }] };
+    const job = (await sut.app.inject({ method: 'POST', url: '/api/v1/jobs', headers: { cookie }, payload: jobBody })).json();
+    await sut.app.inject({ method: 'PUT', url: `/api/v1/jobs/${job.id}`, headers: { cookie }, payload: { ...jobBody, name: 'j2' } });
+    await sut.app.inject({ method: 'POST', url: `/api/v1/jobs/${job.id}/disable`, headers: { cookie } });
+    await sut.app.inject({ method: 'POST', url: `/api/v1/jobs/${job.id}/sync/reset`, headers: { cookie } });
+    const ownerId = job && (await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie } })).json().id;
+    const at = new Date();
+    await recordQueuedRun(sut.services, { runId: 'run_rebuild1', jobId: job.id, ownerId, trigger: 'manual', retryOf: null, scheduledFor: null });
+    for (const command of [
+      { type: 'StartRun', runId: 'run_rebuild1', workflowId: 'run-run_rebuild1', workflowRunId: 'x', sync: { cursor: null, reinitialize: false, seq: 1 }, at },
+      { type: 'StartStep', runId: 'run_rebuild1', step: 'extract', at },
+      { type: 'FinishStep', runId: 'run_rebuild1', step: 'extract', status: 'succeeded', stats: { features_read: 3 }, at },
+      { type: 'FailRun', runId: 'run_rebuild1', error: { code: 'source_failed', message: 'gone', step: 'transform', retryable: true }, at },
+    ] as RunCommand[]) {
+      await record(sut.services, runStream('run_rebuild1'), runDecider, command);
+    }
+    await record(sut.services, jobStream(job.id), jobDecider, { type: 'RecordRunOutcome', jobId: job.id, runId: 'run_rebuild1', trigger: 'manual', status: 'failed', maxConsecutiveFailures: 5, at });
     await sut.services.projections.catchUp();
   });
   afterAll(async () => sut?.close());

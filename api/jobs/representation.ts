@@ -1,0 +1,188 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { runWorkflowId } from '../../application/runs.js';
+import { connectorByType } from '../../connectors/registry.js';
+import { notFound } from '../../domain/errors.js';
+import { stagesOf, type ActiveJob } from '../../domain/jobs/job.js';
+import { nextFireTime } from '../../domain/jobs/schedule.js';
+import { operationShape } from '../../domain/operations.js';
+import type { ExistingRun } from '../../domain/runs/run.js';
+import { isoTime, isoTimeOrNull } from '../../platform/db.js';
+import { timestamp } from '../schemas.js';
+
+/*
+ * The Job and Run JSON shapes (docs/api-conventions.md), read from rm.jobs and rm.runs.
+ */
+
+const scheduleSchema = z
+  .object({ kind: z.literal('daily'), timezone: z.string(), hour: z.number().int(), minute: z.number().int() })
+  .meta({ id: 'JobSchedule', description: 'Runs once a day at hour:minute in the IANA timezone (see docs/jobs.md for daylight-saving days)' });
+
+const stageFlags = z.object({ transform: z.boolean().optional(), convert: z.boolean().optional(), python: z.boolean().optional() });
+
+/** What a Job does: the fields of its body, as stored (a Run's job_snapshot has the same shape). */
+export const jobDefinitionSchema = z.object({
+  name: z.string(),
+  source_id: z.string(),
+  source_resource: z.record(z.string(), z.unknown()).nullable(),
+  transform_mode: z.enum(['manual', 'recipe', 'sql']).nullable(),
+  operations: z.array(operationShape),
+  output_fields: z.array(z.string()).nullable(),
+  recipe_id: z.string().nullable(),
+  sql: z.string().nullable(),
+  python_script: z.string().nullable(),
+  python_filename: z.string().nullable(),
+  output_format: z.string().nullable(),
+  destination_id: z.string(),
+  destination_target: z.record(z.string(), z.unknown()),
+  schedule: scheduleSchema.nullable(),
+  pipeline: stageFlags.describe('The stage flags as set: a missing flag means the stage is inferred from the fields'),
+});
+
+export const jobSchema = jobDefinitionSchema
+  .extend({
+    id: z.string(),
+    stages: z.object({ transform: z.boolean(), python: z.boolean(), convert: z.boolean() }).describe('The stages a Run of this Job runs (flags applied, the rest inferred)'),
+    enabled: z.boolean(),
+    disabled_reason: z.string().nullable().describe('Why the Job disabled itself (repeated failed scheduled Runs); null otherwise'),
+    next_run_at: timestamp.nullable().describe('Next scheduled Run; null without a schedule or while disabled'),
+    last_run: z.object({ id: z.string(), status: z.string(), finished_at: timestamp.nullable() }).nullable(),
+    sync: z.object({
+      supported: z.boolean().describe('Whether the Source reads incrementally'),
+      cursor: z.unknown().describe('Where the last succeeded Run stopped reading (connector-defined)'),
+      updated_at: timestamp.nullable(),
+      reset_pending: z.boolean(),
+      reinitialize_pending: z.boolean(),
+    }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Job' });
+
+const stepSchema = z.object({
+  name: z.enum(['extract', 'transform', 'python', 'convert', 'deliver']),
+  status: z.enum(['pending', 'running', 'succeeded', 'failed', 'skipped']),
+  started_at: timestamp.nullable(),
+  finished_at: timestamp.nullable(),
+  duration_ms: z.number().nullable(),
+});
+
+export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+
+export const runSchema = z
+  .object({
+    id: z.string(),
+    job_id: z.string(),
+    status: z.enum(runStatuses),
+    trigger: z.enum(['manual', 'schedule', 'retry']),
+    attempt: z.number().int().describe('1, or one more than the Run it retries'),
+    retry_of: z.string().nullable(),
+    retried_by: z.string().nullable().describe('The Run that retried this failed one'),
+    scheduled_for: timestamp.nullable(),
+    created_at: timestamp,
+    started_at: timestamp.nullable(),
+    finished_at: timestamp.nullable(),
+    steps: z.array(stepSchema),
+    stats: z.object({ features_read: z.number().nullable(), features_written: z.number().nullable(), bytes_read: z.number().nullable(), bytes_written: z.number().nullable() }),
+    skipped_reason: z.string().nullable().describe('source_unchanged when the Source had not changed since the last Run'),
+    error: z.object({ code: z.string(), message: z.string(), step: z.string().nullable(), retryable: z.boolean(), reason: z.string().optional() }).nullable(),
+    workflow: z.object({ workflow_id: z.string(), run_id: z.string().nullable() }).describe('Find it in the Temporal UI or with `temporal workflow show --workflow-id …`'),
+    job_snapshot: jobDefinitionSchema.describe('The Job as this Run runs it'),
+  })
+  .meta({ id: 'Run' });
+
+export const jobRow = z.object({
+  id: z.string(),
+  state: z.unknown(),
+  source_type: z.string().nullable(),
+  last_run_id: z.string().nullable(),
+  last_run_status: z.string().nullable(),
+  last_run_finished_at: isoTimeOrNull,
+  created_at: isoTime,
+  updated_at: isoTime,
+});
+export type JobRow = z.infer<typeof jobRow>;
+
+export const jobColumns = sql.fragment`j.id, j.state, c.type AS source_type, j.last_run_id, j.last_run_status, j.last_run_finished_at, j.created_at, j.updated_at`;
+export const jobFrom = sql.fragment`rm.jobs j LEFT JOIN rm.connections c ON c.id = j.source_id AND c.kind = 'source'`;
+
+export function representJob(row: JobRow, now: Date): z.infer<typeof jobSchema> {
+  const state = row.state as ActiveJob;
+  const d = state.definition;
+  return {
+    id: row.id,
+    ...d,
+    stages: stagesOf(d),
+    enabled: state.enabled,
+    disabled_reason: state.disabledReason?.kind === 'consecutive_failures' ? state.disabledReason.message : null,
+    next_run_at: state.enabled && d.schedule ? nextFireTime(d.schedule, now).toISOString() : null,
+    last_run: row.last_run_id ? { id: row.last_run_id, status: row.last_run_status ?? 'queued', finished_at: row.last_run_finished_at } : null,
+    sync: {
+      supported: Boolean(row.source_type && connectorByType(row.source_type)?.source?.incremental),
+      cursor: state.sync.cursor ?? null,
+      updated_at: state.sync.updated_at,
+      reset_pending: state.sync.reset_pending,
+      reinitialize_pending: state.sync.reinitialize_pending,
+    },
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export async function loadJob(pool: DatabasePool, ownerId: string, id: string): Promise<JobRow> {
+  const row = await pool.maybeOne(sql.type(jobRow)`SELECT ${jobColumns} FROM ${jobFrom} WHERE j.id = ${id} AND j.owner_id = ${ownerId}`);
+  if (!row) throw notFound('job_not_found', 'Job', id);
+  return row;
+}
+
+export const runRow = z.object({
+  id: z.string(),
+  job_id: z.string(),
+  status: z.enum(runStatuses),
+  trigger: z.enum(['manual', 'schedule', 'retry']),
+  attempt: z.number(),
+  retry_of: z.string().nullable(),
+  retried_by: z.string().nullable(),
+  scheduled_for: isoTimeOrNull,
+  state: z.unknown(),
+  skipped_reason: z.string().nullable(),
+  error: z.unknown(),
+  workflow_id: z.string().nullable(),
+  workflow_run_id: z.string().nullable(),
+  created_at: isoTime,
+  started_at: isoTimeOrNull,
+  finished_at: isoTimeOrNull,
+});
+export type RunRow = z.infer<typeof runRow>;
+
+export const runColumns = sql.fragment`id, job_id, status, trigger, attempt, retry_of, retried_by, scheduled_for, state, skipped_reason, error, workflow_id,
+  workflow_run_id, created_at, started_at, finished_at`;
+
+export function representRun(row: RunRow): z.infer<typeof runSchema> {
+  const state = row.state as ExistingRun;
+  return {
+    id: row.id,
+    job_id: row.job_id,
+    status: row.status,
+    trigger: row.trigger,
+    attempt: row.attempt,
+    retry_of: row.retry_of,
+    retried_by: row.retried_by,
+    scheduled_for: row.scheduled_for,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    steps: state.steps,
+    stats: state.stats,
+    skipped_reason: row.skipped_reason,
+    error: (row.error ?? null) as z.infer<typeof runSchema>['error'],
+    workflow: { workflow_id: row.workflow_id ?? runWorkflowId(row.id), run_id: row.workflow_run_id },
+    job_snapshot: state.snapshot,
+  };
+}
+
+export async function loadRun(pool: DatabasePool, ownerId: string, jobId: string, runId: string): Promise<RunRow> {
+  const row = await pool.maybeOne(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs WHERE id = ${runId} AND job_id = ${jobId} AND owner_id = ${ownerId}`);
+  if (!row) throw notFound('run_not_found', 'Run', runId);
+  return row;
+}

@@ -1,0 +1,76 @@
+import { sql } from 'slonik';
+import { z } from 'zod';
+import { runDecider, type RunEvent, type RunState } from '../domain/runs/run.js';
+import type { Projector } from './projector.js';
+
+const runs = (schema: string) => sql.identifier([schema, 'runs']);
+
+/**
+ * Runs as the routes read them: the decider's state (steps and stats, evolved with the decider's
+ * own evolve) plus what the Run record shows beyond it (timestamps, error, workflow ids).
+ */
+export const runsProjector: Projector = {
+  name: 'runs',
+  version: 1,
+  tables: ['runs'],
+  async createTables(tx, schema) {
+    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${runs(schema)} (
+      id text PRIMARY KEY,
+      job_id text NOT NULL,
+      owner_id text NOT NULL,
+      status text NOT NULL,
+      trigger text NOT NULL,
+      attempt integer NOT NULL,
+      retry_of text,
+      retried_by text,
+      scheduled_for timestamptz,
+      state jsonb NOT NULL,
+      skipped_reason text,
+      error jsonb,
+      workflow_id text,
+      workflow_run_id text,
+      created_at timestamptz NOT NULL,
+      started_at timestamptz,
+      finished_at timestamptz,
+      updated_at timestamptz NOT NULL)`);
+    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_job ON ${runs(schema)} (job_id, created_at DESC, id DESC)`);
+    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_job_status ON ${runs(schema)} (job_id, status, created_at DESC, id DESC)`);
+  },
+  async apply(tx, schema, event) {
+    if (!event.type.startsWith('Run')) return;
+    const t = runs(schema);
+    const e = event as unknown as RunEvent;
+    const id = e.data.run_id;
+    const stored = await tx.maybeOneFirst(sql.type(z.object({ state: z.unknown() }))`SELECT state FROM ${t} WHERE id = ${id} FOR UPDATE`);
+    const state = runDecider.evolve((stored as RunState | null) ?? runDecider.initialState(), e);
+    if (state.status === 'absent') return;
+    const json = sql.jsonb(state as never);
+    const at = e.data.at;
+    switch (e.type) {
+      case 'RunQueued':
+        await tx.query(sql.unsafe`INSERT INTO ${t} (id, job_id, owner_id, status, trigger, attempt, retry_of, scheduled_for, state, created_at, updated_at)
+          VALUES (${id}, ${e.data.job_id}, ${e.data.owner_id}, ${state.status}, ${e.data.trigger}, ${e.data.attempt}, ${e.data.retry_of}, ${e.data.scheduled_for},
+            ${json}, ${at}, ${at}) ON CONFLICT (id) DO NOTHING`);
+        return;
+      case 'RunStarted':
+        await tx.query(sql.unsafe`UPDATE ${t} SET status = ${state.status}, state = ${json}, started_at = ${at}, workflow_id = ${e.data.workflow_id},
+          workflow_run_id = ${e.data.workflow_run_id}, updated_at = ${at} WHERE id = ${id}`);
+        return;
+      case 'RunSucceeded':
+        await tx.query(sql.unsafe`UPDATE ${t} SET status = ${state.status}, state = ${json}, skipped_reason = ${e.data.skipped_reason}, finished_at = ${at}, updated_at = ${at} WHERE id = ${id}`);
+        return;
+      case 'RunFailed':
+        await tx.query(sql.unsafe`UPDATE ${t} SET status = ${state.status}, state = ${json}, error = ${sql.jsonb(e.data.error as never)}, finished_at = ${at}, updated_at = ${at} WHERE id = ${id}`);
+        return;
+      case 'RunCancelled':
+        await tx.query(sql.unsafe`UPDATE ${t} SET status = ${state.status}, state = ${json},
+          error = ${sql.jsonb({ code: 'cancelled', message: e.data.reason, step: null, retryable: false })}, finished_at = ${at}, updated_at = ${at} WHERE id = ${id}`);
+        return;
+      case 'RunRetried':
+        await tx.query(sql.unsafe`UPDATE ${t} SET retried_by = ${e.data.retry_run_id}, state = ${json}, updated_at = ${at} WHERE id = ${id}`);
+        return;
+      default:
+        await tx.query(sql.unsafe`UPDATE ${t} SET state = ${json}, updated_at = ${at} WHERE id = ${id}`);
+    }
+  },
+};

@@ -1,0 +1,110 @@
+import type { FastifyInstance } from 'fastify';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { bearer } from './app.js';
+
+/** A Run as the API answers it (the fields the suites look at). */
+export interface RunJson {
+  id: string;
+  job_id: string;
+  status: string;
+  trigger: string;
+  attempt: number;
+  retry_of: string | null;
+  retried_by: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  steps: { name: string; status: string; duration_ms: number | null }[];
+  stats: Record<string, number | null>;
+  skipped_reason: string | null;
+  error: { code: string; message: string; step: string | null; retryable: boolean; reason?: string } | null;
+  workflow: { workflow_id: string; run_id: string | null };
+  job_snapshot: Record<string, unknown>;
+}
+
+export const finished = (status: string) => ['succeeded', 'failed', 'cancelled'].includes(status);
+
+/** An API client for one token, with the Job calls the suites make. */
+export function jobsClient(app: () => FastifyInstance, token: string) {
+  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
+    app().inject({ method, url, headers: { ...bearer(token), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) });
+  return {
+    call,
+    /** Polls a Run until it has finished (or `until` holds), failing after `timeoutMs`. */
+    async waitForRun(jobId: string, runId: string, until: (run: RunJson) => boolean = (r) => finished(r.status), timeoutMs = 90_000): Promise<RunJson> {
+      const deadline = Date.now() + timeoutMs;
+      let last: RunJson | undefined;
+      while (Date.now() < deadline) {
+        const res = await call('GET', `/api/v1/jobs/${jobId}/runs/${runId}`);
+        if (res.statusCode !== 200) throw new Error(`GET run: ${res.statusCode} ${res.body}`);
+        last = res.json() as RunJson;
+        if (until(last)) return last;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      throw new Error(`Run ${runId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(last)}`);
+    },
+  };
+}
+
+export interface FileServer {
+  url: string;
+  server: Server;
+  /** Serves `body` at `path` (with an ETag of its own). */
+  put(path: string, body: Buffer | string, type?: string): void;
+  remove(path: string): void;
+  /** Holds requests to `path` until release() (a slow Source). */
+  hold(path: string): { release(): void; waiting(): number };
+  requests(path: string): number;
+  close(): Promise<void>;
+}
+
+/** A small HTTP server for url Sources: files by path, ETag / If-None-Match, held responses. */
+export async function startFileServer(): Promise<FileServer> {
+  const files = new Map<string, { body: Buffer; type: string; etag: string }>();
+  const holds = new Map<string, { queue: (() => void)[]; released: boolean }>();
+  const counts = new Map<string, number>();
+  let version = 0;
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    counts.set(path, (counts.get(path) ?? 0) + 1);
+    const serve = () => {
+      const file = files.get(path);
+      if (!file) return res.writeHead(404).end('not found');
+      if (req.headers['if-none-match'] === file.etag) return res.writeHead(304, { etag: file.etag }).end();
+      res.writeHead(200, { 'content-type': file.type, etag: file.etag, 'content-length': file.body.length }).end(file.body);
+    };
+    const hold = holds.get(path);
+    if (hold && !hold.released) hold.queue.push(serve);
+    else serve();
+  };
+  const server = createServer(handle);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    server,
+    put(path, body, type = 'application/geo+json') {
+      files.set(path, { body: Buffer.isBuffer(body) ? body : Buffer.from(body), type, etag: `"v${++version}"` });
+    },
+    remove(path) {
+      files.delete(path);
+    },
+    hold(path) {
+      const h = { queue: [] as (() => void)[], released: false };
+      holds.set(path, h);
+      return {
+        release() {
+          h.released = true;
+          h.queue.splice(0).forEach((f) => f());
+        },
+        waiting: () => h.queue.length,
+      };
+    },
+    requests: (path) => counts.get(path) ?? 0,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+export const fileBody = (file: string) => readFileSync(file);
