@@ -60,6 +60,10 @@ export class PostgresEventStore implements EventStore {
   constructor(private readonly url: string) {
     this.pool = new pg.Pool({ connectionString: url, max: 8 });
     this.pool.on('error', () => undefined); // idle-client errors surface on the next query
+    // A checked-out client whose server goes away (a PostgreSQL restart) emits 'error' after its
+    // query failed, when pg-pool no longer listens: without a listener that error would end the
+    // process. The failed query has already reported it to its caller.
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   async init(): Promise<void> {
