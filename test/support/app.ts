@@ -13,16 +13,19 @@ export const ADMIN = { email: 'admin@example.com', password: 'correct horse batt
 export interface TestApp {
   app: FastifyInstance;
   services: Services;
+  /** The environment the app's configuration was read from (a worker process started with it joins this app). */
+  env: Record<string, string>;
   /** Stops the app and starts a new one on the same database and data folder (a service restart). */
   restart(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** The real app on a fresh database; Temporal only when the test asks for it. */
-export async function createTestApp(options: { temporal?: boolean; env?: Record<string, string> } = {}): Promise<TestApp> {
-  const db = await createTestDatabase();
+export async function createTestApp(options: { temporal?: boolean; env?: Record<string, string>; databaseUrl?: string } = {}): Promise<TestApp> {
+  // A database of the suite's cluster, or one the test runs itself (to restart it).
+  const db = options.databaseUrl ? { url: options.databaseUrl, drop: async () => undefined } : await createTestDatabase();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-test-'));
-  const config = loadConfig({
+  const env: Record<string, string> = {
     SVC_DATA_DIR: dataDir,
     SVC_DATABASE_URL: db.url,
     SVC_ADMIN_EMAIL: ADMIN.email,
@@ -31,11 +34,13 @@ export async function createTestApp(options: { temporal?: boolean; env?: Record<
     SVC_TEMPORAL_ADDRESS: process.env.SVC_TEST_TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     SVC_TASK_QUEUE: `test-${path.basename(dataDir)}`,
     ...options.env,
-  });
+  };
+  const config = loadConfig(env);
   let services = await createServices(config, { temporal: options.temporal ?? false });
   const sut: TestApp = {
     app: await buildApp(services, { logger: false }),
     services,
+    env,
     async restart() {
       await sut.app.close();
       await services.close();

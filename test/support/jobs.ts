@@ -108,3 +108,41 @@ export async function startFileServer(): Promise<FileServer> {
 }
 
 export const fileBody = (file: string) => readFileSync(file);
+
+/**
+ * A throwaway PostGIS database on the suite's cluster for Destinations to load into, with a
+ * postgis Destination configuration for it and a query helper to look at what arrived.
+ */
+export async function createPostgisTarget() {
+  const { adminUrl } = await import('./database.js');
+  const { randomBytes } = await import('node:crypto');
+  const pg = (await import('pg')).default;
+  if (!adminUrl) throw new Error('SVC_TEST_DATABASE_URL is not set');
+  const database = `target_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${database}`;
+  const query = async <T extends Record<string, unknown>>(text: string, values: unknown[] = []) => {
+    const c = new pg.Client({ connectionString: url.toString() });
+    await c.connect();
+    try {
+      return (await c.query<T>(text, values)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+  await query('CREATE EXTENSION postgis');
+  return {
+    configuration: { host: url.hostname, port: Number(url.port || 5432), database, username: decodeURIComponent(url.username), password: decodeURIComponent(url.password), ssl_mode: 'disable' },
+    query,
+    async drop() {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}

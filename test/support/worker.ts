@@ -1,4 +1,5 @@
 import { Connection } from '@temporalio/client';
+import { spawn, type ChildProcess } from 'node:child_process';
 import type { Worker } from '@temporalio/worker';
 import type { Config } from '../../platform/config.js';
 import { createWorker } from '../../workflows/worker.js';
@@ -35,3 +36,24 @@ export async function startTestWorker(config: Config): Promise<{ worker: Worker;
 }
 
 export const temporalAddress = process.env.SVC_TEST_TEMPORAL_ADDRESS;
+
+/**
+ * The worker as its own process (`node workflows/worker.ts`), as `npm start` runs it: for tests
+ * that kill it. Resolves once it polls the task queue.
+ */
+export async function spawnWorkerProcess(env: Record<string, string>, config: Config): Promise<{ child: ChildProcess; exited: Promise<number | null>; kill(signal: NodeJS.Signals): Promise<void> }> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'workflows/worker.ts'], {
+    env: { ...process.env, ...env, UV_THREADPOOL_SIZE: '8' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await waitForPoller(config, 60_000);
+  return {
+    child,
+    exited,
+    async kill(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
