@@ -65,8 +65,12 @@ export function runActivities(services: Services) {
       const run = await readRun(runId);
       await record(services, runStream(runId), runDecider, { type: 'StartStep', runId, step: name, at: services.clock() });
       const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
+      const { cancellationSignal } = Context.current();
       try {
-        const done = await work(run, files.stepDir(runId, name));
+        const done = await work(run, files.stepDir(runId, name)).catch((error) => {
+          // Cancelled (the Job was deleted): say so, rather than with whatever the aborted transfer threw.
+          throw cancellationSignal.aborted ? cancellationSignal.reason : error;
+        });
         await record(services, runStream(runId), runDecider, {
           type: 'FinishStep', runId, step: name, status: done.skipped ? 'skipped' : 'succeeded', stats: done.stats ?? {}, at: services.clock(),
         });

@@ -61,12 +61,13 @@ export async function runJobWorkflow(ticket: RunTicket): Promise<RunResult> {
     const { position } = await finishRun({ runId, outcome: 'succeeded', skippedReason: null, sync });
     return { runId, status: 'succeeded', position };
   } catch (error) {
-    if (isCancellation(error)) {
+    // A step interrupted by the cancellation may fail with its own error: the scope says what happened.
+    if (isCancellation(error) || CancellationScope.current().consideredCancelled) {
       await CancellationScope.nonCancellable(() => finishRun({ runId, outcome: 'cancelled', reason: 'The Run was cancelled (its Job was deleted)' }));
       throw error;
     }
     const failure: RunError = runErrorOf(error, step);
-    const { position } = await finishRun({ runId, outcome: 'failed', error: failure });
+    const { position } = await CancellationScope.nonCancellable(() => finishRun({ runId, outcome: 'failed', error: failure }));
     throw ApplicationFailure.create({ type: 'RunFailed', message: `${failure.code}: ${failure.message}`, nonRetryable: true, details: [{ ...failure, position }] });
   } finally {
     await CancellationScope.nonCancellable(() => cleanupRun({ runId }));

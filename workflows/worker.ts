@@ -29,6 +29,10 @@ export async function createWorker(config: Config, connection?: NativeConnection
     taskQueue: config.taskQueue,
     workflowsPath,
     activities: createActivities({ workerName: defaultWorkerName(), services }),
+    // Heartbeats reach the server at least every 5 s (the SDK would otherwise hold them back to
+    // 80% of the heartbeat timeout): a Run cancelled because its Job was deleted learns it
+    // within seconds, through the heartbeat's answer.
+    maxHeartbeatThrottleInterval: '5 seconds',
   });
   return {
     worker,

@@ -1,3 +1,4 @@
+import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerUser } from '../../application/accounts.js';
 import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
@@ -302,6 +303,34 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     const runs = (await api.call('GET', `/api/v1/jobs/${job.id}/runs`)).json().items;
     expect(runs).toHaveLength(2);
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
+  });
+
+  it('deleting a Job cancels its Run in progress and the Runs waiting behind it', async () => {
+    const job = await create({ pipeline: { transform: false, convert: false } });
+    const gate = files.hold('/places.geojson');
+    try {
+      const running = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json();
+      await api.waitForRun(job.id, running.id, (r) => r.status === 'running');
+      while (gate.waiting() === 0) await new Promise((r) => setTimeout(r, 100));
+      const waiting = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json();
+      expect((await api.call('DELETE', `/api/v1/jobs/${job.id}`)).statusCode).toBe(204);
+      // The Runs stay readable where they are recorded (the Job's routes are gone with it).
+      const read = async (id: string) => {
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const row = (await sut.services.pool.one(sql.unsafe`SELECT status, error, state FROM rm.runs WHERE id = ${id}`)) as { status: string; error: { code: string }; state: { steps: { status: string }[] } };
+          if (['cancelled', 'succeeded', 'failed'].includes(row.status) || Date.now() > deadline) return row;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      };
+      const first = await read(running.id);
+      expect(first.status).toBe('cancelled');
+      expect(first.error.code).toBe('cancelled');
+      expect(first.state.steps.map((st) => st.status)).toEqual(['failed', 'skipped']);
+      expect((await read(waiting.id)).status).toBe('cancelled');
+    } finally {
+      gate.release();
+    }
   });
 
   it('sync reset and reinitialize are recorded on the Job', async () => {
