@@ -1,0 +1,116 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { freePort, resetDir, startPostgres, startTemporal } from '../../scripts/local-services.js';
+
+/**
+ * `npm run histories:record`: runs the Job workflows through their main paths against a
+ * throwaway PostgreSQL and Temporal dev server, and writes each workflow's history to
+ * test/workflows/histories/ for the replay test (replay.int.spec.ts). Re-record when a workflow
+ * changes on purpose (and keep the old files while Runs recorded with them may still be open).
+ */
+const root = process.cwd();
+const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
+const work = path.join(dataDir, 'record-histories');
+resetDir(work);
+const pg = await startPostgres(path.join(work, 'pg'), await freePort(), ['postgres'], { fresh: true, durable: false });
+const temporal = await startTemporal(dataDir, await freePort());
+process.env.SVC_TEST_DATABASE_URL = pg.url('postgres');
+process.env.SVC_TEST_TEMPORAL_ADDRESS = temporal.address;
+
+const { createTestApp, createToken, login } = await import('../support/app.js');
+const { startTestWorker } = await import('../support/worker.js');
+const { fixtureDir, pointsGeoJson } = await import('../support/fixtures.js');
+const { createPostgisTarget, fileBody, finished, jobsClient, startFileServer } = await import('../support/jobs.js');
+
+const out = path.join(root, 'test/workflows/histories');
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+
+const sut = await createTestApp({ temporal: true });
+const worker = await startTestWorker(sut.services.config);
+const files = await startFileServer();
+const target = await createPostgisTarget();
+const client = sut.services.temporal!;
+/** The history as `temporal workflow show --output json` prints it, which the replayer reads. */
+const save = async (name: string, workflowId: string) => {
+  const json = execFileSync(path.join(dataDir, 'tools/venv/bin/temporal'), ['workflow', 'show', '--address', temporal.address, '--workflow-id', workflowId, '--output', 'json'], {
+    maxBuffer: 64 * 1024 * 1024,
+  }).toString();
+  writeFileSync(path.join(out, `${name}.json`), json);
+  console.log(`recorded ${name} (${(JSON.parse(json) as { events: unknown[] }).events.length} events)`);
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+try {
+  files.put('/places.geojson', fileBody(pointsGeoJson(fixtureDir(), 12)));
+  const api = jobsClient(() => sut.app, await createToken(sut.app, await login(sut.app), ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']));
+  const source = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json();
+  const missing = (await api.call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/gone.geojson` } })).json();
+  const destination = (await api.call('POST', '/api/v1/destinations', { name: 'gis', type: 'postgis', configuration: target.configuration })).json();
+  const job = async (extra: Record<string, unknown>) =>
+    (await api.call('POST', '/api/v1/jobs', {
+      name: 'recorded', source_id: source.id, destination_id: destination.id, destination_target: { table: 'places' },
+      operations: [{ type: 'rename_column', from: 'name', to: 'label' }], output_format: 'GPKG', ...extra,
+    })).json();
+  const runNow = async (jobId: string) => (await api.call('POST', `/api/v1/jobs/${jobId}/run`)).json().id as string;
+
+  // Every step (extract, transform, python, convert, deliver), twice in one coordinator: the second queued behind the first.
+  const full = await job({ python_script: 'import shutil, sys\nshutil.copy(sys.argv[1], sys.argv[2])\n' });
+  const first = await runNow(full.id);
+  const second = await runNow(full.id);
+  const a = await api.waitForRun(full.id, first);
+  await api.waitForRun(full.id, second);
+  await save(`run-${a.status}-all-steps`, `run-${first}`);
+  // The retry of a failed Run (or of this one, if the Destination delivered).
+  if (a.status === 'failed') {
+    const retry = (await api.call('POST', `/api/v1/jobs/${full.id}/runs/${first}/retry`)).json().id;
+    await api.waitForRun(full.id, retry);
+    await save('run-retry', `run-${retry}`);
+  }
+  await sleep(500);
+  await save('coordinator-two-runs', `job-${full.id}`);
+
+  // A Source that is not there: extract fails, classified and final.
+  const broken = await job({ source_id: missing.id, pipeline: { transform: false, convert: false } });
+  const failed = await runNow(broken.id);
+  await api.waitForRun(broken.id, failed);
+  await save('run-failed-extract', `run-${failed}`);
+
+  // A Job deleted while its Run waits on the Source and another Run waits behind it.
+  const doomed = await job({ pipeline: { transform: false, convert: false } });
+  const gate = files.hold('/places.geojson');
+  const held = await runNow(doomed.id);
+  await api.waitForRun(doomed.id, held, (r) => r.status === 'running');
+  while (gate.waiting() === 0) await sleep(100);
+  await runNow(doomed.id);
+  await api.call('DELETE', `/api/v1/jobs/${doomed.id}`);
+  for (let i = 0; i < 100 && (await client.workflow.getHandle(`job-${doomed.id}`).describe()).status.name === 'RUNNING'; i++) await sleep(200);
+  gate.release();
+  await save('run-cancelled', `run-${held}`);
+  await save('coordinator-cancelled', `job-${doomed.id}`);
+
+  // A schedule fire: the trigger workflow asks for a Run like Run Now does.
+  const scheduled = await job({ schedule: { kind: 'daily', timezone: 'Europe/Berlin', hour: 2, minute: 30 }, pipeline: { transform: false, convert: false } });
+  await client.schedule.getHandle(`schedule-job-${scheduled.id}`).trigger();
+  let runs: { id: string; status: string }[] = [];
+  for (let i = 0; i < 200 && !(runs.length && finished(runs[0]!.status)); i++) {
+    await sleep(250);
+    runs = (await api.call('GET', `/api/v1/jobs/${scheduled.id}/runs`)).json().items;
+  }
+  // Visibility (the list) lags a little behind.
+  let triggerId: string | undefined;
+  for (let i = 0; i < 50 && !triggerId; i++) {
+    for await (const w of client.workflow.list({ query: `WorkflowType = 'scheduledRunWorkflow'` })) triggerId = w.workflowId;
+    if (!triggerId) await sleep(200);
+  }
+  if (!triggerId) throw new Error('the scheduled trigger workflow is not listed');
+  await save('scheduled-trigger', triggerId);
+} finally {
+  await worker.stop();
+  await files.close();
+  await sut.close();
+  await target.drop();
+  temporal.stop();
+  pg.stop();
+}
