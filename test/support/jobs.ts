@@ -48,9 +48,18 @@ export function jobsClient(app: () => FastifyInstance, token: string) {
   };
 }
 
+/** A POST a webhook Destination made. */
+export interface Received {
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
 export interface FileServer {
   url: string;
   server: Server;
+  /** What was POSTed to it (webhook deliveries), in order. */
+  received: Received[];
   /** Serves `body` at `path` (with an ETag of its own). */
   put(path: string, body: Buffer | string, type?: string): void;
   remove(path: string): void;
@@ -66,9 +75,19 @@ export async function startFileServer(): Promise<FileServer> {
   const holds = new Map<string, { queue: (() => void)[]; released: boolean }>();
   const counts = new Map<string, number>();
   let version = 0;
+  const received: Received[] = [];
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!;
     counts.set(path, (counts.get(path) ?? 0) + 1);
+    if (req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ path, headers: req.headers, body: Buffer.concat(chunks) });
+        res.writeHead(204).end();
+      });
+      return;
+    }
     const serve = () => {
       const file = files.get(path);
       if (!file) return res.writeHead(404).end('not found');
@@ -85,6 +104,7 @@ export async function startFileServer(): Promise<FileServer> {
   return {
     url,
     server,
+    received,
     put(path, body, type = 'application/geo+json') {
       files.set(path, { body: Buffer.isBuffer(body) ? body : Buffer.from(body), type, etag: `"v${++version}"` });
     },
