@@ -10,12 +10,12 @@ import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from '.
 export async function startStack(
   name: string,
   env: Record<string, string> = {},
-  options: { apiNodeArgs?: string[]; apiLog?: string; noWorker?: boolean } = {},
+  options: { apiNodeArgs?: string[]; apiLog?: string; noWorker?: boolean; scopes?: string[]; databases?: string[] } = {},
 ) {
   const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
   const dir = path.join(dataDir, 'bench', name);
   resetDir(path.join(dir, 'server'));
-  const pg = await startPostgres(path.join(dir, 'pg'), await freePort(), ['bench'], { fresh: true, durable: false });
+  const pg = await startPostgres(path.join(dir, 'pg'), await freePort(), ['bench', ...(options.databases ?? [])], { fresh: true, durable: false });
   const temporal = await startTemporal(dataDir, await freePort());
   const port = await freePort();
   const serverEnv = {
@@ -53,7 +53,7 @@ export async function startStack(
   const tokenRes = await fetch(`${base}/api/v1/account/tokens`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', cookie },
-    body: JSON.stringify({ name: 'bench', scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run'] }),
+    body: JSON.stringify({ name: 'bench', scopes: options.scopes ?? ['workspaces:read', 'workspaces:write', 'workspaces:run'] }),
   });
   const token = ((await tokenRes.json()) as { token: string }).token;
 
@@ -63,6 +63,9 @@ export async function startStack(
     dir,
     admin: { email: serverEnv.SVC_ADMIN_EMAIL, password: serverEnv.SVC_ADMIN_PASSWORD },
     databaseUrl: serverEnv.SVC_DATABASE_URL,
+    /** A TCP URL of one of the cluster's databases (with its password): options.databases are created beside `bench`. */
+    databaseUrlOf: (database: string) => pg.url(database),
+    temporalAddress: temporal.address,
     apiPid: api.pid!,
     /** Resolves when the API process has exited (after stop(), or a SIGINT for its CPU profile). */
     apiExited: new Promise<void>((resolve) => api.once('exit', () => resolve())),
