@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
-import { execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -70,12 +71,14 @@ async function activityTime(runId: string): Promise<{ steps: number; all: number
 }
 
 const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
+// The file server lives in this process: the script runs asynchronously, never blocking it.
+const sh = (command: string) => promisify(execFile)('bash', ['-c', command]);
 const script = (table: string, file: string) =>
   `curl -sf -o ${file} '${fileUrl}' && ogr2ogr -f PostgreSQL '${pgConnection}' ${file} -nln ${table} -overwrite -lco GEOMETRY_NAME=geom && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM ${table}' >/dev/null`;
 
 try {
   const work = path.join(stack.dir, 'files');
-  execFileSync('mkdir', ['-p', work]);
+  mkdirSync(work, { recursive: true });
   const source = await api('POST', '/api/v1/sources', { name: 'one feature', type: 'url', configuration: { url: fileUrl } });
   const destination = await api('POST', '/api/v1/destinations', {
     name: 'target', type: 'postgis',
@@ -105,7 +108,7 @@ try {
   const baseline: number[] = [];
   for (let round = -1; round < ROUNDS; round++) {
     const t0 = performance.now();
-    execFileSync('bash', ['-c', script('bench_base', path.join(work, 'one.geojson'))], { stdio: 'inherit' });
+    await sh(script('bench_base', path.join(work, 'one.geojson')));
     if (round >= 0) baseline.push(performance.now() - t0);
   }
   const total = median(totals);
@@ -133,7 +136,7 @@ try {
   await Promise.all(
     Array.from({ length: JOBS }, (_, i) => {
       const loop = Array.from({ length: RUNS_PER_JOB }, () => script(`base_job_${i}`, path.join(work, `base-${i}.geojson`))).join(' && ');
-      return new Promise<void>((resolve, reject) => spawn('bash', ['-c', loop], { stdio: 'inherit' }).on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`baseline loop ${i} exited ${code}`)))));
+      return sh(loop);
     }),
   );
   const scriptSeconds = (performance.now() - b0) / 1000;
