@@ -108,8 +108,11 @@ export async function signalRun(services: Pick<Services, 'temporal' | 'config'>,
   });
 }
 
-const readRun = async (services: Pick<Services, 'store'>, runId: string): Promise<RunState> =>
-  (await services.store.readStream(runStream(runId))).reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
+async function readRun(services: Pick<Services, 'store'>, runId: string): Promise<{ state: RunState; position: string }> {
+  const history = await services.store.readStream(runStream(runId));
+  const state = history.reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
+  return { state, position: (history[history.length - 1]?.position ?? 0n).toString() };
+}
 
 /**
  * Records a ticket as RunQueued, with the Job snapshot it will run with: the Job as it is now,
@@ -118,13 +121,26 @@ const readRun = async (services: Pick<Services, 'store'>, runId: string): Promis
  * nothing. A scheduled Run of a Job that is disabled or gone is not recorded (`skipped`).
  */
 export async function recordQueuedRun(services: Pick<Services, 'store' | 'clock'>, ticket: RunTicket): Promise<{ position: string; status: RunState['status'] | 'skipped' }> {
+  // The API and the Run's workflow may record the same ticket at the same moment: the one whose
+  // append loses reads what the other wrote (every command in here is idempotent).
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await recordQueuedRunOnce(services, ticket);
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError) || attempt >= 3) throw error;
+    }
+  }
+}
+
+async function recordQueuedRunOnce(services: Pick<Services, 'store' | 'clock'>, ticket: RunTicket): Promise<{ position: string; status: RunState['status'] | 'skipped' }> {
   const at = services.clock();
   const existing = await readRun(services, ticket.runId);
-  if (existing.status !== 'absent') return { position: '0', status: existing.status };
+  // Recorded already (by the Run's workflow, or a repeated request): where its stream stands.
+  if (existing.state.status !== 'absent') return { position: existing.position, status: existing.state.status };
   let snapshot;
   let attempt = 1;
   if (ticket.retryOf) {
-    const failed = await readRun(services, ticket.retryOf);
+    const failed = (await readRun(services, ticket.retryOf)).state;
     if (failed.status === 'absent' || failed.jobId !== ticket.jobId) throw new DomainError('run_not_found', `Run ${ticket.retryOf} was not found`, { id: ticket.retryOf });
     await record(services, runStream(ticket.retryOf), runDecider, { type: 'MarkRetried', runId: ticket.retryOf, actorId: ticket.ownerId, retryRunId: ticket.runId, at });
     snapshot = failed.snapshot;
