@@ -12,7 +12,7 @@ import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
 import { jobColumns, jobFrom, jobRow, jobSchema, loadJob, loadRun, representJob, representRun, runColumns, runRow, runSchema, runStatuses } from '../jobs/representation.js';
 import { keysetWhere, limitPlusOne, pageOf, pageQuery, toPage } from '../pagination.js';
-import { operationList } from '../schemas.js';
+import { nonBlank, operationList } from '../schemas.js';
 
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
 const params = z.object({ id: z.string().min(1).max(100) });
@@ -21,7 +21,7 @@ const selector = z.union([z.string().min(1).max(100_000), z.record(z.string(), z
 
 const jobBody = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: nonBlank(200),
     source_id: z.string().min(1).max(100).describe('A Source you own'),
     source_resource: selector.describe("What to read (table, object, layer, collection, asset), checked by the Source's connector"),
     transform_mode: z.enum(['manual', 'recipe', 'sql'], { error: 'must be manual, recipe or sql' }).nullable().optional(),
