@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -32,7 +32,9 @@ const files = createServer((_req, res) => res.writeHead(200, { 'content-type': '
 await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
 const fileUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/one.geojson`;
 
-const stack = await startStack('runs', {}, { scopes: ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write'], databases: ['target'] });
+// BENCH_WORKER_PROFILE=dir writes a CPU profile of the worker there (when it stops).
+const workerNodeArgs = process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_WORKER_PROFILE)}`] : [];
+const stack = await startStack('runs', {}, { workerNodeArgs, scopes: ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write'], databases: ['target'] });
 const targetUrl = new URL(stack.databaseUrlOf('target'));
 const connection = await Connection.connect({ address: stack.temporalAddress });
 const temporal = new Client({ connection });
@@ -46,20 +48,56 @@ const api = async (method: string, url: string, body?: unknown) => {
   if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
   return res.status === 204 ? null : ((await res.json()) as any);
 };
+/** CPU seconds a process used, with its children that have exited (ogr2ogr under the worker, backends under PostgreSQL). */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0) / 100;
+  } catch {
+    return 0;
+  }
+}
+/** The PostgreSQL cluster: its postmaster, plus the backends running now. */
+function pgCpuSeconds(dir: string): number {
+  const postmaster = Number(readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  let sum = cpuSeconds(postmaster);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = (() => {
+      try {
+        return readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      } catch {
+        return null;
+      }
+    })();
+    if (stat && Number(stat[1]) === postmaster) sum += Number(stat[11]) / 100 + Number(stat[12]) / 100;
+  }
+  return sum;
+}
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
 /** Time spent inside activities, from the Run's workflow history: the step activities, and all of them. */
-async function activityTime(runId: string): Promise<{ steps: number; all: number }> {
+async function activityTime(runId: string): Promise<{ steps: number; all: number; waiting: number; wall: number }> {
   const history = await temporal.workflow.getHandle(`run-${runId}`).fetchHistory();
   const started = new Map<string, number>();
+  const scheduled = new Map<string, number>();
   const names = new Map<string, string>();
   let steps = 0;
   let all = 0;
-  for (const e of history.events ?? []) {
+  let waiting = 0;
+  const events = history.events ?? [];
+  for (const e of events) {
     const id = String(e.eventId);
-    if (e.activityTaskScheduledEventAttributes) names.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
-    if (e.activityTaskStartedEventAttributes) started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), ms(e.eventTime));
+    if (e.activityTaskScheduledEventAttributes) {
+      names.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
+      scheduled.set(id, ms(e.eventTime));
+    }
+    if (e.activityTaskStartedEventAttributes) {
+      const of = String(e.activityTaskStartedEventAttributes.scheduledEventId);
+      started.set(of, ms(e.eventTime));
+      waiting += ms(e.eventTime) - scheduled.get(of)!;
+    }
     const done = e.activityTaskCompletedEventAttributes;
     if (done) {
       const took = ms(e.eventTime) - started.get(String(done.scheduledEventId))!;
@@ -67,7 +105,7 @@ async function activityTime(runId: string): Promise<{ steps: number; all: number
       if (/Step$/.test(names.get(String(done.scheduledEventId)) ?? '')) steps += took;
     }
   }
-  return { steps, all };
+  return { steps, all, waiting, wall: ms(events[events.length - 1]?.eventTime) - ms(events[0]?.eventTime) };
 }
 
 const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
@@ -91,18 +129,21 @@ try {
   const job = await createJob('bench_one');
   const totals: number[] = [];
   const inside: { steps: number; all: number }[] = [];
+  const stepTimes = new Map<string, number[]>();
   for (let round = -3; round < ROUNDS; round++) {
     const t0 = performance.now();
     const run = await api('POST', `/api/v1/jobs/${job.id}/run`);
-    let status = run.status;
-    while (status !== 'succeeded') {
-      if (status === 'failed' || status === 'cancelled') throw new Error(`Run ${run.id} ${status}`);
-      await new Promise((r) => setTimeout(r, 5));
-      status = (await api('GET', `/api/v1/jobs/${job.id}/runs/${run.id}`)).status;
+    let seen = run;
+    while (seen.status !== 'succeeded') {
+      if (seen.status === 'failed' || seen.status === 'cancelled') throw new Error(`Run ${run.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
+      // Polling every 20 ms: finer would load the API (and the two cores) it measures.
+      await new Promise((r) => setTimeout(r, 20));
+      seen = await api('GET', `/api/v1/jobs/${job.id}/runs/${run.id}`);
     }
     const total = performance.now() - t0;
     if (round < 0) continue; // warm-up
     totals.push(total);
+    for (const step of seen.steps) stepTimes.set(step.name, [...(stepTimes.get(step.name) ?? []), step.duration_ms]);
     inside.push(await activityTime(run.id));
   }
   const baseline: number[] = [];
@@ -118,20 +159,32 @@ try {
   // ---- 2. Throughput --------------------------------------------------------------------------
   const jobs = [];
   for (let i = 0; i < JOBS; i++) jobs.push(await createJob(`bench_job_${i}`));
+  const cpu = () => ({ api: cpuSeconds(stack.apiPid), worker: cpuSeconds(stack.workerPid!), temporal: cpuSeconds(stack.temporalPid), postgres: pgCpuSeconds(stack.pgDir) });
+  const cpuBefore = cpu();
   const t0 = performance.now();
   const runs: { job: string; id: string }[] = [];
   for (let k = 0; k < RUNS_PER_JOB; k++) for (const j of jobs) runs.push({ job: j.id, id: (await api('POST', `/api/v1/jobs/${j.id}/run`)).id });
-  const pending = new Set(runs.map((r) => r.id));
-  while (pending.size) {
-    await new Promise((r) => setTimeout(r, 100));
-    for (const j of jobs) {
-      for (const r of (await api('GET', `/api/v1/jobs/${j.id}/runs?limit=${RUNS_PER_JOB}`)).items) {
-        if (r.status === 'failed' || r.status === 'cancelled') throw new Error(`Run ${r.id} ${r.status}: ${JSON.stringify(r.error)}`);
-        if (r.status === 'succeeded') pending.delete(r.id);
-      }
-    }
+  // A Job's Runs run in order, so its last Run finishing means all of them have: one list call
+  // four times a second watches them all without loading the API being measured.
+  const last = new Map(runs.map((r) => [r.job, r.id]));
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 250));
+    const items = (await api('GET', `/api/v1/jobs?limit=200`)).items as { id: string; last_run: { id: string; status: string } | null }[];
+    const mine = items.filter((j) => last.has(j.id));
+    const broken = mine.find((j) => j.last_run && ['failed', 'cancelled'].includes(j.last_run.status));
+    if (broken) throw new Error(`Job ${broken.id}: Run ${broken.last_run!.id} ${broken.last_run!.status}`);
+    if (mine.every((j) => j.last_run?.id === last.get(j.id) && j.last_run?.status === 'succeeded')) break;
+  }
+  for (const j of jobs) {
+    const failed = (await api('GET', `/api/v1/jobs/${j.id}/runs?status=failed`)).items;
+    if (failed.length) throw new Error(`Job ${j.id}: ${failed.length} failed Runs`);
   }
   const serviceSeconds = (performance.now() - t0) / 1000;
+  // Where a Run's time went under this load, from the histories of a sample of them.
+  const sample = await Promise.all(runs.filter((_, i) => i % 10 === 5).map((r) => activityTime(r.id)));
+  const loaded = (key: 'wall' | 'all' | 'waiting') => median(sample.map((x) => x[key]));
+  const cpuAfter = cpu();
+  const cpuUsed = Object.entries(cpuAfter).map(([name, after]) => `${name} ${(after - cpuBefore[name as keyof typeof cpuBefore]).toFixed(1)} s`).join(', ');
   const b0 = performance.now();
   await Promise.all(
     Array.from({ length: JOBS }, (_, i) => {
@@ -147,10 +200,13 @@ try {
   const lines = [
     `Latency, one-feature Job, median of ${ROUNDS} (Run Now → succeeded seen by the client):`,
     `  service ${total.toFixed(0)} ms   script (curl + ogr2ogr + psql) ${median(baseline).toFixed(0)} ms   ratio ${(total / median(baseline)).toFixed(2)}`,
-    `  inside the step activities ${steps.toFixed(0)} ms, inside all activities (with recording) ${all.toFixed(0)} ms;`,
+    `  inside the step activities ${steps.toFixed(0)} ms (${[...stepTimes].map(([name, xs]) => `${name} ${median(xs)} ms`).join(', ')}),`,
+    `  inside all activities (with recording) ${all.toFixed(0)} ms;`,
     `  outside the activities ${(total - all).toFixed(0)} ms = ${((100 * (total - all)) / total).toFixed(0)}% (queueing, workflow tasks, polling the API)`,
     `Throughput, ${n} Runs across ${JOBS} Jobs:`,
     `  service ${(n / serviceSeconds).toFixed(2)} Runs/s (${serviceSeconds.toFixed(1)} s)   script ${(n / scriptSeconds).toFixed(2)} Runs/s (${scriptSeconds.toFixed(1)} s)   ratio ${(serviceSeconds / scriptSeconds).toFixed(2)}`,
+    `  a Run's workflow under this load (median of ${sample.length}): ${loaded('wall').toFixed(0)} ms from start to end, ${loaded('all').toFixed(0)} ms in activities, ${loaded('waiting').toFixed(0)} ms with activities waiting for a worker slot`,
+    `  CPU used by the service meanwhile: ${cpuUsed} (2 cores: ${(2 * serviceSeconds).toFixed(0)} CPU seconds available)`,
   ];
   console.log(`\n${lines.join('\n')}`);
   writeFileSync(path.join(stack.dir, 'result.txt'), `${lines.join('\n')}\n`);

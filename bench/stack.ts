@@ -10,7 +10,7 @@ import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from '.
 export async function startStack(
   name: string,
   env: Record<string, string> = {},
-  options: { apiNodeArgs?: string[]; apiLog?: string; noWorker?: boolean; scopes?: string[]; databases?: string[] } = {},
+  options: { apiNodeArgs?: string[]; workerNodeArgs?: string[]; apiLog?: string; noWorker?: boolean; scopes?: string[]; databases?: string[] } = {},
 ) {
   const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
   const dir = path.join(dataDir, 'bench', name);
@@ -35,7 +35,7 @@ export async function startStack(
   const apiStdio = options.apiLog ? ['ignore', openSync(options.apiLog, 'w'), 'inherit'] : 'inherit';
   const api = spawn(process.execPath, ['--expose-gc', ...(options.apiNodeArgs ?? []), '--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: apiStdio as never });
   const children: ChildProcess[] = [api];
-  if (!options.noWorker) children.push(spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' }));
+  if (!options.noWorker) children.push(spawn(process.execPath, ['--expose-gc', ...(options.workerNodeArgs ?? []), '--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' }));
   await waitForPort(port, '127.0.0.1', 120_000);
   if (!options.noWorker) {
     const { waitForPoller } = await import('../test/support/worker.js');
@@ -66,6 +66,10 @@ export async function startStack(
     /** A TCP URL of one of the cluster's databases (with its password): options.databases are created beside `bench`. */
     databaseUrlOf: (database: string) => pg.url(database),
     temporalAddress: temporal.address,
+    /** Process ids for CPU accounting: the worker (when started), the Temporal server, the cluster's folder. */
+    workerPid: children[1]?.pid,
+    temporalPid: temporal.process.pid!,
+    pgDir: pg.dir,
     apiPid: api.pid!,
     /** Resolves when the API process has exited (after stop(), or a SIGINT for its CPU profile). */
     apiExited: new Promise<void>((resolve) => api.once('exit', () => resolve())),
