@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { readEnvFile } from './env-file.js';
 
@@ -43,8 +43,19 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
   }
   const file = path.join(dataDir, 'secret.key');
   if (!existsSync(file)) {
+    // The API and the worker may both start on a fresh data folder: the key is written whole
+    // under another name and linked into place, so the loser of the race reads the winner's key
+    // (never a half-written file) instead of failing on EEXIST.
     mkdirSync(dataDir, { recursive: true });
-    writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+    const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    writeFileSync(draft, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+    try {
+      linkSync(draft, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      unlinkSync(draft);
+    }
   }
   return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
 }

@@ -345,6 +345,18 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     await api.waitForRun(job.id, c.json().id);
     const runs = (await api.call('GET', `/api/v1/jobs/${job.id}/runs`)).json().items;
     expect(runs).toHaveLength(2);
+    // After 24 hours the key is free again: the same key starts a new Run.
+    const clock = sut.services.clock;
+    sut.services.clock = () => new Date(Date.now() + 24 * 3_600_000 + 60_000);
+    try {
+      const later = await api.call('POST', `/api/v1/jobs/${job.id}/run`, undefined, { 'idempotency-key': 'nightly-2026-05-01' });
+      expect(later.statusCode).toBe(201);
+      expect(later.headers['idempotent-replayed']).toBeUndefined();
+      expect(later.json().id).not.toBe(a.json().id);
+      await api.waitForRun(job.id, later.json().id);
+    } finally {
+      sut.services.clock = clock;
+    }
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   });
 
