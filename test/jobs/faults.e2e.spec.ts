@@ -19,14 +19,18 @@ const postgisDelivers = connectorByType('postgis')?.implemented === true;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
 
-async function setUp(sut: TestApp, files: FileServer, destination: Record<string, unknown>) {
+/** A Destination for the suites: a PostGIS table, or a webhook on the test server (Runs that deliver in moments). */
+type Target = { type: 'postgis'; configuration: Record<string, unknown> } | { type: 'webhook'; configuration: { url: string } };
+
+async function setUp(sut: TestApp, files: FileServer, destination: Target) {
   const cookie = await login(sut.app);
   const api = jobsClient(() => sut.app, await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']));
   const source = (await api.call('POST', '/api/v1/sources', { name: 'points', type: 'url', configuration: { url: `${files.url}/points` } })).json();
-  const target = (await api.call('POST', '/api/v1/destinations', { name: 'db', type: 'postgis', configuration: destination })).json();
+  const target = (await api.call('POST', '/api/v1/destinations', { name: 'target', ...destination })).json();
   const job = async (extra: Record<string, unknown> = {}) => {
     const res = await api.call('POST', '/api/v1/jobs', {
-      name: 'points', source_id: source.id, destination_id: target.id, destination_target: { table: 'points', write_mode: 'replace' }, pipeline: { transform: false, convert: false }, ...extra,
+      name: 'points', source_id: source.id, destination_id: target.id, ...(destination.type === 'postgis' ? { destination_target: { table: 'points', write_mode: 'replace' } } : {}),
+      pipeline: { transform: false, convert: false }, ...extra,
     });
     expect(res.statusCode, res.body).toBe(201);
     return res.json();
@@ -53,7 +57,7 @@ describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot del
   });
 
   it('is retried on a new worker: the Run finishes and the table holds every row exactly once', async () => {
-    const { api, job } = await setUp(sut, files, target.configuration);
+    const { api, job } = await setUp(sut, files, { type: 'postgis', configuration: target.configuration });
     const created = await job();
     let worker = await spawnWorkerProcess(sut.env, sut.services.config);
     try {
@@ -104,7 +108,7 @@ describe.skipIf(skip)('the Temporal server stopped and started during a Run', ()
   });
 
   it('the Run finishes, and the Schedule is still there after the server and the API restart', async () => {
-    const { api, job } = await setUp(sut, files, target?.configuration ?? { host: '127.0.0.1', database: 'gis', username: 'u' });
+    const { api, job } = await setUp(sut, files, target ? { type: 'postgis', configuration: target.configuration } : { type: 'webhook', configuration: { url: `${files.url}/hook` } });
     const created = await job({ schedule: { kind: 'daily', timezone: 'Europe/Zurich', hour: 4, minute: 45 } });
     const gate = files.hold('/points');
     const run = (await api.call('POST', `/api/v1/jobs/${created.id}/run`)).json();
@@ -123,7 +127,7 @@ describe.skipIf(skip)('the Temporal server stopped and started during a Run', ()
       expect(done.status).toBe('succeeded');
       expect((await target!.query<{ n: string }>('SELECT count(*) AS n FROM public.points'))[0]!.n).toBe('40');
     } else {
-      expect(done.error).toMatchObject({ code: 'not_implemented', step: 'deliver' });
+      expect(done.status).toBe('succeeded');
     }
 
     const schedule = sut.services.temporal!.schedule.getHandle(scheduleIdOf(created.id));
@@ -160,7 +164,7 @@ describe.skipIf(skip)('PostgreSQL restarted under load', () => {
   });
 
   it('read models converge, every Run finishes, and a rebuild from zero equals the live tables', async () => {
-    const { api, job } = await setUp(sut, files, { host: '127.0.0.1', database: 'gis', username: 'u' });
+    const { api, job } = await setUp(sut, files, { type: 'webhook', configuration: { url: `${files.url}/hook` } });
     const jobs = [];
     for (let i = 0; i < 6; i++) jobs.push(await job({ name: `job ${i}` }));
 
@@ -190,7 +194,7 @@ describe.skipIf(skip)('PostgreSQL restarted under load', () => {
     // Every accepted Run finishes (Temporal retried the activities that hit the outage).
     for (const { jobId, runId } of accepted) {
       const run: RunJson = await api.waitForRun(jobId, runId, (r) => finished(r.status), 240_000);
-      expect(run.steps[0]!.status, JSON.stringify(run)).toBe('succeeded');
+      expect(run.status, JSON.stringify(run.error)).toBe('succeeded');
     }
     await sut.services.projections.catchUp();
     const stuck = await sut.services.pool.anyFirst(sql.unsafe`SELECT id FROM rm.runs WHERE status IN ('queued', 'running')`);
