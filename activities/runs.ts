@@ -195,6 +195,9 @@ export function runActivities(services: Services) {
     async deliverStep(input: { runId: string; input: RunArtifact }): Promise<Record<string, never>> {
       return step(input.runId, 'deliver', async (run, dir) => {
         const a = input.input;
+        if (!run.snapshot.destination_id) {
+          throw new DomainError('invalid_destination', 'The Job has no Destination: set its destination_id, then run it again', { step: 'deliver' });
+        }
         const delivery = await deliverToDestination(
           services,
           {

@@ -25,7 +25,7 @@ export interface JobBody {
   python_script?: string | null;
   python_filename?: string | null;
   output_format?: string | null;
-  destination_id: string;
+  destination_id?: string | null;
   destination_target?: unknown;
   schedule?: JobSchedule | null;
   /** A flag set to null goes back to "inferred". */
@@ -134,8 +134,9 @@ export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerI
 
   const source = await ownedConnectionType(services, 'source', body.source_id, ownerId);
   const resource = parseSelector(source, 'source', body.source_resource, 'source_resource');
-  const destination = await ownedConnectionType(services, 'destination', body.destination_id, ownerId);
-  const target = parseSelector(destination, 'destination', body.destination_target, 'destination_target');
+  // A Job may be saved before it has a Destination (a draft); its Runs fail at deliver until it has one.
+  const destination = body.destination_id ? await ownedConnectionType(services, 'destination', body.destination_id, ownerId) : null;
+  const target = destination ? parseSelector(destination, 'destination', body.destination_target, 'destination_target') : {};
 
   const schedule = body.schedule ? { ...body.schedule, timezone: normalizeTimezone(body.schedule.timezone) } : null;
 
@@ -146,7 +147,7 @@ export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerI
     ...transform,
     ...python,
     output_format,
-    destination_id: body.destination_id,
+    destination_id: body.destination_id ?? null,
     destination_target: target,
     schedule,
     pipeline,

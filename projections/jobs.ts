@@ -22,7 +22,7 @@ export const jobsProjector: Projector = {
       owner_id text NOT NULL,
       name text NOT NULL,
       source_id text NOT NULL,
-      destination_id text NOT NULL,
+      destination_id text,
       enabled boolean NOT NULL,
       state jsonb NOT NULL,
       last_run_id text,

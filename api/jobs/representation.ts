@@ -33,7 +33,7 @@ export const jobDefinitionSchema = z.object({
   python_script: z.string().nullable(),
   python_filename: z.string().nullable(),
   output_format: z.string().nullable(),
-  destination_id: z.string(),
+  destination_id: z.string().nullable().describe('null while the Job has no Destination (its Runs then fail at deliver)'),
   destination_target: z.record(z.string(), z.unknown()),
   schedule: scheduleSchema.nullable(),
   pipeline: stageFlags.describe('The stage flags as set: a missing flag means the stage is inferred from the fields'),

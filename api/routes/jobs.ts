@@ -32,7 +32,7 @@ const jobBody = z
     python_script: z.string().min(1).max(1_000_000).nullable().optional(),
     python_filename: z.string().min(1).max(255).nullable().optional(),
     output_format: z.string().min(1).max(100).nullable().optional().describe('An id (or extension) from GET /api/v1/formats'),
-    destination_id: z.string().min(1).max(100).describe('A Destination you own'),
+    destination_id: z.string().min(1).max(100).nullable().optional().describe('A Destination you own; a Job saved without one fails its Runs at deliver until it has one'),
     destination_target: selector.describe("Per-run target (schema and table, write_mode, object key …), checked by the Destination's connector"),
     schedule: z
       .object({

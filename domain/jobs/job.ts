@@ -27,7 +27,8 @@ export interface JobDefinition {
   python_script: string | null;
   python_filename: string | null;
   output_format: string | null;
-  destination_id: string;
+  /** Null while the Job has no Destination yet: its Runs then fail at deliver, saying so. */
+  destination_id: string | null;
   destination_target: Record<string, unknown>;
   schedule: JobSchedule | null;
   pipeline: StageFlags;

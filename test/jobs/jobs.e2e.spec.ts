@@ -277,6 +277,19 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   });
 
+  it('saves a Job without a Destination; its Runs fail at deliver, saying so', async () => {
+    const job = await create({ destination_id: undefined });
+    expect(job).toMatchObject({ destination_id: null, destination_target: {} });
+    const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+    expect(run.status).toBe('failed');
+    expect(run.error).toMatchObject({ code: 'invalid_destination', step: 'deliver', retryable: false });
+    const fixed = await api.call('PUT', `/api/v1/jobs/${job.id}`, body());
+    expect(fixed.json().destination_id).toBe(hookId);
+    const retried = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+    expect(retried.status).toBe('succeeded');
+    await api.call('DELETE', `/api/v1/jobs/${job.id}`);
+  });
+
   it('fails a Run whose Source is missing with source_failed (not_found, not retryable); its retry succeeds once the file is back', async () => {
     const missing = (await api.call('POST', '/api/v1/sources', { name: 'later', type: 'url', configuration: { url: `${files.url}/later.geojson` } })).json().id;
     const job = await create({ source_id: missing });
