@@ -156,5 +156,8 @@ def job_body(job: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
             for field in fields:
                 if field not in changes:
                     body.pop(field, None)
-    body.update(copy.deepcopy(changes))
+    changes = copy.deepcopy(changes)
+    if isinstance(changes.get("pipeline"), Mapping) and isinstance(body.get("pipeline"), Mapping):
+        changes["pipeline"] = {**body["pipeline"], **changes["pipeline"]}
+    body.update(changes)
     return body

@@ -131,3 +131,11 @@ def test_job_body_keeps_body_fields_of_the_mode() -> None:
     changed = job_body(job, operations=[])
     assert changed["operations"] == [] and job["operations"] == [{"type": "buffer"}]  # input untouched
     assert set(JOB_BODY_FIELDS) >= set(job_body(job))
+
+
+def test_job_body_lays_pipeline_flags_over_the_saved_ones() -> None:
+    job = {"name": "n", "output_format": "GPKG", "pipeline": {"convert": False, "transform": True}}
+    assert job_body(job, pipeline={"python": False})["pipeline"] == {"convert": False, "transform": True, "python": False}
+    # None takes a flag back to inferred, once job_write_body has dropped it.
+    body = job_write_body(job_body(job, pipeline={"convert": None}))
+    assert body["pipeline"] == {"transform": True}
