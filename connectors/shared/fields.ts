@@ -18,7 +18,8 @@ export const secret = (what: string) => z.string().min(1).max(65_536).optional()
 export const httpUrl = z
   .url({ protocol: /^https?$/ })
   .max(4000)
-  .refine((u) => !new URL(u).username && !new URL(u).password, 'put credentials in their own fields, not in the URL')
+  // Refinements run even when .url() failed: an unparsable value is that check's to refuse, not a throw (a 500).
+  .refine((u) => !URL.canParse(u) || (!new URL(u).username && !new URL(u).password), 'put credentials in their own fields, not in the URL')
   .describe('http:// or https:// URL');
 
 /** A path inside a bucket, container or server: no leading slash games, no NUL, no "..". */
