@@ -10,19 +10,7 @@ import pytest
 
 from svc_client import Client, LocalFileExistsError, ValidationError, Workspace
 
-from .conftest import require_route
-
-CITIES = {
-    "type": "FeatureCollection",
-    "features": [
-        {"type": "Feature", "properties": {"name": "Lisbon", "pop": 545000},
-         "geometry": {"type": "Point", "coordinates": [-9.139, 38.722]}},
-        {"type": "Feature", "properties": {"name": "Porto", "pop": 232000},
-         "geometry": {"type": "Point", "coordinates": [-8.611, 41.149]}},
-        {"type": "Feature", "properties": {"name": "Faro", "pop": 64000},
-         "geometry": {"type": "Point", "coordinates": [-7.935, 37.019]}},
-    ],
-}
+from .conftest import CITIES
 
 
 @pytest.fixture
@@ -38,7 +26,7 @@ def cities(tmp_path: Path) -> Path:
 
 
 def _upload(client: Client, path: Path) -> Workspace:
-    return require_route(lambda: client.workspaces.upload(path), "POST /api/v1/workspaces")
+    return client.workspaces.upload(path)
 
 
 def _field_names(preview: dict[str, Any]) -> list[str]:
@@ -57,10 +45,7 @@ def _vector_output_format(client: Client) -> str:
 
 def test_upload_preview_transform_convert_download(client: Client, cities: Path, tmp_path: Path) -> None:
     uploaded: list[tuple[int, int | None]] = []
-    ws = require_route(
-        lambda: client.workspaces.upload(cities, progress=lambda d, t: uploaded.append((d, t))),
-        "POST /api/v1/workspaces",
-    )
+    ws = client.workspaces.upload(cities, progress=lambda d, t: uploaded.append((d, t)))
     assert ws.id and ws.status
     assert uploaded[-1][0] == cities.stat().st_size
     assert len(ws.layer_names) == 1
