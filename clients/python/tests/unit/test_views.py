@@ -73,3 +73,10 @@ def test_workspace_view() -> None:
     assert "parcels (POLYGON, 2 features); owners (no geometry, 5 features)" in text
     assert "GPKG: p.gpkg, 98304 bytes" in text
     assert "warnings" not in text
+
+
+def test_login_view_names_the_user_and_scopes() -> None:
+    text = views.login({"saved": "/home/ana/.config/svc/config.toml", "url": "https://gis.example.org",
+                        "user": {"email": "ana@example.org", "name": "Ana", "auth": {"scopes": ["jobs:read", "jobs:run"]}}})
+    assert "ana@example.org (Ana)" in text and "jobs:read, jobs:run" in text
+    assert "user" not in views.login({"saved": "x", "url": "y", "user": None})  # saved with --no-verify

@@ -97,8 +97,20 @@ def _key_values(rows: Sequence[tuple[str, Any]]) -> str:
     return to_table(
         [{"field": k, "value": v if isinstance(v, str) else compact(v)} for k, v in rows],
         ("field", "value"),
-        max_cell=160,
+        max_cell=100,
     )
+
+
+def login(result: JSON) -> str:
+    """``svc auth login``: where the login was saved, and whose token it is."""
+    user: Mapping[str, Any] = result["user"] if isinstance(result.get("user"), Mapping) else {}
+    auth: Mapping[str, Any] = user["auth"] if isinstance(user.get("auth"), Mapping) else {}
+    rows: list[tuple[str, Any]] = [("saved", result.get("saved")), ("url", result.get("url"))]
+    if user:
+        rows.append(("user", f"{user.get('email')} ({user.get('name')})"))
+    if auth.get("scopes"):
+        rows.append(("scopes", ", ".join(map(str, auth["scopes"]))))
+    return _key_values(rows)
 
 
 # -- connections -------------------------------------------------------------------------------
@@ -192,10 +204,13 @@ def workspace(item: JSON) -> str:
     if isinstance(output, Mapping):
         output_text = f"{output.get('format')}: {output.get('filename')}, {output.get('size')} bytes"
     origin = item.get("source")
+    origin_text = ""
+    if isinstance(origin, Mapping) and origin.get("id"):
+        origin_text = f"{origin['id']} {compact(origin.get('resource'))}".strip()
     rows: list[tuple[str, Any]] = [
         ("id", item.get("id")), ("status", item.get("status")),
         ("file", f"{item.get('filename')} ({item.get('size')} bytes, {item.get('format')})"),
-        ("from source", compact(origin) if origin else ""),
+        ("from source", origin_text),
         ("crs", item.get("crs")), ("layers", "; ".join(layers)),
         ("output", output_text), ("warnings", "; ".join(map(str, item.get("warnings") or []))),
         ("errors", "; ".join(map(compact, item.get("errors") or []))),
