@@ -34,7 +34,7 @@ JOB_BODY_FIELDS: tuple[str, ...] = (
 )
 
 #: Transform fields per ``transform_mode``: switching mode drops the fields of the others.
-_MODE_FIELDS: dict[str, tuple[str, ...]] = {
+MODE_FIELDS: dict[str, tuple[str, ...]] = {
     "manual": ("operations", "output_fields"),
     "recipe": ("recipe_id",),
     "sql": ("sql",),
@@ -151,7 +151,7 @@ def job_body(job: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
     """
     body = {k: copy.deepcopy(job[k]) for k in JOB_BODY_FIELDS if k in job and job[k] is not None}
     mode = changes.get("transform_mode", body.get("transform_mode"))
-    for other, fields in _MODE_FIELDS.items():
+    for other, fields in MODE_FIELDS.items():
         if other != mode:
             for field in fields:
                 if field not in changes:

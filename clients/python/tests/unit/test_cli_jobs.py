@@ -93,7 +93,8 @@ def test_create_options_over_data(server: FakeServer) -> None:
             "output_format": "GPKG", "python_script": "x", "destination_id": "dst_1", "pipeline": {"convert": True}}
     svc(server, "jobs", "create", "--data", json.dumps(data), "--recipe", "rcp_1", "--resource", '{"table": "t"}',
         "--without", "python")
-    assert server.body() == {"name": "n", "source_id": "src_1", "transform_mode": "recipe", "sql": "SELECT * FROM source",
+    # --recipe switches the mode: the body's sql goes (the server refuses sql with recipe).
+    assert server.body() == {"name": "n", "source_id": "src_1", "transform_mode": "recipe",
                              "recipe_id": "rcp_1", "output_format": "GPKG", "destination_id": "dst_1",
                              "source_resource": {"table": "t"}, "pipeline": {"convert": True, "python": False}}
 

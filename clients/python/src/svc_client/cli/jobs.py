@@ -9,7 +9,7 @@ from typing import Any, Callable
 import click
 
 from ..errors import SvcError
-from ..jobs_helpers import job_pipeline
+from ..jobs_helpers import MODE_FIELDS, job_pipeline
 from . import views
 from .app import EXIT_FAILURE, State, cli, pass_state
 from .live import OnPoll, run_status
@@ -140,8 +140,15 @@ _KEEP: Any = object()
 
 
 def _laid_over(body: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    """``changes`` over a --data body; --without adds its flags to the body's pipeline."""
+    """``changes`` over a --data body: a transform mode option drops the body's other modes'
+    fields (the server refuses sql with recipe), and --without adds to the body's pipeline."""
     merged = {**body, **changes}
+    if "transform_mode" in changes:
+        for mode, fields in MODE_FIELDS.items():
+            if mode != changes["transform_mode"]:
+                for field in fields:
+                    if field not in changes:
+                        merged.pop(field, None)
     if isinstance(body.get("pipeline"), dict) and "pipeline" in changes:
         merged["pipeline"] = {**body["pipeline"], **changes["pipeline"]}
     return merged
