@@ -118,6 +118,20 @@ def test_postgis_test_and_discover(client: Client, postgis_config: dict[str, Any
         client.destinations.delete(destination["id"])
 
 
+def test_saved_destination_test(client: Client, postgis_config: dict[str, Any]) -> None:
+    destination = client.destinations.create(unique("db"), "postgis", postgis_config)
+    try:
+        if capability(client, "postgis", "test"):
+            result = client.destinations.test(destination["id"])
+            assert (result["ok"], result["tried"]["database"]) == (True, postgis_config["database"])
+        else:  # the type is accepted and saved, and the server says it cannot connect yet
+            with pytest.raises(ValidationError) as caught:
+                client.destinations.test(destination["id"])
+            assert (caught.value.status_code, caught.value.code) == (422, "not_implemented")
+    finally:
+        client.destinations.delete(destination["id"])
+
+
 def test_discover_is_for_postgis_only(client: Client, data_server: DataServer) -> None:
     source = client.sources.create(unique("cities"), "url", {"url": data_server.url("cities.geojson")})
     try:

@@ -7,11 +7,13 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+import click
 import httpx
 import pytest
+from svc_client.cli import cli
 
 from .cli_support import out, svc
-from .conftest import FakeServer, envelope
+from .conftest import CONNECTORS, FakeServer, envelope
 
 JOB = {
     "id": "job_1", "name": "nightly parcels", "source_id": "src_1", "source_resource": {"table": "parcels"},
@@ -250,3 +252,91 @@ def test_retry_of_a_run_that_did_not_fail_exit_7(server: FakeServer) -> None:
     result = svc(server, "runs", "retry", "job_1", "run_2")
     assert result.exit_code == 7
     assert "Only a failed Run can be retried" in result.stderr
+
+
+# Every command of the groups this client adds, with the route it must reach; a new command must
+# be added here (the last test checks the list is complete).
+EVERY_COMMAND: list[tuple[tuple[str, ...], str, str]] = [
+    *[(cmd, method, path) for kind in ("sources", "destinations") for cmd, method, path in [
+        ((kind, "list"), "GET", f"/{kind}"),
+        ((kind, "get", "src_1"), "GET", f"/{kind}/src_1"),
+        ((kind, "delete", "src_1"), "DELETE", f"/{kind}/src_1"),
+        ((kind, "create", "--name", "n", "--type", "url", "--set", "url=https://d.example/a.geojson"), "POST", f"/{kind}"),
+        ((kind, "update", "src_1", "--name", "n2"), "PUT", f"/{kind}/src_1"),
+        ((kind, "test", "src_1"), "POST", f"/{kind}/src_1/test"),
+        ((kind, "test-draft", "--type", "url", "--set", "url=https://d.example/a.geojson"), "POST", f"/{kind}/test"),
+        ((kind, "discover", "src_1"), "GET", f"/{kind}/src_1/discover"),
+    ]],
+    (("sources", "projects", "src_1"), "POST", "/sources/src_1/projects"),
+    (("sources", "inspect-project", "src_1", "--data", '{"project": "p"}'), "POST", "/sources/src_1/inspect-project"),
+    (("connectors", "list"), "GET", "/connectors"),
+    (("connectors", "show", "url"), "GET", "/connectors"),
+    (("jobs", "list"), "GET", "/jobs"),
+    (("jobs", "get", "job_1"), "GET", "/jobs/job_1"),
+    (("jobs", "delete", "job_1"), "DELETE", "/jobs/job_1"),
+    (("jobs", "create", "--name", "n", "--source", "src_1", "--destination", "dst_1"), "POST", "/jobs"),
+    (("jobs", "update", "job_1", "--name", "n2"), "PUT", "/jobs/job_1"),
+    (("jobs", "stages", "job_1"), "GET", "/jobs/job_1"),
+    (("jobs", "enable", "job_1"), "POST", "/jobs/job_1/enable"),
+    (("jobs", "disable", "job_1"), "POST", "/jobs/job_1/disable"),
+    (("jobs", "sync-reset", "job_1"), "POST", "/jobs/job_1/sync/reset"),
+    (("jobs", "sync-reinitialize", "job_1"), "POST", "/jobs/job_1/sync/reinitialize"),
+    (("jobs", "run", "job_1"), "POST", "/jobs/job_1/run"),
+    (("jobs", "runs", "job_1"), "GET", "/jobs/job_1/runs"),
+    (("runs", "list", "job_1"), "GET", "/jobs/job_1/runs"),
+    (("runs", "show", "job_1", "run_2"), "GET", "/jobs/job_1/runs/run_2"),
+    (("runs", "wait", "job_1", "run_2"), "GET", "/jobs/job_1/runs/run_2"),
+    (("runs", "retry", "job_1", "run_2"), "POST", "/jobs/job_1/runs/run_2/retry"),
+]
+
+
+@pytest.fixture
+def everything(server: FakeServer) -> FakeServer:
+    conn = {"id": "src_1", "name": "n", "type": "url", "configuration": {"url": "https://d.example/a.geojson"}}
+    server.on("GET", "/connectors", {"items": CONNECTORS})
+    for kind in ("sources", "destinations"):
+        server.on("GET", f"/{kind}", {"items": [conn], "next_cursor": None})
+        server.on("GET", f"/{kind}/src_1", conn)
+        server.on("DELETE", f"/{kind}/src_1", status=204)
+        server.on("POST", f"/{kind}", conn, status=201)
+        server.on("PUT", f"/{kind}/src_1", conn)
+        server.on("POST", f"/{kind}/src_1/test", {"ok": True, "status": "ok", "message": "", "tried": {}})
+        server.on("POST", f"/{kind}/test", {"ok": True, "status": "ok", "message": "", "tried": {}})
+        server.on("GET", f"/{kind}/src_1/discover", {"host": "h", "database": "d", "schemas": ["public"]})
+    server.on("POST", "/sources/src_1/projects", {"items": []})
+    server.on("POST", "/sources/src_1/inspect-project", {"layers": []})
+    server.on("GET", "/jobs", {"items": [JOB], "next_cursor": None})
+    server.on("GET", "/jobs/job_1", JOB)
+    server.on("DELETE", "/jobs/job_1", status=204)
+    server.on("POST", "/jobs", JOB, status=201)
+    server.on("PUT", "/jobs/job_1", JOB)
+    for action in ("enable", "disable", "sync/reset", "sync/reinitialize"):
+        server.on("POST", f"/jobs/job_1/{action}", JOB)
+    server.on("POST", "/jobs/job_1/run", a_run("queued"), status=201)
+    server.on("GET", "/jobs/job_1/runs", {"items": [a_run("succeeded")], "next_cursor": None})
+    server.on("GET", "/jobs/job_1/runs/run_2", a_run("succeeded"))
+    server.on("POST", "/jobs/job_1/runs/run_2/retry", a_run("queued", "run_3"), status=201)
+    return server
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["table", "json"])
+@pytest.mark.parametrize(("args", "method", "path"), EVERY_COMMAND, ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
+def test_every_command_reaches_its_route(everything: FakeServer, args: tuple[str, ...], method: str, path: str,
+                                         as_json: bool) -> None:
+    result = svc(everything, *args, as_json=as_json)
+    assert result.exit_code == 0, result.stderr
+    assert (method, "/api/v1" + path) in [(r.method, r.url.path) for r in everything.requests]
+    if as_json:
+        json.loads(result.stdout)
+    else:
+        assert not result.stdout.lstrip().startswith(("{", "["))
+
+
+def test_every_command_list_is_complete() -> None:
+    listed = {args[:2] for args, _, _ in EVERY_COMMAND}
+    for group in ("sources", "destinations", "connectors", "jobs", "runs"):
+        command = cli.commands[group]
+        assert isinstance(command, click.Group)
+        for name, sub in command.commands.items():
+            if not sub.hidden:
+                assert (group, name) in listed, f"svc {group} {name} is missing from EVERY_COMMAND"
