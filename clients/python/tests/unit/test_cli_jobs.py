@@ -10,6 +10,7 @@ from typing import Any, Iterator
 import click
 import httpx
 import pytest
+
 from svc_client.cli import cli
 
 from .cli_support import out, svc
