@@ -57,7 +57,9 @@ def test_run_error_line() -> None:
 
 def test_run_view_shows_retry_link_skip_reason_and_empty_steps() -> None:
     text = views.run({"id": "run_2", "status": "succeeded", "retry_of": "run_1",
-                      "skipped_reason": "the file has not changed since the last Run", "steps": []})
+                      "skipped_reason": "the file has not changed since the last Run", "steps": [],
+                      "stats": {"features_read": 0, "features_written": None, "bytes_read": 295, "bytes_written": None}})
+    assert "0 read, — written" in text and "295 read, — written" in text
     assert "retry of" in text and "run_1" in text
     assert "the file has not changed" in text
     assert "(no steps yet)" in text

@@ -324,6 +324,10 @@ def steps(run: JSON) -> str:
     return to_table(rows, ("step", "status", "started (local)", "duration")) if rows else "(no steps yet)"
 
 
+def _count(value: Any) -> str:
+    return "—" if value is None else str(value)  # None: the step that counts did not run
+
+
 def run(item: JSON) -> str:
     """A Run: what, when, how much, its steps, and its error."""
     stats: Mapping[str, Any] = item["stats"] if isinstance(item.get("stats"), Mapping) else {}
@@ -339,8 +343,8 @@ def run(item: JSON) -> str:
         ("started (local)", local_time(item.get("started_at"))),
         ("finished (local)", local_time(item.get("finished_at"))),
         ("duration", _run_duration(item)),
-        ("features", f"{stats.get('features_read', 0)} read, {stats.get('features_written', 0)} written"),
-        ("bytes", f"{stats.get('bytes_read', 0)} read, {stats.get('bytes_written', 0)} written"),
+        ("features", f"{_count(stats.get('features_read'))} read, {_count(stats.get('features_written'))} written"),
+        ("bytes", f"{_count(stats.get('bytes_read'))} read, {_count(stats.get('bytes_written'))} written"),
     ]
     if item.get("skipped_reason"):
         rows.append(("skipped", item["skipped_reason"]))
