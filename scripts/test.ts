@@ -17,6 +17,8 @@ resetDir(testDir);
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const problems: string[] = [];
+// Repeated at the very end, so a log that keeps only its tail still says what failed.
+const failures: string[] = [];
 
 const pgPort = await freePort();
 const pg = await startPostgres(path.join(testDir, 'pg'), pgPort, ['postgres', 'geoflow_e2e'], { fresh: true, durable: false });
@@ -59,6 +61,7 @@ if (existsSync(vitestJson)) {
   totals.failed += report.numFailedTests;
   totals.skipped += report.numPendingTests + report.numTodoTests;
   if (report.numFailedTests > 0 || report.numFailedTestSuites > 0) problems.push('vitest suites failed');
+  failures.push(...vitestFailures(report, root));
 } else problems.push('vitest produced no report');
 if (vitest.status !== 0 && !problems.length) problems.push(`vitest exited ${vitest.status}`);
 
@@ -106,6 +109,7 @@ if (existsSync(pythonSuite) && process.argv.length <= 2) {
       totals.passed += tests - failed - skipped;
       totals.failed += failed;
       totals.skipped += skipped;
+      failures.push(...junitFailures(xml));
     }
     if (py.status !== 0) problems.push(`python client suite exited ${py.status}`);
 
@@ -133,6 +137,28 @@ if (existsSync(pythonSuite) && process.argv.length <= 2) {
 
 cleanup();
 await new Promise((r) => setTimeout(r, 500));
+if (failures.length) console.error(`\n[test] failed:\n${failures.map((f) => `  - ${f}`).join('\n')}`);
 if (problems.length) console.error(`\n[test] ${problems.join('; ')}`);
 console.log(`\ntotal: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exit(problems.length || totals.failed ? 1 : 0);
+
+interface VitestReport {
+  testResults: { name: string; status: string; message?: string; assertionResults: { fullName: string; status: string; failureMessages?: string[] }[] }[];
+}
+
+/** One line per failed test (file, name, first line of its error), or per suite that failed to load. */
+function vitestFailures(report: VitestReport, base: string): string[] {
+  const firstLine = (text = '') => text.split('\n').find((l) => l.trim())?.trim().slice(0, 300) ?? '';
+  return report.testResults.flatMap((file) => {
+    const where = path.relative(base, file.name);
+    const failed = file.assertionResults.filter((a) => a.status === 'failed');
+    if (!failed.length && file.status === 'failed') return [`${where}: ${firstLine(file.message)}`];
+    return failed.map((a) => `${where} › ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
+  });
+}
+
+/** One line per failed or erroring pytest case in a JUnit report. */
+function junitFailures(xml: string): string[] {
+  const cases = xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*>\s*<(failure|error) message="([^"]*)"/g);
+  return [...cases].map(([, cls, name, , message]) => `${cls}::${name}: ${(message ?? "").slice(0, 300)}`);
+}
