@@ -1,10 +1,6 @@
-/**
- * Every page of the app. Entries with `nav` appear in the top bar, in this order. A later
- * capability adds its pages here, for example:
- *   { path: '/sources', nav: { label: 'Sources', href: '#/sources', match: /^\/sources/ }, render: sourcesPage },
- *   { path: '/sources/:id', render: sourcePage },
- */
+/** Every page of the app. Entries with `nav` appear in the top bar, in this order. */
 import { accountPage } from './pages/account.js';
+import { connectionEditPage, connectionsPage } from './pages/connections.js';
 import { loginPage } from './pages/login.js';
 import { recipeEditPage, recipesPage } from './pages/recipes.js';
 import { workspacePage, workspaceUploadPage } from './pages/workspace.js';
@@ -14,6 +10,12 @@ export const routes: Route[] = [
   { path: '/login', public: true, render: loginPage },
   { path: '/workspace', nav: { label: 'Workspace', href: '#/workspace', match: /^\/workspace/ }, render: workspaceUploadPage },
   { path: '/workspace/:id', render: workspacePage },
+  { path: '/sources', nav: { label: 'Sources', href: '#/sources', match: /^\/sources/ }, render: connectionsPage('source') },
+  { path: '/sources/new', render: connectionEditPage('source') },
+  { path: '/sources/:id', render: connectionEditPage('source') },
+  { path: '/destinations', nav: { label: 'Destinations', href: '#/destinations', match: /^\/destinations/ }, render: connectionsPage('destination') },
+  { path: '/destinations/new', render: connectionEditPage('destination') },
+  { path: '/destinations/:id', render: connectionEditPage('destination') },
   { path: '/recipes', nav: { label: 'Recipes', href: '#/recipes', match: /^\/recipes/ }, render: recipesPage },
   { path: '/recipes/new', render: recipeEditPage },
   { path: '/recipes/:id', render: recipeEditPage },

@@ -17,7 +17,7 @@ export interface ParamField {
   handle: FieldHandle;
 }
 
-const ACRONYMS: Record<string, string> = { crs: 'CRS', sql: 'SQL', id: 'id', bbox: 'Bounding box', srid: 'SRID', url: 'URL' };
+const ACRONYMS: Record<string, string> = { crs: 'CRS', sql: 'SQL', id: 'id', bbox: 'Bounding box', srid: 'SRID', url: 'URL', ssl: 'SSL', tls: 'TLS', sas: 'SAS', api: 'API', json: 'JSON', sha256: 'SHA-256' };
 
 export function humanize(name: string): string {
   const words = name.split('_').map((w) => ACRONYMS[w] ?? w);
@@ -31,7 +31,9 @@ function hintFor(schema: JsonSchema, extra?: string): string | undefined {
   const parts: string[] = [];
   if (schema.description) parts.push(schema.description.replace(/\.?$/, '.'));
   if (extra) parts.push(extra);
-  if (schema.default !== undefined && !(Array.isArray(schema.default) && schema.default.length === 0)) {
+  // A description that already names the default ("TCP port (default 5432)") says it once.
+  const emptyDefault = (Array.isArray(schema.default) && schema.default.length === 0) || (typeof schema.default === 'object' && schema.default !== null && Object.keys(schema.default).length === 0) || schema.default === '';
+  if (schema.default !== undefined && !emptyDefault && !/default/i.test(schema.description ?? '')) {
     parts.push(`Default: ${Array.isArray(schema.default) ? schema.default.join(', ') : String(schema.default)}.`);
   }
   return parts.length ? parts.join(' ') : undefined;
@@ -164,7 +166,7 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
   }
 
   if (type === 'string') {
-    const long = (schema.maxLength ?? 0) > 1000 && /expression|sql|where/i.test(`${name} ${schema.description ?? ''}`);
+    const long = (schema.maxLength ?? 0) > 1000 && /expression|sql|where|select|query|body/i.test(`${name} ${schema.description ?? ''}`);
     const control = long
       ? h('textarea', { id, name, rows: '2', class: 'mono', spellcheck: 'false', placeholder })
       : h('input', { id, name, type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder, maxlength: schema.maxLength ?? null, list: datalist ? datalist.id : null });
