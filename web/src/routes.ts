@@ -1,8 +1,12 @@
 /** Every page of the app. Entries with `nav` appear in the top bar, in this order. */
 import { accountPage } from './pages/account.js';
 import { connectionEditPage, connectionsPage } from './pages/connections.js';
+import { jobPage } from './pages/job.js';
+import { jobEditPage } from './pages/job-editor.js';
+import { jobsPage } from './pages/jobs.js';
 import { loginPage } from './pages/login.js';
 import { recipeEditPage, recipesPage } from './pages/recipes.js';
+import { runPage } from './pages/run.js';
 import { workspacePage, workspaceUploadPage } from './pages/workspace.js';
 import type { Route } from './router.js';
 
@@ -10,6 +14,11 @@ export const routes: Route[] = [
   { path: '/login', public: true, render: loginPage },
   { path: '/workspace', nav: { label: 'Workspace', href: '#/workspace', match: /^\/workspace/ }, render: workspaceUploadPage },
   { path: '/workspace/:id', render: workspacePage },
+  { path: '/jobs', nav: { label: 'Jobs', href: '#/jobs', match: /^\/jobs/ }, render: jobsPage },
+  { path: '/jobs/new', render: jobEditPage },
+  { path: '/jobs/:id', render: jobPage },
+  { path: '/jobs/:id/edit', render: jobEditPage },
+  { path: '/jobs/:id/runs/:runId', render: runPage },
   { path: '/sources', nav: { label: 'Sources', href: '#/sources', match: /^\/sources/ }, render: connectionsPage('source') },
   { path: '/sources/new', render: connectionEditPage('source') },
   { path: '/sources/:id', render: connectionEditPage('source') },

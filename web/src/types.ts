@@ -261,7 +261,8 @@ export interface JobBody {
 export interface Job extends JobBody {
   id: string;
   enabled: boolean;
-  disabled_reason: string | null;
+  /** null, or why the Job is disabled (a sentence, or {kind, failures, message}). */
+  disabled_reason: string | { kind: string; failures?: number; message?: string } | null;
   next_run_at: string | null;
   last_run: { id: string; status: RunStatus; finished_at: string | null } | null;
   sync: { supported: boolean; cursor: unknown; updated_at: string | null; reset_pending: boolean; reinitialize_pending: boolean };
@@ -292,7 +293,8 @@ export interface Run {
   steps: RunStep[];
   stats: { features_read: number | null; features_written: number | null; bytes_read: number | null; bytes_written: number | null };
   skipped_reason: string | null;
-  error: { code: string; message: string; step: string | null; retryable: boolean } | null;
+  error: { code: string; message: string; step: string | null; retryable: boolean; reason?: string } | null;
+  scheduled_for?: string | null;
   workflow: { workflow_id: string; run_id: string | null } | null;
   job_snapshot?: unknown;
 }
