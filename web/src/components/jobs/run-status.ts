@@ -29,7 +29,7 @@ export function statusBadge(status: RunStatus | RunStep['status']): HTMLElement 
   return h('span', { class: `badge run-${status}`, 'data-status': status }, RUN_LABELS[status] ?? status);
 }
 
-/** 850 ms → "0.9 s", 75 s → "1 min 15 s". */
+/** 870 ms → "0.9 s", 75 s → "1 min 15 s". */
 export function duration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return '—';
   if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
