@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { ADMIN, createTestApp, type TestApp } from '../support/app.js';
 
 export const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -119,4 +119,23 @@ export async function unlabelledControls(page: Page): Promise<string[]> {
 /** True when the page is wider than the viewport (horizontal scrolling at 375 px). */
 export async function overflowsHorizontally(page: Page): Promise<boolean> {
   return page.evaluate('document.documentElement.scrollWidth > window.innerWidth + 1');
+}
+
+/**
+ * The page at desktop width and at 375 px: fails when it scrolls sideways on the phone, and saves
+ * `name.png` and `name-mobile.png` when screenshots are being refreshed.
+ */
+export async function snapBoth(page: Page, name: string, options: { mobileShows?: Locator } = {}): Promise<void> {
+  await snap(page, name);
+  const size = page.viewportSize() ?? { width: 1280, height: 860 };
+  await page.setViewportSize({ width: 375, height: 800 });
+  try {
+    if (await overflowsHorizontally(page)) throw new Error(`${name} scrolls sideways at 375 px`);
+    // The phone picture shows the top of the page, or the part the test points at.
+    if (options.mobileShows) await options.mobileShows.scrollIntoViewIfNeeded();
+    else await page.evaluate('window.scrollTo(0, 0)');
+    await snap(page, `${name}-mobile`, { fullPage: false });
+  } finally {
+    await page.setViewportSize(size);
+  }
 }

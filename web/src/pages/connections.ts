@@ -49,7 +49,7 @@ export function connectionsPage(kind: ConnectionKind) {
           { class: 'table-wrap', role: 'region', 'aria-label': info.plural, tabindex: '0' },
           h(
             'table',
-            { class: 'table connections' },
+            { class: 'table connections cards' },
             h('thead', null, h('tr', null, ['Name', 'Type', 'Where', 'Updated', 'Connection test'].map((c) => h('th', { scope: 'col' }, c)))),
             h('tbody', null, items.map((c) => row(c, byType.get(c.type)))),
           ),
@@ -74,10 +74,10 @@ export function connectionsPage(kind: ConnectionKind) {
         'tr',
         { 'data-connection-id': c.id },
         h('th', { scope: 'row' }, h('a', { href: `#${info.path}/${enc(c.id)}` }, c.name)),
-        h('td', null, connector?.label ?? c.type),
-        h('td', { class: 'where' }, connectionSummary(connector, c.configuration)),
-        h('td', null, time(c.updated_at)),
-        h('td', null, connector?.capabilities.test ? [test, result] : h('span', { class: 'hint' }, 'Not available for this type yet')),
+        h('td', { 'data-label': 'Type' }, connector?.label ?? c.type),
+        h('td', { class: 'where', 'data-label': 'Where' }, connectionSummary(connector, c.configuration)),
+        h('td', { 'data-label': 'Updated' }, time(c.updated_at)),
+        h('td', { 'data-label': 'Test' }, connector?.capabilities.test ? [test, result] : h('span', { class: 'hint' }, 'Not available for this type yet')),
       );
     }
 

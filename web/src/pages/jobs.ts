@@ -56,7 +56,7 @@ export function jobsPage({ app }: PageContext): Page {
         { class: 'table-wrap', role: 'region', 'aria-label': 'Jobs', tabindex: '0' },
         h(
           'table',
-          { class: 'table jobs' },
+          { class: 'table jobs cards' },
           h('thead', null, h('tr', null, ['Name', 'Source → Destination', 'Schedule', 'Next run (your time)', 'State', 'Last Run'].map((c) => h('th', { scope: 'col' }, c)))),
           h(
             'tbody',
@@ -67,13 +67,13 @@ export function jobsPage({ app }: PageContext): Page {
                 'tr',
                 { 'data-job-id': job.id },
                 h('th', { scope: 'row' }, h('a', { href: `#/jobs/${enc(job.id)}` }, job.name)),
-                h('td', null, routeText(job, sourceMap, destinationMap)),
-                h('td', null, scheduleText(job.schedule)),
-                h('td', null, time(job.next_run_at, job.schedule ? '—' : 'Not scheduled')),
-                h('td', null, h('span', { class: `badge ${job.enabled ? 'active' : 'expired'}` }, job.enabled ? 'Enabled' : 'Disabled'), reason ? h('p', { class: 'hint' }, reason) : null),
+                h('td', { 'data-label': 'Route' }, routeText(job, sourceMap, destinationMap)),
+                h('td', { 'data-label': 'Schedule' }, scheduleText(job.schedule)),
+                h('td', { 'data-label': 'Next run' }, time(job.next_run_at, job.schedule ? '—' : 'Not scheduled')),
+                h('td', { 'data-label': 'State' }, h('span', { class: `badge ${job.enabled ? 'active' : 'expired'}` }, job.enabled ? 'Enabled' : 'Disabled'), reason ? h('p', { class: 'hint' }, reason) : null),
                 h(
                   'td',
-                  null,
+                  { 'data-label': 'Last Run' },
                   job.last_run
                     ? h('a', { href: `#/jobs/${enc(job.id)}/runs/${enc(job.last_run.id)}`, class: 'last-run' }, statusBadge(job.last_run.status), ' ', time(job.last_run.finished_at, ''))
                     : h('span', { class: 'hint' }, 'Never run'),

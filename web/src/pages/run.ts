@@ -65,7 +65,7 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
             { class: 'table-wrap', role: 'region', 'aria-label': 'Steps', tabindex: '0' },
             h(
               'table',
-              { class: 'table steps' },
+              { class: 'table steps cards' },
               h('thead', null, h('tr', null, ['Step', 'Status', 'Started', 'Finished', 'Duration'].map((c) => h('th', { scope: 'col' }, c)))),
               h(
                 'tbody',
@@ -75,10 +75,10 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
                     'tr',
                     { 'data-step': s.name, 'data-status': s.status },
                     h('th', { scope: 'row' }, STEP_LABELS[s.name] ?? s.name),
-                    h('td', null, statusBadge(s.status)),
-                    h('td', null, time(s.started_at)),
-                    h('td', null, time(s.finished_at)),
-                    h('td', { class: 'num' }, duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null))),
+                    h('td', { 'data-label': 'Status' }, statusBadge(s.status)),
+                    h('td', { 'data-label': 'Started' }, time(s.started_at)),
+                    h('td', { 'data-label': 'Finished' }, time(s.finished_at)),
+                    h('td', { class: 'num', 'data-label': 'Duration' }, duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null))),
                   ),
                 ),
               ),
