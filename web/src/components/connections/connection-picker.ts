@@ -87,7 +87,7 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
     // The saved selector belongs to the saved connection; another one starts empty.
     const value = first && connection.id === options.selectedId ? (options.value ?? {}) : {};
     first = false;
-    form = schemaForm(schema, { value, choiceLabel: 'Read' });
+    form = schemaForm(schema, { value, choiceLabel: 'Read from' });
     const empty = Object.keys(schema.properties ?? {}).length === 0 && !(schema.anyOf ?? []).length;
     const level = options.headingLevel ?? 'h3';
     replace(
