@@ -25,8 +25,8 @@ export interface Server {
 }
 
 /** The app on a fresh database, serving the browser app, reachable by Chromium. */
-export async function startServer(options: { temporal?: boolean } = {}): Promise<Server> {
-  const sut = await createTestApp({ temporal: options.temporal ?? false });
+export async function startServer(options: { temporal?: boolean; env?: Record<string, string> } = {}): Promise<Server> {
+  const sut = await createTestApp({ temporal: options.temporal ?? false, ...(options.env ? { env: options.env } : {}) });
   let stopWorker = async () => {};
   if (options.temporal) {
     // Same data folder and task queue as the app: conversions run here.

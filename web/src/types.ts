@@ -287,6 +287,8 @@ export interface Run {
   trigger: 'manual' | 'schedule' | 'retry';
   attempt: number;
   retry_of: string | null;
+  /** The Run that retried this one, once one did. */
+  retried_by?: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;

@@ -5,7 +5,7 @@
  */
 import { get, plainMessage, post } from '../api.js';
 import { live } from '../components/jobs/live.js';
-import { duration, isFinished, runDuration, statusBadge, STEP_LABELS, TRIGGER_LABELS } from '../components/jobs/run-status.js';
+import { duration, isFinished, runDuration, skippedText, statusBadge, STEP_LABELS, TRIGGER_LABELS } from '../components/jobs/run-status.js';
 import { bytes, count, focusQuietly, h, replace, time } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
@@ -55,7 +55,8 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
         h('div', null, h('dt', null, 'Bytes written'), h('dd', null, bytes(run.stats.bytes_written))),
       ),
       run.retry_of ? h('p', null, 'A retry of ', h('a', { href: `#${jobPath}/runs/${enc(run.retry_of)}` }, run.retry_of), '.') : null,
-      run.skipped_reason ? h('p', { class: 'notice' }, run.skipped_reason) : null,
+      run.retried_by ? h('p', null, 'Retried as ', h('a', { href: `#${jobPath}/runs/${enc(run.retried_by)}` }, run.retried_by), '.') : null,
+      run.skipped_reason ? h('p', { class: 'notice' }, skippedText(run.skipped_reason)) : null,
     );
     replace(
       steps,
@@ -104,7 +105,7 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
               h('dt', null, 'retryable'),
               h('dd', null, run.error.retryable ? 'yes: a retry may succeed' : 'no: fix the Job or its connections first'),
             ),
-            run.status === 'failed' ? retryButton() : null,
+            run.status === 'failed' && !run.retried_by ? retryButton() : null,
           )
         : null,
     );

@@ -22,6 +22,13 @@ export const STEP_LABELS: Record<string, string> = {
 
 export const TRIGGER_LABELS: Record<string, string> = { manual: 'Run Now', schedule: 'Schedule', retry: 'Retry' };
 
+const SKIPPED: Record<string, string> = {
+  source_unchanged: 'The Source had not changed since the last Run: the later steps were skipped and nothing was delivered.',
+};
+
+/** Why a Run skipped its later steps, in words. */
+export const skippedText = (reason: string) => SKIPPED[reason] ?? reason.replace(/_/g, ' ');
+
 export const isFinished = (status: RunStatus) => status === 'succeeded' || status === 'failed' || status === 'cancelled';
 
 /** A status badge for a Run or a step; the text says it, the colour only repeats it. */
