@@ -101,7 +101,7 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
     runNow.addEventListener('click', async () => {
       try {
         const run = await busy(runNow, 'Starting…', () => post<Run>(`${path}/run`, undefined, { headers: { 'idempotency-key': idempotencyKey() } }));
-        status.set(['Run ', h('a', { href: `#${path}/runs/${enc(run.id)}` }, run.id), ` ${run.status}. The table below follows it.`], 'ok');
+        status.set(['Started Run ', h('a', { href: `#${path}/runs/${enc(run.id)}` }, run.id), '; the Runs table below follows it.'], 'ok');
         runs.refresh();
       } catch (error) {
         status.set(plainMessage(error), 'error');
@@ -168,6 +168,14 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
     const reinit = h('button', { type: 'button', class: 'button danger-quiet small' }, 'Reinitialize…');
     reset.addEventListener('click', () => void syncAction('reset', reset));
     reinit.addEventListener('click', () => void syncAction('reinitialize', reinit));
+    // The cursor is the connector's own (a column value, an ETag …): its set parts, in words.
+    const cursor = sync.cursor;
+    const position: [string, string][] =
+      cursor === null || cursor === undefined
+        ? []
+        : typeof cursor === 'object' && !Array.isArray(cursor)
+          ? Object.entries(cursor as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])
+          : [['position', typeof cursor === 'string' ? cursor : JSON.stringify(cursor)]];
     const pending = sync.reinitialize_pending ? 'The next Run rebuilds the target.' : sync.reset_pending ? 'The next Run reads everything.' : null;
     replace(
       syncBox,
@@ -175,11 +183,7 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
         'section',
         { class: 'card stack', 'aria-labelledby': 'sync-title' },
         h('h2', { id: 'sync-title' }, 'Incremental sync'),
-        h(
-          'p',
-          null,
-          sync.cursor === null || sync.cursor === undefined ? 'No Run has read yet: the next one reads everything.' : ['Read up to ', h('code', null, typeof sync.cursor === 'string' ? sync.cursor : JSON.stringify(sync.cursor)), sync.updated_at ? [' (', time(sync.updated_at), ')'] : null, '.'],
-        ),
+        h('p', null, position.length ? ['Read up to ', position.map(([k, v], i) => [i ? ', ' : '', `${k.replace(/_/g, ' ')} `, h('code', null, v)]), sync.updated_at ? [' (', time(sync.updated_at), ')'] : null, '.'] : 'No position recorded yet: the next Run reads everything.'),
         pending ? h('p', { class: 'notice' }, pending) : null,
         h('div', { class: 'actions' }, reset, reinit),
         h('p', { class: 'hint' }, 'Reset: read everything again and deliver it as usual. Reinitialize: read everything and rebuild the target from it.'),
