@@ -1,9 +1,10 @@
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
 import { launchBrowser, logIn, skipReason, snapBoth, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
 
-const skip = skipReason();
+const skip = skipReason({ temporal: true });
 const PASSWORD = 'pw-9a8b7c-never-shown';
 
 /** Three points in Zürich as GeoJSON: what the url Source serves. */
@@ -17,6 +18,7 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
   let browser: Browser;
   let files: HttpServer;
   let fileUrl: string;
+  let db: PostgisDatabase;
 
   beforeAll(async () => {
     files = createServer((req, res) => {
@@ -25,13 +27,15 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
     });
     await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
     fileUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/points.geojson`;
-    server = await startServer();
+    db = await createPostgisDatabase();
+    server = await startServer({ temporal: true });
     browser = await launchBrowser();
     await logIn(browser.page, server.url);
   });
   afterAll(async () => {
     await browser?.close();
     await server?.close();
+    await db?.drop();
     files?.close();
   });
 
@@ -180,6 +184,46 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
     expect(await page.locator('.notice').first().textContent()).toContain('imported from “Zürich points”');
     await page.getByTestId('original-table').locator('tbody tr').first().waitFor();
     expect(await page.getByTestId('original-table').locator('tbody tr').count()).toBe(3);
+  });
+
+  it('delivers the converted Workspace to a PostGIS Destination with the target and write mode from its schema', async () => {
+    const { page } = browser;
+    // A Destination that can really connect: the suite's own PostGIS database.
+    const cookies = await browser.context.cookies(server.url);
+    const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
+    const created = await server.sut.app.inject({ method: 'POST', url: '/api/v1/destinations', headers, payload: { name: 'City GIS', type: 'postgis', configuration: db.config } });
+    expect(created.statusCode, created.body).toBe(201);
+
+    // The Workspace from the previous test, opened again so its delivery card lists the new Destination.
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'points.geojson' }).waitFor();
+    await page.getByLabel('Output format').selectOption('GPKG');
+    await page.getByRole('button', { name: 'Convert' }).click();
+    await page.getByTestId('download').waitFor({ timeout: 90_000 });
+    const deliver = page.getByTestId('deliver');
+    const destination = deliver.getByLabel(/^Destination/);
+    await destination.selectOption({ label: 'City GIS (PostGIS)' });
+    expect(await deliver.getByRole('textbox', { name: /^Schema/ }).inputValue()).toBe('public');
+    expect(await deliver.getByLabel(/^Write mode/).locator('option').allTextContents()).toEqual(['replace', 'append', 'create']);
+    await deliver.getByRole('textbox', { name: /^Table/ }).fill('points');
+    await deliver.getByLabel(/^Write mode/).selectOption('create');
+    await deliver.getByRole('button', { name: 'Deliver' }).click();
+    const result = page.getByTestId('delivery-result');
+    await result.waitFor({ timeout: 60_000 });
+    expect(await result.textContent()).toContain('points');
+    expect(await result.textContent()).toMatch(/rows written\s*3/);
+    expect(await db.sql('SELECT name FROM public.points ORDER BY name')).toEqual([{ name: 'Alpha' }, { name: 'Bravo' }, { name: 'Charlie' }]);
+    await snapBoth(page, 'workspace-deliver', { mobileShows: result });
+
+    // "create" onto the table that now exists: the server's target_exists, in the form.
+    await deliver.getByRole('button', { name: 'Deliver' }).click();
+    await expect.poll(() => deliver.locator('.form-summary').textContent(), { timeout: 60_000 }).toMatch(/exists/i);
+    expect(await result.isVisible()).toBe(false);
+    // "replace" swaps it in.
+    await deliver.getByLabel(/^Write mode/).selectOption('replace');
+    await deliver.getByRole('button', { name: 'Deliver' }).click();
+    await result.waitFor({ timeout: 60_000 });
+    expect(await db.sql('SELECT count(*)::int AS n FROM public.points')).toEqual([{ n: 3 }]);
   });
 
   it('deletes a Source after a confirmation', async () => {

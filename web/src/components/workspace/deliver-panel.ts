@@ -19,7 +19,7 @@ export function deliveryView(d: Delivery, destinationName: string): HTMLElement 
       h(
         'dl',
         { class: 'inline-facts' },
-        target.map(([k, v]) => [h('dt', null, k), h('dd', null, h('code', null, typeof v === 'object' ? JSON.stringify(v) : String(v)))]),
+        target.map(([k, v]) => [h('dt', null, k.replace(/_/g, ' ')), h('dd', null, h('code', null, typeof v === 'object' ? JSON.stringify(v) : String(v)))]),
         d.rows_written !== null ? [h('dt', null, 'rows written'), h('dd', null, count(d.rows_written))] : null,
         d.bytes_written !== null ? [h('dt', null, 'bytes written'), h('dd', null, bytes(d.bytes_written))] : null,
       ),
