@@ -260,6 +260,8 @@ export interface JobBody {
 
 export interface Job extends JobBody {
   id: string;
+  /** What a Run of this Job runs (the stage flags resolved against the fields). */
+  stages?: { transform: boolean; python: boolean; convert: boolean };
   enabled: boolean;
   /** null, or why the Job is disabled (a sentence, or {kind, failures, message}). */
   disabled_reason: string | { kind: string; failures?: number; message?: string } | null;

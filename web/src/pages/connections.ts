@@ -4,7 +4,7 @@
  * connection (the saved one, or the draft while it has unsaved changes) and, for types that can
  * be discovered (PostGIS), browses the database.
  */
-import { del, get, plainMessage, post, put } from '../api.js';
+import { ApiError, del, get, plainMessage, post, put } from '../api.js';
 import { discoverBrowser } from '../components/connections/discover-browser.js';
 import { connectionSummary, connectorsOf, KINDS, type KindInfo } from '../components/connections/kinds.js';
 import { testResultView } from '../components/connections/test-result.js';
@@ -202,6 +202,9 @@ export function connectionEditPage(kind: ConnectionKind) {
                 app.navigate(`#${info.path}`);
               } catch (error) {
                 errors.show(error);
+                // In use (409): the Jobs that use it, to open and change.
+                const jobs = error instanceof ApiError && Array.isArray(error.details.jobs) ? (error.details.jobs as { id: string; name: string }[]) : [];
+                if (jobs.length) errors.summary.append(h('ul', null, jobs.map((j) => h('li', null, h('a', { href: `#/jobs/${enc(j.id)}` }, j.name)))));
               }
             },
           },

@@ -7,6 +7,7 @@
 import { get, post, put } from '../api.js';
 import { connectionPicker } from '../components/connections/connection-picker.js';
 import { allConnections } from '../components/connections/kinds.js';
+import { jobStages } from '../components/jobs/run-status.js';
 import { scheduleField } from '../components/jobs/schedule-field.js';
 import { operationEditor } from '../components/operation-editor.js';
 import { h, uid } from '../dom.js';
@@ -69,8 +70,7 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   const sourceStage = stage(1, 'Source', { hint: 'Where each Run reads from, and what it reads.' }, source.node);
 
   // 2. Transform
-  const pipeline = job?.pipeline ?? {};
-  const hasTransform = !!job && (job.operations?.length || job.sql || job.recipe_id);
+  const stages = job ? jobStages(job) : { transform: false, python: false, convert: true };
   const modeName = uid('mode');
   const modes: { value: TransformMode; label: string }[] = [
     { value: 'manual', label: 'Operations' },
@@ -129,7 +129,7 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   const transformStage = stage(
     2,
     'Transform',
-    { toggle: { label: 'Transform the data', checked: pipeline.transform ?? !!hasTransform }, hint: 'The same operations as the Workspace canvas, a saved Recipe, or one SQL SELECT.' },
+    { toggle: { label: 'Transform the data', checked: stages.transform }, hint: 'The same operations as the Workspace canvas, a saved Recipe, or one SQL SELECT.' },
     modeSet,
     manualPane,
     recipePane,
@@ -145,7 +145,7 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   });
   pyScript.control.value = job?.python_script ?? '';
   errors.add('python_filename', pyFilename.handle).add('python_script', pyScript.handle);
-  const pythonStage = stage(3, 'Python step', { toggle: { label: 'Run a Python script', checked: pipeline.python ?? !!job?.python_script } }, pyFilename.row, pyScript.row);
+  const pythonStage = stage(3, 'Python step', { toggle: { label: 'Run a Python script', checked: stages.python } }, pyFilename.row, pyScript.row);
 
   // 4. Output format
   const format = labelled(formatSelect(formats), { label: 'Output format', required: true, hint: 'The file format delivered to the Destination.' });
@@ -154,7 +154,7 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   const convertStage = stage(
     4,
     'Output format',
-    { toggle: { label: 'Convert to a format', checked: pipeline.convert ?? (job ? !!job.output_format : true) }, hint: 'Left out, the data is delivered in the format it was read in.' },
+    { toggle: { label: 'Convert to a format', checked: stages.convert }, hint: 'Left out, the data is delivered in the format it was read in.' },
     format.row,
   );
 

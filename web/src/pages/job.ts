@@ -5,7 +5,7 @@
 import { del, get, plainMessage, post } from '../api.js';
 import { allConnections } from '../components/connections/kinds.js';
 import { confirmDialog } from '../components/dialog.js';
-import { disabledReason, scheduleText, statusBadge, STEP_LABELS } from '../components/jobs/run-status.js';
+import { disabledReason, jobStages, scheduleText, statusBadge, STEP_LABELS } from '../components/jobs/run-status.js';
 import { runsTable } from '../components/jobs/runs-table.js';
 import { h, replace, time } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
@@ -23,10 +23,7 @@ function idempotencyKey(): string {
 
 /** What each stage of the Job does, in one line each. */
 function stagesText(job: Job, catalog: Transformation[]): HTMLElement {
-  const p = job.pipeline ?? {};
-  const transform = p.transform ?? !!(job.operations?.length || job.sql || job.recipe_id);
-  const python = p.python ?? !!job.python_script;
-  const convert = p.convert ?? !!job.output_format;
+  const { transform, python, convert } = jobStages(job);
   const items: [string, string][] = [
     ['extract', job.source_resource && Object.keys(job.source_resource).length ? Object.entries(job.source_resource).map(([k, v]) => `${k} ${String(v)}`).join(', ') : 'as configured'],
     [

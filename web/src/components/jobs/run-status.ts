@@ -76,3 +76,14 @@ export function disabledReason(job: Pick<Job, 'enabled' | 'disabled_reason'>): s
   }
   return null;
 }
+
+/** The stages a Run runs: `stages` from the server, else inferred by the spec's rules (an explicit flag wins, else the fields). */
+export function jobStages(job: Job): { transform: boolean; python: boolean; convert: boolean } {
+  if (job.stages) return job.stages;
+  const p = job.pipeline ?? {};
+  return {
+    transform: p.transform ?? !!(job.operations?.length || job.sql || job.recipe_id),
+    python: p.python ?? !!job.python_script,
+    convert: p.convert ?? !!job.output_format,
+  };
+}

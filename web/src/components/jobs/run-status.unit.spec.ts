@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { disabledReason, duration, isFinished, runDuration, scheduleText } from './run-status.js';
+import { disabledReason, duration, isFinished, jobStages, runDuration, scheduleText } from './run-status.js';
+import type { Job } from '../../types.js';
 
 describe('how Runs and schedules read', () => {
   it('says durations in the largest sensible unit', () => {
@@ -35,5 +36,12 @@ describe('how Runs and schedules read', () => {
   it('knows which statuses are final', () => {
     expect(['queued', 'running'].map((s) => isFinished(s as never))).toEqual([false, false]);
     expect(['succeeded', 'failed', 'cancelled'].map((s) => isFinished(s as never))).toEqual([true, true, true]);
+  });
+
+  it('takes the stages a Run runs from the server, or infers them by the spec’s rules', () => {
+    const job = (extra: Partial<Job>) => ({ operations: [], sql: null, recipe_id: null, python_script: null, output_format: null, pipeline: {}, ...extra }) as unknown as Job;
+    expect(jobStages(job({ stages: { transform: false, python: true, convert: false } }))).toEqual({ transform: false, python: true, convert: false });
+    expect(jobStages(job({ operations: [{ type: 'buffer' }], output_format: 'GPKG' }))).toEqual({ transform: true, python: false, convert: true });
+    expect(jobStages(job({ operations: [{ type: 'buffer' }], pipeline: { transform: false } }))).toEqual({ transform: false, python: false, convert: false });
   });
 });
