@@ -41,7 +41,14 @@ export function jobsPage({ app }: PageContext): Page {
           'div',
           { class: 'empty card' },
           h('p', null, 'No Jobs yet.'),
-          h('p', null, 'A Job moves data from a Source to a Destination on a schedule, with the same transformations as the Workspace. ', sources.length && destinations.length ? null : 'Save a Source and a Destination first.'),
+          h(
+            'p',
+            null,
+            'A Job moves data from a Source to a Destination on a schedule, with the same transformations as the Workspace. ',
+            sources.length && destinations.length
+              ? null
+              : ['It needs a saved ', h('a', { href: '#/sources/new' }, 'Source'), ' and a saved ', h('a', { href: '#/destinations/new' }, 'Destination'), '.'],
+          ),
           h('p', null, h('a', { class: 'button', href: '#/jobs/new' }, 'Create the first Job')),
         ),
       );
