@@ -29,17 +29,10 @@ export async function startServer(options: { temporal?: boolean; env?: Record<st
   const sut = await createTestApp({ temporal: options.temporal ?? false, ...(options.env ? { env: options.env } : {}) });
   let stopWorker = async () => {};
   if (options.temporal) {
-    // Same data folder and task queue as the app: conversions run here.
-    const { createWorker } = await import('../../workflows/worker.js');
-    const { worker, connection } = await createWorker(sut.services.config);
-    const running = worker.run();
-    const { waitForPoller } = await import('../support/worker.js');
-    await waitForPoller(sut.services.config);
-    stopWorker = async () => {
-      worker.shutdown();
-      await running.catch(() => undefined);
-      await connection.close();
-    };
+    // Same data folder and task queue as the app: conversions and Runs run here.
+    const { startTestWorker } = await import('../support/worker.js');
+    const worker = await startTestWorker(sut.services.config);
+    stopWorker = () => worker.stop();
   }
   const url = await sut.app.listen({ port: 0, host: '127.0.0.1' });
   return {

@@ -251,7 +251,8 @@ export interface JobBody {
   python_script?: string | null;
   python_filename?: string | null;
   output_format?: string | null;
-  destination_id: string;
+  /** null on a draft Job saved without one (its Runs fail at deliver until it has one). */
+  destination_id: string | null;
   destination_target?: Record<string, unknown> | null;
   schedule?: Schedule | null;
   pipeline?: { transform?: boolean; convert?: boolean; python?: boolean };

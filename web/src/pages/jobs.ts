@@ -11,7 +11,8 @@ const enc = encodeURIComponent;
 
 /** "Warehouse → Data lake", with the names of the saved connections when they still exist. */
 export function routeText(job: Pick<Job, 'source_id' | 'destination_id'>, sources: Map<string, Connection>, destinations: Map<string, Connection>): HTMLElement {
-  const name = (map: Map<string, Connection>, id: string, path: string) => {
+  const name = (map: Map<string, Connection>, id: string | null, path: string) => {
+    if (!id) return h('span', { class: 'hint' }, 'no Destination yet');
     const c = map.get(id);
     return c ? h('a', { href: `#${path}/${enc(c.id)}` }, c.name) : h('span', { class: 'hint' }, `${id} (deleted)`);
   };
