@@ -145,7 +145,7 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     expect((await api.call('POST', `/api/v1/jobs/${job.id}/enable`)).json()).toMatchObject({ enabled: true, disabled_reason: null });
     expect((await handle.describe()).state.paused).toBe(false);
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
-  });
+  }, 240_000);
 
   it('fires at its time: a schedule for the next minute starts a Run with trigger schedule', async () => {
     // The next whole minute at least 8 s away, in a timezone with a non-zero offset.

@@ -24,18 +24,24 @@ from .errors import (  # noqa: E402
     WaitTimeoutError,
 )
 from .jobs_helpers import (  # noqa: E402
+    JOB_BODY_FIELDS,
     STAGES,
+    job_body,
     job_pipeline,
     job_write_body,
     pipeline_stages,
     stage_included,
 )
+from .resources.base import Page  # noqa: E402
+from .resources.jobs import FINISHED_STATUSES  # noqa: E402
 from .workspaces import Workspace  # noqa: E402
 
 __all__ = [
     "__version__",
     "Client",
     "Workspace",
+    "Page",
+    "FINISHED_STATUSES",
     "SvcError",
     "AuthenticationError",
     "AuthorizationError",
@@ -52,4 +58,6 @@ __all__ = [
     "job_pipeline",
     "stage_included",
     "job_write_body",
+    "JOB_BODY_FIELDS",
+    "job_body",
 ]

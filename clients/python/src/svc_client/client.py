@@ -19,7 +19,8 @@ from .errors import (
     SvcError,
     error_from_response,
 )
-from .resources.catalogs import Formats, Transformations
+from .resources.base import Page
+from .resources.catalogs import Connectors, Formats, Transformations
 from .resources.connections import Destinations, Sources
 from .resources.jobs import Jobs
 from .resources.recipes import Recipes
@@ -88,6 +89,7 @@ class Client:
         self.workspaces = Workspaces(self)
         self.transformations = Transformations(self)
         self.formats = Formats(self)
+        self.connectors = Connectors(self)
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -218,26 +220,26 @@ class Client:
         finally:
             response.close()
 
-    def _paginate(
-        self, path: str, *, params: Params | None = None, page_size: int | None = None
-    ) -> Iterator[dict[str, Any]]:
+    def _page(self, path: str, *, limit: int | None = None, cursor: str | None = None) -> Page:
+        """One ``{items, next_cursor}`` page of a list."""
+        data = self._json("GET", path, params={"limit": limit, "cursor": cursor})
+        if isinstance(data, list):  # tolerate an unpaginated list
+            return {"items": data, "next_cursor": None}
+        if not isinstance(data, dict) or not isinstance(data.get("items"), list):
+            raise ServerError(f"GET {path}: expected {{items, next_cursor}}", code="invalid_response")
+        next_cursor = data.get("next_cursor")
+        if not isinstance(next_cursor, str) or not next_cursor:
+            next_cursor = None
+        return {"items": data["items"], "next_cursor": next_cursor}
+
+    def _paginate(self, path: str, *, page_size: int | None = None) -> Iterator[dict[str, Any]]:
         """Every item of a ``{items, next_cursor}`` list, following ``next_cursor`` page by page."""
         cursor: str | None = None
         seen: set[str] = set()
         while True:
-            query = dict(params or {})
-            query["limit"] = page_size
-            query["cursor"] = cursor
-            page = self._json("GET", path, params=query)
-            if isinstance(page, list):  # tolerate an unpaginated list
-                yield from page
-                return
-            if not isinstance(page, dict) or not isinstance(page.get("items"), list):
-                raise ServerError(
-                    f"GET {path}: expected {{items, next_cursor}}", code="invalid_response"
-                )
+            page = self._page(path, limit=page_size, cursor=cursor)
             yield from page["items"]
-            cursor = page.get("next_cursor")
+            cursor = page["next_cursor"]
             if not cursor:
                 return
             if cursor in seen:

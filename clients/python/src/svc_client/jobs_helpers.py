@@ -21,7 +21,24 @@ __all__ = [
     "job_pipeline",
     "stage_included",
     "job_write_body",
+    "JOB_BODY_FIELDS",
+    "job_body",
 ]
+
+#: The fields of a Job's write body (POST and PUT); a Job's representation adds the fields the
+#: server keeps (id, enabled state, next_run_at, last_run, sync, timestamps).
+JOB_BODY_FIELDS: tuple[str, ...] = (
+    "name", "source_id", "source_resource", "transform_mode", "operations", "output_fields",
+    "recipe_id", "sql", "python_script", "python_filename", "output_format", "destination_id",
+    "destination_target", "schedule", "pipeline", "enabled",
+)
+
+#: Transform fields per ``transform_mode``: switching mode drops the fields of the others.
+MODE_FIELDS: dict[str, tuple[str, ...]] = {
+    "manual": ("operations", "output_fields"),
+    "recipe": ("recipe_id",),
+    "sql": ("sql",),
+}
 
 Stage = Literal["transform", "convert", "python"]
 STAGES: tuple[Stage, ...] = ("transform", "convert", "python")
@@ -122,3 +139,25 @@ def job_write_body(body: Mapping[str, Any]) -> dict[str, Any]:
             for field in STAGE_FIELDS[stage]:
                 out.pop(field, None)
     return out
+
+
+def job_body(job: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
+    """The write body of a saved Job, with ``changes`` laid over it (for a PUT).
+
+    Keeps only the body fields (server-kept ones such as ``next_run_at`` are dropped) and the
+    fields of the Job's ``transform_mode``: in recipe mode the Recipe's copied ``operations``
+    are left for the server to copy again. When ``changes`` switch ``transform_mode``, the old
+    mode's fields go too. The result has not been through :func:`job_write_body`.
+    """
+    body = {k: copy.deepcopy(job[k]) for k in JOB_BODY_FIELDS if k in job and job[k] is not None}
+    mode = changes.get("transform_mode", body.get("transform_mode"))
+    for other, fields in MODE_FIELDS.items():
+        if other != mode:
+            for field in fields:
+                if field not in changes:
+                    body.pop(field, None)
+    changes = copy.deepcopy(changes)
+    if isinstance(changes.get("pipeline"), Mapping) and isinstance(body.get("pipeline"), Mapping):
+        changes["pipeline"] = {**body["pipeline"], **changes["pipeline"]}
+    body.update(changes)
+    return body

@@ -12,7 +12,7 @@ def to_json(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, default=str)
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, limit: int = MAX_CELL) -> str:
     if value is None:
         text = ""
     elif isinstance(value, bool):
@@ -24,7 +24,7 @@ def _cell(value: Any) -> str:
     else:
         text = str(value)
     text = text.replace("\n", " ").replace("\r", " ")
-    return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _grid(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -54,15 +54,18 @@ def _columns(items: Sequence[dict[str, Any]], preferred: Sequence[str] | None) -
     return (scalar or present)[:8]
 
 
-def to_table(data: Any, columns: Sequence[str] | None = None) -> str:
-    """A list of objects as rows and columns; one object as key/value lines."""
+def to_table(data: Any, columns: Sequence[str] | None = None, *, max_cell: int = MAX_CELL) -> str:
+    """A list of objects as rows and columns; one object as key/value lines.
+
+    Cells longer than ``max_cell`` characters are cut with an ellipsis (--json has them whole).
+    """
     if isinstance(data, list):
         if not data:
             return "(none)"
         if all(isinstance(item, dict) for item in data):
             cols = _columns(data, columns)
-            return _grid(cols, [[_cell(item.get(c)) for c in cols] for item in data])
-        return _grid(["value"], [[_cell(item)] for item in data])
+            return _grid(cols, [[_cell(item.get(c), max_cell) for c in cols] for item in data])
+        return _grid(["value"], [[_cell(item, max_cell)] for item in data])
     if isinstance(data, dict):
-        return _grid(["field", "value"], [[str(k), _cell(v)] for k, v in data.items()])
-    return _cell(data)
+        return _grid(["field", "value"], [[str(k), _cell(v, max_cell)] for k, v in data.items()])
+    return _cell(data, max_cell)

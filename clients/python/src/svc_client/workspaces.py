@@ -59,14 +59,27 @@ class Workspaces:
         return Workspace(self._client, data)
 
     def import_source(
-        self, source_id: str, source_resource: Mapping[str, Any] | str | None = None
+        self,
+        source_id: str,
+        resource: Mapping[str, Any] | str | None = None,
+        *,
+        source_resource: Mapping[str, Any] | str | None = None,
     ) -> Workspace:
-        """Create a Workspace from a saved Source (``source_resource`` selects a table, object, layer…)."""
-        body: JSON = {"source_id": source_id}
+        """Create a Workspace from a saved Source; returns its :class:`Workspace` handle.
+
+        ``resource`` selects what to read: an object checked by the Source's connector
+        (``{"table": "roads", "schema": "public"}`` for PostGIS, ``{"key": ...}`` for S3…; see
+        ``client.connectors.get(type)["source"]["resource"]``) or a string, the type's shorthand
+        (``"roads"`` for a PostGIS Source means ``{"table": "roads"}``). url Sources need none.
+        ``source_resource=`` is the same argument under the API's name.
+        """
         if source_resource is not None:
-            body["source_resource"] = (
-                source_resource if isinstance(source_resource, str) else dict(source_resource)
-            )
+            if resource is not None:
+                raise TypeError("give resource or source_resource, not both")
+            resource = source_resource
+        body: JSON = {"source_id": source_id}
+        if resource is not None:
+            body["source_resource"] = resource if isinstance(resource, str) else dict(resource)
         data = self._client._object("POST", self.path, json=body, long=True)
         return Workspace(self._client, data)
 
@@ -202,12 +215,29 @@ class Workspace:
         return result
 
     def deliver(
-        self, destination_id: str, destination_target: Mapping[str, Any] | None = None
+        self,
+        destination_id: str,
+        target: Mapping[str, Any] | None = None,
+        *,
+        destination_target: Mapping[str, Any] | None = None,
     ) -> JSON:
-        """Publish the converted output to a saved Destination (fails with job_not_ready before convert)."""
-        body: JSON = {"destination_id": destination_id}
+        """Publish the converted output to a saved Destination and wait for the result.
+
+        ``target`` is the per-delivery target checked by the Destination's connector (schema,
+        table and ``write_mode`` for PostGIS; an object key for S3…). Answers with the delivery
+        (``delivery_id``, ``destination_type``, ``target``, ``rows_written``…, no secrets).
+        Before a convert it fails with ``job_not_ready`` (409); ``write_mode: "create"`` onto an
+        existing table with ``target_exists`` (409); a remote failure with ``delivery_failed``
+        (422, ``details["reason"]``, ``details["retryable"]``). ``destination_target=`` is the
+        same argument under the API's name.
+        """
         if destination_target is not None:
-            body["destination_target"] = dict(destination_target)
+            if target is not None:
+                raise TypeError("give target or destination_target, not both")
+            target = destination_target
+        body: JSON = {"destination_id": destination_id}
+        if target is not None:
+            body["destination_target"] = dict(target)
         return self._client._object("POST", self._path("deliver"), json=body, long=True)
 
     def download(

@@ -1,23 +1,26 @@
 """Fixtures for the tests against a real server.
 
-The project's `npm test` starts the server and exports SVC_TEST_URL (origin), SVC_TEST_ADMIN_EMAIL
-and SVC_TEST_ADMIN_PASSWORD. Without SVC_TEST_URL every test here is skipped, saying so.
-The bootstrap (login, token creation) uses httpx directly, as a browser session would: a personal
-access token cannot create tokens.
+The project's `npm test` starts the server and exports SVC_TEST_URL (origin), SVC_TEST_ADMIN_EMAIL,
+SVC_TEST_ADMIN_PASSWORD and SVC_TEST_DATABASE_URL (its PostgreSQL + PostGIS cluster, which the
+PostGIS Sources and Destinations here point at). Without SVC_TEST_URL every test here is
+skipped, saying so. The bootstrap (login, token creation) uses httpx directly, as a browser
+session would: a personal access token cannot create tokens.
 """
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
+import threading
 import uuid
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-from svc_client import Client, NotFoundError
-
-T = TypeVar("T")
+from svc_client import Client
 
 MISSING_SERVER = (
     "integration server missing: SVC_TEST_URL is not set "
@@ -101,18 +104,114 @@ def client_with(server_url: str, make_token: Callable[..., str]) -> Iterator[Cal
         client.close()
 
 
-def require_route(call: Callable[[], T], what: str) -> T:
-    """Run ``call``; skip the test when the server answers 404 ``not_found`` (route not landed)."""
-    try:
-        return call()
-    except NotFoundError as error:
-        if error.code == "not_found":
-            pytest.skip(
-                f"{what}: the server answers 404 not_found for this route, "
-                "so the capability has not landed yet"
-            )
-        raise
-
-
 def ids(items: list[dict[str, Any]]) -> list[str]:
     return [str(item["id"]) for item in items]
+
+
+def unique(prefix: str) -> str:
+    """A name no other test (or earlier run against the same server) uses."""
+    return f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+
+CITIES = {
+    "type": "FeatureCollection",
+    "features": [
+        {"type": "Feature", "properties": {"name": "Lisbon", "pop": 545000},
+         "geometry": {"type": "Point", "coordinates": [-9.139, 38.722]}},
+        {"type": "Feature", "properties": {"name": "Porto", "pop": 232000},
+         "geometry": {"type": "Point", "coordinates": [-8.611, 41.149]}},
+        {"type": "Feature", "properties": {"name": "Faro", "pop": 64000},
+         "geometry": {"type": "Point", "coordinates": [-7.935, 37.019]}},
+    ],
+}
+
+
+class DataServer:
+    """A GeoJSON file server on loopback, for url Sources.
+
+    ``/cities.geojson`` answers CITIES; ``/broken.geojson`` answers HTTP 500; ``/held.geojson``
+    answers CITIES only once ``release`` is set (at most 60 s later), so a Run can be caught
+    while it runs.
+    """
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        body = json.dumps(CITIES).encode()
+        release = self.release
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802
+                path = self.path.split("?")[0]
+                if path == "/held.geojson":
+                    release.wait(60)
+                if path in ("/cities.geojson", "/held.geojson"):
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/geo+json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                status = 500 if path == "/broken.geojson" else 404
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_HEAD(self) -> None:  # noqa: N802
+                self.send_response(200 if self.path.startswith("/cities") else 404)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/{name}"
+
+    def close(self) -> None:
+        self.release.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@pytest.fixture
+def data_server() -> Iterator[DataServer]:
+    server = DataServer()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def postgis_config() -> dict[str, Any]:
+    """A PostGIS connection configuration for the test cluster (SVC_TEST_DATABASE_URL)."""
+    url = os.environ.get("SVC_TEST_DATABASE_URL", "")
+    if not url:
+        pytest.skip("SVC_TEST_DATABASE_URL is not set: the PostGIS Source/Destination tests need the test "
+                    "cluster that `npm test` starts and exports")
+    parts = urlsplit(url)
+    return {
+        "host": parts.hostname or "127.0.0.1",
+        "port": parts.port or 5432,
+        "database": parts.path.lstrip("/") or "postgres",
+        "username": parts.username or "postgres",
+        "password": parts.password or "",
+        "ssl_mode": "disable",
+    }
+
+
+def capability(client: Client, type: str, name: str) -> bool:
+    """What the server's connector catalogue says a type can do now (test, discover, import, deliver)."""
+    return bool(client.connectors.get(type).get("capabilities", {}).get(name))
+
+
+def require_capability(client: Client, type: str, name: str) -> None:
+    """Skip, naming the missing connector capability, when the server cannot do it yet."""
+    if not capability(client, type, name):
+        pytest.skip(f"the server's {type} connector cannot {name} yet "
+                    f"(GET /api/v1/connectors: capabilities.{name} is false)")

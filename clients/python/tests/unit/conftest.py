@@ -15,6 +15,26 @@ URL = "https://gis.example.test"
 
 Handler = Callable[[httpx.Request], httpx.Response]
 
+#: A slice of GET /api/v1/connectors, as the server serves it (fields trimmed to what clients read).
+CONNECTORS = [
+    {"type": "url", "label": "URL", "kinds": ["source"], "implemented": True, "secrets": [],
+     "configuration": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
+     "source": {"resource_required": False, "resource_shorthand": None}, "destination": None},
+    {"type": "postgis", "label": "PostGIS", "kinds": ["source", "destination"], "implemented": True,
+     "secrets": ["password"],
+     "configuration": {"type": "object", "properties": {
+         "host": {"type": "string"}, "port": {"type": "integer", "default": 5432}, "database": {"type": "string"},
+         "username": {"type": "string"}, "password": {"type": "string", "description": "Password (secret: write-only)"},
+         "ssl_mode": {"type": "string", "default": "prefer"}}, "required": ["host", "database", "username"]},
+     "source": {"resource_required": True, "resource_shorthand": "table"}, "destination": {"deliverable": True}},
+    {"type": "s3", "label": "Amazon S3", "kinds": ["source", "destination"], "implemented": False,
+     "secrets": ["secret_key", "session_token"],
+     "configuration": {"type": "object", "properties": {
+         "bucket": {"type": "string"}, "access_key": {"type": "string"}, "secret_key": {"type": "string"},
+         "session_token": {"type": "string"}}, "required": ["bucket"]},
+     "source": {"resource_required": True, "resource_shorthand": "key"}, "destination": {"deliverable": True}},
+]
+
 
 def envelope(status: int, code: str, message: str = "refused", details: dict[str, Any] | None = None) -> httpx.Response:
     return httpx.Response(status, json={"error": {"code": code, "message": message, "details": details or {}}})

@@ -6,36 +6,16 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 import click
 import httpx
 import pytest
-from click.testing import CliRunner, Result
 
 from svc_client import config as cfg
 from svc_client.cli import State, cli
 
-from .conftest import TOKEN, URL, FakeServer, envelope
-
-
-def make_runner() -> CliRunner:
-    try:
-        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]  # click 8.1
-    except TypeError:
-        return CliRunner()  # click >= 8.2 keeps stderr apart
-
-
-def svc(server: FakeServer, *args: str, env: dict[str, str] | None = None, input: str | None = None) -> Result:
-    base_env = {"SVC_URL": URL, "SVC_TOKEN": TOKEN}
-    base_env.update(env or {})
-    return make_runner().invoke(
-        cli, list(args), obj=State(transport=server.transport()), env=base_env, input=input, catch_exceptions=False
-    )
-
-
-def out(result: Result) -> Any:
-    return json.loads(result.stdout)
+from .cli_support import make_runner, out, svc
+from .conftest import CONNECTORS, TOKEN, URL, FakeServer, envelope
 
 
 def _all_command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -56,17 +36,18 @@ def test_help_everywhere(server: FakeServer, path: tuple[str, ...]) -> None:
     assert server.requests == []
 
 
-def test_json_by_default_and_table_on_request(server: FakeServer) -> None:
+def test_table_by_default_and_json_on_request(server: FakeServer) -> None:
     recipes = [{"id": "rcp_2", "name": "b", "description": None, "operations": [{"type": "buffer"}]},
                {"id": "rcp_1", "name": "a", "description": "x", "operations": []}]
     server.on("GET", "/recipes", {"items": recipes, "next_cursor": None})
 
-    assert out(svc(server, "recipes", "list")) == recipes
-
-    for args in (("recipes", "list", "--table"), ("--table", "recipes", "list")):
-        table = svc(server, *args).stdout.splitlines()
+    for args in (("recipes", "list"), ("recipes", "list", "--table"), ("--json", "recipes", "list", "--table")):
+        table = svc(server, *args, as_json=False).stdout.splitlines()
         assert table[0].split() == ["id", "name", "description"]
         assert table[2].split()[:2] == ["rcp_2", "b"]
+
+    for args in (("--json", "recipes", "list"), ("recipes", "list", "--json")):
+        assert out(svc(server, *args, as_json=False)) == recipes
 
 
 def test_login_asks_checks_and_saves_0600(server: FakeServer, tmp_path: Path) -> None:
@@ -169,6 +150,7 @@ def test_public_commands_without_token(server: FakeServer) -> None:
 
 
 def test_sources_create_from_options_and_file(server: FakeServer, tmp_path: Path) -> None:
+    server.on("GET", "/connectors", {"items": CONNECTORS})
     server.on("POST", "/sources", lambda r: httpx.Response(201, json={"id": "src_1", **json.loads(r.content)}))
     result = svc(server, "sources", "create", "--name", "roads", "--type", "url", "--config", '{"url": "https://d.example/r.geojson"}')
     assert out(result)["id"] == "src_1"
@@ -279,7 +261,7 @@ def test_workspace_commands(server: FakeServer, tmp_path: Path) -> None:
     assert server.body() == {"source_id": "src_1", "source_resource": "public.roads"}
     assert out(svc(server, "workspaces", "get", "ws_1"))["status"] == "inspected"
 
-    table = svc(server, "workspaces", "preview", "ws_1", "--layer", "roads", "--limit", "5", "--table").stdout
+    table = svc(server, "workspaces", "preview", "ws_1", "--layer", "roads", "--limit", "5", as_json=False).stdout
     assert table.splitlines()[0].split() == ["name", "geom"]
     assert "Main St" in table
     assert dict(server.last.url.params) == {"layer": "roads", "limit": "5"}
@@ -315,6 +297,6 @@ def test_workspace_commands(server: FakeServer, tmp_path: Path) -> None:
 def test_transformations_list_table(server: FakeServer) -> None:
     server.on("GET", "/transformations", {"items": [{"id": "buffer", "label": "Buffer", "category": "geometry",
                                                      "requires_geometry": True, "parameters": {}}]})
-    table = svc(server, "transformations", "list", "--table").stdout.splitlines()
+    table = svc(server, "transformations", "list", as_json=False).stdout.splitlines()
     assert table[0].split() == ["id", "category", "requires_geometry", "label"]
     assert table[2].split() == ["buffer", "geometry", "true", "Buffer"]

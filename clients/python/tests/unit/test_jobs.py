@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from svc_client import Client, NotFoundError, WaitTimeoutError
+from svc_client import Client, NotFoundError, ValidationError, WaitTimeoutError
 
 from .conftest import FakeServer
 
@@ -35,6 +35,37 @@ def test_crud(server: FakeServer, client: Client) -> None:
     assert (server.last.method, server.body()["name"]) == ("PUT", "renamed")
     client.jobs.delete("job_1")
     assert server.last.method == "DELETE"
+
+
+def test_update_of_some_fields_reads_the_job_first(server: FakeServer, client: Client) -> None:
+    saved = {"id": "job_1", "name": "nightly", "source_id": "src_1", "source_resource": {"table": "roads"},
+             "transform_mode": "recipe", "recipe_id": "rcp_1", "operations": [{"type": "simplify", "tolerance": 1}],
+             "output_format": "GPKG", "destination_id": "dst_1", "destination_target": {"table": "roads"},
+             "schedule": {"kind": "daily", "timezone": "Europe/Berlin", "hour": 2, "minute": 30},
+             "pipeline": {"python": False}, "enabled": True, "disabled_reason": None, "next_run_at": "2026-01-02T01:30:00Z",
+             "last_run": None, "sync": {"supported": False}, "created_at": "x", "updated_at": "y"}
+    server.on("GET", "/jobs/job_1", saved)
+    server.on("PUT", "/jobs/job_1", saved)
+
+    client.jobs.update("job_1", name="nightly v2", schedule=None)
+
+    assert [r.method for r in server.requests] == ["GET", "PUT"]
+    # Only body fields; the Recipe's copied operations are left for the server to copy again.
+    assert server.body() == {"name": "nightly v2", "source_id": "src_1", "source_resource": {"table": "roads"},
+                             "transform_mode": "recipe", "recipe_id": "rcp_1", "output_format": "GPKG",
+                             "destination_id": "dst_1", "destination_target": {"table": "roads"}, "schedule": None,
+                             "pipeline": {"python": False}, "enabled": True}
+
+    client.jobs.update("job_1", transform_mode="sql", sql="SELECT * FROM source")
+    sent = server.body()
+    assert (sent["transform_mode"], sent["sql"]) == ("sql", "SELECT * FROM source")
+    assert "recipe_id" not in sent and "operations" not in sent
+
+
+def test_runs_page(server: FakeServer, client: Client) -> None:
+    server.on("GET", "/jobs/job_1/runs", {"items": [run("succeeded", "run_2")], "next_cursor": "c"})
+    assert client.jobs.runs_page("job_1", limit=1) == {"items": [run("succeeded", "run_2")], "next_cursor": "c"}
+    assert dict(server.last.url.params) == {"limit": "1"}
 
 
 def test_create_and_update_apply_stage_flags(server: FakeServer, client: Client) -> None:
@@ -142,8 +173,25 @@ def test_retry_and_wait(server: FakeServer, client: Client) -> None:
     server.on("POST", "/jobs/job_1/runs/run_1/retry", run("queued", "run_2"), status=201)
     server.on("GET", "/jobs/job_1/runs/run_2", [httpx.Response(200, json=run("running", "run_2")),
                                                 httpx.Response(200, json=run("succeeded", "run_2"))])
-    assert client.jobs.retry("job_1", "run_1")["status"] == "queued"
-    assert client.jobs.retry("job_1", "run_1", wait=True)["status"] == "succeeded"
+    assert client.jobs.retry_run("job_1", "run_1")["status"] == "queued"
+    assert (server.last.method, server.last.url.path) == ("POST", "/api/v1/jobs/job_1/runs/run_1/retry")
+    assert client.jobs.retry_run("job_1", "run_1", wait=True)["status"] == "succeeded"
+    assert client.jobs.retry == client.jobs.retry_run  # the first release's name
+
+
+def test_retry_of_a_run_that_did_not_fail(server: FakeServer, client: Client) -> None:
+    server.on("POST", "/jobs/job_1/runs/run_1/retry", httpx.Response(
+        409, json={"error": {"code": "conflict", "message": "only a failed Run can be retried", "details": {"status": "succeeded"}}}))
+    with pytest.raises(ValidationError) as caught:
+        client.jobs.retry_run("job_1", "run_1")
+    assert (caught.value.status_code, caught.value.details) == (409, {"status": "succeeded"})
+
+
+def test_failed_run_is_returned_with_its_error(server: FakeServer, client: Client) -> None:
+    failed = dict(run("failed"), error={"code": "delivery_failed", "message": "db down", "step": "deliver", "retryable": True})
+    server.on("POST", "/jobs/job_1/run", run("queued"), status=201)
+    server.on("GET", "/jobs/job_1/runs/run_1", failed)
+    assert client.jobs.run("job_1") == failed
 
 
 def test_wait_for_existing_run(server: FakeServer, client: Client) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from svc_client import job_pipeline, job_write_body, pipeline_stages, stage_included
+from svc_client import JOB_BODY_FIELDS, job_body, job_pipeline, job_write_body, pipeline_stages, stage_included
 
 FULL: dict[str, Any] = {
     "name": "nightly",
@@ -118,3 +118,24 @@ def test_write_body_refuses_non_boolean_flags() -> None:
 
 def test_write_body_keeps_unknown_pipeline_keys() -> None:
     assert job_write_body({"pipeline": {"deliver": True}})["pipeline"] == {"deliver": True}
+
+
+def test_job_body_keeps_body_fields_of_the_mode() -> None:
+    job = {"id": "job_1", "name": "n", "transform_mode": "manual", "operations": [{"type": "buffer"}],
+           "output_fields": ["a"], "sql": None, "recipe_id": None, "enabled": False, "next_run_at": None,
+           "last_run": {"id": "run_1"}, "sync": {}, "created_at": "x", "updated_at": "y"}
+    assert job_body(job) == {"name": "n", "transform_mode": "manual", "operations": [{"type": "buffer"}],
+                             "output_fields": ["a"], "enabled": False}
+    assert job_body(job, transform_mode="recipe", recipe_id="rcp_1") == {
+        "name": "n", "transform_mode": "recipe", "recipe_id": "rcp_1", "enabled": False}
+    changed = job_body(job, operations=[])
+    assert changed["operations"] == [] and job["operations"] == [{"type": "buffer"}]  # input untouched
+    assert set(JOB_BODY_FIELDS) >= set(job_body(job))
+
+
+def test_job_body_lays_pipeline_flags_over_the_saved_ones() -> None:
+    job = {"name": "n", "output_format": "GPKG", "pipeline": {"convert": False, "transform": True}}
+    assert job_body(job, pipeline={"python": False})["pipeline"] == {"convert": False, "transform": True, "python": False}
+    # None takes a flag back to inferred, once job_write_body has dropped it.
+    body = job_write_body(job_body(job, pipeline={"convert": None}))
+    assert body["pipeline"] == {"transform": True}

@@ -9,7 +9,7 @@ import pytest
 
 from svc_client import Client, NotFoundError
 
-from .conftest import FakeServer
+from .conftest import CONNECTORS, FakeServer
 
 
 @pytest.mark.parametrize("name", ["sources", "destinations"])
@@ -21,6 +21,7 @@ def test_connection_crud(server: FakeServer, client: Client, name: str) -> None:
     server.on("POST", prefix, saved, status=201)
     server.on("PUT", f"{prefix}/x_1", saved)
     server.on("DELETE", f"{prefix}/x_1", status=204)
+    server.on("GET", "/connectors", {"items": CONNECTORS})
     collection = getattr(client, name)
     config = {"host": "db", "database": "gis", "username": "u", "password": "p", "ssl_mode": "prefer"}
 
@@ -30,6 +31,8 @@ def test_connection_crud(server: FakeServer, client: Client, name: str) -> None:
     assert (server.last.method, server.body()) == ("POST", {"name": "roads", "type": "postgis", "configuration": config})
     assert collection.update("x_1", "roads2", "postgis", config) == saved
     assert (server.last.method, server.body()) == ("PUT", {"name": "roads2", "type": "postgis", "configuration": config})
+    assert collection.page(limit=1) == {"items": [saved], "next_cursor": None}
+    assert dict(server.last.url.params) == {"limit": "1"}
     assert collection.delete("x_1") is None
     assert server.last.method == "DELETE"
 
@@ -53,6 +56,58 @@ def test_connection_test_and_discover(server: FakeServer, client: Client, name: 
     assert "schema" not in server.last.url.params
     assert collection.discover("x_1", schema="public")["tables"] == []
     assert server.last.url.params["schema"] == "public"
+
+
+@pytest.mark.parametrize("name", ["sources", "destinations"])
+def test_update_changes_only_what_is_given(server: FakeServer, client: Client, name: str) -> None:
+    saved = {"id": "x_1", "name": "db", "type": "postgis", "created_at": "2026-01-01T00:00:00Z",
+             "configuration": {"host": "db", "port": 5433, "database": "gis", "username": "u", "ssl_mode": "require",
+                               "has_password": True}}
+    server.on("GET", f"/{name}/x_1", saved)
+    server.on("GET", "/connectors", {"items": CONNECTORS})
+    server.on("PUT", f"/{name}/x_1", saved)
+    collection = getattr(client, name)
+    kept = {"host": "db", "port": 5433, "database": "gis", "username": "u", "ssl_mode": "require"}
+
+    collection.update("x_1", name="db v2")
+    # has_password is a flag of the answer, not a field: it is not sent back; the secret is kept.
+    assert server.body() == {"name": "db v2", "type": "postgis", "configuration": kept}
+
+    collection.update("x_1", configuration={"password": "new", "port": None})
+    expected = dict(kept, password="new")
+    del expected["port"]  # None leaves a field to the server's default
+    assert server.body() == {"name": "db", "type": "postgis", "configuration": expected}
+
+    collection.update("x_1", clear_secrets=["password"])
+    assert server.body()["configuration"] == dict(kept, password=None)  # null clears a secret
+    collection.update("x_1", configuration={"password": None})
+    assert server.body()["configuration"] == dict(kept, password=None)
+    with pytest.raises(ValueError, match="not a secret"):
+        collection.update("x_1", clear_secrets=["host"])
+
+    # A new type takes a whole new configuration: nothing of the old one is carried over.
+    collection.update("x_1", type="s3", configuration={"bucket": "b"})
+    assert server.body() == {"name": "db", "type": "s3", "configuration": {"bucket": "b"}}
+
+
+def test_page_passes_limit_and_cursor(server: FakeServer, client: Client) -> None:
+    server.on("GET", "/sources", {"items": [{"id": "src_2"}], "next_cursor": "c2"})
+    assert client.sources.page(limit=1, cursor="c1") == {"items": [{"id": "src_2"}], "next_cursor": "c2"}
+    assert dict(server.last.url.params) == {"limit": "1", "cursor": "c1"}
+    server.on("GET", "/sources", {"items": [], "next_cursor": ""})
+    assert client.sources.page() == {"items": [], "next_cursor": None}
+    assert dict(server.last.url.params) == {}
+
+
+def test_connector_catalog(server: FakeServer, client: Client) -> None:
+    server.on("GET", "/connectors", {"items": CONNECTORS})
+    assert client.connectors.ids() == ["url", "postgis", "s3"]
+    assert client.connectors.get("postgis")["label"] == "PostGIS"
+    assert client.connectors.secrets("s3") == ["secret_key", "session_token"]
+    assert client.connectors.secrets("url") == []
+    assert "authorization" not in server.last.headers  # public, like /formats
+    with pytest.raises(ValueError, match="url, postgis, s3"):
+        client.connectors.get("ftp")
 
 
 def test_source_projects_and_inspect(server: FakeServer, client: Client) -> None:

@@ -90,6 +90,12 @@ def test_import_source(server: FakeServer, client: Client) -> None:
     assert server.last.headers["content-type"] == "application/json"
     client.workspaces.import_source("src_1", {"table": "public.roads"})
     assert server.body() == {"source_id": "src_1", "source_resource": {"table": "public.roads"}}
+    client.workspaces.import_source("src_1", "roads")  # the type's shorthand
+    assert server.body() == {"source_id": "src_1", "source_resource": "roads"}
+    client.workspaces.import_source("src_1", source_resource={"key": "a.gpkg"})
+    assert server.body() == {"source_id": "src_1", "source_resource": {"key": "a.gpkg"}}
+    with pytest.raises(TypeError):
+        client.workspaces.import_source("src_1", "a", source_resource="b")
 
 
 def test_get_and_refresh(server: FakeServer, client: Client) -> None:
@@ -189,6 +195,10 @@ def test_deliver(server: FakeServer, ws: Workspace) -> None:
     assert server.body() == {"destination_id": "dst_1", "destination_target": target}
     ws.deliver("dst_1")
     assert server.body() == {"destination_id": "dst_1"}
+    ws.deliver("dst_1", destination_target={"key": "out.gpkg"})
+    assert server.body() == {"destination_id": "dst_1", "destination_target": {"key": "out.gpkg"}}
+    with pytest.raises(TypeError):
+        ws.deliver("dst_1", target, destination_target=target)
 
 
 def test_deliver_before_convert(server: FakeServer, ws: Workspace) -> None:

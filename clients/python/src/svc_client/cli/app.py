@@ -24,7 +24,7 @@ from ..errors import (
 )
 
 EXIT_OK = 0
-EXIT_FAILURE = 1  # a waited Run finished failed/cancelled, or an error of no other class
+EXIT_FAILURE = 1  # a waited Run failed/was cancelled, a connection test failed, or another error
 EXIT_USAGE = 2
 #: First match wins: MissingCredentialsError and LocalFileExistsError are ConfigErrors (3).
 EXIT_CODES: tuple[tuple[type[SvcError], int], ...] = (
@@ -54,7 +54,7 @@ class State:
     allow_http: bool = False
     timeout: float = 30
     run_timeout: float = 600
-    table: bool = False
+    json: bool = False  # tables for people by default; --json for scripts
     transport: httpx.BaseTransport | None = None  # tests inject an httpx.MockTransport
     _client: Client | None = field(default=None, repr=False)
 
@@ -110,24 +110,32 @@ def _print_error(error: SvcError) -> None:
     show_default=True,
     help="Seconds for upload, preview, convert, download, and waiting for a Run.",
 )
-@click.option("--table", is_flag=True, help="Print a readable table instead of JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the server's JSON instead of a table.")
+@click.option("--table", is_flag=True, hidden=True, help="Print a table (the default).")
 @click.version_option(__version__, prog_name="svc")
 @pass_state
 def cli(
-    state: State, url: str | None, allow_http: bool, timeout: float, run_timeout: float, table: bool
+    state: State,
+    url: str | None,
+    allow_http: bool,
+    timeout: float,
+    run_timeout: float,
+    as_json: bool,
+    table: bool,
 ) -> None:
     """Client of the geospatial conversion service.
 
-    The token comes from $SVC_TOKEN or from `svc auth login`; it is never accepted on the
-    command line. Exit codes: 0 ok, 1 Run failed or other error, 2 usage, 3 config,
-    4 authentication, 5 authorization, 6 not found, 7 validation, 8 network, 9 server,
-    10 wait timeout.
+    Output is a table; --json (before or after the command) prints the server's JSON. The
+    token comes from $SVC_TOKEN or from `svc auth login`; it is never accepted on the command
+    line, and neither are connection secrets. Exit codes: 0 ok, 1 a Run failed or a connection
+    test did not pass (or another error), 2 usage, 3 config, 4 authentication, 5 authorization,
+    6 not found, 7 validation, 8 network, 9 server, 10 wait timeout.
     """
     state.url = url
     state.allow_http = allow_http
     state.timeout = timeout
     state.run_timeout = run_timeout
-    state.table = state.table or table
+    state.json = (state.json or as_json) and not table
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -9,6 +9,7 @@ import click
 
 from .. import config as config_mod
 from ..client import Client
+from . import views
 from .app import State, cli, pass_state
 from .support import emit, table_option
 
@@ -50,7 +51,7 @@ def login(state: State, login_url: str | None, token_stdin: bool, no_verify: boo
     if state.allow_http:
         settings["allow_http"] = True
     saved_path = config_mod.save(settings, path)
-    emit(state, {"saved": str(saved_path), "url": url, "user": user})
+    emit(state, {"saved": str(saved_path), "url": url, "user": user}, view=views.login)
 
 
 @auth.command()

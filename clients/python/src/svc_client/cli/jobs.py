@@ -1,34 +1,210 @@
-"""``svc jobs``: saved automation, its Runs, and waiting for them."""
+"""``svc jobs`` (saved automation) and ``svc runs`` (its Runs, watched live)."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any, Callable
 
 import click
 
-from ..jobs_helpers import job_pipeline
-from ..resources.jobs import OnPoll
+from ..errors import SvcError
+from ..jobs_helpers import MODE_FIELDS, job_pipeline
+from . import views
 from .app import EXIT_FAILURE, State, cli, pass_state
+from .live import OnPoll, run_status
 from .support import (
+    F,
     add_list_get_delete,
     data_option,
     emit,
+    emit_list,
+    list_options,
+    load_json,
+    load_json_array,
     load_json_object,
-    page_size_option,
+    stderr_is_terminal,
     table_option,
     timeout_option,
-    wait_progress,
 )
 
-RUN_COLUMNS = ("id", "status", "trigger", "attempt", "created_at", "finished_at")
+_TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 
 @cli.group()
 def jobs() -> None:
-    """Saved automation and its Runs."""
+    """Saved automation: a Source, a transform, a format, a Destination, a schedule. Its Runs are
+    under `svc runs`."""
 
 
-add_list_get_delete(jobs, "jobs", "Job", ("id", "name", "enabled", "transform_mode", "output_format", "next_run_at"))
+def _names(state: State) -> dict[str, str]:
+    """Source and Destination names by id, for the Jobs table; ids alone if they cannot be read
+    (a token with jobs:read only)."""
+    names: dict[str, str] = {}
+    client = state.client()
+    for collection in (client.sources, client.destinations):
+        try:
+            names.update({str(c["id"]): str(c.get("name")) for c in collection.iter() if "id" in c})
+        except SvcError:
+            pass
+    return names
+
+
+def _jobs_view(state: State) -> Callable[[list[Any]], str]:
+    return lambda items: views.jobs(items, _names(state) if items else {})
+
+
+@jobs.command("list")
+@list_options
+@table_option
+@pass_state
+def list_(state: State, limit: int | None, cursor: str | None, page_size: int | None) -> None:
+    """List your Jobs, newest first: source → destination, schedule (in the Job's time zone), the
+    next Run in your local time, enabled, the last Run's status."""
+    jobs_ = state.client().jobs
+    emit_list(state, lambda size: jobs_.list(page_size=size), lambda lim, cur: jobs_.page(limit=lim, cursor=cur),
+              limit, cursor, page_size, view=_jobs_view(state))
+
+
+add_list_get_delete(jobs, "jobs", "Job", (), item_view=views.job, commands=("get", "delete"))
+
+
+# -- the body of create and update -----------------------------------------------------------------
+
+
+def _body_options(f: F) -> F:
+    options = [
+        data_option(),
+        click.option("--name", help="Name."),
+        click.option("--source", "source_id", metavar="SOURCE_ID", help="The Source to read."),
+        click.option("--resource", help="source_resource: JSON object, @file.json, or the type's shorthand (a table name…)."),
+        click.option("--operations", help="Manual transform: operations as a JSON array, @file.json or -."),
+        click.option("--recipe", "recipe_id", metavar="RECIPE_ID", help="Transform with a Recipe's operations (copied onto the Job)."),
+        click.option("--sql", help="Transform with one SELECT against the relation named source."),
+        click.option("--python-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Python step script."),
+        click.option("--format", "output_format", help="Output format id (see `svc formats list --writable`)."),
+        click.option("--destination", "destination_id", metavar="DESTINATION_ID", help="The Destination to deliver to."),
+        click.option("--target", help="destination_target as JSON (schema, table, write_mode…), @file.json or -."),
+        click.option("--daily", metavar="HH:MM", help="Run every day at this time, in --timezone."),
+        click.option("--timezone", metavar="ZONE", help="IANA time zone of the schedule, e.g. Europe/Berlin."),
+        click.option("--no-schedule", is_flag=True, help="No schedule (Run Now only)."),
+        click.option("--enable/--disable", "enabled", default=None, help="Whether the schedule runs."),
+        click.option("--without", "without", multiple=True, type=click.Choice(["transform", "convert", "python"]),
+                     help="Leave a stage out (its fields are then dropped). Repeatable."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _selector(value: str | None) -> Any:
+    if value is None:
+        return None
+    if value == "-" or value.startswith("@") or value.lstrip().startswith("{"):
+        return load_json(value, "--resource")
+    return value  # the type's shorthand, e.g. a table name
+
+
+def _changes(options: dict[str, Any]) -> dict[str, Any]:
+    """Job fields from the options that were given (none of them: an empty dict)."""
+    changes: dict[str, Any] = {}
+    for key in ("name", "source_id", "recipe_id", "sql", "output_format", "destination_id", "enabled"):
+        if options.get(key) is not None:
+            changes[key] = options[key]
+    if options.get("resource") is not None:
+        changes["source_resource"] = _selector(options["resource"])
+    if options.get("target") is not None:
+        changes["destination_target"] = load_json_object(options["target"], "--target")
+    operations = load_json_array(options.get("operations"), "--operations")
+    modes = [m for m, given in (("manual", operations is not None), ("recipe", "recipe_id" in changes),
+                                ("sql", "sql" in changes)) if given]
+    if len(modes) > 1:
+        raise click.UsageError("--operations, --recipe and --sql are three transform modes: give one")
+    if modes:
+        changes["transform_mode"] = modes[0]
+    if operations is not None:
+        changes["operations"] = operations
+    script: Path | None = options.get("python_file")
+    if script is not None:
+        changes["python_script"] = script.read_text(encoding="utf-8")
+        changes["python_filename"] = script.name
+    schedule = _schedule(options.get("daily"), options.get("timezone"), options.get("no_schedule", False))
+    if schedule is not _KEEP:
+        changes["schedule"] = schedule
+    if options.get("without"):
+        changes["pipeline"] = {stage: False for stage in options["without"]}
+    return changes
+
+
+_KEEP: Any = object()
+
+
+def _laid_over(body: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``changes`` over a --data body: a transform mode option drops the body's other modes'
+    fields (the server refuses sql with recipe), and --without adds to the body's pipeline."""
+    merged = {**body, **changes}
+    if "transform_mode" in changes:
+        for mode, fields in MODE_FIELDS.items():
+            if mode != changes["transform_mode"]:
+                for field in fields:
+                    if field not in changes:
+                        merged.pop(field, None)
+    if isinstance(body.get("pipeline"), dict) and "pipeline" in changes:
+        merged["pipeline"] = {**body["pipeline"], **changes["pipeline"]}
+    return merged
+
+
+def _schedule(daily: str | None, timezone: str | None, none: bool) -> Any:
+    if none:
+        if daily or timezone:
+            raise click.UsageError("--no-schedule excludes --daily and --timezone")
+        return None
+    if daily is None:
+        if timezone:
+            raise click.UsageError("--timezone goes with --daily HH:MM")
+        return _KEEP
+    match = _TIME.match(daily)
+    if not match:
+        raise click.UsageError(f"--daily takes HH:MM (00:00 to 23:59), got {daily!r}")
+    if not timezone:
+        raise click.UsageError("--daily needs --timezone (an IANA zone such as Europe/Berlin): the schedule "
+                               "runs in the Job's zone, across daylight-saving changes")
+    return {"kind": "daily", "timezone": timezone, "hour": int(match.group(1)), "minute": int(match.group(2))}
+
+
+@jobs.command("create")
+@_body_options
+@table_option
+@pass_state
+def create(state: State, /, data: str | None, **options: Any) -> None:
+    """Create a Job from --data (a whole JSON body) and/or the options, which win.
+
+    \b
+    svc jobs create --name nightly --source src_… --resource parcels \\
+        --operations '[{"type":"simplify","tolerance":1}]' --format GPKG \\
+        --destination dst_… --target '{"key":"parcels.gpkg"}' --daily 02:30 --timezone Europe/Berlin
+    """
+    body = _laid_over(load_json_object(data, "--data"), _changes(options))
+    emit(state, state.client().jobs.create(body), view=views.job)
+
+
+@jobs.command("update")
+@click.argument("id")
+@_body_options
+@table_option
+@pass_state
+def update(state: State, /, id: str, data: str | None, **options: Any) -> None:
+    """Change a Job. With --data, that is the whole new body; with options only, the saved Job is
+    read and only those fields change."""
+    changes = _changes(options)
+    jobs_ = state.client().jobs
+    if data is not None:
+        result = jobs_.update(id, _laid_over(load_json_object(data, "--data"), changes))
+    elif changes:
+        result = jobs_.update(id, **changes)
+    else:
+        raise click.UsageError("nothing to change: give --data or an option")
+    emit(state, result, view=views.job)
 
 
 @jobs.command("stages")
@@ -40,109 +216,132 @@ def stages(state: State, id: str) -> None:
     emit(state, job_pipeline(state.client().jobs.get(id)))
 
 
-@jobs.command("create")
-@data_option(required=True)
-@table_option
-@pass_state
-def create(state: State, data: str) -> None:
-    """Create a Job from a JSON body (fields of stages set to false are dropped)."""
-    emit(state, state.client().jobs.create(load_json_object(data, "--data")))
-
-
-@jobs.command("update")
-@click.argument("id")
-@data_option(required=True)
-@table_option
-@pass_state
-def update(state: State, id: str, data: str) -> None:
-    """Replace a Job with a JSON body."""
-    emit(state, state.client().jobs.update(id, load_json_object(data, "--data")))
-
-
 def _action(name: str, method: str, doc: str) -> None:
     @jobs.command(name, help=doc)
     @click.argument("id")
     @table_option
     @pass_state
     def command(state: State, id: str) -> None:
-        emit(state, getattr(state.client().jobs, method)(id))
+        result = getattr(state.client().jobs, method)(id)
+        is_job = isinstance(result, dict) and "name" in result
+        emit(state, result if result is not None else {"id": id, "done": name},
+             view=views.job if is_job else None)
 
 
-_action("enable", "enable", "Enable a Job (its schedule runs).")
-_action("disable", "disable", "Disable a Job.")
-_action("sync-reset", "sync_reset", "Reset a Job's sync state.")
-_action("sync-reinitialize", "sync_reinitialize", "Reinitialize a Job's sync state.")
+_action("enable", "enable", "Enable a Job: its schedule runs again.")
+_action("disable", "disable", "Disable a Job: no scheduled Runs (`svc jobs run` still works).")
+_action("sync-reset", "sync_reset", "Forget the sync cursor: the next Run reads everything again.")
+_action("sync-reinitialize", "sync_reinitialize",
+        "Forget the sync cursor and rebuild the target on the next Run (staged, then swapped).")
 
 
-def _show_run(
-    ctx: click.Context, wait: bool, wait_timeout: float | None, start: Callable[[OnPoll | None], dict[str, Any]]
-) -> None:
-    """Start or wait (with a bar on a terminal), print the Run, exit 1 when a waited Run did not succeed."""
+# -- Runs --------------------------------------------------------------------------------------------
+
+
+def _finish(ctx: click.Context, wait: bool, wait_timeout: float | None, start: Callable[[OnPoll | None], dict[str, Any]]) -> None:
+    """Start or wait (a live status line on a terminal), print the Run; a waited Run that did not
+    succeed prints its error on stderr and exits 1 (WaitTimeoutError: 10, by the group)."""
     state = ctx.ensure_object(State)
-    limit = state.run_timeout if wait_timeout is None else wait_timeout
-    with wait_progress(limit, wait) as on_poll:
+    with run_status(wait, stderr_is_terminal()) as on_poll:
         run = start(on_poll)
-    emit(state, run)
+    emit(state, run, view=views.run)
     if wait and run.get("status") != "succeeded":
+        click.echo(views.run_error(run), err=True)
         ctx.exit(EXIT_FAILURE)
+
+
+def _run_command(f: F) -> F:
+    f = click.option("--idempotency-key", help="The same key within 24 h starts one Run only.")(f)
+    f = timeout_option(f)
+    return click.option("--wait", is_flag=True, help="Watch the Run until it succeeds, fails or is cancelled.")(f)
 
 
 @jobs.command("run")
 @click.argument("id")
-@click.option("--wait", is_flag=True, help="Wait until the Run succeeds, fails or is cancelled.")
-@timeout_option
-@click.option("--idempotency-key", help="Key that makes a repeated request start one Run only.")
+@_run_command
 @table_option
 @click.pass_context
 def run(ctx: click.Context, id: str, wait: bool, wait_timeout: float | None, idempotency_key: str | None) -> None:
-    """Start a Run now. With --wait: exit 0 if it succeeds, 1 if not, 10 if waiting times out."""
+    """Run a Job now. With --wait, a live status line on a terminal, then exit 0 if the Run
+    succeeded, 1 if it failed or was cancelled, 10 if waiting timed out (the Run goes on)."""
     jobs_ = ctx.ensure_object(State).client().jobs
-    _show_run(ctx, wait, wait_timeout, lambda on_poll: jobs_.run(
+    _finish(ctx, wait, wait_timeout, lambda on_poll: jobs_.run(
         id, wait=wait, timeout=wait_timeout, idempotency_key=idempotency_key, on_poll=on_poll))
 
 
-@jobs.command("wait")
-@click.argument("id")
-@click.argument("run_id")
-@timeout_option
-@table_option
-@click.pass_context
-def wait(ctx: click.Context, id: str, run_id: str, wait_timeout: float | None) -> None:
-    """Wait for an existing Run to finish (exit codes as `jobs run --wait`)."""
-    jobs_ = ctx.ensure_object(State).client().jobs
-    _show_run(ctx, True, wait_timeout, lambda on_poll: jobs_.wait_for_run(
-        id, run_id, timeout=wait_timeout, on_poll=on_poll))
+@cli.group()
+def runs() -> None:
+    """Runs of a Job: list, show (with steps), wait, retry."""
 
 
-@jobs.command("retry")
-@click.argument("id")
-@click.argument("run_id")
-@click.option("--wait", is_flag=True, help="Wait until the new attempt finishes.")
-@timeout_option
+def _runs_list(state: State, id: str, limit: int | None, cursor: str | None, page_size: int | None) -> None:
+    jobs_ = state.client().jobs
+    emit_list(state, lambda size: jobs_.list_runs(id, page_size=size),
+              lambda lim, cur: jobs_.runs_page(id, limit=lim, cursor=cur),
+              limit, cursor, page_size, view=views.runs)
+
+
+@runs.command("list")
+@click.argument("job_id")
+@list_options
 @table_option
-@click.pass_context
-def retry(ctx: click.Context, id: str, run_id: str, wait: bool, wait_timeout: float | None) -> None:
-    """Retry a failed Run."""
-    jobs_ = ctx.ensure_object(State).client().jobs
-    _show_run(ctx, wait, wait_timeout, lambda on_poll: jobs_.retry(
-        id, run_id, wait=wait, timeout=wait_timeout, on_poll=on_poll))
+@pass_state
+def runs_list(state: State, job_id: str, limit: int | None, cursor: str | None, page_size: int | None) -> None:
+    """List a Job's Runs, newest first."""
+    _runs_list(state, job_id, limit, cursor, page_size)
 
 
 @jobs.command("runs")
 @click.argument("id")
-@page_size_option
+@list_options
 @table_option
 @pass_state
-def runs(state: State, id: str, page_size: int | None) -> None:
-    """List a Job's Runs (every page)."""
-    emit(state, state.client().jobs.list_runs(id, page_size=page_size), RUN_COLUMNS)
+def jobs_runs(state: State, id: str, limit: int | None, cursor: str | None, page_size: int | None) -> None:
+    """List a Job's Runs (the same as `svc runs list`)."""
+    _runs_list(state, id, limit, cursor, page_size)
 
 
-@jobs.command("run-get")
-@click.argument("id")
+@runs.command("show")
+@click.argument("job_id")
 @click.argument("run_id")
 @table_option
 @pass_state
-def run_get(state: State, id: str, run_id: str) -> None:
-    """Show one Run."""
-    emit(state, state.client().jobs.get_run(id, run_id))
+def runs_show(state: State, job_id: str, run_id: str) -> None:
+    """Show a Run: status, times, counts, each step with its duration, and the error."""
+    emit(state, state.client().jobs.get_run(job_id, run_id), view=views.run)
+
+
+@runs.command("wait")
+@click.argument("job_id")
+@click.argument("run_id")
+@timeout_option
+@table_option
+@click.pass_context
+def runs_wait(ctx: click.Context, job_id: str, run_id: str, wait_timeout: float | None) -> None:
+    """Watch a Run until it finishes (exit codes as `svc jobs run --wait`)."""
+    jobs_ = ctx.ensure_object(State).client().jobs
+    _finish(ctx, True, wait_timeout, lambda on_poll: jobs_.wait_for_run(
+        job_id, run_id, timeout=wait_timeout, on_poll=on_poll))
+
+
+@runs.command("retry")
+@click.argument("job_id")
+@click.argument("run_id")
+@click.option("--wait", is_flag=True, help="Watch the new Run until it finishes.")
+@timeout_option
+@table_option
+@click.pass_context
+def runs_retry(ctx: click.Context, job_id: str, run_id: str, wait: bool, wait_timeout: float | None) -> None:
+    """Retry a failed Run: a new Run with the same Job snapshot (exit codes as `jobs run`)."""
+    jobs_ = ctx.ensure_object(State).client().jobs
+    _finish(ctx, wait, wait_timeout, lambda on_poll: jobs_.retry_run(
+        job_id, run_id, wait=wait, timeout=wait_timeout, on_poll=on_poll))
+
+
+# The first release's names, kept working but out of the help.
+jobs.add_command(click.Command("run-get", callback=runs_show.callback, params=runs_show.params, hidden=True,
+                               help=runs_show.help))
+jobs.add_command(click.Command("wait", callback=runs_wait.callback, params=runs_wait.params, hidden=True,
+                               help=runs_wait.help))
+jobs.add_command(click.Command("retry", callback=runs_retry.callback, params=runs_retry.params, hidden=True,
+                               help=runs_retry.help))

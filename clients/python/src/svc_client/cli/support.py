@@ -19,24 +19,45 @@ F = TypeVar("F", bound=Callable[..., Any])
 DATA_HELP = "Request body as JSON: inline, @file.json, or - for stdin."
 
 
-def emit(state: State, data: Any, columns: Sequence[str] | None = None) -> None:
-    click.echo(to_table(data, columns) if state.table else to_json(data))
+View = Callable[[Any], str]
+"""Renders a command's result for people (the default output); ``--json`` bypasses it."""
+
+
+def emit(state: State, data: Any, columns: Sequence[str] | None = None, view: View | None = None) -> None:
+    """Print a result: the server's JSON with ``--json``, else ``view(data)`` or a plain table."""
+    if state.json:
+        click.echo(to_json(data))
+    elif view is not None:
+        click.echo(view(data))
+    else:
+        click.echo(to_table(data, columns))
+
+
+def _set_json(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.ensure_object(State).json = True
 
 
 def _set_table(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value:
-        ctx.ensure_object(State).table = True
+        ctx.ensure_object(State).json = False
 
 
 def table_option(f: F) -> F:
-    """``--table`` on a command (the same as the global one)."""
-    return click.option(
-        "--table",
-        is_flag=True,
-        expose_value=False,
-        callback=_set_table,
-        help="Print a readable table instead of JSON.",
+    """``--json`` on a command (the same as the global one); ``--table``, the default, is kept
+    hidden for scripts written when JSON was the default."""
+    f = click.option(
+        "--table", is_flag=True, expose_value=False, hidden=True, callback=_set_table,
+        help="Print a table (the default).",
     )(f)
+    return click.option(
+        "--json", "as_json", is_flag=True, expose_value=False, callback=_set_json,
+        help="Print the server's JSON instead of a table.",
+    )(f)
+
+
+def stdin_is_terminal() -> bool:
+    return sys.stdin.isatty()
 
 
 def page_size_option(f: F) -> F:
@@ -126,48 +147,79 @@ def byte_progress(label: str) -> Iterator[Callable[[int, int | None], None] | No
             bar_cm.__exit__(None, None, None)
 
 
-@contextmanager
-def wait_progress(
-    timeout: float, enabled: bool
-) -> Iterator[Callable[[dict[str, Any], float], None] | None]:
-    """A bar over the wait timeout showing the Run's status (None off a terminal)."""
-    if not (enabled and stderr_is_terminal()):
-        yield None
+def list_options(f: F) -> F:
+    """``--limit``/``--cursor`` (one page) and ``--page-size`` (every page)."""
+    f = page_size_option(f)
+    f = click.option("--cursor", help="Continue after the page that printed this cursor.")(f)
+    return click.option(
+        "--limit", type=click.IntRange(1, 200), help="One page of at most this many (newest first)."
+    )(f)
+
+
+def emit_list(
+    state: State,
+    every: Callable[[int | None], list[Any]],
+    one_page: Callable[[int | None, str | None], Any],
+    limit: int | None,
+    cursor: str | None,
+    page_size: int | None,
+    columns: Sequence[str] | None = None,
+    view: Callable[[list[Any]], str] | None = None,
+) -> None:
+    """Every item (all pages), or with ``--limit``/``--cursor`` one page. As JSON a page is
+    ``{items, next_cursor}``; as a table the next cursor is said on stderr."""
+    if limit is None and cursor is None:
+        emit(state, every(page_size), columns, view)
         return
-    limit = max(int(timeout), 1)
-    with click.progressbar(length=limit, label="Waiting", file=sys.stderr, show_eta=False) as bar:
-        shown = 0
-
-        def update(run: dict[str, Any], waited: float) -> None:
-            nonlocal shown
-            bar.label = f"Run {run.get('id')}: {run.get('status')}"
-            step = min(int(waited), limit) - shown
-            bar.update(step)
-            shown += step
-
-        yield update
+    page = one_page(limit, cursor)
+    if state.json:
+        click.echo(to_json(page))
+        return
+    click.echo(view(page["items"]) if view is not None else to_table(page["items"], columns))
+    if page.get("next_cursor"):
+        click.echo(f"more: add --cursor {page['next_cursor']}", err=True)
 
 
-def add_list_get_delete(group: click.Group, attr: str, noun: str, columns: Sequence[str]) -> None:
+def add_list_get_delete(
+    group: click.Group,
+    attr: str,
+    noun: str,
+    columns: Sequence[str],
+    *,
+    list_view: Callable[[list[Any]], str] | None = None,
+    item_view: View | None = None,
+    commands: Sequence[str] = ("list", "get", "delete"),
+) -> None:
     """The ``list``, ``get`` and ``delete`` commands every collection group has."""
 
-    @group.command("list", help=f"List all {noun}s (every page).")
-    @page_size_option
+    @click.command("list", help=f"List your {noun}s, newest first (every page unless --limit/--cursor).")
+    @list_options
     @table_option
     @pass_state
-    def list_(state: State, page_size: int | None) -> None:
-        emit(state, getattr(state.client(), attr).list(page_size=page_size), columns)
+    def list_(state: State, limit: int | None, cursor: str | None, page_size: int | None) -> None:
+        collection = getattr(state.client(), attr)
+        emit_list(
+            state,
+            lambda size: collection.list(page_size=size),
+            lambda lim, cur: collection.page(limit=lim, cursor=cur),
+            limit, cursor, page_size, columns, list_view,
+        )
 
-    @group.command("get", help=f"Show one {noun}.")
+    @click.command("get", help=f"Show one {noun}.")
     @click.argument("id")
     @table_option
     @pass_state
     def get(state: State, id: str) -> None:
-        emit(state, getattr(state.client(), attr).get(id))
+        emit(state, getattr(state.client(), attr).get(id), view=item_view)
 
-    @group.command("delete", help=f"Delete a {noun}.")
+    @click.command("delete", help=f"Delete a {noun}.")
     @click.argument("id")
+    @table_option
     @pass_state
     def delete(state: State, id: str) -> None:
         getattr(state.client(), attr).delete(id)
         emit(state, {"deleted": id})
+
+    for command in (list_, get, delete):
+        if command.name in commands:
+            group.add_command(command)

@@ -9,6 +9,7 @@ import click
 
 from ..output import to_table
 from ..workspaces import Workspace
+from . import views
 from .app import State, cli, pass_state
 from .support import byte_progress, emit, load_json, load_json_array, load_json_object, table_option
 
@@ -27,7 +28,7 @@ def ws_upload(state: State, path: Path) -> None:
     client = state.client()
     with byte_progress("Uploading") as progress:
         ws = client.workspaces.upload(path, progress=progress)
-    emit(state, ws.data)
+    emit(state, ws.data, view=views.workspace)
 
 
 @workspaces.command("import")
@@ -44,7 +45,7 @@ def ws_import(state: State, source_id: str, resource: str | None) -> None:
         except click.BadParameter:
             parsed = None
         selector = parsed if isinstance(parsed, dict) else resource  # else a bare name
-    emit(state, state.client().workspaces.import_source(source_id, selector).data)
+    emit(state, state.client().workspaces.import_source(source_id, selector).data, view=views.workspace)
 
 
 @workspaces.command("get")
@@ -53,7 +54,7 @@ def ws_import(state: State, source_id: str, resource: str | None) -> None:
 @pass_state
 def ws_get(state: State, id: str) -> None:
     """Show a Workspace (status, layers, output, expiry)."""
-    emit(state, state.client().workspaces.get(id).data)
+    emit(state, state.client().workspaces.get(id).data, view=views.workspace)
 
 
 def _handle(state: State, id: str) -> Workspace:
@@ -70,7 +71,7 @@ def _handle(state: State, id: str) -> Workspace:
 @table_option
 @pass_state
 def ws_preview(state: State, id: str, layer: str | None, limit: int | None, as_map: bool, transformed: bool) -> None:
-    """Preview rows (default) or a map sample, raw or transformed. --table shows the rows."""
+    """Preview rows (default) or a map sample, raw or transformed."""
     ws = _handle(state, id)
     if as_map:
         if limit is not None:
@@ -79,7 +80,7 @@ def ws_preview(state: State, id: str, layer: str | None, limit: int | None, as_m
         emit(state, result)
         return
     result = ws.preview_transformed_data(layer, limit) if transformed else ws.preview_data(layer, limit)
-    if state.table:
+    if not state.json:
         columns = [str(f.get("name")) for f in result.get("fields", []) if isinstance(f, dict)]
         click.echo(to_table(result.get("rows", []), columns or None))
     else:
@@ -134,7 +135,7 @@ def ws_clear(state: State, id: str) -> None:
 @pass_state
 def ws_convert(state: State, id: str, output_format: str, layers: tuple[str, ...], target_crs: str | None) -> None:
     """Convert through the stored pipeline (waits until done)."""
-    emit(state, _handle(state, id).convert(output_format, list(layers) or None, target_crs))
+    emit(state, _handle(state, id).convert(output_format, list(layers) or None, target_crs), view=views.workspace)
 
 
 @workspaces.command("download")

@@ -1,8 +1,8 @@
-"""What every collection shares: list over all pages, get, delete."""
+"""What every collection shares: list over all pages, one page, get, delete."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, TypedDict
 from urllib.parse import quote
 
 if TYPE_CHECKING:
@@ -10,6 +10,13 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 JSONList = list[JSON]  # module-level: inside a class, `list` names the method
+
+
+class Page(TypedDict):
+    """One page of a list: pass ``next_cursor`` back as ``cursor`` for the next (None: no more)."""
+
+    items: list[JSON]
+    next_cursor: str | None
 
 
 def segment(value: str) -> str:
@@ -37,6 +44,10 @@ class Collection:
     def list(self, *, page_size: int | None = None) -> JSONList:
         """Every item, all pages followed (``page_size`` is the ``limit`` of each request)."""
         return list(self.iter(page_size=page_size))
+
+    def page(self, *, limit: int | None = None, cursor: str | None = None) -> Page:
+        """One page, newest first: ``{"items": [...], "next_cursor": "..." | None}``."""
+        return self._client._page(self.path, limit=limit, cursor=cursor)
 
     def get(self, id: str) -> JSON:
         return self._client._object("GET", self._item(id))

@@ -1,4 +1,4 @@
-"""Server-driven catalogs: transformation operations and file formats (never hard-coded)."""
+"""Server-driven catalogs: operations, file formats, connection types (never hard-coded)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import builtins
 from typing import TYPE_CHECKING
 
 from ..errors import ServerError
-from .base import JSONList
+from .base import JSON, JSONList
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -45,3 +45,27 @@ class Formats(_Catalog):
 
     path = "/formats"
     auth = False
+
+
+class Connectors(_Catalog):
+    """``GET /api/v1/connectors``: connection types, their fields (JSON Schema), secrets,
+    selectors (``source_resource``) and targets (``destination_target``). No token needed."""
+
+    path = "/connectors"
+    auth = False
+
+    def ids(self) -> builtins.list[str]:
+        return [str(item["type"]) for item in self.list() if isinstance(item, dict) and "type" in item]
+
+    def get(self, type: str) -> JSON:
+        """The catalogue entry of one type; ``ValueError`` names the known types if it is unknown."""
+        entries = self.list()
+        for entry in entries:
+            if isinstance(entry, dict) and entry.get("type") == type:
+                return entry
+        known = ", ".join(str(e.get("type")) for e in entries if isinstance(e, dict))
+        raise ValueError(f"unknown connection type {type!r}; the server knows: {known}")
+
+    def secrets(self, type: str) -> builtins.list[str]:
+        """The write-only fields of a type's configuration (shown as ``has_<field>`` flags)."""
+        return [str(name) for name in self.get(type).get("secrets") or []]

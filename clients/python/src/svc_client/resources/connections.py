@@ -1,34 +1,69 @@
-"""Sources and Destinations: saved connections, with test and PostGIS discovery."""
+"""Sources and Destinations: saved connections, with connection tests and PostGIS discovery."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .base import JSON, Collection
 
-
 class _Connections(Collection):
     def create(self, name: str, type: str, configuration: Mapping[str, Any]) -> JSON:
+        """Save a connection. ``configuration`` holds the type's fields, secrets included
+        (``client.connectors.get(type)`` describes them); secrets are never sent back."""
         body = {"name": name, "type": type, "configuration": dict(configuration)}
         return self._client._object("POST", self.path, json=body)
 
-    def update(self, id: str, name: str, type: str, configuration: Mapping[str, Any]) -> JSON:
-        """Replace a saved connection (PUT: the whole body)."""
-        body = {"name": name, "type": type, "configuration": dict(configuration)}
+    def update(
+        self,
+        id: str,
+        name: str | None = None,
+        type: str | None = None,
+        configuration: Mapping[str, Any] | None = None,
+        *,
+        clear_secrets: Sequence[str] = (),
+    ) -> JSON:
+        """Change a saved connection; what you leave out stays as it is.
+
+        The API's PUT takes the whole body, so the saved connection is read first and your
+        changes are laid over it: ``configuration`` is merged into the saved public fields
+        (a field set to ``None`` is removed, so the server's default applies). Secrets you leave
+        out are kept by the server; a secret set to ``None``, or named in ``clear_secrets``, is
+        removed. With a new ``type``, ``configuration`` is the whole new configuration and the
+        old type's secrets are dropped.
+        """
+        saved = self.get(id)
+        new_type = type or str(saved.get("type"))
+        secrets = set(self._client.connectors.secrets(new_type))
+        merged: dict[str, Any] = {}
+        if new_type == saved.get("type"):
+            hidden = {f"has_{field}" for field in secrets}
+            public = saved.get("configuration") or {}
+            merged.update({k: v for k, v in public.items() if k not in hidden})
+        merged.update(configuration or {})
+        for field in clear_secrets:
+            if field not in secrets:
+                raise ValueError(f"{field!r} is not a secret of a {new_type} connection")
+            merged[field] = None
+        # None: a secret is cleared (the API's null); any other field is left to its default.
+        body_config = {k: v for k, v in merged.items() if v is not None or k in secrets}
+        body = {"name": name or saved.get("name"), "type": new_type, "configuration": body_config}
         return self._client._object("PUT", self._item(id), json=body)
 
-    def test(self, id: str) -> Any:
-        """Test a saved connection."""
-        return self._client._json("POST", self._item(id, "test"), long=True)
+    def test(self, id: str) -> JSON:
+        """Test a saved connection: ``{ok, status, message, tried, duration_ms}``.
+
+        A connection that fails is a result (``ok`` false, ``status`` says why), not an error.
+        """
+        return self._client._object("POST", self._item(id, "test"), long=True)
 
     def test_draft(
         self, type: str, configuration: Mapping[str, Any], name: str | None = None
-    ) -> Any:
-        """Test an unsaved connection."""
+    ) -> JSON:
+        """Test an unsaved connection (nothing is stored); the same result as :meth:`test`."""
         body: dict[str, Any] = {"type": type, "configuration": dict(configuration)}
         if name is not None:
             body["name"] = name
-        return self._client._json("POST", f"{self.path}/test", json=body, long=True)
+        return self._client._object("POST", f"{self.path}/test", json=body, long=True)
 
     def discover(self, id: str, schema: str | None = None) -> JSON:
         """PostGIS discovery: the schemas, or with ``schema`` that schema's tables and views."""
@@ -38,11 +73,15 @@ class _Connections(Collection):
 
 
 class Sources(_Connections):
+    """``client.sources``: where data comes from."""
+
     path = "/sources"
 
     def projects(self, id: str, body: Mapping[str, Any] | None = None) -> Any:
         """Projects of a qfieldcloud or merginmaps Source."""
-        return self._client._json("POST", self._item(id, "projects"), json=dict(body or {}), long=True)
+        return self._client._json(
+            "POST", self._item(id, "projects"), json=dict(body or {}), long=True
+        )
 
     def inspect_project(self, id: str, body: Mapping[str, Any]) -> Any:
         """Inspect one project of a qfieldcloud or merginmaps Source."""
@@ -52,4 +91,6 @@ class Sources(_Connections):
 
 
 class Destinations(_Connections):
+    """``client.destinations``: where results are delivered."""
+
     path = "/destinations"

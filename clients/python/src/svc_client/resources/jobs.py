@@ -1,12 +1,21 @@
-"""Jobs (saved automation) and their Runs."""
+"""Jobs (saved automation) and their Runs.
+
+Why a failed Run is returned rather than raised: the request to run the Job succeeded; the Run
+is a record the server keeps (its steps, its error with ``step`` and ``retryable``, its id to
+retry it), and a Job failing because a remote system is down is an expected outcome of
+automation, like a connection test that answers ``ok: false``. Raising would turn that record
+into an exception to unpack, and make "start, wait, then decide to retry" a try/except. The
+exceptions stay for what went wrong with the request itself (refused, not found, unreachable)
+and for waiting too long (:class:`~svc_client.WaitTimeoutError`).
+"""
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import ServerError, WaitTimeoutError
-from ..jobs_helpers import job_write_body
-from .base import JSON, Collection, JSONList, segment
+from ..jobs_helpers import job_body, job_write_body
+from .base import JSON, Collection, JSONList, Page, segment
 
 #: Run statuses after which a Run no longer changes.
 FINISHED_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
@@ -33,19 +42,32 @@ class Jobs(Collection):
         return self._client._object("POST", self.path, json=_merge(body, fields))
 
     def update(self, id: str, body: Mapping[str, Any] | None = None, **fields: Any) -> JSON:
-        """Replace a Job (PUT: the whole body), through :func:`~svc_client.job_write_body`."""
+        """Replace a Job (PUT), through :func:`~svc_client.job_write_body`.
+
+        With ``body``, that is the whole new body (``fields`` laid over it). With ``fields``
+        only, the saved Job is read first and only those fields change
+        (:func:`~svc_client.job_body`): ``jobs.update(id, name="nightly v2")``.
+        """
+        if body is None:
+            return self._client._object(
+                "PUT", self._item(id), json=job_write_body(job_body(self.get(id), **fields))
+            )
         return self._client._object("PUT", self._item(id), json=_merge(body, fields))
 
     def enable(self, id: str) -> Any:
+        """Enable a Job: its schedule fires again. Returns the server's answer (the Job)."""
         return self._client._json("POST", self._item(id, "enable"))
 
     def disable(self, id: str) -> Any:
+        """Disable a Job: no scheduled Runs (Run Now still works). Returns the server's answer."""
         return self._client._json("POST", self._item(id, "disable"))
 
     def sync_reset(self, id: str) -> Any:
+        """Forget the sync cursor: the next Run reads everything again and writes it as usual."""
         return self._client._json("POST", self._item(id, "sync", "reset"))
 
     def sync_reinitialize(self, id: str) -> Any:
+        """Forget the sync cursor and rebuild the target on the next Run (staged, then swapped)."""
         return self._client._json("POST", self._item(id, "sync", "reinitialize"))
 
     # -- Runs --------------------------------------------------------------------------------
@@ -56,6 +78,10 @@ class Jobs(Collection):
     def list_runs(self, id: str, *, page_size: int | None = None) -> JSONList:
         """Every Run of a Job, newest first, all pages followed."""
         return list(self.iter_runs(id, page_size=page_size))
+
+    def runs_page(self, id: str, *, limit: int | None = None, cursor: str | None = None) -> Page:
+        """One page of a Job's Runs, newest first (``next_cursor`` for the next)."""
+        return self._client._page(self._item(id, "runs"), limit=limit, cursor=cursor)
 
     def get_run(self, id: str, run_id: str) -> JSON:
         return self._client._object("GET", self._item(id, "runs", segment(run_id)))
@@ -71,15 +97,18 @@ class Jobs(Collection):
     ) -> JSON:
         """Start a Run (Run Now). With ``wait``, poll until it is succeeded, failed or cancelled.
 
-        Waiting longer than ``timeout`` (default: the client's ``run_timeout``) raises
-        :class:`~svc_client.WaitTimeoutError`; the Run goes on on the server.
-        A failed Run is returned, not raised: look at its ``status``.
+        Polling starts only when the first answer is queued or running, and backs off from the
+        client's ``poll_interval`` (0.5 s) doubling up to ``max_poll_interval`` (5 s). Waiting
+        longer than ``timeout`` (default: the client's ``run_timeout``) raises
+        :class:`~svc_client.WaitTimeoutError`; the Run goes on on the server. A failed Run is
+        returned, not raised (see the module's docstring): look at ``status`` and ``error``.
+        ``idempotency_key``: the same key within 24 h answers with the same Run.
         """
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
         run = _run_of(self._client._json("POST", self._item(id, "run"), headers=headers))
         return self._wait(id, run, timeout, on_poll) if wait else run
 
-    def retry(
+    def retry_run(
         self,
         id: str,
         run_id: str,
@@ -88,10 +117,14 @@ class Jobs(Collection):
         timeout: float | None = None,
         on_poll: OnPoll | None = None,
     ) -> JSON:
-        """Retry a failed Run; with ``wait``, wait for the Run it answers with."""
+        """Retry a failed Run: a new Run (``trigger`` retry, ``retry_of`` the failed one) with
+        the same Job snapshot. With ``wait``, wait for it as :meth:`run` does. Retrying a Run
+        that did not fail is refused (:class:`~svc_client.ValidationError`, 409)."""
         path = self._item(id, "runs", segment(run_id), "retry")
         run = _run_of(self._client._json("POST", path))
         return self._wait(id, run, timeout, on_poll) if wait else run
+
+    retry = retry_run  # the name of the first release
 
     def wait_for_run(
         self, id: str, run_id: str, *, timeout: float | None = None, on_poll: OnPoll | None = None

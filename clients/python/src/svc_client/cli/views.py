@@ -1,0 +1,369 @@
+"""How Sources, Destinations, connection tests, discovery, Jobs and Runs read in a terminal.
+
+Pure functions from the server's JSON to text; ``--json`` prints the JSON itself instead.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, Mapping, Sequence
+
+from ..jobs_helpers import job_pipeline
+from ..output import to_table
+
+JSON = Mapping[str, Any]
+
+STEP_MARKS = {"pending": "·", "running": "…", "succeeded": "✓", "failed": "✗", "skipped": "–"}
+
+# The configuration fields that say where a connection points, most telling first.
+_WHERE_FIELDS = ("url", "bucket", "container", "account", "base_url", "endpoint", "path")
+
+
+# -- small formatters ------------------------------------------------------------------------
+
+
+def local_time(value: Any) -> str:
+    """An ISO 8601 UTC timestamp in this machine's time zone (``2026-05-02 02:30 CEST``)."""
+    if not isinstance(value, str) or not value:
+        return ""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return value
+    if moment.tzinfo is None:
+        return value
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M %Z").strip()
+
+
+def duration(ms: Any) -> str:
+    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
+        return ""
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def _between(start: Any, end: Any) -> Any:
+    try:
+        a = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+        b = datetime.fromisoformat(str(end).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (b - a).total_seconds() * 1000
+
+
+def compact(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def schedule_text(schedule: Any) -> str:
+    """``daily 02:30 Europe/Berlin`` (the Job's own time zone), or ``—`` without a schedule."""
+    if not isinstance(schedule, Mapping):
+        return "—"
+    kind = schedule.get("kind", "?")
+    hour, minute = schedule.get("hour"), schedule.get("minute")
+    at = f" {hour:02d}:{minute:02d}" if isinstance(hour, int) and isinstance(minute, int) else ""
+    zone = f" {schedule['timezone']}" if schedule.get("timezone") else ""
+    return f"{kind}{at}{zone}"
+
+
+def where(connection: JSON) -> str:
+    """Where a connection points, without secrets: its URL, host/database, bucket…"""
+    config = connection.get("configuration")
+    if not isinstance(config, Mapping):
+        return ""
+    if config.get("host"):
+        text = str(config["host"])
+        if config.get("port"):
+            text += f":{config['port']}"
+        if config.get("database"):
+            text += f"/{config['database']}"
+        return text
+    for field in _WHERE_FIELDS:
+        if config.get(field):
+            return str(config[field])
+    return ""
+
+
+def _key_values(rows: Sequence[tuple[str, Any]]) -> str:
+    """One object as field/value lines; a single value column may be wider than a list's cells."""
+    return to_table(
+        [{"field": k, "value": v if isinstance(v, str) else compact(v)} for k, v in rows],
+        ("field", "value"),
+        max_cell=100,
+    )
+
+
+def login(result: JSON) -> str:
+    """``svc auth login``: where the login was saved, and whose token it is."""
+    user: Mapping[str, Any] = result["user"] if isinstance(result.get("user"), Mapping) else {}
+    auth: Mapping[str, Any] = user["auth"] if isinstance(user.get("auth"), Mapping) else {}
+    rows: list[tuple[str, Any]] = [("saved", result.get("saved")), ("url", result.get("url"))]
+    if user:
+        rows.append(("user", f"{user.get('email')} ({user.get('name')})"))
+    if auth.get("scopes"):
+        rows.append(("scopes", ", ".join(map(str, auth["scopes"]))))
+    return _key_values(rows)
+
+
+# -- connections -------------------------------------------------------------------------------
+
+
+def connections(items: list[Any]) -> str:
+    return to_table(
+        [{"id": c.get("id"), "name": c.get("name"), "type": c.get("type"), "where": where(c),
+          "updated_at": c.get("updated_at")} for c in items],
+        ("id", "name", "type", "where", "updated_at"),
+    )
+
+
+def connection(item: JSON) -> str:
+    rows: list[tuple[str, Any]] = [(k, item.get(k)) for k in ("id", "name", "type")]
+    config = item.get("configuration")
+    if isinstance(config, Mapping):
+        for key, value in config.items():
+            if key.startswith("has_") and isinstance(value, bool):
+                rows.append((key[4:], "stored (secret)" if value else "not set"))
+            else:
+                rows.append((key, value))
+    rows += [("created_at", item.get("created_at")), ("updated_at", item.get("updated_at"))]
+    return _key_values(rows)
+
+
+def connection_test(result: JSON) -> str:
+    tried = result.get("tried")
+    tried_text = ", ".join(f"{k}={compact(v)}" for k, v in tried.items()) if isinstance(tried, Mapping) else ""
+    mark = "✓ ok" if result.get("ok") else f"✗ {result.get('status')}"
+    return _key_values([
+        ("result", mark), ("message", result.get("message")), ("tried", tried_text),
+        ("duration", duration(result.get("duration_ms"))),
+    ])
+
+
+def discovery(result: JSON) -> str:
+    tables = result.get("tables")
+    if isinstance(tables, list):
+        return to_table(tables, ("schema", "name", "has_geometry", "geometry_type"))
+    schemas = result.get("schemas") or []
+    return to_table([{"schema": s} for s in schemas]) if schemas else "(no schemas)"
+
+
+def connectors(items: list[Any]) -> str:
+    rows = []
+    for c in items:
+        rows.append({
+            "type": c.get("type"), "label": c.get("label"), "kinds": ", ".join(c.get("kinds") or []),
+            "works": "yes" if c.get("implemented") else "not yet", "secrets": ", ".join(c.get("secrets") or []),
+        })
+    return to_table(rows, ("type", "label", "kinds", "works", "secrets"))
+
+
+def connector(entry: JSON) -> str:
+    """The fields of a connection type: what to put in --config, and which are secrets."""
+    schema = entry.get("configuration") or {}
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or [])
+    secrets = set(entry.get("secrets") or [])
+    rows = []
+    for name, spec in props.items():
+        spec = spec if isinstance(spec, Mapping) else {}
+        kind = spec.get("type") or ("one of " + "|".join(map(str, spec["enum"])) if "enum" in spec else "")
+        rows.append({
+            "field": name, "type": kind if isinstance(kind, str) else compact(kind),
+            "required": "yes" if name in required else "",
+            "default": compact(spec.get("default")),
+            "secret": "secret" if name in secrets else "",
+            "description": spec.get("description", ""),
+        })
+    head = f"{entry.get('type')}: {entry.get('label')} ({', '.join(entry.get('kinds') or [])})"
+    if not entry.get("implemented"):
+        head += " — accepted and saved, but cannot connect yet"
+    return head + "\n" + to_table(rows, ("field", "type", "required", "default", "secret", "description"))
+
+
+# -- Workspaces ------------------------------------------------------------------------------------
+
+
+def workspace(item: JSON) -> str:
+    """A Workspace: status, what was read (layers with geometry and counts), the output, expiry."""
+    layers = []
+    for layer in item.get("layers") or []:
+        if isinstance(layer, Mapping):
+            kind = layer.get("geometry_type") if layer.get("has_geometry", True) else "no geometry"
+            count = layer.get("feature_count")
+            layers.append(f"{layer.get('name')} ({kind}{f', {count} features' if count is not None else ''})")
+    output = item.get("output")
+    output_text = ""
+    if isinstance(output, Mapping):
+        output_text = f"{output.get('format')}: {output.get('filename')}, {output.get('size')} bytes"
+    origin = item.get("source")
+    origin_text = ""
+    if isinstance(origin, Mapping) and origin.get("id"):
+        origin_text = f"{origin['id']} {compact(origin.get('resource'))}".strip()
+    rows: list[tuple[str, Any]] = [
+        ("id", item.get("id")), ("status", item.get("status")),
+        ("file", f"{item.get('filename')} ({item.get('size')} bytes, {item.get('format')})"),
+        ("from source", origin_text),
+        ("crs", item.get("crs")), ("layers", "; ".join(layers)),
+        ("output", output_text), ("warnings", "; ".join(map(str, item.get("warnings") or []))),
+        ("errors", "; ".join(map(compact, item.get("errors") or []))),
+        ("expires (local)", local_time(item.get("expires_at"))),
+    ]
+    return _key_values([(k, v) for k, v in rows if v not in (None, "") or k in ("id", "status")])
+
+
+# -- Jobs and Runs -------------------------------------------------------------------------------
+
+
+def _last_run(job: JSON) -> str:
+    last = job.get("last_run")
+    return str(last.get("status")) if isinstance(last, Mapping) else ""
+
+
+def jobs(items: list[Any], names: Mapping[str, str] | None = None) -> str:
+    names = names or {}
+    rows = []
+    for job in items:
+        src, dst = job.get("source_id"), job.get("destination_id")
+        rows.append({
+            "id": job.get("id"), "name": job.get("name"),
+            "source → destination": f"{names.get(str(src), src)} → {names.get(str(dst), dst)}",
+            "schedule": schedule_text(job.get("schedule")),
+            "next run (local)": local_time(job.get("next_run_at")),
+            "enabled": job.get("enabled"), "last run": _last_run(job),
+        })
+    return to_table(rows, ("id", "name", "source → destination", "schedule", "next run (local)", "enabled", "last run"))
+
+
+def _transform_text(job: JSON) -> str:
+    mode = job.get("transform_mode")
+    if mode == "manual":
+        ops = job.get("operations") or []
+        return "manual: " + (", ".join(str(op.get("type")) for op in ops if isinstance(op, Mapping)) or "no operations")
+    if mode == "recipe":
+        return f"recipe {job.get('recipe_id')} ({len(job.get('operations') or [])} operations copied)"
+    if mode == "sql":
+        return f"sql: {job.get('sql')}"
+    return "—"
+
+
+def job(item: JSON) -> str:
+    stages = job_pipeline(item)
+    enabled = "yes" if item.get("enabled") else "no"
+    if item.get("disabled_reason"):
+        enabled += f" ({item['disabled_reason']})"
+    last = item.get("last_run")
+    last_text = (
+        f"{last.get('id')} {last.get('status')} {local_time(last.get('finished_at'))}".strip()
+        if isinstance(last, Mapping) else "never"
+    )
+    sync = item.get("sync")
+    sync_text = ""
+    if isinstance(sync, Mapping):
+        if not sync.get("supported"):
+            sync_text = "not supported by this Source"
+        else:
+            pending = [w for w in ("reset", "reinitialize") if sync.get(f"{w}_pending")]
+            sync_text = f"cursor {compact(sync.get('cursor')) or '—'}"
+            if pending:
+                sync_text += f" ({' and '.join(pending)} pending)"
+    rows: list[tuple[str, Any]] = [
+        ("id", item.get("id")), ("name", item.get("name")), ("enabled", enabled),
+        ("source", f"{item.get('source_id')} {compact(item.get('source_resource'))}".strip()),
+        ("transform", _transform_text(item) if stages["transform"] else "(stage off)"),
+        ("python", item.get("python_filename") or "script" if stages["python"] else "(stage off)"),
+        ("output format", item.get("output_format") if stages["convert"] else "(stage off)"),
+        ("destination", f"{item.get('destination_id')} {compact(item.get('destination_target'))}".strip()),
+        ("schedule", schedule_text(item.get("schedule"))),
+        ("next run (local)", local_time(item.get("next_run_at")) or "—"),
+        ("last run", last_text), ("sync", sync_text),
+        ("created_at", item.get("created_at")), ("updated_at", item.get("updated_at")),
+    ]
+    return _key_values(rows)
+
+
+def _run_duration(run: JSON) -> str:
+    if run.get("started_at") and run.get("finished_at"):
+        return duration(_between(run["started_at"], run["finished_at"]))
+    return ""
+
+
+def runs(items: list[Any]) -> str:
+    rows = []
+    for run in items:
+        error = run.get("error")
+        stats = run.get("stats")
+        rows.append({
+            "id": run.get("id"), "status": run.get("status"), "trigger": run.get("trigger"),
+            "attempt": run.get("attempt"), "created (local)": local_time(run.get("created_at")),
+            "duration": _run_duration(run),
+            "written": stats.get("features_written") if isinstance(stats, Mapping) else None,
+            "error": f"{error.get('code')} at {error.get('step')}" if isinstance(error, Mapping) else "",
+        })
+    return to_table(rows, ("id", "status", "trigger", "attempt", "created (local)", "duration", "written", "error"))
+
+
+def steps(run: JSON) -> str:
+    rows = []
+    for step in run.get("steps") or []:
+        if not isinstance(step, Mapping):
+            continue
+        status = str(step.get("status"))
+        rows.append({
+            "step": step.get("name"), "status": f"{STEP_MARKS.get(status, '?')} {status}",
+            "started (local)": local_time(step.get("started_at")),
+            "duration": duration(step.get("duration_ms")),
+        })
+    return to_table(rows, ("step", "status", "started (local)", "duration")) if rows else "(no steps yet)"
+
+
+def _count(value: Any) -> str:
+    return "—" if value is None else str(value)  # None: the step that counts did not run
+
+
+def run(item: JSON) -> str:
+    """A Run: what, when, how much, its steps, and its error."""
+    stats: Mapping[str, Any] = item["stats"] if isinstance(item.get("stats"), Mapping) else {}
+    workflow: Mapping[str, Any] = item["workflow"] if isinstance(item.get("workflow"), Mapping) else {}
+    rows: list[tuple[str, Any]] = [
+        ("id", item.get("id")), ("job", item.get("job_id")), ("status", item.get("status")),
+        ("trigger", item.get("trigger")), ("attempt", item.get("attempt")),
+    ]
+    if item.get("retry_of"):
+        rows.append(("retry of", item["retry_of"]))
+    rows += [
+        ("created (local)", local_time(item.get("created_at"))),
+        ("started (local)", local_time(item.get("started_at"))),
+        ("finished (local)", local_time(item.get("finished_at"))),
+        ("duration", _run_duration(item)),
+        ("features", f"{_count(stats.get('features_read'))} read, {_count(stats.get('features_written'))} written"),
+        ("bytes", f"{_count(stats.get('bytes_read'))} read, {_count(stats.get('bytes_written'))} written"),
+    ]
+    if item.get("skipped_reason"):
+        rows.append(("skipped", item["skipped_reason"]))
+    if workflow.get("workflow_id"):
+        rows.append(("temporal workflow", workflow["workflow_id"]))
+    text = _key_values(rows) + "\n\n" + steps(item)
+    error = item.get("error")
+    if isinstance(error, Mapping):
+        text += "\n\n" + run_error(item)
+    return text
+
+
+def run_error(item: JSON) -> str:
+    """``Error at step deliver: … [delivery_failed, retryable]`` for a Run that failed."""
+    error = item.get("error")
+    if not isinstance(error, Mapping):
+        return f"Run {item.get('id')} {item.get('status')}"
+    tags = [str(error.get("code"))]
+    if error.get("retryable"):
+        tags.append("retryable")
+    where_ = f" at step {error['step']}" if error.get("step") else ""
+    return f"Error{where_}: {error.get('message')} [{', '.join(tags)}]"

@@ -1,0 +1,84 @@
+"""The terminal views: times in the local zone, durations, schedules, where a connection points."""
+
+from __future__ import annotations
+
+import time
+from typing import Iterator
+
+import pytest
+
+from svc_client.cli import views
+
+
+@pytest.fixture
+def lisbon(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("TZ", "Europe/Lisbon")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_local_time_follows_the_machine_zone_and_its_dst(lisbon: None) -> None:
+    assert views.local_time("2026-01-15T02:30:00.000Z") == "2026-01-15 02:30 WET"
+    assert views.local_time("2026-07-15T02:30:00Z") == "2026-07-15 03:30 WEST"
+    assert views.local_time(None) == ""
+    assert views.local_time("not a time") == "not a time"
+
+
+@pytest.mark.parametrize(("ms", "text"), [(42, "0.0 s"), (1500, "1.5 s"), (59_900, "59.9 s"), (61_000, "1 min 01 s"),
+                                          (None, ""), (True, "")])
+def test_duration(ms: object, text: str) -> None:
+    assert views.duration(ms) == text
+
+
+def test_schedule_text() -> None:
+    assert views.schedule_text({"kind": "daily", "timezone": "Europe/Berlin", "hour": 2, "minute": 5}) == \
+        "daily 02:05 Europe/Berlin"
+    assert views.schedule_text(None) == "—"
+
+
+@pytest.mark.parametrize(("config", "text"), [
+    ({"host": "db", "port": 5432, "database": "gis", "has_password": True}, "db:5432/gis"),
+    ({"url": "https://data.example/a.geojson"}, "https://data.example/a.geojson"),
+    ({"bucket": "exports", "has_secret_key": True}, "exports"),
+    ({}, ""),
+])
+def test_where_never_shows_secrets(config: dict[str, object], text: str) -> None:
+    assert views.where({"configuration": config}) == text
+
+
+def test_run_error_line() -> None:
+    assert views.run_error({"id": "run_1", "status": "failed", "error": {
+        "code": "source_failed", "message": "timed out", "step": "extract", "retryable": False}}) == \
+        "Error at step extract: timed out [source_failed]"
+    assert views.run_error({"id": "run_1", "status": "cancelled", "error": None}) == "Run run_1 cancelled"
+
+
+def test_run_view_shows_retry_link_skip_reason_and_empty_steps() -> None:
+    text = views.run({"id": "run_2", "status": "succeeded", "retry_of": "run_1",
+                      "skipped_reason": "the file has not changed since the last Run", "steps": [],
+                      "stats": {"features_read": 0, "features_written": None, "bytes_read": 295, "bytes_written": None}})
+    assert "0 read, — written" in text and "295 read, — written" in text
+    assert "retry of" in text and "run_1" in text
+    assert "the file has not changed" in text
+    assert "(no steps yet)" in text
+
+
+def test_workspace_view() -> None:
+    text = views.workspace({"id": "ws_1", "status": "completed", "filename": "p.geojson", "size": 666,
+                            "format": "GeoJSON", "crs": "EPSG:2056",
+                            "layers": [{"name": "parcels", "geometry_type": "POLYGON", "feature_count": 2},
+                                       {"name": "owners", "has_geometry": False, "feature_count": 5}],
+                            "output": {"format": "GPKG", "filename": "p.gpkg", "size": 98304}, "warnings": [],
+                            "errors": []})
+    assert "parcels (POLYGON, 2 features); owners (no geometry, 5 features)" in text
+    assert "GPKG: p.gpkg, 98304 bytes" in text
+    assert "warnings" not in text
+
+
+def test_login_view_names_the_user_and_scopes() -> None:
+    text = views.login({"saved": "/home/ana/.config/svc/config.toml", "url": "https://gis.example.org",
+                        "user": {"email": "ana@example.org", "name": "Ana", "auth": {"scopes": ["jobs:read", "jobs:run"]}}})
+    assert "ana@example.org (Ana)" in text and "jobs:read, jobs:run" in text
+    assert "user" not in views.login({"saved": "x", "url": "y", "user": None})  # saved with --no-verify
