@@ -12,6 +12,8 @@ export interface Config {
   eventStoreUrl: string | undefined;
   temporalAddress: string;
   temporalNamespace: string;
+  /** The Temporal UI's address for links from the browser app (Run pages), when set. */
+  temporalUiUrl: string | null;
   taskQueue: string;
   secretKey: Buffer;
   adminEmail: string | undefined;
@@ -75,6 +77,20 @@ function databaseUrlFrom(env: NodeJS.ProcessEnv, dataDir: string): string {
   return local;
 }
 
+/** SVC_TEMPORAL_UI_URL: an http(s) origin (and path), kept without a trailing slash. */
+function temporalUiUrlFrom(value: string | undefined): string | null {
+  if (!value) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`SVC_TEMPORAL_UI_URL must be an http(s) URL, got "${value}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`SVC_TEMPORAL_UI_URL must be an http(s) URL, got "${value}"`);
+  if (url.username || url.password || url.search) throw new Error('SVC_TEMPORAL_UI_URL must not carry credentials or a query');
+  return url.toString().replace(/\/+$/, '');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.SVC_DATA_DIR ?? '.data');
   const databaseUrl = databaseUrlFrom(env, dataDir);
@@ -86,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventStoreUrl: env.SVC_EVENTSTORE_URL || undefined,
     temporalAddress: env.SVC_TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     temporalNamespace: env.SVC_TEMPORAL_NAMESPACE ?? 'default',
+    temporalUiUrl: temporalUiUrlFrom(env.SVC_TEMPORAL_UI_URL),
     taskQueue: env.SVC_TASK_QUEUE ?? 'geoflow',
     secretKey: loadSecretKey(env, dataDir),
     adminEmail: env.SVC_ADMIN_EMAIL || undefined,

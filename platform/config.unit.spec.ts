@@ -27,6 +27,22 @@ describe('loadConfig: the database', () => {
   });
 });
 
+describe('loadConfig: the Temporal UI address', () => {
+  const base = { SVC_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'svc-config-')), SVC_DATABASE_URL: 'postgres://gis@db/geo' };
+
+  it('is absent unless SVC_TEMPORAL_UI_URL is set, and kept without a trailing slash', () => {
+    expect(loadConfig(base).temporalUiUrl).toBeNull();
+    expect(loadConfig({ ...base, SVC_TEMPORAL_UI_URL: 'http://127.0.0.1:8233/' }).temporalUiUrl).toBe('http://127.0.0.1:8233');
+    expect(loadConfig({ ...base, SVC_TEMPORAL_UI_URL: 'https://ops.example.org/temporal/' }).temporalUiUrl).toBe('https://ops.example.org/temporal');
+  });
+
+  it('refuses what is not a plain http(s) address', () => {
+    for (const bad of ['127.0.0.1:8233', 'javascript:alert(1)', 'ftp://x', 'https://user:pw@ops.example.org', 'https://ops.example.org/?token=1']) {
+      expect(() => loadConfig({ ...base, SVC_TEMPORAL_UI_URL: bad }), bad).toThrow(/SVC_TEMPORAL_UI_URL/);
+    }
+  });
+});
+
 describe('env files', () => {
   it('are written whole, for their owner only, and read back', () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'svc-env-')), 'sub', 'x.env');

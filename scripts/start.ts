@@ -57,6 +57,8 @@ try {
     const temporalPort = Number(env.SVC_TEMPORAL_PORT ?? 7233);
     temporal = await startTemporal(dataDir, temporalPort, { dbFile: path.join(dataDir, 'temporal.db'), uiPort: temporalPort + 1000 });
     env.SVC_TEMPORAL_ADDRESS = temporal.address;
+    // Run pages in the browser link to the UI this dev server serves.
+    env.SVC_TEMPORAL_UI_URL ??= `http://127.0.0.1:${temporalPort + 1000}`;
     log(`Temporal ${temporal.address}, UI http://127.0.0.1:${temporalPort + 1000}`);
   }
 

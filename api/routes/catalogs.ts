@@ -41,6 +41,10 @@ const systemSchema = z.object({
   event_store: z.enum(['postgres', 'kurrentdb']),
   features: z.record(z.string(), z.boolean()),
   container_image: z.string().nullable().describe('Implementation detail; do not depend on it'),
+  temporal_ui: z
+    .object({ url: z.string(), namespace: z.string() })
+    .nullable()
+    .describe("The Temporal UI (SVC_TEMPORAL_UI_URL) and namespace, for links to a Run's workflow; null when not configured"),
 });
 
 export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
@@ -63,6 +67,8 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
       python_step: pythonStepAvailable(),
     },
     container_image: services.config.containerImage,
+    // Where the browser links a Run's workflow; only what the operator chose to publish.
+    temporal_ui: services.config.temporalUiUrl ? { url: services.config.temporalUiUrl, namespace: services.config.temporalNamespace } : null,
   });
 
   return async (app) => {

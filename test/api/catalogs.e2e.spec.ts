@@ -34,7 +34,18 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     expect(body.features).toHaveProperty('raster_processing');
     expect(body).toHaveProperty('edition');
     expect(body).toHaveProperty('container_image');
+    expect(body.temporal_ui).toBeNull(); // SVC_TEMPORAL_UI_URL is not set here
     expect(JSON.stringify(body)).not.toMatch(/postgres:\/\/|password|secret/i);
+  });
+
+  it('tells the browser where the Temporal UI is when SVC_TEMPORAL_UI_URL is set', async () => {
+    const other = await createTestApp({ env: { SVC_TEMPORAL_UI_URL: 'http://127.0.0.1:8233/' } });
+    try {
+      const res = await other.app.inject({ method: 'GET', url: '/api/v1/system' });
+      expect(res.json().temporal_ui).toEqual({ url: 'http://127.0.0.1:8233', namespace: 'default' });
+    } finally {
+      await other.close();
+    }
   });
 
   it('lists every catalog operation with id, label, parameters and an example, behind workspaces:read', async () => {

@@ -54,7 +54,7 @@ describe.skipIf(skip)(`browser: login, account and API tokens${skip ? ` (skipped
     expect(page.url()).toContain('#/workspace');
     await expect.poll(() => page.locator('.user-email').textContent()).toBe(ADMIN.email);
     // The navigation lists only pages that work.
-    expect(await page.locator('nav[aria-label="Main"] a').allTextContents()).toEqual(['Workspace', 'Recipes', 'Account']);
+    expect(await page.locator('nav[aria-label="Main"] a').allTextContents()).toEqual(['Workspace', 'Jobs', 'Sources', 'Destinations', 'Recipes', 'Account']);
   });
 
   let tokenValue = '';

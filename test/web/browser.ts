@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { ADMIN, createTestApp, type TestApp } from '../support/app.js';
 
 export const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -25,21 +25,14 @@ export interface Server {
 }
 
 /** The app on a fresh database, serving the browser app, reachable by Chromium. */
-export async function startServer(options: { temporal?: boolean } = {}): Promise<Server> {
-  const sut = await createTestApp({ temporal: options.temporal ?? false });
+export async function startServer(options: { temporal?: boolean; env?: Record<string, string> } = {}): Promise<Server> {
+  const sut = await createTestApp({ temporal: options.temporal ?? false, ...(options.env ? { env: options.env } : {}) });
   let stopWorker = async () => {};
   if (options.temporal) {
-    // Same data folder and task queue as the app: conversions run here.
-    const { createWorker } = await import('../../workflows/worker.js');
-    const { worker, connection } = await createWorker(sut.services.config);
-    const running = worker.run();
-    const { waitForPoller } = await import('../support/worker.js');
-    await waitForPoller(sut.services.config);
-    stopWorker = async () => {
-      worker.shutdown();
-      await running.catch(() => undefined);
-      await connection.close();
-    };
+    // Same data folder and task queue as the app: conversions and Runs run here.
+    const { startTestWorker } = await import('../support/worker.js');
+    const worker = await startTestWorker(sut.services.config);
+    stopWorker = () => worker.stop();
   }
   const url = await sut.app.listen({ port: 0, host: '127.0.0.1' });
   return {
@@ -119,4 +112,23 @@ export async function unlabelledControls(page: Page): Promise<string[]> {
 /** True when the page is wider than the viewport (horizontal scrolling at 375 px). */
 export async function overflowsHorizontally(page: Page): Promise<boolean> {
   return page.evaluate('document.documentElement.scrollWidth > window.innerWidth + 1');
+}
+
+/**
+ * The page at desktop width and at 375 px: fails when it scrolls sideways on the phone, and saves
+ * `name.png` and `name-mobile.png` when screenshots are being refreshed.
+ */
+export async function snapBoth(page: Page, name: string, options: { mobileShows?: Locator } = {}): Promise<void> {
+  await snap(page, name);
+  const size = page.viewportSize() ?? { width: 1280, height: 860 };
+  await page.setViewportSize({ width: 375, height: 800 });
+  try {
+    if (await overflowsHorizontally(page)) throw new Error(`${name} scrolls sideways at 375 px`);
+    // The phone picture shows the top of the page, or the part the test points at.
+    if (options.mobileShows) await options.mobileShows.scrollIntoViewIfNeeded();
+    else await page.evaluate('window.scrollTo(0, 0)');
+    await snap(page, `${name}-mobile`, { fullPage: false });
+  } finally {
+    await page.setViewportSize(size);
+  }
 }

@@ -116,10 +116,8 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     const recipes = await server.sut.app.inject({ method: 'GET', url: '/api/v1/recipes', headers: { cookie: await cookie() } });
     expect(recipes.json().items.map((r: { name: string }) => r.name)).toContain('Buffer 100 m');
 
-    // Deliver before convert: the server's job_not_ready sentence
-    await page.getByLabel('Destination id').fill('dst_nowhere');
-    await page.getByRole('button', { name: 'Deliver' }).click();
-    await expect.poll(() => page.getByTestId('deliver').locator('.form-summary').textContent()).toContain('Nothing to deliver yet');
+    // No Destination saved yet: the delivery card says where to add one (delivery itself is in connections.e2e)
+    await expect.poll(() => page.locator('section[aria-labelledby=deliver-title]').textContent()).toContain('No Destinations saved yet');
 
     // Convert with the format picker (write-capable vector formats only)
     const formatOptions = await page.getByLabel('Output format').locator('option').allTextContents();
@@ -135,10 +133,6 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     const bytes = await readFile((await file.path())!);
     expect(bytes.subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0');
     expect(file.suggestedFilename()).toMatch(/\.gpkg$/);
-
-    // Deliver after convert: Destinations do not exist yet, so the id is unknown
-    await page.getByRole('button', { name: 'Deliver' }).click();
-    await expect.poll(() => page.getByTestId('deliver').locator('.form-summary').textContent()).toContain('Destination dst_nowhere was not found');
 
     expect(await unlabelledControls(page)).toEqual([]);
     await snap(page, 'workspace-canvas');

@@ -39,6 +39,8 @@ export interface RequestOptions {
   signal?: AbortSignal;
   /** Do not trigger the global 401 handler (the login form and the first "who am I"). */
   quiet401?: boolean;
+  /** Extra request headers (Idempotency-Key on Run Now). */
+  headers?: Record<string, string>;
 }
 
 function errorFrom(status: number, text: string): ApiError {
@@ -64,7 +66,7 @@ function handle(error: ApiError, options: RequestOptions): ApiError {
 }
 
 export async function request<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
   const init: RequestInit = { method, credentials: 'same-origin', headers, signal: options.signal ?? null };
   if (body !== undefined) {
     headers['content-type'] = 'application/json';

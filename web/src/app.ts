@@ -3,7 +3,7 @@
  * carried to the next page, and navigation.
  */
 import { get } from './api.js';
-import type { Format, Me, Transformation } from './types.js';
+import type { Connector, Format, Me, System, Transformation } from './types.js';
 
 export interface App {
   session: Me | null;
@@ -11,6 +11,10 @@ export interface App {
   transformations(): Promise<Transformation[]>;
   /** GET /api/v1/formats, fetched once per page load. */
   formats(): Promise<Format[]>;
+  /** GET /api/v1/connectors: every connection type with its JSON Schemas, fetched once. */
+  connectors(): Promise<Connector[]>;
+  /** GET /api/v1/system, fetched once (feature flags, the Temporal UI address). */
+  system(): Promise<System>;
   /** Shows a message on the next page (after a redirect). */
   flash(message: string): void;
   takeFlash(): string | null;
@@ -21,6 +25,8 @@ export interface App {
 export function createApp(): App {
   let transformations: Promise<Transformation[]> | null = null;
   let formats: Promise<Format[]> | null = null;
+  let connectors: Promise<Connector[]> | null = null;
+  let system: Promise<System> | null = null;
   let flash: string | null = null;
   const app: App = {
     session: null,
@@ -33,6 +39,16 @@ export function createApp(): App {
       formats ??= get<{ items: Format[] }>('/formats').then((r) => r.items);
       formats.catch(() => (formats = null));
       return formats;
+    },
+    connectors() {
+      connectors ??= get<{ items: Connector[] }>('/connectors').then((r) => r.items);
+      connectors.catch(() => (connectors = null));
+      return connectors;
+    },
+    system() {
+      system ??= get<System>('/system');
+      system.catch(() => (system = null));
+      return system;
     },
     flash(message) {
       flash = message;

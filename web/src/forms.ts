@@ -202,6 +202,8 @@ export class FormErrors {
 
 /** "Invalid input: expected number" → "Invalid input: expected number." */
 function sentence(message: string): string {
+  // zod's wording for a missing required value
+  if (/^Invalid input: expected \w+, received undefined$/.test(message)) return 'Required: fill this in.';
   const m = message.charAt(0).toUpperCase() + message.slice(1);
   return /[.!?]$/.test(m) ? m : `${m}.`;
 }

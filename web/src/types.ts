@@ -54,6 +54,11 @@ export interface JsonSchema {
   prefixItems?: JsonSchema[];
   properties?: Record<string, JsonSchema>;
   required?: string[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  format?: string;
+  pattern?: string;
+  additionalProperties?: JsonSchema | boolean;
 }
 
 export interface Transformation {
@@ -145,4 +150,156 @@ export interface SpatialPreview {
   feature_count: number;
   truncated: boolean;
   geojson: FeatureCollection;
+}
+
+export type ConnectionKind = 'source' | 'destination';
+
+/** One entry of GET /api/v1/connectors: what a connection form is built from. */
+export interface Connector {
+  type: string;
+  label: string;
+  description: string;
+  kinds: ConnectionKind[];
+  implemented: boolean;
+  verified_against: string;
+  /** JSON Schema of the configuration (secrets included, as write-only strings). */
+  configuration: JsonSchema;
+  secrets: string[];
+  example: Record<string, unknown>;
+  capabilities: { test: boolean; discover: boolean; import: boolean; deliver: boolean; incremental: boolean };
+  source: {
+    resource: JsonSchema;
+    resource_required: boolean;
+    resource_shorthand: string | null;
+    importable: boolean;
+    incremental: boolean;
+    incremental_note: string | null;
+  } | null;
+  destination: { target: JsonSchema; deliverable: boolean } | null;
+}
+
+/** A saved Source or Destination: secrets replaced by has_<field> flags. */
+export interface Connection {
+  id: string;
+  name: string;
+  type: string;
+  configuration: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TestResult {
+  ok: boolean;
+  status: string;
+  message: string;
+  tried: Record<string, unknown>;
+  duration_ms: number;
+}
+
+export interface Discovery {
+  host: string;
+  database: string;
+  schemas: string[];
+  schema?: string;
+  tables?: { schema: string; name: string; has_geometry: boolean; geometry_type: string | null }[];
+}
+
+export interface Delivery {
+  workspace_id: string;
+  delivery_id: string;
+  destination_id: string;
+  destination_type: string;
+  target: Record<string, unknown>;
+  format: string;
+  filename: string;
+  rows_written: number | null;
+  bytes_written: number | null;
+  duration_ms: number;
+}
+
+export interface System {
+  name: string;
+  version: string;
+  edition: string;
+  features: Record<string, boolean>;
+  /** Where the Temporal UI is, when the server was told (SVC_TEMPORAL_UI_URL). */
+  temporal_ui?: { url: string; namespace: string } | null;
+}
+
+export type TransformMode = 'manual' | 'recipe' | 'sql';
+
+export interface Schedule {
+  kind: string;
+  timezone: string;
+  hour?: number;
+  minute?: number;
+  [key: string]: unknown;
+}
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** The Job body of POST and PUT (docs/api-conventions.md). */
+export interface JobBody {
+  name: string;
+  source_id: string;
+  source_resource?: Record<string, unknown> | null;
+  transform_mode: TransformMode;
+  operations?: Operation[];
+  output_fields?: string[] | null;
+  recipe_id?: string | null;
+  sql?: string | null;
+  python_script?: string | null;
+  python_filename?: string | null;
+  output_format?: string | null;
+  /** null on a draft Job saved without one (its Runs fail at deliver until it has one). */
+  destination_id: string | null;
+  destination_target?: Record<string, unknown> | null;
+  schedule?: Schedule | null;
+  pipeline?: { transform?: boolean; convert?: boolean; python?: boolean };
+  enabled?: boolean;
+}
+
+export interface Job extends JobBody {
+  id: string;
+  /** What a Run of this Job runs (the stage flags resolved against the fields). */
+  stages?: { transform: boolean; python: boolean; convert: boolean };
+  enabled: boolean;
+  /** null, or why the Job is disabled (a sentence, or {kind, failures, message}). */
+  disabled_reason: string | { kind: string; failures?: number; message?: string } | null;
+  next_run_at: string | null;
+  last_run: { id: string; status: RunStatus; finished_at: string | null } | null;
+  sync: { supported: boolean; cursor: unknown; updated_at: string | null; reset_pending: boolean; reinitialize_pending: boolean };
+  created_at: string;
+  updated_at: string;
+}
+
+export type StepName = 'extract' | 'transform' | 'python' | 'convert' | 'deliver';
+
+export interface RunStep {
+  name: StepName | string;
+  status: 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+}
+
+export interface Run {
+  id: string;
+  job_id: string;
+  status: RunStatus;
+  trigger: 'manual' | 'schedule' | 'retry';
+  attempt: number;
+  retry_of: string | null;
+  /** The Run that retried this one, once one did. */
+  retried_by?: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  steps: RunStep[];
+  stats: { features_read: number | null; features_written: number | null; bytes_read: number | null; bytes_written: number | null };
+  skipped_reason: string | null;
+  error: { code: string; message: string; step: string | null; retryable: boolean; reason?: string } | null;
+  scheduled_for?: string | null;
+  workflow: { workflow_id: string; run_id: string | null } | null;
+  job_snapshot?: unknown;
 }

@@ -17,7 +17,7 @@ export interface ParamField {
   handle: FieldHandle;
 }
 
-const ACRONYMS: Record<string, string> = { crs: 'CRS', sql: 'SQL', id: 'id', bbox: 'Bounding box', srid: 'SRID', url: 'URL' };
+const ACRONYMS: Record<string, string> = { crs: 'CRS', sql: 'SQL', id: 'id', bbox: 'Bounding box', srid: 'SRID', url: 'URL', ssl: 'SSL', tls: 'TLS', sas: 'SAS', api: 'API', json: 'JSON', sha256: 'SHA-256' };
 
 export function humanize(name: string): string {
   const words = name.split('_').map((w) => ACRONYMS[w] ?? w);
@@ -27,11 +27,14 @@ export function humanize(name: string): string {
 
 const typeOf = (s: JsonSchema): string | undefined => (Array.isArray(s.type) ? s.type.find((t) => t !== 'null') : s.type);
 
-function hintFor(schema: JsonSchema, extra?: string): string | undefined {
+function hintFor(schema: JsonSchema, extra?: string, label?: string): string | undefined {
   const parts: string[] = [];
-  if (schema.description) parts.push(schema.description.replace(/\.?$/, '.'));
+  // "Schema" under a field labelled Schema says nothing more.
+  if (schema.description && schema.description.toLowerCase() !== label?.toLowerCase()) parts.push(schema.description.replace(/\.?$/, '.'));
   if (extra) parts.push(extra);
-  if (schema.default !== undefined && !(Array.isArray(schema.default) && schema.default.length === 0)) {
+  // A description that already names the default ("TCP port (default 5432)") says it once.
+  const emptyDefault = (Array.isArray(schema.default) && schema.default.length === 0) || (typeof schema.default === 'object' && schema.default !== null && Object.keys(schema.default).length === 0) || schema.default === '';
+  if (schema.default !== undefined && !emptyDefault && !/default/i.test(schema.description ?? '')) {
     parts.push(`Default: ${Array.isArray(schema.default) ? schema.default.join(', ') : String(schema.default)}.`);
   }
   return parts.length ? parts.join(' ') : undefined;
@@ -62,7 +65,7 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
       blank ? h('option', { value: '' }, '—') : null,
       schema.enum.map((v) => h('option', { value: String(v) }, String(v))),
     );
-    const f = labelled(control, { label, required: options.required, hint: hintFor(schema) });
+    const f = labelled(control, { label, required: options.required, hint: hintFor(schema, undefined, label) });
     const write = (v: unknown) => (control.value = v === undefined || v === null ? (schema.default !== undefined ? String(schema.default) : '') : String(v));
     write(undefined);
     return {
@@ -80,7 +83,7 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
 
   if (type === 'boolean') {
     const control = h('input', { id, name, type: 'checkbox' });
-    const f = labelled(control, { label, hint: hintFor(schema) });
+    const f = labelled(control, { label, hint: hintFor(schema, undefined, label) });
     const write = (v: unknown) => (control.checked = v === undefined ? schema.default === true : v === true);
     write(undefined);
     return { name, node: f.row, handle: f.handle, write, read: () => control.checked };
@@ -99,7 +102,7 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
     });
     const bounds =
       schema.exclusiveMinimum !== undefined ? `Greater than ${schema.exclusiveMinimum}.` : schema.minimum !== undefined && schema.maximum !== undefined ? `From ${schema.minimum} to ${schema.maximum}.` : undefined;
-    const f = labelled(control, { label, required: options.required, hint: hintFor(schema, bounds) });
+    const f = labelled(control, { label, required: options.required, hint: hintFor(schema, bounds, label) });
     const write = (v: unknown) => (control.value = typeof v === 'number' ? String(v) : schema.default !== undefined ? String(schema.default) : '');
     write(undefined);
     return {
@@ -146,7 +149,7 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
   if (type === 'array' && typeof schema.items === 'object' && ['string', 'number', 'integer'].includes(typeOf(schema.items) ?? '')) {
     const numeric = typeOf(schema.items) !== 'string';
     const control = h('input', { id, name, type: 'text', autocomplete: 'off', placeholder, list: datalist ? datalist.id : null });
-    const f = labelled(control, { label, required: options.required, hint: hintFor(schema, 'Separate several values with commas.') });
+    const f = labelled(control, { label, required: options.required, hint: hintFor(schema, 'Separate several values with commas.', label) });
     if (datalist) f.row.append(datalist);
     const write = (v: unknown) => (control.value = Array.isArray(v) ? v.join(', ') : Array.isArray(schema.default) ? schema.default.join(', ') : '');
     write(undefined);
@@ -164,11 +167,11 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
   }
 
   if (type === 'string') {
-    const long = (schema.maxLength ?? 0) > 1000 && /expression|sql|where/i.test(`${name} ${schema.description ?? ''}`);
+    const long = (schema.maxLength ?? 0) > 1000 && /expression|sql|where|select|query|body/i.test(`${name} ${schema.description ?? ''}`);
     const control = long
       ? h('textarea', { id, name, rows: '2', class: 'mono', spellcheck: 'false', placeholder })
       : h('input', { id, name, type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder, maxlength: schema.maxLength ?? null, list: datalist ? datalist.id : null });
-    const f = labelled(control, { label, required: options.required, hint: hintFor(schema) });
+    const f = labelled(control, { label, required: options.required, hint: hintFor(schema, undefined, label) });
     if (datalist) f.row.append(datalist);
     const write = (v: unknown) => (control.value = typeof v === 'string' ? v : typeof schema.default === 'string' ? schema.default : '');
     write(undefined);
@@ -183,7 +186,7 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
 
   // Unknown shape: edit it as JSON.
   const control = h('textarea', { id, name, rows: '3', class: 'mono', spellcheck: 'false' });
-  const f = labelled(control, { label, required: options.required, hint: hintFor(schema, 'A JSON value.') });
+  const f = labelled(control, { label, required: options.required, hint: hintFor(schema, 'A JSON value.', label) });
   const write = (v: unknown) => (control.value = v === undefined ? (schema.default !== undefined ? JSON.stringify(schema.default) : '') : JSON.stringify(v));
   write(undefined);
   return {

@@ -1,5 +1,6 @@
-/** The Workspace start page: upload a file (drag and drop, progress), or reopen a recent one. */
+/** The Workspace start page: upload a file (drag and drop, progress), import from a saved Source, or reopen a recent one. */
 import { plainMessage, upload, type Upload } from '../api.js';
+import { importPanel } from '../components/workspace/import-panel.js';
 import { recentWorkspaces, remember } from '../components/workspace/recent.js';
 import { bytes, h, time } from '../dom.js';
 import { statusLine } from '../forms.js';
@@ -91,10 +92,11 @@ export function workspaceUploadPage({ app }: PageContext): Page {
       { class: 'workspace-upload' },
       h('h1', null, 'Workspace'),
       flash ? h('p', { class: 'notice', role: 'status' }, flash) : null,
-      h('p', { class: 'lead' }, 'Upload a dataset to inspect its layers, preview it on a map, try transformations and convert it to another format. A Workspace is temporary and expires on its own.'),
+      h('p', { class: 'lead' }, 'Upload a dataset, or import one from a saved Source, to inspect its layers, preview it on a map, try transformations and convert it to another format. A Workspace is temporary and expires on its own.'),
       dropzone,
       progressBox,
       status.node,
+      importPanel(app),
       recent.length
         ? h(
             'section',

@@ -90,7 +90,7 @@ export async function workspacePage({ app, params }: PageContext): Promise<Page>
       ws = converted;
       facts.render(ws);
     }),
-    deliverPanel(path),
+    deliverPanel(app, path),
   );
 
   return { title: ws.filename, node, dispose: () => previews.dispose() };

@@ -1,62 +1,91 @@
-import { post } from '../../api.js';
-import { h } from '../../dom.js';
-import { busy, FormErrors, input, labelled, statusLine } from '../../forms.js';
+import { plainMessage, post } from '../../api.js';
+import type { App } from '../../app.js';
+import { bytes, count, h, replace } from '../../dom.js';
+import { busy, FormErrors, statusLine } from '../../forms.js';
+import type { Delivery } from '../../types.js';
+import { connectionPicker } from '../connections/connection-picker.js';
+import { allConnections } from '../connections/kinds.js';
 
-/** Delivery of the converted output to a saved Destination, with its target. */
-export function deliverPanel(workspacePath: string): HTMLElement {
-  const path = workspacePath;
-  const deliverErrors = new FormErrors();
-  const destination = labelled(input({ name: 'destination_id', placeholder: 'dst_…', spellcheck: 'false', autocomplete: 'off' }), { label: 'Destination id', required: true });
-  const target = labelled(h('textarea', { name: 'destination_target', class: 'mono', rows: '3', spellcheck: 'false' }), {
-    label: 'Target (JSON)',
-    hint: 'Where in the Destination: for example {"schema": "public", "table": "parcels", "write_mode": "replace"}.',
-  });
-  target.control.value = '{}';
-  deliverErrors.add('destination_id', destination.handle).add('destination_target', target.handle);
-  const deliverButton = h('button', { type: 'submit', class: 'button secondary' }, 'Deliver');
-  const deliverStatus = statusLine();
-  const deliverForm = h(
-    'form',
-    {
-      class: 'stack',
-      'data-testid': 'deliver',
-      novalidate: true,
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        deliverErrors.clear();
-        deliverStatus.set('');
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(target.control.value || '{}');
-        } catch {
-          parsed = undefined;
-        }
-        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-          deliverErrors.field('destination_target', 'The target must be a JSON object, such as {"table": "parcels"}.');
-          target.control.focus();
-          return;
-        }
-        try {
-          await busy(deliverButton, 'Delivering…', () => post(`${path}/deliver`, { destination_id: destination.control.value.trim(), destination_target: parsed }));
-          deliverStatus.set('Delivered.', 'ok');
-        } catch (error) {
-          deliverErrors.show(error);
-        }
-      },
-    },
-    deliverErrors.summary,
-    h('div', { class: 'grid-2' }, destination.row, target.row),
-    h('div', { class: 'actions' }, deliverButton),
-    deliverStatus.node,
+/** What a delivery reports: where it went and how much, without secrets. */
+export function deliveryView(d: Delivery, destinationName: string): HTMLElement {
+  const target = Object.entries(d.target).filter(([, v]) => v !== null && v !== undefined && v !== '');
+  return h(
+    'div',
+    { class: 'output-card delivery-result', 'data-testid': 'delivery-result' },
+    h(
+      'div',
+      null,
+      h('p', null, h('strong', null, `Delivered ${d.filename}`), ` to “${destinationName}” (${d.destination_type}) in ${(d.duration_ms / 1000).toFixed(1)} s.`),
+      h(
+        'dl',
+        { class: 'inline-facts' },
+        target.map(([k, v]) => [h('dt', null, k.replace(/_/g, ' ')), h('dd', null, h('code', null, typeof v === 'object' ? JSON.stringify(v) : String(v)))]),
+        d.rows_written !== null ? [h('dt', null, 'rows written'), h('dd', null, count(d.rows_written))] : null,
+        d.bytes_written !== null ? [h('dt', null, 'bytes written'), h('dd', null, bytes(d.bytes_written))] : null,
+      ),
+    ),
   );
+}
 
-  deliverErrors.watch(deliverForm);
+/** Delivery of the converted output to a saved Destination, with its target and write mode. */
+export function deliverPanel(app: App, workspacePath: string): HTMLElement {
+  const body = h('div', null, h('p', { class: 'empty' }, 'Loading your Destinations…'));
+  Promise.all([app.connectors(), allConnections('destination')])
+    .then(([catalog, destinations]) => {
+      if (!destinations.length) {
+        replace(body, h('p', { class: 'empty' }, 'No Destinations saved yet. ', h('a', { href: '#/destinations/new' }, 'Add a Destination'), ' (a database, a bucket, a server) to deliver to it here.'));
+        return;
+      }
+      const errors = new FormErrors();
+      const picker = connectionPicker({ kind: 'destination', catalog, connections: destinations, need: 'deliver' });
+      picker.attach(errors);
+      const submit = h('button', { type: 'submit', class: 'button secondary' }, 'Deliver');
+      const status = statusLine();
+      const result = h('div', { 'aria-live': 'polite' });
+      const form = h(
+        'form',
+        {
+          class: 'stack',
+          'data-testid': 'deliver',
+          novalidate: true,
+          onsubmit: async (event: Event) => {
+            event.preventDefault();
+            errors.clear();
+            replace(result);
+            const destination = picker.connection();
+            if (!destination) {
+              errors.field('destination_id', 'Choose the Destination to deliver to.');
+              return;
+            }
+            status.set(`Delivering to “${destination.name}”…`, 'busy');
+            try {
+              const delivery = await busy(submit, 'Delivering…', () =>
+                post<Delivery>(`${workspacePath}/deliver`, { destination_id: destination.id, destination_target: picker.selector() }),
+              );
+              status.set('');
+              replace(result, deliveryView(delivery, destination.name));
+            } catch (error) {
+              status.set('');
+              errors.show(error);
+            }
+          },
+        },
+        errors.summary,
+        picker.node,
+        h('div', { class: 'actions' }, submit),
+        status.node,
+        result,
+      );
+      errors.watch(form);
+      replace(body, form);
+    })
+    .catch((error) => replace(body, h('p', { class: 'alert', role: 'alert' }, plainMessage(error))));
 
   return h(
     'section',
     { class: 'card', 'aria-labelledby': 'deliver-title' },
     h('h2', { id: 'deliver-title' }, 'Deliver to a Destination'),
     h('p', { class: 'hint' }, 'Publishes the converted file to a saved Destination. Convert first: delivery never converts with guessed defaults.'),
-    deliverForm,
+    body,
   );
 }

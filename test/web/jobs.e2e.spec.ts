@@ -1,0 +1,312 @@
+import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
+import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
+import { launchBrowser, logIn, skipReason, snapBoth, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
+
+const skip = skipReason({ temporal: true }) || s3ServerUnavailable();
+const BUCKET = 'gis-exports';
+const KEY = 'nightly/parcels.geojson';
+const TEMPORAL_UI = 'http://127.0.0.1:8233';
+
+/** Twelve places as GeoJSON: what the url Source of the sync test serves. */
+const PLACES = JSON.stringify({
+  type: 'FeatureCollection',
+  features: Array.from({ length: 12 }, (_, i) => ({ type: 'Feature', properties: { id: i + 1, name: `Place ${i + 1}` }, geometry: { type: 'Point', coordinates: [8.5 + i * 0.01, 47.37] } })),
+});
+
+describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bucket, its Runs${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let server: Server;
+  let browser: Browser;
+  let s3: S3Server;
+  let admin: S3Client;
+  let files: HttpServer;
+  let fileUrl: string;
+  let jobId: string;
+  let db: PostgisDatabase;
+
+  beforeAll(async () => {
+    files = createServer((req, res) => {
+      if (req.url === '/places.geojson') return res.writeHead(200, { 'content-type': 'application/geo+json' }).end(PLACES);
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
+    fileUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/places.geojson`;
+    // Twelve parcels in a PostGIS table the Source's own login role owns.
+    db = await createPostgisDatabase();
+    await db.sql(`CREATE TABLE public.parcels (id serial PRIMARY KEY, name text, geom geometry(Polygon, 4326));
+      INSERT INTO public.parcels (name, geom)
+        SELECT 'Parcel ' || i, ST_MakeEnvelope(8.5 + i * 0.002, 47.37, 8.501 + i * 0.002, 47.371, 4326) FROM generate_series(1, 12) AS i;
+      ALTER TABLE public.parcels OWNER TO ${db.config.username};`);
+    s3 = await startS3Server();
+    admin = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key } });
+    await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    server = await startServer({ temporal: true, env: { SVC_TEMPORAL_UI_URL: TEMPORAL_UI } });
+    browser = await launchBrowser();
+    await logIn(browser.page, server.url);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    admin?.destroy();
+    await s3?.stop();
+    await db?.drop();
+    files?.close();
+  });
+
+  const api = async (url: string) => {
+    const cookies = await browser.context.cookies(server.url);
+    const res = await server.sut.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` } });
+    return res.json();
+  };
+  const delivered = async () => JSON.parse(await (await admin.send(new GetObjectCommand({ Bucket: BUCKET, Key: KEY }))).Body!.transformToString());
+
+  it('creates an S3 Destination from the catalogue form and tests it', async () => {
+    const { page } = browser;
+    await page.goto(`${server.url}/#/destinations/new`);
+    await page.getByRole('heading', { level: 1, name: 'New Destination' }).waitFor();
+    await page.getByRole('textbox', { name: /^Name/ }).fill('Data lake');
+    await page.getByLabel('Type').selectOption('s3');
+    await page.getByRole('textbox', { name: /^Bucket/ }).fill(BUCKET);
+    await page.getByRole('textbox', { name: /^Endpoint/ }).fill(s3.endpoint);
+    await page.getByLabel(/^Force path style/).check();
+    await page.getByRole('textbox', { name: /^Access key/ }).fill(s3.writer.access_key);
+    await page.getByLabel(/^Secret key/).fill(s3.writer.secret_key);
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    const result = page.locator('.test-box .test-result');
+    await expect.poll(() => result.getAttribute('data-status'), { timeout: 20_000 }).toBe('ok');
+    await page.getByRole('button', { name: 'Create Destination' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Destination “Data lake”' }).waitFor();
+    expect(await page.getByRole('group', { name: 'Stored secret key' }).textContent()).toContain('Stored');
+  });
+
+  it('creates a PostGIS Source, tests it and discovers its tables', async () => {
+    const { page } = browser;
+    await page.goto(`${server.url}/#/sources/new`);
+    await page.getByRole('heading', { level: 1, name: 'New Source' }).waitFor();
+    await page.getByRole('textbox', { name: /^Name/ }).fill('City parcels');
+    await page.getByLabel('Type').selectOption('postgis');
+    await page.getByRole('textbox', { name: /^Host/ }).fill(db.config.host);
+    await page.getByRole('spinbutton', { name: /^Port/ }).fill(String(db.config.port));
+    await page.getByRole('textbox', { name: /^Database/ }).fill(db.config.database);
+    await page.getByRole('textbox', { name: /^Username/ }).fill(db.config.username);
+    await page.getByLabel(/^SSL mode/).selectOption('disable');
+    // A wrong password first: the test classifies it.
+    await page.getByLabel(/^Password/).fill('not the password');
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    const result = page.locator('.test-box .test-result');
+    await expect.poll(() => result.getAttribute('data-status'), { timeout: 20_000 }).toBe('authentication_failed');
+    await page.getByLabel(/^Password/).fill(db.config.password);
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await expect.poll(() => result.getAttribute('data-status'), { timeout: 20_000 }).toBe('ok');
+    await page.getByRole('button', { name: 'Create Source' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Source “City parcels”' }).waitFor();
+    await page.getByRole('button', { name: 'Test connection' }).click();
+    await expect.poll(() => result.getAttribute('data-status'), { timeout: 20_000 }).toBe('ok');
+
+    // Discovery: schemas, then the tables of public with their geometry type.
+    const discover = page.getByTestId('discover');
+    await discover.getByRole('button', { name: 'Browse the database' }).click();
+    const parcels = discover.locator('tr[data-table="public.parcels"]');
+    await parcels.waitFor({ timeout: 20_000 });
+    expect(await discover.getByLabel('Schema').inputValue()).toBe('public');
+    expect((await parcels.textContent())?.toLowerCase()).toContain('polygon');
+    expect(await page.content()).not.toContain(db.config.password);
+    await snapBoth(page, 'source-discover', { mobileShows: parcels });
+  });
+
+  it('the Workspace imports from the Source and delivers its converted file to the Destination', async () => {
+    const { page } = browser;
+    await page.goto(`${server.url}/#/workspace`);
+    const importForm = page.getByTestId('import');
+    await importForm.getByLabel(/^Source/).selectOption({ label: 'City parcels (PostGIS)' });
+    // The table comes from the discovery browser inside the picker.
+    await importForm.getByText('Browse the tables of “City parcels”').click();
+    await importForm.getByRole('button', { name: 'Browse the database' }).click();
+    await importForm.getByRole('button', { name: 'Use public.parcels' }).click();
+    expect(await importForm.getByRole('textbox', { name: /^Table/ }).inputValue()).toBe('parcels');
+    await importForm.getByRole('button', { name: 'Import' }).click();
+    await page.getByRole('heading', { level: 1, name: /parcels/ }).waitFor({ timeout: 30_000 });
+    expect(await page.locator('.notice').first().textContent()).toContain('imported from “City parcels”');
+    await page.getByLabel('Output format').selectOption('GeoJSON');
+    await page.getByRole('button', { name: 'Convert' }).click();
+    await page.getByTestId('download').waitFor({ timeout: 90_000 });
+
+    const deliver = page.getByTestId('deliver');
+    await deliver.getByLabel(/^Destination/).selectOption({ label: 'Data lake (Amazon S3 (or S3-compatible))' });
+    await deliver.getByRole('textbox', { name: /^Key/ }).fill('adhoc/parcels.geojson');
+    await deliver.getByRole('button', { name: 'Deliver' }).click();
+    const result = page.getByTestId('delivery-result');
+    await result.waitFor({ timeout: 60_000 });
+    expect(await result.textContent()).toContain('adhoc/parcels.geojson');
+    expect(await result.textContent()).toContain('bytes written');
+    const object = await admin.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'adhoc/parcels.geojson' }));
+    expect(JSON.parse(await object.Body!.transformToString()).features).toHaveLength(12);
+  });
+
+  it('builds a scheduled Job in the editor', async () => {
+    const { page } = browser;
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Jobs' }).waitFor();
+    await expect.poll(() => page.locator('main').textContent()).toContain('No Jobs yet');
+    await page.getByRole('link', { name: 'New Job' }).first().click();
+    await page.getByRole('heading', { level: 1, name: 'New Job' }).waitFor();
+
+    await page.getByRole('textbox', { name: /^Name/ }).fill('Parcels to the data lake');
+    // 1. Source, and its table picked from the discovery browser
+    await page.getByLabel(/^Source/).selectOption({ label: 'City parcels (PostGIS)' });
+    await page.getByText('Browse the tables of “City parcels”').click();
+    await page.getByRole('button', { name: 'Browse the database' }).click();
+    await page.getByRole('button', { name: 'Use public.parcels' }).click();
+    expect(await page.getByRole('textbox', { name: /^Table/ }).inputValue()).toBe('parcels');
+    // 2. Transform: a buffer from the same catalogue-driven editor as the canvas
+    await page.getByLabel('Transform the data').check();
+    await page.getByLabel('Add an operation').selectOption({ label: 'Buffer' });
+    await page.getByRole('button', { name: 'Add operation' }).click();
+    const buffer = page.locator('li.op', { hasText: 'Buffer' });
+    await buffer.getByLabel('Distance').fill('50');
+    await buffer.getByLabel('Units').selectOption('meters');
+    // 4. Output format
+    await page.getByLabel(/^Output format/).selectOption('GeoJSON');
+    // 5. Destination and its target, from the s3 connector's schema
+    await page.getByLabel(/^Destination/).selectOption({ label: 'Data lake (Amazon S3 (or S3-compatible))' });
+    await page.getByRole('textbox', { name: /^Key/ }).fill(KEY);
+    // 6. Schedule: daily at 02:30 in Zürich's time
+    await page.getByLabel('Runs', { exact: true }).selectOption('daily');
+    await page.getByRole('combobox', { name: /^Timezone/ }).fill('Europe/Zurich');
+    await page.getByLabel(/^Hour/).selectOption('2');
+    await page.getByLabel(/^Minute/).selectOption('30');
+    expect(await page.locator('.schedule-summary').textContent()).toContain('Every day at 02:30 in Europe/Zurich');
+    expect(await unlabelledControls(page)).toEqual([]);
+    await snapBoth(page, 'job-editor');
+
+    await page.getByRole('button', { name: 'Create Job' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Parcels to the data lake' }).waitFor();
+    jobId = decodeURIComponent(page.url().split('#/jobs/')[1]!);
+    const job = await api(`/jobs/${jobId}`);
+    expect(job).toMatchObject({
+      source_resource: { schema: 'public', table: 'parcels' },
+      transform_mode: 'manual',
+      operations: [{ type: 'buffer', distance: 50, units: 'meters' }],
+      output_format: 'GeoJSON',
+      destination_target: { key: KEY },
+      schedule: { kind: 'daily', timezone: 'Europe/Zurich', hour: 2, minute: 30 },
+      pipeline: { transform: true, python: false, convert: true },
+      enabled: true,
+    });
+    expect(job.next_run_at).not.toBeNull();
+    const facts = await page.locator('.job-facts').textContent();
+    expect(facts).toContain('Daily at 02:30 (Europe/Zurich)');
+    expect(facts).toContain('Never run');
+    // The next run in the browser's time (UTC here): 02:30 in Zürich is 00:30 or 01:30 UTC.
+    expect(facts).toMatch(/0[01]:30/);
+  });
+
+  it('Run now: the Runs table follows the Run to succeeded', async () => {
+    const { page } = browser;
+    await page.getByRole('button', { name: 'Run now' }).click();
+    const row = page.locator('.runs tbody tr').first();
+    await row.waitFor();
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: 120_000, interval: 500 }).toBe('succeeded');
+    expect(await row.textContent()).toMatch(/12 (read|written)/);
+    await expect.poll(() => page.locator('.job-facts').textContent()).toContain('Succeeded');
+    const geojson = await delivered();
+    expect(geojson.features).toHaveLength(12);
+    expect(geojson.features[0].geometry.type).toBe('Polygon'); // buffered
+    await snapBoth(page, 'job');
+  });
+
+  it('opens the Run: steps, durations, counts and the Temporal workflow', async () => {
+    const { page } = browser;
+    await page.locator('.runs tbody tr').first().getByRole('link').click();
+    await page.getByTestId('run-status').waitFor();
+    expect(await page.getByTestId('run-status').textContent()).toBe('Succeeded');
+    for (const step of ['extract', 'transform', 'convert', 'deliver']) {
+      expect(await page.locator(`tr[data-step=${step}]`).getAttribute('data-status'), step).toBe('succeeded');
+    }
+    expect(await page.locator('.run-facts').textContent()).toContain('Features read12');
+    const link = page.getByTestId('temporal-link');
+    const run = await api(`/jobs/${jobId}/runs/${decodeURIComponent(page.url().split('/runs/')[1]!)}`);
+    expect(await link.getAttribute('href')).toBe(`${TEMPORAL_UI}/namespaces/default/workflows/${encodeURIComponent(run.workflow.workflow_id)}/${encodeURIComponent(run.workflow.run_id)}/history`);
+    await snapBoth(page, 'run');
+  });
+
+  it('a failed Run shows what went wrong; Retry starts a new Run that succeeds', async () => {
+    const { page } = browser;
+    // The bucket goes away: the deliver step fails, classified.
+    for (const Key of [KEY, 'adhoc/parcels.geojson']) await admin.send(new DeleteObjectCommand({ Bucket: BUCKET, Key }));
+    await admin.send(new DeleteBucketCommand({ Bucket: BUCKET }));
+    await page.goto(`${server.url}/#/jobs/${encodeURIComponent(jobId)}`);
+    await page.getByRole('button', { name: 'Run now' }).click();
+    const row = page.locator('.runs tbody tr').first();
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: 120_000, interval: 500 }).toBe('failed');
+    await row.getByRole('link').click();
+    const error = page.getByTestId('run-error');
+    await error.waitFor();
+    expect(await error.textContent()).toContain('Deliver to the Destination');
+    expect(await page.locator('tr[data-step=deliver]').getAttribute('data-status')).toBe('failed');
+    await snapBoth(page, 'run-failed', { mobileShows: error });
+
+    // Put the bucket back and retry: a new Run, linked to the failed one.
+    await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    const failedUrl = page.url();
+    await error.getByRole('button', { name: 'Retry' }).click();
+    await expect.poll(() => page.url()).not.toBe(failedUrl);
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 120_000, interval: 500 }).toBe('Succeeded');
+    expect(await page.locator('.run-page').textContent()).toContain('A retry of');
+    expect(await page.locator('.run-facts').textContent()).toContain('Retry');
+    expect((await delivered()).features).toHaveLength(12);
+  });
+
+  it('disables and enables the Job', async () => {
+    const { page } = browser;
+    await page.goto(`${server.url}/#/jobs/${encodeURIComponent(jobId)}`);
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await expect.poll(() => page.locator('.job-facts').textContent()).toContain('Disabled');
+    expect((await api(`/jobs/${jobId}`)).enabled).toBe(false);
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await expect.poll(() => page.locator('.job-facts').textContent()).toContain('Enabled');
+    expect((await api(`/jobs/${jobId}`)).enabled).toBe(true);
+  });
+
+  it('reset and reinitialize of an incremental Job say what they do before they do it', async () => {
+    const { page } = browser;
+    // A url Source reads incrementally (ETag / Last-Modified); this Job is made through the API.
+    const cookies = await browser.context.cookies(server.url);
+    const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
+    const post = async (url: string, payload: object) => (await server.sut.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload })).json();
+    const source = await post('/sources', { name: 'Places', type: 'url', configuration: { url: fileUrl } });
+    const destination = (await api('/destinations')).items.find((d: { name: string }) => d.name === 'Data lake');
+    const job = await post('/jobs', { name: 'Places mirror', source_id: source.id, transform_mode: 'manual', output_format: 'GeoJSON', destination_id: destination.id, destination_target: { key: 'mirror/places.geojson' } });
+    await page.goto(`${server.url}/#/jobs/${encodeURIComponent(job.id)}`);
+    await page.getByRole('heading', { level: 1, name: 'Places mirror' }).waitFor();
+
+    await page.getByRole('button', { name: 'Reset sync…' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.textContent()).toContain('reads the whole Source again');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    expect((await api(`/jobs/${job.id}`)).sync.reset_pending).toBe(false);
+    await page.getByRole('button', { name: 'Reinitialize…' }).click();
+    expect(await dialog.textContent()).toContain('rebuilds the target');
+    await dialog.getByRole('button', { name: 'Reinitialize' }).click();
+    await expect.poll(() => page.locator('main').textContent()).toContain('The next Run rebuilds the target.');
+    expect((await api(`/jobs/${job.id}`)).sync.reinitialize_pending).toBe(true);
+  });
+
+  it('lists the Jobs with their route, schedule, next run and last Run', async () => {
+    const { page } = browser;
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click();
+    const row = page.locator('tr', { hasText: 'Parcels to the data lake' });
+    await row.waitFor();
+    const text = await row.textContent();
+    expect(text).toContain('City parcels → Data lake');
+    expect(text).toContain('Daily at 02:30 (Europe/Zurich)');
+    expect(text).toContain('Enabled');
+    expect(await row.locator('[data-status]').getAttribute('data-status')).toBe('succeeded');
+    expect(await page.locator('tr', { hasText: 'Places mirror' }).textContent()).toContain('Manual only');
+    await snapBoth(page, 'jobs');
+    expect(browser.problems).toEqual([]);
+  });
+});

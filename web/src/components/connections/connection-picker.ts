@@ -1,0 +1,129 @@
+/**
+ * Choosing a saved Source or Destination and saying what to use in it: the per-use selector
+ * (source_resource) or target (destination_target), a form generated from the connector's JSON
+ * Schema, with the PostGIS discovery browser filling schema and table. The Workspace import and
+ * delivery and the Job editor all use it.
+ */
+import { h, replace, uid } from '../../dom.js';
+import { labelled, type FieldHandle, type FormErrors } from '../../forms.js';
+import type { Connection, ConnectionKind, Connector } from '../../types.js';
+import { schemaForm, type SchemaForm } from '../schema-form.js';
+import { discoverBrowser } from './discover-browser.js';
+import { KINDS } from './kinds.js';
+
+export interface ConnectionPickerOptions {
+  kind: ConnectionKind;
+  catalog: Connector[];
+  connections: Connection[];
+  selectedId?: string | null;
+  /** The saved selector or target, shown when its connection is the selected one. */
+  value?: Record<string, unknown> | null;
+  /** Connections whose type cannot do this yet are listed but disabled. */
+  need?: 'import' | 'deliver';
+  /** Heading level of "What to read" / "Where to write". */
+  headingLevel?: 'h3' | 'h4';
+}
+
+export interface ConnectionPicker {
+  node: HTMLElement;
+  connection(): Connection | undefined;
+  connector(): Connector | undefined;
+  /** The selector or target object to send. */
+  selector(): Record<string, unknown>;
+  /** Issue paths: `source_id`/`destination_id` on the select, `source_resource.*`/`destination_target.*` on the form. */
+  attach(errors: FormErrors): void;
+  onChange(listener: () => void): void;
+}
+
+export function connectionPicker(options: ConnectionPickerOptions): ConnectionPicker {
+  const info = KINDS[options.kind];
+  const idField = options.kind === 'source' ? 'source_id' : 'destination_id';
+  const selectorField = options.kind === 'source' ? 'source_resource' : 'destination_target';
+  const byType = new Map(options.catalog.map((c) => [c.type, c]));
+  const listeners: (() => void)[] = [];
+  const can = (c: Connection) => {
+    const connector = byType.get(c.type);
+    if (!options.need) return true;
+    return options.need === 'import' ? !!connector?.capabilities.import : !!connector?.capabilities.deliver;
+  };
+
+  const select = h(
+    'select',
+    { name: idField, id: uid(idField) },
+    h('option', { value: '' }, options.connections.length ? `Choose a ${info.noun}…` : `No ${info.plural} saved yet`),
+    // Usable ones first; the rest stay visible so nobody wonders where they went.
+    [...options.connections.filter(can), ...options.connections.filter((c) => !can(c))].map((c) => {
+      const usable = can(c);
+      const label = `${c.name} (${byType.get(c.type)?.label ?? c.type})${usable ? '' : ' — not available yet'}`;
+      return h('option', { value: c.id, disabled: !usable }, label);
+    }),
+  );
+  const picked = labelled(select, {
+    label: info.noun,
+    required: true,
+    hint: [`Saved ${info.plural} are managed on the `, h('a', { href: `#${info.path}` }, `${info.plural} page`), '.'],
+  });
+  select.value = options.selectedId ?? '';
+  if (select.selectedIndex < 0) select.value = '';
+
+  const title = options.kind === 'source' ? 'What to read' : 'Where to write';
+  const selectorBox = h('div', { class: 'stack selector-box' });
+  let form: SchemaForm | null = null;
+  let first = true;
+
+  function current(): Connection | undefined {
+    return options.connections.find((c) => c.id === select.value);
+  }
+
+  function render() {
+    const connection = current();
+    const connector = connection ? byType.get(connection.type) : undefined;
+    const schema = connector ? (options.kind === 'source' ? connector.source?.resource : connector.destination?.target) : undefined;
+    form = null;
+    if (!connection || !connector || !schema) {
+      replace(selectorBox);
+      return;
+    }
+    // The saved selector belongs to the saved connection; another one starts empty.
+    const value = first && connection.id === options.selectedId ? (options.value ?? {}) : {};
+    first = false;
+    form = schemaForm(schema, { value, choiceLabel: 'Read from' });
+    const empty = Object.keys(schema.properties ?? {}).length === 0 && !(schema.anyOf ?? []).length;
+    const level = options.headingLevel ?? 'h3';
+    replace(
+      selectorBox,
+      empty ? h('p', { class: 'hint' }, `A ${connector.label} ${info.noun} needs nothing more: its settings say everything.`) : [h(level, null, title), form.node],
+      connector.capabilities.discover
+        ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the tables of “${connection.name}”`), discoverBrowser({
+            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+            pickLabel: 'Use',
+            onPick: (t) => form?.fill({ schema: t.schema, table: t.name }),
+          }))
+        : null,
+    );
+  }
+  render();
+  select.addEventListener('change', () => {
+    render();
+    listeners.forEach((l) => l());
+  });
+
+  return {
+    node: h('div', { class: 'stack connection-picker' }, picked.row, selectorBox),
+    connection: current,
+    connector: () => {
+      const c = current();
+      return c ? byType.get(c.type) : undefined;
+    },
+    selector: () => form?.read() ?? {},
+    attach(errors) {
+      errors.add(idField, picked.handle);
+      errors.addResolver((path): FieldHandle | undefined => {
+        if (path === selectorField) return form?.resolve('') ?? picked.handle;
+        if (path.startsWith(`${selectorField}.`)) return form?.resolve(path.slice(selectorField.length + 1));
+        return undefined;
+      });
+    },
+    onChange: (listener) => listeners.push(listener),
+  };
+}

@@ -1,0 +1,89 @@
+/** How Runs, their steps and Job schedules read in the app: badges, durations, sentences. */
+import { h } from '../../dom.js';
+import type { Job, Run, RunStatus, RunStep, Schedule } from '../../types.js';
+
+const RUN_LABELS: Record<string, string> = {
+  queued: 'Queued',
+  running: 'Running',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  cancelled: 'Cancelled',
+  pending: 'Pending',
+  skipped: 'Skipped',
+};
+
+export const STEP_LABELS: Record<string, string> = {
+  extract: 'Read from the Source',
+  transform: 'Transform',
+  python: 'Python step',
+  convert: 'Convert',
+  deliver: 'Deliver to the Destination',
+};
+
+export const TRIGGER_LABELS: Record<string, string> = { manual: 'Run Now', schedule: 'Schedule', retry: 'Retry' };
+
+const SKIPPED: Record<string, string> = {
+  source_unchanged: 'The Source had not changed since the last Run: the later steps were skipped and nothing was delivered.',
+};
+
+/** Why a Run skipped its later steps, in words. */
+export const skippedText = (reason: string) => SKIPPED[reason] ?? reason.replace(/_/g, ' ');
+
+export const isFinished = (status: RunStatus) => status === 'succeeded' || status === 'failed' || status === 'cancelled';
+
+/** A status badge for a Run or a step; the text says it, the colour only repeats it. */
+export function statusBadge(status: RunStatus | RunStep['status']): HTMLElement {
+  return h('span', { class: `badge run-${status}`, 'data-status': status }, RUN_LABELS[status] ?? status);
+}
+
+/** 870 ms → "0.9 s", 75 s → "1 min 15 s". */
+export function duration(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return '—';
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  const seconds = Math.round((ms % 60_000) / 1000);
+  if (minutes < 60) return `${minutes} min${seconds ? ` ${seconds} s` : ''}`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+/** A Run's duration: finished − started, or so far while it runs. */
+export function runDuration(run: Pick<Run, 'started_at' | 'finished_at'>, now = Date.now()): number | null {
+  if (!run.started_at) return null;
+  const end = run.finished_at ? Date.parse(run.finished_at) : now;
+  return Math.max(0, end - Date.parse(run.started_at));
+}
+
+const pad = (n: number | undefined) => String(n ?? 0).padStart(2, '0');
+
+/** "Daily at 02:30 (Europe/Berlin)": in the Job's own timezone, as it was set. */
+export function scheduleText(schedule: Schedule | null | undefined): string {
+  if (!schedule) return 'Manual only';
+  if (schedule.kind === 'daily') return `Daily at ${pad(schedule.hour)}:${pad(schedule.minute)} (${schedule.timezone})`;
+  return `${schedule.kind} (${schedule.timezone})`;
+}
+
+/** Why a Job is disabled, in words (the server may send a sentence or a small object). */
+export function disabledReason(job: Pick<Job, 'enabled' | 'disabled_reason'>): string | null {
+  if (job.enabled) return null;
+  const reason = job.disabled_reason as unknown;
+  if (!reason) return null;
+  if (typeof reason === 'string') return reason;
+  if (typeof reason === 'object') {
+    const r = reason as { kind?: string; message?: string; failures?: number };
+    if (r.kind === 'manual') return 'Disabled by you.';
+    if (r.kind === 'consecutive_failures') return `Disabled after ${r.failures ?? 'several'} failed scheduled Runs in a row${r.message ? `: ${r.message}` : '.'}`;
+    return r.message ?? r.kind ?? null;
+  }
+  return null;
+}
+
+/** The stages a Run runs: `stages` from the server, else inferred by the spec's rules (an explicit flag wins, else the fields). */
+export function jobStages(job: Job): { transform: boolean; python: boolean; convert: boolean } {
+  if (job.stages) return job.stages;
+  const p = job.pipeline ?? {};
+  return {
+    transform: p.transform ?? !!(job.operations?.length || job.sql || job.recipe_id),
+    python: p.python ?? !!job.python_script,
+    convert: p.convert ?? !!job.output_format,
+  };
+}

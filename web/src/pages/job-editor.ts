@@ -1,0 +1,251 @@
+/**
+ * The Job editor: one form that walks the Job from start to end. Source (and what to read) →
+ * transform (operations with the canvas's editor, a Recipe, or SQL) → Python step → output
+ * format → Destination (and where to write) → schedule. Each stage that can be left out has a
+ * switch, sent as an explicit `pipeline` flag, so a stage switched off stays off (the spec).
+ */
+import { get, post, put } from '../api.js';
+import { connectionPicker } from '../components/connections/connection-picker.js';
+import { allConnections } from '../components/connections/kinds.js';
+import { jobStages } from '../components/jobs/run-status.js';
+import { scheduleField } from '../components/jobs/schedule-field.js';
+import { operationEditor } from '../components/operation-editor.js';
+import { h, uid } from '../dom.js';
+import { busy, FormErrors, groupError, input, labelled } from '../forms.js';
+import type { Page, PageContext } from '../router.js';
+import type { Format, Job, JobBody, Page as ListPage, Recipe, TransformMode } from '../types.js';
+import { summarize } from './recipes.js';
+
+const COMMON = ['GPKG', 'GeoJSON', 'FlatGeobuf', 'ESRI Shapefile', 'CSV', 'Parquet', 'KML', 'GTiff', 'COG'];
+
+/** Writable formats that make a file, vector then raster, common ones first. */
+function formatSelect(formats: Format[]): HTMLSelectElement {
+  const group = (kind: 'vector' | 'raster', label: string) => {
+    const list = formats.filter((f) => f.write && f.kind === kind && f.extensions.length);
+    const rank = (f: Format) => (COMMON.includes(f.id) ? COMMON.indexOf(f.id) : COMMON.length);
+    list.sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
+    return h('optgroup', { label }, list.map((f) => h('option', { value: f.id }, `${f.name} (.${f.extensions[0]})`)));
+  };
+  return h('select', { name: 'output_format' }, group('vector', 'Vector formats'), group('raster', 'Raster formats'));
+}
+
+/** A numbered stage of the walk, with an optional switch that includes or leaves it out. */
+function stage(n: number, title: string, options: { toggle?: { label: string; checked: boolean }; hint?: string }, ...content: (Node | null)[]) {
+  const id = uid('stage');
+  const toggle = options.toggle ? h('input', { type: 'checkbox', id: `${id}-on`, checked: options.toggle.checked }) : null;
+  const body = h('div', { class: 'stack stage-body' }, content);
+  const sync = () => (body.hidden = !!toggle && !toggle.checked);
+  toggle?.addEventListener('change', sync);
+  sync();
+  const node = h(
+    'section',
+    { class: 'card stack job-stage', 'aria-labelledby': `${id}-title`, 'data-stage': String(n) },
+    h('h2', { id: `${id}-title` }, h('span', { class: 'stage-number', 'aria-hidden': 'true' }, String(n)), title),
+    options.hint ? h('p', { class: 'hint' }, options.hint) : null,
+    toggle ? h('div', { class: 'field field-check' }, h('div', { class: 'check-line' }, toggle, h('label', { for: toggle.id }, options.toggle!.label))) : null,
+    body,
+  );
+  return { node, on: () => !toggle || toggle.checked, toggle };
+}
+
+export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
+  const id = params.id;
+  const [catalog, connectors, formats, sources, destinations, recipes, job] = await Promise.all([
+    app.transformations(),
+    app.connectors(),
+    app.formats(),
+    allConnections('source'),
+    allConnections('destination'),
+    get<ListPage<Recipe>>('/recipes?limit=200').then((p) => p.items),
+    id ? get<Job>(`/jobs/${encodeURIComponent(id)}`) : Promise.resolve(null),
+  ]);
+
+  const errors = new FormErrors();
+  const name = labelled(input({ name: 'name', maxlength: '200', autocomplete: 'off', value: job?.name ?? '', placeholder: 'e.g. Parcels to the data lake, nightly' }), { label: 'Name', required: true });
+  errors.add('name', name.handle);
+
+  // 1. Source
+  const source = connectionPicker({ kind: 'source', catalog: connectors, connections: sources, selectedId: job?.source_id, value: job?.source_resource ?? null });
+  source.attach(errors);
+  const sourceStage = stage(1, 'Source', { hint: 'Where each Run reads from, and what it reads.' }, source.node);
+
+  // 2. Transform
+  const stages = job ? jobStages(job) : { transform: false, python: false, convert: true };
+  const modeName = uid('mode');
+  const modes: { value: TransformMode; label: string }[] = [
+    { value: 'manual', label: 'Operations' },
+    { value: 'recipe', label: 'A Recipe' },
+    { value: 'sql', label: 'SQL query' },
+  ];
+  const modeRadios = modes.map((m) => h('input', { type: 'radio', name: modeName, id: `${modeName}-${m.value}`, value: m.value, checked: (job?.transform_mode ?? 'manual') === m.value }));
+  const modeSet = h(
+    'fieldset',
+    { class: 'field mode' },
+    h('legend', null, 'Transform with'),
+    h('div', { class: 'segmented' }, modes.map((m, i) => h('div', { class: 'check-line' }, modeRadios[i]!, h('label', { for: modeRadios[i]!.id }, m.label)))),
+  );
+  errors.add('transform_mode', groupError(modeSet));
+  const mode = (): TransformMode => (modeRadios.find((r) => r.checked)?.value as TransformMode) ?? 'manual';
+
+  const editor = operationEditor({ catalog, operations: job?.transform_mode === 'manual' ? (job.operations ?? []) : [] });
+  editor.attach(errors);
+  const outputFields = labelled(input({ name: 'output_fields', autocomplete: 'off', spellcheck: 'false', value: (job?.output_fields ?? []).join(', ') }), {
+    label: 'Keep only these fields',
+    hint: 'Optional: column names, separated by commas, in the order you want them. Empty keeps every field.',
+  });
+  errors.add('output_fields', outputFields.handle);
+  const manualPane = h('div', { class: 'stack' }, editor.node, outputFields.row);
+
+  const recipeSelect = labelled(
+    h('select', { name: 'recipe_id' }, h('option', { value: '' }, recipes.length ? 'Choose a Recipe…' : 'No Recipes saved yet'), recipes.map((r) => h('option', { value: r.id }, r.name))),
+    { label: 'Recipe', required: true, hint: 'Its operations are copied into the Job when you save; later edits of the Recipe do not change this Job.' },
+  );
+  recipeSelect.control.value = job?.recipe_id ?? '';
+  const recipeSummary = h('p', { class: 'hint recipe-summary' });
+  const showRecipe = () => {
+    const r = recipes.find((x) => x.id === recipeSelect.control.value);
+    recipeSummary.textContent = r ? `Operations: ${summarize(r.operations, catalog)}.` : job?.recipe_id && job.recipe_id === recipeSelect.control.value ? `Copied operations: ${summarize(job.operations ?? [], catalog)}.` : '';
+  };
+  recipeSelect.control.addEventListener('change', showRecipe);
+  showRecipe();
+  errors.add('recipe_id', recipeSelect.handle);
+  const recipePane = h('div', { class: 'stack' }, recipeSelect.row, recipeSummary);
+
+  const sql = labelled(h('textarea', { name: 'sql', class: 'mono code', rows: '5', spellcheck: 'false', placeholder: 'SELECT parcel_id, area, geometry FROM source WHERE area > 100' }), {
+    label: 'SQL query',
+    required: true,
+    hint: 'One SELECT reading from the relation named source (SQLite dialect), run in a sandbox.',
+  });
+  sql.control.value = job?.sql ?? '';
+  errors.add('sql', sql.handle);
+  const sqlPane = h('div', { class: 'stack' }, sql.row);
+  const syncMode = () => {
+    manualPane.hidden = mode() !== 'manual';
+    recipePane.hidden = mode() !== 'recipe';
+    sqlPane.hidden = mode() !== 'sql';
+  };
+  modeRadios.forEach((r) => r.addEventListener('change', syncMode));
+  syncMode();
+  const transformStage = stage(
+    2,
+    'Transform',
+    { toggle: { label: 'Transform the data', checked: stages.transform }, hint: 'The same operations as the Workspace canvas, a saved Recipe, or one SQL SELECT.' },
+    modeSet,
+    manualPane,
+    recipePane,
+    sqlPane,
+  );
+
+  // 3. Python step
+  const pyFilename = labelled(input({ name: 'python_filename', class: 'mono', spellcheck: 'false', value: job?.python_filename ?? 'step.py' }), { label: 'Script file name' });
+  const pyScript = labelled(h('textarea', { name: 'python_script', class: 'mono code', rows: '8', spellcheck: 'false', placeholder: 'import sys\nsrc, dst = sys.argv[1], sys.argv[2]\n# read src, write dst (e.g. with geopandas)' }), {
+    label: 'Python script',
+    required: true,
+    hint: 'Runs after the transform in an isolated runtime without network; it gets the input file and the output file as its two arguments.',
+  });
+  pyScript.control.value = job?.python_script ?? '';
+  errors.add('python_filename', pyFilename.handle).add('python_script', pyScript.handle);
+  const pythonStage = stage(3, 'Python step', { toggle: { label: 'Run a Python script', checked: stages.python } }, pyFilename.row, pyScript.row);
+
+  // 4. Output format
+  const format = labelled(formatSelect(formats), { label: 'Output format', required: true, hint: 'The file format delivered to the Destination.' });
+  format.control.value = job?.output_format ?? 'GPKG';
+  errors.add('output_format', format.handle);
+  const convertStage = stage(
+    4,
+    'Output format',
+    { toggle: { label: 'Convert to a format', checked: stages.convert }, hint: 'Left out, the data is delivered in the format it was read in.' },
+    format.row,
+  );
+
+  // 5. Destination
+  const destination = connectionPicker({ kind: 'destination', catalog: connectors, connections: destinations, selectedId: job?.destination_id, value: job?.destination_target ?? null });
+  destination.attach(errors);
+  const destinationStage = stage(5, 'Destination', { hint: 'Where each Run delivers, and how it writes there.' }, destination.node);
+
+  // 6. Schedule
+  const schedule = scheduleField(job?.schedule);
+  schedule.attach(errors);
+  const enabled = h('input', { type: 'checkbox', id: uid('enabled'), checked: job?.enabled ?? true });
+  const scheduleStage = stage(
+    6,
+    'Schedule',
+    { hint: 'When Runs start on their own. Run Now works either way.' },
+    schedule.node,
+    h('div', { class: 'field field-check' }, h('div', { class: 'check-line' }, enabled, h('label', { for: enabled.id }, 'Enabled')), h('p', { class: 'hint' }, 'A disabled Job keeps its schedule but starts no Runs from it.')),
+  );
+  errors.add('enabled', groupError(scheduleStage.node));
+  errors.add('pipeline', groupError(transformStage.node));
+
+  function body(): JobBody {
+    const transform = transformStage.on();
+    const m = transform ? mode() : 'manual';
+    const b: JobBody = {
+      name: name.control.value.trim(),
+      source_id: source.connection()?.id ?? '',
+      source_resource: source.selector(),
+      transform_mode: m,
+      operations: transform && m === 'manual' ? editor.value() : [],
+      destination_id: destination.connection()?.id ?? '',
+      destination_target: destination.selector(),
+      schedule: schedule.value(),
+      pipeline: { transform, python: pythonStage.on(), convert: convertStage.on() },
+      enabled: enabled.checked,
+    };
+    const fields = outputFields.control.value.split(',').map((s) => s.trim()).filter(Boolean);
+    if (transform && m === 'manual' && fields.length) b.output_fields = fields;
+    if (transform && m === 'recipe') b.recipe_id = recipeSelect.control.value || null;
+    if (transform && m === 'sql') b.sql = sql.control.value;
+    if (pythonStage.on()) {
+      b.python_script = pyScript.control.value;
+      b.python_filename = pyFilename.control.value.trim() || 'step.py';
+    }
+    if (convertStage.on()) b.output_format = format.control.value;
+    return b;
+  }
+
+  const save = h('button', { type: 'submit', class: 'button' }, job ? 'Save changes' : 'Create Job');
+  const form = h(
+    'form',
+    {
+      class: 'stack job-editor',
+      novalidate: true,
+      'data-testid': 'job-form',
+      onsubmit: async (event: Event) => {
+        event.preventDefault();
+        errors.clear();
+        const payload = body();
+        if (!payload.source_id) errors.field('source_id', 'Choose the Source the Job reads from.');
+        if (!payload.destination_id) errors.field('destination_id', 'Choose the Destination the Job delivers to.');
+        if (!payload.source_id || !payload.destination_id) {
+          (payload.source_id ? destination : source).node.querySelector('select')?.focus();
+          return;
+        }
+        try {
+          const saved = await busy(save, 'Saving…', () => (job ? put<Job>(`/jobs/${encodeURIComponent(job.id)}`, payload) : post<Job>('/jobs', payload)));
+          app.flash(`Job “${saved.name}” saved.`);
+          app.navigate(`#/jobs/${encodeURIComponent(saved.id)}`);
+        } catch (error) {
+          errors.show(error);
+        }
+      },
+    },
+    errors.summary,
+    h('div', { class: 'card' }, name.row),
+    h('ol', { class: 'job-stages' }, [sourceStage, transformStage, pythonStage, convertStage, destinationStage, scheduleStage].map((s) => h('li', null, s.node))),
+    h('div', { class: 'actions' }, save, h('a', { class: 'button secondary', href: job ? `#/jobs/${encodeURIComponent(job.id)}` : '#/jobs' }, 'Cancel')),
+  );
+  errors.watch(form);
+
+  return {
+    title: job ? `Edit ${job.name}` : 'New Job',
+    node: h(
+      'section',
+      null,
+      h('p', { class: 'breadcrumb' }, h('a', { href: '#/jobs' }, 'Jobs'), ' / ', job ? [h('a', { href: `#/jobs/${encodeURIComponent(job.id)}` }, job.name), ' / '] : null),
+      h('h1', null, job ? `Edit “${job.name}”` : 'New Job'),
+      h('p', { class: 'lead' }, 'A Job reads from a Source, optionally transforms and converts, and delivers to a Destination, on a schedule or when you press Run Now.'),
+      form,
+    ),
+  };
+}

@@ -1,0 +1,162 @@
+/**
+ * One Run: its status (followed live while queued or running), its steps with durations, the
+ * counts, the error, Retry for a failed Run, and the Temporal workflow behind it (linked to the
+ * Temporal UI when the server says where that is).
+ */
+import { get, plainMessage, post } from '../api.js';
+import { live } from '../components/jobs/live.js';
+import { duration, isFinished, runDuration, skippedText, statusBadge, STEP_LABELS, TRIGGER_LABELS } from '../components/jobs/run-status.js';
+import { bytes, count, focusQuietly, h, replace, time } from '../dom.js';
+import { busy, statusLine } from '../forms.js';
+import type { Page, PageContext } from '../router.js';
+import type { Job, Run, System } from '../types.js';
+
+const enc = encodeURIComponent;
+
+function temporalLink(system: System | null, run: Run): HTMLElement | null {
+  if (!run.workflow) return null;
+  const ui = system?.temporal_ui;
+  const id = h('code', null, run.workflow.workflow_id);
+  if (!ui) return h('p', null, 'Temporal workflow ', id, run.workflow.run_id ? [' (run ', h('code', null, run.workflow.run_id), ')'] : null, '.');
+  const href = `${ui.url}/namespaces/${enc(ui.namespace)}/workflows/${enc(run.workflow.workflow_id)}${run.workflow.run_id ? `/${enc(run.workflow.run_id)}/history` : ''}`;
+  return h('p', null, 'Temporal workflow ', id, ': ', h('a', { href, target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'temporal-link' }, 'open it in the Temporal UI'), '.');
+}
+
+export async function runPage({ app, params }: PageContext): Promise<Page> {
+  const jobPath = `/jobs/${enc(params.id!)}`;
+  const path = `${jobPath}/runs/${enc(params.runId!)}`;
+  const [initial, job, system] = await Promise.all([get<Run>(path), get<Job>(jobPath), app.system().catch(() => null)]);
+  let run = initial;
+
+  const heading = h('h1', null);
+  const summary = h('div');
+  const steps = h('div');
+  const errorBox = h('div');
+  const workflow = h('div');
+  const status = statusLine();
+  const announce = h('p', { class: 'visually-hidden', role: 'status', 'aria-live': 'polite' });
+
+  function render() {
+    heading.replaceChildren(`Run ${run.id} `, statusBadge(run.status));
+    replace(
+      summary,
+      h(
+        'dl',
+        { class: 'facts run-facts' },
+        h('div', null, h('dt', null, 'Status'), h('dd', { 'data-testid': 'run-status' }, statusBadge(run.status))),
+        h('div', null, h('dt', null, 'Trigger'), h('dd', null, TRIGGER_LABELS[run.trigger] ?? run.trigger, run.attempt > 1 ? ` (attempt ${run.attempt})` : '')),
+        h('div', null, h('dt', null, 'Queued'), h('dd', null, time(run.created_at))),
+        h('div', null, h('dt', null, 'Started'), h('dd', null, time(run.started_at))),
+        h('div', null, h('dt', null, 'Finished'), h('dd', null, time(run.finished_at))),
+        h('div', null, h('dt', null, 'Duration'), h('dd', null, duration(runDuration(run)))),
+        h('div', null, h('dt', null, 'Features read'), h('dd', null, run.stats.features_read === null ? '—' : count(run.stats.features_read))),
+        h('div', null, h('dt', null, 'Features written'), h('dd', null, run.stats.features_written === null ? '—' : count(run.stats.features_written))),
+        h('div', null, h('dt', null, 'Bytes read'), h('dd', null, bytes(run.stats.bytes_read))),
+        h('div', null, h('dt', null, 'Bytes written'), h('dd', null, bytes(run.stats.bytes_written))),
+      ),
+      run.retry_of ? h('p', null, 'A retry of ', h('a', { href: `#${jobPath}/runs/${enc(run.retry_of)}` }, run.retry_of), '.') : null,
+      run.retried_by ? h('p', null, 'Retried as ', h('a', { href: `#${jobPath}/runs/${enc(run.retried_by)}` }, run.retried_by), '.') : null,
+      run.skipped_reason ? h('p', { class: 'notice' }, skippedText(run.skipped_reason)) : null,
+    );
+    replace(
+      steps,
+      run.steps.length
+        ? h(
+            'div',
+            { class: 'table-wrap', role: 'region', 'aria-label': 'Steps', tabindex: '0' },
+            h(
+              'table',
+              { class: 'table steps cards' },
+              h('thead', null, h('tr', null, ['Step', 'Status', 'Started', 'Finished', 'Duration'].map((c) => h('th', { scope: 'col' }, c)))),
+              h(
+                'tbody',
+                null,
+                run.steps.map((s) =>
+                  h(
+                    'tr',
+                    { 'data-step': s.name, 'data-status': s.status },
+                    h('th', { scope: 'row' }, STEP_LABELS[s.name] ?? s.name),
+                    h('td', { 'data-label': 'Status' }, statusBadge(s.status)),
+                    h('td', { 'data-label': 'Started' }, time(s.started_at)),
+                    h('td', { 'data-label': 'Finished' }, time(s.finished_at)),
+                    h('td', { class: 'num', 'data-label': 'Duration' }, duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null))),
+                  ),
+                ),
+              ),
+            ),
+          )
+        : h('p', { class: 'empty' }, 'The steps appear once the Run starts.'),
+    );
+    replace(
+      errorBox,
+      run.error
+        ? h(
+            'section',
+            { class: 'card run-error', 'aria-labelledby': 'error-title', 'data-testid': 'run-error' },
+            h('h2', { id: 'error-title' }, 'What went wrong'),
+            h('p', { class: 'alert' }, run.error.message),
+            h(
+              'dl',
+              { class: 'inline-facts' },
+              h('dt', null, 'code'),
+              h('dd', null, h('code', null, run.error.code)),
+              run.error.step ? [h('dt', null, 'step'), h('dd', null, STEP_LABELS[run.error.step] ?? run.error.step)] : null,
+              run.error.reason ? [h('dt', null, 'cause'), h('dd', null, run.error.reason.replace(/_/g, ' '))] : null,
+              h('dt', null, 'retryable'),
+              h('dd', null, run.error.retryable ? 'yes: a retry may succeed' : 'no: fix the Job or its connections first'),
+            ),
+            run.status === 'failed' && !run.retried_by ? retryButton() : null,
+          )
+        : null,
+    );
+    replace(workflow, temporalLink(system, run));
+  }
+
+  function retryButton(): HTMLElement {
+    const button = h('button', { type: 'button', class: 'button' }, 'Retry');
+    button.addEventListener('click', async () => {
+      try {
+        const next = await busy(button, 'Retrying…', () => post<Run>(`${path}/retry`));
+        app.flash(`Retry started as Run ${next.id}.`);
+        app.navigate(`#${jobPath}/runs/${enc(next.id)}`);
+      } catch (error) {
+        status.set(plainMessage(error), 'error');
+      }
+    });
+    return h('div', { class: 'actions' }, button, h('span', { class: 'hint' }, 'Starts a new Run of the same Job; this one stays as it is.'));
+  }
+
+  render();
+  const flash = app.takeFlash();
+  if (flash) status.set(flash, 'ok');
+
+  const poll = live(async () => {
+    const before = run.status;
+    run = await get<Run>(path);
+    if (run.status !== before) {
+      announce.textContent = `Run ${run.status}.`;
+      // Retry appears in the error card: bring keyboard users to it when the Run fails.
+      if (run.status === 'failed') queueMicrotask(() => focusQuietly(errorBox.querySelector('h2')));
+    }
+    render();
+    return !isFinished(run.status);
+  }, 1000);
+  if (!isFinished(run.status)) poll.wake();
+
+  return {
+    title: `Run ${run.id}`,
+    dispose: () => poll.stop(),
+    node: h(
+      'section',
+      { class: 'run-page' },
+      h('p', { class: 'breadcrumb' }, h('a', { href: '#/jobs' }, 'Jobs'), ' / ', h('a', { href: `#${jobPath}` }, job.name), ' / '),
+      heading,
+      announce,
+      status.node,
+      summary,
+      errorBox,
+      h('section', { class: 'card', 'aria-labelledby': 'steps-title' }, h('h2', { id: 'steps-title' }, 'Steps'), steps),
+      h('section', { class: 'card', 'aria-labelledby': 'workflow-title' }, h('h2', { id: 'workflow-title' }, 'Behind the scenes'), workflow),
+    ),
+  };
+}
