@@ -114,7 +114,12 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     const job = await create({ kind: 'daily', timezone: 'UTC', hour: 3, minute: 0 }, { source_id: missingId });
     const handle = temporal().schedule.getHandle(scheduleIdOf(job.id));
     const scheduledRuns = async () => (await api.call('GET', `/api/v1/jobs/${job.id}/runs`)).json().items as RunJson[];
+    let triggeredAt = 0;
     for (let n = 1; n <= 2; n++) {
+      // Temporal names a scheduled workflow by its fire time to the second (and the Run id follows
+      // that name), so two triggers within one second are one fire: keep them apart.
+      await new Promise((r) => setTimeout(r, Math.max(0, triggeredAt + 1_500 - Date.now())));
+      triggeredAt = Date.now();
       await handle.trigger();
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline && !((await scheduledRuns()).filter((r) => finished(r.status)).length >= n)) await new Promise((r) => setTimeout(r, 250));
