@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
+import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
 import { probeTest } from '../shared/test-result.js';
 import type { ConnectorDefinition, DestinationSupport, SourceSupport } from '../types.js';
 import { listSchemas, listTables, requireSchema } from './catalog.js';
@@ -27,15 +28,15 @@ const source: SourceSupport<PostgisResource> = {
     z.strictObject({
       schema: identifier('Schema').default('public'),
       table: identifier('Table or view'),
-      cursor_column: identifier('Column for incremental reads (a timestamp or increasing id): a Run reads the rows above the largest value the previous Run read').optional(),
+      cursor_column: cursorColumn(),
     }),
-    z.strictObject({ query: z.string().min(1).max(100_000).describe('One SELECT statement (run in a read-only session)') }),
+    selectQuery('One SELECT statement (run in a read-only session)'),
   ]),
   shorthand: 'table',
   resourceRequired: true,
   importable: true,
   incremental: true,
-  incrementalNote: 'with `cursor_column`: each Run reads the rows whose cursor is above the largest value the previous Run read; no new rows skips the rest of the Run',
+  incrementalNote: cursorIncrementalNote,
   extract: (config, resource, ctx, options) => extractPostgis(settings(config), resource, ctx, options),
 };
 
