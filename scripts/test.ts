@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from './local-services.js';
 import { runSchemathesis } from './schemathesis.js';
@@ -23,9 +24,15 @@ const failures: string[] = [];
 const pgPort = await freePort();
 const pg = await startPostgres(path.join(testDir, 'pg'), pgPort, ['postgres', 'geoflow_e2e'], { fresh: true, durable: false });
 const temporal = await startTemporal(dataDir, await freePort());
+// Every temporary folder the suites make (fixtures, connector work folders, test servers) goes
+// under one folder of this run, removed at the end: a suite that forgets its own leaves nothing.
+// Open like /tmp itself: the MariaDB and sshd test servers drop to other users.
+const runTmp = mkdtempSync(path.join(tmpdir(), 'svc-tests-'));
+chmodSync(runTmp, 0o1777);
 const cleanup = () => {
   temporal.stop();
   pg.stop();
+  rmSync(runTmp, { recursive: true, force: true });
 };
 process.on('SIGINT', () => {
   cleanup();
@@ -38,6 +45,7 @@ const baseEnv = {
   SVC_TEST_DATABASE_URL: pg.url('postgres'),
   SVC_TEST_TEMPORAL_ADDRESS: temporal.address,
   UV_THREADPOOL_SIZE: '8',
+  TMPDIR: runTmp,
 };
 
 // ---- Types: the server, scripts and tests, then the browser app ------------------------------
