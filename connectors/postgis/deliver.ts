@@ -144,11 +144,21 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
   const dropStage = () =>
     withClient(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (client) => client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`)).catch(() => undefined);
 
+  const layer = await vectorInput(input, ctx.workDir);
   // Checks, and the geometry column name to keep, before any data moves.
   const before = await withClient(config, ctx, async (client) => {
     await requireSchema(client, schema, config.database);
     const done = await recorded(client, schema, input.deliveryId);
     if (done) return { done };
+    // Without PostGIS, GDAL would quietly write the geometry as bytea, which no GIS reads as a layer.
+    if (layer.nlt !== 'NONE' && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'postgis'")).rowCount !== 1) {
+      throw new ConnectorError(
+        'not_found',
+        `${what}: PostGIS is not installed in database ${config.database}, and the layer has geometry; install it there (CREATE EXTENSION postgis, as a role allowed to) or deliver to a database that has it`,
+        { ...triedOf(config), schema, table },
+        false,
+      );
+    }
     const exists = await relationExists(client, schema, table);
     if (mode === 'create' && exists) throw new ConnectorError('target_exists', `${where} already exists in database ${config.database} (write_mode create never overwrites)`, { schema, table });
     await ensureLedger(client, schema);
@@ -159,7 +169,6 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
   });
   if (before.done) return result(before.done.rows_written, before.done.write_mode);
 
-  const layer = await vectorInput(input, ctx.workDir);
   const libpq = await libpqFor(config, ctx);
   try {
     await ogr2ogrPg(config, ctx, `Loading ${where}`, [

@@ -92,7 +92,9 @@ export const postgis: ConnectorDefinition = {
     '`geom` and its key `ogc_fid`; a replaced table keeps its geometry column name. Triggers, comments, row-level',
     'security and dependent views of a replaced table are not carried over (a view that depends on it stops the',
     'replace: use `append`). Each delivery records its id in `"<schema>"."_geoflow_deliveries"` in the same',
-    'transaction, so a retried delivery never writes twice. The role needs CREATE on the schema.',
+    'transaction, so a retried delivery never writes twice. The role needs CREATE on the schema. A layer with geometry',
+    'needs PostGIS in the target database: without it the delivery fails with `not_found` before anything is written',
+    '(the connection test says so too); a table without geometry loads into plain PostgreSQL.',
     '',
     '**Credentials**: node-postgres gets the password in memory; GDAL (libpq) reads it from a password file (mode 0600,',
     'in a private folder of the transfer, removed afterwards) named by the connection string\'s `passfile`, so it is never',
@@ -111,7 +113,7 @@ export const postgis: ConnectorDefinition = {
           );
           return r.rows[0]!;
         });
-        const postgisNote = found.postgis ? `PostGIS ${found.postgis}` : 'PostGIS is not installed in this database';
+        const postgisNote = found.postgis ? `PostGIS ${found.postgis}` : 'PostGIS is not installed in this database (it can hold tables without geometry only)';
         return { message: `Connected to PostgreSQL ${found.server} as ${c.username}${found.tls ? ' over TLS' : ''}; ${postgisNote}`, tried: { tls: found.tls } };
       },
       (error) => classifyPg(error, describeServer(c)),

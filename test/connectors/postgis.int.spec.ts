@@ -277,6 +277,25 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       expect(await count('places_from_shp')).toBe(25);
     });
 
+    it('into a database without PostGIS: a layer with geometry is refused before anything is written, a table without geometry loads', async () => {
+      const plain = await createPostgisDatabase({ postgis: false });
+      try {
+        const target = { schema: 'public', table: 'places', write_mode: 'replace' as const };
+        const refused = await expectConnectorError(postgis.destination!.deliver(plain.config, target, deliverInput(pointsGeoJson(dir, 3)), connectorContext()), 'not_found');
+        expect(refused.message).toMatch(/PostGIS is not installed in database gis_\w+, and the layer has geometry.*CREATE EXTENSION postgis/);
+        expect(await plain.sql("SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")).toEqual([]);
+
+        const csv = path.join(dir, 'no-geometry.csv');
+        writeFileSync(csv, 'name,n\nZürich,1\nGenève,2\n');
+        const loaded = await postgis.destination!.deliver(plain.config, { ...target, table: 'names' }, deliverInput(csv, { format: 'CSV' }), connectorContext());
+        expect(loaded.rows_written).toBe(2);
+        expect(await plain.sql('SELECT name FROM public.names ORDER BY n')).toEqual([{ name: 'Zürich' }, { name: 'Genève' }]);
+        expect((await postgis.test!(plain.config, connectorContext())).message).toMatch(/PostGIS is not installed in this database \(it can hold tables without geometry only\)/);
+      } finally {
+        await plain.drop();
+      }
+    });
+
     it('a missing schema is not_found; a load stopped midway leaves the old table untouched', async () => {
       await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'nowhere', table: 't', write_mode: 'replace' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()), 'not_found');
 

@@ -28,7 +28,8 @@ async function asAdmin<T>(database: string | null, fn: (c: pg.Client) => Promise
   }
 }
 
-export async function createPostgisDatabase(): Promise<PostgisDatabase> {
+/** `postgis: false` leaves the extension out: a plain PostgreSQL database. */
+export async function createPostgisDatabase(options: { postgis?: boolean } = {}): Promise<PostgisDatabase> {
   if (!adminUrl) throw new Error('SVC_TEST_DATABASE_URL is not set');
   const suffix = randomBytes(5).toString('hex');
   const database = `gis_${suffix}`;
@@ -38,7 +39,7 @@ export async function createPostgisDatabase(): Promise<PostgisDatabase> {
     await c.query(`CREATE ROLE ${username} LOGIN PASSWORD '${password}'`);
     await c.query(`CREATE DATABASE ${database} OWNER ${username}`);
   });
-  await asAdmin(database, (c) => c.query('CREATE EXTENSION postgis'));
+  if (options.postgis !== false) await asAdmin(database, (c) => c.query('CREATE EXTENSION postgis'));
   const url = new URL(adminUrl);
   return {
     config: { host: url.hostname, port: Number(url.port || 5432), database, username, password, ssl_mode: 'disable' },
