@@ -47,6 +47,8 @@ export function gdalErrors(stderr: string): string[] {
   for (const line of stderr.split('\n')) {
     const m = /^ERROR \d+: (.*)$/.exec(line);
     if (m) errors.push(m[1]!.trim());
+    // What a database server said, as libpq prints it after GDAL's own line ("COPY statement failed").
+    else if (/^(ERROR|DETAIL|HINT):\s+\S/.test(line) && errors.length) errors[errors.length - 1] += ` ${line.replace(/^(ERROR|DETAIL|HINT):\s+/, '').trim()}`;
     else if (/^\s{2,}\S/.test(line) && errors.length) errors[errors.length - 1] += ` ${line.trim()}`;
   }
   return errors.map((e) => {

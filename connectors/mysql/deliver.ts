@@ -125,6 +125,9 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
       '-lco', `GEOMETRY_NAME=${before.geometryName}`,
       '-lco', `FID=${FID}`,
       '-lco', 'LAUNDER=NO',
+      // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
+      // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
+      '-lco', 'PRECISION=NO',
       '-lco', 'ENGINE=InnoDB',
       // A spatial index needs every geometry present (NOT NULL).
       '-lco', `SPATIAL_INDEX=${layer.nullGeometries || layer.nlt === 'NONE' ? 'NO' : 'YES'}`,

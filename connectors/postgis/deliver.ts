@@ -180,6 +180,9 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
       '-lco', `GEOMETRY_NAME=${before.geometryName}`,
       '-lco', `FID=${FID}`,
       '-lco', 'LAUNDER=NO',
+      // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
+      // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
+      '-lco', 'PRECISION=NO',
       '-lco', 'SPATIAL_INDEX=GIST',
       '-gt', '65536',
     ]);

@@ -6,7 +6,7 @@ import { mysql as connector } from '../../connectors/mysql/index.js';
 import type { DeliverInput } from '../../connectors/types.js';
 import { gdal } from '../../geo/gdal.js';
 import { closedPort, connectorContext, expectConnectorError, pollUntilStopped, silentServer } from './support.js';
-import { fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson } from '../support/fixtures.js';
+import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson } from '../support/fixtures.js';
 import { mariadbMissing, startMariadb, type LocalMariadb } from '../servers/mariadb/server.js';
 
 /** The mysql connector against a throwaway MariaDB (Debian's mariadb-server). */
@@ -166,5 +166,14 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     expect(await count('orte')).toBe(3);
     const created = await connector.destination!.deliver(config, { table: 'neu', write_mode: 'create' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext());
     expect(created.rows_written).toBe(2);
+  });
+
+  it('loads a shapefile whose numbers are wider than its DBF declares (as NYC boroughs)', async () => {
+    const made = await connector.destination!.deliver(config, { table: 'boroughs', write_mode: 'replace' }, deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }), connectorContext());
+    expect(made.rows_written).toBe(2);
+    expect(await sql('SELECT `BoroName`, `Shape_Area` FROM boroughs ORDER BY `BoroCode`')).toEqual([
+      { BoroName: 'Manhattan', Shape_Area: 1623819823.81 },
+      { BoroName: 'The Brönx', Shape_Area: 1186924586.14 },
+    ]);
   });
 });

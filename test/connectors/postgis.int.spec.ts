@@ -7,7 +7,7 @@ import type { DeliverInput } from '../../connectors/types.js';
 import { gdal } from '../../geo/gdal.js';
 import { closedPort, connectorContext, expectConnectorError, pollUntilStopped, silentServer } from './support.js';
 import { skipWithoutDatabase } from '../support/database.js';
-import { fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';
+import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
 
 /** The postgis connector against the suite's real PostgreSQL 15 + PostGIS 3. */
@@ -230,6 +230,29 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       expect(names.filter((n) => n.includes('stage') || n.includes('old_'))).toEqual([]);
       expect(names).toEqual(expect.arrayContaining(['Parcels', 'Parcels_pkey', '_geoflow_deliveries']));
       await db.sql(`DROP OWNED BY reader_${db.config.database}; DROP ROLE reader_${db.config.database}`);
+    });
+
+    it('loads a shapefile whose numbers are wider than its DBF declares (as NYC boroughs), as float8 and unbounded text', async () => {
+      const made = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'boroughs', write_mode: 'replace' }, deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }), connectorContext());
+      expect(made.rows_written).toBe(2);
+      const columns = await db.sql("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'boroughs' AND column_name IN ('BoroName', 'Shape_Area') ORDER BY 1");
+      expect(columns).toEqual([{ column_name: 'BoroName', data_type: 'character varying' }, { column_name: 'Shape_Area', data_type: 'double precision' }]);
+      expect(await db.sql('SELECT "BoroName", "Shape_Area" FROM public.boroughs ORDER BY "BoroCode"')).toEqual([
+        { BoroName: 'Manhattan', Shape_Area: 1623819823.81 },
+        { BoroName: 'The Brönx', Shape_Area: 1186924586.14 },
+      ]);
+      expect(await columnType('boroughs')).toEqual({ type: 'MULTIPOLYGON', srid: 2263, column: 'geom' });
+    });
+
+    it('says what the server refused when a load fails (the database\'s own message, not only GDAL\'s)', async () => {
+      await db.sql(`CREATE TABLE public.strict_names ("BoroCode" integer, "BoroName" varchar(3), "Shape_Area" float8, geom geometry(MultiPolygon, 2263));
+        ALTER TABLE public.strict_names OWNER TO ${db.config.username}`);
+      const error = await expectConnectorError(
+        postgis.destination!.deliver(db.config, { schema: 'public', table: 'strict_names', write_mode: 'append' }, deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }), connectorContext()),
+        'invalid_data',
+      );
+      expect(error.message).toMatch(/value too long for type character varying\(3\)/);
+      expect(await count('strict_names')).toBe(0);
     });
 
     it('keeps the Z dimension', async () => {

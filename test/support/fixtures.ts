@@ -80,18 +80,20 @@ export function manyPointsGpkg(dir: string, count: number): string {
 
 /**
  * NYC's boroughs in miniature, as nybb_16a.zip comes: a zipped shapefile in EPSG:2263 (US feet)
- * that says Polygon and holds a multipolygon too.
+ * that says Polygon and holds a multipolygon too, and whose areas overflow their declared width.
  */
 export function boroughsShapefileZip(dir: string): string {
   const csv = path.join(dir, 'nybb.csv');
   writeFileSync(
     csv,
     [
-      'BoroCode,BoroName,wkt',
-      '1,Manhattan,"MULTIPOLYGON (((980000 190000,990000 190000,990000 200000,980000 200000,980000 190000)),((995000 190000,996000 190000,996000 191000,995000 191000,995000 190000)))"',
-      '2,The Brönx,"POLYGON ((1000000 240000,1010000 240000,1010000 250000,1000000 250000,1000000 240000))"',
+      'BoroCode,BoroName,Shape_Area,wkt',
+      '1,Manhattan,1623819823.81,"MULTIPOLYGON (((980000 190000,990000 190000,990000 200000,980000 200000,980000 190000)),((995000 190000,996000 190000,996000 191000,995000 191000,995000 190000)))"',
+      '2,The Brönx,1186924586.14,"POLYGON ((1000000 240000,1010000 240000,1010000 250000,1000000 250000,1000000 240000))"',
     ].join('\n') + '\n',
   );
+  // The DBF declares Shape_Area N(19,11) and holds values wider than that, as the real file does.
+  writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'Integer,String(32),Real(19.11),WKT\n');
   const shpDir = path.join(dir, 'nybb');
   ogr(['-f', 'ESRI Shapefile', shpDir, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'nybb', '-lco', 'ENCODING=UTF-8']);
   const zip = path.join(dir, 'nybb_16a.zip');
