@@ -20,7 +20,8 @@ import { readFileSync } from 'node:fs';
  * appear nowhere — not in responses, the events table (only sealed), the read models, the logs of
  * the API and the worker (at debug level), nor Temporal's workflow histories. The service runs as
  * real processes, exactly as npm start runs it, and every route that touches a connection is
- * called: create, get, list, update, test (saved and draft), discover, import, deliver.
+ * called: create, get, list, update, test (saved and draft), discover, import, deliver, and a
+ * Job's Run of every Source type.
  */
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
@@ -73,6 +74,14 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     return config;
   }
 
+  /** A selector the type's schema accepts (a name, or a layer number), for a Job. */
+  function resourceFor(c: ConnectorDefinition): Record<string, unknown> | undefined {
+    const key = c.source?.shorthand;
+    if (!key) return undefined;
+    const value = ['thing', 0].find((v) => c.source!.resource.safeParse({ [key]: v }).success);
+    return { [key]: value };
+  }
+
   async function call(method: string, url: string, body?: unknown) {
     const res = await fetch(`${base}${url}`, {
       method,
@@ -118,7 +127,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     await waitForPoller(loadConfig(env), 60_000);
     const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin: base }, body: JSON.stringify(ADMIN) });
     const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-    const allScopes = ['sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'workspaces:read', 'workspaces:write', 'workspaces:run'];
+    const allScopes = ['sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'workspaces:read', 'workspaces:write', 'workspaces:run', 'jobs:read', 'jobs:write', 'jobs:run'];
     const created = await fetch(`${base}/api/v1/account/tokens`, {
       method: 'POST', headers: { 'content-type': 'application/json', cookie, origin: base }, body: JSON.stringify({ name: 'planted', scopes: allScopes }),
     });
@@ -141,6 +150,8 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     const workspace = (await uploaded.json()) as { id: string };
     expect((await call('POST', `/api/v1/workspaces/${workspace.id}/convert`, { output_format: 'GeoJSON' })).status).toBe(200);
 
+    const sources: { type: string; id: string; resource: Record<string, unknown> | undefined }[] = [];
+    let webhook = '';
     for (const c of connectors) {
       for (const kind of ['source', 'destination'] as const) {
         if (!(kind === 'source' ? c.source : c.destination)) continue;
@@ -156,8 +167,48 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
         await call('GET', `/api/v1/${plural}/${id}/discover?schema=public`);
         if (kind === 'source') await call('POST', '/api/v1/workspaces', { source_id: id, source_resource: c.source!.shorthand ? 'thing' : null });
         else await call('POST', `/api/v1/workspaces/${workspace.id}/deliver`, { destination_id: id, destination_target: {} });
+        if (kind === 'source') sources.push({ type: c.type, id, resource: resourceFor(c) });
+        if (kind === 'destination' && c.type === 'webhook') webhook = id;
       }
     }
+
+    // Jobs: a Run of every Source type, reading with its planted secrets. The remotes are closed
+    // ports, which a Run retries for minutes: the Runs are cancelled (the Jobs deleted) once each
+    // has made its first attempt, after the state of their pending attempts is kept for the search.
+    const runs: { job: string; run: string }[] = [];
+    for (const source of sources) {
+      const job = await call('POST', '/api/v1/jobs', { name: `planted ${source.type}`, source_id: source.id, source_resource: source.resource, destination_id: webhook });
+      expect(job.status, `${source.type} Job: ${job.text}`).toBe(201);
+      const run = await call('POST', `/api/v1/jobs/${job.json().id}/run`);
+      expect(run.status, run.text).toBe(201);
+      runs.push({ job: job.json().id, run: run.json().id });
+    }
+    // Until every attempt still pending has failed once (its last failure is what gets searched).
+    const pending: string[] = [];
+    const runsConnection = await Connection.connect({ address: temporalAddress! });
+    try {
+      const temporal = new Client({ connection: runsConnection });
+      const until = Date.now() + 90_000;
+      for (;;) {
+        pending.length = 0;
+        let waiting = 0;
+        for await (const wf of temporal.workflow.list({ query: `TaskQueue = "${env.SVC_TASK_QUEUE}" AND ExecutionStatus = "Running"` })) {
+          const raw = (await temporal.workflow.getHandle(wf.workflowId, wf.runId).describe()).raw;
+          waiting += (raw.pendingActivities ?? []).filter((a) => !a.lastFailure).length;
+          pending.push(JSON.stringify(readable(raw)));
+        }
+        if ((waiting === 0 && pending.some((p) => p.includes('lastFailure'))) || Date.now() > until) break;
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    } finally {
+      await runsConnection.close();
+    }
+    expect(pending.join('\n'), 'pending Run attempts').toContain('lastFailure');
+    for (const { job, run } of runs) {
+      await call('GET', `/api/v1/jobs/${job}/runs/${run}`);
+      await call('DELETE', `/api/v1/jobs/${job}`);
+    }
+    await call('GET', '/api/v1/jobs?limit=200');
     await call('GET', '/api/v1/sources?limit=200');
     await call('GET', '/api/v1/destinations?limit=200');
     expect(planted.length).toBeGreaterThan(40);
@@ -205,6 +256,8 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     } finally {
       await connection.close();
     }
+
+    for (const secret of planted) expect(pending.join('\n'), 'a pending Run attempt (its last failure)').not.toContain(secret);
 
     // Logs of both processes, at debug level
     expect(output).toContain('"level"');

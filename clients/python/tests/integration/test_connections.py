@@ -62,6 +62,7 @@ def test_secrets_are_write_only(client: Client, postgis_config: dict[str, Any], 
         assert saved["configuration"]["has_password"] is True
         assert "password" not in saved["configuration"]
         assert postgis_config["password"] not in str(saved) and postgis_config["password"] not in str(collection.list())
+        assert collection.get(saved["id"])["configuration"] == saved["configuration"]
 
         kept = collection.update(saved["id"], name="db renamed", configuration={"port": postgis_config["port"]})
         assert (kept["name"], kept["configuration"]["has_password"]) == ("db renamed", True)
