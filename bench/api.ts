@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, waitForPort } from '../scripts/local-services.js';
-import { startStack } from './stack.js';
+import { startStack } from '../scripts/stack.js';
 
 /**
  * `npm run bench:api`: requests per second and p99 latency of this service's authenticated

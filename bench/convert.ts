@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pointsFile } from './points.js';
-import { startStack, uploadWithCurl } from './stack.js';
+import { startStack, uploadWithCurl } from '../scripts/stack.js';
 
 /**
  * `npm run bench:convert`: a 1,000,000-point GeoPackage converted to GeoJSON, FlatGeobuf and

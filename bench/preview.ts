@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { pointsFile } from './points.js';
-import { startStack, uploadWithCurl } from './stack.js';
+import { startStack, uploadWithCurl } from '../scripts/stack.js';
 
 /**
  * `npm run bench:preview`: preview latency through the API on a 1,000,000-point layer (the

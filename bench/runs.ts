@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { connectorByType } from '../connectors/registry.js';
-import { startStack } from './stack.js';
+import { startStack } from '../scripts/stack.js';
 
 /**
  * `npm run bench:runs`: Jobs from a url Source into PostGIS, through the whole service (API,

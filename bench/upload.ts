@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { startStack } from './stack.js';
+import { startStack } from '../scripts/stack.js';
 
 /**
  * `npm run bench:upload`: uploads a 200 MiB file and samples the API process's resident memory

@@ -99,7 +99,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   let password = process.env.SVC_TEST_ADMIN_PASSWORD ?? '';
   let stop = async () => undefined as void;
   if (!base) {
-    const { startStack } = await import('../bench/stack.js');
+    const { startStack } = await import('./stack.js');
     const stack = await startStack('schemathesis');
     ({ base } = stack);
     ({ email, password } = stack.admin);

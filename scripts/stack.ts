@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from '../scripts/local-services.js';
+import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from './local-services.js';
 
 /**
- * The whole service started for a benchmark run, in `.data/bench/<name>`: PostgreSQL, Temporal,
+ * The whole service started for a benchmark run (or a standalone schemathesis run), in `.data/bench/<name>`: PostgreSQL, Temporal,
  * the API and a worker as separate processes (as `npm start` runs them), plus a logged-in token.
  */
 export async function startStack(
