@@ -4,31 +4,11 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError } from '../domain/errors.js';
-import { errorText, gdal, scrubPaths } from './gdal.js';
+import { errorText, gdal, scrubPaths, type DatasetRef } from './gdal.js';
 import { extractZip } from './zip.js';
 
-/**
- * What GDAL opens for a Workspace: a path on the server plus the open options it needs.
- * Internal only: it holds a filesystem path, so it is stored server-side and never returned by
- * the API (inspect, preview and convert results carry no paths).
- */
-export interface DatasetRef {
-  /** File or folder GDAL opens (a folder for several shapefiles side by side, or a .gdb). */
-  path: string;
-  /** Driver open options (`KEY=VALUE`), e.g. the CSV geometry column guesses. */
-  openOptions: string[];
-  /** Driver that the open options belong to (only set with openOptions). */
-  driver?: string;
-  /**
-   * CRS assumed for layers that carry none: coordinates in CSV lon/lat or WKT columns are WGS 84
-   * by convention, and CSV has no place to say so.
-   */
-  assumedCrs?: string;
-  /** Remarks about what was chosen (several datasets in one ZIP, …), for the Workspace warnings. */
-  warnings: string[];
-  /** The driver of the uploaded file when GDAL reads a copy of it (a one-column CSV). */
-  uploadDriver?: string;
-}
+// Defined beside openDataset, which opens one; most callers know it from here.
+export type { DatasetRef } from './gdal.js';
 
 /** GDAL CSV open options that turn WKT or lon/lat columns into a geometry. */
 export const csvOpenOptions = [

@@ -1,7 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import gdal from 'gdal-async';
 import { DomainError } from '../domain/errors.js';
-import type { DatasetRef } from './dataset-files.js';
 
 /*
  * The one place that imports gdal-async and sets process-wide GDAL options, so every geo module
@@ -94,6 +93,29 @@ function refuseIndirection(file: string): void {
   if (/<\s*(VRTDataset|OGRVRTDataSource|GDAL_WMS|GDAL_WMTS|WCS_GDAL|GDALTileIndexDataset)\b/i.test(head) || /^\s*(WFS|WMS|WCS|OAPIF|EEDA|PG|MYSQL|ODBC|MSSQL|OCI):/i.test(head)) {
     throw new DomainError('invalid_source', 'Files that describe other datasets (VRT, service descriptions) are not accepted as uploads');
   }
+}
+
+/**
+ * What GDAL opens for a Workspace: a path on the server plus the open options it needs.
+ * Internal only: it holds a filesystem path, so it is stored server-side and never returned by
+ * the API (inspect, preview and convert results carry no paths).
+ */
+export interface DatasetRef {
+  /** File or folder GDAL opens (a folder for several shapefiles side by side, or a .gdb). */
+  path: string;
+  /** Driver open options (`KEY=VALUE`), e.g. the CSV geometry column guesses. */
+  openOptions: string[];
+  /** Driver that the open options belong to (only set with openOptions). */
+  driver?: string;
+  /**
+   * CRS assumed for layers that carry none: coordinates in CSV lon/lat or WKT columns are WGS 84
+   * by convention, and CSV has no place to say so.
+   */
+  assumedCrs?: string;
+  /** Remarks about what was chosen (several datasets in one ZIP, …), for the Workspace warnings. */
+  warnings: string[];
+  /** The driver of the uploaded file when GDAL reads a copy of it (a one-column CSV). */
+  uploadDriver?: string;
 }
 
 /** Opens a prepared dataset read-only, with its open options, through the allowed drivers only. */
