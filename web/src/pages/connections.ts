@@ -14,6 +14,7 @@ import { h, replace, time } from '../dom.js';
 import { busy, FormErrors, input, labelled, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Connection, ConnectionKind, Connector, Page as ListPage, TestResult } from '../types.js';
+import { firstLoad, listPage, showMore } from '../components/list-page.js';
 
 const enc = encodeURIComponent;
 
@@ -54,7 +55,7 @@ export function connectionsPage(kind: ConnectionKind) {
             h('tbody', null, items.map((c) => row(c, byType.get(c.type)))),
           ),
         ),
-        cursor ? h('button', { type: 'button', class: 'button secondary', onclick: () => void load(true).catch((e) => status.set(plainMessage(e), 'error')) }, 'Show more') : null,
+        showMore(cursor, load, status),
       );
     }
 
@@ -81,19 +82,9 @@ export function connectionsPage(kind: ConnectionKind) {
       );
     }
 
-    load().catch((error) => replace(body, h('p', { class: 'alert', role: 'alert' }, plainMessage(error))));
+    firstLoad(body, load);
 
-    return {
-      title: info.plural,
-      node: h(
-        'section',
-        null,
-        h('div', { class: 'page-head' }, h('h1', null, info.plural), h('a', { class: 'button', href: `#${info.path}/new` }, `New ${info.noun}`)),
-        h('p', { class: 'lead' }, info.lead),
-        status.node,
-        body,
-      ),
-    };
+    return listPage({ title: info.plural, newHref: `#${info.path}/new`, newLabel: `New ${info.noun}`, lead: info.lead, status, body });
   };
 }
 

@@ -1,11 +1,12 @@
 /** The Jobs list: what each reads and delivers, when it runs, and how its last Run went. */
-import { get, plainMessage } from '../api.js';
+import { get } from '../api.js';
 import { allConnections } from '../components/connections/kinds.js';
 import { disabledReason, scheduleText, statusBadge } from '../components/jobs/run-status.js';
 import { h, replace, time } from '../dom.js';
 import { statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Connection, Job, Page as ListPage } from '../types.js';
+import { firstLoad, listPage, showMore } from '../components/list-page.js';
 
 const enc = encodeURIComponent;
 
@@ -91,20 +92,17 @@ export function jobsPage({ app }: PageContext): Page {
           ),
         ),
       ),
-      cursor ? h('button', { type: 'button', class: 'button secondary', onclick: () => void load(true).catch((e) => status.set(plainMessage(e), 'error')) }, 'Show more') : null,
+      showMore(cursor, load, status),
     );
   }
-  load().catch((error) => replace(body, h('p', { class: 'alert', role: 'alert' }, plainMessage(error))));
+  firstLoad(body, load);
 
-  return {
+  return listPage({
     title: 'Jobs',
-    node: h(
-      'section',
-      null,
-      h('div', { class: 'page-head' }, h('h1', null, 'Jobs'), h('a', { class: 'button', href: '#/jobs/new' }, 'New Job')),
-      h('p', { class: 'lead' }, 'Saved automation: each Job reads a Source, transforms and converts, and delivers to a Destination, on its schedule or on Run Now. Schedules are shown in each Job’s timezone, next runs in yours.'),
-      status.node,
-      body,
-    ),
-  };
+    newHref: '#/jobs/new',
+    newLabel: 'New Job',
+    lead: 'Saved automation: each Job reads a Source, transforms and converts, and delivers to a Destination, on its schedule or on Run Now. Schedules are shown in each Job’s timezone, next runs in yours.',
+    status,
+    body,
+  });
 }

@@ -1,10 +1,11 @@
-import { del, get, plainMessage, post, put } from '../api.js';
+import { del, get, post, put } from '../api.js';
 import { confirmDialog } from '../components/dialog.js';
 import { operationEditor } from '../components/operation-editor.js';
 import { h, replace, time } from '../dom.js';
 import { busy, FormErrors, input, labelled, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Page as ListPage, Operation, Recipe, Transformation } from '../types.js';
+import { firstLoad, listPage, showMore } from '../components/list-page.js';
 
 export function summarize(operations: Operation[], catalog: Transformation[]): string {
   if (!operations.length) return 'No operations';
@@ -63,22 +64,19 @@ export function recipesPage({ app }: PageContext): Page {
           ),
         ),
       ),
-      cursor ? h('button', { type: 'button', class: 'button secondary', onclick: () => void load(true).catch((e) => status.set(plainMessage(e), 'error')) }, 'Show more') : null,
+      showMore(cursor, load, status),
     );
   }
-  load().catch((error) => replace(body, h('p', { class: 'alert', role: 'alert' }, plainMessage(error))));
+  firstLoad(body, load);
 
-  return {
+  return listPage({
     title: 'Recipes',
-    node: h(
-      'section',
-      null,
-      h('div', { class: 'page-head' }, h('h1', null, 'Recipes'), h('a', { class: 'button', href: '#/recipes/new' }, 'New Recipe')),
-      h('p', { class: 'lead' }, 'Saved lists of transform operations. Jobs copy a Recipe’s operations when they are created; later edits do not change existing Jobs.'),
-      status.node,
-      body,
-    ),
-  };
+    newHref: '#/recipes/new',
+    newLabel: 'New Recipe',
+    lead: 'Saved lists of transform operations. Jobs copy a Recipe’s operations when they are created; later edits do not change existing Jobs.',
+    status,
+    body,
+  });
 }
 
 export async function recipeEditPage({ app, params }: PageContext): Promise<Page> {
