@@ -56,7 +56,7 @@ class Client:
         allow_http: bool = False,
         transport: httpx.BaseTransport | None = None,
         poll_interval: float = 0.5,
-        max_poll_interval: float = 5.0,
+        max_poll_interval: float = 2.0,
     ) -> None:
         settings = resolve(url, token, allow_http=allow_http)
         self.url: str = settings.url

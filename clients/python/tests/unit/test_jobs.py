@@ -120,10 +120,10 @@ def test_run_waits_with_exponential_backoff(server: FakeServer, client: Client) 
     result = client.jobs.run("job_1", idempotency_key="k-1", on_poll=lambda r, waited: seen.append((r["status"], waited)))
 
     assert result["status"] == "succeeded"
-    assert client.sleeps == [0.5, 1, 2, 4, 5, 5, 5]  # type: ignore[attr-defined]
+    assert client.sleeps == [0.5, 1, 2, 2, 2, 2, 2]  # type: ignore[attr-defined]
     assert server.requests[0].headers["idempotency-key"] == "k-1"
     assert [s for s, _ in seen] == ["queued", "queued", "running", "running", "running", "running", "running", "succeeded"]
-    assert seen[-1][1] == 22.5
+    assert seen[-1][1] == 11.5
 
 
 @pytest.mark.parametrize("final", ["succeeded", "failed", "cancelled"])
@@ -152,7 +152,7 @@ def test_wait_timeout(server: FakeServer, client: Client) -> None:
     assert error.status_code is None
     assert error.details == {"job_id": "job_1", "run_id": "run_1", "last_status": "running", "timeout_seconds": 12}
     assert sum(client.sleeps) == 12  # type: ignore[attr-defined]
-    assert client.sleeps[-1] == 4.5  # type: ignore[attr-defined]  # the last sleep is cut to the deadline
+    assert client.sleeps[-1] == 0.5  # type: ignore[attr-defined]  # the last sleep is cut to the deadline
 
 
 def test_default_wait_is_run_timeout(server: FakeServer, client: Client) -> None:

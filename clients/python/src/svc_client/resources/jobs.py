@@ -98,7 +98,7 @@ class Jobs(Collection):
         """Start a Run (Run Now). With ``wait``, poll until it is succeeded, failed or cancelled.
 
         Polling starts only when the first answer is queued or running, and backs off from the
-        client's ``poll_interval`` (0.5 s) doubling up to ``max_poll_interval`` (5 s). Waiting
+        client's ``poll_interval`` (0.5 s) doubling up to ``max_poll_interval`` (2 s). Waiting
         longer than ``timeout`` (default: the client's ``run_timeout``) raises
         :class:`~svc_client.WaitTimeoutError`; the Run goes on on the server. A failed Run is
         returned, not raised (see the module's docstring): look at ``status`` and ``error``.
