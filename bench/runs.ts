@@ -1,12 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { connectorByType } from '../connectors/registry.js';
 import { startStack } from '../scripts/stack.js';
+import { pointsFile } from './points.js';
 
 /**
  * `npm run bench:runs`: Jobs from a url Source into PostGIS, through the whole service (API,
@@ -16,10 +17,14 @@ import { startStack } from '../scripts/stack.js';
  *    it is spent outside the activities (Temporal's history gives each activity's time).
  * 2. Throughput: 100 Runs across 20 Jobs (5 each, one at a time per Job as the service runs them;
  *    the script runs 20 loops of 5 side by side), in Runs per second.
+ * 3. Volume: one Run of BENCH_BIG_POINTS points (1,000,000; a 140 MB GeoPackage), best of
+ *    BENCH_BIG_ROUNDS, and the script doing the same. BENCH_BIG_POINTS=0 leaves it out.
  */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const JOBS = Number(process.env.BENCH_JOBS ?? 20);
 const RUNS_PER_JOB = Number(process.env.BENCH_RUNS_PER_JOB ?? 5);
+const BIG_POINTS = Number(process.env.BENCH_BIG_POINTS ?? 1_000_000);
+const BIG_ROUNDS = Number(process.env.BENCH_BIG_ROUNDS ?? 3);
 
 if (!connectorByType('postgis')?.implemented) {
   console.error('bench:runs loads into PostGIS, and this build cannot deliver to PostGIS yet (connectors/postgis: implemented false)');
@@ -28,9 +33,16 @@ if (!connectorByType('postgis')?.implemented) {
 
 const feature = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { id: 1, name: 'one' }, geometry: { type: 'Point', coordinates: [7.44, 46.95] } }] });
 // No ETag or Last-Modified: every Run reads the file in full (an unchanged file would skip the work).
-const files = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/geo+json' }).end(feature));
+const bigFile = BIG_POINTS > 0 ? pointsFile(path.resolve('.data/bench/files'), BIG_POINTS) : null;
+const files = createServer((req, res) => {
+  if (req.url === '/big.gpkg' && bigFile) {
+    res.writeHead(200, { 'content-type': 'application/geopackage+sqlite3', 'content-length': statSync(bigFile).size });
+    createReadStream(bigFile).pipe(res);
+  } else res.writeHead(200, { 'content-type': 'application/geo+json' }).end(feature);
+});
 await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
 const fileUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/one.geojson`;
+const bigUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/big.gpkg`;
 
 // BENCH_WORKER_PROFILE=dir writes a CPU profile of the worker there (when it stops).
 const workerNodeArgs = process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_WORKER_PROFILE)}`] : [];
@@ -111,13 +123,14 @@ async function activityTime(runId: string): Promise<{ steps: number; all: number
 const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
 // The file server lives in this process: the script runs asynchronously, never blocking it.
 const sh = (command: string) => promisify(execFile)('bash', ['-c', command]);
-const script = (table: string, file: string) =>
-  `curl -sf -o ${file} '${fileUrl}' && ogr2ogr -f PostgreSQL '${pgConnection}' ${file} -nln ${table} -overwrite -lco GEOMETRY_NAME=geom && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM ${table}' >/dev/null`;
+const script = (table: string, file: string, url = fileUrl) =>
+  `curl -sf -o ${file} '${url}' && ogr2ogr -f PostgreSQL '${pgConnection}' ${file} -nln ${table} -overwrite -lco GEOMETRY_NAME=geom && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM ${table}' >/dev/null`;
 
 try {
   const work = path.join(stack.dir, 'files');
   mkdirSync(work, { recursive: true });
   const source = await api('POST', '/api/v1/sources', { name: 'one feature', type: 'url', configuration: { url: fileUrl } });
+  const bigSource = await api('POST', '/api/v1/sources', { name: 'many points', type: 'url', configuration: { url: bigUrl } });
   const destination = await api('POST', '/api/v1/destinations', {
     name: 'target', type: 'postgis',
     configuration: { host: targetUrl.hostname, port: Number(targetUrl.port), database: 'target', username: decodeURIComponent(targetUrl.username), password: decodeURIComponent(targetUrl.password), ssl_mode: 'disable' },
@@ -196,6 +209,39 @@ try {
   const count = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM bench_job_0`]).toString().trim();
   if (count !== '1') throw new Error(`bench_job_0 holds ${count} rows, expected 1`);
 
+  // ---- 3. Volume ------------------------------------------------------------------------------
+  const volume: string[] = [];
+  if (bigFile) {
+    const big = await api('POST', '/api/v1/jobs', { name: 'bench_big', source_id: bigSource.id, destination_id: destination.id, destination_target: { table: 'bench_big', write_mode: 'replace' } });
+    const service: number[] = [];
+    let steps = '';
+    for (let round = 0; round < BIG_ROUNDS; round++) {
+      const t0 = performance.now();
+      const run = await api('POST', `/api/v1/jobs/${big.id}/run`);
+      let seen = run;
+      while (!['succeeded', 'failed', 'cancelled'].includes(seen.status)) {
+        await new Promise((r) => setTimeout(r, 100));
+        seen = await api('GET', `/api/v1/jobs/${big.id}/runs/${run.id}`);
+      }
+      if (seen.status !== 'succeeded') throw new Error(`Run ${run.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
+      service.push(performance.now() - t0);
+      steps = seen.steps.map((st: { name: string; duration_ms: number }) => `${st.name} ${(st.duration_ms / 1000).toFixed(1)} s`).join(', ');
+    }
+    const scripted: number[] = [];
+    for (let round = 0; round < BIG_ROUNDS; round++) {
+      const t0 = performance.now();
+      await sh(script('base_big', path.join(work, 'big.gpkg'), bigUrl));
+      scripted.push(performance.now() - t0);
+    }
+    const rows = execFileSync('psql', [targetUrl.toString(), '-qAtc', 'SELECT count(*) FROM bench_big']).toString().trim();
+    if (Number(rows) !== BIG_POINTS) throw new Error(`bench_big holds ${rows} rows, expected ${BIG_POINTS}`);
+    const best = (xs: number[]) => Math.min(...xs) / 1000;
+    volume.push(
+      `Volume, ${BIG_POINTS} points (GeoPackage, ${(statSync(bigFile).size / 1e6).toFixed(0)} MB) url → PostGIS, best of ${BIG_ROUNDS}:`,
+      `  service ${best(service).toFixed(1)} s (${steps})   script ${best(scripted).toFixed(1)} s   ratio ${(best(service) / best(scripted)).toFixed(2)}`,
+    );
+  }
+
   const n = runs.length;
   const lines = [
     `Latency, one-feature Job, median of ${ROUNDS} (Run Now → succeeded seen by the client):`,
@@ -207,6 +253,7 @@ try {
     `  service ${(n / serviceSeconds).toFixed(2)} Runs/s (${serviceSeconds.toFixed(1)} s)   script ${(n / scriptSeconds).toFixed(2)} Runs/s (${scriptSeconds.toFixed(1)} s)   ratio ${(serviceSeconds / scriptSeconds).toFixed(2)}`,
     `  a Run's workflow under this load (median of ${sample.length}): ${loaded('wall').toFixed(0)} ms from start to end, ${loaded('all').toFixed(0)} ms in activities, ${loaded('waiting').toFixed(0)} ms with activities waiting for a worker slot`,
     `  CPU used by the service meanwhile: ${cpuUsed} (2 cores: ${(2 * serviceSeconds).toFixed(0)} CPU seconds available)`,
+    ...volume,
   ];
   console.log(`\n${lines.join('\n')}`);
   writeFileSync(path.join(stack.dir, 'result.txt'), `${lines.join('\n')}\n`);
