@@ -144,7 +144,11 @@ if (existsSync(pythonSuite) && process.argv.length <= 2) {
 }
 
 cleanup();
-await new Promise((r) => setTimeout(r, 500));
+// Temporal logs its shutdown on our stderr: let it finish, so the summary below is the last word.
+await Promise.race([
+  new Promise((r) => (temporal.process.exitCode !== null ? r(null) : temporal.process.once('exit', r))),
+  new Promise((r) => setTimeout(r, 10_000)),
+]);
 if (failures.length) console.error(`\n[test] failed:\n${failures.map((f) => `  - ${f}`).join('\n')}`);
 if (problems.length) console.error(`\n[test] ${problems.join('; ')}`);
 console.log(`\ntotal: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
