@@ -188,6 +188,16 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
     ]);
   } catch (error) {
     await dropStage();
+    // A CRS without an EPSG code (a custom projection from an ESRI .prj) needs a new row in
+    // spatial_ref_sys, which a loading role usually may not write: say what to do about it.
+    if (error instanceof ConnectorError && /spatial_ref_sys/.test(error.message) && layer.epsg === null) {
+      throw new ConnectorError(
+        'permission_denied',
+        `${what}: the layer's CRS has no EPSG code, so PostGIS needs a new entry in spatial_ref_sys, which ${config.username} may not add; reproject the layer to an EPSG CRS (a reproject operation) or let a database owner GRANT INSERT ON spatial_ref_sys TO ${config.username}`,
+        { ...triedOf(config), schema, table },
+        false,
+      );
+    }
     throw error;
   } finally {
     await libpq.close();

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -253,6 +254,27 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       );
       expect(error.message).toMatch(/value too long for type character varying\(3\)/);
       expect(await count('strict_names')).toBe(0);
+    });
+
+    it('a CRS without an EPSG code: refused with what to do when the role may not add it to spatial_ref_sys, loaded once it may', async () => {
+      const csv = path.join(dir, 'custom-crs.csv');
+      writeFileSync(csv, 'name,wkt\nMitte,"POINT (500000 200000)"\n');
+      const gpkg = path.join(dir, 'custom-crs.gpkg');
+      const customLcc =
+        'PROJCS["Custom LCC",GEOGCS["GCS_WGS_1984",DATUM["D_WGS_1984",SPHEROID["WGS_1984",6378137.0,298.257223563]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],' +
+        'PROJECTION["Lambert_Conformal_Conic"],PARAMETER["False_Easting",500000.0],PARAMETER["False_Northing",0.0],PARAMETER["Central_Meridian",-96.123],' +
+        'PARAMETER["Standard_Parallel_1",33.0],PARAMETER["Standard_Parallel_2",45.0],PARAMETER["Latitude_Of_Origin",39.0],UNIT["Meter",1.0]]';
+      execFileSync('ogr2ogr', ['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', customLcc, '-nln', 'custom']);
+      const target = { schema: 'public', table: 'custom_crs', write_mode: 'replace' as const };
+      const refused = await expectConnectorError(postgis.destination!.deliver(db.config, target, deliverInput(gpkg), connectorContext()), 'permission_denied');
+      expect(refused.message).toMatch(/CRS has no EPSG code.*reproject the layer.*GRANT INSERT ON spatial_ref_sys TO loader_\w+/);
+      expect(refused.retryable).toBe(false);
+
+      await db.sql(`GRANT INSERT ON spatial_ref_sys TO ${db.config.username}`);
+      const loaded = await postgis.destination!.deliver(db.config, target, deliverInput(gpkg), connectorContext());
+      expect(loaded.rows_written).toBe(1);
+      const [srs] = await db.sql<{ srtext: string }>("SELECT s.srtext FROM geometry_columns g JOIN spatial_ref_sys s ON s.srid = g.srid WHERE g.f_table_name = 'custom_crs'");
+      expect(srs!.srtext).toMatch(/-96\.123/);
     });
 
     it('keeps the Z dimension', async () => {
