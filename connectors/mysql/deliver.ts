@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type mysql from 'mysql2/promise';
 import { ConnectorError } from '../shared/errors.js';
-import { vectorInput } from '../shared/vector-input.js';
+import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, ident, withConnection, type MysqlConfig } from './client.js';
 import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
@@ -28,8 +28,6 @@ export interface MysqlTarget {
 
 const PREFIX = '_geoflow_';
 const LEDGER = `${PREFIX}deliveries`;
-const GEOMETRY_NAME = 'geom';
-const FID = 'ogc_fid';
 const geometryDataTypes = ['point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection', 'geomcollection', 'geometry'];
 
 /** The delivery ledger: InnoDB, so an append and its record commit together. */
@@ -96,6 +94,9 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
   const dropStage = () =>
     withConnection(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (c) => c.query(`DROP TABLE IF EXISTS ${ident(stage)}`)).catch(() => undefined);
 
+  const layer = await vectorInput(input, ctx.workDir);
+  // The staging table's key: not a name an attribute already has (GDAL would take it as the key).
+  const fid = freeColumnName(layer.fields, 'ogc_fid', 'fid');
   const before = await withConnection(config, ctx, async (c) => {
     const done = await recorded(c, input.deliveryId);
     if (done) return { done };
@@ -111,11 +112,10 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
     await c.query(CREATE_LEDGER);
     await c.query(`DROP TABLE IF EXISTS ${ident(stage)}`);
     const geometry = existing ? (await columnsOf(c, table)).find((col) => geometryDataTypes.includes(col.type)) : undefined;
-    return { done: null, geometryName: geometry?.name ?? GEOMETRY_NAME };
+    return { done: null, geometryName: geometry?.name ?? freeColumnName(layer.fields, 'geom', 'geometry') };
   });
   if (before.done) return result(before.done.rows_written, before.done.write_mode);
 
-  const layer = await vectorInput(input, ctx.workDir);
   try {
     await ogr2ogrMysql(config, ctx, `Loading ${where}`, [
       '-f', 'MySQL', mysqlDataset(config, [LEDGER]), layer.ref.path, layer.layer,
@@ -123,7 +123,7 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
       '-nln', stage,
       '-nlt', layer.nlt,
       '-lco', `GEOMETRY_NAME=${before.geometryName}`,
-      '-lco', `FID=${FID}`,
+      '-lco', `FID=${fid}`,
       '-lco', 'LAUNDER=NO',
       // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
       // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
@@ -151,7 +151,7 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
         const existing = await tableInfo(c, table);
         if (mode === 'append' && existing) {
           const targetColumns = new Set((await columnsOf(c, table)).map((col) => col.name));
-          const stageColumns = (await columnsOf(c, stage)).map((col) => col.name).filter((n) => n !== FID);
+          const stageColumns = (await columnsOf(c, stage)).map((col) => col.name).filter((n) => n !== fid);
           const missing = stageColumns.filter((n) => !targetColumns.has(n));
           if (missing.length) {
             throw new ConnectorError('invalid_data', `${where} has no column ${missing.map((m) => `\`${m}\``).join(', ')}: append needs every column of the output in the target (use replace to change the table's columns)`, { missing_columns: missing }, false);

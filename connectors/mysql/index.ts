@@ -68,7 +68,7 @@ export const mysql: ConnectorDefinition = {
     'target is created; `create` fails with `target_exists` when the table exists. A failed load leaves the target',
     'untouched. Idempotent per delivery: appends record their id in `_geoflow_deliveries` in the same transaction; a',
     'replaced or created table carries the delivery\'s mark in its table comment, so a retry after the rename only records',
-    'it. New tables get `geom` (with a spatial index when every feature has a geometry) and `ogc_fid`; a replaced table',
+    'it. New tables get `geom` (with a spatial index when every feature has a geometry) and `ogc_fid` (`geometry` and `fid` when an attribute already has that name); a replaced table',
     'keeps its geometry column name; field names are kept (quoted), text is utf8mb4; a new table\'s numbers are DOUBLE and its text TEXT (declared widths are not kept: shapefiles often hold wider values than they declare). On MariaDB GDAL keeps its own',
     '`geometry_columns` / `spatial_ref_sys` tables in the database, and writes its own ids there as SRIDs: the staged',
     'geometries are given the EPSG code of the output\'s CRS before the swap. GDAL inserts row by row, so large loads',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ConnectorError } from '../shared/errors.js';
-import { vectorInput } from '../shared/vector-input.js';
+import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
 import { geometryColumnOf, INTERNAL_PREFIX, requireSchema } from './catalog.js';
 import { classifyPg, CONNECT_TIMEOUT_MS, describeServer, ident, qualified, triedOf, withClient, type PostgisConfig } from './client.js';
@@ -30,8 +30,6 @@ export interface PostgisTarget {
 }
 
 const LEDGER = `${INTERNAL_PREFIX}deliveries`;
-const GEOMETRY_NAME = 'geom';
-const FID = 'ogc_fid';
 
 /** PostgreSQL truncates identifiers to 63 bytes; so do we, on a character boundary. */
 export function pgName(name: string): string {
@@ -109,9 +107,9 @@ async function columnsOf(client: pg.Client, schema: string, table: string): Prom
 }
 
 /** INSERT … SELECT from the staging table into an existing target, matching columns by name. */
-async function appendRows(client: pg.Client, schema: string, table: string, stage: string): Promise<number> {
+async function appendRows(client: pg.Client, schema: string, table: string, stage: string, fid: string): Promise<number> {
   const targetColumns = new Set(await columnsOf(client, schema, table));
-  const stageColumns = (await columnsOf(client, schema, stage)).filter((c) => c !== FID);
+  const stageColumns = (await columnsOf(client, schema, stage)).filter((c) => c !== fid);
   const missing = stageColumns.filter((c) => !targetColumns.has(c));
   if (missing.length) {
     throw new ConnectorError('invalid_data', `"${schema}"."${table}" has no column ${missing.map((m) => `"${m}"`).join(', ')}: append needs every column of the output in the target (use replace to change the table's columns)`, { missing_columns: missing }, false);
@@ -145,6 +143,8 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
     withClient(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (client) => client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`)).catch(() => undefined);
 
   const layer = await vectorInput(input, ctx.workDir);
+  // The staging table's key: not a name an attribute already has (GDAL would take it as the key).
+  const fid = freeColumnName(layer.fields, 'ogc_fid', 'fid');
   // Checks, and the geometry column name to keep, before any data moves.
   const before = await withClient(config, ctx, async (client) => {
     await requireSchema(client, schema, config.database);
@@ -165,7 +165,7 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
     // Left by an interrupted attempt of this same delivery.
     await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
     const geometry = exists ? await geometryColumnOf(client, schema, table) : null;
-    return { done: null, geometryName: geometry?.column ?? GEOMETRY_NAME };
+    return { done: null, geometryName: geometry?.column ?? freeColumnName(layer.fields, 'geom', 'geometry') };
   });
   if (before.done) return result(before.done.rows_written, before.done.write_mode);
 
@@ -178,7 +178,7 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
       '-nlt', layer.nlt,
       '-lco', `SCHEMA=${schema}`,
       '-lco', `GEOMETRY_NAME=${before.geometryName}`,
-      '-lco', `FID=${FID}`,
+      '-lco', `FID=${fid}`,
       '-lco', 'LAUNDER=NO',
       // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
       // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
@@ -217,7 +217,7 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
         const exists = await relationExists(client, schema, table);
         let rows: number;
         if (mode === 'append' && exists) {
-          rows = await appendRows(client, schema, table, stage);
+          rows = await appendRows(client, schema, table, stage, fid);
           await client.query(`DROP TABLE ${qualified(schema, stage)}`);
         } else {
           if (mode === 'create' && exists) throw new ConnectorError('target_exists', `${where} was created by someone else meanwhile (write_mode create never overwrites)`, { schema, table });

@@ -89,7 +89,7 @@ export const postgis: ConnectorDefinition = {
     'the target empty, missing or half-written, and a failed load leaves it untouched. Field names are kept as given',
     '(quoted), text stays UTF-8 (a new table\'s text columns are `varchar` without a width and its real numbers `double precision`: shapefiles often hold wider values than they declare), the CRS is kept, and the geometry column type follows the data: single and multi parts',
     'of one kind become the multi type, unrelated kinds a generic `geometry` column. A new table\'s geometry column is',
-    '`geom` and its key `ogc_fid`; a replaced table keeps its geometry column name. Triggers, comments, row-level',
+    '`geom` and its key `ogc_fid` (`geometry` and `fid` when an attribute already has that name); a replaced table keeps its geometry column name. Triggers, comments, row-level',
     'security and dependent views of a replaced table are not carried over (a view that depends on it stops the',
     'replace: use `append`). Each delivery records its id in `"<schema>"."_geoflow_deliveries"` in the same',
     'transaction, so a retried delivery never writes twice. The role needs CREATE on the schema. A layer with geometry',

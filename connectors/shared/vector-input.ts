@@ -30,6 +30,19 @@ export interface VectorInput {
   epsg: number | null;
   /** Features in the layer, when GDAL knows it cheaply. */
   features: number | null;
+  /** The layer's attribute names. */
+  fields: string[];
+}
+
+/**
+ * A column name for what the loader adds (the geometry, the key) that no attribute of the layer
+ * already has: `preferred`, else the alternatives, else `preferred_1`, `_2`… Compared without
+ * case, as GDAL's drivers do.
+ */
+export function freeColumnName(fields: string[], preferred: string, ...alternatives: string[]): string {
+  const taken = new Set(fields.map((f) => f.toLowerCase()));
+  for (const name of [preferred, ...alternatives]) if (!taken.has(name.toLowerCase())) return name;
+  for (let n = 1; ; n++) if (!taken.has(`${preferred}_${n}`.toLowerCase())) return `${preferred}_${n}`;
 }
 
 const names: Record<number, string> = {
@@ -100,7 +113,8 @@ export async function vectorInput(input: DeliverInput, workDir: string): Promise
     }
     const features = await l.features.countAsync().catch(() => null);
     const epsg = /^EPSG:(\d+)$/.exec(crsLabel(layerSrs(l)) ?? '')?.[1];
-    return { ref, layer, base, z: declared.z, m: declared.m, nlt: nltOf(base, declared.z, declared.m), nullGeometries, epsg: epsg ? Number(epsg) : null, features };
+    const fields = l.fields.getNames();
+    return { ref, layer, base, z: declared.z, m: declared.m, nlt: nltOf(base, declared.z, declared.m), nullGeometries, epsg: epsg ? Number(epsg) : null, features, fields };
   } finally {
     ds.close();
   }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -175,5 +176,13 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
       { BoroName: 'Manhattan', Shape_Area: 1623819823.81 },
       { BoroName: 'The Brönx', Shape_Area: 1186924586.14 },
     ]);
+  });
+
+  it('attributes named like the columns the loader adds (geom, ogc_fid) keep their names and values', async () => {
+    const file = path.join(dir, 'clash.geojson');
+    writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } }] }));
+    const loaded = await connector.destination!.deliver(config, { table: 'clash', write_mode: 'replace' }, deliverInput(file, { format: 'GeoJSON' }), connectorContext());
+    expect(loaded.rows_written).toBe(1);
+    expect(await sql('SELECT geom, ogc_fid, ST_AsText(geometry) AS wkt FROM clash')).toEqual([{ geom: 'as text', ogc_fid: 'A-17', wkt: 'POINT(8.54 47.37)' }]);
   });
 });

@@ -277,6 +277,18 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       expect(srs!.srtext).toMatch(/-96\.123/);
     });
 
+    it('attributes named like the columns the loader adds (geom, ogc_fid) keep their names and values', async () => {
+      const file = path.join(dir, 'clash.geojson');
+      writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17', name: 'Zürich' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } }] }));
+      const loaded = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'clash', write_mode: 'replace' }, deliverInput(file, { format: 'GeoJSON' }), connectorContext());
+      expect(loaded.rows_written).toBe(1);
+      expect(await columnType('clash')).toEqual({ type: 'POINT', srid: 4326, column: 'geometry' });
+      expect(await db.sql('SELECT geom, ogc_fid, name, ST_AsText(geometry) AS wkt FROM public.clash')).toEqual([{ geom: 'as text', ogc_fid: 'A-17', name: 'Zürich', wkt: 'POINT(8.54 47.37)' }]);
+      const again = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'clash', write_mode: 'append' }, deliverInput(file, { format: 'GeoJSON' }), connectorContext());
+      expect(again.rows_written).toBe(1);
+      expect(await count('clash')).toBe(2);
+    });
+
     it('keeps the Z dimension', async () => {
       const file = path.join(dir, 'heights.geojson');
       writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { peak: 'Säntis' }, geometry: { type: 'Point', coordinates: [9.34, 47.25, 2502] } }] }));
