@@ -86,6 +86,17 @@ export async function vectorInput(input: DeliverInput, workDir: string): Promise
     ds.layers.forEach((l) => {
       layers.push(l.name);
     });
+    if (layers.length === 0) {
+      const raster = ds.bands.count() > 0;
+      throw new ConnectorError(
+        'invalid_data',
+        raster
+          ? `The output is a raster (${ds.driver.description}); a database table takes vector features: deliver rasters to a file Destination (s3, azureblob, sftp)`
+          : 'The output has no layer to load',
+        {},
+        false,
+      );
+    }
     let layer: string | undefined;
     if (layers.length === 1) layer = layers[0];
     else if (input.layers.length === 1 && layers.includes(input.layers[0]!)) layer = input.layers[0];

@@ -289,6 +289,13 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       expect(await count('clash')).toBe(2);
     });
 
+    it('a raster output is refused in words that say where rasters go', async () => {
+      const tif = path.join(dir, 'raster.tif');
+      execFileSync('gdal_create', ['-of', 'GTiff', '-outsize', '4', '4', '-bands', '1', '-burn', '3', '-a_srs', 'EPSG:4326', '-a_ullr', '0', '4', '4', '0', tif]);
+      const refused = await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'public', table: 'raster', write_mode: 'replace' }, deliverInput(tif, { format: 'GTiff' }), connectorContext()), 'invalid_data');
+      expect(refused.message).toBe('The output is a raster (GTiff); a database table takes vector features: deliver rasters to a file Destination (s3, azureblob, sftp)');
+    });
+
     it('keeps the Z dimension', async () => {
       const file = path.join(dir, 'heights.geojson');
       writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { peak: 'Säntis' }, geometry: { type: 'Point', coordinates: [9.34, 47.25, 2502] } }] }));
