@@ -1,9 +1,9 @@
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { record } from '../application/commands.js';
-import { domainErrorsAsFailures } from '../application/failures.js';
+import { domainErrorsAsFailures, runErrorOf } from '../application/failures.js';
 import { checkQueueRoom, recordQueuedRun, scheduledRunId, signalRun, type RunTicket } from '../application/runs.js';
 import type { Services } from '../application/services.js';
 import { deliverToDestination, extractFromSource } from '../application/transfers.js';
@@ -61,6 +61,29 @@ export function runActivities(services: Services) {
 
   /** Records the step's start, runs it with heartbeats, records its finish with what it counted. */
   async function step<T>(runId: string, name: StepName, work: (run: ExistingRun, dir: string) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>): Promise<T> {
+    try {
+      return await attemptStep(runId, name, work);
+    } catch (error) {
+      await noteFailedAttempt(runId, name, error);
+      throw error;
+    }
+  }
+
+  /**
+   * A failure Temporal will retry (connection refused, timeouts, 5xx, a crash) is noted on the Run,
+   * so that whoever watches a Run that keeps `running` sees why; one it will not retry fails the
+   * Run instead. The note never changes the failure that Temporal sees.
+   */
+  async function noteFailedAttempt(runId: string, name: StepName, error: unknown): Promise<void> {
+    if (error instanceof ApplicationFailure && error.nonRetryable) return;
+    const { info, cancellationSignal } = Context.current();
+    if (cancellationSignal.aborted) return;
+    await record(services, runStream(runId), runDecider, { type: 'NoteFailedAttempt', runId, step: name, attempt: info.attempt, error: runErrorOf(error, name), at: services.clock() }).catch(
+      (noteError: unknown) => services.log.warn({ runId, step: name, err: noteError }, 'could not note a failed attempt on the Run'),
+    );
+  }
+
+  async function attemptStep<T>(runId: string, name: StepName, work: (run: ExistingRun, dir: string) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>): Promise<T> {
     return domainErrorsAsFailures(async () => {
       const run = await readRun(runId);
       await record(services, runStream(runId), runDecider, { type: 'StartStep', runId, step: name, at: services.clock() });

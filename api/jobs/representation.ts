@@ -59,12 +59,16 @@ export const jobSchema = jobDefinitionSchema
   })
   .meta({ id: 'Job' });
 
+const runErrorSchema = z.object({ code: z.string(), message: z.string(), step: z.string().nullable(), retryable: z.boolean(), reason: z.string().optional() });
+
 const stepSchema = z.object({
   name: z.enum(['extract', 'transform', 'python', 'convert', 'deliver']),
   status: z.enum(['pending', 'running', 'succeeded', 'failed', 'skipped']),
   started_at: timestamp.nullable(),
   finished_at: timestamp.nullable(),
   duration_ms: z.number().nullable(),
+  failed_attempts: z.number().int().describe('Attempts of this step that failed; transient failures (connection refused, timeouts, 5xx) are retried with backoff while the step stays running'),
+  last_error: runErrorSchema.nullable().describe('The error of the latest failed attempt (null when none failed)'),
 });
 
 export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
@@ -85,7 +89,7 @@ export const runSchema = z
     steps: z.array(stepSchema),
     stats: z.object({ features_read: z.number().nullable(), features_written: z.number().nullable(), bytes_read: z.number().nullable(), bytes_written: z.number().nullable() }),
     skipped_reason: z.string().nullable().describe('source_unchanged when the Source had not changed since the last Run'),
-    error: z.object({ code: z.string(), message: z.string(), step: z.string().nullable(), retryable: z.boolean(), reason: z.string().optional() }).nullable(),
+    error: runErrorSchema.nullable(),
     workflow: z.object({ workflow_id: z.string(), run_id: z.string().nullable() }).describe('Find it in the Temporal UI or with `temporal workflow show --workflow-id …`'),
     job_snapshot: jobDefinitionSchema.describe('The Job as this Run runs it'),
   })
@@ -172,7 +176,7 @@ export function representRun(row: RunRow): z.infer<typeof runSchema> {
     created_at: row.created_at,
     started_at: row.started_at,
     finished_at: row.finished_at,
-    steps: state.steps,
+    steps: state.steps.map((s) => ({ ...s, failed_attempts: s.failed_attempts ?? 0, last_error: s.last_error ?? null })),
     stats: state.stats,
     skipped_reason: row.skipped_reason,
     error: (row.error ?? null) as z.infer<typeof runSchema>['error'],

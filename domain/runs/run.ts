@@ -59,6 +59,7 @@ export type RunEvent =
   | { type: 'RunStarted'; data: { run_id: string; workflow_id: string; workflow_run_id: string; sync: RunSync; at: string } }
   | { type: 'RunStepStarted'; data: { run_id: string; step: StepName; at: string } }
   | { type: 'RunStepFinished'; data: { run_id: string; step: StepName; status: 'succeeded' | 'skipped'; duration_ms: number | null; stats: Partial<RunStats>; at: string } }
+  | { type: 'RunStepAttemptFailed'; data: { run_id: string; step: StepName; attempt: number; error: RunError; at: string } }
   | { type: 'RunSucceeded'; data: { run_id: string; skipped_reason: string | null; at: string } }
   | { type: 'RunFailed'; data: { run_id: string; error: RunError; at: string } }
   | { type: 'RunCancelled'; data: { run_id: string; reason: string; at: string } }
@@ -81,6 +82,8 @@ export type RunCommand =
   | { type: 'StartRun'; runId: string; workflowId: string; workflowRunId: string; sync: RunSync; at: Date }
   | { type: 'StartStep'; runId: string; step: StepName; at: Date }
   | { type: 'FinishStep'; runId: string; step: StepName; status: 'succeeded' | 'skipped'; stats?: Partial<RunStats>; at: Date }
+  /** An attempt of a running step failed (Temporal retries transient failures): noted for whoever watches the Run. */
+  | { type: 'NoteFailedAttempt'; runId: string; step: StepName; attempt: number; error: RunError; at: Date }
   | { type: 'SucceedRun'; runId: string; skippedReason: string | null; at: Date }
   | { type: 'FailRun'; runId: string; error: RunError; at: Date }
   | { type: 'CancelRun'; runId: string; reason: string; at: Date }
@@ -92,6 +95,10 @@ export interface StepState {
   started_at: string | null;
   finished_at: string | null;
   duration_ms: number | null;
+  /** Attempts of the step that failed (absent in Runs recorded before this was kept: 0). */
+  failed_attempts?: number;
+  /** The error of the latest failed attempt. */
+  last_error?: RunError | null;
 }
 
 export interface ExistingRun {
@@ -162,6 +169,12 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         if (state.status !== 'running' || !step || step.status !== 'pending') return [];
         return [{ type: 'RunStepStarted', data: { run_id, step: command.step, at } }];
       }
+      case 'NoteFailedAttempt': {
+        const step = state.steps.find((s) => s.name === command.step);
+        // Only while the step runs, and once per attempt (a retried note is not a new failure).
+        if (state.status !== 'running' || !step || step.status !== 'running' || (step.failed_attempts ?? 0) >= command.attempt) return [];
+        return [{ type: 'RunStepAttemptFailed', data: { run_id, step: command.step, attempt: command.attempt, error: command.error, at } }];
+      }
       case 'FinishStep': {
         const step = state.steps.find((s) => s.name === command.step);
         if (state.status !== 'running' || !step || step.status === 'succeeded' || step.status === 'skipped' || step.status === 'failed') return [];
@@ -211,6 +224,8 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         const merged = { ...state.stats, ...Object.fromEntries(Object.entries(stats).filter(([, v]) => v !== undefined && v !== null)) };
         return { ...state, stats: merged, steps: withStep(state.steps, step, (s) => ({ ...s, status, finished_at: d.at, duration_ms })) };
       }
+      case 'RunStepAttemptFailed':
+        return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, failed_attempts: event.data.attempt, last_error: event.data.error })) };
       case 'RunSucceeded':
         // Steps never reached (an unchanged source skips the rest) are shown as skipped.
         return { ...state, status: 'succeeded', steps: closeSteps(state.steps, d.at, () => false) };

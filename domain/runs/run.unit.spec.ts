@@ -63,4 +63,17 @@ describe('run decider', () => {
     expect(when(retried, { type: 'MarkRetried', runId: 'run_1', actorId: 'usr_a', retryRunId: 'run_2', at: t(3) })).toEqual([]);
     expect(() => when(retried, { type: 'MarkRetried', runId: 'run_1', actorId: 'usr_a', retryRunId: 'run_3', at: t(3) })).toThrow(/already retried by run_2/);
   });
+
+  it('notes a failed attempt of a running step once per attempt, and keeps it after the step succeeds', () => {
+    const error = { code: 'source_failed', message: 'http://x answered HTTP 503', step: 'extract' as const, retryable: true, reason: 'server_error' };
+    const note = (attempt: number): RunCommand => ({ type: 'NoteFailedAttempt', runId: 'run_1', step: 'extract', attempt, error, at: t(3) });
+    const running = play([queue, start, { type: 'StartStep', runId: 'run_1', step: 'extract', at: t(2) }]);
+    const noted = play([note(1), note(1)], running);
+    expect(noted.filter((e) => e.type === 'RunStepAttemptFailed')).toHaveLength(1);
+    expect((given(noted) as ExistingRun).steps[0]).toMatchObject({ status: 'running', failed_attempts: 1, last_error: error });
+    const after = play([note(2), { type: 'FinishStep', runId: 'run_1', step: 'extract', status: 'succeeded', at: t(9) }], noted);
+    expect((given(after) as ExistingRun).steps[0]).toMatchObject({ status: 'succeeded', failed_attempts: 2, last_error: error });
+    // Not for a step that is not running.
+    expect(when(after, note(3))).toEqual([]);
+  });
 });

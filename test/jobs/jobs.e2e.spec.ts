@@ -8,7 +8,7 @@ import { createTestApp, createToken, login, type TestApp } from '../support/app.
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { connectorByType, connectors } from '../../connectors/registry.js';
-import { createPostgisTarget, fileBody, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
+import { createPostgisTarget, fileBody, finished, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
@@ -314,6 +314,24 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     expect(second.json().error.message).toContain(retry.id);
     expect((await api.call('GET', `/api/v1/jobs/${job.id}/runs/${run.id}`)).json().retried_by).toBe(retry.id);
     expect(retry.stats.features_read).toBe(3);
+    await api.call('DELETE', `/api/v1/jobs/${job.id}`);
+  });
+
+  it('a step that fails transiently is retried, and the Run shows its failed attempt while it waits', async () => {
+    const flaky = (await api.call('POST', '/api/v1/sources', { name: 'flaky', type: 'url', configuration: { url: `${files.url}/flaky.geojson` } })).json().id;
+    files.put('/flaky.geojson', fileBody(pointsGeoJson(dir, 2)));
+    files.failNext('/flaky.geojson', 503, 1);
+    const job = await create({ source_id: flaky });
+    const runId = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id;
+    const waiting = await api.waitForRun(job.id, runId, (r) => finished(r.status) || r.steps[0]!.failed_attempts > 0);
+    expect(waiting.status).toBe('running');
+    expect(waiting.steps[0]).toMatchObject({ name: 'extract', status: 'running', failed_attempts: 1, last_error: { code: 'source_failed', reason: 'server_error' } });
+    expect(waiting.steps[0]!.last_error!.message).toMatch(/503/);
+    const done = await api.waitForRun(job.id, runId);
+    expect(done.status).toBe('succeeded');
+    expect(done.steps[0]).toMatchObject({ status: 'succeeded', failed_attempts: 1 });
+    expect(done.steps.slice(1).every((s) => s.failed_attempts === 0 && s.last_error === null)).toBe(true);
+    expect(files.requests('/flaky.geojson')).toBe(2);
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   });
 

@@ -16,7 +16,7 @@ export interface RunJson {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
-  steps: { name: string; status: string; duration_ms: number | null }[];
+  steps: { name: string; status: string; duration_ms: number | null; failed_attempts: number; last_error: { code: string; message: string; reason?: string } | null }[];
   stats: Record<string, number | null>;
   skipped_reason: string | null;
   error: { code: string; message: string; step: string | null; retryable: boolean; reason?: string } | null;
@@ -66,6 +66,8 @@ export interface FileServer {
   /** Holds requests to `path` until release() (a slow Source). */
   hold(path: string): { release(): void; waiting(): number };
   requests(path: string): number;
+  /** The next `times` requests for `path` answer `status` (a flaky remote). */
+  failNext(path: string, status: number, times: number): void;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export async function startFileServer(): Promise<FileServer> {
   const files = new Map<string, { body: Buffer; type: string; etag: string }>();
   const holds = new Map<string, { queue: (() => void)[]; released: boolean }>();
   const counts = new Map<string, number>();
+  const failures = new Map<string, { status: number; left: number }>();
   let version = 0;
   const received: Received[] = [];
   const handle = (req: IncomingMessage, res: ServerResponse) => {
@@ -87,6 +90,11 @@ export async function startFileServer(): Promise<FileServer> {
         res.writeHead(204).end();
       });
       return;
+    }
+    const failure = failures.get(path);
+    if (failure && failure.left > 0) {
+      failure.left -= 1;
+      return res.writeHead(failure.status).end('failing on purpose');
     }
     const serve = () => {
       const file = files.get(path);
@@ -123,6 +131,9 @@ export async function startFileServer(): Promise<FileServer> {
       };
     },
     requests: (path) => counts.get(path) ?? 0,
+    failNext(path, status, times) {
+      failures.set(path, { status, left: times });
+    },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
 }

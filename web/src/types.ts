@@ -281,6 +281,17 @@ export interface RunStep {
   started_at: string | null;
   finished_at: string | null;
   duration_ms: number | null;
+  /** Attempts that failed; transient failures are retried while the step stays running. */
+  failed_attempts: number;
+  last_error: RunError | null;
+}
+
+export interface RunError {
+  code: string;
+  message: string;
+  step: string | null;
+  retryable: boolean;
+  reason?: string;
 }
 
 export interface Run {
@@ -298,7 +309,7 @@ export interface Run {
   steps: RunStep[];
   stats: { features_read: number | null; features_written: number | null; bytes_read: number | null; bytes_written: number | null };
   skipped_reason: string | null;
-  error: { code: string; message: string; step: string | null; retryable: boolean; reason?: string } | null;
+  error: RunError | null;
   scheduled_for?: string | null;
   workflow: { workflow_id: string; run_id: string | null } | null;
   job_snapshot?: unknown;

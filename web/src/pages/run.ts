@@ -9,7 +9,7 @@ import { duration, isFinished, runDuration, skippedText, statusBadge, STEP_LABEL
 import { bytes, count, focusQuietly, h, replace, time } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
-import type { Job, Run, System } from '../types.js';
+import type { Job, Run, RunStep, System } from '../types.js';
 
 const enc = encodeURIComponent;
 
@@ -76,7 +76,7 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
                     'tr',
                     { 'data-step': s.name, 'data-status': s.status },
                     h('th', { scope: 'row' }, STEP_LABELS[s.name] ?? s.name),
-                    h('td', { 'data-label': 'Status' }, statusBadge(s.status)),
+                    h('td', { 'data-label': 'Status' }, statusBadge(s.status), attemptsNote(s)),
                     h('td', { 'data-label': 'Started' }, time(s.started_at)),
                     h('td', { 'data-label': 'Finished' }, time(s.finished_at)),
                     h('td', { class: 'num', 'data-label': 'Duration' }, duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null))),
@@ -159,4 +159,16 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
       h('section', { class: 'card', 'aria-labelledby': 'workflow-title' }, h('h2', { id: 'workflow-title' }, 'Behind the scenes'), workflow),
     ),
   };
+}
+
+/** Failed attempts of a step, in words: while it runs, Temporal is retrying it. */
+function attemptsNote(step: RunStep): HTMLElement | null {
+  if (!step.failed_attempts || !step.last_error) return null;
+  const n = step.failed_attempts;
+  const attempts = n === 1 ? 'one failed attempt' : `${n} failed attempts`;
+  const text =
+    step.status === 'running' ? `Retrying after ${attempts}: ${step.last_error.message}`
+    : step.status === 'failed' ? `Gave up after ${attempts}.`
+    : `Succeeded after ${attempts} (the last: ${step.last_error.message})`;
+  return h('p', { class: 'hint attempts', 'data-testid': 'failed-attempts' }, text);
 }

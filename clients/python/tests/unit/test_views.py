@@ -82,3 +82,15 @@ def test_login_view_names_the_user_and_scopes() -> None:
                         "user": {"email": "ana@example.org", "name": "Ana", "auth": {"scopes": ["jobs:read", "jobs:run"]}}})
     assert "ana@example.org (Ana)" in text and "jobs:read, jobs:run" in text
     assert "user" not in views.login({"saved": "x", "url": "y", "user": None})  # saved with --no-verify
+
+
+def test_steps_show_failed_attempts() -> None:
+    run = {"steps": [
+        {"name": "extract", "status": "running", "started_at": None, "duration_ms": None, "failed_attempts": 2,
+         "last_error": {"code": "source_failed", "message": "http://x answered HTTP 503", "reason": "server_error"}},
+        {"name": "deliver", "status": "pending", "started_at": None, "duration_ms": None, "failed_attempts": 0, "last_error": None},
+    ]}
+    table = views.steps(run)
+    assert "failed attempts" in table
+    assert "2: source_failed (server_error)" in table
+    assert "0:" not in table  # a step without failed attempts shows nothing there

@@ -320,8 +320,18 @@ def steps(run: JSON) -> str:
             "step": step.get("name"), "status": f"{STEP_MARKS.get(status, '?')} {status}",
             "started (local)": local_time(step.get("started_at")),
             "duration": duration(step.get("duration_ms")),
+            "failed attempts": _attempts(step),
         })
-    return to_table(rows, ("step", "status", "started (local)", "duration")) if rows else "(no steps yet)"
+    return to_table(rows, ("step", "status", "started (local)", "duration", "failed attempts")) if rows else "(no steps yet)"
+
+
+def _attempts(step: Mapping[str, Any]) -> str:
+    """Failed attempts of a step with the latest error (a running step is being retried)."""
+    failed = step.get("failed_attempts") or 0
+    last = step.get("last_error") if isinstance(step.get("last_error"), Mapping) else None
+    if not failed or last is None:
+        return ""
+    return f"{failed}: {last.get('code')} ({last.get('reason') or 'unclassified'})"
 
 
 def _count(value: Any) -> str:
