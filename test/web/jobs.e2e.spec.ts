@@ -24,12 +24,15 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
   let admin: S3Client;
   let files: HttpServer;
   let fileUrl: string;
+  let flakyAnswers = 0;
   let jobId: string;
   let db: PostgisDatabase;
 
   beforeAll(async () => {
     files = createServer((req, res) => {
       if (req.url === '/places.geojson') return res.writeHead(200, { 'content-type': 'application/geo+json' }).end(PLACES);
+      // A flaky remote: its first two answers are 503.
+      if (req.url === '/flaky.geojson') return flakyAnswers++ < 2 ? res.writeHead(503).end() : res.writeHead(200, { 'content-type': 'application/geo+json' }).end(PLACES);
       res.writeHead(404).end();
     });
     await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
@@ -293,6 +296,22 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     await dialog.getByRole('button', { name: 'Reinitialize' }).click();
     await expect.poll(() => page.locator('main').textContent()).toContain('The next Run rebuilds the target.');
     expect((await api(`/jobs/${job.id}`)).sync.reinitialize_pending).toBe(true);
+  });
+
+  it('a Run whose Source fails twice shows the failed attempts under the step while Temporal retries it', async () => {
+    const { page } = browser;
+    const cookies = await browser.context.cookies(server.url);
+    const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
+    const post = async (url: string, payload: object = {}) => (await server.sut.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload })).json();
+    const source = await post('/sources', { name: 'Flaky places', type: 'url', configuration: { url: fileUrl.replace('places.geojson', 'flaky.geojson') } });
+    const destination = (await api('/destinations')).items.find((d: { name: string }) => d.name === 'Data lake');
+    const job = await post('/jobs', { name: 'Flaky mirror', source_id: source.id, output_format: 'GeoJSON', destination_id: destination.id, destination_target: { key: 'flaky/places.geojson' } });
+    const run = await post(`/jobs/${job.id}/run`);
+    await page.goto(`${server.url}/#/jobs/${encodeURIComponent(job.id)}/runs/${encodeURIComponent(run.id)}`);
+    const note = page.locator('tr[data-step=extract]').getByTestId('failed-attempts');
+    await expect.poll(() => note.textContent().catch(() => ''), { timeout: 60_000, interval: 250 }).toMatch(/^Retrying after (one failed attempt|2 failed attempts): .*503/);
+    await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 120_000, interval: 500 }).toBe('Succeeded');
+    expect(await note.textContent()).toMatch(/^Succeeded after 2 failed attempts \(the last: .*503/);
   });
 
   it('lists the Jobs with their route, schedule, next run and last Run', async () => {
