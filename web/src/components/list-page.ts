@@ -1,7 +1,8 @@
-import { plainMessage } from '../api.js';
+import { get, plainMessage } from '../api.js';
 import { h, replace } from '../dom.js';
 import type { statusLine } from '../forms.js';
 import type { Page } from '../router.js';
+import type { Page as ListPage } from '../types.js';
 
 type StatusLine = ReturnType<typeof statusLine>;
 
@@ -28,4 +29,24 @@ export function showMore(cursor: string | null, load: (more: boolean) => Promise
 /** The first load of a list; when it fails, the list's place says why. */
 export function firstLoad(body: HTMLElement, load: (more: boolean) => Promise<void>): void {
   load(false).catch((error) => replace(body, h('p', { class: 'alert', role: 'alert' }, plainMessage(error))));
+}
+
+/** A list the server answers in pages of 50: the items loaded so far and the cursor of the next page. */
+export function pagedList<T>(path: string) {
+  let items: T[] = [];
+  let cursor: string | null = null;
+  return {
+    get items() {
+      return items;
+    },
+    get cursor() {
+      return cursor;
+    },
+    /** The first page again, or (`more`) the next one added to what is shown. */
+    async fetch(more: boolean): Promise<void> {
+      const page = await get<ListPage<T>>(`${path}?limit=50${more && cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      items = more ? [...items, ...page.items] : page.items;
+      cursor = page.next_cursor;
+    },
+  };
 }

@@ -13,8 +13,8 @@ import { schemaForm, type SchemaForm } from '../components/schema-form.js';
 import { h, replace, time } from '../dom.js';
 import { busy, FormErrors, input, labelled, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
-import type { Connection, ConnectionKind, Connector, Page as ListPage, TestResult } from '../types.js';
-import { firstLoad, listPage, showMore } from '../components/list-page.js';
+import type { Connection, ConnectionKind, Connector, TestResult } from '../types.js';
+import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
 
 const enc = encodeURIComponent;
 
@@ -25,17 +25,14 @@ export function connectionsPage(kind: ConnectionKind) {
     const status = statusLine();
     const flash = app.takeFlash();
     if (flash) status.set(flash, 'ok');
-    let items: Connection[] = [];
-    let cursor: string | null = null;
+    const list = pagedList<Connection>(info.path);
 
     async function load(more = false) {
-      const [page, catalog] = await Promise.all([
-        get<ListPage<Connection>>(`${info.path}?limit=50${more && cursor ? `&cursor=${enc(cursor)}` : ''}`),
+      const [, catalog] = await Promise.all([
+        list.fetch(more),
         app.connectors(),
       ]);
-      items = more ? [...items, ...page.items] : page.items;
-      cursor = page.next_cursor;
-      if (!items.length) {
+      if (!list.items.length) {
         replace(
           body,
           h('div', { class: 'empty card' }, h('p', null, `No ${info.plural} yet.`), h('p', null, h('a', { class: 'button', href: `#${info.path}/new` }, `Add the first ${info.noun}`))),
@@ -52,10 +49,10 @@ export function connectionsPage(kind: ConnectionKind) {
             'table',
             { class: 'table connections cards' },
             h('thead', null, h('tr', null, ['Name', 'Type', 'Where', 'Updated', 'Connection test'].map((c) => h('th', { scope: 'col' }, c)))),
-            h('tbody', null, items.map((c) => row(c, byType.get(c.type)))),
+            h('tbody', null, list.items.map((c) => row(c, byType.get(c.type)))),
           ),
         ),
-        showMore(cursor, load, status),
+        showMore(list.cursor, load, status),
       );
     }
 

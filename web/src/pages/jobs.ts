@@ -1,12 +1,11 @@
 /** The Jobs list: what each reads and delivers, when it runs, and how its last Run went. */
-import { get } from '../api.js';
 import { allConnections } from '../components/connections/kinds.js';
 import { disabledReason, scheduleText, statusBadge } from '../components/jobs/run-status.js';
 import { h, replace, time } from '../dom.js';
 import { statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
-import type { Connection, Job, Page as ListPage } from '../types.js';
-import { firstLoad, listPage, showMore } from '../components/list-page.js';
+import type { Connection, Job } from '../types.js';
+import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
 
 const enc = encodeURIComponent;
 
@@ -25,18 +24,15 @@ export function jobsPage({ app }: PageContext): Page {
   const status = statusLine();
   const flash = app.takeFlash();
   if (flash) status.set(flash, 'ok');
-  let items: Job[] = [];
-  let cursor: string | null = null;
+  const list = pagedList<Job>('/jobs');
 
   async function load(more = false) {
-    const [page, sources, destinations] = await Promise.all([
-      get<ListPage<Job>>(`/jobs?limit=50${more && cursor ? `&cursor=${enc(cursor)}` : ''}`),
+    const [, sources, destinations] = await Promise.all([
+      list.fetch(more),
       allConnections('source'),
       allConnections('destination'),
     ]);
-    items = more ? [...items, ...page.items] : page.items;
-    cursor = page.next_cursor;
-    if (!items.length) {
+    if (!list.items.length) {
       replace(
         body,
         h(
@@ -70,7 +66,7 @@ export function jobsPage({ app }: PageContext): Page {
           h(
             'tbody',
             null,
-            items.map((job) => {
+            list.items.map((job) => {
               const reason = disabledReason(job);
               return h(
                 'tr',
@@ -92,7 +88,7 @@ export function jobsPage({ app }: PageContext): Page {
           ),
         ),
       ),
-      showMore(cursor, load, status),
+      showMore(list.cursor, load, status),
     );
   }
   firstLoad(body, load);

@@ -4,8 +4,8 @@ import { operationEditor } from '../components/operation-editor.js';
 import { h, replace, time } from '../dom.js';
 import { busy, FormErrors, input, labelled, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
-import type { Page as ListPage, Operation, Recipe, Transformation } from '../types.js';
-import { firstLoad, listPage, showMore } from '../components/list-page.js';
+import type { Operation, Recipe, Transformation } from '../types.js';
+import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
 
 export function summarize(operations: Operation[], catalog: Transformation[]): string {
   if (!operations.length) return 'No operations';
@@ -18,17 +18,14 @@ export function recipesPage({ app }: PageContext): Page {
   const status = statusLine();
   const flash = app.takeFlash();
   if (flash) status.set(flash, 'ok');
-  let items: Recipe[] = [];
-  let cursor: string | null = null;
+  const list = pagedList<Recipe>('/recipes');
 
   async function load(more = false) {
-    const [page, catalog] = await Promise.all([
-      get<ListPage<Recipe>>(`/recipes?limit=50${more && cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`),
+    const [, catalog] = await Promise.all([
+      list.fetch(more),
       app.transformations().catch(() => [] as Transformation[]),
     ]);
-    items = more ? [...items, ...page.items] : page.items;
-    cursor = page.next_cursor;
-    if (!items.length) {
+    if (!list.items.length) {
       replace(
         body,
         h(
@@ -52,7 +49,7 @@ export function recipesPage({ app }: PageContext): Page {
           h(
             'tbody',
             null,
-            items.map((r) =>
+            list.items.map((r) =>
               h(
                 'tr',
                 { 'data-recipe-id': r.id },
@@ -64,7 +61,7 @@ export function recipesPage({ app }: PageContext): Page {
           ),
         ),
       ),
-      showMore(cursor, load, status),
+      showMore(list.cursor, load, status),
     );
   }
   firstLoad(body, load);
