@@ -60,6 +60,17 @@ const api = async (method: string, url: string, body?: unknown) => {
   if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
   return res.status === 204 ? null : ((await res.json()) as any);
 };
+/** Run Now, then polls the Run every `pollMs` until it succeeded (anything else ends the bench). */
+async function runToSuccess(jobId: string, pollMs: number) {
+  const run = await api('POST', `/api/v1/jobs/${jobId}/run`);
+  let seen = run;
+  while (seen.status !== 'succeeded') {
+    if (seen.status === 'failed' || seen.status === 'cancelled') throw new Error(`Run ${run.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
+    await new Promise((r) => setTimeout(r, pollMs));
+    seen = await api('GET', `/api/v1/jobs/${jobId}/runs/${run.id}`);
+  }
+  return seen;
+}
 /** CPU seconds a process used, with its children that have exited (ogr2ogr under the worker, backends under PostgreSQL). */
 function cpuSeconds(pid: number): number {
   try {
@@ -145,19 +156,13 @@ try {
   const stepTimes = new Map<string, number[]>();
   for (let round = -3; round < ROUNDS; round++) {
     const t0 = performance.now();
-    const run = await api('POST', `/api/v1/jobs/${job.id}/run`);
-    let seen = run;
-    while (seen.status !== 'succeeded') {
-      if (seen.status === 'failed' || seen.status === 'cancelled') throw new Error(`Run ${run.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
-      // Polling every 20 ms: finer would load the API (and the two cores) it measures.
-      await new Promise((r) => setTimeout(r, 20));
-      seen = await api('GET', `/api/v1/jobs/${job.id}/runs/${run.id}`);
-    }
+    // Polling every 20 ms: finer would load the API (and the two cores) it measures.
+    const seen = await runToSuccess(job.id, 20);
     const total = performance.now() - t0;
     if (round < 0) continue; // warm-up
     totals.push(total);
     for (const step of seen.steps) stepTimes.set(step.name, [...(stepTimes.get(step.name) ?? []), step.duration_ms]);
-    inside.push(await activityTime(run.id));
+    inside.push(await activityTime(seen.id));
   }
   const baseline: number[] = [];
   for (let round = -1; round < ROUNDS; round++) {
@@ -217,13 +222,7 @@ try {
     let steps = '';
     for (let round = 0; round < BIG_ROUNDS; round++) {
       const t0 = performance.now();
-      const run = await api('POST', `/api/v1/jobs/${big.id}/run`);
-      let seen = run;
-      while (!['succeeded', 'failed', 'cancelled'].includes(seen.status)) {
-        await new Promise((r) => setTimeout(r, 100));
-        seen = await api('GET', `/api/v1/jobs/${big.id}/runs/${run.id}`);
-      }
-      if (seen.status !== 'succeeded') throw new Error(`Run ${run.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
+      const seen = await runToSuccess(big.id, 100);
       service.push(performance.now() - t0);
       steps = seen.steps.map((st: { name: string; duration_ms: number }) => `${st.name} ${(st.duration_ms / 1000).toFixed(1)} s`).join(', ');
     }
