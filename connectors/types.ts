@@ -105,7 +105,10 @@ export interface DeliveryResult {
   bytes_written?: number;
 }
 
-export interface SourceSupport<R = unknown> {
+/** A configuration as the registry hands it over: parsed with the type's own schema. */
+export type Config = Record<string, unknown>;
+
+export interface SourceSupport<R = unknown, C extends object = Config> {
   /** source_resource: the per-use selector (table, query, object key, layer, collection, asset); strict. */
   resource: z.ZodType<R>;
   /** A plain string given as source_resource means this field (postgis: table, s3: key …). */
@@ -118,18 +121,25 @@ export interface SourceSupport<R = unknown> {
   incrementalNote?: string;
   /** Whether extract honours options.sync. */
   incremental: boolean;
-  extract(config: Record<string, unknown>, resource: R, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult>;
+  extract(config: C, resource: R, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult>;
 }
 
-export interface DestinationSupport<T = unknown> {
+export interface DestinationSupport<T = unknown, C extends object = Config> {
   /** destination_target: the per-use target (schema, table, write_mode, object key, remote path …); strict. */
   target: z.ZodType<T>;
   /** Whether a Workspace may deliver to it (the spec refuses gdrive). */
   deliverable: boolean;
-  deliver(config: Record<string, unknown>, target: T, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult>;
+  deliver(config: C, target: T, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult>;
 }
 
-export interface ConnectorDefinition {
+/**
+ * One connection type. `C` is its parsed configuration: write a module with `defineConnector`,
+ * which infers `C` from the configuration schema, so no connector casts what it is given. The
+ * registry holds them as `ConnectorDefinition` (the default), which every typed one is
+ * assignable to: the methods below are declared as methods, so their parameters are compared
+ * bivariantly, and the registry only ever passes a configuration its schema parsed.
+ */
+export interface ConnectorDefinition<C extends object = Config, R = unknown, T = unknown> {
   /** The `type` value of the spec's lists (url, postgis, s3 …). */
   type: string;
   label: string;
@@ -149,8 +159,18 @@ export interface ConnectorDefinition {
   verifiedAgainst: string;
   /** More for docs/connectors.md, in Markdown: payloads, incremental reads, caveats. */
   notes?: string;
-  test?(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult>;
-  discover?(config: Record<string, unknown>, query: { schema?: string }, ctx: ConnectorContext): Promise<Discovery>;
-  source?: SourceSupport<any>;
-  destination?: DestinationSupport<any>;
+  test?(config: C, ctx: ConnectorContext): Promise<TestResult>;
+  discover?(config: C, query: { schema?: string }, ctx: ConnectorContext): Promise<Discovery>;
+  source?: SourceSupport<R, C>;
+  destination?: DestinationSupport<T, C>;
+}
+
+/**
+ * A connector module's definition, typed by its own configuration schema: `test`, `discover`,
+ * `extract` and `deliver` receive `z.output<typeof configuration>`.
+ */
+export function defineConnector<S extends z.ZodObject, R = unknown, T = unknown>(
+  definition: ConnectorDefinition<z.output<S>, R, T> & { configuration: S },
+): ConnectorDefinition<z.output<S>, R, T> {
+  return definition;
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { allScopes } from '../domain/accounts/scopes.js';
@@ -67,7 +67,8 @@ export async function runSchemathesis(options: { base: string; email: string; pa
   const junit = path.join(options.reportDir, 'schemathesis.xml');
   const examples = process.env.SVC_SCHEMATHESIS_EXAMPLES ?? '25';
   const seed = process.env.SVC_SCHEMATHESIS_SEED ?? '20251123';
-  console.log(`\n[schemathesis] ${options.base}/api/v1/openapi.json, ${examples} examples per operation, seed ${seed}`);
+  const log = path.join(options.reportDir, 'schemathesis.log');
+  console.log(`\n[schemathesis] ${options.base}/api/v1/openapi.json, ${examples} examples per operation, seed ${seed}; its report: ${log}`);
   const run = spawnSync(
     bin,
     [
@@ -83,12 +84,35 @@ export async function runSchemathesis(options: { base: string; email: string; pa
     ],
     // The token reaches schemathesis through the environment (the config file reads it), never argv.
     // Its cache folder lands beside the report, not in the checkout.
-    { stdio: 'inherit', cwd: options.reportDir, env: { ...process.env, SCHEMATHESIS_TOKEN: token }, timeout: 15 * 60_000 },
+    // Its own report goes to a file: it closes with a line in a test runner's format
+    // (`=== 3 warnings in 117s ===`) that must not be mistaken for the total of `npm test`.
+    { cwd: options.reportDir, env: { ...process.env, SCHEMATHESIS_TOKEN: token }, timeout: 15 * 60_000, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
   );
+  const output = `${run.stdout ?? ''}${run.stderr ?? ''}`;
+  writeFileSync(log, output);
+  const lines = output.split('\n');
+  // Warnings and failures, in our words; the full report stays in the file.
+  const from = lines.findIndex((l) => /^=+ (FAILURES|WARNINGS|ERRORS) =+$/.test(l));
+  if (from >= 0 || run.status !== 0) {
+    const shown = (from >= 0 ? lines.slice(from) : lines.slice(-40)).map((l) => rewordSummary('schemathesis', l));
+    console.log(shown.join('\n'));
+  }
+  const cases = /(\d+) generated, (\d+) passed(?:, (\d+) failed)?(?:, (\d+) skipped)?/.exec(output);
+  if (cases) console.log(`[schemathesis] generated cases: ${cases[1]}, of which ${cases[2]} passed, ${cases[3] ?? 0} failed, ${cases[4] ?? 0} skipped`);
   if (!existsSync(junit)) return { passed: 0, failed: 0, skipped: 0, problem: `schemathesis exited ${run.status ?? run.signal} without a report` };
   const counts = countJunit(junit);
   if (run.status !== 0 && counts.failed === 0) return { ...counts, problem: `schemathesis exited ${run.status ?? run.signal}` };
   return counts;
+}
+
+/**
+ * A test runner's closing line (`=== 446 passed in 30.81s ===`, `=== 3 warnings in 117s ===`),
+ * reworded so that it no longer reads as one; other lines unchanged.
+ */
+export function rewordSummary(label: string, line: string): string {
+  const m = /^=+ (.*\bin [\d.]+s(?: \([^)]*\))?) =+$/.exec(line.trim());
+  if (!m) return line;
+  return `[${label}] summary: ${m[1]!.replace(/ in ([\d.]+)s\b/, ' (took $1 s)').replace(/\bpassed\b/, 'ok').replace(/\bfailed\b/, 'not ok')}`;
 }
 
 // Run alone: against SVC_TEST_URL, or a stack of its own.

@@ -10,12 +10,13 @@ import type { ConnectorContext } from '../types.js';
  * server's error codes, never by message text.
  */
 
+/** The parsed configuration (its schema is in ./index.ts). */
 export interface MysqlConfig {
   host: string;
   port: number;
   database: string;
   username: string;
-  password?: string;
+  password?: string | undefined;
   ssl: boolean;
 }
 

@@ -2,15 +2,21 @@ import { z } from 'zod';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
 import { probeTest } from '../shared/test-result.js';
-import type { ConnectorDefinition, DestinationSupport, SourceSupport } from '../types.js';
+import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { classifyMysql, describeServer, triedOf, withConnection, type MysqlConfig } from './client.js';
 import { deliverMysql, type MysqlTarget } from './deliver.js';
 import { extractMysql, type MysqlResource } from './extract.js';
 
-/** A configuration the registry has already parsed with the schema below. */
-const settings = (config: Record<string, unknown>) => config as unknown as MysqlConfig;
+const configuration = z.strictObject({
+  host,
+  port: port(3306),
+  database: name('Database name'),
+  username,
+  password: secret('Password'),
+  ssl: z.boolean().default(false).describe("Require TLS, the certificate verified against the system's CAs (connection tests only: see the notes)"),
+});
 
-const source: SourceSupport<MysqlResource> = {
+const source: SourceSupport<MysqlResource, MysqlConfig> = {
   resource: z.union([
     z.strictObject({
       table: identifier('Table or view'),
@@ -23,27 +29,20 @@ const source: SourceSupport<MysqlResource> = {
   importable: true,
   incremental: true,
   incrementalNote: cursorIncrementalNote,
-  extract: (config, resource, ctx, options) => extractMysql(settings(config), resource, ctx, options),
+  extract: (config, resource, ctx, options) => extractMysql(config, resource, ctx, options),
 };
 
-const destination: DestinationSupport<MysqlTarget> = {
+const destination: DestinationSupport<MysqlTarget, MysqlConfig> = {
   target: z.strictObject({ table: identifier('Table (created when missing)'), write_mode: writeMode }),
   deliverable: true,
-  deliver: (config, target, input, ctx) => deliverMysql(settings(config), target, input, ctx),
+  deliver: (config, target, input, ctx) => deliverMysql(config, target, input, ctx),
 };
 
-export const mysql: ConnectorDefinition = {
+export const mysql = defineConnector({
   type: 'mysql',
   label: 'MySQL / MariaDB',
   description: 'Tables of a MySQL or MariaDB database with spatial columns.',
-  configuration: z.strictObject({
-    host,
-    port: port(3306),
-    database: name('Database name'),
-    username,
-    password: secret('Password'),
-    ssl: z.boolean().default(false).describe("Require TLS, the certificate verified against the system's CAs (connection tests only: see the notes)"),
-  }),
+  configuration,
   secrets: ['password'],
   example: { host: 'mysql.example.org', port: 3306, database: 'gis', username: 'loader', password: '…' },
   implemented: true,
@@ -80,8 +79,7 @@ export const mysql: ConnectorDefinition = {
     'log. GDAL\'s MySQL driver has no TLS settings, so with `ssl: true` tests run over TLS but imports and deliveries are',
     'refused with `tls_error` rather than sent in the clear: use a trusted network or an SSH tunnel.',
   ].join('\n'),
-  test(config, ctx) {
-    const c = settings(config);
+  test(c, ctx) {
     return probeTest(
       triedOf(c),
       async () => {
@@ -96,4 +94,4 @@ export const mysql: ConnectorDefinition = {
   },
   source,
   destination,
-};
+});
