@@ -109,3 +109,15 @@ export function mixedKindsGpkg(dir: string): string {
   ogr(['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'things', '-nlt', 'GEOMETRY']);
   return gpkg;
 }
+
+/**
+ * A field survey as QField and Mergin Maps projects hold it: one GeoPackage with `trees`
+ * (`count` points, WGS 84) and `plots` (polygons, Swiss LV95). Each call writes a new file.
+ */
+export function surveyGpkg(dir: string, count = 12): string {
+  const sub = mkdtempSync(path.join(dir, 'survey-'));
+  const gpkg = path.join(sub, 'survey.gpkg');
+  ogr(['-f', 'GPKG', gpkg, pointsGeoJson(sub, count), '-nln', 'trees']);
+  ogr(['-f', 'GPKG', '-update', gpkg, mixedPolygonsGeoJson(sub), '-nln', 'plots', '-nlt', 'MULTIPOLYGON']);
+  return gpkg;
+}
