@@ -64,7 +64,6 @@ export function sourceProjectRoutes(services: Services): FastifyPluginAsyncZod {
         tags: ['Sources'],
         summary: 'Projects of a QFieldCloud or Mergin Maps Source',
         params: idParam,
-        body: z.strictObject({}).optional(),
         response: { 200: z.object({ items: z.array(project) }), ...errors },
       },
     }, async (request) => ({ items: await listSourceProjects(services, request.params.id, requirePrincipal(request).userId, request.log as never) }));
