@@ -51,7 +51,10 @@ interface ServiceAccountKey {
   private_key_id?: string;
 }
 
-function authOf(access: DriveAccess): Pick<DriveHandle, 'auth' | 'method' | 'principal'> {
+function authOf(access: DriveAccess, signal: AbortSignal): Pick<DriveHandle, 'auth' | 'method' | 'principal'> {
+  // Every request of the client, the token endpoint's included, ends with the call's signal
+  // (a token refresh takes no signal of its own and would otherwise wait for ever).
+  const transporterOptions = { signal };
   if (access.credentials_json) {
     let key: ServiceAccountKey;
     try {
@@ -62,13 +65,13 @@ function authOf(access: DriveAccess): Pick<DriveHandle, 'auth' | 'method' | 'pri
     if (typeof key?.client_email !== 'string' || typeof key.private_key !== 'string') {
       throw new ConnectorError('authentication_failed', 'The service account key has no client_email or private_key: paste the whole key file Google gave you', {}, false);
     }
-    const auth = new JWT({ email: key.client_email, key: key.private_key, keyId: key.private_key_id, scopes: [DRIVE_SCOPE] });
+    const auth = new JWT({ email: key.client_email, key: key.private_key, keyId: key.private_key_id, scopes: [DRIVE_SCOPE], transporterOptions });
     // A property, not a constructor option, in google-auth-library 10.
     auth.useJWTAccessWithScope = true;
     return { auth, method: 'service_account', principal: key.client_email };
   }
   if (access.client_id && access.client_secret && access.refresh_token) {
-    const auth = new OAuth2Client({ clientId: access.client_id, clientSecret: access.client_secret, endpoints: { oauth2TokenUrl: access.token_url } });
+    const auth = new OAuth2Client({ clientId: access.client_id, clientSecret: access.client_secret, endpoints: { oauth2TokenUrl: access.token_url }, transporterOptions });
     auth.setCredentials({ refresh_token: access.refresh_token });
     return { auth, method: 'oauth', principal: null };
   }
@@ -77,7 +80,7 @@ function authOf(access: DriveAccess): Pick<DriveHandle, 'auth' | 'method' | 'pri
 
 export function driveClient(access: DriveAccess, signal: AbortSignal): DriveHandle {
   const root = access.api_url.endsWith('/') ? access.api_url : `${access.api_url}/`;
-  const { auth, method, principal } = authOf(access);
+  const { auth, method, principal } = authOf(access, signal);
   // retry: false: Runs retry a failed step themselves, with backoff, and say so.
   const api = drive({ version: 'v3', auth, rootUrl: root, retry: false } as drive_v3.Options);
   return { api, auth, call: { rootUrl: root, signal }, root, label: `Google Drive at ${publicUrl(root)}`, method, principal };

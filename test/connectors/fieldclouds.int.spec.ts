@@ -11,7 +11,7 @@ import { startGdrive, type GdriveStandIn } from '../servers/gdrive/server.js';
 import { startMerginmaps, type MerginStandIn } from '../servers/merginmaps/server.js';
 import { startQfieldcloud, type QfcStandIn } from '../servers/qfieldcloud/server.js';
 import { runVendorCheck, vendorClientMissing } from '../servers/vendor-clients/run.js';
-import { closedPort, connectorContext, deliverInput, expectConnectorError } from './support.js';
+import { closedPort, connectorContext, deliverInput, expectConnectorError, silentServer } from './support.js';
 
 /*
  * The qfieldcloud, merginmaps and gdrive connectors against stand-ins of their services (no
@@ -285,5 +285,23 @@ describe('gdrive', () => {
     expect(server.resumableUploads()).toBe(before + 2);
     expect(second.target.file_id).toBe(first.target.file_id);
     expect(server.file(first.target.file_id as string)!.body.equals(readFileSync(big))).toBe(true);
+  });
+});
+
+describe('a server that never answers', () => {
+  it('is a timeout for each of the three, never a hang', async () => {
+    const silent = await silentServer();
+    try {
+      const url = `http://127.0.0.1:${silent.port}`;
+      const ctx = () => connectorContext({ signal: AbortSignal.timeout(500) });
+      const configs: [{ test?: (config: never, ctx: ReturnType<typeof connectorContext>) => Promise<{ status: string }> }, object][] = [
+        [qfieldcloud, qfieldcloud.configuration.parse({ url, username: 'u', password: 'p' })],
+        [merginmaps, merginmaps.configuration.parse({ url, username: 'u', password: 'p', workspace: 'w' })],
+        [gdrive, gdrive.configuration.parse({ client_id: 'c', client_secret: 's', refresh_token: 'r', api_url: url, token_url: `${url}/token` })],
+      ];
+      for (const [connector, config] of configs) expect((await connector.test!(config as never, ctx())).status).toBe('timeout');
+    } finally {
+      silent.close();
+    }
   });
 });
