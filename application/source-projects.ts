@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConnectorError } from '../connectors/shared/errors.js';
-import type { ConnectorContext, ProjectInspection, ProjectSummary } from '../connectors/types.js';
+import type { ConnectorContext, ProjectBrowsing, ProjectInspection, ProjectSummary } from '../connectors/types.js';
 import { DomainError } from '../domain/errors.js';
 import { openConnection, withDeadline, type OpenedConnection } from './connections.js';
 import type { Services } from './services.js';
@@ -21,12 +21,14 @@ const INSPECT_TIMEOUT_MS = 120_000;
 
 type Needs = Pick<Services, 'store' | 'cipher' | 'config'>;
 
-async function openFieldSource(services: Needs, sourceId: string, ownerId: string): Promise<OpenedConnection & { connector: { projects: NonNullable<OpenedConnection['connector']['projects']> } }> {
+/** The owner's Source and its project browsing; invalid_source for a type that has none. */
+async function openFieldSource(services: Needs, sourceId: string, ownerId: string): Promise<{ source: OpenedConnection; projects: ProjectBrowsing }> {
   const source = await openConnection(services, 'source', sourceId, ownerId);
-  if (!source.connector.projects) {
+  const projects = source.connector.implemented ? source.connector.projects : undefined;
+  if (!projects) {
     throw new DomainError('invalid_source', `Projects can be listed for QFieldCloud and Mergin Maps Sources only; this one is ${source.type}`, { type: source.type });
   }
-  return source as never;
+  return { source, projects };
 }
 
 async function inWorkFolder<T>(services: Needs, log: Logger, ms: number, fn: (ctx: ConnectorContext) => Promise<T>): Promise<T> {
@@ -43,11 +45,11 @@ async function inWorkFolder<T>(services: Needs, log: Logger, ms: number, fn: (ct
 }
 
 export async function listSourceProjects(services: Needs, sourceId: string, ownerId: string, log: Logger): Promise<ProjectSummary[]> {
-  const source = await openFieldSource(services, sourceId, ownerId);
-  return inWorkFolder(services, log, LIST_TIMEOUT_MS, (ctx) => source.connector.projects.list(source.config, ctx));
+  const { source, projects } = await openFieldSource(services, sourceId, ownerId);
+  return inWorkFolder(services, log, LIST_TIMEOUT_MS, (ctx) => projects.list(source.config, ctx));
 }
 
 export async function inspectSourceProject(services: Needs, sourceId: string, ownerId: string, query: { project: string; version?: string }, log: Logger): Promise<ProjectInspection> {
-  const source = await openFieldSource(services, sourceId, ownerId);
-  return inWorkFolder(services, log, INSPECT_TIMEOUT_MS, (ctx) => source.connector.projects.inspect(source.config, query, ctx));
+  const { source, projects } = await openFieldSource(services, sourceId, ownerId);
+  return inWorkFolder(services, log, INSPECT_TIMEOUT_MS, (ctx) => projects.inspect(source.config, query, ctx));
 }
