@@ -117,7 +117,7 @@ describe('ckan connector against the Action API stand-in', () => {
     const again = await extract({ url: portal.url }, { dataset: 'nyc-boroughs', resource: 'Borough boundaries' }, first.sync!);
     expect(again).toMatchObject({ unchanged: true, file: '' });
     expect(downloads()).toBe(before);
-    portal.reupload(ids.shp, readFileSync(boroughsShapefileZip(fixtureDir())), '2024-09-09T09:09:09.000000');
+    portal.reupload(ids.shp!, readFileSync(boroughsShapefileZip(fixtureDir())), '2024-09-09T09:09:09.000000');
     const changed = await extract({ url: portal.url }, { dataset: 'nyc-boroughs', resource: 'Borough boundaries' }, first.sync!);
     expect(changed.unchanged).toBeUndefined();
     expect(changed.sync?.cursor).toMatchObject({ last_modified: '2024-09-09T09:09:09.000000' });
