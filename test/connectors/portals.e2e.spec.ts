@@ -8,6 +8,7 @@ import { createPostgisTarget, jobsClient } from '../support/jobs.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
 import { startCkanStandIn, type CkanStandIn } from '../servers/ckan/server.js';
 import { startHubStandIn, type HubItem, type HubStandIn } from '../servers/hub/server.js';
+import { closedPort } from './support.js';
 
 /*
  * CKAN and ArcGIS portals through /api/v1 as a user drives them, with the real worker, Temporal
@@ -71,7 +72,7 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     const source = (await api.call('POST', '/api/v1/sources', { name: 'NYC open data', type: 'ckan', configuration: { url: ckan.url } })).json();
     expect((await api.call('POST', `/api/v1/sources/${source.id}/test`)).json()).toMatchObject({ ok: true, status: 'ok' });
     // a draft against a closed port is a classified failure, never not_implemented
-    const draft = await api.call('POST', '/api/v1/sources/test', { type: 'ckan', configuration: { url: 'http://127.0.0.1:9/' } });
+    const draft = await api.call('POST', '/api/v1/sources/test', { type: 'ckan', configuration: { url: `http://127.0.0.1:${await closedPort()}/` } });
     expect(draft.json()).toMatchObject({ ok: false, status: 'unreachable' });
     const imported = await api.call('POST', '/api/v1/workspaces', { source_id: source.id, source_resource: { dataset: 'nyc-boroughs', format: 'CSV' } });
     expect(imported.statusCode).toBe(400);
@@ -90,7 +91,7 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     const configuration = { url: arcgis.url, username: 'gis_team', password: arcgis.users[0]!.password };
     const source = (await api.call('POST', '/api/v1/sources', { name: 'City portal', type: 'hub', configuration })).json();
     expect((await api.call('POST', `/api/v1/sources/${source.id}/test`)).json()).toMatchObject({ ok: true, status: 'ok' });
-    expect((await api.call('POST', '/api/v1/sources/test', { type: 'hub', configuration: { url: 'http://127.0.0.1:9/portal', api_key: 'x' } })).json()).toMatchObject({ ok: false, status: 'unreachable' });
+    expect((await api.call('POST', '/api/v1/sources/test', { type: 'hub', configuration: { url: `http://127.0.0.1:${await closedPort()}/portal`, api_key: 'x' } })).json()).toMatchObject({ ok: false, status: 'unreachable' });
 
     const items = await api.call('GET', `/api/v1/sources/${source.id}/hub/items?q=${encodeURIComponent('type:"Feature Service"')}`);
     expect(items.statusCode, items.body).toBe(200);
@@ -111,6 +112,13 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     expect(hidden.json().error.code).toBe('source_not_found');
     const narrow = await sut.app.inject({ method: 'GET', url: `/api/v1/sources/${source.id}/hub/items`, headers: bearer(await createToken(sut.app, await login(sut.app), ['jobs:read'])) });
     expect(narrow.statusCode).toBe(403);
+
+    const doc = (await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    for (const kind of ['sources', 'destinations']) {
+      for (const p of ['hub/items', 'hub/folders', 'hub/items/{itemId}/layers']) expect(doc.paths[`/api/v1/${kind}/{id}/${p}`]?.get?.responses?.['200'], `${kind}/${p}`).toBeTruthy();
+    }
+    const catalog = (await sut.app.inject({ method: 'GET', url: '/api/v1/connectors' })).json().items.filter((c: { type: string }) => ['ckan', 'hub'].includes(c.type));
+    expect(catalog.map((c: { type: string; implemented: boolean; source: { importable: boolean } }) => [c.type, c.implemented, c.source.importable])).toEqual([['ckan', true, false], ['hub', true, true]]);
 
     const imported = await api.call('POST', '/api/v1/workspaces', { source_id: source.id, source_resource: stations.id });
     expect(imported.statusCode, imported.body).toBe(201);
