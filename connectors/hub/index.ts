@@ -96,10 +96,12 @@ export const hub = defineConnector({
       if (!json || typeof json !== 'object' || (json.name === undefined && json.isPortal === undefined)) {
         throw new ConnectorError('invalid_response', `${portal.label} answered portals/self without a portal: is it an ArcGIS portal?`, { url: portal.label }, false);
       }
-      if (portal.token && !json.user?.username) {
+      // A generated token always belongs to a user; an API key need not (a wrong one is error 498 above).
+      if (portal.token && !config.api_key && !json.user?.username) {
         throw new ConnectorError('authentication_failed', `${portal.label} did not accept the credentials (portals/self names no user)`, { url: portal.label }, false);
       }
-      return `${portal.label} is ${json.isPortal ? 'ArcGIS Enterprise' : 'ArcGIS Online'} (${json.name ?? 'unnamed'})${json.user?.username ? `, signed in as ${json.user.username}` : ', anonymous: public items only'}`;
+      const who = json.user?.username ? `, signed in as ${json.user.username}` : config.api_key ? ', with an API key' : ', anonymous: public items only';
+      return `${portal.label} is ${json.isPortal ? 'ArcGIS Enterprise' : 'ArcGIS Online'} (${json.name ?? 'unnamed'})${who}`;
     });
   },
   source,
