@@ -128,7 +128,6 @@ export async function writeLayerCsv(input: VectorInput, file: string, options: {
     out.write(`${header.map(csvField).join(',')}\n`);
     let rows = 0;
     let bytes = 0;
-    layer.features.first();
     for (let f = layer.features.first(); f; f = layer.features.next()) {
       if (ctx.signal.aborted) throw new ConnectorError('timeout', 'Writing the load file: stopped (deadline or cancellation)');
       const values: (string | null)[] = [];
@@ -211,15 +210,15 @@ export class RowsCsv {
 
 /**
  * The CSV of an extract as one GeoPackage layer: types from the .csvt, the WKT column as the
- * geometry named `geometryName`, in `epsg`. Empty text stays empty text (only typed columns read
- * an empty field as null).
+ * geometry named `geometryName`, in `epsg`. An empty field is null: CSV cannot tell an empty
+ * text from a missing one, and nulls are the common case.
  */
 export async function csvToGeoPackage(csv: string, gpkg: string, layer: string, geometry: { name: string; epsg: number | null } | null, ctx: ConnectorContext, label: string): Promise<void> {
   await runOgr2ogr(
     {
       args: [
         '-f', 'GPKG', gpkg, csv, '-nln', layer,
-        '-oo', 'KEEP_GEOM_COLUMNS=NO', '-oo', 'EMPTY_STRING_AS_NULL=NO',
+        '-oo', 'KEEP_GEOM_COLUMNS=NO', '-oo', 'EMPTY_STRING_AS_NULL=YES',
         ...(geometry ? ['-lco', `GEOMETRY_NAME=${geometry.name}`, ...(geometry.epsg ? ['-a_srs', `EPSG:${geometry.epsg}`] : [])] : []),
       ],
       label,

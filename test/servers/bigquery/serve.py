@@ -184,6 +184,9 @@ def create_sql_table(project, dataset, table, schema):
     db.execute(f"CREATE TABLE {sql_name(project, dataset, table)} ({cols})")
 
 
+LEGACY_TYPES = {"INT64": "INTEGER", "FLOAT64": "FLOAT", "BOOL": "BOOLEAN", "STRUCT": "RECORD"}
+
+
 def normalise_schema(fields):
     out = []
     seen = set()
@@ -194,7 +197,9 @@ def normalise_schema(fields):
         if name.lower() in seen:
             raise ApiError(400, "invalid", f"Duplicate column names in the schema: {name}")
         seen.add(name.lower())
-        out.append({"name": name, "type": f.get("type", "STRING").upper(), "mode": f.get("mode", "NULLABLE")})
+        # BigQuery answers with the legacy names of types, whichever spelling created the column.
+        ftype = LEGACY_TYPES.get(f.get("type", "STRING").upper(), f.get("type", "STRING").upper())
+        out.append({"name": name, "type": ftype, "mode": f.get("mode", "NULLABLE")})
     return out
 
 
@@ -290,16 +295,20 @@ def translate(sql, default_dataset):
             return sql_name(*path)
         return '"' + inner.replace('"', '""') + '"'
 
+    def unquoted(m):
+        path = table_path([g for g in m.groups() if g])
+        if path in tables:
+            return sql_name(*path)
+        if path and (path[0], path[1]) in datasets:  # dataset.table of a known dataset
+            raise ApiError(404, "notFound", f"Not found: Table {path[0]}:{path[1]}.{path[2]}")
+        return m.group(0)
+
     # Split off string literals so nothing inside them is rewritten.
     pieces = re.split(r"('(?:[^'\\]|\\.)*')", sql)
     for i in range(0, len(pieces), 2):
         p = pieces[i]
         p = re.sub(r"`((?:[^`\\]|\\.)*)`", quoted, p)
-        p = re.sub(
-            r"(?<![\w\"])([A-Za-z_][\w-]*)\.([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?(?![\w\"])",
-            lambda m: sql_name(*table_path([g for g in m.groups() if g])) if table_path([g for g in m.groups() if g]) in tables else m.group(0),
-            p,
-        )
+        p = re.sub(r"(?<![\w\"])([A-Za-z_][\w-]*)\.([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?(?![\w\"])", unquoted, p)
         p = re.sub(r"\bAS\s+STRING\b", "AS TEXT", p, flags=re.I)
         p = re.sub(r"\bAS\s+INT64\b", "AS INTEGER", p, flags=re.I)
         p = re.sub(r"\bAS\s+FLOAT64\b", "AS REAL", p, flags=re.I)

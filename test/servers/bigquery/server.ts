@@ -37,7 +37,7 @@ export async function startBigQueryServer(project = 'geoflow-test'): Promise<Big
   // stdin stays open while the suite runs: serve.py stops when it closes, even if we crash.
   const child = spawn(bigQueryPython, [path.join(import.meta.dirname, 'serve.py'), String(port), project], { stdio: ['pipe', 'pipe', 'pipe'] });
   let log = '';
-  child.stderr!.on("data", (chunk: Buffer) => { log = (log + chunk.toString()).slice(-4000); if (process.env.WH_DEBUG) process.stderr.write(chunk); }); // stdout carries the keys
+  child.stderr!.on("data", (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000))); // stdout carries the keys
   const first = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     const timer = setTimeout(() => reject(new Error(`the BigQuery stand-in did not start in 60 s\n${log}`)), 60_000);
