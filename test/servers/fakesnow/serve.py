@@ -51,6 +51,7 @@ CREATE OR REPLACE MACRO {catalog}.main.to_geography(w) AS CAST(w AS GEOMETRY);
 CREATE OR REPLACE MACRO {catalog}.main.to_geometry(w, srid := 0) AS CAST(w AS GEOMETRY);
 CREATE OR REPLACE MACRO {catalog}.main.st_aswkt(g) AS ST_AsText(g);
 CREATE OR REPLACE MACRO {catalog}.main.st_srid(g) AS CAST(NULL AS INTEGER);
+CREATE OR REPLACE MACRO {catalog}.main.current_warehouse() AS CAST(NULL AS VARCHAR);
 """
 _creation_sql = fakesnow.macros.creation_sql
 
@@ -64,10 +65,11 @@ import fakesnow.conn  # noqa: E402  (reads macros.creation_sql at call time)
 
 fakesnow.conn.macros.creation_sql = creation_sql
 
-# A geometry column described as Snowflake describes a GEOGRAPHY column (fakesnow knows none).
+# A geometry column described as Snowflake describes a GEOMETRY column (fakesnow knows none; the
+# information schema says GEOMETRY too, for GEOGRAPHY columns as well).
 import fakesnow.rowtype  # noqa: E402
 
-fakesnow.rowtype.duckdb_to_sf_type["GEOMETRY"] = "geography"
+fakesnow.rowtype.duckdb_to_sf_type["GEOMETRY"] = "geometry"
 
 # --- JSON result encoding -------------------------------------------------------------------
 
