@@ -151,6 +151,7 @@ export async function writeLayerCsv(input: VectorInput, file: string, options: {
     await closed;
     return { columns, geometry, epsg, rows, bytes };
   } catch (error) {
+    closed.catch(() => undefined);
     out.destroy();
     throw error;
   } finally {
@@ -204,6 +205,8 @@ export class RowsCsv {
   }
 
   destroy(): void {
+    // Writes still queued fail once the stream is gone; nobody waits for them any more.
+    this.closed.catch(() => undefined);
     this.out.destroy();
   }
 }
