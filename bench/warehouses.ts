@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { bigQueryClient } from '../connectors/bigquery/client.js';
 import { bigquery } from '../connectors/bigquery/index.js';
@@ -23,7 +24,8 @@ const POINTS = Number(process.env.BENCH_POINTS ?? 1_000_000);
 const dir = path.resolve('.data/bench/files');
 const gpkg = pointsFile(dir, POINTS);
 const csv = path.join(dir, `points-${POINTS}.csv`);
-execFileSync('ogr2ogr', ['-f', 'CSV', csv, gpkg, '-lco', 'GEOMETRY=AS_WKT', '-overwrite'], { stdio: 'inherit' });
+rmSync(csv, { force: true });
+execFileSync('ogr2ogr', ['-f', 'CSV', csv, gpkg, '-lco', 'GEOMETRY=AS_WKT'], { stdio: 'inherit' });
 
 const seconds = async (fn: () => Promise<unknown>) => {
   const started = process.hrtime.bigint();

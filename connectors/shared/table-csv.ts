@@ -1,5 +1,5 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { gdal, openDataset } from '../../geo/gdal.js';
 import type { ConnectorContext } from '../types.js';
 import { ConnectorError } from './errors.js';
@@ -45,11 +45,12 @@ export function csvField(value: string | null): string {
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
-function kindOf(type: string, subType: string): ColumnKind {
+/** GDAL field types → column kinds (gdal-async exposes no field subtypes: booleans arrive as integers). */
+function kindOf(type: string): ColumnKind {
   switch (type) {
     case 'integer':
     case 'integer64':
-      return subType === 'boolean' ? 'boolean' : 'integer';
+      return 'integer';
     case 'real':
       return 'real';
     case 'date':
@@ -89,10 +90,19 @@ function textOf(kind: ColumnKind, value: unknown): string | null {
 }
 
 /** Waits for a write stream's buffer to drain when it asks to. */
-const drained = (out: WriteStream) => new Promise<void>((resolve, reject) => {
-  out.once('drain', resolve);
-  out.once('error', reject);
-});
+const drained = (out: WriteStream) =>
+  new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => {
+      out.off('drain', onDrain);
+      reject(error);
+    };
+    const onDrain = () => {
+      out.off('error', onError);
+      resolve();
+    };
+    out.once('drain', onDrain);
+    out.once('error', onError);
+  });
 
 /**
  * Writes the delivery's layer as CSV (header row, geometry as WKT first when the layer has one),
@@ -100,6 +110,44 @@ const drained = (out: WriteStream) => new Promise<void>((resolve, reject) => {
  * loop every thousand features so heartbeats go on.
  */
 export async function writeLayerCsv(input: VectorInput, file: string, options: { targetEpsg?: number; geometryName: string }, ctx: ConnectorContext): Promise<LayerCsv> {
+  const columns = await layerColumns(input);
+  const geometry = input.base !== 100;
+  // Numbers and text only, opened without options: GDAL's CSV writer is exact for those and
+  // several times faster than a loop here (1,000,000 points in seconds).
+  if (columns.every((c) => ['integer', 'real', 'string'].includes(c.kind)) && input.ref.openOptions.length === 0) {
+    const reproject = geometry && options.targetEpsg !== undefined && input.epsg !== options.targetEpsg;
+    const label = 'Writing the load file';
+    await runOgr2ogr(
+      {
+        args: [
+          '-f', 'CSV', file, input.ref.path, input.layer, '-lco', 'LINEFORMAT=LF',
+          ...(geometry ? ['-lco', 'GEOMETRY=AS_WKT'] : []),
+          ...(reproject ? ['-t_srs', `EPSG:${options.targetEpsg}`] : []),
+        ],
+        label,
+      },
+      ctx,
+      transferFailure([], label, {}),
+    );
+    return { columns, geometry, epsg: reproject ? options.targetEpsg! : input.epsg, rows: input.features ?? 0, bytes: (await stat(file)).size };
+  }
+  return writeLayerCsvByFeature(input, file, options, ctx);
+}
+
+async function layerColumns(input: VectorInput): Promise<TableColumn[]> {
+  const ds = await openDataset(input.ref);
+  try {
+    const columns: TableColumn[] = [];
+    ds.layers.get(input.layer).fields.forEach((f) => {
+      columns.push({ name: f.name, kind: kindOf(f.type) });
+    });
+    return columns;
+  } finally {
+    ds.close();
+  }
+}
+
+async function writeLayerCsvByFeature(input: VectorInput, file: string, options: { targetEpsg?: number; geometryName: string }, ctx: ConnectorContext): Promise<LayerCsv> {
   const ds = await openDataset(input.ref);
   const out = createWriteStream(file, { encoding: 'utf8' });
   const closed = new Promise<void>((resolve, reject) => {
@@ -110,7 +158,7 @@ export async function writeLayerCsv(input: VectorInput, file: string, options: {
     const layer = ds.layers.get(input.layer);
     const columns: TableColumn[] = [];
     layer.fields.forEach((f) => {
-      columns.push({ name: f.name, kind: kindOf(f.type, (f as unknown as { subType?: string }).subType ?? '') });
+      columns.push({ name: f.name, kind: kindOf(f.type) });
     });
     const geometry = input.base !== 100;
     let transform: gdal.CoordinateTransformation | null = null;

@@ -472,13 +472,13 @@ def load(project, config, data):
     schema = normalise_schema((config.get("schema") or {}).get("fields")) if config.get("schema") else None
     target_schema = prepare_destination(p, d, t, config, schema)
     text = data.decode("utf-8")
-    if not config.get("allowQuotedNewlines") and re.search(r'"[^"]*\n[^"]*"', text):
-        raise ApiError(400, "invalid", "Error while reading data: a quoted field holds a newline and allowQuotedNewlines is false")
     reader = csv.reader(io.StringIO(text))
     rows = []
     for i, record in enumerate(reader):
         if i < int(config.get("skipLeadingRows") or 0):
             continue
+        if not config.get("allowQuotedNewlines") and any("\n" in v for v in record):
+            raise ApiError(400, "invalid", f"Error while reading data: line {i + 1} holds a quoted newline and allowQuotedNewlines is false")
         if len(record) != len(target_schema):
             raise ApiError(400, "invalid", f"Error while reading data, error message: CSV table references column position {len(target_schema) - 1}, but line {i + 1} has {len(record)} columns")
         try:
