@@ -102,6 +102,20 @@ export function classifySnowflake(error: unknown, what: string, details: Record<
   return network;
 }
 
+/**
+ * A PEM key as pasted: a single-line form field drops its line breaks, which OpenSSL needs; the
+ * body is wrapped again at 64 characters between its BEGIN and END lines.
+ */
+export function normalisePem(text: string): string {
+  const m = /^\s*(-----BEGIN [A-Z ]+-----)\s*([\s\S]*?)\s*(-----END [A-Z ]+-----)\s*$/.exec(text);
+  if (!m) return text;
+  const [, begin, body, end] = m;
+  // An encrypted PKCS#1 key carries headers (Proc-Type, DEK-Info) before its body: left as it is.
+  if (/:/.test(body!)) return text;
+  const base64 = body!.replace(/\s+/g, '');
+  return `${begin}\n${base64.match(/.{1,64}/g)!.join('\n')}\n${end}\n`;
+}
+
 /** The driver's connection options: a password, or a key pair (the private key decrypted here, never logged). */
 function connectionOptions(config: SnowflakeConfig): snowflake.ConnectionOptions {
   const base = {
@@ -120,7 +134,7 @@ function connectionOptions(config: SnowflakeConfig): snowflake.ConnectionOptions
   if (config.private_key) {
     let pem: string;
     try {
-      pem = createPrivateKey({ key: config.private_key, format: 'pem', ...(config.private_key_passphrase ? { passphrase: config.private_key_passphrase } : {}) })
+      pem = createPrivateKey({ key: normalisePem(config.private_key), format: 'pem', ...(config.private_key_passphrase ? { passphrase: config.private_key_passphrase } : {}) })
         .export({ format: 'pem', type: 'pkcs8' })
         .toString();
     } catch {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifySnowflake, ident, literal } from './client.js';
+import { generateKeyPairSync, createPrivateKey } from 'node:crypto';
+import { classifySnowflake, ident, literal, normalisePem } from './client.js';
 import { snowflakeColumnNames, spatialColumn } from './deliver.js';
 import { cursorType, kindOfSnowflake } from './extract.js';
 
@@ -44,5 +45,12 @@ describe('snowflake statements', () => {
       [{ code: '000630' }, 'timeout'],
     ];
     for (const [error, reason] of cases) expect(classifySnowflake(error, 'Snowflake').reason).toBe(reason);
+  });
+
+  it('reads a PEM key pasted into a single-line field (line breaks lost)', () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const oneLine = privateKey.replace(/\n/g, ' ');
+    expect(() => createPrivateKey(normalisePem(oneLine))).not.toThrow();
+    expect(normalisePem(privateKey)).toBe(privateKey);
   });
 });
