@@ -119,6 +119,15 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
     expect(tables.map((t) => t.id).filter((t) => t!.startsWith('_geoflow_'))).toEqual([]);
   });
 
+  it('a retried delivery finds its own jobs (ids from the delivery id) and loads nothing twice', async () => {
+    const id = randomUUID();
+    const first = await connector.destination!.deliver(config, { table: 'retried', write_mode: 'replace' }, deliverInput(countriesGpkg(dir), id), connectorContext());
+    await rows("INSERT INTO gis.retried (ADMIN) VALUES ('written by someone after the copy')");
+    const again = await connector.destination!.deliver(config, { table: 'retried', write_mode: 'replace' }, deliverInput(countriesGpkg(dir), id), connectorContext());
+    expect(again).toEqual(first);
+    expect(await numRows('retried')).toBe(4);
+  });
+
   it('a layer with null geometries loads them as NULL and reads them back as features without geometry', async () => {
     await connector.destination!.deliver(config, { table: 'addresses', write_mode: 'replace' }, deliverInput(nullGeometriesGpkg(dir), randomUUID()), connectorContext());
     expect((await rows('SELECT id FROM gis.addresses WHERE geom IS NULL ORDER BY id')).map((r) => r.id)).toEqual([2, 4]);

@@ -107,6 +107,19 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` â€
     expect(left).toEqual([]);
   });
 
+  it('a retried replace whose swap happened but whose record did not only records it (the mark in the table comment)', async () => {
+    const id = randomUUID();
+    const target = { table: 'RETRIED', write_mode: 'replace' as const, spatial_type: 'auto' as const };
+    await connector.destination!.deliver(config, target, deliverInput(countriesGpkg(dir), id), connectorContext());
+    await sql(`DELETE FROM "_geoflow_deliveries" WHERE delivery_id = '${id}'`);
+    await sql(`INSERT INTO RETRIED ("ADMIN") VALUES ('written by someone after the swap')`);
+    const again = await connector.destination!.deliver(config, target, deliverInput(countriesGpkg(dir), id), connectorContext());
+    // Not loaded again: the table (with the later row) is what the first attempt swapped in.
+    expect(again.rows_written).toBe(4);
+    expect(await count('RETRIED')).toBe(4);
+    expect((await sql(`SELECT COUNT(*) AS N FROM "_geoflow_deliveries" WHERE delivery_id = '${id}'`))[0]!.N).toBe(1);
+  });
+
   it('a layer with null geometries loads them as NULL and reads them back as features without geometry', async () => {
     await connector.destination!.deliver(config, { table: 'ADDRESSES', write_mode: 'replace', spatial_type: 'auto' }, deliverInput(nullGeometriesGpkg(dir), randomUUID()), connectorContext());
     expect((await sql('SELECT "id" FROM ADDRESSES WHERE "geom" IS NULL ORDER BY "id"')).map((r) => r.id)).toEqual([2, 4]);

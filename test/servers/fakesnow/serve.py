@@ -12,7 +12,8 @@ is what Snowflake itself does, so the connector's calls run unchanged:
   no GET (GCS answers 404 for a missing object, which the driver asks before a PUT without
   OVERWRITE).
 - `ALTER TABLE a SWAP WITH b`, which fakesnow's parser refuses: done as three renames in one
-  DuckDB transaction, so other sessions see the old or the new tables, never neither.
+  DuckDB transaction, so other sessions see the old or the new tables, never neither. Renames
+  and swaps carry the tables' comments, as Snowflake's do (DuckDB drops a comment on rename).
 - GEOGRAPHY and GEOMETRY: DuckDB has a GEOMETRY type but no GEOGRAPHY and no SRIDs. Both are
   DuckDB GEOMETRY here (the information schema says GEOMETRY for both), and TO_GEOGRAPHY,
   TO_GEOMETRY, ST_ASWKT and ST_SRID are macros over DuckDB's own geometry functions. SRIDs are
@@ -141,26 +142,58 @@ def fix_arrow_encodings(row, rowtype):
 # structs) before it serialises; JSON wants the plain values, so that conversion is skipped.
 fs.to_sf = lambda table, rowtype: table
 
-# --- SWAP WITH ------------------------------------------------------------------------------
+# --- SWAP WITH, and comments that survive renames -------------------------------------------
 
 SWAP = re.compile(r"^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(\S+)\s+SWAP\s+WITH\s+(\S+?)\s*;?\s*$", re.I | re.S)
-swap_lock = threading.Lock()
+RENAME = re.compile(r"^\s*ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(\S+)\s+RENAME\s+TO\s+(\S+?)\s*;?\s*$", re.I | re.S)
+ddl_lock = threading.Lock()
 
 
-def swap(request_token, a, b):
+def unquote(name):
+    """The stored name of an identifier as written (quoted: as is; bare: upper case)."""
+    last = name.split(".")[-1]
+    return last[1:-1].replace('""', '"') if last.startswith('"') else last.upper()
+
+
+def comment_of(cur, name):
+    cur.execute(f"SELECT comment FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = '{unquote(name).replace(chr(39), chr(39) * 2)}'")
+    row = cur.fetchone()
+    return row[0] if row else None
+
+
+def set_comment(cur, name, comment):
+    if comment is not None:
+        cur.execute(f"COMMENT ON TABLE {name} IS '{comment.replace(chr(39), chr(39) * 2)}'")
+
+
+def renames(request_token, a, b, swap):
+    """SWAP WITH as three renames in one transaction; DuckDB drops a table's comment on rename,
+    Snowflake keeps it (and SWAP exchanges it with the rest of the table), so comments are carried."""
     conn = fs.to_conn(request_token)
     cur = conn.cursor()
-    temp = f'"_fs_swap_{threading.get_ident()}"'
-    with swap_lock:
+    short = lambda n: n.split(".")[-1]  # noqa: E731
+    with ddl_lock:
         cur.execute("BEGIN TRANSACTION")
         try:
-            cur.execute(f"ALTER TABLE {a} RENAME TO {temp}")
-            cur.execute(f"ALTER TABLE {b} RENAME TO {a.split('.')[-1]}")
-            cur.execute(f"ALTER TABLE {temp} RENAME TO {b.split('.')[-1]}")
+            ca, cb = comment_of(cur, a), (comment_of(cur, b) if swap else None)
+            if swap:
+                temp = f'"_fs_swap_{threading.get_ident()}"'
+                cur.execute(f"ALTER TABLE {a} RENAME TO {temp}")
+                cur.execute(f"ALTER TABLE {b} RENAME TO {short(a)}")
+                cur.execute(f"ALTER TABLE {temp} RENAME TO {short(b)}")
+            else:
+                cur.execute(f"ALTER TABLE {a} RENAME TO {b}")
             cur.execute("COMMIT")
         except Exception:
             cur.execute("ROLLBACK")
             raise
+        # fakesnow keeps comments in another DuckDB database, which one transaction cannot also
+        # write: they follow the renames at once, still under the lock.
+        if swap:
+            set_comment(cur, short(a), cb)
+            set_comment(cur, short(b), ca)
+        else:
+            set_comment(cur, short(b), ca)
     return {
         "data": {
             "rowtype": [{"name": "status", "type": "text", "nullable": True, "length": 16777216, "precision": None, "scale": None, "byteLength": 16777216}],
@@ -168,7 +201,7 @@ def swap(request_token, a, b):
             "queryResultFormat": "json",
             "total": 1,
             "returned": 1,
-            "queryId": "swap",
+            "queryId": "ddl",
             "statementTypeId": 0x3000 + 0x200,
             "finalDatabaseName": conn.database,
             "finalSchemaName": conn.schema,
@@ -184,14 +217,16 @@ async def query_request(request: Request):
 
         body = gzip.decompress(body)
     sql = json.loads(body).get("sqlText", "")
-    m = SWAP.match(sql)
-    if m:
+    swap, rename = SWAP.match(sql), RENAME.match(sql)
+    if swap or rename:
+        m = swap or rename
         try:
-            return JSONResponse(swap(fs.to_token(request), m.group(1), m.group(2)))
+            return JSONResponse(renames(fs.to_token(request), m.group(1), m.group(2), bool(swap)))
         except fs.ServerError as e:
             return JSONResponse({"data": None, "code": e.code, "message": e.message, "success": False}, status_code=e.status_code)
-        except Exception as e:  # a missing table, as Snowflake reports it
-            return JSONResponse({"data": {"errorCode": "002003", "sqlState": "42S02"}, "code": "002003", "message": str(e), "success": False})
+        except Exception as e:  # as fakesnow reports it (a missing table 002003, an existing one 002002 …)
+            code = f"{getattr(e, 'errno', 2003):06d}"
+            return JSONResponse({"data": {"errorCode": code, "sqlState": getattr(e, "sqlstate", "42S02")}, "code": code, "message": str(e), "success": False})
 
     async def receive():
         return {"type": "http.request", "body": body, "more_body": False}
