@@ -1,12 +1,12 @@
-import { drive, type drive_v3 } from '@googleapis/drive';
-import { JWT, OAuth2Client } from 'google-auth-library';
+import { auth as googleAuth, drive, type drive_v3 } from '@googleapis/drive';
 import { ConnectorError } from '../shared/errors.js';
 import { classify, reasonOfStatus } from '../shared/classify.js';
 import { publicUrl } from '../shared/fetch.js';
 
 /*
  * Google Drive through Google's own Node client (@googleapis/drive on googleapis-common, with
- * google-auth-library for credentials): no Drive protocol is written here, except the resumable
+ * the google-auth-library it pins for credentials, reached through its `auth` export so the
+ * client classes match whatever other google-auth-library the project holds): no Drive protocol is written here, except the resumable
  * upload session (googleapis-common only does multipart and simple uploads), which goes through
  * the same authenticated client's request().
  *
@@ -23,6 +23,9 @@ import { publicUrl } from '../shared/fetch.js';
 export const DRIVE_SCOPE = 'https://www.googleapis.com/auth/drive';
 export const SHEET_TYPE = 'application/vnd.google-apps.spreadsheet';
 export const FOLDER_TYPE = 'application/vnd.google-apps.folder';
+
+type JWT = InstanceType<typeof googleAuth.JWT>;
+type OAuth2Client = InstanceType<typeof googleAuth.OAuth2>;
 
 export interface DriveAccess {
   credentials_json?: string | undefined;
@@ -65,13 +68,13 @@ function authOf(access: DriveAccess, signal: AbortSignal): Pick<DriveHandle, 'au
     if (typeof key?.client_email !== 'string' || typeof key.private_key !== 'string') {
       throw new ConnectorError('authentication_failed', 'The service account key has no client_email or private_key: paste the whole key file Google gave you', {}, false);
     }
-    const auth = new JWT({ email: key.client_email, key: key.private_key, keyId: key.private_key_id, scopes: [DRIVE_SCOPE], transporterOptions });
+    const auth = new googleAuth.JWT({ email: key.client_email, key: key.private_key, keyId: key.private_key_id, scopes: [DRIVE_SCOPE], transporterOptions });
     // A property, not a constructor option, in google-auth-library 10.
     auth.useJWTAccessWithScope = true;
     return { auth, method: 'service_account', principal: key.client_email };
   }
   if (access.client_id && access.client_secret && access.refresh_token) {
-    const auth = new OAuth2Client({ clientId: access.client_id, clientSecret: access.client_secret, endpoints: { oauth2TokenUrl: access.token_url }, transporterOptions });
+    const auth = new googleAuth.OAuth2({ clientId: access.client_id, clientSecret: access.client_secret, endpoints: { oauth2TokenUrl: access.token_url }, transporterOptions });
     auth.setCredentials({ refresh_token: access.refresh_token });
     return { auth, method: 'oauth', principal: null };
   }

@@ -68,7 +68,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     const shape = c.configuration.shape as Record<string, unknown>;
     if ('host' in shape) config.host = '127.0.0.1';
     if ('port' in shape) config.port = closedPort;
-    for (const field of ['url', 'endpoint', 'api_url', 'token_url']) if (field in shape) config[field] = `http://127.0.0.1:${closedPort}/${c.type}`;
+    for (const field of ['url', 'endpoint', 'api_endpoint', 'access_url', 'api_url', 'token_url']) if (field in shape) config[field] = `http://127.0.0.1:${closedPort}/${c.type}`;
     if ('force_path_style' in shape) config.force_path_style = true;
     for (const field of c.secrets) config[field] = plant(c.type, field);
     return config;
