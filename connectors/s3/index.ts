@@ -6,7 +6,7 @@ import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
 import { saveObject } from '../shared/save-stream.js';
-import type { ConnectorContext, ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
+import { defineConnector, type ConnectorContext, type DestinationSupport, type SourceSupport, type TestResult } from '../types.js';
 import { isMissing, isNotModified, s3Client, s3Failure, s3Where, type S3Config } from './client.js';
 import { uploadObject } from './upload.js';
 
@@ -30,11 +30,10 @@ interface S3Cursor {
   etag: string | null;
 }
 
-const settings = (config: Record<string, unknown>) => config as unknown as S3Config;
 const label = (c: S3Config, key?: string) => (key === undefined ? `S3 bucket "${c.bucket}"` : `S3 object "${key}" in bucket "${c.bucket}"`);
 
-async function test(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult> {
-  const c = settings(config);
+async function test(config: S3Config, ctx: ConnectorContext): Promise<TestResult> {
+  const c = config;
   return connectionTest(
     { ...s3Where(c), prefix: c.prefix, signed: Boolean(c.access_key) },
     async () => {
@@ -52,7 +51,7 @@ async function test(config: Record<string, unknown>, ctx: ConnectorContext): Pro
   );
 }
 
-const source: SourceSupport<{ key: string }> = {
+const source: SourceSupport<{ key: string }, S3Config> = {
   resource: z.strictObject({ key: relativeKey('Object key, relative to the prefix') }),
   shorthand: 'key',
   resourceRequired: true,
@@ -60,7 +59,7 @@ const source: SourceSupport<{ key: string }> = {
   incremental: true,
   incrementalNote: 'ETag: an object that has not changed since the last Run (HTTP 304 to If-None-Match) skips the rest of the Run',
   async extract(config, resource, ctx, options) {
-    const c = settings(config);
+    const c = config;
     const key = underPrefix(c.prefix, resource.key);
     const where = s3Where(c, key);
     const cursor = (options.sync?.cursor ?? null) as S3Cursor | null;
@@ -82,11 +81,11 @@ const source: SourceSupport<{ key: string }> = {
   },
 };
 
-const destination: DestinationSupport<{ key: string }> = {
+const destination: DestinationSupport<{ key: string }, S3Config> = {
   target: z.strictObject({ key: relativeKey('Object key to write, relative to the prefix; ending in "/" it names a folder and the output keeps its filename') }),
   deliverable: true,
   async deliver(config, target, input, ctx) {
-    const c = settings(config);
+    const c = config;
     const key = underPrefix(c.prefix, target.key, input.filename);
     const where = s3Where(c, key);
     const client = s3Client(c, ctx.log);
@@ -109,7 +108,7 @@ const destination: DestinationSupport<{ key: string }> = {
   },
 };
 
-export const s3: ConnectorDefinition = {
+export const s3 = defineConnector({
   type: 's3',
   label: 'Amazon S3 (or S3-compatible)',
   description: 'Objects in an S3 bucket, or in any S3-compatible store (MinIO, Ceph, …) through endpoint.',
@@ -128,4 +127,4 @@ export const s3: ConnectorDefinition = {
   test,
   source,
   destination,
-};
+});
