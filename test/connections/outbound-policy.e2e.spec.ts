@@ -98,7 +98,7 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
 
   it('object stores: s3 and azureblob endpoints on a denied port are refused (through the SDKs)', async () => {
     expectRefused(await test('sources', 's3', { bucket: 'bucket', region: 'us-east-1', endpoint: `http://127.0.0.1:${open.port}`, force_path_style: true }));
-    expectRefused(await test('sources', 'azureblob', { account_name: 'devstoreaccount1', container: 'c', endpoint: `http://127.0.0.1:${open.port}/devstoreaccount1` }));
+    expectRefused(await test('sources', 'azureblob', { account_name: 'devstoreaccount1', container: 'ctr', endpoint: `http://127.0.0.1:${open.port}/devstoreaccount1` }));
     expect(open.connections()).toBe(0);
   });
 
