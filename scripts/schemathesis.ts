@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -49,6 +49,33 @@ async function credentials(base: string, email: string, password: string): Promi
   return { token: ((await created.json()) as { token: string }).token, session };
 }
 
+/**
+ * Runs a child to its end without blocking this process's event loop (the API under test may be
+ * served by this very process, as in test/schemathesis/), killed after `timeoutMs`.
+ */
+function runChild(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
+}
+
 function countJunit(file: string): Omit<SchemathesisResult, 'problem'> {
   const xml = readFileSync(file, 'utf8');
   const cases = xml.match(/<testcase\b[\s\S]*?(?:\/>|<\/testcase>)/g) ?? [];
@@ -79,7 +106,7 @@ export async function runSchemathesis(options: {
   const seed = process.env.SVC_SCHEMATHESIS_SEED ?? '20251123';
   const log = path.join(options.reportDir, 'schemathesis.log');
   console.log(`\n[schemathesis] ${options.base}/api/v1/openapi.json, ${examples} examples per operation, seed ${seed}; its report: ${log}`);
-  const run = spawnSync(
+  const run = await runChild(
     bin,
     [
       '--config-file', CONFIG,
@@ -97,7 +124,7 @@ export async function runSchemathesis(options: {
     // Its cache folder lands beside the report, not in the checkout.
     // Its own report goes to a file: it closes with a line in a test runner's format
     // (`=== 3 warnings in 117s ===`) that must not be mistaken for the total of `npm test`.
-    { cwd: options.reportDir, env: { ...process.env, SCHEMATHESIS_TOKEN: token, SCHEMATHESIS_SESSION: session }, timeout: 15 * 60_000, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
+    { cwd: options.reportDir, env: { ...process.env, SCHEMATHESIS_TOKEN: token, SCHEMATHESIS_SESSION: session }, timeoutMs: 15 * 60_000 },
   );
   const output = `${run.stdout ?? ''}${run.stderr ?? ''}`;
   writeFileSync(log, output);

@@ -68,15 +68,21 @@ export interface EgressRule {
   port?: number;
 }
 
+/** The `code` of a refusal, for SDKs that keep only an error's code and message (Azure's RestError). */
+export const EGRESS_REFUSED = 'EGRESS_REFUSED';
+
 export class EgressRefused extends ConnectorError {
-  constructor(host: string, port: number, why: string) {
-    super(
-      'refused_by_policy',
+  readonly code = EGRESS_REFUSED;
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('refused_by_policy', message, details, false);
+    this.name = 'EgressRefused';
+  }
+
+  static of(host: string, port: number, why: string): EgressRefused {
+    return new EgressRefused(
       `The outbound policy refuses connections to ${host}:${port} (${why}); an operator can change this with ${ALLOW_SETTING} / ${DENY_SETTING}`,
       { host, port, setting: why.startsWith(DENY_SETTING) ? DENY_SETTING : ALLOW_SETTING },
-      false,
     );
-    this.name = 'EgressRefused';
   }
 }
 
@@ -311,13 +317,15 @@ export async function egressAddress(host: string, port: number, policy: EgressPo
     if (rule.action === 'allow') return address;
     refusal ??= rule;
   }
-  throw new EgressRefused(bare, port, refusal?.why ?? 'no address');
+  throw EgressRefused.of(bare, port, refusal?.why ?? 'no address');
 }
 
 /** The EgressRefused inside an error chain (SDKs and fetch wrap socket errors in their own), if any. */
 export function egressRefusalIn(error: unknown): EgressRefused | undefined {
   for (let e: any = error, depth = 0; e && depth < 8; e = e.cause ?? e.originalError ?? e.error, depth++) {
     if (e instanceof EgressRefused) return e;
+    // Rewrapped by an SDK that kept only code and message (the message says everything).
+    if (e.code === EGRESS_REFUSED && typeof e.message === 'string') return new EgressRefused(e.message);
   }
   return undefined;
 }
