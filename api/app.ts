@@ -102,7 +102,7 @@ export async function buildApp(
     // One access line per request instead of fastify's two (see the onResponse hook below).
     logController: new LogController({ disableRequestLogging: true }),
     // Each request's logger is made when something logs through it (platform/logger.ts).
-    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger as never, bindings, options) as never,
+    ...(options.logger === false ? {} : { childLoggerFactory: (logger, bindings, childOptions) => new LazyChildLogger(logger as never, bindings, childOptions) as never }),
     // Only behind a proxy that sets X-Forwarded-For; otherwise clients could pick their own IP.
     trustProxy: process.env.SVC_TRUST_PROXY === 'true',
     bodyLimit: 4 * 1024 * 1024,

@@ -74,17 +74,17 @@ export class LazyChildLogger {
     (this.real.info as (...a: unknown[]) => void)(...args);
   }
   debug(...args: unknown[]) {
-    if (this.parent.isLevelEnabled('debug')) (this.real.debug as (...a: unknown[]) => void)(...args);
+    (this.real.debug as (...a: unknown[]) => void)(...args);
   }
   trace(...args: unknown[]) {
-    if (this.parent.isLevelEnabled('trace')) (this.real.trace as (...a: unknown[]) => void)(...args);
+    (this.real.trace as (...a: unknown[]) => void)(...args);
   }
   silent() {}
   child(bindings: pino.Bindings, options?: pino.ChildLoggerOptions): Logger {
     return this.real.child(bindings, options);
   }
   isLevelEnabled(level: string): boolean {
-    return this.parent.isLevelEnabled(level);
+    return this.real.isLevelEnabled(level);
   }
   bindings(): pino.Bindings {
     return this.real.bindings();

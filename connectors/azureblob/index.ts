@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { saveObject } from '../shared/save-stream.js';
+import { alreadyDelivered, readObjectIfChanged } from '../shared/object-store.js';
 import { defineConnector, type ConnectorContext, type DestinationSupport, type SourceSupport, type TestResult } from '../types.js';
 import { azureFailure, azureWhere, containerClient, credentialKind, isDenied, isMissing, isNotModified, type AzureConfig } from './client.js';
 
@@ -67,21 +67,25 @@ const source: SourceSupport<{ blob: string }, AzureConfig> = {
   importable: true,
   incremental: true,
   incrementalNote: 'ETag: a blob that has not changed since the last Run (HTTP 304 to If-None-Match) skips the rest of the Run',
-  async extract(config, resource, ctx, options) {
+  extract(config, resource, ctx, options) {
     const c = config;
     const name = underPrefix(c.prefix, resource.blob);
-    const where = azureWhere(c, name);
-    const cursor = (options.sync?.cursor ?? null) as AzureCursor | null;
-    const ifNoneMatch = cursor?.blob === name && cursor.etag ? cursor.etag : undefined;
-    let answer;
-    try {
-      answer = await containerClient(c).getBlobClient(name).download(0, undefined, { abortSignal: ctx.signal, conditions: ifNoneMatch ? { ifNoneMatch } : undefined });
-    } catch (error) {
-      if (ifNoneMatch && isNotModified(error)) return { file: '', filename: '', bytes: 0, sync: options.sync!, unchanged: true };
-      throw azureFailure(error, label(c, name), where);
-    }
-    const { file, filename, bytes } = await saveObject(answer.readableStreamBody, answer.contentLength, name, ctx, label(c, name), where);
-    return { file, filename, bytes, sync: { cursor: { blob: name, etag: answer.etag ?? null } satisfies AzureCursor } };
+    return readObjectIfChanged({
+      field: 'blob' satisfies keyof AzureCursor,
+      name,
+      async read(ifNoneMatch) {
+        try {
+          const answer = await containerClient(c).getBlobClient(name).download(0, undefined, { abortSignal: ctx.signal, conditions: ifNoneMatch ? { ifNoneMatch } : undefined });
+          return { body: answer.readableStreamBody, length: answer.contentLength, etag: answer.etag ?? null };
+        } catch (error) {
+          if (ifNoneMatch && isNotModified(error)) return 'unchanged';
+          throw error;
+        }
+      },
+      failure: (error) => azureFailure(error, label(c, name), azureWhere(c, name)),
+      label: label(c, name),
+      where: azureWhere(c, name),
+    }, options.sync, ctx);
   },
 };
 
@@ -101,7 +105,7 @@ const destination: DestinationSupport<{ blob: string }, AzureConfig> = {
         if (isMissing(error) || isDenied(error)) return null; // absent, or a write-only SAS
         throw error;
       });
-      if (existing?.metadata?.[DELIVERY_META] === input.deliveryId && existing.contentLength === size) return result;
+      if (alreadyDelivered(existing ? { deliveryId: existing.metadata?.[DELIVERY_META], size: existing.contentLength } : null, input.deliveryId, size)) return result;
 
       // Stage the blocks (invisible to readers), then commit the list: the blob changes at once.
       const ids = blockIds(input.deliveryId, Math.ceil(size / BLOCK_BYTES));

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { saveObject } from '../shared/save-stream.js';
+import { alreadyDelivered, readObjectIfChanged } from '../shared/object-store.js';
 import { defineConnector, type ConnectorContext, type DestinationSupport, type SourceSupport, type TestResult } from '../types.js';
 import { isMissing, isNotModified, s3Client, s3Failure, s3Where, type S3Config } from './client.js';
 import { uploadObject } from './upload.js';
@@ -61,20 +61,24 @@ const source: SourceSupport<{ key: string }, S3Config> = {
   async extract(config, resource, ctx, options) {
     const c = config;
     const key = underPrefix(c.prefix, resource.key);
-    const where = s3Where(c, key);
-    const cursor = (options.sync?.cursor ?? null) as S3Cursor | null;
-    const ifNoneMatch = cursor?.key === key && cursor.etag ? cursor.etag : undefined;
     const client = s3Client(c, ctx.log);
     try {
-      let answer;
-      try {
-        answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
-      } catch (error) {
-        if (ifNoneMatch && isNotModified(error)) return { file: '', filename: '', bytes: 0, sync: options.sync!, unchanged: true };
-        throw s3Failure(error, label(c, key), where);
-      }
-      const { file, filename, bytes } = await saveObject(answer.Body as Readable | undefined, answer.ContentLength, key, ctx, label(c, key), where);
-      return { file, filename, bytes, sync: { cursor: { key, etag: answer.ETag ?? null } satisfies S3Cursor } };
+      return await readObjectIfChanged({
+        field: 'key' satisfies keyof S3Cursor,
+        name: key,
+        async read(ifNoneMatch) {
+          try {
+            const answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
+            return { body: answer.Body as Readable | undefined, length: answer.ContentLength, etag: answer.ETag ?? null };
+          } catch (error) {
+            if (ifNoneMatch && isNotModified(error)) return 'unchanged';
+            throw error;
+          }
+        },
+        failure: (error) => s3Failure(error, label(c, key), s3Where(c, key)),
+        label: label(c, key),
+        where: s3Where(c, key),
+      }, options.sync, ctx);
     } finally {
       client.destroy();
     }
@@ -97,7 +101,7 @@ const destination: DestinationSupport<{ key: string }, S3Config> = {
         if (isMissing(error) || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 403) return null; // absent, or write-only credentials
         throw error;
       });
-      if (head?.Metadata?.[DELIVERY_META] === input.deliveryId && head.ContentLength === size) return result;
+      if (alreadyDelivered(head ? { deliveryId: head.Metadata?.[DELIVERY_META], size: head.ContentLength } : null, input.deliveryId, size)) return result;
       await uploadObject(client, { bucket: c.bucket, key, file: input.file, size, contentType: input.mediaType ?? undefined, metadata: { [DELIVERY_META]: input.deliveryId } }, ctx, { checksums: !c.endpoint });
     } catch (error) {
       throw s3Failure(error, label(c, key), where);
