@@ -96,6 +96,8 @@ export async function runSchemathesis(options: {
   reportDir: string;
   /** Only the operations whose path matches (a test of the configuration itself). */
   includePathRegex?: string;
+  /** Only these phases (examples, coverage, fuzzing, stateful); default all. */
+  phases?: string;
 }): Promise<SchemathesisResult> {
   const bin = schemathesisBin(options.dataDir);
   if (!existsSync(bin)) return { passed: 0, failed: 0, skipped: 0, problem: `schemathesis is not installed at ${bin}: run scripts/ensure.sh` };
@@ -119,6 +121,7 @@ export async function runSchemathesis(options: {
       '--no-color',
       '--report', 'junit', '--report-junit-path', junit,
       ...(options.includePathRegex ? ['--include-path-regex', options.includePathRegex] : []),
+      ...(options.phases ? ['--phases', options.phases] : []),
     ],
     // The token and the session reach schemathesis through the environment (the config file reads it), never argv.
     // Its cache folder lands beside the report, not in the checkout.
