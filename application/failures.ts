@@ -93,11 +93,20 @@ export function failurePosition(error: unknown): bigint | undefined {
 }
 
 /**
+ * The API's answer to a connection the outbound policy refused (connectors/shared/egress.ts): 403,
+ * naming the settings that decide it. Nothing was sent, so it is the same for open and closed ports.
+ */
+export function outboundRefusal(message: string): DomainError {
+  return new DomainError('forbidden', message, { reason: 'refused_by_policy', settings: ['SVC_OUTBOUND_ALLOW', 'SVC_OUTBOUND_DENY'] });
+}
+
+/**
  * The public code of a remote failure during an operation: a Workspace import and a Run's
  * extract are source_failed, a delivery is delivery_failed; a few reasons have codes of their own.
  */
 export function transferErrorCode(reason: ConnectorFailureReason, operation: 'import' | 'deliver'): string {
   if (reason === 'not_implemented') return 'not_implemented';
+  if (reason === 'refused_by_policy') return 'forbidden';
   if (reason === 'target_exists') return 'target_exists';
   if (reason === 'too_large' && operation === 'import') return 'upload_too_large';
   return operation === 'import' ? 'source_failed' : 'delivery_failed';

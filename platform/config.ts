@@ -26,6 +26,11 @@ export interface Config {
   containerImage: string | null;
   publicOrigin: string | undefined;
   logLevel: string;
+  /**
+   * The outbound policy's operator lists (SVC_OUTBOUND_ALLOW, SVC_OUTBOUND_DENY): CIDR ranges,
+   * addresses, host names and groups, parsed and applied by connectors/shared/egress.ts.
+   */
+  outbound: { allow: string; deny: string };
 }
 
 function intFrom(value: string | undefined, fallback: number, name: string): number {
@@ -114,5 +119,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     containerImage: env.SVC_CONTAINER_IMAGE || null,
     publicOrigin: env.SVC_PUBLIC_ORIGIN || undefined,
     logLevel: env.SVC_LOG_LEVEL ?? 'info',
+    outbound: { allow: env.SVC_OUTBOUND_ALLOW ?? '', deny: env.SVC_OUTBOUND_DENY ?? '' },
   };
 }
