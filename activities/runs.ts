@@ -10,11 +10,11 @@ import { deliverToDestination, extractFromSource } from '../application/transfer
 import { DomainError } from '../domain/errors.js';
 import { jobDecider, jobStream, syncForRun, type StepName } from '../domain/jobs/job.js';
 import { runDecider, runStream, type ExistingRun, type RunError, type RunStats, type StepProgress } from '../domain/runs/run.js';
-import { convertDataset } from '../geo/convert.js';
-import { prepareUpload, stemOf } from '../geo/dataset-files.js';
-import { formatCatalog } from '../geo/formats.js';
-import { inspectDataset } from '../geo/inspect.js';
-import { applyPipeline, type PipelineSpec } from '../geo/pipeline.js';
+import { convertDataset } from '../geo/datasets/convert.js';
+import { prepareUpload, stemOf } from '../geo/datasets/dataset-files.js';
+import { formatCatalog } from '../geo/datasets/formats.js';
+import { inspectDataset } from '../geo/datasets/inspect.js';
+import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
 import { RunFiles, type RunDataset } from '../platform/run-files.js';
 import { startHeartbeats } from './heartbeats.js';
 
@@ -65,6 +65,7 @@ const PROGRESS_RECORD_MS = 5_000;
  */
 export function runActivities(services: Services) {
   const files = new RunFiles(services.config.dataDir);
+  const gdalLimits = { timeoutMs: services.config.gdalTimeoutMs, memoryBytes: services.config.gdalMemoryBytes };
 
   const readRun = async (runId: string): Promise<ExistingRun> => {
     const state = (await services.store.readStream(runStream(runId))).reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
@@ -267,6 +268,7 @@ export function runActivities(services: Services) {
       return step(input.runId, 'convert', async (run, dir, progress) => {
         const from = input.input;
         const result = await convertDataset(files.ref(input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir, {
+          ...gdalLimits,
           progress,
           signal: Context.current().cancellationSignal,
         });

@@ -5,8 +5,8 @@ import { record } from '../application/commands.js';
 import { domainErrorsAsFailures } from '../application/failures.js';
 import type { Services } from '../application/services.js';
 import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline, type StoredDataset } from '../domain/workspaces/workspace.js';
-import { convertDataset } from '../geo/convert.js';
-import { applyPipeline } from '../geo/pipeline.js';
+import { convertDataset } from '../geo/datasets/convert.js';
+import { applyPipeline } from '../geo/operations/pipeline.js';
 import { WorkspaceFiles } from '../platform/workspace-files.js';
 import { startHeartbeats } from './heartbeats.js';
 
@@ -82,7 +82,12 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
               baseName: input.baseName,
             },
             outDir,
-            { progress: (p) => heartbeat.progress(p), signal: Context.current().cancellationSignal },
+            {
+              timeoutMs: services.config.gdalTimeoutMs,
+              memoryBytes: services.config.gdalMemoryBytes,
+              progress: (p) => heartbeat.progress(p),
+              signal: Context.current().cancellationSignal,
+            },
           );
           return {
             format: result.format,

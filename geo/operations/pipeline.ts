@@ -2,16 +2,16 @@ import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DomainError } from '../domain/errors.js';
-import { datasetAt, stemOf, type DatasetRef } from './dataset-files.js';
-import { errorText, gdal, scrubPaths, withDataset } from './gdal.js';
-import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from './translate.js';
-import { declareMeasuredTypes } from './geometry-types.js';
-import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from './inspect.js';
-import { runOperations, runUserSql } from './operations/execute.js';
+import { DomainError } from '../../domain/errors.js';
+import { datasetAt, stemOf, type DatasetRef } from '../datasets/dataset-files.js';
+import { errorText, gdal, scrubPaths, withDataset } from '../datasets/gdal.js';
+import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../datasets/translate.js';
+import { declareMeasuredTypes } from '../datasets/geometry-types.js';
+import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
+import { runOperations, runUserSql } from './execute.js';
 import { checkPipeline, isEmptyPipeline, type DatasetFacts, type PipelineSpec } from './pipeline-check.js';
-import { dataPreview, spatialPreview, type DataPreview, type SpatialPreview } from './preview.js';
-import { runPythonStep, type PythonStepOptions } from './python-step.js';
+import { dataPreview, spatialPreview, type DataPreview, type SpatialPreview } from '../datasets/preview.js';
+import { runPythonStep, type PythonStepOptions } from '../sandbox/python-step.js';
 
 export { isEmptyPipeline, type PipelineSpec } from './pipeline-check.js';
 
@@ -73,7 +73,7 @@ async function copyLayers(
       if (spatial.has(name)) args.push('-nlt', 'GEOMETRY');
       const target = options.rename?.get(name);
       if (target) args.push('-nln', target);
-      // A child process (geo/translate.ts): the GeoPackage's index is built as it closes.
+      // A child process (geo/datasets/translate.ts): the GeoPackage's index is built as it closes.
       await runGdalWrite('ogr2ogr', [...args, out, ...inputArgs(input), name], { readable, writable: [path.dirname(out)], output: out }, { ...options.limits, what: 'The pipeline' });
     }
   } catch (err) {

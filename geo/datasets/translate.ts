@@ -1,9 +1,9 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import { type DatasetRef } from './gdal.js';
 import { gdalErrors } from './gdal-tool.js';
-import { runSandboxed, type Mount } from './sandbox.js';
+import { runSandboxed, type Mount } from '../sandbox/sandbox.js';
 
 /*
  * Every GDAL write of a dataset runs as a GDAL command-line tool in a child process (ogr2ogr,
@@ -34,13 +34,8 @@ export interface WriteLimits {
   signal?: AbortSignal;
 }
 
-/** The limits GDAL writes get unless a caller says otherwise (the worker sets them from its configuration). */
-export const writeDefaults: { timeoutMs: number; memoryBytes: number } = { timeoutMs: 50 * 60_000, memoryBytes: 4 * 1024 * 1024 * 1024 };
-
-/** Sets the process-wide limits of GDAL writes (from SVC_GDAL_TIMEOUT_MIN and SVC_GDAL_MEMORY_MB). */
-export function configureWrites(limits: Partial<typeof writeDefaults>): void {
-  Object.assign(writeDefaults, limits);
-}
+/** The limits of a GDAL write whose caller gives none (the worker passes its SVC_GDAL_* settings). */
+const writeDefaults = { timeoutMs: 50 * 60_000, memoryBytes: 4 * 1024 * 1024 * 1024 };
 
 type Tool = 'ogr2ogr' | 'gdal_translate' | 'gdalwarp';
 
@@ -124,7 +119,8 @@ export async function runGdalWrite(tool: Tool, args: string[], io: { readable: s
         '--config', 'CPL_LOG_ERRORS', 'ON',
         '--config', 'GML_DOWNLOAD_WFS_SCHEMA', 'NO',
         '--config', 'OGR_SQLITE_SYNCHRONOUS', 'OFF',
-        ...(tool === 'ogr2ogr' || tool === 'gdal_translate' || tool === 'gdalwarp' ? ['-progress'] : []),
+        // gdal_translate and gdalwarp report progress unless told -q; ogr2ogr only with -progress.
+        ...(tool === 'ogr2ogr' ? ['-progress'] : []),
         ...args,
       ],
       {

@@ -1,5 +1,5 @@
 import { statfs } from 'node:fs/promises';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import type { FormatEntry } from './formats.js';
 import type { DatasetRef } from './gdal.js';
 import { bytesUnder } from './translate.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import { datasetAt, safeFilename, stemOf, type DatasetRef } from './dataset-files.js';
 import { formatCatalog, resolveOutputFormat, type FormatEntry } from './formats.js';
 import { errorText, gdal, layerSrs, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
@@ -221,7 +221,7 @@ async function convertVector(
   for (const layer of layerObjects) extra.push(await geometryArgs(ds, layer, format));
 
   const readable = [await readableOf(input)];
-  /** One ogr2ogr process: options, then the layers to copy (geo/translate.ts says why not in-process). */
+  /** One ogr2ogr process: options, then the layers to copy (geo/datasets/translate.ts says why not in-process). */
   const translate = async (dest: string, args: string[], names: string[], from: DatasetRef = input, output = dest) => {
     try {
       await runGdalWrite('ogr2ogr', [...args, dest, ...inputArgs(from), ...names], { readable: from === input ? readable : [await readableOf(from)], writable: [work], output }, { ...options, what: 'The conversion' });

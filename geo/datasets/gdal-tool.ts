@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import { scrubPaths } from './gdal.js';
-import { runSandboxed, type Mount } from './sandbox.js';
+import { runSandboxed, type Mount } from '../sandbox/sandbox.js';
 
 /*
  * GDAL command-line tools run over user SQL (pipeline stages, type probes). They run as child
