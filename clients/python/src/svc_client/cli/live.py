@@ -27,8 +27,27 @@ def status_text(run: Mapping[str, Any], waited: float) -> str:
     ]
     if steps:
         parts.append(" ".join(steps))
+    progress = next((progress_text(step) for step in run.get("steps") or []
+                     if isinstance(step, Mapping) and step.get("status") == "running" and progress_text(step)), "")
+    if progress:
+        parts.append(progress)
     parts.append(f"{waited:.0f} s")
     return " · ".join(parts)
+
+
+def progress_text(step: Mapping[str, Any]) -> str:
+    """What a running step last reported: ``convert 412 MB written 60%`` (empty when it said nothing)."""
+    progress = step.get("progress")
+    if not isinstance(progress, Mapping):
+        return ""
+    said = []
+    if isinstance(progress.get("features_written"), int):
+        said.append(f"{progress['features_written']:,} features")
+    if isinstance(progress.get("bytes_written"), int):
+        said.append(f"{progress['bytes_written'] / (1024 * 1024):.0f} MB written")
+    if isinstance(progress.get("percent"), (int, float)):
+        said.append(f"{progress['percent']:.0f}%")
+    return f"{step.get('name')} {' '.join(said)}" if said else ""
 
 
 def final_text(run: Mapping[str, Any], waited: float) -> str:
