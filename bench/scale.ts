@@ -3,7 +3,6 @@ import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmS
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startStack, uploadWithCurl } from '../scripts/stack.js';
 import { pointsFile } from './points.js';
 
@@ -54,8 +53,12 @@ function polygonsFile(dir: string, count: number): string {
   return file;
 }
 
-/** Resident bytes of a process and all its descendants (the worker's GDAL children count as its memory). */
-function treeRss(root: number): number {
+/**
+ * Resident bytes of each root process with all its descendants (the worker's GDAL children count
+ * as its memory), from one pass over /proc: a pass costs tens of milliseconds on a busy machine,
+ * and this process also serves the Jobs' Source files.
+ */
+function treeRss(roots: number[]): number[] {
   const parent = new Map<number, number>();
   const rss = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
@@ -68,25 +71,25 @@ function treeRss(root: number): number {
       // gone
     }
   }
-  let total = 0;
+  const totals = roots.map(() => 0);
   for (const [pid, bytes] of rss) {
     for (let p: number | undefined = pid; p && p > 1; p = parent.get(p)) {
-      if (p === root) {
-        total += bytes;
+      const i = roots.indexOf(p);
+      if (i >= 0) {
+        totals[i]! += bytes;
         break;
       }
     }
   }
-  return total;
+  return totals;
 }
 
-/** Samples the peak tree memory of the given processes every 100 ms while work runs. */
+/** Samples the peak tree memory of the given processes every 250 ms while work runs. */
 async function peaks<T>(pids: Record<string, number>, work: () => Promise<T>): Promise<{ result: T; peak: Record<string, number> }> {
-  const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, 0]));
-  const sample = () => {
-    for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name]!, treeRss(pid));
-  };
-  const timer = setInterval(sample, 100);
+  const names = Object.keys(pids);
+  const peak: Record<string, number> = Object.fromEntries(names.map((k) => [k, 0]));
+  const sample = () => treeRss(names.map((n) => pids[n]!)).forEach((bytes, i) => (peak[names[i]!] = Math.max(peak[names[i]!]!, bytes)));
+  const timer = setInterval(sample, 250);
   try {
     sample();
     const result = await work();
@@ -97,7 +100,6 @@ async function peaks<T>(pids: Record<string, number>, work: () => Promise<T>): P
   }
 }
 
-const sh = promisify(execFile);
 const MB = (n: number) => `${Math.round(n / (1024 * 1024))}`;
 const s = (ms: number) => (ms / 1000).toFixed(1);
 
@@ -134,7 +136,8 @@ const api = async (method: string, url: string, body?: unknown) => {
   return res.status === 204 ? null : ((await res.json()) as any);
 };
 const pids = { worker: stack.workerPid!, api: stack.apiPid };
-const rest = { worker: treeRss(stack.workerPid!), api: treeRss(stack.apiPid) };
+const [workerRest, apiRest] = treeRss([stack.workerPid!, stack.apiPid]);
+const rest = { worker: workerRest!, api: apiRest! };
 
 const rows: string[] = [];
 const row = (what: string, service: number, baseline: number, peak: Record<string, number>, baselinePeak: number) => {
@@ -142,15 +145,18 @@ const row = (what: string, service: number, baseline: number, peak: Record<strin
   rows.push(line);
   console.log(line);
 };
-/** Times a baseline shell command, with the peak memory of its process tree. */
+/**
+ * Times a baseline shell command by /usr/bin/time (its own clock, whatever this process is doing),
+ * with the peak memory of its process tree.
+ */
 async function baseline(command: string): Promise<{ ms: number; peak: number }> {
-  const t = performance.now();
-  const child = execFile('bash', ['-c', command]);
+  const timing = path.join(work, 'time.txt');
+  const child = execFile('/usr/bin/time', ['-f', '%e', '-o', timing, 'bash', '-c', command]);
   let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, treeRss(child.pid!))), 100);
+  const timer = setInterval(() => (peak = Math.max(peak, treeRss([child.pid!])[0]!)), 250);
   await new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command}: exit ${code}`)))));
   clearInterval(timer);
-  return { ms: performance.now() - t, peak };
+  return { ms: Number(readFileSync(timing, 'utf8').trim().split('\n').pop()) * 1000, peak };
 }
 
 try {

@@ -141,6 +141,8 @@ export async function runGdalWrite(tool: Tool, args: string[], io: { readable: s
   } finally {
     if (timer) clearInterval(timer);
   }
+  // Killed because the step was cancelled: say that, not what the kill looks like.
+  if (limits.signal?.aborted) throw limits.signal.reason ?? new Error('cancelled');
   const resource = resourceFailure(result, { timeoutMs, memoryBytes }, limits.what);
   if (resource) throw resource;
   const errors = gdalErrors(result.stderr);
