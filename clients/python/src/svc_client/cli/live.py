@@ -12,7 +12,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping, TextIO
 
-from .views import STEP_MARKS
+from .views import STEP_MARKS, progress_text
 
 OnPoll = Callable[[dict[str, Any], float], None]
 
@@ -33,21 +33,6 @@ def status_text(run: Mapping[str, Any], waited: float) -> str:
         parts.append(progress)
     parts.append(f"{waited:.0f} s")
     return " · ".join(parts)
-
-
-def progress_text(step: Mapping[str, Any]) -> str:
-    """What a running step last reported: ``convert 412 MB written 60%`` (empty when it said nothing)."""
-    progress = step.get("progress")
-    if not isinstance(progress, Mapping):
-        return ""
-    said = []
-    if isinstance(progress.get("features_written"), int):
-        said.append(f"{progress['features_written']:,} features")
-    if isinstance(progress.get("bytes_written"), int):
-        said.append(f"{progress['bytes_written'] / (1024 * 1024):.0f} MB written")
-    if isinstance(progress.get("percent"), (int, float)):
-        said.append(f"{progress['percent']:.0f}%")
-    return f"{step.get('name')} {' '.join(said)}" if said else ""
 
 
 def final_text(run: Mapping[str, Any], waited: float) -> str:
