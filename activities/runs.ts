@@ -115,6 +115,8 @@ export function runActivities(services: Services) {
           // Cancelled (the Job was deleted): say so, rather than with whatever the aborted transfer threw.
           throw cancellationSignal.aborted ? cancellationSignal.reason : error;
         });
+        // The last progress lands before the finish (a note on a finished step is dropped).
+        await recorder.stop();
         await record(services, runStream(runId), runDecider, {
           type: 'FinishStep', runId, step: name, status: done.skipped ? 'skipped' : 'succeeded', stats: done.stats ?? {}, at: services.clock(),
         });
