@@ -2,8 +2,8 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import { type DatasetRef } from './gdal.js';
-import { gdalErrors } from './gdal-tool.js';
-import { runSandboxed, type Mount } from '../sandbox/sandbox.js';
+import { gdalErrors, mountsFor } from './gdal-tool.js';
+import { runSandboxed } from '../sandbox/sandbox.js';
 
 /*
  * Every GDAL write of a dataset runs as a GDAL command-line tool in a child process (ogr2ogr,
@@ -49,16 +49,6 @@ export async function bytesUnder(target: string): Promise<number> {
     if (e.isFile()) total += (await stat(path.join(e.parentPath ?? e.path, e.name)).catch(() => null))?.size ?? 0;
   }
   return total;
-}
-
-function mountsFor(readable: string[], writable: string[]): Mount[] {
-  const mounts = new Map<string, Mount>();
-  for (const p of readable) {
-    const dir = path.resolve(p);
-    if (!mounts.has(dir)) mounts.set(dir, { host: dir, inside: dir });
-  }
-  for (const p of writable) mounts.set(path.resolve(p), { host: path.resolve(p), inside: path.resolve(p), writable: true });
-  return [...mounts.values()].sort((a, b) => a.host.length - b.host.length);
 }
 
 /** What a failed GDAL process ran out of, if it says: time, memory or disk. */
@@ -124,7 +114,7 @@ export async function runGdalWrite(tool: Tool, args: string[], io: { readable: s
         ...args,
       ],
       {
-        mounts: mountsFor(io.readable, io.writable),
+        mounts: mountsFor(io),
         timeoutMs,
         memoryBytes,
         maxOutputBytes: 256 * 1024,
