@@ -1,4 +1,4 @@
-import { ApplicationFailure, TimeoutFailure } from '@temporalio/common';
+import { ApplicationFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { ConnectorError, type ConnectorFailureReason } from '../connectors/shared/errors.js';
 import { DomainError } from '../domain/errors.js';
 import type { StepName } from '../domain/jobs/job.js';
@@ -125,8 +125,26 @@ export function runErrorOf(error: unknown, step: StepName): RunError {
     const code = step === 'extract' ? transferErrorCode(remote.reason, 'import') : step === 'deliver' ? transferErrorCode(remote.reason, 'deliver') : 'internal_error';
     return { code, message: remote.message, step, retryable: remote.retryable, reason: remote.reason };
   }
-  for (const current of causes(error)) {
-    if (current instanceof TimeoutFailure) return { code: 'timeout', message: `The ${step} step did not finish in time`, step, retryable: true };
-  }
+  const timeout = timeoutMessage(error, `The ${step} step`);
+  if (timeout) return { code: 'timeout', message: timeout, step, retryable: true };
   return { code: 'internal_error', message: `The ${step} step failed on the worker; the worker's log has the details`, step, retryable: true };
+}
+
+/**
+ * What a Temporal timeout means, in words that name what to change, or null when the failure is
+ * not a timeout. A heartbeat timeout is a worker that stopped answering (it crashed, or its event
+ * loop was held); a start-to-close timeout is work longer than the activity's limit. Workflow-safe.
+ */
+export function timeoutMessage(error: unknown, what: string): string | null {
+  for (const current of causes(error)) {
+    if (!(current instanceof TimeoutFailure)) continue;
+    if (current.timeoutType === TimeoutType.HEARTBEAT) {
+      return `${what} did not finish in time: the worker stopped reporting for longer than the heartbeat timeout (SVC_HEARTBEAT_TIMEOUT_S); it may have crashed or run out of memory, and its log says which`;
+    }
+    if (current.timeoutType === TimeoutType.START_TO_CLOSE || current.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE) {
+      return `${what} did not finish in time: it ran longer than its limit; a bigger dataset needs a higher SVC_GDAL_TIMEOUT_MIN, or split the work`;
+    }
+    return `${what} did not finish in time`;
+  }
+  return null;
 }
