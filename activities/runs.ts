@@ -15,7 +15,7 @@ import { prepareUpload, stemOf } from '../geo/dataset-files.js';
 import { formatCatalog } from '../geo/formats.js';
 import { inspectDataset } from '../geo/inspect.js';
 import { applyPipeline, type PipelineSpec } from '../geo/pipeline.js';
-import { RunFiles, type RunDataset } from '../platform/run-files.js';
+import { localDataset, storedDataset, type StoredDataset } from '../platform/file-store.js';
 
 /**
  * What one step hands to the next: the dataset to read, and the file a delivery would send if
@@ -23,7 +23,7 @@ import { RunFiles, type RunDataset } from '../platform/run-files.js';
  * converted output). Paths are relative to the Run's folder.
  */
 export interface RunArtifact {
-  dataset: RunDataset;
+  dataset: StoredDataset;
   file: string;
   filename: string;
   /** GDAL driver short name (the formats catalog id). */
@@ -49,7 +49,7 @@ const mediaTypeOf = (format: string) => formatCatalog().find((f) => f.id === for
  * secrets decrypted, here on the worker: payloads carry ids and relative paths only.
  */
 export function runActivities(services: Services) {
-  const files = new RunFiles(services.config.dataDir);
+  const { files } = services;
 
   const readRun = async (runId: string): Promise<ExistingRun> => {
     const state = (await services.store.readStream(runStream(runId))).reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
@@ -90,7 +90,7 @@ export function runActivities(services: Services) {
       const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
       const { cancellationSignal } = Context.current();
       try {
-        const done = await work(run, files.stepDir(runId, name)).catch((error) => {
+        const done = await work(run, files.workDir(runId, name)).catch((error) => {
           // Cancelled (the Job was deleted): say so, rather than with whatever the aborted transfer threw.
           throw cancellationSignal.aborted ? cancellationSignal.reason : error;
         });
@@ -115,12 +115,12 @@ export function runActivities(services: Services) {
   /** A transform-type step: the pipeline engine on the previous step's dataset, into a GeoPackage. */
   async function pipelineStep(runId: string, name: 'transform' | 'python', input: RunArtifact, spec: (run: ExistingRun) => PipelineSpec): Promise<RunArtifact> {
     return step(runId, name, async (run, dir) => {
-      const result = await applyPipeline(files.ref(runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
+      const result = await applyPipeline(localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
       if (!result.changed) return { result: input };
-      const file = files.relative(runId, result.dataset.path);
+      const file = files.nameOf(runId, result.dataset.path);
       const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
       const filename = `${stemOf(input.filename) || 'result'}${path.extname(result.dataset.path)}`;
-      return { result: { dataset: files.store(runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers } };
+      return { result: { dataset: storedDataset(files, runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers } };
     });
   }
 
@@ -170,8 +170,8 @@ export function runActivities(services: Services) {
         const counts = info.layers.map((l) => l.feature_count);
         const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
         const artifact: RunArtifact = {
-          dataset: files.store(input.runId, ref),
-          file: files.relative(input.runId, extracted.file),
+          dataset: storedDataset(files, input.runId, ref),
+          file: files.nameOf(input.runId, extracted.file),
           filename: extracted.filename,
           format: info.driver,
           media_type: mediaTypeOf(info.driver),
@@ -199,12 +199,12 @@ export function runActivities(services: Services) {
     async convertStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
       return step(input.runId, 'convert', async (run, dir) => {
         const from = input.input;
-        const result = await convertDataset(files.ref(input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir);
+        const result = await convertDataset(localDataset(files, input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir);
         const file = path.join(dir, result.filename);
         const artifact: RunArtifact = {
           // Later steps read the converted file (a .zip for several-file formats stays a file to send).
-          dataset: { path: files.relative(input.runId, file), open_options: [], driver: null, assumed_crs: null },
-          file: files.relative(input.runId, file),
+          dataset: { path: files.nameOf(input.runId, file), open_options: [], driver: null, assumed_crs: null },
+          file: files.nameOf(input.runId, file),
           filename: result.filename,
           format: result.format,
           media_type: result.media_type,
@@ -228,7 +228,7 @@ export function runActivities(services: Services) {
             destinationId: run.snapshot.destination_id,
             target: run.snapshot.destination_target,
             input: {
-              file: files.resolve(input.runId, a.file),
+              file: files.localPath(input.runId, a.file),
               filename: a.filename,
               format: a.format,
               mediaType: a.media_type,
@@ -239,7 +239,7 @@ export function runActivities(services: Services) {
           },
           transferContext(dir),
         );
-        const size = delivery.bytes_written ?? (await stat(files.resolve(input.runId, a.file)).catch(() => null))?.size ?? null;
+        const size = delivery.bytes_written ?? (await stat(files.localPath(input.runId, a.file)).catch(() => null))?.size ?? null;
         return { result: {}, stats: { features_written: delivery.rows_written ?? null, bytes_written: size } };
       });
     },
@@ -278,7 +278,7 @@ export function runActivities(services: Services) {
     },
 
     async cleanupRun(input: { runId: string }): Promise<void> {
-      files.remove(input.runId);
+      await files.remove(input.runId);
     },
 
     /** The Job was deleted: the Runs still waiting are recorded as cancelled. */

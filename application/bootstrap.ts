@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createEventStore } from '../eventstore/index.js';
 import { createCipher } from '../platform/cipher.js';
 import type { Config } from '../platform/config.js';
+import { LocalFileStore } from '../platform/file-store.js';
 import { createDatabasePool } from '../platform/db.js';
 import { createReadPool } from '../platform/read-pool.js';
 import { newId, systemClock } from '../platform/ids.js';
@@ -59,6 +60,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     log,
     clock: systemClock,
     newId,
+    files: new LocalFileStore(config.dataDir),
     cipher: createCipher(config.secretKey),
     ...(temporal ? { temporal } : {}),
   };

@@ -1,9 +1,7 @@
 import fastifyMultipart from '@fastify/multipart';
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline as streamPipeline } from 'node:stream/promises';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -16,7 +14,7 @@ import { inspectDataset } from '../../geo/inspect.js';
 import { checkPipeline } from '../../geo/pipeline-check.js';
 import { dataPreview, parsePreviewLimit, spatialPreview } from '../../geo/preview.js';
 import { transformDataPreview, transformSpatialPreview } from '../../geo/pipeline.js';
-import { WorkspaceFiles } from '../../platform/workspace-files.js';
+import { localDataset, storedDataset } from '../../platform/file-store.js';
 import type { convertWorkspaceWorkflow } from '../../workflows/index.js';
 import { domainErrorFrom, failurePosition } from '../../application/failures.js';
 import { openConnection, parseSelector } from '../../application/connections.js';
@@ -120,7 +118,7 @@ const importBody = z.object({
 });
 
 export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
-  const files = new WorkspaceFiles(services.config.dataDir);
+  const { files } = services;
   const maxBytes = services.config.maxUploadBytes;
   const requireWorker = workerPresence(services);
   const load = (request: FastifyRequest, id: string) => loadWorkspace(services.pool, requirePrincipal(request).userId, id, services.clock());
@@ -139,10 +137,8 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
     if (!source.connector.implemented) throw new DomainError('not_implemented', notImplemented(source.type, 'source').message, { type: source.type });
     const resource = parseSelector(source.connector, 'source', selector, 'source_resource');
     const workspaceId = services.newId('workspace');
-    const dir = files.dir(workspaceId);
-    const downloads = path.join(dir, 'original');
+    const downloads = files.workDir(workspaceId, 'original');
     try {
-      await mkdir(downloads, { recursive: true });
       let extracted;
       try {
         extracted = await extractFromSource(services, { ownerId: userId, sourceId, resource }, { log: log as never, workDir: downloads, maxBytes });
@@ -151,7 +147,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
         throw error;
       }
       const size = (await stat(extracted.file)).size;
-      const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), { maxUncompressedBytes: maxBytes * 4 });
+      const ref = await prepareUpload(extracted.file, extracted.filename, files.localPath(workspaceId, 'dataset'), { maxUncompressedBytes: maxBytes * 4 });
       const inspection = await inspectDataset(ref);
       await execute(services, workspaceStream(workspaceId), workspaceDecider, {
         type: 'CreateWorkspace',
@@ -161,13 +157,13 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
         size,
         origin: { kind: 'source', source_id: sourceId, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null },
         inspection: { ...inspection, raster: inspection.raster as Record<string, unknown> | null, warnings: [...ref.warnings, ...inspection.warnings] },
-        dataset: files.storedDataset(workspaceId, ref),
+        dataset: storedDataset(files, workspaceId, ref),
         at: services.clock(),
         ttlMs: services.config.workspaceTtlMs,
       });
       return workspaceId;
     } catch (error) {
-      await rm(dir, { recursive: true, force: true });
+      await files.remove(workspaceId);
       throw error;
     }
   }
@@ -200,7 +196,6 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       }
 
       const workspaceId = services.newId('workspace');
-      const dir = files.dir(workspaceId);
       try {
         const part = await request.file().catch((error: Error) => {
           // busboy's parse errors (no boundary, truncated body) are the client's, not ours
@@ -210,16 +205,13 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
           throw new DomainError('validation_error', 'The multipart body needs one file in a field named `file`', { issues: [{ path: 'body.file', message: 'required' }] });
         }
         const original = safeFilename(part.filename || 'upload');
-        const uploadPath = path.join(dir, 'original', original);
-        await mkdir(path.dirname(uploadPath), { recursive: true });
         // Streamed to disk, never held in memory; the limit is enforced while streaming.
-        await streamPipeline(part.file, createWriteStream(uploadPath));
+        const size = await files.put(workspaceId, `original/${original}`, part.file);
         if (part.file.truncated) {
           throw new DomainError('upload_too_large', `The upload exceeds the limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_MB)`, { max_bytes: maxBytes });
         }
-        const size = (await stat(uploadPath)).size;
         if (size === 0) throw new DomainError('invalid_source', 'The uploaded file is empty');
-        const ref = await prepareUpload(uploadPath, original, path.join(dir, 'dataset'), { maxUncompressedBytes: maxBytes * 4 });
+        const ref = await prepareUpload(files.localPath(workspaceId, `original/${original}`), original, files.localPath(workspaceId, 'dataset'), { maxUncompressedBytes: maxBytes * 4 });
         const inspection = await inspectDataset(ref);
         await execute(services, workspaceStream(workspaceId), workspaceDecider, {
           type: 'CreateWorkspace',
@@ -229,13 +221,13 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
           size,
           origin: { kind: 'upload' },
           inspection: { ...inspection, raster: inspection.raster as Record<string, unknown> | null, warnings: [...ref.warnings, ...inspection.warnings] },
-          dataset: files.storedDataset(workspaceId, ref),
+          dataset: storedDataset(files, workspaceId, ref),
           at: services.clock(),
           ttlMs: services.config.workspaceTtlMs,
         });
       } catch (error) {
         // Nothing half-written stays behind: no files, no events.
-        await rm(dir, { recursive: true, force: true });
+        await files.remove(workspaceId);
         throw error;
       }
       return reply.code(201).send(representWorkspace(await load(request, workspaceId)));
@@ -251,7 +243,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       schema: { tags: ['Workspaces'], summary: 'Sample rows of a layer (geometry as a type label)', params, querystring: previewQuery, response: { 200: dataPreviewSchema, ...errors } },
     }, async (request) => {
       const row = await load(request, request.params.id);
-      const preview = await dataPreview(files.datasetRef(row.id, row.dataset), request.query.layer, parsePreviewLimit(request.query.limit));
+      const preview = await dataPreview(localDataset(files, row.id, row.dataset), request.query.layer, parsePreviewLimit(request.query.limit));
       return { workspace_id: row.id, ...preview };
     });
 
@@ -260,7 +252,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       schema: { tags: ['Workspaces'], summary: 'Sample features as GeoJSON in EPSG:4326 (at most 2000)', params, querystring: layerQuery, response: { 200: spatialPreviewSchema, ...errors } },
     }, async (request) => {
       const row = await load(request, request.params.id);
-      const preview = await spatialPreview(files.datasetRef(row.id, row.dataset), request.query.layer);
+      const preview = await spatialPreview(localDataset(files, row.id, row.dataset), request.query.layer);
       return { workspace_id: row.id, ...preview };
     });
 
@@ -284,11 +276,11 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
 
     /** Transformed previews run the stored pipeline on a bounded sample of the upload, in a scratch folder. */
     async function inScratch<T>(row: WorkspaceRow, fn: (dir: string) => Promise<T>): Promise<T> {
-      const scratch = files.scratch(row.id, `preview-${randomBytes(4).toString('hex')}`);
+      const name = `tmp/preview-${randomBytes(4).toString('hex')}`;
       try {
-        return await fn(scratch);
+        return await fn(files.workDir(row.id, name));
       } finally {
-        await rm(scratch, { recursive: true, force: true });
+        await files.remove(row.id, name);
       }
     }
 
@@ -298,7 +290,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
     }, async (request) => {
       const row = await load(request, request.params.id);
       const limit = parsePreviewLimit(request.query.limit);
-      const preview = await inScratch(row, (dir) => transformDataPreview(files.datasetRef(row.id, row.dataset), row.pipeline, dir, request.query.layer, limit));
+      const preview = await inScratch(row, (dir) => transformDataPreview(localDataset(files, row.id, row.dataset), row.pipeline, dir, request.query.layer, limit));
       return { workspace_id: row.id, ...preview };
     });
 
@@ -307,7 +299,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       schema: { tags: ['Workspaces'], summary: 'Spatial preview of the pipeline result (EPSG:4326, at most 2000 features)', params, querystring: layerQuery, response: { 200: spatialPreviewSchema, ...errors } },
     }, async (request) => {
       const row = await load(request, request.params.id);
-      const preview = await inScratch(row, (dir) => transformSpatialPreview(files.datasetRef(row.id, row.dataset), row.pipeline, dir, request.query.layer));
+      const preview = await inScratch(row, (dir) => transformSpatialPreview(localDataset(files, row.id, row.dataset), row.pipeline, dir, request.query.layer));
       return { workspace_id: row.id, ...preview };
     });
 
@@ -358,14 +350,13 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       if (!row.output) {
         throw new DomainError('job_not_ready', 'Nothing to download yet: POST /convert first', { status: row.status });
       }
-      const file = files.resolve(row.id, row.output.file);
-      const { size } = await stat(file);
+      const { body, size } = await files.get(row.id, row.output.file);
       const ascii = row.output.filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
       return reply
         .header('content-type', 'application/octet-stream')
         .header('content-length', size)
         .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(row.output.filename)}`)
-        .send(createReadStream(file) as never);
+        .send(body as never);
     });
 
     app.post('/workspaces/:id/deliver', {

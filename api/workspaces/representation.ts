@@ -1,7 +1,8 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { notFound, DomainError } from '../../domain/errors.js';
-import type { ConvertOutput, Inspection, Pipeline, StoredDataset } from '../../domain/workspaces/workspace.js';
+import type { ConvertOutput, Inspection, Pipeline } from '../../domain/workspaces/workspace.js';
+import type { StoredDataset } from '../../platform/file-store.js';
 import { isoTime } from '../../platform/db.js';
 import { timestamp } from '../schemas.js';
 
