@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { record } from '../application/commands.js';
-import { domainErrorsAsFailures } from '../application/failures.js';
+import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
 import { deliverToDestination, type Delivery } from '../application/transfers.js';
 import { DomainError } from '../domain/errors.js';

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import path from 'node:path';
 import { record } from '../application/commands.js';
-import { domainErrorsAsFailures } from '../application/failures.js';
+import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
 import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline } from '../domain/workspaces/workspace.js';
 import { convertDataset } from '../geo/convert.js';

@@ -3,7 +3,7 @@ import type { Month } from '@temporalio/client';
 import { jobDecider, jobStream, type JobState } from '../domain/jobs/job.js';
 import { gapDays, type JobSchedule } from '../domain/jobs/schedule.js';
 import type { Projector } from '../projections/projector.js';
-import { jobWorkflowId } from './runs.js';
+import { jobWorkflowId, scheduledRunWorkflowId, scheduleIdOf } from '../temporal/ids.js';
 import type { Services } from './services.js';
 
 /*
@@ -15,8 +15,6 @@ import type { Services } from './services.js';
  * of losing them, and a restart of the API, the worker or the Temporal server loses nothing.
  * Deleting a Job also cancels its coordinator, which cancels a Run in progress cleanly.
  */
-
-export const scheduleIdOf = (jobId: string) => `schedule-job-${jobId}`;
 
 /** Years ahead for which the schedule names the DST gap days explicitly; renewed on every Job change. */
 const GAP_YEARS = 20;
@@ -42,7 +40,7 @@ function actionOf(services: Pick<Services, 'config'>, jobId: string, ownerId: st
   return {
     type: 'startWorkflow',
     workflowType: 'scheduledRunWorkflow',
-    workflowId: `job-${jobId}-scheduled`,
+    workflowId: scheduledRunWorkflowId(jobId),
     taskQueue: services.config.taskQueue,
     args: [{ jobId, ownerId }],
   };

@@ -3,9 +3,11 @@ import { createHash } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
-import { jobDecider, jobStream, ownedJob, plannedSteps, type RunTrigger } from '../domain/jobs/job.js';
+import { jobDecider, jobStream, ownedJob, plannedSteps } from '../domain/jobs/job.js';
 import { runDecider, runStream, type RunState } from '../domain/runs/run.js';
 import { WrongExpectedRevisionError } from '../eventstore/port.js';
+import { jobWorkflowId } from '../temporal/ids.js';
+import type { RunTicket } from '../temporal/tickets.js';
 import { record } from './commands.js';
 import type { Services } from './services.js';
 
@@ -18,21 +20,6 @@ import type { Services } from './services.js';
  * idempotent and the Run's workflow records RunQueued itself before it starts, so a process that
  * dies between the two leaves nothing half-done.
  */
-
-/** What the coordinator needs to run one Run; everything else is read from the event store. */
-export interface RunTicket {
-  runId: string;
-  jobId: string;
-  ownerId: string;
-  trigger: RunTrigger;
-  /** The failed Run a retry repeats (its Job snapshot is reused). */
-  retryOf: string | null;
-  /** Scheduled Runs: the fire time (ISO). */
-  scheduledFor: string | null;
-}
-
-export const jobWorkflowId = (jobId: string) => `job-${jobId}`;
-export const runWorkflowId = (runId: string) => `run-${runId}`;
 
 /**
  * Runs that may wait behind the running one, per Job (checked when a Run is requested; a burst

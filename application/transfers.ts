@@ -5,7 +5,7 @@ import { ConnectorError } from '../connectors/shared/errors.js';
 import { notImplemented } from '../connectors/shared/fields.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult, ExtractResult, SyncState } from '../connectors/types.js';
 import { openConnection } from './connections.js';
-import { transferErrorCode } from './failures.js';
+import { transferErrorCode } from '../temporal/failures.js';
 import type { Services } from './services.js';
 
 /*

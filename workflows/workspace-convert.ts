@@ -1,9 +1,9 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { ConvertWorkspaceInput, StartConversionInput } from '../activities/workspaces.js';
-import { domainErrorFrom, domainFailure } from '../application/failures.js';
+import { domainErrorFrom, domainFailure } from '../temporal/failures.js';
 import type { ConvertOutput } from '../domain/workspaces/workspace.js';
-import { timeouts } from './timeouts.js';
+import { timeouts } from '../temporal/timeouts.js';
 
 const { startWorkspaceConversion, finishWorkspaceConversion } = proxyActivities<Activities>(timeouts.record);
 const { convertWorkspace } = proxyActivities<Activities>(timeouts.processing);

@@ -2,7 +2,7 @@ import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { DeliverWorkspaceInput } from '../activities/deliveries.js';
 import type { Delivery } from '../application/transfers.js';
-import { timeouts } from './timeouts.js';
+import { timeouts } from '../temporal/timeouts.js';
 
 const { recordWorkspaceDelivery } = proxyActivities<Activities>(timeouts.record);
 const { deliverWorkspaceOutput } = proxyActivities<Activities>(timeouts.interactiveTransfer);

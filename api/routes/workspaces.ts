@@ -16,9 +16,9 @@ import { dataPreview, parsePreviewLimit, spatialPreview } from '../../geo/previe
 import { transformDataPreview, transformSpatialPreview } from '../../geo/pipeline.js';
 import { localDataset, storedDataset } from '../../platform/file-store.js';
 import type { convertWorkspaceWorkflow } from '../../workflows/index.js';
-import { domainErrorFrom, failurePosition } from '../../application/failures.js';
+import { connectorErrorFrom, domainErrorFrom, failurePosition } from '../../temporal/failures.js';
+import { workspaceConvertWorkflowId, workspaceDeliverWorkflowId } from '../../temporal/ids.js';
 import { openConnection, parseSelector } from '../../application/connections.js';
-import { connectorErrorFrom } from '../../application/failures.js';
 import { extractFromSource, transferError } from '../../application/transfers.js';
 import { ConnectorError } from '../../connectors/shared/errors.js';
 import { notImplemented } from '../../connectors/shared/fields.js';
@@ -324,7 +324,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       try {
         const { position } = await services.temporal!.workflow.execute<typeof convertWorkspaceWorkflow>('convertWorkspaceWorkflow', {
           taskQueue: services.config.taskQueue,
-          workflowId: `workspace-convert-${row.id}-${conversionId}`,
+          workflowId: workspaceConvertWorkflowId(row.id, conversionId),
           args: [{
             workspaceId: row.id, actorId: userId, conversionId, request: convertRequest, dataset: row.dataset,
             baseName: row.filename.replace(/\.[^.]+$/, '') || 'result',
@@ -379,7 +379,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       try {
         const { delivery, position } = await services.temporal!.workflow.execute<typeof deliverWorkspaceWorkflow>('deliverWorkspaceWorkflow', {
           taskQueue: services.config.taskQueue,
-          workflowId: `workspace-deliver-${row.id}-${deliveryId}`,
+          workflowId: workspaceDeliverWorkflowId(row.id, deliveryId),
           args: [{ workspaceId: row.id, actorId: userId, destinationId: destination.id, target, deliveryId }],
         });
         await services.projections.waitFor(BigInt(position));
