@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { record } from '../application/commands.js';
+import { load, record } from '../application/commands.js';
 import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
 import { deliverToDestination, type Delivery } from '../application/transfers.js';
@@ -26,8 +26,7 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
   return {
     async deliverWorkspaceOutput(input: DeliverWorkspaceInput): Promise<Delivery> {
       return domainErrorsAsFailures(async () => {
-        const history = await services.store.readStream(workspaceStream(input.workspaceId));
-        const state = usable(history.reduce((s, e) => workspaceDecider.evolve(s, e as never), workspaceDecider.initialState()), input.actorId, input.workspaceId, services.clock());
+        const state = usable((await load(services, workspaceStream(input.workspaceId), workspaceDecider)).state, input.actorId, input.workspaceId, services.clock());
         if (!state.output) throw new DomainError('job_not_ready', 'Nothing to deliver: the Workspace has no converted output');
         const output = state.output;
         const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);

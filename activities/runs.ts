@@ -2,7 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { record } from '../application/commands.js';
+import { load, record } from '../application/commands.js';
 import { domainErrorsAsFailures, runErrorOf } from '../temporal/failures.js';
 import { checkQueueRoom, recordQueuedRun, scheduledRunId, signalRun } from '../application/runs.js';
 import type { RunTicket } from '../temporal/tickets.js';
@@ -53,12 +53,11 @@ export function runActivities(services: Services) {
   const { files } = services;
 
   const readRun = async (runId: string): Promise<ExistingRun> => {
-    const state = (await services.store.readStream(runStream(runId))).reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
+    const { state } = await load(services, runStream(runId), runDecider);
     if (state.status === 'absent') throw new DomainError('run_not_found', `Run ${runId} was not found`);
     return state;
   };
-  const readJob = async (jobId: string) =>
-    (await services.store.readStream(jobStream(jobId))).reduce((s, e) => jobDecider.evolve(s, e as never), jobDecider.initialState());
+  const readJob = async (jobId: string) => (await load(services, jobStream(jobId), jobDecider)).state;
 
   /** Records the step's start, runs it with heartbeats, records its finish with what it counted. */
   async function step<T>(runId: string, name: StepName, work: (run: ExistingRun, dir: string) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>): Promise<T> {
@@ -285,8 +284,7 @@ export function runActivities(services: Services) {
     /** The Job was deleted: the Runs still waiting are recorded as cancelled. */
     async cancelQueuedRuns(input: { runIds: string[]; reason: string }): Promise<void> {
       for (const runId of input.runIds) {
-        const history = await services.store.readStream(runStream(runId));
-        if (history.length === 0) continue;
+        if ((await load(services, runStream(runId), runDecider)).state.status === 'absent') continue;
         await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: input.reason, at: services.clock() });
       }
     },
@@ -302,7 +300,7 @@ export function runActivities(services: Services) {
         const ticket: RunTicket = {
           runId: scheduledRunId(input.workflowId), jobId: input.jobId, ownerId: input.ownerId, trigger: 'schedule', retryOf: null, scheduledFor: input.scheduledFor,
         };
-        const known = (await services.store.readStream(runStream(ticket.runId))).length > 0;
+        const known = (await load(services, runStream(ticket.runId), runDecider)).state.status !== 'absent';
         if (!known) {
           try {
             await checkQueueRoom(services, input.jobId);

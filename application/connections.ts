@@ -5,6 +5,7 @@ import { configurationBodySchema, connectorFor, typesOf } from '../connectors/re
 import type { ConnectorContext, ConnectorDefinition } from '../connectors/types.js';
 import { ConnectorError } from '../connectors/shared/errors.js';
 import type { Cipher } from '../platform/cipher.js';
+import { load } from './commands.js';
 import type { Services } from './services.js';
 
 /*
@@ -84,9 +85,7 @@ export interface OpenedConnection {
  * for extract and deliver); the result must never be logged, returned or put in a payload.
  */
 export async function openConnection(services: Pick<Services, 'store' | 'cipher'>, kind: ConnectionKind, id: string, actorId: string): Promise<OpenedConnection> {
-  const decider = connectionDecider(kind);
-  const history = await services.store.readStream(connectionStream(kind, id));
-  const state = ownedConnection(kind, history.reduce((s, e) => decider.evolve(s, e as never), decider.initialState()), actorId, id);
+  const state = ownedConnection(kind, (await load(services, connectionStream(kind, id), connectionDecider(kind))).state, actorId, id);
   const connector = connectorFor(kind, state.type);
   if (!connector) throw new DomainError(notFoundCode(kind), `${kindNoun(kind)} ${id} has a type this server no longer knows (${state.type})`, { id });
   const secrets = Object.fromEntries(Object.entries(state.secrets).map(([field, sealed]) => [field, services.cipher.decrypt(sealed, `${id}/${field}`)]));

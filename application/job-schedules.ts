@@ -4,6 +4,7 @@ import { jobDecider, jobStream, type JobState } from '../domain/jobs/job.js';
 import { gapDays, type JobSchedule } from '../domain/jobs/schedule.js';
 import type { Projector } from '../projections/projector.js';
 import { jobWorkflowId, scheduledRunWorkflowId, scheduleIdOf } from '../temporal/ids.js';
+import { load } from './commands.js';
 import type { Services } from './services.js';
 
 /*
@@ -53,7 +54,7 @@ const noteOf = (state: Extract<JobState, { status: 'active' | 'deleted' }>) =>
 export async function syncJobSchedule(services: Pick<Services, 'store' | 'temporal' | 'config' | 'clock'>, jobId: string): Promise<'created' | 'updated' | 'deleted' | 'absent'> {
   const client = services.temporal;
   if (!client) throw new Error('schedules need a Temporal client');
-  const state = (await services.store.readStream(jobStream(jobId))).reduce((s, e) => jobDecider.evolve(s, e as never), jobDecider.initialState());
+  const { state } = await load(services, jobStream(jobId), jobDecider);
   const handle = client.schedule.getHandle(scheduleIdOf(jobId));
   if (state.status !== 'active' || !state.definition.schedule) {
     try {

@@ -1,7 +1,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { workspaceDecider, workspaceStream } from '../domain/workspaces/workspace.js';
-import { handleCommand } from '../domain/handler.js';
+import { execute } from './commands.js';
 import type { Services } from './services.js';
 
 /**
@@ -21,8 +21,7 @@ export async function cleanupExpiredWorkspaces(services: Services): Promise<{ ex
       );
       for (const id of due) {
         await files.remove(id);
-        const result = await handleCommand(services.store, workspaceStream(id), workspaceDecider, { type: 'ExpireWorkspace', workspaceId: id, at: now });
-        if (result) await services.projections.waitFor(result.position);
+        await execute(services, workspaceStream(id), workspaceDecider, { type: 'ExpireWorkspace', workspaceId: id, at: now });
       }
       let orphans = 0;
       const known = new Set(await connection.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM rm.workspaces WHERE status <> 'expired'`));
