@@ -2,19 +2,11 @@ import { Context } from '@temporalio/activity';
 import { load, record } from '../application/commands.js';
 import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
-import { deliverToDestination, type Delivery } from '../application/transfers.js';
+import { deliverToDestination } from '../application/transfers.js';
+import type { Delivery, DeliverWorkspaceInput } from '../temporal/workspaces.js';
 import { DomainError } from '../domain/errors.js';
 import { usable, workspaceDecider, workspaceStream } from '../domain/workspaces/workspace.js';
 
-export interface DeliverWorkspaceInput {
-  workspaceId: string;
-  actorId: string;
-  destinationId: string;
-  /** Checked by the Destination's connector before the workflow started. */
-  target: Record<string, unknown>;
-  /** Stable across retries of this delivery: the connector uses it to deliver once. */
-  deliveryId: string;
-}
 
 /**
  * Delivery of a Workspace's converted output, as activities of deliverWorkspaceWorkflow. The

@@ -18,7 +18,7 @@ import { jobRoutes, pipelineAliasRoutes } from './routes/jobs.js';
 import { recipeRoutes } from './routes/recipes.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { registerWeb } from './routes/web.js';
-import { workspaceRoutes } from './routes/workspaces.js';
+import { workspaceRoutes } from './workspaces/routes.js';
 import type { Services } from '../application/services.js';
 import pkg from '../package.json' with { type: 'json' };
 
