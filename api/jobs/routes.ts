@@ -11,7 +11,7 @@ import { DomainError } from '../../domain/errors.js';
 import { jobDecider, jobStream, type ActiveJob, type JobCommand } from '../../domain/jobs/job.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
-import { jobColumns, jobFrom, jobRow, jobSchema, loadJob, loadRun, representJob, representRun, runColumns, runRow, runSchema, runStatuses } from '../jobs/representation.js';
+import { jobColumns, jobFrom, jobRow, jobSchema, loadJob, loadRun, representJob, representRun, runColumns, runRow, runSchema, runStatuses } from './representation.js';
 import { keysetWhere, limitPlusOne, pageOf, pageQuery, toPage } from '../pagination.js';
 import { nonBlank, operationList } from '../schemas.js';
 
