@@ -14,6 +14,7 @@ import { authRoutes } from './auth/routes.js';
 import { catalogRoutes } from './catalogs/routes.js';
 import { connectionRoutes, connectorCatalogRoutes } from './connections/routes.js';
 import { registerHealth } from './health/routes.js';
+import { hubBrowseRoutes } from './hub/routes.js';
 import { jobRoutes, pipelineAliasRoutes } from './jobs/routes.js';
 import { recipeRoutes } from './recipes/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
@@ -82,7 +83,8 @@ function nulParameter(values: unknown): string | undefined {
 /** Route plugins mounted under /api/v1; a new resource adds its plugin here. */
 export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
 const apiRoutes: RoutePlugin[] = [
-  authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), workspaceRoutes,
+  authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), hubBrowseRoutes('source'), hubBrowseRoutes('destination'),
+  workspaceRoutes,
   jobRoutes, pipelineAliasRoutes,
 ];
 

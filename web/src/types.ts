@@ -213,3 +213,32 @@ export interface RunError {
 }
 
 export type Run = Api.Run;
+
+/** GET …/hub/items: a page of a portal search. */
+export interface HubItem {
+  id: string;
+  title: string;
+  type: string;
+  owner: string;
+  url: string | null;
+  tags: string[];
+  access: string | null;
+  modified: string | null;
+}
+export interface HubItems {
+  portal: string;
+  query: string;
+  total: number;
+  start: number;
+  next_start: number | null;
+  items: HubItem[];
+}
+export interface HubFolders {
+  portal: string;
+  username: string;
+  folders: { id: string; title: string }[];
+}
+export interface HubLayers {
+  item: HubItem;
+  layers: { id: number; name: string; kind: 'layer' | 'table'; geometry_type: string | null }[];
+}
