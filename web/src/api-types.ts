@@ -232,32 +232,38 @@ export type DestinationBody = {
   type: "bigquery";
   /** Google BigQuery: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Google Cloud project id */
+    /** Google Cloud project id (jobs run and are billed there) */
     project_id: string;
     /** Dataset */
     dataset: string;
-    /** Dataset location, e.g. EU */
+    /** Dataset location, e.g. EU or europe-west3 (jobs run there) */
     location?: string;
     credentials_json?: string | null;
+    /** BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's */
+    api_endpoint?: string;
   };
 } | {
   name: string;
   type: "snowflake";
   /** Snowflake: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Account identifier, e.g. xy12345.eu-central-1 */
+    /** Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1) */
     account: string;
-    /** Warehouse */
-    warehouse: string;
+    /** User name */
+    username: string;
+    password?: string | null;
+    private_key?: string | null;
+    private_key_passphrase?: string | null;
+    /** Warehouse that runs the statements (default: the user's default warehouse) */
+    warehouse?: string;
     /** Database */
     database: string;
     /** Schema */
     schema: string;
-    /** Role */
+    /** Role (default: the user's default role) */
     role?: string;
-    /** User name */
-    username: string;
-    password?: string | null;
+    /** Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com) */
+    access_url?: string;
   };
 } | {
   name: string;
@@ -298,9 +304,9 @@ export type DestinationBody = {
   type: "hub";
   /** ArcGIS Online / Hub: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Portal URL */
+    /** Portal URL: https://www.arcgis.com, or an Enterprise portal (https://gis.example.org/portal) */
     url: string;
-    /** Portal user */
+    /** Portal user (with password: a token is generated per use; with api_key: the owner of what is published) */
     username?: string;
     password?: string | null;
     api_key?: string | null;
@@ -447,32 +453,38 @@ export type DestinationDraft = {
   type: "bigquery";
   /** Google BigQuery: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Google Cloud project id */
+    /** Google Cloud project id (jobs run and are billed there) */
     project_id: string;
     /** Dataset */
     dataset: string;
-    /** Dataset location, e.g. EU */
+    /** Dataset location, e.g. EU or europe-west3 (jobs run there) */
     location?: string;
     credentials_json?: string | null;
+    /** BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's */
+    api_endpoint?: string;
   };
 } | {
   name?: string;
   type: "snowflake";
   /** Snowflake: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Account identifier, e.g. xy12345.eu-central-1 */
+    /** Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1) */
     account: string;
-    /** Warehouse */
-    warehouse: string;
+    /** User name */
+    username: string;
+    password?: string | null;
+    private_key?: string | null;
+    private_key_passphrase?: string | null;
+    /** Warehouse that runs the statements (default: the user's default warehouse) */
+    warehouse?: string;
     /** Database */
     database: string;
     /** Schema */
     schema: string;
-    /** Role */
+    /** Role (default: the user's default role) */
     role?: string;
-    /** User name */
-    username: string;
-    password?: string | null;
+    /** Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com) */
+    access_url?: string;
   };
 } | {
   name?: string;
@@ -513,9 +525,9 @@ export type DestinationDraft = {
   type: "hub";
   /** ArcGIS Online / Hub: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Portal URL */
+    /** Portal URL: https://www.arcgis.com, or an Enterprise portal (https://gis.example.org/portal) */
     url: string;
-    /** Portal user */
+    /** Portal user (with password: a token is generated per use; with api_key: the owner of what is published) */
     username?: string;
     password?: string | null;
     api_key?: string | null;
@@ -542,6 +554,64 @@ export type Format = {
   extensions: string[];
   media_type: string | null;
   multi_layer: boolean;
+};
+
+export type HubFolders = {
+  portal: string;
+  username: string;
+  folders: {
+    id: string;
+    title: string;
+  }[];
+};
+
+export type HubItem = {
+  id: string;
+  title: string;
+  /** Portal item type: Feature Service, GeoJson, Shapefile, CSV … */
+  type: string;
+  owner: string;
+  /** Service URL of a feature layer item */
+  url: string | null;
+  tags: string[];
+  /** private, shared, org or public */
+  access: string | null;
+  /** ISO 8601 UTC */
+  modified: string | null;
+};
+
+export type HubItems = {
+  portal: string;
+  /** The search sent to the portal */
+  query: string;
+  total: number;
+  start: number;
+  /** start of the next page, null on the last */
+  next_start: number | null;
+  items: HubItem[];
+};
+
+export type HubLayers = {
+  item: {
+    id: string;
+    title: string;
+    /** Portal item type: Feature Service, GeoJson, Shapefile, CSV … */
+    type: string;
+    owner: string;
+    /** Service URL of a feature layer item */
+    url: string | null;
+    tags: string[];
+    /** private, shared, org or public */
+    access: string | null;
+    /** ISO 8601 UTC */
+    modified: string | null;
+  };
+  layers: ({
+    id: number;
+    name: string;
+    kind: "layer" | "table";
+    geometry_type: string | null;
+  })[];
 };
 
 export type Job = {
@@ -946,32 +1016,38 @@ export type SourceBody = {
   type: "bigquery";
   /** Google BigQuery: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Google Cloud project id */
+    /** Google Cloud project id (jobs run and are billed there) */
     project_id: string;
     /** Dataset */
     dataset: string;
-    /** Dataset location, e.g. EU */
+    /** Dataset location, e.g. EU or europe-west3 (jobs run there) */
     location?: string;
     credentials_json?: string | null;
+    /** BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's */
+    api_endpoint?: string;
   };
 } | {
   name: string;
   type: "snowflake";
   /** Snowflake: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Account identifier, e.g. xy12345.eu-central-1 */
+    /** Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1) */
     account: string;
-    /** Warehouse */
-    warehouse: string;
+    /** User name */
+    username: string;
+    password?: string | null;
+    private_key?: string | null;
+    private_key_passphrase?: string | null;
+    /** Warehouse that runs the statements (default: the user's default warehouse) */
+    warehouse?: string;
     /** Database */
     database: string;
     /** Schema */
     schema: string;
-    /** Role */
+    /** Role (default: the user's default role) */
     role?: string;
-    /** User name */
-    username: string;
-    password?: string | null;
+    /** Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com) */
+    access_url?: string;
   };
 } | {
   name: string;
@@ -1012,7 +1088,7 @@ export type SourceBody = {
   type: "ckan";
   /** CKAN: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** CKAN portal URL */
+    /** CKAN portal URL (its home page, e.g. https://data.example.org) */
     url: string;
     api_key?: string | null;
   };
@@ -1021,9 +1097,9 @@ export type SourceBody = {
   type: "hub";
   /** ArcGIS Online / Hub: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Portal URL */
+    /** Portal URL: https://www.arcgis.com, or an Enterprise portal (https://gis.example.org/portal) */
     url: string;
-    /** Portal user */
+    /** Portal user (with password: a token is generated per use; with api_key: the owner of what is published) */
     username?: string;
     password?: string | null;
     api_key?: string | null;
@@ -1221,32 +1297,38 @@ export type SourceDraft = {
   type: "bigquery";
   /** Google BigQuery: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Google Cloud project id */
+    /** Google Cloud project id (jobs run and are billed there) */
     project_id: string;
     /** Dataset */
     dataset: string;
-    /** Dataset location, e.g. EU */
+    /** Dataset location, e.g. EU or europe-west3 (jobs run there) */
     location?: string;
     credentials_json?: string | null;
+    /** BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's */
+    api_endpoint?: string;
   };
 } | {
   name?: string;
   type: "snowflake";
   /** Snowflake: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Account identifier, e.g. xy12345.eu-central-1 */
+    /** Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1) */
     account: string;
-    /** Warehouse */
-    warehouse: string;
+    /** User name */
+    username: string;
+    password?: string | null;
+    private_key?: string | null;
+    private_key_passphrase?: string | null;
+    /** Warehouse that runs the statements (default: the user's default warehouse) */
+    warehouse?: string;
     /** Database */
     database: string;
     /** Schema */
     schema: string;
-    /** Role */
+    /** Role (default: the user's default role) */
     role?: string;
-    /** User name */
-    username: string;
-    password?: string | null;
+    /** Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com) */
+    access_url?: string;
   };
 } | {
   name?: string;
@@ -1287,7 +1369,7 @@ export type SourceDraft = {
   type: "ckan";
   /** CKAN: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** CKAN portal URL */
+    /** CKAN portal URL (its home page, e.g. https://data.example.org) */
     url: string;
     api_key?: string | null;
   };
@@ -1296,9 +1378,9 @@ export type SourceDraft = {
   type: "hub";
   /** ArcGIS Online / Hub: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Portal URL */
+    /** Portal URL: https://www.arcgis.com, or an Enterprise portal (https://gis.example.org/portal) */
     url: string;
-    /** Portal user */
+    /** Portal user (with password: a token is generated per use; with api_key: the owner of what is published) */
     username?: string;
     password?: string | null;
     api_key?: string | null;
