@@ -17,6 +17,7 @@ import { registerHealth } from './health/routes.js';
 import { hubBrowseRoutes } from './hub/routes.js';
 import { jobRoutes, pipelineAliasRoutes } from './jobs/routes.js';
 import { recipeRoutes } from './recipes/routes.js';
+import { sourceProjectRoutes } from './source-projects/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { registerWeb } from './web/routes.js';
 import { workspaceRoutes } from './workspaces/routes.js';
@@ -83,7 +84,7 @@ function nulParameter(values: unknown): string | undefined {
 /** Route plugins mounted under /api/v1; a new resource adds its plugin here. */
 export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
 const apiRoutes: RoutePlugin[] = [
-  authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), hubBrowseRoutes('source'), hubBrowseRoutes('destination'),
+  authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), hubBrowseRoutes('source'), hubBrowseRoutes('destination'), sourceProjectRoutes,
   workspaceRoutes,
   jobRoutes, pipelineAliasRoutes,
 ];
