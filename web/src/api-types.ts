@@ -26,6 +26,8 @@ export type Connector = {
   capabilities: {
     test: boolean;
     discover: boolean;
+    /** POST /sources/{id}/projects and /inspect-project answer (qfieldcloud, merginmaps) */
+    projects: boolean;
     import: boolean;
     deliver: boolean;
     incremental: boolean;
@@ -270,9 +272,16 @@ export type DestinationBody = {
   type: "gdrive";
   /** Google Drive: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Id of the Drive folder (from its URL) */
-    folder_id: string;
     credentials_json?: string | null;
+    client_id?: string | null;
+    client_secret?: string | null;
+    refresh_token?: string | null;
+    /** Folder that names are looked up and files are written in, unless a Job says another (a shared drive's folder works too) */
+    folder_id?: string;
+    /** Drive API root (Google's by default) */
+    api_url: string;
+    /** OAuth token endpoint for refresh tokens (Google's by default) */
+    token_url: string;
   };
 } | {
   name: string;
@@ -491,9 +500,16 @@ export type DestinationDraft = {
   type: "gdrive";
   /** Google Drive: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Id of the Drive folder (from its URL) */
-    folder_id: string;
     credentials_json?: string | null;
+    client_id?: string | null;
+    client_secret?: string | null;
+    refresh_token?: string | null;
+    /** Folder that names are looked up and files are written in, unless a Job says another (a shared drive's folder works too) */
+    folder_id?: string;
+    /** Drive API root (Google's by default) */
+    api_url: string;
+    /** OAuth token endpoint for refresh tokens (Google's by default) */
+    token_url: string;
   };
 } | {
   name?: string;
@@ -542,6 +558,48 @@ export type Error = {
     message: string;
     details: Record<string, unknown>;
   };
+};
+
+export type FieldProject = {
+  /** What source_resource.project takes (QFieldCloud: the project id; Mergin Maps: the project name) */
+  id: string;
+  name: string;
+  /** Owner (QFieldCloud) or workspace (Mergin Maps) */
+  owner: string | null;
+  description: string | null;
+  /** Last update, as the platform says it */
+  updated: string | null;
+  /** Latest project version (Mergin Maps), else null */
+  version: string | null;
+};
+
+export type FieldProjectInspection = {
+  project: FieldProject;
+  /** The version inspected (Mergin Maps), else null */
+  version: string | null;
+  /** Project versions, newest first (Mergin Maps) */
+  versions: ({
+    name: string;
+    created: string | null;
+    author: string | null;
+  })[];
+  files: ({
+    /** Path in the project: source_resource.file */
+    name: string;
+    size: number | null;
+    /** The file's hash (QFieldCloud: md5; Mergin Maps: SHA-1): what the unchanged skip compares */
+    checksum: string | null;
+    updated: string | null;
+    /** Layers of a vector file (read with GDAL); null for other files */
+    layers: ({
+      name: string;
+      geometry_type: string | null;
+      crs: string | null;
+      feature_count: number | null;
+    })[] | null;
+    /** Why a vector file could not be read */
+    error?: string;
+  })[];
 };
 
 export type Format = {
@@ -1054,9 +1112,16 @@ export type SourceBody = {
   type: "gdrive";
   /** Google Drive: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Id of the Drive folder (from its URL) */
-    folder_id: string;
     credentials_json?: string | null;
+    client_id?: string | null;
+    client_secret?: string | null;
+    refresh_token?: string | null;
+    /** Folder that names are looked up and files are written in, unless a Job says another (a shared drive's folder works too) */
+    folder_id?: string;
+    /** Drive API root (Google's by default) */
+    api_url: string;
+    /** OAuth token endpoint for refresh tokens (Google's by default) */
+    token_url: string;
   };
 } | {
   name: string;
@@ -1109,22 +1174,25 @@ export type SourceBody = {
   type: "qfieldcloud";
   /** QFieldCloud: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** QFieldCloud URL */
+    /** QFieldCloud server: the public cloud or a self-hosted one */
     url: string;
-    /** User name */
-    username: string;
+    /** User name or e-mail (with password) */
+    username?: string;
     password?: string | null;
+    token?: string | null;
   };
 } | {
   name: string;
   type: "merginmaps";
   /** Mergin Maps: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Mergin Maps server URL */
+    /** Mergin Maps server: the public one or a self-hosted one */
     url: string;
-    /** User name */
+    /** User name or e-mail */
     username: string;
     password?: string | null;
+    /** Workspace (namespace) whose projects are read */
+    workspace: string;
   };
 };
 
@@ -1335,9 +1403,16 @@ export type SourceDraft = {
   type: "gdrive";
   /** Google Drive: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Id of the Drive folder (from its URL) */
-    folder_id: string;
     credentials_json?: string | null;
+    client_id?: string | null;
+    client_secret?: string | null;
+    refresh_token?: string | null;
+    /** Folder that names are looked up and files are written in, unless a Job says another (a shared drive's folder works too) */
+    folder_id?: string;
+    /** Drive API root (Google's by default) */
+    api_url: string;
+    /** OAuth token endpoint for refresh tokens (Google's by default) */
+    token_url: string;
   };
 } | {
   name?: string;
@@ -1390,22 +1465,25 @@ export type SourceDraft = {
   type: "qfieldcloud";
   /** QFieldCloud: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** QFieldCloud URL */
+    /** QFieldCloud server: the public cloud or a self-hosted one */
     url: string;
-    /** User name */
-    username: string;
+    /** User name or e-mail (with password) */
+    username?: string;
     password?: string | null;
+    token?: string | null;
   };
 } | {
   name?: string;
   type: "merginmaps";
   /** Mergin Maps: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
-    /** Mergin Maps server URL */
+    /** Mergin Maps server: the public one or a self-hosted one */
     url: string;
-    /** User name */
+    /** User name or e-mail */
     username: string;
     password?: string | null;
+    /** Workspace (namespace) whose projects are read */
+    workspace: string;
   };
 };
 
