@@ -2,9 +2,10 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { record } from '../application/commands.js';
-import { domainErrorsAsFailures, runErrorOf } from '../application/failures.js';
-import { checkQueueRoom, recordQueuedRun, scheduledRunId, signalRun, type RunTicket } from '../application/runs.js';
+import { load, record } from '../application/commands.js';
+import { domainErrorsAsFailures, runErrorOf } from '../temporal/failures.js';
+import { checkQueueRoom, recordQueuedRun, scheduledRunId, signalRun } from '../application/runs.js';
+import type { RunTicket } from '../temporal/tickets.js';
 import type { Services } from '../application/services.js';
 import { deliverToDestination, extractFromSource } from '../application/transfers.js';
 import { DomainError } from '../domain/errors.js';
@@ -15,7 +16,7 @@ import { prepareUpload, stemOf } from '../geo/datasets/dataset-files.js';
 import { formatCatalog } from '../geo/datasets/formats.js';
 import { inspectDataset } from '../geo/datasets/inspect.js';
 import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
-import { RunFiles, type RunDataset } from '../platform/run-files.js';
+import { localDataset, storedDataset, type StoredDataset } from '../platform/file-store.js';
 import { startHeartbeats } from './heartbeats.js';
 
 /**
@@ -24,7 +25,7 @@ import { startHeartbeats } from './heartbeats.js';
  * converted output). Paths are relative to the Run's folder.
  */
 export interface RunArtifact {
-  dataset: RunDataset;
+  dataset: StoredDataset;
   file: string;
   filename: string;
   /** GDAL driver short name (the formats catalog id). */
@@ -64,16 +65,15 @@ const PROGRESS_RECORD_MS = 5_000;
  * secrets decrypted, here on the worker: payloads carry ids and relative paths only.
  */
 export function runActivities(services: Services) {
-  const files = new RunFiles(services.config.dataDir);
+  const { files } = services;
   const gdalLimits = { timeoutMs: services.config.gdalTimeoutMs, memoryBytes: services.config.gdalMemoryBytes };
 
   const readRun = async (runId: string): Promise<ExistingRun> => {
-    const state = (await services.store.readStream(runStream(runId))).reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
+    const { state } = await load(services, runStream(runId), runDecider);
     if (state.status === 'absent') throw new DomainError('run_not_found', `Run ${runId} was not found`);
     return state;
   };
-  const readJob = async (jobId: string) =>
-    (await services.store.readStream(jobStream(jobId))).reduce((s, e) => jobDecider.evolve(s, e as never), jobDecider.initialState());
+  const readJob = async (jobId: string) => (await load(services, jobStream(jobId), jobDecider)).state;
 
   /** Records the step's start, runs it with heartbeats, records its finish with what it counted. */
   async function step<T>(runId: string, name: StepName, work: StepWork<T>): Promise<T> {
@@ -111,7 +111,7 @@ export function runActivities(services: Services) {
         recorder.offer(heartbeat.latest()!);
       };
       try {
-        const done = await work(run, files.stepDir(runId, name), progress).catch((error) => {
+        const done = await work(run, files.workDir(runId, name), progress).catch((error) => {
           // Cancelled (the Job was deleted): say so, rather than with whatever the aborted transfer threw.
           throw cancellationSignal.aborted ? cancellationSignal.reason : error;
         });
@@ -196,12 +196,12 @@ export function runActivities(services: Services) {
   /** A transform-type step: the pipeline engine on the previous step's dataset, into a GeoPackage. */
   async function pipelineStep(runId: string, name: 'transform' | 'python', input: RunArtifact, spec: (run: ExistingRun) => PipelineSpec): Promise<RunArtifact> {
     return step(runId, name, async (run, dir) => {
-      const result = await applyPipeline(files.ref(runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
+      const result = await applyPipeline(localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
       if (!result.changed) return { result: input };
-      const file = files.relative(runId, result.dataset.path);
+      const file = files.nameOf(runId, result.dataset.path);
       const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
       const filename = `${stemOf(input.filename) || 'result'}${path.extname(result.dataset.path)}`;
-      return { result: { dataset: files.store(runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers } };
+      return { result: { dataset: storedDataset(files, runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers } };
     });
   }
 
@@ -240,8 +240,8 @@ export function runActivities(services: Services) {
         const counts = info.layers.map((l) => l.feature_count);
         const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
         const artifact: RunArtifact = {
-          dataset: files.store(input.runId, ref),
-          file: files.relative(input.runId, extracted.file),
+          dataset: storedDataset(files, input.runId, ref),
+          file: files.nameOf(input.runId, extracted.file),
           filename: extracted.filename,
           format: info.driver,
           media_type: mediaTypeOf(info.driver),
@@ -269,7 +269,7 @@ export function runActivities(services: Services) {
     async convertStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
       return step(input.runId, 'convert', async (run, dir, progress) => {
         const from = input.input;
-        const result = await convertDataset(files.ref(input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir, {
+        const result = await convertDataset(localDataset(files, input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir, {
           ...gdalLimits,
           progress,
           signal: Context.current().cancellationSignal,
@@ -277,8 +277,8 @@ export function runActivities(services: Services) {
         const file = path.join(dir, result.filename);
         const artifact: RunArtifact = {
           // Later steps read the converted file (a .zip for several-file formats stays a file to send).
-          dataset: { path: files.relative(input.runId, file), open_options: [], driver: null, assumed_crs: null },
-          file: files.relative(input.runId, file),
+          dataset: { path: files.nameOf(input.runId, file), open_options: [], driver: null, assumed_crs: null },
+          file: files.nameOf(input.runId, file),
           filename: result.filename,
           format: result.format,
           media_type: result.media_type,
@@ -302,7 +302,7 @@ export function runActivities(services: Services) {
             destinationId: run.snapshot.destination_id,
             target: run.snapshot.destination_target,
             input: {
-              file: files.resolve(input.runId, a.file),
+              file: files.localPath(input.runId, a.file),
               filename: a.filename,
               format: a.format,
               mediaType: a.media_type,
@@ -313,7 +313,7 @@ export function runActivities(services: Services) {
           },
           transferContext(dir, progress),
         );
-        const size = delivery.bytes_written ?? (await stat(files.resolve(input.runId, a.file)).catch(() => null))?.size ?? null;
+        const size = delivery.bytes_written ?? (await stat(files.localPath(input.runId, a.file)).catch(() => null))?.size ?? null;
         return { result: {}, stats: { features_written: delivery.rows_written ?? null, bytes_written: size } };
       });
     },
@@ -352,14 +352,13 @@ export function runActivities(services: Services) {
     },
 
     async cleanupRun(input: { runId: string }): Promise<void> {
-      files.remove(input.runId);
+      await files.remove(input.runId);
     },
 
     /** The Job was deleted: the Runs still waiting are recorded as cancelled. */
     async cancelQueuedRuns(input: { runIds: string[]; reason: string }): Promise<void> {
       for (const runId of input.runIds) {
-        const history = await services.store.readStream(runStream(runId));
-        if (history.length === 0) continue;
+        if ((await load(services, runStream(runId), runDecider)).state.status === 'absent') continue;
         await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: input.reason, at: services.clock() });
       }
     },
@@ -375,7 +374,7 @@ export function runActivities(services: Services) {
         const ticket: RunTicket = {
           runId: scheduledRunId(input.workflowId), jobId: input.jobId, ownerId: input.ownerId, trigger: 'schedule', retryOf: null, scheduledFor: input.scheduledFor,
         };
-        const known = (await services.store.readStream(runStream(ticket.runId))).length > 0;
+        const known = (await load(services, runStream(ticket.runId), runDecider)).state.status !== 'absent';
         if (!known) {
           try {
             await checkQueueRoom(services, input.jobId);

@@ -1,13 +1,12 @@
 import { Context } from '@temporalio/activity';
-import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { record } from '../application/commands.js';
-import { domainErrorsAsFailures } from '../application/failures.js';
+import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
-import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline, type StoredDataset } from '../domain/workspaces/workspace.js';
+import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline } from '../domain/workspaces/workspace.js';
 import { convertDataset } from '../geo/datasets/convert.js';
 import { applyPipeline } from '../geo/operations/pipeline.js';
-import { WorkspaceFiles } from '../platform/workspace-files.js';
+import { localDataset, type StoredDataset } from '../platform/file-store.js';
 import { startHeartbeats } from './heartbeats.js';
 
 export interface ConversionRef {
@@ -35,8 +34,8 @@ export type FinishConversionInput = ConversionRef & ({ output: ConvertOutput } |
  * the pipeline the conversion uses), convert, record the outcome. Recording is idempotent: a
  * retried activity repeats a command the decider has already seen and appends nothing.
  */
-export function workspaceActivities(services: Pick<Services, 'store' | 'clock' | 'config'>) {
-  const files = new WorkspaceFiles(services.config.dataDir);
+export function workspaceActivities(services: Pick<Services, 'store' | 'clock' | 'config' | 'files'>) {
+  const { files } = services;
   return {
     async startWorkspaceConversion(input: StartConversionInput): Promise<{ pipeline: Pipeline; position: string; heartbeatTimeoutMs?: number }> {
       return domainErrorsAsFailures(async () => {
@@ -66,12 +65,12 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
     async convertWorkspace(input: ConvertWorkspaceInput): Promise<ConvertOutput> {
       return domainErrorsAsFailures(async () => {
         const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs);
-        const scratch = files.scratch(input.workspaceId, `convert-${input.conversionId}`);
-        const outDir = files.outputDir(input.workspaceId, input.conversionId);
+        const scratchName = `tmp/convert-${input.conversionId}`;
+        const scratch = files.workDir(input.workspaceId, scratchName);
+        const outName = `outputs/${input.conversionId}`;
+        const outDir = files.workDir(input.workspaceId, outName);
         try {
-          await rm(outDir, { recursive: true, force: true });
-          await mkdir(outDir, { recursive: true });
-          const upload = files.datasetRef(input.workspaceId, input.dataset);
+          const upload = localDataset(files, input.workspaceId, input.dataset);
           const { dataset: source } = await applyPipeline(upload, input.pipeline, scratch);
           const result = await convertDataset(
             source,
@@ -95,14 +94,14 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
             size: result.size,
             media_type: result.media_type ?? null,
             layers: result.layers,
-            file: files.relative(input.workspaceId, path.join(outDir, result.filename)),
+            file: files.nameOf(input.workspaceId, path.join(outDir, result.filename)),
           };
         } catch (error) {
-          await rm(outDir, { recursive: true, force: true });
+          await files.remove(input.workspaceId, outName);
           throw error;
         } finally {
           heartbeat.stop();
-          await rm(scratch, { recursive: true, force: true });
+          await files.remove(input.workspaceId, scratchName);
         }
       });
     },

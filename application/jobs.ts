@@ -12,7 +12,7 @@ import { checkSelectSql } from '../geo/operations/sql-guard.js';
 import { kindNoun, parseSelector } from './connections.js';
 import type { Services } from './services.js';
 
-/** A Job body after its schema (api/routes/jobs.ts): shapes are right, references and rules not yet checked. */
+/** A Job body after its schema (api/jobs/routes.ts): shapes are right, references and rules not yet checked. */
 export interface JobBody {
   name: string;
   source_id: string;

@@ -1,11 +1,11 @@
 import { ActivityCancellationType, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { RunArtifact } from '../activities/runs.js';
-import { runErrorOf } from '../application/failures.js';
-import type { RunTicket } from '../application/runs.js';
+import { runErrorOf } from '../temporal/failures.js';
+import type { RunTicket } from '../temporal/tickets.js';
 import type { StepName } from '../domain/jobs/job.js';
 import type { RunError } from '../domain/runs/run.js';
-import { timeouts, withHeartbeatTimeout } from './timeouts.js';
+import { timeouts, withHeartbeatTimeout } from '../temporal/timeouts.js';
 
 const { beginRun, finishRun, cleanupRun } = proxyActivities<Activities>(timeouts.record);
 // A cancelled step finishes its own cleanup (a delivery rolls back its staging) before the Run

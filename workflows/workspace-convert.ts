@@ -1,14 +1,12 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { ConvertWorkspaceInput, StartConversionInput } from '../activities/workspaces.js';
-import { domainErrorFrom, domainFailure, timeoutMessage } from '../application/failures.js';
+import { domainErrorFrom, domainFailure, timeoutMessage } from '../temporal/failures.js';
 import { DomainError } from '../domain/errors.js';
 import type { ConvertOutput } from '../domain/workspaces/workspace.js';
-import { timeouts, withHeartbeatTimeout } from './timeouts.js';
+import { timeouts, withHeartbeatTimeout } from '../temporal/timeouts.js';
+import type { ConvertWorkspaceWorkflow, ConvertWorkspaceWorkflowInput } from '../temporal/workspaces.js';
 
 const { startWorkspaceConversion, finishWorkspaceConversion } = proxyActivities<Activities>(timeouts.record);
-
-export type ConvertWorkspaceWorkflowInput = StartConversionInput & Omit<ConvertWorkspaceInput, 'pipeline'>;
 
 /**
  * A Workspace convert from start to outcome: records the start (fixing the pipeline), converts
@@ -16,7 +14,7 @@ export type ConvertWorkspaceWorkflowInput = StartConversionInput & Omit<ConvertW
  * the read models to reach the returned position. A failure is recorded before the workflow
  * fails, and carries that position too; domain refusals keep their public code.
  */
-export async function convertWorkspaceWorkflow(input: ConvertWorkspaceWorkflowInput): Promise<{ output: ConvertOutput; position: string }> {
+export async function convertWorkspaceWorkflow(input: ConvertWorkspaceWorkflowInput): ReturnType<ConvertWorkspaceWorkflow> {
   const ref = { workspaceId: input.workspaceId, conversionId: input.conversionId };
   const { pipeline, heartbeatTimeoutMs } = await startWorkspaceConversion(input);
   const { convertWorkspace } = proxyActivities<Activities>(withHeartbeatTimeout(timeouts.processing, heartbeatTimeoutMs));

@@ -1,6 +1,6 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { runWorkflowId } from '../../application/runs.js';
+import { runWorkflowId } from '../../temporal/ids.js';
 import { connectorByType } from '../../connectors/registry.js';
 import { notFound } from '../../domain/errors.js';
 import { stagesOf, type ActiveJob } from '../../domain/jobs/job.js';

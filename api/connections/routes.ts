@@ -9,7 +9,7 @@ import { jobsUsing } from '../../application/jobs.js';
 import type { Services } from '../../application/services.js';
 import { configurationBodySchema, connectorByType, connectors, publicConnectorCatalog } from '../../connectors/registry.js';
 import { ConnectorError } from '../../connectors/shared/errors.js';
-import { outboundRefusal } from '../../application/failures.js';
+import { outboundRefusal } from '../../temporal/failures.js';
 import { nonBlank } from '../../platform/text.js';
 import { notImplemented } from '../../connectors/shared/fields.js';
 import { connectionDecider, connectionStream, notFoundCode, type ConnectionKind } from '../../domain/connections/connection.js';

@@ -4,13 +4,14 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { execute } from '../../application/commands.js';
 import { jobDefinitionFrom, type JobBody } from '../../application/jobs.js';
-import { checkQueueRoom, claimIdempotencyKey, recordQueuedRun, signalRun, type RunTicket } from '../../application/runs.js';
+import { checkQueueRoom, checkRetryable, claimIdempotencyKey, recordQueuedRun, signalRun } from '../../application/runs.js';
+import type { RunTicket } from '../../temporal/tickets.js';
 import type { Services } from '../../application/services.js';
 import { DomainError } from '../../domain/errors.js';
 import { jobDecider, jobStream, type ActiveJob, type JobCommand } from '../../domain/jobs/job.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
-import { jobColumns, jobFrom, jobRow, jobSchema, loadJob, loadRun, representJob, representRun, runColumns, runRow, runSchema, runStatuses } from '../jobs/representation.js';
+import { jobColumns, jobFrom, jobRow, jobSchema, loadJob, loadRun, representJob, representRun, runColumns, runRow, runSchema, runStatuses } from './representation.js';
 import { keysetWhere, limitPlusOne, pageOf, pageQuery, toPage } from '../pagination.js';
 import { nonBlank, operationList } from '../schemas.js';
 
@@ -229,9 +230,8 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
       const ownerId = ownerOf(request);
       const { id: jobId, runId } = request.params;
       await loadJob(services.pool, ownerId, jobId);
-      const failed = await loadRun(services.pool, ownerId, jobId, runId);
-      if (failed.status !== 'failed') throw new DomainError('conflict', `Run ${runId} is ${failed.status}; only a failed Run can be retried`, { status: failed.status });
-      if (failed.retried_by) throw new DomainError('conflict', `Run ${runId} was already retried by ${failed.retried_by}`, { retry_run_id: failed.retried_by });
+      await loadRun(services.pool, ownerId, jobId, runId);
+      await checkRetryable(services, ownerId, runId);
       await checkQueueRoom(services, jobId);
       const run = await requestRun({ runId: services.newId('run'), jobId, ownerId, trigger: 'retry', retryOf: runId, scheduledFor: null }, request);
       return reply.code(201).send(run);
