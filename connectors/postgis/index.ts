@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
 import { probeTest } from '../shared/test-result.js';
-import type { ConnectorDefinition, DestinationSupport, SourceSupport } from '../types.js';
+import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { listSchemas, listTables, requireSchema } from './catalog.js';
 import { classifyPg, describeServer, triedOf, withClient, type PostgisConfig } from './client.js';
 import { deliverPostgis, type PostgisTarget } from './deliver.js';
@@ -20,10 +20,7 @@ const configuration = z.strictObject({
     .describe("libpq sslmode: prefer tries TLS and falls back to plain; require needs TLS; verify-ca / verify-full also check the server's certificate against the system's CAs"),
 });
 
-/** A configuration the registry has already parsed with the schema above. */
-const settings = (config: Record<string, unknown>) => config as unknown as PostgisConfig;
-
-const source: SourceSupport<PostgisResource> = {
+const source: SourceSupport<PostgisResource, PostgisConfig> = {
   resource: z.union([
     z.strictObject({
       schema: identifier('Schema').default('public'),
@@ -37,20 +34,20 @@ const source: SourceSupport<PostgisResource> = {
   importable: true,
   incremental: true,
   incrementalNote: cursorIncrementalNote,
-  extract: (config, resource, ctx, options) => extractPostgis(settings(config), resource, ctx, options),
+  extract: (config, resource, ctx, options) => extractPostgis(config, resource, ctx, options),
 };
 
-const destination: DestinationSupport<PostgisTarget> = {
+const destination: DestinationSupport<PostgisTarget, PostgisConfig> = {
   target: z.strictObject({
     schema: identifier('Schema (must exist)').default('public'),
     table: identifier('Table (created when missing)'),
     write_mode: writeMode,
   }),
   deliverable: true,
-  deliver: (config, target, input, ctx) => deliverPostgis(settings(config), target, input, ctx),
+  deliver: (config, target, input, ctx) => deliverPostgis(config, target, input, ctx),
 };
 
-export const postgis: ConnectorDefinition = {
+export const postgis = defineConnector({
   type: 'postgis',
   label: 'PostGIS',
   description: 'Tables and views of a PostgreSQL database with PostGIS.',
@@ -102,8 +99,7 @@ export const postgis: ConnectorDefinition = {
     'in a private folder of the transfer, removed afterwards) named by the connection string\'s `passfile`, so it is never',
     'on a command line, in the service\'s environment or in a log.',
   ].join('\n'),
-  test(config, ctx) {
-    const c = settings(config);
+  test(c, ctx) {
     return probeTest(
       triedOf(c),
       async () => {
@@ -121,8 +117,7 @@ export const postgis: ConnectorDefinition = {
       (error) => classifyPg(error, describeServer(c)),
     );
   },
-  async discover(config, query, ctx) {
-    const c = settings(config);
+  async discover(c, query, ctx) {
     return withClient(c, ctx, async (client) => {
       const schemas = await listSchemas(client);
       if (query.schema === undefined) return { host: c.host, database: c.database, schemas };
@@ -132,4 +127,4 @@ export const postgis: ConnectorDefinition = {
   },
   source,
   destination,
-};
+});
