@@ -203,8 +203,10 @@ export function kindOfField(type: string): ColumnKind {
 }
 
 export interface LayerColumn extends RowColumn {
-  /** Longest value in characters (strings), for a column width that fits the data. */
+  /** Longest value in UTF-16 code units (strings), for a column width that fits the data … */
   maxLength: number;
+  /** … and in UTF-8 bytes. */
+  maxBytes: number;
 }
 
 interface GdalDateTime {
@@ -242,7 +244,7 @@ export async function layerColumns(input: VectorInput): Promise<LayerColumn[]> {
     const layer = ds.layers.get(input.layer);
     const columns: LayerColumn[] = [];
     layer.fields.forEach((f) => {
-      columns.push({ name: f.name, kind: kindOfField(f.type), maxLength: 0 });
+      columns.push({ name: f.name, kind: kindOfField(f.type), maxLength: 0, maxBytes: 0 });
     });
     const strings = columns.filter((c) => c.kind === 'string');
     if (strings.length) {
@@ -250,6 +252,7 @@ export async function layerColumns(input: VectorInput): Promise<LayerColumn[]> {
         for (const c of strings) {
           const v = feature.fields.get(c.name);
           if (typeof v === 'string' && v.length > c.maxLength) c.maxLength = v.length;
+          if (typeof v === 'string' && v.length * 3 > c.maxBytes) c.maxBytes = Math.max(c.maxBytes, Buffer.byteLength(v));
         }
       }
     }
