@@ -7,7 +7,10 @@ import { gdal } from '../../geo/gdal.js';
 import { cursorWindow, previousCursorValue } from './sql-cursor.js';
 import { effectiveWriteMode, requireColumns, stagingNames } from './sql-delivery.js';
 import { mapColumnNames, truncateName } from './sql-names.js';
-import { csvValue, wkbType, WkbTypes, writeRowsAsGeoPackage } from './sql-rows.js';
+import { writeFileSync } from 'node:fs';
+import { wkbToSdo } from '../oracle/sdo.js';
+import { csvValue, layerColumns, layerExtent, layerRows, wkbType, WkbTypes, writeRowsAsGeoPackage } from './sql-rows.js';
+import { vectorInput } from './vector-input.js';
 
 const quote = (v: string) => `'${v.replace(/'/g, "''")}'`;
 
@@ -97,5 +100,31 @@ describe('what the SQL connectors share', () => {
     expect(second.fields.get('Name der Gemeinde')).toBeNull();
     expect(second.getGeometry()).toBeNull();
     ds.close();
+  });
+
+  it('reads a delivered layer back as typed values and ISO WKB that the Oracle conversion takes', async () => {
+    const workDir = mkdtempSync(path.join(tmpdir(), 'svc-sqlrows-'));
+    const file = path.join(workDir, 'parcels.geojson');
+    writeFileSync(file, JSON.stringify({
+      type: 'FeatureCollection',
+      features: [
+        { type: 'Feature', properties: { name: 'Müller', area: 12.5, n: 3, day: '2024-02-29', at: '2024-02-29T10:00:00Z' }, geometry: { type: 'Polygon', coordinates: [[[0, 0], [0, 1], [1, 1], [1, 0], [0, 0]]] } },
+        { type: 'Feature', properties: { name: 'x'.repeat(5000), area: null, n: null, day: null, at: null }, geometry: null },
+      ],
+    }));
+    const layer = await vectorInput({ file, filename: 'parcels.geojson', format: 'GeoJSON', mediaType: null, layers: [], deliveryId: 'd' }, workDir);
+    const columns = await layerColumns(layer);
+    expect(columns.map((c) => [c.name, c.kind])).toEqual([['name', 'string'], ['area', 'real'], ['n', 'integer'], ['day', 'date'], ['at', 'datetime']]);
+    expect(columns[0]).toMatchObject({ maxLength: 5000, maxBytes: 5000 });
+    const rows: unknown[][] = [];
+    for await (const row of layerRows(layer, columns)) rows.push(row);
+    expect(rows[0]!.slice(0, 3)).toEqual(['Müller', 12.5, 3]);
+    expect((rows[0]![3] as Date).toISOString()).toBe('2024-02-29T00:00:00.000Z');
+    expect((rows[0]![4] as Date).toISOString()).toBe('2024-02-29T10:00:00.000Z');
+    expect(rows[1]![5]).toBeNull();
+    const sdo = wkbToSdo(rows[0]![5] as Buffer, 4326)!;
+    // GeoJSON's clockwise-drawn ring comes out counter-clockwise, as Oracle wants an exterior ring.
+    expect(sdo).toMatchObject({ SDO_GTYPE: 2003, SDO_ELEM_INFO: [1, 1003, 1], SDO_ORDINATES: [0, 0, 1, 0, 1, 1, 0, 1, 0, 0] });
+    expect(await layerExtent(layer)).toEqual({ minX: 0, minY: 0, maxX: 1, maxY: 1 });
   });
 });

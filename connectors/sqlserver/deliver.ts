@@ -58,6 +58,11 @@ function bulkLoad(c: Connection, table: string, columns: StageColumn[], wkb: str
   });
 }
 
+/** Rows of a layer without geometry: the trailing (null) WKB is not a column of the load table. */
+async function* withoutGeometry(rows: AsyncIterable<unknown[]>): AsyncGenerator<unknown[]> {
+  for await (const row of rows) yield row.slice(0, -1);
+}
+
 /** The output reprojected to WGS 84 (lon/lat) for a geography column, by ogr2ogr; the same input when it already is. */
 async function inWgs84(layer: VectorInput, ctx: ConnectorContext): Promise<VectorInput> {
   if (layer.epsg === 4326 || layer.nlt === 'NONE') return layer;
@@ -133,7 +138,7 @@ export async function deliverSqlServer(config: SqlServerConfig, target: SqlServe
       const wkb = hasGeometry ? freeColumnName(columns.map((c) => c.name), 'wkb') : null;
       await withConnection(config, ctx, async (c) => {
         await query(c, createLoadTable(schema, load, columns, wkb));
-        await bulkLoad(c, qualified(schema, load), columns, wkb, layerRows(layer, fields));
+        await bulkLoad(c, qualified(schema, load), columns, wkb, wkb ? layerRows(layer, fields) : withoutGeometry(layerRows(layer, fields)));
         await query(c, createStageTable(schema, stage, tag, fid, columns, hasGeometry ? { name: geometry, spatial } : null));
         await query(c, fillStage(schema, stage, load, columns, hasGeometry && wkb ? { name: geometry, spatial, wkb, srid } : null));
         await query(c, dropIfExists(schema, load));
