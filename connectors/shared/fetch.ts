@@ -18,7 +18,8 @@ export interface HttpRequest {
   url: string;
   method?: 'GET' | 'HEAD' | 'POST';
   headers?: Record<string, string>;
-  body?: string;
+  /** A string, or a multipart form (fetch sets its Content-Type with the boundary). */
+  body?: string | FormData;
   /** More header names (any case) that carry secrets: dropped when a redirect leaves the origin. */
   secretHeaders?: readonly string[];
   /** How the URL is named in messages (without credentials or query secrets). */

@@ -20,8 +20,8 @@ import { readFileSync } from 'node:fs';
  * appear nowhere — not in responses, the events table (only sealed), the read models, the logs of
  * the API and the worker (at debug level), nor Temporal's workflow histories. The service runs as
  * real processes, exactly as npm start runs it, and every route that touches a connection is
- * called: create, get, list, update, test (saved and draft), discover, import, deliver, and a
- * Job's Run of every Source type.
+ * called: create, get, list, update, test (saved and draft), discover, the hub browse helpers,
+ * import, deliver, and a Job's Run of every Source type.
  */
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
@@ -68,7 +68,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     const shape = c.configuration.shape as Record<string, unknown>;
     if ('host' in shape) config.host = '127.0.0.1';
     if ('port' in shape) config.port = closedPort;
-    for (const field of ['url', 'endpoint']) if (field in shape) config[field] = `http://127.0.0.1:${closedPort}/${c.type}`;
+    for (const field of ['url', 'endpoint', 'api_endpoint', 'access_url']) if (field in shape) config[field] = `http://127.0.0.1:${closedPort}/${c.type}`;
     if ('force_path_style' in shape) config.force_path_style = true;
     for (const field of c.secrets) config[field] = plant(c.type, field);
     return config;
@@ -165,6 +165,11 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
         await call('POST', `/api/v1/${plural}/${id}/test`);
         await call('POST', `/api/v1/${plural}/test`, { type: c.type, configuration: configurationFor(c) });
         await call('GET', `/api/v1/${plural}/${id}/discover?schema=public`);
+        if (c.type === 'hub') {
+          // the hub browse helpers open the connection too; and a password alone goes to generateToken
+          for (const sub of ['hub/items?q=parcels', 'hub/folders', 'hub/items/abc123/layers']) expect((await call('GET', `/api/v1/${plural}/${id}/${sub}`)).status).toBe(422);
+          await call('POST', `/api/v1/${plural}/test`, { type: 'hub', configuration: { url: `http://127.0.0.1:${closedPort}/portal`, username: 'gis', password: plant('hub', 'password') } });
+        }
         if (kind === 'source') await call('POST', '/api/v1/workspaces', { source_id: id, source_resource: c.source!.shorthand ? 'thing' : null });
         else await call('POST', `/api/v1/workspaces/${workspace.id}/deliver`, { destination_id: id, destination_target: {} });
         if (kind === 'source') sources.push({ type: c.type, id, resource: resourceFor(c) });

@@ -1,7 +1,8 @@
 /**
  * Choosing a saved Source or Destination and saying what to use in it: the per-use selector
  * (source_resource) or target (destination_target), a form generated from the connector's JSON
- * Schema, with the PostGIS discovery browser filling schema and table. The Workspace import and
+ * Schema, with the PostGIS discovery browser filling schema and table (the hub browser: item,
+ * layer, folder). The Workspace import and
  * delivery and the Job editor all use it.
  */
 import { h, replace, uid } from '../../dom.js';
@@ -9,6 +10,7 @@ import { labelled, type FieldHandle, type FormErrors } from '../../forms.js';
 import type { Connection, ConnectionKind, Connector } from '../../types.js';
 import { schemaForm, type SchemaForm } from '../schema-form.js';
 import { discoverBrowser } from './discover-browser.js';
+import { hubBrowser } from './hub-browser.js';
 import { KINDS } from './kinds.js';
 
 export interface ConnectionPickerOptions {
@@ -98,6 +100,13 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
             connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
             pickLabel: 'Use',
             onPick: (t) => form?.fill({ schema: t.schema, table: t.name }),
+          }))
+        : null,
+      connection.type === 'hub'
+        ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the portal of “${connection.name}”`), hubBrowser({
+            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+            destination: options.kind === 'destination',
+            fill: (values) => form?.fill(values),
           }))
         : null,
     );
