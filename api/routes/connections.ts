@@ -249,7 +249,14 @@ const catalogEntry = z
     configuration: z.record(z.string(), z.unknown()).describe('JSON Schema of the configuration'),
     secrets: z.array(z.string()),
     example: z.record(z.string(), z.unknown()),
-    capabilities: z.object({ test: z.boolean(), discover: z.boolean(), import: z.boolean(), deliver: z.boolean(), incremental: z.boolean() }),
+    capabilities: z.object({
+      test: z.boolean(),
+      discover: z.boolean(),
+      projects: z.boolean().describe('POST /sources/{id}/projects and /inspect-project answer (qfieldcloud, merginmaps)'),
+      import: z.boolean(),
+      deliver: z.boolean(),
+      incremental: z.boolean(),
+    }),
     source: z
       .object({
         resource: z.record(z.string(), z.unknown()).describe('JSON Schema of source_resource'),

@@ -10,6 +10,7 @@ import { labelled, type FieldHandle, type FormErrors } from '../../forms.js';
 import type { Connection, ConnectionKind, Connector } from '../../types.js';
 import { schemaForm, type SchemaForm } from '../schema-form.js';
 import { discoverBrowser } from './discover-browser.js';
+import { projectBrowser } from './project-browser.js';
 import { hubBrowser } from './hub-browser.js';
 import { KINDS } from './kinds.js';
 
@@ -100,6 +101,12 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
             connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
             pickLabel: 'Use',
             onPick: (t) => form?.fill({ schema: t.schema, table: t.name }),
+          }))
+        : null,
+      connector.capabilities.projects && options.kind === 'source'
+        ? h('details', { class: 'discover-box' }, h('summary', null, `Pick a project, file and layer of “${connection.name}”`), projectBrowser({
+            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+            onPick: (pick) => form?.fill({ ...pick }),
           }))
         : null,
       connection.type === 'hub'
