@@ -209,9 +209,9 @@ export type DestinationBody = {
     /** User name */
     username: string;
     password?: string | null;
-    /** Encrypt the connection (TLS) */
+    /** Encrypt the connection (TLS); on by default */
     encrypt: boolean;
-    /** Accept a self-signed server certificate */
+    /** Accept a server certificate that does not verify against the system's CAs (self-signed): opt-in */
     trust_server_certificate: boolean;
   };
 } | {
@@ -220,11 +220,13 @@ export type DestinationBody = {
   /** Oracle Spatial: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
     /** Host name or IP address */
-    host: string;
+    host?: string;
     /** TCP port (default 1521) */
     port: number;
-    /** Service name */
-    service_name: string;
+    /** Service name (with host and port) */
+    service_name?: string;
+    /** Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB */
+    connect_string?: string;
     /** User name */
     username: string;
     password?: string | null;
@@ -437,9 +439,9 @@ export type DestinationDraft = {
     /** User name */
     username: string;
     password?: string | null;
-    /** Encrypt the connection (TLS) */
+    /** Encrypt the connection (TLS); on by default */
     encrypt: boolean;
-    /** Accept a self-signed server certificate */
+    /** Accept a server certificate that does not verify against the system's CAs (self-signed): opt-in */
     trust_server_certificate: boolean;
   };
 } | {
@@ -448,11 +450,13 @@ export type DestinationDraft = {
   /** Oracle Spatial: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
     /** Host name or IP address */
-    host: string;
+    host?: string;
     /** TCP port (default 1521) */
     port: number;
-    /** Service name */
-    service_name: string;
+    /** Service name (with host and port) */
+    service_name?: string;
+    /** Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB */
+    connect_string?: string;
     /** User name */
     username: string;
     password?: string | null;
@@ -1058,9 +1062,9 @@ export type SourceBody = {
     /** User name */
     username: string;
     password?: string | null;
-    /** Encrypt the connection (TLS) */
+    /** Encrypt the connection (TLS); on by default */
     encrypt: boolean;
-    /** Accept a self-signed server certificate */
+    /** Accept a server certificate that does not verify against the system's CAs (self-signed): opt-in */
     trust_server_certificate: boolean;
   };
 } | {
@@ -1069,11 +1073,13 @@ export type SourceBody = {
   /** Oracle Spatial: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
     /** Host name or IP address */
-    host: string;
+    host?: string;
     /** TCP port (default 1521) */
     port: number;
-    /** Service name */
-    service_name: string;
+    /** Service name (with host and port) */
+    service_name?: string;
+    /** Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB */
+    connect_string?: string;
     /** User name */
     username: string;
     password?: string | null;
@@ -1349,9 +1355,9 @@ export type SourceDraft = {
     /** User name */
     username: string;
     password?: string | null;
-    /** Encrypt the connection (TLS) */
+    /** Encrypt the connection (TLS); on by default */
     encrypt: boolean;
-    /** Accept a self-signed server certificate */
+    /** Accept a server certificate that does not verify against the system's CAs (self-signed): opt-in */
     trust_server_certificate: boolean;
   };
 } | {
@@ -1360,11 +1366,13 @@ export type SourceDraft = {
   /** Oracle Spatial: secrets are write-only; omit one to keep it, null clears it */
   configuration: {
     /** Host name or IP address */
-    host: string;
+    host?: string;
     /** TCP port (default 1521) */
     port: number;
-    /** Service name */
-    service_name: string;
+    /** Service name (with host and port) */
+    service_name?: string;
+    /** Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB */
+    connect_string?: string;
     /** User name */
     username: string;
     password?: string | null;
