@@ -12,6 +12,7 @@ import { trackRouteMethods } from './methods.js';
 import { finishDocument } from './openapi.js';
 import { authRoutes } from './routes/auth.js';
 import { catalogRoutes } from './routes/catalogs.js';
+import { connectionBrowseRoutes } from './routes/connection-browse.js';
 import { connectionRoutes, connectorCatalogRoutes } from './routes/connections.js';
 import { registerHealth } from './routes/health.js';
 import { jobRoutes, pipelineAliasRoutes } from './routes/jobs.js';
@@ -83,7 +84,7 @@ function nulParameter(values: unknown): string | undefined {
 export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
 const apiRoutes: RoutePlugin[] = [
   authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), workspaceRoutes,
-  jobRoutes, pipelineAliasRoutes,
+  jobRoutes, pipelineAliasRoutes, connectionBrowseRoutes('source'), connectionBrowseRoutes('destination'),
 ];
 
 /**
