@@ -1,6 +1,6 @@
 import { accessOf as geonodeAccess } from '../connectors/geonode/api.js';
 import { listDatasets, type DatasetQuery } from '../connectors/geonode/browse.js';
-import { accessOf as geoserverAccess } from '../connectors/geoserver/rest.js';
+import { accessOf as geoserverAccess, type GeoserverAccess } from '../connectors/geoserver/rest.js';
 import { listLayers, listStores, listWorkspaces } from '../connectors/geoserver/browse.js';
 import { ConnectorError } from '../connectors/shared/errors.js';
 import type { ConnectorContext } from '../connectors/types.js';
@@ -17,8 +17,6 @@ import type { Services } from './services.js';
  */
 
 const BROWSE_TIMEOUT_MS = 20_000;
-
-export type GeoserverListing = { what: 'workspaces' } | { what: 'stores' | 'layers'; workspace: string };
 
 type Base = Omit<ConnectorContext, 'signal'>;
 
@@ -41,13 +39,20 @@ async function remote<T>(kind: ConnectionKind, base: Base, fn: (ctx: ConnectorCo
   }
 }
 
-export async function browseGeoserver(services: Pick<Services, 'store' | 'cipher'>, kind: ConnectionKind, id: string, actorId: string, listing: GeoserverListing, base: Base) {
+/** A GeoServer listing: its workspaces, or the stores or layers of one workspace. */
+export async function browseGeoserver<T>(
+  services: Pick<Services, 'store' | 'cipher'>,
+  kind: ConnectionKind,
+  id: string,
+  actorId: string,
+  list: (access: GeoserverAccess, ctx: ConnectorContext) => Promise<T>,
+  base: Base,
+): Promise<T> {
   const config = await opened(services, kind, id, actorId, 'geoserver');
-  const access = geoserverAccess(config);
-  return remote(kind, base, (ctx) =>
-    listing.what === 'workspaces' ? listWorkspaces(access, ctx) : listing.what === 'stores' ? listStores(access, listing.workspace, ctx) : listLayers(access, listing.workspace, ctx),
-  );
+  return remote(kind, base, (ctx) => list(geoserverAccess(config), ctx));
 }
+
+export { listLayers, listStores, listWorkspaces };
 
 export async function browseGeonode(services: Pick<Services, 'store' | 'cipher'>, kind: ConnectionKind, id: string, actorId: string, query: DatasetQuery, base: Base) {
   const config = await opened(services, kind, id, actorId, 'geonode');

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { browseGeonode, browseGeoserver } from '../../application/connection-browse.js';
+import { browseGeonode, browseGeoserver, listLayers, listStores, listWorkspaces } from '../../application/connection-browse.js';
 import { kindNoun } from '../../application/connections.js';
 import type { Services } from '../../application/services.js';
 import type { Scope } from '../../domain/accounts/scopes.js';
@@ -49,17 +49,17 @@ export function connectionBrowseRoutes(kind: ConnectionKind): (services: Service
     app.get(`/${plural}/:id/geoserver/workspaces`, {
       config: { auth: { scopes: read } },
       schema: { tags: [tag], summary: `Workspaces of a GeoServer ${Noun}`, params: idParam, response: { 200: workspaces, ...errors } },
-    }, async (request) => browseGeoserver(services, kind, request.params.id, requirePrincipal(request).userId, { what: 'workspaces' }, base(request)));
+    }, async (request) => browseGeoserver(services, kind, request.params.id, requirePrincipal(request).userId, listWorkspaces, base(request)));
 
     app.get(`/${plural}/:id/geoserver/workspaces/:workspace/stores`, {
       config: { auth: { scopes: read } },
       schema: { tags: [tag], summary: `Data stores of a workspace of a GeoServer ${Noun}`, params: workspaceParams, response: { 200: stores, ...errors } },
-    }, async (request) => browseGeoserver(services, kind, request.params.id, requirePrincipal(request).userId, { what: 'stores', workspace: request.params.workspace }, base(request)));
+    }, async (request) => browseGeoserver(services, kind, request.params.id, requirePrincipal(request).userId, (access, ctx) => listStores(access, request.params.workspace, ctx), base(request)));
 
     app.get(`/${plural}/:id/geoserver/workspaces/:workspace/layers`, {
       config: { auth: { scopes: read } },
       schema: { tags: [tag], summary: `Layers of a workspace of a GeoServer ${Noun}`, params: workspaceParams, response: { 200: layers, ...errors } },
-    }, async (request) => browseGeoserver(services, kind, request.params.id, requirePrincipal(request).userId, { what: 'layers', workspace: request.params.workspace }, base(request)));
+    }, async (request) => browseGeoserver(services, kind, request.params.id, requirePrincipal(request).userId, (access, ctx) => listLayers(access, request.params.workspace, ctx), base(request)));
 
     app.get(`/${plural}/:id/geonode/datasets`, {
       config: { auth: { scopes: read } },
