@@ -9,7 +9,7 @@ import { testSteps } from '../shared/http-test.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { publishLayer, type GeoserverTarget } from './publish.js';
 import { accessOf, restGet, wrapped } from './rest.js';
-import { layerCrs, readLayer } from './wfs.js';
+import { readLayer, wfsCapabilities } from './wfs.js';
 
 /** GeoServer names (workspaces, stores, layers): XML-name-like, so they are safe in URLs, file names and typeNames. */
 const gsName = (what: string) =>
@@ -96,9 +96,9 @@ export const geoserver = defineConnector({
   verifiedAgainst:
     'reading: MapServer 8.0 (Debian cgi-mapserver), a real WFS 2.0 server, started by the tests; REST (test, publish, browse): a stand-in written from GeoServer\'s REST API reference (test/servers/geoserver), checked in the suite with the geoserver-rest 2.10 client (PyPI), that serves what it publishes through that MapServer',
   notes: [
-    '**Test**: with a user name, `GET {url}/rest/about/version.json` (Basic authentication), which reports the GeoServer version; without one, the WFS capabilities of the connection\'s workspace. `authentication_failed` (401), `permission_denied` (403: the user may not use the REST API), `not_found`, `unreachable`, `timeout`.',
+    '**Test**: with a user name, `GET {url}/rest/about/version.json` (Basic authentication), which reports the GeoServer version; without one, the server\'s WFS capabilities (`{url}/ows`). `authentication_failed` (401), `permission_denied` (403: the user may not use the REST API), `not_found`, `unreachable`, `timeout`.',
     '',
-    '**Import / Source** (`source_resource`): `{"layer": "nyc:boroughs"}` (the string `"nyc:boroughs"` means that; a name without a prefix is in the connection\'s `workspace`). The layer is read through the workspace\'s WFS 2.0 endpoint (`{url}/{workspace}/ows`): `GetCapabilities` gives its default CRS, then `GetFeature` with `outputFormat=application/json`, `srsName=EPSG:<code>` (x/y order) and `count`/`startIndex` paging (`page_size`, default 1000) until a page comes back short. Features are written into one GeoJSON file named after the layer, keeping the layer\'s CRS (a `crs` member, e.g. EPSG:2263). Filters: `bbox` `[minx, miny, maxx, maxy]` (optionally `bbox_crs`), or `cql_filter` (GeoServer\'s ECQL vendor parameter, e.g. `"boro_name = \'Brooklyn\'"`); GeoServer refuses both in one request, so they are refused together here. Every read is a full read.',
+    '**Import / Source** (`source_resource`): `{"layer": "nyc:boroughs"}` (the string `"nyc:boroughs"` means that; a name without a prefix is in the connection\'s `workspace`). The layer is read through its own WFS 2.0 endpoint (GeoServer\'s per-layer virtual service, `{url}/{workspace}/{layer}/ows`): `GetCapabilities` gives its default CRS, then `GetFeature` with `outputFormat=application/json`, `srsName=EPSG:<code>` (x/y order) and `count`/`startIndex` paging (`page_size`, default 1000) until a page comes back short. Features are written into one GeoJSON file named after the layer, keeping the layer\'s CRS (a `crs` member, e.g. EPSG:2263). Filters: `bbox` `[minx, miny, maxx, maxy]` (optionally `bbox_crs`), or `cql_filter` (GeoServer\'s ECQL vendor parameter, e.g. `"boro_name = \'Brooklyn\'"`); GeoServer refuses both in one request, so they are refused together here. Every read is a full read.',
     '',
     '**Deliver** (`destination_target`): `{"workspace": "nyc", "store": "boroughs", "layer": "boroughs", "write_mode": "replace", "title": "…", "abstract": "…", "style": "polygon"}`. The output (one layer) is written as a GeoPackage whose table is the layer\'s native name and uploaded into a GeoPackage data store through the REST API. A new layer: `PUT /rest/workspaces/{ws}/datastores/{store}/file.gpkg?configure=none` creates the store, `POST …/featuretypes` publishes the layer (with title and abstract), `PUT /rest/layers/{ws}:{layer}` sets the style. `replace` of an existing layer uploads the new GeoPackage into a staging store, then points the layer\'s store at that file with one `PUT` of its connection parameters, removes the staging store entry and deletes the old file (`DELETE /rest/resource/…`), then recalculates the bounding boxes: the layer stays in the catalogue throughout and answers with the old features until the store is switched. `create` fails with `target_exists` when the layer exists. The store must be the layer\'s own (one GeoPackage per layer); a store holding other data is `target_exists`. The workspace must exist (`not_found`). Idempotent per delivery: the uploaded file is named after the delivery id, so a retried delivery that already switched the store only rewrites the metadata.',
     '',
@@ -119,12 +119,8 @@ export const geoserver = defineConnector({
         }
         return `GeoServer ${version ?? '(version not reported)'} at ${publicUrl(c.url)} accepted ${c.username}`;
       }
-      if (!c.workspace) throw new ConnectorError('not_found', 'Without a user name the test reads the WFS of the connection\'s workspace: set workspace (or a user name for the REST API)', {}, false);
-      await layerCrs(access, { workspace: c.workspace, layer: '' }, ctx).catch((error: unknown) => {
-        if (error instanceof ConnectorError && error.reason === 'not_found' && /offers no layer/.test(error.message)) return null;
-        throw error;
-      });
-      return `The WFS of workspace ${c.workspace} at ${publicUrl(c.url)} answered its capabilities`;
+      const layers = await wfsCapabilities(access, ctx);
+      return `The WFS of ${publicUrl(c.url)} answered its capabilities (${layers} layer(s))`;
     });
   },
   source,

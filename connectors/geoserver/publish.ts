@@ -159,7 +159,7 @@ export async function publishLayer(access: GeoserverAccess, workspace: string, t
     await restSend(access, 'PUT', ['layers', `${workspace}:${target.layer}`], ctx, { json: { layer: { defaultStyle: { name: target.style } } } });
   }
   return {
-    target: { url: publicUrl(access.base), workspace, store, layer: `${workspace}:${target.layer}`, write_mode: target.write_mode, wfs: publicUrl(`${access.base}/${workspace}/ows`) },
+    target: { url: publicUrl(access.base), workspace, store, layer: `${workspace}:${target.layer}`, write_mode: target.write_mode, wfs: publicUrl(`${access.base}/${workspace}/${target.layer}/ows`) },
     ...(features !== null ? { rows_written: features } : {}),
   };
 }

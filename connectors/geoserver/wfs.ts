@@ -7,7 +7,7 @@ import type { GeoserverAccess } from './rest.js';
 /*
  * Reading one layer through WFS 2.0 GetFeature, page by page (count + startIndex), as GeoJSON
  * (GeoServer's `application/json` output), written feature by feature into one GeoJSON file.
- * The layer's CRS is its DefaultCRS in the workspace's capabilities; the features are asked for
+ * The layer's CRS is its DefaultCRS in the capabilities of its own virtual service; the features are asked for
  * in it (srsName=EPSG:<code>, the short form, which keeps x/y order) and the file names it in a
  * `crs` member, so a layer in EPSG:2263 stays in EPSG:2263.
  */
@@ -31,9 +31,12 @@ interface Page {
   features?: Feature[];
 }
 
-/** The workspace's own OWS endpoint (GeoServer's virtual service): {base}/{workspace}/ows. */
-export function owsUrl(access: GeoserverAccess, workspace: string, params: Record<string, string>): string {
-  const url = new URL(`${access.base}/${encodeURIComponent(workspace)}/ows`);
+/**
+ * The layer's own OWS endpoint (GeoServer's per-layer virtual service, {base}/{workspace}/{layer}/ows),
+ * whose capabilities list that one layer; without a layer, the server-wide {base}/ows.
+ */
+export function owsUrl(access: GeoserverAccess, at: { workspace: string; layer: string } | null, params: Record<string, string>): string {
+  const url = new URL(at ? `${access.base}/${encodeURIComponent(at.workspace)}/${encodeURIComponent(at.layer)}/ows` : `${access.base}/ows`);
   for (const [k, v] of Object.entries({ service: 'WFS', version: '2.0.0', ...params })) url.searchParams.set(k, v);
   return url.toString();
 }
@@ -53,17 +56,17 @@ export function defaultCrsOf(capabilities: string, qualifiedName: string): numbe
 
 /** Reads the capabilities of the workspace and returns the layer's EPSG code (null when it has none); not_found when it is not offered. */
 export async function layerCrs(access: GeoserverAccess, query: Pick<WfsQuery, 'workspace' | 'layer'>, ctx: ConnectorContext): Promise<number | null> {
-  const url = owsUrl(access, query.workspace, { request: 'GetCapabilities' });
+  const url = owsUrl(access, query, { request: 'GetCapabilities' });
   const label = publicUrl(url);
   const got = await httpRequest({ url, headers: { ...access.headers, accept: 'application/xml, text/xml' }, label }, ctx.signal);
   await failUnlessOk(got, label);
   const { text } = await readText(got.response, 64 * 1024 * 1024, label);
   if (!/WFS_Capabilities/.test(text)) {
-    throw new ConnectorError('invalid_response', `${label} did not answer WFS capabilities: is ${publicUrl(access.base)} a GeoServer with a workspace ${query.workspace}?`, { url: label }, false);
+    throw new ConnectorError('invalid_response', `${label} did not answer WFS capabilities: is ${publicUrl(access.base)} a GeoServer with a layer ${query.workspace}:${query.layer}?`, { url: label }, false);
   }
   const crs = defaultCrsOf(text, `${query.workspace}:${query.layer}`);
   if (crs === undefined) {
-    throw new ConnectorError('not_found', `The WFS of workspace ${query.workspace} at ${publicUrl(access.base)} offers no layer ${query.workspace}:${query.layer}`, { url: label, layer: `${query.workspace}:${query.layer}` }, false);
+    throw new ConnectorError('not_found', `The WFS of ${publicUrl(access.base)} offers no layer ${query.workspace}:${query.layer}`, { url: label, layer: `${query.workspace}:${query.layer}` }, false);
   }
   return crs;
 }
@@ -82,7 +85,7 @@ export async function readLayer(access: GeoserverAccess, query: WfsQuery, file: 
   if (epsg) params.srsName = `EPSG:${epsg}`;
   if (query.bbox) params.bbox = [...query.bbox, ...(query.bboxCrs ? [query.bboxCrs] : [])].join(',');
   if (query.cqlFilter) params.CQL_FILTER = query.cqlFilter;
-  const label = publicUrl(owsUrl(access, query.workspace, {}));
+  const label = publicUrl(owsUrl(access, query, {}));
   const tooLarge = () => new ConnectorError('too_large', `${typeName} at ${label} holds more than the limit of ${ctx.maxBytes} bytes`, { url: label, max_bytes: ctx.maxBytes }, false);
   const out = await open(file, 'w');
   let features = 0;
@@ -91,7 +94,7 @@ export async function readLayer(access: GeoserverAccess, query: WfsQuery, file: 
     const crs = epsg && epsg !== 4326 ? `"crs":{"type":"name","properties":{"name":"urn:ogc:def:crs:EPSG::${epsg}"}},` : '';
     await out.write(`{"type":"FeatureCollection",${crs}"features":[\n`);
     for (let page = 0; page < MAX_PAGES; page++) {
-      const url = owsUrl(access, query.workspace, { ...params, startIndex: String(page * query.pageSize) });
+      const url = owsUrl(access, query, { ...params, startIndex: String(page * query.pageSize) });
       const got = await fetchJson<Page>({ url, headers: { ...access.headers, accept: 'application/json' }, label }, ctx.signal, ctx.maxBytes - bytes).catch((error) => {
         if (error instanceof ConnectorError && error.reason === 'too_large') throw tooLarge();
         if (error instanceof ConnectorError && error.reason === 'invalid_response') {
@@ -117,4 +120,15 @@ export async function readLayer(access: GeoserverAccess, query: WfsQuery, file: 
     await out.close();
   }
   return { features, bytes, epsg };
+}
+
+/** A server-wide WFS GetCapabilities (the connection test without a user name). */
+export async function wfsCapabilities(access: GeoserverAccess, ctx: ConnectorContext): Promise<number> {
+  const url = owsUrl(access, null, { request: 'GetCapabilities' });
+  const label = publicUrl(url);
+  const got = await httpRequest({ url, headers: { ...access.headers, accept: 'application/xml, text/xml' }, label }, ctx.signal);
+  await failUnlessOk(got, label);
+  const { text } = await readText(got.response, 64 * 1024 * 1024, label);
+  if (!/WFS_Capabilities/.test(text)) throw new ConnectorError('invalid_response', `${label} did not answer WFS capabilities: is ${publicUrl(access.base)} a GeoServer?`, { url: label }, false);
+  return text.split(/<(?:\w+:)?FeatureType[\s>]/).length - 1;
 }
