@@ -100,12 +100,11 @@ export async function startGeoserver(options: { username?: string; password?: st
       "gml_include_items" "all"
       "gml_types" "auto"
       "gml_featureid" "fid"
-      "wfs_namespace_prefix" ${q(ws)}
     END
   END
 `;
   }
-  function mapOf(name: string, layers: string[], epsg: number | null): string {
+  function mapOf(name: string, layers: string[], epsg: number | null, prefix?: string): string {
     const srs = epsg && epsg !== 4326 ? `EPSG:${epsg} EPSG:4326` : 'EPSG:4326';
     return `MAP
   NAME ${q(name)}
@@ -126,6 +125,7 @@ export async function startGeoserver(options: { username?: string; password?: st
       "wfs_getfeature_formatlist" "application/json"
       "wfs_srs" "${srs}"
       "wfs_maxfeatures" "5000"
+      ${prefix ? `"wfs_namespace_prefix" ${q(prefix)}` : ''}
     END
   END
 ${layers.join('')}END
@@ -143,11 +143,11 @@ ${layers.join('')}END
           all.push(block);
           const epsg = layerInfo(abs(store.database), ft.nativeName).epsg;
           const file = path.join(mapsDir, `${ws}__${ft.name}.map`);
-          writeFileSync(`${file}.tmp`, mapOf(`${ws}_${ft.name}`, [block], epsg));
+          writeFileSync(`${file}.tmp`, mapOf(`${ws}_${ft.name}`, [block], epsg, ws));
           renameSync(`${file}.tmp`, file);
         }
       }
-      writeFileSync(path.join(mapsDir, `${ws}.map.tmp`), mapOf(ws, inWs, null));
+      writeFileSync(path.join(mapsDir, `${ws}.map.tmp`), mapOf(ws, inWs, null, ws));
       renameSync(path.join(mapsDir, `${ws}.map.tmp`), path.join(mapsDir, `${ws}.map`));
     }
     writeFileSync(path.join(mapsDir, 'all.map.tmp'), mapOf('geoserver', all, null));
@@ -337,7 +337,7 @@ ${layers.join('')}END
       if (method === 'GET') return json(res, 200, list('dataStores', 'dataStore', [...stores.keys()].sort(), (n) => href('workspaces', ws!, 'datastores', n)));
     }
     const store = stores.get(ds!);
-    if (p.length === 5 && c === 'file' && method === 'PUT') {
+    if (p.length === 5 && /^file\.\w+$/.test(c ?? '') && method === 'PUT') {
       // PUT …/datastores/{store}/file.gpkg: the upload becomes (or replaces) the store's GeoPackage.
       if (!/\.gpkg$/.test(parts[4]!)) return send(res, 400, 'text/plain', 'Only GeoPackage uploads are supported by this stand-in');
       const fileName = (query.get('filename') ?? `${ds}.gpkg`).replace(/[^A-Za-z0-9_.-]/g, '_');
