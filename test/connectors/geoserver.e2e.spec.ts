@@ -81,7 +81,7 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     expect(out.wrong_password).toBe(401);
     expect(out.missing_layer).toBe(404);
     expect(out.datastores_after_delete).toEqual({ dataStores: '' });
-  });
+  }, 180_000);
 
   it('tests drafts and saved Sources with a classified result; browses workspaces, stores and layers; refuses others', async () => {
     const port = await closedPort();
@@ -117,7 +117,7 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     const notGs = (await send('POST', '/api/v1/sources', { name: 'u', type: 'url', configuration: { url: 'http://127.0.0.1:9/a.geojson' } })).json();
     expect((await send('GET', `/api/v1/sources/${notGs.id}/geoserver/workspaces`)).json().error.code).toBe('invalid_source');
     expect(JSON.stringify(gs.requests)).not.toContain(gs.password);
-  });
+  }, 180_000);
 
   it('imports a layer over WFS 2.0 with paging, keeping its CRS; filters by bbox and CQL', async () => {
     const src = (await send('POST', '/api/v1/sources', { name: 'GeoServer read', type: 'geoserver', configuration })).json();
@@ -143,7 +143,7 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     expect(both.statusCode).toBe(422);
     const gone = await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: 'nyc:atlantis' });
     expect(gone.json().error).toMatchObject({ code: 'source_failed' });
-  });
+  }, 180_000);
 
   it('a Job publishes a layer (create), republishes it with replace twice while a reader polls the WFS, and create refuses an existing layer', async () => {
     const api = jobsClient(() => sut.app, token);
@@ -184,5 +184,5 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     expect(existsSync(firstFile!)).toBe(false);
     expect((await (await rest('GET', 'workspaces/nyc/datastores.json')).json()).dataStores.dataStore.map((s: { name: string }) => s.name).sort()).toEqual(['boroughs', 'nybb_src']);
     expect((await (await rest('GET', 'workspaces/nyc/datastores/boroughs/featuretypes/boroughs.json')).json()).featureType.title).toBe('NYC boroughs (nightly)');
-  });
+  }, 300_000);
 });

@@ -108,7 +108,7 @@ export async function startGeoserver(options: { username?: string; password?: st
     const srs = epsg && epsg !== 4326 ? `EPSG:${epsg} EPSG:4326` : 'EPSG:4326';
     return `MAP
   NAME ${q(name)}
-  EXTENT -180 -90 180 90
+  ${epsg && epsg !== 4326 ? 'EXTENT -100000000 -100000000 100000000 100000000' : 'EXTENT -180 -90 180 90'}
   PROJECTION "init=epsg:${epsg ?? 4326}" END
   OUTPUTFORMAT
     NAME "application/json"
@@ -167,7 +167,7 @@ ${layers.join('')}END
       query.set('FILTER', `<fes:Filter xmlns:fes="http://www.opengis.net/fes/2.0"><fes:PropertyIsEqualTo><fes:ValueReference>${m[1]}</fes:ValueReference><fes:Literal>${m[2]}</fes:Literal></fes:PropertyIsEqualTo></fes:Filter>`);
     }
     const child = spawn(MAPSERV, [], {
-      env: { PATH: '/usr/bin:/bin', MAPSERVER_CONFIG_FILE: configFile, MS_MAPFILE: mapfile, REQUEST_METHOD: 'GET', QUERY_STRING: query.toString() },
+      env: { PATH: '/usr/bin:/bin', MAPSERVER_CONFIG_FILE: configFile, MS_MAPFILE: mapfile, REQUEST_METHOD: 'GET', QUERY_STRING: [...query].map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&') },
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     const chunks: Buffer[] = [];
