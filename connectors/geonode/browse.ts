@@ -14,7 +14,11 @@ export interface DatasetQuery {
 export async function listDatasets(access: GeonodeAccess, query: DatasetQuery, ctx: ConnectorContext) {
   const params: Record<string, string> = { page: String(query.page), page_size: String(query.page_size) };
   if (query.search) params.search = query.search;
-  const got = await apiGet<{ datasets?: Dataset[]; total?: number }>(access, ['datasets'], ctx, params);
+  const got = await apiGet<{ datasets?: Dataset[]; total?: number }>(access, ['datasets'], ctx, params).catch((error: unknown) => {
+    // GeoNode (Django REST framework) answers a page past the end with 404 "Invalid page."
+    if (query.page > 1 && error instanceof ConnectorError && error.reason === 'not_found') return { datasets: [] as Dataset[], total: undefined };
+    throw error;
+  });
   if (!Array.isArray(got.datasets)) {
     throw new ConnectorError('invalid_response', `${publicUrl(apiUrl(access, ['datasets']))} answered without a datasets list: is ${publicUrl(access.base)} a GeoNode 4 or newer?`, {}, false);
   }

@@ -115,9 +115,17 @@ export async function publishLayer(access: GeoserverAccess, workspace: string, t
     if (!existingStore) {
       await restSend(access, 'PUT', ['workspaces', workspace, 'datastores', store, 'file.gpkg'], ctx, { bytes: await readFile(gpkg.file), contentType: 'application/x-sqlite3' }, { configure: 'none', filename: `${fileName}.gpkg` });
     }
-    await restSend(access, 'POST', ['workspaces', workspace, 'datastores', store, 'featuretypes'], ctx, {
-      json: { featureType: { name: target.layer, nativeName: target.layer, title: target.title ?? target.layer, ...(target.abstract ? { abstract: target.abstract } : {}), enabled: true } },
-    });
+    try {
+      await restSend(access, 'POST', ['workspaces', workspace, 'datastores', store, 'featuretypes'], ctx, {
+        json: { featureType: { name: target.layer, nativeName: target.layer, title: target.title ?? target.layer, ...(target.abstract ? { abstract: target.abstract } : {}), enabled: true } },
+      });
+    } catch (error) {
+      // Nothing half-published: the store this delivery made goes again, with its file.
+      if (!(error instanceof ConnectorError && error.retryable)) {
+        await restSend(access, 'DELETE', ['workspaces', workspace, 'datastores', store], ctx, undefined, { recurse: 'true', purge: 'all' }).catch(() => undefined);
+      }
+      throw error;
+    }
   } else {
     if (target.write_mode === 'create') {
       throw new ConnectorError('target_exists', `Layer ${where} already exists (write_mode create)`, { workspace, layer: target.layer }, false);

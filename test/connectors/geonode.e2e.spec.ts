@@ -93,6 +93,7 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     expect(paged.items).toHaveLength(1);
     expect(paged.items[0].id).not.toBe(all.items[0].id);
     expect((await send('GET', `/api/v1/sources/${src.id}/geonode/datasets?page=0`)).statusCode).toBe(400);
+    expect((await send('GET', `/api/v1/sources/${src.id}/geonode/datasets?page=99`)).json()).toMatchObject({ items: [], page: 99 });
 
     await registerUser(sut.services, { email: 'gn-other@example.com', password: 'another long password' });
     const other = bearer(await createToken(sut.app, await login(sut.app, { email: 'gn-other@example.com', password: 'another long password' }), ['sources:read']));
