@@ -15,6 +15,7 @@ import { catalogRoutes } from './routes/catalogs.js';
 import { connectionBrowseRoutes } from './routes/connection-browse.js';
 import { connectionRoutes, connectorCatalogRoutes } from './routes/connections.js';
 import { registerHealth } from './routes/health.js';
+import { hubBrowseRoutes } from './routes/hub.js';
 import { jobRoutes, pipelineAliasRoutes } from './routes/jobs.js';
 import { recipeRoutes } from './routes/recipes.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -83,7 +84,8 @@ function nulParameter(values: unknown): string | undefined {
 /** Route plugins mounted under /api/v1; a new resource adds its plugin here. */
 export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
 const apiRoutes: RoutePlugin[] = [
-  authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), workspaceRoutes,
+  authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), hubBrowseRoutes('source'), hubBrowseRoutes('destination'),
+  workspaceRoutes,
   jobRoutes, pipelineAliasRoutes, connectionBrowseRoutes('source'), connectionBrowseRoutes('destination'),
 ];
 

@@ -37,13 +37,36 @@ export interface RestAnswer<T> {
 
 /** POSTs `params` (plus f=json and the token) to `path` under the service; ArcGIS errors are classified. */
 export async function arcgis<T>(access: RestAccess, path: string, params: Record<string, string>, ctx: ConnectorContext, maxBytes: number): Promise<RestAnswer<T>> {
-  const url = `${access.service}${path ? `/${path}` : ''}`;
+  return arcgisPost<T>(`${access.service}${path ? `/${path}` : ''}`, params, access.token, ctx, maxBytes);
+}
+
+/** A file sent in a multipart body (a portal's addItem). */
+export interface RestFile {
+  field: string;
+  name: string;
+  data: Blob;
+}
+
+/**
+ * POSTs `params` (plus f=json and the token) to any ArcGIS REST URL (a service, or a portal's
+ * sharing API): a form body, or a multipart body when `files` are given.
+ */
+export async function arcgisPost<T>(url: string, params: Record<string, string>, token: string | undefined, ctx: ConnectorContext, maxBytes: number, files: RestFile[] = []): Promise<RestAnswer<T>> {
   const label = publicUrl(url);
-  const form = new URLSearchParams({ ...params, f: 'json' });
-  if (access.token) form.set('token', access.token);
+  const fields: Record<string, string> = { ...params, f: 'json', ...(token ? { token } : {}) };
+  let body: string | FormData;
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (files.length) {
+    body = new FormData();
+    for (const [k, v] of Object.entries(fields)) body.set(k, v);
+    for (const f of files) body.set(f.field, f.data, f.name);
+  } else {
+    body = new URLSearchParams(fields).toString();
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+  }
   // No redirects: a 307 would carry the token in the body to wherever it points, and a 301/302
   // would turn the query into a GET without its parameters. The error names the new address.
-  const got = await httpRequest({ url, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString(), label, maxRedirects: 0 }, ctx.signal);
+  const got = await httpRequest({ url, method: 'POST', headers, body, label, maxRedirects: 0 }, ctx.signal);
   await failUnlessOk(got, label);
   const { text, bytes } = await readText(got.response, maxBytes, label);
   let json: T & RestError;

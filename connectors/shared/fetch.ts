@@ -18,7 +18,7 @@ export interface HttpRequest {
   url: string;
   method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   headers?: Record<string, string>;
-  /** Text, bytes (a file upload) or a multipart form; a redirect that turns the request into a GET drops it. */
+  /** Text, bytes (a file upload), or a multipart form (fetch sets its Content-Type with the boundary); a redirect that turns the request into a GET drops it. */
   body?: string | Uint8Array<ArrayBuffer> | FormData;
   /** More header names (any case) that carry secrets: dropped when a redirect leaves the origin. */
   secretHeaders?: readonly string[];

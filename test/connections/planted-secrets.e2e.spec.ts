@@ -20,8 +20,8 @@ import { readFileSync } from 'node:fs';
  * appear nowhere — not in responses, the events table (only sealed), the read models, the logs of
  * the API and the worker (at debug level), nor Temporal's workflow histories. The service runs as
  * real processes, exactly as npm start runs it, and every route that touches a connection is
- * called: create, get, list, update, test (saved and draft), discover, import, deliver, and a
- * Job's Run of every Source type.
+ * called: create, get, list, update, test (saved and draft), discover, the hub browse helpers,
+ * import, deliver, and a Job's Run of every Source type.
  */
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
@@ -175,6 +175,11 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
         await call('GET', `/api/v1/${plural}/${id}/discover?schema=public`);
         // The browse helpers open the connection (decrypted) too.
         for (const route of browseRoutes[c.type] ?? []) await call('GET', `/api/v1/${plural}/${id}/${route}`);
+        if (c.type === 'hub') {
+          // the hub browse helpers open the connection too; and a password alone goes to generateToken
+          for (const sub of ['hub/items?q=parcels', 'hub/folders', 'hub/items/abc123/layers']) expect((await call('GET', `/api/v1/${plural}/${id}/${sub}`)).status).toBe(422);
+          await call('POST', `/api/v1/${plural}/test`, { type: 'hub', configuration: { url: `http://127.0.0.1:${closedPort}/portal`, username: 'gis', password: plant('hub', 'password') } });
+        }
         if (kind === 'source') await call('POST', '/api/v1/workspaces', { source_id: id, source_resource: c.source!.shorthand ? 'thing' : null });
         else await call('POST', `/api/v1/workspaces/${workspace.id}/deliver`, { destination_id: id, destination_target: deliveryTargets[c.type] ?? {} });
         if (kind === 'source') sources.push({ type: c.type, id, resource: resourceFor(c) });

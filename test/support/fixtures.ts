@@ -141,3 +141,41 @@ export function countriesGpkg(dir: string): string {
   ogr(['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:4326', '-nln', 'countries', '-nlt', 'MULTIPOLYGON']);
   return gpkg;
 }
+
+/** Countries as Natural Earth's admin-0 layer has them, in miniature: GeoJSON (WGS 84), multipolygons and non-ASCII names. */
+export function countriesGeoJson(dir: string): string {
+  const box = (x: number, y: number, w: number, h: number) => [[[x, y], [x + w, y], [x + w, y + h], [x, y + h], [x, y]]];
+  const country = (iso: string, name: string, pop: number, parts: number[][][][]) => ({
+    type: 'Feature',
+    properties: { ISO_A3: iso, NAME: name, POP_EST: pop, CONTINENT: 'Europe' },
+    geometry: parts.length === 1 ? { type: 'Polygon', coordinates: parts[0] } : { type: 'MultiPolygon', coordinates: parts },
+  });
+  const file = path.join(dir, 'ne_110m_admin_0_countries.geojson');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      type: 'FeatureCollection',
+      features: [
+        country('CHE', 'Switzerland', 8574832, [box(6, 45.8, 4.5, 2)]),
+        country('AUT', 'Österreich', 8877067, [box(9.5, 46.4, 7.5, 2.6)]),
+        country('DNK', 'Danmark', 5818553, [box(8, 54.8, 2.5, 2.8), box(10.8, 54.6, 1.8, 1.4)]),
+        country('ISL', 'Ísland', 361313, [box(-24.5, 63.4, 11, 3.1)]),
+      ],
+    }),
+  );
+  return file;
+}
+
+/** The boroughs as a CSV of points with lon/lat columns, as open-data portals publish them. */
+export function boroughCentroidsCsv(dir: string, name = 'borough_centroids.csv', rows = 5): string {
+  const all = [
+    ['1', 'Manhattan', '-73.9712', '40.7831'],
+    ['2', 'Bronx', '-73.8648', '40.8448'],
+    ['3', 'Brooklyn', '-73.9442', '40.6782'],
+    ['4', 'Queens', '-73.7949', '40.7282'],
+    ['5', 'Staten Island', '-74.1502', '40.5795'],
+  ];
+  const file = path.join(dir, name);
+  writeFileSync(file, ['BoroCode,BoroName,longitude,latitude', ...all.slice(0, rows).map((r) => r.join(','))].join('\n') + '\n');
+  return file;
+}

@@ -314,3 +314,32 @@ export interface Run {
   workflow: { workflow_id: string; run_id: string | null } | null;
   job_snapshot?: unknown;
 }
+
+/** GET …/hub/items: a page of a portal search. */
+export interface HubItem {
+  id: string;
+  title: string;
+  type: string;
+  owner: string;
+  url: string | null;
+  tags: string[];
+  access: string | null;
+  modified: string | null;
+}
+export interface HubItems {
+  portal: string;
+  query: string;
+  total: number;
+  start: number;
+  next_start: number | null;
+  items: HubItem[];
+}
+export interface HubFolders {
+  portal: string;
+  username: string;
+  folders: { id: string; title: string }[];
+}
+export interface HubLayers {
+  item: HubItem;
+  layers: { id: number; name: string; kind: 'layer' | 'table'; geometry_type: string | null }[];
+}

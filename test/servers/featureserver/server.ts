@@ -96,7 +96,7 @@ export function cityLayers(): Layer[] {
 }
 
 /** Where clauses of the form `1=1` or `field op literal [AND …]` (op: = <> < <= > >=); anything else is refused as ArcGIS does. */
-function matcher(where: string): ((a: Attributes) => boolean) | null {
+export function matcher(where: string): ((a: Attributes) => boolean) | null {
   const clauses = where.split(/\s+AND\s+/i).map((c) => c.trim());
   const tests: ((a: Attributes) => boolean)[] = [];
   for (const clause of clauses) {

@@ -180,6 +180,16 @@ def test_discover_tables(server: FakeServer) -> None:
     assert tables[3].split() == ["public", "owners", "false"]
 
 
+def test_hub_browse_commands(server: FakeServer) -> None:
+    server.on("GET", "/destinations/dst_1/hub/items", lambda r: httpx.Response(200, json={"total": 1, "items": [{"id": "a1"}], "params": dict(r.url.params)}))
+    server.on("GET", "/destinations/dst_1/hub/folders", {"username": "gis", "folders": [{"id": "f1", "title": "nightly"}]})
+    server.on("GET", "/destinations/dst_1/hub/items/a1/layers", {"layers": [{"id": 0, "name": "parcels"}]})
+    found = json.loads(svc(server, "destinations", "hub-items", "dst_1", "--q", "parcels", "--mine", "--start", "21").stdout)
+    assert found["params"] == {"q": "parcels", "owner_only": "true", "start": "21", "num": "20"}
+    assert json.loads(svc(server, "destinations", "hub-folders", "dst_1").stdout)["folders"][0]["title"] == "nightly"
+    assert json.loads(svc(server, "destinations", "hub-layers", "dst_1", "a1").stdout)["layers"][0]["name"] == "parcels"
+
+
 def test_list_every_page_or_one(server: FakeServer) -> None:
     pages = {None: {"items": [dict(SAVED, id="src_2")], "next_cursor": "c2"}, "c2": {"items": [SAVED], "next_cursor": None}}
     server.on("GET", "/sources", lambda r: httpx.Response(200, json=pages[r.url.params.get("cursor")]))

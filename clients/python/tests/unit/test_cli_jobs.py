@@ -267,6 +267,9 @@ EVERY_COMMAND: list[tuple[tuple[str, ...], str, str]] = [
         ((kind, "test", "src_1"), "POST", f"/{kind}/src_1/test"),
         ((kind, "test-draft", "--type", "url", "--set", "url=https://d.example/a.geojson"), "POST", f"/{kind}/test"),
         ((kind, "discover", "src_1"), "GET", f"/{kind}/src_1/discover"),
+        ((kind, "hub-items", "src_1"), "GET", f"/{kind}/src_1/hub/items"),
+        ((kind, "hub-folders", "src_1"), "GET", f"/{kind}/src_1/hub/folders"),
+        ((kind, "hub-layers", "src_1", "a1"), "GET", f"/{kind}/src_1/hub/items/a1/layers"),
     ]],
     (("sources", "projects", "src_1"), "POST", "/sources/src_1/projects"),
     (("sources", "inspect-project", "src_1", "--data", '{"project": "p"}'), "POST", "/sources/src_1/inspect-project"),
@@ -304,6 +307,9 @@ def everything(server: FakeServer) -> FakeServer:
         server.on("POST", f"/{kind}/src_1/test", {"ok": True, "status": "ok", "message": "", "tried": {}})
         server.on("POST", f"/{kind}/test", {"ok": True, "status": "ok", "message": "", "tried": {}})
         server.on("GET", f"/{kind}/src_1/discover", {"host": "h", "database": "d", "schemas": ["public"]})
+        server.on("GET", f"/{kind}/src_1/hub/items", {"total": 0, "start": 1, "next_start": None, "items": []})
+        server.on("GET", f"/{kind}/src_1/hub/folders", {"username": "u", "folders": []})
+        server.on("GET", f"/{kind}/src_1/hub/items/a1/layers", {"item": {"id": "a1"}, "layers": []})
     server.on("POST", "/sources/src_1/projects", {"items": []})
     server.on("POST", "/sources/src_1/inspect-project", {"layers": []})
     server.on("GET", "/jobs", {"items": [JOB], "next_cursor": None})

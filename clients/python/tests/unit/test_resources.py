@@ -77,6 +77,21 @@ def test_geoserver_and_geonode_browse_helpers(server: FakeServer, client: Client
 
 
 @pytest.mark.parametrize("name", ["sources", "destinations"])
+def test_hub_browse_helpers(server: FakeServer, client: Client, name: str) -> None:
+    prefix = f"/{name}/x_1/hub"
+    server.on("GET", f"{prefix}/items", lambda r: httpx.Response(200, json={"total": 1, "start": int(r.url.params["start"]), "next_start": None, "items": [{"id": "a1"}], "params": dict(r.url.params)}))
+    server.on("GET", f"{prefix}/folders", {"username": "gis", "folders": [{"id": "f1", "title": "nightly"}]})
+    server.on("GET", f"{prefix}/items/a1/layers", {"item": {"id": "a1"}, "layers": [{"id": 0, "name": "parcels"}]})
+    collection = getattr(client, name)
+
+    page = collection.hub_items("x_1", 'type:"Feature Service"', owner_only=True, start=21)
+    assert page["params"] == {"q": 'type:"Feature Service"', "owner_only": "true", "start": "21", "num": "20"}
+    assert collection.hub_items("x_1")["params"] == {"start": "1", "num": "20"}
+    assert collection.hub_folders("x_1")["folders"][0]["title"] == "nightly"
+    assert collection.hub_layers("x_1", "a1")["layers"][0]["name"] == "parcels"
+
+
+@pytest.mark.parametrize("name", ["sources", "destinations"])
 def test_update_changes_only_what_is_given(server: FakeServer, client: Client, name: str) -> None:
     saved = {"id": "x_1", "name": "db", "type": "postgis", "created_at": "2026-01-01T00:00:00Z",
              "configuration": {"host": "db", "port": 5433, "database": "gis", "username": "u", "ssl_mode": "require",

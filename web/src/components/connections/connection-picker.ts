@@ -1,7 +1,8 @@
 /**
  * Choosing a saved Source or Destination and saying what to use in it: the per-use selector
  * (source_resource) or target (destination_target), a form generated from the connector's JSON
- * Schema, with the PostGIS discovery browser filling schema and table. The Workspace import and
+ * Schema, with the PostGIS discovery browser filling schema and table (the hub browser: item,
+ * layer, folder). The Workspace import and
  * delivery and the Job editor all use it.
  */
 import { h, replace, uid } from '../../dom.js';
@@ -10,6 +11,7 @@ import type { Connection, ConnectionKind, Connector } from '../../types.js';
 import { schemaForm, type SchemaForm } from '../schema-form.js';
 import { discoverBrowser } from './discover-browser.js';
 import { geonodeBrowser, geoserverBrowser } from './map-server-browser.js';
+import { hubBrowser } from './hub-browser.js';
 import { KINDS } from './kinds.js';
 
 export interface ConnectionPickerOptions {
@@ -111,6 +113,13 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
         ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the datasets of “${connection.name}”`), geonodeBrowser({
             connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
             onPick: (d) => form?.fill(options.kind === 'source' ? { dataset: d.id } : { dataset: d.id, ...(d.title ? { title: d.title } : {}) }),
+          }))
+        : null,
+      connection.type === 'hub'
+        ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the portal of “${connection.name}”`), hubBrowser({
+            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+            destination: options.kind === 'destination',
+            fill: (values) => form?.fill(values),
           }))
         : null,
     );

@@ -87,7 +87,8 @@ def _configuration(
 
 def _connection_group(attr: str, noun: str) -> click.Group:
     @cli.group(name=attr, help=(
-        f"Saved {noun}s: list, get, create, update, delete, test, test-draft, discover. Secrets come "
+        f"Saved {noun}s: list, get, create, update, delete, test, test-draft, discover, hub-items, "
+        "hub-folders, hub-layers. Secrets come "
         "from a prompt, --secret-file FIELD=PATH or --secret-stdin FIELD, never from a flag's value."
     ))
     def group() -> None:
@@ -177,6 +178,28 @@ def _connection_group(attr: str, noun: str) -> click.Group:
     @pass_state
     def discover(state: State, id: str, schema: str | None) -> None:
         emit(state, collection(state).discover(id, schema=schema), view=views.discovery)
+
+    @group.command("hub-items", help="Search the portal of a hub connection for items (newest first).")
+    @click.argument("id")
+    @click.option("--q", "q", help='Portal search, e.g. parcels or type:"Feature Service".')
+    @click.option("--mine", is_flag=True, help="Only the signed-in user's items.")
+    @click.option("--start", type=int, default=1, show_default=True, help="First result (next_start of the previous page).")
+    @pass_state
+    def hub_items(state: State, id: str, q: str | None, mine: bool, start: int) -> None:
+        emit(state, collection(state).hub_items(id, q, owner_only=mine, start=start))
+
+    @group.command("hub-folders", help="The signed-in user's folders on the portal of a hub connection.")
+    @click.argument("id")
+    @pass_state
+    def hub_folders(state: State, id: str) -> None:
+        emit(state, collection(state).hub_folders(id))
+
+    @group.command("hub-layers", help="The layers and tables of a feature layer item of a hub connection's portal.")
+    @click.argument("id")
+    @click.argument("item_id")
+    @pass_state
+    def hub_layers(state: State, id: str, item_id: str) -> None:
+        emit(state, collection(state).hub_layers(id, item_id))
 
     return group
 

@@ -99,6 +99,25 @@ class _Connections(Collection):
             long=True,
         )
 
+    def hub_items(
+        self, id: str, q: str | None = None, *, owner_only: bool = False, start: int = 1, num: int = 20
+    ) -> JSON:
+        """Search the portal of a hub connection (newest first): ``{total, start, next_start, items}``.
+
+        ``q`` is the portal's search syntax (``parcels``, ``type:"Feature Service"``,
+        ``owner:gis_team``); pass ``start=next_start`` for the next page.
+        """
+        params = {"q": q, "owner_only": "true" if owner_only else None, "start": start, "num": num}
+        return self._client._object("GET", self._item(id, "hub", "items"), params=params, long=True)
+
+    def hub_folders(self, id: str) -> JSON:
+        """The signed-in user's folders on the portal of a hub connection."""
+        return self._client._object("GET", self._item(id, "hub", "folders"), long=True)
+
+    def hub_layers(self, id: str, item_id: str) -> JSON:
+        """The layers and tables of a feature layer item on the portal of a hub connection."""
+        return self._client._object("GET", self._item(id, "hub", "items", segment(item_id), "layers"), long=True)
+
 
 class Sources(_Connections):
     """``client.sources``: where data comes from."""

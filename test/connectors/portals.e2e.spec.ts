@@ -1,0 +1,155 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerUser } from '../../application/accounts.js';
+import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { skipWithoutDatabase } from '../support/database.js';
+import { boroughCentroidsCsv, boroughsShapefileZip, fixtureDir } from '../support/fixtures.js';
+import { createPostgisTarget, jobsClient } from '../support/jobs.js';
+import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { startCkanStandIn, type CkanStandIn } from '../servers/ckan/server.js';
+import { startHubStandIn, type HubItem, type HubStandIn } from '../servers/hub/server.js';
+import { closedPort } from './support.js';
+
+/*
+ * CKAN and ArcGIS portals through /api/v1 as a user drives them, with the real worker, Temporal
+ * and PostGIS: create → test → browse → import (hub; the spec refuses ckan) → a Job through Run
+ * Now to succeeded, the data checked where it landed (the PostGIS table, the hosted layer).
+ */
+
+const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+
+describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () => {
+  let sut: TestApp;
+  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  let api: ReturnType<typeof jobsClient>;
+  let ckan: CkanStandIn;
+  let arcgis: HubStandIn;
+  let target: Awaited<ReturnType<typeof createPostgisTarget>>;
+  let postgisId: string;
+  let stations: HubItem;
+  let boroughsFile: HubItem;
+  const dir = fixtureDir();
+
+  beforeAll(async () => {
+    sut = await createTestApp({ temporal: true });
+    worker = await startTestWorker(sut.services.config);
+    const token = await createToken(sut.app, await login(sut.app), ['sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'workspaces:read', 'workspaces:write', 'jobs:read', 'jobs:write', 'jobs:run']);
+    api = jobsClient(() => sut.app, token);
+    ckan = await startCkanStandIn();
+    ckan.addDataset({ name: 'nyc-boroughs', title: 'NYC boroughs' });
+    ckan.upload('nyc-boroughs', { name: 'Centroids 2023', format: 'CSV', filename: 'centroids-2023.csv', body: readFileSync(boroughCentroidsCsv(dir, 'a.csv', 3)), at: '2023-05-01T00:00:00.000000' });
+    ckan.upload('nyc-boroughs', { name: 'Centroids 2024', format: 'CSV', filename: 'centroids-2024.csv', body: readFileSync(boroughCentroidsCsv(dir, 'b.csv', 5)), at: '2024-05-01T00:00:00.000000' });
+    arcgis = await startHubStandIn();
+    stations = arcgis.addFeatureLayer('gis_team', 'Fire stations', {
+      name: 'stations', geometryType: 'esriGeometryPoint', wkid: 4326,
+      fields: [{ name: 'name', type: 'esriFieldTypeString', alias: 'Name' }],
+      features: Array.from({ length: 60 }, (_, i) => ({ attributes: { name: `Station ${i + 1}` }, geometry: { x: -74 + i * 0.001, y: 40.7 } })),
+    });
+    boroughsFile = arcgis.addFileItem('gis_team', 'NYC borough boundaries', 'Shapefile', 'nybb_16a.zip', readFileSync(boroughsShapefileZip(dir)));
+    target = await createPostgisTarget();
+    postgisId = (await api.call('POST', '/api/v1/destinations', { name: 'warehouse', type: 'postgis', configuration: target.configuration })).json().id;
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await sut?.close();
+    await ckan?.stop();
+    await arcgis?.stop();
+    await target?.drop();
+  });
+
+  const runNow = async (job: { id: string }) => {
+    const started = await api.call('POST', `/api/v1/jobs/${job.id}/run`);
+    expect(started.statusCode, started.body).toBe(201);
+    return api.waitForRun(job.id, started.json().id);
+  };
+  const createJob = async (body: Record<string, unknown>) => {
+    const created = await api.call('POST', '/api/v1/jobs', { transform_mode: 'manual', operations: [], output_format: 'GPKG', ...body });
+    expect(created.statusCode, created.body).toBe(201);
+    return created.json() as { id: string };
+  };
+
+  it('ckan: the newest CSV of a dataset into PostGIS, every night (Run Now twice: the second is unchanged)', async () => {
+    const source = (await api.call('POST', '/api/v1/sources', { name: 'NYC open data', type: 'ckan', configuration: { url: ckan.url } })).json();
+    expect((await api.call('POST', `/api/v1/sources/${source.id}/test`)).json()).toMatchObject({ ok: true, status: 'ok' });
+    // a draft against a closed port is a classified failure, never not_implemented
+    const draft = await api.call('POST', '/api/v1/sources/test', { type: 'ckan', configuration: { url: `http://127.0.0.1:${await closedPort()}/` } });
+    expect(draft.json()).toMatchObject({ ok: false, status: 'unreachable' });
+    const imported = await api.call('POST', '/api/v1/workspaces', { source_id: source.id, source_resource: { dataset: 'nyc-boroughs', format: 'CSV' } });
+    expect(imported.statusCode).toBe(400);
+    expect(imported.json().error.code).toBe('invalid_source');
+
+    const job = await createJob({ name: 'Newest borough CSV', source_id: source.id, source_resource: { dataset: 'nyc-boroughs', format: 'CSV' }, destination_id: postgisId, destination_target: { table: 'borough_centroids', write_mode: 'replace' } });
+    const run = await runNow(job);
+    expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'succeeded', skipped_reason: null });
+    const rows = await target.query<{ n: string; srid: number }>('SELECT count(*) AS n, max(ST_SRID(geom)) AS srid FROM public.borough_centroids');
+    expect(rows[0]).toMatchObject({ n: '5', srid: 4326 });
+    const again = await runNow(job);
+    expect(again).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
+  });
+
+  it('hub: test, browse (scopes, ownership), import a hosted layer, and a Job into PostGIS', async () => {
+    const configuration = { url: arcgis.url, username: 'gis_team', password: arcgis.users[0]!.password };
+    const source = (await api.call('POST', '/api/v1/sources', { name: 'City portal', type: 'hub', configuration })).json();
+    expect((await api.call('POST', `/api/v1/sources/${source.id}/test`)).json()).toMatchObject({ ok: true, status: 'ok' });
+    expect((await api.call('POST', '/api/v1/sources/test', { type: 'hub', configuration: { url: `http://127.0.0.1:${await closedPort()}/portal`, api_key: 'x' } })).json()).toMatchObject({ ok: false, status: 'unreachable' });
+
+    const items = await api.call('GET', `/api/v1/sources/${source.id}/hub/items?q=${encodeURIComponent('type:"Feature Service"')}`);
+    expect(items.statusCode, items.body).toBe(200);
+    expect(items.json()).toMatchObject({ total: 1, items: [{ id: stations.id, title: 'Fire stations', type: 'Feature Service' }] });
+    expect(items.body).not.toContain(arcgis.users[0]!.password);
+    expect((await api.call('GET', `/api/v1/sources/${source.id}/hub/folders`)).json()).toMatchObject({ username: 'gis_team', folders: [] });
+    expect((await api.call('GET', `/api/v1/sources/${source.id}/hub/items/${stations.id}/layers`)).json().layers).toEqual([{ id: 0, name: 'stations', kind: 'layer', geometry_type: 'esriGeometryPoint' }]);
+    const notLayer = await api.call('GET', `/api/v1/sources/${source.id}/hub/items/${boroughsFile.id}/layers`);
+    expect(notLayer.statusCode).toBe(422);
+    expect(notLayer.json().error).toMatchObject({ code: 'source_failed', details: { reason: 'invalid_data' } });
+    const ckanSource = (await api.call('POST', '/api/v1/sources', { name: 'c', type: 'ckan', configuration: { url: ckan.url } })).json();
+    expect((await api.call('GET', `/api/v1/sources/${ckanSource.id}/hub/folders`)).json().error.code).toBe('invalid_source');
+    // another user's connection is not found; a token without the scope is forbidden
+    await registerUser(sut.services, { email: 'other@example.com', password: 'another long password' });
+    const other = jobsClient(() => sut.app, await createToken(sut.app, await login(sut.app, { email: 'other@example.com', password: 'another long password' }), ['sources:read', 'destinations:read']));
+    const hidden = await other.call('GET', `/api/v1/sources/${source.id}/hub/items`);
+    expect(hidden.statusCode).toBe(404);
+    expect(hidden.json().error.code).toBe('source_not_found');
+    const narrow = await sut.app.inject({ method: 'GET', url: `/api/v1/sources/${source.id}/hub/items`, headers: bearer(await createToken(sut.app, await login(sut.app), ['jobs:read'])) });
+    expect(narrow.statusCode).toBe(403);
+
+    const doc = (await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    for (const kind of ['sources', 'destinations']) {
+      for (const p of ['hub/items', 'hub/folders', 'hub/items/{itemId}/layers']) expect(doc.paths[`/api/v1/${kind}/{id}/${p}`]?.get?.responses?.['200'], `${kind}/${p}`).toBeTruthy();
+    }
+    const catalog = (await sut.app.inject({ method: 'GET', url: '/api/v1/connectors' })).json().items.filter((c: { type: string }) => ['ckan', 'hub'].includes(c.type));
+    expect(catalog.map((c: { type: string; implemented: boolean; source: { importable: boolean } }) => [c.type, c.implemented, c.source.importable])).toEqual([['ckan', true, false], ['hub', true, true]]);
+
+    const imported = await api.call('POST', '/api/v1/workspaces', { source_id: source.id, source_resource: stations.id });
+    expect(imported.statusCode, imported.body).toBe(201);
+    expect(imported.json().layers[0]).toMatchObject({ name: 'stations', feature_count: 60, crs: 'EPSG:4326' });
+
+    const job = await createJob({ name: 'Boroughs from the portal', source_id: source.id, source_resource: { item_id: boroughsFile.id }, destination_id: postgisId, destination_target: { table: 'boroughs', write_mode: 'replace' } });
+    const run = await runNow(job);
+    expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'succeeded' });
+    const rows = await target.query<{ name: string; srid: number }>('SELECT "BoroName" AS name, ST_SRID(geom) AS srid FROM public.boroughs ORDER BY 1');
+    expect(rows).toEqual([{ name: 'Manhattan', srid: 2263 }, { name: 'The Brönx', srid: 2263 }]);
+  });
+
+  it('hub Destination: a Job publishes the boroughs as a hosted layer, and the next Run replaces its rows', async () => {
+    const destination = (await api.call('POST', '/api/v1/destinations', { name: 'ArcGIS Online', type: 'hub', configuration: { url: arcgis.url, api_key: arcgis.apiKey } })).json();
+    expect((await api.call('POST', `/api/v1/destinations/${destination.id}/test`)).json()).toMatchObject({ ok: true });
+    expect((await api.call('GET', `/api/v1/destinations/${destination.id}/hub/folders`)).statusCode).toBe(200);
+    const files = (await api.call('POST', '/api/v1/sources', { name: 'portal files', type: 'hub', configuration: { url: arcgis.url, api_key: arcgis.apiKey } })).json();
+    const job = await createJob({
+      name: 'Boroughs to ArcGIS', source_id: files.id, source_resource: { item_id: boroughsFile.id }, destination_id: destination.id,
+      destination_target: { title: 'NYC boroughs (nightly)', tags: ['nyc'], folder: 'nightly', sharing: 'public' },
+    });
+    const run = await runNow(job);
+    expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'succeeded' });
+    const published = [...arcgis.items.values()].find((i) => i.title === 'NYC boroughs (nightly)' && i.type === 'Feature Service')!;
+    expect(published).toMatchObject({ access: 'public', tags: ['nyc'] });
+    expect(arcgis.rows(published.id).map((r) => r.attributes.BoroName).sort()).toEqual(['Manhattan', 'The Brönx']);
+    // the file item changed: the next Run reads it again and replaces the layer's rows in place
+    boroughsFile.modified += 1000;
+    const next = await runNow(job);
+    expect(next).toMatchObject({ status: 'succeeded', skipped_reason: null });
+    expect([...arcgis.items.values()].filter((i) => i.title === 'NYC boroughs (nightly)' && i.type === 'Feature Service')).toHaveLength(1);
+    expect(arcgis.rows(published.id)).toHaveLength(2);
+  });
+});
