@@ -12,6 +12,7 @@ import { jobsClient } from '../support/jobs.js';
 import { multipartFile } from '../support/multipart.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
 import { startGeonode, type GeonodeStandIn } from '../servers/geonode/server.js';
+import { ogrLayerInfo } from '../servers/ogrinfo.js';
 import { closedPort, pollUntilStopped } from './support.js';
 
 const clients = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools', 'map-clients', 'bin', 'python');
@@ -25,7 +26,8 @@ async function served(file: string): Promise<{ count: number; names: string[]; e
     const names: string[] = [];
     const field = layer.fields.getNames().includes('BoroName') ? 'BoroName' : 'ADMIN';
     for (const f of layer.features) names.push(String(f.fields.get(field)));
-    return { count: names.length, names: names.sort(), epsg: layer.srs?.getAuthorityCode(null) ?? null };
+    const epsg = ogrLayerInfo(file, layer.name).epsg;
+    return { count: names.length, names: names.sort(), epsg: epsg === null ? null : String(epsg) };
   } finally {
     ds.close();
   }

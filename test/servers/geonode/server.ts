@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import gdal from 'gdal-async';
+import { ogrLayerInfo } from '../ogrinfo.js';
 
 /*
  * A stand-in for GeoNode's REST API v2 (GeoNode itself needs a GeoServer, which cannot run here),
@@ -42,8 +43,7 @@ function inspect(file: string): { features: number; epsg: number | null; table: 
   const ds = gdal.open(file);
   try {
     const layer = ds.layers.get(0);
-    const code = layer.srs?.getAuthorityCode(null);
-    return { features: layer.features.count(), epsg: code ? Number(code) : null, table: layer.name };
+    return { features: layer.features.count(), epsg: ogrLayerInfo(file, layer.name).epsg, table: layer.name };
   } finally {
     ds.close();
   }

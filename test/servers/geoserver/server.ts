@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import gdal from 'gdal-async';
+import { ogrLayerInfo } from '../ogrinfo.js';
 
 /*
  * A stand-in for GeoServer (a Java web application that cannot be installed here), written from
@@ -56,16 +57,9 @@ function xmlValue(xml: string, tag: string): string | undefined {
 }
 
 function layerInfo(file: string, table: string): { epsg: number | null; type: string } {
-  const ds = gdal.open(file);
-  try {
-    const layer = ds.layers.get(table);
-    const code = layer.srs?.getAuthorityCode(null);
-    const flat = (layer.geomType & 0x7fffffff) % 1000;
-    const type = [gdal.wkbPoint, gdal.wkbMultiPoint].includes(flat) ? 'POINT' : [gdal.wkbLineString, gdal.wkbMultiLineString].includes(flat) ? 'LINE' : 'POLYGON';
-    return { epsg: code ? Number(code) : null, type };
-  } finally {
-    ds.close();
-  }
+  const info = ogrLayerInfo(file, table);
+  const type = /point/i.test(info.geometry) ? 'POINT' : /line/i.test(info.geometry) ? 'LINE' : 'POLYGON';
+  return { epsg: info.epsg, type };
 }
 
 export async function startGeoserver(options: { username?: string; password?: string } = {}): Promise<GeoserverStandIn> {
@@ -214,7 +208,7 @@ ${layers.join('')}END
     try {
       const layer = ds.layers.get(ft.nativeName);
       const e = layer.getExtent();
-      const code = layer.srs?.getAuthorityCode(null);
+      const code = layerInfo(file, ft.nativeName).epsg;
       const attrs = layer.fields.getNames().map((name) => ({ name, minOccurs: 0, maxOccurs: 1, nillable: true, binding: 'java.lang.String' }));
       return {
         featureType: {
