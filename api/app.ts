@@ -19,6 +19,7 @@ import { hubBrowseRoutes } from './routes/hub.js';
 import { jobRoutes, pipelineAliasRoutes } from './routes/jobs.js';
 import { recipeRoutes } from './routes/recipes.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { sourceProjectRoutes } from './routes/source-projects.js';
 import { registerWeb } from './routes/web.js';
 import { workspaceRoutes } from './routes/workspaces.js';
 import type { Services } from '../application/services.js';
@@ -84,7 +85,7 @@ function nulParameter(values: unknown): string | undefined {
 /** Route plugins mounted under /api/v1; a new resource adds its plugin here. */
 export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
 const apiRoutes: RoutePlugin[] = [
-  authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), hubBrowseRoutes('source'), hubBrowseRoutes('destination'),
+  authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), hubBrowseRoutes('source'), hubBrowseRoutes('destination'), sourceProjectRoutes,
   workspaceRoutes,
   jobRoutes, pipelineAliasRoutes, connectionBrowseRoutes('source'), connectionBrowseRoutes('destination'),
 ];

@@ -71,6 +71,7 @@ export function publicConnectorCatalog() {
     capabilities: {
       test: c.implemented && Boolean(c.test),
       discover: Boolean(c.discover),
+      projects: c.implemented && Boolean(c.projects),
       import: c.implemented && Boolean(c.source?.importable),
       deliver: c.implemented && Boolean(c.destination?.deliverable),
       incremental: Boolean(c.source?.incremental),

@@ -108,6 +108,56 @@ export interface DeliveryResult {
 /** A configuration as the registry hands it over: parsed with the type's own schema. */
 export type Config = Record<string, unknown>;
 
+/** A project of a field-data platform (QFieldCloud, Mergin Maps), as POST /sources/{id}/projects lists it. */
+export interface ProjectSummary {
+  /** What source_resource.project takes: QFieldCloud's project id, Mergin Maps' project name in the workspace. */
+  id: string;
+  name: string;
+  owner: string | null;
+  description: string | null;
+  /** ISO 8601, when the platform says. */
+  updated: string | null;
+  /** The latest project version (Mergin Maps: v1, v2 …), when the platform versions projects. */
+  version: string | null;
+}
+
+/** One layer of a vector file in a project, read with GDAL from a downloaded copy. */
+export interface ProjectLayer {
+  name: string;
+  geometry_type: string | null;
+  crs: string | null;
+  feature_count: number | null;
+}
+
+export interface ProjectFile {
+  /** Path inside the project (source_resource.file). */
+  name: string;
+  size: number | null;
+  /** The file's version or hash (QFieldCloud: its md5/ETag; Mergin Maps: its checksum). */
+  checksum: string | null;
+  updated: string | null;
+  /** Its layers for a vector file; null for other files (project files, photos, styles …). */
+  layers: ProjectLayer[] | null;
+  /** Why a vector file's layers could not be read (too large, not readable), without server paths. */
+  error?: string;
+}
+
+export interface ProjectInspection {
+  project: ProjectSummary;
+  /** The version inspected (Mergin Maps), null where projects are not versioned as a whole. */
+  version: string | null;
+  /** The project's versions, newest first (Mergin Maps); empty elsewhere. */
+  versions: { name: string; created: string | null; author: string | null }[];
+  files: ProjectFile[];
+}
+
+/** Browsing a field-data platform: POST /sources/{id}/projects and /inspect-project. */
+export interface ProjectBrowsing<C extends object = Config> {
+  list(config: C, ctx: ConnectorContext): Promise<ProjectSummary[]>;
+  /** Lists a project's files and reads the layers of its vector files (downloaded into ctx.workDir). */
+  inspect(config: C, query: { project: string; version?: string }, ctx: ConnectorContext): Promise<ProjectInspection>;
+}
+
 export interface SourceSupport<R = unknown, C extends object = Config> {
   /** source_resource: the per-use selector (table, query, object key, layer, collection, asset); strict. */
   resource: z.ZodType<R>;
@@ -161,6 +211,8 @@ export interface ConnectorDefinition<C extends object = Config, R = unknown, T =
   notes?: string;
   test?(config: C, ctx: ConnectorContext): Promise<TestResult>;
   discover?(config: C, query: { schema?: string }, ctx: ConnectorContext): Promise<Discovery>;
+  /** Projects and their files, for the field-data platforms (qfieldcloud, merginmaps). */
+  projects?: ProjectBrowsing<C>;
   source?: SourceSupport<R, C>;
   destination?: DestinationSupport<T, C>;
 }

@@ -209,15 +209,15 @@ export function connectionRoutes(kind: ConnectionKind): (services: Services) => 
         config: { auth: { scopes: read } },
         schema: {
           tags: [tag],
-          summary: `Schemas of a PostGIS ${Noun}; with ?schema=, its tables and views`,
+          summary: `Schemas of a database ${Noun} that can be discovered (PostGIS, BigQuery datasets, Snowflake); with ?schema=, its tables and views`,
           params: idParam,
           querystring: z.object({ schema: z.string().min(1).max(63).optional().describe('List the tables and views of this schema') }),
           response: { 200: discovery, ...errors },
         },
       }, async (request) => {
         const connection = await openConnection(services, kind, request.params.id, requirePrincipal(request).userId);
-        if (connection.type !== 'postgis' || !connection.connector.discover) {
-          throw new DomainError(kind === 'source' ? 'invalid_source' : 'invalid_destination', `Discovery works on PostGIS ${Noun}s only; this one is ${connection.type}`, { type: connection.type });
+        if (!connection.connector.discover) {
+          throw new DomainError(kind === 'source' ? 'invalid_source' : 'invalid_destination', `Discovery works on ${Noun}s whose type can list its tables (GET /api/v1/connectors: capabilities.discover); this one is ${connection.type}`, { type: connection.type });
         }
         try {
           return await withDeadline(TEST_TIMEOUT_MS * 3, ctxBase(request), (ctx) => connection.connector.discover!(connection.config, { schema: request.query.schema }, ctx));
@@ -249,7 +249,14 @@ const catalogEntry = z
     configuration: z.record(z.string(), z.unknown()).describe('JSON Schema of the configuration'),
     secrets: z.array(z.string()),
     example: z.record(z.string(), z.unknown()),
-    capabilities: z.object({ test: z.boolean(), discover: z.boolean(), import: z.boolean(), deliver: z.boolean(), incremental: z.boolean() }),
+    capabilities: z.object({
+      test: z.boolean(),
+      discover: z.boolean(),
+      projects: z.boolean().describe('POST /sources/{id}/projects and /inspect-project answer (qfieldcloud, merginmaps)'),
+      import: z.boolean(),
+      deliver: z.boolean(),
+      incremental: z.boolean(),
+    }),
     source: z
       .object({
         resource: z.record(z.string(), z.unknown()).describe('JSON Schema of source_resource'),

@@ -127,7 +127,7 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     expect(later.body).not.toContain(SECRET);
   });
 
-  it('discovery is for PostGIS only', async () => {
+  it('discovery is for types that can list their tables (not url)', async () => {
     const saved = (await call('POST', '/api/v1/sources', { name: 'File', type: 'url', configuration: { url: `${filesUrl}/data.geojson` } })).json();
     const res = await call('GET', `/api/v1/sources/${saved.id}/discover`);
     expect(res.statusCode).toBe(400);

@@ -68,7 +68,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     const shape = c.configuration.shape as Record<string, unknown>;
     if ('host' in shape) config.host = '127.0.0.1';
     if ('port' in shape) config.port = closedPort;
-    for (const field of ['url', 'endpoint']) if (field in shape) config[field] = `http://127.0.0.1:${closedPort}/${c.type}`;
+    for (const field of ['url', 'endpoint', 'api_endpoint', 'access_url', 'api_url', 'token_url']) if (field in shape) config[field] = `http://127.0.0.1:${closedPort}/${c.type}`;
     if ('force_path_style' in shape) config.force_path_style = true;
     for (const field of c.secrets) config[field] = plant(c.type, field);
     return config;
@@ -85,7 +85,10 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
   /** A selector the type's schema accepts (a name, or a layer number), for a Job. */
   function resourceFor(c: ConnectorDefinition): Record<string, unknown> | undefined {
     const key = c.source?.shorthand;
-    if (!key) return undefined;
+    if (!key) {
+      // Types without a shorthand: the field platforms (project + file) and Drive (a file id).
+      return [{ project: 'thing', file: 'thing.gpkg' }, { file_id: 'thing' }].find((r) => c.source?.resource.safeParse(r).success);
+    }
     const value = ['thing', 0].find((v) => c.source!.resource.safeParse({ [key]: v }).success);
     return { [key]: value };
   }
@@ -175,6 +178,10 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
         await call('GET', `/api/v1/${plural}/${id}/discover?schema=public`);
         // The browse helpers open the connection (decrypted) too.
         for (const route of browseRoutes[c.type] ?? []) await call('GET', `/api/v1/${plural}/${id}/${route}`);
+        if (kind === 'source' && c.projects) {
+          await call('POST', `/api/v1/sources/${id}/projects`);
+          await call('POST', `/api/v1/sources/${id}/inspect-project`, { project: 'thing' });
+        }
         if (c.type === 'hub') {
           // the hub browse helpers open the connection too; and a password alone goes to generateToken
           for (const sub of ['hub/items?q=parcels', 'hub/folders', 'hub/items/abc123/layers']) expect((await call('GET', `/api/v1/${plural}/${id}/${sub}`)).status).toBe(422);

@@ -142,6 +142,18 @@ export function countriesGpkg(dir: string): string {
   return gpkg;
 }
 
+/**
+ * A field survey as QField and Mergin Maps projects hold it: one GeoPackage with `trees`
+ * (`count` points, WGS 84) and `plots` (polygons, Swiss LV95). Each call writes a new file.
+ */
+export function surveyGpkg(dir: string, count = 12): string {
+  const sub = mkdtempSync(path.join(dir, 'survey-'));
+  const gpkg = path.join(sub, 'survey.gpkg');
+  ogr(['-f', 'GPKG', gpkg, pointsGeoJson(sub, count), '-nln', 'trees']);
+  ogr(['-f', 'GPKG', '-update', gpkg, mixedPolygonsGeoJson(sub), '-nln', 'plots', '-nlt', 'MULTIPOLYGON']);
+  return gpkg;
+}
+
 /** Countries as Natural Earth's admin-0 layer has them, in miniature: GeoJSON (WGS 84), multipolygons and non-ASCII names. */
 export function countriesGeoJson(dir: string): string {
   const box = (x: number, y: number, w: number, h: number) => [[[x, y], [x + w, y], [x + w, y + h], [x, y + h], [x, y]]];

@@ -166,7 +166,7 @@ export interface Connector {
   configuration: JsonSchema;
   secrets: string[];
   example: Record<string, unknown>;
-  capabilities: { test: boolean; discover: boolean; import: boolean; deliver: boolean; incremental: boolean };
+  capabilities: { test: boolean; discover: boolean; projects: boolean; import: boolean; deliver: boolean; incremental: boolean };
   source: {
     resource: JsonSchema;
     resource_required: boolean;
@@ -313,6 +313,31 @@ export interface Run {
   scheduled_for?: string | null;
   workflow: { workflow_id: string; run_id: string | null } | null;
   job_snapshot?: unknown;
+}
+
+/** A project of a QFieldCloud or Mergin Maps Source (POST /sources/{id}/projects). */
+export interface FieldProject {
+  id: string;
+  name: string;
+  owner: string | null;
+  description: string | null;
+  updated: string | null;
+  version: string | null;
+}
+
+/** POST /sources/{id}/inspect-project: a project's files and the layers of its vector files. */
+export interface FieldProjectInspection {
+  project: FieldProject;
+  version: string | null;
+  versions: { name: string; created: string | null; author: string | null }[];
+  files: {
+    name: string;
+    size: number | null;
+    checksum: string | null;
+    updated: string | null;
+    layers: { name: string; geometry_type: string | null; crs: string | null; feature_count: number | null }[] | null;
+    error?: string;
+  }[];
 }
 
 /** GET …/hub/items: a page of a portal search. */

@@ -6,6 +6,7 @@
  */
 import { ApiError, del, get, plainMessage, post, put } from '../api.js';
 import { discoverBrowser } from '../components/connections/discover-browser.js';
+import { projectBrowser } from '../components/connections/project-browser.js';
 import { connectionSummary, connectorsOf, KINDS, type KindInfo } from '../components/connections/kinds.js';
 import { testResultView } from '../components/connections/test-result.js';
 import { confirmDialog } from '../components/dialog.js';
@@ -238,6 +239,16 @@ export function connectionEditPage(kind: ConnectionKind) {
             discoverBrowser({ connectionPath: `${info.path}/${enc(saved.id)}` }),
           )
         : null;
+    const fieldProjects =
+      saved && info.path === '/sources' && connectors.find((c) => c.type === saved.type)?.capabilities.projects
+        ? h(
+            'section',
+            { class: 'card stack', 'aria-labelledby': 'projects-title' },
+            h('h2', { id: 'projects-title' }, 'Projects'),
+            h('p', { class: 'hint' }, 'What the saved account can see: its projects, and for one of them (Inspect) the files and the layers of its GeoPackages and other vector files.'),
+            projectBrowser({ connectionPath: `${info.path}/${enc(saved.id)}` }),
+          )
+        : null;
 
     return {
       title: saved ? saved.name : `New ${info.noun}`,
@@ -250,6 +261,7 @@ export function connectionEditPage(kind: ConnectionKind) {
         saved ? h('p', { class: 'hint' }, h('code', null, saved.id), ' · created ', time(saved.created_at), ', updated ', time(saved.updated_at), '.') : null,
         form,
         discover,
+        fieldProjects,
       ),
     };
   };

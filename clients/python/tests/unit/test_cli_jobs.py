@@ -272,7 +272,7 @@ EVERY_COMMAND: list[tuple[tuple[str, ...], str, str]] = [
         ((kind, "hub-layers", "src_1", "a1"), "GET", f"/{kind}/src_1/hub/items/a1/layers"),
     ]],
     (("sources", "projects", "src_1"), "POST", "/sources/src_1/projects"),
-    (("sources", "inspect-project", "src_1", "--data", '{"project": "p"}'), "POST", "/sources/src_1/inspect-project"),
+    (("sources", "inspect-project", "src_1", "p", "--version", "v2"), "POST", "/sources/src_1/inspect-project"),
     (("connectors", "list"), "GET", "/connectors"),
     (("connectors", "show", "url"), "GET", "/connectors"),
     (("jobs", "list"), "GET", "/jobs"),
@@ -311,7 +311,7 @@ def everything(server: FakeServer) -> FakeServer:
         server.on("GET", f"/{kind}/src_1/hub/folders", {"username": "u", "folders": []})
         server.on("GET", f"/{kind}/src_1/hub/items/a1/layers", {"item": {"id": "a1"}, "layers": []})
     server.on("POST", "/sources/src_1/projects", {"items": []})
-    server.on("POST", "/sources/src_1/inspect-project", {"layers": []})
+    server.on("POST", "/sources/src_1/inspect-project", {"project": {"id": "p"}, "version": "v2", "versions": [], "files": []})
     server.on("GET", "/jobs", {"items": [JOB], "next_cursor": None})
     server.on("GET", "/jobs/job_1", JOB)
     server.on("DELETE", "/jobs/job_1", status=204)

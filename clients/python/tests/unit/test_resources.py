@@ -144,12 +144,15 @@ def test_connector_catalog(server: FakeServer, client: Client) -> None:
 
 
 def test_source_projects_and_inspect(server: FakeServer, client: Client) -> None:
-    server.on("POST", "/sources/src_1/projects", {"items": [{"id": "p1"}]})
-    server.on("POST", "/sources/src_1/inspect-project", {"layers": []})
-    assert client.sources.projects("src_1") == {"items": [{"id": "p1"}]}
+    server.on("POST", "/sources/src_1/projects", {"items": [{"id": "p1", "name": "Trees"}]})
+    inspected = {"project": {"id": "p1"}, "version": "v3", "versions": [], "files": [{"name": "a.gpkg", "layers": []}]}
+    server.on("POST", "/sources/src_1/inspect-project", inspected)
+    assert client.sources.projects("src_1") == [{"id": "p1", "name": "Trees"}]
     assert server.body() == {}
-    assert client.sources.inspect_project("src_1", {"project_id": "p1"}) == {"layers": []}
-    assert server.body() == {"project_id": "p1"}
+    assert client.sources.inspect_project("src_1", "p1", version="v3") == inspected
+    assert server.body() == {"project": "p1", "version": "v3"}
+    assert client.sources.inspect_project("src_1", "p1") == inspected
+    assert server.body() == {"project": "p1"}
 
 
 def test_discover_error_code_is_kept(server: FakeServer, client: Client) -> None:

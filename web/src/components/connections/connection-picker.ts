@@ -11,6 +11,7 @@ import type { Connection, ConnectionKind, Connector } from '../../types.js';
 import { schemaForm, type SchemaForm } from '../schema-form.js';
 import { discoverBrowser } from './discover-browser.js';
 import { geonodeBrowser, geoserverBrowser } from './map-server-browser.js';
+import { projectBrowser } from './project-browser.js';
 import { hubBrowser } from './hub-browser.js';
 import { KINDS } from './kinds.js';
 
@@ -113,6 +114,12 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
         ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the datasets of “${connection.name}”`), geonodeBrowser({
             connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
             onPick: (d) => form?.fill(options.kind === 'source' ? { dataset: d.id } : { dataset: d.id, ...(d.title ? { title: d.title } : {}) }),
+          }))
+        : null,
+      connector.capabilities.projects && options.kind === 'source'
+        ? h('details', { class: 'discover-box' }, h('summary', null, `Pick a project, file and layer of “${connection.name}”`), projectBrowser({
+            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+            onPick: (pick) => form?.fill({ ...pick }),
           }))
         : null,
       connection.type === 'hub'

@@ -210,22 +210,23 @@ destinations = _connection_group("destinations", "Destination")
 
 @sources.command()
 @click.argument("id")
-@data_option()
 @table_option
 @pass_state
-def projects(state: State, id: str, data: str | None) -> None:
-    """List the projects of a qfieldcloud or merginmaps Source."""
-    emit(state, state.client().sources.projects(id, load_json_object(data, "--data")))
+def projects(state: State, id: str) -> None:
+    """List the projects of a qfieldcloud or merginmaps Source (their ids go in a Job's
+    source_resource as "project")."""
+    emit(state, state.client().sources.projects(id))
 
 
 @sources.command("inspect-project")
 @click.argument("id")
-@data_option(required=True)
+@click.argument("project")
+@click.option("--version", help="Mergin Maps project version (v1, v2 …); default the latest.")
 @table_option
 @pass_state
-def inspect_project(state: State, id: str, data: str) -> None:
-    """Inspect a project of a qfieldcloud or merginmaps Source."""
-    emit(state, state.client().sources.inspect_project(id, load_json_object(data, "--data")))
+def inspect_project(state: State, id: str, project: str, version: str | None) -> None:
+    """A project's files and the layers of its vector files (geometry type, CRS, feature count)."""
+    emit(state, state.client().sources.inspect_project(id, project, version=version))
 
 
 @cli.group()

@@ -124,17 +124,27 @@ class Sources(_Connections):
 
     path = "/sources"
 
-    def projects(self, id: str, body: Mapping[str, Any] | None = None) -> Any:
-        """Projects of a qfieldcloud or merginmaps Source."""
-        return self._client._json(
-            "POST", self._item(id, "projects"), json=dict(body or {}), long=True
-        )
+    def projects(self, id: str) -> list[JSON]:
+        """The projects a qfieldcloud or merginmaps Source can see:
+        ``[{id, name, owner, description, updated, version}]``. Each ``id`` is what a Job's
+        ``source_resource["project"]`` takes. Other types answer ``invalid_source``."""
+        answer = self._client._json("POST", self._item(id, "projects"), json={}, long=True)
+        return list(answer.get("items", [])) if isinstance(answer, dict) else list(answer)
 
-    def inspect_project(self, id: str, body: Mapping[str, Any]) -> Any:
-        """Inspect one project of a qfieldcloud or merginmaps Source."""
-        return self._client._json(
-            "POST", self._item(id, "inspect-project"), json=dict(body), long=True
-        )
+    def inspect_project(
+        self, id: str, project: str | Mapping[str, Any], *, version: str | None = None
+    ) -> JSON:
+        """A project's files and, for each vector file, its layers (geometry type, CRS, feature
+        count): ``{project, version, versions, files: [{name, size, checksum, updated, layers}]}``.
+
+        ``project`` is an id from :meth:`projects`; ``version`` picks a Mergin Maps project
+        version (default the latest). The server downloads the vector files to read them, so
+        this may take a while for large projects.
+        """
+        body: dict[str, Any] = dict(project) if isinstance(project, Mapping) else {"project": project}
+        if version is not None:
+            body["version"] = version
+        return self._client._object("POST", self._item(id, "inspect-project"), json=body, long=True)
 
 
 class Destinations(_Connections):

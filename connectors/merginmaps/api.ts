@@ -1,0 +1,141 @@
+import path from 'node:path';
+import { download } from '../shared/download.js';
+import { ConnectorError } from '../shared/errors.js';
+import { fetchJson, publicUrl } from '../shared/fetch.js';
+import type { ConnectorContext } from '../types.js';
+
+/*
+ * The part of the Mergin Maps server API a Source needs, as mergin-client (python-api-client)
+ * speaks it: POST /v1/auth/login {login, password} answers a session token sent as
+ * `Authorization: Bearer …`; /v1/project/paginated?only_namespace=<workspace> lists a workspace's
+ * projects; /v1/project/{workspace}/{name}[?version=vN] describes a project version with its
+ * files (path, size, checksum = SHA-1, mtime); /v1/project/versions/paginated/{workspace}/{name}
+ * lists its versions; /v1/project/raw/{workspace}/{name}?file=…&version=vN answers a file.
+ */
+
+export interface MerginAccess {
+  url: string;
+  username: string;
+  password?: string | undefined;
+  workspace: string;
+}
+
+export interface MerginProject {
+  id?: string;
+  name: string;
+  namespace: string;
+  version?: string;
+  updated?: string;
+  created?: string;
+  creator?: number | string;
+  description?: string | null;
+  files?: MerginFile[];
+}
+
+export interface MerginFile {
+  path: string;
+  size?: number;
+  checksum?: string;
+  mtime?: string;
+}
+
+export interface MerginVersion {
+  name: string;
+  author?: string | null;
+  created?: string | null;
+}
+
+const JSON_LIMIT = 32 * 1024 * 1024;
+const PER_PAGE = 50;
+
+export class MerginClient {
+  private token: string | undefined;
+  private readonly base: string;
+
+  constructor(private readonly access: MerginAccess, private readonly ctx: ConnectorContext) {
+    this.base = access.url.replace(/\/+$/, '');
+  }
+
+  get label(): string {
+    return `Mergin Maps at ${publicUrl(this.access.url)}`;
+  }
+
+  async signIn(): Promise<string> {
+    if (!this.access.password) throw new ConnectorError('authentication_failed', `${this.label}: no password is saved for ${this.access.username}`, {}, false);
+    const url = `${this.base}/v1/auth/login`;
+    const got = await fetchJson<{ session?: { token?: string }; username?: string }>(
+      { url, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: this.access.username, password: this.access.password }), label: publicUrl(url) },
+      this.ctx.signal,
+      JSON_LIMIT,
+    ).catch((error: unknown) => {
+      // The server answers wrong credentials with 401 (older ones 400).
+      if (error instanceof ConnectorError && [400, 401].includes(error.details.http_status as number)) {
+        throw new ConnectorError('authentication_failed', `${this.label} refused the user name or password`, { url: publicUrl(url), http_status: error.details.http_status }, false);
+      }
+      throw error;
+    });
+    const token = got.json?.session?.token;
+    if (typeof token !== 'string' || !token) throw new ConnectorError('invalid_response', `${this.label} answered the sign-in without a session token: is this a Mergin Maps server?`, {}, false);
+    this.token = token;
+    return got.json.username ?? this.access.username;
+  }
+
+  private async get<T>(pathAndQuery: string, what: string): Promise<T> {
+    if (!this.token) await this.signIn();
+    const url = `${this.base}${pathAndQuery}`;
+    try {
+      return (await fetchJson<T>({ url, headers: { authorization: `Bearer ${this.token}` }, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json;
+    } catch (error) {
+      if (error instanceof ConnectorError && error.reason === 'not_found') throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
+      throw error;
+    }
+  }
+
+  private projectPath(name: string): string {
+    return `${encodeURIComponent(this.access.workspace)}/${encodeURIComponent(name)}`;
+  }
+
+  /** The workspace's projects, page by page. */
+  async projects(): Promise<MerginProject[]> {
+    const all: MerginProject[] = [];
+    for (let page = 1; ; page++) {
+      const got = await this.get<{ projects?: MerginProject[]; count?: number }>(
+        `/v1/project/paginated?only_namespace=${encodeURIComponent(this.access.workspace)}&page=${page}&per_page=${PER_PAGE}`,
+        `workspace ${this.access.workspace}`,
+      );
+      if (!Array.isArray(got?.projects)) throw new ConnectorError('invalid_response', `${this.label} answered the project list without a projects list`, {}, false);
+      all.push(...got.projects);
+      if (got.projects.length < PER_PAGE || all.length >= (got.count ?? 0)) break;
+    }
+    return all;
+  }
+
+  /** A project as of `version` (default: the latest), with its files. */
+  async project(name: string, version?: string): Promise<MerginProject> {
+    const query = version ? `?version=${encodeURIComponent(version)}` : '';
+    const project = await this.get<MerginProject>(`/v1/project/${this.projectPath(name)}${query}`, `project ${this.access.workspace}/${name}${version ? ` at version ${version}` : ''}`);
+    if (!Array.isArray(project?.files)) throw new ConnectorError('invalid_response', `${this.label} described project ${name} without a file list`, {}, false);
+    return project;
+  }
+
+  /** The project's versions, newest first (at most the latest 100). */
+  async versions(name: string): Promise<MerginVersion[]> {
+    const got = await this.get<{ versions?: MerginVersion[] }>(`/v1/project/versions/paginated/${this.projectPath(name)}?page=1&per_page=100&descending=true`, `project ${this.access.workspace}/${name}`);
+    return Array.isArray(got?.versions) ? got.versions : [];
+  }
+
+  async download(name: string, version: string, file: string, local: string): Promise<number> {
+    if (!this.token) await this.signIn();
+    const url = `${this.base}/v1/project/raw/${this.projectPath(name)}?file=${encodeURIComponent(file)}&version=${encodeURIComponent(version)}`;
+    try {
+      const got = await download(
+        { url, headers: { authorization: `Bearer ${this.token}` }, label: `${this.label}: ${name}/${file}`, filename: path.basename(local) },
+        { ...this.ctx, workDir: path.dirname(local) },
+      );
+      return got.bytes;
+    } catch (error) {
+      if (error instanceof ConnectorError && error.reason === 'not_found') throw new ConnectorError('not_found', `${this.label}: project ${name} has no file ${file} at ${version}`, { file, version }, false);
+      throw error;
+    }
+  }
+}

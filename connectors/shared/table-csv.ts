@@ -1,0 +1,281 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
+import { gdal, openDataset } from '../../geo/gdal.js';
+import type { ConnectorContext } from '../types.js';
+import { ConnectorError } from './errors.js';
+import { runOgr2ogr, transferFailure } from './ogr2ogr.js';
+import type { VectorInput } from './vector-input.js';
+
+/*
+ * CSV as the bulk format of the cloud warehouses (BigQuery, Snowflake): their loaders take CSV
+ * files (a BigQuery load job, a Snowflake PUT + COPY INTO), and their query results come back as
+ * rows of text. Both directions go through here:
+ *   deliver  the output layer → one CSV whose first column is the geometry as WKT, dates and
+ *            times in ISO 8601 (GDAL's CSV driver writes 2024/01/02, which neither loader takes),
+ *            plus the column kinds the target's table is declared with;
+ *   extract  rows of a query result → a CSV with a .csvt of GDAL types → a GeoPackage (ogr2ogr),
+ *            so the import is prepared and inspected like an upload.
+ */
+
+/** What a column holds, independent of any database's type names. */
+export type ColumnKind = 'integer' | 'real' | 'decimal' | 'string' | 'boolean' | 'date' | 'datetime' | 'time' | 'binary';
+
+export interface TableColumn {
+  name: string;
+  kind: ColumnKind;
+}
+
+export interface LayerCsv {
+  /** The attribute columns, in file order after the geometry column. */
+  columns: TableColumn[];
+  /** Whether the first column is a geometry (WKT). */
+  geometry: boolean;
+  /** The EPSG code of the written geometries (the target's when reprojected). */
+  epsg: number | null;
+  rows: number;
+  bytes: number;
+}
+
+/** A CSV field: quoted when it holds a separator, a quote, a line break or leading/trailing space. */
+export function csvField(value: string | null): string {
+  if (value === null) return '';
+  if (value === '') return '""';
+  return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+/** GDAL field types → column kinds (gdal-async exposes no field subtypes: booleans arrive as integers). */
+function kindOf(type: string): ColumnKind {
+  switch (type) {
+    case 'integer':
+    case 'integer64':
+      return 'integer';
+    case 'real':
+      return 'real';
+    case 'date':
+      return 'date';
+    case 'datetime':
+      return 'datetime';
+    case 'time':
+      return 'time';
+    case 'binary':
+      return 'binary';
+    default:
+      return 'string';
+  }
+}
+
+/** A GDAL field value as the text a warehouse loader reads (null for null). */
+function textOf(kind: ColumnKind, value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (kind === 'boolean') return value ? 'true' : 'false';
+  if (kind === 'binary') return Buffer.isBuffer(value) ? value.toString('base64') : String(value);
+  if (typeof value === 'object' && value && 'year' in value) {
+    const d = value as { year: number; month: number; day: number; hour?: number; minute?: number; second?: number; timezone?: number };
+    const date = `${pad(d.year, 4)}-${pad(d.month)}-${pad(d.day)}`;
+    if (kind === 'date') return date;
+    const seconds = d.second ?? 0;
+    const time = `${pad(d.hour ?? 0)}:${pad(d.minute ?? 0)}:${seconds % 1 ? seconds.toFixed(3).padStart(6, '0') : pad(seconds)}`;
+    // GDAL's tz flag: 100 is UTC, every step of 1 is 15 minutes; 0/1 unknown/local: written without an offset.
+    const tz = d.timezone ?? 0;
+    const offset = tz >= 100 ? (tz === 100 ? 'Z' : `${tz > 100 ? '+' : '-'}${pad(Math.floor(Math.abs(tz - 100) / 4))}:${pad((Math.abs(tz - 100) % 4) * 15)}`) : '';
+    return `${date}T${time}${offset}`;
+  }
+  if (kind === 'time' && typeof value === 'object' && value) {
+    const t = value as { hour: number; minute: number; second: number };
+    return `${pad(t.hour)}:${pad(t.minute)}:${pad(Math.floor(t.second))}`;
+  }
+  return String(value);
+}
+
+/** Waits for a write stream's buffer to drain when it asks to. */
+const drained = (out: WriteStream) =>
+  new Promise<void>((resolve, reject) => {
+    const onError = (error: Error) => {
+      out.off('drain', onDrain);
+      reject(error);
+    };
+    const onDrain = () => {
+      out.off('error', onError);
+      resolve();
+    };
+    out.once('drain', onDrain);
+    out.once('error', onError);
+  });
+
+/**
+ * Writes the delivery's layer as CSV (header row, geometry as WKT first when the layer has one),
+ * reprojected to `targetEpsg` when given. Reads with GDAL in this process, yielding to the event
+ * loop every thousand features so heartbeats go on.
+ */
+export async function writeLayerCsv(input: VectorInput, file: string, options: { targetEpsg?: number; geometryName: string }, ctx: ConnectorContext): Promise<LayerCsv> {
+  const columns = await layerColumns(input);
+  const geometry = input.base !== 100;
+  // Numbers and text only, opened without options: GDAL's CSV writer is exact for those and
+  // several times faster than a loop here (1,000,000 points in seconds).
+  if (columns.every((c) => ['integer', 'real', 'string'].includes(c.kind)) && input.ref.openOptions.length === 0) {
+    const reproject = geometry && options.targetEpsg !== undefined && input.epsg !== options.targetEpsg;
+    const label = 'Writing the load file';
+    await runOgr2ogr(
+      {
+        args: [
+          '-f', 'CSV', file, input.ref.path, input.layer, '-lco', 'LINEFORMAT=LF',
+          ...(geometry ? ['-lco', 'GEOMETRY=AS_WKT'] : []),
+          ...(reproject ? ['-t_srs', `EPSG:${options.targetEpsg}`] : []),
+        ],
+        label,
+      },
+      ctx,
+      transferFailure([], label, {}),
+    );
+    return { columns, geometry, epsg: reproject ? options.targetEpsg! : input.epsg, rows: input.features ?? 0, bytes: (await stat(file)).size };
+  }
+  return writeLayerCsvByFeature(input, file, options, ctx);
+}
+
+async function layerColumns(input: VectorInput): Promise<TableColumn[]> {
+  const ds = await openDataset(input.ref);
+  try {
+    const columns: TableColumn[] = [];
+    ds.layers.get(input.layer).fields.forEach((f) => {
+      columns.push({ name: f.name, kind: kindOf(f.type) });
+    });
+    return columns;
+  } finally {
+    ds.close();
+  }
+}
+
+async function writeLayerCsvByFeature(input: VectorInput, file: string, options: { targetEpsg?: number; geometryName: string }, ctx: ConnectorContext): Promise<LayerCsv> {
+  const ds = await openDataset(input.ref);
+  const out = createWriteStream(file, { encoding: 'utf8' });
+  const closed = new Promise<void>((resolve, reject) => {
+    out.once('close', resolve);
+    out.once('error', reject);
+  });
+  try {
+    const layer = ds.layers.get(input.layer);
+    const columns: TableColumn[] = [];
+    layer.fields.forEach((f) => {
+      columns.push({ name: f.name, kind: kindOf(f.type) });
+    });
+    const geometry = input.base !== 100;
+    let transform: gdal.CoordinateTransformation | null = null;
+    let epsg = input.epsg;
+    if (geometry && options.targetEpsg && input.epsg !== options.targetEpsg) {
+      const from = layer.srs;
+      if (!from) throw new ConnectorError('invalid_data', `The layer has no CRS, so it cannot be reprojected to EPSG:${options.targetEpsg}`, {}, false);
+      const to = gdal.SpatialReference.fromEPSG(options.targetEpsg);
+      // Longitude first, as WKT and the warehouses' loaders expect (EPSG:4326 is latitude first by the book).
+      (to as unknown as { setAxisMappingStrategy?: (s: number) => void }).setAxisMappingStrategy?.(0);
+      transform = new gdal.CoordinateTransformation(from, to);
+      epsg = options.targetEpsg;
+    }
+    const header = [...(geometry ? [options.geometryName] : []), ...columns.map((c) => c.name)];
+    out.write(`${header.map(csvField).join(',')}\n`);
+    let rows = 0;
+    let bytes = 0;
+    for (let f = layer.features.first(); f; f = layer.features.next()) {
+      if (ctx.signal.aborted) throw new ConnectorError('timeout', 'Writing the load file: stopped (deadline or cancellation)');
+      const values: (string | null)[] = [];
+      if (geometry) {
+        const g = f.getGeometry();
+        if (g && transform) g.transform(transform);
+        values.push(g && !g.isEmpty() ? g.toWKT() : null);
+      }
+      const fields = f.fields;
+      for (let i = 0; i < columns.length; i++) values.push(textOf(columns[i]!.kind, fields.get(i)));
+      const line = `${values.map(csvField).join(',')}\n`;
+      bytes += Buffer.byteLength(line);
+      rows++;
+      if (!out.write(line)) await drained(out);
+      if (rows % 1000 === 0) {
+        ctx.progress?.({ features: rows });
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    out.end();
+    await closed;
+    return { columns, geometry, epsg, rows, bytes };
+  } catch (error) {
+    closed.catch(() => undefined);
+    out.destroy();
+    throw error;
+  } finally {
+    ds.close();
+  }
+}
+
+/** GDAL CSVT types of the column kinds (the extract direction). */
+const csvtOf: Record<ColumnKind | 'wkt', string> = {
+  integer: 'Integer64', real: 'Real', decimal: 'Real', string: 'String', boolean: 'Integer(Boolean)', date: 'Date', datetime: 'DateTime', time: 'Time', binary: 'String', wkt: 'WKT',
+};
+
+/** Rows of a query result written as CSV + CSVT for GDAL, held to the size limit while written. */
+export class RowsCsv {
+  private readonly out: WriteStream;
+  private readonly closed: Promise<void>;
+  bytes = 0;
+  rows = 0;
+
+  constructor(
+    readonly file: string,
+    private readonly columns: { name: string; kind: ColumnKind | 'wkt' }[],
+    private readonly ctx: ConnectorContext,
+  ) {
+    this.out = createWriteStream(file, { encoding: 'utf8' });
+    this.closed = new Promise((resolve, reject) => {
+      this.out.once('close', resolve);
+      this.out.once('error', reject);
+    });
+    this.write(`${columns.map((c) => csvField(c.name)).join(',')}\n`);
+  }
+
+  private write(line: string): boolean {
+    this.bytes += Buffer.byteLength(line);
+    if (this.bytes > this.ctx.maxBytes) {
+      throw new ConnectorError('too_large', `The data is larger than the limit of ${this.ctx.maxBytes} bytes`, { max_bytes: this.ctx.maxBytes }, false);
+    }
+    return this.out.write(line);
+  }
+
+  /** One row, as text per column (null for null). */
+  async row(values: (string | null)[]): Promise<void> {
+    this.rows++;
+    if (!this.write(`${values.map(csvField).join(',')}\n`)) await drained(this.out);
+  }
+
+  async close(): Promise<void> {
+    this.out.end();
+    await this.closed;
+    await writeFile(this.file.replace(/\.csv$/, '.csvt'), `${this.columns.map((c) => csvtOf[c.kind]).join(',')}\n`);
+  }
+
+  destroy(): void {
+    // Writes still queued fail once the stream is gone; nobody waits for them any more.
+    this.closed.catch(() => undefined);
+    this.out.destroy();
+  }
+}
+
+/**
+ * The CSV of an extract as one GeoPackage layer: types from the .csvt, the WKT column as the
+ * geometry named `geometryName`, in `epsg`. An empty field is null: CSV cannot tell an empty
+ * text from a missing one, and nulls are the common case.
+ */
+export async function csvToGeoPackage(csv: string, gpkg: string, layer: string, geometry: { name: string; epsg: number | null } | null, ctx: ConnectorContext, label: string): Promise<void> {
+  await runOgr2ogr(
+    {
+      args: [
+        '-f', 'GPKG', gpkg, csv, '-nln', layer,
+        '-oo', 'KEEP_GEOM_COLUMNS=NO', '-oo', 'EMPTY_STRING_AS_NULL=YES',
+        ...(geometry ? ['-lco', `GEOMETRY_NAME=${geometry.name}`, ...(geometry.epsg ? ['-a_srs', `EPSG:${geometry.epsg}`] : [])] : []),
+      ],
+      label,
+      limitFile: gpkg,
+    },
+    ctx,
+    transferFailure([], label, {}),
+  );
+}
