@@ -9,13 +9,14 @@ import type { Services } from '../application/services.js';
 import { deliverToDestination, extractFromSource } from '../application/transfers.js';
 import { DomainError } from '../domain/errors.js';
 import { jobDecider, jobStream, syncForRun, type StepName } from '../domain/jobs/job.js';
-import { runDecider, runStream, type ExistingRun, type RunError, type RunStats } from '../domain/runs/run.js';
-import { convertDataset } from '../geo/convert.js';
-import { prepareUpload, stemOf } from '../geo/dataset-files.js';
-import { formatCatalog } from '../geo/formats.js';
-import { inspectDataset } from '../geo/inspect.js';
-import { applyPipeline, type PipelineSpec } from '../geo/pipeline.js';
+import { runDecider, runStream, type ExistingRun, type RunError, type RunStats, type StepProgress } from '../domain/runs/run.js';
+import { convertDataset } from '../geo/datasets/convert.js';
+import { prepareUpload, stemOf } from '../geo/datasets/dataset-files.js';
+import { formatCatalog } from '../geo/datasets/formats.js';
+import { inspectDataset } from '../geo/datasets/inspect.js';
+import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
 import { RunFiles, type RunDataset } from '../platform/run-files.js';
+import { startHeartbeats } from './heartbeats.js';
 
 /**
  * What one step hands to the next: the dataset to read, and the file a delivery would send if
@@ -32,6 +33,14 @@ export interface RunArtifact {
   layers: string[];
 }
 
+export interface RunPlan {
+  proceed: boolean;
+  steps: StepName[];
+  position: string;
+  /** Heartbeat timeout of the step activities (SVC_HEARTBEAT_TIMEOUT_S); absent in histories recorded before it existed. */
+  heartbeatTimeoutMs?: number;
+}
+
 export interface ExtractOutcome {
   unchanged: boolean;
   /** The cursor the Source returned (kept on the Job if the Run succeeds). */
@@ -40,6 +49,12 @@ export interface ExtractOutcome {
 }
 
 const mediaTypeOf = (format: string) => formatCatalog().find((f) => f.id === format)?.media_type ?? null;
+
+/** A step's work: the Run, its folder, and where to say how far it is (heartbeats and the Run record). */
+type StepWork<T> = (run: ExistingRun, dir: string, progress: (p: StepProgress) => void) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>;
+
+/** Progress is recorded on the Run at most this often (heartbeats carry every update). */
+const PROGRESS_RECORD_MS = 5_000;
 
 /**
  * The steps of a Run (workflows/run-job.ts) and its bookkeeping. Each step activity records its
@@ -50,6 +65,7 @@ const mediaTypeOf = (format: string) => formatCatalog().find((f) => f.id === for
  */
 export function runActivities(services: Services) {
   const files = new RunFiles(services.config.dataDir);
+  const gdalLimits = { timeoutMs: services.config.gdalTimeoutMs, memoryBytes: services.config.gdalMemoryBytes };
 
   const readRun = async (runId: string): Promise<ExistingRun> => {
     const state = (await services.store.readStream(runStream(runId))).reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
@@ -60,7 +76,7 @@ export function runActivities(services: Services) {
     (await services.store.readStream(jobStream(jobId))).reduce((s, e) => jobDecider.evolve(s, e as never), jobDecider.initialState());
 
   /** Records the step's start, runs it with heartbeats, records its finish with what it counted. */
-  async function step<T>(runId: string, name: StepName, work: (run: ExistingRun, dir: string) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>): Promise<T> {
+  async function step<T>(runId: string, name: StepName, work: StepWork<T>): Promise<T> {
     try {
       return await attemptStep(runId, name, work);
     } catch (error) {
@@ -83,34 +99,99 @@ export function runActivities(services: Services) {
     );
   }
 
-  async function attemptStep<T>(runId: string, name: StepName, work: (run: ExistingRun, dir: string) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>): Promise<T> {
+  async function attemptStep<T>(runId: string, name: StepName, work: StepWork<T>): Promise<T> {
     return domainErrorsAsFailures(async () => {
       const run = await readRun(runId);
       await record(services, runStream(runId), runDecider, { type: 'StartStep', runId, step: name, at: services.clock() });
-      const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
+      const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs);
       const { cancellationSignal } = Context.current();
+      const recorder = progressRecorder(runId, name);
+      const progress = (p: StepProgress) => {
+        heartbeat.progress(p);
+        recorder.offer(heartbeat.latest()!);
+      };
       try {
-        const done = await work(run, files.stepDir(runId, name)).catch((error) => {
+        const done = await work(run, files.stepDir(runId, name), progress).catch((error) => {
           // Cancelled (the Job was deleted): say so, rather than with whatever the aborted transfer threw.
           throw cancellationSignal.aborted ? cancellationSignal.reason : error;
         });
+        // The last progress lands before the finish (a note on a finished step is dropped).
+        await recorder.stop();
         await record(services, runStream(runId), runDecider, {
           type: 'FinishStep', runId, step: name, status: done.skipped ? 'skipped' : 'succeeded', stats: done.stats ?? {}, at: services.clock(),
         });
         return done.result;
       } finally {
-        clearInterval(heartbeat);
+        heartbeat.stop();
+        await recorder.stop();
       }
     });
   }
 
-  const transferContext = (dir: string) => ({
+  /**
+   * Notes a step's progress on the Run every PROGRESS_RECORD_MS at most, one write at a time, so
+   * the Run page, `svc jobs run --wait` and the Python client see a long write move; a failed
+   * note is logged, never fails the step.
+   */
+  function progressRecorder(runId: string, name: StepName) {
+    let pending: StepProgress | null = null;
+    let lastAt = 0;
+    let writing: Promise<void> = Promise.resolve();
+    let stopped = false;
+    const flush = () => {
+      if (!pending || stopped) return;
+      const p = pending;
+      pending = null;
+      lastAt = Date.now();
+      writing = writing.then(() =>
+        record(services, runStream(runId), runDecider, { type: 'NoteStepProgress', runId, step: name, progress: p, at: services.clock() }).then(
+          () => undefined,
+          (error: unknown) => services.log.warn({ runId, step: name, err: error }, 'could not note progress on the Run'),
+        ),
+      );
+    };
+    return {
+      offer(p: StepProgress) {
+        pending = p;
+        if (Date.now() - lastAt >= PROGRESS_RECORD_MS) flush();
+      },
+      async stop() {
+        flush();
+        stopped = true;
+        await writing;
+      },
+    };
+  }
+
+  const transferContext = (dir: string, progress?: (p: StepProgress) => void) => ({
     log: services.log,
     workDir: (mkdirSync(dir, { recursive: true }), dir),
-    maxBytes: services.config.maxUploadBytes,
+    // A Run reads what its Source holds, up to the Job input limit (not the interactive upload limit).
+    maxBytes: services.config.maxJobInputBytes,
     signal: Context.current().cancellationSignal,
-    progress: (info: { bytes?: number; features?: number; message?: string }) => Context.current().heartbeat(info),
+    progress: (info: { bytes?: number; features?: number; message?: string }) =>
+      progress ? progress({ ...(info.bytes === undefined ? {} : { bytes_written: info.bytes }), ...(info.features === undefined ? {} : { features_written: info.features }) }) : Context.current().heartbeat(info),
   });
+
+  /** Records the Run as queued (if the API has not yet) and as started; says whether it proceeds. */
+  async function beginRunSteps(input: { ticket: RunTicket; workflowId: string; workflowRunId: string }): Promise<Omit<RunPlan, 'heartbeatTimeoutMs'>> {
+    const { runId } = input.ticket;
+    const queued = await recordQueuedRun(services, input.ticket);
+    if (queued.status === 'skipped') return { proceed: false, steps: [], position: queued.position };
+    const run = await readRun(runId);
+    const steps = run.steps.map((s) => s.name);
+    if (run.status === 'running') return { proceed: true, steps, position: '0' };
+    if (run.status !== 'queued') return { proceed: false, steps, position: '0' };
+    const job = await readJob(run.jobId);
+    if (job.status !== 'active') {
+      const outcome = await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: 'The Job was deleted before this Run started', at: services.clock() });
+      return { proceed: false, steps, position: outcome.position };
+    }
+    const outcome = await record(services, runStream(runId), runDecider, {
+      type: 'StartRun', runId, workflowId: input.workflowId, workflowRunId: input.workflowRunId, sync: syncForRun(job.sync), at: services.clock(),
+    });
+    return { proceed: true, steps, position: outcome.position };
+  }
 
   /** A transform-type step: the pipeline engine on the previous step's dataset, into a GeoPackage. */
   async function pipelineStep(runId: string, name: 'transform' | 'python', input: RunArtifact, spec: (run: ExistingRun) => PipelineSpec): Promise<RunArtifact> {
@@ -129,43 +210,32 @@ export function runActivities(services: Services) {
      * Records the Run as queued (if the API has not yet) and as started, with the sync state it
      * reads with. A Run cancelled while it waited, or of a Job deleted meanwhile, does not start.
      */
-    async beginRun(input: { ticket: RunTicket; workflowId: string; workflowRunId: string }): Promise<{ proceed: boolean; steps: StepName[]; position: string }> {
+    async beginRun(input: { ticket: RunTicket; workflowId: string; workflowRunId: string }): Promise<RunPlan> {
       return domainErrorsAsFailures(async () => {
-        const { runId } = input.ticket;
-        const queued = await recordQueuedRun(services, input.ticket);
-        if (queued.status === 'skipped') return { proceed: false, steps: [], position: queued.position };
-        const run = await readRun(runId);
-        const steps = run.steps.map((s) => s.name);
-        if (run.status === 'running') return { proceed: true, steps, position: '0' };
-        if (run.status !== 'queued') return { proceed: false, steps, position: '0' };
-        const job = await readJob(run.jobId);
-        if (job.status !== 'active') {
-          const outcome = await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: 'The Job was deleted before this Run started', at: services.clock() });
-          return { proceed: false, steps, position: outcome.position };
-        }
-        const outcome = await record(services, runStream(runId), runDecider, {
-          type: 'StartRun', runId, workflowId: input.workflowId, workflowRunId: input.workflowRunId, sync: syncForRun(job.sync), at: services.clock(),
-        });
-        return { proceed: true, steps, position: outcome.position };
+        const plan = await beginRunSteps(input);
+        // The step activities' heartbeat timeout comes from this worker's settings, through the
+        // workflow's history (a workflow cannot read the environment).
+        return { ...plan, heartbeatTimeoutMs: services.config.heartbeatTimeoutMs };
       });
     },
 
+
     /** Reads the Source into the Run's folder (incrementally when it can), then opens it like an upload. */
     async extractStep(input: { runId: string }): Promise<ExtractOutcome> {
-      return step<ExtractOutcome>(input.runId, 'extract', async (run, dir) => {
+      return step<ExtractOutcome>(input.runId, 'extract', async (run, dir, progress) => {
         const snapshot = run.snapshot;
         const cursor = run.sync?.cursor ?? null;
         const extracted = await extractFromSource(
           services,
           { ownerId: run.ownerId, sourceId: snapshot.source_id, resource: snapshot.source_resource ?? {}, sync: cursor === null ? null : { cursor } },
-          transferContext(path.join(dir, 'download')),
+          transferContext(path.join(dir, 'download'), progress),
         );
         const sync = extracted.sync ? { cursor: extracted.sync.cursor } : null;
         if (extracted.unchanged) {
           const none = { dataset: { path: '', open_options: [], driver: null, assumed_crs: null }, file: '', filename: '', format: '', media_type: null, layers: [] };
           return { result: { unchanged: true, sync, artifact: none }, stats: { bytes_read: 0, features_read: 0 } };
         }
-        const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), { maxUncompressedBytes: services.config.maxUploadBytes * 4 });
+        const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), { maxUncompressedBytes: services.config.maxJobInputBytes * 4 });
         const info = await inspectDataset(ref);
         const counts = info.layers.map((l) => l.feature_count);
         const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
@@ -197,9 +267,13 @@ export function runActivities(services: Services) {
     },
 
     async convertStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
-      return step(input.runId, 'convert', async (run, dir) => {
+      return step(input.runId, 'convert', async (run, dir, progress) => {
         const from = input.input;
-        const result = await convertDataset(files.ref(input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir);
+        const result = await convertDataset(files.ref(input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir, {
+          ...gdalLimits,
+          progress,
+          signal: Context.current().cancellationSignal,
+        });
         const file = path.join(dir, result.filename);
         const artifact: RunArtifact = {
           // Later steps read the converted file (a .zip for several-file formats stays a file to send).
@@ -216,7 +290,7 @@ export function runActivities(services: Services) {
 
     /** Publishes the last artifact; the Run's id is the delivery id, so a resumed delivery never duplicates rows. */
     async deliverStep(input: { runId: string; input: RunArtifact }): Promise<Record<string, never>> {
-      return step(input.runId, 'deliver', async (run, dir) => {
+      return step(input.runId, 'deliver', async (run, dir, progress) => {
         const a = input.input;
         if (!run.snapshot.destination_id) {
           throw new DomainError('invalid_destination', 'The Job has no Destination: set its destination_id, then run it again', { step: 'deliver' });
@@ -237,7 +311,7 @@ export function runActivities(services: Services) {
               reinitialize: run.sync?.reinitialize ?? false,
             },
           },
-          transferContext(dir),
+          transferContext(dir, progress),
         );
         const size = delivery.bytes_written ?? (await stat(files.resolve(input.runId, a.file)).catch(() => null))?.size ?? null;
         return { result: {}, stats: { features_written: delivery.rows_written ?? null, bytes_written: size } };

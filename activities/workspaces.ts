@@ -5,9 +5,10 @@ import { record } from '../application/commands.js';
 import { domainErrorsAsFailures } from '../application/failures.js';
 import type { Services } from '../application/services.js';
 import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline, type StoredDataset } from '../domain/workspaces/workspace.js';
-import { convertDataset } from '../geo/convert.js';
-import { applyPipeline } from '../geo/pipeline.js';
+import { convertDataset } from '../geo/datasets/convert.js';
+import { applyPipeline } from '../geo/operations/pipeline.js';
 import { WorkspaceFiles } from '../platform/workspace-files.js';
+import { startHeartbeats } from './heartbeats.js';
 
 export interface ConversionRef {
   workspaceId: string;
@@ -37,13 +38,14 @@ export type FinishConversionInput = ConversionRef & ({ output: ConvertOutput } |
 export function workspaceActivities(services: Pick<Services, 'store' | 'clock' | 'config'>) {
   const files = new WorkspaceFiles(services.config.dataDir);
   return {
-    async startWorkspaceConversion(input: StartConversionInput): Promise<{ pipeline: Pipeline; position: string }> {
+    async startWorkspaceConversion(input: StartConversionInput): Promise<{ pipeline: Pipeline; position: string; heartbeatTimeoutMs?: number }> {
       return domainErrorsAsFailures(async () => {
         const outcome = await record(services, workspaceStream(input.workspaceId), workspaceDecider, {
           type: 'StartConversion', workspaceId: input.workspaceId, actorId: input.actorId, conversionId: input.conversionId, request: input.request, at: services.clock(),
         });
         if (outcome.state.status === 'absent') throw new Error('unreachable: a started conversion has a Workspace');
-        return { pipeline: outcome.state.pipeline, position: outcome.position };
+        // The convert activity's heartbeat timeout (SVC_HEARTBEAT_TIMEOUT_S) reaches the workflow from here.
+        return { pipeline: outcome.state.pipeline, position: outcome.position, heartbeatTimeoutMs: services.config.heartbeatTimeoutMs };
       });
     },
 
@@ -63,8 +65,7 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
      */
     async convertWorkspace(input: ConvertWorkspaceInput): Promise<ConvertOutput> {
       return domainErrorsAsFailures(async () => {
-        // Well inside the 30 s heartbeat timeout (the SDK sends at most one per 24 s of it).
-        const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
+        const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs);
         const scratch = files.scratch(input.workspaceId, `convert-${input.conversionId}`);
         const outDir = files.outputDir(input.workspaceId, input.conversionId);
         try {
@@ -81,6 +82,12 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
               baseName: input.baseName,
             },
             outDir,
+            {
+              timeoutMs: services.config.gdalTimeoutMs,
+              memoryBytes: services.config.gdalMemoryBytes,
+              progress: (p) => heartbeat.progress(p),
+              signal: Context.current().cancellationSignal,
+            },
           );
           return {
             format: result.format,
@@ -94,7 +101,7 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
           await rm(outDir, { recursive: true, force: true });
           throw error;
         } finally {
-          clearInterval(heartbeat);
+          heartbeat.stop();
           await rm(scratch, { recursive: true, force: true });
         }
       });

@@ -4,7 +4,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import { type FastifyPluginAsyncZod, jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { DomainError } from '../domain/errors.js';
-import { createAccessLogger, logDestination, redactPaths } from '../platform/logger.js';
+import { createAccessLogger, LazyChildLogger, logDestination, redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
 import { createSessionTable } from './auth/sessions.js';
 import { invalidParameter, registerErrorHandling } from './errors.js';
@@ -105,6 +105,8 @@ export async function buildApp(
         : { level: services.config.logLevel, redact: { paths: redactPaths, censor: '[redacted]' }, stream: options.logStream ?? logDestination() },
     // One access line per request instead of fastify's two (see the onResponse hook below).
     logController: new LogController({ disableRequestLogging: true }),
+    // Each request's logger is made when something logs through it (platform/logger.ts).
+    ...(options.logger === false ? {} : { childLoggerFactory: (logger, bindings, childOptions) => new LazyChildLogger(logger as never, bindings, childOptions) as never }),
     // Only behind a proxy that sets X-Forwarded-For; otherwise clients could pick their own IP.
     trustProxy: process.env.SVC_TRUST_PROXY === 'true',
     bodyLimit: 4 * 1024 * 1024,

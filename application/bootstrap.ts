@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { configureEgress } from '../connectors/shared/egress.js';
 import { createEventStore } from '../eventstore/index.js';
 import { createCipher } from '../platform/cipher.js';
 import type { Config } from '../platform/config.js';
@@ -9,6 +10,7 @@ import { createLogger } from '../platform/logger.js';
 import { projectors } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { ensureAdmin } from './accounts.js';
+import { internalEndpoints } from './internal-endpoints.js';
 import { jobScheduleReactor } from './job-schedules.js';
 import type { Services } from './services.js';
 import { scheduleWorkspaceCleanup } from './workspace-cleanup.js';
@@ -35,6 +37,8 @@ export interface ServiceOptions {
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services & { close(): Promise<void> }> {
   const { temporal: withTemporal = true, projections: runProjections = true, housekeeping = runProjections } = options;
   const log = createLogger(config.logLevel, options.name ?? 'api');
+  // Before anything can call a connector: the operator's lists, and the service's own ports refused.
+  await configureEgress({ ...config.outbound, internal: internalEndpoints(config) });
   const store = createEventStore(config);
   await store.init();
   const pool = await createDatabasePool(config.databaseUrl);

@@ -1,4 +1,4 @@
-import { ApplicationFailure, TimeoutFailure } from '@temporalio/common';
+import { ApplicationFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { ConnectorError, type ConnectorFailureReason } from '../connectors/shared/errors.js';
 import { DomainError } from '../domain/errors.js';
 import type { StepName } from '../domain/jobs/job.js';
@@ -93,11 +93,20 @@ export function failurePosition(error: unknown): bigint | undefined {
 }
 
 /**
+ * The API's answer to a connection the outbound policy refused (connectors/shared/egress.ts): 403,
+ * naming the settings that decide it. Nothing was sent, so it is the same for open and closed ports.
+ */
+export function outboundRefusal(message: string): DomainError {
+  return new DomainError('forbidden', message, { reason: 'refused_by_policy', settings: ['SVC_OUTBOUND_ALLOW', 'SVC_OUTBOUND_DENY'] });
+}
+
+/**
  * The public code of a remote failure during an operation: a Workspace import and a Run's
  * extract are source_failed, a delivery is delivery_failed; a few reasons have codes of their own.
  */
 export function transferErrorCode(reason: ConnectorFailureReason, operation: 'import' | 'deliver'): string {
   if (reason === 'not_implemented') return 'not_implemented';
+  if (reason === 'refused_by_policy') return 'forbidden';
   if (reason === 'target_exists') return 'target_exists';
   if (reason === 'too_large' && operation === 'import') return 'upload_too_large';
   return operation === 'import' ? 'source_failed' : 'delivery_failed';
@@ -116,8 +125,26 @@ export function runErrorOf(error: unknown, step: StepName): RunError {
     const code = step === 'extract' ? transferErrorCode(remote.reason, 'import') : step === 'deliver' ? transferErrorCode(remote.reason, 'deliver') : 'internal_error';
     return { code, message: remote.message, step, retryable: remote.retryable, reason: remote.reason };
   }
-  for (const current of causes(error)) {
-    if (current instanceof TimeoutFailure) return { code: 'timeout', message: `The ${step} step did not finish in time`, step, retryable: true };
-  }
+  const timeout = timeoutMessage(error, `The ${step} step`);
+  if (timeout) return { code: 'timeout', message: timeout, step, retryable: true };
   return { code: 'internal_error', message: `The ${step} step failed on the worker; the worker's log has the details`, step, retryable: true };
+}
+
+/**
+ * What a Temporal timeout means, in words that name what to change, or null when the failure is
+ * not a timeout. A heartbeat timeout is a worker that stopped answering (it crashed, or its event
+ * loop was held); a start-to-close timeout is work longer than the activity's limit. Workflow-safe.
+ */
+export function timeoutMessage(error: unknown, what: string): string | null {
+  for (const current of causes(error)) {
+    if (!(current instanceof TimeoutFailure)) continue;
+    if (current.timeoutType === TimeoutType.HEARTBEAT) {
+      return `${what} did not finish in time: the worker stopped reporting for longer than the heartbeat timeout (SVC_HEARTBEAT_TIMEOUT_S); it may have crashed or run out of memory, and its log says which`;
+    }
+    if (current.timeoutType === TimeoutType.START_TO_CLOSE || current.timeoutType === TimeoutType.SCHEDULE_TO_CLOSE) {
+      return `${what} did not finish in time: it ran longer than its limit; a bigger dataset needs a higher SVC_GDAL_TIMEOUT_MIN, or split the work`;
+    }
+    return `${what} did not finish in time`;
+  }
+  return null;
 }

@@ -13,7 +13,8 @@ import { startStack } from '../scripts/stack.js';
  * same two queries as the authenticated path (bench/api/). 10 connections, autocannon.
  * Goals: authenticated ≥ 1.0 × the fastify + pg baseline with p99 ≤ 10 ms; public ≥ 0.5 × hello.
  *
- * The API runs as `npm start` runs it (SVC_LOG_LEVEL=info unless set), its log written to a file.
+ * The API runs as `npm start` runs it (SVC_LOG_LEVEL=info unless set, a worker beside it polling
+ * Temporal), its log written to a file.
  * BENCH_PROFILE=1 writes a CPU profile of the API process (node --cpu-prof) to .data/bench/api/.
  */
 const require = createRequire(import.meta.url);
@@ -37,7 +38,6 @@ const out = path.join(dataDir, 'bench', 'api');
 mkdirSync(out, { recursive: true });
 const stack = await startStack('api', { SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? 'info' }, {
   apiLog: path.join(out, 'api.log'),
-  noWorker: true,
   apiNodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${out}`] : [],
 });
 const children: ChildProcess[] = [];

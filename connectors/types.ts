@@ -219,10 +219,11 @@ export interface ConnectorDefinition<C extends object = Config, R = unknown, T =
 
 /**
  * A connector module's definition, typed by its own configuration schema: `test`, `discover`,
- * `extract` and `deliver` receive `z.output<typeof configuration>`.
+ * `extract` and `deliver` receive `z.output<typeof configuration>` (and `configuration.parse` gives
+ * that type too, for tests that call a connector directly).
  */
 export function defineConnector<S extends z.ZodObject, R = unknown, T = unknown>(
   definition: ConnectorDefinition<z.output<S>, R, T> & { configuration: S },
-): ConnectorDefinition<z.output<S>, R, T> {
+): ConnectorDefinition<z.output<S>, R, T> & { configuration: S } {
   return definition;
 }

@@ -38,3 +38,55 @@ export function createLogger(level: string, name: string): Logger {
 export function createAccessLogger(level: string, stream: NodeJS.WritableStream | pino.DestinationStream = logDestination()): Logger {
   return pino({ name: 'access', level }, stream as pino.DestinationStream);
 }
+
+/**
+ * A request's logger, made only when something logs through it. Fastify gives every request a
+ * child logger (request id bound); with redaction configured a pino child costs about 3 µs, a
+ * tenth of a trivial route's whole time, and most requests never log through it (the access
+ * line has its own logger). Used as fastify's childLoggerFactory.
+ */
+export class LazyChildLogger {
+  #real: Logger | undefined;
+  constructor(
+    private readonly parent: Logger,
+    private readonly own: pino.Bindings,
+    private readonly options: pino.ChildLoggerOptions,
+  ) {}
+  private get real(): Logger {
+    return (this.#real ??= this.parent.child(this.own, this.options));
+  }
+  get level(): string {
+    return this.#real?.level ?? this.parent.level;
+  }
+  set level(value: string) {
+    this.real.level = value;
+  }
+  fatal(...args: unknown[]) {
+    (this.real.fatal as (...a: unknown[]) => void)(...args);
+  }
+  error(...args: unknown[]) {
+    (this.real.error as (...a: unknown[]) => void)(...args);
+  }
+  warn(...args: unknown[]) {
+    (this.real.warn as (...a: unknown[]) => void)(...args);
+  }
+  info(...args: unknown[]) {
+    (this.real.info as (...a: unknown[]) => void)(...args);
+  }
+  debug(...args: unknown[]) {
+    (this.real.debug as (...a: unknown[]) => void)(...args);
+  }
+  trace(...args: unknown[]) {
+    (this.real.trace as (...a: unknown[]) => void)(...args);
+  }
+  silent() {}
+  child(bindings: pino.Bindings, options?: pino.ChildLoggerOptions): Logger {
+    return this.real.child(bindings, options);
+  }
+  isLevelEnabled(level: string): boolean {
+    return this.real.isLevelEnabled(level);
+  }
+  bindings(): pino.Bindings {
+    return this.real.bindings();
+  }
+}

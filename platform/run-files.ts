@@ -1,6 +1,6 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { DatasetRef } from '../geo/dataset-files.js';
+import type { DatasetRef } from '../geo/datasets/dataset-files.js';
 
 /** A dataset as a Run's steps pass it to each other: a path relative to the Run's folder. */
 export interface RunDataset {

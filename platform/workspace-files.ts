@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { StoredDataset } from '../domain/workspaces/workspace.js';
-import type { DatasetRef } from '../geo/dataset-files.js';
+import type { DatasetRef } from '../geo/datasets/dataset-files.js';
 
 /**
  * Where a Workspace's files live under the data folder. Events and read models keep paths

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -30,7 +30,8 @@ export function schemathesisBin(dataDir: string): string {
   return path.join(dataDir, 'tools/schemathesis/bin/schemathesis');
 }
 
-async function tokenWithEveryScope(base: string, email: string, password: string): Promise<string> {
+/** A login's session cookie value, and a PAT with every scope made through it. */
+async function credentials(base: string, email: string, password: string): Promise<{ token: string; session: string }> {
   const login = await fetch(`${base}/api/v1/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -38,13 +39,41 @@ async function tokenWithEveryScope(base: string, email: string, password: string
   });
   if (login.status !== 200) throw new Error(`login as ${email} failed: ${login.status} ${await login.text()}`);
   const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const session = cookie.slice(cookie.indexOf('=') + 1);
   const created = await fetch(`${base}/api/v1/account/tokens`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', cookie, origin: base },
     body: JSON.stringify({ name: 'schemathesis', scopes: allScopes, expires_in_days: 1 }),
   });
   if (created.status !== 201) throw new Error(`token creation failed: ${created.status} ${await created.text()}`);
-  return ((await created.json()) as { token: string }).token;
+  return { token: ((await created.json()) as { token: string }).token, session };
+}
+
+/**
+ * Runs a child to its end without blocking this process's event loop (the API under test may be
+ * served by this very process, as in test/schemathesis/), killed after `timeoutMs`.
+ */
+function runChild(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => out.push(c));
+    child.stderr.on('data', (c: Buffer) => err.push(c));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+  });
 }
 
 function countJunit(file: string): Omit<SchemathesisResult, 'problem'> {
@@ -59,17 +88,27 @@ function countJunit(file: string): Omit<SchemathesisResult, 'problem'> {
   return { passed: cases.length - failed - skipped, failed, skipped };
 }
 
-export async function runSchemathesis(options: { base: string; email: string; password: string; dataDir: string; reportDir: string }): Promise<SchemathesisResult> {
+export async function runSchemathesis(options: {
+  base: string;
+  email: string;
+  password: string;
+  dataDir: string;
+  reportDir: string;
+  /** Only the operations whose path matches (a test of the configuration itself). */
+  includePathRegex?: string;
+  /** Only these phases (examples, coverage, fuzzing, stateful); default all. */
+  phases?: string;
+}): Promise<SchemathesisResult> {
   const bin = schemathesisBin(options.dataDir);
   if (!existsSync(bin)) return { passed: 0, failed: 0, skipped: 0, problem: `schemathesis is not installed at ${bin}: run scripts/ensure.sh` };
-  const token = await tokenWithEveryScope(options.base, options.email, options.password);
+  const { token, session } = await credentials(options.base, options.email, options.password);
   mkdirSync(options.reportDir, { recursive: true });
   const junit = path.join(options.reportDir, 'schemathesis.xml');
   const examples = process.env.SVC_SCHEMATHESIS_EXAMPLES ?? '25';
   const seed = process.env.SVC_SCHEMATHESIS_SEED ?? '20251123';
   const log = path.join(options.reportDir, 'schemathesis.log');
   console.log(`\n[schemathesis] ${options.base}/api/v1/openapi.json, ${examples} examples per operation, seed ${seed}; its report: ${log}`);
-  const run = spawnSync(
+  const run = await runChild(
     bin,
     [
       '--config-file', CONFIG,
@@ -81,12 +120,14 @@ export async function runSchemathesis(options: { base: string; email: string; pa
       '--generation-database', 'none',
       '--no-color',
       '--report', 'junit', '--report-junit-path', junit,
+      ...(options.includePathRegex ? ['--include-path-regex', options.includePathRegex] : []),
+      ...(options.phases ? ['--phases', options.phases] : []),
     ],
-    // The token reaches schemathesis through the environment (the config file reads it), never argv.
+    // The token and the session reach schemathesis through the environment (the config file reads it), never argv.
     // Its cache folder lands beside the report, not in the checkout.
     // Its own report goes to a file: it closes with a line in a test runner's format
     // (`=== 3 warnings in 117s ===`) that must not be mistaken for the total of `npm test`.
-    { cwd: options.reportDir, env: { ...process.env, SCHEMATHESIS_TOKEN: token }, timeout: 15 * 60_000, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 },
+    { cwd: options.reportDir, env: { ...process.env, SCHEMATHESIS_TOKEN: token, SCHEMATHESIS_SESSION: session }, timeoutMs: 15 * 60_000 },
   );
   const output = `${run.stdout ?? ''}${run.stderr ?? ''}`;
   writeFileSync(log, output);

@@ -46,6 +46,10 @@ const baseEnv = {
   SVC_TEST_TEMPORAL_ADDRESS: temporal.address,
   UV_THREADPOOL_SIZE: '8',
   TMPDIR: runTmp,
+  // The suites use this run's own cluster as their PostGIS server, and it is also the database of
+  // the services they start: the outbound policy refuses a service's own database port unless an
+  // allow entry names it (docs/operations.md, "Outbound connections").
+  SVC_OUTBOUND_ALLOW: `127.0.0.1:${pgPort},[::1]:${pgPort},localhost:${pgPort}`,
 };
 
 // ---- Types: the server, scripts and tests, then the browser app ------------------------------

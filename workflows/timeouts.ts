@@ -38,3 +38,12 @@ export const timeouts = {
     retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 6, nonRetryableErrorTypes: ['DomainError'] },
   },
 } satisfies Record<string, ActivityOptions>;
+
+/**
+ * A profile with the heartbeat timeout the worker is configured with (SVC_HEARTBEAT_TIMEOUT_S),
+ * which reaches a workflow through an activity's result; histories recorded before the setting
+ * existed carry none and keep the profile's own.
+ */
+export function withHeartbeatTimeout<T extends ActivityOptions>(profile: T, heartbeatTimeoutMs: number | undefined): T {
+  return heartbeatTimeoutMs ? { ...profile, heartbeatTimeout: heartbeatTimeoutMs } : profile;
+}

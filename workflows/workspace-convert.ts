@@ -1,12 +1,12 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { ConvertWorkspaceInput, StartConversionInput } from '../activities/workspaces.js';
-import { domainErrorFrom, domainFailure } from '../application/failures.js';
+import { domainErrorFrom, domainFailure, timeoutMessage } from '../application/failures.js';
+import { DomainError } from '../domain/errors.js';
 import type { ConvertOutput } from '../domain/workspaces/workspace.js';
-import { timeouts } from './timeouts.js';
+import { timeouts, withHeartbeatTimeout } from './timeouts.js';
 
 const { startWorkspaceConversion, finishWorkspaceConversion } = proxyActivities<Activities>(timeouts.record);
-const { convertWorkspace } = proxyActivities<Activities>(timeouts.processing);
 
 export type ConvertWorkspaceWorkflowInput = StartConversionInput & Omit<ConvertWorkspaceInput, 'pipeline'>;
 
@@ -18,15 +18,23 @@ export type ConvertWorkspaceWorkflowInput = StartConversionInput & Omit<ConvertW
  */
 export async function convertWorkspaceWorkflow(input: ConvertWorkspaceWorkflowInput): Promise<{ output: ConvertOutput; position: string }> {
   const ref = { workspaceId: input.workspaceId, conversionId: input.conversionId };
-  const { pipeline } = await startWorkspaceConversion(input);
+  const { pipeline, heartbeatTimeoutMs } = await startWorkspaceConversion(input);
+  const { convertWorkspace } = proxyActivities<Activities>(withHeartbeatTimeout(timeouts.processing, heartbeatTimeoutMs));
   let output: ConvertOutput;
   try {
     output = await convertWorkspace({ ...ref, dataset: input.dataset, request: input.request, baseName: input.baseName, pipeline });
   } catch (error) {
     const domain = domainErrorFrom(error);
-    const failure = domain ? { code: domain.code, message: domain.message } : { code: 'internal_error', message: 'The conversion failed on the worker' };
+    const timeout = timeoutMessage(error, 'The conversion');
+    const failure = domain
+      ? { code: domain.code, message: domain.message }
+      : timeout
+        ? { code: 'processing_timeout', message: timeout }
+        : { code: 'internal_error', message: 'The conversion failed on the worker' };
     const { position } = await finishWorkspaceConversion({ ...ref, error: failure });
     if (domain) throw domainFailure(domain, position);
+    // Out of time has its own code, so the caller's JSON error says so (not internal_error).
+    if (timeout) throw domainFailure(new DomainError(failure.code, failure.message), position);
     throw ApplicationFailure.create({ type: 'ConversionFailed', message: failure.message, nonRetryable: true, details: [{ code: failure.code, position }], cause: error as Error });
   }
   const { position } = await finishWorkspaceConversion({ ...ref, output });

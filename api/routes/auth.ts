@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { allScopes } from '../../domain/accounts/scopes.js';
-import { checkCredentials, LoginThrottle } from '../auth/accounts.js';
+import { checkCredentials, loginKeys, LoginThrottle } from '../auth/accounts.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { createSession, deleteSession, SESSION_COOKIE, SESSION_TTL_MS } from '../auth/sessions.js';
 import { errorEnvelope, unauthorized } from '../errors.js';
@@ -31,18 +31,22 @@ export function authRoutes(services: Services): FastifyPluginAsyncZod {
       },
     }, async (request, reply) => {
       const now = services.clock().getTime();
-      const keys = [`email:${request.body.email.trim().toLowerCase()}`, `ip:${request.ip}`];
+      const keys = loginKeys(request.body.email, request.ip);
       const wait = throttle.retryAfterMs(keys, now);
       if (wait > 0) {
         const seconds = Math.ceil(wait / 1000);
-        throw unauthorized(`Too many failed logins; try again in ${seconds} seconds`, { retry_after_seconds: seconds });
+        request.log.warn({ login: 'throttled', address: request.ip, retry_after_seconds: seconds }, 'login refused: too many failed logins for this account from this address');
+        reply.header('retry-after', String(seconds));
+        throw unauthorized(`Too many failed logins for this account from this address; try again in ${seconds} seconds`, { retry_after_seconds: seconds });
       }
       const found = await checkCredentials(services, request.body.email, request.body.password);
       if (!found) {
-        throttle.fail(keys, now);
+        const { failures, retryAfterMs } = throttle.fail(keys, now);
+        request.log.warn({ login: 'failed', address: request.ip, failures, retry_after_seconds: Math.ceil(retryAfterMs / 1000) }, 'failed login');
         throw unauthorized('The e-mail or password is wrong');
       }
-      throttle.succeed(keys);
+      const earlier = throttle.succeed(keys);
+      if (earlier > 0) request.log.info({ login: 'succeeded', user_id: found.id, address: request.ip, failures_before: earlier }, 'login after failed attempts');
       const session = await createSession(services.pool, found.id, services.clock());
       reply.setCookie(SESSION_COOKIE, session, {
         path: '/',

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { formatCatalog, gdalSummary } from '../../geo/formats.js';
+import { formatCatalog, gdalSummary } from '../../geo/datasets/formats.js';
 import { publicCatalog } from '../../geo/operations/catalog.js';
-import { pythonStepAvailable } from '../../geo/python-step.js';
+import { pythonStepAvailable } from '../../geo/sandbox/python-step.js';
 import { errorEnvelope } from '../errors.js';
 import type { Services } from '../../application/services.js';
 import pkg from '../../package.json' with { type: 'json' };

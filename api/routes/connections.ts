@@ -9,6 +9,7 @@ import { jobsUsing } from '../../application/jobs.js';
 import type { Services } from '../../application/services.js';
 import { configurationBodySchema, connectorByType, connectors, publicConnectorCatalog } from '../../connectors/registry.js';
 import { ConnectorError } from '../../connectors/shared/errors.js';
+import { outboundRefusal } from '../../application/failures.js';
 import { nonBlank } from '../../platform/text.js';
 import { notImplemented } from '../../connectors/shared/fields.js';
 import { connectionDecider, connectionStream, notFoundCode, type ConnectionKind } from '../../domain/connections/connection.js';
@@ -119,12 +120,16 @@ export function connectionRoutes(kind: ConnectionKind): (services: Services) => 
       const { connector } = connection;
       if (!connector.implemented || !connector.test) throw domainOf(notImplemented(connector.type, 'test'));
       const started = Date.now();
+      let result;
       try {
-        return await withDeadline(TEST_TIMEOUT_MS, ctxBase(request), (ctx) => connector.test!(connection.config, ctx));
+        result = await withDeadline(TEST_TIMEOUT_MS, ctxBase(request), (ctx) => connector.test!(connection.config, ctx));
       } catch (error) {
         const failure = error instanceof ConnectorError ? error : new ConnectorError('invalid_response', `${connector.label} test failed unexpectedly`);
-        return { ok: false, status: failure.reason, message: failure.message, tried: {}, duration_ms: Date.now() - started };
+        result = { ok: false, status: failure.reason, message: failure.message, tried: {}, duration_ms: Date.now() - started };
       }
+      // Nothing was sent: a 403 naming the setting, never a classified result (which would tell open ports from closed ones).
+      if (result.status === 'refused_by_policy') throw outboundRefusal(result.message);
+      return result;
     }
 
     return async (app) => {
@@ -223,6 +228,7 @@ export function connectionRoutes(kind: ConnectionKind): (services: Services) => 
           return await withDeadline(TEST_TIMEOUT_MS * 3, ctxBase(request), (ctx) => connection.connector.discover!(connection.config, { schema: request.query.schema }, ctx));
         } catch (error) {
           if (error instanceof ConnectorError) {
+            if (error.reason === 'refused_by_policy') throw outboundRefusal(error.message);
             throw new DomainError('postgis_failed', error.message, { reason: error.reason, ...error.details });
           }
           throw error;

@@ -1,5 +1,6 @@
 import { AnonymousCredential, ContainerClient, RestError, StorageSharedKeyCredential, type StoragePipelineOptions } from '@azure/storage-blob';
 import { classify, describeReason, reasonOfStatus } from '../shared/classify.js';
+import { egressAgents } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
 
 /** An azureblob configuration as the connector receives it (validated, secrets decrypted). */
@@ -17,10 +18,17 @@ export const credentialKind = (c: AzureConfig) => (c.account_key ? 'account_key'
 /** The account's blob endpoint: the configured one (Azurite, sovereign clouds) or Azure's public one. */
 const accountUrl = (c: AzureConfig) => (c.endpoint ?? `https://${c.account_name}.blob.core.windows.net`).replace(/\/+$/, '');
 
-const pipeline: StoragePipelineOptions = {
-  // A few quick tries: a connection test has 10 s, and Runs retry transient failures themselves.
-  retryOptions: { maxTries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 4_000 },
-};
+/**
+ * The client's options: a few quick tries (a connection test has 10 s, and Runs retry transient
+ * failures themselves), and every connection through the outbound policy. `agent` is not in
+ * StoragePipelineOptions' type, but the SDK hands the options on to core-rest-pipeline's
+ * createClientPipeline, whose agentPolicy gives it to every request (redirects included).
+ */
+const pipeline = (c: AzureConfig): StoragePipelineOptions =>
+  ({
+    retryOptions: { maxTries: 3, retryDelayInMs: 500, maxRetryDelayInMs: 4_000 },
+    agent: accountUrl(c).startsWith('http:') ? egressAgents().http : egressAgents().https,
+  }) as StoragePipelineOptions;
 
 /**
  * One client per call, holding this configuration's credential only: the account key (Shared
@@ -29,9 +37,9 @@ const pipeline: StoragePipelineOptions = {
  */
 export function containerClient(c: AzureConfig): ContainerClient {
   const url = `${accountUrl(c)}/${encodeURIComponent(c.container)}`;
-  if (c.account_key) return new ContainerClient(url, new StorageSharedKeyCredential(c.account_name, c.account_key), pipeline);
-  if (c.sas_token) return new ContainerClient(`${url}?${c.sas_token.replace(/^\?/, '')}`, new AnonymousCredential(), pipeline);
-  return new ContainerClient(url, new AnonymousCredential(), pipeline);
+  if (c.account_key) return new ContainerClient(url, new StorageSharedKeyCredential(c.account_name, c.account_key), pipeline(c));
+  if (c.sas_token) return new ContainerClient(`${url}?${c.sas_token.replace(/^\?/, '')}`, new AnonymousCredential(), pipeline(c));
+  return new ContainerClient(url, new AnonymousCredential(), pipeline(c));
 }
 
 /** What messages and results name: account, container and endpoint, never a key or a SAS. */

@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { saveObject } from '../shared/save-stream.js';
-import type { ConnectorContext, ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
+import { alreadyDelivered, readObjectIfChanged } from '../shared/object-store.js';
+import { defineConnector, type ConnectorContext, type DestinationSupport, type SourceSupport, type TestResult } from '../types.js';
 import { azureFailure, azureWhere, containerClient, credentialKind, isDenied, isMissing, isNotModified, type AzureConfig } from './client.js';
 
 const configuration = z.strictObject({
@@ -35,7 +35,6 @@ interface AzureCursor {
   etag: string | null;
 }
 
-const settings = (config: Record<string, unknown>) => config as unknown as AzureConfig;
 const label = (c: AzureConfig, blob?: string) => (blob === undefined ? `Azure container "${c.container}" of account "${c.account_name}"` : `Azure blob "${blob}" in container "${c.container}"`);
 
 /**
@@ -47,8 +46,8 @@ export function blockIds(deliveryId: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) => Buffer.from(`${stem}-${String(i).padStart(6, '0')}`).toString('base64'));
 }
 
-async function test(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult> {
-  const c = settings(config);
+async function test(config: AzureConfig, ctx: ConnectorContext): Promise<TestResult> {
+  const c = config;
   return connectionTest(
     { ...azureWhere(c), prefix: c.prefix, credential: credentialKind(c) },
     async () => {
@@ -61,36 +60,40 @@ async function test(config: Record<string, unknown>, ctx: ConnectorContext): Pro
   );
 }
 
-const source: SourceSupport<{ blob: string }> = {
+const source: SourceSupport<{ blob: string }, AzureConfig> = {
   resource: z.strictObject({ blob: relativeKey('Blob name, relative to the prefix') }),
   shorthand: 'blob',
   resourceRequired: true,
   importable: true,
   incremental: true,
   incrementalNote: 'ETag: a blob that has not changed since the last Run (HTTP 304 to If-None-Match) skips the rest of the Run',
-  async extract(config, resource, ctx, options) {
-    const c = settings(config);
+  extract(config, resource, ctx, options) {
+    const c = config;
     const name = underPrefix(c.prefix, resource.blob);
-    const where = azureWhere(c, name);
-    const cursor = (options.sync?.cursor ?? null) as AzureCursor | null;
-    const ifNoneMatch = cursor?.blob === name && cursor.etag ? cursor.etag : undefined;
-    let answer;
-    try {
-      answer = await containerClient(c).getBlobClient(name).download(0, undefined, { abortSignal: ctx.signal, conditions: ifNoneMatch ? { ifNoneMatch } : undefined });
-    } catch (error) {
-      if (ifNoneMatch && isNotModified(error)) return { file: '', filename: '', bytes: 0, sync: options.sync!, unchanged: true };
-      throw azureFailure(error, label(c, name), where);
-    }
-    const { file, filename, bytes } = await saveObject(answer.readableStreamBody, answer.contentLength, name, ctx, label(c, name), where);
-    return { file, filename, bytes, sync: { cursor: { blob: name, etag: answer.etag ?? null } satisfies AzureCursor } };
+    return readObjectIfChanged({
+      field: 'blob' satisfies keyof AzureCursor,
+      name,
+      async read(ifNoneMatch) {
+        try {
+          const answer = await containerClient(c).getBlobClient(name).download(0, undefined, { abortSignal: ctx.signal, conditions: ifNoneMatch ? { ifNoneMatch } : undefined });
+          return { body: answer.readableStreamBody, length: answer.contentLength, etag: answer.etag ?? null };
+        } catch (error) {
+          if (ifNoneMatch && isNotModified(error)) return 'unchanged';
+          throw error;
+        }
+      },
+      failure: (error) => azureFailure(error, label(c, name), azureWhere(c, name)),
+      label: label(c, name),
+      where: azureWhere(c, name),
+    }, options.sync, ctx);
   },
 };
 
-const destination: DestinationSupport<{ blob: string }> = {
+const destination: DestinationSupport<{ blob: string }, AzureConfig> = {
   target: z.strictObject({ blob: relativeKey('Blob name to write, relative to the prefix; ending in "/" it names a folder and the output keeps its filename') }),
   deliverable: true,
   async deliver(config, target, input, ctx) {
-    const c = settings(config);
+    const c = config;
     const name = underPrefix(c.prefix, target.blob, input.filename);
     const where = azureWhere(c, name);
     const { size } = await stat(input.file);
@@ -102,7 +105,7 @@ const destination: DestinationSupport<{ blob: string }> = {
         if (isMissing(error) || isDenied(error)) return null; // absent, or a write-only SAS
         throw error;
       });
-      if (existing?.metadata?.[DELIVERY_META] === input.deliveryId && existing.contentLength === size) return result;
+      if (alreadyDelivered(existing ? { deliveryId: existing.metadata?.[DELIVERY_META], size: existing.contentLength } : null, input.deliveryId, size)) return result;
 
       // Stage the blocks (invisible to readers), then commit the list: the blob changes at once.
       const ids = blockIds(input.deliveryId, Math.ceil(size / BLOCK_BYTES));
@@ -132,7 +135,7 @@ const destination: DestinationSupport<{ blob: string }> = {
   },
 };
 
-export const azureblob: ConnectorDefinition = {
+export const azureblob = defineConnector({
   type: 'azureblob',
   label: 'Azure Blob Storage',
   description: 'Blobs in an Azure Storage container.',
@@ -150,4 +153,4 @@ export const azureblob: ConnectorDefinition = {
   test,
   source,
   destination,
-};
+});

@@ -3,7 +3,7 @@ import { ConnectorError } from '../shared/errors.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { testSteps } from '../shared/http-test.js';
-import type { ConnectorDefinition, SourceSupport } from '../types.js';
+import { defineConnector, type SourceSupport } from '../types.js';
 import { readLayer } from './read-layer.js';
 import { arcgis, type RestAccess } from './rest.js';
 
@@ -14,7 +14,7 @@ const configuration = z.strictObject({
     .describe('Service URL ending in /FeatureServer (or /MapServer)'),
   token: secret('ArcGIS token (sent in the POST body, never in a URL)'),
 });
-type FeatureServerConfig = z.infer<typeof configuration>;
+type FeatureServerConfig = z.output<typeof configuration>;
 
 const resource = z.strictObject({
   // a number, or its digits as a string (the shorthand: source_resource "3" means layer 3)
@@ -28,19 +28,19 @@ function accessOf(config: FeatureServerConfig): RestAccess {
   return { service: `${url.origin}${url.pathname.replace(/\/+$/, '')}`, ...(config.token ? { token: config.token } : {}) };
 }
 
-const source: SourceSupport<FeatureServerResource> = {
+const source: SourceSupport<FeatureServerResource, FeatureServerConfig> = {
   resource,
   shorthand: 'layer',
   resourceRequired: true,
   importable: true,
   incremental: false,
   async extract(config, selector, ctx) {
-    const read = await readLayer(accessOf(config as FeatureServerConfig), selector.layer, selector.where, ctx);
+    const read = await readLayer(accessOf(config), selector.layer, selector.where, ctx);
     return { file: read.file, filename: read.filename, bytes: read.bytes, features: read.features };
   },
 };
 
-export const featureserver: ConnectorDefinition = {
+export const featureserver = defineConnector({
   type: 'featureserver',
   label: 'ArcGIS FeatureServer',
   description: 'Layers of an ArcGIS REST FeatureServer or MapServer (paged queries).',
@@ -60,7 +60,7 @@ export const featureserver: ConnectorDefinition = {
     '- **Connection test**: `{url}?f=json`, which must list `layers` or `tables`.',
   ].join('\n'),
   async test(config, ctx) {
-    const c = config as FeatureServerConfig;
+    const c = config;
     const access = accessOf(c);
     const label = publicUrl(access.service);
     return testSteps({ url: label, token: Boolean(c.token) }, label, async () => {
@@ -72,4 +72,4 @@ export const featureserver: ConnectorDefinition = {
     });
   },
   source,
-};
+});

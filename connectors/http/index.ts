@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { download, publicUrl } from '../shared/download.js';
+import { downloadIfChanged, publicUrl } from '../shared/download.js';
 import { ConnectorError } from '../shared/errors.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { hasHeader, headerName, plainHeaders } from '../shared/http-fields.js';
 import { testHttp, testSteps } from '../shared/http-test.js';
-import type { ConnectorDefinition, SourceSupport } from '../types.js';
+import { defineConnector, type SourceSupport } from '../types.js';
 
 const configuration = z.strictObject({
   url: httpUrl.describe('Address of the endpoint that answers with one file (GeoJSON, zipped shapefile, GeoPackage, CSV …)'),
@@ -18,13 +18,7 @@ const configuration = z.strictObject({
   api_key_header: headerName.optional().describe('Header that carries api_key when auth is "header" (e.g. X-API-Key)'),
   api_key: secret('Value sent in api_key_header when auth is "header"'),
 });
-type HttpConfig = z.infer<typeof configuration>;
-
-/** What an http Source remembers between Runs: the validators of the file it last read. */
-interface HttpCursor {
-  etag: string | null;
-  last_modified: string | null;
-}
+type HttpConfig = z.output<typeof configuration>;
 
 const missing = (auth: string, field: string) =>
   new ConnectorError('authentication_failed', `auth is "${auth}" but no ${field} is saved: set ${field}`, { auth }, false);
@@ -61,24 +55,18 @@ function isJson(text: string): boolean {
   }
 }
 
-const source: SourceSupport<Record<string, never>> = {
+/** An http Source remembers the validators (ETag, Last-Modified) of the answer it last read. */
+const source: SourceSupport<Record<string, never>, HttpConfig> = {
   resource: z.strictObject({}),
   resourceRequired: false,
   importable: true,
   incremental: true,
   incrementalNote: 'ETag / Last-Modified: an unchanged answer (HTTP 304) skips the rest of the Run',
-  async extract(config, _resource, ctx, options) {
-    const request = requestOf(config as HttpConfig);
-    const cursor = (options.sync?.cursor ?? null) as HttpCursor | null;
-    const got = await download({ ...request, ifNoneMatch: cursor?.etag, ifModifiedSince: cursor?.last_modified }, ctx);
-    const sync = { cursor: { etag: got.etag, last_modified: got.lastModified } satisfies HttpCursor };
-    if (!got.file) return { file: '', filename: '', bytes: 0, sync: options.sync ?? sync, unchanged: true };
-    return { file: got.file, filename: got.filename, bytes: got.bytes, sync };
-  },
+  extract: (config, _resource, ctx, options) => downloadIfChanged(requestOf(config), ctx, options.sync),
 };
 
 /** A file behind an authenticated or non-GET HTTP endpoint (an export URL of an internal system). */
-export const http: ConnectorDefinition = {
+export const http = defineConnector({
   type: 'http',
   label: 'HTTP endpoint',
   description: 'Downloads one file from an http(s) endpoint with authentication, custom headers or a POST body.',
@@ -97,7 +85,7 @@ export const http: ConnectorDefinition = {
     '- **Failures**: 401 → `authentication_failed`, 403 → `permission_denied`, 404/410 → `not_found`, 408/504 → `timeout`, 429 and 5xx → `server_error` (retried by Runs); refused connections and DNS failures → `unreachable`.',
   ].join('\n'),
   async test(config, ctx) {
-    const c = config as HttpConfig;
+    const c = config;
     const tried = { url: publicUrl(c.url), method: c.method, auth: c.auth };
     let request;
     try {
@@ -108,4 +96,4 @@ export const http: ConnectorDefinition = {
     return testHttp(request, ctx, tried);
   },
   source,
-};
+});

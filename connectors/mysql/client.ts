@@ -1,5 +1,6 @@
 import mysql from 'mysql2/promise';
 import { classify } from '../shared/classify.js';
+import { egressAddress } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
 import type { ConnectorContext } from '../types.js';
 
@@ -76,8 +77,15 @@ export function classifyMysql(error: unknown, what: string, details: Record<stri
  */
 export async function connect(config: MysqlConfig, ctx: ConnectorContext): Promise<mysql.Connection> {
   if (ctx.signal.aborted) throw new ConnectorError('timeout', `${describeServer(config)}: stopped before connecting`, triedOf(config));
+  // The address the outbound policy checked (a name is resolved once, there): no second lookup to rebind.
+  let address: string;
+  try {
+    address = await egressAddress(config.host, config.port);
+  } catch (error) {
+    throw classifyMysql(error, describeServer(config), triedOf(config));
+  }
   const pending = mysql.createConnection({
-    host: config.host,
+    host: address,
     port: config.port,
     database: config.database,
     user: config.username,

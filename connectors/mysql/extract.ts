@@ -1,8 +1,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
-import { safeFilename } from '../../geo/dataset-files.js';
-import { gdal } from '../../geo/gdal.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
+import { gdal } from '../../geo/datasets/gdal.js';
 import { ConnectorError } from '../shared/errors.js';
 import { asSubquery } from '../shared/sql.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';

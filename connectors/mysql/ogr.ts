@@ -1,3 +1,4 @@
+import { egressAddress } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
 import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import type { ConnectorContext } from '../types.js';
@@ -45,9 +46,12 @@ export function refuseTls(config: MysqlConfig): void {
 }
 
 export async function ogr2ogrMysql(config: MysqlConfig, ctx: ConnectorContext, what: string, args: string[], limitFile?: string): Promise<void> {
+  // GDAL's client library connects to the address the outbound policy checked, not to a name it would resolve again.
+  const address = await egressAddress(config.host, config.port);
+  const pinned = args.map((a) => (a.startsWith('MYSQL:') ? a.replace(`,host=${value(config.host)},`, `,host=${value(address)},`) : a));
   await runOgr2ogr(
     {
-      args: ['--config', 'MYSQL_TIMEOUT', String(CONNECT_TIMEOUT_MS / 1000), ...args],
+      args: ['--config', 'MYSQL_TIMEOUT', String(CONNECT_TIMEOUT_MS / 1000), ...pinned],
       env: { MYSQL_PWD: config.password ?? '' },
       label: `${what} (${describeServer(config)})`,
       ...(limitFile ? { limitFile } : {}),

@@ -1,13 +1,13 @@
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { safeFilename } from '../../geo/dataset-files.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../shared/errors.js';
 import { fetchJson, publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { headerName } from '../shared/http-fields.js';
 import { testSteps } from '../shared/http-test.js';
-import type { ConnectorDefinition, SourceSupport } from '../types.js';
+import { defineConnector, type SourceSupport } from '../types.js';
 import { accept, apiUrl, readItems, type ApiAccess } from './items.js';
 
 const configuration = z.strictObject({
@@ -15,7 +15,7 @@ const configuration = z.strictObject({
   api_key: secret('API key, sent in api_key_header'),
   api_key_header: headerName.default('X-API-Key').describe('Header that carries api_key (Authorization works too, with a value such as "Bearer …")'),
 });
-type OgcConfig = z.infer<typeof configuration>;
+type OgcConfig = z.output<typeof configuration>;
 
 const resource = z.strictObject({
   collection: z.string().min(1).max(255).describe('Collection id'),
@@ -38,7 +38,7 @@ function accessOf(config: OgcConfig): ApiAccess {
   return { url: config.url, headers, secretHeaders: config.api_key ? [config.api_key_header] : [] };
 }
 
-const source: SourceSupport<OgcResource> = {
+const source: SourceSupport<OgcResource, OgcConfig> = {
   resource,
   shorthand: 'collection',
   resourceRequired: true,
@@ -54,7 +54,7 @@ const source: SourceSupport<OgcResource> = {
     let read;
     try {
       read = await readItems(
-        accessOf(config as OgcConfig),
+        accessOf(config),
         { collection: selector.collection, bbox: selector.bbox, datetime: since ? `${since.value}/..` : undefined, pageSize: selector.page_size },
         file,
         ctx,
@@ -73,7 +73,7 @@ const source: SourceSupport<OgcResource> = {
   },
 };
 
-export const ogcfeatures: ConnectorDefinition = {
+export const ogcfeatures = defineConnector({
   type: 'ogcfeatures',
   label: 'OGC API – Features',
   description: 'Collections of an OGC API – Features server (pygeoapi, GeoServer, ldproxy, …).',
@@ -91,7 +91,7 @@ export const ogcfeatures: ConnectorDefinition = {
     '- **Connection test**: `GET {url}/collections`, which must answer JSON with a `collections` list.',
   ].join('\n'),
   async test(config, ctx) {
-    const c = config as OgcConfig;
+    const c = config;
     const access = accessOf(c);
     const collections = apiUrl(access, 'collections').toString();
     return testSteps({ url: publicUrl(c.url), api_key: Boolean(c.api_key) }, publicUrl(collections), async () => {
@@ -103,4 +103,4 @@ export const ogcfeatures: ConnectorDefinition = {
     });
   },
   source,
-};
+});

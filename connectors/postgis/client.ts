@@ -1,7 +1,10 @@
 import pg from 'pg';
 import type { ConnectionOptions } from 'node:tls';
 import { classify } from '../shared/classify.js';
+import { egressAddress, parseAddress } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+
+const egressIsIp = (host: string) => parseAddress(host) !== null;
 import type { ConnectorContext } from '../types.js';
 
 /*
@@ -101,13 +104,17 @@ function tlsOptions(config: PostgisConfig, mode: 'plain' | 'tls'): false | Conne
 }
 
 async function connectOnce(config: PostgisConfig, mode: 'plain' | 'tls', ctx: ConnectorContext, extra: pg.ClientConfig): Promise<pg.Client> {
+  // The address the outbound policy checked (a name is resolved once, there): no second lookup to rebind.
+  const address = await egressAddress(config.host, config.port);
+  const tls = tlsOptions(config, mode);
   const client = new pg.Client({
-    host: config.host,
+    host: address,
     port: config.port,
     database: config.database,
     user: config.username,
     password: config.password ?? '',
-    ssl: tlsOptions(config, mode),
+    // The name stays the TLS server name (SNI, and what verify-full checks).
+    ssl: tls && !egressIsIp(config.host) ? { servername: config.host, ...tls } : tls,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     application_name: 'geoflow',
     ...extra,

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { stat } from 'node:fs/promises';
-import { safeFilename } from '../../geo/dataset-files.js';
-import { gdal } from '../../geo/gdal.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
+import { gdal } from '../../geo/datasets/gdal.js';
 import { ConnectorError } from '../shared/errors.js';
 import { asSubquery } from '../shared/sql.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';

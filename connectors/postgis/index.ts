@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
 import { probeTest } from '../shared/test-result.js';
-import type { ConnectorDefinition, DestinationSupport, SourceSupport } from '../types.js';
+import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { listSchemas, listTables, requireSchema } from './catalog.js';
 import { classifyPg, describeServer, triedOf, withClient, type PostgisConfig } from './client.js';
 import { deliverPostgis, type PostgisTarget } from './deliver.js';
@@ -21,9 +21,8 @@ const configuration = z.strictObject({
 });
 
 /** A configuration the registry has already parsed with the schema above. */
-const settings = (config: Record<string, unknown>) => config as unknown as PostgisConfig;
 
-const source: SourceSupport<PostgisResource> = {
+const source: SourceSupport<PostgisResource, PostgisConfig> = {
   resource: z.union([
     z.strictObject({
       schema: identifier('Schema').default('public'),
@@ -37,20 +36,20 @@ const source: SourceSupport<PostgisResource> = {
   importable: true,
   incremental: true,
   incrementalNote: cursorIncrementalNote,
-  extract: (config, resource, ctx, options) => extractPostgis(settings(config), resource, ctx, options),
+  extract: (config, resource, ctx, options) => extractPostgis(config, resource, ctx, options),
 };
 
-const destination: DestinationSupport<PostgisTarget> = {
+const destination: DestinationSupport<PostgisTarget, PostgisConfig> = {
   target: z.strictObject({
     schema: identifier('Schema (must exist)').default('public'),
     table: identifier('Table (created when missing)'),
     write_mode: writeMode,
   }),
   deliverable: true,
-  deliver: (config, target, input, ctx) => deliverPostgis(settings(config), target, input, ctx),
+  deliver: (config, target, input, ctx) => deliverPostgis(config, target, input, ctx),
 };
 
-export const postgis: ConnectorDefinition = {
+export const postgis = defineConnector({
   type: 'postgis',
   label: 'PostGIS',
   description: 'Tables and views of a PostgreSQL database with PostGIS.',
@@ -103,7 +102,7 @@ export const postgis: ConnectorDefinition = {
     'on a command line, in the service\'s environment or in a log.',
   ].join('\n'),
   test(config, ctx) {
-    const c = settings(config);
+    const c = config;
     return probeTest(
       triedOf(c),
       async () => {
@@ -122,7 +121,7 @@ export const postgis: ConnectorDefinition = {
     );
   },
   async discover(config, query, ctx) {
-    const c = settings(config);
+    const c = config;
     return withClient(c, ctx, async (client) => {
       const schemas = await listSchemas(client);
       if (query.schema === undefined) return { host: c.host, database: c.database, schemas };
@@ -132,4 +131,4 @@ export const postgis: ConnectorDefinition = {
   },
   source,
   destination,
-};
+});

@@ -1,5 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { egressAddress } from '../shared/egress.js';
 import type { ConnectorFailureReason } from '../shared/errors.js';
 import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import type { ConnectorContext } from '../types.js';
@@ -38,6 +39,8 @@ export async function libpqFor(config: PostgisConfig, ctx: ConnectorContext, opt
   await writeFile(passfile, `*:*:*:*:${passField(config.password ?? '')}\n`, { mode: 0o600 });
   const params: Record<string, string> = {
     host: config.host,
+    // libpq connects to hostaddr, the address the outbound policy checked; host stays the TLS name.
+    hostaddr: await egressAddress(config.host, config.port),
     port: String(config.port),
     dbname: config.database,
     user: config.username,

@@ -1,6 +1,7 @@
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { Logger } from 'pino';
 import { classify, describeReason, reasonOfStatus } from '../shared/classify.js';
+import { egressAgents } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
 
 /** An s3 configuration as the connector receives it (validated, secrets decrypted). */
@@ -43,7 +44,8 @@ export function s3Client(config: S3Config, log?: Logger): S3Client {
       error: (message: unknown) => log?.debug({ s3: String(message) }, 'S3 client error'),
     },
     maxAttempts: 2,
-    requestHandler: { connectionTimeout: 5_000 },
+    // Every connection through the outbound policy (checked and pinned after DNS resolution).
+    requestHandler: { connectionTimeout: 5_000, httpAgent: egressAgents().http, httpsAgent: egressAgents().https },
     // S3-compatible stores often refuse the flexible checksums (CRC32 trailers) the SDK sends to
     // AWS by default; they get plain requests, as before those checksums existed.
     ...(config.endpoint ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),

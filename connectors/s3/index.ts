@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { saveObject } from '../shared/save-stream.js';
-import type { ConnectorContext, ConnectorDefinition, DestinationSupport, SourceSupport, TestResult } from '../types.js';
+import { alreadyDelivered, readObjectIfChanged } from '../shared/object-store.js';
+import { defineConnector, type ConnectorContext, type DestinationSupport, type SourceSupport, type TestResult } from '../types.js';
 import { isMissing, isNotModified, s3Client, s3Failure, s3Where, type S3Config } from './client.js';
 import { uploadObject } from './upload.js';
 
@@ -30,11 +30,10 @@ interface S3Cursor {
   etag: string | null;
 }
 
-const settings = (config: Record<string, unknown>) => config as unknown as S3Config;
 const label = (c: S3Config, key?: string) => (key === undefined ? `S3 bucket "${c.bucket}"` : `S3 object "${key}" in bucket "${c.bucket}"`);
 
-async function test(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult> {
-  const c = settings(config);
+async function test(config: S3Config, ctx: ConnectorContext): Promise<TestResult> {
+  const c = config;
   return connectionTest(
     { ...s3Where(c), prefix: c.prefix, signed: Boolean(c.access_key) },
     async () => {
@@ -52,7 +51,7 @@ async function test(config: Record<string, unknown>, ctx: ConnectorContext): Pro
   );
 }
 
-const source: SourceSupport<{ key: string }> = {
+const source: SourceSupport<{ key: string }, S3Config> = {
   resource: z.strictObject({ key: relativeKey('Object key, relative to the prefix') }),
   shorthand: 'key',
   resourceRequired: true,
@@ -60,33 +59,37 @@ const source: SourceSupport<{ key: string }> = {
   incremental: true,
   incrementalNote: 'ETag: an object that has not changed since the last Run (HTTP 304 to If-None-Match) skips the rest of the Run',
   async extract(config, resource, ctx, options) {
-    const c = settings(config);
+    const c = config;
     const key = underPrefix(c.prefix, resource.key);
-    const where = s3Where(c, key);
-    const cursor = (options.sync?.cursor ?? null) as S3Cursor | null;
-    const ifNoneMatch = cursor?.key === key && cursor.etag ? cursor.etag : undefined;
     const client = s3Client(c, ctx.log);
     try {
-      let answer;
-      try {
-        answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
-      } catch (error) {
-        if (ifNoneMatch && isNotModified(error)) return { file: '', filename: '', bytes: 0, sync: options.sync!, unchanged: true };
-        throw s3Failure(error, label(c, key), where);
-      }
-      const { file, filename, bytes } = await saveObject(answer.Body as Readable | undefined, answer.ContentLength, key, ctx, label(c, key), where);
-      return { file, filename, bytes, sync: { cursor: { key, etag: answer.ETag ?? null } satisfies S3Cursor } };
+      return await readObjectIfChanged({
+        field: 'key' satisfies keyof S3Cursor,
+        name: key,
+        async read(ifNoneMatch) {
+          try {
+            const answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
+            return { body: answer.Body as Readable | undefined, length: answer.ContentLength, etag: answer.ETag ?? null };
+          } catch (error) {
+            if (ifNoneMatch && isNotModified(error)) return 'unchanged';
+            throw error;
+          }
+        },
+        failure: (error) => s3Failure(error, label(c, key), s3Where(c, key)),
+        label: label(c, key),
+        where: s3Where(c, key),
+      }, options.sync, ctx);
     } finally {
       client.destroy();
     }
   },
 };
 
-const destination: DestinationSupport<{ key: string }> = {
+const destination: DestinationSupport<{ key: string }, S3Config> = {
   target: z.strictObject({ key: relativeKey('Object key to write, relative to the prefix; ending in "/" it names a folder and the output keeps its filename') }),
   deliverable: true,
   async deliver(config, target, input, ctx) {
-    const c = settings(config);
+    const c = config;
     const key = underPrefix(c.prefix, target.key, input.filename);
     const where = s3Where(c, key);
     const client = s3Client(c, ctx.log);
@@ -98,7 +101,7 @@ const destination: DestinationSupport<{ key: string }> = {
         if (isMissing(error) || (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 403) return null; // absent, or write-only credentials
         throw error;
       });
-      if (head?.Metadata?.[DELIVERY_META] === input.deliveryId && head.ContentLength === size) return result;
+      if (alreadyDelivered(head ? { deliveryId: head.Metadata?.[DELIVERY_META], size: head.ContentLength } : null, input.deliveryId, size)) return result;
       await uploadObject(client, { bucket: c.bucket, key, file: input.file, size, contentType: input.mediaType ?? undefined, metadata: { [DELIVERY_META]: input.deliveryId } }, ctx, { checksums: !c.endpoint });
     } catch (error) {
       throw s3Failure(error, label(c, key), where);
@@ -109,7 +112,7 @@ const destination: DestinationSupport<{ key: string }> = {
   },
 };
 
-export const s3: ConnectorDefinition = {
+export const s3 = defineConnector({
   type: 's3',
   label: 'Amazon S3 (or S3-compatible)',
   description: 'Objects in an S3 bucket, or in any S3-compatible store (MinIO, Ceph, …) through endpoint.',
@@ -128,4 +131,4 @@ export const s3: ConnectorDefinition = {
   test,
   source,
   destination,
-};
+});

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import SftpClient from 'ssh2-sftp-client';
 import type { ConnectorContext } from '../types.js';
 import { classify, describeReason } from '../shared/classify.js';
+import { egressAddress } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
 
 /** An sftp configuration as the connector receives it (validated, secrets decrypted). */
@@ -56,8 +57,10 @@ export async function openSftp(c: SftpConfig, ctx: Pick<ConnectorContext, 'signa
   const onAbort = () => void close();
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   try {
+    // The address the outbound policy checked (a name is resolved once, there): no second lookup to rebind.
+    const address = await egressAddress(c.host, c.port);
     await abortable(client.connect({
-      host: c.host,
+      host: address,
       port: c.port,
       username: c.username,
       ...(c.private_key ? { privateKey: c.private_key, ...(c.passphrase ? { passphrase: c.passphrase } : {}) } : {}),

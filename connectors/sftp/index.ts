@@ -6,7 +6,7 @@ import { ConnectorError } from '../shared/errors.js';
 import { connectionTest } from '../shared/connection-test.js';
 import { relativeKey, underBase } from '../shared/remote-paths.js';
 import { PROGRESS_EVERY_BYTES } from '../shared/save-stream.js';
-import type { ConnectorContext, ConnectorDefinition, DestinationSupport, TestResult } from '../types.js';
+import { defineConnector, type ConnectorContext, type DestinationSupport, type TestResult } from '../types.js';
 import { abortable, cancelled, openSftp, sftpFailure, sftpWhere, type OpenSftp, type SftpConfig } from './client.js';
 
 const configuration = z.strictObject({
@@ -24,7 +24,6 @@ const configuration = z.strictObject({
   base_path: z.string().min(1).max(1024).default('.').describe('Folder remote paths are relative to (relative to the login folder unless it starts with /)'),
 });
 
-const settings = (config: Record<string, unknown>) => config as unknown as SftpConfig;
 const serverName = (c: SftpConfig) => `SFTP server ${c.host}:${c.port}`;
 
 /** The base folder must exist and be a folder: deliveries create sub-folders below it, never it. */
@@ -35,8 +34,8 @@ async function requireBase(sftp: OpenSftp, c: SftpConfig): Promise<void> {
   throw new ConnectorError('not_found', message, { ...sftpWhere(c), base_path: c.base_path }, false);
 }
 
-async function test(config: Record<string, unknown>, ctx: ConnectorContext): Promise<TestResult> {
-  const c = settings(config);
+async function test(config: SftpConfig, ctx: ConnectorContext): Promise<TestResult> {
+  const c = config;
   const tried: TestResult['tried'] = { ...sftpWhere(c), base_path: c.base_path, auth: c.private_key ? 'private_key' : 'password', host_key_sha256: null };
   let sftp: OpenSftp | undefined;
   try {
@@ -66,11 +65,11 @@ async function test(config: Record<string, unknown>, ctx: ConnectorContext): Pro
  */
 const unsupported = (error: unknown) => /does not support/i.test(String((error as Error)?.message));
 
-const destination: DestinationSupport<{ path: string }> = {
+const destination: DestinationSupport<{ path: string }, SftpConfig> = {
   target: z.strictObject({ path: relativeKey('Remote file path, relative to base_path; ending in "/" it names a folder and the output keeps its filename') }),
   deliverable: true,
   async deliver(config, target, input, ctx) {
-    const c = settings(config);
+    const c = config;
     const remote = underBase(c.base_path, target.path, input.filename);
     const folder = path.posix.dirname(remote);
     // Beside the target, so the rename stays on one file system; named after the delivery, so a
@@ -119,7 +118,7 @@ const destination: DestinationSupport<{ path: string }> = {
   },
 };
 
-export const sftp: ConnectorDefinition = {
+export const sftp = defineConnector({
   type: 'sftp',
   label: 'SFTP server',
   description: 'Files written to a folder on an SSH server over SFTP.',
@@ -136,4 +135,4 @@ export const sftp: ConnectorDefinition = {
   ].join('\n'),
   test,
   destination,
-};
+});

@@ -1,3 +1,4 @@
+import { egressRefusalIn } from './egress.js';
 import { ConnectorError, type ConnectorFailureReason } from './errors.js';
 
 /*
@@ -63,6 +64,7 @@ const sentences: Record<ConnectorFailureReason, string> = {
   too_large: 'holds more than the size limit',
   server_error: 'failed with a server error',
   not_implemented: 'is not supported yet',
+  refused_by_policy: "is refused by the service's outbound policy",
 };
 
 /**
@@ -71,6 +73,9 @@ const sentences: Record<ConnectorFailureReason, string> = {
  */
 export function classify(error: unknown, what: string, details: Record<string, unknown> = {}): ConnectorError {
   if (error instanceof ConnectorError) return error;
+  // SDKs and fetch wrap a socket's error in their own: a policy refusal stays what it is.
+  const refused = egressRefusalIn(error);
+  if (refused) return refused;
   const code = errorCode(error);
   const reason: ConnectorFailureReason = code ? codeReasons[code]! : 'invalid_response';
   const detail = code ? ` (${code})` : '';

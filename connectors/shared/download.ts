@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { safeFilename } from '../../geo/dataset-files.js';
-import type { ConnectorContext } from '../types.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
+import type { ConnectorContext, ExtractResult, SyncState } from '../types.js';
 import { failUnlessOk, httpRequest, publicUrl } from './fetch.js';
 import { refuseDeclaredSize, saveStream } from './save-stream.js';
 
@@ -102,4 +102,29 @@ export async function download(request: DownloadRequest, ctx: ConnectorContext):
   const body = response.body ? Readable.fromWeb(response.body as never) : Readable.from([]);
   const bytes = await saveStream(body, file, ctx, label, { url: label });
   return { ...common, file, filename, bytes };
+}
+
+/**
+ * The cursor of a conditional download: the validators of what was read last, plus `scope`
+ * fields naming what they belong to (a STAC asset's href). Stored as a Job's sync cursor.
+ */
+export type ValidatorCursor<S extends Record<string, string> = Record<string, never>> = S & { etag: string | null; last_modified: string | null };
+
+/**
+ * An extract that downloads only what changed (url, http, stac): the previous Run's `ETag` and
+ * `Last-Modified` go out as `If-None-Match` / `If-Modified-Since` when its cursor has the same
+ * `scope`; a 304 answers `unchanged` (the Run skips its other steps) and keeps the old cursor.
+ */
+export async function downloadIfChanged<S extends Record<string, string> = Record<string, never>>(
+  request: DownloadRequest,
+  ctx: ConnectorContext,
+  sync: SyncState | null | undefined,
+  scope: S = {} as S,
+): Promise<ExtractResult> {
+  const previous = (sync?.cursor ?? null) as ValidatorCursor<S> | null;
+  const same = previous && Object.entries(scope).every(([k, v]) => (previous as Record<string, unknown>)[k] === v) ? previous : null;
+  const got = await download({ ...request, ifNoneMatch: same?.etag, ifModifiedSince: same?.last_modified }, ctx);
+  const next: SyncState = { cursor: { ...scope, etag: got.etag, last_modified: got.lastModified } satisfies ValidatorCursor<S> };
+  if (!got.file) return { file: '', filename: '', bytes: 0, sync: sync ?? next, unchanged: true };
+  return { file: got.file, filename: got.filename, bytes: got.bytes, sync: next };
 }

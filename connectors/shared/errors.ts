@@ -16,7 +16,9 @@ export type ConnectorFailureReason =
   | 'target_exists'
   | 'too_large'
   | 'server_error'
-  | 'not_implemented';
+  | 'not_implemented'
+  /** The service's outbound policy (connectors/shared/egress.ts) refused the address: nothing was sent. */
+  | 'refused_by_policy';
 
 /** Reasons worth retrying with backoff: the same request may well succeed a little later. */
 const transient: ReadonlySet<ConnectorFailureReason> = new Set(['unreachable', 'timeout', 'server_error']);

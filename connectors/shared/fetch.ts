@@ -1,8 +1,10 @@
 import { classify, reasonOfStatus } from './classify.js';
+import { egressFetch } from './egress.js';
 import { ConnectorError } from './errors.js';
 
 /*
- * HTTP requests for the HTTP-family connectors (url, http, ogcfeatures, stac, featureserver):
+ * HTTP requests for the HTTP-family connectors (url, http, ogcfeatures, stac, featureserver),
+ * every hop through the outbound policy (egress.ts):
  * redirects followed by hand so that credentials never travel to another origin, and JSON
  * answers read with a size limit and classified failures.
  *
@@ -62,7 +64,7 @@ export async function httpRequest(request: HttpRequest, signal: AbortSignal): Pr
   for (let hop = 0; ; hop++) {
     let response: Response;
     try {
-      response = await fetch(url, { method, headers, body: method === 'GET' || method === 'HEAD' ? undefined : body, redirect: 'manual', signal });
+      response = await egressFetch(url, { method, headers, body: method === 'GET' || method === 'HEAD' ? undefined : body, redirect: 'manual', signal });
     } catch (error) {
       throw classify(error, label, { url: label });
     }

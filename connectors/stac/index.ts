@@ -1,18 +1,18 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { download, extensionForMediaType } from '../shared/download.js';
+import { downloadIfChanged, extensionForMediaType } from '../shared/download.js';
 import { ConnectorError } from '../shared/errors.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { testSteps } from '../shared/http-test.js';
-import type { ConnectorDefinition, SourceSupport } from '../types.js';
+import { defineConnector, type SourceSupport } from '../types.js';
 import { chooseAsset, StacReader, type StacDocument } from './catalog.js';
 
 const configuration = z.strictObject({
   url: httpUrl.describe('Root catalog (catalog.json of a static catalog) or STAC API landing page'),
   token: secret('Bearer token, sent to the catalog\'s own origin only'),
 });
-type StacConfig = z.infer<typeof configuration>;
+type StacConfig = z.output<typeof configuration>;
 
 const resource = z.strictObject({
   collection: z.string().min(1).max(255).optional().describe('Collection id: narrows the search in a static catalog, required by STAC APIs without search'),
@@ -20,13 +20,6 @@ const resource = z.strictObject({
   asset: z.string().min(1).max(255).optional().describe('Asset key; default: the item\'s only asset with the role "data", or its only asset'),
 });
 type StacResource = z.infer<typeof resource>;
-
-/** What an incremental read remembers: the asset's address and validators. */
-interface StacCursor {
-  href: string;
-  etag: string | null;
-  last_modified: string | null;
-}
 
 /** The downloaded file's name: the href's last segment, with an extension from the asset's media type when it has none. */
 function assetFilename(href: string, key: string, type: string | undefined): string {
@@ -41,7 +34,8 @@ function assetFilename(href: string, key: string, type: string | undefined): str
   return extension ? `${name}.${extension}` : name;
 }
 
-const source: SourceSupport<StacResource> = {
+/** An incremental read remembers the asset's address (href) and its validators. */
+const source: SourceSupport<StacResource, StacConfig> = {
   resource,
   shorthand: 'item',
   resourceRequired: true,
@@ -49,24 +43,16 @@ const source: SourceSupport<StacResource> = {
   incremental: true,
   incrementalNote: "the asset's ETag / Last-Modified: an unchanged asset (HTTP 304) skips the rest of the Run",
   async extract(config, selector, ctx, options) {
-    const c = config as StacConfig;
+    const c = config;
     const reader = new StacReader(c.url, c.token, ctx);
     const root = await reader.read<StacDocument>(c.url);
     const item = await reader.findItem(root, selector.item, selector.collection);
     const { key, href, asset } = chooseAsset(item, selector.asset);
-    const previous = (options.sync?.cursor ?? null) as StacCursor | null;
-    const same = previous?.href === href ? previous : null;
-    const got = await download(
-      { url: href, headers: reader.headersFor(href), ifNoneMatch: same?.etag, ifModifiedSince: same?.last_modified, filename: assetFilename(href, key, asset.type) },
-      ctx,
-    );
-    const sync = { cursor: { href, etag: got.etag, last_modified: got.lastModified } satisfies StacCursor };
-    if (!got.file) return { file: '', filename: '', bytes: 0, sync: options.sync ?? sync, unchanged: true };
-    return { file: got.file, filename: got.filename, bytes: got.bytes, sync };
+    return downloadIfChanged({ url: href, headers: reader.headersFor(href), filename: assetFilename(href, key, asset.type) }, ctx, options.sync, { href });
   },
 };
 
-export const stac: ConnectorDefinition = {
+export const stac = defineConnector({
   type: 'stac',
   label: 'STAC catalog',
   description: 'Assets of items in a STAC catalog or STAC API.',
@@ -86,7 +72,7 @@ export const stac: ConnectorDefinition = {
     '- **Connection test**: reads the root, which must be a STAC document (a `stac_version`, or STAC API conformance).',
   ].join('\n'),
   async test(config, ctx) {
-    const c = config as StacConfig;
+    const c = config;
     const label = publicUrl(c.url);
     return testSteps({ url: label, token: Boolean(c.token) }, label, async () => {
       const root = await new StacReader(c.url, c.token, ctx).read<StacDocument>(c.url);
@@ -98,4 +84,4 @@ export const stac: ConnectorDefinition = {
     });
   },
   source,
-};
+});

@@ -1,38 +1,26 @@
 import { z } from 'zod';
-import { download, publicUrl } from '../shared/download.js';
+import { downloadIfChanged, publicUrl } from '../shared/download.js';
 import { httpUrl } from '../shared/fields.js';
-import type { ConnectorDefinition, SourceSupport } from '../types.js';
+import { defineConnector, type SourceSupport } from '../types.js';
 import { testHttp } from '../shared/http-test.js';
 
 const configuration = z.strictObject({
   url: httpUrl.describe('Address of the file: GeoJSON, a zipped shapefile, GeoPackage, CSV, KML … (redirects are followed)'),
 });
-type UrlConfig = z.infer<typeof configuration>;
+type UrlConfig = z.output<typeof configuration>;
 
-/** What a url Source remembers between Runs: the validators of the file it last read. */
-interface UrlCursor {
-  etag: string | null;
-  last_modified: string | null;
-}
-
-const source: SourceSupport<Record<string, never>> = {
+/** A url Source remembers the validators (ETag, Last-Modified) of the file it last read. */
+const source: SourceSupport<Record<string, never>, UrlConfig> = {
   resource: z.strictObject({}),
   resourceRequired: false,
   importable: true,
   incremental: true,
   incrementalNote: 'ETag / Last-Modified: an unchanged file (HTTP 304) skips the rest of the Run',
-  async extract(config, _resource, ctx, options) {
-    const { url } = config as UrlConfig;
-    const cursor = (options.sync?.cursor ?? null) as UrlCursor | null;
-    const got = await download({ url, ifNoneMatch: cursor?.etag, ifModifiedSince: cursor?.last_modified }, ctx);
-    const sync = { cursor: { etag: got.etag, last_modified: got.lastModified } satisfies UrlCursor };
-    if (!got.file) return { file: '', filename: '', bytes: 0, sync: options.sync ?? sync, unchanged: true };
-    return { file: got.file, filename: got.filename, bytes: got.bytes, sync };
-  },
+  extract: (config, _resource, ctx, options) => downloadIfChanged({ url: config.url }, ctx, options.sync),
 };
 
 /** A file at a public URL: the simplest Source, and the reference for the others. */
-export const url: ConnectorDefinition = {
+export const url = defineConnector({
   type: 'url',
   label: 'File at a URL',
   description: 'Downloads one file from an http(s) URL on every use (streamed to disk, size-limited).',
@@ -50,7 +38,7 @@ export const url: ConnectorDefinition = {
     '- Messages and test results name the URL without its query string, which may carry a key. For URLs that need credentials, use an `http` Source.',
   ].join('\n'),
   async test(config, ctx) {
-    return testHttp({ url: (config as UrlConfig).url }, ctx, { url: publicUrl((config as UrlConfig).url) });
+    return testHttp({ url: config.url }, ctx, { url: publicUrl(config.url) });
   },
   source,
-};
+});

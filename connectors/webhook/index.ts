@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { classify, reasonOfStatus } from '../shared/classify.js';
+import { egressFetch } from '../shared/egress.js';
 import { ConnectorError } from '../shared/errors.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { plainHeaders } from '../shared/http-fields.js';
 import { testSteps } from '../shared/http-test.js';
-import type { ConnectorContext, ConnectorDefinition, DestinationSupport } from '../types.js';
+import { defineConnector, type ConnectorContext, type DestinationSupport } from '../types.js';
 import { fileBody, fileChunks, payloadHeaders, signature, type Payload, type WebhookConfig } from './request.js';
 
 const configuration = z.strictObject({
@@ -34,7 +35,7 @@ async function post(config: WebhookConfig, payload: Payload, body: Body, ctx: Co
   if (config.signing_secret) headers['x-geoflow-signature'] = await signature(config.signing_secret, payload.timestamp, body.chunks());
   let response: Response;
   try {
-    response = await fetch(config.url, { method: 'POST', headers: { 'user-agent': 'geoflow', ...headers }, body: body.stream(), duplex: 'half', redirect: 'manual', signal: ctx.signal } as RequestInit);
+    response = await egressFetch(config.url, { method: 'POST', headers: { 'user-agent': 'geoflow', ...headers }, body: body.stream(), duplex: 'half', redirect: 'manual', signal: ctx.signal } as RequestInit);
   } catch (error) {
     throw classify(error, label, { url: label });
   }
@@ -50,11 +51,11 @@ async function post(config: WebhookConfig, payload: Payload, body: Body, ctx: Co
   throw new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}`, details);
 }
 
-const destination: DestinationSupport<Record<string, never>> = {
+const destination: DestinationSupport<Record<string, never>, WebhookConfig> = {
   target: z.strictObject({}).describe('No target fields: the configuration says where the file goes'),
   deliverable: true,
   async deliver(config, _target, input, ctx) {
-    const c = config as WebhookConfig;
+    const c = config;
     const { size } = await stat(input.file);
     const payload: Payload = {
       event: 'delivery',
@@ -76,7 +77,7 @@ const destination: DestinationSupport<Record<string, never>> = {
 };
 
 /** Sends the converted output to an HTTP endpoint of the user's (a workflow engine, an ingest service, a chat bot …). */
-export const webhook: ConnectorDefinition = {
+export const webhook = defineConnector({
   type: 'webhook',
   label: 'Webhook',
   description: 'POSTs the converted output to an HTTP endpoint, optionally signed with HMAC-SHA256.',
@@ -108,7 +109,7 @@ export const webhook: ConnectorDefinition = {
     '**Connection test**: a `POST` with `X-Geoflow-Event: ping`, the body `{"event":"ping"}` (`application/json`), a fresh delivery id, signed like a delivery; any 2xx passes. There is no destination target.',
   ].join('\n'),
   async test(config, ctx) {
-    const c = config as WebhookConfig;
+    const c = config;
     const label = publicUrl(c.url);
     return testSteps({ url: label, signed: Boolean(c.signing_secret) }, label, async () => {
       const body = JSON.stringify({ event: 'ping' });
@@ -118,4 +119,4 @@ export const webhook: ConnectorDefinition = {
     });
   },
   destination,
-};
+});

@@ -76,4 +76,16 @@ describe('run decider', () => {
     // Not for a step that is not running.
     expect(when(after, note(3))).toEqual([]);
   });
+
+  it('notes the progress of a running step, keeps the latest after it finishes, and drops a note that comes late', () => {
+    const progress = (bytes: number, percent: number): RunCommand => ({ type: 'NoteStepProgress', runId: 'run_1', step: 'transform', progress: { bytes_written: bytes, percent }, at: t(4) });
+    const running = play([queue, start, ...step('extract', 1, 2), { type: 'StartStep', runId: 'run_1', step: 'transform', at: t(3) }]);
+    const noted = play([progress(1_000, 10), progress(9_000, 90)], running);
+    expect((given(noted) as ExistingRun).steps[1]).toMatchObject({ status: 'running', progress: { bytes_written: 9_000, percent: 90 } });
+    const finished = play([{ type: 'FinishStep', runId: 'run_1', step: 'transform', status: 'succeeded', at: t(6) }], noted);
+    expect((given(finished) as ExistingRun).steps[1]).toMatchObject({ status: 'succeeded', progress: { bytes_written: 9_000, percent: 90 } });
+    expect(when(finished, progress(10_000, 100))).toEqual([]);
+    // Not for a step that has not started.
+    expect(when(running, { type: 'NoteStepProgress', runId: 'run_1', step: 'deliver', progress: { bytes_written: 1 }, at: t(4) })).toEqual([]);
+  });
 });

@@ -123,13 +123,25 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
     expect(res.json().error.details.issues.map((i: { path: string }) => i.path)).toEqual(expect.arrayContaining(['body.name', 'body.scopes.0']));
   });
 
-  it('throttles repeated failed logins and says when to retry', async () => {
+  it('throttles repeated failed logins per account and address, with growing waits, and says when to retry', async () => {
+    const from = (remoteAddress: string, payload: object) => sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload, remoteAddress });
     const wrong = { email: 'nobody@example.com', password: 'wrong password!' };
-    for (let i = 0; i < 5; i++) expect((await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: wrong })).statusCode).toBe(401);
-    const throttled = await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: wrong });
+    for (let i = 0; i < 5; i++) expect((await from('192.0.2.50', wrong)).statusCode).toBe(401);
+    const throttled = await from('192.0.2.50', wrong);
     expect(throttled.statusCode).toBe(401);
     expect(throttled.json().error.details.retry_after_seconds).toBeGreaterThan(0);
-    // another address from the same client still works
-    expect((await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: ADMIN })).statusCode).toBe(200);
+    expect(throttled.headers['retry-after']).toBe(String(throttled.json().error.details.retry_after_seconds));
+    // another account from the same client still works
+    expect((await from('192.0.2.50', ADMIN)).statusCode).toBe(200);
+  });
+
+  it("cannot be turned against the admin: 25 wrong passwords from one address leave the right password working from another", async () => {
+    const from = (remoteAddress: string, payload: object) => sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload, remoteAddress });
+    const guess = { email: ADMIN.email, password: 'not the password' };
+    for (let i = 0; i < 25; i++) expect((await from('203.0.113.66', guess)).statusCode).toBe(401);
+    const attacker = await from('203.0.113.66', ADMIN);
+    expect(attacker.statusCode).toBe(401);
+    expect(attacker.json().error.message).toMatch(/Too many failed logins/);
+    expect((await from('198.51.100.7', ADMIN)).statusCode).toBe(200);
   });
 });

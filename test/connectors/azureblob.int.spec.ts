@@ -12,7 +12,7 @@ const CONTAINER = 'exports';
 describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () => {
   let server: AzuriteServer;
   let admin: ContainerClient;
-  let config: Record<string, unknown>;
+  let config: ReturnType<typeof azureblob.configuration.parse>;
 
   beforeAll(async () => {
     server = await startAzurite();

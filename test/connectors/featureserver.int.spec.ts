@@ -12,7 +12,7 @@ describe('featureserver connector against a local FeatureServer-protocol server'
   let open: FeatureServerFixture;
   let secured: FeatureServerFixture;
   let files: HttpFixtureServer;
-  const config = (c: Record<string, unknown>) => sut.configuration.parse(c) as Record<string, unknown>;
+  const config = (c: Record<string, unknown>) => sut.configuration.parse(c);
   const extract = (c: Record<string, unknown>, r: Record<string, unknown>, ctx = connectorContext()) =>
     sut.source!.extract(config(c), sut.source!.resource.parse(r), ctx, { sync: null });
   const read = (file: string) => {

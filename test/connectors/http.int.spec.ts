@@ -13,7 +13,7 @@ describe('http connector against a local HTTP server', () => {
   const dir = fixtureDir();
   let server: HttpFixtureServer;
   let elsewhere: HttpFixtureServer;
-  const config = (c: Record<string, unknown>) => sut.configuration.parse(c) as Record<string, unknown>;
+  const config = (c: Record<string, unknown>) => sut.configuration.parse(c);
   const extract = (c: Record<string, unknown>, ctx = connectorContext(), cursor?: unknown) =>
     sut.source!.extract(config(c), {}, ctx, { sync: cursor === undefined ? null : { cursor } });
   const test = (c: Record<string, unknown>) => sut.test!(config(c), connectorContext());

@@ -43,8 +43,8 @@ describe.skipIf(skipWithoutPygeoapi)('ogcfeatures connector against pygeoapi', (
       { id: 2, properties: { name: 'Bundesgasse' }, geometry: { type: 'LineString', coordinates: [[7.44, 46.946], [7.445, 46.947]] } },
     ],
   };
-  const config = (c: Record<string, unknown>) => sut.configuration.parse(c) as Record<string, unknown>;
-  const resource = (r: Record<string, unknown>) => sut.source!.resource.parse(r) as Record<string, unknown>;
+  const config = (c: Record<string, unknown>) => sut.configuration.parse(c);
+  const resource = (r: Record<string, unknown>) => sut.source!.resource.parse(r);
   const extract = (c: Record<string, unknown>, r: Record<string, unknown>, ctx = connectorContext(), cursor?: unknown) =>
     sut.source!.extract(config(c), resource(r), ctx, { sync: cursor === undefined ? null : { cursor } });
   const featuresOf = (file: string) => {

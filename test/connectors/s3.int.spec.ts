@@ -16,7 +16,7 @@ const BUCKET = 'geoflow-int';
 describe.skipIf(s3ServerUnavailable())('s3 connector against moto', () => {
   let server: S3Server;
   let admin: S3Client;
-  let config: Record<string, unknown>;
+  let config: ReturnType<typeof s3.configuration.parse>;
 
   beforeAll(async () => {
     server = await startS3Server();

@@ -8,8 +8,8 @@ import { closedPort, connectorContext, expectConnectorError, deliverInput } from
 
 describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => {
   let server: Sshd;
-  let withPassword: Record<string, unknown>;
-  let withKey: Record<string, unknown>;
+  let withPassword: ReturnType<typeof sftp.configuration.parse>;
+  let withKey: ReturnType<typeof sftp.configuration.parse>;
 
   beforeAll(async () => {
     server = await startSshd();

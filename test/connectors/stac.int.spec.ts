@@ -14,7 +14,7 @@ describe('stac connector against a static catalog served over HTTP', () => {
   let open: StacServer;
   let guarded: StacServer;
   let cdn: HttpFixtureServer;
-  const config = (c: Record<string, unknown>) => sut.configuration.parse(c) as Record<string, unknown>;
+  const config = (c: Record<string, unknown>) => sut.configuration.parse(c);
   const extract = (c: Record<string, unknown>, r: Record<string, unknown>, ctx = connectorContext(), cursor?: unknown) =>
     sut.source!.extract(config(c), sut.source!.resource.parse(r), ctx, { sync: cursor === undefined ? null : { cursor } });
 
@@ -117,7 +117,7 @@ describe('stac connector against a static catalog served over HTTP', () => {
 
 describe.skipIf(skipWithoutStacApi)('stac connector against a STAC API (stac-fastapi-static)', () => {
   let api: Awaited<ReturnType<typeof startStacApi>>;
-  const config = (c: Record<string, unknown>) => sut.configuration.parse(c) as Record<string, unknown>;
+  const config = (c: Record<string, unknown>) => sut.configuration.parse(c);
   const extract = (r: Record<string, unknown>) => sut.source!.extract(config({ url: api.url }), sut.source!.resource.parse(r), connectorContext(), { sync: null });
 
   beforeAll(async () => {

@@ -20,7 +20,7 @@ describe('webhook connector against a local receiver', () => {
     receivers.push(r);
     return r;
   };
-  const config = (c: Record<string, unknown>) => sut.configuration.parse(c) as Record<string, unknown>;
+  const config = (c: Record<string, unknown>) => sut.configuration.parse(c);
   const input = (overrides: Partial<DeliverInput> = {}): DeliverInput => ({
     file: gpkg,
     filename: 'city.gpkg',

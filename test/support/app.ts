@@ -33,6 +33,8 @@ export async function createTestApp(options: { temporal?: boolean; env?: Record<
     SVC_LOG_LEVEL: 'silent',
     SVC_TEMPORAL_ADDRESS: process.env.SVC_TEST_TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     SVC_TASK_QUEUE: `test-${path.basename(dataDir)}`,
+    // npm test allows its cluster's port (scripts/test.ts): the suites' PostGIS is the services' own database.
+    SVC_OUTBOUND_ALLOW: process.env.SVC_OUTBOUND_ALLOW ?? '',
     ...options.env,
   };
   const config = loadConfig(env);

@@ -284,6 +284,8 @@ export interface RunStep {
   /** Attempts that failed; transient failures are retried while the step stays running. */
   failed_attempts: number;
   last_error: RunError | null;
+  /** What a long step reported last while it worked (bytes or features written, share done). */
+  progress?: { bytes_written?: number; features_written?: number; percent?: number } | null;
 }
 
 export interface RunError {

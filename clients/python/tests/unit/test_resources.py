@@ -204,3 +204,44 @@ def test_catalog_with_unexpected_shape(server: FakeServer, client: Client) -> No
     server.on("GET", "/transformations", {"operations": []})
     with pytest.raises(ServerError):
         client.transformations.list()
+
+
+@pytest.mark.parametrize(
+    ("name", "body"),
+    [
+        ("sources", {"name": "roads", "type": "url", "configuration": {"url": "https://example.org/r.geojson"}}),
+        ("destinations", {"name": "out", "type": "postgis", "configuration": {"host": "db", "database": "gis", "username": "u"}}),
+        ("recipes", {"name": "clean", "operations": [{"type": "buffer", "distance": 5, "units": "source"}], "description": "tidy"}),
+        ("jobs", {"name": "nightly", "source": {"type": "upload"}}),
+    ],
+)
+def test_every_collection_takes_a_body_mapping_and_or_keyword_fields_the_same_way(
+    server: FakeServer, client: Client, name: str, body: dict[str, Any]
+) -> None:
+    """README, "Calling convention": create(body) == create(**fields) == create(part, **rest); update(id, body) likewise."""
+    prefix = f"/{name}"
+    answer = {"id": "x_1", **body}
+    server.on("POST", prefix, answer, status=201)
+    server.on("PUT", f"{prefix}/x_1", answer)
+    server.on("GET", f"{prefix}/x_1", answer)
+    server.on("GET", "/connectors", {"items": CONNECTORS})
+    collection = getattr(client, name)
+    first, *rest = body
+    sent = []
+    for call in (lambda: collection.create(body), lambda: collection.create(**body),
+                 lambda: collection.create({first: body[first]}, **{k: body[k] for k in rest})):
+        assert call() == answer
+        sent.append(server.body())
+    assert sent[0] == sent[1] == sent[2]
+    assert sent[0]["name"] == body["name"]
+    updates = []
+    for call in (lambda: collection.update("x_1", body), lambda: collection.update("x_1", {first: body[first]}, **{k: body[k] for k in rest})):
+        call()
+        updates.append((server.last.method, server.body()))
+    assert updates[0] == updates[1] == ("PUT", sent[0])
+    # Keyword fields alone change just those fields of the saved object.
+    collection.update("x_1", name="renamed")
+    assert server.last.method == "PUT" and server.body()["name"] == "renamed"
+    if name != "jobs":  # a Job body's fields are checked by the server
+        with pytest.raises(TypeError):
+            collection.create(body, nonsense=1)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator, TypedDict
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence, TypedDict
 from urllib.parse import quote
 
 if TYPE_CHECKING:
@@ -24,6 +24,32 @@ def segment(value: str) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"an id must be a non-empty string, got {value!r}")
     return quote(value, safe="")
+
+
+def given_body(
+    body: Mapping[str, Any] | Any | None,
+    positional: Sequence[Any],
+    names: Sequence[str],
+    fields: Mapping[str, Any],
+) -> dict[str, Any] | None:
+    """The one calling convention of every ``create`` and ``update`` (README, "Calling convention").
+
+    A call gives a body mapping, keyword fields, or both (keyword fields win); a collection whose
+    fields have a natural order (``name, type, configuration``) also takes them positionally,
+    and then ``body`` is the first of them. Returns the whole body so given, or ``None`` when
+    only keyword fields were given (for ``update``: change just those fields).
+    """
+    if body is not None and not isinstance(body, Mapping):
+        positional = (body, *positional)
+        body = None
+    if len(positional) > len(names):
+        raise TypeError(f"at most {len(names)} positional fields ({', '.join(names)}), got {len(positional)}")
+    if body is None and not positional:
+        return None
+    merged: dict[str, Any] = dict(body or {})
+    merged.update(zip(names, positional))
+    merged.update(fields)
+    return merged
 
 
 class Collection:

@@ -4,33 +4,61 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from .base import JSON, Collection, segment
+from .base import JSON, Collection, given_body, segment
+
+#: The fields of a connection body, in the order they may be given positionally.
+FIELDS = ("name", "type", "configuration")
+
+
+def _checked(body: Mapping[str, Any]) -> JSON:
+    unknown = sorted(set(body) - set(FIELDS))
+    if unknown:
+        raise TypeError(f"unknown connection field(s): {', '.join(unknown)}")
+    out: JSON = dict(body)
+    if "configuration" in out:
+        out["configuration"] = dict(out["configuration"] or {})
+    return out
+
 
 class _Connections(Collection):
-    def create(self, name: str, type: str, configuration: Mapping[str, Any]) -> JSON:
-        """Save a connection. ``configuration`` holds the type's fields, secrets included
+    def create(self, body: Mapping[str, Any] | Any = None, /, *positional: Any, **fields: Any) -> JSON:
+        """Save a connection: ``create({"name", "type", "configuration"})``, the same as keyword
+        fields, or ``create("roads", "url", {...})`` (README, "Calling convention").
+        ``configuration`` holds the type's fields, secrets included
         (``client.connectors.get(type)`` describes them); secrets are never sent back."""
-        body = {"name": name, "type": type, "configuration": dict(configuration)}
-        return self._client._object("POST", self.path, json=body)
+        given = given_body(body, positional, FIELDS, fields) or dict(fields)
+        return self._client._object("POST", self.path, json=_checked(given))
 
     def update(
         self,
         id: str,
-        name: str | None = None,
-        type: str | None = None,
-        configuration: Mapping[str, Any] | None = None,
-        *,
+        body: Mapping[str, Any] | Any = None,
+        /,
+        *positional: Any,
         clear_secrets: Sequence[str] = (),
+        **fields: Any,
     ) -> JSON:
-        """Change a saved connection; what you leave out stays as it is.
+        """Change a saved connection.
 
-        The API's PUT takes the whole body, so the saved connection is read first and your
-        changes are laid over it: ``configuration`` is merged into the saved public fields
-        (a field set to ``None`` is removed, so the server's default applies). Secrets you leave
-        out are kept by the server; a secret set to ``None``, or named in ``clear_secrets``, is
-        removed. With a new ``type``, ``configuration`` is the whole new configuration and the
-        old type's secrets are dropped.
+        With a body (or positional fields), that is the whole new body (PUT); secrets it leaves
+        out are kept by the server. With keyword fields only, what you leave out stays as it is:
+        the saved connection is read first and your changes are laid over it: ``configuration``
+        is merged into the saved public fields (a field set to ``None`` is removed, so the
+        server's default applies). Secrets you leave out are kept by the server; a secret set to
+        ``None``, or named in ``clear_secrets``, is removed. With a new ``type``,
+        ``configuration`` is the whole new configuration and the old type's secrets are dropped.
         """
+        given = given_body(body, positional, FIELDS, fields)
+        if given is not None:
+            whole = _checked(given)
+            secrets = set(self._client.connectors.secrets(str(whole.get("type")))) if clear_secrets else set()
+            for field in clear_secrets:
+                if field not in secrets:
+                    raise ValueError(f"{field!r} is not a secret of a {whole.get('type')} connection")
+                whole.setdefault("configuration", {})[field] = None
+            return self._client._object("PUT", self._item(id), json=whole)
+        _checked(fields)
+        name, type, configuration = fields.get("name"), fields.get("type"), fields.get("configuration")
         saved = self.get(id)
         new_type = type or str(saved.get("type"))
         secrets = set(self._client.connectors.secrets(new_type))
@@ -46,8 +74,8 @@ class _Connections(Collection):
             merged[field] = None
         # None: a secret is cleared (the API's null); any other field is left to its default.
         body_config = {k: v for k, v in merged.items() if v is not None or k in secrets}
-        body = {"name": name or saved.get("name"), "type": new_type, "configuration": body_config}
-        return self._client._object("PUT", self._item(id), json=body)
+        whole = {"name": name or saved.get("name"), "type": new_type, "configuration": body_config}
+        return self._client._object("PUT", self._item(id), json=whole)
 
     def test(self, id: str) -> JSON:
         """Test a saved connection: ``{ok, status, message, tried, duration_ms}``.

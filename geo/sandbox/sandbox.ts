@@ -36,6 +36,10 @@ export interface SandboxOptions {
    * mounts must use host === inside).
    */
   fallback?: 'refuse' | 'direct';
+  /** Sees stdout as it arrives (a tool's progress), besides keeping it. */
+  onStdout?: (chunk: string) => void;
+  /** Kills the process tree when aborted (a cancelled step). */
+  signal?: AbortSignal;
 }
 
 export interface SandboxResult {
@@ -195,7 +199,10 @@ export async function runSandboxed(command: string[], options: SandboxOptions, w
   });
   const out = new Capped(options.maxOutputBytes ?? 64 * 1024);
   const err = new Capped(options.maxOutputBytes ?? 64 * 1024);
-  child.stdout!.on('data', (c: Buffer) => out.push(c));
+  child.stdout!.on('data', (c: Buffer) => {
+    out.push(c);
+    options.onStdout?.(c.toString('latin1'));
+  });
   child.stderr!.on('data', (c: Buffer) => err.push(c));
   let timedOut = false;
   const killGroup = () => {
@@ -209,6 +216,7 @@ export async function runSandboxed(command: string[], options: SandboxOptions, w
     timedOut = true;
     killGroup();
   }, timeoutMs);
+  options.signal?.addEventListener('abort', killGroup, { once: true });
   const { code, signal } = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
     child.on('error', (e) => {
       err.push(Buffer.from(String(e.message)));
@@ -217,6 +225,7 @@ export async function runSandboxed(command: string[], options: SandboxOptions, w
     child.on('close', (c, s) => resolve({ code: c, signal: s }));
   });
   clearTimeout(timer);
+  options.signal?.removeEventListener('abort', killGroup);
   // Leftovers of the group (a daemonised child outside bwrap's pid namespace) go too.
   killGroup();
   const stderr = err.text();

@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import { scrubPaths } from './gdal.js';
-import { runSandboxed, type Mount } from './sandbox.js';
+import { runSandboxed, type Mount } from '../sandbox/sandbox.js';
 
 /*
  * GDAL command-line tools run over user SQL (pipeline stages, type probes). They run as child
@@ -28,7 +28,7 @@ export interface GdalToolResult {
 }
 
 /** The folders to bind: a shapefile folder or .gdb is bound itself, a file by its folder; shortest first so nested binds overlay. */
-function mountsFor(options: GdalToolOptions): Mount[] {
+export function mountsFor(options: Pick<GdalToolOptions, 'readable' | 'writable'>): Mount[] {
   const mounts = new Map<string, Mount>();
   for (const p of options.readable) {
     const dir = statSync(p).isDirectory() ? path.resolve(p) : path.dirname(path.resolve(p));

@@ -2,15 +2,16 @@ import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DomainError } from '../domain/errors.js';
-import { datasetAt, stemOf, type DatasetRef } from './dataset-files.js';
-import { errorText, gdal, openDataset, scrubPaths, withDataset } from './gdal.js';
-import { declareMeasuredTypes } from './geometry-types.js';
-import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from './inspect.js';
-import { runOperations, runUserSql } from './operations/execute.js';
+import { DomainError } from '../../domain/errors.js';
+import { datasetAt, stemOf, type DatasetRef } from '../datasets/dataset-files.js';
+import { errorText, gdal, scrubPaths, withDataset } from '../datasets/gdal.js';
+import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../datasets/translate.js';
+import { declareMeasuredTypes } from '../datasets/geometry-types.js';
+import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
+import { runOperations, runUserSql } from './execute.js';
 import { checkPipeline, isEmptyPipeline, type DatasetFacts, type PipelineSpec } from './pipeline-check.js';
-import { dataPreview, spatialPreview, type DataPreview, type SpatialPreview } from './preview.js';
-import { runPythonStep, type PythonStepOptions } from './python-step.js';
+import { dataPreview, spatialPreview, type DataPreview, type SpatialPreview } from '../datasets/preview.js';
+import { runPythonStep, type PythonStepOptions } from '../sandbox/python-step.js';
 
 export { isEmptyPipeline, type PipelineSpec } from './pipeline-check.js';
 
@@ -56,23 +57,29 @@ async function layerNamesOf(ref: DatasetRef): Promise<string[]> {
  * they declare is set afterwards from what they hold (declareMeasuredTypes), and a GeoPackage
  * column declared POLYGON could not be changed to MULTIPOLYGON then.
  */
-async function copyLayers(input: DatasetRef, layers: string[], out: string, options: { sample?: number; rename?: Map<string, string>; failure?: string } = {}): Promise<void> {
+async function copyLayers(
+  input: DatasetRef,
+  layers: string[],
+  out: string,
+  options: { sample?: number; rename?: Map<string, string>; failure?: string; limits?: WriteLimits } = {},
+): Promise<void> {
   if (layers.length === 0) return;
-  const ds = await openDataset(input);
+  const spatial = await withDataset(input, async (ds) => new Set(layers.filter((name) => ds.layers.get(name).geomType !== gdal.wkbNone)));
+  const readable = [await readableOf(input)];
   try {
     for (const name of layers) {
-      const spatial = ds.layers.get(name).geomType !== gdal.wkbNone;
       const args = ['-f', 'GPKG', ...(existsSync(out) ? ['-update'] : [])];
       if (options.sample) args.push('-limit', String(options.sample));
-      if (spatial) args.push('-nlt', 'GEOMETRY');
+      if (spatial.has(name)) args.push('-nlt', 'GEOMETRY');
       const target = options.rename?.get(name);
       if (target) args.push('-nln', target);
-      (await gdal.vectorTranslateAsync(out, ds, [...args, name])).close();
+      // A child process (geo/datasets/translate.ts): the GeoPackage's index is built as it closes.
+      await runGdalWrite('ogr2ogr', [...args, out, ...inputArgs(input), name], { readable, writable: [path.dirname(out)], output: out }, { ...options.limits, what: 'The pipeline' });
     }
   } catch (err) {
-    throw invalid(options.failure ?? 'Copying the untouched layers failed', { reason: scrubPaths(errorText(err)) });
-  } finally {
-    ds.close();
+    if (err instanceof DomainError) throw err;
+    const reason = err instanceof GdalWriteFailed ? err.errors.slice(0, 3).join('; ') || err.message : scrubPaths(errorText(err));
+    throw invalid(options.failure ?? 'Copying the untouched layers failed', { reason });
   }
 }
 

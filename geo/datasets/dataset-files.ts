@@ -3,7 +3,7 @@ import { copyFile, link, mkdir, open, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import { errorText, gdal, scrubPaths, type DatasetRef } from './gdal.js';
 import { extractZip } from './zip.js';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import type { DatasetRef } from './dataset-files.js';
 import { errorText, gdal, layerSrs, scrubPaths, withDataset, type Dataset, type Layer } from './gdal.js';
 import { CHEAP_SCAN_BYTES, cheapFeatureCount, datasetBytes, hasGeometry, layerCrs, layerFields, type FieldInfo } from './inspect.js';

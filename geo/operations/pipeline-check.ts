@@ -1,5 +1,5 @@
-import { DomainError } from '../domain/errors.js';
-import { operationById, validateOperations, type ValidatedOperation } from './operations/catalog.js';
+import { DomainError } from '../../domain/errors.js';
+import { operationById, validateOperations, type ValidatedOperation } from './catalog.js';
 import { checkSelectSql } from './sql-guard.js';
 
 /*

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import { bwrapPath, runSandboxed, SandboxUnavailable } from './sandbox.js';
 
 /** Debian's interpreter: it has python3-gdal, shapely, pyproj and geopandas (pyenv shims don't). */

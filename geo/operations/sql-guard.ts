@@ -1,11 +1,11 @@
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 
 /*
  * User SQL (the Workspace `sql`, and the expressions of filter / compute_column) is checked on
  * tokens, not on raw text: strings, quoted identifiers and comments are recognised first, so
  * `'ATTACH'` in a string is fine and `/* *\/ATTACH` in a comment trick is not. What runs is rebuilt
  * from the checked tokens (comments dropped), so the check and the execution see the same thing.
- * The SQL then runs in GDAL's SQLite dialect inside the sandbox (geo/sandbox.ts): these checks
+ * The SQL then runs in GDAL's SQLite dialect inside the sandbox (geo/sandbox/sandbox.ts): these checks
  * are the first wall, not the only one.
  */
 

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 import { datasetAt, safeFilename, stemOf, type DatasetRef } from './dataset-files.js';
 import { formatCatalog, resolveOutputFormat, type FormatEntry } from './formats.js';
 import { errorText, gdal, layerSrs, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
-import { gdalToolErrors } from './gdal-tool.js';
+import { ensureFreeSpace } from './disk.js';
+import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from './translate.js';
 import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sameGeometryType } from './geometry-types.js';
 import { writeZip } from './zip.js';
 
@@ -18,6 +19,9 @@ export interface ConvertRequest {
   /** File name stem of the result (default: the input's name). */
   baseName?: string;
 }
+
+/** How a conversion reports its progress and how long and large its GDAL process may grow. */
+export type ConvertOptions = WriteLimits;
 
 export interface ConvertResult {
   /** Driver id of the output format. */
@@ -122,7 +126,7 @@ const conversionFailed = (message: string, details: Record<string, unknown>) => 
  * for a target CRS). Shapefiles, and several layers into a one-layer format, come back as one
  * ZIP. The input is only read.
  */
-export async function convertDataset(input: DatasetRef, request: ConvertRequest, outDir: string): Promise<ConvertResult> {
+export async function convertDataset(input: DatasetRef, request: ConvertRequest, outDir: string, options: ConvertOptions = {}): Promise<ConvertResult> {
   if (request.targetCrs) checkCrs(request.targetCrs);
   await mkdir(outDir, { recursive: true });
   const work = path.join(outDir, `.convert-${randomUUID()}`);
@@ -137,8 +141,10 @@ export async function convertDataset(input: DatasetRef, request: ConvertRequest,
     const format = chooseOutputFormat(request.outputFormat, raster ? 'raster' : 'vector');
     const stem = stemOf(safeFilename(request.baseName || path.basename(input.path))) || 'output';
     const ext = primaryExtension(format);
+    // Before anything is written: a full disk fails here, clearly, not halfway through the file.
+    await ensureFreeSpace(outDir, input, format, 'The conversion');
     if (raster) {
-      await convertRaster(ds, format, request, work, `${stem}.${ext}`);
+      await convertRaster(input, ds, format, request, work, `${stem}.${ext}`, options);
       // Every file the driver wrote: ENVI's .hdr, EHdr's .hdr and .prj belong to the download.
       return await deliver(work, outDir, await filesIn(work), `${stem}.${ext}`, format, []);
     }
@@ -148,7 +154,7 @@ export async function convertDataset(input: DatasetRef, request: ConvertRequest,
       selected = layerNames.filter((l) => request.layers!.includes(l));
     }
     if (selected.length === 0) throw badParameter('The dataset has no layers to convert', { parameter: 'layers' });
-    await convertVector(ds, input, format, request, selected, work, stem, ext);
+    await convertVector(ds, input, format, request, selected, work, stem, ext, options);
     const files = await filesIn(work);
     return await deliver(work, outDir, files, `${stem}.${ext}`, format, selected, stem);
   } finally {
@@ -186,6 +192,7 @@ async function convertVector(
   work: string,
   stem: string,
   ext: string,
+  options: ConvertOptions,
 ): Promise<void> {
   const id = format.id;
   const layerObjects = layers.map((n) => ds.layers.get(n));
@@ -213,12 +220,13 @@ async function convertVector(
   const extra: string[][] = [];
   for (const layer of layerObjects) extra.push(await geometryArgs(ds, layer, format));
 
-  /** One vectorTranslate (ogr2ogr) call: options, then the layers to copy. */
-  const translate = async (dest: string, args: string[], names: string[]) => {
+  const readable = [await readableOf(input)];
+  /** One ogr2ogr process: options, then the layers to copy (geo/datasets/translate.ts says why not in-process). */
+  const translate = async (dest: string, args: string[], names: string[], from: DatasetRef = input, output = dest) => {
     try {
-      (await gdal.vectorTranslateAsync(dest, ds, [...args, ...names])).close();
+      await runGdalWrite('ogr2ogr', [...args, dest, ...inputArgs(from), ...names], { readable: from === input ? readable : [await readableOf(from)], writable: [work], output }, { ...options, what: 'The conversion' });
     } catch (err) {
-      throw await explainFailure(err, { input, format, args, names, work });
+      throw explainFailure(err, { format, names });
     }
   };
 
@@ -227,7 +235,7 @@ async function convertVector(
     const dir = path.join(work, stem);
     await mkdir(dir);
     for (const [i, name] of layers.entries()) {
-      await translate(dir, [...common, ...extra[i]!, '-nln', safeFilename(name).replace(/\.shp$/i, '')], [name]);
+      await translate(dir, [...common, ...extra[i]!, '-nln', safeFilename(name).replace(/\.shp$/i, '')], [name], input, dir);
     }
     return;
   }
@@ -246,16 +254,17 @@ async function convertVector(
     // Layers needing different geometry types, into a format that cannot be appended to (KML,
     // GML…): each gets its type in a GeoPackage first, which then goes over in one pass.
     const plan = layers.map((name, i) => ({ name, nlt: extra[i]!, assignCrs: missingCrs.includes(layerObjects[i]!) ? (input.assumedCrs ?? null) : null }));
-    const staged = await stageLayers(ds, plan, `${work}-stage`);
-    const stagedDs = await openDataset(datasetAt(staged));
-    const args = [...output, ...reproject];
+    const stageDir = path.join(work, '.stage');
+    await mkdir(stageDir);
     try {
-      (await gdal.vectorTranslateAsync(dest, stagedDs, [...args, ...layers])).close();
-    } catch (err) {
-      throw await explainFailure(err, { input: datasetAt(staged), format, args, names: layers, work });
+      const staged = path.join(stageDir, 'staged.gpkg');
+      for (const [i, layer] of plan.entries()) {
+        const crs = layer.assignCrs ? ['-a_srs', layer.assignCrs] : [];
+        await translate(staged, ['-f', 'GPKG', ...(i > 0 ? ['-update'] : []), ...layer.nlt, ...crs], [layer.name]);
+      }
+      await translate(dest, [...output, ...reproject], layers, datasetAt(staged));
     } finally {
-      stagedDs.close();
-      await rm(path.dirname(staged), { recursive: true, force: true });
+      await rm(stageDir, { recursive: true, force: true });
     }
     return;
   }
@@ -290,49 +299,18 @@ async function refuseDroppedRows(source: Layer, written: string, format: FormatE
   }
 }
 
-/** Copies layers into a scratch GeoPackage, each with its own -nlt and, when it has none, the assumed CRS. */
-async function stageLayers(ds: Dataset, plan: { name: string; nlt: string[]; assignCrs: string | null }[], dir: string): Promise<string> {
-  await mkdir(dir, { recursive: true });
-  const file = path.join(dir, 'staged.gpkg');
-  for (const [i, layer] of plan.entries()) {
-    const crs = layer.assignCrs ? ['-a_srs', layer.assignCrs] : [];
-    (await gdal.vectorTranslateAsync(file, ds, ['-f', 'GPKG', ...(i > 0 ? ['-update'] : []), ...layer.nlt, ...crs, layer.name])).close();
-  }
-  return file;
-}
-
 /**
- * A failed translation as conversion_failed, naming the layer and GDAL's reason. In-process GDAL
- * keeps only its last message ("Terminating translation prematurely…"), so the same translation
- * runs again as ogr2ogr in the sandbox to read the errors that came before it.
+ * A failed translation as conversion_failed, naming the layer and GDAL's reasons (the ogr2ogr
+ * process's own error lines, which say more than its closing "Terminating translation
+ * prematurely"). Running out of time, memory or disk keeps its own code.
  */
-async function explainFailure(
-  err: unknown,
-  context: { input: DatasetRef; format: FormatEntry; args: string[]; names: string[]; work: string },
-): Promise<DomainError> {
-  const message = scrubPaths(errorText(err));
-  const named = /translation of layer (.+?) \(use -skipfailures/.exec(message)?.[1];
+function explainFailure(err: unknown, context: { format: FormatEntry; names: string[] }): DomainError {
+  if (err instanceof DomainError) return err;
+  const errors = err instanceof GdalWriteFailed ? err.errors : [scrubPaths(errorText(err))];
+  const named = errors.map((e) => /translation of layer (.+?) \(use -skipfailures/.exec(e)?.[1]).find(Boolean);
   const layer = named ?? (context.names.length === 1 ? context.names[0]! : null);
-  let reasons: string[] = [];
-  const diagnosis = `${context.work}-diagnosis`;
-  try {
-    await mkdir(diagnosis, { recursive: true });
-    const dest = path.join(diagnosis, context.format.id === 'ESRI Shapefile' ? 'out' : `out.${context.format.extensions[0] ?? 'out'}`);
-    const args = context.args.filter((a) => a !== '-update');
-    reasons = (
-      // The same layers as the failed call: some failures (a second layer) need the first.
-      await gdalToolErrors('ogr2ogr', [...args, dest, context.input.path, ...context.input.openOptions.flatMap((o) => ['-oo', o]), ...context.names], {
-        readable: [context.input.path],
-        writable: [diagnosis],
-        timeoutMs: 10 * 60_000,
-      })
-    ).filter((r) => !/Terminating translation prematurely|^Unable to write feature/i.test(r));
-  } catch {
-    reasons = [];
-  } finally {
-    await rm(diagnosis, { recursive: true, force: true });
-  }
-  const reason = reasons.length ? reasons.slice(0, 3).join('; ') : message;
+  const reasons = errors.filter((r) => !/Terminating translation prematurely|^Unable to write feature/i.test(r));
+  const reason = (reasons.length ? reasons : errors).slice(0, 3).join('; ') || errorText(err);
   const what = layer ? `Layer ${JSON.stringify(layer)}` : 'The dataset';
   return conversionFailed(`${what} cannot be written as ${context.format.name}: ${reason}`, {
     format: context.format.id,
@@ -341,7 +319,7 @@ async function explainFailure(
   });
 }
 
-async function convertRaster(ds: Dataset, format: FormatEntry, request: ConvertRequest, work: string, filename: string): Promise<void> {
+async function convertRaster(input: DatasetRef, ds: Dataset, format: FormatEntry, request: ConvertRequest, work: string, filename: string, options: ConvertOptions): Promise<void> {
   const md = gdal.drivers.get(format.id).getMetadata() as Record<string, string>;
   const supported = (md.DMD_CREATIONDATATYPES ?? '').split(/\s+/).filter(Boolean);
   const args = ['-of', format.id];
@@ -351,20 +329,21 @@ async function convertRaster(ds: Dataset, format: FormatEntry, request: ConvertR
   });
   // PNG, JPEG, WEBP take bytes: stretch other types to 0–255 rather than fail.
   if (supported.length && [...types].some((t) => !supported.includes(t))) args.push('-ot', 'Byte', '-scale');
-  let source = ds;
-  let warped: Dataset | null = null;
+  const readable = [await readableOf(input)];
+  const dest = path.join(work, filename);
+  const limits = { ...options, what: 'The conversion' };
   try {
+    let source = input.path;
     if (request.targetCrs) {
-      warped = await gdal.warpAsync(path.join(work, 'warped.vrt'), null, [ds], ['-of', 'VRT', '-t_srs', request.targetCrs]);
-      source = warped;
+      // A warped VRT (a description, no pixels), then one write in the wanted format.
+      source = path.join(work, 'warped.vrt');
+      await runGdalWrite('gdalwarp', ['-of', 'VRT', '-t_srs', request.targetCrs, input.path, source], { readable, writable: [work], output: source }, limits);
     }
-    const out = await gdal.translateAsync(path.join(work, filename), source, args);
-    out.close();
+    await runGdalWrite('gdal_translate', [...args, source, dest], { readable, writable: [work], output: dest }, limits);
   } catch (err) {
-    const reason = scrubPaths(errorText(err));
+    if (err instanceof DomainError) throw err;
+    const reason = err instanceof GdalWriteFailed ? err.errors.slice(0, 3).join('; ') || err.message : scrubPaths(errorText(err));
     throw conversionFailed(`The raster cannot be written as ${format.name}: ${reason}`, { format: format.id, reason });
-  } finally {
-    warped?.close();
   }
 }
 

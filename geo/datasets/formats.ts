@@ -43,7 +43,7 @@ const notFiles = new Set(['Memory', 'MEM', 'VRT', 'OGR_VRT', 'WMS', 'WMTS', 'Pos
 
 /**
  * Vector writers GDAL lists that cannot turn an ordinary layer into a usable file, with the
- * reason. test/geo/formats.int.spec.ts converts a point and a polygon layer to every vector
+ * reason. test/geo/datasets/formats.int.spec.ts converts a point and a polygon layer to every vector
  * output this catalog lists, so a driver that fails there belongs here.
  */
 const notVectorOutputs: Record<string, string> = {

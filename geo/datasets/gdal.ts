@@ -1,6 +1,6 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import gdal from 'gdal-async';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 
 /*
  * The one place that imports gdal-async and sets process-wide GDAL options, so every geo module

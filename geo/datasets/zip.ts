@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createDeflateRaw, createInflateRaw, crc32 } from 'node:zlib';
-import { DomainError } from '../domain/errors.js';
+import { DomainError } from '../../domain/errors.js';
 
 /*
  * A small ZIP reader and writer. Reading is done here rather than by `unzip` so that every

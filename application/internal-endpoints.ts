@@ -1,0 +1,29 @@
+import type { InternalEndpoint } from '../connectors/shared/egress.js';
+import type { Config } from '../platform/config.js';
+
+/** host:port of a URL, or null when it does not parse (the policy then simply has one rule fewer). */
+function endpointOf(what: string, url: string | undefined, defaultPort: number): InternalEndpoint | null {
+  if (!url) return null;
+  try {
+    const u = new URL(url);
+    if (!u.hostname) return null;
+    return { what, host: u.hostname, port: Number(u.port) || defaultPort };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The service's own endpoints, which the outbound policy refuses by default: a connection aimed
+ * at them could read or change the service's own state (its database, Temporal) or reach the
+ * API as a second, unauthenticated-looking client.
+ */
+export function internalEndpoints(config: Config): InternalEndpoint[] {
+  const temporal = endpointOf('Temporal', `tcp://${config.temporalAddress}`, 7233);
+  return [
+    endpointOf('PostgreSQL', config.databaseUrl, 5432),
+    endpointOf('event store', config.eventStoreUrl, 2113),
+    temporal,
+    { what: 'API', host: config.host, port: config.port },
+  ].filter((e): e is InternalEndpoint => e !== null);
+}

@@ -1,0 +1,129 @@
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { adminUrl, skipWithoutDatabase } from '../support/database.js';
+import { closedPort } from '../connectors/support.js';
+
+/*
+ * The outbound policy (connectors/shared/egress.ts) through /api/v1, one connection test per
+ * connector family and one through a redirect. Only loopback addresses are used: the servers
+ * below count the connections they are sent, so "refused" means nothing reached them, and the
+ * deny list names them (SVC_OUTBOUND_DENY). The metadata and link-local cases are refused before
+ * any packet leaves, so they send no traffic either.
+ */
+
+/** A TCP server that counts the connections it accepts (and closes them). */
+async function countingServer(): Promise<{ port: number; connections: () => number; close(): void }> {
+  let count = 0;
+  const server: Server = createServer((s) => {
+    count++;
+    s.destroy();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { port: (server.address() as { port: number }).port, connections: () => count, close: () => server.close() };
+}
+
+describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
+  let sut: TestApp;
+  let token: string;
+  let open: Awaited<ReturnType<typeof countingServer>>;
+  let closed: number;
+  let denied: Awaited<ReturnType<typeof countingServer>>;
+  let redirector: HttpServer;
+  let redirectorPort: number;
+  let apiPort: number;
+  const ownDatabasePort = Number(new URL(adminUrl ?? 'postgres://127.0.0.1:5432').port || 5432);
+
+  beforeAll(async () => {
+    open = await countingServer();
+    denied = await countingServer();
+    closed = await closedPort();
+    apiPort = await closedPort();
+    // An allowed server that sends every request on to the denied one.
+    redirector = createHttpServer((request, response) => {
+      response.writeHead(302, { location: `http://127.0.0.1:${denied.port}/data.geojson` }).end();
+    });
+    await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
+    redirectorPort = (redirector.address() as { port: number }).port;
+    sut = await createTestApp({
+      env: {
+        // Not the test run's allowance for its cluster: this app's own database port is refused, as on a real install.
+        SVC_OUTBOUND_ALLOW: '',
+        SVC_OUTBOUND_DENY: `127.0.0.1:${open.port}, 127.0.0.1:${closed}, [::1]:${open.port}, 127.0.0.1:${denied.port}`,
+        SVC_PORT: String(apiPort),
+      },
+    });
+    const cookie = await login(sut.app);
+    token = await createToken(sut.app, cookie, ['sources:read', 'sources:write', 'destinations:read', 'destinations:write']);
+  });
+  afterAll(async () => {
+    open?.close();
+    denied?.close();
+    redirector?.close();
+    await sut?.close();
+  });
+
+  const test = (kind: 'sources' | 'destinations', type: string, configuration: Record<string, unknown>) =>
+    sut.app.inject({ method: 'POST', url: `/api/v1/${kind}/test`, headers: bearer(token), payload: { type, configuration } });
+
+  /** A refusal: 403, naming the settings, and nothing reached the counting server. */
+  function expectRefused(res: Awaited<ReturnType<typeof test>>) {
+    expect(res.statusCode, res.body).toBe(403);
+    const error = res.json().error;
+    expect(error.code).toBe('forbidden');
+    expect(error.message).toMatch(/outbound policy/);
+    expect(error.message).toContain('SVC_OUTBOUND_ALLOW');
+    expect(error.details).toMatchObject({ reason: 'refused_by_policy' });
+    return error as { message: string; details: Record<string, unknown> };
+  }
+
+  it('HTTP family: a url test aimed at a denied port is a 403, the same whether the port is open or closed', async () => {
+    const atOpen = expectRefused(await test('sources', 'url', { url: `http://127.0.0.1:${open.port}/data.geojson` }));
+    const atClosed = expectRefused(await test('sources', 'url', { url: `http://127.0.0.1:${closed}/data.geojson` }));
+    expect(atOpen.message.replaceAll(String(open.port), 'PORT')).toBe(atClosed.message.replaceAll(String(closed), 'PORT'));
+    expect(atOpen.details).toEqual({ ...atClosed.details });
+    // A host name is checked after resolution: localhost is 127.0.0.1 (or ::1), both denied here.
+    expectRefused(await test('sources', 'url', { url: `http://localhost:${open.port}/data.geojson` }));
+    expectRefused(await test('sources', 'stac', { url: `http://127.0.0.1:${open.port}/catalog.json` }));
+    expectRefused(await test('destinations', 'webhook', { url: `http://127.0.0.1:${open.port}/hook` }));
+    expect(open.connections()).toBe(0);
+  });
+
+  it('a redirect from an allowed server to a denied one is refused at the hop', async () => {
+    expectRefused(await test('sources', 'url', { url: `http://127.0.0.1:${redirectorPort}/data.geojson` }));
+    expectRefused(await test('sources', 'http', { url: `http://127.0.0.1:${redirectorPort}/export`, method: 'GET' }));
+    expect(denied.connections()).toBe(0);
+  });
+
+  it('object stores: s3 and azureblob endpoints on a denied port are refused (through the SDKs)', async () => {
+    expectRefused(await test('sources', 's3', { bucket: 'bucket', region: 'us-east-1', endpoint: `http://127.0.0.1:${open.port}`, force_path_style: true }));
+    expectRefused(await test('sources', 'azureblob', { account_name: 'devstoreaccount1', container: 'ctr', endpoint: `http://127.0.0.1:${open.port}/devstoreaccount1` }));
+    expect(open.connections()).toBe(0);
+  });
+
+  it('databases and SFTP: mysql and sftp on a denied port, PostGIS at the service\'s own database (refused by default)', async () => {
+    expectRefused(await test('sources', 'mysql', { host: '127.0.0.1', port: open.port, database: 'gis', username: 'u', password: 'p' }));
+    expectRefused(await test('destinations', 'sftp', { host: '127.0.0.1', port: open.port, username: 'u', password: 'p' }));
+    // Before the policy this answered authentication_failed: it had connected to the service's own PostgreSQL.
+    const own = expectRefused(await test('sources', 'postgis', { host: '127.0.0.1', port: ownDatabasePort, database: 'postgres', username: 'nobody', password: 'p', ssl_mode: 'disable' }));
+    expect(own.message).toContain("service's own PostgreSQL");
+    expect(open.connections()).toBe(0);
+  });
+
+  it("by default: the service's own API port, link-local and the cloud metadata addresses, however they are spelled", async () => {
+    expectRefused(await test('sources', 'url', { url: `http://127.0.0.1:${apiPort}/api/v1/system` }));
+    expectRefused(await test('sources', 'url', { url: `http://[::1]:${apiPort}/api/v1/system` }));
+    for (const url of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://0xa9fea9fe/latest/meta-data/',
+      'http://[::ffff:169.254.169.254]/latest/meta-data/',
+      'http://[fd00:ec2::254]/latest/meta-data/',
+      'http://169.254.10.1/',
+      'http://[fe80::1]/',
+    ]) {
+      expectRefused(await test('sources', 'url', { url }));
+    }
+    expectRefused(await test('destinations', 'postgis', { host: '169.254.169.254', port: 5432, database: 'd', username: 'u', password: 'p', ssl_mode: 'disable' }));
+  });
+});
