@@ -12,6 +12,7 @@ import { trackRouteMethods } from './methods.js';
 import { finishDocument } from './openapi.js';
 import { authRoutes } from './auth/routes.js';
 import { catalogRoutes } from './catalogs/routes.js';
+import { connectionBrowseRoutes } from './connection-browse/routes.js';
 import { connectionRoutes, connectorCatalogRoutes } from './connections/routes.js';
 import { registerHealth } from './health/routes.js';
 import { hubBrowseRoutes } from './hub/routes.js';
@@ -86,7 +87,7 @@ export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
 const apiRoutes: RoutePlugin[] = [
   authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), hubBrowseRoutes('source'), hubBrowseRoutes('destination'), sourceProjectRoutes,
   workspaceRoutes,
-  jobRoutes, pipelineAliasRoutes,
+  jobRoutes, pipelineAliasRoutes, connectionBrowseRoutes('source'), connectionBrowseRoutes('destination'),
 ];
 
 /**

@@ -18,10 +18,10 @@ const credentialHeaders = ['authorization', 'proxy-authorization', 'cookie'];
 
 export interface HttpRequest {
   url: string;
-  method?: 'GET' | 'HEAD' | 'POST';
+  method?: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   headers?: Record<string, string>;
-  /** A string, or a multipart form (fetch sets its Content-Type with the boundary). */
-  body?: string | FormData;
+  /** Text, bytes (a file upload), or a multipart form (fetch sets its Content-Type with the boundary); a redirect that turns the request into a GET drops it. */
+  body?: string | Uint8Array<ArrayBuffer> | FormData;
   /** More header names (any case) that carry secrets: dropped when a redirect leaves the origin. */
   secretHeaders?: readonly string[];
   /** How the URL is named in messages (without credentials or query secrets). */

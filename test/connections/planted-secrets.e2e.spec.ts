@@ -74,6 +74,14 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     return config;
   }
 
+  /** Browse routes of the types that have them, below /sources/{id}/ and /destinations/{id}/. */
+  const browseRoutes: Record<string, string[]> = {
+    geoserver: ['geoserver/workspaces', 'geoserver/workspaces/topp/stores', 'geoserver/workspaces/topp/layers'],
+    geonode: ['geonode/datasets?search=x'],
+  };
+  /** Targets of the types whose target has required fields, so the delivery reaches the remote (and fails there). */
+  const deliveryTargets: Record<string, Record<string, unknown>> = { geoserver: { layer: 'planted' }, geonode: { title: 'planted' } };
+
   /** A selector the type's schema accepts (a name, or a layer number), for a Job. */
   function resourceFor(c: ConnectorDefinition): Record<string, unknown> | undefined {
     const key = c.source?.shorthand;
@@ -168,6 +176,8 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
         await call('POST', `/api/v1/${plural}/${id}/test`);
         await call('POST', `/api/v1/${plural}/test`, { type: c.type, configuration: configurationFor(c) });
         await call('GET', `/api/v1/${plural}/${id}/discover?schema=public`);
+        // The browse helpers open the connection (decrypted) too.
+        for (const route of browseRoutes[c.type] ?? []) await call('GET', `/api/v1/${plural}/${id}/${route}`);
         if (kind === 'source' && c.projects) {
           await call('POST', `/api/v1/sources/${id}/projects`);
           await call('POST', `/api/v1/sources/${id}/inspect-project`, { project: 'thing' });
@@ -178,7 +188,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
           await call('POST', `/api/v1/${plural}/test`, { type: 'hub', configuration: { url: `http://127.0.0.1:${closedPort}/portal`, username: 'gis', password: plant('hub', 'password') } });
         }
         if (kind === 'source') await call('POST', '/api/v1/workspaces', { source_id: id, source_resource: c.source!.shorthand ? 'thing' : null });
-        else await call('POST', `/api/v1/workspaces/${workspace.id}/deliver`, { destination_id: id, destination_target: {} });
+        else await call('POST', `/api/v1/workspaces/${workspace.id}/deliver`, { destination_id: id, destination_target: deliveryTargets[c.type] ?? {} });
         if (kind === 'source') sources.push({ type: c.type, id, resource: resourceFor(c) });
         if (kind === 'destination' && c.type === 'webhook') webhook = id;
       }

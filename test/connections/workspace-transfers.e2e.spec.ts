@@ -111,23 +111,24 @@ describe.skipIf(skip)('Workspace import and delivery', () => {
     const missing = await send('POST', '/api/v1/workspaces', { source_id: 'src_nope' });
     expect(missing.statusCode).toBe(404);
     expect(missing.json().error.code).toBe('source_not_found');
-    const later = await source('geonode', { url: 'https://geonode.example.org' });
-    const notYet = await send('POST', '/api/v1/workspaces', { source_id: later.id, source_resource: 'parcels' });
-    expect(notYet.statusCode).toBe(422);
-    expect(notYet.json().error.code).toBe('not_implemented');
+    // Every type is implemented: an import from a GeoNode nobody answers is a source failure.
+    const later = await source('geonode', { url: `http://127.0.0.1:${await closedPort()}` });
+    const failed = await send('POST', '/api/v1/workspaces', { source_id: later.id, source_resource: 'parcels' });
+    expect(failed.statusCode).toBe(422);
+    expect(failed.json().error).toMatchObject({ code: 'source_failed', details: { reason: 'unreachable' } });
   });
 
   it('delivery: job_not_ready before a convert, refused and unknown Destinations', async () => {
     const m = multipartFile(pointsGeoJson(fixtureDir(), 3));
     const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } })).json();
-    const later = (await send('POST', '/api/v1/destinations', { name: 'g', type: 'geonode', configuration: { url: 'https://geonode.example.org' } })).json();
+    const later = (await send('POST', '/api/v1/destinations', { name: 'g', type: 'geonode', configuration: { url: `http://127.0.0.1:${await closedPort()}` } })).json();
     const early = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: later.id, destination_target: { title: 't' } });
     expect(early.statusCode).toBe(409);
     expect(early.json().error.code).toBe('job_not_ready');
     expect((await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GeoJSON' })).statusCode).toBe(200);
-    const notYet = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: later.id, destination_target: { title: 't' } });
-    expect(notYet.statusCode).toBe(422);
-    expect(notYet.json().error.code).toBe('not_implemented');
+    const failed = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: later.id, destination_target: { title: 't' } });
+    expect(failed.statusCode).toBe(422);
+    expect(failed.json().error).toMatchObject({ code: 'delivery_failed', details: { reason: 'unreachable' } });
     const drive = (await send('POST', '/api/v1/destinations', { name: 'd', type: 'gdrive', configuration: { folder_id: 'f' } })).json();
     const refused = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: drive.id, destination_target: { filename: 'x' } });
     expect(refused.statusCode).toBe(400);
@@ -137,3 +138,14 @@ describe.skipIf(skip)('Workspace import and delivery', () => {
     expect(unknown.json().error.code).toBe('destination_not_found');
   });
 });
+
+/** A loopback port nobody listens on. */
+async function closedPort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as import('node:net').AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}

@@ -110,6 +110,38 @@ export function mixedKindsGpkg(dir: string): string {
   return gpkg;
 }
 
+/** NYC's boroughs in miniature as a GeoPackage layer `nybb` in EPSG:2263 (US feet), multipolygons. */
+export function boroughsGpkg(dir: string, names: string[] = ['Manhattan', 'Brooklyn']): string {
+  const csv = path.join(dir, 'nybb-rows.csv');
+  const rows = names.map((name, i) => {
+    const x = 980000 + i * 20000;
+    return `${i + 1},${name},"MULTIPOLYGON (((${x} 190000,${x + 10000} 190000,${x + 10000} 200000,${x} 200000,${x} 190000)),((${x + 15000} 190000,${x + 16000} 190000,${x + 16000} 191000,${x + 15000} 191000,${x + 15000} 190000)))"`;
+  });
+  writeFileSync(csv, ['BoroCode,BoroName,wkt', ...rows].join('\n') + '\n');
+  writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'Integer,String(32),WKT\n');
+  const gpkg = path.join(dir, `nybb-${names.length}.gpkg`);
+  ogr(['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'nybb', '-nlt', 'MULTIPOLYGON']);
+  return gpkg;
+}
+
+/** Three countries shaped like Natural Earth's admin-0 layer (coarse outlines, WGS 84), as a GeoPackage layer `countries`. */
+export function countriesGpkg(dir: string): string {
+  const csv = path.join(dir, 'countries.csv');
+  writeFileSync(
+    csv,
+    [
+      'ADMIN,ISO_A3,CONTINENT,POP_EST,wkt',
+      'Switzerland,CHE,Europe,8574832,"MULTIPOLYGON (((6.0 46.2,7.0 45.9,8.4 46.0,9.0 45.8,10.5 46.5,10.4 47.0,9.6 47.5,8.6 47.8,7.6 47.6,6.8 47.3,6.0 46.2)))"',
+      'Iceland,ISL,Europe,361313,"MULTIPOLYGON (((-24.3 65.6,-22.0 63.9,-18.7 63.4,-14.5 64.4,-13.6 65.1,-15.0 66.3,-18.8 66.2,-22.2 66.4,-24.3 65.6)))"',
+      'New Zealand,NZL,Oceania,4917000,"MULTIPOLYGON (((172.6 -40.5,173.0 -41.3,174.2 -41.7,171.5 -44.2,170.6 -45.9,166.5 -46.0,168.3 -44.1,172.6 -40.5)),((173.0 -34.4,174.6 -36.2,176.0 -37.6,178.5 -37.7,177.2 -39.1,175.2 -41.7,174.7 -39.9,173.8 -39.1,174.6 -38.8,173.0 -34.4)))"',
+    ].join('\n') + '\n',
+  );
+  writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'String(64),String(3),String(32),Integer64,WKT\n');
+  const gpkg = path.join(dir, 'ne_countries.gpkg');
+  ogr(['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:4326', '-nln', 'countries', '-nlt', 'MULTIPOLYGON']);
+  return gpkg;
+}
+
 /**
  * A field survey as QField and Mergin Maps projects hold it: one GeoPackage with `trees`
  * (`count` points, WGS 84) and `plots` (polygons, Swiss LV95). Each call writes a new file.

@@ -618,6 +618,42 @@ export type Format = {
   multi_layer: boolean;
 };
 
+export type GeonodeDatasets = {
+  items: ({
+    id: string;
+    name: string | null;
+    alternate: string | null;
+    title: string | null;
+    page_url: string | null;
+  })[];
+  /** Datasets matching, as GeoNode counts them */
+  total: number | null;
+  page: number;
+  page_size: number;
+};
+
+export type GeoserverLayers = {
+  workspace: string;
+  items: {
+    name: string;
+    /** workspace:name, as source_resource.layer takes it */
+    qualified_name: string;
+  }[];
+};
+
+export type GeoserverStores = {
+  workspace: string;
+  items: {
+    name: string;
+  }[];
+};
+
+export type GeoserverWorkspaces = {
+  items: {
+    name: string;
+  }[];
+};
+
 export type HubFolders = {
   portal: string;
   username: string;

@@ -59,6 +59,24 @@ def test_connection_test_and_discover(server: FakeServer, client: Client, name: 
 
 
 @pytest.mark.parametrize("name", ["sources", "destinations"])
+def test_geoserver_and_geonode_browse_helpers(server: FakeServer, client: Client, name: str) -> None:
+    prefix = f"/{name}/x_1"
+    server.on("GET", f"{prefix}/geoserver/workspaces", {"items": [{"name": "nyc"}]})
+    server.on("GET", f"{prefix}/geoserver/workspaces/ny%20c/stores", {"workspace": "ny c", "items": [{"name": "boroughs"}]})
+    server.on("GET", f"{prefix}/geoserver/workspaces/nyc/layers", {"workspace": "nyc", "items": [{"name": "boroughs", "qualified_name": "nyc:boroughs"}]})
+    server.on("GET", f"{prefix}/geonode/datasets", lambda r: httpx.Response(200, json={"items": [], "total": 0, "page": int(r.url.params["page"]), "page_size": int(r.url.params["page_size"])}))
+    collection = getattr(client, name)
+
+    assert collection.geoserver_workspaces("x_1")["items"] == [{"name": "nyc"}]
+    assert collection.geoserver_stores("x_1", "ny c")["items"] == [{"name": "boroughs"}]
+    assert collection.geoserver_layers("x_1", "nyc")["items"][0]["qualified_name"] == "nyc:boroughs"
+    assert collection.geonode_datasets("x_1", search="borough", page=2, page_size=5) == {"items": [], "total": 0, "page": 2, "page_size": 5}
+    assert server.last.url.params["search"] == "borough"
+    collection.geonode_datasets("x_1")
+    assert "search" not in server.last.url.params
+
+
+@pytest.mark.parametrize("name", ["sources", "destinations"])
 def test_hub_browse_helpers(server: FakeServer, client: Client, name: str) -> None:
     prefix = f"/{name}/x_1/hub"
     server.on("GET", f"{prefix}/items", lambda r: httpx.Response(200, json={"total": 1, "start": int(r.url.params["start"]), "next_start": None, "items": [{"id": "a1"}], "params": dict(r.url.params)}))

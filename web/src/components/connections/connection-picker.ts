@@ -10,6 +10,7 @@ import { labelled, type FieldHandle, type FormErrors } from '../../forms.js';
 import type { Connection, ConnectionKind, Connector } from '../../types.js';
 import { schemaForm, type SchemaForm } from '../schema-form.js';
 import { discoverBrowser } from './discover-browser.js';
+import { geonodeBrowser, geoserverBrowser } from './map-server-browser.js';
 import { projectBrowser } from './project-browser.js';
 import { hubBrowser } from './hub-browser.js';
 import { KINDS } from './kinds.js';
@@ -101,6 +102,18 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
             connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
             pickLabel: 'Use',
             onPick: (t) => form?.fill({ schema: t.schema, table: t.name }),
+          }))
+        : null,
+      connector.type === 'geoserver'
+        ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the layers of “${connection.name}”`), geoserverBrowser({
+            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+            onPick: (l) => form?.fill(options.kind === 'source' ? { layer: `${l.workspace}:${l.layer}` } : { workspace: l.workspace, layer: l.layer, ...(l.store ? { store: l.store } : {}) }),
+          }))
+        : null,
+      connector.type === 'geonode'
+        ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the datasets of “${connection.name}”`), geonodeBrowser({
+            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+            onPick: (d) => form?.fill(options.kind === 'source' ? { dataset: d.id } : { dataset: d.id, ...(d.title ? { title: d.title } : {}) }),
           }))
         : null,
       connector.capabilities.projects && options.kind === 'source'

@@ -99,6 +99,34 @@ class _Connections(Collection):
             "GET", self._item(id, "discover"), params={"schema": schema}, long=True
         )
 
+    def geoserver_workspaces(self, id: str) -> JSON:
+        """The workspaces of a GeoServer connection: ``{"items": [{"name"}]}``."""
+        return self._client._object("GET", self._item(id, "geoserver", "workspaces"), long=True)
+
+    def geoserver_stores(self, id: str, workspace: str) -> JSON:
+        """The data stores of one workspace of a GeoServer connection."""
+        return self._client._object(
+            "GET", self._item(id, "geoserver", "workspaces", segment(workspace), "stores"), long=True
+        )
+
+    def geoserver_layers(self, id: str, workspace: str) -> JSON:
+        """The layers of one workspace of a GeoServer connection (``name``, ``qualified_name``)."""
+        return self._client._object(
+            "GET", self._item(id, "geoserver", "workspaces", segment(workspace), "layers"), long=True
+        )
+
+    def geonode_datasets(
+        self, id: str, search: str | None = None, page: int = 1, page_size: int = 20
+    ) -> JSON:
+        """Datasets of a GeoNode connection, GeoNode's own search and paging:
+        ``{"items": [{"id", "name", "alternate", "title", "page_url"}], "total", "page", "page_size"}``."""
+        return self._client._object(
+            "GET",
+            self._item(id, "geonode", "datasets"),
+            params={"search": search, "page": page, "page_size": page_size},
+            long=True,
+        )
+
     def hub_items(
         self, id: str, q: str | None = None, *, owner_only: bool = False, start: int = 1, num: int = 20
     ) -> JSON:

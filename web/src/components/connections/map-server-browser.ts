@@ -1,0 +1,146 @@
+/**
+ * The browse helpers of GeoServer and GeoNode connections in the Source/Destination pickers:
+ * GeoServer's workspaces, then the layers and stores of one (GET …/geoserver/…), and GeoNode's
+ * datasets with search and paging (GET …/geonode/datasets). "Use" fills the selector or target.
+ */
+import { ApiError, get, plainMessage, query } from '../../api.js';
+import { h, replace, uid } from '../../dom.js';
+import { busy, statusLine } from '../../forms.js';
+
+interface Named {
+  name: string;
+}
+
+function failure(error: unknown): string {
+  if (error instanceof ApiError && typeof error.details.reason === 'string') return `${error.message} (${error.details.reason.replace(/_/g, ' ')})`;
+  return plainMessage(error);
+}
+
+const useButton = (label: string, onclick: () => void) => h('button', { type: 'button', class: 'button secondary small', 'aria-label': label, onclick }, 'Use');
+
+function table(caption: string, headings: string[], rows: HTMLElement[]): HTMLElement {
+  return h(
+    'div',
+    { class: 'table-wrap', role: 'region', 'aria-label': caption, tabindex: '0' },
+    h('table', { class: 'table compact' }, h('thead', null, h('tr', null, headings.map((t, i) => h('th', { scope: 'col' }, i === headings.length - 1 ? h('span', { class: 'visually-hidden' }, t) : t)))), h('tbody', null, rows)),
+  );
+}
+
+export interface GeoserverBrowserOptions {
+  /** `/sources/src_…` or `/destinations/dst_…` */
+  connectionPath: string;
+  onPick: (layer: { workspace: string; layer: string; store: string | null }) => void;
+}
+
+export function geoserverBrowser(options: GeoserverBrowserOptions): HTMLElement {
+  const selectId = uid('workspace');
+  const workspaceSelect = h('select', { id: selectId, disabled: true }, h('option', { value: '' }, 'Load the workspaces first'));
+  const browse = h('button', { type: 'button', class: 'button secondary' }, 'Browse the GeoServer');
+  const status = statusLine('status small');
+  const list = h('div', { class: 'discover-tables' });
+
+  async function loadWorkspaces() {
+    status.set('');
+    try {
+      const d = await busy(browse, 'Connecting…', () => get<{ items: Named[] }>(`${options.connectionPath}/geoserver/workspaces`));
+      replace(workspaceSelect, h('option', { value: '' }, d.items.length ? 'Choose a workspace…' : 'No workspaces'), d.items.map((w) => h('option', { value: w.name }, w.name)));
+      workspaceSelect.disabled = d.items.length === 0;
+      status.set(`${d.items.length} workspace${d.items.length === 1 ? '' : 's'}.`, 'ok');
+    } catch (error) {
+      status.set(failure(error), 'error');
+    }
+  }
+
+  async function loadLayers(workspace: string) {
+    replace(list);
+    if (!workspace) return;
+    status.set(`Listing the layers of ${workspace}…`, 'busy');
+    try {
+      const layers = await get<{ items: (Named & { qualified_name: string })[] }>(`${options.connectionPath}/geoserver/workspaces/${encodeURIComponent(workspace)}/layers`);
+      const stores = await get<{ items: Named[] }>(`${options.connectionPath}/geoserver/workspaces/${encodeURIComponent(workspace)}/stores`);
+      const storeNames = new Set(stores.items.map((s) => s.name));
+      status.set(`${layers.items.length} layer${layers.items.length === 1 ? '' : 's'} and ${stores.items.length} store${stores.items.length === 1 ? '' : 's'} in ${workspace}.`, 'ok');
+      if (!layers.items.length) return;
+      replace(
+        list,
+        table(`Layers of ${workspace}`, ['Layer', 'Use'], layers.items.map((l) =>
+          h('tr', { 'data-layer': l.qualified_name }, h('th', { scope: 'row' }, l.qualified_name), h('td', null, useButton(`Use ${l.qualified_name}`, () => {
+            options.onPick({ workspace, layer: l.name, store: storeNames.has(l.name) ? l.name : null });
+            status.set(`${l.qualified_name} chosen.`, 'ok');
+          }))),
+        )),
+      );
+    } catch (error) {
+      status.set(failure(error), 'error');
+    }
+  }
+
+  browse.addEventListener('click', () => void loadWorkspaces());
+  workspaceSelect.addEventListener('change', () => void loadLayers(workspaceSelect.value));
+  return h(
+    'div',
+    { class: 'discover stack', 'data-testid': 'geoserver-browser' },
+    h('div', { class: 'inline align-end' }, browse, h('div', { class: 'field' }, h('label', { for: selectId }, 'Workspace'), workspaceSelect)),
+    status.node,
+    list,
+  );
+}
+
+export interface GeonodeBrowserOptions {
+  connectionPath: string;
+  onPick: (dataset: { id: string; title: string | null }) => void;
+}
+
+interface DatasetPage {
+  items: { id: string; name: string | null; alternate: string | null; title: string | null; page_url: string | null }[];
+  total: number | null;
+  page: number;
+  page_size: number;
+}
+
+export function geonodeBrowser(options: GeonodeBrowserOptions): HTMLElement {
+  const searchId = uid('search');
+  const search = h('input', { id: searchId, type: 'search', placeholder: 'Title, abstract or name' });
+  const go = h('button', { type: 'button', class: 'button secondary' }, 'Search the datasets');
+  const status = statusLine('status small');
+  const list = h('div', { class: 'discover-tables' });
+  const PAGE_SIZE = 20;
+
+  async function load(page: number) {
+    status.set('');
+    try {
+      const term = search.value.trim();
+      const d = await busy(go, 'Searching…', () => get<DatasetPage>(`${options.connectionPath}/geonode/datasets${query({ page: String(page), page_size: String(PAGE_SIZE), ...(term ? { search: term } : {}) })}`));
+      status.set(`${d.total ?? d.items.length} dataset${d.total === 1 ? '' : 's'}${d.total && d.total > PAGE_SIZE ? `, page ${page}` : ''}.`, 'ok');
+      const more = d.total !== null && page * PAGE_SIZE < d.total;
+      replace(
+        list,
+        d.items.length
+          ? table('Datasets', ['Dataset', 'Name', 'Use'], d.items.map((x) =>
+              h('tr', { 'data-dataset': x.id },
+                h('th', { scope: 'row' }, x.page_url ? h('a', { href: x.page_url, target: '_blank', rel: 'noopener' }, x.title ?? x.id) : (x.title ?? x.id)),
+                h('td', null, x.alternate ?? x.name ?? ''),
+                h('td', null, useButton(`Use ${x.title ?? x.id}`, () => {
+                  options.onPick({ id: x.id, title: x.title });
+                  status.set(`${x.title ?? x.id} chosen.`, 'ok');
+                }))),
+            ))
+          : null,
+        h('div', { class: 'inline' },
+          page > 1 ? h('button', { type: 'button', class: 'button secondary small', onclick: () => void load(page - 1) }, 'Previous') : null,
+          more ? h('button', { type: 'button', class: 'button secondary small', onclick: () => void load(page + 1) }, 'Next') : null),
+      );
+    } catch (error) {
+      status.set(failure(error), 'error');
+    }
+  }
+
+  go.addEventListener('click', () => void load(1));
+  return h(
+    'div',
+    { class: 'discover stack', 'data-testid': 'geonode-browser' },
+    h('div', { class: 'inline align-end' }, h('div', { class: 'field' }, h('label', { for: searchId }, 'Search'), search), go),
+    status.node,
+    list,
+  );
+}
