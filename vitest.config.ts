@@ -6,7 +6,7 @@ export default defineConfig({
     exclude: ['node_modules/**', '.data/**', 'clients/**'],
     // Two cores: a few files at a time, each with its own database.
     maxWorkers: 2,
-    // geo/gdal.ts collects gdal-async's stale CRS wrappers before each CRS read (see layerSrs).
+    // geo/datasets/gdal.ts collects gdal-async's stale CRS wrappers before each CRS read (see layerSrs).
     execArgv: ['--expose-gc'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -1,39 +1,28 @@
 import { Context } from '@temporalio/activity';
-import { rm } from 'node:fs/promises';
-import { record } from '../application/commands.js';
-import { domainErrorsAsFailures } from '../application/failures.js';
+import { load, record } from '../application/commands.js';
+import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
-import { deliverToDestination, type Delivery } from '../application/transfers.js';
+import { deliverToDestination } from '../application/transfers.js';
+import type { Delivery, DeliverWorkspaceInput } from '../temporal/workspaces.js';
 import { DomainError } from '../domain/errors.js';
 import { usable, workspaceDecider, workspaceStream } from '../domain/workspaces/workspace.js';
-import { WorkspaceFiles } from '../platform/workspace-files.js';
 
-export interface DeliverWorkspaceInput {
-  workspaceId: string;
-  actorId: string;
-  destinationId: string;
-  /** Checked by the Destination's connector before the workflow started. */
-  target: Record<string, unknown>;
-  /** Stable across retries of this delivery: the connector uses it to deliver once. */
-  deliveryId: string;
-}
 
 /**
  * Delivery of a Workspace's converted output, as activities of deliverWorkspaceWorkflow. The
  * Destination is opened (and its secrets decrypted) here on the worker; the workflow's payloads
  * carry ids and the public target only.
  */
-export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 'config' | 'cipher' | 'log'>) {
-  const files = new WorkspaceFiles(services.config.dataDir);
+export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 'config' | 'cipher' | 'log' | 'files'>) {
+  const { files } = services;
   return {
     async deliverWorkspaceOutput(input: DeliverWorkspaceInput): Promise<Delivery> {
       return domainErrorsAsFailures(async () => {
-        const history = await services.store.readStream(workspaceStream(input.workspaceId));
-        const state = usable(history.reduce((s, e) => workspaceDecider.evolve(s, e as never), workspaceDecider.initialState()), input.actorId, input.workspaceId, services.clock());
+        const state = usable((await load(services, workspaceStream(input.workspaceId), workspaceDecider)).state, input.actorId, input.workspaceId, services.clock());
         if (!state.output) throw new DomainError('job_not_ready', 'Nothing to deliver: the Workspace has no converted output');
         const output = state.output;
         const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
-        const workDir = files.scratch(input.workspaceId, `deliver-${input.deliveryId}`);
+        const workDir = files.workDir(input.workspaceId, `tmp/deliver-${input.deliveryId}`);
         try {
           return await deliverToDestination(
             services,
@@ -42,7 +31,7 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
               destinationId: input.destinationId,
               target: input.target,
               input: {
-                file: files.resolve(input.workspaceId, output.file),
+                file: files.localPath(input.workspaceId, output.file),
                 filename: output.filename,
                 format: output.format,
                 mediaType: output.media_type,
@@ -60,7 +49,7 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
           );
         } finally {
           clearInterval(heartbeat);
-          await rm(workDir, { recursive: true, force: true });
+          await files.remove(input.workspaceId, `tmp/deliver-${input.deliveryId}`);
         }
       });
     },

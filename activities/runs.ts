@@ -2,20 +2,22 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { record } from '../application/commands.js';
-import { domainErrorsAsFailures, runErrorOf } from '../application/failures.js';
-import { checkQueueRoom, recordQueuedRun, scheduledRunId, signalRun, type RunTicket } from '../application/runs.js';
+import { load, record } from '../application/commands.js';
+import { domainErrorsAsFailures, runErrorOf } from '../temporal/failures.js';
+import { checkQueueRoom, recordQueuedRun, scheduledRunId, signalRun } from '../application/runs.js';
+import type { RunTicket } from '../temporal/tickets.js';
 import type { Services } from '../application/services.js';
 import { deliverToDestination, extractFromSource } from '../application/transfers.js';
 import { DomainError } from '../domain/errors.js';
 import { jobDecider, jobStream, syncForRun, type StepName } from '../domain/jobs/job.js';
-import { runDecider, runStream, type ExistingRun, type RunError, type RunStats } from '../domain/runs/run.js';
-import { convertDataset } from '../geo/convert.js';
-import { prepareUpload, stemOf } from '../geo/dataset-files.js';
-import { formatCatalog } from '../geo/formats.js';
-import { inspectDataset } from '../geo/inspect.js';
-import { applyPipeline, type PipelineSpec } from '../geo/pipeline.js';
-import { RunFiles, type RunDataset } from '../platform/run-files.js';
+import { runDecider, runStream, type ExistingRun, type RunError, type RunStats, type StepProgress } from '../domain/runs/run.js';
+import { convertDataset } from '../geo/datasets/convert.js';
+import { prepareUpload, stemOf } from '../geo/datasets/dataset-files.js';
+import { formatCatalog } from '../geo/datasets/formats.js';
+import { inspectDataset } from '../geo/datasets/inspect.js';
+import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
+import { localDataset, storedDataset, type StoredDataset } from '../platform/file-store.js';
+import { startHeartbeats } from './heartbeats.js';
 
 /**
  * What one step hands to the next: the dataset to read, and the file a delivery would send if
@@ -23,13 +25,21 @@ import { RunFiles, type RunDataset } from '../platform/run-files.js';
  * converted output). Paths are relative to the Run's folder.
  */
 export interface RunArtifact {
-  dataset: RunDataset;
+  dataset: StoredDataset;
   file: string;
   filename: string;
   /** GDAL driver short name (the formats catalog id). */
   format: string;
   media_type: string | null;
   layers: string[];
+}
+
+export interface RunPlan {
+  proceed: boolean;
+  steps: StepName[];
+  position: string;
+  /** Heartbeat timeout of the step activities (SVC_HEARTBEAT_TIMEOUT_S); absent in histories recorded before it existed. */
+  heartbeatTimeoutMs?: number;
 }
 
 export interface ExtractOutcome {
@@ -41,6 +51,12 @@ export interface ExtractOutcome {
 
 const mediaTypeOf = (format: string) => formatCatalog().find((f) => f.id === format)?.media_type ?? null;
 
+/** A step's work: the Run, its folder, and where to say how far it is (heartbeats and the Run record). */
+type StepWork<T> = (run: ExistingRun, dir: string, progress: (p: StepProgress) => void) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>;
+
+/** Progress is recorded on the Run at most this often (heartbeats carry every update). */
+const PROGRESS_RECORD_MS = 5_000;
+
 /**
  * The steps of a Run (workflows/run-job.ts) and its bookkeeping. Each step activity records its
  * own start and finish on the Run (idempotent, so a retried attempt appends nothing twice),
@@ -49,18 +65,18 @@ const mediaTypeOf = (format: string) => formatCatalog().find((f) => f.id === for
  * secrets decrypted, here on the worker: payloads carry ids and relative paths only.
  */
 export function runActivities(services: Services) {
-  const files = new RunFiles(services.config.dataDir);
+  const { files } = services;
+  const gdalLimits = { timeoutMs: services.config.gdalTimeoutMs, memoryBytes: services.config.gdalMemoryBytes };
 
   const readRun = async (runId: string): Promise<ExistingRun> => {
-    const state = (await services.store.readStream(runStream(runId))).reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
+    const { state } = await load(services, runStream(runId), runDecider);
     if (state.status === 'absent') throw new DomainError('run_not_found', `Run ${runId} was not found`);
     return state;
   };
-  const readJob = async (jobId: string) =>
-    (await services.store.readStream(jobStream(jobId))).reduce((s, e) => jobDecider.evolve(s, e as never), jobDecider.initialState());
+  const readJob = async (jobId: string) => (await load(services, jobStream(jobId), jobDecider)).state;
 
   /** Records the step's start, runs it with heartbeats, records its finish with what it counted. */
-  async function step<T>(runId: string, name: StepName, work: (run: ExistingRun, dir: string) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>): Promise<T> {
+  async function step<T>(runId: string, name: StepName, work: StepWork<T>): Promise<T> {
     try {
       return await attemptStep(runId, name, work);
     } catch (error) {
@@ -83,44 +99,109 @@ export function runActivities(services: Services) {
     );
   }
 
-  async function attemptStep<T>(runId: string, name: StepName, work: (run: ExistingRun, dir: string) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>): Promise<T> {
+  async function attemptStep<T>(runId: string, name: StepName, work: StepWork<T>): Promise<T> {
     return domainErrorsAsFailures(async () => {
       const run = await readRun(runId);
       await record(services, runStream(runId), runDecider, { type: 'StartStep', runId, step: name, at: services.clock() });
-      const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
+      const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs);
       const { cancellationSignal } = Context.current();
+      const recorder = progressRecorder(runId, name);
+      const progress = (p: StepProgress) => {
+        heartbeat.progress(p);
+        recorder.offer(heartbeat.latest()!);
+      };
       try {
-        const done = await work(run, files.stepDir(runId, name)).catch((error) => {
+        const done = await work(run, files.workDir(runId, name), progress).catch((error) => {
           // Cancelled (the Job was deleted): say so, rather than with whatever the aborted transfer threw.
           throw cancellationSignal.aborted ? cancellationSignal.reason : error;
         });
+        // The last progress lands before the finish (a note on a finished step is dropped).
+        await recorder.stop();
         await record(services, runStream(runId), runDecider, {
           type: 'FinishStep', runId, step: name, status: done.skipped ? 'skipped' : 'succeeded', stats: done.stats ?? {}, at: services.clock(),
         });
         return done.result;
       } finally {
-        clearInterval(heartbeat);
+        heartbeat.stop();
+        await recorder.stop();
       }
     });
   }
 
-  const transferContext = (dir: string) => ({
+  /**
+   * Notes a step's progress on the Run every PROGRESS_RECORD_MS at most, one write at a time, so
+   * the Run page, `svc jobs run --wait` and the Python client see a long write move; a failed
+   * note is logged, never fails the step.
+   */
+  function progressRecorder(runId: string, name: StepName) {
+    let pending: StepProgress | null = null;
+    let lastAt = 0;
+    let writing: Promise<void> = Promise.resolve();
+    let stopped = false;
+    const flush = () => {
+      if (!pending || stopped) return;
+      const p = pending;
+      pending = null;
+      lastAt = Date.now();
+      writing = writing.then(() =>
+        record(services, runStream(runId), runDecider, { type: 'NoteStepProgress', runId, step: name, progress: p, at: services.clock() }).then(
+          () => undefined,
+          (error: unknown) => services.log.warn({ runId, step: name, err: error }, 'could not note progress on the Run'),
+        ),
+      );
+    };
+    return {
+      offer(p: StepProgress) {
+        pending = p;
+        if (Date.now() - lastAt >= PROGRESS_RECORD_MS) flush();
+      },
+      async stop() {
+        flush();
+        stopped = true;
+        await writing;
+      },
+    };
+  }
+
+  const transferContext = (dir: string, progress?: (p: StepProgress) => void) => ({
     log: services.log,
     workDir: (mkdirSync(dir, { recursive: true }), dir),
-    maxBytes: services.config.maxUploadBytes,
+    // A Run reads what its Source holds, up to the Job input limit (not the interactive upload limit).
+    maxBytes: services.config.maxJobInputBytes,
     signal: Context.current().cancellationSignal,
-    progress: (info: { bytes?: number; features?: number; message?: string }) => Context.current().heartbeat(info),
+    progress: (info: { bytes?: number; features?: number; message?: string }) =>
+      progress ? progress({ ...(info.bytes === undefined ? {} : { bytes_written: info.bytes }), ...(info.features === undefined ? {} : { features_written: info.features }) }) : Context.current().heartbeat(info),
   });
+
+  /** Records the Run as queued (if the API has not yet) and as started; says whether it proceeds. */
+  async function beginRunSteps(input: { ticket: RunTicket; workflowId: string; workflowRunId: string }): Promise<Omit<RunPlan, 'heartbeatTimeoutMs'>> {
+    const { runId } = input.ticket;
+    const queued = await recordQueuedRun(services, input.ticket);
+    if (queued.status === 'skipped') return { proceed: false, steps: [], position: queued.position };
+    const run = await readRun(runId);
+    const steps = run.steps.map((s) => s.name);
+    if (run.status === 'running') return { proceed: true, steps, position: '0' };
+    if (run.status !== 'queued') return { proceed: false, steps, position: '0' };
+    const job = await readJob(run.jobId);
+    if (job.status !== 'active') {
+      const outcome = await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: 'The Job was deleted before this Run started', at: services.clock() });
+      return { proceed: false, steps, position: outcome.position };
+    }
+    const outcome = await record(services, runStream(runId), runDecider, {
+      type: 'StartRun', runId, workflowId: input.workflowId, workflowRunId: input.workflowRunId, sync: syncForRun(job.sync), at: services.clock(),
+    });
+    return { proceed: true, steps, position: outcome.position };
+  }
 
   /** A transform-type step: the pipeline engine on the previous step's dataset, into a GeoPackage. */
   async function pipelineStep(runId: string, name: 'transform' | 'python', input: RunArtifact, spec: (run: ExistingRun) => PipelineSpec): Promise<RunArtifact> {
     return step(runId, name, async (run, dir) => {
-      const result = await applyPipeline(files.ref(runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
+      const result = await applyPipeline(localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
       if (!result.changed) return { result: input };
-      const file = files.relative(runId, result.dataset.path);
+      const file = files.nameOf(runId, result.dataset.path);
       const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
       const filename = `${stemOf(input.filename) || 'result'}${path.extname(result.dataset.path)}`;
-      return { result: { dataset: files.store(runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers } };
+      return { result: { dataset: storedDataset(files, runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers } };
     });
   }
 
@@ -129,49 +210,38 @@ export function runActivities(services: Services) {
      * Records the Run as queued (if the API has not yet) and as started, with the sync state it
      * reads with. A Run cancelled while it waited, or of a Job deleted meanwhile, does not start.
      */
-    async beginRun(input: { ticket: RunTicket; workflowId: string; workflowRunId: string }): Promise<{ proceed: boolean; steps: StepName[]; position: string }> {
+    async beginRun(input: { ticket: RunTicket; workflowId: string; workflowRunId: string }): Promise<RunPlan> {
       return domainErrorsAsFailures(async () => {
-        const { runId } = input.ticket;
-        const queued = await recordQueuedRun(services, input.ticket);
-        if (queued.status === 'skipped') return { proceed: false, steps: [], position: queued.position };
-        const run = await readRun(runId);
-        const steps = run.steps.map((s) => s.name);
-        if (run.status === 'running') return { proceed: true, steps, position: '0' };
-        if (run.status !== 'queued') return { proceed: false, steps, position: '0' };
-        const job = await readJob(run.jobId);
-        if (job.status !== 'active') {
-          const outcome = await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: 'The Job was deleted before this Run started', at: services.clock() });
-          return { proceed: false, steps, position: outcome.position };
-        }
-        const outcome = await record(services, runStream(runId), runDecider, {
-          type: 'StartRun', runId, workflowId: input.workflowId, workflowRunId: input.workflowRunId, sync: syncForRun(job.sync), at: services.clock(),
-        });
-        return { proceed: true, steps, position: outcome.position };
+        const plan = await beginRunSteps(input);
+        // The step activities' heartbeat timeout comes from this worker's settings, through the
+        // workflow's history (a workflow cannot read the environment).
+        return { ...plan, heartbeatTimeoutMs: services.config.heartbeatTimeoutMs };
       });
     },
 
+
     /** Reads the Source into the Run's folder (incrementally when it can), then opens it like an upload. */
     async extractStep(input: { runId: string }): Promise<ExtractOutcome> {
-      return step<ExtractOutcome>(input.runId, 'extract', async (run, dir) => {
+      return step<ExtractOutcome>(input.runId, 'extract', async (run, dir, progress) => {
         const snapshot = run.snapshot;
         const cursor = run.sync?.cursor ?? null;
         const extracted = await extractFromSource(
           services,
           { ownerId: run.ownerId, sourceId: snapshot.source_id, resource: snapshot.source_resource ?? {}, sync: cursor === null ? null : { cursor } },
-          transferContext(path.join(dir, 'download')),
+          transferContext(path.join(dir, 'download'), progress),
         );
         const sync = extracted.sync ? { cursor: extracted.sync.cursor } : null;
         if (extracted.unchanged) {
           const none = { dataset: { path: '', open_options: [], driver: null, assumed_crs: null }, file: '', filename: '', format: '', media_type: null, layers: [] };
           return { result: { unchanged: true, sync, artifact: none }, stats: { bytes_read: 0, features_read: 0 } };
         }
-        const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), { maxUncompressedBytes: services.config.maxUploadBytes * 4 });
+        const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), { maxUncompressedBytes: services.config.maxJobInputBytes * 4 });
         const info = await inspectDataset(ref);
         const counts = info.layers.map((l) => l.feature_count);
         const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
         const artifact: RunArtifact = {
-          dataset: files.store(input.runId, ref),
-          file: files.relative(input.runId, extracted.file),
+          dataset: storedDataset(files, input.runId, ref),
+          file: files.nameOf(input.runId, extracted.file),
           filename: extracted.filename,
           format: info.driver,
           media_type: mediaTypeOf(info.driver),
@@ -197,14 +267,18 @@ export function runActivities(services: Services) {
     },
 
     async convertStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
-      return step(input.runId, 'convert', async (run, dir) => {
+      return step(input.runId, 'convert', async (run, dir, progress) => {
         const from = input.input;
-        const result = await convertDataset(files.ref(input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir);
+        const result = await convertDataset(localDataset(files, input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir, {
+          ...gdalLimits,
+          progress,
+          signal: Context.current().cancellationSignal,
+        });
         const file = path.join(dir, result.filename);
         const artifact: RunArtifact = {
           // Later steps read the converted file (a .zip for several-file formats stays a file to send).
-          dataset: { path: files.relative(input.runId, file), open_options: [], driver: null, assumed_crs: null },
-          file: files.relative(input.runId, file),
+          dataset: { path: files.nameOf(input.runId, file), open_options: [], driver: null, assumed_crs: null },
+          file: files.nameOf(input.runId, file),
           filename: result.filename,
           format: result.format,
           media_type: result.media_type,
@@ -216,7 +290,7 @@ export function runActivities(services: Services) {
 
     /** Publishes the last artifact; the Run's id is the delivery id, so a resumed delivery never duplicates rows. */
     async deliverStep(input: { runId: string; input: RunArtifact }): Promise<Record<string, never>> {
-      return step(input.runId, 'deliver', async (run, dir) => {
+      return step(input.runId, 'deliver', async (run, dir, progress) => {
         const a = input.input;
         if (!run.snapshot.destination_id) {
           throw new DomainError('invalid_destination', 'The Job has no Destination: set its destination_id, then run it again', { step: 'deliver' });
@@ -228,7 +302,7 @@ export function runActivities(services: Services) {
             destinationId: run.snapshot.destination_id,
             target: run.snapshot.destination_target,
             input: {
-              file: files.resolve(input.runId, a.file),
+              file: files.localPath(input.runId, a.file),
               filename: a.filename,
               format: a.format,
               mediaType: a.media_type,
@@ -237,9 +311,9 @@ export function runActivities(services: Services) {
               reinitialize: run.sync?.reinitialize ?? false,
             },
           },
-          transferContext(dir),
+          transferContext(dir, progress),
         );
-        const size = delivery.bytes_written ?? (await stat(files.resolve(input.runId, a.file)).catch(() => null))?.size ?? null;
+        const size = delivery.bytes_written ?? (await stat(files.localPath(input.runId, a.file)).catch(() => null))?.size ?? null;
         return { result: {}, stats: { features_written: delivery.rows_written ?? null, bytes_written: size } };
       });
     },
@@ -278,14 +352,13 @@ export function runActivities(services: Services) {
     },
 
     async cleanupRun(input: { runId: string }): Promise<void> {
-      files.remove(input.runId);
+      await files.remove(input.runId);
     },
 
     /** The Job was deleted: the Runs still waiting are recorded as cancelled. */
     async cancelQueuedRuns(input: { runIds: string[]; reason: string }): Promise<void> {
       for (const runId of input.runIds) {
-        const history = await services.store.readStream(runStream(runId));
-        if (history.length === 0) continue;
+        if ((await load(services, runStream(runId), runDecider)).state.status === 'absent') continue;
         await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: input.reason, at: services.clock() });
       }
     },
@@ -301,7 +374,7 @@ export function runActivities(services: Services) {
         const ticket: RunTicket = {
           runId: scheduledRunId(input.workflowId), jobId: input.jobId, ownerId: input.ownerId, trigger: 'schedule', retryOf: null, scheduledFor: input.scheduledFor,
         };
-        const known = (await services.store.readStream(runStream(ticket.runId))).length > 0;
+        const known = (await load(services, runStream(ticket.runId), runDecider)).state.status !== 'absent';
         if (!known) {
           try {
             await checkQueueRoom(services, input.jobId);

@@ -1,13 +1,13 @@
 import { Context } from '@temporalio/activity';
-import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { record } from '../application/commands.js';
-import { domainErrorsAsFailures } from '../application/failures.js';
+import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
-import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline, type StoredDataset } from '../domain/workspaces/workspace.js';
-import { convertDataset } from '../geo/convert.js';
-import { applyPipeline } from '../geo/pipeline.js';
-import { WorkspaceFiles } from '../platform/workspace-files.js';
+import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline } from '../domain/workspaces/workspace.js';
+import { convertDataset } from '../geo/datasets/convert.js';
+import { applyPipeline } from '../geo/operations/pipeline.js';
+import { localDataset, type StoredDataset } from '../platform/file-store.js';
+import { startHeartbeats } from './heartbeats.js';
 
 export interface ConversionRef {
   workspaceId: string;
@@ -34,16 +34,17 @@ export type FinishConversionInput = ConversionRef & ({ output: ConvertOutput } |
  * the pipeline the conversion uses), convert, record the outcome. Recording is idempotent: a
  * retried activity repeats a command the decider has already seen and appends nothing.
  */
-export function workspaceActivities(services: Pick<Services, 'store' | 'clock' | 'config'>) {
-  const files = new WorkspaceFiles(services.config.dataDir);
+export function workspaceActivities(services: Pick<Services, 'store' | 'clock' | 'config' | 'files'>) {
+  const { files } = services;
   return {
-    async startWorkspaceConversion(input: StartConversionInput): Promise<{ pipeline: Pipeline; position: string }> {
+    async startWorkspaceConversion(input: StartConversionInput): Promise<{ pipeline: Pipeline; position: string; heartbeatTimeoutMs?: number }> {
       return domainErrorsAsFailures(async () => {
         const outcome = await record(services, workspaceStream(input.workspaceId), workspaceDecider, {
           type: 'StartConversion', workspaceId: input.workspaceId, actorId: input.actorId, conversionId: input.conversionId, request: input.request, at: services.clock(),
         });
         if (outcome.state.status === 'absent') throw new Error('unreachable: a started conversion has a Workspace');
-        return { pipeline: outcome.state.pipeline, position: outcome.position };
+        // The convert activity's heartbeat timeout (SVC_HEARTBEAT_TIMEOUT_S) reaches the workflow from here.
+        return { pipeline: outcome.state.pipeline, position: outcome.position, heartbeatTimeoutMs: services.config.heartbeatTimeoutMs };
       });
     },
 
@@ -63,14 +64,13 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
      */
     async convertWorkspace(input: ConvertWorkspaceInput): Promise<ConvertOutput> {
       return domainErrorsAsFailures(async () => {
-        // Well inside the 30 s heartbeat timeout (the SDK sends at most one per 24 s of it).
-        const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
-        const scratch = files.scratch(input.workspaceId, `convert-${input.conversionId}`);
-        const outDir = files.outputDir(input.workspaceId, input.conversionId);
+        const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs);
+        const scratchName = `tmp/convert-${input.conversionId}`;
+        const scratch = files.workDir(input.workspaceId, scratchName);
+        const outName = `outputs/${input.conversionId}`;
+        const outDir = files.workDir(input.workspaceId, outName);
         try {
-          await rm(outDir, { recursive: true, force: true });
-          await mkdir(outDir, { recursive: true });
-          const upload = files.datasetRef(input.workspaceId, input.dataset);
+          const upload = localDataset(files, input.workspaceId, input.dataset);
           const { dataset: source } = await applyPipeline(upload, input.pipeline, scratch);
           const result = await convertDataset(
             source,
@@ -81,6 +81,12 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
               baseName: input.baseName,
             },
             outDir,
+            {
+              timeoutMs: services.config.gdalTimeoutMs,
+              memoryBytes: services.config.gdalMemoryBytes,
+              progress: (p) => heartbeat.progress(p),
+              signal: Context.current().cancellationSignal,
+            },
           );
           return {
             format: result.format,
@@ -88,14 +94,14 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
             size: result.size,
             media_type: result.media_type ?? null,
             layers: result.layers,
-            file: files.relative(input.workspaceId, path.join(outDir, result.filename)),
+            file: files.nameOf(input.workspaceId, path.join(outDir, result.filename)),
           };
         } catch (error) {
-          await rm(outDir, { recursive: true, force: true });
+          await files.remove(input.workspaceId, outName);
           throw error;
         } finally {
-          clearInterval(heartbeat);
-          await rm(scratch, { recursive: true, force: true });
+          heartbeat.stop();
+          await files.remove(input.workspaceId, scratchName);
         }
       });
     },

@@ -34,6 +34,11 @@ const statusByCode: Record<string, number> = {
   job_not_ready: 409,
   run_queue_full: 409,
   internal_error: 500,
+  // The server ran out of something a GDAL step needs: 5xx, each with a code that says which
+  // and a message that names the setting to change (issue 22).
+  processing_timeout: 500,
+  out_of_memory: 500,
+  insufficient_storage: 500,
 };
 
 export const statusOf = (code: string) => statusByCode[code] ?? 400;

@@ -3,6 +3,7 @@ import { configureEgress } from '../connectors/shared/egress.js';
 import { createEventStore } from '../eventstore/index.js';
 import { createCipher } from '../platform/cipher.js';
 import type { Config } from '../platform/config.js';
+import { LocalFileStore } from '../platform/file-store.js';
 import { createDatabasePool } from '../platform/db.js';
 import { createReadPool } from '../platform/read-pool.js';
 import { newId, systemClock } from '../platform/ids.js';
@@ -63,6 +64,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     log,
     clock: systemClock,
     newId,
+    files: new LocalFileStore(config.dataDir),
     cipher: createCipher(config.secretKey),
     ...(temporal ? { temporal } : {}),
   };

@@ -5,6 +5,7 @@ import { configurationBodySchema, connectorFor, typesOf } from '../connectors/re
 import type { ConnectorContext, ConnectorDefinition } from '../connectors/types.js';
 import { ConnectorError } from '../connectors/shared/errors.js';
 import type { Cipher } from '../platform/cipher.js';
+import { load } from './commands.js';
 import type { Services } from './services.js';
 
 /*
@@ -68,6 +69,19 @@ export function publicConfiguration(connector: ConnectorDefinition | undefined, 
   return { ...configuration, ...flags };
 }
 
+/** A saved connection as it can be shown and checked without its secrets: type, public fields, which secrets are stored. */
+export interface DescribedConnection {
+  id: string;
+  kind: ConnectionKind;
+  name: string;
+  type: string;
+  connector: ConnectorDefinition;
+  /** Public fields only, as stored. */
+  configuration: Record<string, unknown>;
+  /** Names of the secrets that are set (never their values). */
+  secrets: string[];
+}
+
 export interface OpenedConnection {
   id: string;
   kind: ConnectionKind;
@@ -78,17 +92,30 @@ export interface OpenedConnection {
   config: Record<string, unknown>;
 }
 
+async function loadOwned(services: Pick<Services, 'store'>, kind: ConnectionKind, id: string, actorId: string) {
+  const state = ownedConnection(kind, (await load(services, connectionStream(kind, id), connectionDecider(kind))).state, actorId, id);
+  const connector = connectorFor(kind, state.type);
+  if (!connector) throw new DomainError(notFoundCode(kind), `${kindNoun(kind)} ${id} has a type this server no longer knows (${state.type})`, { id });
+  return { state, connector };
+}
+
+/**
+ * A saved connection the actor owns, described without decrypting anything: enough to check a
+ * request against its type (importable, deliverable, the selector's schema) in a process that
+ * does not talk to the remote system.
+ */
+export async function describeConnection(services: Pick<Services, 'store'>, kind: ConnectionKind, id: string, actorId: string): Promise<DescribedConnection> {
+  const { state, connector } = await loadOwned(services, kind, id, actorId);
+  return { id, kind, name: state.name, type: state.type, connector, configuration: state.configuration, secrets: Object.keys(state.secrets) };
+}
+
 /**
  * Loads a saved connection the actor owns from its stream and decrypts its secrets. Only the
  * process that talks to the remote system calls this (the API for test and discover, an activity
  * for extract and deliver); the result must never be logged, returned or put in a payload.
  */
 export async function openConnection(services: Pick<Services, 'store' | 'cipher'>, kind: ConnectionKind, id: string, actorId: string): Promise<OpenedConnection> {
-  const decider = connectionDecider(kind);
-  const history = await services.store.readStream(connectionStream(kind, id));
-  const state = ownedConnection(kind, history.reduce((s, e) => decider.evolve(s, e as never), decider.initialState()), actorId, id);
-  const connector = connectorFor(kind, state.type);
-  if (!connector) throw new DomainError(notFoundCode(kind), `${kindNoun(kind)} ${id} has a type this server no longer knows (${state.type})`, { id });
+  const { state, connector } = await loadOwned(services, kind, id, actorId);
   const secrets = Object.fromEntries(Object.entries(state.secrets).map(([field, sealed]) => [field, services.cipher.decrypt(sealed, `${id}/${field}`)]));
   const config = connector.configuration.parse({ ...state.configuration, ...secrets }) as Record<string, unknown>;
   return { id, kind, name: state.name, type: state.type, connector, config };

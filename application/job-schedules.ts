@@ -3,7 +3,8 @@ import type { Month } from '@temporalio/client';
 import { jobDecider, jobStream, type JobState } from '../domain/jobs/job.js';
 import { gapDays, type JobSchedule } from '../domain/jobs/schedule.js';
 import type { Projector } from '../projections/projector.js';
-import { jobWorkflowId } from './runs.js';
+import { jobWorkflowId, scheduledRunWorkflowId, scheduleIdOf } from '../temporal/ids.js';
+import { load } from './commands.js';
 import type { Services } from './services.js';
 
 /*
@@ -15,8 +16,6 @@ import type { Services } from './services.js';
  * of losing them, and a restart of the API, the worker or the Temporal server loses nothing.
  * Deleting a Job also cancels its coordinator, which cancels a Run in progress cleanly.
  */
-
-export const scheduleIdOf = (jobId: string) => `schedule-job-${jobId}`;
 
 /** Years ahead for which the schedule names the DST gap days explicitly; renewed on every Job change. */
 const GAP_YEARS = 20;
@@ -42,7 +41,7 @@ function actionOf(services: Pick<Services, 'config'>, jobId: string, ownerId: st
   return {
     type: 'startWorkflow',
     workflowType: 'scheduledRunWorkflow',
-    workflowId: `job-${jobId}-scheduled`,
+    workflowId: scheduledRunWorkflowId(jobId),
     taskQueue: services.config.taskQueue,
     args: [{ jobId, ownerId }],
   };
@@ -55,7 +54,7 @@ const noteOf = (state: Extract<JobState, { status: 'active' | 'deleted' }>) =>
 export async function syncJobSchedule(services: Pick<Services, 'store' | 'temporal' | 'config' | 'clock'>, jobId: string): Promise<'created' | 'updated' | 'deleted' | 'absent'> {
   const client = services.temporal;
   if (!client) throw new Error('schedules need a Temporal client');
-  const state = (await services.store.readStream(jobStream(jobId))).reduce((s, e) => jobDecider.evolve(s, e as never), jobDecider.initialState());
+  const { state } = await load(services, jobStream(jobId), jobDecider);
   const handle = client.schedule.getHandle(scheduleIdOf(jobId));
   if (state.status !== 'active' || !state.definition.schedule) {
     try {

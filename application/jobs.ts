@@ -7,12 +7,12 @@ import { DomainError, notFound } from '../domain/errors.js';
 import { stagesOf, type JobDefinition, type Stage, type StageFlags, type TransformMode } from '../domain/jobs/job.js';
 import { normalizeTimezone, type JobSchedule } from '../domain/jobs/schedule.js';
 import type { Operation } from '../domain/operations.js';
-import { resolveOutputFormat } from '../geo/formats.js';
-import { checkSelectSql } from '../geo/sql-guard.js';
+import { resolveOutputFormat } from '../geo/datasets/formats.js';
+import { checkSelectSql } from '../geo/operations/sql-guard.js';
 import { kindNoun, parseSelector } from './connections.js';
 import type { Services } from './services.js';
 
-/** A Job body after its schema (api/routes/jobs.ts): shapes are right, references and rules not yet checked. */
+/** A Job body after its schema (api/jobs/routes.ts): shapes are right, references and rules not yet checked. */
 export interface JobBody {
   name: string;
   source_id: string;

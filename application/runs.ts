@@ -3,10 +3,12 @@ import { createHash } from 'node:crypto';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
-import { jobDecider, jobStream, ownedJob, plannedSteps, type RunTrigger } from '../domain/jobs/job.js';
+import { jobDecider, jobStream, ownedJob, plannedSteps } from '../domain/jobs/job.js';
 import { runDecider, runStream, type RunState } from '../domain/runs/run.js';
 import { WrongExpectedRevisionError } from '../eventstore/port.js';
-import { record } from './commands.js';
+import { jobWorkflowId } from '../temporal/ids.js';
+import type { RunTicket } from '../temporal/tickets.js';
+import { load, record } from './commands.js';
 import type { Services } from './services.js';
 
 /*
@@ -18,21 +20,6 @@ import type { Services } from './services.js';
  * idempotent and the Run's workflow records RunQueued itself before it starts, so a process that
  * dies between the two leaves nothing half-done.
  */
-
-/** What the coordinator needs to run one Run; everything else is read from the event store. */
-export interface RunTicket {
-  runId: string;
-  jobId: string;
-  ownerId: string;
-  trigger: RunTrigger;
-  /** The failed Run a retry repeats (its Job snapshot is reused). */
-  retryOf: string | null;
-  /** Scheduled Runs: the fire time (ISO). */
-  scheduledFor: string | null;
-}
-
-export const jobWorkflowId = (jobId: string) => `job-${jobId}`;
-export const runWorkflowId = (runId: string) => `run-${runId}`;
 
 /**
  * Runs that may wait behind the running one, per Job (checked when a Run is requested; a burst
@@ -108,10 +95,14 @@ export async function signalRun(services: Pick<Services, 'temporal' | 'config'>,
   });
 }
 
-async function readRun(services: Pick<Services, 'store'>, runId: string): Promise<{ state: RunState; position: string }> {
-  const history = await services.store.readStream(runStream(runId));
-  const state = history.reduce((s, e) => runDecider.evolve(s, e as never), runDecider.initialState());
-  return { state, position: (history[history.length - 1]?.position ?? 0n).toString() };
+/**
+ * Refuses, before a retry's ticket is signalled, what the Run's decider would refuse when the
+ * retry is recorded (a Run that did not fail, or was retried already: 409; another owner's: 404):
+ * the decider's own rule, decided on the Run as it stands, not a second copy of it.
+ */
+export async function checkRetryable(services: Pick<Services, 'store' | 'clock'>, ownerId: string, runId: string): Promise<void> {
+  const { state } = await load(services, runStream(runId), runDecider);
+  runDecider.decide({ type: 'MarkRetried', runId, actorId: ownerId, retryRunId: '', at: services.clock() }, state);
 }
 
 /**
@@ -134,20 +125,19 @@ export async function recordQueuedRun(services: Pick<Services, 'store' | 'clock'
 
 async function recordQueuedRunOnce(services: Pick<Services, 'store' | 'clock'>, ticket: RunTicket): Promise<{ position: string; status: RunState['status'] | 'skipped' }> {
   const at = services.clock();
-  const existing = await readRun(services, ticket.runId);
+  const existing = await load(services, runStream(ticket.runId), runDecider);
   // Recorded already (by the Run's workflow, or a repeated request): where its stream stands.
-  if (existing.state.status !== 'absent') return { position: existing.position, status: existing.state.status };
+  if (existing.state.status !== 'absent') return { position: existing.position.toString(), status: existing.state.status };
   let snapshot;
   let attempt = 1;
   if (ticket.retryOf) {
-    const failed = (await readRun(services, ticket.retryOf)).state;
+    const failed = (await load(services, runStream(ticket.retryOf), runDecider)).state;
     if (failed.status === 'absent' || failed.jobId !== ticket.jobId) throw new DomainError('run_not_found', `Run ${ticket.retryOf} was not found`, { id: ticket.retryOf });
     await record(services, runStream(ticket.retryOf), runDecider, { type: 'MarkRetried', runId: ticket.retryOf, actorId: ticket.ownerId, retryRunId: ticket.runId, at });
     snapshot = failed.snapshot;
     attempt = failed.attempt + 1;
   } else {
-    const history = await services.store.readStream(jobStream(ticket.jobId));
-    const state = history.reduce((s, e) => jobDecider.evolve(s, e as never), jobDecider.initialState());
+    const { state } = await load(services, jobStream(ticket.jobId), jobDecider);
     if (ticket.trigger === 'schedule' && (state.status !== 'active' || !state.enabled)) return { position: '0', status: 'skipped' };
     snapshot = ownedJob(state, ticket.ownerId, ticket.jobId).definition;
   }

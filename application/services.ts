@@ -4,6 +4,7 @@ import type { DatabasePool } from 'slonik';
 import type { EventStore } from '../eventstore/port.js';
 import type { Cipher } from '../platform/cipher.js';
 import type { Config } from '../platform/config.js';
+import type { FileStore } from '../platform/file-store.js';
 import type { Clock, IdGenerator } from '../platform/ids.js';
 import type { ReadPool } from '../platform/read-pool.js';
 import type { ProjectionRunner } from '../projections/runner.js';
@@ -23,6 +24,8 @@ export interface Services {
   log: Logger;
   clock: Clock;
   newId: IdGenerator;
+  /** The files of Workspaces and Runs (folders under the data folder). */
+  files: FileStore;
   /** Seals and opens connection secrets (AES-256-GCM with the service key). */
   cipher: Cipher;
   /** Absent where Temporal is not needed (scripts, tests that do not exercise Runs). */

@@ -3,9 +3,10 @@ import type { ConnectionKind } from '../domain/connections/connection.js';
 import { DomainError } from '../domain/errors.js';
 import { ConnectorError } from '../connectors/shared/errors.js';
 import { notImplemented } from '../connectors/shared/fields.js';
-import type { ConnectorContext, DeliverInput, DeliveryResult, ExtractResult, SyncState } from '../connectors/types.js';
+import type { ConnectorContext, DeliverInput, ExtractResult, SyncState } from '../connectors/types.js';
+import type { Delivery } from '../temporal/workspaces.js';
 import { openConnection } from './connections.js';
-import { transferErrorCode } from './failures.js';
+import { transferErrorCode } from '../temporal/failures.js';
 import type { Services } from './services.js';
 
 /*
@@ -53,11 +54,7 @@ export interface DeliverRequest {
   input: DeliverInput;
 }
 
-export interface Delivery extends DeliveryResult {
-  destination_id: string;
-  destination_type: string;
-  duration_ms: number;
-}
+export type { Delivery };
 
 export async function deliverToDestination(services: Pick<Services, 'store' | 'cipher'>, request: DeliverRequest, ctx: TransferContext): Promise<Delivery> {
   const destination = await openConnection(services, 'destination', request.destinationId, request.ownerId);

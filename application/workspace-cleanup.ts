@@ -1,9 +1,7 @@
-import { readdir, stat } from 'node:fs/promises';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { workspaceDecider, workspaceStream } from '../domain/workspaces/workspace.js';
-import { handleCommand } from '../domain/handler.js';
-import { WorkspaceFiles } from '../platform/workspace-files.js';
+import { execute } from './commands.js';
 import type { Services } from './services.js';
 
 /**
@@ -12,7 +10,7 @@ import type { Services } from './services.js';
  * Every API process runs it; an advisory lock lets one of them work at a time.
  */
 export async function cleanupExpiredWorkspaces(services: Services): Promise<{ expired: number; orphans: number }> {
-  const files = new WorkspaceFiles(services.config.dataDir);
+  const { files } = services;
   const now = services.clock();
   return services.pool.connect(async (connection) => {
     const locked = await connection.oneFirst(sql.type(z.object({ ok: z.boolean() }))`SELECT pg_try_advisory_lock(hashtext('workspace-cleanup')) AS ok`);
@@ -22,18 +20,15 @@ export async function cleanupExpiredWorkspaces(services: Services): Promise<{ ex
         sql.type(z.object({ id: z.string() }))`SELECT id FROM rm.workspaces WHERE status <> 'expired' AND expires_at <= ${now.toISOString()} LIMIT 500`,
       );
       for (const id of due) {
-        files.remove(id);
-        const result = await handleCommand(services.store, workspaceStream(id), workspaceDecider, { type: 'ExpireWorkspace', workspaceId: id, at: now });
-        if (result) await services.projections.waitFor(result.position);
+        await files.remove(id);
+        await execute(services, workspaceStream(id), workspaceDecider, { type: 'ExpireWorkspace', workspaceId: id, at: now });
       }
       let orphans = 0;
       const known = new Set(await connection.anyFirst(sql.type(z.object({ id: z.string() }))`SELECT id FROM rm.workspaces WHERE status <> 'expired'`));
-      const entries = await readdir(files.root()).catch(() => [] as string[]);
-      for (const entry of entries) {
-        if (known.has(entry) || !/^ws_[0-9A-Za-z]+$/.test(entry)) continue;
-        const info = await stat(files.dir(entry)).catch(() => null);
-        if (info && now.getTime() - info.mtimeMs > services.config.workspaceTtlMs) {
-          files.remove(entry);
+      for (const { owner, modifiedAt } of await files.list('workspaces')) {
+        if (known.has(owner)) continue;
+        if (now.getTime() - modifiedAt.getTime() > services.config.workspaceTtlMs) {
+          await files.remove(owner);
           orphans += 1;
         }
       }

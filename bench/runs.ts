@@ -8,6 +8,7 @@ import path from 'node:path';
 import { connectorByType } from '../connectors/registry.js';
 import { startStack } from '../scripts/stack.js';
 import { pointsFile } from './points.js';
+import { runWorkflowId } from '../temporal/ids.js';
 
 /**
  * `npm run bench:runs`: Jobs from a url Source into PostGIS, through the whole service (API,
@@ -102,7 +103,7 @@ const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) 
 
 /** Time spent inside activities, from the Run's workflow history: the step activities, and all of them. */
 async function activityTime(runId: string): Promise<{ steps: number; all: number; waiting: number; wall: number }> {
-  const history = await temporal.workflow.getHandle(`run-${runId}`).fetchHistory();
+  const history = await temporal.workflow.getHandle(runWorkflowId(runId)).fetchHistory();
   const started = new Map<string, number>();
   const scheduled = new Map<string, number>();
   const names = new Map<string, string>();

@@ -16,3 +16,8 @@ export const toNewEvent = (e: { type: string; data: object }): NewEvent => ({
 export function unreachable(value: never): never {
   throw new Error(`unhandled case ${JSON.stringify(value)}`);
 }
+
+/** The state a history leads to: every event evolved in order from the initial state. */
+export function fold<C, S, E extends { type: string; data: object }>(decider: Decider<C, S, E>, events: readonly E[]): S {
+  return events.reduce(decider.evolve, decider.initialState());
+}

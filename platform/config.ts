@@ -18,7 +18,22 @@ export interface Config {
   secretKey: Buffer;
   adminEmail: string | undefined;
   adminPassword: string | undefined;
+  /** Largest Workspace upload (SVC_MAX_UPLOAD_MB, default 256 as the public contract says; streamed to disk, so raising it costs disk only). */
   maxUploadBytes: number;
+  /**
+   * Largest input a Job's Run reads from its Source (SVC_MAX_JOB_INPUT_MB, default 51200 = 50 GiB):
+   * nightly files are bigger than what people upload by hand, and the free-disk check guards the rest.
+   */
+  maxJobInputBytes: number;
+  /**
+   * How long Temporal waits for a heartbeat of a GDAL or transfer activity before it gives the
+   * attempt up (SVC_HEARTBEAT_TIMEOUT_S, default 30): the time a dead worker's work takes to move.
+   */
+  heartbeatTimeoutMs: number;
+  /** Wall-clock limit of one GDAL process (a conversion, a pipeline stage): SVC_GDAL_TIMEOUT_MIN, default 50. */
+  gdalTimeoutMs: number;
+  /** Address-space limit of one GDAL process: SVC_GDAL_MEMORY_MB, default 4096. */
+  gdalMemoryBytes: number;
   workspaceTtlMs: number;
   /** Consecutive failed scheduled Runs after which a Job disables itself (SVC_JOB_MAX_FAILURES, default 5). */
   jobMaxConsecutiveFailures: number;
@@ -113,6 +128,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminEmail: env.SVC_ADMIN_EMAIL || undefined,
     adminPassword: env.SVC_ADMIN_PASSWORD || undefined,
     maxUploadBytes: intFrom(env.SVC_MAX_UPLOAD_MB, 256, 'SVC_MAX_UPLOAD_MB') * 1024 * 1024,
+    maxJobInputBytes: intFrom(env.SVC_MAX_JOB_INPUT_MB, 51_200, 'SVC_MAX_JOB_INPUT_MB') * 1024 * 1024,
+    heartbeatTimeoutMs: intFrom(env.SVC_HEARTBEAT_TIMEOUT_S, 30, 'SVC_HEARTBEAT_TIMEOUT_S') * 1000,
+    gdalTimeoutMs: intFrom(env.SVC_GDAL_TIMEOUT_MIN, 50, 'SVC_GDAL_TIMEOUT_MIN') * 60_000,
+    gdalMemoryBytes: intFrom(env.SVC_GDAL_MEMORY_MB, 4096, 'SVC_GDAL_MEMORY_MB') * 1024 * 1024,
     workspaceTtlMs: intFrom(env.SVC_JOB_TTL, 60, 'SVC_JOB_TTL') * 60_000,
     jobMaxConsecutiveFailures: Math.floor(intFrom(env.SVC_JOB_MAX_FAILURES, 5, 'SVC_JOB_MAX_FAILURES')),
     edition: env.SVC_EDITION ?? 'on-premise',

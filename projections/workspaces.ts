@@ -1,5 +1,9 @@
-import { sql } from 'slonik';
-import { emptyPipeline } from '../domain/workspaces/workspace.js';
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { DomainError, notFound } from '../domain/errors.js';
+import { emptyPipeline, type ConvertOutput, type Inspection, type Pipeline } from '../domain/workspaces/workspace.js';
+import { isoTime } from '../platform/db.js';
+import type { StoredDataset } from '../platform/file-store.js';
 import type { Projector } from './projector.js';
 
 const workspaces = (schema: string) => sql.identifier([schema, 'workspaces']);
@@ -63,3 +67,33 @@ export const workspacesProjector: Projector = {
     }
   },
 };
+
+/** A row of rm.workspaces, as the use cases and the representation read it. */
+const workspaceRow = z.object({
+  id: z.string(),
+  owner_id: z.string(),
+  status: z.string(),
+  filename: z.string(),
+  size: z.coerce.number(),
+  origin: z.record(z.string(), z.unknown()),
+  inspection: z.custom<Inspection>(),
+  dataset: z.custom<StoredDataset>(),
+  pipeline: z.custom<Pipeline>(),
+  conversion_id: z.string().nullable(),
+  output: z.custom<(ConvertOutput & { conversion_id: string }) | null>(),
+  errors: z.array(z.object({ code: z.string(), message: z.string() })),
+  created_at: isoTime,
+  updated_at: isoTime,
+  expires_at: isoTime,
+});
+export type WorkspaceRow = z.infer<typeof workspaceRow>;
+
+/** Loads the caller's Workspace; missing or foreign is job_not_found, past its lifetime job_expired. */
+export async function loadWorkspace(pool: DatabasePool, ownerId: string, id: string, now: Date): Promise<WorkspaceRow> {
+  const row = await pool.maybeOne(sql.type(workspaceRow)`SELECT * FROM rm.workspaces WHERE id = ${id} AND owner_id = ${ownerId}`);
+  if (!row) throw notFound('job_not_found', 'Workspace', id);
+  if (row.status === 'expired' || Date.parse(row.expires_at) <= now.getTime()) {
+    throw new DomainError('job_expired', `Workspace ${id} has expired; its files are removed. Create a new one.`, { id, expired_at: row.expires_at });
+  }
+  return row;
+}

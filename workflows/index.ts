@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { timeouts } from './timeouts.js';
+import { timeouts } from '../temporal/timeouts.js';
 
 export { convertWorkspaceWorkflow } from './workspace-convert.js';
 export { deliverWorkspaceWorkflow } from './workspace-deliver.js';

@@ -3,9 +3,10 @@ import {
   executeChild, isCancellation, proxyActivities, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { RunTicket } from '../application/runs.js';
+import { runWorkflowId } from '../temporal/ids.js';
+import type { RunTicket } from '../temporal/tickets.js';
 import { runJobWorkflow } from './run-job.js';
-import { timeouts } from './timeouts.js';
+import { timeouts } from '../temporal/timeouts.js';
 
 const { cancelQueuedRuns } = proxyActivities<Activities>(timeouts.record);
 
@@ -57,7 +58,7 @@ export async function jobRunsWorkflow(input: JobRunsInput): Promise<void> {
       running = ticket.runId;
       try {
         await executeChild(runJobWorkflow, {
-          workflowId: `run-${ticket.runId}`,
+          workflowId: runWorkflowId(ticket.runId),
           args: [ticket],
           // One workflow per Run, ever: a ticket seen twice cannot run the Run twice.
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

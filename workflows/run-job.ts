@@ -1,18 +1,16 @@
 import { ActivityCancellationType, ApplicationFailure, CancellationScope, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { RunArtifact } from '../activities/runs.js';
-import { runErrorOf } from '../application/failures.js';
-import type { RunTicket } from '../application/runs.js';
+import { runErrorOf } from '../temporal/failures.js';
+import type { RunTicket } from '../temporal/tickets.js';
 import type { StepName } from '../domain/jobs/job.js';
 import type { RunError } from '../domain/runs/run.js';
-import { timeouts } from './timeouts.js';
+import { timeouts, withHeartbeatTimeout } from '../temporal/timeouts.js';
 
 const { beginRun, finishRun, cleanupRun } = proxyActivities<Activities>(timeouts.record);
 // A cancelled step finishes its own cleanup (a delivery rolls back its staging) before the Run
 // records that it was cancelled.
 const waitForCancel = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
-const { extractStep, deliverStep } = proxyActivities<Activities>({ ...timeouts.runTransfer, ...waitForCancel });
-const { transformStep, pythonStep, convertStep } = proxyActivities<Activities>({ ...timeouts.processing, ...waitForCancel });
 
 export interface RunResult {
   runId: string;
@@ -34,6 +32,8 @@ export async function runJobWorkflow(ticket: RunTicket): Promise<RunResult> {
   const info = workflowInfo();
   const plan = await beginRun({ ticket, workflowId: info.workflowId, workflowRunId: info.runId });
   if (!plan.proceed) return { runId, status: 'skipped', position: plan.position };
+  const { extractStep, deliverStep } = proxyActivities<Activities>({ ...withHeartbeatTimeout(timeouts.runTransfer, plan.heartbeatTimeoutMs), ...waitForCancel });
+  const { transformStep, pythonStep, convertStep } = proxyActivities<Activities>({ ...withHeartbeatTimeout(timeouts.processing, plan.heartbeatTimeoutMs), ...waitForCancel });
 
   let step: StepName = 'extract';
   try {

@@ -1,7 +1,7 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import { timeouts } from './timeouts.js';
+import { timeouts } from '../temporal/timeouts.js';
 
 const { requestScheduledRun } = proxyActivities<Activities>(timeouts.record);
 

@@ -4,7 +4,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { allScopes, isScope, type Scope } from '../../domain/accounts/scopes.js';
 import { TOKEN_USE_RESOLUTION_MS, tokenDecider, tokenStream } from '../../domain/accounts/token.js';
-import { handleCommand } from '../../domain/handler.js';
+import { record } from '../../application/commands.js';
 import { forbidden, unauthorized } from '../errors.js';
 import type { Services } from '../../application/services.js';
 import type { AuthRule, Principal } from './principal.js';
@@ -74,7 +74,7 @@ export async function registerAuthentication(app: FastifyInstance, services: Ser
     const last = Math.max(lastUsedAt ?? 0, lastRecorded.get(tokenId) ?? 0);
     if (now.getTime() - last < TOKEN_USE_RESOLUTION_MS) return;
     lastRecorded.set(tokenId, now.getTime());
-    handleCommand(services.store, tokenStream(tokenId), tokenDecider, { type: 'RecordTokenUse', tokenId, at: now }).catch((error) =>
+    record(services, tokenStream(tokenId), tokenDecider, { type: 'RecordTokenUse', tokenId, at: now }).catch((error) =>
       services.log.warn({ err: error, tokenId }, 'could not record token use'),
     );
   }

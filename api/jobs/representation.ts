@@ -1,6 +1,6 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { runWorkflowId } from '../../application/runs.js';
+import { runWorkflowId } from '../../temporal/ids.js';
 import { connectorByType } from '../../connectors/registry.js';
 import { notFound } from '../../domain/errors.js';
 import { stagesOf, type ActiveJob } from '../../domain/jobs/job.js';
@@ -69,6 +69,14 @@ const stepSchema = z.object({
   duration_ms: z.number().nullable(),
   failed_attempts: z.number().int().describe('Attempts of this step that failed; transient failures (connection refused, timeouts, 5xx) are retried with backoff while the step stays running'),
   last_error: runErrorSchema.nullable().describe('The error of the latest failed attempt (null when none failed)'),
+  progress: z
+    .object({
+      bytes_written: z.number().int().optional().describe('Bytes of output written so far'),
+      features_written: z.number().int().optional().describe('Features written so far'),
+      percent: z.number().min(0).max(100).optional().describe('Share done, when the GDAL tool reports it'),
+    })
+    .nullable()
+    .describe('What the step reported last while it worked (a long write reports every few seconds); null before it reported'),
 });
 
 export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
@@ -176,7 +184,7 @@ export function representRun(row: RunRow): z.infer<typeof runSchema> {
     created_at: row.created_at,
     started_at: row.started_at,
     finished_at: row.finished_at,
-    steps: state.steps.map((s) => ({ ...s, failed_attempts: s.failed_attempts ?? 0, last_error: s.last_error ?? null })),
+    steps: state.steps.map((s) => ({ ...s, failed_attempts: s.failed_attempts ?? 0, last_error: s.last_error ?? null, progress: s.progress ?? null })),
     stats: state.stats,
     skipped_reason: row.skipped_reason,
     error: (row.error ?? null) as z.infer<typeof runSchema>['error'],

@@ -1,5 +1,5 @@
 /**
- * Conversion speed of geo/convert.ts against the ogr2ogr CLI, same GDAL library, same file.
+ * Conversion speed of geo/datasets/convert.ts against the ogr2ogr CLI, same GDAL library, same file.
  *
  *   node --import tsx bench/convert/geo-only.ts
  *   BENCH_POINTS=200000 BENCH_RUNS=5 node --import tsx bench/convert/geo-only.ts
@@ -13,8 +13,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
-import { convertDataset } from '../../geo/convert.js';
-import { datasetAt } from '../../geo/dataset-files.js';
+import { convertDataset } from '../../geo/datasets/convert.js';
+import { datasetAt } from '../../geo/datasets/dataset-files.js';
 
 const points = Number(process.env.BENCH_POINTS ?? 1_000_000);
 const runs = Number(process.env.BENCH_RUNS ?? 3);

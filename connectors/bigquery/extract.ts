@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { rm, stat } from 'node:fs/promises';
 import type { BigQuery } from '@google-cloud/bigquery';
-import { safeFilename } from '../../geo/dataset-files.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../shared/errors.js';
 import { asSubquery } from '../shared/sql.js';
 import { csvToGeoPackage, RowsCsv, type ColumnKind } from '../shared/table-csv.js';

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { z } from 'zod';
-import { safeFilename } from '../../geo/dataset-files.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { connectionTest } from '../shared/connection-test.js';
 import { ConnectorError } from '../shared/errors.js';
 import { httpUrl, secret } from '../shared/fields.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { safeFilename } from '../../geo/dataset-files.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { arcgis } from '../featureserver/rest.js';
 import { readLayer, type LayerInfo } from '../featureserver/read-layer.js';
 import { download } from '../shared/download.js';

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type mysql from 'mysql2/promise';
 import { ConnectorError } from '../shared/errors.js';
+import { deliveryTag, effectiveWriteMode, LEDGER, requireColumns, runStagedDelivery, stagingNames, targetExists, type WriteMode } from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, ident, withConnection, type MysqlConfig } from './client.js';
@@ -20,21 +20,18 @@ import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
  * rename happened and only records it.
  */
 
-export type WriteMode = 'replace' | 'append' | 'create';
+export type { WriteMode };
 export interface MysqlTarget {
   table: string;
   write_mode: WriteMode;
 }
 
-const PREFIX = '_geoflow_';
-const LEDGER = `${PREFIX}deliveries`;
 const geometryDataTypes = ['point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection', 'geomcollection', 'geometry'];
 
 /** The delivery ledger: InnoDB, so an append and its record commit together. */
 const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS ${ident(LEDGER)} (delivery_id VARCHAR(255) PRIMARY KEY, target_table VARCHAR(64) NOT NULL, write_mode VARCHAR(16) NOT NULL, rows_written BIGINT NOT NULL, delivered_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB`;
 
-const tag = (deliveryId: string) => createHash('sha256').update(deliveryId).digest('hex').slice(0, 16);
-const markOf = (deliveryId: string) => `geoflow delivery ${tag(deliveryId)}`;
+const markOf = (deliveryId: string) => `geoflow delivery ${deliveryTag(deliveryId)}`;
 
 type Row = Record<string, unknown>;
 const rows = async (c: mysql.Connection, sql: string, values: unknown[] = []) => (await c.query(sql, values))[0] as Row[];
@@ -83,109 +80,99 @@ async function renameMetadata(c: mysql.Connection, stage: string, table: string)
 export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> {
   refuseTls(config);
   const { table } = target;
-  const mode: WriteMode = input.reinitialize && target.write_mode === 'append' ? 'replace' : target.write_mode;
+  const mode = effectiveWriteMode(target.write_mode, input);
   const where = `\`${table}\``;
   const what = describeServer(config);
-  const id = tag(input.deliveryId);
-  const stage = `${PREFIX}stage_${id}`;
-  const old = `${PREFIX}old_${id}`;
+  const { stage, old } = stagingNames(input.deliveryId);
   const mark = markOf(input.deliveryId);
   const result = (count: number, m: WriteMode): DeliveryResult => ({ target: { database: config.database, table, write_mode: m }, rows_written: count });
-  const dropStage = () =>
-    withConnection(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (c) => c.query(`DROP TABLE IF EXISTS ${ident(stage)}`)).catch(() => undefined);
 
   const layer = await vectorInput(input, ctx.workDir);
   // The staging table's key: not a name an attribute already has (GDAL would take it as the key).
   const fid = freeColumnName(layer.fields, 'ogc_fid', 'fid');
-  const before = await withConnection(config, ctx, async (c) => {
-    const done = await recorded(c, input.deliveryId);
-    if (done) return { done };
-    const existing = await tableInfo(c, table);
-    if (existing?.comment === mark && mode !== 'append') {
-      // The rename of an earlier attempt of this delivery happened; its record did not.
-      const count = await countRows(c, table);
-      await c.query(CREATE_LEDGER);
-      await record(c, input.deliveryId, table, mode, count);
-      return { done: { rows_written: count, write_mode: mode } };
-    }
-    if (mode === 'create' && existing) throw new ConnectorError('target_exists', `${where} already exists in database ${config.database} (write_mode create never overwrites)`, { table });
-    await c.query(CREATE_LEDGER);
-    await c.query(`DROP TABLE IF EXISTS ${ident(stage)}`);
-    const geometry = existing ? (await columnsOf(c, table)).find((col) => geometryDataTypes.includes(col.type)) : undefined;
-    return { done: null, geometryName: geometry?.name ?? freeColumnName(layer.fields, 'geom', 'geometry') };
-  });
-  if (before.done) return result(before.done.rows_written, before.done.write_mode);
-
-  try {
-    await ogr2ogrMysql(config, ctx, `Loading ${where}`, [
-      '-f', 'MySQL', mysqlDataset(config, [LEDGER]), layer.ref.path, layer.layer,
-      ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
-      '-nln', stage,
-      '-nlt', layer.nlt,
-      '-lco', `GEOMETRY_NAME=${before.geometryName}`,
-      '-lco', `FID=${fid}`,
-      '-lco', 'LAUNDER=NO',
-      // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
-      // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
-      '-lco', 'PRECISION=NO',
-      '-lco', 'ENGINE=InnoDB',
-      // A spatial index needs every geometry present (NOT NULL).
-      '-lco', `SPATIAL_INDEX=${layer.nullGeometries || layer.nlt === 'NONE' ? 'NO' : 'YES'}`,
-      '-gt', '65536',
-    ]);
-  } catch (error) {
-    await dropStage();
-    throw error;
-  }
-
-  try {
-    return await withConnection(config, ctx, async (c) => {
-      // One change of this target at a time (two Jobs, or a retry racing its first attempt).
-      const lock = `geoflow:${config.database}.${table}`.slice(0, 64);
-      const [got] = await rows(c, 'SELECT GET_LOCK(?, 60) AS ok', [lock]);
-      if (Number(got?.ok) !== 1) throw new ConnectorError('timeout', `${what}: another delivery to ${where} held it for 60 s`, { table });
-      try {
+  return runStagedDelivery<{ geometryName: string }>({
+    prepare: () =>
+      withConnection(config, ctx, async (c) => {
         const done = await recorded(c, input.deliveryId);
-        if (done) return result(done.rows_written, done.write_mode);
-        if (layer.nlt !== 'NONE') await useEpsg(c, stage, before.geometryName, layer.epsg);
+        if (done) return { done: result(done.rows_written, done.write_mode) };
         const existing = await tableInfo(c, table);
-        if (mode === 'append' && existing) {
-          const targetColumns = new Set((await columnsOf(c, table)).map((col) => col.name));
-          const stageColumns = (await columnsOf(c, stage)).map((col) => col.name).filter((n) => n !== fid);
-          const missing = stageColumns.filter((n) => !targetColumns.has(n));
-          if (missing.length) {
-            throw new ConnectorError('invalid_data', `${where} has no column ${missing.map((m) => `\`${m}\``).join(', ')}: append needs every column of the output in the target (use replace to change the table's columns)`, { missing_columns: missing }, false);
-          }
-          await c.query('START TRANSACTION');
-          try {
-            const list = stageColumns.map(ident).join(', ');
-            const [inserted] = await c.query(`INSERT INTO ${ident(table)} (${list}) SELECT ${list} FROM ${ident(stage)}`);
-            const count = (inserted as { affectedRows: number }).affectedRows;
-            await record(c, input.deliveryId, table, mode, count);
-            await c.query('COMMIT');
-            return result(count, mode);
-          } catch (error) {
-            await c.query('ROLLBACK').catch(() => undefined);
-            throw error;
-          }
+        if (existing?.comment === mark && mode !== 'append') {
+          // The rename of an earlier attempt of this delivery happened; its record did not.
+          const count = await countRows(c, table);
+          await c.query(CREATE_LEDGER);
+          await record(c, input.deliveryId, table, mode, count);
+          return { done: result(count, mode) };
         }
-        if (mode === 'create' && existing) throw new ConnectorError('target_exists', `${where} was created by someone else meanwhile (write_mode create never overwrites)`, { table });
-        const count = await countRows(c, stage);
-        await c.query(`ALTER TABLE ${ident(stage)} COMMENT = ?`, [mark]);
-        if (existing) {
-          await c.query(`RENAME TABLE ${ident(table)} TO ${ident(old)}, ${ident(stage)} TO ${ident(table)}`);
-          await c.query(`DROP TABLE ${ident(old)}`);
-        } else {
-          await c.query(`RENAME TABLE ${ident(stage)} TO ${ident(table)}`);
+        if (mode === 'create' && existing) throw targetExists(where, config.database, { table });
+        await c.query(CREATE_LEDGER);
+        await c.query(`DROP TABLE IF EXISTS ${ident(stage)}`);
+        const geometry = existing ? (await columnsOf(c, table)).find((col) => geometryDataTypes.includes(col.type)) : undefined;
+        return { done: null, plan: { geometryName: geometry?.name ?? freeColumnName(layer.fields, 'geom', 'geometry') } };
+      }),
+    load: ({ geometryName }) =>
+      ogr2ogrMysql(config, ctx, `Loading ${where}`, [
+        '-f', 'MySQL', mysqlDataset(config, [LEDGER]), layer.ref.path, layer.layer,
+        ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
+        '-nln', stage,
+        '-nlt', layer.nlt,
+        '-lco', `GEOMETRY_NAME=${geometryName}`,
+        '-lco', `FID=${fid}`,
+        '-lco', 'LAUNDER=NO',
+        // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
+        // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
+        '-lco', 'PRECISION=NO',
+        '-lco', 'ENGINE=InnoDB',
+        // A spatial index needs every geometry present (NOT NULL).
+        '-lco', `SPATIAL_INDEX=${layer.nullGeometries || layer.nlt === 'NONE' ? 'NO' : 'YES'}`,
+        '-gt', '65536',
+      ]),
+    swap: ({ geometryName }) =>
+      withConnection(config, ctx, async (c) => {
+        // One change of this target at a time (two Jobs, or a retry racing its first attempt).
+        const lock = `geoflow:${config.database}.${table}`.slice(0, 64);
+        const [got] = await rows(c, 'SELECT GET_LOCK(?, 60) AS ok', [lock]);
+        if (Number(got?.ok) !== 1) throw new ConnectorError('timeout', `${what}: another delivery to ${where} held it for 60 s`, { table });
+        try {
+          const done = await recorded(c, input.deliveryId);
+          if (done) return result(done.rows_written, done.write_mode);
+          if (layer.nlt !== 'NONE') await useEpsg(c, stage, geometryName, layer.epsg);
+          const existing = await tableInfo(c, table);
+          if (mode === 'append' && existing) {
+            const stageColumns = (await columnsOf(c, stage)).map((col) => col.name).filter((n) => n !== fid);
+            requireColumns(where, stageColumns, (await columnsOf(c, table)).map((col) => col.name), (m) => `\`${m}\``);
+            await c.query('START TRANSACTION');
+            try {
+              const list = stageColumns.map(ident).join(', ');
+              const [inserted] = await c.query(`INSERT INTO ${ident(table)} (${list}) SELECT ${list} FROM ${ident(stage)}`);
+              const count = (inserted as { affectedRows: number }).affectedRows;
+              await record(c, input.deliveryId, table, mode, count);
+              await c.query('COMMIT');
+              return result(count, mode);
+            } catch (error) {
+              await c.query('ROLLBACK').catch(() => undefined);
+              throw error;
+            }
+          }
+          if (mode === 'create' && existing) throw targetExists(where, config.database, { table }, true);
+          const count = await countRows(c, stage);
+          await c.query(`ALTER TABLE ${ident(stage)} COMMENT = ?`, [mark]);
+          if (existing) {
+            await c.query(`RENAME TABLE ${ident(table)} TO ${ident(old)}, ${ident(stage)} TO ${ident(table)}`);
+            await c.query(`DROP TABLE ${ident(old)}`);
+          } else {
+            await c.query(`RENAME TABLE ${ident(stage)} TO ${ident(table)}`);
+          }
+          await renameMetadata(c, stage, table);
+          await record(c, input.deliveryId, table, mode, count);
+          return result(count, mode);
+        } finally {
+          await c.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => undefined);
         }
-        await renameMetadata(c, stage, table);
-        await record(c, input.deliveryId, table, mode, count);
-        return result(count, mode);
-      } finally {
-        await c.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => undefined);
-      }
-    });
-  } finally {
-    await dropStage();
-  }
+      }),
+    dropStage: () =>
+      withConnection(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (c) => c.query(`DROP TABLE IF EXISTS ${ident(stage)}`)).then(
+        () => undefined,
+        () => undefined,
+      ),
+  });
 }

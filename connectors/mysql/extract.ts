@@ -1,10 +1,10 @@
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
-import { safeFilename } from '../../geo/dataset-files.js';
-import { gdal } from '../../geo/gdal.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../shared/errors.js';
 import { asSubquery } from '../shared/sql.js';
+import { cursorWindow, previousCursorValue, whereClause, type SqlCursor } from '../shared/sql-cursor.js';
+import { extractedGeoPackage, unchangedExtract } from '../shared/sql-extract.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { describeServer, ident, withConnection, type MysqlConfig } from './client.js';
 import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
@@ -18,12 +18,8 @@ import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
 
 export type MysqlResource = { table: string; cursor_column?: string } | { query: string };
 
-/** What a MySQL Source remembers between Runs: the cursor column and the largest value read. */
-export interface MysqlCursor {
-  column: string;
-  /** As the server prints it (`CAST(MAX(col) AS CHAR)`); compared in SQL as a quoted literal. */
-  value: string | null;
-}
+/** What a MySQL Source remembers between Runs; the value as the server prints it (`CAST(MAX(col) AS CHAR)`). */
+export type MysqlCursor = SqlCursor;
 
 /** The geometry column types of MySQL / MariaDB, as ogr2ogr -nlt names. */
 const geometryTypes: Record<string, string> = {
@@ -53,7 +49,7 @@ async function firstSrid(c: mysql.Connection, from: string, column: string): Pro
   return srid > 0 ? srid : null;
 }
 
-async function plan(config: MysqlConfig, resource: MysqlResource, ctx: ConnectorContext, previous: MysqlCursor | null): Promise<Plan> {
+async function plan(config: MysqlConfig, resource: MysqlResource, ctx: ConnectorContext, previous: unknown): Promise<Plan> {
   return withConnection(config, ctx, async (c) => {
     await c.query('START TRANSACTION READ ONLY');
     try {
@@ -81,20 +77,11 @@ async function plan(config: MysqlConfig, resource: MysqlResource, ctx: Connector
       const base = { name: table, srid, geometry: Boolean(geometry), anchor: [table], ...(nlt ? { nlt } : {}) };
       const column = resource.cursor_column;
       if (!column) return { ...base, sql: `SELECT * FROM ${ident(table)}` };
-      // A cursor kept for another column (the Job changed it) does not apply.
-      const last = previous?.column === column ? previous.value : null;
+      const last = previousCursorValue(column, previous);
       const [maxRows] = await c.query(`SELECT CAST(MAX(${ident(column)}) AS CHAR) AS max FROM ${ident(table)}${last !== null ? ` WHERE ${ident(column)} > ${c.escape(last)}` : ''}`);
       const max = ((maxRows as { max: string | null }[])[0]?.max ?? null) as string | null;
-      const where: string[] = [];
-      if (last !== null) where.push(`${ident(column)} > ${c.escape(last)}`);
-      // Rows committed after the max was read wait for the next Run.
-      if (max !== null) where.push(`${ident(column)} <= ${c.escape(max)}`);
-      return {
-        ...base,
-        sql: `SELECT * FROM ${ident(table)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`,
-        cursor: { column, value: max ?? last },
-        unchanged: last !== null && max === null,
-      };
+      const window = cursorWindow(column, ident(column), last, max, (v) => c.escape(v));
+      return { ...base, sql: `SELECT * FROM ${ident(table)}${whereClause(window.where)}`, cursor: window.cursor, unchanged: window.unchanged };
     } finally {
       await c.query('ROLLBACK').catch(() => undefined);
     }
@@ -103,9 +90,8 @@ async function plan(config: MysqlConfig, resource: MysqlResource, ctx: Connector
 
 export async function extractMysql(config: MysqlConfig, resource: MysqlResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
   refuseTls(config);
-  const p = await plan(config, resource, ctx, (options.sync?.cursor ?? null) as MysqlCursor | null);
-  // Nothing newer than the last Run: the rest of the Run is skipped.
-  if (p.unchanged) return { file: '', filename: '', bytes: 0, features: 0, sync: options.sync!, unchanged: true };
+  const p = await plan(config, resource, ctx, options.sync?.cursor);
+  if (p.unchanged) return unchangedExtract(options);
   const filename = `${safeFilename(p.name)}.gpkg`;
   const file = path.join(ctx.workDir, filename);
   await ogr2ogrMysql(config, ctx, `Reading ${'query' in resource ? 'the query' : `\`${resource.table}\``}`, [
@@ -114,11 +100,5 @@ export async function extractMysql(config: MysqlConfig, resource: MysqlResource,
     // SRID 0 is "no CRS"; GDAL would otherwise label a query's geometry "Undefined geographic SRS".
     ...(p.geometry ? ['-a_srs', p.srid ? `EPSG:${p.srid}` : 'NONE'] : []),
   ], file);
-  const bytes = (await stat(file)).size;
-  const ds = await gdal.openAsync(file);
-  try {
-    return { file, filename, bytes, features: await ds.layers.get(0).features.countAsync(), ...(p.cursor ? { sync: { cursor: p.cursor } } : {}) };
-  } finally {
-    ds.close();
-  }
+  return extractedGeoPackage(file, filename, p.cursor ? { cursor: p.cursor } : undefined);
 }

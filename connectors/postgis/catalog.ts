@@ -9,7 +9,7 @@ import { ConnectorError } from '../shared/errors.js';
  */
 
 /** Tables the service itself keeps beside a delivery target: not shown by discovery. */
-export const INTERNAL_PREFIX = '_geoflow_';
+export { INTERNAL_PREFIX } from '../shared/sql-delivery.js';
 
 /** PostGIS type + coordinate dimension as WKT labels: MULTIPOLYGON, POINT Z, LINESTRING M. */
 export function geometryLabel(type: string, dims: number): string {

@@ -21,7 +21,7 @@ export interface PostgisConfig {
   port: number;
   database: string;
   username: string;
-  password?: string;
+  password?: string | undefined;
   ssl_mode: SslMode;
 }
 

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { ConnectorError } from '../shared/errors.js';
+import { effectiveWriteMode, LEDGER, requireColumns, runStagedDelivery, stagingNames, targetExists, type WriteMode } from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
-import { geometryColumnOf, INTERNAL_PREFIX, requireSchema } from './catalog.js';
+import { geometryColumnOf, requireSchema } from './catalog.js';
 import { classifyPg, CONNECT_TIMEOUT_MS, describeServer, ident, qualified, triedOf, withClient, type PostgisConfig } from './client.js';
 import { libpqFor, ogr2ogrPg } from './ogr.js';
 
@@ -22,14 +22,12 @@ import { libpqFor, ogr2ogrPg } from './ogr.js';
  * nothing twice.
  */
 
-export type WriteMode = 'replace' | 'append' | 'create';
+export type { WriteMode };
 export interface PostgisTarget {
   schema: string;
   table: string;
   write_mode: WriteMode;
 }
-
-const LEDGER = `${INTERNAL_PREFIX}deliveries`;
 
 /** PostgreSQL truncates identifiers to 63 bytes; so do we, on a character boundary. */
 export function pgName(name: string): string {
@@ -37,8 +35,6 @@ export function pgName(name: string): string {
   while (Buffer.byteLength(out) > 63) out = out.slice(0, -1);
   return out;
 }
-
-const tag = (deliveryId: string) => createHash('sha256').update(deliveryId).digest('hex').slice(0, 16);
 
 interface Recorded {
   rows_written: number;
@@ -110,10 +106,7 @@ async function columnsOf(client: pg.Client, schema: string, table: string): Prom
 async function appendRows(client: pg.Client, schema: string, table: string, stage: string, fid: string): Promise<number> {
   const targetColumns = new Set(await columnsOf(client, schema, table));
   const stageColumns = (await columnsOf(client, schema, stage)).filter((c) => c !== fid);
-  const missing = stageColumns.filter((c) => !targetColumns.has(c));
-  if (missing.length) {
-    throw new ConnectorError('invalid_data', `"${schema}"."${table}" has no column ${missing.map((m) => `"${m}"`).join(', ')}: append needs every column of the output in the target (use replace to change the table's columns)`, { missing_columns: missing }, false);
-  }
+  requireColumns(`"${schema}"."${table}"`, stageColumns, targetColumns, (m) => `"${m}"`);
   const targetGeometry = await geometryColumnOf(client, schema, table);
   const stageGeometry = await geometryColumnOf(client, schema, stage);
   const select = stageColumns.map((c) => {
@@ -131,119 +124,118 @@ async function appendRows(client: pg.Client, schema: string, table: string, stag
 export async function deliverPostgis(config: PostgisConfig, target: PostgisTarget, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> {
   const { schema, table } = target;
   // Reinitialising an incremental Job rebuilds the table (staged and swapped) instead of appending.
-  const mode: WriteMode = input.reinitialize && target.write_mode === 'append' ? 'replace' : target.write_mode;
+  const mode = effectiveWriteMode(target.write_mode, input);
   const where = `"${schema}"."${table}"`;
   const what = describeServer(config);
-  const id = tag(input.deliveryId);
-  const stage = `${INTERNAL_PREFIX}stage_${id}`;
-  const old = `${INTERNAL_PREFIX}old_${id}`;
+  const { stage, old } = stagingNames(input.deliveryId);
   const result = (rows: number, m: WriteMode): DeliveryResult => ({ target: { schema, table, write_mode: m }, rows_written: rows });
-  // Cleanup runs after a cancellation too, so it has a deadline of its own.
-  const dropStage = () =>
-    withClient(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (client) => client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`)).catch(() => undefined);
 
   const layer = await vectorInput(input, ctx.workDir);
   // The staging table's key: not a name an attribute already has (GDAL would take it as the key).
   const fid = freeColumnName(layer.fields, 'ogc_fid', 'fid');
-  // Checks, and the geometry column name to keep, before any data moves.
-  const before = await withClient(config, ctx, async (client) => {
-    await requireSchema(client, schema, config.database);
-    const done = await recorded(client, schema, input.deliveryId);
-    if (done) return { done };
-    // Without PostGIS, GDAL would quietly write the geometry as bytea, which no GIS reads as a layer.
-    if (layer.nlt !== 'NONE' && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'postgis'")).rowCount !== 1) {
-      throw new ConnectorError(
-        'not_found',
-        `${what}: PostGIS is not installed in database ${config.database}, and the layer has geometry; install it there (CREATE EXTENSION postgis, as a role allowed to) or deliver to a database that has it`,
-        { ...triedOf(config), schema, table },
-        false,
-      );
-    }
-    const exists = await relationExists(client, schema, table);
-    if (mode === 'create' && exists) throw new ConnectorError('target_exists', `${where} already exists in database ${config.database} (write_mode create never overwrites)`, { schema, table });
-    await ensureLedger(client, schema);
-    // Left by an interrupted attempt of this same delivery.
-    await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
-    const geometry = exists ? await geometryColumnOf(client, schema, table) : null;
-    return { done: null, geometryName: geometry?.column ?? freeColumnName(layer.fields, 'geom', 'geometry') };
-  });
-  if (before.done) return result(before.done.rows_written, before.done.write_mode);
-
-  const libpq = await libpqFor(config, ctx);
-  try {
-    await ogr2ogrPg(config, ctx, `Loading ${where}`, [
-      '-f', 'PostgreSQL', libpq.dataset, layer.ref.path, layer.layer,
-      ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
-      '-nln', stage,
-      '-nlt', layer.nlt,
-      '-lco', `SCHEMA=${schema}`,
-      '-lco', `GEOMETRY_NAME=${before.geometryName}`,
-      '-lco', `FID=${fid}`,
-      '-lco', 'LAUNDER=NO',
-      // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
-      // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
-      '-lco', 'PRECISION=NO',
-      '-lco', 'SPATIAL_INDEX=GIST',
-      '-gt', '65536',
-    ]);
-  } catch (error) {
-    await dropStage();
-    // A CRS without an EPSG code (a custom projection from an ESRI .prj) needs a new row in
-    // spatial_ref_sys, which a loading role usually may not write: say what to do about it.
-    if (error instanceof ConnectorError && /spatial_ref_sys/.test(error.message) && layer.epsg === null) {
-      throw new ConnectorError(
-        'permission_denied',
-        `${what}: the layer's CRS has no EPSG code, so PostGIS needs a new entry in spatial_ref_sys, which ${config.username} may not add; reproject the layer to an EPSG CRS (a reproject operation) or let a database owner GRANT INSERT ON spatial_ref_sys TO ${config.username}`,
-        { ...triedOf(config), schema, table },
-        false,
-      );
-    }
-    throw error;
-  } finally {
-    await libpq.close();
-  }
-
-  try {
-    return await withClient(config, ctx, async (client) => {
-      await client.query('BEGIN');
-      try {
-        // One change of this target at a time (two Jobs, or a retry racing its first attempt).
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`geoflow:${schema}.${table}`]);
+  return runStagedDelivery<{ geometryName: string }>({
+    // Checks, and the geometry column name to keep, before any data moves.
+    prepare: () =>
+      withClient(config, ctx, async (client) => {
+        await requireSchema(client, schema, config.database);
         const done = await recorded(client, schema, input.deliveryId);
-        if (done) {
-          await client.query('ROLLBACK');
-          return result(done.rows_written, done.write_mode);
+        if (done) return { done: result(done.rows_written, done.write_mode) };
+        // Without PostGIS, GDAL would quietly write the geometry as bytea, which no GIS reads as a layer.
+        if (layer.nlt !== 'NONE' && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'postgis'")).rowCount !== 1) {
+          throw new ConnectorError(
+            'not_found',
+            `${what}: PostGIS is not installed in database ${config.database}, and the layer has geometry; install it there (CREATE EXTENSION postgis, as a role allowed to) or deliver to a database that has it`,
+            { ...triedOf(config), schema, table },
+            false,
+          );
         }
         const exists = await relationExists(client, schema, table);
-        let rows: number;
-        if (mode === 'append' && exists) {
-          rows = await appendRows(client, schema, table, stage, fid);
-          await client.query(`DROP TABLE ${qualified(schema, stage)}`);
-        } else {
-          if (mode === 'create' && exists) throw new ConnectorError('target_exists', `${where} was created by someone else meanwhile (write_mode create never overwrites)`, { schema, table });
-          rows = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${qualified(schema, stage)}`)).rows[0]!.n);
-          if (exists) {
-            await client.query(`ALTER TABLE ${qualified(schema, table)} RENAME TO ${ident(old)}`);
-            await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
-            await copyGrants(client, schema, old, table);
-            await client.query(`DROP TABLE ${qualified(schema, old)}`);
-          } else {
-            await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
-          }
-          await renameDependents(client, schema, table, stage);
-        }
-        await client.query(`INSERT INTO ${qualified(schema, LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES ($1, $2, $3, $4)`, [input.deliveryId, table, mode, rows]);
-        await client.query('COMMIT');
-        return result(rows, mode);
+        if (mode === 'create' && exists) throw targetExists(where, config.database, { schema, table });
+        await ensureLedger(client, schema);
+        // Left by an interrupted attempt of this same delivery.
+        await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
+        const geometry = exists ? await geometryColumnOf(client, schema, table) : null;
+        return { done: null, plan: { geometryName: geometry?.column ?? freeColumnName(layer.fields, 'geom', 'geometry') } };
+      }),
+    load: async ({ geometryName }) => {
+      const libpq = await libpqFor(config, ctx);
+      try {
+        await ogr2ogrPg(config, ctx, `Loading ${where}`, [
+          '-f', 'PostgreSQL', libpq.dataset, layer.ref.path, layer.layer,
+          ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
+          '-nln', stage,
+          '-nlt', layer.nlt,
+          '-lco', `SCHEMA=${schema}`,
+          '-lco', `GEOMETRY_NAME=${geometryName}`,
+          '-lco', `FID=${fid}`,
+          '-lco', 'LAUNDER=NO',
+          // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
+          // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
+          '-lco', 'PRECISION=NO',
+          '-lco', 'SPATIAL_INDEX=GIST',
+          '-gt', '65536',
+        ]);
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        if ((error as { code?: string }).code === '2BP01') {
-          throw new ConnectorError('invalid_data', `${what}: ${where} cannot be replaced while other objects (views, foreign keys) depend on it; drop them or use write_mode append`, { ...triedOf(config), schema, table, sqlstate: '2BP01' }, false);
+        // A CRS without an EPSG code (a custom projection from an ESRI .prj) needs a new row in
+        // spatial_ref_sys, which a loading role usually may not write: say what to do about it.
+        if (error instanceof ConnectorError && /spatial_ref_sys/.test(error.message) && layer.epsg === null) {
+          throw new ConnectorError(
+            'permission_denied',
+            `${what}: the layer's CRS has no EPSG code, so PostGIS needs a new entry in spatial_ref_sys, which ${config.username} may not add; reproject the layer to an EPSG CRS (a reproject operation) or let a database owner GRANT INSERT ON spatial_ref_sys TO ${config.username}`,
+            { ...triedOf(config), schema, table },
+            false,
+          );
         }
-        throw classifyPg(error, `${what}: delivering to ${where}`, { schema, table });
+        throw error;
+      } finally {
+        await libpq.close();
       }
-    });
-  } finally {
-    await dropStage();
-  }
+    },
+    swap: () =>
+      withClient(config, ctx, async (client) => {
+        await client.query('BEGIN');
+        try {
+          // One change of this target at a time (two Jobs, or a retry racing its first attempt).
+          await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`geoflow:${schema}.${table}`]);
+          const done = await recorded(client, schema, input.deliveryId);
+          if (done) {
+            await client.query('ROLLBACK');
+            return result(done.rows_written, done.write_mode);
+          }
+          const exists = await relationExists(client, schema, table);
+          let rows: number;
+          if (mode === 'append' && exists) {
+            rows = await appendRows(client, schema, table, stage, fid);
+            await client.query(`DROP TABLE ${qualified(schema, stage)}`);
+          } else {
+            if (mode === 'create' && exists) throw targetExists(where, config.database, { schema, table }, true);
+            rows = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${qualified(schema, stage)}`)).rows[0]!.n);
+            if (exists) {
+              await client.query(`ALTER TABLE ${qualified(schema, table)} RENAME TO ${ident(old)}`);
+              await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
+              await copyGrants(client, schema, old, table);
+              await client.query(`DROP TABLE ${qualified(schema, old)}`);
+            } else {
+              await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
+            }
+            await renameDependents(client, schema, table, stage);
+          }
+          await client.query(`INSERT INTO ${qualified(schema, LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES ($1, $2, $3, $4)`, [input.deliveryId, table, mode, rows]);
+          await client.query('COMMIT');
+          return result(rows, mode);
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          if ((error as { code?: string }).code === '2BP01') {
+            throw new ConnectorError('invalid_data', `${what}: ${where} cannot be replaced while other objects (views, foreign keys) depend on it; drop them or use write_mode append`, { ...triedOf(config), schema, table, sqlstate: '2BP01' }, false);
+          }
+          throw classifyPg(error, `${what}: delivering to ${where}`, { schema, table });
+        }
+      }),
+    // Cleanup runs after a cancellation too, so it has a deadline of its own.
+    dropStage: () =>
+      withClient(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (client) => client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`)).then(
+        () => undefined,
+        () => undefined,
+      ),
+  });
 }

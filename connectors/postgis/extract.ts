@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { stat } from 'node:fs/promises';
-import { safeFilename } from '../../geo/dataset-files.js';
-import { gdal } from '../../geo/gdal.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../shared/errors.js';
 import { asSubquery } from '../shared/sql.js';
+import { cursorWindow, previousCursorValue, whereClause, type SqlCursor } from '../shared/sql-cursor.js';
+import { extractedGeoPackage, unchangedExtract } from '../shared/sql-extract.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { geometryColumnOf, geometryLabel } from './catalog.js';
 import { describeServer, ident, literal, qualified, withClient, type PostgisConfig } from './client.js';
@@ -18,12 +18,8 @@ import { libpqFor, ogr2ogrPg } from './ogr.js';
 
 export type PostgisResource = { schema: string; table: string; cursor_column?: string } | { query: string };
 
-/** What a PostGIS Source remembers between Runs: the cursor column and the largest value read. */
-export interface PostgisCursor {
-  column: string;
-  /** The value as PostgreSQL prints it (`max(col)::text`); compared in SQL as a literal of the column's type. */
-  value: string | null;
-}
+/** What a PostGIS Source remembers between Runs; the value as PostgreSQL prints it (`max(col)::text`). */
+export type PostgisCursor = SqlCursor;
 
 
 export async function extractPostgis(config: PostgisConfig, resource: PostgisResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
@@ -49,9 +45,7 @@ export async function extractPostgis(config: PostgisConfig, resource: PostgisRes
   } else {
     const { schema, table, cursor_column: cursorColumn } = resource;
     const relation = qualified(schema, table);
-    const previous = (options.sync?.cursor ?? null) as PostgisCursor | null;
-    // A cursor kept for another column (the Job changed it) does not apply.
-    const last = cursorColumn && previous?.column === cursorColumn ? previous.value : null;
+    const last = cursorColumn ? previousCursorValue(cursorColumn, options.sync?.cursor) : null;
     const found = await withClient(config, ctx, async (client) => {
       const exists = await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [schema, table]);
       if (!exists.rowCount) throw new ConnectorError('not_found', `${what}: no table or view "${schema}"."${table}" in database ${config.database}`, { schema, table });
@@ -66,19 +60,13 @@ export async function extractPostgis(config: PostgisConfig, resource: PostgisRes
       }
       return { geometry, max };
     });
-    if (cursorColumn && last !== null && found.max === null) {
-      // Nothing newer than the last Run: the rest of the Run is skipped.
-      return { file: '', filename: '', bytes: 0, features: 0, sync: options.sync!, unchanged: true };
-    }
-    const where: string[] = [];
-    if (cursorColumn && last !== null) where.push(`${ident(cursorColumn)} > ${literal(last)}`);
-    // Rows committed after the max was read wait for the next Run.
-    if (cursorColumn && found.max !== null) where.push(`${ident(cursorColumn)} <= ${literal(found.max)}`);
-    sql = `SELECT * FROM ${relation}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
+    const window = cursorColumn ? cursorWindow(cursorColumn, ident(cursorColumn), last, found.max, literal) : null;
+    if (window?.unchanged) return unchangedExtract(options);
+    sql = `SELECT * FROM ${relation}${whereClause(window?.where ?? [])}`;
     layerName = table;
     // A query result has no declared geometry type; the table's column has one.
     if (found.geometry && found.geometry.type.toUpperCase() !== 'GEOMETRY') nlt = geometryLabel(found.geometry.type, found.geometry.dims).replace(' ', '');
-    if (cursorColumn) sync = { cursor: { column: cursorColumn, value: found.max ?? last } satisfies PostgisCursor };
+    if (window) sync = { cursor: window.cursor };
   }
 
   const filename = `${safeFilename(layerName)}.gpkg`;
@@ -90,13 +78,5 @@ export async function extractPostgis(config: PostgisConfig, resource: PostgisRes
   } finally {
     await libpq.close();
   }
-  const bytes = (await stat(file)).size;
-  const ds = await gdal.openAsync(file);
-  let features: number | undefined;
-  try {
-    features = await ds.layers.get(0).features.countAsync();
-  } finally {
-    ds.close();
-  }
-  return { file, filename, bytes, features, ...(sync ? { sync } : {}) };
+  return extractedGeoPackage(file, filename, sync);
 }

@@ -20,8 +20,6 @@ const configuration = z.strictObject({
     .describe("libpq sslmode: prefer tries TLS and falls back to plain; require needs TLS; verify-ca / verify-full also check the server's certificate against the system's CAs"),
 });
 
-/** A configuration the registry has already parsed with the schema above. */
-
 const source: SourceSupport<PostgisResource, PostgisConfig> = {
   resource: z.union([
     z.strictObject({
@@ -101,8 +99,7 @@ export const postgis = defineConnector({
     'in a private folder of the transfer, removed afterwards) named by the connection string\'s `passfile`, so it is never',
     'on a command line, in the service\'s environment or in a log.',
   ].join('\n'),
-  test(config, ctx) {
-    const c = config;
+  test(c, ctx) {
     return probeTest(
       triedOf(c),
       async () => {
@@ -120,8 +117,7 @@ export const postgis = defineConnector({
       (error) => classifyPg(error, describeServer(c)),
     );
   },
-  async discover(config, query, ctx) {
-    const c = config;
+  async discover(c, query, ctx) {
     return withClient(c, ctx, async (client) => {
       const schemas = await listSchemas(client);
       if (query.schema === undefined) return { host: c.host, database: c.database, schemas };

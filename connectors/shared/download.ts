@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { safeFilename } from '../../geo/dataset-files.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import type { ConnectorContext, ExtractResult, SyncState } from '../types.js';
 import { failUnlessOk, httpRequest, publicUrl } from './fetch.js';
 import { refuseDeclaredSize, saveStream } from './save-stream.js';

@@ -1,7 +1,7 @@
 /**
  * What a connector throws when a transfer fails: a classified reason, whether trying again can
  * help (Runs retry only those), and a secret-free message. Activities carry it across Temporal
- * as an ApplicationFailure of type ConnectorError (application/failures.ts); the API maps it to
+ * as an ApplicationFailure of type ConnectorError (temporal/failures.ts); the API maps it to
  * the public code of the operation (source_failed, delivery_failed, postgis_failed …).
  */
 export type ConnectorFailureReason =

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { gdalErrors } from '../../geo/gdal-tool.js';
+import { gdalErrors } from '../../geo/datasets/gdal-tool.js';
 import type { ConnectorContext } from '../types.js';
 import { ConnectorError, type ConnectorFailureReason } from './errors.js';
 

@@ -1,7 +1,7 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { datasetAt, safeFilename } from '../../geo/dataset-files.js';
-import { inspectDataset } from '../../geo/inspect.js';
+import { datasetAt, safeFilename } from '../../geo/datasets/dataset-files.js';
+import { inspectDataset } from '../../geo/datasets/inspect.js';
 import type { ConnectorContext, ProjectLayer } from '../types.js';
 import { ConnectorError } from './errors.js';
 import { runOgr2ogr, type Ogr2ogrFailure } from './ogr2ogr.js';

@@ -3,7 +3,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { safeFilename } from '../../geo/dataset-files.js';
+import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import type { ConnectorContext } from '../types.js';
 import { classify } from './classify.js';
 import { ConnectorError } from './errors.js';

@@ -1,6 +1,6 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
-import { gdal, openDataset } from '../../geo/gdal.js';
+import { gdal, openDataset } from '../../geo/datasets/gdal.js';
 import type { ConnectorContext } from '../types.js';
 import { ConnectorError } from './errors.js';
 import { runOgr2ogr, transferFailure } from './ogr2ogr.js';

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { prepareUpload, type DatasetRef } from '../../geo/dataset-files.js';
-import { errorText, layerSrs, openDataset, scrubPaths } from '../../geo/gdal.js';
-import { crsLabel, splitGeometryType } from '../../geo/labels.js';
+import { prepareUpload, type DatasetRef } from '../../geo/datasets/dataset-files.js';
+import { errorText, layerSrs, openDataset, scrubPaths } from '../../geo/datasets/gdal.js';
+import { crsLabel, splitGeometryType } from '../../geo/datasets/labels.js';
 import { DomainError } from '../../domain/errors.js';
 import type { DeliverInput } from '../types.js';
 import { ConnectorError } from './errors.js';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { deciderSpec } from '../../test/support/decider.js';
 import { tokenDecider, type TokenEvent } from './token.js';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
@@ -7,7 +8,7 @@ const created: TokenEvent = {
   type: 'TokenCreated',
   data: { token_id: 'tok_1', owner_id: 'usr_a', name: 'n', scopes: ['account:read'], token_sha256: 'h', prefix: 'svcpat_abcd', expires_at: null, at: t0.toISOString() },
 };
-const state = (events: TokenEvent[]) => events.reduce(tokenDecider.evolve, tokenDecider.initialState());
+const { state, decide, play, given } = deciderSpec(tokenDecider);
 
 describe('token decider', () => {
   it('records use at most once a minute', () => {

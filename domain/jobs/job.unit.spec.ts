@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { deciderSpec } from '../../test/support/decider.js';
 import { jobDecider, plannedSteps, type ActiveJob, stagesOf, syncForRun, type JobCommand, type JobDefinition, type JobEvent } from './job.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
-const given = (events: JobEvent[]) => events.reduce(jobDecider.evolve, jobDecider.initialState());
-const when = (events: JobEvent[], command: JobCommand) => jobDecider.decide(command, given(events));
+const { state, decide, play, given } = deciderSpec(jobDecider);
 const then = (events: JobEvent[], command: JobCommand) => {
-  const more = when(events, command);
-  return { events: more, state: given([...events, ...more]) };
+  const more = decide(events, command);
+  return { events: more, state: state([...events, ...more]) };
 };
 
 const definition: JobDefinition = {
@@ -21,40 +21,40 @@ const outcome = (runId: string, status: 'succeeded' | 'failed' | 'cancelled', tr
 
 describe('job decider', () => {
   it('creates, updates, enables, disables and deletes for the owner only', () => {
-    expect(when([], { type: 'CreateJob', jobId: 'job_1', actorId: 'usr_a', definition, enabled: true, at })).toEqual([created]);
-    expect(() => when([created], { type: 'CreateJob', jobId: 'job_1', actorId: 'usr_a', definition, enabled: true, at })).toThrow(/exists/);
-    expect(() => when([created], { type: 'DisableJob', jobId: 'job_1', actorId: 'usr_b', at })).toThrow(/Job job_1 was not found/);
+    expect(decide([], { type: 'CreateJob', jobId: 'job_1', actorId: 'usr_a', definition, enabled: true, at })).toEqual([created]);
+    expect(() => decide([created], { type: 'CreateJob', jobId: 'job_1', actorId: 'usr_a', definition, enabled: true, at })).toThrow(/exists/);
+    expect(() => decide([created], { type: 'DisableJob', jobId: 'job_1', actorId: 'usr_b', at })).toThrow(/Job job_1 was not found/);
     const disabled = then([created], { type: 'DisableJob', jobId: 'job_1', actorId: 'usr_a', at });
     expect(disabled.events.map((e) => e.type)).toEqual(['JobDisabled']);
-    expect(when([created, ...disabled.events], { type: 'DisableJob', jobId: 'job_1', actorId: 'usr_a', at })).toEqual([]);
-    expect(when([created], { type: 'EnableJob', jobId: 'job_1', actorId: 'usr_a', at })).toEqual([]);
-    const update = when([created], { type: 'UpdateJob', jobId: 'job_1', actorId: 'usr_a', definition: { ...definition, name: 'x' }, enabled: false, at });
+    expect(decide([created, ...disabled.events], { type: 'DisableJob', jobId: 'job_1', actorId: 'usr_a', at })).toEqual([]);
+    expect(decide([created], { type: 'EnableJob', jobId: 'job_1', actorId: 'usr_a', at })).toEqual([]);
+    const update = decide([created], { type: 'UpdateJob', jobId: 'job_1', actorId: 'usr_a', definition: { ...definition, name: 'x' }, enabled: false, at });
     expect(update.map((e) => e.type)).toEqual(['JobUpdated', 'JobDisabled']);
-    const deleted = when([created], { type: 'DeleteJob', jobId: 'job_1', actorId: 'usr_a', at });
-    expect(() => when([created, ...deleted], { type: 'EnableJob', jobId: 'job_1', actorId: 'usr_a', at })).toThrow(/not found/);
-    expect(when([created, ...deleted], outcome('run_1', 'failed'))).toEqual([]);
+    const deleted = decide([created], { type: 'DeleteJob', jobId: 'job_1', actorId: 'usr_a', at });
+    expect(() => decide([created, ...deleted], { type: 'EnableJob', jobId: 'job_1', actorId: 'usr_a', at })).toThrow(/not found/);
+    expect(decide([created, ...deleted], outcome('run_1', 'failed'))).toEqual([]);
   });
 
   it('disables itself after N consecutive failed scheduled Runs, says why, and counts again after enable', () => {
     let history: JobEvent[] = [created];
     for (const [id, status, trigger] of [['r1', 'failed', 'schedule'], ['r2', 'failed', 'manual'], ['r3', 'failed', 'schedule']] as const) {
-      history = [...history, ...when(history, outcome(id, status, trigger))];
+      history = [...history, ...decide(history, outcome(id, status, trigger))];
     }
-    expect(given(history)).toMatchObject({ enabled: true, consecutiveFailures: 2 });
-    const third = when(history, outcome('r4', 'failed'));
+    expect(state(history)).toMatchObject({ enabled: true, consecutiveFailures: 2 });
+    const third = decide(history, outcome('r4', 'failed'));
     expect(third.map((e) => e.type)).toEqual(['JobRunRecorded', 'JobDisabled']);
     expect(third[1]!.data).toMatchObject({ reason: { kind: 'consecutive_failures', failures: 3 } });
     history = [...history, ...third];
-    expect(given(history)).toMatchObject({ enabled: false, disabledReason: { kind: 'consecutive_failures' } });
-    history = [...history, ...when(history, { type: 'EnableJob', jobId: 'job_1', actorId: 'usr_a', at })];
-    expect(given(history)).toMatchObject({ enabled: true, disabledReason: null, consecutiveFailures: 0 });
+    expect(state(history)).toMatchObject({ enabled: false, disabledReason: { kind: 'consecutive_failures' } });
+    history = [...history, ...decide(history, { type: 'EnableJob', jobId: 'job_1', actorId: 'usr_a', at })];
+    expect(state(history)).toMatchObject({ enabled: true, disabledReason: null, consecutiveFailures: 0 });
   });
 
   it('a success resets the count; a repeated outcome (retried activity) is recorded once', () => {
-    let history: JobEvent[] = [created, ...when([created], outcome('r1', 'failed'))];
-    history = [...history, ...when(history, outcome('r2', 'succeeded', 'manual'))];
-    expect(given(history)).toMatchObject({ consecutiveFailures: 0 });
-    expect(when(history, outcome('r2', 'succeeded', 'manual'))).toEqual([]);
+    let history: JobEvent[] = [created, ...decide([created], outcome('r1', 'failed'))];
+    history = [...history, ...decide(history, outcome('r2', 'succeeded', 'manual'))];
+    expect(state(history)).toMatchObject({ consecutiveFailures: 0 });
+    expect(decide(history, outcome('r2', 'succeeded', 'manual'))).toEqual([]);
   });
 
   it('advances the cursor on success, unless a reset was requested while the Run ran', () => {

@@ -60,6 +60,7 @@ export type RunEvent =
   | { type: 'RunStepStarted'; data: { run_id: string; step: StepName; at: string } }
   | { type: 'RunStepFinished'; data: { run_id: string; step: StepName; status: 'succeeded' | 'skipped'; duration_ms: number | null; stats: Partial<RunStats>; at: string } }
   | { type: 'RunStepAttemptFailed'; data: { run_id: string; step: StepName; attempt: number; error: RunError; at: string } }
+  | { type: 'RunStepProgressed'; data: { run_id: string; step: StepName; progress: StepProgress; at: string } }
   | { type: 'RunSucceeded'; data: { run_id: string; skipped_reason: string | null; at: string } }
   | { type: 'RunFailed'; data: { run_id: string; error: RunError; at: string } }
   | { type: 'RunCancelled'; data: { run_id: string; reason: string; at: string } }
@@ -84,10 +85,20 @@ export type RunCommand =
   | { type: 'FinishStep'; runId: string; step: StepName; status: 'succeeded' | 'skipped'; stats?: Partial<RunStats>; at: Date }
   /** An attempt of a running step failed (Temporal retries transient failures): noted for whoever watches the Run. */
   | { type: 'NoteFailedAttempt'; runId: string; step: StepName; attempt: number; error: RunError; at: Date }
+  /** A long step says how far it is (features or bytes written), a few times a minute at most. */
+  | { type: 'NoteStepProgress'; runId: string; step: StepName; progress: StepProgress; at: Date }
   | { type: 'SucceedRun'; runId: string; skippedReason: string | null; at: Date }
   | { type: 'FailRun'; runId: string; error: RunError; at: Date }
   | { type: 'CancelRun'; runId: string; reason: string; at: Date }
   | { type: 'MarkRetried'; runId: string; actorId: string; retryRunId: string; at: Date };
+
+/** How far a running step is: what it has written so far, and the share done when its tool says. */
+export interface StepProgress {
+  bytes_written?: number;
+  features_written?: number;
+  /** 0–100. */
+  percent?: number;
+}
 
 export interface StepState {
   name: StepName;
@@ -99,6 +110,8 @@ export interface StepState {
   failed_attempts?: number;
   /** The error of the latest failed attempt. */
   last_error?: RunError | null;
+  /** What the step reported last while it worked (absent before it reported, or in older Runs). */
+  progress?: StepProgress | null;
 }
 
 export interface ExistingRun {
@@ -175,6 +188,11 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         if (state.status !== 'running' || !step || step.status !== 'running' || (step.failed_attempts ?? 0) >= command.attempt) return [];
         return [{ type: 'RunStepAttemptFailed', data: { run_id, step: command.step, attempt: command.attempt, error: command.error, at } }];
       }
+      case 'NoteStepProgress': {
+        const step = state.steps.find((s) => s.name === command.step);
+        if (state.status !== 'running' || !step || step.status !== 'running') return [];
+        return [{ type: 'RunStepProgressed', data: { run_id, step: command.step, progress: command.progress, at } }];
+      }
       case 'FinishStep': {
         const step = state.steps.find((s) => s.name === command.step);
         if (state.status !== 'running' || !step || step.status === 'succeeded' || step.status === 'skipped' || step.status === 'failed') return [];
@@ -226,6 +244,8 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
       }
       case 'RunStepAttemptFailed':
         return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, failed_attempts: event.data.attempt, last_error: event.data.error })) };
+      case 'RunStepProgressed':
+        return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, progress: event.data.progress })) };
       case 'RunSucceeded':
         // Steps never reached (an unchanged source skips the rest) are shown as skipped.
         return { ...state, status: 'succeeded', steps: closeSteps(state.steps, d.at, () => false) };

@@ -1,6 +1,7 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
 import type { Operation } from '../operations.js';
+import type { StoredDataset } from '../../platform/file-store.js';
 
 export const workspaceStream = (id: string) => `workspace-${id}`;
 
@@ -22,14 +23,6 @@ export interface Inspection {
   warnings: string[];
 }
 
-/** How to open the upload: a path relative to the Workspace folder, plus GDAL open options. */
-export interface StoredDataset {
-  path: string;
-  open_options: string[];
-  driver: string | null;
-  /** CRS assumed for layers that carry none (CSV coordinates are WGS 84 by convention). */
-  assumed_crs: string | null;
-}
 
 export interface Pipeline {
   layers: string[];

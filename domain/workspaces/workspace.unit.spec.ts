@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { deciderSpec } from '../../test/support/decider.js';
 import { emptyPipeline, workspaceDecider, type WorkspaceCommand, type WorkspaceEvent } from './workspace.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
-const given = (events: WorkspaceEvent[]) => events.reduce(workspaceDecider.evolve, workspaceDecider.initialState());
-const when = (events: WorkspaceEvent[], command: WorkspaceCommand) => workspaceDecider.decide(command, given(events));
+const { state, decide, play, given } = deciderSpec(workspaceDecider);
 
 const created: WorkspaceEvent = {
   type: 'WorkspaceCreated',
@@ -30,17 +30,17 @@ const converted = (conversionId: string): WorkspaceEvent => ({ type: 'WorkspaceC
 
 describe('workspace decider: conversions recorded by a workflow', () => {
   it('starts a conversion for the owner only; another user gets job_not_found', () => {
-    expect(when([created], start('cv_1'))).toEqual([started('cv_1')]);
-    expect(() => when([created], start('cv_1', 'usr_b'))).toThrow(/not found/);
+    expect(decide([created], start('cv_1'))).toEqual([started('cv_1')]);
+    expect(() => decide([created], start('cv_1', 'usr_b'))).toThrow(/not found/);
   });
 
   it('records a retried start, completion or failure once (activities are retried)', () => {
-    expect(when([created, started('cv_1')], start('cv_1'))).toEqual([]);
+    expect(decide([created, started('cv_1')], start('cv_1'))).toEqual([]);
     const complete: WorkspaceCommand = { type: 'CompleteConversion', workspaceId: 'ws_1', conversionId: 'cv_1', output, at };
-    expect(when([created, started('cv_1')], complete)).toEqual([converted('cv_1')]);
-    expect(when([created, started('cv_1'), converted('cv_1')], complete)).toEqual([]);
+    expect(decide([created, started('cv_1')], complete)).toEqual([converted('cv_1')]);
+    expect(decide([created, started('cv_1'), converted('cv_1')], complete)).toEqual([]);
     const fail: WorkspaceCommand = { type: 'FailConversion', workspaceId: 'ws_1', conversionId: 'cv_1', error: { code: 'x', message: 'y' }, at };
-    expect(when([created, started('cv_1'), converted('cv_1')], fail)).toEqual([]);
+    expect(decide([created, started('cv_1'), converted('cv_1')], fail)).toEqual([]);
   });
 
   it('keeps the last good output when a later conversion fails', () => {
@@ -48,18 +48,18 @@ describe('workspace decider: conversions recorded by a workflow', () => {
       type: 'WorkspaceConversionFailed',
       data: { workspace_id: 'ws_1', conversion_id: 'cv_2', error: { code: 'conversion_failed', message: 'no' }, at: at.toISOString() },
     };
-    const state = given([created, started('cv_1'), converted('cv_1'), started('cv_2'), failed]);
-    expect(state).toMatchObject({ status: 'failed', output, conversionId: 'cv_2' });
-    expect(given([created, started('cv_1'), { ...failed, data: { ...failed.data, conversion_id: 'cv_1' } }])).toMatchObject({ status: 'failed', output: null });
+    const after = state([created, started('cv_1'), converted('cv_1'), started('cv_2'), failed]);
+    expect(after).toMatchObject({ status: 'failed', output, conversionId: 'cv_2' });
+    expect(state([created, started('cv_1'), { ...failed, data: { ...failed.data, conversion_id: 'cv_1' } }])).toMatchObject({ status: 'failed', output: null });
   });
 
   it('ignores the late outcome of a superseded conversion', () => {
     const late: WorkspaceCommand = { type: 'CompleteConversion', workspaceId: 'ws_1', conversionId: 'cv_1', output, at };
-    expect(when([created, started('cv_1'), started('cv_2')], late)).toEqual([]);
+    expect(decide([created, started('cv_1'), started('cv_2')], late)).toEqual([]);
   });
 
   it('refuses to start once the Workspace has expired', () => {
     const later = new Date(at.getTime() + 3_600_001);
-    expect(() => when([created], { ...start('cv_1'), at: later } as WorkspaceCommand)).toThrow(/expired/);
+    expect(() => decide([created], { ...start('cv_1'), at: later } as WorkspaceCommand)).toThrow(/expired/);
   });
 });

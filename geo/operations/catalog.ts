@@ -1,10 +1,17 @@
 import { z } from 'zod';
+import { gdal } from '../datasets/gdal.js';
+import { checkSqlExpression, quoteIdent, quoteString } from './sql-guard.js';
+import {
+  castExpression, crsSpecOf, densifiedBox, familyCode, findColumn, invalid, metricCall, parseCrs, requireCrs, selectAll, wrap,
+  type CompileContext, type Compiled, type FieldSpec, type Relation,
+} from './relation.js';
 
 /**
  * The transformation catalog: every operation the service runs, with its parameters as a zod
- * schema. Recipes, Jobs and Workspace pipelines validate against it; GET /api/v1/transformations
- * publishes it (parameters as JSON Schema); geo/operations/execute runs it. One place, so a new
- * operation is one entry here plus its executor.
+ * schema and its behaviour: how it compiles into the SELECT that wraps the previous one
+ * (geo/operations/execute runs the chain). Recipes, Jobs and Workspace pipelines validate
+ * against it; GET /api/v1/transformations publishes it (parameters as JSON Schema). One place,
+ * so a new operation is one entry here.
  */
 export type OperationCategory = 'attribute' | 'filter' | 'geometry' | 'crs';
 
@@ -17,6 +24,14 @@ export interface OperationDefinition<P extends z.ZodObject = z.ZodObject> {
   requiresGeometry: boolean;
   parameters: P;
   example: Record<string, unknown>;
+  /** The relation after this operation, from its parsed parameters (defaults filled in). */
+  compile: (params: z.output<P>, rel: Relation, ctx: CompileContext) => Compiled | Promise<Compiled>;
+}
+
+/** A catalogue entry as the engine and the API see it, whatever its parameters. */
+export interface CatalogEntry extends Omit<OperationDefinition, 'compile'> {
+  /** Compiles one validated operation of this type (its parameters parsed by its own schema). */
+  apply(op: ValidatedOperation, rel: Relation, ctx: CompileContext): Promise<Compiled>;
 }
 
 const column = z.string().min(1).max(255).describe('Name of an existing column');
@@ -37,9 +52,23 @@ const sqlExpression = z
   .max(4000)
   .describe('An expression in the SQLite dialect over the layer columns, e.g. population > 1000');
 
-function define<P extends z.ZodObject>(d: OperationDefinition<P>): OperationDefinition<P> {
-  return d;
+function define<P extends z.ZodObject>({ compile, ...d }: OperationDefinition<P>): CatalogEntry {
+  return {
+    ...d,
+    async apply(op, rel, ctx) {
+      const { type: _type, ...params } = op;
+      return compile(d.parameters.parse(params), rel, ctx);
+    },
+  };
 }
+
+/** The geometry column of the relation, quoted. */
+const geomOf = (rel: Relation) => quoteIdent(rel.geomName);
+
+/** An operation that replaces each geometry by `call(geometry)` and keeps everything else. */
+const withGeometry = (rel: Relation, call: string, change: Partial<Relation> = {}): Compiled => ({
+  rel: { ...rel, ...change, sql: wrap(rel, selectAll(rel, new Map(), call)) },
+});
 
 export const operationCatalog = [
   define({
@@ -50,6 +79,14 @@ export const operationCatalog = [
     requiresGeometry: false,
     parameters: z.object({ from: column, to: z.string().min(1).max(255).describe('New column name') }),
     example: { type: 'rename_column', from: 'NAME_EN', to: 'name' },
+    compile({ from: fromName, to }, rel) {
+      const from = findColumn(rel, fromName, 'rename_column');
+      if (rel.fields.some((f) => f !== from && f.name.toLowerCase() === to.toLowerCase())) throw invalid(`rename_column: a column named ${JSON.stringify(to)} already exists`);
+      if (rel.geom && to.toLowerCase() === rel.geomName.toLowerCase()) throw invalid(`rename_column: ${JSON.stringify(to)} is the name of the geometry column`);
+      const select = rel.fields.map((f) => (f === from ? `${quoteIdent(f.name)} AS ${quoteIdent(to)}` : quoteIdent(f.name)));
+      if (rel.geom) select.push(geomOf(rel));
+      return { rel: { ...rel, sql: wrap(rel, select), fields: rel.fields.map((f) => (f === from ? { ...f, name: to } : f)) } };
+    },
   }),
   define({
     id: 'select_columns',
@@ -59,6 +96,11 @@ export const operationCatalog = [
     requiresGeometry: false,
     parameters: z.object({ columns }),
     example: { type: 'select_columns', columns: ['id', 'name'] },
+    compile({ columns }, rel) {
+      const keep = [...new Set(columns.map((c) => findColumn(rel, c, 'select_columns')))];
+      const next = { ...rel, fields: keep };
+      return { rel: { ...next, sql: wrap(rel, selectAll(next)) } };
+    },
   }),
   define({
     id: 'drop_columns',
@@ -68,6 +110,11 @@ export const operationCatalog = [
     requiresGeometry: false,
     parameters: z.object({ columns }),
     example: { type: 'drop_columns', columns: ['tmp', 'shape_area'] },
+    compile({ columns }, rel) {
+      const drop = new Set(columns.map((c) => findColumn(rel, c, 'drop_columns')));
+      const next = { ...rel, fields: rel.fields.filter((f) => !drop.has(f)) };
+      return { rel: { ...next, sql: wrap(rel, selectAll(next)) } };
+    },
   }),
   define({
     id: 'cast_column',
@@ -77,6 +124,12 @@ export const operationCatalog = [
     requiresGeometry: false,
     parameters: z.object({ column, to: z.enum(['integer', 'integer64', 'real', 'string', 'date', 'datetime']) }),
     example: { type: 'cast_column', column: 'population', to: 'integer' },
+    compile({ column, to }, rel) {
+      const col = findColumn(rel, column, 'cast_column');
+      const cast = castExpression(col.name, to);
+      const fields = rel.fields.map((f) => (f === col ? { name: f.name, type: cast.type, width: 0, precision: 0 } : f));
+      return { rel: { ...rel, fields, sql: wrap(rel, selectAll(rel, new Map([[col.name, cast.sql]]))) } };
+    },
   }),
   define({
     id: 'compute_column',
@@ -86,6 +139,19 @@ export const operationCatalog = [
     requiresGeometry: false,
     parameters: z.object({ column: z.string().min(1).max(255).describe('Column to write'), expression: sqlExpression }),
     example: { type: 'compute_column', column: 'density', expression: 'population / area_km2' },
+    async compile({ column: name, expression }, rel, { probe }) {
+      const expr = checkSqlExpression(expression, 'compute_column expression');
+      if (rel.geom && name.toLowerCase() === rel.geomName.toLowerCase()) throw invalid(`compute_column: ${JSON.stringify(name)} is the name of the geometry column`);
+      // The type is the first non-null value's: GDAL would guess it from the first row (NULL → String).
+      const typeName = await probe(rel, `SELECT typeof(v) AS t FROM (SELECT ${expr} AS v FROM (${rel.sql})) WHERE v IS NOT NULL LIMIT 1`);
+      const type = typeName === 'integer' ? 'Integer64' : typeName === 'real' ? 'Real' : typeName === 'blob' ? 'Binary' : 'String';
+      const existing = rel.fields.find((f) => f.name.toLowerCase() === name.toLowerCase());
+      const spec: FieldSpec = { name: existing?.name ?? name, type, width: 0, precision: 0 };
+      const fields = existing ? rel.fields.map((f) => (f === existing ? spec : f)) : [...rel.fields, spec];
+      const select = fields.map((f) => (f === spec ? `${expr} AS ${quoteIdent(f.name)}` : quoteIdent(f.name)));
+      if (rel.geom) select.push(geomOf(rel));
+      return { rel: { ...rel, fields, sql: wrap(rel, select) } };
+    },
   }),
   define({
     id: 'filter',
@@ -95,6 +161,12 @@ export const operationCatalog = [
     requiresGeometry: false,
     parameters: z.object({ where: sqlExpression }),
     example: { type: 'filter', where: "status = 'active' AND population > 1000" },
+    async compile({ where: condition }, rel, { probe }) {
+      const where = checkSqlExpression(condition, 'filter condition');
+      // Run the condition once now, so a wrong column is reported as such rather than mid-convert.
+      await probe(rel, `SELECT 1 AS t FROM (${rel.sql}) WHERE ${where} LIMIT 1`);
+      return { rel: { ...rel, sql: wrap(rel, selectAll(rel), ` WHERE ${where}`) } };
+    },
   }),
   define({
     id: 'reproject',
@@ -104,6 +176,12 @@ export const operationCatalog = [
     requiresGeometry: true,
     parameters: z.object({ target_crs: crs }),
     example: { type: 'reproject', target_crs: 'EPSG:3857' },
+    compile({ target_crs }, rel) {
+      const from = requireCrs(rel, 'reproject');
+      const to = crsSpecOf(parseCrs(target_crs, 'reproject'));
+      const g = geomOf(rel);
+      return withGeometry(rel, `ST_Transform(${g}, ST_SRID(${g}), NULL, ${quoteString(from.definition)}, ${quoteString(to.definition)})`, { crs: to });
+    },
   }),
   define({
     id: 'buffer',
@@ -117,6 +195,10 @@ export const operationCatalog = [
       segments: z.number().int().min(1).max(64).default(8).describe('Segments per quarter circle'),
     }),
     example: { type: 'buffer', distance: 100, units: 'meters' },
+    compile({ distance, units, segments }, rel) {
+      const call = metricCall(rel, 'buffer', units, distance, (geom, d) => `ST_Buffer(${geom}, ${d}, ${segments})`);
+      return withGeometry(rel, call, { geom: { ...rel.geom!, family: 'polygon' } });
+    },
   }),
   define({
     id: 'simplify',
@@ -130,6 +212,10 @@ export const operationCatalog = [
       preserve_topology: z.boolean().default(true),
     }),
     example: { type: 'simplify', tolerance: 10, units: 'meters' },
+    compile({ tolerance, units, preserve_topology }, rel) {
+      const fn = preserve_topology ? 'SimplifyPreserveTopology' : 'ST_Simplify';
+      return withGeometry(rel, metricCall(rel, 'simplify', units, tolerance, (geom, d) => `${fn}(${geom}, ${d})`));
+    },
   }),
   define({
     id: 'make_valid',
@@ -139,6 +225,12 @@ export const operationCatalog = [
     requiresGeometry: true,
     parameters: z.object({}),
     example: { type: 'make_valid' },
+    compile(_params, rel) {
+      const fam = rel.geom!.family;
+      const g = geomOf(rel);
+      // Repair can turn a polygon into a polygon plus stray lines: keep the layer's own kind.
+      return withGeometry(rel, fam === 'line' || fam === 'polygon' ? `CollectionExtract(ST_MakeValid(${g}), ${familyCode[fam]})` : `ST_MakeValid(${g})`);
+    },
   }),
   define({
     id: 'centroid',
@@ -148,6 +240,9 @@ export const operationCatalog = [
     requiresGeometry: true,
     parameters: z.object({}),
     example: { type: 'centroid' },
+    compile(_params, rel) {
+      return withGeometry(rel, `ST_Centroid(${geomOf(rel)})`, { geom: { family: 'point', z: false, m: false } });
+    },
   }),
   define({
     id: 'point_on_surface',
@@ -157,6 +252,9 @@ export const operationCatalog = [
     requiresGeometry: true,
     parameters: z.object({}),
     example: { type: 'point_on_surface' },
+    compile(_params, rel) {
+      return withGeometry(rel, `ST_PointOnSurface(${geomOf(rel)})`, { geom: { family: 'point', z: false, m: false } });
+    },
   }),
   define({
     id: 'explode_multipart',
@@ -166,6 +264,10 @@ export const operationCatalog = [
     requiresGeometry: true,
     parameters: z.object({}),
     example: { type: 'explode_multipart' },
+    compile(_params, rel) {
+      // ogr2ogr's -explodecollections ends the stage; the chain continues from its output.
+      return { rel: { ...rel, geom: { ...rel.geom!, family: rel.geom!.family === 'collection' ? null : rel.geom!.family } }, explode: true };
+    },
   }),
   define({
     id: 'promote_to_multi',
@@ -175,6 +277,9 @@ export const operationCatalog = [
     requiresGeometry: true,
     parameters: z.object({}),
     example: { type: 'promote_to_multi' },
+    compile(_params, rel) {
+      return withGeometry(rel, `CastToMulti(${geomOf(rel)})`);
+    },
   }),
   define({
     id: 'force_2d',
@@ -184,6 +289,9 @@ export const operationCatalog = [
     requiresGeometry: true,
     parameters: z.object({}),
     example: { type: 'force_2d' },
+    compile(_params, rel) {
+      return withGeometry(rel, `CastToXY(${geomOf(rel)})`, { geom: { ...rel.geom!, z: false, m: false } });
+    },
   }),
   define({
     id: 'dissolve',
@@ -193,6 +301,14 @@ export const operationCatalog = [
     requiresGeometry: true,
     parameters: z.object({ by: z.array(column).default([]).describe('Group-by columns; empty merges everything') }),
     example: { type: 'dissolve', by: ['region'] },
+    compile({ by: columns }, rel) {
+      const g = geomOf(rel);
+      const by = [...new Set(columns.map((c) => findColumn(rel, c, 'dissolve')))];
+      const keys = by.map((f) => quoteIdent(f.name));
+      const inner = `SELECT ${[...keys, `CastToMulti(ST_Union(${g})) AS ${g}`, 'COUNT(*) AS "_n"'].join(', ')} FROM (${rel.sql})${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}`;
+      // Without GROUP BY an empty layer still yields one row: drop it.
+      return { rel: { ...rel, fields: by, sql: `SELECT ${[...keys, g].join(', ')} FROM (${inner}) WHERE "_n" > 0` } };
+    },
   }),
   define({
     id: 'clip_bbox',
@@ -207,11 +323,38 @@ export const operationCatalog = [
       crs: crs.default('EPSG:4326').describe('CRS of the box coordinates'),
     }),
     example: { type: 'clip_bbox', bbox: [5.9, 45.8, 10.5, 47.8], crs: 'EPSG:4326' },
+    compile({ bbox, crs: boxCrs }, rel) {
+      if (!(bbox[0] < bbox[2] && bbox[1] < bbox[3])) throw invalid('clip_bbox: the box must be [min_x, min_y, max_x, max_y] with min < max');
+      const g = geomOf(rel);
+      let wkt = densifiedBox(bbox);
+      if (rel.crs) {
+        const geometry = gdal.Geometry.fromWKT(wkt, parseCrs(boxCrs, 'clip_bbox'));
+        try {
+          geometry.transformTo(gdal.SpatialReference.fromWKT(rel.crs.wkt));
+        } catch {
+          throw invalid('clip_bbox: the box cannot be transformed to the layer CRS');
+        }
+        wkt = geometry.toWKT();
+      }
+      const env = gdal.Geometry.fromWKT(wkt).getEnvelope();
+      const box = `SetSRID(GeomFromText(${quoteString(wkt)}), ST_SRID(${g}))`;
+      const fam = rel.geom!.family;
+      const cut = fam && fam !== 'collection' ? `CollectionExtract(ST_Intersection(${g}, ${box}), ${familyCode[fam]})` : `ST_Intersection(${g}, ${box})`;
+      const where = ` WHERE MbrIntersects(${g}, BuildMbr(${env.minX}, ${env.minY}, ${env.maxX}, ${env.maxY})) AND ST_Intersects(${g}, ${box}) = 1`;
+      const clipped = wrap(rel, selectAll(rel, new Map(), cut), where);
+      return { rel: { ...rel, sql: `SELECT * FROM (${clipped}) WHERE ${g} IS NOT NULL` } };
+    },
   }),
 ] as const;
 
-export type OperationId = (typeof operationCatalog)[number]['id'];
-export const operationById = new Map<string, OperationDefinition>(operationCatalog.map((d) => [d.id, d]));
+export const operationById = new Map<string, CatalogEntry>(operationCatalog.map((d) => [d.id, d]));
+
+/** Compiles one validated operation against the relation so far (its catalogue entry does the work). */
+export async function compileOperation(op: ValidatedOperation, rel: Relation, ctx: CompileContext): Promise<Compiled> {
+  const entry = operationById.get(op.type);
+  if (!entry) throw invalid(`Unknown operation ${op.type}`);
+  return entry.apply(op, rel, ctx);
+}
 
 /** One validated operation: the id plus its parsed parameters (defaults filled in). */
 export type ValidatedOperation = { type: string } & Record<string, unknown>;

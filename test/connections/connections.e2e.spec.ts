@@ -120,10 +120,10 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     const saved = (await call('POST', '/api/v1/sources', { name: 'File', type: 'url', configuration: { url: `${filesUrl}/data.geojson` } })).json();
     expect((await call('POST', `/api/v1/sources/${saved.id}/test`)).json()).toMatchObject({ ok: true });
     // not implemented yet: a clear 422 naming the type
-    const later = await call('POST', '/api/v1/destinations/test', { type: 'oracle', configuration: { host: 'h', service_name: 's', username: 'u', password: SECRET } });
+    const later = await call('POST', '/api/v1/destinations/test', { type: 'geonode', configuration: { url: 'https://geonode.example.org', username: 'u', password: SECRET } });
     expect(later.statusCode).toBe(422);
     expect(later.json().error).toMatchObject({ code: 'not_implemented' });
-    expect(later.json().error.message).toContain('oracle');
+    expect(later.json().error.message).toContain('geonode');
     expect(later.body).not.toContain(SECRET);
   });
 

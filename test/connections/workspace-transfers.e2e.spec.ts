@@ -111,7 +111,7 @@ describe.skipIf(skip)('Workspace import and delivery', () => {
     const missing = await send('POST', '/api/v1/workspaces', { source_id: 'src_nope' });
     expect(missing.statusCode).toBe(404);
     expect(missing.json().error.code).toBe('source_not_found');
-    const later = await source('oracle', { host: 'h', service_name: 's', username: 'u' });
+    const later = await source('geonode', { url: 'https://geonode.example.org' });
     const notYet = await send('POST', '/api/v1/workspaces', { source_id: later.id, source_resource: 'parcels' });
     expect(notYet.statusCode).toBe(422);
     expect(notYet.json().error.code).toBe('not_implemented');
@@ -120,12 +120,12 @@ describe.skipIf(skip)('Workspace import and delivery', () => {
   it('delivery: job_not_ready before a convert, refused and unknown Destinations', async () => {
     const m = multipartFile(pointsGeoJson(fixtureDir(), 3));
     const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } })).json();
-    const oracle = (await send('POST', '/api/v1/destinations', { name: 'o', type: 'oracle', configuration: { host: 'h', service_name: 's', username: 'u' } })).json();
-    const early = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: oracle.id, destination_target: { table: 't' } });
+    const later = (await send('POST', '/api/v1/destinations', { name: 'g', type: 'geonode', configuration: { url: 'https://geonode.example.org' } })).json();
+    const early = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: later.id, destination_target: { title: 't' } });
     expect(early.statusCode).toBe(409);
     expect(early.json().error.code).toBe('job_not_ready');
     expect((await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GeoJSON' })).statusCode).toBe(200);
-    const notYet = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: oracle.id, destination_target: { table: 't' } });
+    const notYet = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: later.id, destination_target: { title: 't' } });
     expect(notYet.statusCode).toBe(422);
     expect(notYet.json().error.code).toBe('not_implemented');
     const drive = (await send('POST', '/api/v1/destinations', { name: 'd', type: 'gdrive', configuration: { folder_id: 'f' } })).json();

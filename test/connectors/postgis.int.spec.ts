@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgis } from '../../connectors/postgis/index.js';
 import type { DeliverInput } from '../../connectors/types.js';
-import { gdal } from '../../geo/gdal.js';
+import { gdal } from '../../geo/datasets/gdal.js';
 import { closedPort, connectorContext, expectConnectorError, pollUntilStopped, silentServer } from './support.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertDataset } from '../../geo/convert.js';
-import { datasetAt, prepareUpload } from '../../geo/dataset-files.js';
-import { gdal } from '../../geo/gdal.js';
-import { readZipDirectory } from '../../geo/zip.js';
+import { convertDataset } from '../../geo/datasets/convert.js';
+import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
+import { gdal } from '../../geo/datasets/gdal.js';
+import { readZipDirectory } from '../../geo/datasets/zip.js';
 import { addGpkgLayer, layerNames, readLayer, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
 
 

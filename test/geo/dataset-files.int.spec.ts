@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvOpenOptions, prepareUpload, safeFilename } from '../../geo/dataset-files.js';
-import { openDataset } from '../../geo/gdal.js';
-import { inspectDataset } from '../../geo/inspect.js';
-import { dataPreview } from '../../geo/preview.js';
-import { readZipDirectory, writeZip } from '../../geo/zip.js';
+import { csvOpenOptions, prepareUpload, safeFilename } from '../../geo/datasets/dataset-files.js';
+import { openDataset } from '../../geo/datasets/gdal.js';
+import { inspectDataset } from '../../geo/datasets/inspect.js';
+import { dataPreview } from '../../geo/datasets/preview.js';
+import { readZipDirectory, writeZip } from '../../geo/datasets/zip.js';
 import { pyZip, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
 
 const MB = 1024 * 1024;

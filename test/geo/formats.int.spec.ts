@@ -1,10 +1,10 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertDataset } from '../../geo/convert.js';
-import { datasetAt, type DatasetRef } from '../../geo/dataset-files.js';
-import { formatCatalog } from '../../geo/formats.js';
-import { gdal } from '../../geo/gdal.js';
+import { convertDataset } from '../../geo/datasets/convert.js';
+import { datasetAt, type DatasetRef } from '../../geo/datasets/dataset-files.js';
+import { formatCatalog } from '../../geo/datasets/formats.js';
+import { gdal } from '../../geo/datasets/gdal.js';
 import { addGpkgLayer, run, tempFolder, vectorFromCsv } from './support.js';
 
 /*

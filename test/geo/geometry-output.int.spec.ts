@@ -1,12 +1,12 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertDataset, type ConvertResult } from '../../geo/convert.js';
-import { datasetAt, type DatasetRef } from '../../geo/dataset-files.js';
-import { gdal } from '../../geo/gdal.js';
-import { splitGeometryType } from '../../geo/labels.js';
+import { convertDataset, type ConvertResult } from '../../geo/datasets/convert.js';
+import { datasetAt, type DatasetRef } from '../../geo/datasets/dataset-files.js';
+import { gdal } from '../../geo/datasets/gdal.js';
+import { splitGeometryType } from '../../geo/datasets/labels.js';
 import { operationCatalog } from '../../geo/operations/catalog.js';
-import { applyPipeline } from '../../geo/pipeline.js';
-import { readZipDirectory } from '../../geo/zip.js';
+import { applyPipeline } from '../../geo/operations/pipeline.js';
+import { readZipDirectory } from '../../geo/datasets/zip.js';
 import { refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
 
 /*

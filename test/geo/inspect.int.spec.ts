@@ -1,9 +1,9 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { datasetAt, prepareUpload } from '../../geo/dataset-files.js';
-import { inspectDataset } from '../../geo/inspect.js';
-import { writeZip } from '../../geo/zip.js';
+import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
+import { inspectDataset } from '../../geo/datasets/inspect.js';
+import { writeZip } from '../../geo/datasets/zip.js';
 import { addGpkgLayer, run, tempFolder, vectorFromCsv, write } from './support.js';
 
 const limits = { maxUncompressedBytes: 50 * 1024 * 1024 };

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { datasetAt } from '../../geo/dataset-files.js';
-import { openDataset } from '../../geo/gdal.js';
-import { inspectDataset } from '../../geo/inspect.js';
+import { datasetAt } from '../../geo/datasets/dataset-files.js';
+import { openDataset } from '../../geo/datasets/gdal.js';
+import { inspectDataset } from '../../geo/datasets/inspect.js';
 import { refusal, tempFolder, write } from './support.js';
 
 describe('opening uploads', () => {

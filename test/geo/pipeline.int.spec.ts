@@ -1,15 +1,15 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../domain/errors.js';
-import { datasetAt, prepareUpload } from '../../geo/dataset-files.js';
-import { gdal } from '../../geo/gdal.js';
+import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
+import { gdal } from '../../geo/datasets/gdal.js';
 import { operationCatalog } from '../../geo/operations/catalog.js';
-import { convertDataset } from '../../geo/convert.js';
-import { inspectDataset } from '../../geo/inspect.js';
-import { applyPipeline, transformDataPreview, transformSpatialPreview, type PipelineSpec } from '../../geo/pipeline.js';
-import { checkPipeline } from '../../geo/pipeline-check.js';
-import { bwrapPath } from '../../geo/sandbox.js';
-import { checkSelectSql, checkSqlExpression } from '../../geo/sql-guard.js';
+import { convertDataset } from '../../geo/datasets/convert.js';
+import { inspectDataset } from '../../geo/datasets/inspect.js';
+import { applyPipeline, transformDataPreview, transformSpatialPreview, type PipelineSpec } from '../../geo/operations/pipeline.js';
+import { checkPipeline } from '../../geo/operations/pipeline-check.js';
+import { bwrapPath } from '../../geo/sandbox/sandbox.js';
+import { checkSelectSql, checkSqlExpression } from '../../geo/operations/sql-guard.js';
 import { addGpkgLayer, envelopeMetres, layerNames, readLayer, refusal, sha256, tempFolder, vectorFromCsv, write } from './support.js';
 
 

@@ -2,8 +2,8 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../domain/errors.js';
-import { datasetAt, prepareUpload } from '../../geo/dataset-files.js';
-import { dataPreview, parsePreviewLimit, spatialPreview } from '../../geo/preview.js';
+import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
+import { dataPreview, parsePreviewLimit, spatialPreview } from '../../geo/datasets/preview.js';
 import { addGpkgLayer, refusal, run, sha256, tempFolder, vectorFromCsv, write } from './support.js';
 
 function refusedWith(fn: () => unknown, code: string): DomainError {
@@ -195,7 +195,7 @@ describe('spatial preview of detailed geometries', () => {
         `${tmp.dir}/circle.geojson`,
         JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { name: 'c' }, geometry: { type: 'Polygon', coordinates: [ring] } }] }),
       );
-      const { datasetAt } = await import('../../geo/dataset-files.js');
+      const { datasetAt } = await import('../../geo/datasets/dataset-files.js');
       const p = await spatialPreview(datasetAt(file));
       const coords = (p.geojson.features[0] as { geometry: { coordinates: number[][][] } }).geometry.coordinates[0]!;
       expect(coords.length).toBeLessThan(5_000);

@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pythonStepAvailable, runPythonStep } from '../../geo/python-step.js';
-import { bwrapPath } from '../../geo/sandbox.js';
+import { pythonStepAvailable, runPythonStep } from '../../geo/sandbox/python-step.js';
+import { bwrapPath } from '../../geo/sandbox/sandbox.js';
 import { readLayer, refusal, tempFolder, vectorFromCsv } from './support.js';
 
 const hasBwrap = bwrapPath() !== null;

@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { datasetAt } from '../../geo/dataset-files.js';
-import { inspectDataset } from '../../geo/inspect.js';
+import { datasetAt } from '../../geo/datasets/dataset-files.js';
+import { inspectDataset } from '../../geo/datasets/inspect.js';
 import { tempFolder, write } from './support.js';
 
 /**
  * gdal-async caches CRS wrappers by a native address that GDAL reuses after a dataset closes;
- * without the collection in geo/gdal.ts layerSrs, alternating files report each other's CRS.
+ * without the collection in geo/datasets/gdal.ts layerSrs, alternating files report each other's CRS.
  */
 describe('CRS of consecutive files', () => {
   const tmp = tempFolder('srs');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scheduleIdOf } from '../../application/job-schedules.js';
+import { scheduleIdOf } from '../../temporal/ids.js';
 import { connectorByType } from '../../connectors/registry.js';
 import { projectors } from '../../projections/index.js';
 import { rebuildProjections } from '../../projections/runner.js';

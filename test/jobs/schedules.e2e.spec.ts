@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scheduleIdOf } from '../../application/job-schedules.js';
+import { scheduleIdOf } from '../../temporal/ids.js';
 import { nextFireTimes, type JobSchedule } from '../../domain/jobs/schedule.js';
 import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';

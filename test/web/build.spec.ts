@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { registerWeb } from '../../api/routes/web.js';
+import { registerWeb } from '../../api/web/routes.js';
 import { buildWeb, FIRST_PAGE_JS_BUDGET } from '../../web/build.js';
 
 describe('browser app build', () => {

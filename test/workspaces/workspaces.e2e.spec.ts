@@ -168,7 +168,7 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(flat.statusCode).toBe(400);
     expect(flat.json().error.code).toBe('invalid_parameter');
 
-    // One check for stored and run pipelines (geo/pipeline-check.ts): layer names answer as
+    // One check for stored and run pipelines (geo/operations/pipeline-check.ts): layer names answer as
     // previews and convert do, 400 invalid_parameter with the layers.
     const needsLayers = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'centroid' }] });
     expect(needsLayers.statusCode).toBe(400);

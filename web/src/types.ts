@@ -1,26 +1,19 @@
-/** Shapes of the /api/v1 answers the app reads (docs/api-conventions.md). */
+import type * as Api from './api-types.js';
+
+/*
+ * Shapes of the /api/v1 answers the app reads (docs/api-conventions.md). Those the server's zod
+ * schemas describe come from ./api-types.ts, generated from them (scripts/gen-web-types.ts; a unit
+ * spec fails when it is stale); the rest are the app's own, or narrower than the server's schema
+ * says (the JSON Schemas inside a Connector, a Job's disabled_reason object, a Schedule's kinds).
+ */
 export interface Page<T> {
   items: T[];
   next_cursor: string | null;
 }
 
-export interface Me {
-  id: string;
-  email: string;
-  name: string;
-  auth: { kind: 'session' | 'token'; scopes: string[] };
-}
+export type Me = Api.Me;
 
-export interface Token {
-  id: string;
-  name: string;
-  scopes: string[];
-  prefix: string;
-  created_at: string;
-  expires_at: string | null;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
+export type Token = Api.Token;
 
 export interface CreatedToken extends Token {
   token: string;
@@ -28,14 +21,7 @@ export interface CreatedToken extends Token {
 
 export type Operation = { type: string } & Record<string, unknown>;
 
-export interface Recipe {
-  id: string;
-  name: string;
-  description: string;
-  operations: Operation[];
-  created_at: string;
-  updated_at: string;
-}
+export type Recipe = Api.Recipe;
 
 export interface JsonSchema {
   type?: string | string[];
@@ -71,30 +57,14 @@ export interface Transformation {
   example: Record<string, unknown>;
 }
 
-export interface Format {
-  id: string;
-  name: string;
-  kind: 'vector' | 'raster';
-  read: boolean;
-  write: boolean;
-  extensions: string[];
-  media_type: string | null;
-  multi_layer: boolean;
-}
+export type Format = Api.Format;
 
 export interface Field {
   name: string;
   type: string;
 }
 
-export interface Layer {
-  name: string;
-  geometry_type: string | null;
-  has_geometry: boolean;
-  feature_count: number | null;
-  crs: string | null;
-  fields: Field[];
-}
+export type Layer = Api.WorkspaceLayer;
 
 export interface Pipeline {
   layers: string[];
@@ -103,38 +73,9 @@ export interface Pipeline {
   python: { script: string; filename: string } | null;
 }
 
-export interface Workspace {
-  id: string;
-  status: 'inspected' | 'converting' | 'completed' | 'failed';
-  filename: string;
-  size: number;
-  dataset_type: 'vector' | 'raster';
-  format: string;
-  driver: string;
-  layers: Layer[];
-  raster: Record<string, unknown> | null;
-  crs: string | null;
-  warnings: string[];
-  pipeline: Partial<Pipeline>;
-  output: { format: string; filename: string; size: number; media_type: string | null; layers: string[] } | null;
-  errors: { code: string; message: string }[];
-  created_at: string;
-  expires_at: string;
-}
+export type Workspace = Api.Workspace;
 
-export interface DataPreview {
-  workspace_id: string;
-  layer: string;
-  fields: Field[];
-  has_geometry: boolean;
-  geometry_type?: string;
-  crs?: string;
-  row_count?: number | null;
-  preview_row_count: number;
-  limit: number;
-  truncated: boolean;
-  rows: Record<string, unknown>[];
-}
+export type DataPreview = Api.DataPreview;
 
 export interface FeatureCollection {
   type: 'FeatureCollection';
@@ -188,34 +129,11 @@ export interface Connection {
   updated_at: string;
 }
 
-export interface TestResult {
-  ok: boolean;
-  status: string;
-  message: string;
-  tried: Record<string, unknown>;
-  duration_ms: number;
-}
+export type TestResult = Api.ConnectionTestResult;
 
-export interface Discovery {
-  host: string;
-  database: string;
-  schemas: string[];
-  schema?: string;
-  tables?: { schema: string; name: string; has_geometry: boolean; geometry_type: string | null }[];
-}
+export type Discovery = Api.PostgisDiscovery;
 
-export interface Delivery {
-  workspace_id: string;
-  delivery_id: string;
-  destination_id: string;
-  destination_type: string;
-  target: Record<string, unknown>;
-  format: string;
-  filename: string;
-  rows_written: number | null;
-  bytes_written: number | null;
-  duration_ms: number;
-}
+export type Delivery = Api.Delivery;
 
 export interface System {
   name: string;
@@ -284,6 +202,8 @@ export interface RunStep {
   /** Attempts that failed; transient failures are retried while the step stays running. */
   failed_attempts: number;
   last_error: RunError | null;
+  /** What a long step reported last while it worked (bytes or features written, share done). */
+  progress?: { bytes_written?: number; features_written?: number; percent?: number } | null;
 }
 
 export interface RunError {
@@ -294,26 +214,7 @@ export interface RunError {
   reason?: string;
 }
 
-export interface Run {
-  id: string;
-  job_id: string;
-  status: RunStatus;
-  trigger: 'manual' | 'schedule' | 'retry';
-  attempt: number;
-  retry_of: string | null;
-  /** The Run that retried this one, once one did. */
-  retried_by?: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  steps: RunStep[];
-  stats: { features_read: number | null; features_written: number | null; bytes_read: number | null; bytes_written: number | null };
-  skipped_reason: string | null;
-  error: RunError | null;
-  scheduled_for?: string | null;
-  workflow: { workflow_id: string; run_id: string | null } | null;
-  job_snapshot?: unknown;
-}
+export type Run = Api.Run;
 
 /** A project of a QFieldCloud or Mergin Maps Source (POST /sources/{id}/projects). */
 export interface FieldProject {

@@ -76,7 +76,7 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
                     'tr',
                     { 'data-step': s.name, 'data-status': s.status },
                     h('th', { scope: 'row' }, STEP_LABELS[s.name] ?? s.name),
-                    h('td', { 'data-label': 'Status' }, statusBadge(s.status), attemptsNote(s)),
+                    h('td', { 'data-label': 'Status' }, statusBadge(s.status), progressNote(s), attemptsNote(s)),
                     h('td', { 'data-label': 'Started' }, time(s.started_at)),
                     h('td', { 'data-label': 'Finished' }, time(s.finished_at)),
                     h('td', { class: 'num', 'data-label': 'Duration' }, duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null))),
@@ -159,6 +159,17 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
       h('section', { class: 'card', 'aria-labelledby': 'workflow-title' }, h('h2', { id: 'workflow-title' }, 'Behind the scenes'), workflow),
     ),
   };
+}
+
+/** How far a running step is, as it last said: "1,234,567 features · 412 MB written · 60%". */
+function progressNote(step: RunStep): HTMLElement | null {
+  const p = step.progress;
+  if (step.status !== 'running' || !p) return null;
+  const parts: string[] = [];
+  if (p.features_written !== undefined) parts.push(`${p.features_written.toLocaleString()} features`);
+  if (p.bytes_written !== undefined) parts.push(`${(p.bytes_written / (1024 * 1024)).toFixed(p.bytes_written < 10 * 1024 * 1024 ? 1 : 0)} MB written`);
+  if (p.percent !== undefined) parts.push(`${Math.round(p.percent)}%`);
+  return parts.length ? h('p', { class: 'hint progress', 'data-testid': 'step-progress' }, parts.join(' · ')) : null;
 }
 
 /** Failed attempts of a step, in words: while it runs, Temporal is retrying it. */

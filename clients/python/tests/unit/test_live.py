@@ -31,6 +31,14 @@ def test_status_text_marks_each_step() -> None:
     assert live.status_text({"id": "run_1", "status": "queued"}, 0) == "Run run_1 queued · 0 s"
 
 
+def test_status_text_says_how_far_a_running_step_is() -> None:
+    waited = run("running", ("extract", "succeeded"), ("convert", "running"))
+    waited["steps"][1]["progress"] = {"bytes_written": 412 * 1024 * 1024, "percent": 60}
+    assert live.status_text(waited, 30) == "Run run_1 running · extract ✓ convert … · convert 412 MB written 60% · 30 s"
+    waited["steps"][1]["progress"] = None
+    assert live.status_text(waited, 30) == "Run run_1 running · extract ✓ convert … · 30 s"
+
+
 def test_rich_line_is_redrawn_at_each_poll_and_ends_with_the_outcome() -> None:
     out = io.StringIO()
     clock = Clock()

@@ -12,7 +12,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Mapping, TextIO
 
-from .views import STEP_MARKS
+from .views import STEP_MARKS, progress_text
 
 OnPoll = Callable[[dict[str, Any], float], None]
 
@@ -27,6 +27,10 @@ def status_text(run: Mapping[str, Any], waited: float) -> str:
     ]
     if steps:
         parts.append(" ".join(steps))
+    progress = next((progress_text(step) for step in run.get("steps") or []
+                     if isinstance(step, Mapping) and step.get("status") == "running" and progress_text(step)), "")
+    if progress:
+        parts.append(progress)
     parts.append(f"{waited:.0f} s")
     return " · ".join(parts)
 

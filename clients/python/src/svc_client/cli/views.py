@@ -321,8 +321,25 @@ def steps(run: JSON) -> str:
             "started (local)": local_time(step.get("started_at")),
             "duration": duration(step.get("duration_ms")),
             "failed attempts": _attempts(step),
+            "progress": progress_text(step) if status == "running" else "",
         })
-    return to_table(rows, ("step", "status", "started (local)", "duration", "failed attempts")) if rows else "(no steps yet)"
+    return to_table(rows, ("step", "status", "started (local)", "duration", "failed attempts", "progress")) if rows else "(no steps yet)"
+
+
+
+def progress_text(step: Mapping[str, Any]) -> str:
+    """What a running step last reported: ``convert 412 MB written 60%`` (empty when it said nothing)."""
+    progress = step.get("progress")
+    if not isinstance(progress, Mapping):
+        return ""
+    said = []
+    if isinstance(progress.get("features_written"), int):
+        said.append(f"{progress['features_written']:,} features")
+    if isinstance(progress.get("bytes_written"), int):
+        said.append(f"{progress['bytes_written'] / (1024 * 1024):.0f} MB written")
+    if isinstance(progress.get("percent"), (int, float)):
+        said.append(f"{progress['percent']:.0f}%")
+    return f"{step.get('name')} {' '.join(said)}" if said else ""
 
 
 def _attempts(step: Mapping[str, Any]) -> str:

@@ -1,0 +1,213 @@
+import fastifyMultipart from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Services } from '../../application/services.js';
+import * as workspaces from '../../application/workspaces.js';
+import { DomainError } from '../../domain/errors.js';
+import { operationShape } from '../../domain/operations.js';
+import type { Pipeline } from '../../domain/workspaces/workspace.js';
+import { requirePrincipal } from '../auth/principal.js';
+import { errorEnvelope } from '../errors.js';
+import { operationList } from '../schemas.js';
+import { representWorkspace, workspaceSchema } from './representation.js';
+
+/*
+ * The Workspace routes: HTTP in (auth scopes, schemas, multipart), one use case of
+ * application/workspaces.ts per route, the representation out.
+ */
+
+const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
+const params = z.object({ id: z.string().min(1).max(100) });
+const layerQuery = z.object({ layer: z.string().max(1000).optional().describe('Layer name; required only for multi-layer datasets') });
+const previewQuery = layerQuery.extend({ limit: z.string().optional().describe('Rows to return: default 100, at most 500') });
+
+const pipelineBody = z
+  .object({
+    layers: z.array(z.string().min(1).max(1000)).max(1000).default([]).describe('Layers the pipeline applies to; required for multi-layer datasets when operations or sql are set'),
+    operations: operationList.default([]).describe('Ordered operations; mutually exclusive with sql; [] clears'),
+    sql: z.string().max(100_000).nullable().default(null).describe('One SELECT against the relation `source`'),
+    python: z
+      .object({ script: z.string().min(1).max(1_000_000), filename: z.string().min(1).max(255).default('step.py') })
+      .nullable()
+      .default(null),
+  })
+  .meta({ id: 'WorkspacePipeline' });
+
+const pipelineSchema = z
+  .object({
+    layers: z.array(z.string()),
+    operations: z.array(operationShape),
+    sql: z.string().nullable(),
+    python: z.object({ script: z.string(), filename: z.string() }).nullable(),
+  })
+  .meta({ id: 'StoredPipeline' });
+
+const convertBody = z.object({
+  output_format: z.string().min(1).max(100).describe('An id (or extension) from GET /api/v1/formats'),
+  target_crs: z.string().min(1).max(2000).nullable().optional().describe('e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946)'),
+  layers: z.array(z.string().min(1)).optional().describe('Layers to convert; all by default'),
+});
+
+const fieldEntry = z.object({ name: z.string(), type: z.string() });
+const dataPreviewSchema = z
+  .object({
+    workspace_id: z.string(),
+    layer: z.string(),
+    fields: z.array(fieldEntry),
+    has_geometry: z.boolean(),
+    geometry_type: z.string().optional().describe('Present for spatial layers'),
+    crs: z.string().nullable(),
+    row_count: z.number().nullable().describe('Layer row count when known'),
+    preview_row_count: z.number(),
+    limit: z.number(),
+    truncated: z.boolean(),
+    rows: z.array(z.record(z.string(), z.unknown())).describe('Keyed by field name; geometry cells hold a type label such as POINT'),
+  })
+  .meta({ id: 'DataPreview' });
+const spatialPreviewSchema = z
+  .object({
+    workspace_id: z.string(),
+    layer: z.string(),
+    source_crs: z.string().nullable(),
+    preview_crs: z.literal('EPSG:4326'),
+    returned_count: z.number(),
+    feature_count: z.number().nullable(),
+    truncated: z.boolean(),
+    geojson: z.object({ type: z.literal('FeatureCollection'), features: z.array(z.unknown()) }).catchall(z.unknown()).describe('RFC 7946 FeatureCollection, lon/lat, 2D'),
+  })
+  .meta({ id: 'SpatialPreview' });
+
+const deliverBody = z.object({
+  destination_id: z.string().min(1).max(100),
+  destination_target: z.record(z.string(), z.unknown()).default({}).describe("Per-delivery target, checked by the Destination's connector (GET /api/v1/connectors)"),
+});
+
+const deliveryResponse = z
+  .object({
+    workspace_id: z.string(),
+    delivery_id: z.string(),
+    destination_id: z.string(),
+    destination_type: z.string(),
+    target: z.record(z.string(), z.unknown()).describe('Where it went: schema and table, bucket and key, remote path, URL without credentials'),
+    format: z.string(),
+    filename: z.string(),
+    rows_written: z.number().nullable(),
+    bytes_written: z.number().nullable(),
+    duration_ms: z.number(),
+  })
+  .meta({ id: 'Delivery' });
+
+const importBody = z.object({
+  source_id: z.string().min(1).max(100),
+  source_resource: z.union([z.string().min(1).max(100_000), z.record(z.string(), z.unknown())]).nullable().optional(),
+});
+
+/** The upload's file part; busboy's parse errors (no boundary, truncated body) are the client's, not ours. */
+async function filePart(request: FastifyRequest) {
+  const part = await request.file().catch((error: Error) => {
+    throw new DomainError('validation_error', `The multipart body cannot be read: ${error.message}`);
+  });
+  if (!part || part.fieldname !== 'file') {
+    throw new DomainError('validation_error', 'The multipart body needs one file in a field named `file`', { issues: [{ path: 'body.file', message: 'required' }] });
+  }
+  return { filename: part.filename, file: part.file };
+}
+
+/** The JSON body of an import, and the extra scope it needs. */
+function importRequest(body: unknown, scopes: readonly string[]) {
+  const parsed = importBody.safeParse(body);
+  if (!parsed.success) {
+    throw new DomainError('validation_error', 'Send multipart/form-data with a `file` field, or JSON {"source_id": …, "source_resource": …}', {
+      issues: parsed.error.issues.map((i) => ({ path: ['body', ...i.path].join('.'), message: i.message })),
+    });
+  }
+  if (!scopes.includes('sources:read')) {
+    throw new DomainError('forbidden', 'Importing a saved Source also needs the sources:read scope', { missing_scopes: ['sources:read'] });
+  }
+  return { sourceId: parsed.data.source_id, selector: parsed.data.source_resource };
+}
+
+export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
+  const userOf = (request: FastifyRequest) => requirePrincipal(request).userId;
+  const log = (request: FastifyRequest) => request.log as workspaces.Log;
+
+  return async (app) => {
+    await app.register(fastifyMultipart, { limits: { fileSize: services.config.maxUploadBytes, files: 1, fields: 10, parts: 12 }, throwFileSizeLimit: false });
+
+    app.post('/workspaces', {
+      config: { auth: { scopes: ['workspaces:write'] } },
+      schema: {
+        tags: ['Workspaces'],
+        summary: 'Create a Workspace: multipart upload (field `file`) or JSON import {source_id, source_resource?}',
+        consumes: ['multipart/form-data', 'application/json'],
+        response: { 201: workspaceSchema, ...errors },
+      },
+    }, async (request, reply) => {
+      const { userId, scopes } = requirePrincipal(request);
+      const row = request.isMultipart()
+        ? await workspaces.createFromUpload(services, userId, await filePart(request))
+        : await workspaces.importFromSource(services, userId, importRequest(request.body, scopes), log(request));
+      return reply.code(201).send(representWorkspace(row));
+    });
+
+    app.get('/workspaces/:id', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'The Workspace representation', params, response: { 200: workspaceSchema, ...errors } },
+    }, async (request) => representWorkspace(await workspaces.getWorkspace(services, userOf(request), request.params.id)));
+
+    app.get('/workspaces/:id/data-preview', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'Sample rows of a layer (geometry as a type label)', params, querystring: previewQuery, response: { 200: dataPreviewSchema, ...errors } },
+    }, async (request) => workspaces.previewData(services, userOf(request), request.params.id, request.query));
+
+    app.get('/workspaces/:id/spatial-preview', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'Sample features as GeoJSON in EPSG:4326 (at most 2000)', params, querystring: layerQuery, response: { 200: spatialPreviewSchema, ...errors } },
+    }, async (request) => workspaces.previewSpatial(services, userOf(request), request.params.id, request.query));
+
+    app.get('/workspaces/:id/transformations', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'The stored pipeline', params, response: { 200: pipelineSchema, ...errors } },
+    }, async (request) => (await workspaces.getWorkspace(services, userOf(request), request.params.id)).pipeline);
+
+    app.put('/workspaces/:id/transformations', {
+      config: { auth: { scopes: ['workspaces:write'] } },
+      schema: { tags: ['Workspaces'], summary: 'Replace the whole pipeline ({"operations": []} clears it)', params, body: pipelineBody, response: { 200: pipelineSchema, ...errors } },
+    }, async (request) => workspaces.setPipeline(services, userOf(request), request.params.id, request.body as Pipeline));
+
+    app.get('/workspaces/:id/transform-preview', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'Data preview of the pipeline result (a truncated sample)', params, querystring: previewQuery, response: { 200: dataPreviewSchema, ...errors } },
+    }, async (request) => workspaces.previewData(services, userOf(request), request.params.id, request.query, true));
+
+    app.get('/workspaces/:id/transform-spatial-preview', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'Spatial preview of the pipeline result (EPSG:4326, at most 2000 features)', params, querystring: layerQuery, response: { 200: spatialPreviewSchema, ...errors } },
+    }, async (request) => workspaces.previewSpatial(services, userOf(request), request.params.id, request.query, true));
+
+    app.post('/workspaces/:id/convert', {
+      config: { auth: { scopes: ['workspaces:run'] } },
+      schema: { tags: ['Workspaces'], summary: 'Convert the upload through the stored pipeline (waits for the result)', params, body: convertBody, response: { 200: workspaceSchema, ...errors } },
+    }, async (request) => representWorkspace(await workspaces.convert(services, userOf(request), request.params.id, request.body, log(request))));
+
+    app.get('/workspaces/:id/download', {
+      config: { auth: { scopes: ['workspaces:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'The converted result (binary)', params, response: { ...errors } },
+    }, async (request, reply) => {
+      const { body, size, filename } = await workspaces.download(services, userOf(request), request.params.id);
+      const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+      return reply
+        .header('content-type', 'application/octet-stream')
+        .header('content-length', size)
+        .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`)
+        .send(body as never);
+    });
+
+    app.post('/workspaces/:id/deliver', {
+      config: { auth: { scopes: ['workspaces:run', 'destinations:read'] } },
+      schema: { tags: ['Workspaces'], summary: 'Deliver the converted output to a saved Destination (waits for the result)', params, body: deliverBody, response: { 200: deliveryResponse, ...errors } },
+    }, async (request) =>
+      workspaces.deliver(services, userOf(request), request.params.id, { destinationId: request.body.destination_id, target: request.body.destination_target }, log(request)));
+  };
+}

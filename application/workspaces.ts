@@ -1,0 +1,250 @@
+import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { DomainError } from '../domain/errors.js';
+import { workspaceDecider, workspaceStream, type Pipeline, type WorkspaceOrigin } from '../domain/workspaces/workspace.js';
+import { notImplemented } from '../connectors/shared/fields.js';
+import { ConnectorError } from '../connectors/shared/errors.js';
+import { checkConvertRequest } from '../geo/datasets/convert.js';
+import { prepareUpload, safeFilename } from '../geo/datasets/dataset-files.js';
+import { inspectDataset } from '../geo/datasets/inspect.js';
+import { checkPipeline } from '../geo/operations/pipeline-check.js';
+import { transformDataPreview, transformSpatialPreview } from '../geo/operations/pipeline.js';
+import { dataPreview, parsePreviewLimit, spatialPreview } from '../geo/datasets/preview.js';
+import { localDataset, storedDataset } from '../platform/file-store.js';
+import { loadWorkspace, type WorkspaceRow } from '../projections/workspaces.js';
+import { connectorErrorFrom, domainErrorFrom, failurePosition } from '../temporal/failures.js';
+import { workspaceConvertWorkflowId, workspaceDeliverWorkflowId } from '../temporal/ids.js';
+import type { ConvertWorkspaceWorkflow, DeliverWorkspaceWorkflow } from '../temporal/workspaces.js';
+import { execute } from './commands.js';
+import { describeConnection, parseSelector } from './connections.js';
+import type { Services } from './services.js';
+import { extractFromSource, transferError, type TransferContext } from './transfers.js';
+import { requireWorker } from './worker-presence.js';
+
+/*
+ * The Workspace use cases: create one from an upload or a saved Source, set its pipeline, preview,
+ * convert, download and deliver. The API's routes translate HTTP to these calls and back; reads
+ * go through the read model (projections/workspaces.ts), writes through the Workspace's decider.
+ */
+
+/** Where a use case logs what it cannot say to the caller (the request's logger). */
+export type Log = TransferContext['log'];
+
+/** The caller's Workspace as the read model has it (job_not_found, job_expired otherwise). */
+export const getWorkspace = (services: Services, userId: string, id: string) => loadWorkspace(services.pool, userId, id, services.clock());
+
+/**
+ * Prepares and inspects a file that has arrived in a new Workspace's `original/` folder, then
+ * records the Workspace. On any failure nothing stays behind: no files, no events.
+ */
+async function createWorkspace(
+  services: Services,
+  workspaceId: string,
+  userId: string,
+  origin: WorkspaceOrigin,
+  arrive: () => Promise<{ file: string; filename: string; size: number }>,
+): Promise<WorkspaceRow> {
+  const { files, config } = services;
+  try {
+    const arrived = await arrive();
+    const ref = await prepareUpload(arrived.file, arrived.filename, files.localPath(workspaceId, 'dataset'), { maxUncompressedBytes: config.maxUploadBytes * 4 });
+    const inspection = await inspectDataset(ref);
+    await execute(services, workspaceStream(workspaceId), workspaceDecider, {
+      type: 'CreateWorkspace',
+      workspaceId,
+      actorId: userId,
+      filename: arrived.filename,
+      size: arrived.size,
+      origin,
+      inspection: { ...inspection, raster: inspection.raster as Record<string, unknown> | null, warnings: [...ref.warnings, ...inspection.warnings] },
+      dataset: storedDataset(files, workspaceId, ref),
+      at: services.clock(),
+      ttlMs: config.workspaceTtlMs,
+    });
+  } catch (error) {
+    await files.remove(workspaceId);
+    throw error;
+  }
+  return getWorkspace(services, userId, workspaceId);
+}
+
+/** An upload, streamed into the Workspace's files (never held in memory), the size limit enforced while streaming. */
+export async function createFromUpload(services: Services, userId: string, upload: { filename: string; file: Readable & { truncated: boolean } }): Promise<WorkspaceRow> {
+  const maxBytes = services.config.maxUploadBytes;
+  const workspaceId = services.newId('workspace');
+  const original = safeFilename(upload.filename || 'upload');
+  return createWorkspace(services, workspaceId, userId, { kind: 'upload' }, async () => {
+    const size = await services.files.put(workspaceId, `original/${original}`, upload.file);
+    if (upload.file.truncated) {
+      throw new DomainError('upload_too_large', `The upload exceeds the limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_MB)`, { max_bytes: maxBytes });
+    }
+    if (size === 0) throw new DomainError('invalid_source', 'The uploaded file is empty');
+    return { file: services.files.localPath(workspaceId, `original/${original}`), filename: original, size };
+  });
+}
+
+/**
+ * An import from a saved Source: the connector extracts into the new Workspace's files (streamed,
+ * size-limited), then the file is prepared and inspected exactly like an upload. The API does
+ * this itself, as it does for uploads: the request is the transfer. The Source is described
+ * (type, public fields) to check the request, and its secrets are decrypted once, by the extract.
+ */
+export async function importFromSource(services: Services, userId: string, request: { sourceId: string; selector: unknown }, log: Log): Promise<WorkspaceRow> {
+  const source = await describeConnection(services, 'source', request.sourceId, userId);
+  if (!source.connector.source!.importable) {
+    throw new DomainError('invalid_source', `${source.type} Sources cannot be imported into a Workspace; use a Job`, { type: source.type });
+  }
+  if (!source.connector.implemented) throw new DomainError('not_implemented', notImplemented(source.type, 'source').message, { type: source.type });
+  const resource = parseSelector(source.connector, 'source', request.selector, 'source_resource');
+  const workspaceId = services.newId('workspace');
+  const origin = { kind: 'source' as const, source_id: source.id, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null };
+  return createWorkspace(services, workspaceId, userId, origin, async () => {
+    const workDir = services.files.workDir(workspaceId, 'original');
+    const extracted = await extractFromSource(services, { ownerId: userId, sourceId: source.id, resource }, { log, workDir, maxBytes: services.config.maxUploadBytes }).catch(
+      (error: unknown) => {
+        throw error instanceof ConnectorError ? transferError(error, 'import') : error;
+      },
+    );
+    return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
+  });
+}
+
+/** Replaces the whole pipeline, checked against what the Workspace holds. */
+export async function setPipeline(services: Services, userId: string, id: string, pipeline: Pipeline): Promise<Pipeline> {
+  const row = await getWorkspace(services, userId, id);
+  checkPipeline(pipeline, { kind: row.inspection.dataset_type, layers: row.inspection.layers });
+  await execute(services, workspaceStream(row.id), workspaceDecider, { type: 'SetPipeline', workspaceId: row.id, actorId: userId, pipeline, at: services.clock() });
+  return (await getWorkspace(services, userId, row.id)).pipeline;
+}
+
+export interface PreviewRequest {
+  layer?: string | undefined;
+  /** As the query string has it: default 100, at most 500. */
+  limit?: string | undefined;
+}
+
+/** Sample rows of a layer of the upload, or (transformed) of the pipeline's result. */
+export async function previewData(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false) {
+  const row = await getWorkspace(services, userId, id);
+  const dataset = localDataset(services.files, row.id, row.dataset);
+  const limit = parsePreviewLimit(request.limit);
+  const preview = transformed
+    ? await inScratch(services, row.id, (dir) => transformDataPreview(dataset, row.pipeline, dir, request.layer, limit))
+    : await dataPreview(dataset, request.layer, limit);
+  return { workspace_id: row.id, ...preview };
+}
+
+/** Sample features as GeoJSON in EPSG:4326, of the upload or (transformed) of the pipeline's result. */
+export async function previewSpatial(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false) {
+  const row = await getWorkspace(services, userId, id);
+  const dataset = localDataset(services.files, row.id, row.dataset);
+  const preview = transformed
+    ? await inScratch(services, row.id, (dir) => transformSpatialPreview(dataset, row.pipeline, dir, request.layer))
+    : await spatialPreview(dataset, request.layer);
+  return { workspace_id: row.id, ...preview };
+}
+
+/** Transformed previews run the stored pipeline on a bounded sample of the upload, in a scratch folder. */
+async function inScratch<T>(services: Services, workspaceId: string, fn: (dir: string) => Promise<T>): Promise<T> {
+  const name = `tmp/preview-${randomBytes(4).toString('hex')}`;
+  try {
+    return await fn(services.files.workDir(workspaceId, name));
+  } finally {
+    await services.files.remove(workspaceId, name);
+  }
+}
+
+export interface ConvertBody {
+  output_format: string;
+  target_crs?: string | null | undefined;
+  layers?: string[] | undefined;
+}
+
+/**
+ * Converts the upload through the stored pipeline on a worker and waits for the outcome. The
+ * workflow owns the lifecycle (start, convert, outcome, each recorded as an event); this waits
+ * for it, then for the read models to show its outcome.
+ */
+export async function convert(services: Services, userId: string, id: string, body: ConvertBody, log: Log): Promise<WorkspaceRow> {
+  const row = await getWorkspace(services, userId, id);
+  const layers = body.layers ?? [];
+  // Refused here, before a conversion starts: a bad request never marks the Workspace failed.
+  const format = checkConvertRequest(
+    { outputFormat: body.output_format, targetCrs: body.target_crs ?? null, layers },
+    { kind: row.inspection.dataset_type, layers: row.inspection.layers.map((l) => l.name) },
+  );
+  await requireWorker(services);
+  const conversionId = `cv_${randomBytes(8).toString('hex')}`;
+  const request = { output_format: format.id, target_crs: body.target_crs ?? null, layers };
+  try {
+    const { position } = await services.temporal!.workflow.execute<ConvertWorkspaceWorkflow>('convertWorkspaceWorkflow', {
+      taskQueue: services.config.taskQueue,
+      workflowId: workspaceConvertWorkflowId(row.id, conversionId),
+      args: [{ workspaceId: row.id, actorId: userId, conversionId, request, dataset: row.dataset, baseName: row.filename.replace(/\.[^.]+$/, '') || 'result' }],
+    });
+    await services.projections.waitFor(BigInt(position));
+  } catch (error) {
+    const position = failurePosition(error);
+    if (position !== undefined) await services.projections.waitFor(position);
+    const domain = domainErrorFrom(error);
+    if (domain) throw domain;
+    log.error({ err: error, workspaceId: row.id }, 'conversion failed');
+    throw new DomainError('internal_error', 'The conversion failed on the worker; the error has been logged');
+  }
+  return getWorkspace(services, userId, row.id);
+}
+
+/** The converted result, streamed. */
+export async function download(services: Services, userId: string, id: string): Promise<{ body: Readable; size: number; filename: string }> {
+  const row = await getWorkspace(services, userId, id);
+  if (!row.output) throw new DomainError('job_not_ready', 'Nothing to download yet: POST /convert first', { status: row.status });
+  return { ...(await services.files.get(row.id, row.output.file)), filename: row.output.filename };
+}
+
+/**
+ * Delivers the converted output to a saved Destination on a worker and waits for the result. The
+ * Destination is described here to check the request; its secrets are decrypted only on the
+ * worker, which talks to it.
+ */
+export async function deliver(services: Services, userId: string, id: string, request: { destinationId: string; target: unknown }, log: Log) {
+  const row = await getWorkspace(services, userId, id);
+  if (!row.output) {
+    throw new DomainError('job_not_ready', 'Nothing to deliver yet: POST /convert first; delivery never converts with guessed defaults', { status: row.status });
+  }
+  const destination = await describeConnection(services, 'destination', request.destinationId, userId);
+  if (!destination.connector.destination!.deliverable) {
+    throw new DomainError('invalid_destination', `A Workspace cannot deliver to a ${destination.type} Destination; use a Job or another Destination`, { type: destination.type });
+  }
+  if (!destination.connector.implemented) throw new DomainError('not_implemented', notImplemented(destination.type, 'destination').message, { type: destination.type });
+  const target = parseSelector(destination.connector, 'destination', request.target, 'destination_target');
+  await requireWorker(services);
+  const deliveryId = `dl_${randomBytes(8).toString('hex')}`;
+  try {
+    const { delivery, position } = await services.temporal!.workflow.execute<DeliverWorkspaceWorkflow>('deliverWorkspaceWorkflow', {
+      taskQueue: services.config.taskQueue,
+      workflowId: workspaceDeliverWorkflowId(row.id, deliveryId),
+      args: [{ workspaceId: row.id, actorId: userId, destinationId: destination.id, target, deliveryId }],
+    });
+    await services.projections.waitFor(BigInt(position));
+    return {
+      workspace_id: row.id,
+      delivery_id: deliveryId,
+      destination_id: delivery.destination_id,
+      destination_type: delivery.destination_type,
+      target: delivery.target,
+      format: row.output.format,
+      filename: row.output.filename,
+      rows_written: delivery.rows_written ?? null,
+      bytes_written: delivery.bytes_written ?? null,
+      duration_ms: delivery.duration_ms,
+    };
+  } catch (error) {
+    const connector = connectorErrorFrom(error);
+    if (connector) throw transferError(connector, 'deliver');
+    const domain = domainErrorFrom(error);
+    if (domain) throw domain;
+    log.error({ err: error, workspaceId: row.id }, 'delivery failed');
+    throw new DomainError('internal_error', 'The delivery failed on the worker; the error has been logged');
+  }
+}

@@ -1,0 +1,229 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { startStack, uploadWithCurl } from '../scripts/stack.js';
+import { pointsFile } from './points.js';
+
+/**
+ * `npm run bench:scale` (issue 22): datasets as large as GIS teams have, through the whole service
+ * (API, Temporal, worker as separate processes), each row beside the same work done by GDAL's own
+ * tools in the same run on the same machine:
+ * - points at 1M, 4M and 10M features (id, name, value) and a polygon layer of 1M features (50
+ *   vertices, 20 attributes), made with GDAL;
+ * - Workspace upload, then convert to GPKG, FlatGeobuf, Shapefile, GeoJSON and CSV, against
+ *   ogr2ogr (plus zip for the Shapefile, which the API hands out as one ZIP);
+ * - a Job url → PostGIS without and with an output format (GPKG), against curl + ogr2ogr (+ a
+ *   GPKG ogr2ogr) + psql;
+ * with the time ratio and the peak resident memory of the worker (with its GDAL child processes)
+ * and of the API during the row, beside their memory at rest.
+ *
+ * BENCH_SCALE_DIVISOR=100 divides every size by 100 (a quick run while developing);
+ * BENCH_SCALE_POINTS=1000000,4000000 and BENCH_SCALE_POLYGONS=0 choose the datasets.
+ */
+const divisor = Number(process.env.BENCH_SCALE_DIVISOR ?? 1);
+const pointSizes = (process.env.BENCH_SCALE_POINTS ?? '1000000,4000000,10000000').split(',').map(Number).filter((n) => n > 0).map((n) => Math.max(1, Math.round(n / divisor)));
+const polygonCount = Math.round(Number(process.env.BENCH_SCALE_POLYGONS ?? 1_000_000) / divisor);
+const formats = [
+  { id: 'GPKG', ext: 'gpkg', args: [] as string[] },
+  { id: 'FlatGeobuf', ext: 'fgb', args: [] },
+  { id: 'ESRI Shapefile', ext: 'shp', args: ['-lco', 'ENCODING=UTF-8'] },
+  // The API writes RFC 7946 GeoJSON and CSV with WKT geometry (docs/decisions.md): ogr2ogr is asked for the same.
+  { id: 'GeoJSON', ext: 'geojson', args: ['-lco', 'RFC7946=YES'] },
+  { id: 'CSV', ext: 'csv', args: ['-lco', 'GEOMETRY=AS_WKT'] },
+];
+
+/** 1M polygons of 50 vertices (a 49-step circle, closed) with 20 attributes, by GDAL's SQLite dialect. */
+function polygonsFile(dir: string, count: number): string {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `polygons-${count}.gpkg`);
+  if (existsSync(file)) return file;
+  console.log(`making ${count} polygons…`);
+  const seed = path.join(dir, 'seed.csv');
+  writeFileSync(seed, 'a,b\n1,2\n');
+  const attributes = Array.from({ length: 18 }, (_, k) => (k % 3 === 0 ? `(i * ${k + 7}) % 1000 AS a${k}` : k % 3 === 1 ? `((i * ${k + 3}) % 997) / 7.0 AS a${k}` : `'value ' || ((i + ${k}) % 503) AS a${k}`));
+  execFileSync('ogr2ogr', [
+    '-f', 'GPKG', file, seed, '-dialect', 'SQLite', '-nln', 'polygons', '-nlt', 'POLYGON', '-a_srs', 'EPSG:4326',
+    '-sql',
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+     SELECT i AS id, 'parcel ' || i AS name, ${attributes.join(', ')},
+            MakePolygon(MakeCircle(-180 + (i % 3600) / 10.0, -80 + (i / 3600) * 0.05, 0.02, 4326, ${360 / 49})) AS geom FROM n`,
+  ], { stdio: 'inherit' });
+  return file;
+}
+
+/**
+ * Resident bytes of each root process with all its descendants (the worker's GDAL children count
+ * as its memory), from one pass over /proc: a pass costs tens of milliseconds on a busy machine,
+ * and this process also serves the Jobs' Source files.
+ */
+function treeRss(roots: number[]): number[] {
+  const parent = new Map<number, number>();
+  const rss = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      parent.set(Number(entry), Number(stat[1]));
+      rss.set(Number(entry), Number(stat[21]) * 4096);
+    } catch {
+      // gone
+    }
+  }
+  const totals = roots.map(() => 0);
+  for (const [pid, bytes] of rss) {
+    for (let p: number | undefined = pid; p && p > 1; p = parent.get(p)) {
+      const i = roots.indexOf(p);
+      if (i >= 0) {
+        totals[i]! += bytes;
+        break;
+      }
+    }
+  }
+  return totals;
+}
+
+/** Samples the peak tree memory of the given processes every 250 ms while work runs. */
+async function peaks<T>(pids: Record<string, number>, work: () => Promise<T>): Promise<{ result: T; peak: Record<string, number> }> {
+  const names = Object.keys(pids);
+  const peak: Record<string, number> = Object.fromEntries(names.map((k) => [k, 0]));
+  const sample = () => treeRss(names.map((n) => pids[n]!)).forEach((bytes, i) => (peak[names[i]!] = Math.max(peak[names[i]!]!, bytes)));
+  const timer = setInterval(sample, 250);
+  try {
+    sample();
+    const result = await work();
+    sample();
+    return { result, peak };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+const MB = (n: number) => `${Math.round(n / (1024 * 1024))}`;
+const s = (ms: number) => (ms / 1000).toFixed(1);
+
+const work = path.resolve('.data/bench/scale-files');
+const datasets = [
+  ...pointSizes.map((n) => ({ label: `${n.toLocaleString('en')} points`, file: pointsFile(work, n), features: n })),
+  ...(polygonCount > 0 ? [{ label: `${polygonCount.toLocaleString('en')} polygons (50 vertices, 20 attributes)`, file: polygonsFile(work, polygonCount), features: polygonCount }] : []),
+];
+
+const files = createServer((req, res) => {
+  const file = path.join(work, path.basename((req.url ?? '').split('?')[0]!));
+  if (!existsSync(file)) return void res.writeHead(404).end();
+  res.writeHead(200, { 'content-type': 'application/geopackage+sqlite3', 'content-length': statSync(file).size });
+  createReadStream(file).pipe(res);
+});
+await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
+const fileBase = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+
+const stack = await startStack(
+  'scale',
+  // Big files: a Workspace upload limit that lets 10M points in (the Job input limit's default already does).
+  { SVC_MAX_UPLOAD_MB: '8192' },
+  { scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run', 'jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write'], databases: ['target'] },
+);
+const targetUrl = new URL(stack.databaseUrlOf('target'));
+const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
+const api = async (method: string, url: string, body?: unknown) => {
+  const res = await fetch(`${stack.base}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${stack.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+  return res.status === 204 ? null : ((await res.json()) as any);
+};
+const pids = { worker: stack.workerPid!, api: stack.apiPid };
+const [workerRest, apiRest] = treeRss([stack.workerPid!, stack.apiPid]);
+const rest = { worker: workerRest!, api: apiRest! };
+
+const rows: string[] = [];
+const row = (what: string, service: number, baseline: number, peak: Record<string, number>, baselinePeak: number) => {
+  const line = `| ${what} | ${s(service)} s | ${s(baseline)} s | ${(service / baseline).toFixed(2)} | ${MB(peak.worker!)} | ${MB(peak.api!)} | ${MB(baselinePeak)} |`;
+  rows.push(line);
+  console.log(line);
+};
+/**
+ * Times a baseline shell command by /usr/bin/time (its own clock, whatever this process is doing),
+ * with the peak memory of its process tree.
+ */
+async function baseline(command: string): Promise<{ ms: number; peak: number }> {
+  const timing = path.join(work, 'time.txt');
+  const child = execFile('/usr/bin/time', ['-f', '%e', '-o', timing, 'bash', '-c', command]);
+  let peak = 0;
+  const timer = setInterval(() => (peak = Math.max(peak, treeRss([child.pid!])[0]!)), 250);
+  await new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command}: exit ${code}`)))));
+  clearInterval(timer);
+  return { ms: Number(readFileSync(timing, 'utf8').trim().split('\n').pop()) * 1000, peak };
+}
+
+try {
+  const destination = await api('POST', '/api/v1/destinations', {
+    name: 'target', type: 'postgis',
+    configuration: { host: targetUrl.hostname, port: Number(targetUrl.port), database: 'target', username: decodeURIComponent(targetUrl.username), password: decodeURIComponent(targetUrl.password), ssl_mode: 'disable' },
+  });
+  console.log(`\nat rest: worker ${MB(rest.worker)} MB, API ${MB(rest.api)} MB\n`);
+  console.log('| row | service | baseline | ratio | worker peak MB | API peak MB | baseline peak MB |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const d of datasets) {
+    const size = `${d.label}, ${(statSync(d.file).size / 1e6).toFixed(0)} MB`;
+    const out = path.join(work, 'out');
+    // Upload: the service's upload (stream to disk + inspect) against copying the file.
+    let t = performance.now();
+    const { result: ws, peak: up } = await peaks(pids, () => uploadWithCurl(stack.base, stack.token, d.file));
+    const uploadMs = performance.now() - t;
+    rmSync(out, { recursive: true, force: true });
+    mkdirSync(out, { recursive: true });
+    const copy = await baseline(`cp '${d.file}' '${out}/copy.gpkg'`);
+    row(`${size}: upload`, uploadMs, copy.ms, up, copy.peak);
+
+    for (const f of formats) {
+      rmSync(out, { recursive: true, force: true });
+      mkdirSync(out, { recursive: true });
+      const target = f.id === 'ESRI Shapefile' ? path.join(out, 'shp') : path.join(out, `ogr.${f.ext}`);
+      const zip = f.id === 'ESRI Shapefile' ? ` && (cd '${target}' && zip -q -r ../ogr.zip .)` : '';
+      const ogr = await baseline(`ogr2ogr -f '${f.id}' ${f.args.join(' ')} '${target}' '${d.file}'${zip}`);
+      t = performance.now();
+      const { peak } = await peaks(pids, () => api('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: f.id }));
+      row(`${size}: convert to ${f.id}`, performance.now() - t, ogr.ms, peak, ogr.peak);
+    }
+    await api('DELETE', `/api/v1/workspaces/${ws.id}`).catch(() => undefined);
+
+    const source = await api('POST', '/api/v1/sources', { name: d.label, type: 'url', configuration: { url: `${fileBase}/${path.basename(d.file)}` } });
+    for (const outputFormat of [null, 'GPKG']) {
+      const table = `bench_${outputFormat ? 'gpkg' : 'plain'}`;
+      const job = await api('POST', '/api/v1/jobs', {
+        name: `${d.label} ${table}`, source_id: source.id, destination_id: destination.id, destination_target: { table, write_mode: 'replace' }, ...(outputFormat ? { output_format: outputFormat } : {}),
+      });
+      t = performance.now();
+      const { result: run, peak } = await peaks(pids, async () => {
+        let seen = await api('POST', `/api/v1/jobs/${job.id}/run`);
+        while (seen.status !== 'succeeded') {
+          if (seen.status === 'failed' || seen.status === 'cancelled') throw new Error(`Run ${seen.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
+          await new Promise((r) => setTimeout(r, 200));
+          seen = await api('GET', `/api/v1/jobs/${job.id}/runs/${seen.id}`);
+        }
+        return seen;
+      });
+      const serviceMs = performance.now() - t;
+      const rowsIn = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM ${table}`]).toString().trim();
+      if (Number(rowsIn) !== d.features) throw new Error(`${table} holds ${rowsIn} rows, expected ${d.features} (Run ${run.id})`);
+      rmSync(out, { recursive: true, force: true });
+      mkdirSync(out, { recursive: true });
+      const download = `curl -sf -o '${out}/in.gpkg' '${fileBase}/${path.basename(d.file)}'`;
+      const convert = outputFormat ? ` && ogr2ogr -f GPKG '${out}/conv.gpkg' '${out}/in.gpkg'` : '';
+      const load = `ogr2ogr -f PostgreSQL '${pgConnection}' '${out}/${outputFormat ? 'conv' : 'in'}.gpkg' -nln base_${table} -overwrite -lco GEOMETRY_NAME=geom`;
+      const script = await baseline(`${download}${convert} && ${load} && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM base_${table}' >/dev/null`);
+      row(`${size}: Job url → PostGIS${outputFormat ? ` (output ${outputFormat})` : ''}`, serviceMs, script.ms, peak, script.peak);
+    }
+  }
+  console.log(`\nbench:scale, ${new Date().toISOString()}, ${divisor === 1 ? 'full sizes' : `sizes divided by ${divisor}`}; at rest: worker ${MB(rest.worker)} MB, API ${MB(rest.api)} MB`);
+  console.log('| row | service | baseline | ratio | worker peak MB | API peak MB | baseline peak MB |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const line of rows) console.log(line);
+} finally {
+  files.close();
+  await stack.stop();
+}

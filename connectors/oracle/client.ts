@@ -1,0 +1,163 @@
+import oracledb from 'oracledb';
+import { classify } from '../shared/classify.js';
+import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+import type { ConnectorContext } from '../types.js';
+
+/*
+ * Connections to a user's Oracle Database through node-oracledb in Thin mode: pure JavaScript,
+ * no Instant Client, no wallet. Each session gets ISO 8601 date formats, '.' as decimal mark and
+ * UTC, so values printed by the server (a cursor's largest value, dates fetched as text) read
+ * back the same on any database. Errors are classified by ORA- and NJS- codes, never by text.
+ */
+
+export interface OracleConfig {
+  host?: string | undefined;
+  port: number;
+  service_name?: string | undefined;
+  connect_string?: string | undefined;
+  username: string;
+  password?: string | undefined;
+}
+
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/** A connect-descriptor value: parentheses and the like cannot be escaped there, so they are refused. */
+const descriptorValue = (what: string, v: string) => {
+  if (/[()=\\"'\s]/.test(v)) throw new ConnectorError('invalid_data', `The Oracle ${what} must not contain parentheses, quotes, '=' or spaces`, {}, false);
+  return v;
+};
+
+/**
+ * The connect string: the configured Easy Connect string, or a connect descriptor of host, port
+ * and service_name (a descriptor takes any service name; Easy Connect's parser refuses some).
+ */
+export function connectStringOf(c: OracleConfig): string {
+  if (c.connect_string) return c.connect_string;
+  if (!c.host || !c.service_name) {
+    throw new ConnectorError('invalid_data', 'An Oracle connection needs host and service_name, or connect_string (Easy Connect)', {}, false);
+  }
+  return `(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST=${descriptorValue('host', c.host)})(PORT=${c.port}))(CONNECT_DATA=(SERVICE_NAME=${descriptorValue('service_name', c.service_name)})))`;
+}
+
+export const describeServer = (c: OracleConfig) => `Oracle at ${c.connect_string ?? `${c.host ?? '?'}:${c.port}/${c.service_name ?? '?'}`}`;
+export const triedOf = (c: OracleConfig) => ({
+  host: c.host ?? null,
+  port: c.port,
+  service_name: c.service_name ?? null,
+  connect_string: c.connect_string ?? null,
+  username: c.username,
+});
+
+const codeReasons: Record<string, ConnectorFailureReason> = {
+  'ORA-01017': 'authentication_failed', // invalid username/password
+  'ORA-28000': 'authentication_failed', // account locked
+  'ORA-28001': 'authentication_failed', // password expired
+  'ORA-01045': 'permission_denied', // no CREATE SESSION
+  'ORA-01031': 'permission_denied', // insufficient privileges
+  'ORA-01950': 'permission_denied', // no quota on tablespace
+  'ORA-01536': 'permission_denied', // quota exceeded
+  'ORA-00942': 'not_found', // table or view does not exist
+  'ORA-00904': 'not_found', // invalid identifier (column)
+  'ORA-04043': 'not_found', // object does not exist
+  'ORA-01918': 'not_found', // user does not exist
+  'ORA-12514': 'not_found', // listener does not know the service
+  'ORA-12505': 'not_found', // listener does not know the SID
+  'ORA-00955': 'target_exists', // name already used by an existing object
+  'ORA-12541': 'unreachable', // no listener
+  'ORA-12543': 'unreachable',
+  'ORA-12545': 'unreachable', // host not found
+  'ORA-12170': 'timeout', // connect timeout
+  'ORA-01013': 'timeout', // user requested cancel
+  'ORA-00054': 'timeout', // resource busy
+  'ORA-01653': 'server_error', // unable to extend table
+  'ORA-01654': 'server_error',
+  'ORA-04031': 'server_error',
+  'NJS-500': 'unreachable', // connection to the database was closed
+  'NJS-501': 'unreachable',
+  'NJS-503': 'unreachable', // could not establish a connection to host
+  'NJS-510': 'timeout', // connection timed out
+  'NJS-511': 'unreachable',
+  'NJS-518': 'not_found', // service not registered with the listener
+  'NJS-521': 'unreachable',
+  'NJS-515': 'invalid_data', // not an Easy Connect string
+};
+
+export function reasonOfCode(code: string): ConnectorFailureReason | undefined {
+  return codeReasons[code] ?? (/^ORA-13\d{3}$/.test(code) || /^ORA-0(1400|1401|1438|1722|1840|1841|1861|12899)$/.test(code) ? 'invalid_data' : undefined);
+}
+
+/** Any error of an Oracle conversation as a ConnectorError; Oracle's message names objects, never a password. */
+export function classifyOracle(error: unknown, what: string, details: Record<string, unknown> = {}): ConnectorError {
+  if (error instanceof ConnectorError) return error;
+  const e = error as { code?: unknown; message?: unknown; cause?: unknown };
+  const message = typeof e?.message === 'string' ? e.message.split('\n')[0]! : String(error);
+  const code = typeof e?.code === 'string' ? e.code : undefined;
+  if (code) {
+    const reason = reasonOfCode(code);
+    if (reason === 'unreachable' || reason === 'timeout') {
+      // The socket's own error (ECONNREFUSED, a certificate that does not verify …) may say more.
+      const inner = e.cause ? classify(e.cause, what, details) : null;
+      if (inner && inner.reason !== 'invalid_response') return new ConnectorError(inner.reason, `${what}: ${message}`, { ...details, error_code: code });
+      if (/certificate|TLS|SSL/i.test(message)) return new ConnectorError('tls_error', `${what}: ${message}`, { ...details, error_code: code });
+    }
+    if (reason) return new ConnectorError(reason, `${what}: ${message}`, { ...details, error_code: code });
+    if (code.startsWith('ORA-')) return new ConnectorError('invalid_data', `${what}: ${message}`, { ...details, error_code: code });
+    if (/certificate|TLS|SSL/i.test(message)) return new ConnectorError('tls_error', `${what}: ${message}`, { ...details, error_code: code });
+  }
+  return classify(error, what, details);
+}
+
+/** Formats the session prints and reads dates and numbers in. */
+export const SESSION_SETUP = `ALTER SESSION SET NLS_DATE_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS' NLS_TIMESTAMP_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.FF6' NLS_TIMESTAMP_TZ_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.FF6TZH:TZM' NLS_NUMERIC_CHARACTERS = '.,' TIME_ZONE = '+00:00'`;
+
+/** A connected Thin-mode session; the signal ends a pending connect with a timeout (a late session is closed). */
+export async function connect(config: OracleConfig, ctx: ConnectorContext): Promise<oracledb.Connection> {
+  if (ctx.signal.aborted) throw new ConnectorError('timeout', `${describeServer(config)}: stopped before connecting`, triedOf(config));
+  const pending = oracledb.getConnection({
+    user: config.username,
+    password: config.password ?? '',
+    connectString: connectStringOf(config),
+    connectTimeout: CONNECT_TIMEOUT_MS / 1000,
+    transportConnectTimeout: CONNECT_TIMEOUT_MS / 1000,
+  });
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(new ConnectorError('timeout', `${describeServer(config)} did not answer in time`, triedOf(config)));
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  aborted.catch(() => undefined);
+  try {
+    const connection = await Promise.race([pending, aborted]);
+    await connection.execute(SESSION_SETUP);
+    return connection;
+  } catch (error) {
+    if (ctx.signal.aborted) pending.then((c) => c.close(), () => undefined);
+    throw classifyOracle(error, describeServer(config), triedOf(config));
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort!);
+  }
+}
+
+/** Runs fn with a session and always closes it; errors are classified; the signal breaks the session. */
+export async function withConnection<T>(config: OracleConfig, ctx: ConnectorContext, fn: (c: oracledb.Connection) => Promise<T>): Promise<T> {
+  const connection = await connect(config, ctx);
+  const abort = () => {
+    connection.break().catch(() => undefined);
+  };
+  ctx.signal.addEventListener('abort', abort, { once: true });
+  try {
+    return await fn(connection);
+  } catch (error) {
+    if (ctx.signal.aborted && !(error instanceof ConnectorError)) throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
+    throw classifyOracle(error, describeServer(config), triedOf(config));
+  } finally {
+    ctx.signal.removeEventListener('abort', abort);
+    await connection.close().catch(() => undefined);
+  }
+}
+
+/** Rows of a small query as arrays. */
+export async function rows(c: oracledb.Connection, sql: string, binds: oracledb.BindParameters = {}): Promise<unknown[][]> {
+  const r = await c.execute<unknown[]>(sql, binds, { outFormat: oracledb.OUT_FORMAT_ARRAY });
+  return r.rows ?? [];
+}

@@ -1,0 +1,43 @@
+/*
+ * The incremental cursor every SQL Source offers to Jobs (PostGIS, MySQL, SQL Server, Oracle):
+ * a Run reads the rows whose cursor column is above the largest value the previous Run read, up
+ * to the largest value at its own start, and keeps that largest value for the next Run. Only the
+ * quoting and the way the database prints its largest value differ; the window is decided here.
+ */
+
+/** What a SQL Source remembers between Runs: the cursor column and the largest value read. */
+export interface SqlCursor {
+  column: string;
+  /** The value as the database prints it; compared in SQL as a quoted literal of the column's type. */
+  value: string | null;
+}
+
+/** The previous Run's value, when it was kept for this same column (a Job that changed its column starts over). */
+export function previousCursorValue(column: string, kept: unknown): string | null {
+  const previous = (kept ?? null) as SqlCursor | null;
+  return previous?.column === column ? previous.value : null;
+}
+
+export interface CursorWindow {
+  /** Conditions to AND into the read (none for a first Run of an empty table). */
+  where: string[];
+  /** The cursor to keep for the next Run. */
+  cursor: SqlCursor;
+  /** Nothing is newer than what the previous Run read: the rest of the Run is skipped. */
+  unchanged: boolean;
+}
+
+/**
+ * The rows of this Run: above `last` (the previous Run's value) and up to `max` (the largest value
+ * when this Run started), so rows committed after the max was read wait for the next Run.
+ * `column` is already quoted; `literal` quotes a value for the database's SQL.
+ */
+export function cursorWindow(column: string, quotedColumn: string, last: string | null, max: string | null, literal: (value: string) => string): CursorWindow {
+  const where: string[] = [];
+  if (last !== null) where.push(`${quotedColumn} > ${literal(last)}`);
+  if (max !== null) where.push(`${quotedColumn} <= ${literal(max)}`);
+  return { where, cursor: { column, value: max ?? last }, unchanged: last !== null && max === null };
+}
+
+/** `… WHERE a AND b`, or nothing. */
+export const whereClause = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');

@@ -1,0 +1,157 @@
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { DomainError } from '../../domain/errors.js';
+import { type DatasetRef } from './gdal.js';
+import { gdalErrors, mountsFor } from './gdal-tool.js';
+import { runSandboxed } from '../sandbox/sandbox.js';
+
+/*
+ * Every GDAL write of a dataset runs as a GDAL command-line tool in a child process (ogr2ogr,
+ * gdal_translate, gdalwarp), never in the server's own GDAL. The bindings' async calls do move a
+ * translation to libuv's threads, but closing the written dataset is synchronous, and that is
+ * where GeoPackage builds its spatial index and FlatGeobuf sorts and writes its whole file:
+ * seconds to minutes on the event loop, during which no heartbeat, request or other Run moves
+ * (issue 22; measured in docs/decisions.md). A child process also gets a wall-clock limit, an
+ * address-space limit and a file-size limit, so a step that runs out of time, memory or disk says
+ * which, and is killed without taking the worker with it. It runs in the sandbox (no network,
+ * only the folders it reads and writes), like the pipeline's stages.
+ */
+
+export interface WriteProgress {
+  /** Bytes of the output written so far. */
+  bytes_written: number;
+  /** 0–100, as the tool reports it (-progress); absent until it says. */
+  percent?: number;
+}
+
+export interface WriteLimits {
+  /** Wall-clock limit; default 50 minutes (SVC_GDAL_TIMEOUT_MIN). */
+  timeoutMs?: number;
+  /** Address-space limit; default 4 GiB (SVC_GDAL_MEMORY_MB). */
+  memoryBytes?: number;
+  /** Called about once a second while the tool works. */
+  progress?: (p: WriteProgress) => void;
+  signal?: AbortSignal;
+}
+
+/** The limits of a GDAL write whose caller gives none (the worker passes its SVC_GDAL_* settings). */
+const writeDefaults = { timeoutMs: 50 * 60_000, memoryBytes: 4 * 1024 * 1024 * 1024 };
+
+type Tool = 'ogr2ogr' | 'gdal_translate' | 'gdalwarp';
+
+/** Bytes under a file or folder (a shapefile folder grows several files at once). */
+export async function bytesUnder(target: string): Promise<number> {
+  const s = await stat(target).catch(() => null);
+  if (!s) return 0;
+  if (!s.isDirectory()) return s.size;
+  let total = 0;
+  for (const e of await readdir(target, { withFileTypes: true, recursive: true }).catch(() => [])) {
+    if (e.isFile()) total += (await stat(path.join(e.parentPath ?? e.path, e.name)).catch(() => null))?.size ?? 0;
+  }
+  return total;
+}
+
+/** What a failed GDAL process ran out of, if it says: time, memory or disk. */
+export function resourceFailure(result: { timedOut: boolean; signal: string | null; stderr: string }, limits: { timeoutMs: number; memoryBytes: number }, what: string): DomainError | null {
+  if (result.timedOut) {
+    const minutes = Math.round(limits.timeoutMs / 60_000);
+    return new DomainError(
+      'processing_timeout',
+      `${what} did not finish within ${minutes >= 1 ? `${minutes} minutes` : `${Math.round(limits.timeoutMs / 1000)} s`} and was stopped: raise SVC_GDAL_TIMEOUT_MIN, or convert fewer layers or features at a time`,
+      { limit_ms: limits.timeoutMs, setting: 'SVC_GDAL_TIMEOUT_MIN' },
+    );
+  }
+  const text = result.stderr;
+  if (/No space left on device|Disk full|disk is full|database or disk is full|ENOSPC/i.test(text) || result.signal === 'SIGXFSZ' || /File too large/i.test(text)) {
+    return new DomainError('insufficient_storage', `${what} ran out of disk space on the server: free space under SVC_DATA_DIR, or write a smaller output`, { setting: 'SVC_DATA_DIR' });
+  }
+  if (/out of memory|Cannot allocate memory|bad_alloc|CPLMalloc|memory allocation failed/i.test(text) || result.signal === 'SIGKILL' || result.signal === 'SIGSEGV' || result.signal === 'SIGABRT') {
+    const mb = Math.round(limits.memoryBytes / (1024 * 1024));
+    return new DomainError('out_of_memory', `${what} ran out of memory (limit ${mb} MB per GDAL process): raise SVC_GDAL_MEMORY_MB, or convert fewer layers or features at a time`, {
+      limit_bytes: limits.memoryBytes,
+      setting: 'SVC_GDAL_MEMORY_MB',
+    });
+  }
+  return null;
+}
+
+export class GdalWriteFailed extends Error {
+  constructor(
+    readonly errors: string[],
+    readonly exitCode: number | null,
+    readonly signal: string | null,
+  ) {
+    super(errors[0] ?? (signal ? `killed by ${signal}` : `exit code ${exitCode}`));
+    this.name = 'GdalWriteFailed';
+  }
+}
+
+/**
+ * Runs one GDAL tool that writes `output` (a file or folder) from the files in `readable`, with
+ * progress. Resolves when the output is complete and closed. A tool that ran out of time, memory
+ * or disk rejects with processing_timeout, out_of_memory or insufficient_storage; any other
+ * failure with GdalWriteFailed carrying GDAL's cleaned error lines, for the caller to explain.
+ */
+export async function runGdalWrite(tool: Tool, args: string[], io: { readable: string[]; writable: string[]; output: string }, limits: WriteLimits & { what: string }): Promise<void> {
+  const timeoutMs = limits.timeoutMs ?? writeDefaults.timeoutMs;
+  const memoryBytes = limits.memoryBytes ?? writeDefaults.memoryBytes;
+  let percent: number | undefined;
+  const report = async () => {
+    if (!limits.progress) return;
+    limits.progress({ bytes_written: await bytesUnder(io.output), ...(percent === undefined ? {} : { percent }) });
+  };
+  const timer = limits.progress ? setInterval(() => void report(), 1_000) : null;
+  let result;
+  try {
+    result = await runSandboxed(
+      [
+        `/usr/bin/${tool}`,
+        '--config', 'CPL_LOG_ERRORS', 'ON',
+        '--config', 'GML_DOWNLOAD_WFS_SCHEMA', 'NO',
+        '--config', 'OGR_SQLITE_SYNCHRONOUS', 'OFF',
+        // gdal_translate and gdalwarp report progress unless told -q; ogr2ogr only with -progress.
+        ...(tool === 'ogr2ogr' ? ['-progress'] : []),
+        ...args,
+      ],
+      {
+        mounts: mountsFor(io),
+        timeoutMs,
+        memoryBytes,
+        maxOutputBytes: 256 * 1024,
+        env: { GDAL_HTTP_TIMEOUT: '1', CPL_VSIL_CURL_ALLOWED_EXTENSIONS: '.none' },
+        fallback: 'direct',
+        onStdout: (chunk) => {
+          // -progress prints "0...10...20..." as it goes: the last number is how far it is.
+          const steps = chunk.match(/\d+(?=\.\.\.|\s*-\s*done)/g);
+          if (steps?.length) percent = Number(steps[steps.length - 1]);
+        },
+        ...(limits.signal ? { signal: limits.signal } : {}),
+      },
+    );
+  } finally {
+    if (timer) clearInterval(timer);
+  }
+  // Killed because the step was cancelled: say that, not what the kill looks like.
+  if (limits.signal?.aborted) throw limits.signal.reason ?? new Error('cancelled');
+  const resource = resourceFailure(result, { timeoutMs, memoryBytes }, limits.what);
+  if (resource) throw resource;
+  const errors = gdalErrors(result.stderr);
+  if (result.exitCode !== 0) throw new GdalWriteFailed(errors, result.exitCode, result.signal);
+  percent = 100;
+  await report();
+}
+
+/**
+ * ogr2ogr's arguments that open a prepared dataset as the server does: its path and open options.
+ * GDAL 3.6's ogr2ogr has no -if: it picks the driver in GDAL's own order, as openDataset does
+ * (which has refused the drivers uploads may not use before any write starts).
+ */
+export function inputArgs(ref: DatasetRef): string[] {
+  return [ref.path, ...ref.openOptions.flatMap((o) => ['-oo', o])];
+}
+
+/** The folder that holds a dataset's files (a shapefile folder or .gdb is bound itself, a file by its folder). */
+export async function readableOf(ref: DatasetRef): Promise<string> {
+  const s = await stat(ref.path);
+  return s.isDirectory() ? path.resolve(ref.path) : path.dirname(path.resolve(ref.path));
+}

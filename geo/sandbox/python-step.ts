@@ -1,0 +1,103 @@
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { DomainError } from '../../domain/errors.js';
+import { bwrapPath, runSandboxed, SandboxUnavailable } from './sandbox.js';
+
+/** Debian's interpreter: it has python3-gdal, shapely, pyproj and geopandas (pyenv shims don't). */
+export const PYTHON = '/usr/bin/python3';
+
+export interface PythonScript {
+  /** The script's source text. */
+  script: string;
+  /** The name it was stored under (shown in tracebacks); defaults to script.py. */
+  filename?: string;
+}
+
+export interface PythonStepOptions {
+  /** Default 60 s. */
+  timeoutMs?: number;
+  /** Default 2 GiB. */
+  memoryBytes?: number;
+  /** Bytes of stdout/stderr kept; default 64 KiB. */
+  maxOutputBytes?: number;
+  /** Output file name, whose extension tells the script the expected format; default output.gpkg. */
+  outputName?: string;
+}
+
+export interface PythonStepResult {
+  /** The file the script wrote, on the server (inside stepDir). */
+  outputPath: string;
+  stdout: string;
+  stderr: string;
+}
+
+/** Whether this server can run Python steps (they never run unsandboxed). */
+export function pythonStepAvailable(): boolean {
+  return bwrapPath() !== null && existsSync(PYTHON);
+}
+
+function scriptName(filename: string | undefined): string {
+  const base = (filename ?? 'script.py').split(/[\\/]/).pop() ?? 'script.py';
+  const cleaned = base.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '');
+  return cleaned.endsWith('.py') ? cleaned : `${cleaned || 'script'}.py`;
+}
+
+/**
+ * Runs `python3 script input output` in the sandbox. The script sees its input read-only under
+ * /input and writes its output under /step (the only writable folder, backed by stepDir); it has
+ * no network and an empty environment. A non-zero exit, a timeout or a missing output is an
+ * invalid_transformation carrying the exit code and the (truncated) stdout and stderr.
+ */
+export async function runPythonStep(
+  script: PythonScript,
+  inputPath: string,
+  stepDir: string,
+  options: PythonStepOptions = {},
+): Promise<PythonStepResult> {
+  if (!pythonStepAvailable()) {
+    throw new DomainError('invalid_transformation', 'Python steps are not available on this server (bubblewrap is not installed)', {});
+  }
+  await mkdir(stepDir, { recursive: true });
+  const name = scriptName(script.filename);
+  await writeFile(path.join(stepDir, name), script.script, 'utf8');
+  const outputName = options.outputName ?? 'output.gpkg';
+  const inputName = path.basename(inputPath);
+  const inside = { script: `/step/${name}`, input: `/input/${inputName}`, output: `/step/${outputName}` };
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  let result;
+  try {
+    result = await runSandboxed([PYTHON, '-I', '-u', inside.script, inside.input, inside.output], {
+      mounts: [
+        { host: path.resolve(stepDir), inside: '/step', writable: true },
+        { host: path.resolve(inputPath), inside: inside.input },
+      ],
+      cwd: '/step',
+      timeoutMs,
+      ...(options.memoryBytes ? { memoryBytes: options.memoryBytes } : {}),
+      ...(options.maxOutputBytes ? { maxOutputBytes: options.maxOutputBytes } : {}),
+      env: { MPLCONFIGDIR: '/tmp', PYTHONIOENCODING: 'utf-8' },
+      fallback: 'refuse',
+    });
+  } catch (err) {
+    if (err instanceof SandboxUnavailable) throw new DomainError('invalid_transformation', 'Python steps are not available on this server: the sandbox cannot start', {});
+    throw err;
+  }
+  const details = { exit_code: result.exitCode, stdout: result.stdout, stderr: result.stderr, timed_out: result.timedOut };
+  if (result.timedOut) {
+    throw new DomainError('invalid_transformation', `The Python step was stopped after ${Math.round(timeoutMs / 1000)} s`, details);
+  }
+  if (result.exitCode !== 0) {
+    const last = result.stderr.trim().split('\n').pop() ?? '';
+    throw new DomainError(
+      'invalid_transformation',
+      `The Python step failed (exit code ${result.exitCode ?? result.signal})${last ? `: ${last.slice(0, 300)}` : ''}`,
+      details,
+    );
+  }
+  const outputPath = path.join(stepDir, outputName);
+  if (!existsSync(outputPath) || (statSync(outputPath).isFile() && statSync(outputPath).size === 0)) {
+    throw new DomainError('invalid_transformation', `The Python step ended without writing its output (the second argument, ${inside.output})`, details);
+  }
+  return { outputPath, stdout: result.stdout, stderr: result.stderr };
+}

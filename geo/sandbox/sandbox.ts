@@ -1,0 +1,238 @@
+import { spawn } from 'node:child_process';
+import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
+
+/*
+ * Runs untrusted work (a user's Python script, GDAL over user SQL) in bubblewrap: every namespace
+ * unshared (so no network at all), a read-only /usr, only the step's folders bound, an empty
+ * environment (no secrets reach it), a wall-clock timeout that kills the whole process tree, and
+ * address-space / file-size limits set with prlimit.
+ */
+
+export interface Mount {
+  /** Folder or file on the server. */
+  host: string;
+  /** Where the sandbox sees it. */
+  inside: string;
+  writable?: boolean;
+}
+
+export interface SandboxOptions {
+  mounts: Mount[];
+  /** Working directory inside the sandbox. */
+  cwd?: string;
+  /** Wall-clock limit; default 60 s. */
+  timeoutMs?: number;
+  /** Address-space limit (RLIMIT_AS); default 2 GiB. */
+  memoryBytes?: number;
+  /** Largest file the process may write (RLIMIT_FSIZE); default 8 GiB. */
+  maxFileBytes?: number;
+  /** Bytes of stdout and of stderr kept (head and tail); default 64 KiB. */
+  maxOutputBytes?: number;
+  /** Extra environment variables (the environment starts empty). */
+  env?: Record<string, string>;
+  /**
+   * Without bubblewrap: `refuse` throws SandboxUnavailable; `direct` runs the command as a plain
+   * child process (empty environment, limits and timeout still applied, host paths unchanged, so
+   * mounts must use host === inside).
+   */
+  fallback?: 'refuse' | 'direct';
+  /** Sees stdout as it arrives (a tool's progress), besides keeping it. */
+  onStdout?: (chunk: string) => void;
+  /** Kills the process tree when aborted (a cancelled step). */
+  signal?: AbortSignal;
+}
+
+export interface SandboxResult {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  sandboxed: boolean;
+}
+
+export class SandboxUnavailable extends Error {
+  constructor(reason = 'bubblewrap (bwrap) is not installed') {
+    super(reason);
+  }
+}
+
+const GiB = 1024 * 1024 * 1024;
+
+function findExecutable(name: string): string | null {
+  for (const dir of ['/usr/bin', '/bin', '/usr/local/bin']) {
+    const p = `${dir}/${name}`;
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      // next
+    }
+  }
+  return null;
+}
+
+let bwrap: string | null | undefined;
+/** Path of bwrap, or null when this server cannot sandbox. */
+export function bwrapPath(): string | null {
+  if (bwrap === undefined) bwrap = findExecutable('bwrap');
+  return bwrap;
+}
+
+/** The parts of /etc that the dynamic linker, Python and GDAL read; never all of /etc. Looked up once per process. */
+let etcBindArgs: string[] | undefined;
+function etcBinds(): string[] {
+  return (etcBindArgs ??= findEtcBinds());
+}
+
+function findEtcBinds(): string[] {
+  const wanted = ['alternatives', 'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d', 'localtime', 'matplotlibrc', 'fonts', 'mime.types', 'gdal', 'proj'];
+  let pythonDirs: string[] = [];
+  try {
+    pythonDirs = readdirSync('/etc').filter((n) => /^python3(\.\d+)?$/.test(n));
+  } catch {
+    // no /etc listing: keep the fixed list
+  }
+  const args: string[] = [];
+  for (const name of [...wanted, ...pythonDirs]) {
+    const p = `/etc/${name}`;
+    if (existsSync(p)) args.push('--ro-bind', p, p);
+  }
+  return args;
+}
+
+/** A stream collector that keeps the first and last half of the budget, noting what it dropped. */
+class Capped {
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer = Buffer.alloc(0);
+  private dropped = 0;
+  constructor(private readonly max: number) {}
+  push(chunk: Buffer) {
+    const half = Math.floor(this.max / 2);
+    if (this.headBytes < half) {
+      const take = chunk.subarray(0, half - this.headBytes);
+      this.head.push(take);
+      this.headBytes += take.length;
+      chunk = chunk.subarray(take.length);
+    }
+    if (chunk.length === 0) return;
+    const merged = Buffer.concat([this.tail, chunk]);
+    const keep = this.max - half;
+    if (merged.length > keep) {
+      this.dropped += merged.length - keep;
+      this.tail = merged.subarray(merged.length - keep);
+    } else this.tail = merged;
+  }
+  text(): string {
+    const head = Buffer.concat(this.head).toString('utf8');
+    const tail = this.tail.toString('utf8');
+    return this.dropped > 0 ? `${head}\n…[${this.dropped} bytes omitted]…\n${tail}` : head + tail;
+  }
+}
+
+let prlimitPath: string | null | undefined;
+
+/** Runs command (argv, no shell) in the sandbox and reports how it ended; never throws for a failing command. */
+export async function runSandboxed(command: string[], options: SandboxOptions, withoutBwrap = false): Promise<SandboxResult> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const limits = [
+    `--as=${Math.floor(options.memoryBytes ?? 2 * GiB)}`,
+    `--fsize=${Math.floor(options.maxFileBytes ?? 8 * GiB)}`,
+    `--core=0`,
+  ];
+  const prlimit = prlimitPath === undefined ? (prlimitPath = findExecutable('prlimit')) : prlimitPath;
+  const limited = prlimit ? [prlimit, ...limits, '--', ...command] : command;
+  const env: Record<string, string> = {
+    PATH: '/usr/bin:/bin',
+    HOME: '/tmp',
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    TMPDIR: '/tmp',
+    // One thread per numeric library keeps the address space inside the limit on many-core hosts.
+    OMP_NUM_THREADS: '1',
+    OPENBLAS_NUM_THREADS: '1',
+    MKL_NUM_THREADS: '1',
+    ...options.env,
+  };
+  const bw = withoutBwrap ? null : bwrapPath();
+  let argv: string[];
+  if (bw) {
+    argv = [
+      bw,
+      '--unshare-all',
+      '--die-with-parent',
+      '--new-session',
+      '--cap-drop',
+      'ALL',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+      ...['bin', 'sbin', 'lib', 'lib64', 'lib32', 'libx32'].flatMap((d) => (existsSync(`/${d}`) ? ['--symlink', `usr/${d}`, `/${d}`] : [])),
+      ...etcBinds(),
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--tmpfs',
+      '/tmp',
+      ...options.mounts.flatMap((m) => [m.writable ? '--bind' : '--ro-bind', m.host, m.inside]),
+      // The sandbox root is a tmpfs bwrap builds; make it read-only so only /tmp and writable mounts take writes.
+      '--remount-ro',
+      '/',
+      ...(options.cwd ? ['--chdir', options.cwd] : []),
+      '--clearenv',
+      ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]),
+      '--',
+      ...limited,
+    ];
+  } else {
+    if (options.fallback !== 'direct') throw new SandboxUnavailable();
+    argv = limited;
+  }
+  const child = spawn(argv[0]!, argv.slice(1), {
+    cwd: bw ? undefined : options.cwd,
+    env: bw ? {} : env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // Own process group, so a timeout can kill bwrap and everything below it at once.
+    detached: true,
+  });
+  const out = new Capped(options.maxOutputBytes ?? 64 * 1024);
+  const err = new Capped(options.maxOutputBytes ?? 64 * 1024);
+  child.stdout!.on('data', (c: Buffer) => {
+    out.push(c);
+    options.onStdout?.(c.toString('latin1'));
+  });
+  child.stderr!.on('data', (c: Buffer) => err.push(c));
+  let timedOut = false;
+  const killGroup = () => {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup();
+  }, timeoutMs);
+  options.signal?.addEventListener('abort', killGroup, { once: true });
+  const { code, signal } = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+    child.on('error', (e) => {
+      err.push(Buffer.from(String(e.message)));
+      resolve({ code: null, signal: null });
+    });
+    child.on('close', (c, s) => resolve({ code: c, signal: s }));
+  });
+  clearTimeout(timer);
+  options.signal?.removeEventListener('abort', killGroup);
+  // Leftovers of the group (a daemonised child outside bwrap's pid namespace) go too.
+  killGroup();
+  const stderr = err.text();
+  if (bw && code !== 0 && !timedOut && /^bwrap: /.test(stderr)) {
+    // bwrap itself could not build the sandbox (no user namespaces in this container, …).
+    if (options.fallback === 'direct') return runSandboxed(command, { ...options, fallback: 'direct' }, true);
+    throw new SandboxUnavailable(stderr.trim().split('\n')[0]);
+  }
+  return { exitCode: code, signal, stdout: out.text(), stderr, timedOut, sandboxed: bw !== null };
+}

@@ -1,0 +1,49 @@
+import type { ActivityOptions } from '@temporalio/workflow';
+
+/** Named timeout and retry profiles; every activity call picks one. */
+export const timeouts = {
+  quick: { startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 3 } },
+  /**
+   * Appending an event: short, retried with backoff through a database restart (a few minutes),
+   * refusals by the domain fail at once.
+   */
+  record: {
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 25, nonRetryableErrorTypes: ['DomainError'] },
+  },
+  /**
+   * GDAL work: long, heartbeating. A worker that crashed (npm start restarts it) stops
+   * heartbeating, and its attempt is retried once the heartbeat timeout has passed: short enough
+   * that a waiting convert call gets its answer, long enough for a loaded machine's heartbeats.
+   */
+  processing: { startToCloseTimeout: '60 minutes', heartbeatTimeout: '30 seconds', retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['DomainError'] } },
+  /**
+   * A transfer someone waits for (a Workspace delivery): a few quick retries of transient
+   * failures (connection refused, timeouts, 5xx); classified permanent ones are non-retryable.
+   */
+  interactiveTransfer: {
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 3, nonRetryableErrorTypes: ['DomainError'] },
+  },
+  /**
+   * A Run's extract and deliver: nobody waits on the line, so transient remote failures
+   * (connection refused, timeouts, 5xx) are retried with backoff for about a quarter of an hour;
+   * classified permanent ones (bad credentials, missing table, 4xx) and domain refusals fail at
+   * once. A killed worker's attempt is retried once its heartbeats stop (30 s).
+   */
+  runTransfer: {
+    startToCloseTimeout: '2 hours',
+    heartbeatTimeout: '30 seconds',
+    retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 6, nonRetryableErrorTypes: ['DomainError'] },
+  },
+} satisfies Record<string, ActivityOptions>;
+
+/**
+ * A profile with the heartbeat timeout the worker is configured with (SVC_HEARTBEAT_TIMEOUT_S),
+ * which reaches a workflow through an activity's result; histories recorded before the setting
+ * existed carry none and keep the profile's own.
+ */
+export function withHeartbeatTimeout<T extends ActivityOptions>(profile: T, heartbeatTimeoutMs: number | undefined): T {
+  return heartbeatTimeoutMs ? { ...profile, heartbeatTimeout: heartbeatTimeoutMs } : profile;
+}

@@ -1,0 +1,39 @@
+import type { DeliveryResult } from '../connectors/types.js';
+import type { ConvertOutput, ConvertRequest } from '../domain/workspaces/workspace.js';
+import type { StoredDataset } from '../platform/file-store.js';
+
+/*
+ * The Workspace workflows as their callers see them (application/workspaces.ts starts them by
+ * name with these signatures; workflows/workspace-*.ts implement them). Types only.
+ */
+
+export interface ConvertWorkspaceWorkflowInput {
+  workspaceId: string;
+  conversionId: string;
+  actorId: string;
+  request: ConvertRequest;
+  dataset: StoredDataset;
+  /** Output file name stem: the uploaded file's name without its extension. */
+  baseName: string;
+}
+
+export type ConvertWorkspaceWorkflow = (input: ConvertWorkspaceWorkflowInput) => Promise<{ output: ConvertOutput; position: string }>;
+
+export interface DeliverWorkspaceInput {
+  workspaceId: string;
+  actorId: string;
+  destinationId: string;
+  /** Checked by the Destination's connector before the workflow started. */
+  target: Record<string, unknown>;
+  /** Stable across retries of this delivery: the connector uses it to deliver once. */
+  deliveryId: string;
+}
+
+/** What a delivery did, with public metadata only. */
+export interface Delivery extends DeliveryResult {
+  destination_id: string;
+  destination_type: string;
+  duration_ms: number;
+}
+
+export type DeliverWorkspaceWorkflow = (input: DeliverWorkspaceInput) => Promise<{ delivery: Delivery; position: string }>;
