@@ -53,6 +53,8 @@ export const bigquery = defineConnector({
     "contacted. **Test** reads the dataset's metadata and reports its location. Failures are classified by HTTP status",
     'and BigQuery\'s error reasons: `authentication_failed` (a key that is not a service-account key, or one Google',
     'refuses), `permission_denied` (accessDenied), `not_found` (no such project or dataset), `unreachable`, `timeout`.',
+    'Every request (the library\'s and its auth client\'s) passes the outbound policy; an `HTTPS_PROXY` in the',
+    'environment takes precedence in the library and then decides for itself.',
     '',
     '**Discover** lists the datasets of the project; with `?schema=DATASET` its tables and views, each with',
     '`has_geometry` (a GEOGRAPHY column) and `geometry_type` `GEOGRAPHY` (BigQuery does not type geographies further).',

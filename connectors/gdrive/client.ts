@@ -1,6 +1,7 @@
 import { auth as googleAuth, drive, type drive_v3 } from '@googleapis/drive';
 import { ConnectorError } from '../shared/errors.js';
 import { classify, reasonOfStatus } from '../shared/classify.js';
+import { egressAgentFor } from '../shared/egress.js';
 import { publicUrl } from '../shared/fetch.js';
 
 /*
@@ -18,6 +19,10 @@ import { publicUrl } from '../shared/fetch.js';
  *   endpoint (token_url) and are refreshed by the library.
  * `api_url` and `token_url` default to Google's; they point elsewhere only for a stand-in or a
  * private endpoint.
+ *
+ * Every request (the API's, the token endpoint's, the resumable session's) goes through the auth
+ * client's gaxios transporter, whose `agent` is the outbound policy's (connectors/shared/egress.ts):
+ * each socket, a redirect's included, opens to a checked address.
  */
 
 export const DRIVE_SCOPE = 'https://www.googleapis.com/auth/drive';
@@ -57,7 +62,8 @@ interface ServiceAccountKey {
 function authOf(access: DriveAccess, signal: AbortSignal): Pick<DriveHandle, 'auth' | 'method' | 'principal'> {
   // Every request of the client, the token endpoint's included, ends with the call's signal
   // (a token refresh takes no signal of its own and would otherwise wait for ever).
-  const transporterOptions = { signal };
+  // Every socket of the client opens to an address the outbound policy allowed.
+  const transporterOptions = { signal, agent: egressAgentFor };
   if (access.credentials_json) {
     let key: ServiceAccountKey;
     try {

@@ -22,6 +22,9 @@ import { ConnectorError } from './errors.js';
  *                                     socket: give them to SDKs (AWS: requestHandler.httpAgent /
  *                                     httpsAgent; Azure: azureEgressHttpClient(); googleapis /
  *                                     gaxios, snowflake-sdk … take an `agent`).
+ *   egressAgentFor(url)               the agent of egressAgents() for a URL's scheme, for clients whose
+ *                                     `agent` may be a function (gaxios: transporterOptions.agent).
+ *   pinAgent(agent, protocol)         pins an SDK's own Agent in place (snowflake-sdk builds its own).
  *   await egressAddress(host, port)   the checked IP to connect to, for database and SSH clients
  *                                     (pg, mysql2, ssh2, tedious, oracledb, libpq's hostaddr …):
  *                                     connect to the address it returns, keep `host` for TLS
@@ -361,7 +364,21 @@ export function egressFetch(input: string | URL, init: RequestInit = {}): Promis
 
 type CreateConnection = (options: any, callback: (error: Error | null, socket?: net.Socket) => void) => net.Socket | undefined;
 
-/** Wraps an Agent's createConnection: resolve and check first, then open the socket to that address. */
+const pinnedAgents = new WeakSet<http.Agent>();
+
+/**
+ * Wraps an Agent's createConnection: resolve and check first, then open the socket to that
+ * address. For SDKs that build their own agents and take none (snowflake-sdk): the agent they
+ * made is pinned in place, once, keeping its own TLS checks (OCSP, CRL) around the socket.
+ */
+export function pinAgent<A extends http.Agent>(agent: A, protocol: 'http:' | 'https:'): A {
+  if (!pinnedAgents.has(agent)) {
+    pinnedAgents.add(agent);
+    pinned(agent, protocol);
+  }
+  return agent;
+}
+
 function pinned(agent: http.Agent, protocol: 'http:' | 'https:'): void {
   const create = (agent as unknown as { createConnection: CreateConnection }).createConnection.bind(agent);
   (agent as unknown as { createConnection: CreateConnection }).createConnection = (options, callback) => {
@@ -393,8 +410,14 @@ export function egressAgents(): { http: http.Agent; https: https.Agent } {
   if (agents) return agents;
   const h = new http.Agent({ keepAlive: true });
   const s = new https.Agent({ keepAlive: true });
-  pinned(h, 'http:');
-  pinned(s, 'https:');
+  pinAgent(h, 'http:');
+  pinAgent(s, 'https:');
   agents = { http: h, https: s };
   return agents;
+}
+
+/** For clients whose `agent` option may be a function of the URL (gaxios, node-fetch): the egress agent for its scheme. */
+export function egressAgentFor(url: URL | string): http.Agent {
+  const protocol = typeof url === 'string' ? new URL(url).protocol : url.protocol;
+  return protocol === 'http:' ? egressAgents().http : egressAgents().https;
 }

@@ -1,7 +1,10 @@
 import { createPrivateKey } from 'node:crypto';
+import type http from 'node:http';
+import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import snowflake from 'snowflake-sdk';
 import { classify } from '../shared/classify.js';
+import { pinAgent } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
 import type { ConnectorContext } from '../types.js';
 
@@ -27,6 +30,30 @@ export interface SnowflakeConfig {
 }
 
 snowflake.configure({ logLevel: 'OFF' });
+
+/*
+ * The outbound policy (connectors/shared/egress.ts). The driver takes no agent: it builds its own
+ * per connection (an OCSP- or CRL-checking https.Agent, or a proxy agent) in
+ * NodeHttpClient.getAgent, for every request to the account (login, statements, result chunks).
+ * That method is wrapped so each agent it hands out is pinned: its sockets open only to an
+ * address the policy allowed, its own certificate checks kept. snowflake-sdk has no "exports"
+ * map, so the module is the one the driver itself loaded.
+ * Not covered: a PUT's upload to the stage, which the driver sends with the cloud's SDK (S3,
+ * Azure, GCS) to the location the account names, with agents of their own (docs/decisions.md).
+ */
+function pinSnowflakeAgents(): void {
+  const fromDriver = createRequire(createRequire(import.meta.url).resolve('snowflake-sdk'));
+  const { NodeHttpClient } = fromDriver('./lib/http/node_untyped.js') as {
+    NodeHttpClient: { prototype: { getAgent(this: unknown, url: URL, ...rest: unknown[]): http.Agent } };
+  };
+  const getAgent = NodeHttpClient.prototype.getAgent;
+  if ((getAgent as { egress?: true }).egress) return;
+  const pinned = function (this: unknown, url: URL, ...rest: unknown[]) {
+    return pinAgent(getAgent.call(this, url, ...rest), url.protocol === 'http:' ? 'http:' : 'https:');
+  };
+  NodeHttpClient.prototype.getAgent = Object.assign(pinned, { egress: true as const });
+}
+pinSnowflakeAgents();
 
 export const CONNECT_TIMEOUT_MS = 15_000;
 export const describeServer = (c: SnowflakeConfig) => `Snowflake account ${c.account}`;

@@ -103,6 +103,12 @@ export const snowflake = defineConnector({
     'rowsets, GCS stage details, SWAP WITH as renames in one transaction, spatial functions over DuckDB\'s GEOMETRY);',
     'fakesnow accepts any password or key, has no GEOGRAPHY type and keeps no SRID, so credentials checks, Snowflake\'s',
     'GEOGRAPHY/GEOMETRY parsing and SRIDs are verified only in the statements the connector sends, not in their effect.',
+    '',
+    '**Outbound policy**: every request to the account (`access_url`, else the account\'s URL: login, statements,',
+    'result chunks) opens its socket to an address the policy allowed (the driver\'s own agents are pinned). Not',
+    'covered, because the driver sends them with clients of its own and takes no agent for them: the upload of a `PUT`',
+    'to the stage location the account names (S3, Azure or GCS, through their SDKs) and OCSP requests to the',
+    'responders a certificate names. Operators who need those held too deny them at the network level.',
   ].join('\n'),
   test(c, ctx) {
     return probeTest(

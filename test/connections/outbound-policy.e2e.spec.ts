@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,6 +109,32 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
     // Before the policy this answered authentication_failed: it had connected to the service's own PostgreSQL.
     const own = expectRefused(await test('sources', 'postgis', { host: '127.0.0.1', port: ownDatabasePort, database: 'postgres', username: 'nobody', password: 'p', ssl_mode: 'disable' }));
     expect(own.message).toContain("service's own PostgreSQL");
+    expect(open.connections()).toBe(0);
+  });
+
+  /** A service-account key file as Google issues them (signed locally: no token request is needed). */
+  const serviceAccountKey = () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    return JSON.stringify({ type: 'service_account', client_email: 'loader@geoflow.iam.gserviceaccount.com', private_key: privateKey, private_key_id: 'k1' });
+  };
+
+  it('bigquery: an api_endpoint on a denied port is refused (through @google-cloud/bigquery)', async () => {
+    const configuration = { project_id: 'geoflow', dataset: 'gis', credentials_json: serviceAccountKey(), api_endpoint: `http://127.0.0.1:${open.port}` };
+    expectRefused(await test('sources', 'bigquery', configuration));
+    expectRefused(await test('destinations', 'bigquery', configuration));
+    expect(open.connections()).toBe(0);
+  });
+
+  it("gdrive: a denied api_url (a service account's first request) and a denied token_url (OAuth's) are refused", async () => {
+    const at = `http://127.0.0.1:${open.port}`;
+    expectRefused(await test('sources', 'gdrive', { credentials_json: serviceAccountKey(), folder_id: '1AbCdEfGhIjKlMnOp', api_url: at, token_url: `${at}/token` }));
+    // The API is allowed here: the refusal is the token endpoint's.
+    expectRefused(await test('destinations', 'gdrive', { client_id: 'c', client_secret: 's', refresh_token: 'r', api_url: `http://127.0.0.1:${redirectorPort}`, token_url: `${at}/token` }));
+    expect(open.connections()).toBe(0);
+  });
+
+  it('snowflake: an access_url on a denied port is refused (through snowflake-sdk)', async () => {
+    expectRefused(await test('sources', 'snowflake', { account: 'geoflow', username: 'loader', password: 'p', database: 'GIS', schema: 'PUBLIC', access_url: `http://127.0.0.1:${open.port}` }));
     expect(open.connections()).toBe(0);
   });
 
