@@ -1,5 +1,6 @@
 import oracledb from 'oracledb';
 import { classify } from '../shared/classify.js';
+import { egressAddress } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
 import type { ConnectorContext } from '../types.js';
 
@@ -31,12 +32,39 @@ const descriptorValue = (what: string, v: string) => {
  * The connect string: the configured Easy Connect string, or a connect descriptor of host, port
  * and service_name (a descriptor takes any service name; Easy Connect's parser refuses some).
  */
-export function connectStringOf(c: OracleConfig): string {
+export function connectStringOf(c: OracleConfig, address = c.host): string {
   if (c.connect_string) return c.connect_string;
   if (!c.host || !c.service_name) {
     throw new ConnectorError('invalid_data', 'An Oracle connection needs host and service_name, or connect_string (Easy Connect)', {}, false);
   }
-  return `(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST=${descriptorValue('host', c.host)})(PORT=${c.port}))(CONNECT_DATA=(SERVICE_NAME=${descriptorValue('service_name', c.service_name)})))`;
+  descriptorValue('host', c.host);
+  return `(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST=${descriptorValue('host', address!)})(PORT=${c.port}))(CONNECT_DATA=(SERVICE_NAME=${descriptorValue('service_name', c.service_name)})))`;
+}
+
+/**
+ * Host and port an Easy Connect string names (`[tcp[s]://][//]host[:port][/service]…`), for the
+ * outbound policy; null for forms it cannot read (a full descriptor), which are refused.
+ */
+export function easyConnectEndpoint(connectString: string): { host: string; port: number } | null {
+  const m = /^(?:tcps?:\/\/)?(?:\/\/)?(\[[^\]]+\]|[^:/?\s()]+)(?::(\d+))?(?:[/?]|$)/i.exec(connectString.trim());
+  if (!m) return null;
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port: m[2] ? Number(m[2]) : 1521 };
+}
+
+/**
+ * The connect string to open, after the outbound policy: a descriptor of ours connects to the
+ * checked address (no second lookup); an Easy Connect string is checked by its host and port
+ * (its name is resolved again by the driver, which keeps TLS server-name checks working for
+ * tcps://). A connect_string that is a full descriptor cannot be checked and is refused.
+ */
+async function checkedConnectString(c: OracleConfig): Promise<string> {
+  if (!c.connect_string) return connectStringOf(c, await egressAddress(c.host ?? '', c.port));
+  const endpoint = easyConnectEndpoint(c.connect_string);
+  if (!endpoint) {
+    throw new ConnectorError('invalid_data', 'connect_string must be an Easy Connect string (host[:port]/service): a full connect descriptor cannot be checked by the outbound policy; use host, port and service_name', {}, false);
+  }
+  await egressAddress(endpoint.host, endpoint.port);
+  return c.connect_string;
 }
 
 export const describeServer = (c: OracleConfig) => `Oracle at ${c.connect_string ?? `${c.host ?? '?'}:${c.port}/${c.service_name ?? '?'}`}`;
@@ -113,10 +141,16 @@ export const SESSION_SETUP = `ALTER SESSION SET NLS_DATE_FORMAT = 'YYYY-MM-DD"T"
 /** A connected Thin-mode session; the signal ends a pending connect with a timeout (a late session is closed). */
 export async function connect(config: OracleConfig, ctx: ConnectorContext): Promise<oracledb.Connection> {
   if (ctx.signal.aborted) throw new ConnectorError('timeout', `${describeServer(config)}: stopped before connecting`, triedOf(config));
+  let connectString: string;
+  try {
+    connectString = await checkedConnectString(config);
+  } catch (error) {
+    throw classifyOracle(error, describeServer(config), triedOf(config));
+  }
   const pending = oracledb.getConnection({
     user: config.username,
     password: config.password ?? '',
-    connectString: connectStringOf(config),
+    connectString,
     connectTimeout: CONNECT_TIMEOUT_MS / 1000,
     transportConnectTimeout: CONNECT_TIMEOUT_MS / 1000,
   });

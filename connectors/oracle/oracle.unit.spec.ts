@@ -2,7 +2,7 @@ import net from 'node:net';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { oracle } from './index.js';
-import { classifyOracle, connectStringOf, reasonOfCode, type OracleConfig } from './client.js';
+import { classifyOracle, connectStringOf, easyConnectEndpoint, reasonOfCode, type OracleConfig } from './client.js';
 import { epsgOfOracleSrid, signedArea, wkbToSdo } from './sdo.js';
 import {
   appendStatement, columnType, createTable, cursorMaxExpression, dropVersion, geomMetadataInsert, ident, insertStatement, kindOfColumn, literal, qualified, selectExpression,
@@ -143,6 +143,15 @@ describe('oracle connections', () => {
     expect(connectStringOf({ port: 1521, connect_string: 'tcps://db:2484/GIS', username: 'u' })).toBe('tcps://db:2484/GIS');
     expect(() => connectStringOf({ host: 'db', port: 1521, service_name: 'X)(HOST=evil', username: 'u' })).toThrow(/must not contain/);
     expect(() => connectStringOf({ port: 1521, username: 'u' })).toThrow(/host and service_name, or connect_string/);
+  });
+
+  it('reads the host and port an Easy Connect string names, for the outbound policy (a full descriptor it cannot read)', () => {
+    expect(easyConnectEndpoint('tcps://db.example.org:2484/GIS')).toEqual({ host: 'db.example.org', port: 2484 });
+    expect(easyConnectEndpoint('//db/GIS')).toEqual({ host: 'db', port: 1521 });
+    expect(easyConnectEndpoint('[::1]:1522/GIS?connect_timeout=5')).toEqual({ host: '::1', port: 1522 });
+    expect(easyConnectEndpoint('(DESCRIPTION=(ADDRESS=(HOST=x)))')).toBeNull();
+    // The checked address goes into our own descriptor; the configured host must still be plain.
+    expect(connectStringOf({ host: 'db', port: 1521, service_name: 'X', username: 'u' }, '10.0.0.5')).toContain('(HOST=10.0.0.5)');
   });
 
   describe('through node-oracledb (Thin) against loopback ports', () => {

@@ -1,5 +1,6 @@
 import { Connection, Request, TYPES, type ConnectionConfiguration } from 'tedious';
 import { classify } from '../shared/classify.js';
+import { egressAddress } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
 import type { ConnectorContext } from '../types.js';
 
@@ -103,16 +104,21 @@ export function classifySqlServer(error: unknown, what: string, details: Record<
   return classify(error, what, details);
 }
 
-/** tedious' connection settings of a configuration (the password in memory only). */
-export function connectionConfig(c: SqlServerConfig): ConnectionConfiguration {
+/**
+ * tedious' connection settings of a configuration (the password in memory only). `address` is
+ * the one the outbound policy checked (connect there, no second lookup to rebind); the configured
+ * host stays the TLS server name.
+ */
+export function connectionConfig(c: SqlServerConfig, address = c.host): ConnectionConfiguration {
   return {
-    server: c.host,
+    server: address,
     authentication: { type: 'default', options: { userName: c.username, password: c.password ?? '' } },
     options: {
       port: c.port,
       database: c.database,
       encrypt: c.encrypt,
       trustServerCertificate: c.trust_server_certificate,
+      ...(address !== c.host ? { serverName: c.host } : {}),
       connectTimeout: CONNECT_TIMEOUT_MS,
       // Long reads and bulk loads are bounded by the caller's signal, not by a fixed time.
       requestTimeout: 0,
@@ -127,7 +133,13 @@ export function connectionConfig(c: SqlServerConfig): ConnectionConfiguration {
 /** A connected tedious connection; the signal ends a pending connect with a timeout. */
 export async function connect(config: SqlServerConfig, ctx: ConnectorContext): Promise<Connection> {
   if (ctx.signal.aborted) throw new ConnectorError('timeout', `${describeServer(config)}: stopped before connecting`, triedOf(config));
-  const connection = new Connection(connectionConfig(config));
+  let address: string;
+  try {
+    address = await egressAddress(config.host, config.port);
+  } catch (error) {
+    throw classifySqlServer(error, describeServer(config), triedOf(config));
+  }
+  const connection = new Connection(connectionConfig(config, address));
   // Errors after connecting surface on the next request.
   connection.on('error', () => undefined);
   return new Promise<Connection>((resolve, reject) => {

@@ -112,6 +112,13 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
     expect(open.connections()).toBe(0);
   });
 
+  it('sqlserver and oracle: a denied port is refused before tedious or oracledb connect (descriptor and Easy Connect alike)', async () => {
+    expectRefused(await test('sources', 'sqlserver', { host: '127.0.0.1', port: open.port, database: 'gis', username: 'u', password: 'p', encrypt: false }));
+    expectRefused(await test('destinations', 'oracle', { host: '127.0.0.1', port: open.port, service_name: 'GIS', username: 'u', password: 'p' }));
+    expectRefused(await test('sources', 'oracle', { connect_string: `127.0.0.1:${open.port}/GIS`, username: 'u', password: 'p' }));
+    expect(open.connections()).toBe(0);
+  });
+
   /** A service-account key file as Google issues them (signed locally: no token request is needed). */
   const serviceAccountKey = () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
