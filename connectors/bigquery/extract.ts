@@ -227,7 +227,7 @@ export async function extractBigQuery(config: BigQueryConfig, resource: BigQuery
     if (!writer) throw new ConnectorError('invalid_response', `${describeServer(config)}: the answer had no schema`, {}, false);
     await writer.close();
   } catch (error) {
-    writer?.destroy();
+    await writer?.destroy();
     await rm(csv, { force: true });
     throw error;
   }

@@ -252,10 +252,17 @@ export class RowsCsv {
     await writeFile(this.file.replace(/\.csv$/, '.csvt'), `${this.columns.map((c) => csvtOf[c.kind]).join(',')}\n`);
   }
 
-  destroy(): void {
+  /**
+   * Stops writing and resolves once the file is closed: a stream destroyed before its file was
+   * even opened still opens (creates) it afterwards, so a caller that removes the file must wait
+   * for this first, or the file comes back after its removal.
+   */
+  async destroy(): Promise<void> {
     // Writes still queued fail once the stream is gone; nobody waits for them any more.
     this.closed.catch(() => undefined);
+    const closed = new Promise<void>((resolve) => (this.out.closed ? resolve() : this.out.once('close', () => resolve())));
     this.out.destroy();
+    await closed;
   }
 }
 

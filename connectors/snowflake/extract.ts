@@ -148,7 +148,7 @@ export async function extractSnowflake(config: SnowflakeConfig, resource: Snowfl
       }
       await writer.close();
     } catch (error) {
-      writer.destroy();
+      await writer.destroy();
       throw error;
     }
     return { unchanged: false as const, rows: writer.rows, geometry: geometry ? { name: geometry.name, epsg } : null, cursor };
