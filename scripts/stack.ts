@@ -29,6 +29,9 @@ export async function startStack(
     SVC_TASK_QUEUE: `bench-${name}`,
     SVC_LOG_LEVEL: 'warn',
     UV_THREADPOOL_SIZE: '8',
+    // options.databases are delivery targets in the service's own cluster, which the outbound
+    // policy refuses by default: the bench allows that port (as scripts/test.ts does for tests).
+    ...(options.databases?.length ? { SVC_OUTBOUND_ALLOW: [process.env.SVC_OUTBOUND_ALLOW, new URL(pg.url('bench')).host].filter(Boolean).join(',') } : {}),
     ...env,
   };
   // The API's log lines go to a file when asked (a bench at info level would flood the terminal).
