@@ -101,8 +101,10 @@ export function runActivities(services: Services) {
 
   async function attemptStep<T>(runId: string, name: StepName, work: StepWork<T>): Promise<T> {
     return domainErrorsAsFailures(async () => {
-      const run = await readRun(runId);
-      await record(services, runStream(runId), runDecider, { type: 'StartStep', runId, step: name, at: services.clock() });
+      // The Run as the start leaves it: one read of its stream for both.
+      const started = await record(services, runStream(runId), runDecider, { type: 'StartStep', runId, step: name, at: services.clock() });
+      if (started.state.status === 'absent') throw new DomainError('run_not_found', `Run ${runId} was not found`);
+      const run = started.state;
       const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs);
       const { cancellationSignal } = Context.current();
       const recorder = progressRecorder(runId, name);
