@@ -29,6 +29,9 @@ export async function startStack(
     SVC_TASK_QUEUE: `bench-${name}`,
     SVC_LOG_LEVEL: 'warn',
     UV_THREADPOOL_SIZE: '8',
+    // The benchmark's target databases live in the service's own cluster, which the outbound
+    // policy refuses by default: allow exactly that port, as an operator would.
+    ...(options.databases?.length ? { SVC_OUTBOUND_ALLOW: `127.0.0.1:${new URL(pg.url('bench')).port}` } : {}),
     ...env,
   };
   // The API's log lines go to a file when asked (a bench at info level would flood the terminal).
