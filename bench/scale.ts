@@ -212,9 +212,11 @@ async function measure<T>(what: string, side: { service: () => Promise<T>; basel
 }
 
 const out = path.join(work, 'out');
-const freshOut = () => {
+/** A baseline command run in an empty output folder. */
+const inFreshOut = (command: string) => {
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
+  return baseline(command);
 };
 
 /** The Run's steps and how long each took (from the Run record), for where a Job's time goes. */
@@ -237,7 +239,7 @@ try {
           if (ws) await api('DELETE', `/api/v1/workspaces/${ws.id}`).catch(() => undefined);
           ws = await uploadWithCurl(stack.base, stack.token, d.file);
         },
-        baseline: () => (freshOut(), baseline(`cp '${d.file}' '${out}/copy.gpkg'`)),
+        baseline: () => inFreshOut(`cp '${d.file}' '${out}/copy.gpkg'`),
       });
       if (kinds.has('convert')) {
         for (const f of formats) {
@@ -245,7 +247,7 @@ try {
           const zip = f.id === 'ESRI Shapefile' ? ` && (cd '${target}' && zip -q -r ../ogr.zip .)` : '';
           await measure(`${size}: convert to ${f.id}`, {
             service: () => api('POST', `/api/v1/workspaces/${ws!.id}/convert`, { output_format: f.id }),
-            baseline: () => (freshOut(), baseline(`${ogr2ogr} -f '${f.id}' ${f.args.join(' ')} '${target}' '${d.file}'${zip}`)),
+            baseline: () => inFreshOut(`${ogr2ogr} -f '${f.id}' ${f.args.join(' ')} '${target}' '${d.file}'${zip}`),
           });
         }
       }
@@ -275,7 +277,7 @@ try {
           console.log(`    Run ${seen.id}: ${stepTimes(seen)}`);
           return seen;
         },
-        baseline: () => (freshOut(), baseline(`${download}${convert} && ${load} && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM base_${table}' >/dev/null`)),
+        baseline: () => inFreshOut(`${download}${convert} && ${load} && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM base_${table}' >/dev/null`),
       });
       void run;
     }
