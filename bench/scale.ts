@@ -1,7 +1,5 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { startStack, uploadWithCurl } from '../scripts/stack.js';
@@ -130,14 +128,24 @@ const datasets = [
   ...(polygonCount > 0 ? [{ label: `${polygonCount.toLocaleString('en')} polygons (50 vertices, 20 attributes)`, file: polygonsFile(work, polygonCount), features: polygonCount }] : []),
 ];
 
-const files = createServer((req, res) => {
-  const file = path.join(work, path.basename((req.url ?? '').split('?')[0]!));
-  if (!existsSync(file)) return void res.writeHead(404).end();
-  res.writeHead(200, { 'content-type': 'application/geopackage+sqlite3', 'content-length': statSync(file).size });
-  createReadStream(file).pipe(res);
+/*
+ * The Jobs' Source files are served by a process of their own: this one samples /proc every 250 ms
+ * (synchronous reads of every process's stat, slow on a busy machine), which would stall a
+ * download it served, the service's and the script's alike.
+ */
+const fileServerCode = `const http = require('http'), fs = require('fs'), path = require('path');
+const dir = process.argv[1];
+const server = http.createServer((req, res) => {
+  const file = path.join(dir, path.basename((req.url || '').split('?')[0]));
+  if (!fs.existsSync(file)) return void res.writeHead(404).end();
+  res.writeHead(200, { 'content-type': 'application/geopackage+sqlite3', 'content-length': fs.statSync(file).size });
+  fs.createReadStream(file).pipe(res);
 });
-await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
-const fileBase = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+const files = spawn(process.execPath, ['-e', fileServerCode, work], { stdio: ['ignore', 'pipe', 'inherit'] });
+const filePort = await new Promise<string>((resolve) => files.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+const fileBase = `http://127.0.0.1:${filePort}`;
+process.on('exit', () => files.kill());
 
 const stack = await startStack(
   'scale',
@@ -286,7 +294,7 @@ try {
   console.log(header.join('\n'));
   for (const line of rows) console.log(line);
 } finally {
-  files.close();
+  files.kill();
   await stack.stop();
   rmSync(out, { recursive: true, force: true });
   if (!keep) for (const d of datasets) rmSync(d.file, { force: true });
