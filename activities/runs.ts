@@ -321,7 +321,7 @@ export function runActivities(services: Services) {
     },
 
     /**
-     * Records how the Run ended, then tells the Job (consecutive failures, the new sync cursor).
+     * Tells the Job how its Run ended (consecutive failures, the new sync cursor), then records it on the Run.
      * Returns where the event store stands, for whoever waits on the read models.
      */
     async finishRun(input: {
@@ -342,12 +342,15 @@ export function runActivities(services: Services) {
             : input.outcome === 'failed'
               ? ({ type: 'FailRun', runId, error: input.error!, at } as const)
               : ({ type: 'CancelRun', runId, reason: input.reason ?? 'cancelled', at } as const);
-        const ran = await record(services, runStream(runId), runDecider, command);
         const sync = input.outcome === 'succeeded' && run.sync ? { cursor: input.sync ? input.sync.cursor : run.sync.cursor, seq: run.sync.seq } : undefined;
+        // The Job first: the jobs projector runs before the runs projector, so whoever sees the Run
+        // ended also sees its Job's new cursor and counts. A retry after a crash between the two
+        // records nothing new for the Job (it ignores a Run it has already recorded).
         const job = await record(services, jobStream(run.jobId), jobDecider, {
           type: 'RecordRunOutcome', jobId: run.jobId, runId, trigger: run.trigger, status: input.outcome, ...(sync ? { sync } : {}),
           maxConsecutiveFailures: services.config.jobMaxConsecutiveFailures, at,
         });
+        const ran = await record(services, runStream(runId), runDecider, command);
         const position = BigInt(job.position) > BigInt(ran.position) ? job.position : ran.position;
         return { position };
       });
