@@ -20,8 +20,10 @@ import { scheduleWorkspaceCleanup } from './workspace-cleanup.js';
 /** The data folder (one machine), or the S3 bucket of SVC_STORAGE_URL with this process's own cache. */
 export async function fileStoreFor(config: Config): Promise<FileStore> {
   if (!config.storage) return new LocalFileStore(config.dataDir);
-  const { endpoint, region, forcePathStyle, cacheBytes } = config.storage;
-  return new S3FileStore({ ...parseStorageUrl(config.storage.url), endpoint, region, forcePathStyle, cacheBytes, cacheDir: await cacheFolderFor(config.dataDir) });
+  const { endpoint, region, forcePathStyle, cacheBytes, credentials } = config.storage;
+  return new S3FileStore({
+    ...parseStorageUrl(config.storage.url), endpoint, region, forcePathStyle, cacheBytes, credentials, cacheDir: await cacheFolderFor(config.dataDir),
+  });
 }
 
 export interface ServiceOptions {

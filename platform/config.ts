@@ -64,6 +64,11 @@ export interface StorageConfig {
   forcePathStyle: boolean;
   /** Each process's local cache of stored files (SVC_STORAGE_CACHE_MB, default 2048). */
   cacheBytes: number;
+  /**
+   * AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN) when given in this
+   * configuration's environment; otherwise the SDK's usual chain (profile, instance or task role).
+   */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
 }
 
 function storageFrom(env: NodeJS.ProcessEnv): StorageConfig | null {
@@ -79,6 +84,10 @@ function storageFrom(env: NodeJS.ProcessEnv): StorageConfig | null {
     region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
     forcePathStyle: pathStyle === 'true',
     cacheBytes: intFrom(env.SVC_STORAGE_CACHE_MB, 2048, 'SVC_STORAGE_CACHE_MB') * 1024 * 1024,
+    credentials:
+      env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+        ? { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) }
+        : undefined,
   };
 }
 

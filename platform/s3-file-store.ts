@@ -31,6 +31,8 @@ export interface S3StorageSettings {
   cacheBytes: number;
   /** A cached folder is never dropped sooner after its last use (the work on it may still run). */
   minIdleMs?: number;
+  /** Explicit keys; without them the SDK's usual chain (environment, profile, instance or task role). */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
   client?: S3Client;
 }
 
@@ -64,7 +66,7 @@ export class S3FileStore implements FileStore {
         region: settings.region,
         ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
         forcePathStyle: settings.forcePathStyle,
-        // Credentials the usual AWS way (environment, profile, instance or task role).
+        ...(settings.credentials ? { credentials: settings.credentials } : {}),
         // S3-compatible stores often refuse the SDK's default CRC32 trailers.
         ...(settings.endpoint ? { requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' } : {}),
         maxAttempts: 4,
