@@ -65,7 +65,8 @@ async function createWorkspace(
       ttlMs: config.workspaceTtlMs,
     });
   } catch (error) {
-    await files.remove(workspaceId);
+    // What the request's own failure was matters; files left behind (storage down) go with the cleanup's orphans.
+    await files.remove(workspaceId).catch(() => undefined);
     throw error;
   }
   return getWorkspace(services, userId, workspaceId);

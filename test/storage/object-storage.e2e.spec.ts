@@ -2,12 +2,14 @@ import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/cl
 import { Connection } from '@temporalio/client';
 import gdal from 'gdal-async';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupExpiredWorkspaces } from '../../application/workspace-cleanup.js';
 import type { Config } from '../../platform/config.js';
+import { S3FileStore } from '../../platform/s3-file-store.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, manyPointsGpkg, pointsGeoJson } from '../support/fixtures.js';
@@ -129,6 +131,39 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
 
   const workspaceIds: string[] = [];
   const runIds: string[] = [];
+
+  it('S3FileStore: publishing replaces an earlier attempt, the cache stays within its bound and refetches what it dropped', async () => {
+    const credentials = { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key };
+    const store = new S3FileStore({
+      bucket: BUCKET, prefix: 'unit/', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials,
+      cacheDir: emptyDataDir(), cacheBytes: 1500, minIdleMs: 0,
+    });
+    let dir = await store.workDir('run_u1', 'extract');
+    writeFileSync(path.join(dir, 'left-by-attempt-1.txt'), 'x');
+    await store.publish('run_u1', 'extract');
+    dir = await store.workDir('run_u1', 'extract');
+    mkdirSync(path.join(dir, 'dataset'));
+    writeFileSync(path.join(dir, 'dataset', 'a.csv'), 'a'.repeat(1000));
+    await store.publish('run_u1', 'extract');
+    expect(await keys('unit/')).toEqual(['unit/runs/run_u1/extract/dataset/a.csv']);
+
+    // A second process (its own empty cache) reads it; a 1000-byte folder and another push the first out.
+    const other = new S3FileStore({
+      bucket: BUCKET, prefix: 'unit/', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials,
+      cacheDir: emptyDataDir(), cacheBytes: 1500, minIdleMs: 0,
+    });
+    const first = await other.local('run_u1', 'extract/dataset');
+    expect(readFileSync(path.join(first, 'a.csv'), 'utf8')).toHaveLength(1000);
+    expect(await other.put('ws_u2', 'original/b.csv', Readable.from([Buffer.alloc(1000, 'b')]))).toBe(1000);
+    expect(other.cachedBytes()).toBeLessThanOrEqual(1500);
+    expect(existsSync(first)).toBe(false);
+    expect(readFileSync(path.join(await other.local('run_u1', 'extract/dataset'), 'a.csv'), 'utf8')).toHaveLength(1000);
+    expect(Buffer.concat(await (await store.get('ws_u2', 'original/b.csv')).body.toArray())).toHaveLength(1000);
+    expect((await store.list('runs')).map((o) => o.owner)).toEqual(['run_u1']);
+    await store.remove('run_u1');
+    await store.remove('ws_u2');
+    expect(await keys('unit/')).toEqual([]);
+  });
 
   it('serves the Workspace main path with requests alternating between two API replicas', async () => {
     const created = await upload(pointsGeoJson(dir));
