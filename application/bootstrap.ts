@@ -22,7 +22,13 @@ export async function fileStoreFor(config: Config): Promise<FileStore> {
   if (!config.storage) return new LocalFileStore(config.dataDir);
   const { endpoint, region, forcePathStyle, cacheBytes, credentials } = config.storage;
   return new S3FileStore({
-    ...parseStorageUrl(config.storage.url), endpoint, region, forcePathStyle, cacheBytes, credentials, cacheDir: await cacheFolderFor(config.dataDir),
+    ...parseStorageUrl(config.storage.url),
+    endpoint,
+    region,
+    forcePathStyle,
+    cacheBytes,
+    credentials,
+    cacheDir: await cacheFolderFor(config.dataDir),
   });
 }
 

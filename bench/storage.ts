@@ -68,7 +68,16 @@ try {
 
       const cacheDir = path.join(dir, `cache-${r}`);
       rmSync(cacheDir, { recursive: true, force: true });
-      const store = new S3FileStore({ bucket, prefix: '', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials, cacheDir, cacheBytes: 1024 ** 3 });
+      const store = new S3FileStore({
+        bucket,
+        prefix: '',
+        endpoint: s3.endpoint,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials,
+        cacheDir,
+        cacheBytes: 1024 ** 3,
+      });
       t = performance.now();
       const local = path.join(await store.local(owner, 'dataset'), name);
       await convert(local);

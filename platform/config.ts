@@ -86,7 +86,11 @@ function storageFrom(env: NodeJS.ProcessEnv): StorageConfig | null {
     cacheBytes: intFrom(env.SVC_STORAGE_CACHE_MB, 2048, 'SVC_STORAGE_CACHE_MB') * 1024 * 1024,
     credentials:
       env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
-        ? { accessKeyId: env.AWS_ACCESS_KEY_ID, secretAccessKey: env.AWS_SECRET_ACCESS_KEY, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) }
+        ? {
+            accessKeyId: env.AWS_ACCESS_KEY_ID,
+            secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+            ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+          }
         : undefined,
   };
 }
@@ -109,7 +113,9 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
   // With shared storage the processes run on several hosts, each with its own data folder: a key
   // made in one of them would not decrypt what another host's process encrypted.
   if (env.SVC_STORAGE_URL) {
-    throw new Error('SVC_SECRET_KEY must be set when SVC_STORAGE_URL is: every host must encrypt and decrypt connection secrets with the same key (openssl rand -hex 32)');
+    throw new Error(
+      'SVC_SECRET_KEY must be set when SVC_STORAGE_URL is: every host must encrypt and decrypt connection secrets with the same key (openssl rand -hex 32)',
+    );
   }
   const file = path.join(dataDir, 'secret.key');
   if (!existsSync(file)) {

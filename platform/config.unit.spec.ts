@@ -63,18 +63,30 @@ describe('loadConfig: file storage', () => {
 
   it('takes the bucket, endpoint, path style, cache size and keys from the environment', () => {
     const storage = loadConfig({
-      ...base, SVC_SECRET_KEY: key, SVC_STORAGE_URL: 's3://team-files/geoflow', AWS_ENDPOINT_URL_S3: 'http://minio:9000', SVC_STORAGE_PATH_STYLE: 'true',
-      SVC_STORAGE_CACHE_MB: '64', AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE', AWS_SECRET_ACCESS_KEY: 'not-a-secret',
+      ...base,
+      SVC_SECRET_KEY: key,
+      SVC_STORAGE_URL: 's3://team-files/geoflow',
+      AWS_ENDPOINT_URL_S3: 'http://minio:9000',
+      SVC_STORAGE_PATH_STYLE: 'true',
+      SVC_STORAGE_CACHE_MB: '64',
+      AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'not-a-secret',
     }).storage;
     expect(storage).toEqual({
-      url: 's3://team-files/geoflow', endpoint: 'http://minio:9000', region: 'us-east-1', forcePathStyle: true, cacheBytes: 64 * 1024 * 1024,
+      url: 's3://team-files/geoflow',
+      endpoint: 'http://minio:9000',
+      region: 'us-east-1',
+      forcePathStyle: true,
+      cacheBytes: 64 * 1024 * 1024,
       credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'not-a-secret' },
     });
-    expect(loadConfig({ ...base, SVC_SECRET_KEY: key, SVC_STORAGE_URL: 's3://b1/', SVC_STORAGE_ENDPOINT: 'http://ceph:7480', AWS_ENDPOINT_URL_S3: 'http://x' }).storage)
-      .toMatchObject({ endpoint: 'http://ceph:7480', forcePathStyle: false, credentials: undefined });
+    expect(
+      loadConfig({ ...base, SVC_SECRET_KEY: key, SVC_STORAGE_URL: 's3://b1/', SVC_STORAGE_ENDPOINT: 'http://ceph:7480', AWS_ENDPOINT_URL_S3: 'http://x' })
+        .storage,
+    ).toMatchObject({ endpoint: 'http://ceph:7480', forcePathStyle: false, credentials: undefined });
   });
 
-  it('requires SVC_SECRET_KEY with shared storage (a key file in one host\'s data folder would not decrypt another\'s secrets)', () => {
+  it("requires SVC_SECRET_KEY with shared storage (a key file in one host's data folder would not decrypt another's secrets)", () => {
     expect(() => loadConfig({ ...base, SVC_STORAGE_URL: 's3://team-files/geoflow' })).toThrow(/SVC_SECRET_KEY must be set when SVC_STORAGE_URL is/);
   });
 

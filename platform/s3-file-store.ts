@@ -5,7 +5,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { PassThrough, Readable, Transform } from 'node:stream';
+import { PassThrough, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { areaOf, checkedName, isOwnerOf, type FileArea, type FileStore } from './file-store.js';
 
@@ -170,7 +170,13 @@ export class S3FileStore implements FileStore {
     if (entry) {
       entry.lastUsed = Date.now();
       // Dropped from the cache folder behind our back (an operator, a full disk cleanup): fetch again.
-      if (await stat(here).then(() => true, () => false)) return here;
+      if (
+        await stat(here).then(
+          () => true,
+          () => false,
+        )
+      )
+        return here;
       this.forget(owner, n);
     }
     const id = `${owner}/${n}`;
@@ -266,7 +272,8 @@ export class S3FileStore implements FileStore {
       const done = await this.client.send(
         new DeleteObjectsCommand({ Bucket: this.settings.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
       );
-      if (done.Errors?.length) throw new Error(`could not delete ${done.Errors.length} object(s) from storage: ${done.Errors[0]!.Code} ${done.Errors[0]!.Message}`);
+      if (done.Errors?.length)
+        throw new Error(`could not delete ${done.Errors.length} object(s) from storage: ${done.Errors[0]!.Code} ${done.Errors[0]!.Message}`);
     }
   }
 

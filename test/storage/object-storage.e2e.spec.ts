@@ -38,7 +38,11 @@ async function waitForPollers(config: Config, count: number, timeoutMs = 60_000)
   try {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const r = await connection.workflowService.describeTaskQueue({ namespace: config.temporalNamespace, taskQueue: { name: config.taskQueue }, taskQueueType: 2 });
+      const r = await connection.workflowService.describeTaskQueue({
+        namespace: config.temporalNamespace,
+        taskQueue: { name: config.taskQueue },
+        taskQueueType: 2,
+      });
       if (new Set((r.pollers ?? []).map((p) => p.identity)).size >= count) return;
       await sleep(200);
     }
@@ -81,7 +85,9 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
   beforeAll(async () => {
     s3 = await startS3Server();
     admin = new S3Client({
-      region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true,
+      region: 'us-east-1',
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
       credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key },
     });
     await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
@@ -107,7 +113,16 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     files = await startFileServer();
     target = await createPostgisTarget();
     const cookie = await login(apiA.app);
-    token = await createToken(apiB.app, cookie, ['workspaces:read', 'workspaces:write', 'workspaces:run', 'jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']);
+    token = await createToken(apiB.app, cookie, [
+      'workspaces:read',
+      'workspaces:write',
+      'workspaces:run',
+      'jobs:read',
+      'jobs:write',
+      'jobs:run',
+      'sources:write',
+      'destinations:write',
+    ]);
   }, 240_000);
 
   afterAll(async () => {
@@ -135,8 +150,15 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
   it('S3FileStore: publishing replaces an earlier attempt, the cache stays within its bound and refetches what it dropped', async () => {
     const credentials = { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key };
     const store = new S3FileStore({
-      bucket: BUCKET, prefix: 'unit/', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials,
-      cacheDir: emptyDataDir(), cacheBytes: 1500, minIdleMs: 0,
+      bucket: BUCKET,
+      prefix: 'unit/',
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials,
+      cacheDir: emptyDataDir(),
+      cacheBytes: 1500,
+      minIdleMs: 0,
     });
     let dir = await store.workDir('run_u1', 'extract');
     writeFileSync(path.join(dir, 'left-by-attempt-1.txt'), 'x');
@@ -149,8 +171,15 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
 
     // A second process (its own empty cache) reads it; a 1000-byte folder and another push the first out.
     const other = new S3FileStore({
-      bucket: BUCKET, prefix: 'unit/', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials,
-      cacheDir: emptyDataDir(), cacheBytes: 1500, minIdleMs: 0,
+      bucket: BUCKET,
+      prefix: 'unit/',
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials,
+      cacheDir: emptyDataDir(),
+      cacheBytes: 1500,
+      minIdleMs: 0,
     });
     const first = await other.local('run_u1', 'extract/dataset');
     expect(readFileSync(path.join(first, 'a.csv'), 'utf8')).toHaveLength(1000);
@@ -173,7 +202,9 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     expect(ws).toMatchObject({ status: 'inspected', driver: 'GeoJSON' });
     // The upload and its prepared dataset are in the bucket, under the Workspace's prefix.
     const stored = await keys(`${PREFIX}workspaces/${ws.id}/`);
-    expect(stored).toEqual(expect.arrayContaining([`${PREFIX}workspaces/${ws.id}/original/places.geojson`, `${PREFIX}workspaces/${ws.id}/dataset/places.geojson`]));
+    expect(stored).toEqual(
+      expect.arrayContaining([`${PREFIX}workspaces/${ws.id}/original/places.geojson`, `${PREFIX}workspaces/${ws.id}/dataset/places.geojson`]),
+    );
 
     expect((await get(`/api/v1/workspaces/${ws.id}`)).json()).toMatchObject({ id: ws.id, status: 'inspected' });
     const preview = await get(`/api/v1/workspaces/${ws.id}/data-preview?limit=10`);
@@ -222,8 +253,15 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     workspaceIds.push(id);
     await apiA.restart();
     apiA.services.clock = () => new Date(now);
-    expect(readdirSync(path.join(apiA.services.config.dataDir, 'cache')).flatMap((host) => readdirSync(path.join(apiA.services.config.dataDir, 'cache', host)))).toEqual([]);
-    const converted = await apiA.app.inject({ method: 'POST', url: `/api/v1/workspaces/${id}/convert`, payload: { output_format: 'CSV' }, headers: bearer(token) });
+    expect(
+      readdirSync(path.join(apiA.services.config.dataDir, 'cache')).flatMap((host) => readdirSync(path.join(apiA.services.config.dataDir, 'cache', host))),
+    ).toEqual([]);
+    const converted = await apiA.app.inject({
+      method: 'POST',
+      url: `/api/v1/workspaces/${id}/convert`,
+      payload: { output_format: 'CSV' },
+      headers: bearer(token),
+    });
     expect(converted.statusCode, converted.body).toBe(200);
     const download = await apiA.app.inject({ method: 'GET', url: `/api/v1/workspaces/${id}/download`, headers: bearer(token) });
     expect(download.statusCode).toBe(200);
@@ -243,7 +281,10 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     files.put('/places', fileBody(pointsGeoJson(dir, 30)));
     const { api, job } = await setUpJob(`${files.url}/places`, {
       destination_target: { table: 'places', write_mode: 'replace' },
-      transform_mode: 'manual', pipeline: { transform: true, convert: true }, operations: [{ type: 'filter', where: 'population > 10000' }], output_format: 'GPKG',
+      transform_mode: 'manual',
+      pipeline: { transform: true, convert: true },
+      operations: [{ type: 'filter', where: 'population > 10000' }],
+      output_format: 'GPKG',
     });
     const run = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json();
     runIds.push(run.id);
@@ -260,7 +301,10 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     await workers.shift()!.kill('SIGTERM');
     const doomed = workers[0]!;
     files.put('/many', fileBody(manyPointsGpkg(dir, POINTS)), 'application/geopackage+sqlite3');
-    const { api, job } = await setUpJob(`${files.url}/many`, { destination_target: { table: 'many', write_mode: 'replace' }, pipeline: { transform: false, convert: false } });
+    const { api, job } = await setUpJob(`${files.url}/many`, {
+      destination_target: { table: 'many', write_mode: 'replace' },
+      pipeline: { transform: false, convert: false },
+    });
     const run = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json();
     runIds.push(run.id);
     await api.waitForRun(job.id, run.id, (r) => r.steps.find((s) => s.name === 'deliver')?.status === 'running' || finished(r.status), 120_000);
@@ -292,7 +336,11 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     }
     expect(expired).toBe(2);
     const left = await keys();
-    for (const id of [...runIds, ...workspaceIds]) expect(left.filter((k) => k.includes(`/${id}/`)), id).toEqual([]);
+    for (const id of [...runIds, ...workspaceIds])
+      expect(
+        left.filter((k) => k.includes(`/${id}/`)),
+        id,
+      ).toEqual([]);
     for (const id of workspaceIds) expect((await get(`/api/v1/workspaces/${id}`)).json().error.code).toBe('job_expired');
   }, 120_000);
 });
