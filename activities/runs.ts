@@ -16,7 +16,7 @@ import { prepareUpload, stemOf } from '../geo/datasets/dataset-files.js';
 import { formatCatalog } from '../geo/datasets/formats.js';
 import { inspectDataset } from '../geo/datasets/inspect.js';
 import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
-import { localDataset, storedDataset, type StoredDataset } from '../platform/file-store.js';
+import { localDataset, localFile, storedDataset, type StoredDataset } from '../platform/file-store.js';
 import { startHeartbeats } from './heartbeats.js';
 
 /**
@@ -113,10 +113,14 @@ export function runActivities(services: Services) {
         recorder.offer(heartbeat.latest()!);
       };
       try {
-        const done = await work(run, files.workDir(runId, name), progress).catch((error) => {
+        const done = await work(run, await files.workDir(runId, name), progress).catch((error) => {
           // Cancelled (the Job was deleted): say so, rather than with whatever the aborted transfer threw.
           throw cancellationSignal.aborted ? cancellationSignal.reason : error;
         });
+        // Stored before the step is recorded done: the next step may run on another worker, and
+        // a retry of it after this worker dies finds its input in storage. (A delivery's folder
+        // holds only its scratch.)
+        if (name !== 'deliver') await files.publish(runId, name);
         // The last progress lands before the finish (a note on a finished step is dropped).
         await recorder.stop();
         await record(services, runStream(runId), runDecider, {
@@ -198,7 +202,7 @@ export function runActivities(services: Services) {
   /** A transform-type step: the pipeline engine on the previous step's dataset, into a GeoPackage. */
   async function pipelineStep(runId: string, name: 'transform' | 'python', input: RunArtifact, spec: (run: ExistingRun) => PipelineSpec): Promise<RunArtifact> {
     return step(runId, name, async (run, dir) => {
-      const result = await applyPipeline(localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
+      const result = await applyPipeline(await localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
       if (!result.changed) return { result: input };
       const file = files.nameOf(runId, result.dataset.path);
       const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
@@ -271,7 +275,7 @@ export function runActivities(services: Services) {
     async convertStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
       return step(input.runId, 'convert', async (run, dir, progress) => {
         const from = input.input;
-        const result = await convertDataset(localDataset(files, input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir, {
+        const result = await convertDataset(await localDataset(files, input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir, {
           ...gdalLimits,
           progress,
           signal: Context.current().cancellationSignal,
@@ -304,7 +308,7 @@ export function runActivities(services: Services) {
             destinationId: run.snapshot.destination_id,
             target: run.snapshot.destination_target,
             input: {
-              file: files.localPath(input.runId, a.file),
+              file: await localFile(files, input.runId, a.file),
               filename: a.filename,
               format: a.format,
               mediaType: a.media_type,
@@ -315,7 +319,7 @@ export function runActivities(services: Services) {
           },
           transferContext(dir, progress),
         );
-        const size = delivery.bytes_written ?? (await stat(files.localPath(input.runId, a.file)).catch(() => null))?.size ?? null;
+        const size = delivery.bytes_written ?? (await stat(await localFile(files, input.runId, a.file)).catch(() => null))?.size ?? null;
         return { result: {}, stats: { features_written: delivery.rows_written ?? null, bytes_written: size } };
       });
     },

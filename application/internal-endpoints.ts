@@ -15,7 +15,7 @@ function endpointOf(what: string, url: string | undefined, defaultPort: number):
 
 /**
  * The service's own endpoints, which the outbound policy refuses by default: a connection aimed
- * at them could read or change the service's own state (its database, Temporal) or reach the
+ * at them could read or change the service's own state (its database, Temporal, its file storage) or reach the
  * API as a second, unauthenticated-looking client.
  */
 export function internalEndpoints(config: Config): InternalEndpoint[] {
@@ -25,5 +25,7 @@ export function internalEndpoints(config: Config): InternalEndpoint[] {
     endpointOf('event store', config.eventStoreUrl, 2113),
     temporal,
     { what: 'API', host: config.host, port: config.port },
+    // The bucket of Workspace and Run files (an S3 connection aimed there could read other users' files).
+    endpointOf('file storage', config.storage?.endpoint, config.storage?.endpoint?.startsWith('http:') ? 80 : 443),
   ].filter((e): e is InternalEndpoint => e !== null);
 }
