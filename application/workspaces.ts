@@ -3,7 +3,6 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../domain/errors.js';
 import { workspaceDecider, workspaceStream, type Pipeline, type WorkspaceOrigin } from '../domain/workspaces/workspace.js';
-import { notImplemented } from '../connectors/shared/fields.js';
 import { ConnectorError } from '../connectors/shared/errors.js';
 import { checkConvertRequest } from '../geo/datasets/convert.js';
 import { prepareUpload, safeFilename } from '../geo/datasets/dataset-files.js';
@@ -95,7 +94,6 @@ export async function importFromSource(services: Services, userId: string, reque
   if (!source.connector.source!.importable) {
     throw new DomainError('invalid_source', `${source.type} Sources cannot be imported into a Workspace; use a Job`, { type: source.type });
   }
-  if (!source.connector.implemented) throw new DomainError('not_implemented', notImplemented(source.type, 'source').message, { type: source.type });
   const resource = parseSelector(source.connector, 'source', request.selector, 'source_resource');
   const workspaceId = services.newId('workspace');
   const origin = { kind: 'source' as const, source_id: source.id, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null };
@@ -216,7 +214,6 @@ export async function deliver(services: Services, userId: string, id: string, re
   if (!destination.connector.destination!.deliverable) {
     throw new DomainError('invalid_destination', `A Workspace cannot deliver to a ${destination.type} Destination; use a Job or another Destination`, { type: destination.type });
   }
-  if (!destination.connector.implemented) throw new DomainError('not_implemented', notImplemented(destination.type, 'destination').message, { type: destination.type });
   const target = parseSelector(destination.connector, 'destination', request.target, 'destination_target');
   await requireWorker(services);
   const deliveryId = `dl_${randomBytes(8).toString('hex')}`;
