@@ -47,10 +47,16 @@ async function inWorkFolder<T>(services: Needs, log: Logger, ms: number, fn: (ct
 
 export async function listSourceProjects(services: Needs, sourceId: string, ownerId: string, log: Logger): Promise<ProjectSummary[]> {
   const { source, projects } = await openFieldSource(services, sourceId, ownerId);
-  return inWorkFolder(services, log, LIST_TIMEOUT_MS, (ctx) => (requireImplemented(source.connector, 'projects'), projects.list(source.config, ctx)));
+  return inWorkFolder(services, log, LIST_TIMEOUT_MS, (ctx) => {
+    requireImplemented(source.connector, 'projects');
+    return projects.list(source.config, ctx);
+  });
 }
 
 export async function inspectSourceProject(services: Needs, sourceId: string, ownerId: string, query: { project: string; version?: string }, log: Logger): Promise<ProjectInspection> {
   const { source, projects } = await openFieldSource(services, sourceId, ownerId);
-  return inWorkFolder(services, log, INSPECT_TIMEOUT_MS, (ctx) => (requireImplemented(source.connector, 'projects'), projects.inspect(source.config, query, ctx)));
+  return inWorkFolder(services, log, INSPECT_TIMEOUT_MS, (ctx) => {
+    requireImplemented(source.connector, 'projects');
+    return projects.inspect(source.config, query, ctx);
+  });
 }
