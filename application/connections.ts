@@ -93,8 +93,10 @@ export interface OpenedConnection {
 }
 
 async function loadOwned(services: Pick<Services, 'store'>, kind: ConnectionKind, id: string, actorId: string) {
-  const state = ownedConnection(kind, (await load(services, connectionStream(kind, id), connectionDecider(kind))).state, actorId, id);
-  const connector = connectorFor(kind, state.type);
+  const { state: stored } = await load(services, connectionStream(kind, id), connectionDecider(kind));
+  const connector = stored.status === 'absent' ? undefined : connectorFor(kind, stored.type);
+  // Ownership first: another owner's connection is not found, whatever its type.
+  const state = ownedConnection(kind, stored, actorId, id);
   if (!connector) throw new DomainError(notFoundCode(kind), `${kindNoun(kind)} ${id} has a type this server no longer knows (${state.type})`, { id });
   return { state, connector };
 }

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { ConnectorError } from '../connectors/shared/errors.js';
+import { requireImplemented } from '../connectors/registry.js';
 import type { ConnectorContext, ProjectBrowsing, ProjectInspection, ProjectSummary } from '../connectors/types.js';
 import { DomainError } from '../domain/errors.js';
 import { openConnection, withDeadline, type OpenedConnection } from './connections.js';
@@ -24,7 +25,7 @@ type Needs = Pick<Services, 'store' | 'cipher' | 'config'>;
 /** The owner's Source and its project browsing; invalid_source for a type that has none. */
 async function openFieldSource(services: Needs, sourceId: string, ownerId: string): Promise<{ source: OpenedConnection; projects: ProjectBrowsing }> {
   const source = await openConnection(services, 'source', sourceId, ownerId);
-  const projects = source.connector.implemented ? source.connector.projects : undefined;
+  const projects = source.connector.projects;
   if (!projects) {
     throw new DomainError('invalid_source', `Projects can be listed for QFieldCloud and Mergin Maps Sources only; this one is ${source.type}`, { type: source.type });
   }
@@ -46,10 +47,16 @@ async function inWorkFolder<T>(services: Needs, log: Logger, ms: number, fn: (ct
 
 export async function listSourceProjects(services: Needs, sourceId: string, ownerId: string, log: Logger): Promise<ProjectSummary[]> {
   const { source, projects } = await openFieldSource(services, sourceId, ownerId);
-  return inWorkFolder(services, log, LIST_TIMEOUT_MS, (ctx) => projects.list(source.config, ctx));
+  return inWorkFolder(services, log, LIST_TIMEOUT_MS, (ctx) => {
+    requireImplemented(source.connector, 'projects');
+    return projects.list(source.config, ctx);
+  });
 }
 
 export async function inspectSourceProject(services: Needs, sourceId: string, ownerId: string, query: { project: string; version?: string }, log: Logger): Promise<ProjectInspection> {
   const { source, projects } = await openFieldSource(services, sourceId, ownerId);
-  return inWorkFolder(services, log, INSPECT_TIMEOUT_MS, (ctx) => projects.inspect(source.config, query, ctx));
+  return inWorkFolder(services, log, INSPECT_TIMEOUT_MS, (ctx) => {
+    requireImplemented(source.connector, 'projects');
+    return projects.inspect(source.config, query, ctx);
+  });
 }

@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
-import type { ConnectionKind } from '../domain/connections/connection.js';
 import { DomainError } from '../domain/errors.js';
 import type { ConnectorError } from '../connectors/shared/errors.js';
-import { notImplemented } from '../connectors/shared/fields.js';
+import { requireImplemented } from '../connectors/registry.js';
 import type { ConnectorContext, DeliverInput, ExtractResult, SyncState } from '../connectors/types.js';
 import type { Delivery } from '../temporal/workspaces.js';
 import { openConnection } from './connections.js';
@@ -28,10 +27,6 @@ function context(ctx: TransferContext): ConnectorContext {
   return { ...ctx, signal: ctx.signal ?? new AbortController().signal };
 }
 
-function usable(kind: ConnectionKind, implemented: boolean, type: string) {
-  if (!implemented) throw notImplemented(type, kind);
-}
-
 export interface ExtractRequest {
   ownerId: string;
   sourceId: string;
@@ -42,7 +37,7 @@ export interface ExtractRequest {
 
 export async function extractFromSource(services: Pick<Services, 'store' | 'cipher'>, request: ExtractRequest, ctx: TransferContext): Promise<ExtractResult & { type: string }> {
   const source = await openConnection(services, 'source', request.sourceId, request.ownerId);
-  usable('source', source.connector.implemented, source.type);
+  requireImplemented(source.connector, 'source');
   const result = await source.connector.source!.extract(source.config, request.resource, context(ctx), { sync: request.sync ?? null });
   return { ...result, type: source.type };
 }
@@ -58,7 +53,7 @@ export type { Delivery };
 
 export async function deliverToDestination(services: Pick<Services, 'store' | 'cipher'>, request: DeliverRequest, ctx: TransferContext): Promise<Delivery> {
   const destination = await openConnection(services, 'destination', request.destinationId, request.ownerId);
-  usable('destination', destination.connector.implemented, destination.type);
+  requireImplemented(destination.connector, 'destination');
   const started = Date.now();
   const result = await destination.connector.destination!.deliver(destination.config, request.target, request.input, context(ctx));
   return { ...result, destination_id: destination.id, destination_type: destination.type, duration_ms: Date.now() - started };

@@ -3,7 +3,6 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../domain/errors.js';
 import { workspaceDecider, workspaceStream, type Pipeline, type WorkspaceOrigin } from '../domain/workspaces/workspace.js';
-import { notImplemented } from '../connectors/shared/fields.js';
 import { ConnectorError } from '../connectors/shared/errors.js';
 import { checkConvertRequest } from '../geo/datasets/convert.js';
 import { prepareUpload, safeFilename } from '../geo/datasets/dataset-files.js';
@@ -11,7 +10,7 @@ import { inspectDataset } from '../geo/datasets/inspect.js';
 import { checkPipeline } from '../geo/operations/pipeline-check.js';
 import { transformDataPreview, transformSpatialPreview } from '../geo/operations/pipeline.js';
 import { dataPreview, parsePreviewLimit, spatialPreview } from '../geo/datasets/preview.js';
-import { localDataset, storedDataset } from '../platform/file-store.js';
+import { localDataset, storedDataset, type LocalDataset } from '../platform/file-store.js';
 import { loadWorkspace, type WorkspaceRow } from '../projections/workspaces.js';
 import { connectorErrorFrom, domainErrorFrom, failurePosition } from '../temporal/failures.js';
 import { workspaceConvertWorkflowId, workspaceDeliverWorkflowId } from '../temporal/ids.js';
@@ -32,7 +31,43 @@ import { requireWorker } from './worker-presence.js';
 export type Log = TransferContext['log'];
 
 /** The caller's Workspace as the read model has it (job_not_found, job_expired otherwise). */
-export const getWorkspace = (services: Services, userId: string, id: string) => loadWorkspace(services.pool, userId, id, services.clock());
+const getWorkspace = (services: Services, userId: string, id: string) => loadWorkspace(services.pool, userId, id, services.clock());
+
+/** What the API shows of a Workspace (its `Workspace`): the inspection fields flattened, no paths, no owner. */
+export function workspaceView(row: WorkspaceRow) {
+  const i = row.inspection;
+  const origin = row.origin as { kind: string; source_id?: string; source_resource?: string | null };
+  return {
+    id: row.id,
+    status: row.status as 'inspected' | 'converting' | 'completed' | 'failed',
+    filename: row.filename,
+    size: row.size,
+    dataset_type: i.dataset_type,
+    format: i.format,
+    driver: i.driver,
+    layers: i.layers,
+    raster: i.raster,
+    crs: i.crs,
+    warnings: i.warnings,
+    source: origin.kind === 'source' ? { id: origin.source_id, resource: origin.source_resource ?? null } : null,
+    pipeline: row.pipeline as unknown as Record<string, unknown>,
+    output: row.output
+      ? { format: row.output.format, filename: row.output.filename, size: row.output.size, media_type: row.output.media_type, layers: row.output.layers }
+      : null,
+    errors: row.errors,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    expires_at: row.expires_at,
+  };
+}
+
+export type WorkspaceView = ReturnType<typeof workspaceView>;
+
+/** The caller's Workspace, as the API shows it. */
+export const showWorkspace = async (services: Services, userId: string, id: string): Promise<WorkspaceView> => workspaceView(await getWorkspace(services, userId, id));
+
+/** The Workspace's stored pipeline. */
+export const getPipeline = async (services: Services, userId: string, id: string): Promise<Pipeline> => (await getWorkspace(services, userId, id)).pipeline;
 
 /**
  * Prepares and inspects a file that has arrived in a new Workspace's `original/` folder, then
@@ -44,7 +79,7 @@ async function createWorkspace(
   userId: string,
   origin: WorkspaceOrigin,
   arrive: () => Promise<{ file: string; filename: string; size: number }>,
-): Promise<WorkspaceRow> {
+): Promise<WorkspaceView> {
   const { files, config } = services;
   try {
     const arrived = await arrive();
@@ -69,11 +104,11 @@ async function createWorkspace(
     await files.remove(workspaceId).catch(() => undefined);
     throw error;
   }
-  return getWorkspace(services, userId, workspaceId);
+  return showWorkspace(services, userId, workspaceId);
 }
 
 /** An upload, streamed into the Workspace's files (never held in memory), the size limit enforced while streaming. */
-export async function createFromUpload(services: Services, userId: string, upload: { filename: string; file: Readable & { truncated: boolean } }): Promise<WorkspaceRow> {
+export async function createFromUpload(services: Services, userId: string, upload: { filename: string; file: Readable & { truncated: boolean } }): Promise<WorkspaceView> {
   const maxBytes = services.config.maxUploadBytes;
   const workspaceId = services.newId('workspace');
   const original = safeFilename(upload.filename || 'upload');
@@ -93,12 +128,11 @@ export async function createFromUpload(services: Services, userId: string, uploa
  * this itself, as it does for uploads: the request is the transfer. The Source is described
  * (type, public fields) to check the request, and its secrets are decrypted once, by the extract.
  */
-export async function importFromSource(services: Services, userId: string, request: { sourceId: string; selector: unknown }, log: Log): Promise<WorkspaceRow> {
+export async function importFromSource(services: Services, userId: string, request: { sourceId: string; selector: unknown }, log: Log): Promise<WorkspaceView> {
   const source = await describeConnection(services, 'source', request.sourceId, userId);
   if (!source.connector.source!.importable) {
     throw new DomainError('invalid_source', `${source.type} Sources cannot be imported into a Workspace; use a Job`, { type: source.type });
   }
-  if (!source.connector.implemented) throw new DomainError('not_implemented', notImplemented(source.type, 'source').message, { type: source.type });
   const resource = parseSelector(source.connector, 'source', request.selector, 'source_resource');
   const workspaceId = services.newId('workspace');
   const origin = { kind: 'source' as const, source_id: source.id, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null };
@@ -131,31 +165,32 @@ export interface PreviewRequest {
 /** Sample rows of a layer of the upload, or (transformed) of the pipeline's result. */
 export async function previewData(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false) {
   const row = await getWorkspace(services, userId, id);
-  const dataset = await localDataset(services.files, row.id, row.dataset);
   const limit = parsePreviewLimit(request.limit);
-  const preview = transformed
-    ? await inScratch(services, row.id, (dir) => transformDataPreview(dataset, row.pipeline, dir, request.layer, limit))
-    : await dataPreview(dataset, request.layer, limit);
+  const preview = await onDataset(services, row, transformed, (dataset, scratch) =>
+    scratch ? transformDataPreview(dataset, row.pipeline, scratch, request.layer, limit) : dataPreview(dataset, request.layer, limit),
+  );
   return { workspace_id: row.id, ...preview };
 }
 
 /** Sample features as GeoJSON in EPSG:4326, of the upload or (transformed) of the pipeline's result. */
 export async function previewSpatial(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false) {
   const row = await getWorkspace(services, userId, id);
-  const dataset = await localDataset(services.files, row.id, row.dataset);
-  const preview = transformed
-    ? await inScratch(services, row.id, (dir) => transformSpatialPreview(dataset, row.pipeline, dir, request.layer))
-    : await spatialPreview(dataset, request.layer);
+  const preview = await onDataset(services, row, transformed, (dataset, scratch) =>
+    scratch ? transformSpatialPreview(dataset, row.pipeline, scratch, request.layer) : spatialPreview(dataset, request.layer),
+  );
   return { workspace_id: row.id, ...preview };
 }
 
-/** Transformed previews run the stored pipeline on a bounded sample of the upload, in a scratch folder. */
-async function inScratch<T>(services: Services, workspaceId: string, fn: (dir: string) => Promise<T>): Promise<T> {
-  const name = `tmp/preview-${randomBytes(4).toString('hex')}`;
+/**
+ * Runs a preview on the Workspace's dataset. A transformed one runs the stored pipeline on a
+ * bounded sample of the upload, in a scratch folder of its own, removed afterwards.
+ */
+async function onDataset<T>(services: Services, row: WorkspaceRow, transformed: boolean, preview: (dataset: LocalDataset, scratch: string | null) => Promise<T>): Promise<T> {
+  const scratch = transformed ? `tmp/preview-${randomBytes(4).toString('hex')}` : null;
   try {
-    return await fn(await services.files.workDir(workspaceId, name));
+    return await preview(await localDataset(services.files, row.id, row.dataset), scratch && (await services.files.workDir(row.id, scratch)));
   } finally {
-    await services.files.remove(workspaceId, name);
+    if (scratch) await services.files.remove(row.id, scratch);
   }
 }
 
@@ -170,7 +205,7 @@ export interface ConvertBody {
  * workflow owns the lifecycle (start, convert, outcome, each recorded as an event); this waits
  * for it, then for the read models to show its outcome.
  */
-export async function convert(services: Services, userId: string, id: string, body: ConvertBody, log: Log): Promise<WorkspaceRow> {
+export async function convert(services: Services, userId: string, id: string, body: ConvertBody, log: Log): Promise<WorkspaceView> {
   const row = await getWorkspace(services, userId, id);
   const layers = body.layers ?? [];
   // Refused here, before a conversion starts: a bad request never marks the Workspace failed.
@@ -196,7 +231,7 @@ export async function convert(services: Services, userId: string, id: string, bo
     log.error({ err: error, workspaceId: row.id }, 'conversion failed');
     throw new DomainError('internal_error', 'The conversion failed on the worker; the error has been logged');
   }
-  return getWorkspace(services, userId, row.id);
+  return showWorkspace(services, userId, row.id);
 }
 
 /** The converted result, streamed. */
@@ -220,7 +255,6 @@ export async function deliver(services: Services, userId: string, id: string, re
   if (!destination.connector.destination!.deliverable) {
     throw new DomainError('invalid_destination', `A Workspace cannot deliver to a ${destination.type} Destination; use a Job or another Destination`, { type: destination.type });
   }
-  if (!destination.connector.implemented) throw new DomainError('not_implemented', notImplemented(destination.type, 'destination').message, { type: destination.type });
   const target = parseSelector(destination.connector, 'destination', request.target, 'destination_target');
   await requireWorker(services);
   const deliveryId = `dl_${randomBytes(8).toString('hex')}`;

@@ -201,15 +201,15 @@ export interface ConnectorDefinition<C extends object = Config, R = unknown, T =
   /** Configuration fields that are secret: sealed before any event, shown only as has_<field>. */
   secrets: readonly string[];
   /**
-   * False for types that are accepted and validated but cannot connect yet: test, import and
-   * deliver then answer a clear 422 naming the type.
+   * False for a type that is accepted and validated but cannot connect yet: the registry's
+   * `requireImplemented` then refuses test, browse, import and deliver with a 422 naming the type.
    */
   implemented: boolean;
   /** The server the integration tests run it against, or why it is not verified (docs). */
   verifiedAgainst: string;
   /** More for docs/connectors.md, in Markdown: payloads, incremental reads, caveats. */
   notes?: string;
-  test?(config: C, ctx: ConnectorContext): Promise<TestResult>;
+  test(config: C, ctx: ConnectorContext): Promise<TestResult>;
   discover?(config: C, query: { schema?: string }, ctx: ConnectorContext): Promise<Discovery>;
   /** Projects and their files, for the field-data platforms (qfieldcloud, merginmaps). */
   projects?: ProjectBrowsing<C>;

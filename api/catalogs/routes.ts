@@ -45,7 +45,8 @@ const systemSchema = z.object({
     .object({ url: z.string(), namespace: z.string() })
     .nullable()
     .describe("The Temporal UI (SVC_TEMPORAL_UI_URL) and namespace, for links to a Run's workflow; null when not configured"),
-});
+  })
+  .meta({ id: 'System' });
 
 export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
   // What this process can do does not change while it runs (GDAL's drivers, whether bwrap and

@@ -7,11 +7,10 @@ import {
 import { execute } from '../../application/commands.js';
 import { jobsUsing } from '../../application/jobs.js';
 import type { Services } from '../../application/services.js';
-import { configurationBodySchema, connectorByType, connectors, publicConnectorCatalog } from '../../connectors/registry.js';
+import { configurationBodySchema, connectorByType, connectors, publicConnectorCatalog, requireImplemented } from '../../connectors/registry.js';
 import { ConnectorError } from '../../connectors/shared/errors.js';
 import { outboundRefusal } from '../../temporal/failures.js';
 import { nonBlank } from '../../platform/text.js';
-import { notImplemented } from '../../connectors/shared/fields.js';
 import { connectionDecider, connectionStream, notFoundCode, type ConnectionKind } from '../../domain/connections/connection.js';
 import type { Scope } from '../../domain/accounts/scopes.js';
 import { DomainError, notFound } from '../../domain/errors.js';
@@ -118,11 +117,15 @@ export function connectionRoutes(kind: ConnectionKind): (services: Services) => 
     /** A connection test: always a classified result (200), never a thrown remote failure. */
     async function runTest(connection: OpenedConnection, request: { log: unknown }) {
       const { connector } = connection;
-      if (!connector.implemented || !connector.test) throw domainOf(notImplemented(connector.type, 'test'));
+      try {
+        requireImplemented(connector, 'test');
+      } catch (error) {
+        throw domainOf(error as ConnectorError);
+      }
       const started = Date.now();
       let result;
       try {
-        result = await withDeadline(TEST_TIMEOUT_MS, ctxBase(request), (ctx) => connector.test!(connection.config, ctx));
+        result = await withDeadline(TEST_TIMEOUT_MS, ctxBase(request), (ctx) => connector.test(connection.config, ctx));
       } catch (error) {
         const failure = error instanceof ConnectorError ? error : new ConnectorError('invalid_response', `${connector.label} test failed unexpectedly`);
         result = { ok: false, status: failure.reason, message: failure.message, tried: {}, duration_ms: Date.now() - started };

@@ -10,6 +10,8 @@ import type { ExistingRun } from '../../domain/runs/run.js';
 import { isoTime, isoTimeOrNull } from '../../platform/db.js';
 import { timestamp } from '../schemas.js';
 
+export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+
 /*
  * The Job and Run JSON shapes (docs/api-conventions.md), read from rm.jobs and rm.runs.
  */
@@ -46,7 +48,7 @@ export const jobSchema = jobDefinitionSchema
     enabled: z.boolean(),
     disabled_reason: z.string().nullable().describe('Why the Job disabled itself (repeated failed scheduled Runs); null otherwise'),
     next_run_at: timestamp.nullable().describe('Next scheduled Run; null without a schedule or while disabled'),
-    last_run: z.object({ id: z.string(), status: z.string(), finished_at: timestamp.nullable() }).nullable(),
+    last_run: z.object({ id: z.string(), status: z.enum(runStatuses), finished_at: timestamp.nullable() }).nullable(),
     sync: z.object({
       supported: z.boolean().describe('Whether the Source reads incrementally'),
       cursor: z.unknown().describe('Where the last succeeded Run stopped reading (connector-defined)'),
@@ -79,7 +81,6 @@ const stepSchema = z.object({
     .describe('What the step reported last while it worked (a long write reports every few seconds); null before it reported'),
 });
 
-export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 
 export const runSchema = z
   .object({
@@ -128,7 +129,7 @@ export function representJob(row: JobRow, now: Date): z.infer<typeof jobSchema> 
     enabled: state.enabled,
     disabled_reason: state.disabledReason?.kind === 'consecutive_failures' ? state.disabledReason.message : null,
     next_run_at: state.enabled && d.schedule ? nextFireTime(d.schedule, now).toISOString() : null,
-    last_run: row.last_run_id ? { id: row.last_run_id, status: row.last_run_status ?? 'queued', finished_at: row.last_run_finished_at } : null,
+    last_run: row.last_run_id ? { id: row.last_run_id, status: (row.last_run_status ?? 'queued') as (typeof runStatuses)[number], finished_at: row.last_run_finished_at } : null,
     sync: {
       supported: Boolean(row.source_type && connectorByType(row.source_type)?.source?.incremental),
       cursor: state.sync.cursor ?? null,

@@ -29,6 +29,8 @@ const token = z
   })
   .meta({ id: 'Token' });
 
+const createdToken = token.extend({ token: z.string().describe('The value: shown only in this response') }).meta({ id: 'CreatedToken' });
+
 const tokenRow = z.object({
   id: z.string(),
   name: z.string(),
@@ -64,7 +66,7 @@ export function tokenRoutes(services: Services): FastifyPluginAsyncZod {
           scopes: z.array(scopeEnum).min(1).describe('Scopes from the API table; at least one'),
           expires_in_days: z.number().int().min(1).max(3650).optional().describe('Omit for a token that does not expire'),
         }),
-        response: { 201: token.extend({ token: z.string().describe('The value: shown only in this response') }), ...errors },
+        response: { 201: createdToken, ...errors },
       },
     }, async (request, reply) => {
       const { userId } = requirePrincipal(request);

@@ -10,7 +10,7 @@ import type { Pipeline } from '../../domain/workspaces/workspace.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
 import { operationList } from '../schemas.js';
-import { representWorkspace, workspaceSchema } from './representation.js';
+import { workspaceSchema } from './representation.js';
 
 /*
  * The Workspace routes: HTTP in (auth scopes, schemas, multipart), one use case of
@@ -145,16 +145,16 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       },
     }, async (request, reply) => {
       const { userId, scopes } = requirePrincipal(request);
-      const row = request.isMultipart()
+      const created = request.isMultipart()
         ? await workspaces.createFromUpload(services, userId, await filePart(request))
         : await workspaces.importFromSource(services, userId, importRequest(request.body, scopes), log(request));
-      return reply.code(201).send(representWorkspace(row));
+      return reply.code(201).send(created);
     });
 
     app.get('/workspaces/:id', {
       config: { auth: { scopes: ['workspaces:read'] } },
       schema: { tags: ['Workspaces'], summary: 'The Workspace representation', params, response: { 200: workspaceSchema, ...errors } },
-    }, async (request) => representWorkspace(await workspaces.getWorkspace(services, userOf(request), request.params.id)));
+    }, async (request) => workspaces.showWorkspace(services, userOf(request), request.params.id));
 
     app.get('/workspaces/:id/data-preview', {
       config: { auth: { scopes: ['workspaces:read'] } },
@@ -169,7 +169,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
     app.get('/workspaces/:id/transformations', {
       config: { auth: { scopes: ['workspaces:read'] } },
       schema: { tags: ['Workspaces'], summary: 'The stored pipeline', params, response: { 200: pipelineSchema, ...errors } },
-    }, async (request) => (await workspaces.getWorkspace(services, userOf(request), request.params.id)).pipeline);
+    }, async (request) => workspaces.getPipeline(services, userOf(request), request.params.id));
 
     app.put('/workspaces/:id/transformations', {
       config: { auth: { scopes: ['workspaces:write'] } },
@@ -189,7 +189,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
     app.post('/workspaces/:id/convert', {
       config: { auth: { scopes: ['workspaces:run'] } },
       schema: { tags: ['Workspaces'], summary: 'Convert the upload through the stored pipeline (waits for the result)', params, body: convertBody, response: { 200: workspaceSchema, ...errors } },
-    }, async (request) => representWorkspace(await workspaces.convert(services, userOf(request), request.params.id, request.body, log(request))));
+    }, async (request) => workspaces.convert(services, userOf(request), request.params.id, request.body, log(request)));
 
     app.get('/workspaces/:id/download', {
       config: { auth: { scopes: ['workspaces:read'] } },

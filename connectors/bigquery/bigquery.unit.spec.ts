@@ -24,7 +24,7 @@ describe('bigquery values', () => {
     expect(cellText({ name: 'r', type: 'RECORD', fields: [{ name: 'a', type: 'STRING' }] }, { v: { f: [{ v: 'x' }] } })).toBe('{"a":"x"}');
     expect(cellText({ name: 'l', type: 'STRING', mode: 'REPEATED' }, { v: [{ v: 'a' }, { v: 'b' }] })).toBe('["a","b"]');
     expect(['INTEGER', 'FLOAT64', 'NUMERIC', 'BOOL', 'DATE', 'TIMESTAMP', 'GEOGRAPHY'].map((type) => kindOfBigQuery({ name: 'x', type }))).toEqual([
-      'integer', 'real', 'decimal', 'boolean', 'date', 'datetime', 'string',
+      'integer', 'real', 'real', 'boolean', 'date', 'datetime', 'string',
     ]);
   });
 

@@ -32,7 +32,7 @@ const tag = (deliveryId: string) => createHash('sha256').update(deliveryId).dige
 
 /** Column kinds → BigQuery types of a new table. */
 const bigQueryTypes: Record<ColumnKind, string> = {
-  integer: 'INT64', real: 'FLOAT64', decimal: 'NUMERIC', string: 'STRING', boolean: 'BOOL', date: 'DATE', datetime: 'TIMESTAMP', time: 'TIME', binary: 'BYTES',
+  integer: 'INT64', real: 'FLOAT64', string: 'STRING', boolean: 'BOOL', date: 'DATE', datetime: 'TIMESTAMP', time: 'TIME', binary: 'BYTES',
 };
 
 /** Names BigQuery reserves for its own columns (a column may not start with them). */

@@ -50,7 +50,8 @@ export function kindOfBigQuery(field: SchemaField): ColumnKind {
       return 'real';
     case 'NUMERIC':
     case 'BIGNUMERIC':
-      return 'decimal';
+      // GDAL has no decimal field: a GeoPackage holds them as REAL.
+      return 'real';
     case 'BOOLEAN':
     case 'BOOL':
       return 'boolean';
@@ -233,13 +234,13 @@ export async function extractBigQuery(config: BigQueryConfig, resource: BigQuery
   }
   const geometry = geometryIndex >= 0 ? { name: fields[geometryIndex]!.name, epsg: GEOGRAPHY_EPSG } : null;
   try {
-    await csvToGeoPackage(csv, file, p.name, geometry, ctx, `Reading ${'query' in resource ? 'the query' : `${config.dataset}.${p.name}`} (${describeServer(config)})`);
+    await csvToGeoPackage(writer, file, p.name, geometry, ctx, `Reading ${'query' in resource ? 'the query' : `${config.dataset}.${p.name}`} (${describeServer(config)})`);
   } catch (error) {
     await rm(file, { force: true });
     throw error;
   } finally {
     await rm(csv, { force: true });
-    await rm(csv.replace(/\.csv$/, '.csvt'), { force: true });
+    await rm(writer.csvt, { force: true });
   }
   const filename = path.basename(file);
   return { file, filename, bytes: (await stat(file)).size, features: writer.rows, ...(p.cursor ? { sync: { cursor: p.cursor } } : {}) };

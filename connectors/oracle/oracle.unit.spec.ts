@@ -1,8 +1,7 @@
-import net from 'node:net';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { loopbackDriverCases } from '../../test/connectors/support.js';
 import { oracle } from './index.js';
-import { classifyOracle, connectStringOf, easyConnectEndpoint, reasonOfCode, type OracleConfig } from './client.js';
+import { classifyOracle, connectStringOf, easyConnectEndpoint, reasonOfCode } from './client.js';
 import { epsgOfOracleSrid, signedArea, wkbToSdo } from './sdo.js';
 import {
   appendStatement, columnType, createTable, cursorMaxExpression, dropVersion, geomMetadataInsert, ident, insertStatement, kindOfColumn, literal, qualified, selectExpression,
@@ -153,37 +152,7 @@ describe('oracle connections', () => {
     // The checked address goes into our own descriptor; the configured host must still be plain.
     expect(connectStringOf({ host: 'db', port: 1521, service_name: 'X', username: 'u' }, '10.0.0.5')).toContain('(HOST=10.0.0.5)');
   });
-
-  describe('through node-oracledb (Thin) against loopback ports', () => {
-    let silent: net.Server;
-    const sockets = new Set<net.Socket>();
-    let silentPort: number;
-    let closedPort: number;
-    beforeAll(async () => {
-      silent = net.createServer((socket) => sockets.add(socket)).listen(0, '127.0.0.1');
-      await new Promise((r) => silent.once('listening', r));
-      silentPort = (silent.address() as net.AddressInfo).port;
-      const probe = net.createServer().listen(0, '127.0.0.1');
-      await new Promise((r) => probe.once('listening', r));
-      closedPort = (probe.address() as net.AddressInfo).port;
-      await new Promise((r) => probe.close(r));
-    });
-    afterAll(() => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((r) => silent.close(r));
-    });
-    const ctx = (ms: number) => ({ signal: AbortSignal.timeout(ms), log: pino({ level: 'silent' }), workDir: '/tmp', maxBytes: 1 });
-
-    it('answers a closed port as unreachable, without the password', async () => {
-      const config: OracleConfig = { host: '127.0.0.1', port: closedPort, service_name: 'GISPDB', username: 'u', password: 'PLANTED-pw' };
-      const result = await oracle.test!(config, ctx(5000));
-      expect(result).toMatchObject({ ok: false, status: 'unreachable' });
-      expect(JSON.stringify(result)).not.toContain('PLANTED-pw');
-    });
-
-    it('answers a port that never speaks as a timeout at the deadline', async () => {
-      const config: OracleConfig = { host: '127.0.0.1', port: silentPort, service_name: 'GISPDB', username: 'u', password: 'PLANTED-pw' };
-      expect(await oracle.test!(config, ctx(800))).toMatchObject({ ok: false, status: 'timeout' });
-    });
-  });
 });
+
+// node-oracledb (Thin) against a closed and a silent port.
+loopbackDriverCases(oracle, (port) => ({ host: '127.0.0.1', port, service_name: 'GISPDB', username: 'u', password: 'PLANTED-pw' }));

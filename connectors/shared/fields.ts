@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import { nonBlank, noWhiteSpace } from '../../platform/text.js';
-import { ConnectorError } from './errors.js';
-import type { ConnectionKind, DestinationSupport, SourceSupport } from '../types.js';
 
 /*
  * Field builders the connector modules share, so the same kind of field (a host, a port, a
@@ -39,32 +37,3 @@ export const writeMode = z
   .enum(['replace', 'append', 'create'])
   .default('replace')
   .describe('replace: load into a staging table, then swap in one transaction; append: add rows; create: fail if the table exists');
-
-/** Source support of a type that is accepted and validated but cannot connect yet. */
-export function sourceNotImplemented(type: string, resource: z.ZodType, importable: boolean, shorthand?: string): SourceSupport {
-  return {
-    resource,
-    ...(shorthand ? { shorthand } : {}),
-    resourceRequired: true,
-    importable,
-    incremental: false,
-    async extract() {
-      throw notImplemented(type, 'source');
-    },
-  };
-}
-
-export function destinationNotImplemented(type: string, target: z.ZodType, deliverable = true): DestinationSupport {
-  return {
-    target,
-    deliverable,
-    async deliver() {
-      throw notImplemented(type, 'destination');
-    },
-  };
-}
-
-export function notImplemented(type: string, kind: ConnectionKind | 'test'): ConnectorError {
-  const what = kind === 'test' ? 'connection tests' : kind === 'source' ? 'reading from it' : 'delivering to it';
-  return new ConnectorError('not_implemented', `The ${type} connector is accepted and validated, but ${what} is not implemented yet`, { type }, false);
-}

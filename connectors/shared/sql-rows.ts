@@ -1,85 +1,47 @@
-import { createWriteStream } from 'node:fs';
-import { rm, stat, writeFile } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { once } from 'node:events';
 import { gdal, openDataset } from '../../geo/datasets/gdal.js';
 import type { ConnectorContext } from '../types.js';
-import { ConnectorError } from './errors.js';
-import { runOgr2ogr, transferFailure } from './ogr2ogr.js';
+import { csvToGeoPackage, freeName, kindOfField, RowsCsv, type ColumnKind, type CsvGeometry } from './table-csv.js';
 import { columnGeometryType, nltOf, type VectorInput } from './vector-input.js';
 
 /*
  * Rows between a database driver and a GeoPackage, for the SQL types whose data GDAL cannot reach
  * itself (SQL Server through tedious, Oracle through node-oracledb in thin mode). A Source's rows
- * are written as CSV with a .csvt file that types every column (GDAL's CSV driver reads both,
- * and hex WKB as geometry), then ogr2ogr turns them into the GeoPackage the upload path opens:
- * streamed, so a table of any size passes through a bounded amount of memory. A Destination
- * reads the converted output back feature by feature, as values plus ISO WKB.
+ * go through the warehouses' CSV (connectors/shared/table-csv.ts), with the geometry as hex WKB,
+ * which GDAL's CSV driver reads as geometry: streamed, so a table of any size passes through a
+ * bounded amount of memory. A Destination reads the converted output back feature by feature, as
+ * values plus ISO WKB.
  */
-
-/** What a column holds, in the terms both sides share (GDAL's field types). */
-export type ColumnKind = 'integer' | 'real' | 'string' | 'boolean' | 'date' | 'datetime' | 'time' | 'binary';
 
 export interface RowColumn {
   name: string;
   kind: ColumnKind;
 }
 
-/** GDAL's CSVT names of the kinds (binary values travel as hex text). */
-const csvtType: Record<ColumnKind, string> = {
-  integer: 'Integer64',
-  real: 'Real',
-  string: 'String',
-  boolean: 'Integer(Boolean)',
-  date: 'Date',
-  datetime: 'DateTime',
-  time: 'Time',
-  binary: 'String',
-};
-
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
-/** One value as CSV text; null and undefined are an empty field (read back as null). */
-export function csvValue(value: unknown, kind: ColumnKind): string {
-  if (value === null || value === undefined) return '';
-  let text: string;
+/** One driver value as CSV text for its kind; null (an empty field, read back as null) for null, NaN and invalid dates. */
+export function csvText(value: unknown, kind: ColumnKind): string | null {
+  if (value === null || value === undefined) return null;
   if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) return '';
-    text =
-      kind === 'date'
-        ? `${value.getUTCFullYear()}-${pad(value.getUTCMonth() + 1)}-${pad(value.getUTCDate())}`
-        : kind === 'time'
-          ? `${pad(value.getUTCHours())}:${pad(value.getUTCMinutes())}:${pad(value.getUTCSeconds())}.${pad(value.getUTCMilliseconds(), 3)}`
-          : value.toISOString();
-  } else if (Buffer.isBuffer(value)) {
-    text = value.toString('hex').toUpperCase();
-  } else if (typeof value === 'boolean') {
-    text = value ? '1' : '0';
-  } else if (typeof value === 'number' || typeof value === 'bigint') {
-    if (typeof value === 'number' && !Number.isFinite(value)) return '';
-    text = String(value);
-  } else {
-    text = String(value);
+    if (Number.isNaN(value.getTime())) return null;
+    if (kind === 'date') return `${value.getUTCFullYear()}-${pad(value.getUTCMonth() + 1)}-${pad(value.getUTCDate())}`;
+    if (kind === 'time') return `${pad(value.getUTCHours())}:${pad(value.getUTCMinutes())}:${pad(value.getUTCSeconds())}.${pad(value.getUTCMilliseconds(), 3)}`;
+    return value.toISOString();
   }
-  // Always quoted: separators, quotes and line breaks inside a value stay in it.
-  return `"${text.replace(/"/g, '""')}"`;
-}
-
-export interface GeometrySpec {
-  /** The layer's geometry column name. */
-  name: string;
-  /** The EPSG code of the data, when known. */
-  epsg: number | null;
-  /** An ogr2ogr -nlt value when the column's type is known (POINT, MULTIPOLYGON …). */
-  nlt?: string;
+  if (Buffer.isBuffer(value)) return value.toString('hex').toUpperCase();
+  if (typeof value === 'boolean') return value ? '1' : '0';
+  if (typeof value === 'number' && !Number.isFinite(value)) return null;
+  return String(value);
 }
 
 export interface RowsToGeoPackage {
   file: string;
   layer: string;
   columns: RowColumn[];
-  /** Null for a table without geometry. */
-  geometry: GeometrySpec | null;
+  /** Null for a table without geometry; `nlt` when the column's type is known, else the types seen decide. */
+  geometry: CsvGeometry | null;
   /** Each row: the column values in order, then the geometry as WKB (or null) when there is a geometry. */
   rows: AsyncIterable<unknown[]>;
   /** Names the transfer in messages. */
@@ -88,58 +50,30 @@ export interface RowsToGeoPackage {
 
 /** Writes the rows as typed CSV beside the GeoPackage, then lets ogr2ogr build the GeoPackage; returns the rows read. */
 export async function writeRowsAsGeoPackage(spec: RowsToGeoPackage, ctx: ConnectorContext): Promise<number> {
-  const base = path.join(path.dirname(spec.file), `.rows-${path.basename(spec.file, path.extname(spec.file))}`);
-  const csv = `${base}.csv`;
+  const csv = path.join(path.dirname(spec.file), `.rows-${path.basename(spec.file, path.extname(spec.file))}.csv`);
   const geometryColumn = spec.geometry ? freeName(spec.columns.map((c) => c.name), spec.geometry.name) : null;
-  const header = [...spec.columns.map((c) => c.name), ...(geometryColumn ? [geometryColumn] : [])];
-  await writeFile(`${base}.csvt`, `${[...spec.columns.map((c) => csvtType[c.kind]), ...(geometryColumn ? ['String'] : [])].join(',')}\n`);
-  const out = createWriteStream(csv);
-  let count = 0;
-  let bytes = 0;
+  const writer = new RowsCsv(csv, [...spec.columns, ...(geometryColumn ? [{ name: geometryColumn, kind: 'wkb' as const }] : [])], ctx, spec.label);
   const seen = new WkbTypes();
+  let closed = false;
   try {
-    out.write(`${header.map((h) => csvValue(h, 'string')).join(',')}\n`);
     for await (const row of spec.rows) {
-      if (ctx.signal.aborted) throw new ConnectorError('timeout', `${spec.label}: stopped (deadline or cancellation)`);
-      const fields = spec.columns.map((c, i) => csvValue(row[i], c.kind));
+      const fields = spec.columns.map((c, i) => csvText(row[i], c.kind));
       if (geometryColumn) {
         const wkb = row[spec.columns.length];
         if (Buffer.isBuffer(wkb)) seen.add(wkb);
-        fields.push(Buffer.isBuffer(wkb) && wkb.length ? wkb.toString('hex').toUpperCase() : '');
+        fields.push(Buffer.isBuffer(wkb) && wkb.length ? wkb.toString('hex').toUpperCase() : null);
       }
-      const line = `${fields.join(',')}\n`;
-      bytes += line.length;
-      // The CSV is about the size of the GeoPackage to come: hold it to the same limit.
-      if (bytes > ctx.maxBytes) throw new ConnectorError('too_large', `${spec.label}: the data is larger than the limit of ${ctx.maxBytes} bytes`, { max_bytes: ctx.maxBytes }, false);
-      count++;
-      if (!out.write(line)) await once(out, 'drain');
-      if (ctx.progress && count % 50_000 === 0) ctx.progress({ features: count });
+      await writer.row(fields);
+      if (ctx.progress && writer.rows % 50_000 === 0) ctx.progress({ features: writer.rows });
     }
-    out.end();
-    await once(out, 'finish');
-    await runOgr2ogr(
-      {
-        args: [
-          '-f', 'GPKG', spec.file, csv,
-          '-oo', 'AUTODETECT_TYPE=NO',
-          '-oo', 'EMPTY_STRING_AS_NULL=YES',
-          ...(geometryColumn ? ['-oo', `GEOM_POSSIBLE_NAMES=${geometryColumn}`, '-oo', 'KEEP_GEOM_COLUMNS=NO'] : []),
-          '-nln', spec.layer,
-          '-lco', `GEOMETRY_NAME=${spec.geometry?.name ?? 'geom'}`,
-          '-lco', `FID=${freeName(header, 'fid')}`,
-          ...(spec.geometry ? ['-a_srs', spec.geometry.epsg ? `EPSG:${spec.geometry.epsg}` : 'NONE', ...(spec.geometry.nlt ?? seen.nlt() ? ['-nlt', (spec.geometry.nlt ?? seen.nlt())!] : [])] : []),
-        ],
-        label: spec.label,
-        limitFile: spec.file,
-      },
-      ctx,
-      transferFailure([], spec.label, {}),
-    );
-    return count;
+    await writer.close();
+    closed = true;
+    await csvToGeoPackage(writer, spec.file, spec.layer, spec.geometry && { ...spec.geometry, nlt: spec.geometry.nlt ?? seen.nlt() }, ctx, spec.label);
+    return writer.rows;
   } finally {
-    out.destroy();
+    if (!closed) await writer.destroy();
     await rm(csv, { force: true });
-    await rm(`${base}.csvt`, { force: true });
+    await rm(writer.csvt, { force: true });
   }
 }
 
@@ -171,34 +105,6 @@ export class WkbTypes {
   nlt(): string | undefined {
     if (!this.names.size) return undefined;
     return nltOf(columnGeometryType(0, [...this.names]), this.z, this.m);
-  }
-}
-
-/** `preferred` unless a column already has that name (compared without case), else `preferred_1` … */
-export function freeName(taken: string[], preferred: string): string {
-  const lower = new Set(taken.map((t) => t.toLowerCase()));
-  if (!lower.has(preferred.toLowerCase())) return preferred;
-  for (let n = 1; ; n++) if (!lower.has(`${preferred}_${n}`.toLowerCase())) return `${preferred}_${n}`;
-}
-
-/** GDAL field types of a layer as kinds (lists and wide strings travel as text). */
-export function kindOfField(type: string): ColumnKind {
-  switch (type) {
-    case gdal.OFTInteger:
-    case gdal.OFTInteger64:
-      return 'integer';
-    case gdal.OFTReal:
-      return 'real';
-    case gdal.OFTDate:
-      return 'date';
-    case gdal.OFTDateTime:
-      return 'datetime';
-    case gdal.OFTTime:
-      return 'time';
-    case gdal.OFTBinary:
-      return 'binary';
-    default:
-      return 'string';
   }
 }
 

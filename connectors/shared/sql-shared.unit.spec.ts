@@ -9,7 +9,8 @@ import { effectiveWriteMode, requireColumns, stagingNames } from './sql-delivery
 import { mapColumnNames, truncateName } from './sql-names.js';
 import { writeFileSync } from 'node:fs';
 import { wkbToSdo } from '../oracle/sdo.js';
-import { csvValue, layerColumns, layerExtent, layerRows, wkbType, WkbTypes, writeRowsAsGeoPackage } from './sql-rows.js';
+import { csvField } from './table-csv.js';
+import { csvText, layerColumns, layerExtent, layerRows, wkbType, WkbTypes, writeRowsAsGeoPackage } from './sql-rows.js';
 import { vectorInput } from './vector-input.js';
 
 const quote = (v: string) => `'${v.replace(/'/g, "''")}'`;
@@ -41,14 +42,15 @@ describe('what the SQL connectors share', () => {
     expect(mapColumnNames(['geom', 'x'.repeat(130), 'x'.repeat(129)], { maxLength: 128, unit: 'chars' }, ['geom', 'fid'])).toEqual(['geom_2', 'x'.repeat(128), `${'x'.repeat(126)}_2`]);
   });
 
-  it('writes CSV values that keep separators, quotes, dates and bytes', () => {
-    expect(csvValue('a, "b"\nc', 'string')).toBe('"a, ""b""\nc"');
-    expect(csvValue(null, 'integer')).toBe('');
-    expect(csvValue(new Date(Date.UTC(2024, 1, 29, 13, 5, 7, 250)), 'datetime')).toBe('"2024-02-29T13:05:07.250Z"');
-    expect(csvValue(new Date(Date.UTC(2024, 1, 29)), 'date')).toBe('"2024-02-29"');
-    expect(csvValue(true, 'boolean')).toBe('"1"');
-    expect(csvValue(Buffer.from([1, 171]), 'binary')).toBe('"01AB"');
-    expect(csvValue(Number.NaN, 'real')).toBe('');
+  it('writes driver values as CSV text: dates in ISO 8601, bytes as hex, booleans as 1/0, nothing for null and NaN', () => {
+    expect(csvText('a, "b"\nc', 'string')).toBe('a, "b"\nc');
+    expect(csvField(csvText('a, "b"\nc', 'string'))).toBe('"a, ""b""\nc"');
+    expect(csvText(null, 'integer')).toBeNull();
+    expect(csvText(new Date(Date.UTC(2024, 1, 29, 13, 5, 7, 250)), 'datetime')).toBe('2024-02-29T13:05:07.250Z');
+    expect(csvText(new Date(Date.UTC(2024, 1, 29)), 'date')).toBe('2024-02-29');
+    expect(csvText(true, 'boolean')).toBe('1');
+    expect(csvText(Buffer.from([1, 171]), 'binary')).toBe('01AB');
+    expect(csvText(Number.NaN, 'real')).toBeNull();
   });
 
   it('reads WKB geometry types (ISO and EWKB flags) and picks one layer type', () => {

@@ -7,18 +7,23 @@ import { runOgr2ogr, transferFailure } from './ogr2ogr.js';
 import type { VectorInput } from './vector-input.js';
 
 /*
- * CSV as the bulk format of the cloud warehouses (BigQuery, Snowflake): their loaders take CSV
- * files (a BigQuery load job, a Snowflake PUT + COPY INTO), and their query results come back as
- * rows of text. Both directions go through here:
+ * CSV as the bulk format between a database and GDAL. The cloud warehouses (BigQuery, Snowflake)
+ * load CSV files (a BigQuery load job, a Snowflake PUT + COPY INTO); every database Source whose
+ * rows GDAL cannot read itself (the warehouses, SQL Server through tedious, Oracle through
+ * node-oracledb) hands its rows over as CSV with a .csvt of GDAL types:
  *   deliver  the output layer → one CSV whose first column is the geometry as WKT, dates and
  *            times in ISO 8601 (GDAL's CSV driver writes 2024/01/02, which neither loader takes),
  *            plus the column kinds the target's table is declared with;
- *   extract  rows of a query result → a CSV with a .csvt of GDAL types → a GeoPackage (ogr2ogr),
- *            so the import is prepared and inspected like an upload.
+ *   extract  rows of a query result → a CSV with a .csvt (`RowsCsv`) → a GeoPackage
+ *            (`csvToGeoPackage`, ogr2ogr), streamed, so a table of any size passes through a
+ *            bounded amount of memory and the import is prepared and inspected like an upload.
  */
 
-/** What a column holds, independent of any database's type names. */
-export type ColumnKind = 'integer' | 'real' | 'decimal' | 'string' | 'boolean' | 'date' | 'datetime' | 'time' | 'binary';
+/**
+ * What a column holds, in the terms of GDAL's field types, which every side shares (a database's
+ * DECIMAL/NUMERIC arrives as real: GDAL has no decimal field).
+ */
+export type ColumnKind = 'integer' | 'real' | 'string' | 'boolean' | 'date' | 'datetime' | 'time' | 'binary';
 
 export interface TableColumn {
   name: string;
@@ -45,21 +50,22 @@ export function csvField(value: string | null): string {
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
-/** GDAL field types → column kinds (gdal-async exposes no field subtypes: booleans arrive as integers). */
-function kindOf(type: string): ColumnKind {
+/** GDAL field types → column kinds (gdal-async exposes no field subtypes: booleans arrive as integers; lists travel as text). */
+export function kindOfField(type: string): ColumnKind {
   switch (type) {
-    case 'integer':
-    case 'integer64':
+    case gdal.OFTInteger:
+    case gdal.OFTInteger64:
       return 'integer';
-    case 'real':
+    case gdal.OFTReal:
       return 'real';
-    case 'date':
+    case gdal.OFTDate:
       return 'date';
-    case 'datetime':
+    // 'dateTime' in gdal-async: compared with the constants, not with spellings of them.
+    case gdal.OFTDateTime:
       return 'datetime';
-    case 'time':
+    case gdal.OFTTime:
       return 'time';
-    case 'binary':
+    case gdal.OFTBinary:
       return 'binary';
     default:
       return 'string';
@@ -139,7 +145,7 @@ async function layerColumns(input: VectorInput): Promise<TableColumn[]> {
   try {
     const columns: TableColumn[] = [];
     ds.layers.get(input.layer).fields.forEach((f) => {
-      columns.push({ name: f.name, kind: kindOf(f.type) });
+      columns.push({ name: f.name, kind: kindOfField(f.type) });
     });
     return columns;
   } finally {
@@ -158,7 +164,7 @@ async function writeLayerCsvByFeature(input: VectorInput, file: string, options:
     const layer = ds.layers.get(input.layer);
     const columns: TableColumn[] = [];
     layer.fields.forEach((f) => {
-      columns.push({ name: f.name, kind: kindOf(f.type) });
+      columns.push({ name: f.name, kind: kindOfField(f.type) });
     });
     const geometry = input.base !== 100;
     let transform: gdal.CoordinateTransformation | null = null;
@@ -207,9 +213,15 @@ async function writeLayerCsvByFeature(input: VectorInput, file: string, options:
   }
 }
 
-/** GDAL CSVT types of the column kinds (the extract direction). */
-const csvtOf: Record<ColumnKind | 'wkt', string> = {
-  integer: 'Integer64', real: 'Real', decimal: 'Real', string: 'String', boolean: 'Integer(Boolean)', date: 'Date', datetime: 'DateTime', time: 'Time', binary: 'String', wkt: 'WKT',
+/**
+ * A column of an extract's CSV: an attribute of a kind, or the geometry as WKT (the warehouses'
+ * text) or as hex WKB (what the SQL drivers hand over; found by name, see `csvToGeoPackage`).
+ */
+export type CsvColumnKind = ColumnKind | 'wkt' | 'wkb';
+
+/** GDAL CSVT types of the column kinds (the extract direction; binary travels as text). */
+const csvtOf: Record<CsvColumnKind, string> = {
+  integer: 'Integer64', real: 'Real', string: 'String', boolean: 'Integer(Boolean)', date: 'Date', datetime: 'DateTime', time: 'Time', binary: 'String', wkt: 'WKT', wkb: 'String',
 };
 
 /** Rows of a query result written as CSV + CSVT for GDAL, held to the size limit while written. */
@@ -221,8 +233,10 @@ export class RowsCsv {
 
   constructor(
     readonly file: string,
-    private readonly columns: { name: string; kind: ColumnKind | 'wkt' }[],
+    readonly columns: readonly { name: string; kind: CsvColumnKind }[],
     private readonly ctx: ConnectorContext,
+    /** Names the transfer in messages. */
+    private readonly label = 'Reading the data',
   ) {
     this.out = createWriteStream(file, { encoding: 'utf8' });
     this.closed = new Promise((resolve, reject) => {
@@ -235,21 +249,27 @@ export class RowsCsv {
   private write(line: string): boolean {
     this.bytes += Buffer.byteLength(line);
     if (this.bytes > this.ctx.maxBytes) {
-      throw new ConnectorError('too_large', `The data is larger than the limit of ${this.ctx.maxBytes} bytes`, { max_bytes: this.ctx.maxBytes }, false);
+      throw new ConnectorError('too_large', `${this.label}: the data is larger than the limit of ${this.ctx.maxBytes} bytes`, { max_bytes: this.ctx.maxBytes }, false);
     }
     return this.out.write(line);
   }
 
   /** One row, as text per column (null for null). */
   async row(values: (string | null)[]): Promise<void> {
+    if (this.ctx.signal.aborted) throw new ConnectorError('timeout', `${this.label}: stopped (deadline or cancellation)`);
     this.rows++;
     if (!this.write(`${values.map(csvField).join(',')}\n`)) await drained(this.out);
+  }
+
+  /** The .csvt beside the CSV, which GDAL reads the column types from. */
+  get csvt(): string {
+    return this.file.replace(/\.csv$/, '.csvt');
   }
 
   async close(): Promise<void> {
     this.out.end();
     await this.closed;
-    await writeFile(this.file.replace(/\.csv$/, '.csvt'), `${this.columns.map((c) => csvtOf[c.kind]).join(',')}\n`);
+    await writeFile(this.csvt, `${this.columns.map((c) => csvtOf[c.kind]).join(',')}\n`);
   }
 
   /**
@@ -266,18 +286,32 @@ export class RowsCsv {
   }
 }
 
+export interface CsvGeometry {
+  /** The layer's geometry column name in the GeoPackage. */
+  name: string;
+  /** The EPSG code of the data, when known. */
+  epsg: number | null;
+  /** An ogr2ogr -nlt value when the type is known (POINT, MULTIPOLYGON …); GEOMETRY otherwise. */
+  nlt?: string | undefined;
+}
+
 /**
- * The CSV of an extract as one GeoPackage layer: types from the .csvt, the WKT column as the
- * geometry named `geometryName`, in `epsg`. An empty field is null: CSV cannot tell an empty
- * text from a missing one, and nulls are the common case.
+ * The CSV of an extract as one GeoPackage layer: types from the .csvt, the WKT column (or the hex
+ * WKB column, found by its name) as the geometry named `geometry.name`, in its EPSG code. An empty
+ * field is null: CSV cannot tell an empty text from a missing one, and nulls are the common case.
+ * The feature ids get a name no column has.
  */
-export async function csvToGeoPackage(csv: string, gpkg: string, layer: string, geometry: { name: string; epsg: number | null } | null, ctx: ConnectorContext, label: string): Promise<void> {
+export async function csvToGeoPackage(rows: RowsCsv, gpkg: string, layer: string, geometry: CsvGeometry | null, ctx: ConnectorContext, label: string): Promise<void> {
+  const names = rows.columns.map((c) => c.name);
+  const wkb = rows.columns.find((c) => c.kind === 'wkb');
   await runOgr2ogr(
     {
       args: [
-        '-f', 'GPKG', gpkg, csv, '-nln', layer,
-        '-oo', 'KEEP_GEOM_COLUMNS=NO', '-oo', 'EMPTY_STRING_AS_NULL=YES',
-        ...(geometry ? ['-lco', `GEOMETRY_NAME=${geometry.name}`, ...(geometry.epsg ? ['-a_srs', `EPSG:${geometry.epsg}`] : [])] : []),
+        '-f', 'GPKG', gpkg, rows.file, '-nln', layer,
+        '-oo', 'AUTODETECT_TYPE=NO', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-oo', 'EMPTY_STRING_AS_NULL=YES',
+        ...(wkb ? ['-oo', `GEOM_POSSIBLE_NAMES=${wkb.name}`] : []),
+        '-lco', `FID=${freeName(names, 'fid')}`,
+        ...(geometry ? ['-lco', `GEOMETRY_NAME=${geometry.name}`, '-a_srs', geometry.epsg ? `EPSG:${geometry.epsg}` : 'NONE', ...(geometry.nlt ? ['-nlt', geometry.nlt] : [])] : []),
       ],
       label,
       limitFile: gpkg,
@@ -285,4 +319,11 @@ export async function csvToGeoPackage(csv: string, gpkg: string, layer: string, 
     ctx,
     transferFailure([], label, {}),
   );
+}
+
+/** `preferred` unless a column already has that name (compared without case), else `preferred_1` … */
+export function freeName(taken: string[], preferred: string): string {
+  const lower = new Set(taken.map((t) => t.toLowerCase()));
+  if (!lower.has(preferred.toLowerCase())) return preferred;
+  for (let n = 1; ; n++) if (!lower.has(`${preferred}_${n}`.toLowerCase())) return `${preferred}_${n}`;
 }

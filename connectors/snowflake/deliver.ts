@@ -36,7 +36,7 @@ const markOf = (deliveryId: string) => `geoflow delivery ${tag(deliveryId)}`;
 
 /** Column kinds → Snowflake types of a new table. */
 const snowflakeTypes: Record<ColumnKind, string> = {
-  integer: 'NUMBER(38, 0)', real: 'FLOAT', decimal: 'NUMBER(38, 10)', string: 'VARCHAR', boolean: 'BOOLEAN', date: 'DATE', datetime: 'TIMESTAMP_NTZ', time: 'TIME', binary: 'VARCHAR',
+  integer: 'NUMBER(38, 0)', real: 'FLOAT', string: 'VARCHAR', boolean: 'BOOLEAN', date: 'DATE', datetime: 'TIMESTAMP_NTZ', time: 'TIME', binary: 'VARCHAR',
 };
 
 /** Snowflake takes any quoted name of up to 255 characters: longer ones are cut, and names equal after that get `_2`, `_3` … */

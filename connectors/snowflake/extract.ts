@@ -3,7 +3,7 @@ import { rm, stat } from 'node:fs/promises';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../shared/errors.js';
 import { asSubquery } from '../shared/sql.js';
-import { csvToGeoPackage, RowsCsv, type ColumnKind } from '../shared/table-csv.js';
+import { csvToGeoPackage, RowsCsv, type ColumnKind, type CsvColumnKind } from '../shared/table-csv.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { describeServer, ident, withSession, type Session, type SnowflakeConfig } from './client.js';
 
@@ -151,7 +151,7 @@ export async function extractSnowflake(config: SnowflakeConfig, resource: Snowfl
       await writer.destroy();
       throw error;
     }
-    return { unchanged: false as const, rows: writer.rows, geometry: geometry ? { name: geometry.name, epsg } : null, cursor };
+    return { unchanged: false as const, writer, rows: writer.rows, geometry: geometry ? { name: geometry.name, epsg } : null, cursor };
   }).catch(async (error) => {
     await rm(csv, { force: true });
     throw error;
@@ -159,19 +159,19 @@ export async function extractSnowflake(config: SnowflakeConfig, resource: Snowfl
   if (read.unchanged) return { file: '', filename: '', bytes: 0, features: 0, sync: options.sync!, unchanged: true };
 
   try {
-    await csvToGeoPackage(csv, file, name, read.geometry, ctx, `Reading ${what} (${describeServer(config)})`);
+    await csvToGeoPackage(read.writer, file, name, read.geometry, ctx, `Reading ${what} (${describeServer(config)})`);
   } catch (error) {
     await rm(file, { force: true });
     throw error;
   } finally {
     await rm(csv, { force: true });
-    await rm(csv.replace(/\.csv$/, '.csvt'), { force: true });
+    await rm(read.writer.csvt, { force: true });
   }
   return { file, filename: path.basename(file), bytes: (await stat(file)).size, features: read.rows, ...(read.cursor ? { sync: { cursor: read.cursor } } : {}) };
 }
 
 /** A value as the driver gives it (text with fetchAsString) as CSV text for its kind. */
-function text(kind: ColumnKind | 'wkt', v: unknown): string | null {
+function text(kind: CsvColumnKind, v: unknown): string | null {
   if (v === null || v === undefined) return null;
   if (kind === 'boolean') return /^(true|1)$/i.test(String(v)) ? '1' : '0';
   if (typeof v === 'object') return JSON.stringify(v);

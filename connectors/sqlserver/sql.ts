@@ -1,4 +1,4 @@
-import type { ColumnKind } from '../shared/sql-rows.js';
+import type { ColumnKind } from '../shared/table-csv.js';
 import type { ColumnInfo } from './client.js';
 
 /*

@@ -1,8 +1,7 @@
-import net from 'node:net';
-import pino from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { loopbackDriverCases } from '../../test/connectors/support.js';
 import { sqlserver } from './index.js';
-import { classifySqlServer, connectionConfig, reasonOfNumber, type SqlServerConfig } from './client.js';
+import { classifySqlServer, connectionConfig, reasonOfNumber } from './client.js';
 import {
   appendStatement, columnType, createLoadTable, createSpatialIndex, createStageTable, cursorMaxExpression, fillStage, grantStatement, ident, kindOfColumn, literal, qualified,
   renameStatement, selectExpression, swapStatements,
@@ -107,38 +106,7 @@ describe('sqlserver connections', () => {
     expect(tedious.options).toMatchObject({ encrypt: true, trustServerCertificate: false, port: 1433, database: 'd' });
     expect(JSON.stringify(tedious.options)).not.toContain('pw');
   });
-
-  describe('through tedious against loopback ports', () => {
-    let silent: net.Server;
-    const sockets = new Set<net.Socket>();
-    let silentPort: number;
-    let closedPort: number;
-    beforeAll(async () => {
-      silent = net.createServer((socket) => sockets.add(socket)).listen(0, '127.0.0.1');
-      await new Promise((r) => silent.once('listening', r));
-      silentPort = (silent.address() as net.AddressInfo).port;
-      const probe = net.createServer().listen(0, '127.0.0.1');
-      await new Promise((r) => probe.once('listening', r));
-      closedPort = (probe.address() as net.AddressInfo).port;
-      await new Promise((r) => probe.close(r));
-    });
-    afterAll(() => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((r) => silent.close(r));
-    });
-    const ctx = (ms: number) => ({ signal: AbortSignal.timeout(ms), log: pino({ level: 'silent' }), workDir: '/tmp', maxBytes: 1 });
-
-    it('answers a closed port as unreachable, without the password', async () => {
-      const config: SqlServerConfig = { host: '127.0.0.1', port: closedPort, database: 'gis', username: 'u', password: 'PLANTED-pw', encrypt: true, trust_server_certificate: false };
-      const result = await sqlserver.test!(config, ctx(5000));
-      expect(result).toMatchObject({ ok: false, status: 'unreachable' });
-      expect(JSON.stringify(result)).not.toContain('PLANTED-pw');
-    });
-
-    it('answers a port that never speaks as a timeout at the deadline', async () => {
-      const config: SqlServerConfig = { host: '127.0.0.1', port: silentPort, database: 'gis', username: 'u', password: 'PLANTED-pw', encrypt: true, trust_server_certificate: false };
-      const result = await sqlserver.test!(config, ctx(800));
-      expect(result).toMatchObject({ ok: false, status: 'timeout' });
-    });
-  });
 });
+
+// tedious against a closed and a silent port.
+loopbackDriverCases(sqlserver, (port) => ({ host: '127.0.0.1', port, database: 'gis', username: 'u', password: 'PLANTED-pw', encrypt: true, trust_server_certificate: false }));

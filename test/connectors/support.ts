@@ -3,9 +3,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorError, type ConnectorFailureReason } from '../../connectors/shared/errors.js';
-import type { ConnectorContext, DeliverInput } from '../../connectors/types.js';
+import type { ConnectorContext, ConnectorDefinition, DeliverInput } from '../../connectors/types.js';
 
 /** What a connector is given for one call: a fresh work folder, a silent logger, a size limit. */
 export function connectorContext(overrides: Partial<ConnectorContext> = {}): ConnectorContext {
@@ -97,3 +97,33 @@ export const deliverInput = (file: string, deliveryId: string, mediaType: string
   layers: ['layer'],
   deliveryId,
 });
+
+/**
+ * What a database type's driver must answer before any server exists, against loopback ports: a
+ * closed port is `unreachable` and a port that never speaks a `timeout` at the deadline, neither
+ * naming the password. `configAt` gives a configuration for a port with the password `PLANTED-pw`
+ * (the SQL Server and Oracle unit specs; their contract suites, test/connectors/sql-contract.ts,
+ * run the same closed port through the API).
+ */
+export function loopbackDriverCases<C extends object>(connector: ConnectorDefinition<C>, configAt: (port: number) => C): void {
+  describe(`${connector.type} through its driver against loopback ports`, () => {
+    let silent: Awaited<ReturnType<typeof silentServer>>;
+    beforeAll(async () => {
+      silent = await silentServer();
+    });
+    afterAll(() => silent?.close());
+    const ctx = (ms: number) => connectorContext({ signal: AbortSignal.timeout(ms), workDir: tmpdir(), maxBytes: 1 });
+
+    it('answers a closed port as unreachable, without the password', async () => {
+      const result = await connector.test(configAt(await closedPort()), ctx(5000));
+      expect(result).toMatchObject({ ok: false, status: 'unreachable' });
+      expect(JSON.stringify(result)).not.toContain('PLANTED-pw');
+    });
+
+    it('answers a port that never speaks as a timeout at the deadline', async () => {
+      const result = await connector.test(configAt(silent.port), ctx(800));
+      expect(result).toMatchObject({ ok: false, status: 'timeout' });
+      expect(JSON.stringify(result)).not.toContain('PLANTED-pw');
+    });
+  });
+}

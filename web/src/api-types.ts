@@ -48,6 +48,21 @@ export type Connector = {
   } | null;
 };
 
+export type CreatedToken = {
+  id: string;
+  name: string;
+  scopes: string[];
+  /** First characters of the value, to tell tokens apart */
+  prefix: string;
+  /** ISO 8601 UTC */
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  /** The value: shown only in this response */
+  token: string;
+};
+
 export type DataPreview = {
   workspace_id: string;
   layer: string;
@@ -748,7 +763,7 @@ export type Job = {
   next_run_at: string | null;
   last_run: {
     id: string;
-    status: string;
+    status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
     finished_at: string | null;
   } | null;
   sync: {
@@ -1563,6 +1578,30 @@ export type StoredPipeline = {
   python: {
     script: string;
     filename: string;
+  } | null;
+};
+
+export type System = {
+  name: string;
+  version: string;
+  edition: string;
+  gdal: {
+    version: string;
+    drivers: {
+      total: number;
+      vector: number;
+      raster: number;
+    };
+  };
+  node: string;
+  event_store: "postgres" | "kurrentdb";
+  features: Record<string, boolean>;
+  /** Implementation detail; do not depend on it */
+  container_image: string | null;
+  /** The Temporal UI (SVC_TEMPORAL_UI_URL) and namespace, for links to a Run's workflow; null when not configured */
+  temporal_ui: {
+    url: string;
+    namespace: string;
   } | null;
 };
 

@@ -4,16 +4,6 @@
 # install fails, the suite says so and is skipped; the other suites still run.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-DATA_DIR="${SVC_DATA_DIR:-.data}"
-VENV="$DATA_DIR/tools/pygeoapi"
-VERSION=0.21.0
-if [ -x "$VENV/bin/pygeoapi" ] && "$VENV/bin/python" -c "import pygeoapi, sys; sys.exit(pygeoapi.__version__ != '$VERSION')" 2>/dev/null; then
-  exit 0
-fi
-printf '[test-servers] installing pygeoapi %s\n' "$VERSION" >&2
-rm -rf "$VENV"
-if ! { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q --disable-pip-version-check "pygeoapi==$VERSION"; }; then
-  rm -rf "$VENV"
-  printf '[test-servers] pygeoapi could not be installed: the ogcfeatures suite will be skipped\n' >&2
-fi
+source test/servers/venv.sh
+venv_install pygeoapi 'the ogcfeatures suite will be skipped' pygeoapi==0.21.0
 exit 0

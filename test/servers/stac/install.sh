@@ -5,19 +5,7 @@
 # When the install fails, the STAC API part of the suite says so and is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-DATA_DIR="${SVC_DATA_DIR:-.data}"
-VENV="$DATA_DIR/tools/stac-fastapi"
-PINS=(stac-fastapi-static==1.0.1 fastapi==0.116.2 starlette==0.47.3 uvicorn==0.54.0)
-STAMP="$VENV/.pins"
-if [ -x "$VENV/bin/python" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "${PINS[*]}" ]; then
-  exit 0
-fi
-printf '[test-servers] installing %s\n' "${PINS[*]}" >&2
-rm -rf "$VENV"
-if python3 -m venv "$VENV" && "$VENV/bin/pip" install -q --disable-pip-version-check "${PINS[@]}"; then
-  echo "${PINS[*]}" > "$STAMP"
-else
-  rm -rf "$VENV"
-  printf '[test-servers] stac-fastapi could not be installed: the STAC API part of the stac suite will be skipped\n' >&2
-fi
+source test/servers/venv.sh
+venv_install stac-fastapi 'the STAC API part of the stac suite will be skipped' \
+  stac-fastapi-static==1.0.1 fastapi==0.116.2 starlette==0.47.3 uvicorn==0.54.0
 exit 0

@@ -53,28 +53,17 @@ export function runDuration(run: Pick<Run, 'started_at' | 'finished_at'>, now = 
   return Math.max(0, end - Date.parse(run.started_at));
 }
 
-const pad = (n: number | undefined) => String(n ?? 0).padStart(2, '0');
+const pad = (n: number) => String(n).padStart(2, '0');
 
 /** "Daily at 02:30 (Europe/Berlin)": in the Job's own timezone, as it was set. */
 export function scheduleText(schedule: Schedule | null | undefined): string {
   if (!schedule) return 'Manual only';
-  if (schedule.kind === 'daily') return `Daily at ${pad(schedule.hour)}:${pad(schedule.minute)} (${schedule.timezone})`;
-  return `${schedule.kind} (${schedule.timezone})`;
+  return `Daily at ${pad(schedule.hour)}:${pad(schedule.minute)} (${schedule.timezone})`;
 }
 
-/** Why a Job is disabled, in words (the server may send a sentence or a small object). */
+/** Why a disabled Job is disabled, in the server's words (a sentence; null when it disabled itself for no reason it told). */
 export function disabledReason(job: Pick<Job, 'enabled' | 'disabled_reason'>): string | null {
-  if (job.enabled) return null;
-  const reason = job.disabled_reason as unknown;
-  if (!reason) return null;
-  if (typeof reason === 'string') return reason;
-  if (typeof reason === 'object') {
-    const r = reason as { kind?: string; message?: string; failures?: number };
-    if (r.kind === 'manual') return 'Disabled by you.';
-    if (r.kind === 'consecutive_failures') return `Disabled after ${r.failures ?? 'several'} failed scheduled Runs in a row${r.message ? `: ${r.message}` : '.'}`;
-    return r.message ?? r.kind ?? null;
-  }
-  return null;
+  return job.enabled ? null : job.disabled_reason || null;
 }
 
 /** The stages a Run runs: `stages` from the server, else inferred by the spec's rules (an explicit flag wins, else the fields). */

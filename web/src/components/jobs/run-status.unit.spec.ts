@@ -23,14 +23,11 @@ describe('how Runs and schedules read', () => {
     expect(scheduleText({ kind: 'daily', timezone: 'Europe/Berlin', hour: 2, minute: 5 })).toBe('Daily at 02:05 (Europe/Berlin)');
   });
 
-  it('explains why a Job is disabled, whatever shape the server sends', () => {
+  it('explains why a disabled Job is disabled, in the server’s sentence', () => {
     expect(disabledReason({ enabled: true, disabled_reason: 'ignored' })).toBeNull();
     expect(disabledReason({ enabled: false, disabled_reason: null })).toBeNull();
     expect(disabledReason({ enabled: false, disabled_reason: 'Paused for maintenance' })).toBe('Paused for maintenance');
-    expect(disabledReason({ enabled: false, disabled_reason: { kind: 'manual' } })).toBe('Disabled by you.');
-    expect(disabledReason({ enabled: false, disabled_reason: { kind: 'consecutive_failures', failures: 3, message: 'source unreachable' } })).toBe(
-      'Disabled after 3 failed scheduled Runs in a row: source unreachable',
-    );
+    expect(disabledReason({ enabled: false, disabled_reason: '' })).toBeNull();
   });
 
   it('knows which statuses are final', () => {

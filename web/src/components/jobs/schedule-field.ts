@@ -65,7 +65,7 @@ export function scheduleField(initial: Schedule | null | undefined): ScheduleFie
 
   return {
     node: h('div', { class: 'stack' }, kind.row, details),
-    value: () => (kind.control.value ? { kind: kind.control.value, timezone: zone.control.value.trim(), hour: Number(hour.control.value), minute: Number(minute.control.value) } : null),
+    value: () => (kind.control.value ? { kind: 'daily' as const, timezone: zone.control.value.trim(), hour: Number(hour.control.value), minute: Number(minute.control.value) } : null),
     attach(errors) {
       errors.add('schedule', kind.handle).add('schedule.kind', kind.handle).add('schedule.timezone', zone.handle).add('schedule.hour', hour.handle).add('schedule.minute', minute.handle);
     },
