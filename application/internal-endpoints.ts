@@ -16,7 +16,9 @@ function endpointOf(what: string, url: string | undefined, defaultPort: number):
 /**
  * The service's own endpoints, which the outbound policy refuses by default: a connection aimed
  * at them could read or change the service's own state (its database, Temporal) or reach the
- * API as a second, unauthenticated-looking client.
+ * API as a second, unauthenticated-looking client. The Temporal web UI the service links Runs to
+ * (SVC_TEMPORAL_UI_URL; `npm start` serves one) is among them: it answers any GET about every
+ * user's Runs, their inputs and histories, with no credentials.
  */
 export function internalEndpoints(config: Config): InternalEndpoint[] {
   const temporal = endpointOf('Temporal', `tcp://${config.temporalAddress}`, 7233);
@@ -25,5 +27,6 @@ export function internalEndpoints(config: Config): InternalEndpoint[] {
     endpointOf('event store', config.eventStoreUrl, 2113),
     temporal,
     { what: 'API', host: config.host, port: config.port },
+    endpointOf('Temporal UI', config.temporalUiUrl ?? undefined, config.temporalUiUrl?.startsWith('https:') ? 443 : 80),
   ].filter((e): e is InternalEndpoint => e !== null);
 }

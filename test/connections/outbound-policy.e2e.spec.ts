@@ -34,11 +34,13 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
   let redirector: HttpServer;
   let redirectorPort: number;
   let apiPort: number;
+  let temporalUi: Awaited<ReturnType<typeof countingServer>>;
   const ownDatabasePort = Number(new URL(adminUrl ?? 'postgres://127.0.0.1:5432').port || 5432);
 
   beforeAll(async () => {
     open = await countingServer();
     denied = await countingServer();
+    temporalUi = await countingServer();
     closed = await closedPort();
     apiPort = await closedPort();
     // An allowed server that sends every request on to the denied one.
@@ -53,6 +55,8 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
         SVC_OUTBOUND_ALLOW: '',
         SVC_OUTBOUND_DENY: `127.0.0.1:${open.port}, 127.0.0.1:${closed}, [::1]:${open.port}, 127.0.0.1:${denied.port}`,
         SVC_PORT: String(apiPort),
+        // npm start serves Temporal's web UI here; it answers GETs about every Run without credentials.
+        SVC_TEMPORAL_UI_URL: `http://127.0.0.1:${temporalUi.port}`,
       },
     });
     const cookie = await login(sut.app);
@@ -61,6 +65,7 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
   afterAll(async () => {
     open?.close();
     denied?.close();
+    temporalUi?.close();
     redirector?.close();
     await sut?.close();
   });
@@ -159,5 +164,12 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
       expectRefused(await test('sources', 'url', { url }));
     }
     expectRefused(await test('destinations', 'postgis', { host: '169.254.169.254', port: 5432, database: 'd', username: 'u', password: 'p', ssl_mode: 'disable' }));
+  });
+
+  it("by default: the Temporal web UI the service links to (SVC_TEMPORAL_UI_URL), which lists every user's Runs to any GET", async () => {
+    const ui = expectRefused(await test('sources', 'url', { url: `http://127.0.0.1:${temporalUi.port}/api/v1/namespaces/default/workflows` }));
+    expect(ui.message).toContain("service's own Temporal UI");
+    expectRefused(await test('sources', 'url', { url: `http://localhost:${temporalUi.port}/api/v1/namespaces/default/workflows` }));
+    expect(temporalUi.connections()).toBe(0);
   });
 });
