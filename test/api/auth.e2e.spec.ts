@@ -135,6 +135,17 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
     expect((await from('192.0.2.50', ADMIN)).statusCode).toBe(200);
   });
 
+  it('throttles a burst of concurrent guesses like a sequence: only the free ones reach the password check', async () => {
+    const from = (remoteAddress: string, payload: object) => sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload, remoteAddress });
+    const guesses = await Promise.all(Array.from({ length: 15 }, (_, i) => from('192.0.2.77', { email: ADMIN.email, password: `guess number ${i}` })));
+    expect(guesses.every((r) => r.statusCode === 401)).toBe(true);
+    const checked = guesses.filter((r) => r.json().error.message === 'The e-mail or password is wrong');
+    expect(checked).toHaveLength(5);
+    // Every other answer is the throttle's, and the right password from elsewhere still works.
+    expect(guesses.filter((r) => /Too many failed logins/.test(r.json().error.message))).toHaveLength(10);
+    expect((await from('192.0.2.78', ADMIN)).statusCode).toBe(200);
+  });
+
   it("cannot be turned against the admin: 25 wrong passwords from one address leave the right password working from another", async () => {
     const from = (remoteAddress: string, payload: object) => sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload, remoteAddress });
     const guess = { email: ADMIN.email, password: 'not the password' };
