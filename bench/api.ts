@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { availableParallelism, loadavg } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -145,7 +145,7 @@ try {
   };
   console.log(
     `\n${CONNECTIONS} connections, ${DURATION} s per run, best of ${ROUNDS} rounds, log level ${process.env.SVC_LOG_LEVEL ?? 'info'} (npm start's default), ` +
-      `1-minute load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} on ${availableParallelism()} cores:\n`,
+      `1-minute load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} on ${cpus().length} cores:\n`,
   );
   console.log('| route | req/s | p99 | ratio to its baseline | server CPU per request (least) |\n|---|---|---|---|---|');
   console.log(row('hello', 'fastify hello world (baseline)'));

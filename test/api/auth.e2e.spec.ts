@@ -25,6 +25,16 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
     expect((await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: own } })).statusCode).toBe(401);
   });
 
+  it('says in the OpenAPI document that the token routes take the session cookie only (a PAT gets 403 there)', async () => {
+    const doc = (await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    for (const [path, method] of [['/api/v1/account/tokens', 'get'], ['/api/v1/account/tokens', 'post'], ['/api/v1/account/tokens/{id}', 'delete']] as const) {
+      expect(doc.paths[path][method].security, `${method} ${path}`).toEqual([{ session: [] }]);
+    }
+    // Every other authenticated route takes either.
+    expect(doc.security).toEqual([{ bearer: [] }, { session: [] }]);
+    expect(doc.paths['/api/v1/recipes'].get.security).toBeUndefined();
+  });
+
   it('sets the session cookie HttpOnly and SameSite=Lax', async () => {
     const res = await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: ADMIN });
     const setCookie = String(res.headers['set-cookie']);
