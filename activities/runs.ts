@@ -165,7 +165,7 @@ export function runActivities(services: Services) {
 
   const transferContext = (dir: string, progress?: (p: StepProgress) => void) => ({
     log: services.log,
-    workDir: (mkdirSync(dir, { recursive: true }), dir),
+    workDir: makeDir(dir),
     // A Run reads what its Source holds, up to the Job input limit (not the interactive upload limit).
     maxBytes: services.config.maxJobInputBytes,
     signal: Context.current().cancellationSignal,
@@ -392,4 +392,10 @@ export function runActivities(services: Services) {
       });
     },
   };
+}
+
+/** Makes a folder (and its parents) and gives back its path. */
+function makeDir(dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }

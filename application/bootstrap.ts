@@ -68,7 +68,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     cipher: createCipher(config.secretKey),
     ...(temporal ? { temporal } : {}),
   };
-  let stopCleanup = () => undefined as void;
+  let stopCleanup = (): void => undefined;
   if (runProjections) await projections.waitFor(0n);
   // Reactors follow the events like projections but act on Temporal (the Jobs' Schedules); they
   // run with their own runner so that a Temporal outage never holds up read-your-writes.

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ConnectionKind } from '../domain/connections/connection.js';
 import { DomainError } from '../domain/errors.js';
-import { ConnectorError } from '../connectors/shared/errors.js';
+import type { ConnectorError } from '../connectors/shared/errors.js';
 import { notImplemented } from '../connectors/shared/fields.js';
 import type { ConnectorContext, DeliverInput, ExtractResult, SyncState } from '../connectors/types.js';
 import type { Delivery } from '../temporal/workspaces.js';

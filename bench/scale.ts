@@ -88,7 +88,7 @@ function treeRss(roots: number[]): number[] {
 async function peaks<T>(pids: Record<string, number>, work: () => Promise<T>): Promise<{ result: T; peak: Record<string, number> }> {
   const names = Object.keys(pids);
   const peak: Record<string, number> = Object.fromEntries(names.map((k) => [k, 0]));
-  const sample = () => treeRss(names.map((n) => pids[n]!)).forEach((bytes, i) => (peak[names[i]!] = Math.max(peak[names[i]!]!, bytes)));
+  const sample = () => treeRss(names.map((n) => pids[n]!)).forEach((bytes, i) => { peak[names[i]!] = Math.max(peak[names[i]!]!, bytes); });
   const timer = setInterval(sample, 250);
   try {
     sample();

@@ -89,5 +89,5 @@ export function renderConnectorsDoc(): string {
     );
   }
   for (const c of connectors) out.push(...section(c));
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }

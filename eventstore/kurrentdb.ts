@@ -75,7 +75,7 @@ export class KurrentEventStore implements EventStore {
       filter: excludeSystemEvents(),
     })) {
       const event = resolved.event;
-      if (!event || !event.position || event.position.commit <= after) continue;
+      if (!event?.position || event.position.commit <= after) continue;
       out.push(this.toStored(event, event.position.commit));
       if (out.length === limit) break;
     }
@@ -86,7 +86,7 @@ export class KurrentEventStore implements EventStore {
     this.listeners.add(listener);
     if (!this.subscription) {
       this.subscription = this.client.subscribeToAll({ fromPosition: END, filter: excludeSystemEvents() });
-      this.subscription.on('data', () => this.listeners.forEach((l) => l()));
+      this.subscription.on('data', () => this.listeners.forEach((l) => { l(); }));
       this.subscription.on('error', () => {
         this.subscription = undefined; // polling covers the gap; the next onAppended resubscribes
       });

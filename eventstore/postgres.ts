@@ -142,7 +142,7 @@ export class PostgresEventStore implements EventStore {
     if (this.closed) return;
     const client = new pg.Client({ connectionString: this.url });
     this.listener = client;
-    client.on('notification', () => this.listeners.forEach((l) => l()));
+    client.on('notification', () => this.listeners.forEach((l) => { l(); }));
     client.on('error', () => {
       // Reconnect after a pause; subscribers poll meanwhile.
       this.listener = undefined;

@@ -23,7 +23,8 @@ let stdout: pino.DestinationStream | undefined;
  * every fatal line; a SIGKILL can lose the last quarter second.
  */
 export function logDestination(): pino.DestinationStream {
-  return (stdout ??= pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 } as Parameters<typeof pino.destination>[0]));
+  stdout ??= pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 } as Parameters<typeof pino.destination>[0]);
+  return stdout;
 }
 
 export function createLogger(level: string, name: string): Logger {
@@ -53,7 +54,8 @@ export class LazyChildLogger {
     private readonly options: pino.ChildLoggerOptions,
   ) {}
   private get real(): Logger {
-    return (this.#real ??= this.parent.child(this.own, this.options));
+    this.#real ??= this.parent.child(this.own, this.options);
+    return this.#real;
   }
   get level(): string {
     return this.#real?.level ?? this.parent.level;

@@ -130,14 +130,14 @@ export class ProjectionRunner {
     if (position > this.caughtUpTo) this.caughtUpTo = position;
     const ready = this.waiters.filter((w) => w.position <= this.caughtUpTo);
     this.waiters = this.waiters.filter((w) => w.position > this.caughtUpTo);
-    ready.forEach((w) => w.resolve());
+    ready.forEach((w) => { w.resolve(); });
   }
 }
 
 export async function ensureSchema(pool: DatabasePool, schema: string, projectors: Projector[]): Promise<void> {
   await pool.transaction(async (tx) => {
     // Serialise concurrent starts; CREATE … IF NOT EXISTS is not race-free on its own.
-    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${'schema:' + schema}))`);
+    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${`schema:${schema}`}))`);
     await tx.query(sql.unsafe`CREATE SCHEMA IF NOT EXISTS ${sql.identifier([schema])}`);
     const checkpoints = sql.identifier([schema, 'checkpoints']);
     await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${checkpoints} (

@@ -112,7 +112,7 @@ function writeClusterFile(file: string, content: string) {
 function ensurePassword(file: string): string {
   if (!existsSync(file)) {
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, randomBytes(24).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+    writeFileSync(file, `${randomBytes(24).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   }
   chmodSync(file, 0o600);
   return readFileSync(file, 'utf8').trim();

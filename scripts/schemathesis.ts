@@ -196,7 +196,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   let base = process.env.SVC_TEST_URL;
   let email = process.env.SVC_TEST_ADMIN_EMAIL ?? '';
   let password = process.env.SVC_TEST_ADMIN_PASSWORD ?? '';
-  let stop = async () => undefined as void;
+  let stop = async (): Promise<void> => undefined;
   if (!base) {
     const { startStack } = await import('./stack.js');
     const stack = await startStack('schemathesis');

@@ -58,6 +58,9 @@ if (process.argv.length <= 2) {
     const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', ...args], { stdio: 'inherit' });
     if (tsc.status !== 0) problems.push(`type check failed (tsc ${args.join(' ')})`);
   }
+  // The linter (biome.jsonc says which rules and why): `npm run lint` alone.
+  const lint = spawnSync(process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'lint', '--error-on-warnings', '.'], { stdio: 'inherit' });
+  if (lint.status !== 0) problems.push('lint failed (npm run lint)');
 }
 
 // ---- TypeScript suites ----------------------------------------------------------------------

@@ -63,7 +63,7 @@ function objectType(schema: Schema, indent: string): string {
   const props = Object.entries(schema.properties ?? {});
   const extra = schema.additionalProperties;
   if (props.length === 0) return extra === false ? 'Record<string, never>' : `Record<string, ${typeOf(extra === undefined ? true : extra, indent)}>`;
-  const inner = indent + '  ';
+  const inner = `${indent}  `;
   const lines = props.map(([name, prop]) => {
     const doc = prop.description ? `${inner}/** ${prop.description.replace(/\*\//g, '* /')} */\n` : '';
     const optional = schema.required?.includes(name) ? '' : '?';

@@ -87,7 +87,10 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
       },
       // Checked against its schema and serialized once (it never changes): a string with a JSON
       // content type is sent as it is.
-    }, async (_request, reply) => reply.type('application/json; charset=utf-8').send((systemJson ??= JSON.stringify(systemSchema.parse(system()))) as never));
+    }, async (_request, reply) => {
+      systemJson ??= JSON.stringify(systemSchema.parse(system()));
+      return reply.type('application/json; charset=utf-8').send(systemJson as never);
+    });
 
     app.get('/transformations', {
       config: { auth: { scopes: ['workspaces:read'] } },

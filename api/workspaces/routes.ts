@@ -108,7 +108,7 @@ async function filePart(request: FastifyRequest) {
   const part = await request.file().catch((error: Error) => {
     throw new DomainError('validation_error', `The multipart body cannot be read: ${error.message}`);
   });
-  if (!part || part.fieldname !== 'file') {
+  if (part?.fieldname !== 'file') {
     throw new DomainError('validation_error', 'The multipart body needs one file in a field named `file`', { issues: [{ path: 'body.file', message: 'required' }] });
   }
   return { filename: part.filename, file: part.file };

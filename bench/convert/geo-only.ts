@@ -29,7 +29,10 @@ async function generate(): Promise<void> {
   out.write('id,name,category,value,lon,lat\n');
   // Deterministic pseudo-random points over Switzerland.
   let seed = 42;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
   for (let i = 1; i <= points; i++) {
     const line = `${i},point ${i},${['bus', 'tram', 'train', 'boat'][i % 4]},${(rnd() * 1000).toFixed(3)},${(5.9 + rnd() * 4.6).toFixed(6)},${(45.8 + rnd() * 2).toFixed(6)}\n`;
     if (!out.write(line)) await once(out, 'drain');

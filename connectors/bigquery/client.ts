@@ -154,7 +154,7 @@ export function classifyBigQuery(error: unknown, what: string, details: Record<s
 export async function call<T>(config: BigQueryConfig, ctx: ConnectorContext, what: string, fn: () => Promise<T>): Promise<T> {
   const label = `${describeServer(config)}: ${what}`;
   if (ctx.signal.aborted) throw new ConnectorError('timeout', `${label}: stopped before it started`, triedOf(config));
-  let onAbort = () => undefined as void;
+  let onAbort = (): void => undefined;
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(new ConnectorError('timeout', `${label}: no answer in time (deadline or cancellation)`, triedOf(config)));
     ctx.signal.addEventListener('abort', onAbort, { once: true });

@@ -44,7 +44,14 @@ interface EditResult {
 const PUBLISH_WAIT_MS = 10 * 60_000;
 const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
   const t = setTimeout(resolve, ms);
-  signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  signal.addEventListener(
+    'abort',
+    () => {
+      clearTimeout(t);
+      resolve();
+    },
+    { once: true },
+  );
 });
 
 /** The output as GeoJSON features in `srs` (an EPSG code), or WGS 84 by RFC 7946 when `srs` is null. */

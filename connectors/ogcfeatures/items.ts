@@ -47,7 +47,7 @@ interface ItemsPage {
 export function apiUrl(access: ApiAccess, ...segments: string[]): URL {
   const base = new URL(access.url);
   const url = new URL(`${base.origin}${base.pathname.replace(/\/+$/, '')}/${segments.map(encodeURIComponent).join('/')}`);
-  base.searchParams.forEach((value, key) => url.searchParams.set(key, value));
+  base.searchParams.forEach((value, key) => { url.searchParams.set(key, value); });
   return url;
 }
 

@@ -106,7 +106,7 @@ function parseV6(text: string): bigint | null {
   if (v4) {
     const n = parseV4(v4[1]!);
     if (n === null) return null;
-    s = s.slice(0, -v4[1]!.length) + `${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
+    s = `${s.slice(0, -v4[1]!.length)}${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
   }
   const [head, tail] = s.split('::') as [string, string | undefined];
   const h = head ? head.split(':') : [];
@@ -302,7 +302,8 @@ export async function configureEgress(settings: { allow?: string; deny?: string;
 }
 
 export function egressPolicy(): EgressPolicy {
-  return (current ??= fromEnvironment(process.env));
+  current ??= fromEnvironment(process.env);
+  return current;
 }
 
 /**

@@ -92,13 +92,13 @@ export async function writeRowsAsGeoPackage(spec: RowsToGeoPackage, ctx: Connect
   const csv = `${base}.csv`;
   const geometryColumn = spec.geometry ? freeName(spec.columns.map((c) => c.name), spec.geometry.name) : null;
   const header = [...spec.columns.map((c) => c.name), ...(geometryColumn ? [geometryColumn] : [])];
-  await writeFile(`${base}.csvt`, [...spec.columns.map((c) => csvtType[c.kind]), ...(geometryColumn ? ['String'] : [])].join(',') + '\n');
+  await writeFile(`${base}.csvt`, `${[...spec.columns.map((c) => csvtType[c.kind]), ...(geometryColumn ? ['String'] : [])].join(',')}\n`);
   const out = createWriteStream(csv);
   let count = 0;
   let bytes = 0;
   const seen = new WkbTypes();
   try {
-    out.write(header.map((h) => csvValue(h, 'string')).join(',') + '\n');
+    out.write(`${header.map((h) => csvValue(h, 'string')).join(',')}\n`);
     for await (const row of spec.rows) {
       if (ctx.signal.aborted) throw new ConnectorError('timeout', `${spec.label}: stopped (deadline or cancellation)`);
       const fields = spec.columns.map((c, i) => csvValue(row[i], c.kind));
@@ -107,7 +107,7 @@ export async function writeRowsAsGeoPackage(spec: RowsToGeoPackage, ctx: Connect
         if (Buffer.isBuffer(wkb)) seen.add(wkb);
         fields.push(Buffer.isBuffer(wkb) && wkb.length ? wkb.toString('hex').toUpperCase() : '');
       }
-      const line = fields.join(',') + '\n';
+      const line = `${fields.join(',')}\n`;
       bytes += line.length;
       // The CSV is about the size of the GeoPackage to come: hold it to the same limit.
       if (bytes > ctx.maxBytes) throw new ConnectorError('too_large', `${spec.label}: the data is larger than the limit of ${ctx.maxBytes} bytes`, { max_bytes: ctx.maxBytes }, false);

@@ -189,7 +189,7 @@ export async function withSession<T>(config: SnowflakeConfig, ctx: ConnectorCont
   const what = describeServer(config);
   if (ctx.signal.aborted) throw new ConnectorError('timeout', `${what}: stopped before connecting`, triedOf(config));
   const connection = snowflake.createConnection(connectionOptions(config));
-  let onAbort = () => undefined as void;
+  let onAbort = (): void => undefined;
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(new ConnectorError('timeout', `${what}: no answer in time (deadline or cancellation)`, triedOf(config)));
     ctx.signal.addEventListener('abort', onAbort, { once: true });

@@ -8,7 +8,7 @@ const created: TokenEvent = {
   type: 'TokenCreated',
   data: { token_id: 'tok_1', owner_id: 'usr_a', name: 'n', scopes: ['account:read'], token_sha256: 'h', prefix: 'svcpat_abcd', expires_at: null, at: t0.toISOString() },
 };
-const { state, decide, play, given } = deciderSpec(tokenDecider);
+const { state } = deciderSpec(tokenDecider);
 
 describe('token decider', () => {
   it('records use at most once a minute', () => {

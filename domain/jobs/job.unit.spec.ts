@@ -3,7 +3,7 @@ import { deciderSpec } from '../../test/support/decider.js';
 import { jobDecider, plannedSteps, type ActiveJob, stagesOf, syncForRun, type JobCommand, type JobDefinition, type JobEvent } from './job.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
-const { state, decide, play, given } = deciderSpec(jobDecider);
+const { state, decide } = deciderSpec(jobDecider);
 const then = (events: JobEvent[], command: JobCommand) => {
   const more = decide(events, command);
   return { events: more, state: state([...events, ...more]) };

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider.js';
 import { DomainError } from '../errors.js';
-import { recipeDecider, type RecipeCommand, type RecipeEvent } from './recipe.js';
+import { recipeDecider, type RecipeEvent } from './recipe.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
-const { state, decide, play, given } = deciderSpec(recipeDecider);
+const { decide } = deciderSpec(recipeDecider);
 const created: RecipeEvent = {
   type: 'RecipeCreated',
   data: { recipe_id: 'rcp_1', owner_id: 'usr_a', name: 'n', description: '', operations: [], at: at.toISOString() },

@@ -3,7 +3,7 @@ import { deciderSpec } from '../../test/support/decider.js';
 import { emptyPipeline, workspaceDecider, type WorkspaceCommand, type WorkspaceEvent } from './workspace.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
-const { state, decide, play, given } = deciderSpec(workspaceDecider);
+const { state, decide } = deciderSpec(workspaceDecider);
 
 const created: WorkspaceEvent = {
   type: 'WorkspaceCreated',

@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import { type DatasetRef } from './gdal.js';
+import type { DatasetRef } from './gdal.js';
 import { gdalErrors, mountsFor } from './gdal-tool.js';
 import { runSandboxed } from '../sandbox/sandbox.js';
 

@@ -84,8 +84,14 @@ export async function readZipDirectory(file: string): Promise<ZipEntry[]> {
         const len = extra.readUInt16LE(e + 2);
         if (id === 0x0001) {
           let q = e + 4;
-          if (uncompressedSize === 0xffffffff) (uncompressedSize = Number(extra.readBigUInt64LE(q))), (q += 8);
-          if (compressedSize === 0xffffffff) (compressedSize = Number(extra.readBigUInt64LE(q))), (q += 8);
+          if (uncompressedSize === 0xffffffff) {
+            uncompressedSize = Number(extra.readBigUInt64LE(q));
+            q += 8;
+          }
+          if (compressedSize === 0xffffffff) {
+            compressedSize = Number(extra.readBigUInt64LE(q));
+            q += 8;
+          }
           if (localHeaderOffset === 0xffffffff) localHeaderOffset = Number(extra.readBigUInt64LE(q));
         }
         e += 4 + len;

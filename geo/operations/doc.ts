@@ -40,5 +40,5 @@ export function renderOperationsDoc(): string {
     }
     out.push('```json', JSON.stringify(op.example), '```');
   }
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }

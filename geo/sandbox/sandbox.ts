@@ -82,7 +82,8 @@ export function bwrapPath(): string | null {
 /** The parts of /etc that the dynamic linker, Python and GDAL read; never all of /etc. Looked up once per process. */
 let etcBindArgs: string[] | undefined;
 function etcBinds(): string[] {
-  return (etcBindArgs ??= findEtcBinds());
+  etcBindArgs ??= findEtcBinds();
+  return etcBindArgs;
 }
 
 function findEtcBinds(): string[] {
@@ -141,7 +142,8 @@ export async function runSandboxed(command: string[], options: SandboxOptions, w
     `--fsize=${Math.floor(options.maxFileBytes ?? 8 * GiB)}`,
     `--core=0`,
   ];
-  const prlimit = prlimitPath === undefined ? (prlimitPath = findExecutable('prlimit')) : prlimitPath;
+  if (prlimitPath === undefined) prlimitPath = findExecutable('prlimit');
+  const prlimit = prlimitPath;
   const limited = prlimit ? [prlimit, ...limits, '--', ...command] : command;
   const env: Record<string, string> = {
     PATH: '/usr/bin:/bin',

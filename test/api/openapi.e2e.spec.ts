@@ -15,7 +15,7 @@ function requestStrings(doc: Schema): { where: string; schema: Schema }[] {
     if (types.includes('string') && !schema.enum && schema.const === undefined && schema.format !== 'binary') found.push({ where, schema });
     for (const [key, value] of Object.entries(schema)) {
       if (key === 'discriminator' || key === 'not') continue;
-      if (Array.isArray(value)) value.forEach((v, i) => visit(v, `${where}.${key}[${i}]`));
+      if (Array.isArray(value)) value.forEach((v, i) => { visit(v, `${where}.${key}[${i}]`); });
       else visit(value, `${where}.${key}`);
     }
   };
@@ -79,7 +79,7 @@ describe.skipIf(skipWithoutDatabase)('the OpenAPI document is as strict as the s
     const names = doc.paths['/api/v1/recipes'].post.requestBody.content['application/json'].schema;
     expect(names.propertyNames.pattern).toBe('^[^\\u0000]*$');
 
-    const inBody = await call('POST', '/api/v1/recipes', { name: 'x', operations: [], ['odd\u0000key']: 1 });
+    const inBody = await call('POST', '/api/v1/recipes', { name: 'x', operations: [], 'odd\u0000key': 1 });
     expect(inBody.statusCode).toBe(422);
     const inPath = await call('GET', '/api/v1/recipes/rcp_%00');
     expect(inPath.statusCode).toBe(400);

@@ -44,7 +44,7 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
     closed = await closedPort();
     apiPort = await closedPort();
     // An allowed server that sends every request on to the denied one.
-    redirector = createHttpServer((request, response) => {
+    redirector = createHttpServer((_request, response) => {
       response.writeHead(302, { location: `http://127.0.0.1:${denied.port}/data.geojson` }).end();
     });
     await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bigQueryClient } from '../../connectors/bigquery/client.js';
 import { bigQueryColumnNames } from '../../connectors/bigquery/deliver.js';
@@ -12,7 +11,6 @@ import { bigQueryPython, bigQueryServerUnavailable, startBigQueryServer, type Bi
 import { closedPort, connectorContext, deliverInput, expectConnectorError, filesIn, pollUntilStopped } from './support.js';
 import { boroughsGpkg, countriesGpkg, LONG_FIELD, nullGeometriesGpkg } from './warehouse-fixtures.js';
 
-const run = promisify(execFile);
 const unavailable = bigQueryServerUnavailable();
 
 /**

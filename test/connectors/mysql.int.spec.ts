@@ -113,7 +113,7 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
 
   it('stops an extract at the size limit', async () => {
     await sql(`SET SESSION max_recursive_iterations = 100000; CREATE TABLE big AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) SELECT i AS id, REPEAT('x', 200) AS filler FROM n`);
-    const e = await expectConnectorError(connector.source!.extract(config, { table: 'big' }, connectorContext({ maxBytes: 256 * 1024 }), {}), 'too_large');
+    await expectConnectorError(connector.source!.extract(config, { table: 'big' }, connectorContext({ maxBytes: 256 * 1024 }), {}), 'too_large');
   });
 
   it('replace creates, then swaps while a reader polls: never missing or partial; CRS, names and multi-promotion kept', async () => {
@@ -156,14 +156,14 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     expect(await connector.destination!.deliver(config, target, input, connectorContext())).toEqual({ target: { database: 'gis', table: 'orte', write_mode: 'append' }, rows_written: 4 });
     expect(await count('orte')).toBe(8);
 
-    const mismatch = await expectConnectorError(connector.destination!.deliver(config, target, deliverInput(mixedPolygonsGeoJson(dir)), connectorContext()), 'invalid_data');
+    await expectConnectorError(connector.destination!.deliver(config, target, deliverInput(mixedPolygonsGeoJson(dir)), connectorContext()), 'invalid_data');
     expect(await count('orte')).toBe(8);
 
     const rebuilt = await connector.destination!.deliver(config, target, deliverInput(pointsGeoJson(dir, 3), { reinitialize: true }), connectorContext());
     expect(rebuilt).toMatchObject({ target: { write_mode: 'replace' }, rows_written: 3 });
     expect(await count('orte')).toBe(3);
 
-    const exists = await expectConnectorError(connector.destination!.deliver(config, { table: 'orte', write_mode: 'create' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()), 'target_exists');
+    await expectConnectorError(connector.destination!.deliver(config, { table: 'orte', write_mode: 'create' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()), 'target_exists');
     expect(await count('orte')).toBe(3);
     const created = await connector.destination!.deliver(config, { table: 'neu', write_mode: 'create' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext());
     expect(created.rows_written).toBe(2);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgis } from '../../connectors/postgis/index.js';
 import type { DeliverInput } from '../../connectors/types.js';
 import { gdal } from '../../geo/datasets/gdal.js';
-import { closedPort, connectorContext, expectConnectorError, pollUntilStopped, silentServer } from './support.js';
+import { closedPort, connectorContext, expectConnectorError, silentServer } from './support.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
@@ -151,9 +151,9 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
 
       await expectConnectorError(postgis.source!.extract(db.config, { query: 'SELECT * FROM nowhere' }, connectorContext(), {}), 'not_found');
       await expectConnectorError(postgis.source!.extract(db.config, { query: 'SELEKT 1' }, connectorContext(), {}), 'invalid_data');
-      const writing = await expectConnectorError(postgis.source!.extract(db.config, { query: 'WITH gone AS (DELETE FROM "Bäume"."Parzellen Ü" RETURNING *) SELECT * FROM gone' }, connectorContext(), {}), 'invalid_data');
+      await expectConnectorError(postgis.source!.extract(db.config, { query: 'WITH gone AS (DELETE FROM "Bäume"."Parzellen Ü" RETURNING *) SELECT * FROM gone' }, connectorContext(), {}), 'invalid_data');
       // A write that a subquery allows is stopped by the read-only session.
-      const sequence = await expectConnectorError(postgis.source!.extract(db.config, { query: `SELECT nextval('"Bäume"."Parzellen Ü_id_seq"') AS n` }, connectorContext(), {}), 'permission_denied');
+      await expectConnectorError(postgis.source!.extract(db.config, { query: `SELECT nextval('"Bäume"."Parzellen Ü_id_seq"') AS n` }, connectorContext(), {}), 'permission_denied');
       expect((await db.sql<{ n: string }>('SELECT count(*) AS n FROM "Bäume"."Parzellen Ü"'))[0]!.n).toBe('2');
     });
 
@@ -216,7 +216,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       const rows = await db.sql<{ owner: string; parcel_identifier_long_name: string }>('SELECT owner, parcel_identifier_long_name FROM public."Parcels" ORDER BY 2');
       expect(rows.map((r) => r.owner)).toEqual(['Müller', 'Løvland']);
 
-      await db.sql('CREATE ROLE reader_' + db.config.database + ' NOLOGIN');
+      await db.sql(`CREATE ROLE reader_${db.config.database} NOLOGIN`);
       await db.sql(`GRANT SELECT ON public."Parcels" TO reader_${db.config.database}`);
       const points = pointsGeoJson(dir, 7);
       const second = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'Parcels', write_mode: 'replace' }, deliverInput(points, { format: 'GeoJSON' }), connectorContext());
@@ -337,7 +337,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       const shp = zippedShapefile(dir);
       const made = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp, { format: 'ESRI Shapefile' }), connectorContext());
       expect(made.rows_written).toBe(25);
-      const again = await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp), connectorContext()), 'target_exists');
+      await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp), connectorContext()), 'target_exists');
       expect(await count('places_from_shp')).toBe(25);
     });
 

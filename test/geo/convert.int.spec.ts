@@ -37,11 +37,11 @@ describe('convertDataset', { timeout: 120_000 }, () => {
     // Polygons and multipolygons mixed in one layer, long and non-ASCII field names.
     mixed = vectorFromCsv(
       d('parcels.gpkg'),
-      [
+      `${[
         'id,a_really_long_attribute_name,another_really_long_attribute_name,eigentümer,wkt',
         '1,1,2,Müller,"POLYGON ((0 0,1 0,1 1,0 1,0 0))"',
         '2,3,4,Núñez,"MULTIPOLYGON (((2 2,3 2,3 3,2 3,2 2)),((4 4,5 4,5 5,4 5,4 4)))"',
-      ].join('\n') + '\n',
+      ].join('\n')}\n`,
       ['-a_srs', 'EPSG:2056', '-nln', 'parcels', '-nlt', 'GEOMETRY'],
     );
   });

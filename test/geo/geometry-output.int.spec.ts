@@ -95,12 +95,12 @@ describe('output geometry types after every geometry operation, into every forma
     // are not ASCII.
     const csv = write(
       d('boroughs.csv'),
-      [
+      `${[
         'BoroCode,BoroName,wkt',
         '1,Manhattan,"MULTIPOLYGON (((980000 190000,990000 190000,990000 200000,980000 200000,980000 190000)),((995000 190000,996000 190000,996000 191000,995000 191000,995000 190000)))"',
         '2,The Brönx,"POLYGON ((1000000 240000,1010000 240000,1010000 250000,1000000 250000,1000000 240000))"',
         '3,Stäten Ærø,"POLYGON ((960000 140000,970000 140000,970000 150000,960000 150000,960000 140000),(962000 142000,963000 142000,963000 143000,962000 142000))"',
-      ].join('\n') + '\n',
+      ].join('\n')}\n`,
     );
     run('ogr2ogr', ['-f', 'ESRI Shapefile', d('nybb'), csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'nybb', '-lco', 'ENCODING=UTF-8']);
     inputs.polygons = datasetAt(d('nybb/nybb.shp'));

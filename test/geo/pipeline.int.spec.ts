@@ -33,13 +33,13 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     // Swiss towns in LV95 (EPSG:2056) with the columns the catalog's examples name.
     gpkg = vectorFromCsv(
       d('data.gpkg'),
-      [
+      `${[
         'id,NAME_EN,name,tmp,shape_area,population,area_km2,status,region,count_text,wkt',
         '1,Bern,Bern,x,1.5,134000,51.6,active,BE,12,"POLYGON ((2599000 1199000,2601000 1199000,2601000 1201000,2599000 1201000,2599000 1199000))"',
         '2,Thun,Thun,y,2.5,43000,21.6,active,BE,3.7,"POLYGON ((2613000 1177000,2615000 1177000,2615000 1179000,2613000 1179000,2613000 1177000))"',
         '3,Basel,Basel,z,3.5,173000,23.9,inactive,BS,abc,"POLYGON ((2610000 1266000,2612000 1266000,2612000 1268000,2610000 1268000,2610000 1266000))"',
         '4,Biel,Biel/Bienne,w,4.5,55000,21.2,active,BE,,"POLYGON ((2584000 1220000,2586000 1220000,2586000 1222000,2584000 1222000,2584000 1220000))"',
-      ].join('\n') + '\n',
+      ].join('\n')}\n`,
       ['-a_srs', 'EPSG:2056', '-nln', 'towns', '-nlt', 'POLYGON'],
     );
     addGpkgLayer(

@@ -43,7 +43,7 @@ describe('previews', { timeout: 60_000 }, () => {
     // 2100 points in the Swiss projected CRS, with dates, non-ASCII text and a binary column.
     const rows = ['id,name,day,seen,wkt'];
     for (let i = 1; i <= 2100; i++) rows.push(`${i},Ort ${i} – Zürich,2024-01-${String((i % 28) + 1).padStart(2, '0')},2024-02-03T04:05:06Z,"POINT (${2600000 + i} ${1200000 + i})"`);
-    const src = write(d('points.csv'), rows.join('\n') + '\n');
+    const src = write(d('points.csv'), `${rows.join('\n')}\n`);
     run('ogr2ogr', [
       '-a_srs', 'EPSG:2056', '-nln', 'orte', '-nlt', 'POINT', '-dialect', 'SQLite',
       '-sql', "SELECT id, name, day, seen, GEOMETRY, CAST(X'0102' AS BLOB) AS raw FROM points",

@@ -80,10 +80,10 @@ describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, ()
   });
 
   it('cannot write outside its folder (input read-only, host paths absent)', async () => {
-    const escape = d('escaped.txt');
+    const escaped = d('escaped.txt');
     const script = [
       'import sys',
-      'for target in [sys.argv[1], "/input/new.txt", "/usr/evil.txt", ' + JSON.stringify(escape) + ']:',
+      `for target in [sys.argv[1], "/input/new.txt", "/usr/evil.txt", ${JSON.stringify(escaped)}]:`,
       '    try:',
       '        open(target, "a").write("x")',
       '        print("WROTE", target)',
@@ -95,7 +95,7 @@ describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, ()
     expect(err.details.exit_code).toBe(3);
     expect(err.details.stdout).not.toContain('WROTE');
     expect(String(err.details.stdout).match(/refused/g)).toHaveLength(4);
-    expect(existsSync(escape)).toBe(false);
+    expect(existsSync(escaped)).toBe(false);
     expect(readLayer(input, 'parcels').features).toHaveLength(2);
   });
 

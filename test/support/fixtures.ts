@@ -86,11 +86,11 @@ export function boroughsShapefileZip(dir: string): string {
   const csv = path.join(dir, 'nybb.csv');
   writeFileSync(
     csv,
-    [
+    `${[
       'BoroCode,BoroName,Shape_Area,wkt',
       '1,Manhattan,1623819823.81,"MULTIPOLYGON (((980000 190000,990000 190000,990000 200000,980000 200000,980000 190000)),((995000 190000,996000 190000,996000 191000,995000 191000,995000 190000)))"',
       '2,The Brönx,1186924586.14,"POLYGON ((1000000 240000,1010000 240000,1010000 250000,1000000 250000,1000000 240000))"',
-    ].join('\n') + '\n',
+    ].join('\n')}\n`,
   );
   // The DBF declares Shape_Area N(19,11) and holds values wider than that, as the real file does.
   writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'Integer,String(32),Real(19.11),WKT\n');
@@ -117,7 +117,7 @@ export function boroughsGpkg(dir: string, names: string[] = ['Manhattan', 'Brook
     const x = 980000 + i * 20000;
     return `${i + 1},${name},"MULTIPOLYGON (((${x} 190000,${x + 10000} 190000,${x + 10000} 200000,${x} 200000,${x} 190000)),((${x + 15000} 190000,${x + 16000} 190000,${x + 16000} 191000,${x + 15000} 191000,${x + 15000} 190000)))"`;
   });
-  writeFileSync(csv, ['BoroCode,BoroName,wkt', ...rows].join('\n') + '\n');
+  writeFileSync(csv, `${['BoroCode,BoroName,wkt', ...rows].join('\n')}\n`);
   writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'Integer,String(32),WKT\n');
   const gpkg = path.join(dir, `nybb-${names.length}.gpkg`);
   ogr(['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'nybb', '-nlt', 'MULTIPOLYGON']);
@@ -129,12 +129,12 @@ export function countriesGpkg(dir: string): string {
   const csv = path.join(dir, 'countries.csv');
   writeFileSync(
     csv,
-    [
+    `${[
       'ADMIN,ISO_A3,CONTINENT,POP_EST,wkt',
       'Switzerland,CHE,Europe,8574832,"MULTIPOLYGON (((6.0 46.2,7.0 45.9,8.4 46.0,9.0 45.8,10.5 46.5,10.4 47.0,9.6 47.5,8.6 47.8,7.6 47.6,6.8 47.3,6.0 46.2)))"',
       'Iceland,ISL,Europe,361313,"MULTIPOLYGON (((-24.3 65.6,-22.0 63.9,-18.7 63.4,-14.5 64.4,-13.6 65.1,-15.0 66.3,-18.8 66.2,-22.2 66.4,-24.3 65.6)))"',
       'New Zealand,NZL,Oceania,4917000,"MULTIPOLYGON (((172.6 -40.5,173.0 -41.3,174.2 -41.7,171.5 -44.2,170.6 -45.9,166.5 -46.0,168.3 -44.1,172.6 -40.5)),((173.0 -34.4,174.6 -36.2,176.0 -37.6,178.5 -37.7,177.2 -39.1,175.2 -41.7,174.7 -39.9,173.8 -39.1,174.6 -38.8,173.0 -34.4)))"',
-    ].join('\n') + '\n',
+    ].join('\n')}\n`,
   );
   writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'String(64),String(3),String(32),Integer64,WKT\n');
   const gpkg = path.join(dir, 'ne_countries.gpkg');
@@ -188,6 +188,6 @@ export function boroughCentroidsCsv(dir: string, name = 'borough_centroids.csv',
     ['5', 'Staten Island', '-74.1502', '40.5795'],
   ];
   const file = path.join(dir, name);
-  writeFileSync(file, ['BoroCode,BoroName,longitude,latitude', ...all.slice(0, rows).map((r) => r.join(','))].join('\n') + '\n');
+  writeFileSync(file, `${['BoroCode,BoroName,longitude,latitude', ...all.slice(0, rows).map((r) => r.join(','))].join('\n')}\n`);
   return file;
 }

@@ -125,7 +125,7 @@ export async function startFileServer(): Promise<FileServer> {
       return {
         release() {
           h.released = true;
-          h.queue.splice(0).forEach((f) => f());
+          h.queue.splice(0).forEach((f) => { f(); });
         },
         waiting: () => h.queue.length,
       };

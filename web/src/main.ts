@@ -1,5 +1,5 @@
 import './styles.css';
-import { ApiError, plainMessage, post, setUnauthorizedHandler } from './api.js';
+import { type ApiError, plainMessage, post, setUnauthorizedHandler } from './api.js';
 import { createApp } from './app.js';
 import { focusQuietly, h, replace } from './dom.js';
 import { currentPath, matchRoute, type Page } from './router.js';
@@ -13,7 +13,10 @@ const main = h('main', { id: 'main', tabindex: '-1' });
 const header = h(
   'header',
   { class: 'topbar' },
-  h('a', { class: 'skip-link', href: '#main', onclick: (e: Event) => (e.preventDefault(), focusQuietly(main)) }, 'Skip to content'),
+  h('a', { class: 'skip-link', href: '#main', onclick: (e: Event) => {
+      e.preventDefault();
+      focusQuietly(main);
+    }, }, 'Skip to content'),
   h('a', { class: 'brand', href: '#/workspace' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }), 'geoflow'),
   h('nav', { 'aria-label': 'Main' }, nav),
   user,

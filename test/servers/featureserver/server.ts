@@ -127,7 +127,7 @@ async function paramsOf(req: IncomingMessage): Promise<URLSearchParams> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   const form = new URLSearchParams(Buffer.concat(chunks).toString());
-  url.searchParams.forEach((v, k) => form.set(k, v));
+  url.searchParams.forEach((v, k) => { form.set(k, v); });
   return form;
 }
 

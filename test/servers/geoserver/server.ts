@@ -76,7 +76,7 @@ export async function startGeoserver(options: { username?: string; password?: st
   const abs = (database: string) => path.join(dataDir, database.replace(/^file:/, ''));
 
   const q = (s: string) => `"${s.replace(/"/g, '')}"`;
-  function layerBlock(ws: string, ft: FeatureType, store: Store): string {
+  function layerBlock(ft: FeatureType, store: Store): string {
     const info = layerInfo(abs(store.database), ft.nativeName);
     const srs = info.epsg ? `EPSG:${info.epsg}${info.epsg !== 4326 ? ' EPSG:4326' : ''}` : 'EPSG:4326';
     return `  LAYER
@@ -132,7 +132,7 @@ ${layers.join('')}END
       const inWs: string[] = [];
       for (const store of stores.values()) {
         for (const ft of store.featureTypes.values()) {
-          const block = layerBlock(ws, ft, store);
+          const block = layerBlock(ft, store);
           inWs.push(block);
           all.push(block);
           const epsg = layerInfo(abs(store.database), ft.nativeName).epsg;

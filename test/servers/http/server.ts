@@ -129,15 +129,17 @@ export async function startHttpFixtureServer(options: HttpFixtureOptions): Promi
   async function route(req: IncomingMessage, res: ServerResponse, pathname: string, record: RecordedRequest): Promise<void> {
     const body = record.body;
     const url = new URL(req.url!, 'http://x');
-    let m: RegExpExecArray | null;
-    if ((m = /^\/files\/(.+)$/.exec(pathname))) return serveFile(req, res, options.dir, m[1]!);
-    if ((m = /^\/redirect\/(\d+)\/(.*)$/.exec(pathname))) {
+    const files = /^\/files\/(.+)$/.exec(pathname);
+    if (files) return serveFile(req, res, options.dir, files[1]!);
+    let m = /^\/redirect\/(\d+)\/(.*)$/.exec(pathname);
+    if (m) {
       const n = Number(m[1]);
       const next = n > 1 ? `/redirect/${n - 1}/${m[2]}` : `/${m[2]}`;
       return void res.writeHead(302, { location: next + url.search }).end();
     }
     if (pathname === '/redirect-to') return void res.writeHead(Number(url.searchParams.get('code') ?? 302), { location: url.searchParams.get('url')! }).end();
-    if ((m = /^\/(basic|bearer|key)\/(.*)$/.exec(pathname))) {
+    m = /^\/(basic|bearer|key)\/(.*)$/.exec(pathname);
+    if (m) {
       const auth = req.headers.authorization ?? '';
       const ok =
         m[1] === 'basic'
@@ -148,7 +150,8 @@ export async function startHttpFixtureServer(options: HttpFixtureOptions): Promi
       if (!ok) return void res.writeHead(401, { 'www-authenticate': m[1] === 'basic' ? 'Basic realm="test"' : 'Bearer' }).end('unauthorized');
       return route(req, res, `/${m[2]}`, record);
     }
-    if ((m = /^\/status\/(\d{3})$/.exec(pathname))) return void res.writeHead(Number(m[1]), { 'content-type': 'text/plain' }).end(`status ${m[1]}`);
+    m = /^\/status\/(\d{3})$/.exec(pathname);
+    if (m) return void res.writeHead(Number(m[1]), { 'content-type': 'text/plain' }).end(`status ${m[1]}`);
     if (pathname === '/stream') return streamGeoJson(res, Number(url.searchParams.get('bytes') ?? 1000), url.searchParams.get('declare') === '1', record);
     if (pathname === '/export') {
       if (req.method !== 'POST') return void res.writeHead(405, { allow: 'POST' }).end();

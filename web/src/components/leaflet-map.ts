@@ -2,13 +2,13 @@ import 'leaflet/dist/leaflet.css';
 import * as L from 'leaflet';
 import type { FeatureCollection } from '../types.js';
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function popup(properties: Record<string, unknown> | null): string {
   const entries = Object.entries(properties ?? {}).slice(0, 20);
   if (!entries.length) return '<em>No attributes</em>';
   return `<table class="popup-table">${entries
-    .map(([k, v]) => `<tr><th scope="row">${escape(k)}</th><td>${escape(v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v))}</td></tr>`)
+    .map(([k, v]) => `<tr><th scope="row">${escapeHtml(k)}</th><td>${escapeHtml(v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v))}</td></tr>`)
     .join('')}</table>`;
 }
 

@@ -57,7 +57,7 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
   const placeholder = options.example !== undefined && options.example !== null ? `e.g. ${Array.isArray(options.example) ? options.example.join(', ') : String(options.example)}` : undefined;
 
   // enum → select
-  if (schema.enum && schema.enum.every((v) => typeof v === 'string' || typeof v === 'number')) {
+  if (schema.enum?.every((v) => typeof v === 'string' || typeof v === 'number')) {
     const blank = !options.required && schema.default === undefined;
     const control = h(
       'select',
@@ -137,7 +137,7 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
       name,
       node: set,
       handle,
-      write: (v: unknown) => inputs.forEach((inp, i) => (inp.value = Array.isArray(v) && typeof v[i] === 'number' ? String(v[i]) : '')),
+      write: (v: unknown) => inputs.forEach((inp, i) => { inp.value = Array.isArray(v) && typeof v[i] === 'number' ? String(v[i]) : ''; }),
       read: () => {
         const raw = inputs.map((inp) => inp.value.trim());
         if (raw.every((r) => r === '')) return undefined;

@@ -95,7 +95,7 @@ export function schemaForm(schema: JsonSchema, options: SchemaFormOptions = {}):
     });
     // The saved value picks its alternative: the first whose required fields it has.
     const fits = variants.findIndex((v) => (v.required ?? []).length > 0 && (v.required ?? []).every((k) => k in value));
-    active = fits >= 0 ? fits : 0;
+    active = Math.max(fits , 0);
     const radios = alternatives.map((alt, i) => {
       const radio = h('input', { type: 'radio', name: radioName, id: `${radioName}-${i}`, value: String(i), checked: i === active });
       radio.addEventListener('change', () => {
@@ -108,7 +108,7 @@ export function schemaForm(schema: JsonSchema, options: SchemaFormOptions = {}):
     group = groupError(choice);
     const select = (i: number) => {
       active = i;
-      alternatives.forEach((a, j) => (a.node.hidden = j !== i));
+      alternatives.forEach((a, j) => { a.node.hidden = j !== i; });
       (radios[i]!.querySelector('input') as HTMLInputElement).checked = true;
     };
     select(active);

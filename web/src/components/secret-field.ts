@@ -43,6 +43,10 @@ export function secretField(name: string, schema: JsonSchema, options: { require
   field.row.insertBefore(tools, control);
 
   let state: State = options.stored ? 'keep' : 'new';
+  function choose(next: State) {
+    state = next;
+    render(true);
+  }
   function render(focus = false) {
     const stored = state !== 'new';
     tools.hidden = !stored;
@@ -56,9 +60,9 @@ export function secretField(name: string, schema: JsonSchema, options: { require
     if (control.hidden) control.value = '';
     if (focus) (control.hidden ? (state === 'clear' ? undoButton : replaceButton) : control).focus();
   }
-  replaceButton.addEventListener('click', () => ((state = 'replace'), render(true)));
-  clearButton.addEventListener('click', () => ((state = 'clear'), render(true)));
-  undoButton.addEventListener('click', () => ((state = 'keep'), render(true)));
+  replaceButton.addEventListener('click', () => choose('replace'));
+  clearButton.addEventListener('click', () => choose('clear'));
+  undoButton.addEventListener('click', () => choose('keep'));
   render();
 
   return {

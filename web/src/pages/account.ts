@@ -51,9 +51,9 @@ export function accountPage({ app }: PageContext): Page {
     h(
       'div',
       { class: 'scope-tools' },
-      h('button', { type: 'button', class: 'button secondary small', onclick: () => scopeBoxes.forEach((s) => (s.box.checked = true)) }, 'Select all'),
-      h('button', { type: 'button', class: 'button secondary small', onclick: () => scopeBoxes.forEach((s) => (s.box.checked = s.scope.endsWith(':read'))) }, 'Read-only'),
-      h('button', { type: 'button', class: 'button secondary small', onclick: () => scopeBoxes.forEach((s) => (s.box.checked = false)) }, 'Clear'),
+      h('button', { type: 'button', class: 'button secondary small', onclick: () => scopeBoxes.forEach((s) => { s.box.checked = true; }) }, 'Select all'),
+      h('button', { type: 'button', class: 'button secondary small', onclick: () => scopeBoxes.forEach((s) => { s.box.checked = s.scope.endsWith(':read'); }) }, 'Read-only'),
+      h('button', { type: 'button', class: 'button secondary small', onclick: () => scopeBoxes.forEach((s) => { s.box.checked = false; }) }, 'Clear'),
     ),
     h('div', { class: 'scope-grid' }, scopeBoxes.map((s) => s.row)),
   );
@@ -93,7 +93,11 @@ export function accountPage({ app }: PageContext): Page {
       h('div', { class: 'field' }, h('label', { for: valueId }, 'Token value'), h('div', { class: 'copy-row' }, value, copy)),
       copyStatus.node,
       h('p', { class: 'hint' }, 'Use it as ', h('code', null, 'Authorization: Bearer …'), ' or as SVC_TOKEN for the CLI and the Python client.'),
-      h('button', { type: 'button', class: 'button secondary', onclick: () => ((created.hidden = true), replace(created), focusQuietly(heading)) }, 'Done, I have copied it'),
+      h('button', { type: 'button', class: 'button secondary', onclick: () => {
+          created.hidden = true;
+          replace(created);
+          focusQuietly(heading);
+        }, }, 'Done, I have copied it'),
     );
     created.hidden = false;
     focusQuietly(created);
@@ -114,7 +118,7 @@ export function accountPage({ app }: PageContext): Page {
         try {
           const token = await busy(submit, 'Creating…', () => post<CreatedToken>('/account/tokens', body));
           name.control.value = '';
-          scopeBoxes.forEach((s) => (s.box.checked = false));
+          scopeBoxes.forEach((s) => { s.box.checked = false; });
           tokens = [token, ...tokens.filter((t) => t.id !== token.id)];
           renderList();
           showCreated(token);

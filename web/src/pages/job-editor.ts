@@ -124,7 +124,7 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
     recipePane.hidden = mode() !== 'recipe';
     sqlPane.hidden = mode() !== 'sql';
   };
-  modeRadios.forEach((r) => r.addEventListener('change', syncMode));
+  modeRadios.forEach((r) => { r.addEventListener('change', syncMode); });
   syncMode();
   const transformStage = stage(
     2,

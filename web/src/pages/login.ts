@@ -37,7 +37,7 @@ export function loginPage({ app, query }: PageContext): Page {
           return;
         }
         const next = query.get('next');
-        app.navigate(next && next.startsWith('#/') && !next.startsWith('#/login') ? next : '#/workspace');
+        app.navigate(next?.startsWith('#/') && !next.startsWith('#/login') ? next : '#/workspace');
       },
     },
     flash ? h('p', { class: 'notice', role: 'status' }, flash) : null,

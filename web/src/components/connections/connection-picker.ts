@@ -134,7 +134,7 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
   render();
   select.addEventListener('change', () => {
     render();
-    listeners.forEach((l) => l());
+    listeners.forEach((l) => { l(); });
   });
 
   return {
