@@ -7,20 +7,10 @@ import { defineConnector, type SourceSupport } from '../types.js';
 import { readLayer } from './read-layer.js';
 import { arcgis, type RestAccess } from './rest.js';
 
-/** Any letter case, spelled out: a JSON Schema pattern (the OpenAPI document's) has no `i` flag. */
-const anyCase = (word: string) => [...word].map((c) => `[${c.toUpperCase()}${c.toLowerCase()}]`).join('');
-
-const SERVICE_URL = new RegExp(`^[^?#]*/(${anyCase('FeatureServer')}|${anyCase('MapServer')})/?([?#].*)?$`);
-const NOT_A_SERVICE_URL = 'the service URL, ending in /FeatureServer or /MapServer (the layer is chosen per use)';
-
 const configuration = z.strictObject({
   url: httpUrl
-    // As a pattern, so that the OpenAPI document says it (a refinement cannot be described): the
-    // path, before any query or fragment, ends in /FeatureServer or /MapServer.
-    .regex(SERVICE_URL, NOT_A_SERVICE_URL)
-    // And by the parsed path (`https:/FeatureServer` matches the pattern, but its path is `/`).
-    // Refinements run even when an earlier check failed: a value those refuse is theirs to report.
-    .refine((u) => !URL.canParse(u) || !SERVICE_URL.test(u) || /\/(FeatureServer|MapServer)\/?$/i.test(new URL(u).pathname), NOT_A_SERVICE_URL)
+    // refinements run even when the URL check failed: an unparsable value is that check's to refuse
+    .refine((u) => !URL.canParse(u) || /\/(FeatureServer|MapServer)\/?$/i.test(new URL(u).pathname), 'the service URL, ending in /FeatureServer or /MapServer (the layer is chosen per use)')
     .describe('Service URL ending in /FeatureServer (or /MapServer)'),
   token: secret('ArcGIS token (sent in the POST body, never in a URL)'),
 });
