@@ -18,7 +18,7 @@ function endpointOf(what: string, url: string | undefined, defaultPort: number):
  * at them could read or change the service's own state (its database, Temporal) or reach the
  * API as a second, unauthenticated-looking client. The Temporal web UI the service links Runs to
  * (SVC_TEMPORAL_UI_URL; `npm start` serves one) is among them: it answers any GET about every
- * user's Runs, their inputs and histories, with no credentials.
+ * user's Runs, their inputs and histories, with no credentials; so is Temporal's HTTP API.
  */
 export function internalEndpoints(config: Config): InternalEndpoint[] {
   const temporal = endpointOf('Temporal', `tcp://${config.temporalAddress}`, 7233);
@@ -26,6 +26,9 @@ export function internalEndpoints(config: Config): InternalEndpoint[] {
     endpointOf('PostgreSQL', config.databaseUrl, 5432),
     endpointOf('event store', config.eventStoreUrl, 2113),
     temporal,
+    // Its HTTP API (7243 unless SVC_TEMPORAL_HTTP_PORT says otherwise; npm start pins the dev
+    // server's) lists, starts, signals and terminates workflows with no credentials.
+    temporal && { what: 'Temporal HTTP API', host: temporal.host, port: config.temporalHttpPort },
     { what: 'API', host: config.host, port: config.port },
     endpointOf('Temporal UI', config.temporalUiUrl ?? undefined, config.temporalUiUrl?.startsWith('https:') ? 443 : 80),
   ].filter((e): e is InternalEndpoint => e !== null);
