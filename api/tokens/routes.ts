@@ -43,7 +43,7 @@ const tokenRow = z.object({
 /** What the OpenAPI document says these routes take: the browser session cookie, never a PAT (a Bearer header gets 403). */
 const sessionOnly = [{ session: [] }];
 
-const errors = { 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 422: errorEnvelope };
+const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 422: errorEnvelope };
 
 /** Token management: browser session only (a PAT cannot mint or revoke PATs). */
 export function tokenRoutes(services: Services): FastifyPluginAsyncZod {
