@@ -6,7 +6,7 @@ import { deliverToDestination } from '../application/transfers.js';
 import type { Delivery, DeliverWorkspaceInput } from '../temporal/workspaces.js';
 import { DomainError } from '../domain/errors.js';
 import { usable, workspaceDecider, workspaceStream } from '../domain/workspaces/workspace.js';
-
+import { localFile } from '../platform/file-store.js';
 
 /**
  * Delivery of a Workspace's converted output, as activities of deliverWorkspaceWorkflow. The
@@ -22,7 +22,7 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
         if (!state.output) throw new DomainError('job_not_ready', 'Nothing to deliver: the Workspace has no converted output');
         const output = state.output;
         const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
-        const workDir = files.workDir(input.workspaceId, `tmp/deliver-${input.deliveryId}`);
+        const workDir = await files.workDir(input.workspaceId, `tmp/deliver-${input.deliveryId}`);
         try {
           return await deliverToDestination(
             services,
@@ -31,7 +31,7 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
               destinationId: input.destinationId,
               target: input.target,
               input: {
-                file: files.localPath(input.workspaceId, output.file),
+                file: await localFile(files, input.workspaceId, output.file),
                 filename: output.filename,
                 format: output.format,
                 mediaType: output.media_type,

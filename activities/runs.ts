@@ -16,7 +16,7 @@ import { prepareUpload, stemOf } from '../geo/datasets/dataset-files.js';
 import { formatCatalog } from '../geo/datasets/formats.js';
 import { inspectDataset } from '../geo/datasets/inspect.js';
 import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
-import { localDataset, storedDataset, type StoredDataset } from '../platform/file-store.js';
+import { localDataset, localFile, storedDataset, type StoredDataset } from '../platform/file-store.js';
 import { startHeartbeats } from './heartbeats.js';
 
 /**
@@ -101,8 +101,10 @@ export function runActivities(services: Services) {
 
   async function attemptStep<T>(runId: string, name: StepName, work: StepWork<T>): Promise<T> {
     return domainErrorsAsFailures(async () => {
-      const run = await readRun(runId);
-      await record(services, runStream(runId), runDecider, { type: 'StartStep', runId, step: name, at: services.clock() });
+      // The Run as the start leaves it: one read of its stream for both.
+      const started = await record(services, runStream(runId), runDecider, { type: 'StartStep', runId, step: name, at: services.clock() });
+      if (started.state.status === 'absent') throw new DomainError('run_not_found', `Run ${runId} was not found`);
+      const run = started.state;
       const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs);
       const { cancellationSignal } = Context.current();
       const recorder = progressRecorder(runId, name);
@@ -111,10 +113,14 @@ export function runActivities(services: Services) {
         recorder.offer(heartbeat.latest()!);
       };
       try {
-        const done = await work(run, files.workDir(runId, name), progress).catch((error) => {
+        const done = await work(run, await files.workDir(runId, name), progress).catch((error) => {
           // Cancelled (the Job was deleted): say so, rather than with whatever the aborted transfer threw.
           throw cancellationSignal.aborted ? cancellationSignal.reason : error;
         });
+        // Stored before the step is recorded done: the next step may run on another worker, and
+        // a retry of it after this worker dies finds its input in storage. (A delivery's folder
+        // holds only its scratch.)
+        if (name !== 'deliver') await files.publish(runId, name);
         // The last progress lands before the finish (a note on a finished step is dropped).
         await recorder.stop();
         await record(services, runStream(runId), runDecider, {
@@ -196,7 +202,7 @@ export function runActivities(services: Services) {
   /** A transform-type step: the pipeline engine on the previous step's dataset, into a GeoPackage. */
   async function pipelineStep(runId: string, name: 'transform' | 'python', input: RunArtifact, spec: (run: ExistingRun) => PipelineSpec): Promise<RunArtifact> {
     return step(runId, name, async (run, dir) => {
-      const result = await applyPipeline(localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
+      const result = await applyPipeline(await localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
       if (!result.changed) return { result: input };
       const file = files.nameOf(runId, result.dataset.path);
       const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
@@ -269,7 +275,7 @@ export function runActivities(services: Services) {
     async convertStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
       return step(input.runId, 'convert', async (run, dir, progress) => {
         const from = input.input;
-        const result = await convertDataset(localDataset(files, input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir, {
+        const result = await convertDataset(await localDataset(files, input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir, {
           ...gdalLimits,
           progress,
           signal: Context.current().cancellationSignal,
@@ -302,7 +308,7 @@ export function runActivities(services: Services) {
             destinationId: run.snapshot.destination_id,
             target: run.snapshot.destination_target,
             input: {
-              file: files.localPath(input.runId, a.file),
+              file: await localFile(files, input.runId, a.file),
               filename: a.filename,
               format: a.format,
               mediaType: a.media_type,
@@ -313,13 +319,13 @@ export function runActivities(services: Services) {
           },
           transferContext(dir, progress),
         );
-        const size = delivery.bytes_written ?? (await stat(files.localPath(input.runId, a.file)).catch(() => null))?.size ?? null;
+        const size = delivery.bytes_written ?? (await stat(await localFile(files, input.runId, a.file)).catch(() => null))?.size ?? null;
         return { result: {}, stats: { features_written: delivery.rows_written ?? null, bytes_written: size } };
       });
     },
 
     /**
-     * Records how the Run ended, then tells the Job (consecutive failures, the new sync cursor).
+     * Tells the Job how its Run ended (consecutive failures, the new sync cursor), then records it on the Run.
      * Returns where the event store stands, for whoever waits on the read models.
      */
     async finishRun(input: {
@@ -340,12 +346,15 @@ export function runActivities(services: Services) {
             : input.outcome === 'failed'
               ? ({ type: 'FailRun', runId, error: input.error!, at } as const)
               : ({ type: 'CancelRun', runId, reason: input.reason ?? 'cancelled', at } as const);
-        const ran = await record(services, runStream(runId), runDecider, command);
         const sync = input.outcome === 'succeeded' && run.sync ? { cursor: input.sync ? input.sync.cursor : run.sync.cursor, seq: run.sync.seq } : undefined;
+        // The Job first: the jobs projector runs before the runs projector, so whoever sees the Run
+        // ended also sees its Job's new cursor and counts. A retry after a crash between the two
+        // records nothing new for the Job (it ignores a Run it has already recorded).
         const job = await record(services, jobStream(run.jobId), jobDecider, {
           type: 'RecordRunOutcome', jobId: run.jobId, runId, trigger: run.trigger, status: input.outcome, ...(sync ? { sync } : {}),
           maxConsecutiveFailures: services.config.jobMaxConsecutiveFailures, at,
         });
+        const ran = await record(services, runStream(runId), runDecider, command);
         const position = BigInt(job.position) > BigInt(ran.position) ? job.position : ran.position;
         return { position };
       });

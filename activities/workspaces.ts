@@ -66,11 +66,11 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
       return domainErrorsAsFailures(async () => {
         const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs);
         const scratchName = `tmp/convert-${input.conversionId}`;
-        const scratch = files.workDir(input.workspaceId, scratchName);
+        const scratch = await files.workDir(input.workspaceId, scratchName);
         const outName = `outputs/${input.conversionId}`;
-        const outDir = files.workDir(input.workspaceId, outName);
+        const outDir = await files.workDir(input.workspaceId, outName);
         try {
-          const upload = localDataset(files, input.workspaceId, input.dataset);
+          const upload = await localDataset(files, input.workspaceId, input.dataset);
           const { dataset: source } = await applyPipeline(upload, input.pipeline, scratch);
           const result = await convertDataset(
             source,
@@ -88,6 +88,8 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
               signal: Context.current().cancellationSignal,
             },
           );
+          // Stored before the conversion is recorded: the download may land on any API replica.
+          await files.publish(input.workspaceId, outName);
           return {
             format: result.format,
             filename: result.filename,

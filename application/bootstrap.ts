@@ -3,7 +3,8 @@ import { configureEgress } from '../connectors/shared/egress.js';
 import { createEventStore } from '../eventstore/index.js';
 import { createCipher } from '../platform/cipher.js';
 import type { Config } from '../platform/config.js';
-import { LocalFileStore } from '../platform/file-store.js';
+import { LocalFileStore, type FileStore } from '../platform/file-store.js';
+import { S3FileStore, cacheFolderFor, parseStorageUrl } from '../platform/s3-file-store.js';
 import { createDatabasePool } from '../platform/db.js';
 import { createReadPool } from '../platform/read-pool.js';
 import { newId, systemClock } from '../platform/ids.js';
@@ -15,6 +16,21 @@ import { internalEndpoints } from './internal-endpoints.js';
 import { jobScheduleReactor } from './job-schedules.js';
 import type { Services } from './services.js';
 import { scheduleWorkspaceCleanup } from './workspace-cleanup.js';
+
+/** The data folder (one machine), or the S3 bucket of SVC_STORAGE_URL with this process's own cache. */
+export async function fileStoreFor(config: Config): Promise<FileStore> {
+  if (!config.storage) return new LocalFileStore(config.dataDir);
+  const { endpoint, region, forcePathStyle, cacheBytes, credentials } = config.storage;
+  return new S3FileStore({
+    ...parseStorageUrl(config.storage.url),
+    endpoint,
+    region,
+    forcePathStyle,
+    cacheBytes,
+    credentials,
+    cacheDir: await cacheFolderFor(config.dataDir),
+  });
+}
 
 export interface ServiceOptions {
   /** Connect a Temporal client (the API starts workflows; scripts and some tests do not). */
@@ -64,7 +80,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     log,
     clock: systemClock,
     newId,
-    files: new LocalFileStore(config.dataDir),
+    files: await fileStoreFor(config),
     cipher: createCipher(config.secretKey),
     ...(temporal ? { temporal } : {}),
   };

@@ -48,8 +48,10 @@ async function createWorkspace(
   const { files, config } = services;
   try {
     const arrived = await arrive();
-    const ref = await prepareUpload(arrived.file, arrived.filename, files.localPath(workspaceId, 'dataset'), { maxUncompressedBytes: config.maxUploadBytes * 4 });
+    const ref = await prepareUpload(arrived.file, arrived.filename, await files.workDir(workspaceId, 'dataset'), { maxUncompressedBytes: config.maxUploadBytes * 4 });
     const inspection = await inspectDataset(ref);
+    // Stored before the Workspace is recorded: any API replica or worker may read it next.
+    await files.publish(workspaceId, 'dataset');
     await execute(services, workspaceStream(workspaceId), workspaceDecider, {
       type: 'CreateWorkspace',
       workspaceId,
@@ -63,7 +65,8 @@ async function createWorkspace(
       ttlMs: config.workspaceTtlMs,
     });
   } catch (error) {
-    await files.remove(workspaceId);
+    // What the request's own failure was matters; files left behind (storage down) go with the cleanup's orphans.
+    await files.remove(workspaceId).catch(() => undefined);
     throw error;
   }
   return getWorkspace(services, userId, workspaceId);
@@ -80,7 +83,7 @@ export async function createFromUpload(services: Services, userId: string, uploa
       throw new DomainError('upload_too_large', `The upload exceeds the limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_MB)`, { max_bytes: maxBytes });
     }
     if (size === 0) throw new DomainError('invalid_source', 'The uploaded file is empty');
-    return { file: services.files.localPath(workspaceId, `original/${original}`), filename: original, size };
+    return { file: await services.files.local(workspaceId, `original/${original}`), filename: original, size };
   });
 }
 
@@ -100,12 +103,13 @@ export async function importFromSource(services: Services, userId: string, reque
   const workspaceId = services.newId('workspace');
   const origin = { kind: 'source' as const, source_id: source.id, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null };
   return createWorkspace(services, workspaceId, userId, origin, async () => {
-    const workDir = services.files.workDir(workspaceId, 'original');
+    const workDir = await services.files.workDir(workspaceId, 'original');
     const extracted = await extractFromSource(services, { ownerId: userId, sourceId: source.id, resource }, { log, workDir, maxBytes: services.config.maxUploadBytes }).catch(
       (error: unknown) => {
         throw error instanceof ConnectorError ? transferError(error, 'import') : error;
       },
     );
+    await services.files.publish(workspaceId, 'original');
     return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
   });
 }
@@ -127,7 +131,7 @@ export interface PreviewRequest {
 /** Sample rows of a layer of the upload, or (transformed) of the pipeline's result. */
 export async function previewData(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false) {
   const row = await getWorkspace(services, userId, id);
-  const dataset = localDataset(services.files, row.id, row.dataset);
+  const dataset = await localDataset(services.files, row.id, row.dataset);
   const limit = parsePreviewLimit(request.limit);
   const preview = transformed
     ? await inScratch(services, row.id, (dir) => transformDataPreview(dataset, row.pipeline, dir, request.layer, limit))
@@ -138,7 +142,7 @@ export async function previewData(services: Services, userId: string, id: string
 /** Sample features as GeoJSON in EPSG:4326, of the upload or (transformed) of the pipeline's result. */
 export async function previewSpatial(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false) {
   const row = await getWorkspace(services, userId, id);
-  const dataset = localDataset(services.files, row.id, row.dataset);
+  const dataset = await localDataset(services.files, row.id, row.dataset);
   const preview = transformed
     ? await inScratch(services, row.id, (dir) => transformSpatialPreview(dataset, row.pipeline, dir, request.layer))
     : await spatialPreview(dataset, request.layer);
@@ -149,7 +153,7 @@ export async function previewSpatial(services: Services, userId: string, id: str
 async function inScratch<T>(services: Services, workspaceId: string, fn: (dir: string) => Promise<T>): Promise<T> {
   const name = `tmp/preview-${randomBytes(4).toString('hex')}`;
   try {
-    return await fn(services.files.workDir(workspaceId, name));
+    return await fn(await services.files.workDir(workspaceId, name));
   } finally {
     await services.files.remove(workspaceId, name);
   }

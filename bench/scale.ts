@@ -1,7 +1,6 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { startStack, uploadWithCurl } from '../scripts/stack.js';
 import { pointsFile } from './points.js';
@@ -19,13 +18,31 @@ import { pointsFile } from './points.js';
  * with the time ratio and the peak resident memory of the worker (with its GDAL child processes)
  * and of the API during the row, beside their memory at rest.
  *
- * BENCH_SCALE_DIVISOR=100 divides every size by 100 (a quick run while developing);
- * BENCH_SCALE_POINTS=1000000,4000000 and BENCH_SCALE_POLYGONS=0 choose the datasets.
+ * The machine may be shared: each row's baseline and service run back to back, in alternating
+ * order (so a load that comes and goes, or a cold file cache, hits both alike), and each row
+ * prints the 1-minute load average at its start.
+ *
+ * Choosing what runs (a full run takes hours; sizes can be run one after another):
+ * - BENCH_SCALE_POINTS=1000000,4000000 and BENCH_SCALE_POLYGONS=0 choose the datasets;
+ * - BENCH_SCALE_ROWS=upload,convert,job chooses the kinds of rows (default all three; a convert
+ *   needs the upload), BENCH_SCALE_FORMATS=GPKG,CSV the convert formats;
+ * - BENCH_SCALE_REPEAT=3 runs each row three times (noise shows as spread);
+ * - BENCH_SCALE_DIVISOR=100 divides every size by 100 (a quick run while developing);
+ * - BENCH_SCALE_KEEP=1 keeps the generated datasets (else they are removed at the end).
  */
 const divisor = Number(process.env.BENCH_SCALE_DIVISOR ?? 1);
 const pointSizes = (process.env.BENCH_SCALE_POINTS ?? '1000000,4000000,10000000').split(',').map(Number).filter((n) => n > 0).map((n) => Math.max(1, Math.round(n / divisor)));
 const polygonCount = Math.round(Number(process.env.BENCH_SCALE_POLYGONS ?? 1_000_000) / divisor);
-const formats = [
+const kinds = new Set((process.env.BENCH_SCALE_ROWS ?? 'upload,convert,job').split(',').map((k) => k.trim()));
+const repeat = Math.max(1, Number(process.env.BENCH_SCALE_REPEAT ?? 1));
+const keep = process.env.BENCH_SCALE_KEEP === '1';
+/*
+ * The service writes with OGR_SQLITE_SYNCHRONOUS=OFF (geo/datasets/translate.ts: a half-written
+ * output is removed anyway), so the baseline ogr2ogr gets the same setting: without it SQLite
+ * syncs the GeoPackage to disk at every commit, and ogr2ogr alone was the slower one (0.73×).
+ */
+const ogr2ogr = 'ogr2ogr --config OGR_SQLITE_SYNCHRONOUS OFF';
+const allFormats = [
   { id: 'GPKG', ext: 'gpkg', args: [] as string[] },
   { id: 'FlatGeobuf', ext: 'fgb', args: [] },
   { id: 'ESRI Shapefile', ext: 'shp', args: ['-lco', 'ENCODING=UTF-8'] },
@@ -33,6 +50,8 @@ const formats = [
   { id: 'GeoJSON', ext: 'geojson', args: ['-lco', 'RFC7946=YES'] },
   { id: 'CSV', ext: 'csv', args: ['-lco', 'GEOMETRY=AS_WKT'] },
 ];
+const wantedFormats = process.env.BENCH_SCALE_FORMATS?.split(',').map((f) => f.trim().toLowerCase());
+const formats = allFormats.filter((f) => !wantedFormats || wantedFormats.includes(f.id.toLowerCase()) || wantedFormats.includes(f.ext));
 
 /** 1M polygons of 50 vertices (a 49-step circle, closed) with 20 attributes, by GDAL's SQLite dialect. */
 function polygonsFile(dir: string, count: number): string {
@@ -109,14 +128,24 @@ const datasets = [
   ...(polygonCount > 0 ? [{ label: `${polygonCount.toLocaleString('en')} polygons (50 vertices, 20 attributes)`, file: polygonsFile(work, polygonCount), features: polygonCount }] : []),
 ];
 
-const files = createServer((req, res) => {
-  const file = path.join(work, path.basename((req.url ?? '').split('?')[0]!));
-  if (!existsSync(file)) return void res.writeHead(404).end();
-  res.writeHead(200, { 'content-type': 'application/geopackage+sqlite3', 'content-length': statSync(file).size });
-  createReadStream(file).pipe(res);
+/*
+ * The Jobs' Source files are served by a process of their own: this one samples /proc every 250 ms
+ * (synchronous reads of every process's stat, slow on a busy machine), which would stall a
+ * download it served, the service's and the script's alike.
+ */
+const fileServerCode = `const http = require('http'), fs = require('fs'), path = require('path');
+const dir = process.argv[1];
+const server = http.createServer((req, res) => {
+  const file = path.join(dir, path.basename((req.url || '').split('?')[0]));
+  if (!fs.existsSync(file)) return void res.writeHead(404).end();
+  res.writeHead(200, { 'content-type': 'application/geopackage+sqlite3', 'content-length': fs.statSync(file).size });
+  fs.createReadStream(file).pipe(res);
 });
-await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
-const fileBase = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));`;
+const files = spawn(process.execPath, ['-e', fileServerCode, work], { stdio: ['ignore', 'pipe', 'inherit'] });
+const filePort = await new Promise<string>((resolve) => files.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+const fileBase = `http://127.0.0.1:${filePort}`;
+process.on('exit', () => files.kill());
 
 const stack = await startStack(
   'scale',
@@ -140,8 +169,9 @@ const [workerRest, apiRest] = treeRss([stack.workerPid!, stack.apiPid]);
 const rest = { worker: workerRest!, api: apiRest! };
 
 const rows: string[] = [];
-const row = (what: string, service: number, baseline: number, peak: Record<string, number>, baselinePeak: number) => {
-  const line = `| ${what} | ${s(service)} s | ${s(baseline)} s | ${(service / baseline).toFixed(2)} | ${MB(peak.worker!)} | ${MB(peak.api!)} | ${MB(baselinePeak)} |`;
+const header = ['| row | load | service | baseline | ratio | worker peak MB | API peak MB | baseline peak MB |', '|---|---|---|---|---|---|---|---|'];
+const row = (what: string, load: number, service: number, baseline: number, peak: Record<string, number>, baselinePeak: number) => {
+  const line = `| ${what} | ${load.toFixed(1)} | ${s(service)} s | ${s(baseline)} s | ${(service / baseline).toFixed(2)} | ${MB(peak.worker!)} | ${MB(peak.api!)} | ${MB(baselinePeak)} |`;
   rows.push(line);
   console.log(line);
 };
@@ -152,12 +182,53 @@ const row = (what: string, service: number, baseline: number, peak: Record<strin
 async function baseline(command: string): Promise<{ ms: number; peak: number }> {
   const timing = path.join(work, 'time.txt');
   const child = execFile('/usr/bin/time', ['-f', '%e', '-o', timing, 'bash', '-c', command]);
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
   let peak = 0;
   const timer = setInterval(() => (peak = Math.max(peak, treeRss([child.pid!])[0]!)), 250);
-  await new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command}: exit ${code}`)))));
+  await new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command}: exit ${code}: ${stderr.slice(0, 2000)}`)))));
   clearInterval(timer);
   return { ms: Number(readFileSync(timing, 'utf8').trim().split('\n').pop()) * 1000, peak };
 }
+
+/** Times the service's side of a row, with the peak memory of the worker and the API. */
+async function service<T>(work: () => Promise<T>): Promise<{ ms: number; result: T; peak: Record<string, number> }> {
+  const t = performance.now();
+  const { result, peak } = await peaks(pids, work);
+  return { ms: performance.now() - t, result, peak };
+}
+
+/** Both sides of a row, in alternating order from one row to the next; the load average at the start. */
+let order = 0;
+async function measure<T>(what: string, side: { service: () => Promise<T>; baseline: () => Promise<{ ms: number; peak: number }> }): Promise<T> {
+  let result: T | undefined;
+  for (let i = 0; i < repeat; i++) {
+    const load = loadavg()[0]!;
+    let svc: Awaited<ReturnType<typeof service<T>>>;
+    let base: { ms: number; peak: number };
+    if (order++ % 2 === 0) {
+      base = await side.baseline();
+      svc = await service(side.service);
+    } else {
+      svc = await service(side.service);
+      base = await side.baseline();
+    }
+    result = svc.result;
+    row(what, load, svc.ms, base.ms, svc.peak, base.peak);
+  }
+  return result!;
+}
+
+const out = path.join(work, 'out');
+/** A baseline command run in an empty output folder. */
+const inFreshOut = (command: string) => {
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  return baseline(command);
+};
+
+/** The Run's steps and how long each took (from the Run record), for where a Job's time goes. */
+const stepTimes = (run: { steps: { name: string; duration_ms: number | null }[] }) => run.steps.map((st) => `${st.name} ${s(st.duration_ms ?? 0)} s`).join(', ');
 
 try {
   const destination = await api('POST', '/api/v1/destinations', {
@@ -165,31 +236,32 @@ try {
     configuration: { host: targetUrl.hostname, port: Number(targetUrl.port), database: 'target', username: decodeURIComponent(targetUrl.username), password: decodeURIComponent(targetUrl.password), ssl_mode: 'disable' },
   });
   console.log(`\nat rest: worker ${MB(rest.worker)} MB, API ${MB(rest.api)} MB\n`);
-  console.log('| row | service | baseline | ratio | worker peak MB | API peak MB | baseline peak MB |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(header.join('\n'));
   for (const d of datasets) {
     const size = `${d.label}, ${(statSync(d.file).size / 1e6).toFixed(0)} MB`;
-    const out = path.join(work, 'out');
-    // Upload: the service's upload (stream to disk + inspect) against copying the file.
-    let t = performance.now();
-    const { result: ws, peak: up } = await peaks(pids, () => uploadWithCurl(stack.base, stack.token, d.file));
-    const uploadMs = performance.now() - t;
-    rmSync(out, { recursive: true, force: true });
-    mkdirSync(out, { recursive: true });
-    const copy = await baseline(`cp '${d.file}' '${out}/copy.gpkg'`);
-    row(`${size}: upload`, uploadMs, copy.ms, up, copy.peak);
-
-    for (const f of formats) {
-      rmSync(out, { recursive: true, force: true });
-      mkdirSync(out, { recursive: true });
-      const target = f.id === 'ESRI Shapefile' ? path.join(out, 'shp') : path.join(out, `ogr.${f.ext}`);
-      const zip = f.id === 'ESRI Shapefile' ? ` && (cd '${target}' && zip -q -r ../ogr.zip .)` : '';
-      const ogr = await baseline(`ogr2ogr -f '${f.id}' ${f.args.join(' ')} '${target}' '${d.file}'${zip}`);
-      t = performance.now();
-      const { peak } = await peaks(pids, () => api('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: f.id }));
-      row(`${size}: convert to ${f.id}`, performance.now() - t, ogr.ms, peak, ogr.peak);
+    if (kinds.has('upload') || kinds.has('convert')) {
+      // Upload: the service's upload (stream to disk + inspect) against copying the file.
+      let ws: { id: string } | undefined;
+      await measure(`${size}: upload`, {
+        service: async () => {
+          if (ws) await api('DELETE', `/api/v1/workspaces/${ws.id}`).catch(() => undefined);
+          ws = await uploadWithCurl(stack.base, stack.token, d.file);
+        },
+        baseline: () => inFreshOut(`cp '${d.file}' '${out}/copy.gpkg'`),
+      });
+      if (kinds.has('convert')) {
+        for (const f of formats) {
+          const target = f.id === 'ESRI Shapefile' ? path.join(out, 'shp') : path.join(out, `ogr.${f.ext}`);
+          const zip = f.id === 'ESRI Shapefile' ? ` && (cd '${target}' && zip -q -r ../ogr.zip .)` : '';
+          await measure(`${size}: convert to ${f.id}`, {
+            service: () => api('POST', `/api/v1/workspaces/${ws!.id}/convert`, { output_format: f.id }),
+            baseline: () => inFreshOut(`${ogr2ogr} -f '${f.id}' ${f.args.join(' ')} '${target}' '${d.file}'${zip}`),
+          });
+        }
+      }
+      await api('DELETE', `/api/v1/workspaces/${ws!.id}`).catch(() => undefined);
     }
-    await api('DELETE', `/api/v1/workspaces/${ws.id}`).catch(() => undefined);
+    if (!kinds.has('job')) continue;
 
     const source = await api('POST', '/api/v1/sources', { name: d.label, type: 'url', configuration: { url: `${fileBase}/${path.basename(d.file)}` } });
     for (const outputFormat of [null, 'GPKG']) {
@@ -197,33 +269,33 @@ try {
       const job = await api('POST', '/api/v1/jobs', {
         name: `${d.label} ${table}`, source_id: source.id, destination_id: destination.id, destination_target: { table, write_mode: 'replace' }, ...(outputFormat ? { output_format: outputFormat } : {}),
       });
-      t = performance.now();
-      const { result: run, peak } = await peaks(pids, async () => {
-        let seen = await api('POST', `/api/v1/jobs/${job.id}/run`);
-        while (seen.status !== 'succeeded') {
-          if (seen.status === 'failed' || seen.status === 'cancelled') throw new Error(`Run ${seen.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
-          await new Promise((r) => setTimeout(r, 200));
-          seen = await api('GET', `/api/v1/jobs/${job.id}/runs/${seen.id}`);
-        }
-        return seen;
-      });
-      const serviceMs = performance.now() - t;
-      const rowsIn = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM ${table}`]).toString().trim();
-      if (Number(rowsIn) !== d.features) throw new Error(`${table} holds ${rowsIn} rows, expected ${d.features} (Run ${run.id})`);
-      rmSync(out, { recursive: true, force: true });
-      mkdirSync(out, { recursive: true });
       const download = `curl -sf -o '${out}/in.gpkg' '${fileBase}/${path.basename(d.file)}'`;
-      const convert = outputFormat ? ` && ogr2ogr -f GPKG '${out}/conv.gpkg' '${out}/in.gpkg'` : '';
+      const convert = outputFormat ? ` && ${ogr2ogr} -f GPKG '${out}/conv.gpkg' '${out}/in.gpkg'` : '';
       const load = `ogr2ogr -f PostgreSQL '${pgConnection}' '${out}/${outputFormat ? 'conv' : 'in'}.gpkg' -nln base_${table} -overwrite -lco GEOMETRY_NAME=geom`;
-      const script = await baseline(`${download}${convert} && ${load} && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM base_${table}' >/dev/null`);
-      row(`${size}: Job url → PostGIS${outputFormat ? ` (output ${outputFormat})` : ''}`, serviceMs, script.ms, peak, script.peak);
+      const run = await measure(`${size}: Job url → PostGIS${outputFormat ? ` (output ${outputFormat})` : ''}`, {
+        service: async () => {
+          let seen = await api('POST', `/api/v1/jobs/${job.id}/run`);
+          while (seen.status !== 'succeeded') {
+            if (seen.status === 'failed' || seen.status === 'cancelled') throw new Error(`Run ${seen.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
+            await new Promise((r) => setTimeout(r, 200));
+            seen = await api('GET', `/api/v1/jobs/${job.id}/runs/${seen.id}`);
+          }
+          const rowsIn = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM ${table}`]).toString().trim();
+          if (Number(rowsIn) !== d.features) throw new Error(`${table} holds ${rowsIn} rows, expected ${d.features} (Run ${seen.id})`);
+          console.log(`    Run ${seen.id}: ${stepTimes(seen)}`);
+          return seen;
+        },
+        baseline: () => inFreshOut(`${download}${convert} && ${load} && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM base_${table}' >/dev/null`),
+      });
+      void run;
     }
   }
   console.log(`\nbench:scale, ${new Date().toISOString()}, ${divisor === 1 ? 'full sizes' : `sizes divided by ${divisor}`}; at rest: worker ${MB(rest.worker)} MB, API ${MB(rest.api)} MB`);
-  console.log('| row | service | baseline | ratio | worker peak MB | API peak MB | baseline peak MB |');
-  console.log('|---|---|---|---|---|---|---|');
+  console.log(header.join('\n'));
   for (const line of rows) console.log(line);
 } finally {
-  files.close();
+  files.kill();
   await stack.stop();
+  rmSync(out, { recursive: true, force: true });
+  if (!keep) for (const d of datasets) rmSync(d.file, { force: true });
 }

@@ -90,8 +90,9 @@ export class PostgresEventStore implements EventStore {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
     const client = await this.pool.connect();
     try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [APPEND_LOCK]);
+      // Statements without parameters share a round trip (simple protocol): an append is four
+      // round trips instead of six, and a Run makes about ten appends.
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${APPEND_LOCK})`);
       const { rows } = await client.query<{ max: number | null }>(
         'SELECT max(revision) AS max FROM events WHERE stream_id = $1',
         [streamId],
@@ -112,8 +113,7 @@ export class PostgresEventStore implements EventStore {
         );
         position = BigInt(inserted.rows[0]!.position);
       }
-      await client.query(`SELECT pg_notify('${CHANNEL}', $1)`, [position.toString()]);
-      await client.query('COMMIT');
+      await client.query(`SELECT pg_notify('${CHANNEL}', '${position.toString()}'); COMMIT`);
       return { revision, position };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);

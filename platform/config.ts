@@ -48,6 +48,53 @@ export interface Config {
    * addresses, host names and groups, parsed and applied by connectors/shared/egress.ts.
    */
   outbound: { allow: string; deny: string };
+  /**
+   * Where the files of Workspaces and Runs live: null for the data folder (one machine), or an
+   * S3-compatible bucket shared by API replicas and workers on any host (SVC_STORAGE_URL).
+   */
+  storage: StorageConfig | null;
+}
+
+export interface StorageConfig {
+  /** SVC_STORAGE_URL as given, e.g. s3://bucket/prefix. */
+  url: string;
+  /** SVC_STORAGE_ENDPOINT, else AWS_ENDPOINT_URL_S3, else AWS's own for the region. */
+  endpoint: string | undefined;
+  /** AWS_REGION (or AWS_DEFAULT_REGION), default us-east-1. */
+  region: string;
+  /** SVC_STORAGE_PATH_STYLE=true for MinIO and Ceph without virtual-host buckets. */
+  forcePathStyle: boolean;
+  /** Each process's local cache of stored files (SVC_STORAGE_CACHE_MB, default 2048). */
+  cacheBytes: number;
+  /**
+   * AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN) when given in this
+   * configuration's environment; otherwise the SDK's usual chain (profile, instance or task role).
+   */
+  credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
+}
+
+function storageFrom(env: NodeJS.ProcessEnv): StorageConfig | null {
+  const url = env.SVC_STORAGE_URL;
+  if (!url) return null;
+  if (!/^s3:\/\/[^/]+/.test(url)) throw new Error(`SVC_STORAGE_URL must look like s3://bucket/prefix, got "${url}"`);
+  const endpoint = env.SVC_STORAGE_ENDPOINT || env.AWS_ENDPOINT_URL_S3 || undefined;
+  const pathStyle = env.SVC_STORAGE_PATH_STYLE ?? 'false';
+  if (!['true', 'false'].includes(pathStyle)) throw new Error(`SVC_STORAGE_PATH_STYLE must be true or false, got "${pathStyle}"`);
+  return {
+    url,
+    endpoint,
+    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    forcePathStyle: pathStyle === 'true',
+    cacheBytes: intFrom(env.SVC_STORAGE_CACHE_MB, 2048, 'SVC_STORAGE_CACHE_MB') * 1024 * 1024,
+    credentials:
+      env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY
+        ? {
+            accessKeyId: env.AWS_ACCESS_KEY_ID,
+            secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+            ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+          }
+        : undefined,
+  };
 }
 
 function intFrom(value: string | undefined, fallback: number, name: string): number {
@@ -64,6 +111,13 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
     const asHex = /^[0-9a-f]{64}$/i.test(given) ? Buffer.from(given, 'hex') : Buffer.from(given, 'base64');
     if (asHex.length !== 32) throw new Error('SVC_SECRET_KEY must be 32 bytes, as 64 hex characters or base64');
     return asHex;
+  }
+  // With shared storage the processes run on several hosts, each with its own data folder: a key
+  // made in one of them would not decrypt what another host's process encrypted.
+  if (env.SVC_STORAGE_URL) {
+    throw new Error(
+      'SVC_SECRET_KEY must be set when SVC_STORAGE_URL is: every host must encrypt and decrypt connection secrets with the same key (openssl rand -hex 32)',
+    );
   }
   const file = path.join(dataDir, 'secret.key');
   if (!existsSync(file)) {
@@ -142,5 +196,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicOrigin: env.SVC_PUBLIC_ORIGIN || undefined,
     logLevel: env.SVC_LOG_LEVEL ?? 'info',
     outbound: { allow: env.SVC_OUTBOUND_ALLOW ?? '', deny: env.SVC_OUTBOUND_DENY ?? '' },
+    storage: storageFrom(env),
   };
 }

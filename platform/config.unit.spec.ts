@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOCAL_DATABASE_FILE, loadConfig } from './config.js';
+import { parseStorageUrl } from './s3-file-store.js';
 import { readEnvFile, writeEnvFile } from './env-file.js';
 
 describe('loadConfig: the database', () => {
@@ -49,5 +50,56 @@ describe('env files', () => {
     writeEnvFile(file, { A: 'postgres://u:p@h:1/d', B: 'b=c' });
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readEnvFile(file)).toEqual({ A: 'postgres://u:p@h:1/d', B: 'b=c' });
+  });
+});
+
+describe('loadConfig: file storage', () => {
+  const base = { SVC_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'svc-config-')), SVC_DATABASE_URL: 'postgres://gis@db/geo' };
+  const key = 'ab'.repeat(32);
+
+  it('is the data folder unless SVC_STORAGE_URL is set', () => {
+    expect(loadConfig(base).storage).toBeNull();
+  });
+
+  it('takes the bucket, endpoint, path style, cache size and keys from the environment', () => {
+    const storage = loadConfig({
+      ...base,
+      SVC_SECRET_KEY: key,
+      SVC_STORAGE_URL: 's3://team-files/geoflow',
+      AWS_ENDPOINT_URL_S3: 'http://minio:9000',
+      SVC_STORAGE_PATH_STYLE: 'true',
+      SVC_STORAGE_CACHE_MB: '64',
+      AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE',
+      AWS_SECRET_ACCESS_KEY: 'not-a-secret',
+    }).storage;
+    expect(storage).toEqual({
+      url: 's3://team-files/geoflow',
+      endpoint: 'http://minio:9000',
+      region: 'us-east-1',
+      forcePathStyle: true,
+      cacheBytes: 64 * 1024 * 1024,
+      credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'not-a-secret' },
+    });
+    expect(
+      loadConfig({ ...base, SVC_SECRET_KEY: key, SVC_STORAGE_URL: 's3://b1/', SVC_STORAGE_ENDPOINT: 'http://ceph:7480', AWS_ENDPOINT_URL_S3: 'http://x' })
+        .storage,
+    ).toMatchObject({ endpoint: 'http://ceph:7480', forcePathStyle: false, credentials: undefined });
+  });
+
+  it("requires SVC_SECRET_KEY with shared storage (a key file in one host's data folder would not decrypt another's secrets)", () => {
+    expect(() => loadConfig({ ...base, SVC_STORAGE_URL: 's3://team-files/geoflow' })).toThrow(/SVC_SECRET_KEY must be set when SVC_STORAGE_URL is/);
+  });
+
+  it('refuses a storage URL that is not s3://bucket/prefix and a path style that is not a boolean', () => {
+    expect(() => loadConfig({ ...base, SVC_SECRET_KEY: key, SVC_STORAGE_URL: '/mnt/shared' })).toThrow(/SVC_STORAGE_URL must look like/);
+    expect(() => loadConfig({ ...base, SVC_SECRET_KEY: key, SVC_STORAGE_URL: 's3://b1', SVC_STORAGE_PATH_STYLE: 'yes' })).toThrow(/SVC_STORAGE_PATH_STYLE/);
+  });
+});
+
+describe('parseStorageUrl', () => {
+  it('splits the bucket from a key prefix that ends in a slash', () => {
+    expect(parseStorageUrl('s3://team-files')).toEqual({ bucket: 'team-files', prefix: '' });
+    expect(parseStorageUrl('s3://team-files/a/b/')).toEqual({ bucket: 'team-files', prefix: 'a/b/' });
+    expect(() => parseStorageUrl('s3://Team_Files/x')).toThrow(/s3:\/\/bucket\/prefix/);
   });
 });

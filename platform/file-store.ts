@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -8,9 +8,14 @@ import { pipeline } from 'node:stream/promises';
  * The files of Workspaces and Runs: a Workspace's upload, prepared dataset and outputs, a Run's
  * step folders. Everything else names them by owner (a Workspace or Run id) and a name relative to
  * that owner's files, so events, read models and activity payloads never hold a machine's path.
- * Today they live in folders under the data folder (LocalFileStore); the interface is small
- * enough to be put in front of an object store, where GDAL still works on local copies
- * (`localPath`, `workDir`).
+ *
+ * GDAL, sandboxes and connectors work on local files, so the seam has two directions:
+ * - reading: `local(owner, name)` gives a local copy of a file or folder (a no-op in the data
+ *   folder; a download into this process's bounded cache with object storage);
+ * - writing: work writes into `workDir(owner, name)`, then `publish(owner, name)` makes what it
+ *   wrote visible to every other process (a no-op in the data folder; an upload with object storage).
+ * LocalFileStore keeps the files in the data folder (one machine); S3FileStore (s3-file-store.ts)
+ * keeps them in a bucket, so API replicas and workers on any host share nothing but storage.
  */
 
 /** Whose files: every id of one kind has one prefix (ws_…, run_…), checked before any path is built. */
@@ -21,6 +26,16 @@ const owners: Record<FileArea, RegExp> = { workspaces: /^ws_[0-9A-Za-z]+$/, runs
 export function areaOf(owner: string): FileArea {
   for (const [area, pattern] of Object.entries(owners) as [FileArea, RegExp][]) if (pattern.test(owner)) return area;
   throw new Error(`not the id of a Workspace or a Run: ${JSON.stringify(owner)}`);
+}
+
+export const isOwnerOf = (area: FileArea, owner: string) => owners[area].test(owner);
+
+/** A name among an owner's files, normalized; refuses anything that would leave them. */
+export function checkedName(owner: string, name: string): string {
+  const normal = path.posix.normalize(name.split(path.sep).join('/')).replace(/\/+$/, '');
+  if (normal === '.' || normal === '') return '';
+  if (path.posix.isAbsolute(normal) || normal === '..' || normal.startsWith('../')) throw new Error(`path escapes the folder of ${owner}`);
+  return normal;
 }
 
 /**
@@ -49,12 +64,17 @@ export interface FileStore {
   put(owner: string, name: string, body: Readable): Promise<number>;
   /** Streams one of the owner's files back. */
   get(owner: string, name: string): Promise<{ body: Readable; size: number }>;
-  /** Where the owner's file `name` can be opened on this machine (by GDAL, a sandbox, a connector). */
-  localPath(owner: string, name: string): string;
-  /** The name of a file that the owner's work wrote at a local path (the inverse of localPath). */
-  nameOf(owner: string, local: string): string;
+  /**
+   * A local path of the owner's file or folder `name`, with everything in it. With object storage
+   * this is a copy in a bounded cache: use it for the work at hand, never keep the path.
+   */
+  local(owner: string, name: string): Promise<string>;
   /** A fresh, empty local folder `name` among the owner's files (whatever an earlier attempt left there is gone). */
-  workDir(owner: string, name: string): string;
+  workDir(owner: string, name: string): Promise<string>;
+  /** Makes what was written into workDir(owner, name) readable by every process (replacing what an earlier attempt published). */
+  publish(owner: string, name: string): Promise<void>;
+  /** The name of a file that the owner's work wrote at a local path (the inverse of local). */
+  nameOf(owner: string, local: string): string;
   /** The owners that have files in an area, with when they last changed. */
   list(area: FileArea): Promise<{ owner: string; modifiedAt: Date }[]>;
   /** Removes one of the owner's files or folders, or (without `name`) all of them. */
@@ -94,11 +114,21 @@ export class LocalFileStore implements FileStore {
     return { body: createReadStream(file), size };
   }
 
-  workDir(owner: string, name: string): string {
+  /** The files are here already: no copy. */
+  async local(owner: string, name: string): Promise<string> {
+    return this.localPath(owner, name);
+  }
+
+  async workDir(owner: string, name: string): Promise<string> {
     const dir = this.localPath(owner, name);
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
     return dir;
+  }
+
+  /** Written where every process of this machine reads: nothing to do. */
+  async publish(owner: string, name: string): Promise<void> {
+    this.localPath(owner, name);
   }
 
   async list(area: FileArea): Promise<{ owner: string; modifiedAt: Date }[]> {
@@ -123,13 +153,22 @@ export function storedDataset(files: FileStore, owner: string, local: LocalDatas
   return { path: files.nameOf(owner, local.path), open_options: local.openOptions, driver: local.driver ?? null, assumed_crs: local.assumedCrs ?? null };
 }
 
-/** A stored dataset as GDAL opens it, at its local path. */
-export function localDataset(files: FileStore, owner: string, stored: StoredDataset): LocalDataset {
+/**
+ * A stored dataset as GDAL opens it, at a local path. Its whole folder is made local (a
+ * shapefile's parts, a FileGDB's files lie beside or under its path).
+ */
+export async function localDataset(files: FileStore, owner: string, stored: StoredDataset): Promise<LocalDataset> {
+  const folder = await files.local(owner, path.posix.dirname(stored.path));
   return {
-    path: files.localPath(owner, stored.path),
+    path: path.join(folder, path.posix.basename(stored.path)),
     openOptions: stored.open_options,
     ...(stored.driver ? { driver: stored.driver } : {}),
     ...(stored.assumed_crs ? { assumedCrs: stored.assumed_crs } : {}),
     warnings: [],
   };
+}
+
+/** A local path of one of the owner's files, with the rest of its folder beside it (a delivery's input). */
+export async function localFile(files: FileStore, owner: string, name: string): Promise<string> {
+  return path.join(await files.local(owner, path.posix.dirname(name)), path.posix.basename(name));
 }

@@ -13,7 +13,7 @@ describe('LocalFileStore', () => {
   it('keeps a Workspace\'s and a Run\'s files in their folders under the data folder', async () => {
     expect(await files.put('ws_a1', 'original/x.csv', Readable.from(['a,b\n1,2\n']))).toBe(8);
     expect(readFileSync(path.join(dataDir, 'workspaces', 'ws_a1', 'original', 'x.csv'), 'utf8')).toBe('a,b\n1,2\n');
-    const dir = files.workDir('run_b2', 'extract');
+    const dir = await files.workDir('run_b2', 'extract');
     expect(dir).toBe(path.join(dataDir, 'runs', 'run_b2', 'extract'));
     const { body, size } = await files.get('ws_a1', 'original/x.csv');
     expect(size).toBe(8);
@@ -26,28 +26,30 @@ describe('LocalFileStore', () => {
     expect(() => files.localPath('run_b2', '/etc/passwd')).toThrow(/escapes/);
   });
 
-  it('empties a work folder that an earlier attempt left behind', () => {
-    const dir = files.workDir('run_b2', 'convert');
+  it('empties a work folder that an earlier attempt left behind; local() and publish() copy nothing', async () => {
+    const dir = await files.workDir('run_b2', 'convert');
     writeFileSync(path.join(dir, 'left.txt'), 'x');
-    files.workDir('run_b2', 'convert');
+    await files.publish('run_b2', 'convert');
+    expect(await files.local('run_b2', 'convert/left.txt')).toBe(path.join(dir, 'left.txt'));
+    await files.workDir('run_b2', 'convert');
     expect(() => readFileSync(path.join(dir, 'left.txt'))).toThrow();
   });
 
   it('lists the owners of one area and removes one file or all of an owner\'s', async () => {
-    files.workDir('ws_c3', 'tmp/p');
-    files.workDir('ws_c3', 'tmp/q');
+    await files.workDir('ws_c3', 'tmp/p');
+    await files.workDir('ws_c3', 'tmp/q');
     await files.remove('ws_c3', 'tmp/p');
-    expect(() => files.workDir('ws_c3', 'tmp/q')).not.toThrow();
+    await expect(files.workDir('ws_c3', 'tmp/q')).resolves.toBe(path.join(dataDir, 'workspaces', 'ws_c3', 'tmp', 'q'));
     expect((await files.list('workspaces')).map((o) => o.owner).sort()).toEqual(['ws_a1', 'ws_c3']);
     expect((await files.list('runs')).map((o) => o.owner)).toEqual(['run_b2']);
     await files.remove('ws_c3');
     expect((await files.list('workspaces')).map((o) => o.owner)).toEqual(['ws_a1']);
   });
 
-  it('stores a dataset by its name and opens it at its local path again', () => {
+  it('stores a dataset by its name and opens it at its local path again', async () => {
     const local = { path: files.localPath('ws_a1', 'dataset/x.csv'), openOptions: ['X_POSSIBLE_NAMES=lon'], driver: 'CSV', warnings: ['w'] };
     const stored = storedDataset(files, 'ws_a1', local);
     expect(stored).toEqual({ path: path.join('dataset', 'x.csv'), open_options: ['X_POSSIBLE_NAMES=lon'], driver: 'CSV', assumed_crs: null });
-    expect(localDataset(files, 'ws_a1', stored)).toEqual({ ...local, warnings: [] });
+    expect(await localDataset(files, 'ws_a1', stored)).toEqual({ ...local, warnings: [] });
   });
 });

@@ -15,6 +15,8 @@ const POLL_MS = 500;
 export class ProjectionRunner {
   private running = false;
   private wake: (() => void) | undefined;
+  /** Set by an append (or a waiter) since the current pass began: the loop does not sleep then. */
+  private notified = false;
   private stopListening: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private caughtUpTo = 0n;
@@ -36,15 +38,25 @@ export class ProjectionRunner {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.stopListening = this.store.onAppended(() => this.wake?.());
+    this.stopListening = this.store.onAppended(() => this.nudge());
     this.loop = this.run();
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.stopListening?.();
-    this.wake?.();
+    this.nudge();
     await this.loop;
+  }
+
+  /**
+   * New events may be there. An append announced while a pass runs (after it read the events)
+   * used to go to the previous sleep's resolver and be lost, and the loop then slept its full
+   * POLL_MS: up to half a second before a Run's end reached its read model.
+   */
+  private nudge(): void {
+    this.notified = true;
+    this.wake?.();
   }
 
   /** Resolves once every projector has applied the event at `position` (read-your-writes). */
@@ -54,7 +66,7 @@ export class ProjectionRunner {
     await new Promise<void>((resolve, reject) => {
       const waiter = { position, resolve };
       this.waiters.push(waiter);
-      this.wake?.();
+      this.nudge();
       // Another process may be the one projecting: check the stored checkpoints too.
       const timer = setInterval(async () => {
         if (this.caughtUpTo >= position) return;
@@ -85,6 +97,7 @@ export class ProjectionRunner {
 
   private async run(): Promise<void> {
     while (this.running) {
+      this.notified = false;
       let progressed = false;
       try {
         for (const projector of this.projectors) {
@@ -96,7 +109,7 @@ export class ProjectionRunner {
         this.lastError = error;
         this.onError(error);
       }
-      if (!progressed && this.running) {
+      if (!progressed && this.running && !this.notified) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, POLL_MS);
           this.wake = () => {
@@ -104,6 +117,7 @@ export class ProjectionRunner {
             resolve();
           };
         });
+        this.wake = undefined;
       }
     }
   }

@@ -29,13 +29,21 @@ export async function startStack(
     SVC_TASK_QUEUE: `bench-${name}`,
     SVC_LOG_LEVEL: 'warn',
     UV_THREADPOOL_SIZE: '8',
+    // options.databases are delivery targets in the service's own cluster, which the outbound
+    // policy refuses by default: the bench allows that port (as scripts/test.ts does for tests).
+    ...(options.databases?.length ? { SVC_OUTBOUND_ALLOW: [process.env.SVC_OUTBOUND_ALLOW, new URL(pg.url('bench')).host].filter(Boolean).join(',') } : {}),
     ...env,
   };
   // The API's log lines go to a file when asked (a bench at info level would flood the terminal).
   const apiStdio = options.apiLog ? ['ignore', openSync(options.apiLog, 'w'), 'inherit'] : 'inherit';
   const api = spawn(process.execPath, ['--expose-gc', ...(options.apiNodeArgs ?? []), '--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: apiStdio as never });
   const children: ChildProcess[] = [api];
-  if (!options.noWorker) children.push(spawn(process.execPath, ['--expose-gc', ...(options.workerNodeArgs ?? []), '--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' }));
+  const spawnWorker = () => {
+    const worker = spawn(process.execPath, ['--expose-gc', ...(options.workerNodeArgs ?? []), '--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' });
+    children.push(worker);
+    return worker;
+  };
+  if (!options.noWorker) spawnWorker();
   await waitForPort(port, '127.0.0.1', 120_000);
   if (!options.noWorker) {
     const { waitForPoller } = await import('../test/support/worker.js');
@@ -68,6 +76,15 @@ export async function startStack(
     temporalAddress: temporal.address,
     /** Process ids for CPU accounting: the worker (when started), the Temporal server, the cluster's folder. */
     workerPid: children[1]?.pid,
+    /**
+     * Starts one more worker process on the same task queue (a second host's worker, here on the
+     * same machine); resolves with its pid once it polls. Its CPU profile (workerNodeArgs) too.
+     */
+    async addWorker(): Promise<number> {
+      const worker = spawnWorker();
+      await waitForPollers(temporal.address, serverEnv.SVC_TASK_QUEUE, children.length - 1);
+      return worker.pid!;
+    },
     temporalPid: temporal.process.pid!,
     pgDir: pg.dir,
     apiPid: api.pid!,
@@ -80,6 +97,23 @@ export async function startStack(
       pg.stop();
     },
   };
+}
+
+/** Resolves once `count` workers (distinct identities) poll the task queue's workflow tasks. */
+async function waitForPollers(address: string, taskQueue: string, count: number, timeoutMs = 60_000): Promise<void> {
+  const { Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect({ address });
+  try {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
+      if (new Set((r.pollers ?? []).map((p) => p.identity)).size >= count) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`fewer than ${count} workers poll ${taskQueue} after ${timeoutMs} ms`);
+  } finally {
+    await connection.close();
+  }
 }
 
 /** Uploads with curl so the client's own memory is not what we measure. */

@@ -12,6 +12,15 @@ export const timeouts = {
     retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 25, nonRetryableErrorTypes: ['DomainError'] },
   },
   /**
+   * Appending an event from a local activity (a Run's start and end): the same retries as
+   * `record`, run by the worker inside the workflow task. A worker that dies meanwhile loses the
+   * task, and the next worker runs the bookkeeping again (recording is idempotent).
+   */
+  localRecord: {
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 25, nonRetryableErrorTypes: ['DomainError'] },
+  },
+  /**
    * GDAL work: long, heartbeating. A worker that crashed (npm start restarts it) stops
    * heartbeating, and its attempt is retried once the heartbeat timeout has passed: short enough
    * that a waiting convert call gets its answer, long enough for a loaded machine's heartbeats.

@@ -167,7 +167,17 @@ export async function connect(config: PostgisConfig, ctx: ConnectorContext, extr
 /** Runs fn with a connected client and always closes it. Query errors are classified. */
 export async function withClient<T>(config: PostgisConfig, ctx: ConnectorContext, fn: (client: pg.Client) => Promise<T>, extra: pg.ClientConfig = {}): Promise<T> {
   const client = await connect(config, ctx, extra);
+  try {
+    return await onClient(config, ctx, client, fn);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Runs fn with a client already connected (left open): the signal closes its socket, query errors are classified. */
+export async function onClient<T>(config: PostgisConfig, ctx: ConnectorContext, client: pg.Client, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const abort = () => (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  if (ctx.signal.aborted) abort();
   ctx.signal.addEventListener('abort', abort, { once: true });
   try {
     return await fn(client);
@@ -176,7 +186,6 @@ export async function withClient<T>(config: PostgisConfig, ctx: ConnectorContext
     throw classifyPg(error, describeServer(config), triedOf(config));
   } finally {
     ctx.signal.removeEventListener('abort', abort);
-    await client.end().catch(() => undefined);
   }
 }
 

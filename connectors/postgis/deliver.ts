@@ -4,7 +4,7 @@ import { effectiveWriteMode, LEDGER, requireColumns, runStagedDelivery, stagingN
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
 import { geometryColumnOf, requireSchema } from './catalog.js';
-import { classifyPg, CONNECT_TIMEOUT_MS, describeServer, ident, qualified, triedOf, withClient, type PostgisConfig } from './client.js';
+import { classifyPg, connect, CONNECT_TIMEOUT_MS, describeServer, ident, literal, onClient, qualified, triedOf, withClient, type PostgisConfig } from './client.js';
 import { libpqFor, ogr2ogrPg } from './ogr.js';
 
 /*
@@ -23,6 +23,14 @@ import { libpqFor, ogr2ogrPg } from './ogr.js';
  */
 
 export type { WriteMode };
+
+/**
+ * Up to this many features (as the input says), the checks' connection stays open through the
+ * load for the swap and the cleanup: a one-row delivery connected three times (about a tenth of
+ * its time, docs/decisions.md "cheaper Runs"). A larger load connects again afterwards, rather
+ * than keep a connection idle for as long as the load takes.
+ */
+const KEEP_CONNECTION_FEATURES = 100_000;
 export interface PostgisTarget {
   schema: string;
   table: string;
@@ -75,11 +83,16 @@ async function renameDependents(client: pg.Client, schema: string, table: string
          AND c.relkind IN ('i', 'S') AND starts_with(c.relname, $3)`,
     [schema, target, stage],
   );
-  for (const dep of deps.rows) {
-    const renamed = pgName(table + dep.name.slice(stage.length));
-    if (await relationExists(client, schema, renamed)) continue;
-    await client.query(`ALTER ${dep.kind === 'S' ? 'SEQUENCE' : 'INDEX'} ${qualified(schema, dep.name)} RENAME TO ${ident(renamed)}`);
-  }
+  if (deps.rows.length === 0) return;
+  const renames = deps.rows.map((dep) => ({ ...dep, renamed: pgName(table + dep.name.slice(stage.length)) }));
+  // Names already taken stay as they are; the rest in one round trip (a swap is one short transaction).
+  const taken = new Set(
+    (await client.query<{ name: string }>('SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = ANY($2)', [schema, renames.map((r) => r.renamed)])).rows.map((r) => r.name),
+  );
+  const statements = renames
+    .filter((r) => !taken.has(r.renamed))
+    .map((r) => `ALTER ${r.kind === 'S' ? 'SEQUENCE' : 'INDEX'} ${qualified(schema, r.name)} RENAME TO ${ident(r.renamed)}`);
+  if (statements.length) await client.query(statements.join('; '));
 }
 
 /** The old table's grants, given to the table that replaces it (a reader role keeps reading). */
@@ -133,109 +146,142 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
   const layer = await vectorInput(input, ctx.workDir);
   // The staging table's key: not a name an attribute already has (GDAL would take it as the key).
   const fid = freeColumnName(layer.fields, 'ogc_fid', 'fid');
-  return runStagedDelivery<{ geometryName: string }>({
-    // Checks, and the geometry column name to keep, before any data moves.
-    prepare: () =>
-      withClient(config, ctx, async (client) => {
-        await requireSchema(client, schema, config.database);
-        const done = await recorded(client, schema, input.deliveryId);
-        if (done) return { done: result(done.rows_written, done.write_mode) };
-        // Without PostGIS, GDAL would quietly write the geometry as bytea, which no GIS reads as a layer.
-        if (layer.nlt !== 'NONE' && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'postgis'")).rowCount !== 1) {
-          throw new ConnectorError(
-            'not_found',
-            `${what}: PostGIS is not installed in database ${config.database}, and the layer has geometry; install it there (CREATE EXTENSION postgis, as a role allowed to) or deliver to a database that has it`,
-            { ...triedOf(config), schema, table },
-            false,
-          );
-        }
-        const exists = await relationExists(client, schema, table);
-        if (mode === 'create' && exists) throw targetExists(where, config.database, { schema, table });
-        await ensureLedger(client, schema);
-        // Left by an interrupted attempt of this same delivery.
-        await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
-        const geometry = exists ? await geometryColumnOf(client, schema, table) : null;
-        return { done: null, plan: { geometryName: geometry?.column ?? freeColumnName(layer.fields, 'geom', 'geometry') } };
-      }),
-    load: async ({ geometryName }) => {
-      const libpq = await libpqFor(config, ctx);
-      try {
-        await ogr2ogrPg(config, ctx, `Loading ${where}`, [
-          '-f', 'PostgreSQL', libpq.dataset, layer.ref.path, layer.layer,
-          ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
-          '-nln', stage,
-          '-nlt', layer.nlt,
-          '-lco', `SCHEMA=${schema}`,
-          '-lco', `GEOMETRY_NAME=${geometryName}`,
-          '-lco', `FID=${fid}`,
-          '-lco', 'LAUNDER=NO',
-          // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
-          // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
-          '-lco', 'PRECISION=NO',
-          '-lco', 'SPATIAL_INDEX=GIST',
-          '-gt', '65536',
-        ]);
-      } catch (error) {
-        // A CRS without an EPSG code (a custom projection from an ESRI .prj) needs a new row in
-        // spatial_ref_sys, which a loading role usually may not write: say what to do about it.
-        if (error instanceof ConnectorError && /spatial_ref_sys/.test(error.message) && layer.epsg === null) {
-          throw new ConnectorError(
-            'permission_denied',
-            `${what}: the layer's CRS has no EPSG code, so PostGIS needs a new entry in spatial_ref_sys, which ${config.username} may not add; reproject the layer to an EPSG CRS (a reproject operation) or let a database owner GRANT INSERT ON spatial_ref_sys TO ${config.username}`,
-            { ...triedOf(config), schema, table },
-            false,
-          );
-        }
-        throw error;
-      } finally {
-        await libpq.close();
-      }
-    },
-    swap: () =>
-      withClient(config, ctx, async (client) => {
-        await client.query('BEGIN');
-        try {
-          // One change of this target at a time (two Jobs, or a retry racing its first attempt).
-          await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`geoflow:${schema}.${table}`]);
+  const small = layer.features !== null && layer.features <= KEEP_CONNECTION_FEATURES;
+  let kept: pg.Client | null = null;
+  const release = async () => {
+    const client = kept;
+    kept = null;
+    await client?.end().catch(() => undefined);
+  };
+  /** fn on the kept connection, or a new one (kept for the next call of a small delivery). */
+  const session = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = kept ?? (await connect(config, ctx));
+    kept = client;
+    try {
+      return await onClient(config, ctx, client, fn);
+    } catch (error) {
+      await release();
+      throw error;
+    }
+  };
+  let swapped = false;
+  try {
+    return await runStagedDelivery<{ geometryName: string }>({
+      // Checks, and the geometry column name to keep, before any data moves.
+      prepare: () =>
+        session(async (client) => {
+          await requireSchema(client, schema, config.database);
           const done = await recorded(client, schema, input.deliveryId);
-          if (done) {
-            await client.query('ROLLBACK');
-            return result(done.rows_written, done.write_mode);
+          if (done) return { done: result(done.rows_written, done.write_mode) };
+          // Without PostGIS, GDAL would quietly write the geometry as bytea, which no GIS reads as a layer.
+          if (layer.nlt !== 'NONE' && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'postgis'")).rowCount !== 1) {
+            throw new ConnectorError(
+              'not_found',
+              `${what}: PostGIS is not installed in database ${config.database}, and the layer has geometry; install it there (CREATE EXTENSION postgis, as a role allowed to) or deliver to a database that has it`,
+              { ...triedOf(config), schema, table },
+              false,
+            );
           }
           const exists = await relationExists(client, schema, table);
-          let rows: number;
-          if (mode === 'append' && exists) {
-            rows = await appendRows(client, schema, table, stage, fid);
-            await client.query(`DROP TABLE ${qualified(schema, stage)}`);
-          } else {
-            if (mode === 'create' && exists) throw targetExists(where, config.database, { schema, table }, true);
-            rows = Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${qualified(schema, stage)}`)).rows[0]!.n);
-            if (exists) {
-              await client.query(`ALTER TABLE ${qualified(schema, table)} RENAME TO ${ident(old)}`);
-              await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
-              await copyGrants(client, schema, old, table);
-              await client.query(`DROP TABLE ${qualified(schema, old)}`);
-            } else {
-              await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
-            }
-            await renameDependents(client, schema, table, stage);
-          }
-          await client.query(`INSERT INTO ${qualified(schema, LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES ($1, $2, $3, $4)`, [input.deliveryId, table, mode, rows]);
-          await client.query('COMMIT');
-          return result(rows, mode);
+          if (mode === 'create' && exists) throw targetExists(where, config.database, { schema, table });
+          await ensureLedger(client, schema);
+          // Left by an interrupted attempt of this same delivery.
+          await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
+          const geometry = exists ? await geometryColumnOf(client, schema, table) : null;
+          return { done: null, plan: { geometryName: geometry?.column ?? freeColumnName(layer.fields, 'geom', 'geometry') } };
+        }),
+      load: async ({ geometryName }) => {
+        if (!small) await release();
+        const libpq = await libpqFor(config, ctx);
+        try {
+          await ogr2ogrPg(config, ctx, `Loading ${where}`, [
+            '-f', 'PostgreSQL', libpq.dataset, layer.ref.path, layer.layer,
+            ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
+            '-nln', stage,
+            '-nlt', layer.nlt,
+            '-lco', `SCHEMA=${schema}`,
+            '-lco', `GEOMETRY_NAME=${geometryName}`,
+            '-lco', `FID=${fid}`,
+            '-lco', 'LAUNDER=NO',
+            // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
+            // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
+            '-lco', 'PRECISION=NO',
+            '-lco', 'SPATIAL_INDEX=GIST',
+            '-gt', '65536',
+          ]);
         } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          if ((error as { code?: string }).code === '2BP01') {
-            throw new ConnectorError('invalid_data', `${what}: ${where} cannot be replaced while other objects (views, foreign keys) depend on it; drop them or use write_mode append`, { ...triedOf(config), schema, table, sqlstate: '2BP01' }, false);
+          // A CRS without an EPSG code (a custom projection from an ESRI .prj) needs a new row in
+          // spatial_ref_sys, which a loading role usually may not write: say what to do about it.
+          if (error instanceof ConnectorError && /spatial_ref_sys/.test(error.message) && layer.epsg === null) {
+            throw new ConnectorError(
+              'permission_denied',
+              `${what}: the layer's CRS has no EPSG code, so PostGIS needs a new entry in spatial_ref_sys, which ${config.username} may not add; reproject the layer to an EPSG CRS (a reproject operation) or let a database owner GRANT INSERT ON spatial_ref_sys TO ${config.username}`,
+              { ...triedOf(config), schema, table },
+              false,
+            );
           }
-          throw classifyPg(error, `${what}: delivering to ${where}`, { schema, table });
+          throw error;
+        } finally {
+          await libpq.close();
         }
-      }),
-    // Cleanup runs after a cancellation too, so it has a deadline of its own.
-    dropStage: () =>
-      withClient(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (client) => client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`)).then(
-        () => undefined,
-        () => undefined,
-      ),
-  });
+      },
+      swap: () =>
+        session(async (client) => {
+          try {
+            // One change of this target at a time (two Jobs, or a retry racing its first attempt);
+            // one round trip with the BEGIN (simple protocol, so the key is a quoted literal).
+            await client.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtext(${literal(`geoflow:${schema}.${table}`)}))`);
+            const done = await recorded(client, schema, input.deliveryId);
+            if (done) {
+              await client.query('ROLLBACK');
+              return result(done.rows_written, done.write_mode);
+            }
+            const exists = await relationExists(client, schema, table);
+            let rows: number;
+            if (mode === 'append' && exists) {
+              rows = await appendRows(client, schema, table, stage, fid);
+              await client.query(`DROP TABLE ${qualified(schema, stage)}`);
+            } else {
+              if (mode === 'create' && exists) throw targetExists(where, config.database, { schema, table }, true);
+              // ogr2ogr loads every feature or fails, so the layer's count is the staging table's
+              // (counting 4M rows again cost about a second inside the swap's transaction).
+              rows = layer.features ?? Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${qualified(schema, stage)}`)).rows[0]!.n);
+              if (exists) {
+                await client.query(`ALTER TABLE ${qualified(schema, table)} RENAME TO ${ident(old)}`);
+                await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
+                await copyGrants(client, schema, old, table);
+                await client.query(`DROP TABLE ${qualified(schema, old)}`);
+              } else {
+                await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
+              }
+              await renameDependents(client, schema, table, stage);
+            }
+            await client.query(`INSERT INTO ${qualified(schema, LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES ($1, $2, $3, $4)`, [input.deliveryId, table, mode, rows]);
+            await client.query('COMMIT');
+            // The staging table is the target now (or was dropped by append): nothing to clean up.
+            swapped = true;
+            return result(rows, mode);
+          } catch (error) {
+            await client.query('ROLLBACK').catch(() => undefined);
+            if ((error as { code?: string }).code === '2BP01') {
+              throw new ConnectorError('invalid_data', `${what}: ${where} cannot be replaced while other objects (views, foreign keys) depend on it; drop them or use write_mode append`, { ...triedOf(config), schema, table, sqlstate: '2BP01' }, false);
+            }
+            throw classifyPg(error, `${what}: delivering to ${where}`, { schema, table });
+          }
+        }),
+      // Cleanup runs after a cancellation too, so it has a deadline of its own (and a connection of
+      // its own when the kept one went with the cancellation).
+      dropStage: async () => {
+        if (swapped) return;
+        const drop = (client: pg.Client) => client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
+        const cleanup = { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) };
+        await (kept && !ctx.signal.aborted ? onClient(config, cleanup, kept, drop) : withClient(config, cleanup, drop)).then(
+          () => undefined,
+          () => undefined,
+        );
+      },
+    });
+  } finally {
+    await release();
+  }
 }

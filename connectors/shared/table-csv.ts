@@ -1,6 +1,6 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
-import { gdal, openDataset } from '../../geo/datasets/gdal.js';
+import { gdal, layerSrs, openDataset } from '../../geo/datasets/gdal.js';
 import type { ConnectorContext } from '../types.js';
 import { ConnectorError } from './errors.js';
 import { runOgr2ogr, transferFailure } from './ogr2ogr.js';
@@ -164,7 +164,7 @@ async function writeLayerCsvByFeature(input: VectorInput, file: string, options:
     let transform: gdal.CoordinateTransformation | null = null;
     let epsg = input.epsg;
     if (geometry && options.targetEpsg && input.epsg !== options.targetEpsg) {
-      const from = layer.srs;
+      const from = layerSrs(layer);
       if (!from) throw new ConnectorError('invalid_data', `The layer has no CRS, so it cannot be reprojected to EPSG:${options.targetEpsg}`, {}, false);
       const to = gdal.SpatialReference.fromEPSG(options.targetEpsg);
       // Longitude first, as WKT and the warehouses' loaders expect (EPSG:4326 is latitude first by the book).

@@ -173,9 +173,16 @@ export async function withDataset<T>(ref: DatasetRef, fn: (ds: gdal.Dataset) => 
  * gdal-async caches SpatialReference wrappers by the address of the SRS the layer owns, but the
  * wrapper holds a clone. Once a dataset is closed its SRS is freed, and the next layer whose SRS
  * lands at the same address gets the stale wrapper: the CRS of an earlier file (measured here:
- * 49 wrong answers in 300 alternating opens). A garbage collection right before the read drops
- * unreferenced wrappers from that cache, so the read sees the layer's own SRS. The processes
- * run with --expose-gc for this; without it the read is still made, with the risk logged once.
+ * 49 wrong answers in 300 alternating opens). A garbage collection drops unreferenced wrappers
+ * from that cache, so a read after it sees the layer's own SRS; but a full collection of a
+ * worker's heap costs 100–300 ms of CPU with the event loop stopped, and a Run read two CRSs
+ * (extract and deliver): most of a small Run's CPU (docs/decisions.md, "cheaper Runs").
+ *
+ * So the collection runs only when a read returned a stale wrapper, which is recognisable: every
+ * wrapper of a layer's SRS comes from a read here, which notes what it was read from, and a
+ * stale one is a wrapper already handed out for another (closed) layer or dataset. A wrapper
+ * seen for the first time is the object's own. The processes run with --expose-gc for the
+ * collection; without it the stale read is kept, with the risk logged once.
  */
 let warnedNoGc = false;
 function collectStaleWrappers(): void {
@@ -185,6 +192,24 @@ function collectStaleWrappers(): void {
     warnedNoGc = true;
     process.emitWarning('node runs without --expose-gc: GDAL CRS reads may return the CRS of an earlier file (gdal-async wrapper cache)');
   }
+}
+
+/** Each SRS wrapper handed out, with the layer or dataset it was read from. */
+const readFrom = new WeakMap<gdal.SpatialReference, WeakRef<object>>();
+/** Full collections made because a read met a stale wrapper (tests look at it). */
+export const srsCollections = { count: 0 };
+
+function srsOf(owner: object, read: () => gdal.SpatialReference | null): gdal.SpatialReference | null {
+  const stale = (srs: gdal.SpatialReference | null) => srs !== null && readFrom.has(srs) && readFrom.get(srs)!.deref() !== owner;
+  let srs = read();
+  if (stale(srs)) {
+    srs = null; // the stale wrapper must be unreachable for the collection to drop it
+    srsCollections.count += 1;
+    collectStaleWrappers();
+    srs = read();
+  }
+  if (srs) readFrom.set(srs, new WeakRef(owner));
+  return srs;
 }
 
 /**
@@ -212,8 +237,7 @@ export function layerSrs(layer: gdal.Layer): gdal.SpatialReference | null {
   const key = fileIdentity(layer);
   const wkt = key === undefined ? undefined : knownSrs.get(key);
   if (wkt !== undefined) return wkt === null ? null : gdal.SpatialReference.fromWKT(wkt);
-  collectStaleWrappers();
-  const srs = layer.srs;
+  const srs = srsOf(layer, () => layer.srs);
   if (key !== undefined) {
     if (knownSrs.size >= KNOWN_SRS_MAX) knownSrs.delete(knownSrs.keys().next().value!);
     knownSrs.set(key, srs ? srs.toWKT() : null);
@@ -222,6 +246,5 @@ export function layerSrs(layer: gdal.Layer): gdal.SpatialReference | null {
 }
 
 export function datasetSrs(ds: gdal.Dataset): gdal.SpatialReference | null {
-  collectStaleWrappers();
-  return ds.srs;
+  return srsOf(ds, () => ds.srs);
 }

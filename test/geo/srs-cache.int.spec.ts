@@ -1,13 +1,16 @@
 import { execFileSync } from 'node:child_process';
+import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { datasetAt } from '../../geo/datasets/dataset-files.js';
+import { srsCollections } from '../../geo/datasets/gdal.js';
 import { inspectDataset } from '../../geo/datasets/inspect.js';
 import { tempFolder, write } from './support.js';
 
 /**
  * gdal-async caches CRS wrappers by a native address that GDAL reuses after a dataset closes;
  * without the collection in geo/datasets/gdal.ts layerSrs, alternating files report each other's CRS.
+ * The collection runs only when a read met a stale wrapper (a full one costs a worker 100–300 ms).
  */
 describe('CRS of consecutive files', () => {
   const tmp = tempFolder('srs');
@@ -29,6 +32,31 @@ describe('CRS of consecutive files', () => {
       if (info.layers[0]!.crs !== want) wrong.push(`${i}: ${info.layers[0]!.crs}`);
     }
     expect(wrong).toEqual([]);
+  });
+
+  it('reports each of hundreds of new files its own CRS (no file read twice), collecting only when a wrapper was stale', async () => {
+    const src = write(
+      path.join(tmp.dir, 'n.geojson'),
+      JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [7.4, 46.9] } }] }),
+    );
+    const lv95 = path.join(tmp.dir, 'n-lv95.gpkg');
+    const mercator = path.join(tmp.dir, 'n-mercator.gpkg');
+    execFileSync('ogr2ogr', ['-f', 'GPKG', lv95, src, '-t_srs', 'EPSG:2056']);
+    execFileSync('ogr2ogr', ['-f', 'GPKG', mercator, src, '-t_srs', 'EPSG:3857']);
+    const wrong: string[] = [];
+    const before = srsCollections.count;
+    const reads = 200;
+    for (let i = 0; i < reads; i++) {
+      const [from, want] = i % 2 ? [lv95, 'EPSG:2056'] : [mercator, 'EPSG:3857'];
+      // A copy of its own: another file identity, so the CRS is read from GDAL every time.
+      const file = path.join(tmp.dir, `copy-${i}.gpkg`);
+      copyFileSync(from, file);
+      const info = await inspectDataset(datasetAt(file));
+      if (info.layers[0]!.crs !== want) wrong.push(`${i}: ${info.layers[0]!.crs}`);
+    }
+    expect(wrong).toEqual([]);
+    // Collections happened only on stale reads, not before every read as they used to.
+    expect(srsCollections.count - before).toBeLessThan(reads);
   });
 
   it('reads the CRS again when a file is replaced at the same path (CRS read once per file identity)', async () => {

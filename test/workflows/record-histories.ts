@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort, resetDir, startPostgres, startTemporal } from '../../scripts/local-services.js';
 
@@ -7,7 +7,7 @@ import { freePort, resetDir, startPostgres, startTemporal } from '../../scripts/
  * `npm run histories:record`: runs the Job workflows through their main paths against a
  * throwaway PostgreSQL and Temporal dev server, and writes each workflow's history to
  * test/workflows/histories/ for the replay test (replay.int.spec.ts). Re-record when a workflow
- * changes on purpose (and keep the old files while Runs recorded with them may still be open).
+ * changes on purpose (and keep the old files, renamed, while Runs recorded with them may still be open).
  */
 const root = process.cwd();
 const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
@@ -23,8 +23,9 @@ const { startTestWorker } = await import('../support/worker.js');
 const { fixtureDir, pointsGeoJson } = await import('../support/fixtures.js');
 const { fileBody, finished, jobsClient, startFileServer } = await import('../support/jobs.js');
 
+// Files of this recording replace those of the same name; older ones stay (renamed by whoever
+// changed the workflow, e.g. *-before-local-bookkeeping.json) while Runs recorded with them may be open.
 const out = path.join(root, 'test/workflows/histories');
-rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
 const sut = await createTestApp({ temporal: true });

@@ -17,17 +17,21 @@ const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 const load = (file: string) => JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { events: Record<string, unknown>[] };
 
 describe('recorded Job workflow histories replay against the current code', () => {
-  it('has histories of the coordinator, Runs (every step, unchanged source, failure, retry, cancellation) and a schedule fire', () => {
+  it('has histories of the coordinator, Runs (every step, unchanged source, failure, retry, cancellation) and a schedule fire, also as recorded before the bookkeeping became local activities', () => {
     expect(files).toEqual(expect.arrayContaining([
       'coordinator-two-runs.json', 'coordinator-cancelled.json', 'run-succeeded-all-steps.json', 'run-skipped-unchanged.json', 'run-failed-extract.json',
       'run-retry.json', 'run-cancelled.json', 'scheduled-trigger.json',
+      'run-succeeded-all-steps-before-local-bookkeeping.json', 'run-failed-extract-before-local-bookkeeping.json', 'run-cancelled-before-local-bookkeeping.json',
     ]));
   });
 
   for (const file of files) {
     it(`replays ${file}`, async () => {
       const history = load(file);
-      const activities = history.events.filter((e) => e.activityTaskScheduledEventAttributes).length;
+      // Activities, and local activities (a Run's bookkeeping since 'local-bookkeeping'), which the history keeps as markers.
+      const activities = history.events.filter(
+        (e) => e.activityTaskScheduledEventAttributes || (e.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName === 'core_local_activity',
+      ).length;
       expect(history.events.length).toBeGreaterThan(5);
       if (file.startsWith('run-')) expect(activities).toBeGreaterThan(1);
       await Worker.runReplayHistory({ workflowsPath, replayName: file }, historyFromFile(history));
