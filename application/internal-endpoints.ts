@@ -15,8 +15,10 @@ function endpointOf(what: string, url: string | undefined, defaultPort: number):
 
 /**
  * The service's own endpoints, which the outbound policy refuses by default: a connection aimed
- * at them could read or change the service's own state (its database, Temporal, its file storage) or reach the
- * API as a second, unauthenticated-looking client.
+ * at them could read or change the service's own state (its database, Temporal, its file storage)
+ * or reach the API as a second, unauthenticated-looking client. The Temporal web UI the service links Runs to
+ * (SVC_TEMPORAL_UI_URL; `npm start` serves one) is among them: it answers any GET about every
+ * user's Runs, their inputs and histories, with no credentials; so is Temporal's HTTP API.
  */
 export function internalEndpoints(config: Config): InternalEndpoint[] {
   const temporal = endpointOf('Temporal', `tcp://${config.temporalAddress}`, 7233);
@@ -24,7 +26,11 @@ export function internalEndpoints(config: Config): InternalEndpoint[] {
     endpointOf('PostgreSQL', config.databaseUrl, 5432),
     endpointOf('event store', config.eventStoreUrl, 2113),
     temporal,
+    // Its HTTP API (7243 unless SVC_TEMPORAL_HTTP_PORT says otherwise; npm start pins the dev
+    // server's) lists, starts, signals and terminates workflows with no credentials.
+    temporal && { what: 'Temporal HTTP API', host: temporal.host, port: config.temporalHttpPort },
     { what: 'API', host: config.host, port: config.port },
+    endpointOf('Temporal UI', config.temporalUiUrl ?? undefined, config.temporalUiUrl?.startsWith('https:') ? 443 : 80),
     // The bucket of Workspace and Run files (an S3 connection aimed there could read other users' files).
     endpointOf('file storage', config.storage?.endpoint, config.storage?.endpoint?.startsWith('http:') ? 80 : 443),
   ].filter((e): e is InternalEndpoint => e !== null);

@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -115,8 +115,12 @@ try {
   const results = new Map<string, AutocannonResult[]>();
   // BENCH_TARGETS=recipe (for a profile of one route); the summary needs all four.
   const only = process.env.BENCH_TARGETS?.split(',');
+  const load: number[] = [loadavg()[0]!];
   for (let round = 0; round < ROUNDS; round++) {
-    for (const t of targets.filter((x) => !only || only.includes(x.key))) {
+    // Each route right beside its baseline, and every other round in reverse order (ABBA), so
+    // that load from the rest of the machine, rising or falling, hits route and baseline alike.
+    const chosen = targets.filter((x) => !only || only.includes(x.key));
+    for (const t of round % 2 === 0 ? chosen : [...chosen].reverse()) {
       await autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: 2 }); // warm-up
       const cpuBefore = cpuMicros(t.pid);
       const r = await autocannon({ url: t.url, headers: t.headers, connections: CONNECTIONS, duration: DURATION });
@@ -124,8 +128,9 @@ try {
       if (r.non2xx || r.errors) throw new Error(`${t.label}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
       results.set(t.key, [...(results.get(t.key) ?? []), r]);
       console.log(
-        `round ${round + 1} ${t.label.padEnd(34)} ${Math.round(r.requests.average).toString().padStart(6)} req/s  p99 ${r.latency.p99} ms  server CPU ${r.cpuPerRequest.toFixed(0)} µs/request`,
+        `round ${round + 1} ${t.label.padEnd(34)} ${Math.round(r.requests.average).toString().padStart(6)} req/s  p99 ${r.latency.p99} ms  server CPU ${r.cpuPerRequest.toFixed(0)} µs/request  load ${loadavg()[0]!.toFixed(1)}`,
       );
+      load.push(loadavg()[0]!);
     }
   }
 
@@ -138,7 +143,10 @@ try {
     const cpu = Math.min(...results.get(key)!.map((x) => x.cpuPerRequest!));
     return `| ${label} | ${Math.round(r.requests.average).toLocaleString('en')} | ${r.latency.p99} ms | ${ratio} | ${cpu.toFixed(0)} µs |`;
   };
-  console.log(`\n${CONNECTIONS} connections, ${DURATION} s per run, best of ${ROUNDS} rounds, log level ${process.env.SVC_LOG_LEVEL ?? 'info'}:\n`);
+  console.log(
+    `\n${CONNECTIONS} connections, ${DURATION} s per run, best of ${ROUNDS} rounds, log level ${process.env.SVC_LOG_LEVEL ?? 'info'} (npm start's default), ` +
+      `1-minute load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} on ${cpus().length} cores:\n`,
+  );
   console.log('| route | req/s | p99 | ratio to its baseline | server CPU per request (least) |\n|---|---|---|---|---|');
   console.log(row('hello', 'fastify hello world (baseline)'));
   console.log(row('system', '`GET /api/v1/system`', 'hello'));

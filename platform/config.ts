@@ -14,6 +14,8 @@ export interface Config {
   temporalNamespace: string;
   /** The Temporal UI's address for links from the browser app (Run pages), when set. */
   temporalUiUrl: string | null;
+  /** Temporal's HTTP API port on the Temporal host (SVC_TEMPORAL_HTTP_PORT, default 7243): refused by the outbound policy. */
+  temporalHttpPort: number;
   taskQueue: string;
   secretKey: Buffer;
   adminEmail: string | undefined;
@@ -177,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalAddress: env.SVC_TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     temporalNamespace: env.SVC_TEMPORAL_NAMESPACE ?? 'default',
     temporalUiUrl: temporalUiUrlFrom(env.SVC_TEMPORAL_UI_URL),
+    temporalHttpPort: intFrom(env.SVC_TEMPORAL_HTTP_PORT, 7243, 'SVC_TEMPORAL_HTTP_PORT'),
     taskQueue: env.SVC_TASK_QUEUE ?? 'geoflow',
     secretKey: loadSecretKey(env, dataDir),
     adminEmail: env.SVC_ADMIN_EMAIL || undefined,

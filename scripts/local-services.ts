@@ -220,11 +220,12 @@ export interface LocalTemporal {
 }
 
 /** The Temporal dev server from the CLI that scripts/ensure.sh installed. */
-export async function startTemporal(dataDir: string, port: number, options: { dbFile?: string; uiPort?: number } = {}): Promise<LocalTemporal> {
+export async function startTemporal(dataDir: string, port: number, options: { dbFile?: string; uiPort?: number; httpPort?: number } = {}): Promise<LocalTemporal> {
   const bin = path.resolve(dataDir, 'tools/venv/bin/temporal');
   if (!existsSync(bin)) throw new Error(`Temporal CLI missing at ${bin}; run scripts/ensure.sh`);
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];
   if (options.dbFile) args.push('--db-filename', path.resolve(options.dbFile));
+  if (options.httpPort) args.push('--http-port', String(options.httpPort));
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
   const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'inherit'], detached: false });

@@ -7,7 +7,8 @@ import { allScopes } from '../domain/accounts/scopes.js';
 /**
  * schemathesis against the real API: every operation of /api/v1/openapi.json, generated from the
  * document itself (so routes added later are covered without touching this file), with every
- * check, authenticated by a PAT holding every scope. Bounded: `SVC_SCHEMATHESIS_EXAMPLES` cases
+ * check, authenticated by a PAT holding every scope (the token routes, which take a browser
+ * session only, by the session cookie of a login; see schemathesis.toml and hooks.py). Bounded: `SVC_SCHEMATHESIS_EXAMPLES` cases
  * per operation (default 25), a fixed seed unless `SVC_SCHEMATHESIS_SEED` says otherwise.
  *
  * `npm test` runs it against the server it starts for the Python suite. To rerun it alone:
@@ -25,13 +26,33 @@ export interface SchemathesisResult {
 }
 
 const CONFIG = path.resolve('test/schemathesis/schemathesis.toml');
+/** Keeps the run from revoking its own token (see the file). */
+const HOOKS = path.resolve('test/schemathesis/hooks.py');
+
+/**
+ * The operations schemathesis could not get past authentication ("Authentication failed: N
+ * operations returned only 401/403 responses"): never tested, whatever the counts say. The
+ * configuration makes that warning fail the run (`fail-on`); this names them in our words.
+ */
+export function authenticationFailures(output: string): string[] | undefined {
+  const lines = output.split('\n');
+  const at = lines.findIndex((l) => /Authentication failed: \d+ operations? returned only 401\/403/.test(l));
+  if (at < 0) return undefined;
+  const operations: string[] = [];
+  for (const line of lines.slice(at + 1)) {
+    if (/^(=+ |💡|[A-Z][a-z]+( [a-z]+)*: \d+ operations?)/.test(line.trim()) && operations.length) break;
+    const m = /^\s*- ((?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS|QUERY|TRACE) \S+)/.exec(line);
+    if (m) operations.push(m[1]!);
+  }
+  return [...new Set(operations)];
+}
 
 export function schemathesisBin(dataDir: string): string {
   return path.join(dataDir, 'tools/schemathesis/bin/schemathesis');
 }
 
 /** A login's session cookie value, and a PAT with every scope made through it. */
-async function credentials(base: string, email: string, password: string): Promise<{ token: string; session: string }> {
+async function credentials(base: string, email: string, password: string): Promise<{ token: string; tokenId: string; session: string }> {
   const login = await fetch(`${base}/api/v1/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -46,7 +67,8 @@ async function credentials(base: string, email: string, password: string): Promi
     body: JSON.stringify({ name: 'schemathesis', scopes: allScopes, expires_in_days: 1 }),
   });
   if (created.status !== 201) throw new Error(`token creation failed: ${created.status} ${await created.text()}`);
-  return { token: ((await created.json()) as { token: string }).token, session };
+  const { token, id } = (await created.json()) as { token: string; id: string };
+  return { token, tokenId: id, session };
 }
 
 /**
@@ -101,7 +123,7 @@ export async function runSchemathesis(options: {
 }): Promise<SchemathesisResult> {
   const bin = schemathesisBin(options.dataDir);
   if (!existsSync(bin)) return { passed: 0, failed: 0, skipped: 0, problem: `schemathesis is not installed at ${bin}: run scripts/ensure.sh` };
-  const { token, session } = await credentials(options.base, options.email, options.password);
+  const { token, tokenId, session } = await credentials(options.base, options.email, options.password);
   mkdirSync(options.reportDir, { recursive: true });
   const junit = path.join(options.reportDir, 'schemathesis.xml');
   const examples = process.env.SVC_SCHEMATHESIS_EXAMPLES ?? '25';
@@ -127,7 +149,11 @@ export async function runSchemathesis(options: {
     // Its cache folder lands beside the report, not in the checkout.
     // Its own report goes to a file: it closes with a line in a test runner's format
     // (`=== 3 warnings in 117s ===`) that must not be mistaken for the total of `npm test`.
-    { cwd: options.reportDir, env: { ...process.env, SCHEMATHESIS_TOKEN: token, SCHEMATHESIS_SESSION: session }, timeoutMs: 15 * 60_000 },
+    {
+      cwd: options.reportDir,
+      env: { ...process.env, SCHEMATHESIS_TOKEN: token, SCHEMATHESIS_TOKEN_ID: tokenId, SCHEMATHESIS_SESSION: session, SCHEMATHESIS_HOOKS: HOOKS },
+      timeoutMs: 15 * 60_000,
+    },
   );
   const output = `${run.stdout ?? ''}${run.stderr ?? ''}`;
   writeFileSync(log, output);
@@ -141,6 +167,14 @@ export async function runSchemathesis(options: {
   const cases = /(\d+) generated, (\d+) passed(?:, (\d+) failed)?(?:, (\d+) skipped)?/.exec(output);
   if (cases) console.log(`[schemathesis] generated cases: ${cases[1]}, of which ${cases[2]} passed, ${cases[3] ?? 0} failed, ${cases[4] ?? 0} skipped`);
   if (!existsSync(junit)) return { passed: 0, failed: 0, skipped: 0, problem: `schemathesis exited ${run.status ?? run.signal} without a report` };
+  // Checked apart from the exit status: an operation refused every time passed every check it was given.
+  const unauthenticated = authenticationFailures(output);
+  if (unauthenticated) {
+    return {
+      ...countJunit(junit),
+      problem: `schemathesis never got past authentication on ${unauthenticated.length ? unauthenticated.join(', ') : 'some operations'} (only 401/403 answers): they were not tested`,
+    };
+  }
   const counts = countJunit(junit);
   if (run.status !== 0 && counts.failed === 0) return { ...counts, problem: `schemathesis exited ${run.status ?? run.signal}` };
   return counts;

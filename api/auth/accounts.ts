@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { normalizeEmail } from '../../domain/accounts/user.js';
@@ -58,7 +59,29 @@ export interface LoginKeys {
   address: string;
 }
 
-export const loginKeys = (email: string, ip: string): LoginKeys => ({ pair: `${normalizeEmail(email)}|${ip}`, address: ip });
+/**
+ * The client as the throttle counts it: an IPv4 address (also when written IPv4-mapped,
+ * `::ffff:192.0.2.1`), or an IPv6 address's /64. One IPv6 subscriber is given a whole /64 (or
+ * more) and can pick a fresh address for every request, so counting single IPv6 addresses would
+ * throttle nobody.
+ */
+export function clientKey(ip: string): string {
+  const bare = ip.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(bare)) return bare;
+  const [head, tail] = bare.split('::') as [string, string | undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  // An embedded IPv4 tail (`64:ff9b::192.0.2.1`) lies in the last 32 bits, outside the /64.
+  const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
+  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
+
+export const loginKeys = (email: string, ip: string): LoginKeys => {
+  const client = clientKey(ip);
+  return { pair: `${normalizeEmail(email)}|${client}`, address: client };
+};
 
 export class LoginThrottle {
   private readonly pairs = new Map<string, Failures>();
@@ -80,7 +103,19 @@ export class LoginThrottle {
     return Math.max(this.wait(this.pairs, keys.pair, this.policy.pair, now), this.wait(this.addresses, keys.address, this.policy.address, now));
   }
 
-  /** Records a wrong password; returns the failures now counted for the pair and the wait it earned. */
+  /**
+   * Before a password is checked: the wait still due (> 0: refuse the login), or 0, and then the
+   * attempt already counts as a failure. Counted before the (slow) password check, not after it,
+   * so that concurrent guesses see each other: counted afterwards, a burst of 15 parallel guesses
+   * all passed the check while none had been counted yet.
+   */
+  attempt(keys: LoginKeys, now: number): number {
+    const wait = this.retryAfterMs(keys, now);
+    if (wait === 0) this.fail(keys, now);
+    return wait;
+  }
+
+  /** Counts a failure; returns the failures now counted for the pair and the wait it earned. */
   fail(keys: LoginKeys, now: number): { failures: number; retryAfterMs: number } {
     for (const map of [this.pairs, this.addresses]) {
       const key = map === this.pairs ? keys.pair : keys.address;
@@ -89,13 +124,28 @@ export class LoginThrottle {
       // Guessing many accounts or addresses must not grow the maps without bound.
       if (map.size > 10_000) for (const [k, v] of map) if (now - v.last >= this.policy.windowMs) map.delete(k);
     }
-    return { failures: this.pairs.get(keys.pair)!.count, retryAfterMs: this.retryAfterMs(keys, now) };
+    return this.failed(keys, now);
   }
 
-  /** A correct password: that account-and-address starts afresh (the address count stays: it may be spraying). */
+  /** The password of an attempt() was wrong: its wait runs from now (the end of the check). */
+  failed(keys: LoginKeys, now: number): { failures: number; retryAfterMs: number } {
+    for (const [map, key] of [[this.pairs, keys.pair], [this.addresses, keys.address]] as const) {
+      const f = map.get(key);
+      if (f) f.last = Math.max(f.last, now);
+    }
+    return { failures: this.pairs.get(keys.pair)?.count ?? 0, retryAfterMs: this.retryAfterMs(keys, now) };
+  }
+
+  /**
+   * The password of an attempt() was right: that account-and-address starts afresh, and the
+   * address count gives back the attempt (the rest stays: the address may be spraying). Returns
+   * the failures that came before it.
+   */
   succeed(keys: LoginKeys): number {
-    const had = this.pairs.get(keys.pair)?.count ?? 0;
+    const had = Math.max(0, (this.pairs.get(keys.pair)?.count ?? 0) - 1);
     this.pairs.delete(keys.pair);
+    const address = this.addresses.get(keys.address);
+    if (address && --address.count <= 0) this.addresses.delete(keys.address);
     return had;
   }
 }

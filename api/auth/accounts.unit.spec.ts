@@ -34,9 +34,34 @@ describe('login throttle', () => {
     expect(sut.retryAfterMs(loginKeys('fresh@example.com', '192.0.2.1'), 1001)).toBeGreaterThan(0);
     expect(sut.retryAfterMs(loginKeys('fresh@example.com', '192.0.2.2'), 1001)).toBe(0);
     const keys = loginKeys(admin, '192.0.2.7');
-    for (let i = 0; i < 4; i++) sut.fail(keys, 5000);
+    for (let i = 0; i < 4; i++) {
+      expect(sut.attempt(keys, 5000)).toBe(0);
+      sut.failed(keys, 5000);
+    }
+    expect(sut.attempt(keys, 5000)).toBe(0);
     expect(sut.succeed(keys)).toBe(4);
-    expect(sut.succeed(keys)).toBe(0);
+    expect(sut.retryAfterMs(keys, 5000)).toBe(0);
+  });
+
+  it('counts an attempt before its password is checked, so a burst of concurrent guesses is throttled like a sequence', () => {
+    const sut = new LoginThrottle();
+    const keys = loginKeys(admin, '203.0.113.20');
+    // Fifteen logins arrive together; none has had its password checked yet.
+    const waits = Array.from({ length: 15 }, () => sut.attempt(keys, 1000));
+    expect(waits.filter((w) => w === 0)).toHaveLength(loginPolicy.pair.free);
+    expect(waits.slice(loginPolicy.pair.free).every((w) => w > 0)).toBe(true);
+    // A correct password among them gives back its own attempt, not the others'.
+    expect(sut.succeed(keys)).toBe(loginPolicy.pair.free - 1);
+  });
+
+  it('counts an IPv6 client by its /64 (one subscriber picks any address in it), and IPv4-mapped IPv6 as the IPv4 address', () => {
+    const sut = new LoginThrottle();
+    for (let i = 1; i <= 5; i++) sut.fail(loginKeys(admin, `2001:db8:7:9:${i.toString(16)}::${i}`), 1000);
+    expect(sut.retryAfterMs(loginKeys(admin, '2001:db8:7:9:ffff:ffff:ffff:fffe'), 1000)).toBeGreaterThan(0);
+    expect(sut.retryAfterMs(loginKeys(admin, '2001:0db8:0007:0009::1'), 1000)).toBeGreaterThan(0);
+    expect(sut.retryAfterMs(loginKeys(admin, '2001:db8:7:a::1'), 1000)).toBe(0);
+    for (let i = 0; i < 5; i++) sut.fail(loginKeys(admin, '::ffff:192.0.2.33'), 1000);
+    expect(sut.retryAfterMs(loginKeys(admin, '192.0.2.33'), 1000)).toBeGreaterThan(0);
   });
 
   it('forgets keys that have been quiet for the window, instead of growing without bound', () => {

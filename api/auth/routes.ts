@@ -32,7 +32,7 @@ export function authRoutes(services: Services): FastifyPluginAsyncZod {
     }, async (request, reply) => {
       const now = services.clock().getTime();
       const keys = loginKeys(request.body.email, request.ip);
-      const wait = throttle.retryAfterMs(keys, now);
+      const wait = throttle.attempt(keys, now);
       if (wait > 0) {
         const seconds = Math.ceil(wait / 1000);
         request.log.warn({ login: 'throttled', address: request.ip, retry_after_seconds: seconds }, 'login refused: too many failed logins for this account from this address');
@@ -41,7 +41,7 @@ export function authRoutes(services: Services): FastifyPluginAsyncZod {
       }
       const found = await checkCredentials(services, request.body.email, request.body.password);
       if (!found) {
-        const { failures, retryAfterMs } = throttle.fail(keys, now);
+        const { failures, retryAfterMs } = throttle.failed(keys, services.clock().getTime());
         request.log.warn({ login: 'failed', address: request.ip, failures, retry_after_seconds: Math.ceil(retryAfterMs / 1000) }, 'failed login');
         throw unauthorized('The e-mail or password is wrong');
       }

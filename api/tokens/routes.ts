@@ -42,7 +42,10 @@ const tokenRow = z.object({
   revoked_at: isoTimeOrNull,
 });
 
-const errors = { 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 422: errorEnvelope };
+/** What the OpenAPI document says these routes take: the browser session cookie, never a PAT (a Bearer header gets 403). */
+const sessionOnly = [{ session: [] }];
+
+const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 422: errorEnvelope };
 
 /** Token management: browser session only (a PAT cannot mint or revoke PATs). */
 export function tokenRoutes(services: Services): FastifyPluginAsyncZod {
@@ -59,6 +62,7 @@ export function tokenRoutes(services: Services): FastifyPluginAsyncZod {
     app.post('/account/tokens', {
       config: { auth: { session: true } },
       schema: {
+        security: sessionOnly,
         tags: ['Account'],
         summary: 'Create a personal access token (the value is shown once)',
         body: z.object({
@@ -90,7 +94,7 @@ export function tokenRoutes(services: Services): FastifyPluginAsyncZod {
 
     app.get('/account/tokens', {
       config: { auth: { session: true } },
-      schema: { tags: ['Account'], summary: 'List your tokens (never their values)', querystring: pageQuery, response: { 200: pageOf(token), ...errors } },
+      schema: { security: sessionOnly, tags: ['Account'], summary: 'List your tokens (never their values)', querystring: pageQuery, response: { 200: pageOf(token), ...errors } },
     }, async (request) => {
       const { userId } = requirePrincipal(request);
       const rows = await services.pool.any(
@@ -103,7 +107,7 @@ export function tokenRoutes(services: Services): FastifyPluginAsyncZod {
 
     app.delete('/account/tokens/:id', {
       config: { auth: { session: true } },
-      schema: { tags: ['Account'], summary: 'Revoke a token', params: idParam, response: { 204: z.null(), ...errors } },
+      schema: { security: sessionOnly, tags: ['Account'], summary: 'Revoke a token', params: idParam, response: { 204: z.null(), ...errors } },
     }, async (request, reply) => {
       const { userId } = requirePrincipal(request);
       // The token's own stream also takes TokenUsed events, written in the background while it is

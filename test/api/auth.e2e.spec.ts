@@ -25,6 +25,16 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
     expect((await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie: own } })).statusCode).toBe(401);
   });
 
+  it('says in the OpenAPI document that the token routes take the session cookie only (a PAT gets 403 there)', async () => {
+    const doc = (await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    for (const [path, method] of [['/api/v1/account/tokens', 'get'], ['/api/v1/account/tokens', 'post'], ['/api/v1/account/tokens/{id}', 'delete']] as const) {
+      expect(doc.paths[path][method].security, `${method} ${path}`).toEqual([{ session: [] }]);
+    }
+    // Every other authenticated route takes either.
+    expect(doc.security).toEqual([{ bearer: [] }, { session: [] }]);
+    expect(doc.paths['/api/v1/recipes'].get.security).toBeUndefined();
+  });
+
   it('sets the session cookie HttpOnly and SameSite=Lax', async () => {
     const res = await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: ADMIN });
     const setCookie = String(res.headers['set-cookie']);
@@ -133,6 +143,17 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
     expect(throttled.headers['retry-after']).toBe(String(throttled.json().error.details.retry_after_seconds));
     // another account from the same client still works
     expect((await from('192.0.2.50', ADMIN)).statusCode).toBe(200);
+  });
+
+  it('throttles a burst of concurrent guesses like a sequence: only the free ones reach the password check', async () => {
+    const from = (remoteAddress: string, payload: object) => sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload, remoteAddress });
+    const guesses = await Promise.all(Array.from({ length: 15 }, (_, i) => from('192.0.2.77', { email: ADMIN.email, password: `guess number ${i}` })));
+    expect(guesses.every((r) => r.statusCode === 401)).toBe(true);
+    const checked = guesses.filter((r) => r.json().error.message === 'The e-mail or password is wrong');
+    expect(checked).toHaveLength(5);
+    // Every other answer is the throttle's, and the right password from elsewhere still works.
+    expect(guesses.filter((r) => /Too many failed logins/.test(r.json().error.message))).toHaveLength(10);
+    expect((await from('192.0.2.78', ADMIN)).statusCode).toBe(200);
   });
 
   it("cannot be turned against the admin: 25 wrong passwords from one address leave the right password working from another", async () => {

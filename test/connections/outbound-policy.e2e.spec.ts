@@ -34,11 +34,15 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
   let redirector: HttpServer;
   let redirectorPort: number;
   let apiPort: number;
+  let temporalUi: Awaited<ReturnType<typeof countingServer>>;
+  let temporalHttp: Awaited<ReturnType<typeof countingServer>>;
   const ownDatabasePort = Number(new URL(adminUrl ?? 'postgres://127.0.0.1:5432').port || 5432);
 
   beforeAll(async () => {
     open = await countingServer();
     denied = await countingServer();
+    temporalUi = await countingServer();
+    temporalHttp = await countingServer();
     closed = await closedPort();
     apiPort = await closedPort();
     // An allowed server that sends every request on to the denied one.
@@ -53,6 +57,11 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
         SVC_OUTBOUND_ALLOW: '',
         SVC_OUTBOUND_DENY: `127.0.0.1:${open.port}, 127.0.0.1:${closed}, [::1]:${open.port}, 127.0.0.1:${denied.port}`,
         SVC_PORT: String(apiPort),
+        // npm start serves Temporal's web UI here; it answers GETs about every Run without credentials.
+        SVC_TEMPORAL_UI_URL: `http://127.0.0.1:${temporalUi.port}`,
+        // Temporal's HTTP API beside its gRPC port (the test's Temporal is on 127.0.0.1): it lists,
+        // starts, signals and terminates workflows for whoever asks.
+        SVC_TEMPORAL_HTTP_PORT: String(temporalHttp.port),
       },
     });
     const cookie = await login(sut.app);
@@ -61,6 +70,8 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
   afterAll(async () => {
     open?.close();
     denied?.close();
+    temporalUi?.close();
+    temporalHttp?.close();
     redirector?.close();
     await sut?.close();
   });
@@ -159,5 +170,20 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
       expectRefused(await test('sources', 'url', { url }));
     }
     expectRefused(await test('destinations', 'postgis', { host: '169.254.169.254', port: 5432, database: 'd', username: 'u', password: 'p', ssl_mode: 'disable' }));
+  });
+
+  it("by default: the Temporal web UI the service links to (SVC_TEMPORAL_UI_URL), which lists every user's Runs to any GET", async () => {
+    const ui = expectRefused(await test('sources', 'url', { url: `http://127.0.0.1:${temporalUi.port}/api/v1/namespaces/default/workflows` }));
+    expect(ui.message).toContain("service's own Temporal UI");
+    expectRefused(await test('sources', 'url', { url: `http://localhost:${temporalUi.port}/api/v1/namespaces/default/workflows` }));
+    expect(temporalUi.connections()).toBe(0);
+  });
+
+  it("by default: Temporal's HTTP API (SVC_TEMPORAL_HTTP_PORT on Temporal's host), where a POST can start or terminate any workflow", async () => {
+    const terminate = { url: `http://127.0.0.1:${temporalHttp.port}/api/v1/namespaces/default/workflows/x/terminate`, method: 'POST', body: '{}' };
+    const refused = expectRefused(await test('sources', 'http', terminate));
+    expect(refused.message).toContain("service's own Temporal HTTP API");
+    expectRefused(await test('sources', 'url', { url: `http://localhost:${temporalHttp.port}/api/v1/namespaces/default/workflows` }));
+    expect(temporalHttp.connections()).toBe(0);
   });
 });
