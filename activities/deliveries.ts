@@ -18,7 +18,12 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
   return {
     async deliverWorkspaceOutput(input: DeliverWorkspaceInput): Promise<Delivery> {
       return domainErrorsAsFailures(async () => {
-        const state = usable((await load(services, workspaceStream(input.workspaceId), workspaceDecider)).state, input.actorId, input.workspaceId, services.clock());
+        const state = usable(
+          (await load(services, workspaceStream(input.workspaceId), workspaceDecider)).state,
+          input.actorId,
+          input.workspaceId,
+          services.clock(),
+        );
         if (!state.output) throw new DomainError('job_not_ready', 'Nothing to deliver: the Workspace has no converted output');
         const output = state.output;
         const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
@@ -54,7 +59,11 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
       });
     },
 
-    async recordWorkspaceDelivery(input: { workspaceId: string; actorId: string; delivery: Delivery & { delivery_id: string } }): Promise<{ position: string }> {
+    async recordWorkspaceDelivery(input: {
+      workspaceId: string;
+      actorId: string;
+      delivery: Delivery & { delivery_id: string };
+    }): Promise<{ position: string }> {
       return domainErrorsAsFailures(async () => {
         const d = input.delivery;
         const outcome = await record(services, workspaceStream(input.workspaceId), workspaceDecider, {
@@ -77,4 +86,3 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
     },
   };
 }
-

@@ -94,9 +94,14 @@ export function runActivities(services: Services) {
     if (error instanceof ApplicationFailure && error.nonRetryable) return;
     const { info, cancellationSignal } = Context.current();
     if (cancellationSignal.aborted) return;
-    await record(services, runStream(runId), runDecider, { type: 'NoteFailedAttempt', runId, step: name, attempt: info.attempt, error: runErrorOf(error, name), at: services.clock() }).catch(
-      (noteError: unknown) => services.log.warn({ runId, step: name, err: noteError }, 'could not note a failed attempt on the Run'),
-    );
+    await record(services, runStream(runId), runDecider, {
+      type: 'NoteFailedAttempt',
+      runId,
+      step: name,
+      attempt: info.attempt,
+      error: runErrorOf(error, name),
+      at: services.clock(),
+    }).catch((noteError: unknown) => services.log.warn({ runId, step: name, err: noteError }, 'could not note a failed attempt on the Run'));
   }
 
   async function attemptStep<T>(runId: string, name: StepName, work: StepWork<T>): Promise<T> {
@@ -124,7 +129,12 @@ export function runActivities(services: Services) {
         // The last progress lands before the finish (a note on a finished step is dropped).
         await recorder.stop();
         await record(services, runStream(runId), runDecider, {
-          type: 'FinishStep', runId, step: name, status: done.skipped ? 'skipped' : 'succeeded', stats: done.stats ?? {}, at: services.clock(),
+          type: 'FinishStep',
+          runId,
+          step: name,
+          status: done.skipped ? 'skipped' : 'succeeded',
+          stats: done.stats ?? {},
+          at: services.clock(),
         });
         return done.result;
       } finally {
@@ -176,7 +186,12 @@ export function runActivities(services: Services) {
     maxBytes: services.config.maxJobInputBytes,
     signal: Context.current().cancellationSignal,
     progress: (info: { bytes?: number; features?: number; message?: string }) =>
-      progress ? progress({ ...(info.bytes === undefined ? {} : { bytes_written: info.bytes }), ...(info.features === undefined ? {} : { features_written: info.features }) }) : Context.current().heartbeat(info),
+      progress
+        ? progress({
+            ...(info.bytes === undefined ? {} : { bytes_written: info.bytes }),
+            ...(info.features === undefined ? {} : { features_written: info.features }),
+          })
+        : Context.current().heartbeat(info),
   });
 
   /** Records the Run as queued (if the API has not yet) and as started; says whether it proceeds. */
@@ -190,11 +205,21 @@ export function runActivities(services: Services) {
     if (run.status !== 'queued') return { proceed: false, steps, position: '0' };
     const job = await readJob(run.jobId);
     if (job.status !== 'active') {
-      const outcome = await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: 'The Job was deleted before this Run started', at: services.clock() });
+      const outcome = await record(services, runStream(runId), runDecider, {
+        type: 'CancelRun',
+        runId,
+        reason: 'The Job was deleted before this Run started',
+        at: services.clock(),
+      });
       return { proceed: false, steps, position: outcome.position };
     }
     const outcome = await record(services, runStream(runId), runDecider, {
-      type: 'StartRun', runId, workflowId: input.workflowId, workflowRunId: input.workflowRunId, sync: syncForRun(job.sync), at: services.clock(),
+      type: 'StartRun',
+      runId,
+      workflowId: input.workflowId,
+      workflowRunId: input.workflowRunId,
+      sync: syncForRun(job.sync),
+      at: services.clock(),
     });
     return { proceed: true, steps, position: outcome.position };
   }
@@ -207,7 +232,9 @@ export function runActivities(services: Services) {
       const file = files.nameOf(runId, result.dataset.path);
       const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
       const filename = `${stemOf(input.filename) || 'result'}${path.extname(result.dataset.path)}`;
-      return { result: { dataset: storedDataset(files, runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers } };
+      return {
+        result: { dataset: storedDataset(files, runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers },
+      };
     });
   }
 
@@ -225,7 +252,6 @@ export function runActivities(services: Services) {
       });
     },
 
-
     /** Reads the Source into the Run's folder (incrementally when it can), then opens it like an upload. */
     async extractStep(input: { runId: string }): Promise<ExtractOutcome> {
       return step<ExtractOutcome>(input.runId, 'extract', async (run, dir, progress) => {
@@ -238,10 +264,19 @@ export function runActivities(services: Services) {
         );
         const sync = extracted.sync ? { cursor: extracted.sync.cursor } : null;
         if (extracted.unchanged) {
-          const none = { dataset: { path: '', open_options: [], driver: null, assumed_crs: null }, file: '', filename: '', format: '', media_type: null, layers: [] };
+          const none = {
+            dataset: { path: '', open_options: [], driver: null, assumed_crs: null },
+            file: '',
+            filename: '',
+            format: '',
+            media_type: null,
+            layers: [],
+          };
           return { result: { unchanged: true, sync, artifact: none }, stats: { bytes_read: 0, features_read: 0 } };
         }
-        const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), { maxUncompressedBytes: services.config.maxJobInputBytes * 4 });
+        const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), {
+          maxUncompressedBytes: services.config.maxJobInputBytes * 4,
+        });
         const info = await inspectDataset(ref);
         const counts = info.layers.map((l) => l.feature_count);
         const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
@@ -275,11 +310,16 @@ export function runActivities(services: Services) {
     async convertStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
       return step(input.runId, 'convert', async (run, dir, progress) => {
         const from = input.input;
-        const result = await convertDataset(await localDataset(files, input.runId, from.dataset), { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' }, dir, {
-          ...gdalLimits,
-          progress,
-          signal: Context.current().cancellationSignal,
-        });
+        const result = await convertDataset(
+          await localDataset(files, input.runId, from.dataset),
+          { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' },
+          dir,
+          {
+            ...gdalLimits,
+            progress,
+            signal: Context.current().cancellationSignal,
+          },
+        );
         const file = path.join(dir, result.filename);
         const artifact: RunArtifact = {
           // Later steps read the converted file (a .zip for several-file formats stays a file to send).
@@ -351,8 +391,14 @@ export function runActivities(services: Services) {
         // ended also sees its Job's new cursor and counts. A retry after a crash between the two
         // records nothing new for the Job (it ignores a Run it has already recorded).
         const job = await record(services, jobStream(run.jobId), jobDecider, {
-          type: 'RecordRunOutcome', jobId: run.jobId, runId, trigger: run.trigger, status: input.outcome, ...(sync ? { sync } : {}),
-          maxConsecutiveFailures: services.config.jobMaxConsecutiveFailures, at,
+          type: 'RecordRunOutcome',
+          jobId: run.jobId,
+          runId,
+          trigger: run.trigger,
+          status: input.outcome,
+          ...(sync ? { sync } : {}),
+          maxConsecutiveFailures: services.config.jobMaxConsecutiveFailures,
+          at,
         });
         const ran = await record(services, runStream(runId), runDecider, command);
         const position = BigInt(job.position) > BigInt(ran.position) ? job.position : ran.position;
@@ -381,7 +427,12 @@ export function runActivities(services: Services) {
         const job = await readJob(input.jobId);
         if (job.status !== 'active' || !job.enabled || job.ownerId !== input.ownerId) return { runId: null };
         const ticket: RunTicket = {
-          runId: scheduledRunId(input.workflowId), jobId: input.jobId, ownerId: input.ownerId, trigger: 'schedule', retryOf: null, scheduledFor: input.scheduledFor,
+          runId: scheduledRunId(input.workflowId),
+          jobId: input.jobId,
+          ownerId: input.ownerId,
+          trigger: 'schedule',
+          retryOf: null,
+          scheduledFor: input.scheduledFor,
         };
         const known = (await load(services, runStream(ticket.runId), runDecider)).state.status !== 'absent';
         if (!known) {

@@ -40,7 +40,12 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
     async startWorkspaceConversion(input: StartConversionInput): Promise<{ pipeline: Pipeline; position: string; heartbeatTimeoutMs?: number }> {
       return domainErrorsAsFailures(async () => {
         const outcome = await record(services, workspaceStream(input.workspaceId), workspaceDecider, {
-          type: 'StartConversion', workspaceId: input.workspaceId, actorId: input.actorId, conversionId: input.conversionId, request: input.request, at: services.clock(),
+          type: 'StartConversion',
+          workspaceId: input.workspaceId,
+          actorId: input.actorId,
+          conversionId: input.conversionId,
+          request: input.request,
+          at: services.clock(),
         });
         if (outcome.state.status === 'absent') throw new Error('unreachable: a started conversion has a Workspace');
         // The convert activity's heartbeat timeout (SVC_HEARTBEAT_TIMEOUT_S) reaches the workflow from here.

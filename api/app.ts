@@ -2,7 +2,14 @@ import fastifyCookie from '@fastify/cookie';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
-import { type FastifyPluginAsyncZod, jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  type FastifyPluginAsyncZod,
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
 import { DomainError } from '../domain/errors.js';
 import { createAccessLogger, LazyChildLogger, logDestination, redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
@@ -54,7 +61,8 @@ function describeUpload(doc: OpenApiDocument): OpenApiDocument {
               source_id: { type: 'string', minLength: 1, description: 'A saved Source you own' },
               source_resource: {
                 oneOf: [{ type: 'object' }, { type: 'string', minLength: 1 }, { type: 'null' }],
-                description: "The Source's selector (table, object key, layer, collection, asset), checked by its connector (GET /api/v1/connectors); a string is the type's shorthand field",
+                description:
+                  "The Source's selector (table, object key, layer, collection, asset), checked by its connector (GET /api/v1/connectors); a string is the type's shorthand field",
               },
             },
           },
@@ -77,7 +85,8 @@ function nulParameter(values: unknown): string | undefined {
   if (!values || typeof values !== 'object') return undefined;
   for (const name in values) {
     const value = (values as Record<string, unknown>)[name];
-    if (typeof value === 'string' ? value.includes('\u0000') : Array.isArray(value) && value.some((v) => typeof v === 'string' && v.includes('\u0000'))) return name;
+    if (typeof value === 'string' ? value.includes('\u0000') : Array.isArray(value) && value.some((v) => typeof v === 'string' && v.includes('\u0000')))
+      return name;
   }
   return undefined;
 }
@@ -85,9 +94,21 @@ function nulParameter(values: unknown): string | undefined {
 /** Route plugins mounted under /api/v1; a new resource adds its plugin here. */
 export type RoutePlugin = (services: Services) => FastifyPluginAsyncZod;
 const apiRoutes: RoutePlugin[] = [
-  authRoutes, tokenRoutes, recipeRoutes, catalogRoutes, connectorCatalogRoutes, connectionRoutes('source'), connectionRoutes('destination'), hubBrowseRoutes('source'), hubBrowseRoutes('destination'), sourceProjectRoutes,
+  authRoutes,
+  tokenRoutes,
+  recipeRoutes,
+  catalogRoutes,
+  connectorCatalogRoutes,
+  connectionRoutes('source'),
+  connectionRoutes('destination'),
+  hubBrowseRoutes('source'),
+  hubBrowseRoutes('destination'),
+  sourceProjectRoutes,
   workspaceRoutes,
-  jobRoutes, pipelineAliasRoutes, connectionBrowseRoutes('source'), connectionBrowseRoutes('destination'),
+  jobRoutes,
+  pipelineAliasRoutes,
+  connectionBrowseRoutes('source'),
+  connectionBrowseRoutes('destination'),
 ];
 
 /**
@@ -106,7 +127,9 @@ export async function buildApp(
     // One access line per request instead of fastify's two (see the onResponse hook below).
     logController: new LogController({ disableRequestLogging: true }),
     // Each request's logger is made when something logs through it (platform/logger.ts).
-    ...(options.logger === false ? {} : { childLoggerFactory: (logger, bindings, childOptions) => new LazyChildLogger(logger as never, bindings, childOptions) as never }),
+    ...(options.logger === false
+      ? {}
+      : { childLoggerFactory: (logger, bindings, childOptions) => new LazyChildLogger(logger as never, bindings, childOptions) as never }),
     // Only behind a proxy that sets X-Forwarded-For; otherwise clients could pick their own IP.
     trustProxy: process.env.SVC_TRUST_PROXY === 'true',
     bodyLimit: 4 * 1024 * 1024,
@@ -114,7 +137,10 @@ export async function buildApp(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // Errors the framework raises before a route runs (bad URL encoding …) use the envelope too.
     frameworkErrors: (error, _request, reply) => {
-      void (reply as FastifyReply).code(400).type('application/json').send({ error: { code: 'invalid_parameter', message: error.message, details: {} } });
+      void (reply as FastifyReply)
+        .code(400)
+        .type('application/json')
+        .send({ error: { code: 'invalid_parameter', message: error.message, details: {} } });
     },
   }).withTypeProvider<ZodTypeProvider>();
   // Browser sessions are the API's own table (not events: nothing refers to a session).
@@ -143,7 +169,10 @@ export async function buildApp(
   if (options.logger !== false) {
     const access = createAccessLogger(services.config.logLevel, options.logStream ?? logDestination());
     app.addHook('onResponse', (request, reply, done) => {
-      access.info({ reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 }, 'request');
+      access.info(
+        { reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+        'request',
+      );
       done();
     });
   }

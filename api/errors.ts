@@ -44,11 +44,12 @@ const statusByCode: Record<string, number> = {
 export const statusOf = (code: string) => statusByCode[code] ?? 400;
 
 export class ApiError extends DomainError {}
-export const unauthorized = (message = 'Authentication required: send a personal access token as "Authorization: Bearer …" or log in', details: Record<string, unknown> = {}) =>
-  new ApiError('unauthorized', message, details);
+export const unauthorized = (
+  message = 'Authentication required: send a personal access token as "Authorization: Bearer …" or log in',
+  details: Record<string, unknown> = {},
+) => new ApiError('unauthorized', message, details);
 export const forbidden = (message: string, details: Record<string, unknown> = {}) => new ApiError('forbidden', message, details);
-export const invalidParameter = (message: string, details: Record<string, unknown> = {}) =>
-  new ApiError('invalid_parameter', message, details);
+export const invalidParameter = (message: string, details: Record<string, unknown> = {}) => new ApiError('invalid_parameter', message, details);
 
 export const errorEnvelope = z
   .object({
@@ -61,7 +62,10 @@ export const errorEnvelope = z
   .meta({ id: 'Error' });
 
 export function sendError(reply: FastifyReply, code: string, message: string, details: Record<string, unknown> = {}) {
-  return reply.code(statusOf(code)).type('application/json').send({ error: { code, message: scrubText(message), details } });
+  return reply
+    .code(statusOf(code))
+    .type('application/json')
+    .send({ error: { code, message: scrubText(message), details } });
 }
 
 export function registerErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[] = () => []): void {
@@ -81,7 +85,12 @@ export function registerErrorHandling(app: FastifyInstance, allowedMethods: (pat
     if (hasZodFastifySchemaValidationErrors(error)) {
       const where = error.validationContext ?? 'body';
       const issues = error.validation.map((v) => ({
-        path: [where, ...String(v.instancePath ?? '').split('/').filter(Boolean)].join('.'),
+        path: [
+          where,
+          ...String(v.instancePath ?? '')
+            .split('/')
+            .filter(Boolean),
+        ].join('.'),
         message: v.message ?? 'invalid',
       }));
       if (where === 'body') {

@@ -30,7 +30,9 @@ export function trackRouteMethods(app: FastifyInstance): (path: string) => strin
       if (!pattern.test(bare) || dynamic > best) continue;
       if (dynamic < best) allowed.clear();
       best = dynamic;
-      methods.forEach((m) => { allowed.add(m); });
+      methods.forEach((m) => {
+        allowed.add(m);
+      });
     }
     return [...allowed].sort();
   };

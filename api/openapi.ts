@@ -48,16 +48,17 @@ function describeOperations(schemas: Record<string, Schema>): void {
     const mapping: Record<string, string> = {};
     for (const d of operationCatalog) {
       const name = `${pascal(d.id)}Operation${suffix}`;
-      const shape = z.object({ type: z.literal(d.id) }).extend(d.parameters.shape).strict();
+      const shape = z
+        .object({ type: z.literal(d.id) })
+        .extend(d.parameters.shape)
+        .strict();
       const json = z.toJSONSchema(shape, { io, target: 'draft-2020-12' }) as Schema;
       delete json.$schema;
       schemas[name] = { title: d.label, description: d.description, ...json };
       mapping[d.id] = `#/components/schemas/${name}`;
     }
     schemas[`Operation${suffix}`] = {
-      description:
-        'A transform operation: `type` (an id of GET /api/v1/transformations) plus the parameters of that type. ' +
-        'Operations carry no layer key.',
+      description: 'A transform operation: `type` (an id of GET /api/v1/transformations) plus the parameters of that type. ' + 'Operations carry no layer key.',
       oneOf: Object.values(mapping).map(($ref) => ({ $ref })),
       discriminator: { propertyName: 'type', mapping },
     };

@@ -11,11 +11,7 @@ const CURSOR_PATTERN = /^[0-9]{1,13}\.[A-Za-z0-9_]{1,100}$/;
 /** ?limit= and ?cursor= on every list (docs/api-conventions.md). */
 export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('Items per page, 1..200 (default 50)'),
-  cursor: z
-    .string()
-    .regex(CURSOR_PATTERN, 'not a cursor this server issues')
-    .optional()
-    .describe('Opaque cursor from the previous page (its next_cursor)'),
+  cursor: z.string().regex(CURSOR_PATTERN, 'not a cursor this server issues').optional().describe('Opaque cursor from the previous page (its next_cursor)'),
 });
 export type PageQuery = z.infer<typeof pageQuery>;
 

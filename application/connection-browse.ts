@@ -23,7 +23,11 @@ type Base = Omit<ConnectorContext, 'signal'>;
 async function opened(services: Pick<Services, 'store' | 'cipher'>, kind: ConnectionKind, id: string, actorId: string, type: 'geoserver' | 'geonode') {
   const connection = await openConnection(services, kind, id, actorId);
   if (connection.type !== type) {
-    throw new DomainError(kind === 'source' ? 'invalid_source' : 'invalid_destination', `These listings are for ${type === 'geoserver' ? 'GeoServer' : 'GeoNode'} ${kindNoun(kind)}s; this one is ${connection.type}`, { type: connection.type });
+    throw new DomainError(
+      kind === 'source' ? 'invalid_source' : 'invalid_destination',
+      `These listings are for ${type === 'geoserver' ? 'GeoServer' : 'GeoNode'} ${kindNoun(kind)}s; this one is ${connection.type}`,
+      { type: connection.type },
+    );
   }
   return connection.config as { url: string; username?: string; password?: string; api_key?: string };
 }
@@ -54,7 +58,14 @@ export async function browseGeoserver<T>(
 
 export { listLayers, listStores, listWorkspaces };
 
-export async function browseGeonode(services: Pick<Services, 'store' | 'cipher'>, kind: ConnectionKind, id: string, actorId: string, query: DatasetQuery, base: Base) {
+export async function browseGeonode(
+  services: Pick<Services, 'store' | 'cipher'>,
+  kind: ConnectionKind,
+  id: string,
+  actorId: string,
+  query: DatasetQuery,
+  base: Base,
+) {
   const config = await opened(services, kind, id, actorId, 'geonode');
   return remote(kind, base, (ctx) => listDatasets(geonodeAccess(config), query, ctx));
 }

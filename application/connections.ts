@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { connectionDecider, connectionStream, notFoundCode, ownedConnection, type ConnectionKind, type SecretChanges } from '../domain/connections/connection.js';
+import {
+  connectionDecider,
+  connectionStream,
+  notFoundCode,
+  ownedConnection,
+  type ConnectionKind,
+  type SecretChanges,
+} from '../domain/connections/connection.js';
 import { DomainError } from '../domain/errors.js';
 import { configurationBodySchema, connectorFor, typesOf } from '../connectors/registry.js';
 import type { ConnectorContext, ConnectorDefinition } from '../connectors/types.js';
@@ -41,7 +48,10 @@ export function connectorOrRefuse(kind: ConnectionKind, type: string): Connector
  * public fields and secret changes (a value sets, null clears, absent keeps). Nothing secret stays
  * in `configuration`.
  */
-export function parseConfiguration(kind: ConnectionKind, body: ConnectionBody): { connector: ConnectorDefinition; configuration: Record<string, unknown>; secrets: Record<string, string | null> } {
+export function parseConfiguration(
+  kind: ConnectionKind,
+  body: ConnectionBody,
+): { connector: ConnectorDefinition; configuration: Record<string, unknown>; secrets: Record<string, string | null> } {
   const connector = connectorOrRefuse(kind, body.type);
   const parsed = configurationBodySchema(connector).safeParse(body.configuration ?? {});
   if (!parsed.success) {
@@ -60,7 +70,9 @@ export function parseConfiguration(kind: ConnectionKind, body: ConnectionBody): 
 
 /** Seals secret values for one connection; the cipher's associated data binds each to its field. */
 export function sealSecrets(cipher: Cipher, connectionId: string, secrets: Record<string, string | null>): SecretChanges {
-  return Object.fromEntries(Object.entries(secrets).map(([field, value]) => [field, value === null ? null : cipher.encrypt(value, `${connectionId}/${field}`)]));
+  return Object.fromEntries(
+    Object.entries(secrets).map(([field, value]) => [field, value === null ? null : cipher.encrypt(value, `${connectionId}/${field}`)]),
+  );
 }
 
 /** The public configuration as responses show it: fields plus has_<secret> flags. */
@@ -116,7 +128,12 @@ export async function describeConnection(services: Pick<Services, 'store'>, kind
  * process that talks to the remote system calls this (the API for test and discover, an activity
  * for extract and deliver); the result must never be logged, returned or put in a payload.
  */
-export async function openConnection(services: Pick<Services, 'store' | 'cipher'>, kind: ConnectionKind, id: string, actorId: string): Promise<OpenedConnection> {
+export async function openConnection(
+  services: Pick<Services, 'store' | 'cipher'>,
+  kind: ConnectionKind,
+  id: string,
+  actorId: string,
+): Promise<OpenedConnection> {
   const { state, connector } = await loadOwned(services, kind, id, actorId);
   const secrets = Object.fromEntries(Object.entries(state.secrets).map(([field, sealed]) => [field, services.cipher.decrypt(sealed, `${id}/${field}`)]));
   const config = connector.configuration.parse({ ...state.configuration, ...secrets }) as Record<string, unknown>;
@@ -147,17 +164,28 @@ export function parseSelector(
   const schema = kind === 'source' ? connector.source!.resource : connector.destination!.target;
   const shorthand = kind === 'source' ? connector.source!.shorthand : undefined;
   let given = value;
-  if (given === undefined || given === null || (typeof given === 'object' && !Array.isArray(given) && Object.keys(given).length === 0 && kind === 'source' && connector.source!.resourceRequired)) {
+  if (
+    given === undefined ||
+    given === null ||
+    (typeof given === 'object' && !Array.isArray(given) && Object.keys(given).length === 0 && kind === 'source' && connector.source!.resourceRequired)
+  ) {
     if (kind === 'source' && connector.source!.resourceRequired) {
-      throw new DomainError('invalid_parameter', `A ${connector.type} Source needs source_resource to say what to read${shorthand ? ` (e.g. {"${shorthand}": …})` : ''}`, {
-        parameter: field,
-        schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }),
-      });
+      throw new DomainError(
+        'invalid_parameter',
+        `A ${connector.type} Source needs source_resource to say what to read${shorthand ? ` (e.g. {"${shorthand}": …})` : ''}`,
+        {
+          parameter: field,
+          schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }),
+        },
+      );
     }
     given = {};
   }
   if (typeof given === 'string') {
-    if (!shorthand) throw new DomainError('validation_error', `Invalid request body: body.${field}: a ${connector.type} ${kind} takes an object here`, { issues: [issue([field], 'must be an object')] });
+    if (!shorthand)
+      throw new DomainError('validation_error', `Invalid request body: body.${field}: a ${connector.type} ${kind} takes an object here`, {
+        issues: [issue([field], 'must be an object')],
+      });
     given = { [shorthand]: given };
   }
   const parsed = schema.safeParse(given);

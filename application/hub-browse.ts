@@ -31,17 +31,24 @@ async function withHub<T>(services: Browser, asked: Asked, call: (config: HubCon
   const { kind } = asked;
   const connection = await openConnection(services, kind, asked.id, asked.actorId);
   if (connection.type !== 'hub') {
-    throw new DomainError(kind === 'source' ? 'invalid_source' : 'invalid_destination', `The hub browse helpers work on hub ${kindNoun(kind)}s only; this one is ${connection.type}`, { type: connection.type });
+    throw new DomainError(
+      kind === 'source' ? 'invalid_source' : 'invalid_destination',
+      `The hub browse helpers work on hub ${kindNoun(kind)}s only; this one is ${connection.type}`,
+      { type: connection.type },
+    );
   }
   const config = hubConfiguration.parse(connection.config);
   try {
-    return await withDeadline(BROWSE_TIMEOUT_MS, { log: asked.log, workDir: services.config.dataDir, maxBytes: services.config.maxUploadBytes }, (ctx) => call(config, ctx));
+    return await withDeadline(BROWSE_TIMEOUT_MS, { log: asked.log, workDir: services.config.dataDir, maxBytes: services.config.maxUploadBytes }, (ctx) =>
+      call(config, ctx),
+    );
   } catch (error) {
     if (error instanceof ConnectorError) throw transferError(error, kind === 'source' ? 'import' : 'deliver');
     throw error;
   }
 }
 
-export const hubItems = (services: Browser, asked: Asked, query: Parameters<typeof browseItems>[1]) => withHub(services, asked, (config, ctx) => browseItems(config, query, ctx));
+export const hubItems = (services: Browser, asked: Asked, query: Parameters<typeof browseItems>[1]) =>
+  withHub(services, asked, (config, ctx) => browseItems(config, query, ctx));
 export const hubFolders = (services: Browser, asked: Asked) => withHub(services, asked, (config, ctx) => browseFolders(config, ctx));
 export const hubLayers = (services: Browser, asked: Asked, itemId: string) => withHub(services, asked, (config, ctx) => browseLayers(config, itemId, ctx));

@@ -31,9 +31,17 @@ const months: Month[] = ['JANUARY', 'FEBRUARY', 'MARCH', 'APRIL', 'MAY', 'JUNE',
  */
 export function temporalSpecOf(schedule: JobSchedule, now: Date): ScheduleSpec {
   const gaps = gapDays(schedule, now, GAP_YEARS).map((w) => ({
-    year: w.year, month: months[w.month - 1]!, dayOfMonth: w.day, hour: w.hour, minute: w.minute, comment: 'daylight-saving gap: the time runs shifted',
+    year: w.year,
+    month: months[w.month - 1]!,
+    dayOfMonth: w.day,
+    hour: w.hour,
+    minute: w.minute,
+    comment: 'daylight-saving gap: the time runs shifted',
   }));
-  return { calendars: [{ hour: schedule.hour, minute: schedule.minute, comment: `daily ${pad(schedule.hour)}:${pad(schedule.minute)}` }, ...gaps], timezone: schedule.timezone };
+  return {
+    calendars: [{ hour: schedule.hour, minute: schedule.minute, comment: `daily ${pad(schedule.hour)}:${pad(schedule.minute)}` }, ...gaps],
+    timezone: schedule.timezone,
+  };
 }
 const pad = (n: number) => String(n).padStart(2, '0');
 
@@ -51,7 +59,10 @@ const noteOf = (state: Extract<JobState, { status: 'active' | 'deleted' }>) =>
   state.enabled ? 'enabled' : state.disabledReason?.kind === 'consecutive_failures' ? state.disabledReason.message : 'disabled by its owner';
 
 /** Makes the Job's Temporal Schedule match its current state (idempotent). */
-export async function syncJobSchedule(services: Pick<Services, 'store' | 'temporal' | 'config' | 'clock'>, jobId: string): Promise<'created' | 'updated' | 'deleted' | 'absent'> {
+export async function syncJobSchedule(
+  services: Pick<Services, 'store' | 'temporal' | 'config' | 'clock'>,
+  jobId: string,
+): Promise<'created' | 'updated' | 'deleted' | 'absent'> {
   const client = services.temporal;
   if (!client) throw new Error('schedules need a Temporal client');
   const { state } = await load(services, jobStream(jobId), jobDecider);

@@ -63,7 +63,9 @@ async function ownedConnectionType(services: Pick<Services, 'pool'>, kind: Conne
 
 async function ownedRecipeOperations(services: Pick<Services, 'pool'>, id: string, ownerId: string): Promise<Operation[]> {
   const operations = await services.pool.maybeOneFirst(
-    sql.type(z.object({ operations: z.array(z.record(z.string(), z.unknown())) }))`SELECT operations FROM rm.recipes WHERE id = ${id} AND owner_id = ${ownerId}`,
+    sql.type(
+      z.object({ operations: z.array(z.record(z.string(), z.unknown())) }),
+    )`SELECT operations FROM rm.recipes WHERE id = ${id} AND owner_id = ${ownerId}`,
   );
   if (operations === null) throw notFound('recipe_not_found', 'Recipe', id);
   return operations as Operation[];
@@ -158,7 +160,9 @@ export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerI
 export async function jobsUsing(services: Pick<Services, 'pool'>, kind: ConnectionKind, id: string, ownerId: string) {
   const column = sql.identifier([kind === 'source' ? 'source_id' : 'destination_id']);
   const rows = await services.pool.any(
-    sql.type(z.object({ id: z.string(), name: z.string() }))`SELECT id, name FROM rm.jobs WHERE ${column} = ${id} AND owner_id = ${ownerId} ORDER BY created_at, id`,
+    sql.type(
+      z.object({ id: z.string(), name: z.string() }),
+    )`SELECT id, name FROM rm.jobs WHERE ${column} = ${id} AND owner_id = ${ownerId} ORDER BY created_at, id`,
   );
   return [...rows];
 }

@@ -40,8 +40,7 @@ export function scheduledRunId(workflowId: string): string {
   return `run_${id}`;
 }
 
-const keyStream = (ownerId: string, jobId: string, key: string) =>
-  `runkey-${createHash('sha256').update(`${ownerId}\n${jobId}\n${key}`).digest('hex')}`;
+const keyStream = (ownerId: string, jobId: string, key: string) => `runkey-${createHash('sha256').update(`${ownerId}\n${jobId}\n${key}`).digest('hex')}`;
 
 /**
  * Claims an Idempotency-Key for a Run of a Job: the first request within 24 h gets `runId`
@@ -62,7 +61,11 @@ export async function claimIdempotencyKey(
     const now = services.clock();
     if (last && now.getTime() - Date.parse(String(last.data.at)) < IDEMPOTENCY_WINDOW_MS) return { runId: String(last.data.run_id), replayed: true };
     try {
-      await services.store.appendToStream(stream, [{ type: 'RunKeyClaimed', data: { run_id: proposedRunId, at: now.toISOString() } }], last ? last.revision : 'no_stream');
+      await services.store.appendToStream(
+        stream,
+        [{ type: 'RunKeyClaimed', data: { run_id: proposedRunId, at: now.toISOString() } }],
+        last ? last.revision : 'no_stream',
+      );
       return { runId: proposedRunId, replayed: false };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
@@ -77,7 +80,10 @@ export async function checkQueueRoom(services: Pick<Services, 'pool'>, jobId: st
     sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM rm.runs WHERE job_id = ${jobId} AND status = 'queued'`,
   );
   if (queued >= MAX_QUEUED_RUNS) {
-    throw new DomainError('run_queue_full', `${queued} Runs of this Job are already waiting; try again when they have run`, { queued, max_queued: MAX_QUEUED_RUNS });
+    throw new DomainError('run_queue_full', `${queued} Runs of this Job are already waiting; try again when they have run`, {
+      queued,
+      max_queued: MAX_QUEUED_RUNS,
+    });
   }
 }
 
@@ -111,7 +117,10 @@ export async function checkRetryable(services: Pick<Services, 'store' | 'clock'>
  * Idempotent: the API and the Run's workflow both call it, and whichever comes second appends
  * nothing. A scheduled Run of a Job that is disabled or gone is not recorded (`skipped`).
  */
-export async function recordQueuedRun(services: Pick<Services, 'store' | 'clock'>, ticket: RunTicket): Promise<{ position: string; status: RunState['status'] | 'skipped' }> {
+export async function recordQueuedRun(
+  services: Pick<Services, 'store' | 'clock'>,
+  ticket: RunTicket,
+): Promise<{ position: string; status: RunState['status'] | 'skipped' }> {
   // The API and the Run's workflow may record the same ticket at the same moment: the one whose
   // append loses reads what the other wrote (every command in here is idempotent).
   for (let attempt = 0; ; attempt++) {
@@ -123,7 +132,10 @@ export async function recordQueuedRun(services: Pick<Services, 'store' | 'clock'
   }
 }
 
-async function recordQueuedRunOnce(services: Pick<Services, 'store' | 'clock'>, ticket: RunTicket): Promise<{ position: string; status: RunState['status'] | 'skipped' }> {
+async function recordQueuedRunOnce(
+  services: Pick<Services, 'store' | 'clock'>,
+  ticket: RunTicket,
+): Promise<{ position: string; status: RunState['status'] | 'skipped' }> {
   const at = services.clock();
   const existing = await load(services, runStream(ticket.runId), runDecider);
   // Recorded already (by the Run's workflow, or a repeated request): where its stream stands.
@@ -132,8 +144,15 @@ async function recordQueuedRunOnce(services: Pick<Services, 'store' | 'clock'>, 
   let attempt = 1;
   if (ticket.retryOf) {
     const failed = (await load(services, runStream(ticket.retryOf), runDecider)).state;
-    if (failed.status === 'absent' || failed.jobId !== ticket.jobId) throw new DomainError('run_not_found', `Run ${ticket.retryOf} was not found`, { id: ticket.retryOf });
-    await record(services, runStream(ticket.retryOf), runDecider, { type: 'MarkRetried', runId: ticket.retryOf, actorId: ticket.ownerId, retryRunId: ticket.runId, at });
+    if (failed.status === 'absent' || failed.jobId !== ticket.jobId)
+      throw new DomainError('run_not_found', `Run ${ticket.retryOf} was not found`, { id: ticket.retryOf });
+    await record(services, runStream(ticket.retryOf), runDecider, {
+      type: 'MarkRetried',
+      runId: ticket.retryOf,
+      actorId: ticket.ownerId,
+      retryRunId: ticket.runId,
+      at,
+    });
     snapshot = failed.snapshot;
     attempt = failed.attempt + 1;
   } else {

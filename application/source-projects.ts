@@ -27,7 +27,9 @@ async function openFieldSource(services: Needs, sourceId: string, ownerId: strin
   const source = await openConnection(services, 'source', sourceId, ownerId);
   const projects = source.connector.projects;
   if (!projects) {
-    throw new DomainError('invalid_source', `Projects can be listed for QFieldCloud and Mergin Maps Sources only; this one is ${source.type}`, { type: source.type });
+    throw new DomainError('invalid_source', `Projects can be listed for QFieldCloud and Mergin Maps Sources only; this one is ${source.type}`, {
+      type: source.type,
+    });
   }
   return { source, projects };
 }
@@ -53,7 +55,13 @@ export async function listSourceProjects(services: Needs, sourceId: string, owne
   });
 }
 
-export async function inspectSourceProject(services: Needs, sourceId: string, ownerId: string, query: { project: string; version?: string }, log: Logger): Promise<ProjectInspection> {
+export async function inspectSourceProject(
+  services: Needs,
+  sourceId: string,
+  ownerId: string,
+  query: { project: string; version?: string },
+  log: Logger,
+): Promise<ProjectInspection> {
   const { source, projects } = await openFieldSource(services, sourceId, ownerId);
   return inWorkFolder(services, log, INSPECT_TIMEOUT_MS, (ctx) => {
     requireImplemented(source.connector, 'projects');

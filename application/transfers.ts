@@ -35,7 +35,11 @@ export interface ExtractRequest {
   sync?: SyncState | null;
 }
 
-export async function extractFromSource(services: Pick<Services, 'store' | 'cipher'>, request: ExtractRequest, ctx: TransferContext): Promise<ExtractResult & { type: string }> {
+export async function extractFromSource(
+  services: Pick<Services, 'store' | 'cipher'>,
+  request: ExtractRequest,
+  ctx: TransferContext,
+): Promise<ExtractResult & { type: string }> {
   const source = await openConnection(services, 'source', request.sourceId, request.ownerId);
   requireImplemented(source.connector, 'source');
   const result = await source.connector.source!.extract(source.config, request.resource, context(ctx), { sync: request.sync ?? null });

@@ -64,7 +64,8 @@ export function workspaceView(row: WorkspaceRow) {
 export type WorkspaceView = ReturnType<typeof workspaceView>;
 
 /** The caller's Workspace, as the API shows it. */
-export const showWorkspace = async (services: Services, userId: string, id: string): Promise<WorkspaceView> => workspaceView(await getWorkspace(services, userId, id));
+export const showWorkspace = async (services: Services, userId: string, id: string): Promise<WorkspaceView> =>
+  workspaceView(await getWorkspace(services, userId, id));
 
 /** The Workspace's stored pipeline. */
 export const getPipeline = async (services: Services, userId: string, id: string): Promise<Pipeline> => (await getWorkspace(services, userId, id)).pipeline;
@@ -83,7 +84,9 @@ async function createWorkspace(
   const { files, config } = services;
   try {
     const arrived = await arrive();
-    const ref = await prepareUpload(arrived.file, arrived.filename, await files.workDir(workspaceId, 'dataset'), { maxUncompressedBytes: config.maxUploadBytes * 4 });
+    const ref = await prepareUpload(arrived.file, arrived.filename, await files.workDir(workspaceId, 'dataset'), {
+      maxUncompressedBytes: config.maxUploadBytes * 4,
+    });
     const inspection = await inspectDataset(ref);
     // Stored before the Workspace is recorded: any API replica or worker may read it next.
     await files.publish(workspaceId, 'dataset');
@@ -108,7 +111,11 @@ async function createWorkspace(
 }
 
 /** An upload, streamed into the Workspace's files (never held in memory), the size limit enforced while streaming. */
-export async function createFromUpload(services: Services, userId: string, upload: { filename: string; file: Readable & { truncated: boolean } }): Promise<WorkspaceView> {
+export async function createFromUpload(
+  services: Services,
+  userId: string,
+  upload: { filename: string; file: Readable & { truncated: boolean } },
+): Promise<WorkspaceView> {
   const maxBytes = services.config.maxUploadBytes;
   const workspaceId = services.newId('workspace');
   const original = safeFilename(upload.filename || 'upload');
@@ -138,11 +145,13 @@ export async function importFromSource(services: Services, userId: string, reque
   const origin = { kind: 'source' as const, source_id: source.id, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null };
   return createWorkspace(services, workspaceId, userId, origin, async () => {
     const workDir = await services.files.workDir(workspaceId, 'original');
-    const extracted = await extractFromSource(services, { ownerId: userId, sourceId: source.id, resource }, { log, workDir, maxBytes: services.config.maxUploadBytes }).catch(
-      (error: unknown) => {
-        throw error instanceof ConnectorError ? transferError(error, 'import') : error;
-      },
-    );
+    const extracted = await extractFromSource(
+      services,
+      { ownerId: userId, sourceId: source.id, resource },
+      { log, workDir, maxBytes: services.config.maxUploadBytes },
+    ).catch((error: unknown) => {
+      throw error instanceof ConnectorError ? transferError(error, 'import') : error;
+    });
     await services.files.publish(workspaceId, 'original');
     return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
   });
@@ -152,7 +161,13 @@ export async function importFromSource(services: Services, userId: string, reque
 export async function setPipeline(services: Services, userId: string, id: string, pipeline: Pipeline): Promise<Pipeline> {
   const row = await getWorkspace(services, userId, id);
   checkPipeline(pipeline, { kind: row.inspection.dataset_type, layers: row.inspection.layers });
-  await execute(services, workspaceStream(row.id), workspaceDecider, { type: 'SetPipeline', workspaceId: row.id, actorId: userId, pipeline, at: services.clock() });
+  await execute(services, workspaceStream(row.id), workspaceDecider, {
+    type: 'SetPipeline',
+    workspaceId: row.id,
+    actorId: userId,
+    pipeline,
+    at: services.clock(),
+  });
   return (await getWorkspace(services, userId, row.id)).pipeline;
 }
 
@@ -185,7 +200,12 @@ export async function previewSpatial(services: Services, userId: string, id: str
  * Runs a preview on the Workspace's dataset. A transformed one runs the stored pipeline on a
  * bounded sample of the upload, in a scratch folder of its own, removed afterwards.
  */
-async function onDataset<T>(services: Services, row: WorkspaceRow, transformed: boolean, preview: (dataset: LocalDataset, scratch: string | null) => Promise<T>): Promise<T> {
+async function onDataset<T>(
+  services: Services,
+  row: WorkspaceRow,
+  transformed: boolean,
+  preview: (dataset: LocalDataset, scratch: string | null) => Promise<T>,
+): Promise<T> {
   const scratch = transformed ? `tmp/preview-${randomBytes(4).toString('hex')}` : null;
   try {
     return await preview(await localDataset(services.files, row.id, row.dataset), scratch && (await services.files.workDir(row.id, scratch)));
@@ -249,11 +269,15 @@ export async function download(services: Services, userId: string, id: string): 
 export async function deliver(services: Services, userId: string, id: string, request: { destinationId: string; target: unknown }, log: Log) {
   const row = await getWorkspace(services, userId, id);
   if (!row.output) {
-    throw new DomainError('job_not_ready', 'Nothing to deliver yet: POST /convert first; delivery never converts with guessed defaults', { status: row.status });
+    throw new DomainError('job_not_ready', 'Nothing to deliver yet: POST /convert first; delivery never converts with guessed defaults', {
+      status: row.status,
+    });
   }
   const destination = await describeConnection(services, 'destination', request.destinationId, userId);
   if (!destination.connector.destination!.deliverable) {
-    throw new DomainError('invalid_destination', `A Workspace cannot deliver to a ${destination.type} Destination; use a Job or another Destination`, { type: destination.type });
+    throw new DomainError('invalid_destination', `A Workspace cannot deliver to a ${destination.type} Destination; use a Job or another Destination`, {
+      type: destination.type,
+    });
   }
   const target = parseSelector(destination.connector, 'destination', request.target, 'destination_target');
   await requireWorker(services);

@@ -36,10 +36,14 @@ const profile = process.env.BENCH_PROFILE === '1';
 const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
 const out = path.join(dataDir, 'bench', 'api');
 mkdirSync(out, { recursive: true });
-const stack = await startStack('api', { SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? 'info' }, {
-  apiLog: path.join(out, 'api.log'),
-  apiNodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${out}`] : [],
-});
+const stack = await startStack(
+  'api',
+  { SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL ?? 'info' },
+  {
+    apiLog: path.join(out, 'api.log'),
+    apiNodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${out}`] : [],
+  },
+);
 const children: ChildProcess[] = [];
 
 async function startBaseline(script: string, env: Record<string, string> = {}): Promise<{ url: string; pid: number }> {
@@ -94,7 +98,13 @@ try {
     await fetch(`${stack.base}/api/v1/recipes`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...auth },
-      body: JSON.stringify({ name: 'Tidy parcels', operations: [{ type: 'rename_column', from: 'PARCEL_ID', to: 'parcel_id' }, { type: 'buffer', distance: 5, units: 'meters' }] }),
+      body: JSON.stringify({
+        name: 'Tidy parcels',
+        operations: [
+          { type: 'rename_column', from: 'PARCEL_ID', to: 'parcel_id' },
+          { type: 'buffer', distance: 5, units: 'meters' },
+        ],
+      }),
     }),
   )) as { id: string };
 
@@ -154,7 +164,9 @@ try {
   console.log(row('recipe', '`GET /api/v1/recipes/{id}` with a PAT', 'pg'));
   const authRatio = best('recipe').requests.average / best('pg').requests.average;
   const publicRatio = best('system').requests.average / best('hello').requests.average;
-  console.log(`\ngoals: authenticated ≥ 1.0× (${authRatio.toFixed(2)}) with p99 ≤ 10 ms (${best('recipe').latency.p99} ms): ${authRatio >= 1 && best('recipe').latency.p99 <= 10 ? 'met' : 'NOT met'}`);
+  console.log(
+    `\ngoals: authenticated ≥ 1.0× (${authRatio.toFixed(2)}) with p99 ≤ 10 ms (${best('recipe').latency.p99} ms): ${authRatio >= 1 && best('recipe').latency.p99 <= 10 ? 'met' : 'NOT met'}`,
+  );
   console.log(`       public ≥ 0.5× hello world (${publicRatio.toFixed(2)}): ${publicRatio >= 0.5 ? 'met' : 'NOT met'}`);
 } finally {
   for (const c of children) c.kill('SIGTERM');

@@ -48,7 +48,9 @@ try {
       apiTimes.push(performance.now() - t);
     }
     const best = (xs: number[]) => Math.min(...xs);
-    rows.push(`${f.id.padEnd(11)} ogr2ogr ${(best(ogrTimes) / 1000).toFixed(2)} s   API ${(best(apiTimes) / 1000).toFixed(2)} s   ratio ${(best(apiTimes) / best(ogrTimes)).toFixed(2)}`);
+    rows.push(
+      `${f.id.padEnd(11)} ogr2ogr ${(best(ogrTimes) / 1000).toFixed(2)} s   API ${(best(apiTimes) / 1000).toFixed(2)} s   ratio ${(best(apiTimes) / best(ogrTimes)).toFixed(2)}`,
+    );
   }
   console.log(`\n${POINTS} points, best of ${ROUNDS} rounds (API time is the whole HTTP convert call, upload excluded):`);
   for (const row of rows) console.log(row);

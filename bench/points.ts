@@ -13,12 +13,27 @@ export function pointsFile(dir: string, count: number): string {
   console.log(`making ${count} points…`);
   const seed = path.join(dir, 'seed.csv');
   writeFileSync(seed, 'a,b\n1,2\n');
-  execFileSync('ogr2ogr', [
-    '-f', 'GPKG', file, seed, '-dialect', 'SQLite', '-nln', 'points', '-nlt', 'POINT', '-a_srs', 'EPSG:4326',
-    '-sql',
-    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+  execFileSync(
+    'ogr2ogr',
+    [
+      '-f',
+      'GPKG',
+      file,
+      seed,
+      '-dialect',
+      'SQLite',
+      '-nln',
+      'points',
+      '-nlt',
+      'POINT',
+      '-a_srs',
+      'EPSG:4326',
+      '-sql',
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
      SELECT i AS id, 'name ' || i AS name, (i % 97) * 1.5 AS value,
             MakePoint(-180 + (i % 36000) / 100.0, -80 + (i / 36000) * 0.05, 4326) AS geom FROM n`,
-  ], { stdio: 'inherit' });
+    ],
+    { stdio: 'inherit' },
+  );
   return file;
 }

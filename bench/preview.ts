@@ -67,7 +67,9 @@ try {
     const cell = (xs: number[]) => `${ms(median(xs))} (${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))})`;
     const ratio = median(big) / median(small);
     const [goal, met] = goals[kind]!(median(big), ratio);
-    console.log(`| ${kind.split('?')[0]}${kind.includes('limit') ? ` (${kind.split('=')[1]} rows)` : ''} | ${cell(big)} | ${cell(small)} | ${ratio.toFixed(2)} | ${goal}: ${met ? 'met' : 'NOT met'} |`);
+    console.log(
+      `| ${kind.split('?')[0]}${kind.includes('limit') ? ` (${kind.split('=')[1]} rows)` : ''} | ${cell(big)} | ${cell(small)} | ${ratio.toFixed(2)} | ${goal}: ${met ? 'met' : 'NOT met'} |`,
+    );
   }
 } finally {
   await stack.stop();

@@ -48,7 +48,10 @@ if (!connectorByType('postgis')?.implemented) {
   process.exit(1);
 }
 
-const feature = JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { id: 1, name: 'one' }, geometry: { type: 'Point', coordinates: [7.44, 46.95] } }] });
+const feature = JSON.stringify({
+  type: 'FeatureCollection',
+  features: [{ type: 'Feature', properties: { id: 1, name: 'one' }, geometry: { type: 'Point', coordinates: [7.44, 46.95] } }],
+});
 // No ETag or Last-Modified: every Run reads the file in full (an unchanged file would skip the work).
 const bigFile = BIG_POINTS > 0 ? pointsFile(path.resolve('.data/bench/files'), BIG_POINTS) : null;
 const midFile = MID_POINTS > 0 ? pointsFile(path.resolve('.data/bench/files'), MID_POINTS) : null;
@@ -76,7 +79,12 @@ async function storageEnv(): Promise<{ env: Record<string, string>; label: strin
   }
   const s3 = await startS3Server();
   const { S3Client, CreateBucketCommand } = await import('@aws-sdk/client-s3');
-  const client = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key } });
+  const client = new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key },
+  });
   await client.send(new CreateBucketCommand({ Bucket: 'bench' }));
   client.destroy();
   return {
@@ -98,7 +106,11 @@ const storage = await storageEnv();
 
 // BENCH_WORKER_PROFILE=dir writes a CPU profile of the worker there (when it stops).
 const workerNodeArgs = process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_WORKER_PROFILE)}`] : [];
-const stack = await startStack('runs', storage.env, { workerNodeArgs, scopes: ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write'], databases: ['target'] });
+const stack = await startStack('runs', storage.env, {
+  workerNodeArgs,
+  scopes: ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write'],
+  databases: ['target'],
+});
 const targetUrl = new URL(stack.databaseUrlOf('target'));
 const connection = await Connection.connect({ address: stack.temporalAddress });
 const temporal = new Client({ connection });
@@ -126,7 +138,9 @@ async function runToSuccess(jobId: string, pollMs: number) {
 /** CPU seconds a process used, with its children that have exited (ogr2ogr under the worker, backends under PostgreSQL). */
 function cpuSeconds(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
     return fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0) / 100;
   } catch {
     return 0;
@@ -140,7 +154,9 @@ function pgCpuSeconds(dir: string): number {
     if (!/^\d+$/.test(entry)) continue;
     const stat = (() => {
       try {
-        return readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+        return readFileSync(`/proc/${entry}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ');
       } catch {
         return null;
       }
@@ -217,12 +233,24 @@ try {
   const bigSource = await api('POST', '/api/v1/sources', { name: 'many points', type: 'url', configuration: { url: bigUrl } });
   const midSource = await api('POST', '/api/v1/sources', { name: 'some points', type: 'url', configuration: { url: midUrl } });
   const destination = await api('POST', '/api/v1/destinations', {
-    name: 'target', type: 'postgis',
-    configuration: { host: targetUrl.hostname, port: Number(targetUrl.port), database: 'target', username: decodeURIComponent(targetUrl.username), password: decodeURIComponent(targetUrl.password), ssl_mode: 'disable' },
+    name: 'target',
+    type: 'postgis',
+    configuration: {
+      host: targetUrl.hostname,
+      port: Number(targetUrl.port),
+      database: 'target',
+      username: decodeURIComponent(targetUrl.username),
+      password: decodeURIComponent(targetUrl.password),
+      ssl_mode: 'disable',
+    },
   });
   const createJob = (table: string, sourceId = source.id) =>
     api('POST', '/api/v1/jobs', { name: table, source_id: sourceId, destination_id: destination.id, destination_target: { table, write_mode: 'replace' } });
-  const lines: string[] = [`Storage: ${storage.label}; load average at the start ${loadavg().map((l) => l.toFixed(1)).join(' ')} (2 cores, shared)`];
+  const lines: string[] = [
+    `Storage: ${storage.label}; load average at the start ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} (2 cores, shared)`,
+  ];
 
   // ---- 1. Latency ----------------------------------------------------------------------------
   const job = await createJob('bench_one');
@@ -247,7 +275,9 @@ try {
   }
   const total = median(totals);
   const all = median(inside.map((i) => i.all));
-  const perActivity = [...new Set(inside.flatMap((i) => [...i.byName.keys()]))].map((name) => `${name} ${median(inside.map((i) => i.byName.get(name) ?? 0)).toFixed(0)} ms`);
+  const perActivity = [...new Set(inside.flatMap((i) => [...i.byName.keys()]))].map(
+    (name) => `${name} ${median(inside.map((i) => i.byName.get(name) ?? 0)).toFixed(0)} ms`,
+  );
   lines.push(
     `Latency, one-feature Job, median of ${ROUNDS} (Run Now → succeeded seen by the client):`,
     `  service ${total.toFixed(0)} ms   script (curl + ogr2ogr + psql) ${median(baseline).toFixed(0)} ms   ratio ${(total / median(baseline)).toFixed(2)}`,
@@ -332,7 +362,9 @@ try {
       seconds,
       requested,
       used,
-      cpuLine: Object.entries(used).map(([name, s]) => `${name} ${s.toFixed(1)} s (${(s / seconds).toFixed(2)} cores)`).join(', '),
+      cpuLine: Object.entries(used)
+        .map(([name, s]) => `${name} ${s.toFixed(1)} s (${(s / seconds).toFixed(2)} cores)`)
+        .join(', '),
       runLine: `${loaded('wall').toFixed(0)} ms from start to end, ${loaded('all').toFixed(0)} ms in activities, ${loaded('waiting').toFixed(0)} ms with activities waiting for a worker slot`,
     };
   }
@@ -350,7 +382,10 @@ try {
   const count = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM bench_job_0`]).toString().trim();
   if (count !== '1') throw new Error(`bench_job_0 holds ${count} rows, expected 1`);
   const rate = (t: { n: number; seconds: number }) => t.n / t.seconds;
-  const workersCores = (t: typeof one) => Object.entries(t.used).filter(([name]) => name.startsWith('worker')).reduce((sum, [, s]) => sum + s, 0) / t.seconds;
+  const workersCores = (t: typeof one) =>
+    Object.entries(t.used)
+      .filter(([name]) => name.startsWith('worker'))
+      .reduce((sum, [, s]) => sum + s, 0) / t.seconds;
   lines.push(
     `Throughput, ${one.n} Runs across ${JOBS} Jobs (script: ${JOBS} loops of ${RUNS_PER_JOB} side by side, ${rate({ n: one.n, seconds: scriptSeconds }).toFixed(2)} Runs/s in ${scriptSeconds.toFixed(1)} s):`,
     `  one worker   ${rate(one).toFixed(2)} Runs/s (${one.seconds.toFixed(1)} s)   ratio to the script ${(rate(one) / rate({ n: one.n, seconds: scriptSeconds })).toFixed(2)}`,
@@ -388,7 +423,11 @@ try {
       `  service ${best(service).toFixed(1)} s (${steps})   script ${best(scripted).toFixed(1)} s   ratio ${(best(service) / best(scripted)).toFixed(2)}`,
     );
   }
-  lines.push(`Load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  lines.push(
+    `Load average at the end ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
 
   console.log(`\n${lines.join('\n')}`);
   writeFileSync(path.join(stack.dir, 'result.txt'), `${lines.join('\n')}\n`);

@@ -31,7 +31,11 @@ import { pointsFile } from './points.js';
  * - BENCH_SCALE_KEEP=1 keeps the generated datasets (else they are removed at the end).
  */
 const divisor = Number(process.env.BENCH_SCALE_DIVISOR ?? 1);
-const pointSizes = (process.env.BENCH_SCALE_POINTS ?? '1000000,4000000,10000000').split(',').map(Number).filter((n) => n > 0).map((n) => Math.max(1, Math.round(n / divisor)));
+const pointSizes = (process.env.BENCH_SCALE_POINTS ?? '1000000,4000000,10000000')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0)
+  .map((n) => Math.max(1, Math.round(n / divisor)));
 const polygonCount = Math.round(Number(process.env.BENCH_SCALE_POLYGONS ?? 1_000_000) / divisor);
 const kinds = new Set((process.env.BENCH_SCALE_ROWS ?? 'upload,convert,job').split(',').map((k) => k.trim()));
 const repeat = Math.max(1, Number(process.env.BENCH_SCALE_REPEAT ?? 1));
@@ -61,14 +65,31 @@ function polygonsFile(dir: string, count: number): string {
   console.log(`making ${count} polygons…`);
   const seed = path.join(dir, 'seed.csv');
   writeFileSync(seed, 'a,b\n1,2\n');
-  const attributes = Array.from({ length: 18 }, (_, k) => (k % 3 === 0 ? `(i * ${k + 7}) % 1000 AS a${k}` : k % 3 === 1 ? `((i * ${k + 3}) % 997) / 7.0 AS a${k}` : `'value ' || ((i + ${k}) % 503) AS a${k}`));
-  execFileSync('ogr2ogr', [
-    '-f', 'GPKG', file, seed, '-dialect', 'SQLite', '-nln', 'polygons', '-nlt', 'POLYGON', '-a_srs', 'EPSG:4326',
-    '-sql',
-    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+  const attributes = Array.from({ length: 18 }, (_, k) =>
+    k % 3 === 0 ? `(i * ${k + 7}) % 1000 AS a${k}` : k % 3 === 1 ? `((i * ${k + 3}) % 997) / 7.0 AS a${k}` : `'value ' || ((i + ${k}) % 503) AS a${k}`,
+  );
+  execFileSync(
+    'ogr2ogr',
+    [
+      '-f',
+      'GPKG',
+      file,
+      seed,
+      '-dialect',
+      'SQLite',
+      '-nln',
+      'polygons',
+      '-nlt',
+      'POLYGON',
+      '-a_srs',
+      'EPSG:4326',
+      '-sql',
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
      SELECT i AS id, 'parcel ' || i AS name, ${attributes.join(', ')},
             MakePolygon(MakeCircle(-180 + (i % 3600) / 10.0, -80 + (i / 3600) * 0.05, 0.02, 4326, ${360 / 49})) AS geom FROM n`,
-  ], { stdio: 'inherit' });
+    ],
+    { stdio: 'inherit' },
+  );
   return file;
 }
 
@@ -83,7 +104,9 @@ function treeRss(roots: number[]): number[] {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+        .replace(/^.*\) /, '')
+        .split(' ');
       parent.set(Number(entry), Number(stat[1]));
       rss.set(Number(entry), Number(stat[21]) * 4096);
     } catch {
@@ -107,7 +130,10 @@ function treeRss(roots: number[]): number[] {
 async function peaks<T>(pids: Record<string, number>, work: () => Promise<T>): Promise<{ result: T; peak: Record<string, number> }> {
   const names = Object.keys(pids);
   const peak: Record<string, number> = Object.fromEntries(names.map((k) => [k, 0]));
-  const sample = () => treeRss(names.map((n) => pids[n]!)).forEach((bytes, i) => { peak[names[i]!] = Math.max(peak[names[i]!]!, bytes); });
+  const sample = () =>
+    treeRss(names.map((n) => pids[n]!)).forEach((bytes, i) => {
+      peak[names[i]!] = Math.max(peak[names[i]!]!, bytes);
+    });
   const timer = setInterval(sample, 250);
   try {
     sample();
@@ -125,7 +151,9 @@ const s = (ms: number) => (ms / 1000).toFixed(1);
 const work = path.resolve('.data/bench/scale-files');
 const datasets = [
   ...pointSizes.map((n) => ({ label: `${n.toLocaleString('en')} points`, file: pointsFile(work, n), features: n })),
-  ...(polygonCount > 0 ? [{ label: `${polygonCount.toLocaleString('en')} polygons (50 vertices, 20 attributes)`, file: polygonsFile(work, polygonCount), features: polygonCount }] : []),
+  ...(polygonCount > 0
+    ? [{ label: `${polygonCount.toLocaleString('en')} polygons (50 vertices, 20 attributes)`, file: polygonsFile(work, polygonCount), features: polygonCount }]
+    : []),
 ];
 
 /*
@@ -151,7 +179,10 @@ const stack = await startStack(
   'scale',
   // Big files: a Workspace upload limit that lets 10M points in (the Job input limit's default already does).
   { SVC_MAX_UPLOAD_MB: '8192' },
-  { scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run', 'jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write'], databases: ['target'] },
+  {
+    scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run', 'jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write'],
+    databases: ['target'],
+  },
 );
 const targetUrl = new URL(stack.databaseUrlOf('target'));
 const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
@@ -186,7 +217,9 @@ async function baseline(command: string): Promise<{ ms: number; peak: number }> 
   child.stderr?.on('data', (chunk) => (stderr += chunk));
   let peak = 0;
   const timer = setInterval(() => (peak = Math.max(peak, treeRss([child.pid!])[0]!)), 250);
-  await new Promise<void>((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command}: exit ${code}: ${stderr.slice(0, 2000)}`)))));
+  await new Promise<void>((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${command}: exit ${code}: ${stderr.slice(0, 2000)}`)))),
+  );
   clearInterval(timer);
   return { ms: Number(readFileSync(timing, 'utf8').trim().split('\n').pop()) * 1000, peak };
 }
@@ -228,12 +261,21 @@ const inFreshOut = (command: string) => {
 };
 
 /** The Run's steps and how long each took (from the Run record), for where a Job's time goes. */
-const stepTimes = (run: { steps: { name: string; duration_ms: number | null }[] }) => run.steps.map((st) => `${st.name} ${s(st.duration_ms ?? 0)} s`).join(', ');
+const stepTimes = (run: { steps: { name: string; duration_ms: number | null }[] }) =>
+  run.steps.map((st) => `${st.name} ${s(st.duration_ms ?? 0)} s`).join(', ');
 
 try {
   const destination = await api('POST', '/api/v1/destinations', {
-    name: 'target', type: 'postgis',
-    configuration: { host: targetUrl.hostname, port: Number(targetUrl.port), database: 'target', username: decodeURIComponent(targetUrl.username), password: decodeURIComponent(targetUrl.password), ssl_mode: 'disable' },
+    name: 'target',
+    type: 'postgis',
+    configuration: {
+      host: targetUrl.hostname,
+      port: Number(targetUrl.port),
+      database: 'target',
+      username: decodeURIComponent(targetUrl.username),
+      password: decodeURIComponent(targetUrl.password),
+      ssl_mode: 'disable',
+    },
   });
   console.log(`\nat rest: worker ${MB(rest.worker)} MB, API ${MB(rest.api)} MB\n`);
   console.log(header.join('\n'));
@@ -267,7 +309,11 @@ try {
     for (const outputFormat of [null, 'GPKG']) {
       const table = `bench_${outputFormat ? 'gpkg' : 'plain'}`;
       const job = await api('POST', '/api/v1/jobs', {
-        name: `${d.label} ${table}`, source_id: source.id, destination_id: destination.id, destination_target: { table, write_mode: 'replace' }, ...(outputFormat ? { output_format: outputFormat } : {}),
+        name: `${d.label} ${table}`,
+        source_id: source.id,
+        destination_id: destination.id,
+        destination_target: { table, write_mode: 'replace' },
+        ...(outputFormat ? { output_format: outputFormat } : {}),
       });
       const download = `curl -sf -o '${out}/in.gpkg' '${fileBase}/${path.basename(d.file)}'`;
       const convert = outputFormat ? ` && ${ogr2ogr} -f GPKG '${out}/conv.gpkg' '${out}/in.gpkg'` : '';
@@ -280,7 +326,9 @@ try {
             await new Promise((r) => setTimeout(r, 200));
             seen = await api('GET', `/api/v1/jobs/${job.id}/runs/${seen.id}`);
           }
-          const rowsIn = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM ${table}`]).toString().trim();
+          const rowsIn = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM ${table}`])
+            .toString()
+            .trim();
           if (Number(rowsIn) !== d.features) throw new Error(`${table} holds ${rowsIn} rows, expected ${d.features} (Run ${seen.id})`);
           console.log(`    Run ${seen.id}: ${stepTimes(seen)}`);
           return seen;
@@ -290,7 +338,9 @@ try {
       void run;
     }
   }
-  console.log(`\nbench:scale, ${new Date().toISOString()}, ${divisor === 1 ? 'full sizes' : `sizes divided by ${divisor}`}; at rest: worker ${MB(rest.worker)} MB, API ${MB(rest.api)} MB`);
+  console.log(
+    `\nbench:scale, ${new Date().toISOString()}, ${divisor === 1 ? 'full sizes' : `sizes divided by ${divisor}`}; at rest: worker ${MB(rest.worker)} MB, API ${MB(rest.api)} MB`,
+  );
   console.log(header.join('\n'));
   for (const line of rows) console.log(line);
 } finally {

@@ -43,7 +43,10 @@ async function* plainRows(file: string): AsyncGenerator<unknown[]> {
 
 async function sqlServer(config: SqlServerConfig, file: string): Promise<void> {
   const c = await connectSqlServer(config, ctx());
-  await query(c, 'DROP TABLE IF EXISTS dbo.geoflow_bench_plain; CREATE TABLE dbo.geoflow_bench_plain (id BIGINT, name NVARCHAR(4000), value FLOAT, x FLOAT, y FLOAT)');
+  await query(
+    c,
+    'DROP TABLE IF EXISTS dbo.geoflow_bench_plain; CREATE TABLE dbo.geoflow_bench_plain (id BIGINT, name NVARCHAR(4000), value FLOAT, x FLOAT, y FLOAT)',
+  );
   let started = Date.now();
   await new Promise<void>((resolve, reject) => {
     const load = c.newBulkLoad('dbo.geoflow_bench_plain', { lockTable: true }, (e) => (e ? reject(e) : resolve()));
@@ -59,16 +62,24 @@ async function sqlServer(config: SqlServerConfig, file: string): Promise<void> {
   const input = { file, filename: path.basename(file), format: 'GPKG', mediaType: null, layers: ['points'], deliveryId: randomUUID() };
   const result = await deliverSqlServer(config, { schema: 'dbo', table: 'geoflow_bench', write_mode: 'replace', spatial_type: 'geometry' }, input, ctx());
   const connector = seconds(started);
-  console.log(`sqlserver: ${result.rows_written} points in ${connector.toFixed(1)} s; tedious BulkLoad of the bare columns ${baseline.toFixed(1)} s; ratio ${(connector / baseline).toFixed(2)}`);
+  console.log(
+    `sqlserver: ${result.rows_written} points in ${connector.toFixed(1)} s; tedious BulkLoad of the bare columns ${baseline.toFixed(1)} s; ratio ${(connector / baseline).toFixed(2)}`,
+  );
 }
 
 async function oracle(config: OracleConfig, file: string): Promise<void> {
   const c = await connectOracle(config, ctx());
-  await c.execute('BEGIN EXECUTE IMMEDIATE \'DROP TABLE GEOFLOW_BENCH_PLAIN PURGE\'; EXCEPTION WHEN OTHERS THEN NULL; END;');
+  await c.execute("BEGIN EXECUTE IMMEDIATE 'DROP TABLE GEOFLOW_BENCH_PLAIN PURGE'; EXCEPTION WHEN OTHERS THEN NULL; END;");
   await c.execute('CREATE TABLE GEOFLOW_BENCH_PLAIN (id NUMBER(19), name VARCHAR2(4000), value BINARY_DOUBLE, x BINARY_DOUBLE, y BINARY_DOUBLE)');
   let started = Date.now();
   let batch: unknown[][] = [];
-  const bindDefs = [{ type: oracledb.NUMBER }, { type: oracledb.STRING, maxSize: 64 }, { type: oracledb.NUMBER }, { type: oracledb.NUMBER }, { type: oracledb.NUMBER }];
+  const bindDefs = [
+    { type: oracledb.NUMBER },
+    { type: oracledb.STRING, maxSize: 64 },
+    { type: oracledb.NUMBER },
+    { type: oracledb.NUMBER },
+    { type: oracledb.NUMBER },
+  ];
   for await (const row of plainRows(file)) {
     batch.push(row);
     if (batch.length === 5000) {
@@ -84,7 +95,9 @@ async function oracle(config: OracleConfig, file: string): Promise<void> {
   const input = { file, filename: path.basename(file), format: 'GPKG', mediaType: null, layers: ['points'], deliveryId: randomUUID() };
   const result = await deliverOracle(config, { table: 'GEOFLOW_BENCH', write_mode: 'replace' }, input, ctx());
   const connector = seconds(started);
-  console.log(`oracle: ${result.rows_written} points in ${connector.toFixed(1)} s; executeMany of the bare columns ${baseline.toFixed(1)} s; ratio ${(connector / baseline).toFixed(2)}`);
+  console.log(
+    `oracle: ${result.rows_written} points in ${connector.toFixed(1)} s; executeMany of the bare columns ${baseline.toFixed(1)} s; ratio ${(connector / baseline).toFixed(2)}`,
+  );
 }
 
 const sqlUrl = process.env.SVC_BENCH_SQLSERVER_URL ? new URL(process.env.SVC_BENCH_SQLSERVER_URL) : null;
@@ -97,12 +110,26 @@ const file = pointsFile(path.resolve('.data/bench'), count);
 if (sqlUrl) {
   await sqlServer(
     {
-      host: sqlUrl.hostname, port: Number(sqlUrl.port || 1433), database: decodeURIComponent(sqlUrl.pathname.slice(1)), username: decodeURIComponent(sqlUrl.username),
-      password: decodeURIComponent(sqlUrl.password), encrypt: sqlUrl.searchParams.get('encrypt') !== 'false', trust_server_certificate: sqlUrl.searchParams.get('trust_server_certificate') === 'true',
+      host: sqlUrl.hostname,
+      port: Number(sqlUrl.port || 1433),
+      database: decodeURIComponent(sqlUrl.pathname.slice(1)),
+      username: decodeURIComponent(sqlUrl.username),
+      password: decodeURIComponent(sqlUrl.password),
+      encrypt: sqlUrl.searchParams.get('encrypt') !== 'false',
+      trust_server_certificate: sqlUrl.searchParams.get('trust_server_certificate') === 'true',
     },
     file,
   );
 }
 if (oraUrl) {
-  await oracle({ host: oraUrl.hostname, port: Number(oraUrl.port || 1521), service_name: decodeURIComponent(oraUrl.pathname.slice(1)), username: decodeURIComponent(oraUrl.username), password: decodeURIComponent(oraUrl.password) }, file);
+  await oracle(
+    {
+      host: oraUrl.hostname,
+      port: Number(oraUrl.port || 1521),
+      service_name: decodeURIComponent(oraUrl.pathname.slice(1)),
+      username: decodeURIComponent(oraUrl.username),
+      password: decodeURIComponent(oraUrl.password),
+    },
+    file,
+  );
 }

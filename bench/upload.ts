@@ -15,7 +15,9 @@ mkdirSync(work, { recursive: true });
 const file = path.join(work, `raster-${SIZE_MIB}mib.tif`);
 
 const rssMiB = (pid: number) => {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))!;
   return Number(line.replace(/\D+/g, '')) / 1024;
 };
 
@@ -23,7 +25,31 @@ try {
   if (!existsSync(file)) {
     // An uncompressed GeoTIFF of the wanted size: a real dataset the server inspects after upload.
     const side = Math.round(Math.sqrt((SIZE_MIB * 1024 * 1024) / 2));
-    execFileSync('gdal_create', ['-of', 'GTiff', '-outsize', String(side), String(side), '-bands', '2', '-ot', 'Byte', '-burn', '7', '-a_srs', 'EPSG:3857', '-a_ullr', '0', '1000000', '1000000', '0', file], { stdio: 'inherit' });
+    execFileSync(
+      'gdal_create',
+      [
+        '-of',
+        'GTiff',
+        '-outsize',
+        String(side),
+        String(side),
+        '-bands',
+        '2',
+        '-ot',
+        'Byte',
+        '-burn',
+        '7',
+        '-a_srs',
+        'EPSG:3857',
+        '-a_ullr',
+        '0',
+        '1000000',
+        '1000000',
+        '0',
+        file,
+      ],
+      { stdio: 'inherit' },
+    );
   }
   const bytes = statSync(file).size;
   // warm the route once with a small file so JIT and pools are in the baseline
@@ -32,14 +58,27 @@ try {
   let peak = baseline;
   const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(stack.apiPid))), 50);
   const started = performance.now();
-  const curl = spawn('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', `Authorization: Bearer ${stack.token}`, '-F', `file=@${file}`, `${stack.base}/api/v1/workspaces`]);
+  const curl = spawn('curl', [
+    '-s',
+    '-o',
+    '/dev/null',
+    '-w',
+    '%{http_code}',
+    '-H',
+    `Authorization: Bearer ${stack.token}`,
+    '-F',
+    `file=@${file}`,
+    `${stack.base}/api/v1/workspaces`,
+  ]);
   let status = '';
   curl.stdout.on('data', (d) => (status += d));
   await new Promise((r) => curl.on('exit', r));
   clearInterval(sampler);
   const seconds = (performance.now() - started) / 1000;
   console.log(`\nuploaded ${(bytes / 1048576).toFixed(0)} MiB in ${seconds.toFixed(1)} s (HTTP ${status})`);
-  console.log(`API resident memory: baseline ${baseline.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB, growth ${(peak - baseline).toFixed(1)} MiB (aim < 64 MiB)`);
+  console.log(
+    `API resident memory: baseline ${baseline.toFixed(0)} MiB, peak ${peak.toFixed(0)} MiB, growth ${(peak - baseline).toFixed(1)} MiB (aim < 64 MiB)`,
+  );
 } finally {
   await stack.stop();
 }

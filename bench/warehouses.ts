@@ -33,7 +33,9 @@ const seconds = async (fn: () => Promise<unknown>) => {
   return Number(process.hrtime.bigint() - started) / 1e9;
 };
 const report = (name: string, baseline: number, connector: number) =>
-  console.log(`${name}: vendor client ${baseline.toFixed(1)} s, connector ${connector.toFixed(1)} s, ratio ${(connector / baseline).toFixed(2)} (${Math.round(POINTS / connector)} points/s)`);
+  console.log(
+    `${name}: vendor client ${baseline.toFixed(1)} s, connector ${connector.toFixed(1)} s, ratio ${(connector / baseline).toFixed(2)} (${Math.round(POINTS / connector)} points/s)`,
+  );
 
 {
   const server = await startBigQueryServer();
@@ -42,13 +44,27 @@ const report = (name: string, baseline: number, connector: number) =>
     const bq = bigQueryClient(config);
     await bq.createDataset('bench');
     const baseline = await seconds(() =>
-      bq.dataset('bench').table('baseline').load(csv, {
-        sourceFormat: 'CSV', skipLeadingRows: 1, writeDisposition: 'WRITE_TRUNCATE',
-        schema: { fields: [{ name: 'WKT', type: 'GEOGRAPHY' }, { name: 'id', type: 'INT64' }, { name: 'name', type: 'STRING' }, { name: 'value', type: 'FLOAT64' }] },
-      }),
+      bq
+        .dataset('bench')
+        .table('baseline')
+        .load(csv, {
+          sourceFormat: 'CSV',
+          skipLeadingRows: 1,
+          writeDisposition: 'WRITE_TRUNCATE',
+          schema: {
+            fields: [
+              { name: 'WKT', type: 'GEOGRAPHY' },
+              { name: 'id', type: 'INT64' },
+              { name: 'name', type: 'STRING' },
+              { name: 'value', type: 'FLOAT64' },
+            ],
+          },
+        }),
     );
     const ctx = connectorContext({ maxBytes: 1024 ** 4 });
-    const connector = await seconds(() => bigquery.destination!.deliver(config, { table: 'points', write_mode: 'replace' }, deliverInput(gpkg, randomUUID()), ctx));
+    const connector = await seconds(() =>
+      bigquery.destination!.deliver(config, { table: 'points', write_mode: 'replace' }, deliverInput(gpkg, randomUUID()), ctx),
+    );
     report('bigquery (REST stand-in)', baseline, connector);
   } finally {
     await server.stop();
@@ -68,7 +84,9 @@ const report = (name: string, baseline: number, connector: number) =>
       }),
     );
     const ctx = connectorContext({ maxBytes: 1024 ** 4 });
-    const connector = await seconds(() => snowflake.destination!.deliver(config, { table: 'POINTS', write_mode: 'replace', spatial_type: 'auto' }, deliverInput(gpkg, randomUUID()), ctx));
+    const connector = await seconds(() =>
+      snowflake.destination!.deliver(config, { table: 'POINTS', write_mode: 'replace', spatial_type: 'auto' }, deliverInput(gpkg, randomUUID()), ctx),
+    );
     report('snowflake (fakesnow)', baseline, connector);
   } finally {
     await server.stop();

@@ -32,7 +32,9 @@ function fieldTable(schema: JsonSchema, secrets: readonly string[] = []): string
   const out = ['| field | type | required | default | meaning |', '|---|---|---|---|---|'];
   for (const [name, p] of props) {
     const secret = secrets.includes(name) ? ' **secret**' : '';
-    out.push(`| \`${name}\`${secret} | ${typeOf(p)} | ${schema.required?.includes(name) ? 'yes' : 'no'} | ${p.default !== undefined ? `\`${JSON.stringify(p.default)}\`` : ''} | ${(p.description ?? '').replace(/\|/g, '\\|')} |`);
+    out.push(
+      `| \`${name}\`${secret} | ${typeOf(p)} | ${schema.required?.includes(name) ? 'yes' : 'no'} | ${p.default !== undefined ? `\`${JSON.stringify(p.default)}\`` : ''} | ${(p.description ?? '').replace(/\|/g, '\\|')} |`,
+    );
   }
   return out;
 }
@@ -47,7 +49,12 @@ const yes = (b: boolean) => (b ? 'yes' : '—');
 
 function section(c: ConnectorDefinition): string[] {
   const out = ['', `## ${c.type}`, '', `**${c.label}.** ${c.description}`, ''];
-  out.push(c.implemented ? `Verified against: ${c.verifiedAgainst}.` : `**Accepted and validated, not implemented yet**: test, import and deliver answer \`422 not_implemented\`. (${c.verifiedAgainst}.)`, '');
+  out.push(
+    c.implemented
+      ? `Verified against: ${c.verifiedAgainst}.`
+      : `**Accepted and validated, not implemented yet**: test, import and deliver answer \`422 not_implemented\`. (${c.verifiedAgainst}.)`,
+    '',
+  );
   out.push('### Configuration', '', ...fieldTable(json(c.configuration), c.secrets), '');
   out.push('```json', JSON.stringify({ name: `My ${c.label}`, type: c.type, configuration: c.example }, null, 2), '```', '');
   if (c.source) {
@@ -85,7 +92,7 @@ export function renderConnectorsDoc(): string {
   for (const c of connectors) {
     const can = (b: boolean) => yes(c.implemented && b);
     out.push(
-      `| [\`${c.type}\`](#${c.type}) | ${c.label} | ${yes(Boolean(c.source))} | ${yes(Boolean(c.destination))} | ${can(Boolean(c.source?.importable))} | ${can(Boolean(c.destination?.deliverable))} | ${can(Boolean(c.test))} | ${can(Boolean(c.discover))} | ${c.implemented ? c.verifiedAgainst : `not implemented (${c.verifiedAgainst.replace(/^not verified: /, "")})`} |`,
+      `| [\`${c.type}\`](#${c.type}) | ${c.label} | ${yes(Boolean(c.source))} | ${yes(Boolean(c.destination))} | ${can(Boolean(c.source?.importable))} | ${can(Boolean(c.destination?.deliverable))} | ${can(Boolean(c.test))} | ${can(Boolean(c.discover))} | ${c.implemented ? c.verifiedAgainst : `not implemented (${c.verifiedAgainst.replace(/^not verified: /, '')})`} |`,
     );
   }
   for (const c of connectors) out.push(...section(c));

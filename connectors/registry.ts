@@ -29,8 +29,28 @@ import type { ConnectionKind, ConnectorDefinition } from './types.js';
  * read the catalogue from here; a new type is a folder plus one line below.
  */
 export const connectors: readonly ConnectorDefinition[] = [
-  url, http, postgis, mysql, s3, azureblob, sftp, webhook, ogcfeatures, stac, featureserver,
-  sqlserver, oracle, bigquery, snowflake, gdrive, geoserver, geonode, ckan, hub, qfieldcloud, merginmaps,
+  url,
+  http,
+  postgis,
+  mysql,
+  s3,
+  azureblob,
+  sftp,
+  webhook,
+  ogcfeatures,
+  stac,
+  featureserver,
+  sqlserver,
+  oracle,
+  bigquery,
+  snowflake,
+  gdrive,
+  geoserver,
+  geonode,
+  ckan,
+  hub,
+  qfieldcloud,
+  merginmaps,
 ];
 
 const byType = new Map(connectors.map((c) => [c.type, c]));
@@ -59,7 +79,12 @@ export const connectorByType = (type: string) => byType.get(type);
 export function requireImplemented(connector: ConnectorDefinition, use: ConnectionKind | 'test' | 'projects'): void {
   if (connector.implemented) return;
   const what = { test: 'connection tests', projects: 'browsing its projects', source: 'reading from it', destination: 'delivering to it' }[use];
-  throw new ConnectorError('not_implemented', `The ${connector.type} connector is accepted and validated, but ${what} is not implemented yet`, { type: connector.type }, false);
+  throw new ConnectorError(
+    'not_implemented',
+    `The ${connector.type} connector is accepted and validated, but ${what} is not implemented yet`,
+    { type: connector.type },
+    false,
+  );
 }
 
 /** The configuration schema as the API accepts it: a secret may also be null (clear it) or left out (keep it). */

@@ -13,5 +13,4 @@ export class DomainError extends Error {
   }
 }
 
-export const notFound = (code: string, what: string, id: string) =>
-  new DomainError(code, `${what} ${id} was not found`, { id });
+export const notFound = (code: string, what: string, id: string) => new DomainError(code, `${what} ${id} was not found`, { id });

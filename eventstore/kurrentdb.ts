@@ -86,7 +86,11 @@ export class KurrentEventStore implements EventStore {
     this.listeners.add(listener);
     if (!this.subscription) {
       this.subscription = this.client.subscribeToAll({ fromPosition: END, filter: excludeSystemEvents() });
-      this.subscription.on('data', () => this.listeners.forEach((l) => { l(); }));
+      this.subscription.on('data', () =>
+        this.listeners.forEach((l) => {
+          l();
+        }),
+      );
       this.subscription.on('error', () => {
         this.subscription = undefined; // polling covers the gap; the next onAppended resubscribes
       });

@@ -79,10 +79,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readStream(streamId: string): Promise<StoredEvent[]> {
-    const { rows } = await this.pool.query<Row>(
-      'SELECT * FROM events WHERE stream_id = $1 ORDER BY revision',
-      [streamId],
-    );
+    const { rows } = await this.pool.query<Row>('SELECT * FROM events WHERE stream_id = $1 ORDER BY revision', [streamId]);
     return rows.map(toEvent);
   }
 
@@ -93,10 +90,7 @@ export class PostgresEventStore implements EventStore {
       // Statements without parameters share a round trip (simple protocol): an append is four
       // round trips instead of six, and a Run makes about ten appends.
       await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${APPEND_LOCK})`);
-      const { rows } = await client.query<{ max: number | null }>(
-        'SELECT max(revision) AS max FROM events WHERE stream_id = $1',
-        [streamId],
-      );
+      const { rows } = await client.query<{ max: number | null }>('SELECT max(revision) AS max FROM events WHERE stream_id = $1', [streamId]);
       const current = rows[0]?.max ?? null;
       const actual = current === null ? 'no_stream' : current;
       if (expected !== 'any' && expected !== actual) {
@@ -124,10 +118,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readAll(after: bigint, limit: number): Promise<StoredEvent[]> {
-    const { rows } = await this.pool.query<Row>(
-      'SELECT * FROM events WHERE position > $1 ORDER BY position LIMIT $2',
-      [after.toString(), limit],
-    );
+    const { rows } = await this.pool.query<Row>('SELECT * FROM events WHERE position > $1 ORDER BY position LIMIT $2', [after.toString(), limit]);
     return rows.map(toEvent);
   }
 
@@ -142,7 +133,11 @@ export class PostgresEventStore implements EventStore {
     if (this.closed) return;
     const client = new pg.Client({ connectionString: this.url });
     this.listener = client;
-    client.on('notification', () => this.listeners.forEach((l) => { l(); }));
+    client.on('notification', () =>
+      this.listeners.forEach((l) => {
+        l();
+      }),
+    );
     client.on('error', () => {
       // Reconnect after a pause; subscribers poll meanwhile.
       this.listener = undefined;

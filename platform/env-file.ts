@@ -22,7 +22,13 @@ export function readEnvFile(file: string): Record<string, string> {
 export function writeEnvFile(file: string, values: Record<string, string>): void {
   mkdirSync(path.dirname(file), { recursive: true });
   const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${Object.entries(values).map(([k, v]) => `${k}=${v}`).join('\n')}\n`, { mode: 0o600 });
+  writeFileSync(
+    temporary,
+    `${Object.entries(values)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n')}\n`,
+    { mode: 0o600 },
+  );
   chmodSync(temporary, 0o600);
   renameSync(temporary, file);
 }

@@ -10,7 +10,7 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 const files = new LocalFileStore(dataDir);
 
 describe('LocalFileStore', () => {
-  it('keeps a Workspace\'s and a Run\'s files in their folders under the data folder', async () => {
+  it("keeps a Workspace's and a Run's files in their folders under the data folder", async () => {
     expect(await files.put('ws_a1', 'original/x.csv', Readable.from(['a,b\n1,2\n']))).toBe(8);
     expect(readFileSync(path.join(dataDir, 'workspaces', 'ws_a1', 'original', 'x.csv'), 'utf8')).toBe('a,b\n1,2\n');
     const dir = await files.workDir('run_b2', 'extract');
@@ -20,7 +20,7 @@ describe('LocalFileStore', () => {
     expect(Buffer.concat(await body.toArray()).toString()).toBe('a,b\n1,2\n');
   });
 
-  it('refuses ids of neither kind and names that leave the owner\'s folder', () => {
+  it("refuses ids of neither kind and names that leave the owner's folder", () => {
     expect(() => areaOf('../ws_a1')).toThrow(/not the id/);
     expect(() => files.localPath('ws_a1', '../ws_other/x')).toThrow(/escapes/);
     expect(() => files.localPath('run_b2', '/etc/passwd')).toThrow(/escapes/);
@@ -35,7 +35,7 @@ describe('LocalFileStore', () => {
     expect(() => readFileSync(path.join(dir, 'left.txt'))).toThrow();
   });
 
-  it('lists the owners of one area and removes one file or all of an owner\'s', async () => {
+  it("lists the owners of one area and removes one file or all of an owner's", async () => {
     await files.workDir('ws_c3', 'tmp/p');
     await files.workDir('ws_c3', 'tmp/q');
     await files.remove('ws_c3', 'tmp/p');

@@ -11,9 +11,7 @@ const KEYLEN = 32;
 
 function scrypt(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) =>
-    scryptCb(password.normalize('NFKC'), salt, KEYLEN, { ...options, maxmem: 128 * N * r * 2 }, (err, key) =>
-      err ? reject(err) : resolve(key),
-    ),
+    scryptCb(password.normalize('NFKC'), salt, KEYLEN, { ...options, maxmem: 128 * N * r * 2 }, (err, key) => (err ? reject(err) : resolve(key))),
   );
 }
 

@@ -144,7 +144,9 @@ export class ProjectionRunner {
     if (position > this.caughtUpTo) this.caughtUpTo = position;
     const ready = this.waiters.filter((w) => w.position <= this.caughtUpTo);
     this.waiters = this.waiters.filter((w) => w.position > this.caughtUpTo);
-    ready.forEach((w) => { w.resolve(); });
+    ready.forEach((w) => {
+      w.resolve();
+    });
   }
 }
 

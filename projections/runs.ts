@@ -57,10 +57,14 @@ export const runsProjector: Projector = {
           workflow_run_id = ${e.data.workflow_run_id}, updated_at = ${at} WHERE id = ${id}`);
         return;
       case 'RunSucceeded':
-        await tx.query(sql.unsafe`UPDATE ${t} SET status = ${state.status}, state = ${json}, skipped_reason = ${e.data.skipped_reason}, finished_at = ${at}, updated_at = ${at} WHERE id = ${id}`);
+        await tx.query(
+          sql.unsafe`UPDATE ${t} SET status = ${state.status}, state = ${json}, skipped_reason = ${e.data.skipped_reason}, finished_at = ${at}, updated_at = ${at} WHERE id = ${id}`,
+        );
         return;
       case 'RunFailed':
-        await tx.query(sql.unsafe`UPDATE ${t} SET status = ${state.status}, state = ${json}, error = ${sql.jsonb(e.data.error as never)}, finished_at = ${at}, updated_at = ${at} WHERE id = ${id}`);
+        await tx.query(
+          sql.unsafe`UPDATE ${t} SET status = ${state.status}, state = ${json}, error = ${sql.jsonb(e.data.error as never)}, finished_at = ${at}, updated_at = ${at} WHERE id = ${id}`,
+        );
         return;
       case 'RunCancelled':
         await tx.query(sql.unsafe`UPDATE ${t} SET status = ${state.status}, state = ${json},

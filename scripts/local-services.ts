@@ -179,12 +179,15 @@ export async function startPostgres(dir: string, port: number, databases: string
     max_connections: '200',
   };
   const serverOptions = [`-k ${socketDir}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
-  const pgCtlStart = (verb: 'start' | 'restart') => run(`${PG_BIN}/pg_ctl`, [verb, '-w', '-D', abs, '-l', path.join(abs, 'server.log'), '-o', serverOptions], { asPostgres: true });
+  const pgCtlStart = (verb: 'start' | 'restart') =>
+    run(`${PG_BIN}/pg_ctl`, [verb, '-w', '-D', abs, '-l', path.join(abs, 'server.log'), '-o', serverOptions], { asPostgres: true });
   const running = runningPort(abs);
   if (running === undefined) pgCtlStart('start');
   else {
     const current = await overSocket(socketDir, running, 'postgres', async (c) => {
-      const rows = await c.query<{ name: string; value: string }>('SELECT name, current_setting(name) AS value FROM unnest($1::text[]) AS name', [Object.keys(settings)]);
+      const rows = await c.query<{ name: string; value: string }>('SELECT name, current_setting(name) AS value FROM unnest($1::text[]) AS name', [
+        Object.keys(settings),
+      ]);
       return Object.fromEntries(rows.rows.map((r) => [r.name, r.value]));
     });
     // A postmaster left running by an older script (fsync off, socket open to all) or with
@@ -220,7 +223,11 @@ export interface LocalTemporal {
 }
 
 /** The Temporal dev server from the CLI that scripts/ensure.sh installed. */
-export async function startTemporal(dataDir: string, port: number, options: { dbFile?: string; uiPort?: number; httpPort?: number } = {}): Promise<LocalTemporal> {
+export async function startTemporal(
+  dataDir: string,
+  port: number,
+  options: { dbFile?: string; uiPort?: number; httpPort?: number } = {},
+): Promise<LocalTemporal> {
   const bin = path.resolve(dataDir, 'tools/venv/bin/temporal');
   if (!existsSync(bin)) throw new Error(`Temporal CLI missing at ${bin}; run scripts/ensure.sh`);
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];

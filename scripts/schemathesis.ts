@@ -133,15 +133,25 @@ export async function runSchemathesis(options: {
   const run = await runChild(
     bin,
     [
-      '--config-file', CONFIG,
-      'run', `${options.base}/api/v1/openapi.json`,
-      '--checks', 'all',
-      '--max-examples', examples,
-      '--seed', seed,
-      '--workers', '2',
-      '--generation-database', 'none',
+      '--config-file',
+      CONFIG,
+      'run',
+      `${options.base}/api/v1/openapi.json`,
+      '--checks',
+      'all',
+      '--max-examples',
+      examples,
+      '--seed',
+      seed,
+      '--workers',
+      '2',
+      '--generation-database',
+      'none',
       '--no-color',
-      '--report', 'junit', '--report-junit-path', junit,
+      '--report',
+      'junit',
+      '--report-junit-path',
+      junit,
       ...(options.includePathRegex ? ['--include-path-regex', options.includePathRegex] : []),
       ...(options.phases ? ['--phases', options.phases] : []),
     ],
@@ -187,7 +197,10 @@ export async function runSchemathesis(options: {
 export function rewordSummary(label: string, line: string): string {
   const m = /^=+ (.*\bin [\d.]+s(?: \([^)]*\))?) =+$/.exec(line.trim());
   if (!m) return line;
-  return `[${label}] summary: ${m[1]!.replace(/ in ([\d.]+)s\b/, ' (took $1 s)').replace(/\bpassed\b/, 'ok').replace(/\bfailed\b/, 'not ok')}`;
+  return `[${label}] summary: ${m[1]!
+    .replace(/ in ([\d.]+)s\b/, ' (took $1 s)')
+    .replace(/\bpassed\b/, 'ok')
+    .replace(/\bfailed\b/, 'not ok')}`;
 }
 
 // Run alone: against SVC_TEST_URL, or a stack of its own.

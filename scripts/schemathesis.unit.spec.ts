@@ -40,7 +40,7 @@ describe('authenticationFailures', () => {
     '',
     '💡 Ensure valid authentication credentials are set via `--auth` or `-H`',
     '',
-    'Missing test data: 13 operations repeatedly returned 404 Not Found, preventing tests from reaching your API\'s core logic',
+    "Missing test data: 13 operations repeatedly returned 404 Not Found, preventing tests from reaching your API's core logic",
     '',
     'No links point to these operations - POST /api/v1/jobs appears to supply the data they need (7 operations):',
     '  - GET /api/v1/jobs/{id}/runs/{runId}',

@@ -36,10 +36,16 @@ export async function startStack(
   };
   // The API's log lines go to a file when asked (a bench at info level would flood the terminal).
   const apiStdio = options.apiLog ? ['ignore', openSync(options.apiLog, 'w'), 'inherit'] : 'inherit';
-  const api = spawn(process.execPath, ['--expose-gc', ...(options.apiNodeArgs ?? []), '--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: apiStdio as never });
+  const api = spawn(process.execPath, ['--expose-gc', ...(options.apiNodeArgs ?? []), '--import', 'tsx', 'api/server.ts'], {
+    env: serverEnv,
+    stdio: apiStdio as never,
+  });
   const children: ChildProcess[] = [api];
   const spawnWorker = () => {
-    const worker = spawn(process.execPath, ['--expose-gc', ...(options.workerNodeArgs ?? []), '--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' });
+    const worker = spawn(process.execPath, ['--expose-gc', ...(options.workerNodeArgs ?? []), '--import', 'tsx', 'workflows/worker.ts'], {
+      env: serverEnv,
+      stdio: 'inherit',
+    });
     children.push(worker);
     return worker;
   };

@@ -78,7 +78,10 @@ try {
   // Otherwise "ready" below would be that other program answering, and the API would crash.
   if (await portAnswers(port, env.SVC_HOST ?? '127.0.0.1')) throw new Error(`something already listens on port ${port} (set SVC_PORT)`);
   const childEnv = { ...env, UV_THREADPOOL_SIZE: env.UV_THREADPOOL_SIZE ?? '8' };
-  for (const [name, script] of [['worker', 'workflows/worker.ts'], ['api', 'api/server.ts']] as const) {
+  for (const [name, script] of [
+    ['worker', 'workflows/worker.ts'],
+    ['api', 'api/server.ts'],
+  ] as const) {
     supervisor.start({ name, command: process.execPath, args: ['--expose-gc', '--import', 'tsx', script], env: childEnv });
   }
   await waitForPort(port, env.SVC_HOST ?? '127.0.0.1', 120_000);

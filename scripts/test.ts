@@ -58,8 +58,8 @@ if (process.argv.length <= 2) {
     const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', ...args], { stdio: 'inherit' });
     if (tsc.status !== 0) problems.push(`type check failed (tsc ${args.join(' ')})`);
   }
-  // The linter (biome.jsonc says which rules and why): `npm run lint` alone.
-  const lint = spawnSync(process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'lint', '--error-on-warnings', '.'], { stdio: 'inherit' });
+  // Formatting and lint rules (biome.jsonc says which and why): `npm run lint` alone, `npm run format` fixes the formatting.
+  const lint = spawnSync(process.execPath, ['node_modules/@biomejs/biome/bin/biome', 'check', '--error-on-warnings', '.'], { stdio: 'inherit' });
   if (lint.status !== 0) problems.push('lint failed (npm run lint)');
 }
 
@@ -191,7 +191,12 @@ interface VitestReport {
 
 /** One line per failed test (file, name, first line of its error), or per suite that failed to load. */
 function vitestFailures(report: VitestReport, base: string): string[] {
-  const firstLine = (text = '') => text.split('\n').find((l) => l.trim())?.trim().slice(0, 300) ?? '';
+  const firstLine = (text = '') =>
+    text
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim()
+      .slice(0, 300) ?? '';
   return report.testResults.flatMap((file) => {
     const where = path.relative(base, file.name);
     const failed = file.assertionResults.filter((a) => a.status === 'failed');
@@ -203,5 +208,5 @@ function vitestFailures(report: VitestReport, base: string): string[] {
 /** One line per failed or erroring pytest case in a JUnit report. */
 function junitFailures(xml: string): string[] {
   const cases = xml.matchAll(/<testcase classname="([^"]*)" name="([^"]*)"[^>]*>\s*<(failure|error) message="([^"]*)"/g);
-  return [...cases].map(([, cls, name, , message]) => `${cls}::${name}: ${(message ?? "").slice(0, 300)}`);
+  return [...cases].map(([, cls, name, , message]) => `${cls}::${name}: ${(message ?? '').slice(0, 300)}`);
 }

@@ -122,7 +122,8 @@ export function runErrorOf(error: unknown, step: StepName): RunError {
   if (domain) return { code: domain.code, message: domain.message, step, retryable: false };
   const remote = connectorErrorFrom(error);
   if (remote) {
-    const code = step === 'extract' ? transferErrorCode(remote.reason, 'import') : step === 'deliver' ? transferErrorCode(remote.reason, 'deliver') : 'internal_error';
+    const code =
+      step === 'extract' ? transferErrorCode(remote.reason, 'import') : step === 'deliver' ? transferErrorCode(remote.reason, 'deliver') : 'internal_error';
     return { code, message: remote.message, step, retryable: remote.retryable, reason: remote.reason };
   }
   const timeout = timeoutMessage(error, `The ${step} step`);

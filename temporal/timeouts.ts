@@ -9,7 +9,13 @@ export const timeouts = {
    */
   record: {
     startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 25, nonRetryableErrorTypes: ['DomainError'] },
+    retry: {
+      initialInterval: '500 milliseconds',
+      backoffCoefficient: 2,
+      maximumInterval: '15 seconds',
+      maximumAttempts: 25,
+      nonRetryableErrorTypes: ['DomainError'],
+    },
   },
   /**
    * Appending an event from a local activity (a Run's start and end): the same retries as
@@ -18,7 +24,13 @@ export const timeouts = {
    */
   localRecord: {
     startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '15 seconds', maximumAttempts: 25, nonRetryableErrorTypes: ['DomainError'] },
+    retry: {
+      initialInterval: '500 milliseconds',
+      backoffCoefficient: 2,
+      maximumInterval: '15 seconds',
+      maximumAttempts: 25,
+      nonRetryableErrorTypes: ['DomainError'],
+    },
   },
   /**
    * GDAL work: long, heartbeating. A worker that crashed (npm start restarts it) stops

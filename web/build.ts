@@ -43,7 +43,12 @@ async function newestInput(): Promise<number> {
   };
   await visit(srcDir);
   // the app also bundles the server's scope list
-  for (const file of [path.join(webDir, 'index.html'), fileURLToPath(import.meta.url), path.join(repoDir, 'package-lock.json'), path.join(repoDir, 'domain/accounts/scopes.ts')]) {
+  for (const file of [
+    path.join(webDir, 'index.html'),
+    fileURLToPath(import.meta.url),
+    path.join(repoDir, 'package-lock.json'),
+    path.join(repoDir, 'domain/accounts/scopes.ts'),
+  ]) {
     if (existsSync(file)) newest = Math.max(newest, (await stat(file)).mtimeMs);
   }
   return newest;
@@ -183,7 +188,9 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const report = await buildWeb();
   const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
   for (const f of report.files) console.log(`${f.loadedAtStart ? '*' : ' '} ${kb(f.bytes).padStart(9)}  ${f.file}`);
-  console.log(`first page: ${kb(report.firstPageJsBytes)} of JavaScript (budget ${kb(FIRST_PAGE_JS_BUDGET)}), ${kb(report.firstPageCssBytes)} of CSS; * = loaded at start`);
+  console.log(
+    `first page: ${kb(report.firstPageJsBytes)} of JavaScript (budget ${kb(FIRST_PAGE_JS_BUDGET)}), ${kb(report.firstPageCssBytes)} of CSS; * = loaded at start`,
+  );
   console.log(`written to ${path.relative(process.cwd(), distDir) || distDir}`);
   if (report.firstPageJsBytes > FIRST_PAGE_JS_BUDGET) {
     console.error('the first page is over its JavaScript budget');

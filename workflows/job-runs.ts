@@ -1,6 +1,17 @@
 import {
-  CancellationScope, ParentClosePolicy, WorkflowIdReusePolicy, allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal,
-  executeChild, isCancellation, proxyActivities, setHandler, workflowInfo,
+  CancellationScope,
+  ParentClosePolicy,
+  WorkflowIdReusePolicy,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { runWorkflowId } from '../temporal/ids.js';
@@ -80,7 +91,8 @@ export async function jobRunsWorkflow(input: JobRunsInput): Promise<void> {
   } catch (error) {
     if (!isCancellation(error)) throw error;
     const waiting = queue.map((t) => t.runId);
-    if (waiting.length) await CancellationScope.nonCancellable(() => cancelQueuedRuns({ runIds: waiting, reason: 'The Job was deleted before this Run started' }));
+    if (waiting.length)
+      await CancellationScope.nonCancellable(() => cancelQueuedRuns({ runIds: waiting, reason: 'The Job was deleted before this Run started' }));
     throw error;
   }
 }

@@ -1,4 +1,13 @@
-import { ActivityCancellationType, ApplicationFailure, CancellationScope, isCancellation, patched, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import type { RunArtifact } from '../activities/runs.js';
 import { runErrorOf } from '../temporal/failures.js';
@@ -41,8 +50,14 @@ export async function runJobWorkflow(ticket: RunTicket): Promise<RunResult> {
   const { beginRun, finishRun, cleanupRun } = patched(LOCAL_BOOKKEEPING) ? localBookkeeping : remoteBookkeeping;
   const plan = await beginRun({ ticket, workflowId: info.workflowId, workflowRunId: info.runId });
   if (!plan.proceed) return { runId, status: 'skipped', position: plan.position };
-  const { extractStep, deliverStep } = proxyActivities<Activities>({ ...withHeartbeatTimeout(timeouts.runTransfer, plan.heartbeatTimeoutMs), ...waitForCancel });
-  const { transformStep, pythonStep, convertStep } = proxyActivities<Activities>({ ...withHeartbeatTimeout(timeouts.processing, plan.heartbeatTimeoutMs), ...waitForCancel });
+  const { extractStep, deliverStep } = proxyActivities<Activities>({
+    ...withHeartbeatTimeout(timeouts.runTransfer, plan.heartbeatTimeoutMs),
+    ...waitForCancel,
+  });
+  const { transformStep, pythonStep, convertStep } = proxyActivities<Activities>({
+    ...withHeartbeatTimeout(timeouts.processing, plan.heartbeatTimeoutMs),
+    ...waitForCancel,
+  });
 
   let step: StepName = 'extract';
   try {
@@ -77,7 +92,12 @@ export async function runJobWorkflow(ticket: RunTicket): Promise<RunResult> {
     }
     const failure: RunError = runErrorOf(error, step);
     const { position } = await CancellationScope.nonCancellable(() => finishRun({ runId, outcome: 'failed', error: failure }));
-    throw ApplicationFailure.create({ type: 'RunFailed', message: `${failure.code}: ${failure.message}`, nonRetryable: true, details: [{ ...failure, position }] });
+    throw ApplicationFailure.create({
+      type: 'RunFailed',
+      message: `${failure.code}: ${failure.message}`,
+      nonRetryable: true,
+      details: [{ ...failure, position }],
+    });
   } finally {
     await CancellationScope.nonCancellable(() => cleanupRun({ runId }));
   }

@@ -33,7 +33,13 @@ export async function convertWorkspaceWorkflow(input: ConvertWorkspaceWorkflowIn
     if (domain) throw domainFailure(domain, position);
     // Out of time has its own code, so the caller's JSON error says so (not internal_error).
     if (timeout) throw domainFailure(new DomainError(failure.code, failure.message), position);
-    throw ApplicationFailure.create({ type: 'ConversionFailed', message: failure.message, nonRetryable: true, details: [{ code: failure.code, position }], cause: error as Error });
+    throw ApplicationFailure.create({
+      type: 'ConversionFailed',
+      message: failure.message,
+      nonRetryable: true,
+      details: [{ code: failure.code, position }],
+      cause: error as Error,
+    });
   }
   const { position } = await finishWorkspaceConversion({ ...ref, output });
   return { output, position };

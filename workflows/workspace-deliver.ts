@@ -13,6 +13,10 @@ const { deliverWorkspaceOutput } = proxyActivities<Activities>(timeouts.interact
  */
 export async function deliverWorkspaceWorkflow(input: DeliverWorkspaceInput): ReturnType<DeliverWorkspaceWorkflow> {
   const delivery = await deliverWorkspaceOutput(input);
-  const { position } = await recordWorkspaceDelivery({ workspaceId: input.workspaceId, actorId: input.actorId, delivery: { ...delivery, delivery_id: input.deliveryId } });
+  const { position } = await recordWorkspaceDelivery({
+    workspaceId: input.workspaceId,
+    actorId: input.actorId,
+    delivery: { ...delivery, delivery_id: input.deliveryId },
+  });
   return { delivery, position };
 }

@@ -9,9 +9,7 @@ const userRow = z.object({ id: z.string(), email: z.string(), name: z.string(), 
 
 /** Returns the user when the password matches; the same work is done when the user is unknown. */
 export async function checkCredentials(services: Services, email: string, password: string) {
-  const user = await services.pool.maybeOne(
-    sql.type(userRow)`SELECT id, email, name, password_hash FROM rm.users WHERE email = ${normalizeEmail(email)}`,
-  );
+  const user = await services.pool.maybeOne(sql.type(userRow)`SELECT id, email, name, password_hash FROM rm.users WHERE email = ${normalizeEmail(email)}`);
   const ok = await verifyPassword(password, user?.password_hash ?? dummyPasswordHash);
   return ok && user ? { id: user.id, email: user.email, name: user.name } : null;
 }
@@ -75,7 +73,10 @@ export function clientKey(ip: string): string {
   const t = tail ? tail.split(':') : [];
   // An embedded IPv4 tail (`64:ff9b::192.0.2.1`) lies in the last 32 bits, outside the /64.
   const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
-  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }
 
 export const loginKeys = (email: string, ip: string): LoginKeys => {
@@ -129,7 +130,10 @@ export class LoginThrottle {
 
   /** The password of an attempt() was wrong: its wait runs from now (the end of the check). */
   failed(keys: LoginKeys, now: number): { failures: number; retryAfterMs: number } {
-    for (const [map, key] of [[this.pairs, keys.pair], [this.addresses, keys.address]] as const) {
+    for (const [map, key] of [
+      [this.pairs, keys.pair],
+      [this.addresses, keys.address],
+    ] as const) {
       const f = map.get(key);
       if (f) f.last = Math.max(f.last, now);
     }

@@ -32,19 +32,20 @@ const transformation = z
   })
   .meta({ id: 'Transformation' });
 
-const systemSchema = z.object({
-  name: z.string(),
-  version: z.string(),
-  edition: z.string(),
-  gdal: z.object({ version: z.string(), drivers: z.object({ total: z.number(), vector: z.number(), raster: z.number() }) }),
-  node: z.string(),
-  event_store: z.enum(['postgres', 'kurrentdb']),
-  features: z.record(z.string(), z.boolean()),
-  container_image: z.string().nullable().describe('Implementation detail; do not depend on it'),
-  temporal_ui: z
-    .object({ url: z.string(), namespace: z.string() })
-    .nullable()
-    .describe("The Temporal UI (SVC_TEMPORAL_UI_URL) and namespace, for links to a Run's workflow; null when not configured"),
+const systemSchema = z
+  .object({
+    name: z.string(),
+    version: z.string(),
+    edition: z.string(),
+    gdal: z.object({ version: z.string(), drivers: z.object({ total: z.number(), vector: z.number(), raster: z.number() }) }),
+    node: z.string(),
+    event_store: z.enum(['postgres', 'kurrentdb']),
+    features: z.record(z.string(), z.boolean()),
+    container_image: z.string().nullable().describe('Implementation detail; do not depend on it'),
+    temporal_ui: z
+      .object({ url: z.string(), namespace: z.string() })
+      .nullable()
+      .describe("The Temporal UI (SVC_TEMPORAL_UI_URL) and namespace, for links to a Run's workflow; null when not configured"),
   })
   .meta({ id: 'System' });
 
@@ -73,33 +74,50 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
   });
 
   return async (app) => {
-    app.get('/formats', {
-      config: { auth: { public: true } },
-      schema: { security: [], tags: ['Catalogs'], summary: 'Formats this server reads and writes (from its GDAL build)', response: { 200: z.object({ items: z.array(format) }) } },
-    }, async () => ({ items: formatCatalog() }));
-
-    app.get('/system', {
-      config: { auth: { public: true } },
-      schema: {
-        security: [],
-        tags: ['Catalogs'],
-        summary: 'Runtime capabilities (no secrets)',
-        response: { 200: systemSchema },
+    app.get(
+      '/formats',
+      {
+        config: { auth: { public: true } },
+        schema: {
+          security: [],
+          tags: ['Catalogs'],
+          summary: 'Formats this server reads and writes (from its GDAL build)',
+          response: { 200: z.object({ items: z.array(format) }) },
+        },
       },
-      // Checked against its schema and serialized once (it never changes): a string with a JSON
-      // content type is sent as it is.
-    }, async (_request, reply) => {
-      systemJson ??= JSON.stringify(systemSchema.parse(system()));
-      return reply.type('application/json; charset=utf-8').send(systemJson as never);
-    });
+      async () => ({ items: formatCatalog() }),
+    );
 
-    app.get('/transformations', {
-      config: { auth: { scopes: ['workspaces:read'] } },
-      schema: {
-        tags: ['Catalogs'],
-        summary: 'The transformation catalog: every operation with its parameters',
-        response: { 200: z.object({ items: z.array(transformation) }), 401: errorEnvelope, 403: errorEnvelope },
+    app.get(
+      '/system',
+      {
+        config: { auth: { public: true } },
+        schema: {
+          security: [],
+          tags: ['Catalogs'],
+          summary: 'Runtime capabilities (no secrets)',
+          response: { 200: systemSchema },
+        },
+        // Checked against its schema and serialized once (it never changes): a string with a JSON
+        // content type is sent as it is.
       },
-    }, async () => ({ items: publicCatalog() as never }));
+      async (_request, reply) => {
+        systemJson ??= JSON.stringify(systemSchema.parse(system()));
+        return reply.type('application/json; charset=utf-8').send(systemJson as never);
+      },
+    );
+
+    app.get(
+      '/transformations',
+      {
+        config: { auth: { scopes: ['workspaces:read'] } },
+        schema: {
+          tags: ['Catalogs'],
+          summary: 'The transformation catalog: every operation with its parameters',
+          response: { 200: z.object({ items: z.array(transformation) }), 401: errorEnvelope, 403: errorEnvelope },
+        },
+      },
+      async () => ({ items: publicCatalog() as never }),
+    );
   };
 }

@@ -2,7 +2,14 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { sql } from 'slonik';
 import { z } from 'zod';
 import {
-  draftConnection, kindNoun, openConnection, parseConfiguration, publicConfiguration, sealSecrets, withDeadline, type OpenedConnection,
+  draftConnection,
+  kindNoun,
+  openConnection,
+  parseConfiguration,
+  publicConfiguration,
+  sealSecrets,
+  withDeadline,
+  type OpenedConnection,
 } from '../../application/connections.js';
 import { execute } from '../../application/commands.js';
 import { jobsUsing } from '../../application/jobs.js';
@@ -136,107 +143,177 @@ export function connectionRoutes(kind: ConnectionKind): (services: Services) => 
     }
 
     return async (app) => {
-      app.get(`/${plural}`, {
-        config: { auth: { scopes: read } },
-        schema: { tags: [tag], summary: `List your ${Noun}s`, querystring: pageQuery, response: { 200: pageOf(response), ...errors } },
-      }, async (request) => {
-        const { userId } = requirePrincipal(request);
-        const rows = await services.pool.any(
-          sql.type(connectionRow)`SELECT id, name, type, configuration, secret_fields, created_at, updated_at FROM rm.connections
+      app.get(
+        `/${plural}`,
+        {
+          config: { auth: { scopes: read } },
+          schema: { tags: [tag], summary: `List your ${Noun}s`, querystring: pageQuery, response: { 200: pageOf(response), ...errors } },
+        },
+        async (request) => {
+          const { userId } = requirePrincipal(request);
+          const rows = await services.pool.any(
+            sql.type(connectionRow)`SELECT id, name, type, configuration, secret_fields, created_at, updated_at FROM rm.connections
             WHERE owner_id = ${userId} AND kind = ${kind} AND ${keysetWhere(request.query)}
             ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(request.query)}`,
-        );
-        return toPage([...rows], request.query, represent);
-      });
-
-      app.get(`/${plural}/:id`, {
-        config: { auth: { scopes: read } },
-        schema: { tags: [tag], summary: `Get a ${Noun}`, params: idParam, response: { 200: response, ...errors } },
-      }, async (request) => represent(await load(requirePrincipal(request).userId, request.params.id)));
-
-      app.post(`/${plural}`, {
-        config: { auth: { scopes: write } },
-        schema: { tags: [tag], summary: `Create a ${Noun}`, body: createBody, response: { 201: response, ...errors } },
-      }, async (request, reply) => {
-        const { userId } = requirePrincipal(request);
-        const body = request.body as { name: string; type: string; configuration: Record<string, unknown> };
-        const { connector, configuration, secrets } = parseConfiguration(kind, body);
-        const id = services.newId(kind);
-        await execute(services, connectionStream(kind, id), decider, {
-          type: 'CreateConnection', connectionId: id, actorId: userId, name: body.name, connectionType: connector.type, configuration,
-          secretFields: connector.secrets, secrets: sealSecrets(services.cipher, id, secrets), at: services.clock(),
-        });
-        return reply.code(201).send(represent(await load(userId, id)));
-      });
-
-      app.put(`/${plural}/:id`, {
-        config: { auth: { scopes: write } },
-        schema: { tags: [tag], summary: `Replace a ${Noun} (secrets left out are kept; null clears one)`, params: idParam, body: createBody, response: { 200: response, ...errors } },
-      }, async (request) => {
-        const { userId } = requirePrincipal(request);
-        const body = request.body as { name: string; type: string; configuration: Record<string, unknown> };
-        await load(userId, request.params.id);
-        const { connector, configuration, secrets } = parseConfiguration(kind, body);
-        await execute(services, connectionStream(kind, request.params.id), decider, {
-          type: 'UpdateConnection', connectionId: request.params.id, actorId: userId, name: body.name, connectionType: connector.type, configuration,
-          secretFields: connector.secrets, secrets: sealSecrets(services.cipher, request.params.id, secrets), at: services.clock(),
-        });
-        return represent(await load(userId, request.params.id));
-      });
-
-      app.delete(`/${plural}/:id`, {
-        config: { auth: { scopes: write } },
-        schema: { tags: [tag], summary: `Delete a ${Noun} (409 while a Job uses it)`, params: idParam, response: { 204: z.null().describe('Deleted'), ...errors } },
-      }, async (request, reply) => {
-        const { userId } = requirePrincipal(request);
-        await load(userId, request.params.id);
-        // A Job would fail at its next Run: say which ones use it instead.
-        const users = await jobsUsing(services, kind, request.params.id, userId);
-        if (users.length) {
-          throw new DomainError('conflict', `${Noun} ${request.params.id} is used by ${users.length === 1 ? 'the Job' : `${users.length} Jobs:`} ${users.map((j) => `${j.name} (${j.id})`).join(', ')}; change or delete ${users.length === 1 ? 'it' : 'them'} first`, {
-            jobs: users,
-          });
-        }
-        await execute(services, connectionStream(kind, request.params.id), decider, {
-          type: 'DeleteConnection', connectionId: request.params.id, actorId: userId, at: services.clock(),
-        });
-        return reply.code(204).send(null);
-      });
-
-      app.post(`/${plural}/test`, {
-        config: { auth: { scopes: write } },
-        schema: { tags: [tag], summary: `Test an unsaved ${Noun} (nothing is stored)`, body: draftBody, response: { 200: testResult, ...errors } },
-      }, async (request) => runTest(draftConnection(kind, request.body as never), request));
-
-      app.post(`/${plural}/:id/test`, {
-        config: { auth: { scopes: write } },
-        schema: { tags: [tag], summary: `Test a saved ${Noun}`, params: idParam, response: { 200: testResult, ...errors } },
-      }, async (request) => runTest(await openConnection(services, kind, request.params.id, requirePrincipal(request).userId), request));
-
-      app.get(`/${plural}/:id/discover`, {
-        config: { auth: { scopes: read } },
-        schema: {
-          tags: [tag],
-          summary: `Schemas of a database ${Noun} that can be discovered (PostGIS, BigQuery datasets, Snowflake); with ?schema=, its tables and views`,
-          params: idParam,
-          querystring: z.object({ schema: z.string().min(1).max(63).optional().describe('List the tables and views of this schema') }),
-          response: { 200: discovery, ...errors },
+          );
+          return toPage([...rows], request.query, represent);
         },
-      }, async (request) => {
-        const connection = await openConnection(services, kind, request.params.id, requirePrincipal(request).userId);
-        if (!connection.connector.discover) {
-          throw new DomainError(kind === 'source' ? 'invalid_source' : 'invalid_destination', `Discovery works on ${Noun}s whose type can list its tables (GET /api/v1/connectors: capabilities.discover); this one is ${connection.type}`, { type: connection.type });
-        }
-        try {
-          return await withDeadline(TEST_TIMEOUT_MS * 3, ctxBase(request), (ctx) => connection.connector.discover!(connection.config, { schema: request.query.schema }, ctx));
-        } catch (error) {
-          if (error instanceof ConnectorError) {
-            if (error.reason === 'refused_by_policy') throw outboundRefusal(error.message);
-            throw new DomainError('postgis_failed', error.message, { reason: error.reason, ...error.details });
+      );
+
+      app.get(
+        `/${plural}/:id`,
+        {
+          config: { auth: { scopes: read } },
+          schema: { tags: [tag], summary: `Get a ${Noun}`, params: idParam, response: { 200: response, ...errors } },
+        },
+        async (request) => represent(await load(requirePrincipal(request).userId, request.params.id)),
+      );
+
+      app.post(
+        `/${plural}`,
+        {
+          config: { auth: { scopes: write } },
+          schema: { tags: [tag], summary: `Create a ${Noun}`, body: createBody, response: { 201: response, ...errors } },
+        },
+        async (request, reply) => {
+          const { userId } = requirePrincipal(request);
+          const body = request.body as { name: string; type: string; configuration: Record<string, unknown> };
+          const { connector, configuration, secrets } = parseConfiguration(kind, body);
+          const id = services.newId(kind);
+          await execute(services, connectionStream(kind, id), decider, {
+            type: 'CreateConnection',
+            connectionId: id,
+            actorId: userId,
+            name: body.name,
+            connectionType: connector.type,
+            configuration,
+            secretFields: connector.secrets,
+            secrets: sealSecrets(services.cipher, id, secrets),
+            at: services.clock(),
+          });
+          return reply.code(201).send(represent(await load(userId, id)));
+        },
+      );
+
+      app.put(
+        `/${plural}/:id`,
+        {
+          config: { auth: { scopes: write } },
+          schema: {
+            tags: [tag],
+            summary: `Replace a ${Noun} (secrets left out are kept; null clears one)`,
+            params: idParam,
+            body: createBody,
+            response: { 200: response, ...errors },
+          },
+        },
+        async (request) => {
+          const { userId } = requirePrincipal(request);
+          const body = request.body as { name: string; type: string; configuration: Record<string, unknown> };
+          await load(userId, request.params.id);
+          const { connector, configuration, secrets } = parseConfiguration(kind, body);
+          await execute(services, connectionStream(kind, request.params.id), decider, {
+            type: 'UpdateConnection',
+            connectionId: request.params.id,
+            actorId: userId,
+            name: body.name,
+            connectionType: connector.type,
+            configuration,
+            secretFields: connector.secrets,
+            secrets: sealSecrets(services.cipher, request.params.id, secrets),
+            at: services.clock(),
+          });
+          return represent(await load(userId, request.params.id));
+        },
+      );
+
+      app.delete(
+        `/${plural}/:id`,
+        {
+          config: { auth: { scopes: write } },
+          schema: {
+            tags: [tag],
+            summary: `Delete a ${Noun} (409 while a Job uses it)`,
+            params: idParam,
+            response: { 204: z.null().describe('Deleted'), ...errors },
+          },
+        },
+        async (request, reply) => {
+          const { userId } = requirePrincipal(request);
+          await load(userId, request.params.id);
+          // A Job would fail at its next Run: say which ones use it instead.
+          const users = await jobsUsing(services, kind, request.params.id, userId);
+          if (users.length) {
+            throw new DomainError(
+              'conflict',
+              `${Noun} ${request.params.id} is used by ${users.length === 1 ? 'the Job' : `${users.length} Jobs:`} ${users.map((j) => `${j.name} (${j.id})`).join(', ')}; change or delete ${users.length === 1 ? 'it' : 'them'} first`,
+              {
+                jobs: users,
+              },
+            );
           }
-          throw error;
-        }
-      });
+          await execute(services, connectionStream(kind, request.params.id), decider, {
+            type: 'DeleteConnection',
+            connectionId: request.params.id,
+            actorId: userId,
+            at: services.clock(),
+          });
+          return reply.code(204).send(null);
+        },
+      );
+
+      app.post(
+        `/${plural}/test`,
+        {
+          config: { auth: { scopes: write } },
+          schema: { tags: [tag], summary: `Test an unsaved ${Noun} (nothing is stored)`, body: draftBody, response: { 200: testResult, ...errors } },
+        },
+        async (request) => runTest(draftConnection(kind, request.body as never), request),
+      );
+
+      app.post(
+        `/${plural}/:id/test`,
+        {
+          config: { auth: { scopes: write } },
+          schema: { tags: [tag], summary: `Test a saved ${Noun}`, params: idParam, response: { 200: testResult, ...errors } },
+        },
+        async (request) => runTest(await openConnection(services, kind, request.params.id, requirePrincipal(request).userId), request),
+      );
+
+      app.get(
+        `/${plural}/:id/discover`,
+        {
+          config: { auth: { scopes: read } },
+          schema: {
+            tags: [tag],
+            summary: `Schemas of a database ${Noun} that can be discovered (PostGIS, BigQuery datasets, Snowflake); with ?schema=, its tables and views`,
+            params: idParam,
+            querystring: z.object({ schema: z.string().min(1).max(63).optional().describe('List the tables and views of this schema') }),
+            response: { 200: discovery, ...errors },
+          },
+        },
+        async (request) => {
+          const connection = await openConnection(services, kind, request.params.id, requirePrincipal(request).userId);
+          if (!connection.connector.discover) {
+            throw new DomainError(
+              kind === 'source' ? 'invalid_source' : 'invalid_destination',
+              `Discovery works on ${Noun}s whose type can list its tables (GET /api/v1/connectors: capabilities.discover); this one is ${connection.type}`,
+              { type: connection.type },
+            );
+          }
+          try {
+            return await withDeadline(TEST_TIMEOUT_MS * 3, ctxBase(request), (ctx) =>
+              connection.connector.discover!(connection.config, { schema: request.query.schema }, ctx),
+            );
+          } catch (error) {
+            if (error instanceof ConnectorError) {
+              if (error.reason === 'refused_by_policy') throw outboundRefusal(error.message);
+              throw new DomainError('postgis_failed', error.message, { reason: error.reason, ...error.details });
+            }
+            throw error;
+          }
+        },
+      );
     };
   };
 }
@@ -284,9 +361,18 @@ const catalogEntry = z
 export function connectorCatalogRoutes(): FastifyPluginAsyncZod {
   const items = publicConnectorCatalog();
   return async (app) => {
-    app.get('/connectors', {
-      config: { auth: { public: true } },
-      schema: { security: [], tags: ['Catalogs'], summary: 'Connection types: configuration fields (JSON Schema), secrets, selectors and targets, capabilities', response: { 200: z.object({ items: z.array(catalogEntry) }) } },
-    }, async () => ({ items }));
+    app.get(
+      '/connectors',
+      {
+        config: { auth: { public: true } },
+        schema: {
+          security: [],
+          tags: ['Catalogs'],
+          summary: 'Connection types: configuration fields (JSON Schema), secrets, selectors and targets, capabilities',
+          response: { 200: z.object({ items: z.array(catalogEntry) }) },
+        },
+      },
+      async () => ({ items }),
+    );
   };
 }

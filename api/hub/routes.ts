@@ -58,35 +58,61 @@ export function hubBrowseRoutes(kind: ConnectionKind): (services: Services) => F
   const read: Scope[] = [kind === 'source' ? 'sources:read' : 'destinations:read'];
   const tags = [`${Noun}s`];
   /** Whose connection, which one, and the request's logger. */
-  const asked = (request: FastifyRequest & { params: { id: string } }) => ({ kind, id: request.params.id, actorId: requirePrincipal(request).userId, log: request.log as never });
+  const asked = (request: FastifyRequest & { params: { id: string } }) => ({
+    kind,
+    id: request.params.id,
+    actorId: requirePrincipal(request).userId,
+    log: request.log as never,
+  });
   return (services) => async (app) => {
-    app.get(`/${plural}/:id/hub/items`, {
-      config: { auth: { scopes: read } },
-      schema: {
-        tags,
-        summary: `Search the portal of a hub ${Noun} for items (newest first)`,
-        params,
-        querystring: z.object({
-          q: z.string().max(1000).optional().describe('Portal search (q syntax: words, title:"…", type:"Feature Service", owner:…); empty lists everything visible'),
-          owner_only: z.enum(['true', 'false']).default('false').describe("Only the signed-in user's items"),
-          start: z.coerce.number().int().min(1).max(10_000).default(1).describe('1-based position of the first result (next_start of the previous page)'),
-          num: z.coerce.number().int().min(1).max(100).default(20),
-        }),
-        response: { 200: itemsPage, ...errors },
+    app.get(
+      `/${plural}/:id/hub/items`,
+      {
+        config: { auth: { scopes: read } },
+        schema: {
+          tags,
+          summary: `Search the portal of a hub ${Noun} for items (newest first)`,
+          params,
+          querystring: z.object({
+            q: z
+              .string()
+              .max(1000)
+              .optional()
+              .describe('Portal search (q syntax: words, title:"…", type:"Feature Service", owner:…); empty lists everything visible'),
+            owner_only: z.enum(['true', 'false']).default('false').describe("Only the signed-in user's items"),
+            start: z.coerce.number().int().min(1).max(10_000).default(1).describe('1-based position of the first result (next_start of the previous page)'),
+            num: z.coerce.number().int().min(1).max(100).default(20),
+          }),
+          response: { 200: itemsPage, ...errors },
+        },
       },
-    }, async (request) => {
-      const q = request.query;
-      return hubItems(services, asked(request), { q: q.q, start: q.start, num: q.num, owner_only: q.owner_only === 'true' });
-    });
+      async (request) => {
+        const q = request.query;
+        return hubItems(services, asked(request), { q: q.q, start: q.start, num: q.num, owner_only: q.owner_only === 'true' });
+      },
+    );
 
-    app.get(`/${plural}/:id/hub/folders`, {
-      config: { auth: { scopes: read } },
-      schema: { tags, summary: `The signed-in user's folders on the portal of a hub ${Noun}`, params, response: { 200: folders, ...errors } },
-    }, async (request) => hubFolders(services, asked(request)));
+    app.get(
+      `/${plural}/:id/hub/folders`,
+      {
+        config: { auth: { scopes: read } },
+        schema: { tags, summary: `The signed-in user's folders on the portal of a hub ${Noun}`, params, response: { 200: folders, ...errors } },
+      },
+      async (request) => hubFolders(services, asked(request)),
+    );
 
-    app.get(`/${plural}/:id/hub/items/:itemId/layers`, {
-      config: { auth: { scopes: read } },
-      schema: { tags, summary: `Layers and tables of a feature layer item on the portal of a hub ${Noun}`, params: itemParams, response: { 200: layers, ...errors } },
-    }, async (request) => hubLayers(services, asked(request), request.params.itemId));
+    app.get(
+      `/${plural}/:id/hub/items/:itemId/layers`,
+      {
+        config: { auth: { scopes: read } },
+        schema: {
+          tags,
+          summary: `Layers and tables of a feature layer item on the portal of a hub ${Noun}`,
+          params: itemParams,
+          response: { 200: layers, ...errors },
+        },
+      },
+      async (request) => hubLayers(services, asked(request), request.params.itemId),
+    );
   };
 }

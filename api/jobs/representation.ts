@@ -44,7 +44,9 @@ export const jobDefinitionSchema = z.object({
 export const jobSchema = jobDefinitionSchema
   .extend({
     id: z.string(),
-    stages: z.object({ transform: z.boolean(), python: z.boolean(), convert: z.boolean() }).describe('The stages a Run of this Job runs (flags applied, the rest inferred)'),
+    stages: z
+      .object({ transform: z.boolean(), python: z.boolean(), convert: z.boolean() })
+      .describe('The stages a Run of this Job runs (flags applied, the rest inferred)'),
     enabled: z.boolean(),
     disabled_reason: z.string().nullable().describe('Why the Job disabled itself (repeated failed scheduled Runs); null otherwise'),
     next_run_at: timestamp.nullable().describe('Next scheduled Run; null without a schedule or while disabled'),
@@ -69,7 +71,12 @@ const stepSchema = z.object({
   started_at: timestamp.nullable(),
   finished_at: timestamp.nullable(),
   duration_ms: z.number().nullable(),
-  failed_attempts: z.number().int().describe('Attempts of this step that failed; transient failures (connection refused, timeouts, 5xx) are retried with backoff while the step stays running'),
+  failed_attempts: z
+    .number()
+    .int()
+    .describe(
+      'Attempts of this step that failed; transient failures (connection refused, timeouts, 5xx) are retried with backoff while the step stays running',
+    ),
   last_error: runErrorSchema.nullable().describe('The error of the latest failed attempt (null when none failed)'),
   progress: z
     .object({
@@ -80,7 +87,6 @@ const stepSchema = z.object({
     .nullable()
     .describe('What the step reported last while it worked (a long write reports every few seconds); null before it reported'),
 });
-
 
 export const runSchema = z
   .object({
@@ -96,10 +102,17 @@ export const runSchema = z
     started_at: timestamp.nullable(),
     finished_at: timestamp.nullable(),
     steps: z.array(stepSchema),
-    stats: z.object({ features_read: z.number().nullable(), features_written: z.number().nullable(), bytes_read: z.number().nullable(), bytes_written: z.number().nullable() }),
+    stats: z.object({
+      features_read: z.number().nullable(),
+      features_written: z.number().nullable(),
+      bytes_read: z.number().nullable(),
+      bytes_written: z.number().nullable(),
+    }),
     skipped_reason: z.string().nullable().describe('source_unchanged when the Source had not changed since the last Run'),
     error: runErrorSchema.nullable(),
-    workflow: z.object({ workflow_id: z.string(), run_id: z.string().nullable() }).describe('Find it in the Temporal UI or with `temporal workflow show --workflow-id …`'),
+    workflow: z
+      .object({ workflow_id: z.string(), run_id: z.string().nullable() })
+      .describe('Find it in the Temporal UI or with `temporal workflow show --workflow-id …`'),
     job_snapshot: jobDefinitionSchema.describe('The Job as this Run runs it'),
   })
   .meta({ id: 'Run' });
@@ -129,7 +142,9 @@ export function representJob(row: JobRow, now: Date): z.infer<typeof jobSchema> 
     enabled: state.enabled,
     disabled_reason: state.disabledReason?.kind === 'consecutive_failures' ? state.disabledReason.message : null,
     next_run_at: state.enabled && d.schedule ? nextFireTime(d.schedule, now).toISOString() : null,
-    last_run: row.last_run_id ? { id: row.last_run_id, status: (row.last_run_status ?? 'queued') as (typeof runStatuses)[number], finished_at: row.last_run_finished_at } : null,
+    last_run: row.last_run_id
+      ? { id: row.last_run_id, status: (row.last_run_status ?? 'queued') as (typeof runStatuses)[number], finished_at: row.last_run_finished_at }
+      : null,
     sync: {
       supported: Boolean(row.source_type && connectorByType(row.source_type)?.source?.incremental),
       cursor: state.sync.cursor ?? null,

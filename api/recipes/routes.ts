@@ -52,56 +52,87 @@ export function recipeRoutes(services: Services): FastifyPluginAsyncZod {
   };
 
   return async (app) => {
-    app.get('/recipes', {
-      config: { auth: { scopes: ['recipes:read'] } },
-      schema: { tags: ['Recipes'], summary: 'List your Recipes', querystring: pageQuery, response: { 200: pageOf(recipe), ...errors } },
-    }, async (request) => {
-      const { userId } = requirePrincipal(request);
-      const rows = await services.pool.any(
-        sql.type(recipeRow)`SELECT id, name, description, operations, created_at, updated_at FROM rm.recipes
+    app.get(
+      '/recipes',
+      {
+        config: { auth: { scopes: ['recipes:read'] } },
+        schema: { tags: ['Recipes'], summary: 'List your Recipes', querystring: pageQuery, response: { 200: pageOf(recipe), ...errors } },
+      },
+      async (request) => {
+        const { userId } = requirePrincipal(request);
+        const rows = await services.pool.any(
+          sql.type(recipeRow)`SELECT id, name, description, operations, created_at, updated_at FROM rm.recipes
           WHERE owner_id = ${userId} AND ${keysetWhere(request.query)}
           ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(request.query)}`,
-      );
-      return toPage([...rows], request.query, (r) => r);
-    });
+        );
+        return toPage([...rows], request.query, (r) => r);
+      },
+    );
 
-    app.get('/recipes/:id', {
-      config: { auth: { scopes: ['recipes:read'] } },
-      schema: { tags: ['Recipes'], summary: 'Get a Recipe', params: idParam, response: { 200: recipe, ...errors } },
-    }, async (request) => load(requirePrincipal(request).userId, request.params.id));
+    app.get(
+      '/recipes/:id',
+      {
+        config: { auth: { scopes: ['recipes:read'] } },
+        schema: { tags: ['Recipes'], summary: 'Get a Recipe', params: idParam, response: { 200: recipe, ...errors } },
+      },
+      async (request) => load(requirePrincipal(request).userId, request.params.id),
+    );
 
-    app.post('/recipes', {
-      config: { auth: { scopes: ['recipes:write'] } },
-      schema: { tags: ['Recipes'], summary: 'Create a Recipe', body: recipeBody, response: { 201: recipe, ...errors } },
-    }, async (request, reply) => {
-      const { userId } = requirePrincipal(request);
-      const recipeId = services.newId('recipe');
-      await execute(services, recipeStream(recipeId), recipeDecider, {
-        type: 'CreateRecipe', recipeId, actorId: userId, ...request.body, at: services.clock(),
-      });
-      return reply.code(201).send(await load(userId, recipeId));
-    });
+    app.post(
+      '/recipes',
+      {
+        config: { auth: { scopes: ['recipes:write'] } },
+        schema: { tags: ['Recipes'], summary: 'Create a Recipe', body: recipeBody, response: { 201: recipe, ...errors } },
+      },
+      async (request, reply) => {
+        const { userId } = requirePrincipal(request);
+        const recipeId = services.newId('recipe');
+        await execute(services, recipeStream(recipeId), recipeDecider, {
+          type: 'CreateRecipe',
+          recipeId,
+          actorId: userId,
+          ...request.body,
+          at: services.clock(),
+        });
+        return reply.code(201).send(await load(userId, recipeId));
+      },
+    );
 
-    app.put('/recipes/:id', {
-      config: { auth: { scopes: ['recipes:write'] } },
-      schema: { tags: ['Recipes'], summary: 'Replace a Recipe', params: idParam, body: recipeBody, response: { 200: recipe, ...errors } },
-    }, async (request) => {
-      const { userId } = requirePrincipal(request);
-      await execute(services, recipeStream(request.params.id), recipeDecider, {
-        type: 'UpdateRecipe', recipeId: request.params.id, actorId: userId, ...request.body, at: services.clock(),
-      });
-      return load(userId, request.params.id);
-    });
+    app.put(
+      '/recipes/:id',
+      {
+        config: { auth: { scopes: ['recipes:write'] } },
+        schema: { tags: ['Recipes'], summary: 'Replace a Recipe', params: idParam, body: recipeBody, response: { 200: recipe, ...errors } },
+      },
+      async (request) => {
+        const { userId } = requirePrincipal(request);
+        await execute(services, recipeStream(request.params.id), recipeDecider, {
+          type: 'UpdateRecipe',
+          recipeId: request.params.id,
+          actorId: userId,
+          ...request.body,
+          at: services.clock(),
+        });
+        return load(userId, request.params.id);
+      },
+    );
 
-    app.delete('/recipes/:id', {
-      config: { auth: { scopes: ['recipes:write'] } },
-      schema: { tags: ['Recipes'], summary: 'Delete a Recipe', params: idParam, response: { 204: z.null().describe('Deleted'), ...errors } },
-    }, async (request, reply) => {
-      const { userId } = requirePrincipal(request);
-      await execute(services, recipeStream(request.params.id), recipeDecider, {
-        type: 'DeleteRecipe', recipeId: request.params.id, actorId: userId, at: services.clock(),
-      });
-      return reply.code(204).send(null);
-    });
+    app.delete(
+      '/recipes/:id',
+      {
+        config: { auth: { scopes: ['recipes:write'] } },
+        schema: { tags: ['Recipes'], summary: 'Delete a Recipe', params: idParam, response: { 204: z.null().describe('Deleted'), ...errors } },
+      },
+      async (request, reply) => {
+        const { userId } = requirePrincipal(request);
+        await execute(services, recipeStream(request.params.id), recipeDecider, {
+          type: 'DeleteRecipe',
+          recipeId: request.params.id,
+          actorId: userId,
+          at: services.clock(),
+        });
+        return reply.code(204).send(null);
+      },
+    );
   };
 }

@@ -37,7 +37,9 @@ const inspection = z
   .object({
     project,
     version: z.string().nullable().describe('The version inspected (Mergin Maps), else null'),
-    versions: z.array(z.object({ name: z.string(), created: z.string().nullable(), author: z.string().nullable() })).describe('Project versions, newest first (Mergin Maps)'),
+    versions: z
+      .array(z.object({ name: z.string(), created: z.string().nullable(), author: z.string().nullable() }))
+      .describe('Project versions, newest first (Mergin Maps)'),
     files: z.array(
       z.object({
         name: z.string().describe('Path in the project: source_resource.file'),
@@ -58,25 +60,33 @@ const inspectBody = z.strictObject({
 
 export function sourceProjectRoutes(services: Services): FastifyPluginAsyncZod {
   return async (app) => {
-    app.post('/sources/:id/projects', {
-      config: { auth: { scopes: ['sources:read'] } },
-      schema: {
-        tags: ['Sources'],
-        summary: 'Projects of a QFieldCloud or Mergin Maps Source',
-        params: idParam,
-        response: { 200: z.object({ items: z.array(project) }), ...errors },
+    app.post(
+      '/sources/:id/projects',
+      {
+        config: { auth: { scopes: ['sources:read'] } },
+        schema: {
+          tags: ['Sources'],
+          summary: 'Projects of a QFieldCloud or Mergin Maps Source',
+          params: idParam,
+          response: { 200: z.object({ items: z.array(project) }), ...errors },
+        },
       },
-    }, async (request) => ({ items: await listSourceProjects(services, request.params.id, requirePrincipal(request).userId, request.log as never) }));
+      async (request) => ({ items: await listSourceProjects(services, request.params.id, requirePrincipal(request).userId, request.log as never) }),
+    );
 
-    app.post('/sources/:id/inspect-project', {
-      config: { auth: { scopes: ['sources:read'] } },
-      schema: {
-        tags: ['Sources'],
-        summary: "A project's files and, for each vector file, its layers (geometry type, CRS, feature count)",
-        params: idParam,
-        body: inspectBody,
-        response: { 200: inspection, ...errors },
+    app.post(
+      '/sources/:id/inspect-project',
+      {
+        config: { auth: { scopes: ['sources:read'] } },
+        schema: {
+          tags: ['Sources'],
+          summary: "A project's files and, for each vector file, its layers (geometry type, CRS, feature count)",
+          params: idParam,
+          body: inspectBody,
+          response: { 200: inspection, ...errors },
+        },
       },
-    }, async (request) => inspectSourceProject(services, request.params.id, requirePrincipal(request).userId, request.body, request.log as never));
+      async (request) => inspectSourceProject(services, request.params.id, requirePrincipal(request).userId, request.body, request.log as never),
+    );
   };
 }

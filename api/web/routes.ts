@@ -67,12 +67,14 @@ export async function registerWeb(app: FastifyInstance): Promise<void> {
     } catch {
       return reply.callNotFound();
     }
-    return reply
-      .header('content-type', type)
-      .header('content-length', size)
-      // Every file name under assets/ carries a content hash: a new build has new names.
-      .header('cache-control', 'public, max-age=31536000, immutable')
-      .header('x-content-type-options', 'nosniff')
-      .send(createReadStream(file));
+    return (
+      reply
+        .header('content-type', type)
+        .header('content-length', size)
+        // Every file name under assets/ carries a content hash: a new build has new names.
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('x-content-type-options', 'nosniff')
+        .send(createReadStream(file))
+    );
   });
 }

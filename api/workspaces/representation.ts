@@ -28,9 +28,7 @@ export const workspaceSchema = z
     warnings: z.array(z.string()),
     source: z.record(z.string(), z.unknown()).nullable().describe('The saved Source this Workspace imported, if any'),
     pipeline: z.record(z.string(), z.unknown()),
-    output: z
-      .object({ format: z.string(), filename: z.string(), size: z.number(), media_type: z.string().nullable(), layers: z.array(z.string()) })
-      .nullable(),
+    output: z.object({ format: z.string(), filename: z.string(), size: z.number(), media_type: z.string().nullable(), layers: z.array(z.string()) }).nullable(),
     errors: z.array(z.object({ code: z.string(), message: z.string() })),
     created_at: timestamp,
     updated_at: timestamp,

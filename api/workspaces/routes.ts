@@ -24,7 +24,11 @@ const previewQuery = layerQuery.extend({ limit: z.string().optional().describe('
 
 const pipelineBody = z
   .object({
-    layers: z.array(z.string().min(1).max(1000)).max(1000).default([]).describe('Layers the pipeline applies to; required for multi-layer datasets when operations or sql are set'),
+    layers: z
+      .array(z.string().min(1).max(1000))
+      .max(1000)
+      .default([])
+      .describe('Layers the pipeline applies to; required for multi-layer datasets when operations or sql are set'),
     operations: operationList.default([]).describe('Ordered operations; mutually exclusive with sql; [] clears'),
     sql: z.string().max(100_000).nullable().default(null).describe('One SELECT against the relation `source`'),
     python: z
@@ -74,13 +78,19 @@ const spatialPreviewSchema = z
     returned_count: z.number(),
     feature_count: z.number().nullable(),
     truncated: z.boolean(),
-    geojson: z.object({ type: z.literal('FeatureCollection'), features: z.array(z.unknown()) }).catchall(z.unknown()).describe('RFC 7946 FeatureCollection, lon/lat, 2D'),
+    geojson: z
+      .object({ type: z.literal('FeatureCollection'), features: z.array(z.unknown()) })
+      .catchall(z.unknown())
+      .describe('RFC 7946 FeatureCollection, lon/lat, 2D'),
   })
   .meta({ id: 'SpatialPreview' });
 
 const deliverBody = z.object({
   destination_id: z.string().min(1).max(100),
-  destination_target: z.record(z.string(), z.unknown()).default({}).describe("Per-delivery target, checked by the Destination's connector (GET /api/v1/connectors)"),
+  destination_target: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe("Per-delivery target, checked by the Destination's connector (GET /api/v1/connectors)"),
 });
 
 const deliveryResponse = z
@@ -100,7 +110,10 @@ const deliveryResponse = z
 
 const importBody = z.object({
   source_id: z.string().min(1).max(100),
-  source_resource: z.union([z.string().min(1).max(100_000), z.record(z.string(), z.unknown())]).nullable().optional(),
+  source_resource: z
+    .union([z.string().min(1).max(100_000), z.record(z.string(), z.unknown())])
+    .nullable()
+    .optional(),
 });
 
 /** The upload's file part; busboy's parse errors (no boundary, truncated body) are the client's, not ours. */
@@ -109,7 +122,9 @@ async function filePart(request: FastifyRequest) {
     throw new DomainError('validation_error', `The multipart body cannot be read: ${error.message}`);
   });
   if (part?.fieldname !== 'file') {
-    throw new DomainError('validation_error', 'The multipart body needs one file in a field named `file`', { issues: [{ path: 'body.file', message: 'required' }] });
+    throw new DomainError('validation_error', 'The multipart body needs one file in a field named `file`', {
+      issues: [{ path: 'body.file', message: 'required' }],
+    });
   }
   return { filename: part.filename, file: part.file };
 }
@@ -135,79 +150,171 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
   return async (app) => {
     await app.register(fastifyMultipart, { limits: { fileSize: services.config.maxUploadBytes, files: 1, fields: 10, parts: 12 }, throwFileSizeLimit: false });
 
-    app.post('/workspaces', {
-      config: { auth: { scopes: ['workspaces:write'] } },
-      schema: {
-        tags: ['Workspaces'],
-        summary: 'Create a Workspace: multipart upload (field `file`) or JSON import {source_id, source_resource?}',
-        consumes: ['multipart/form-data', 'application/json'],
-        response: { 201: workspaceSchema, ...errors },
+    app.post(
+      '/workspaces',
+      {
+        config: { auth: { scopes: ['workspaces:write'] } },
+        schema: {
+          tags: ['Workspaces'],
+          summary: 'Create a Workspace: multipart upload (field `file`) or JSON import {source_id, source_resource?}',
+          consumes: ['multipart/form-data', 'application/json'],
+          response: { 201: workspaceSchema, ...errors },
+        },
       },
-    }, async (request, reply) => {
-      const { userId, scopes } = requirePrincipal(request);
-      const created = request.isMultipart()
-        ? await workspaces.createFromUpload(services, userId, await filePart(request))
-        : await workspaces.importFromSource(services, userId, importRequest(request.body, scopes), log(request));
-      return reply.code(201).send(created);
-    });
+      async (request, reply) => {
+        const { userId, scopes } = requirePrincipal(request);
+        const created = request.isMultipart()
+          ? await workspaces.createFromUpload(services, userId, await filePart(request))
+          : await workspaces.importFromSource(services, userId, importRequest(request.body, scopes), log(request));
+        return reply.code(201).send(created);
+      },
+    );
 
-    app.get('/workspaces/:id', {
-      config: { auth: { scopes: ['workspaces:read'] } },
-      schema: { tags: ['Workspaces'], summary: 'The Workspace representation', params, response: { 200: workspaceSchema, ...errors } },
-    }, async (request) => workspaces.showWorkspace(services, userOf(request), request.params.id));
+    app.get(
+      '/workspaces/:id',
+      {
+        config: { auth: { scopes: ['workspaces:read'] } },
+        schema: { tags: ['Workspaces'], summary: 'The Workspace representation', params, response: { 200: workspaceSchema, ...errors } },
+      },
+      async (request) => workspaces.showWorkspace(services, userOf(request), request.params.id),
+    );
 
-    app.get('/workspaces/:id/data-preview', {
-      config: { auth: { scopes: ['workspaces:read'] } },
-      schema: { tags: ['Workspaces'], summary: 'Sample rows of a layer (geometry as a type label)', params, querystring: previewQuery, response: { 200: dataPreviewSchema, ...errors } },
-    }, async (request) => workspaces.previewData(services, userOf(request), request.params.id, request.query));
+    app.get(
+      '/workspaces/:id/data-preview',
+      {
+        config: { auth: { scopes: ['workspaces:read'] } },
+        schema: {
+          tags: ['Workspaces'],
+          summary: 'Sample rows of a layer (geometry as a type label)',
+          params,
+          querystring: previewQuery,
+          response: { 200: dataPreviewSchema, ...errors },
+        },
+      },
+      async (request) => workspaces.previewData(services, userOf(request), request.params.id, request.query),
+    );
 
-    app.get('/workspaces/:id/spatial-preview', {
-      config: { auth: { scopes: ['workspaces:read'] } },
-      schema: { tags: ['Workspaces'], summary: 'Sample features as GeoJSON in EPSG:4326 (at most 2000)', params, querystring: layerQuery, response: { 200: spatialPreviewSchema, ...errors } },
-    }, async (request) => workspaces.previewSpatial(services, userOf(request), request.params.id, request.query));
+    app.get(
+      '/workspaces/:id/spatial-preview',
+      {
+        config: { auth: { scopes: ['workspaces:read'] } },
+        schema: {
+          tags: ['Workspaces'],
+          summary: 'Sample features as GeoJSON in EPSG:4326 (at most 2000)',
+          params,
+          querystring: layerQuery,
+          response: { 200: spatialPreviewSchema, ...errors },
+        },
+      },
+      async (request) => workspaces.previewSpatial(services, userOf(request), request.params.id, request.query),
+    );
 
-    app.get('/workspaces/:id/transformations', {
-      config: { auth: { scopes: ['workspaces:read'] } },
-      schema: { tags: ['Workspaces'], summary: 'The stored pipeline', params, response: { 200: pipelineSchema, ...errors } },
-    }, async (request) => workspaces.getPipeline(services, userOf(request), request.params.id));
+    app.get(
+      '/workspaces/:id/transformations',
+      {
+        config: { auth: { scopes: ['workspaces:read'] } },
+        schema: { tags: ['Workspaces'], summary: 'The stored pipeline', params, response: { 200: pipelineSchema, ...errors } },
+      },
+      async (request) => workspaces.getPipeline(services, userOf(request), request.params.id),
+    );
 
-    app.put('/workspaces/:id/transformations', {
-      config: { auth: { scopes: ['workspaces:write'] } },
-      schema: { tags: ['Workspaces'], summary: 'Replace the whole pipeline ({"operations": []} clears it)', params, body: pipelineBody, response: { 200: pipelineSchema, ...errors } },
-    }, async (request) => workspaces.setPipeline(services, userOf(request), request.params.id, request.body as Pipeline));
+    app.put(
+      '/workspaces/:id/transformations',
+      {
+        config: { auth: { scopes: ['workspaces:write'] } },
+        schema: {
+          tags: ['Workspaces'],
+          summary: 'Replace the whole pipeline ({"operations": []} clears it)',
+          params,
+          body: pipelineBody,
+          response: { 200: pipelineSchema, ...errors },
+        },
+      },
+      async (request) => workspaces.setPipeline(services, userOf(request), request.params.id, request.body as Pipeline),
+    );
 
-    app.get('/workspaces/:id/transform-preview', {
-      config: { auth: { scopes: ['workspaces:read'] } },
-      schema: { tags: ['Workspaces'], summary: 'Data preview of the pipeline result (a truncated sample)', params, querystring: previewQuery, response: { 200: dataPreviewSchema, ...errors } },
-    }, async (request) => workspaces.previewData(services, userOf(request), request.params.id, request.query, true));
+    app.get(
+      '/workspaces/:id/transform-preview',
+      {
+        config: { auth: { scopes: ['workspaces:read'] } },
+        schema: {
+          tags: ['Workspaces'],
+          summary: 'Data preview of the pipeline result (a truncated sample)',
+          params,
+          querystring: previewQuery,
+          response: { 200: dataPreviewSchema, ...errors },
+        },
+      },
+      async (request) => workspaces.previewData(services, userOf(request), request.params.id, request.query, true),
+    );
 
-    app.get('/workspaces/:id/transform-spatial-preview', {
-      config: { auth: { scopes: ['workspaces:read'] } },
-      schema: { tags: ['Workspaces'], summary: 'Spatial preview of the pipeline result (EPSG:4326, at most 2000 features)', params, querystring: layerQuery, response: { 200: spatialPreviewSchema, ...errors } },
-    }, async (request) => workspaces.previewSpatial(services, userOf(request), request.params.id, request.query, true));
+    app.get(
+      '/workspaces/:id/transform-spatial-preview',
+      {
+        config: { auth: { scopes: ['workspaces:read'] } },
+        schema: {
+          tags: ['Workspaces'],
+          summary: 'Spatial preview of the pipeline result (EPSG:4326, at most 2000 features)',
+          params,
+          querystring: layerQuery,
+          response: { 200: spatialPreviewSchema, ...errors },
+        },
+      },
+      async (request) => workspaces.previewSpatial(services, userOf(request), request.params.id, request.query, true),
+    );
 
-    app.post('/workspaces/:id/convert', {
-      config: { auth: { scopes: ['workspaces:run'] } },
-      schema: { tags: ['Workspaces'], summary: 'Convert the upload through the stored pipeline (waits for the result)', params, body: convertBody, response: { 200: workspaceSchema, ...errors } },
-    }, async (request) => workspaces.convert(services, userOf(request), request.params.id, request.body, log(request)));
+    app.post(
+      '/workspaces/:id/convert',
+      {
+        config: { auth: { scopes: ['workspaces:run'] } },
+        schema: {
+          tags: ['Workspaces'],
+          summary: 'Convert the upload through the stored pipeline (waits for the result)',
+          params,
+          body: convertBody,
+          response: { 200: workspaceSchema, ...errors },
+        },
+      },
+      async (request) => workspaces.convert(services, userOf(request), request.params.id, request.body, log(request)),
+    );
 
-    app.get('/workspaces/:id/download', {
-      config: { auth: { scopes: ['workspaces:read'] } },
-      schema: { tags: ['Workspaces'], summary: 'The converted result (binary)', params, response: { ...errors } },
-    }, async (request, reply) => {
-      const { body, size, filename } = await workspaces.download(services, userOf(request), request.params.id);
-      const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-      return reply
-        .header('content-type', 'application/octet-stream')
-        .header('content-length', size)
-        .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`)
-        .send(body as never);
-    });
+    app.get(
+      '/workspaces/:id/download',
+      {
+        config: { auth: { scopes: ['workspaces:read'] } },
+        schema: { tags: ['Workspaces'], summary: 'The converted result (binary)', params, response: { ...errors } },
+      },
+      async (request, reply) => {
+        const { body, size, filename } = await workspaces.download(services, userOf(request), request.params.id);
+        const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+        return reply
+          .header('content-type', 'application/octet-stream')
+          .header('content-length', size)
+          .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`)
+          .send(body as never);
+      },
+    );
 
-    app.post('/workspaces/:id/deliver', {
-      config: { auth: { scopes: ['workspaces:run', 'destinations:read'] } },
-      schema: { tags: ['Workspaces'], summary: 'Deliver the converted output to a saved Destination (waits for the result)', params, body: deliverBody, response: { 200: deliveryResponse, ...errors } },
-    }, async (request) =>
-      workspaces.deliver(services, userOf(request), request.params.id, { destinationId: request.body.destination_id, target: request.body.destination_target }, log(request)));
+    app.post(
+      '/workspaces/:id/deliver',
+      {
+        config: { auth: { scopes: ['workspaces:run', 'destinations:read'] } },
+        schema: {
+          tags: ['Workspaces'],
+          summary: 'Deliver the converted output to a saved Destination (waits for the result)',
+          params,
+          body: deliverBody,
+          response: { 200: deliveryResponse, ...errors },
+        },
+      },
+      async (request) =>
+        workspaces.deliver(
+          services,
+          userOf(request),
+          request.params.id,
+          { destinationId: request.body.destination_id, target: request.body.destination_target },
+          log(request),
+        ),
+    );
   };
 }

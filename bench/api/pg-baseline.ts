@@ -20,12 +20,19 @@ app.get<{ Params: { id: string } }>('/recipes/:id', async (request, reply) => {
   );
   const p = principal.rows[0];
   if (!p || p.revoked_at) return reply.code(401).send({ error: 'unauthorized' });
-  const recipe = await pool.query(
-    'SELECT id, name, description, operations, created_at, updated_at FROM rm.recipes WHERE id = $1 AND owner_id = $2',
-    [request.params.id, p.owner_id],
-  );
+  const recipe = await pool.query('SELECT id, name, description, operations, created_at, updated_at FROM rm.recipes WHERE id = $1 AND owner_id = $2', [
+    request.params.id,
+    p.owner_id,
+  ]);
   if (!recipe.rows[0]) return reply.code(404).send({ error: 'recipe_not_found' });
   return recipe.rows[0];
 });
 await app.listen({ port: Number(process.env.PORT), host: '127.0.0.1' });
-process.on('SIGTERM', () => void app.close().then(() => pool.end()).then(() => process.exit(0)));
+process.on(
+  'SIGTERM',
+  () =>
+    void app
+      .close()
+      .then(() => pool.end())
+      .then(() => process.exit(0)),
+);

@@ -41,9 +41,26 @@ async function generate(): Promise<void> {
   await once(out, 'finish');
   const started = Date.now();
   execFileSync('ogr2ogr', [
-    '-f', 'GPKG', input, csv, '-nln', 'points', '-a_srs', 'EPSG:4326', '-nlt', 'POINT',
-    '-oo', 'X_POSSIBLE_NAMES=lon', '-oo', 'Y_POSSIBLE_NAMES=lat', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-oo', 'AUTODETECT_TYPE=YES',
-    '-gt', '65536',
+    '-f',
+    'GPKG',
+    input,
+    csv,
+    '-nln',
+    'points',
+    '-a_srs',
+    'EPSG:4326',
+    '-nlt',
+    'POINT',
+    '-oo',
+    'X_POSSIBLE_NAMES=lon',
+    '-oo',
+    'Y_POSSIBLE_NAMES=lat',
+    '-oo',
+    'KEEP_GEOM_COLUMNS=NO',
+    '-oo',
+    'AUTODETECT_TYPE=YES',
+    '-gt',
+    '65536',
   ]);
   rmSync(csv);
   console.log(`generated ${points} points in ${((Date.now() - started) / 1000).toFixed(1)} s: ${(statSync(input).size / 1e6).toFixed(0)} MB`);
@@ -64,9 +81,7 @@ const fmt = (xs: number[]) => xs.map((x) => x.toFixed(2)).join('/');
 function timeOgr2ogr(args: string[]): { wall: number; cpu: number | null } {
   const timeBin = existsSync('/usr/bin/time') ? '/usr/bin/time' : null;
   const t = process.hrtime.bigint();
-  const r = timeBin
-    ? spawnSync(timeBin, ['-f', '@@%U %S', 'ogr2ogr', ...args], { encoding: 'utf8' })
-    : spawnSync('ogr2ogr', args, { encoding: 'utf8' });
+  const r = timeBin ? spawnSync(timeBin, ['-f', '@@%U %S', 'ogr2ogr', ...args], { encoding: 'utf8' }) : spawnSync('ogr2ogr', args, { encoding: 'utf8' });
   const wall = Number(process.hrtime.bigint() - t) / 1e9;
   if (r.status !== 0) throw new Error(`ogr2ogr failed: ${r.stderr}`);
   const m = /@@([\d.]+) ([\d.]+)/.exec(r.stderr ?? '');

@@ -10,14 +10,21 @@ import { defineConnector, type ConnectorContext, type DestinationSupport, type S
 import { azureFailure, azureWhere, containerClient, credentialKind, isDenied, isMissing, isNotModified, type AzureConfig } from './client.js';
 
 const configuration = z.strictObject({
-  account_name: z.string().min(3).max(24).regex(/^[a-z0-9]+$/, 'a storage account name').describe('Storage account name'),
+  account_name: z
+    .string()
+    .min(3)
+    .max(24)
+    .regex(/^[a-z0-9]+$/, 'a storage account name')
+    .describe('Storage account name'),
   container: z
     .string()
     .min(3)
     .max(63)
     .regex(/^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9]))*$/, 'a container name: lower-case letters, digits and single hyphens')
     .describe('Container'),
-  endpoint: httpUrl.optional().describe('Blob endpoint of the account (Azurite: http://127.0.0.1:10000/<account>); omit for https://<account>.blob.core.windows.net'),
+  endpoint: httpUrl
+    .optional()
+    .describe('Blob endpoint of the account (Azurite: http://127.0.0.1:10000/<account>); omit for https://<account>.blob.core.windows.net'),
   prefix: z.string().max(512).default('').describe('Folder (blob name prefix) every blob name is relative to'),
   account_key: secret('Account key'),
   sas_token: secret('Shared access signature (used when there is no account key)'),
@@ -35,7 +42,8 @@ interface AzureCursor {
   etag: string | null;
 }
 
-const label = (c: AzureConfig, blob?: string) => (blob === undefined ? `Azure container "${c.container}" of account "${c.account_name}"` : `Azure blob "${blob}" in container "${c.container}"`);
+const label = (c: AzureConfig, blob?: string) =>
+  blob === undefined ? `Azure container "${c.container}" of account "${c.account_name}"` : `Azure blob "${blob}" in container "${c.container}"`;
 
 /**
  * Block ids of one delivery: derived from its delivery id, so a retry stages the same blocks
@@ -53,7 +61,10 @@ async function test(config: AzureConfig, ctx: ConnectorContext): Promise<TestRes
     async () => {
       // Listing one blob under the prefix proves endpoint, credential and read access at once; a
       // container SAS may list, but not read the container's properties.
-      await containerClient(c).listBlobsFlat({ prefix: c.prefix || undefined, abortSignal: ctx.signal }).byPage({ maxPageSize: 1 }).next();
+      await containerClient(c)
+        .listBlobsFlat({ prefix: c.prefix || undefined, abortSignal: ctx.signal })
+        .byPage({ maxPageSize: 1 })
+        .next();
       return `${label(c)} is reachable and the credential may list it`;
     },
     (error) => azureFailure(error, label(c), azureWhere(c)),
@@ -70,27 +81,35 @@ const source: SourceSupport<{ blob: string }, AzureConfig> = {
   extract(config, resource, ctx, options) {
     const c = config;
     const name = underPrefix(c.prefix, resource.blob);
-    return readObjectIfChanged({
-      field: 'blob' satisfies keyof AzureCursor,
-      name,
-      async read(ifNoneMatch) {
-        try {
-          const answer = await containerClient(c).getBlobClient(name).download(0, undefined, { abortSignal: ctx.signal, conditions: ifNoneMatch ? { ifNoneMatch } : undefined });
-          return { body: answer.readableStreamBody, length: answer.contentLength, etag: answer.etag ?? null };
-        } catch (error) {
-          if (ifNoneMatch && isNotModified(error)) return 'unchanged';
-          throw error;
-        }
+    return readObjectIfChanged(
+      {
+        field: 'blob' satisfies keyof AzureCursor,
+        name,
+        async read(ifNoneMatch) {
+          try {
+            const answer = await containerClient(c)
+              .getBlobClient(name)
+              .download(0, undefined, { abortSignal: ctx.signal, conditions: ifNoneMatch ? { ifNoneMatch } : undefined });
+            return { body: answer.readableStreamBody, length: answer.contentLength, etag: answer.etag ?? null };
+          } catch (error) {
+            if (ifNoneMatch && isNotModified(error)) return 'unchanged';
+            throw error;
+          }
+        },
+        failure: (error) => azureFailure(error, label(c, name), azureWhere(c, name)),
+        label: label(c, name),
+        where: azureWhere(c, name),
       },
-      failure: (error) => azureFailure(error, label(c, name), azureWhere(c, name)),
-      label: label(c, name),
-      where: azureWhere(c, name),
-    }, options.sync, ctx);
+      options.sync,
+      ctx,
+    );
   },
 };
 
 const destination: DestinationSupport<{ blob: string }, AzureConfig> = {
-  target: z.strictObject({ blob: relativeKey('Blob name to write, relative to the prefix; ending in "/" it names a folder and the output keeps its filename') }),
+  target: z.strictObject({
+    blob: relativeKey('Blob name to write, relative to the prefix; ending in "/" it names a folder and the output keeps its filename'),
+  }),
   deliverable: true,
   async deliver(config, target, input, ctx) {
     const c = config;
@@ -105,7 +124,8 @@ const destination: DestinationSupport<{ blob: string }, AzureConfig> = {
         if (isMissing(error) || isDenied(error)) return null; // absent, or a write-only SAS
         throw error;
       });
-      if (alreadyDelivered(existing ? { deliveryId: existing.metadata?.[DELIVERY_META], size: existing.contentLength } : null, input.deliveryId, size)) return result;
+      if (alreadyDelivered(existing ? { deliveryId: existing.metadata?.[DELIVERY_META], size: existing.contentLength } : null, input.deliveryId, size))
+        return result;
 
       // Stage the blocks (invisible to readers), then commit the list: the blob changes at once.
       const ids = blockIds(input.deliveryId, Math.ceil(size / BLOCK_BYTES));
@@ -145,7 +165,7 @@ export const azureblob = defineConnector({
   implemented: true,
   verifiedAgainst: 'Azurite 3.35 (the Azure Storage emulator) started by the tests, with its own account and key',
   notes: [
-    '- **Credentials**: `account_key` (Shared Key), else `sas_token` (a container SAS: `r` to import, `c`+`w` to deliver, `l` for the connection test; with `r` a retried delivery also sees that it already finished), else none for a public container. They go into this call\'s own SDK client and nowhere else. GDAL\'s `/vsiaz/` is not used because gdal-async offers no per-path credential option, only the process-wide `gdal.config.set`, which another request could read; a whole-blob transfer needs no random access anyway.',
+    "- **Credentials**: `account_key` (Shared Key), else `sas_token` (a container SAS: `r` to import, `c`+`w` to deliver, `l` for the connection test; with `r` a retried delivery also sees that it already finished), else none for a public container. They go into this call's own SDK client and nowhere else. GDAL's `/vsiaz/` is not used because gdal-async offers no per-path credential option, only the process-wide `gdal.config.set`, which another request could read; a whole-blob transfer needs no random access anyway.",
     '- **Import** (`source_resource`: `{"blob": "parcels.gpkg"}` or just `"parcels.gpkg"`): the blob under `prefix` is streamed to disk with the upload limit enforced while it streams, then opened like an upload.',
     '- **Deliver** (`destination_target`: `{"blob": "out/parcels.gpkg"}`; a name ending in `/` keeps the output\'s filename): the file is staged as 8 MiB blocks, then the block list is committed, which replaces the blob in one step; readers see the old blob or the new one, never part of it. Block ids derive from the delivery id, so a retry stages the same blocks again; the blob carries the metadata `geoflow_delivery_id`, and a retried delivery that finds its own committed blob does nothing. Uncommitted blocks of a failed delivery are discarded by Azure (after a week, or at the next commit). The result is `{"target": {"account_name", "container", "blob"}, "bytes_written"}`.',
     '- **Test** lists one blob under `prefix`: `authentication_failed` for a wrong key or SAS signature, `permission_denied` for a SAS that may not list (`l`), `not_found` for a missing container, `unreachable`/`timeout` for the endpoint.',

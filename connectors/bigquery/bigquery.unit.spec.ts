@@ -8,7 +8,14 @@ const base = { project_id: 'p', dataset: 'd' };
 describe('bigquery column names', () => {
   it('keeps letters, digits and _; drops accents; fixes leading digits and reserved prefixes; dedupes without case', () => {
     expect(bigQueryColumnNames(['Población total', '2020', '_TABLE_x', 'Name', 'name', 'NAME', 'straße', '名前'])).toEqual([
-      'Poblacion_total', '_2020', 'f_TABLE_x', 'Name', 'name_2', 'NAME_3', 'stra_e', '__',
+      'Poblacion_total',
+      '_2020',
+      'f_TABLE_x',
+      'Name',
+      'name_2',
+      'NAME_3',
+      'stra_e',
+      '__',
     ]);
     expect(bigQueryColumnNames(['x'.repeat(400)])[0]).toHaveLength(300);
   });
@@ -24,7 +31,13 @@ describe('bigquery values', () => {
     expect(cellText({ name: 'r', type: 'RECORD', fields: [{ name: 'a', type: 'STRING' }] }, { v: { f: [{ v: 'x' }] } })).toBe('{"a":"x"}');
     expect(cellText({ name: 'l', type: 'STRING', mode: 'REPEATED' }, { v: [{ v: 'a' }, { v: 'b' }] })).toBe('["a","b"]');
     expect(['INTEGER', 'FLOAT64', 'NUMERIC', 'BOOL', 'DATE', 'TIMESTAMP', 'GEOGRAPHY'].map((type) => kindOfBigQuery({ name: 'x', type }))).toEqual([
-      'integer', 'real', 'real', 'boolean', 'date', 'datetime', 'string',
+      'integer',
+      'real',
+      'real',
+      'boolean',
+      'date',
+      'datetime',
+      'string',
     ]);
   });
 
@@ -36,7 +49,12 @@ describe('bigquery values', () => {
 
 describe('bigquery credentials and errors', () => {
   it('refuses keys that are not service-account keys without quoting them', () => {
-    for (const credentials_json of [undefined, 'not json', '{"type": "authorized_user", "client_email": "a", "private_key": "b"}', '{"client_email": "a@b", "private_key": "SECRET-KEY-TEXT"}']) {
+    for (const credentials_json of [
+      undefined,
+      'not json',
+      '{"type": "authorized_user", "client_email": "a", "private_key": "b"}',
+      '{"client_email": "a@b", "private_key": "SECRET-KEY-TEXT"}',
+    ]) {
       let error: unknown;
       try {
         serviceAccount({ ...base, credentials_json });

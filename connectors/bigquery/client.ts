@@ -30,7 +30,13 @@ function useEgressAgentsForGoogleCloudCommon(): void {
   const { pool } = fromCommon('teeny-request/build/src/agents.js') as { pool: Map<string, unknown> };
   const { http, https } = egressAgents();
   // `forever` (keep-alive) is @google-cloud/common's default; the plain keys cover requests without it.
-  for (const [key, agent] of [['http', http], ['http:forever', http], ['https', https], ['https:forever', https]] as const) pool.set(key, agent);
+  for (const [key, agent] of [
+    ['http', http],
+    ['http:forever', http],
+    ['https', https],
+    ['https:forever', https],
+  ] as const)
+    pool.set(key, agent);
 }
 useEgressAgentsForGoogleCloudCommon();
 
@@ -59,7 +65,8 @@ interface ServiceAccountKey {
 
 /** The service account of credentials_json, checked before anything is sent; errors never quote the key. */
 export function serviceAccount(config: BigQueryConfig): ServiceAccountKey {
-  const bad = (why: string) => new ConnectorError('authentication_failed', `credentials_json ${why}: paste the whole JSON key file of a service account`, triedOf(config), false);
+  const bad = (why: string) =>
+    new ConnectorError('authentication_failed', `credentials_json ${why}: paste the whole JSON key file of a service account`, triedOf(config), false);
   if (!config.credentials_json) throw bad('is missing');
   let key: Partial<ServiceAccountKey> & { type?: string };
   try {
@@ -67,14 +74,19 @@ export function serviceAccount(config: BigQueryConfig): ServiceAccountKey {
   } catch {
     throw bad('is not JSON');
   }
-  if (typeof key !== 'object' || key === null || typeof key.client_email !== 'string' || typeof key.private_key !== 'string') throw bad('has no client_email and private_key');
+  if (typeof key !== 'object' || key === null || typeof key.client_email !== 'string' || typeof key.private_key !== 'string')
+    throw bad('has no client_email and private_key');
   if (key.type !== undefined && key.type !== 'service_account') throw bad(`is a "${String(key.type)}" key, not a service account key`);
   try {
     createPrivateKey(key.private_key);
   } catch {
     throw bad('holds a private_key that is not a PEM private key');
   }
-  return { client_email: key.client_email, private_key: key.private_key, ...(typeof key.private_key_id === 'string' ? { private_key_id: key.private_key_id } : {}) };
+  return {
+    client_email: key.client_email,
+    private_key: key.private_key,
+    ...(typeof key.private_key_id === 'string' ? { private_key_id: key.private_key_id } : {}),
+  };
 }
 
 /** `retries`: how often the client library retries a failed request (0 for a connection test with a short deadline). */
@@ -138,8 +150,10 @@ export function classifyBigQuery(error: unknown, what: string, details: Record<s
   const status = typeof e.code === 'number' ? e.code : undefined;
   const reason = e.errors?.[0]?.reason ?? e.reason;
   const message = typeof e.message === 'string' ? e.message : '';
-  if (status === 401) return new ConnectorError('authentication_failed', `${what} refused the service account's credentials: ${message}`, { ...details, status });
-  if (reason && reasons[reason]) return new ConnectorError(reasons[reason], `${what}: ${message}`, { ...details, ...(status ? { status } : {}), error_reason: reason });
+  if (status === 401)
+    return new ConnectorError('authentication_failed', `${what} refused the service account's credentials: ${message}`, { ...details, status });
+  if (reason && reasons[reason])
+    return new ConnectorError(reasons[reason], `${what}: ${message}`, { ...details, ...(status ? { status } : {}), error_reason: reason });
   if (status === 403) return new ConnectorError('permission_denied', `${what}: ${message}`, { ...details, status });
   if (status === 404) return new ConnectorError('not_found', `${what}: ${message}`, { ...details, status });
   if (status === 400) return new ConnectorError('invalid_data', `${what}: ${message}`, { ...details, status });
@@ -184,7 +198,11 @@ export async function waitForJob(config: BigQueryConfig, ctx: ConnectorContext, 
     const status = (metadata.status ?? {}) as JobStatus;
     if (status.state === 'DONE') {
       if (status.errorResult) {
-        throw classifyBigQuery({ reason: status.errorResult.reason, message: status.errorResult.message ?? 'the job failed' }, `${describeServer(config)}: ${what}`, { job_id: job.id });
+        throw classifyBigQuery(
+          { reason: status.errorResult.reason, message: status.errorResult.message ?? 'the job failed' },
+          `${describeServer(config)}: ${what}`,
+          { job_id: job.id },
+        );
       }
       return metadata as Record<string, any>;
     }

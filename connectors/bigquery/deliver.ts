@@ -32,7 +32,14 @@ const tag = (deliveryId: string) => createHash('sha256').update(deliveryId).dige
 
 /** Column kinds → BigQuery types of a new table. */
 const bigQueryTypes: Record<ColumnKind, string> = {
-  integer: 'INT64', real: 'FLOAT64', string: 'STRING', boolean: 'BOOL', date: 'DATE', datetime: 'TIMESTAMP', time: 'TIME', binary: 'BYTES',
+  integer: 'INT64',
+  real: 'FLOAT64',
+  string: 'STRING',
+  boolean: 'BOOL',
+  date: 'DATE',
+  datetime: 'TIMESTAMP',
+  time: 'TIME',
+  binary: 'BYTES',
 };
 
 /** Names BigQuery reserves for its own columns (a column may not start with them). */
@@ -46,7 +53,10 @@ const reservedPrefixes = ['_table_', '_file_', '_partition', '_row_timestamp', '
 export function bigQueryColumnNames(names: string[]): string[] {
   const taken = new Set<string>();
   return names.map((original) => {
-    let name = original.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z0-9_]/g, '_');
+    let name = original
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .replace(/[^A-Za-z0-9_]/g, '_');
     if (!name || /^[0-9]/.test(name)) name = `_${name}`;
     if (reservedPrefixes.some((p) => name.toLowerCase().startsWith(p))) name = `f${name}`;
     name = name.slice(0, 300);
@@ -76,7 +86,14 @@ async function existingJob(config: BigQueryConfig, ctx: ConnectorContext, bq: Bi
 }
 
 /** Inserts a job with this id, or (409: it exists from an earlier attempt) waits for that one. */
-async function runJob(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuery, jobId: string, what: string, create: () => Promise<Job>): Promise<Record<string, any>> {
+async function runJob(
+  config: BigQueryConfig,
+  ctx: ConnectorContext,
+  bq: BigQuery,
+  jobId: string,
+  what: string,
+  create: () => Promise<Job>,
+): Promise<Record<string, any>> {
   let job: Job;
   try {
     job = await create();
@@ -87,7 +104,12 @@ async function runJob(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuer
   return waitForJob(config, ctx, job, what);
 }
 
-async function tableExists(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuery, table: string): Promise<{ fields: { name: string; type: string }[] } | null> {
+async function tableExists(
+  config: BigQueryConfig,
+  ctx: ConnectorContext,
+  bq: BigQuery,
+  table: string,
+): Promise<{ fields: { name: string; type: string }[] } | null> {
   try {
     const [metadata] = await call(config, ctx, `reading table ${config.dataset}.${table}`, () => bq.dataset(config.dataset).table(table).getMetadata());
     return { fields: metadata.schema?.fields ?? [] };
@@ -111,16 +133,23 @@ export async function deliverBigQuery(config: BigQueryConfig, target: BigQueryTa
   let reprojected: { from: string; to: string } | null = null;
   const result = (done: Done, mode: WriteMode): DeliveryResult => ({
     target: {
-      project: config.project_id, dataset: config.dataset, table, write_mode: mode,
+      project: config.project_id,
+      dataset: config.dataset,
+      table,
+      write_mode: mode,
       ...(layer.base !== 100 ? { crs: `EPSG:${GEOGRAPHY_EPSG}`, geometry_type: 'GEOGRAPHY' } : {}),
       ...(reprojected ? { reprojected } : {}),
     },
     rows_written: done.rows_written,
   });
-  if (layer.base !== 100 && layer.epsg !== GEOGRAPHY_EPSG) reprojected = { from: layer.epsg ? `EPSG:${layer.epsg}` : 'the layer CRS', to: `EPSG:${GEOGRAPHY_EPSG}` };
+  if (layer.base !== 100 && layer.epsg !== GEOGRAPHY_EPSG)
+    reprojected = { from: layer.epsg ? `EPSG:${layer.epsg}` : 'the layer CRS', to: `EPSG:${GEOGRAPHY_EPSG}` };
 
   // A retry of a delivery whose last job already ran: nothing is written twice.
-  for (const [jobId, mode] of [[jobs.copy, requested === 'create' ? 'create' : 'replace'], [jobs.append, 'append']] as const) {
+  for (const [jobId, mode] of [
+    [jobs.copy, requested === 'create' ? 'create' : 'replace'],
+    [jobs.append, 'append'],
+  ] as const) {
     const done = await existingJob(config, ctx, bq, jobId, 'looking for an earlier attempt');
     if (done) {
       const load = await existingJob(config, ctx, bq, jobs.load, 'looking for an earlier attempt');
@@ -129,7 +158,8 @@ export async function deliverBigQuery(config: BigQueryConfig, target: BigQueryTa
   }
 
   const existing = await tableExists(config, ctx, bq, table);
-  if (requested === 'create' && existing) throw new ConnectorError('target_exists', `${where} already exists in project ${config.project_id} (write_mode create never overwrites)`, { table }, false);
+  if (requested === 'create' && existing)
+    throw new ConnectorError('target_exists', `${where} already exists in project ${config.project_id} (write_mode create never overwrites)`, { table }, false);
   const mode: WriteMode = requested === 'append' && !existing ? 'create' : requested;
 
   // The load file: geometry first (WKT, WGS 84), then the attributes.
@@ -144,7 +174,13 @@ export async function deliverBigQuery(config: BigQueryConfig, target: BigQueryTa
   if (mode === 'append') {
     const have = new Set(existing!.fields.map((f) => f.name.toLowerCase()));
     const missing = fields.filter((f) => !have.has(f.name.toLowerCase())).map((f) => f.name);
-    if (missing.length) throw new ConnectorError('invalid_data', `${where} has no column ${missing.join(', ')} of the output (append matches columns by name)`, { missing }, false);
+    if (missing.length)
+      throw new ConnectorError(
+        'invalid_data',
+        `${where} has no column ${missing.join(', ')} of the output (append matches columns by name)`,
+        { missing },
+        false,
+      );
   }
 
   const stageTable = bq.dataset(config.dataset).table(stage);
@@ -196,6 +232,8 @@ export async function deliverBigQuery(config: BigQueryConfig, target: BigQueryTa
     }
     return result({ rows_written: rows }, mode);
   } finally {
-    await call(config, { ...ctx, signal: AbortSignal.timeout(20_000) }, 'dropping the staging table', () => stageTable.delete({ ignoreNotFound: true })).catch(() => undefined);
+    await call(config, { ...ctx, signal: AbortSignal.timeout(20_000) }, 'dropping the staging table', () => stageTable.delete({ ignoreNotFound: true })).catch(
+      () => undefined,
+    );
   }
 }

@@ -108,14 +108,22 @@ const rest = (bq: BigQuery, request: { uri: string; qs: Record<string, unknown> 
   new Promise<Page>((resolve, reject) => bq.request(request, (error, body) => (error ? reject(error) : resolve(body as Page))));
 
 /** Pages of a table (tabledata.list) or of a finished query job (getQueryResults). */
-async function* pages(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuery, source: { table: string } | { jobId: string; location?: string }): AsyncGenerator<Page> {
+async function* pages(
+  config: BigQueryConfig,
+  ctx: ConnectorContext,
+  bq: BigQuery,
+  source: { table: string } | { jobId: string; location?: string },
+): AsyncGenerator<Page> {
   let pageToken: string | undefined;
   do {
     const qs: Record<string, unknown> = { maxResults: PAGE_ROWS, 'formatOptions.useInt64Timestamp': true, ...(pageToken ? { pageToken } : {}) };
     const page = await call(config, ctx, 'reading rows', async () => {
       if ('table' in source) return rest(bq, { uri: `/datasets/${encodeURIComponent(config.dataset)}/tables/${encodeURIComponent(source.table)}/data`, qs });
       for (;;) {
-        const body = await rest(bq, { uri: `/queries/${encodeURIComponent(source.jobId)}`, qs: { ...qs, ...(source.location ? { location: source.location } : {}), timeoutMs: 10_000 } });
+        const body = await rest(bq, {
+          uri: `/queries/${encodeURIComponent(source.jobId)}`,
+          qs: { ...qs, ...(source.location ? { location: source.location } : {}), timeoutMs: 10_000 },
+        });
         if (body.jobComplete !== false) return body;
       }
     });
@@ -138,11 +146,20 @@ interface Plan {
 
 async function tableSchema(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuery, table: string): Promise<SchemaField[]> {
   const [metadata] = await call(config, ctx, `reading table ${config.dataset}.${table}`, () => bq.dataset(config.dataset).table(table).getMetadata());
-  return ((metadata.schema?.fields ?? []) as SchemaField[]);
+  return (metadata.schema?.fields ?? []) as SchemaField[];
 }
 
-async function scalar(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuery, query: string, params: Record<string, unknown>, types: Record<string, string>): Promise<string | null> {
-  const [job] = await call(config, ctx, 'reading the cursor', () => bq.createQueryJob({ query, params, types, useLegacySql: false, ...(config.location ? { location: config.location } : {}) }));
+async function scalar(
+  config: BigQueryConfig,
+  ctx: ConnectorContext,
+  bq: BigQuery,
+  query: string,
+  params: Record<string, unknown>,
+  types: Record<string, string>,
+): Promise<string | null> {
+  const [job] = await call(config, ctx, 'reading the cursor', () =>
+    bq.createQueryJob({ query, params, types, useLegacySql: false, ...(config.location ? { location: config.location } : {}) }),
+  );
   await waitForJob(config, ctx, job, 'reading the cursor');
   for await (const page of pages(config, ctx, bq, { jobId: job.id!, ...(job.location ? { location: job.location } : {}) })) {
     const v = (page.rows?.[0]?.f?.[0] as { v?: unknown } | undefined)?.v;
@@ -157,7 +174,8 @@ async function plan(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuery,
   const column = resource.cursor_column;
   if (!column) return { name: table, table };
   const field = (await tableSchema(config, ctx, bq, table)).find((f) => f.name.toLowerCase() === column.toLowerCase());
-  if (!field) throw new ConnectorError('not_found', `${describeServer(config)}: table ${config.dataset}.${table} has no column ${column}`, { table, column }, false);
+  if (!field)
+    throw new ConnectorError('not_found', `${describeServer(config)}: table ${config.dataset}.${table} has no column ${column}`, { table, column }, false);
   const type = field.type.toUpperCase() === 'INTEGER' ? 'INT64' : field.type.toUpperCase() === 'FLOAT' ? 'FLOAT64' : field.type.toUpperCase();
   // A cursor kept for another column (the Job changed it) does not apply.
   const last = previous?.column === field.name && previous.type === type ? previous.value : null;
@@ -184,7 +202,12 @@ async function plan(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuery,
   };
 }
 
-export async function extractBigQuery(config: BigQueryConfig, resource: BigQueryResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
+export async function extractBigQuery(
+  config: BigQueryConfig,
+  resource: BigQueryResource,
+  ctx: ConnectorContext,
+  options: ExtractOptions,
+): Promise<ExtractResult> {
   const bq = bigQueryClient(config);
   const p = await plan(config, ctx, bq, resource, (options.sync?.cursor ?? null) as BigQueryCursor | null);
   // Nothing newer than the last Run: the rest of the Run is skipped.
@@ -198,7 +221,12 @@ export async function extractBigQuery(config: BigQueryConfig, resource: BigQuery
   } else {
     const what = 'query' in resource ? 'running the query' : `reading ${config.dataset}.${p.name}`;
     const [job] = await call(config, ctx, what, () =>
-      bq.createQueryJob({ query: p.query!, useLegacySql: false, ...(p.params && Object.keys(p.params).length ? { params: p.params, types: p.types } : {}), ...(config.location ? { location: config.location } : {}) }),
+      bq.createQueryJob({
+        query: p.query!,
+        useLegacySql: false,
+        ...(p.params && Object.keys(p.params).length ? { params: p.params, types: p.types } : {}),
+        ...(config.location ? { location: config.location } : {}),
+      }),
     );
     await waitForJob(config, ctx, job, what);
     source = { jobId: job.id!, ...(job.location ? { location: job.location } : {}) };
@@ -217,10 +245,20 @@ export async function extractBigQuery(config: BigQueryConfig, resource: BigQuery
         fields = schema ?? page.schema?.fields ?? [];
         const named = resource.geometry_column?.toLowerCase();
         geometryIndex = fields.findIndex((f) => f.type.toUpperCase() === 'GEOGRAPHY' && f.mode !== 'REPEATED' && (!named || f.name.toLowerCase() === named));
-        if (named && geometryIndex < 0) throw new ConnectorError('not_found', `${describeServer(config)}: no GEOGRAPHY column ${resource.geometry_column} in the result`, { geometry_column: resource.geometry_column }, false);
+        if (named && geometryIndex < 0)
+          throw new ConnectorError(
+            'not_found',
+            `${describeServer(config)}: no GEOGRAPHY column ${resource.geometry_column} in the result`,
+            { geometry_column: resource.geometry_column },
+            false,
+          );
         // The geometry first, so GDAL takes it as the layer's geometry (the CSV keeps no other order).
         order = geometryIndex >= 0 ? [geometryIndex, ...fields.map((_, i) => i).filter((i) => i !== geometryIndex)] : fields.map((_, i) => i);
-        writer = new RowsCsv(csv, order.map((i) => ({ name: fields[i]!.name, kind: i === geometryIndex ? 'wkt' : kindOfBigQuery(fields[i]!) })), ctx);
+        writer = new RowsCsv(
+          csv,
+          order.map((i) => ({ name: fields[i]!.name, kind: i === geometryIndex ? 'wkt' : kindOfBigQuery(fields[i]!) })),
+          ctx,
+        );
       }
       for (const row of page.rows ?? []) await writer.row(order.map((i) => cellText(fields[i]!, row.f[i])));
       ctx.progress?.({ features: writer.rows });
@@ -234,7 +272,14 @@ export async function extractBigQuery(config: BigQueryConfig, resource: BigQuery
   }
   const geometry = geometryIndex >= 0 ? { name: fields[geometryIndex]!.name, epsg: GEOGRAPHY_EPSG } : null;
   try {
-    await csvToGeoPackage(writer, file, p.name, geometry, ctx, `Reading ${'query' in resource ? 'the query' : `${config.dataset}.${p.name}`} (${describeServer(config)})`);
+    await csvToGeoPackage(
+      writer,
+      file,
+      p.name,
+      geometry,
+      ctx,
+      `Reading ${'query' in resource ? 'the query' : `${config.dataset}.${p.name}`} (${describeServer(config)})`,
+    );
   } catch (error) {
     await rm(file, { force: true });
     throw error;

@@ -51,9 +51,9 @@ export const bigquery = defineConnector({
     'roles BigQuery Job User on the project and BigQuery Data Editor on the dataset (Data Viewer for Sources). The key',
     'signs its own short-lived tokens (self-signed JWTs with the BigQuery scope), so only the BigQuery endpoint is',
     "contacted. **Test** reads the dataset's metadata and reports its location. Failures are classified by HTTP status",
-    'and BigQuery\'s error reasons: `authentication_failed` (a key that is not a service-account key, or one Google',
+    "and BigQuery's error reasons: `authentication_failed` (a key that is not a service-account key, or one Google",
     'refuses), `permission_denied` (accessDenied), `not_found` (no such project or dataset), `unreachable`, `timeout`.',
-    'Every request (the library\'s and its auth client\'s) passes the outbound policy; an `HTTPS_PROXY` in the',
+    "Every request (the library's and its auth client's) passes the outbound policy; an `HTTPS_PROXY` in the",
     'environment takes precedence in the library and then decides for itself.',
     '',
     '**Discover** lists the datasets of the project; with `?schema=DATASET` its tables and views, each with',
@@ -62,10 +62,10 @@ export const bigquery = defineConnector({
     '**Import** (`source_resource`): `{"table": "parcels"}` (the string `"parcels"` means that) or `{"query": "SELECT …"}`',
     '(GoogleSQL; run as a subquery, so it cannot modify anything), each with an optional `geometry_column`. A table is',
     'read page by page with tabledata.list (no query is billed); a query runs as a query job whose results are read',
-    'page by page. The GEOGRAPHY column (the one named, else the first) becomes the layer\'s geometry in EPSG:4326;',
+    "page by page. The GEOGRAPHY column (the one named, else the first) becomes the layer's geometry in EPSG:4326;",
     'other GEOGRAPHY columns stay WKT text; INT64 → Integer64, FLOAT64 and NUMERIC → Real, BOOL → Boolean, DATE, TIME,',
     'DATETIME and TIMESTAMP (UTC) keep their kind, RECORD and REPEATED columns become JSON text. With `cursor_column`, a',
-    'Job\'s Run queries the rows above the largest value the previous Run read (compared in the column\'s own type), up',
+    "Job's Run queries the rows above the largest value the previous Run read (compared in the column's own type), up",
     'to the largest value at its start; the cursor is kept as `{"column", "type", "value"}`.',
     '',
     '**Deliver** (`destination_target`): `{"table": "parcels", "write_mode": "replace"}`. Bulk writes are load jobs, never',
@@ -75,7 +75,7 @@ export const bigquery = defineConnector({
     'copies it over the target with a copy job (WRITE_TRUNCATE: BigQuery swaps contents and schema atomically, readers',
     'see the old rows or the new ones, never none); `append` runs one `INSERT … SELECT` (columns matched by name; every',
     'output column must exist in the target); a missing target is created; `create` copies with WRITE_EMPTY after',
-    'checking that the target does not exist (else `target_exists`). Every job\'s id is derived from the delivery id, and',
+    "checking that the target does not exist (else `target_exists`). Every job's id is derived from the delivery id, and",
     'BigQuery refuses a job id it already knows: a retried delivery finds its own jobs and never writes twice. The',
     'staging table is dropped afterwards.',
     '',
@@ -93,7 +93,9 @@ export const bigquery = defineConnector({
         const key = serviceAccount(c);
         const bq = bigQueryClient(c, 0);
         const [metadata] = await call(c, ctx, `reading dataset ${c.dataset}`, () => bq.dataset(c.dataset).getMetadata());
-        return { message: `Connected to ${describeServer(c)} as ${key.client_email}: dataset ${c.dataset} (location ${String(metadata.location ?? 'unknown')})` };
+        return {
+          message: `Connected to ${describeServer(c)} as ${key.client_email}: dataset ${c.dataset} (location ${String(metadata.location ?? 'unknown')})`,
+        };
       },
       (error) => classifyBigQuery(error, describeServer(c)),
     );

@@ -61,7 +61,14 @@ export async function action<T>(access: CkanAccess, name: string, params: Record
   const label = publicUrl(url);
   // No redirects: the Authorization header must not follow one, and CKAN's API does not redirect.
   const got = await httpRequest(
-    { url, method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(access) }, body: JSON.stringify(params), label, maxRedirects: 0 },
+    {
+      url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...authHeaders(access) },
+      body: JSON.stringify(params),
+      label,
+      maxRedirects: 0,
+    },
     ctx.signal,
   );
   const status = got.response.status;
@@ -85,6 +92,16 @@ export async function action<T>(access: CkanAccess, name: string, params: Record
   let reason = errorReasons[type] ?? (status >= 500 ? 'server_error' : 'invalid_response');
   // Without a token, "not authorized" means: this needs one.
   if (reason === 'permission_denied' && !access.token) reason = 'authentication_failed';
-  const hint = reason === 'authentication_failed' ? ' (a private dataset? set api_key)' : reason === 'permission_denied' ? " (the token's user may not read it, or the token is not valid)" : '';
-  throw new ConnectorError(reason, `CKAN ${name} answered ${type}: ${message}${hint}`, { url: label, action: name, http_status: status }, reason === 'server_error');
+  const hint =
+    reason === 'authentication_failed'
+      ? ' (a private dataset? set api_key)'
+      : reason === 'permission_denied'
+        ? " (the token's user may not read it, or the token is not valid)"
+        : '';
+  throw new ConnectorError(
+    reason,
+    `CKAN ${name} answered ${type}: ${message}${hint}`,
+    { url: label, action: name, http_status: status },
+    reason === 'server_error',
+  );
 }

@@ -22,14 +22,33 @@ const resource = z
     resource: text("Resource id; with dataset, also the resource's name").optional(),
     format: z.string().min(1).max(50).optional().describe('With dataset: take the newest resource of this format (CSV, GeoJSON, SHP …)'),
   })
-  .refine((r) => r.resource !== undefined || (r.dataset !== undefined && r.format !== undefined), 'give resource (an id), dataset + resource (id or name), or dataset + format')
+  .refine(
+    (r) => r.resource !== undefined || (r.dataset !== undefined && r.format !== undefined),
+    'give resource (an id), dataset + resource (id or name), or dataset + format',
+  )
   .refine((r) => !(r.resource !== undefined && r.format !== undefined), 'give resource or format, not both');
 type CkanSelector = z.output<typeof resource>;
 
 const accessOf = (c: CkanConfig): CkanAccess => ({ portal: portalOf(c.url), ...(c.api_key ? { token: c.api_key } : {}) });
 
 /** Usual CKAN formats and the extension GDAL recognises them by (a zipped shapefile is a .zip). */
-const extensions: Record<string, string> = { csv: 'csv', geojson: 'geojson', json: 'json', shp: 'zip', zip: 'zip', gpkg: 'gpkg', geopackage: 'gpkg', kml: 'kml', kmz: 'kmz', gml: 'gml', fgb: 'fgb', parquet: 'parquet', tif: 'tif', tiff: 'tif', geotiff: 'tif' };
+const extensions: Record<string, string> = {
+  csv: 'csv',
+  geojson: 'geojson',
+  json: 'json',
+  shp: 'zip',
+  zip: 'zip',
+  gpkg: 'gpkg',
+  geopackage: 'gpkg',
+  kml: 'kml',
+  kmz: 'kmz',
+  gml: 'gml',
+  fgb: 'fgb',
+  parquet: 'parquet',
+  tif: 'tif',
+  tiff: 'tif',
+  geotiff: 'tif',
+};
 
 /** The downloaded file's name: the URL's last segment when it has an extension, else the resource's name plus one from its format. */
 export function resourceFilename(r: CkanResource): string {
@@ -45,7 +64,11 @@ export function resourceFilename(r: CkanResource): string {
   return extension && !name.toLowerCase().endsWith(`.${extension}`) ? `${name}.${extension}` : name;
 }
 
-async function findResource(access: CkanAccess, selector: CkanSelector, ctx: Parameters<typeof action>[3]): Promise<{ dataset?: CkanDataset; resource: CkanResource }> {
+async function findResource(
+  access: CkanAccess,
+  selector: CkanSelector,
+  ctx: Parameters<typeof action>[3],
+): Promise<{ dataset?: CkanDataset; resource: CkanResource }> {
   if (selector.dataset === undefined) return { resource: await action<CkanResource>(access, 'resource_show', { id: selector.resource }, ctx) };
   const dataset = await action<CkanDataset>(access, 'package_show', { id: selector.dataset }, ctx);
   return { dataset, resource: pickResource(dataset, selector) };
@@ -65,23 +88,44 @@ const source: SourceSupport<CkanSelector, CkanConfig> = {
     if (!found.url) throw new ConnectorError('not_found', `resource ${found.id} has no URL to download`, { resource: found.id }, false);
     const previous = (options.sync?.cursor ?? null) as CkanCursor | null;
     const cursor = (etag: string | null, httpLastModified: string | null): CkanCursor => ({
-      resource_id: found.id, last_modified: found.last_modified ?? null, hash: found.hash || null, etag, http_last_modified: httpLastModified,
+      resource_id: found.id,
+      last_modified: found.last_modified ?? null,
+      hash: found.hash || null,
+      etag,
+      http_last_modified: httpLastModified,
     });
     if (unchangedByMetadata(previous, found)) return { file: '', filename: '', bytes: 0, sync: { cursor: previous }, unchanged: true };
     let target: URL;
     try {
       target = new URL(found.url, `${access.portal}/`);
     } catch {
-      throw new ConnectorError('invalid_response', `resource ${found.id} has a URL that cannot be read: ${found.url.slice(0, 100)}`, { resource: found.id }, false);
+      throw new ConnectorError(
+        'invalid_response',
+        `resource ${found.id} has a URL that cannot be read: ${found.url.slice(0, 100)}`,
+        { resource: found.id },
+        false,
+      );
     }
     if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-      throw new ConnectorError('invalid_response', `resource ${found.id} links to a ${target.protocol} URL, which is not downloaded`, { resource: found.id }, false);
+      throw new ConnectorError(
+        'invalid_response',
+        `resource ${found.id} links to a ${target.protocol} URL, which is not downloaded`,
+        { resource: found.id },
+        false,
+      );
     }
     // The token goes to the portal's own origin only (uploaded files); a link elsewhere gets none.
     const own = target.origin === new URL(access.portal).origin;
     const same = previous?.resource_id === found.id ? previous : null;
     const got = await download(
-      { url: target.toString(), headers: own ? authHeaders(access) : {}, ifNoneMatch: same?.etag, ifModifiedSince: same?.http_last_modified, filename: resourceFilename(found), label: publicUrl(target.toString()) },
+      {
+        url: target.toString(),
+        headers: own ? authHeaders(access) : {},
+        ifNoneMatch: same?.etag,
+        ifModifiedSince: same?.http_last_modified,
+        filename: resourceFilename(found),
+        label: publicUrl(target.toString()),
+      },
       ctx,
     );
     const sync = { cursor: cursor(got.etag, got.lastModified) };
@@ -115,7 +159,8 @@ export const ckan = defineConnector({
     const label = publicUrl(access.portal);
     return testSteps({ url: label, api_key: Boolean(config.api_key) }, label, async () => {
       const status = await action<{ ckan_version?: string; site_title?: string }>(access, 'status_show', {}, ctx);
-      if (!status?.ckan_version) throw new ConnectorError('invalid_response', `${label} answered status_show without ckan_version: is it a CKAN portal?`, { url: label }, false);
+      if (!status?.ckan_version)
+        throw new ConnectorError('invalid_response', `${label} answered status_show without ckan_version: is it a CKAN portal?`, { url: label }, false);
       return `${label} is CKAN ${status.ckan_version}${status.site_title ? ` (${status.site_title})` : ''}`;
     });
   },

@@ -8,7 +8,12 @@ import type { CkanDataset, CkanResource } from './action.js';
 
 /** CKAN formats are free text ("CSV", "csv", ".csv", "text/csv"): compare them loosely. */
 export function sameFormat(format: string | null | undefined, wanted: string): boolean {
-  const norm = (f: string) => f.trim().toLowerCase().replace(/^\./, '').replace(/^(text|application)\//, '');
+  const norm = (f: string) =>
+    f
+      .trim()
+      .toLowerCase()
+      .replace(/^\./, '')
+      .replace(/^(text|application)\//, '');
   return Boolean(format) && norm(format!) === norm(wanted);
 }
 
@@ -25,13 +30,28 @@ export function pickResource(dataset: CkanDataset, selector: { resource?: string
     const named = resources.filter((r) => r.name === selector.resource);
     if (named.length === 1) return named[0]!;
     if (named.length > 1) {
-      throw new ConnectorError('invalid_response', `dataset ${dataset.name} has ${named.length} resources named "${selector.resource}": give the resource's id instead`, { dataset: dataset.name, ids: named.map((r) => r.id) }, false);
+      throw new ConnectorError(
+        'invalid_response',
+        `dataset ${dataset.name} has ${named.length} resources named "${selector.resource}": give the resource's id instead`,
+        { dataset: dataset.name, ids: named.map((r) => r.id) },
+        false,
+      );
     }
-    throw new ConnectorError('not_found', `dataset ${dataset.name} has no resource with id or name "${selector.resource}"; it has: ${listing}`, { dataset: dataset.name }, false);
+    throw new ConnectorError(
+      'not_found',
+      `dataset ${dataset.name} has no resource with id or name "${selector.resource}"; it has: ${listing}`,
+      { dataset: dataset.name },
+      false,
+    );
   }
   const candidates = resources.filter((r) => sameFormat(r.format, selector.format!));
   if (candidates.length === 0) {
-    throw new ConnectorError('not_found', `dataset ${dataset.name} has no ${selector.format} resource; it has: ${listing}`, { dataset: dataset.name, format: selector.format }, false);
+    throw new ConnectorError(
+      'not_found',
+      `dataset ${dataset.name} has no ${selector.format} resource; it has: ${listing}`,
+      { dataset: dataset.name, format: selector.format },
+      false,
+    );
   }
   // ISO 8601 timestamps of one portal compare as strings; later position breaks ties (newer uploads are appended).
   return candidates.reduce((newest, r) => (changedAt(r) >= changedAt(newest) ? r : newest));

@@ -43,7 +43,8 @@ const MAX_PAGE = 2000;
 
 export async function readLayer(access: RestAccess, layerId: number, where: string, ctx: ConnectorContext): Promise<LayerRead> {
   let budget = ctx.maxBytes;
-  const tooLarge = () => new ConnectorError('too_large', `layer ${layerId} holds more than the limit of ${ctx.maxBytes} bytes`, { layer: layerId, max_bytes: ctx.maxBytes }, false);
+  const tooLarge = () =>
+    new ConnectorError('too_large', `layer ${layerId} holds more than the limit of ${ctx.maxBytes} bytes`, { layer: layerId, max_bytes: ctx.maxBytes }, false);
   /** A query whose answer counts against the size limit. */
   const query = async (params: Record<string, string>) => {
     const page = await arcgis<QueryPage>(access, `${layerId}/query`, params, ctx, budget).catch((error) => {
@@ -85,7 +86,12 @@ export async function readLayer(access: RestAccess, layerId: number, where: stri
       }
       return count;
     } catch (error) {
-      throw new ConnectorError('invalid_data', `page ${pageNo} of layer ${layerId} could not be read as Esri JSON (${error instanceof Error ? error.message.slice(0, 200) : 'error'})`, { layer: layerId }, false);
+      throw new ConnectorError(
+        'invalid_data',
+        `page ${pageNo} of layer ${layerId} could not be read as Esri JSON (${error instanceof Error ? error.message.slice(0, 200) : 'error'})`,
+        { layer: layerId },
+        false,
+      );
     } finally {
       src?.close();
       await rm(pageFile, { force: true });
@@ -95,7 +101,12 @@ export async function readLayer(access: RestAccess, layerId: number, where: stri
   try {
     if (paged) {
       for (let offset = 0; ; ) {
-        const page = await query({ ...base, resultOffset: String(offset), resultRecordCount: String(pageSize), ...(orderBy ? { orderByFields: orderBy } : {}) });
+        const page = await query({
+          ...base,
+          resultOffset: String(offset),
+          resultRecordCount: String(pageSize),
+          ...(orderBy ? { orderByFields: orderBy } : {}),
+        });
         const count = await append(page.text);
         features += count;
         offset += count;
@@ -106,7 +117,10 @@ export async function readLayer(access: RestAccess, layerId: number, where: stri
       // Servers without pagination: ask for the ids, then fetch them in batches.
       const ids = await query({ where, returnIdsOnly: 'true' });
       const all = [...(ids.json.objectIds ?? [])].sort((a, b) => a - b);
-      if (all.length === 0) features += await append(JSON.stringify({ objectIdFieldName: orderBy ?? 'OBJECTID', geometryType: info.geometryType, fields: info.fields ?? [], features: [] }));
+      if (all.length === 0)
+        features += await append(
+          JSON.stringify({ objectIdFieldName: orderBy ?? 'OBJECTID', geometryType: info.geometryType, fields: info.fields ?? [], features: [] }),
+        );
       for (let i = 0; i < all.length; i += pageSize) {
         const page = await query({ ...base, objectIds: all.slice(i, i + pageSize).join(',') });
         features += await append(page.text);

@@ -36,7 +36,13 @@ export interface RestAnswer<T> {
 }
 
 /** POSTs `params` (plus f=json and the token) to `path` under the service; ArcGIS errors are classified. */
-export async function arcgis<T>(access: RestAccess, path: string, params: Record<string, string>, ctx: ConnectorContext, maxBytes: number): Promise<RestAnswer<T>> {
+export async function arcgis<T>(
+  access: RestAccess,
+  path: string,
+  params: Record<string, string>,
+  ctx: ConnectorContext,
+  maxBytes: number,
+): Promise<RestAnswer<T>> {
   return arcgisPost<T>(`${access.service}${path ? `/${path}` : ''}`, params, access.token, ctx, maxBytes);
 }
 
@@ -51,7 +57,14 @@ export interface RestFile {
  * POSTs `params` (plus f=json and the token) to any ArcGIS REST URL (a service, or a portal's
  * sharing API): a form body, or a multipart body when `files` are given.
  */
-export async function arcgisPost<T>(url: string, params: Record<string, string>, token: string | undefined, ctx: ConnectorContext, maxBytes: number, files: RestFile[] = []): Promise<RestAnswer<T>> {
+export async function arcgisPost<T>(
+  url: string,
+  params: Record<string, string>,
+  token: string | undefined,
+  ctx: ConnectorContext,
+  maxBytes: number,
+  files: RestFile[] = [],
+): Promise<RestAnswer<T>> {
   const label = publicUrl(url);
   const fields: Record<string, string> = { ...params, f: 'json', ...(token ? { token } : {}) };
   let body: string | FormData;

@@ -72,7 +72,12 @@ function authOf(access: DriveAccess, signal: AbortSignal): Pick<DriveHandle, 'au
       throw new ConnectorError('authentication_failed', 'The service account key is not JSON: paste the whole key file Google gave you', {}, false);
     }
     if (typeof key?.client_email !== 'string' || typeof key.private_key !== 'string') {
-      throw new ConnectorError('authentication_failed', 'The service account key has no client_email or private_key: paste the whole key file Google gave you', {}, false);
+      throw new ConnectorError(
+        'authentication_failed',
+        'The service account key has no client_email or private_key: paste the whole key file Google gave you',
+        {},
+        false,
+      );
     }
     const auth = new googleAuth.JWT({ email: key.client_email, key: key.private_key, keyId: key.private_key_id, scopes: [DRIVE_SCOPE], transporterOptions });
     // A property, not a constructor option, in google-auth-library 10.
@@ -80,11 +85,21 @@ function authOf(access: DriveAccess, signal: AbortSignal): Pick<DriveHandle, 'au
     return { auth, method: 'service_account', principal: key.client_email };
   }
   if (access.client_id && access.client_secret && access.refresh_token) {
-    const auth = new googleAuth.OAuth2({ clientId: access.client_id, clientSecret: access.client_secret, endpoints: { oauth2TokenUrl: access.token_url }, transporterOptions });
+    const auth = new googleAuth.OAuth2({
+      clientId: access.client_id,
+      clientSecret: access.client_secret,
+      endpoints: { oauth2TokenUrl: access.token_url },
+      transporterOptions,
+    });
     auth.setCredentials({ refresh_token: access.refresh_token });
     return { auth, method: 'oauth', principal: null };
   }
-  throw new ConnectorError('authentication_failed', 'Google Drive needs a service account key (credentials_json), or client_id, client_secret and refresh_token', {}, false);
+  throw new ConnectorError(
+    'authentication_failed',
+    'Google Drive needs a service account key (credentials_json), or client_id, client_secret and refresh_token',
+    {},
+    false,
+  );
 }
 
 export function driveClient(access: DriveAccess, signal: AbortSignal): DriveHandle {
@@ -111,13 +126,22 @@ export function driveFailure(error: unknown, what: string, details: Record<strin
   const oauthError = typeof data?.error === 'string' ? data.error : undefined;
   const reason = typeof data?.error === 'object' ? data.error?.errors?.[0]?.reason : undefined;
   if (oauthError && ['invalid_grant', 'invalid_client', 'unauthorized_client'].includes(oauthError)) {
-    return new ConnectorError('authentication_failed', `${what}: the token endpoint refused the OAuth client or refresh token (${oauthError})`, { ...details, http_status: status }, false);
+    return new ConnectorError(
+      'authentication_failed',
+      `${what}: the token endpoint refused the OAuth client or refresh token (${oauthError})`,
+      { ...details, http_status: status },
+      false,
+    );
   }
   if (status === 403 && reason && /rateLimitExceeded/i.test(reason)) {
     return new ConnectorError('server_error', `${what}: Google Drive rate limit (${reason})`, { ...details, http_status: status, reason }, true);
   }
   const classified = reasonOfStatus(status);
-  return new ConnectorError(classified, `${what} answered HTTP ${status}${reason ? ` (${reason})` : ''}`, { ...details, http_status: status, ...(reason ? { reason } : {}) });
+  return new ConnectorError(classified, `${what} answered HTTP ${status}${reason ? ` (${reason})` : ''}`, {
+    ...details,
+    http_status: status,
+    ...(reason ? { reason } : {}),
+  });
 }
 
 /** Drive query strings quote with single quotes; a name may hold them. */

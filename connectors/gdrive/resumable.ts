@@ -41,7 +41,8 @@ export async function resumableUpload(d: DriveHandle, upload: ResumableUpload, c
   const url = upload.fileId
     ? `${d.root}upload/drive/v3/files/${encodeURIComponent(upload.fileId)}?uploadType=resumable&supportsAllDrives=true&fields=id`
     : `${d.root}upload/drive/v3/files?uploadType=resumable&supportsAllDrives=true&fields=id`;
-  const request = (options: Record<string, unknown>) => d.auth.request({ ...options, signal: ctx.signal, validateStatus: () => true, retry: false }) as Promise<Answer>;
+  const request = (options: Record<string, unknown>) =>
+    d.auth.request({ ...options, signal: ctx.signal, validateStatus: () => true, retry: false }) as Promise<Answer>;
   const opened = await request({
     url,
     method: upload.fileId ? 'PATCH' : 'POST',
@@ -49,7 +50,8 @@ export async function resumableUpload(d: DriveHandle, upload: ResumableUpload, c
     data: JSON.stringify(upload.metadata),
   });
   const session = header(opened.headers, 'location');
-  if (opened.status >= 400) throw new ConnectorError(reasonOfStatus(opened.status), `${what} could not start (HTTP ${opened.status})`, { http_status: opened.status });
+  if (opened.status >= 400)
+    throw new ConnectorError(reasonOfStatus(opened.status), `${what} could not start (HTTP ${opened.status})`, { http_status: opened.status });
   if (!session) throw new ConnectorError('invalid_response', `${what}: no session URI in the answer`, {}, false);
 
   const handle = await open(upload.file, 'r');
@@ -76,7 +78,8 @@ export async function resumableUpload(d: DriveHandle, upload: ResumableUpload, c
         continue;
       }
       if ((answer.status === 0 || answer.status >= 500) && ++failures <= MAX_RETRIES_PER_CHUNK) continue;
-      if (answer.status === 0) throw new ConnectorError('unreachable', `${what}: the connection failed while sending bytes ${offset}–${offset + length - 1}`, {});
+      if (answer.status === 0)
+        throw new ConnectorError('unreachable', `${what}: the connection failed while sending bytes ${offset}–${offset + length - 1}`, {});
       throw new ConnectorError(reasonOfStatus(answer.status), `${what} failed at byte ${offset} (HTTP ${answer.status})`, { http_status: answer.status });
     }
   } finally {

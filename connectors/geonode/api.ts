@@ -56,7 +56,13 @@ export async function apiGet<T>(access: GeonodeAccess, segments: string[], ctx: 
 }
 
 /** A write with a JSON or multipart body; the JSON answer is returned. Refusals keep GeoNode's own short message. */
-export async function apiSend<T>(access: GeonodeAccess, method: 'POST' | 'PATCH', segments: string[], body: { json?: unknown; form?: FormData }, ctx: ConnectorContext): Promise<T> {
+export async function apiSend<T>(
+  access: GeonodeAccess,
+  method: 'POST' | 'PATCH',
+  segments: string[],
+  body: { json?: unknown; form?: FormData },
+  ctx: ConnectorContext,
+): Promise<T> {
   const url = apiUrl(access, segments);
   const label = `${method} ${publicUrl(url)}`;
   const request: HttpRequest = {
@@ -78,7 +84,10 @@ export async function apiSend<T>(access: GeonodeAccess, method: 'POST' | 'PATCH'
       // not JSON: the status says enough
     }
     const status = got.response.status;
-    throw new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}${said ? `: ${said}` : ''}`, { url: publicUrl(url), http_status: status });
+    throw new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}${said ? `: ${said}` : ''}`, {
+      url: publicUrl(url),
+      http_status: status,
+    });
   }
   const { text } = await readText(got.response, MAX_JSON, label);
   try {
@@ -107,7 +116,13 @@ export async function findDataset(access: GeonodeAccess, key: string, ctx: Conne
   }
   const field = key.includes(':') ? 'alternate' : 'name';
   const found = await apiGet<{ datasets?: Dataset[] }>(access, ['datasets'], ctx, { [`filter{${field}}`]: key, page_size: '2' });
-  if (!Array.isArray(found.datasets)) throw new ConnectorError('invalid_response', `${publicUrl(apiUrl(access, ['datasets']))} answered without a datasets list: is ${publicUrl(access.base)} a GeoNode 4 or newer?`, {}, false);
+  if (!Array.isArray(found.datasets))
+    throw new ConnectorError(
+      'invalid_response',
+      `${publicUrl(apiUrl(access, ['datasets']))} answered without a datasets list: is ${publicUrl(access.base)} a GeoNode 4 or newer?`,
+      {},
+      false,
+    );
   return found.datasets.find((d) => d[field] === key) ?? null;
 }
 

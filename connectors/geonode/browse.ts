@@ -20,7 +20,12 @@ export async function listDatasets(access: GeonodeAccess, query: DatasetQuery, c
     throw error;
   });
   if (!Array.isArray(got.datasets)) {
-    throw new ConnectorError('invalid_response', `${publicUrl(apiUrl(access, ['datasets']))} answered without a datasets list: is ${publicUrl(access.base)} a GeoNode 4 or newer?`, {}, false);
+    throw new ConnectorError(
+      'invalid_response',
+      `${publicUrl(apiUrl(access, ['datasets']))} answered without a datasets list: is ${publicUrl(access.base)} a GeoNode 4 or newer?`,
+      {},
+      false,
+    );
   }
   return {
     items: got.datasets.map((d) => ({

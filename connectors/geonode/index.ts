@@ -17,12 +17,23 @@ const configuration = z.strictObject({
 type GeonodeConfig = z.infer<typeof configuration>;
 
 const resource = z.strictObject({
-  dataset: z.string().min(1).max(255).regex(/^[^\u0000\s]+$/, 'an id, a name or an alternate name (workspace:name)').describe('Dataset id, name or alternate name (geonode:name)'),
+  dataset: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[^\u0000\s]+$/, 'an id, a name or an alternate name (workspace:name)')
+    .describe('Dataset id, name or alternate name (geonode:name)'),
 });
 type GeonodeResource = z.infer<typeof resource>;
 
 const target = z.strictObject({
-  dataset: z.string().min(1).max(255).regex(/^[^\u0000\s]+$/).optional().describe('Replace the data of this dataset (id, name or alternate); absent: upload a new dataset'),
+  dataset: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[^\u0000\s]+$/)
+    .optional()
+    .describe('Replace the data of this dataset (id, name or alternate); absent: upload a new dataset'),
   title: z.string().min(1).max(255).describe('Title of the dataset'),
   abstract: z.string().min(1).max(4000).optional().describe('Abstract of the dataset'),
 });
@@ -48,12 +59,27 @@ const source: SourceSupport<GeonodeResource, GeonodeConfig> = {
   async extract(config, selector, ctx) {
     const access = accessOf(config);
     const dataset = await findDataset(access, selector.dataset, ctx);
-    if (!dataset) throw new ConnectorError('not_found', `GeoNode at ${publicUrl(config.url)} has no dataset ${selector.dataset} (or the connection's user may not see it)`, { dataset: selector.dataset }, false);
+    if (!dataset)
+      throw new ConnectorError(
+        'not_found',
+        `GeoNode at ${publicUrl(config.url)} has no dataset ${selector.dataset} (or the connection's user may not see it)`,
+        { dataset: selector.dataset },
+        false,
+      );
     const link = dataLinkOf(dataset);
-    if (!link) throw new ConnectorError('not_found', `Dataset ${selector.dataset} at ${publicUrl(config.url)} advertises no download or data link`, { dataset: selector.dataset }, false);
+    if (!link)
+      throw new ConnectorError(
+        'not_found',
+        `Dataset ${selector.dataset} at ${publicUrl(config.url)} advertises no download or data link`,
+        { dataset: selector.dataset },
+        false,
+      );
     const url = new URL(link.url, `${access.base}/`).toString();
     const base = (dataset.name ?? `dataset_${dataset.pk}`).replace(/[^A-Za-z0-9_.-]/g, '_');
-    const got = await download({ url, headers: access.headers, label: publicUrl(url), ...(link.extension ? { filename: `${base}.${link.extension}` } : {}) }, ctx);
+    const got = await download(
+      { url, headers: access.headers, label: publicUrl(url), ...(link.extension ? { filename: `${base}.${link.extension}` } : {}) },
+      ctx,
+    );
     return { file: got.file!, filename: got.filename, bytes: got.bytes };
   },
 };
@@ -73,7 +99,7 @@ export const geonode = defineConnector({
   example: { url: 'https://geonode.example.org', username: 'editor', api_key: '…' },
   implemented: true,
   verifiedAgainst:
-    'a stand-in for GeoNode\'s REST API v2 (datasets, uploads, execution requests) written from GeoNode\'s API reference and code (test/servers/geonode), checked in the suite with the geonodectl 0.3 client library (PyPI, GeoNode API v2): the real GeoNode needs a GeoServer, which cannot run here',
+    "a stand-in for GeoNode's REST API v2 (datasets, uploads, execution requests) written from GeoNode's API reference and code (test/servers/geonode), checked in the suite with the geonodectl 0.3 client library (PyPI, GeoNode API v2): the real GeoNode needs a GeoServer, which cannot run here",
   notes: [
     '**Test**: `GET {url}/api/v2/datasets?page_size=1` with the credentials (an API key as `Authorization: Bearer`, else user name and password as Basic): `authentication_failed` (401), `permission_denied` (403), `not_found` (no API v2 at that URL), `unreachable`, `timeout`.',
     '',
@@ -81,14 +107,20 @@ export const geonode = defineConnector({
     '',
     '**Deliver** (`destination_target`): `{"title": "NYC boroughs", "abstract": "…"}` uploads the output as a new dataset; `{"dataset": "42", "title": …}` replaces that dataset\'s data. The output (one layer) is written as a GeoPackage and posted to `/api/v2/uploads/upload` (`action=replace` and `resource_pk` for a replace); GeoNode imports it asynchronously, so its execution request (`/api/v2/executionrequest/{id}`) is polled every second until `finished` (a `failed` import is `invalid_data`, with GeoNode\'s log). Then `PATCH /api/v2/datasets/{id}` sets title and abstract. The result carries `dataset_id`, the alternate `name` and `page_url` (the dataset\'s page). A new dataset\'s file is named after the title and the delivery id, so a retried delivery finds the dataset of its first attempt by name instead of uploading twice.',
     '',
-    '**Browse**: `GET /api/v1/sources/{id}/geonode/datasets?search=…&page=1&page_size=20` (and under `/destinations/{id}`): GeoNode\'s own search and paging.',
+    "**Browse**: `GET /api/v1/sources/{id}/geonode/datasets?search=…&page=1&page_size=20` (and under `/destinations/{id}`): GeoNode's own search and paging.",
   ].join('\n'),
   test(c, ctx) {
     const access = accessOf(c);
     const url = apiUrl(access, ['datasets']);
     return testSteps({ url: publicUrl(c.url), username: c.username ?? null, api_key: Boolean(c.api_key) }, publicUrl(url), async () => {
       const got = await apiGet<{ datasets?: unknown[]; total?: number }>(access, ['datasets'], ctx, { page_size: '1' });
-      if (!Array.isArray(got.datasets)) throw new ConnectorError('invalid_response', `${publicUrl(url)} answered JSON without a datasets list: is ${publicUrl(c.url)} a GeoNode 4 or newer?`, {}, false);
+      if (!Array.isArray(got.datasets))
+        throw new ConnectorError(
+          'invalid_response',
+          `${publicUrl(url)} answered JSON without a datasets list: is ${publicUrl(c.url)} a GeoNode 4 or newer?`,
+          {},
+          false,
+        );
       const who = c.api_key ? 'with the API key' : c.username ? `as ${c.username}` : 'anonymously';
       return `GeoNode at ${publicUrl(c.url)} lists ${typeof got.total === 'number' ? got.total : got.datasets.length} dataset(s) ${who}`;
     });

@@ -32,13 +32,22 @@ interface ExecutionRequest {
 
 const POLL_MS = 1000;
 
-const slugOf = (title: string) => title.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40) || 'dataset';
+const slugOf = (title: string) =>
+  title
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 40) || 'dataset';
 
 async function writeGeopackage(input: DeliverInput, name: string, ctx: ConnectorContext): Promise<{ file: string; features: number | null }> {
   const layer = await vectorInput(input, ctx.workDir);
   const file = path.join(ctx.workDir, `${name}.gpkg`);
   await runOgr2ogr(
-    { args: ['-f', 'GPKG', file, layer.ref.path, layer.layer, ...layer.ref.openOptions.flatMap((o) => ['-oo', o]), '-nln', name, '-nlt', layer.nlt], label: `writing ${name} as a GeoPackage` },
+    {
+      args: ['-f', 'GPKG', file, layer.ref.path, layer.layer, ...layer.ref.openOptions.flatMap((o) => ['-oo', o]), '-nln', name, '-nlt', layer.nlt],
+      label: `writing ${name} as a GeoPackage`,
+    },
     ctx,
     transferFailure([], 'Writing the output as a GeoPackage for GeoNode', {}),
   );
@@ -51,11 +60,20 @@ async function waitForExecution(access: GeonodeAccess, executionId: string, ctx:
     const status = got.request?.status;
     if (status === 'finished') return (got.request?.output_params?.resources ?? []).map((r) => r.id!).filter((id) => id !== undefined);
     if (status === 'failed') {
-      throw new ConnectorError('invalid_data', `GeoNode at ${publicUrl(access.base)} could not import the upload (execution ${executionId})${got.request?.log ? `: ${String(got.request.log).slice(0, 300)}` : ''}`, { execution_id: executionId }, false);
+      throw new ConnectorError(
+        'invalid_data',
+        `GeoNode at ${publicUrl(access.base)} could not import the upload (execution ${executionId})${got.request?.log ? `: ${String(got.request.log).slice(0, 300)}` : ''}`,
+        { execution_id: executionId },
+        false,
+      );
     }
     ctx.progress?.({ message: `GeoNode import ${status ?? 'pending'}` });
     await sleep(POLL_MS, undefined, { signal: ctx.signal }).catch(() => {
-      throw new ConnectorError('timeout', `GeoNode at ${publicUrl(access.base)} had not finished importing (execution ${executionId}) when the delivery was stopped`, { execution_id: executionId });
+      throw new ConnectorError(
+        'timeout',
+        `GeoNode at ${publicUrl(access.base)} had not finished importing (execution ${executionId}) when the delivery was stopped`,
+        { execution_id: executionId },
+      );
     });
   }
 }
@@ -64,7 +82,13 @@ export async function uploadDataset(access: GeonodeAccess, target: GeonodeTarget
   let replacing: Dataset | null = null;
   if (target.dataset) {
     replacing = await findDataset(access, target.dataset, ctx);
-    if (!replacing) throw new ConnectorError('not_found', `GeoNode at ${publicUrl(access.base)} has no dataset ${target.dataset} to replace`, { dataset: target.dataset }, false);
+    if (!replacing)
+      throw new ConnectorError(
+        'not_found',
+        `GeoNode at ${publicUrl(access.base)} has no dataset ${target.dataset} to replace`,
+        { dataset: target.dataset },
+        false,
+      );
   }
   const tag = createHash('sha256').update(input.deliveryId).digest('hex').slice(0, 10);
   const name = replacing?.name ?? `${slugOf(target.title)}_${tag}`;
@@ -84,12 +108,25 @@ export async function uploadDataset(access: GeonodeAccess, target: GeonodeTarget
       form.append('action', 'upload');
     }
     const started = await apiSend<{ execution_id?: string }>(access, 'POST', ['uploads', 'upload'], { form }, ctx);
-    if (!started.execution_id) throw new ConnectorError('invalid_response', `GeoNode at ${publicUrl(access.base)} accepted the upload without an execution_id`, {}, false);
+    if (!started.execution_id)
+      throw new ConnectorError('invalid_response', `GeoNode at ${publicUrl(access.base)} accepted the upload without an execution_id`, {}, false);
     const resources = await waitForExecution(access, String(started.execution_id), ctx);
     pk = replacing ? replacing.pk : (resources[0] ?? null);
-    if (pk === null) throw new ConnectorError('invalid_response', `GeoNode at ${publicUrl(access.base)} finished the import without naming the dataset it made`, { execution_id: started.execution_id }, false);
+    if (pk === null)
+      throw new ConnectorError(
+        'invalid_response',
+        `GeoNode at ${publicUrl(access.base)} finished the import without naming the dataset it made`,
+        { execution_id: started.execution_id },
+        false,
+      );
   }
-  const patched = await apiSend<{ dataset?: Dataset }>(access, 'PATCH', ['datasets', String(pk)], { json: { title: target.title, ...(target.abstract ? { abstract: target.abstract } : {}) } }, ctx);
+  const patched = await apiSend<{ dataset?: Dataset }>(
+    access,
+    'PATCH',
+    ['datasets', String(pk)],
+    { json: { title: target.title, ...(target.abstract ? { abstract: target.abstract } : {}) } },
+    ctx,
+  );
   const dataset = patched.dataset ?? (await findDataset(access, String(pk), ctx));
   return {
     target: {

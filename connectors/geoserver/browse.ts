@@ -24,17 +24,42 @@ async function listed(access: GeoserverAccess, segments: string[], outer: string
 }
 
 export async function listWorkspaces(access: GeoserverAccess, ctx: ConnectorContext): Promise<{ items: { name: string }[] }> {
-  const names = await listed(access, ['workspaces.json'], 'workspaces', 'workspace', ctx, `${publicUrl(access.base)} answered 404 for its workspaces: is the URL the GeoServer web application (…/geoserver)?`);
+  const names = await listed(
+    access,
+    ['workspaces.json'],
+    'workspaces',
+    'workspace',
+    ctx,
+    `${publicUrl(access.base)} answered 404 for its workspaces: is the URL the GeoServer web application (…/geoserver)?`,
+  );
   return { items: names.map((name) => ({ name })) };
 }
 
 export async function listStores(access: GeoserverAccess, workspace: string, ctx: ConnectorContext): Promise<{ workspace: string; items: { name: string }[] }> {
-  const names = await listed(access, ['workspaces', workspace, 'datastores.json'], 'dataStores', 'dataStore', ctx, `GeoServer at ${publicUrl(access.base)} has no workspace ${workspace}`);
+  const names = await listed(
+    access,
+    ['workspaces', workspace, 'datastores.json'],
+    'dataStores',
+    'dataStore',
+    ctx,
+    `GeoServer at ${publicUrl(access.base)} has no workspace ${workspace}`,
+  );
   return { workspace, items: names.map((name) => ({ name })) };
 }
 
-export async function listLayers(access: GeoserverAccess, workspace: string, ctx: ConnectorContext): Promise<{ workspace: string; items: { name: string; qualified_name: string }[] }> {
-  const names = await listed(access, ['workspaces', workspace, 'layers.json'], 'layers', 'layer', ctx, `GeoServer at ${publicUrl(access.base)} has no workspace ${workspace}`);
+export async function listLayers(
+  access: GeoserverAccess,
+  workspace: string,
+  ctx: ConnectorContext,
+): Promise<{ workspace: string; items: { name: string; qualified_name: string }[] }> {
+  const names = await listed(
+    access,
+    ['workspaces', workspace, 'layers.json'],
+    'layers',
+    'layer',
+    ctx,
+    `GeoServer at ${publicUrl(access.base)} has no workspace ${workspace}`,
+  );
   // Workspace-scoped listings name layers without the prefix; some versions prefix them.
   const plain = names.map((n) => (n.startsWith(`${workspace}:`) ? n.slice(workspace.length + 1) : n));
   return { workspace, items: plain.map((name) => ({ name, qualified_name: `${workspace}:${name}` })) };

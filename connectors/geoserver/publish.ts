@@ -82,7 +82,20 @@ async function writeGeopackage(input: DeliverInput, nativeName: string, ctx: Con
   const file = path.join(ctx.workDir, `${nativeName.replace(/[^A-Za-z0-9_.-]/g, '_')}.gpkg`);
   await runOgr2ogr(
     {
-      args: ['-f', 'GPKG', file, layer.ref.path, layer.layer, ...layer.ref.openOptions.flatMap((o) => ['-oo', o]), '-nln', nativeName, '-nlt', layer.nlt, '-lco', 'GEOMETRY_NAME=geom'],
+      args: [
+        '-f',
+        'GPKG',
+        file,
+        layer.ref.path,
+        layer.layer,
+        ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
+        '-nln',
+        nativeName,
+        '-nlt',
+        layer.nlt,
+        '-lco',
+        'GEOMETRY_NAME=geom',
+      ],
       label: `writing ${nativeName} as a GeoPackage`,
     },
     ctx,
@@ -91,11 +104,22 @@ async function writeGeopackage(input: DeliverInput, nativeName: string, ctx: Con
   return { file, features: layer.features };
 }
 
-export async function publishLayer(access: GeoserverAccess, workspace: string, target: GeoserverTarget, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> {
+export async function publishLayer(
+  access: GeoserverAccess,
+  workspace: string,
+  target: GeoserverTarget,
+  input: DeliverInput,
+  ctx: ConnectorContext,
+): Promise<DeliveryResult> {
   const store = target.store ?? target.layer;
   const where = `${workspace}:${target.layer} at ${publicUrl(access.base)}`;
   if (!(await restGet(access, ['workspaces', `${workspace}.json`], ctx))) {
-    throw new ConnectorError('not_found', `GeoServer at ${publicUrl(access.base)} has no workspace ${workspace}: create it first (or name another in destination_target.workspace)`, { workspace }, false);
+    throw new ConnectorError(
+      'not_found',
+      `GeoServer at ${publicUrl(access.base)} has no workspace ${workspace}: create it first (or name another in destination_target.workspace)`,
+      { workspace },
+      false,
+    );
   }
   const tag = tagOf(input.deliveryId);
   const fileName = `${store}_${tag}`;
@@ -108,21 +132,43 @@ export async function publishLayer(access: GeoserverAccess, workspace: string, t
   let features: number | null = null;
   if (!existing) {
     if (existingStore && !ours(existingStore)) {
-      throw new ConnectorError('target_exists', `Store ${workspace}:${store} already exists and does not hold layer ${target.layer}: name a new store (destination_target.store), or the layer's own store`, { workspace, store }, false);
+      throw new ConnectorError(
+        'target_exists',
+        `Store ${workspace}:${store} already exists and does not hold layer ${target.layer}: name a new store (destination_target.store), or the layer's own store`,
+        { workspace, store },
+        false,
+      );
     }
     const gpkg = await writeGeopackage(input, target.layer, ctx);
     features = gpkg.features;
     if (!existingStore) {
-      await restSend(access, 'PUT', ['workspaces', workspace, 'datastores', store, 'file.gpkg'], ctx, { bytes: await readFile(gpkg.file), contentType: 'application/x-sqlite3' }, { configure: 'none', filename: `${fileName}.gpkg` });
+      await restSend(
+        access,
+        'PUT',
+        ['workspaces', workspace, 'datastores', store, 'file.gpkg'],
+        ctx,
+        { bytes: await readFile(gpkg.file), contentType: 'application/x-sqlite3' },
+        { configure: 'none', filename: `${fileName}.gpkg` },
+      );
     }
     try {
       await restSend(access, 'POST', ['workspaces', workspace, 'datastores', store, 'featuretypes'], ctx, {
-        json: { featureType: { name: target.layer, nativeName: target.layer, title: target.title ?? target.layer, ...(target.abstract ? { abstract: target.abstract } : {}), enabled: true } },
+        json: {
+          featureType: {
+            name: target.layer,
+            nativeName: target.layer,
+            title: target.title ?? target.layer,
+            ...(target.abstract ? { abstract: target.abstract } : {}),
+            enabled: true,
+          },
+        },
       });
     } catch (error) {
       // Nothing half-published: the store this delivery made goes again, with its file.
       if (!(error instanceof ConnectorError && error.retryable)) {
-        await restSend(access, 'DELETE', ['workspaces', workspace, 'datastores', store], ctx, undefined, { recurse: 'true', purge: 'all' }).catch(() => undefined);
+        await restSend(access, 'DELETE', ['workspaces', workspace, 'datastores', store], ctx, undefined, { recurse: 'true', purge: 'all' }).catch(
+          () => undefined,
+        );
       }
       throw error;
     }
@@ -132,10 +178,20 @@ export async function publishLayer(access: GeoserverAccess, workspace: string, t
     }
     const layerStore = storeOfLayer(existing);
     if (layerStore !== store || !existingStore) {
-      throw new ConnectorError('target_exists', `Layer ${where} is published from store ${layerStore ?? '(unknown)'}, not ${store}: name its store in destination_target.store`, { workspace, layer: target.layer, store: layerStore }, false);
+      throw new ConnectorError(
+        'target_exists',
+        `Layer ${where} is published from store ${layerStore ?? '(unknown)'}, not ${store}: name its store in destination_target.store`,
+        { workspace, layer: target.layer, store: layerStore },
+        false,
+      );
     }
     if (existingStore.type && !/geopackage/i.test(existingStore.type)) {
-      throw new ConnectorError('invalid_data', `Store ${workspace}:${store} is a ${existingStore.type} store; replace uploads GeoPackages and works on GeoPackage stores`, { workspace, store, store_type: existingStore.type }, false);
+      throw new ConnectorError(
+        'invalid_data',
+        `Store ${workspace}:${store} is a ${existingStore.type} store; replace uploads GeoPackages and works on GeoPackage stores`,
+        { workspace, store, store_type: existingStore.type },
+        false,
+      );
     }
     const ftBody = await restGet<unknown>(access, ['workspaces', workspace, 'datastores', store, 'featuretypes', `${target.layer}.json`], ctx);
     const nativeName = ftBody ? (wrapped<FeatureType>(ftBody, 'featureType', where).nativeName ?? target.layer) : target.layer;
@@ -143,31 +199,65 @@ export async function publishLayer(access: GeoserverAccess, workspace: string, t
       const gpkg = await writeGeopackage(input, nativeName, ctx);
       features = gpkg.features;
       const staging = `${store}_${tag}`;
-      await restSend(access, 'PUT', ['workspaces', workspace, 'datastores', staging, 'file.gpkg'], ctx, { bytes: await readFile(gpkg.file), contentType: 'application/x-sqlite3' }, { configure: 'none', filename: `${fileName}.gpkg` });
+      await restSend(
+        access,
+        'PUT',
+        ['workspaces', workspace, 'datastores', staging, 'file.gpkg'],
+        ctx,
+        { bytes: await readFile(gpkg.file), contentType: 'application/x-sqlite3' },
+        { configure: 'none', filename: `${fileName}.gpkg` },
+      );
       const stagedBody = await restGet<unknown>(access, ['workspaces', workspace, 'datastores', `${staging}.json`], ctx);
       const staged = stagedBody ? databaseOf(wrapped<DataStore>(stagedBody, 'dataStore', `store ${workspace}:${staging}`)) : null;
-      if (!staged) throw new ConnectorError('invalid_response', `GeoServer at ${publicUrl(access.base)} did not say where it stored the upload of ${workspace}:${staging}`, { workspace, store: staging }, false);
+      if (!staged)
+        throw new ConnectorError(
+          'invalid_response',
+          `GeoServer at ${publicUrl(access.base)} did not say where it stored the upload of ${workspace}:${staging}`,
+          { workspace, store: staging },
+          false,
+        );
       const old = databaseOf(existingStore);
       // The switch: one update of the layer's store; the layer never leaves the catalogue.
       const next = entries(existingStore).map((e) => (e['@key'] === 'database' ? { ...e, $: staged } : e));
-      await restSend(access, 'PUT', ['workspaces', workspace, 'datastores', store], ctx, { json: { dataStore: { name: store, connectionParameters: { entry: next } } } });
+      await restSend(access, 'PUT', ['workspaces', workspace, 'datastores', store], ctx, {
+        json: { dataStore: { name: store, connectionParameters: { entry: next } } },
+      });
       await restSend(access, 'DELETE', ['workspaces', workspace, 'datastores', staging], ctx, undefined, { recurse: 'false' });
       const oldResource = uploadedResourcePath(old);
       if (oldResource && old !== staged) {
         await restSend(access, 'DELETE', ['resource', ...oldResource], ctx).catch((error: unknown) => {
-          ctx.log.warn({ store: `${workspace}:${store}`, reason: (error as ConnectorError).reason }, 'the replaced GeoPackage could not be removed from GeoServer');
+          ctx.log.warn(
+            { store: `${workspace}:${store}`, reason: (error as ConnectorError).reason },
+            'the replaced GeoPackage could not be removed from GeoServer',
+          );
         });
       }
     }
-    await restSend(access, 'PUT', ['workspaces', workspace, 'datastores', store, 'featuretypes', target.layer], ctx, {
-      json: { featureType: { name: target.layer, ...(target.title ? { title: target.title } : {}), ...(target.abstract ? { abstract: target.abstract } : {}) } },
-    }, { recalculate: 'nativebbox,latlonbbox' });
+    await restSend(
+      access,
+      'PUT',
+      ['workspaces', workspace, 'datastores', store, 'featuretypes', target.layer],
+      ctx,
+      {
+        json: {
+          featureType: { name: target.layer, ...(target.title ? { title: target.title } : {}), ...(target.abstract ? { abstract: target.abstract } : {}) },
+        },
+      },
+      { recalculate: 'nativebbox,latlonbbox' },
+    );
   }
   if (target.style) {
     await restSend(access, 'PUT', ['layers', `${workspace}:${target.layer}`], ctx, { json: { layer: { defaultStyle: { name: target.style } } } });
   }
   return {
-    target: { url: publicUrl(access.base), workspace, store, layer: `${workspace}:${target.layer}`, write_mode: target.write_mode, wfs: publicUrl(`${access.base}/${workspace}/${target.layer}/ows`) },
+    target: {
+      url: publicUrl(access.base),
+      workspace,
+      store,
+      layer: `${workspace}:${target.layer}`,
+      write_mode: target.write_mode,
+      wfs: publicUrl(`${access.base}/${workspace}/${target.layer}/ows`),
+    },
     ...(features !== null ? { rows_written: features } : {}),
   };
 }

@@ -64,7 +64,10 @@ export async function restSend(
     method,
     label,
     maxRedirects: 0,
-    headers: { ...access.headers, ...(body?.json !== undefined ? { 'content-type': 'application/json' } : body?.contentType ? { 'content-type': body.contentType } : {}) },
+    headers: {
+      ...access.headers,
+      ...(body?.json !== undefined ? { 'content-type': 'application/json' } : body?.contentType ? { 'content-type': body.contentType } : {}),
+    },
     ...(body?.json !== undefined ? { body: JSON.stringify(body.json) } : body?.bytes ? { body: body.bytes } : {}),
   };
   const got = await httpRequest(request, ctx.signal);
@@ -74,7 +77,11 @@ export async function restSend(
   }
   // GeoServer explains a refusal in a short plain-text body: keep its first line.
   const { text } = await readText(got.response, 64 * 1024, label).catch(() => ({ text: '' }));
-  const said = text.split('\n').find((l) => l.trim())?.trim().slice(0, 300);
+  const said = text
+    .split('\n')
+    .find((l) => l.trim())
+    ?.trim()
+    .slice(0, 300);
   const status = got.response.status;
   throw new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}${said ? `: ${said}` : ''}`, { url: publicUrl(url), http_status: status });
 }

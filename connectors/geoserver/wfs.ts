@@ -62,11 +62,21 @@ export async function layerCrs(access: GeoserverAccess, query: Pick<WfsQuery, 'w
   await failUnlessOk(got, label);
   const { text } = await readText(got.response, 64 * 1024 * 1024, label);
   if (!/WFS_Capabilities/.test(text)) {
-    throw new ConnectorError('invalid_response', `${label} did not answer WFS capabilities: is ${publicUrl(access.base)} a GeoServer with a layer ${query.workspace}:${query.layer}?`, { url: label }, false);
+    throw new ConnectorError(
+      'invalid_response',
+      `${label} did not answer WFS capabilities: is ${publicUrl(access.base)} a GeoServer with a layer ${query.workspace}:${query.layer}?`,
+      { url: label },
+      false,
+    );
   }
   const crs = defaultCrsOf(text, `${query.workspace}:${query.layer}`);
   if (crs === undefined) {
-    throw new ConnectorError('not_found', `The WFS of ${publicUrl(access.base)} offers no layer ${query.workspace}:${query.layer}`, { url: label, layer: `${query.workspace}:${query.layer}` }, false);
+    throw new ConnectorError(
+      'not_found',
+      `The WFS of ${publicUrl(access.base)} offers no layer ${query.workspace}:${query.layer}`,
+      { url: label, layer: `${query.workspace}:${query.layer}` },
+      false,
+    );
   }
   return crs;
 }
@@ -78,7 +88,12 @@ const MAX_PAGES = 100_000;
  * Streams every page into `file` as one FeatureCollection. A page shorter than the page size
  * is the last (WFS 2.0 has no `next` link in GeoJSON). The size limit counts the bytes sent.
  */
-export async function readLayer(access: GeoserverAccess, query: WfsQuery, file: string, ctx: ConnectorContext): Promise<{ features: number; bytes: number; epsg: number | null }> {
+export async function readLayer(
+  access: GeoserverAccess,
+  query: WfsQuery,
+  file: string,
+  ctx: ConnectorContext,
+): Promise<{ features: number; bytes: number; epsg: number | null }> {
   const epsg = await layerCrs(access, query, ctx);
   const typeName = `${query.workspace}:${query.layer}`;
   const params: Record<string, string> = { request: 'GetFeature', typeNames: typeName, outputFormat: 'application/json', count: String(query.pageSize) };
@@ -86,7 +101,13 @@ export async function readLayer(access: GeoserverAccess, query: WfsQuery, file: 
   if (query.bbox) params.bbox = [...query.bbox, ...(query.bboxCrs ? [query.bboxCrs] : [])].join(',');
   if (query.cqlFilter) params.CQL_FILTER = query.cqlFilter;
   const label = publicUrl(owsUrl(access, query, {}));
-  const tooLarge = () => new ConnectorError('too_large', `${typeName} at ${label} holds more than the limit of ${ctx.maxBytes} bytes`, { url: label, max_bytes: ctx.maxBytes }, false);
+  const tooLarge = () =>
+    new ConnectorError(
+      'too_large',
+      `${typeName} at ${label} holds more than the limit of ${ctx.maxBytes} bytes`,
+      { url: label, max_bytes: ctx.maxBytes },
+      false,
+    );
   const out = await open(file, 'w');
   let features = 0;
   let bytes = 0;
@@ -95,13 +116,20 @@ export async function readLayer(access: GeoserverAccess, query: WfsQuery, file: 
     await out.write(`{"type":"FeatureCollection",${crs}"features":[\n`);
     for (let page = 0; page < MAX_PAGES; page++) {
       const url = owsUrl(access, query, { ...params, startIndex: String(page * query.pageSize) });
-      const got = await fetchJson<Page>({ url, headers: { ...access.headers, accept: 'application/json' }, label }, ctx.signal, ctx.maxBytes - bytes).catch((error) => {
-        if (error instanceof ConnectorError && error.reason === 'too_large') throw tooLarge();
-        if (error instanceof ConnectorError && error.reason === 'invalid_response') {
-          throw new ConnectorError('invalid_response', `${label} did not answer GetFeature of ${typeName} with GeoJSON (a filter the server cannot parse is answered with an XML exception)`, { url: label }, false);
-        }
-        throw error;
-      });
+      const got = await fetchJson<Page>({ url, headers: { ...access.headers, accept: 'application/json' }, label }, ctx.signal, ctx.maxBytes - bytes).catch(
+        (error) => {
+          if (error instanceof ConnectorError && error.reason === 'too_large') throw tooLarge();
+          if (error instanceof ConnectorError && error.reason === 'invalid_response') {
+            throw new ConnectorError(
+              'invalid_response',
+              `${label} did not answer GetFeature of ${typeName} with GeoJSON (a filter the server cannot parse is answered with an XML exception)`,
+              { url: label },
+              false,
+            );
+          }
+          throw error;
+        },
+      );
       bytes += got.bytes;
       const body = got.json;
       if (body?.type !== 'FeatureCollection' || !Array.isArray(body.features)) {
@@ -129,6 +157,7 @@ export async function wfsCapabilities(access: GeoserverAccess, ctx: ConnectorCon
   const got = await httpRequest({ url, headers: { ...access.headers, accept: 'application/xml, text/xml' }, label }, ctx.signal);
   await failUnlessOk(got, label);
   const { text } = await readText(got.response, 64 * 1024 * 1024, label);
-  if (!/WFS_Capabilities/.test(text)) throw new ConnectorError('invalid_response', `${label} did not answer WFS capabilities: is ${publicUrl(access.base)} a GeoServer?`, { url: label }, false);
+  if (!/WFS_Capabilities/.test(text))
+    throw new ConnectorError('invalid_response', `${label} did not answer WFS capabilities: is ${publicUrl(access.base)} a GeoServer?`, { url: label }, false);
   return text.split(/<(?:\w+:)?FeatureType[\s>]/).length - 1;
 }

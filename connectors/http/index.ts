@@ -10,8 +10,15 @@ const configuration = z.strictObject({
   url: httpUrl.describe('Address of the endpoint that answers with one file (GeoJSON, zipped shapefile, GeoPackage, CSV …)'),
   method: z.enum(['GET', 'POST']).default('GET').describe('HTTP method'),
   headers: plainHeaders.describe('Extra request headers, stored in plain text (credentials belong in the auth fields)'),
-  body: z.string().max(100_000).optional().describe('Request body, sent with POST only; its Content-Type is the one in headers, else application/json when the body is JSON, else text/plain'),
-  auth: z.enum(['none', 'basic', 'bearer', 'header']).default('none').describe('none; basic (username + password); bearer (bearer_token); header (api_key in the header api_key_header)'),
+  body: z
+    .string()
+    .max(100_000)
+    .optional()
+    .describe('Request body, sent with POST only; its Content-Type is the one in headers, else application/json when the body is JSON, else text/plain'),
+  auth: z
+    .enum(['none', 'basic', 'bearer', 'header'])
+    .default('none')
+    .describe('none; basic (username + password); bearer (bearer_token); header (api_key in the header api_key_header)'),
   username: z.string().min(1).max(255).optional().describe('User for basic authentication'),
   password: secret('Password for basic authentication'),
   bearer_token: secret('Token for bearer authentication (Authorization: Bearer …)'),
@@ -24,7 +31,13 @@ const missing = (auth: string, field: string) =>
   new ConnectorError('authentication_failed', `auth is "${auth}" but no ${field} is saved: set ${field}`, { auth }, false);
 
 /** The request a configuration describes; `secretHeaders` never follow a redirect to another origin. */
-export function requestOf(config: HttpConfig): { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; secretHeaders: string[] } {
+export function requestOf(config: HttpConfig): {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  secretHeaders: string[];
+} {
   const headers = { ...config.headers };
   const secretHeaders: string[] = [];
   if (config.auth === 'basic') {
@@ -43,7 +56,13 @@ export function requestOf(config: HttpConfig): { url: string; method: 'GET' | 'P
   if (config.method === 'POST' && config.body !== undefined && !hasHeader(headers, 'content-type')) {
     headers['content-type'] = isJson(config.body) ? 'application/json' : 'text/plain; charset=utf-8';
   }
-  return { url: config.url, method: config.method, headers, ...(config.method === 'POST' && config.body !== undefined ? { body: config.body } : {}), secretHeaders };
+  return {
+    url: config.url,
+    method: config.method,
+    headers,
+    ...(config.method === 'POST' && config.body !== undefined ? { body: config.body } : {}),
+    secretHeaders,
+  };
 }
 
 function isJson(text: string): boolean {

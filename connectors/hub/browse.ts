@@ -31,13 +31,24 @@ const summary = (i: PortalItem): HubItemSummary => ({
   modified: typeof i.modified === 'number' ? new Date(i.modified).toISOString() : null,
 });
 
-export async function browseItems(config: HubConfig, query: { q?: string | undefined; start: number; num: number; owner_only: boolean }, ctx: ConnectorContext) {
+export async function browseItems(
+  config: HubConfig,
+  query: { q?: string | undefined; start: number; num: number; owner_only: boolean },
+  ctx: ConnectorContext,
+) {
   const portal = await openPortal(config, ctx);
   const parts = [query.q?.trim() || ''];
   if (query.owner_only) parts.push(`owner:${await currentUser(portal, ctx)}`);
   const q = parts.filter(Boolean).join(' AND ') || '*';
   const page = await searchItems(portal, q, ctx, { start: query.start, num: query.num, sortField: 'modified', sortOrder: 'desc' });
-  return { portal: portal.label, query: q, total: page.total ?? 0, start: page.start ?? query.start, next_start: page.nextStart > 0 ? page.nextStart : null, items: (page.results ?? []).map(summary) };
+  return {
+    portal: portal.label,
+    query: q,
+    total: page.total ?? 0,
+    start: page.start ?? query.start,
+    next_start: page.nextStart > 0 ? page.nextStart : null,
+    items: (page.results ?? []).map(summary),
+  };
 }
 
 export async function browseFolders(config: HubConfig, ctx: ConnectorContext) {
@@ -50,10 +61,21 @@ export async function browseLayers(config: HubConfig, itemId: string, ctx: Conne
   const portal = await openPortal(config, ctx);
   const item = await getItem(portal, itemId, ctx);
   if (!isFeatureService(item)) {
-    throw new ConnectorError('invalid_data', `item ${item.id} is a ${item.type}: only feature layer items have layers`, { item_id: item.id, type: item.type }, false);
+    throw new ConnectorError(
+      'invalid_data',
+      `item ${item.id} is a ${item.type}: only feature layer items have layers`,
+      { item_id: item.id, type: item.type },
+      false,
+    );
   }
   const access = { service: serviceUrlOf(item), ...(portal.token ? { token: portal.token } : {}) };
-  const { json } = await arcgis<{ layers?: { id: number; name: string; geometryType?: string }[]; tables?: { id: number; name: string }[] }>(access, '', {}, ctx, 16 * 1024 * 1024);
+  const { json } = await arcgis<{ layers?: { id: number; name: string; geometryType?: string }[]; tables?: { id: number; name: string }[] }>(
+    access,
+    '',
+    {},
+    ctx,
+    16 * 1024 * 1024,
+  );
   return {
     item: summary(item),
     layers: [

@@ -6,7 +6,19 @@ import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import { vectorInput, type VectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
 import { toEsriGeometry, type GeoJsonGeometry } from './esri-json.js';
-import { currentUser, getItem, isFeatureService, openPortal, portalCall, searchItems, serviceUrlOf, userFolders, type HubConfig, type Portal, type PortalItem } from './portal.js';
+import {
+  currentUser,
+  getItem,
+  isFeatureService,
+  openPortal,
+  portalCall,
+  searchItems,
+  serviceUrlOf,
+  userFolders,
+  type HubConfig,
+  type Portal,
+  type PortalItem,
+} from './portal.js';
 
 /*
  * A hub Destination: a hosted feature layer. A new one is created from the output (addItem of a
@@ -42,30 +54,43 @@ interface EditResult {
 }
 
 const PUBLISH_WAIT_MS = 10 * 60_000;
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const t = setTimeout(resolve, ms);
-  signal.addEventListener(
-    'abort',
-    () => {
-      clearTimeout(t);
-      resolve();
-    },
-    { once: true },
-  );
-});
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 
 /** The output as GeoJSON features in `srs` (an EPSG code), or WGS 84 by RFC 7946 when `srs` is null. */
-async function outputFeatures(layer: VectorInput, srs: string | null, ctx: ConnectorContext, name: string): Promise<{ file: string; features: { properties: Record<string, unknown>; geometry: GeoJsonGeometry | null }[] }> {
+async function outputFeatures(
+  layer: VectorInput,
+  srs: string | null,
+  ctx: ConnectorContext,
+  name: string,
+): Promise<{ file: string; features: { properties: Record<string, unknown>; geometry: GeoJsonGeometry | null }[] }> {
   const file = path.join(ctx.workDir, `${name}.geojson`);
   const noGeometry = layer.base === 100;
   await runOgr2ogr(
     {
       args: [
-        '-f', 'GeoJSON', file, layer.ref.path, layer.layer,
+        '-f',
+        'GeoJSON',
+        file,
+        layer.ref.path,
+        layer.layer,
         ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
         ...(layer.ref.assumedCrs && layer.epsg === null ? ['-s_srs', layer.ref.assumedCrs] : []),
         ...(noGeometry ? [] : srs ? ['-t_srs', srs, '-lco', 'RFC7946=NO'] : ['-lco', 'RFC7946=YES']),
-        '-dim', 'XY', '-lco', 'WRITE_NAME=NO',
+        '-dim',
+        'XY',
+        '-lco',
+        'WRITE_NAME=NO',
       ],
       label: 'Preparing the features for the portal',
     },
@@ -107,7 +132,12 @@ function addsFor(features: Awaited<ReturnType<typeof outputFeatures>>['features'
     return geometry ? { attributes, geometry } : { attributes };
   });
   if (unknown.size) {
-    throw new ConnectorError('invalid_data', `${title} has no field ${[...unknown].map((n) => `"${n}"`).join(', ')}: deliver the layer's own fields (rename or drop the others), or publish a new layer`, { fields: [...unknown] }, false);
+    throw new ConnectorError(
+      'invalid_data',
+      `${title} has no field ${[...unknown].map((n) => `"${n}"`).join(', ')}: deliver the layer's own fields (rename or drop the others), or publish a new layer`,
+      { fields: [...unknown] },
+      false,
+    );
   }
   return adds;
 }
@@ -116,7 +146,12 @@ function failedEdits(results: EditResult[] | undefined, what: string, title: str
   const failed = (results ?? []).filter((r) => !r.success);
   if (failed.length) {
     const first = failed[0]!.error;
-    throw new ConnectorError('invalid_data', `${title}: ${failed.length} ${what} refused (${first?.code ?? '?'}: ${String(first?.description ?? 'no reason given').slice(0, 200)}); nothing was changed`, { refused: failed.length }, false);
+    throw new ConnectorError(
+      'invalid_data',
+      `${title}: ${failed.length} ${what} refused (${first?.code ?? '?'}: ${String(first?.description ?? 'no reason given').slice(0, 200)}); nothing was changed`,
+      { refused: failed.length },
+      false,
+    );
   }
 }
 
@@ -130,12 +165,20 @@ async function updateLayer(item: PortalItem, portal: Portal, target: HubTarget, 
   const adds = addsFor(features, info, title);
   let deletes: number[] = [];
   if (target.write_mode === 'replace') {
-    const ids = (await arcgis<{ objectIds?: number[] | null }>(access, `${target.layer}/query`, { where: '1=1', returnIdsOnly: 'true' }, ctx, 256 * 1024 * 1024)).json;
+    const ids = (
+      await arcgis<{ objectIds?: number[] | null }>(access, `${target.layer}/query`, { where: '1=1', returnIdsOnly: 'true' }, ctx, 256 * 1024 * 1024)
+    ).json;
     deletes = ids.objectIds ?? [];
   }
   const params: Record<string, string> = { adds: JSON.stringify(adds), rollbackOnFailure: 'true' };
   if (deletes.length) params.deletes = deletes.join(',');
-  const { json } = await arcgis<{ addResults?: EditResult[]; deleteResults?: EditResult[] }>(access, `${target.layer}/applyEdits`, params, ctx, 256 * 1024 * 1024);
+  const { json } = await arcgis<{ addResults?: EditResult[]; deleteResults?: EditResult[] }>(
+    access,
+    `${target.layer}/applyEdits`,
+    params,
+    ctx,
+    256 * 1024 * 1024,
+  );
   failedEdits(json.addResults, 'added features were', title);
   failedEdits(json.deleteResults, 'deletes were', title);
   return adds.length;
@@ -143,7 +186,12 @@ async function updateLayer(item: PortalItem, portal: Portal, target: HubTarget, 
 
 /** A name a new service may take: the title's letters, digits and underscores, free in the organisation. */
 async function serviceName(portal: Portal, title: string, ctx: ConnectorContext): Promise<string> {
-  let base = title.normalize('NFKD').replace(/[^\w]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 80) || 'layer';
+  let base =
+    title
+      .normalize('NFKD')
+      .replace(/[^\w]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 80) || 'layer';
   if (/^\d/.test(base)) base = `l_${base}`;
   for (let n = 1; n <= 20; n++) {
     const name = n === 1 ? base : `${base}_${n}`;
@@ -164,41 +212,95 @@ async function folderId(portal: Portal, owner: string, title: string | undefined
 
 async function share(portal: Portal, owner: string, itemId: string, sharing: HubTarget['sharing'], ctx: ConnectorContext): Promise<void> {
   if (!sharing) return;
-  await portalCall(portal, `content/users/${encodeURIComponent(owner)}/items/${encodeURIComponent(itemId)}/share`, {
-    everyone: String(sharing === 'public'), org: String(sharing === 'org' || sharing === 'public'), ...(sharing === 'private' ? { groups: '' } : {}),
-  }, ctx);
+  await portalCall(
+    portal,
+    `content/users/${encodeURIComponent(owner)}/items/${encodeURIComponent(itemId)}/share`,
+    {
+      everyone: String(sharing === 'public'),
+      org: String(sharing === 'org' || sharing === 'public'),
+      ...(sharing === 'private' ? { groups: '' } : {}),
+    },
+    ctx,
+  );
 }
 
 /** addItem (the output as a GeoJSON file item) + publish, then waits until the service is ready. */
-async function publishLayer(portal: Portal, owner: string, target: HubTarget, input: DeliverInput, ctx: ConnectorContext): Promise<{ item: PortalItem; rows: number }> {
+async function publishLayer(
+  portal: Portal,
+  owner: string,
+  target: HubTarget,
+  input: DeliverInput,
+  ctx: ConnectorContext,
+): Promise<{ item: PortalItem; rows: number }> {
   const title = target.title!;
   const layer = await vectorInput(input, ctx.workDir);
   const { file, features } = await outputFeatures(layer, null, ctx, 'publish');
   const folder = await folderId(portal, owner, target.folder, ctx);
   const userPath = `content/users/${encodeURIComponent(owner)}`;
-  const added = (await portalCall<{ success?: boolean; id?: string }>(portal, `${userPath}${folder ? `/${encodeURIComponent(folder)}` : ''}/addItem`, {
-    type: 'GeoJson', title, tags: target.tags.join(','), typeKeywords: 'geoflow', filename: `${layer.layer}.geojson`,
-  }, ctx, [{ field: 'file', name: `${layer.layer}.geojson`, data: new Blob([await readFile(file)], { type: 'application/geo+json' }) }])).json;
+  const added = (
+    await portalCall<{ success?: boolean; id?: string }>(
+      portal,
+      `${userPath}${folder ? `/${encodeURIComponent(folder)}` : ''}/addItem`,
+      {
+        type: 'GeoJson',
+        title,
+        tags: target.tags.join(','),
+        typeKeywords: 'geoflow',
+        filename: `${layer.layer}.geojson`,
+      },
+      ctx,
+      [{ field: 'file', name: `${layer.layer}.geojson`, data: new Blob([await readFile(file)], { type: 'application/geo+json' }) }],
+    )
+  ).json;
   if (!added.id) throw new ConnectorError('invalid_response', `${portal.label} answered addItem without an item id`, {}, false);
   const name = await serviceName(portal, title, ctx);
-  const published = (await portalCall<{ services?: { serviceItemId?: string; serviceurl?: string; jobId?: string; success?: boolean; error?: { message?: string } }[] }>(portal, `${userPath}/publish`, {
-    itemId: added.id,
-    filetype: 'geojson',
-    publishParameters: JSON.stringify({ name, maxRecordCount: 2000, layerInfo: { capabilities: 'Query,Editing,Create,Update,Delete' } }),
-  }, ctx)).json;
+  const published = (
+    await portalCall<{ services?: { serviceItemId?: string; serviceurl?: string; jobId?: string; success?: boolean; error?: { message?: string } }[] }>(
+      portal,
+      `${userPath}/publish`,
+      {
+        itemId: added.id,
+        filetype: 'geojson',
+        publishParameters: JSON.stringify({ name, maxRecordCount: 2000, layerInfo: { capabilities: 'Query,Editing,Create,Update,Delete' } }),
+      },
+      ctx,
+    )
+  ).json;
   const service = published.services?.[0];
   if (!service?.serviceItemId) {
-    throw new ConnectorError('invalid_data', `${portal.label} could not publish "${title}": ${String(service?.error?.message ?? 'no service item in the answer').slice(0, 200)}`, { item_id: added.id }, false);
+    throw new ConnectorError(
+      'invalid_data',
+      `${portal.label} could not publish "${title}": ${String(service?.error?.message ?? 'no service item in the answer').slice(0, 200)}`,
+      { item_id: added.id },
+      false,
+    );
   }
   // Publishing runs as a job on the portal: wait until it says completed.
   const deadline = Date.now() + PUBLISH_WAIT_MS;
   for (let poll = 0; ; poll++) {
-    const status = (await portalCall<{ status?: string; statusMessage?: string }>(portal, `${userPath}/items/${encodeURIComponent(service.serviceItemId)}/status`, {
-      ...(service.jobId ? { jobId: service.jobId } : {}), jobType: 'publish',
-    }, ctx)).json;
+    const status = (
+      await portalCall<{ status?: string; statusMessage?: string }>(
+        portal,
+        `${userPath}/items/${encodeURIComponent(service.serviceItemId)}/status`,
+        {
+          ...(service.jobId ? { jobId: service.jobId } : {}),
+          jobType: 'publish',
+        },
+        ctx,
+      )
+    ).json;
     if (status.status === 'completed') break;
-    if (status.status === 'failed') throw new ConnectorError('invalid_data', `${portal.label} failed to publish "${title}": ${String(status.statusMessage ?? '').slice(0, 200)}`, { item_id: service.serviceItemId }, false);
-    if (Date.now() > deadline || ctx.signal.aborted) throw new ConnectorError('timeout', `${portal.label} was still publishing "${title}" after ${PUBLISH_WAIT_MS / 60_000} minutes`, { item_id: service.serviceItemId });
+    if (status.status === 'failed')
+      throw new ConnectorError(
+        'invalid_data',
+        `${portal.label} failed to publish "${title}": ${String(status.statusMessage ?? '').slice(0, 200)}`,
+        { item_id: service.serviceItemId },
+        false,
+      );
+    if (Date.now() > deadline || ctx.signal.aborted)
+      throw new ConnectorError('timeout', `${portal.label} was still publishing "${title}" after ${PUBLISH_WAIT_MS / 60_000} minutes`, {
+        item_id: service.serviceItemId,
+      });
     await sleep(Math.min(250 * 2 ** poll, 5000), ctx.signal);
   }
   await share(portal, owner, service.serviceItemId, target.sharing, ctx);
@@ -209,7 +311,8 @@ async function publishLayer(portal: Portal, owner: string, target: HubTarget, in
 async function existing(portal: Portal, owner: string, target: HubTarget, ctx: ConnectorContext): Promise<PortalItem | null> {
   if (target.item_id) {
     const item = await getItem(portal, target.item_id, ctx);
-    if (!isFeatureService(item)) throw new ConnectorError('invalid_data', `item ${item.id} is a ${item.type}, not a hosted feature layer`, { item_id: item.id }, false);
+    if (!isFeatureService(item))
+      throw new ConnectorError('invalid_data', `item ${item.id} is a ${item.type}, not a hosted feature layer`, { item_id: item.id }, false);
     return item;
   }
   const quoted = target.title!.replace(/["\\]/g, ' ');
@@ -227,7 +330,12 @@ export async function deliverHub(config: HubConfig, target: HubTarget, input: De
   });
   if (found) {
     if (target.write_mode === 'create') {
-      throw new ConnectorError('target_exists', `"${found.title}" (${found.id}) already exists on ${portal.label} (write_mode create never overwrites)`, { item_id: found.id }, false);
+      throw new ConnectorError(
+        'target_exists',
+        `"${found.title}" (${found.id}) already exists on ${portal.label} (write_mode create never overwrites)`,
+        { item_id: found.id },
+        false,
+      );
     }
     const rows = await updateLayer(found, portal, target, input, ctx);
     await share(portal, found.owner ?? owner, found.id, target.sharing, ctx);

@@ -28,7 +28,7 @@ export function signedArea(ring: number[][]): number {
 
 function oriented(ring: Position[], clockwise: boolean): number[][] {
   const r = ring.map(xy);
-  return (signedArea(r) < 0) === clockwise ? r : r.reverse();
+  return signedArea(r) < 0 === clockwise ? r : r.reverse();
 }
 
 const polygonRings = (rings: Position[][]) => rings.map((ring, i) => oriented(ring, i === 0));

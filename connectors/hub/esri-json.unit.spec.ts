@@ -1,20 +1,85 @@
 import { describe, expect, it } from 'vitest';
 import { esriGeometryType, signedArea, toEsriGeometry } from './esri-json.js';
 
-const ccw = [[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]];
+const ccw = [
+  [0, 0],
+  [10, 0],
+  [10, 10],
+  [0, 10],
+  [0, 0],
+];
 const cw = [...ccw].reverse();
 
 describe('GeoJSON geometries as Esri JSON', () => {
   it('points, multipoints and lines keep their coordinates (Z dropped)', () => {
     expect(toEsriGeometry({ type: 'Point', coordinates: [1, 2, 3] })).toEqual({ x: 1, y: 2 });
-    expect(toEsriGeometry({ type: 'MultiPoint', coordinates: [[1, 2], [3, 4]] })).toEqual({ points: [[1, 2], [3, 4]] });
-    expect(toEsriGeometry({ type: 'LineString', coordinates: [[0, 0], [1, 1]] })).toEqual({ paths: [[[0, 0], [1, 1]]] });
-    expect(toEsriGeometry({ type: 'MultiLineString', coordinates: [[[0, 0], [1, 1]], [[2, 2], [3, 3]]] })).toEqual({ paths: [[[0, 0], [1, 1]], [[2, 2], [3, 3]]] });
+    expect(
+      toEsriGeometry({
+        type: 'MultiPoint',
+        coordinates: [
+          [1, 2],
+          [3, 4],
+        ],
+      }),
+    ).toEqual({
+      points: [
+        [1, 2],
+        [3, 4],
+      ],
+    });
+    expect(
+      toEsriGeometry({
+        type: 'LineString',
+        coordinates: [
+          [0, 0],
+          [1, 1],
+        ],
+      }),
+    ).toEqual({
+      paths: [
+        [
+          [0, 0],
+          [1, 1],
+        ],
+      ],
+    });
+    expect(
+      toEsriGeometry({
+        type: 'MultiLineString',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 1],
+          ],
+          [
+            [2, 2],
+            [3, 3],
+          ],
+        ],
+      }),
+    ).toEqual({
+      paths: [
+        [
+          [0, 0],
+          [1, 1],
+        ],
+        [
+          [2, 2],
+          [3, 3],
+        ],
+      ],
+    });
     expect(toEsriGeometry(null)).toBeNull();
   });
 
   it('outer rings clockwise and holes counter-clockwise, whatever the input said', () => {
-    const hole = [[2, 2], [4, 2], [4, 4], [2, 4], [2, 2]]; // counter-clockwise
+    const hole = [
+      [2, 2],
+      [4, 2],
+      [4, 4],
+      [2, 4],
+      [2, 2],
+    ]; // counter-clockwise
     const polygon = toEsriGeometry({ type: 'Polygon', coordinates: [ccw, [...hole].reverse()] }) as { rings: number[][][] };
     expect(signedArea(polygon.rings[0]!)).toBeLessThan(0);
     expect(signedArea(polygon.rings[1]!)).toBeGreaterThan(0);

@@ -29,14 +29,23 @@ interface HubCursor {
 
 /** Extensions of the file item types GDAL reads, by portal item type. */
 const fileTypes: Record<string, string> = {
-  GeoJson: 'geojson', Shapefile: 'zip', CSV: 'csv', GeoPackage: 'gpkg', 'File Geodatabase': 'zip', KML: 'kml', 'Microsoft Excel': 'xlsx', GeoTIFF: 'tif', Image: 'tif',
+  GeoJson: 'geojson',
+  Shapefile: 'zip',
+  CSV: 'csv',
+  GeoPackage: 'gpkg',
+  'File Geodatabase': 'zip',
+  KML: 'kml',
+  'Microsoft Excel': 'xlsx',
+  GeoTIFF: 'tif',
+  Image: 'tif',
 };
 
 export async function findItem(portal: Portal, resource: Pick<HubResource, 'item_id' | 'search'>, ctx: ConnectorContext): Promise<PortalItem> {
   if (resource.item_id) return getItem(portal, resource.item_id, ctx);
   const page = await searchItems(portal, resource.search!, ctx, { num: 1, sortField: 'modified', sortOrder: 'desc' });
   const item = page.results?.[0];
-  if (!item) throw new ConnectorError('not_found', `no item of ${portal.label} matches the search ${JSON.stringify(resource.search)}`, { url: portal.label }, false);
+  if (!item)
+    throw new ConnectorError('not_found', `no item of ${portal.label} matches the search ${JSON.stringify(resource.search)}`, { url: portal.label }, false);
   return item;
 }
 
@@ -50,7 +59,13 @@ export async function extractHub(config: HubConfig, resource: HubResource, ctx: 
     // Edits do not change the item's modified date; the layer's last edit date says when its data did.
     const info = (await arcgis<LayerInfo & { editingInfo?: { lastEditDate?: number } }>(access, String(layerId), {}, ctx, 16 * 1024 * 1024)).json;
     const cursor: HubCursor = { item_id: item.id, layer: layerId, modified: info.editingInfo?.lastEditDate ?? item.modified ?? null };
-    if (previous && cursor.modified !== null && previous.item_id === cursor.item_id && previous.layer === cursor.layer && previous.modified === cursor.modified) {
+    if (
+      previous &&
+      cursor.modified !== null &&
+      previous.item_id === cursor.item_id &&
+      previous.layer === cursor.layer &&
+      previous.modified === cursor.modified
+    ) {
       return { file: '', filename: '', bytes: 0, sync: { cursor: previous }, unchanged: true };
     }
     const read = await readLayer(access, layerId, resource.where, ctx);
@@ -58,13 +73,26 @@ export async function extractHub(config: HubConfig, resource: HubResource, ctx: 
   }
   const extension = fileTypes[item.type];
   if (!extension) {
-    throw new ConnectorError('invalid_data', `item ${item.id} is a ${item.type}: a hub Source reads hosted feature layers and data files (${Object.keys(fileTypes).join(', ')})`, { item_id: item.id, type: item.type }, false);
+    throw new ConnectorError(
+      'invalid_data',
+      `item ${item.id} is a ${item.type}: a hub Source reads hosted feature layers and data files (${Object.keys(fileTypes).join(', ')})`,
+      { item_id: item.id, type: item.type },
+      false,
+    );
   }
   const cursor: HubCursor = { item_id: item.id, layer: null, modified: item.modified ?? null };
   if (previous && cursor.modified !== null && previous.item_id === cursor.item_id && previous.modified === cursor.modified) {
     return { file: '', filename: '', bytes: 0, sync: { cursor: previous }, unchanged: true };
   }
   const name = item.name && path.extname(item.name) ? item.name : `${item.title || item.id}.${extension}`;
-  const got = await download({ url: `${portal.sharing}/content/items/${encodeURIComponent(item.id)}/data`, headers: downloadHeaders(portal), secretHeaders: ['x-esri-authorization'], filename: safeFilename(name) }, ctx);
+  const got = await download(
+    {
+      url: `${portal.sharing}/content/items/${encodeURIComponent(item.id)}/data`,
+      headers: downloadHeaders(portal),
+      secretHeaders: ['x-esri-authorization'],
+      filename: safeFilename(name),
+    },
+    ctx,
+  );
   return { file: got.file!, filename: got.filename, bytes: got.bytes, sync: { cursor } };
 }

@@ -56,9 +56,11 @@ export async function openPortal(config: HubConfig, ctx: ConnectorContext): Prom
   const sharing = sharingUrlOf(config.url);
   const label = publicUrl(sharing.replace(/\/sharing\/rest$/, ''));
   if (config.api_key) return { sharing, label, token: config.api_key, ...(config.username ? { username: config.username } : {}) };
-  if (config.password && !config.username) throw new ConnectorError('authentication_failed', 'a password is saved but no username: set username', { url: label }, false);
+  if (config.password && !config.username)
+    throw new ConnectorError('authentication_failed', 'a password is saved but no username: set username', { url: label }, false);
   if (!config.username) return { sharing, label };
-  if (!config.password) throw new ConnectorError('authentication_failed', `no password is saved for ${config.username}: set password (or api_key)`, { url: label }, false);
+  if (!config.password)
+    throw new ConnectorError('authentication_failed', `no password is saved for ${config.username}: set password (or api_key)`, { url: label }, false);
   try {
     const { json } = await arcgisPost<{ token?: string }>(
       `${sharing}/generateToken`,
@@ -73,23 +75,46 @@ export async function openPortal(config: HubConfig, ctx: ConnectorContext): Prom
   } catch (error) {
     // generateToken answers a wrong password with error 400 "Unable to generate token."
     if (error instanceof ConnectorError && error.reason === 'invalid_response' && /generate token/i.test(error.message)) {
-      throw new ConnectorError('authentication_failed', `${label} refused the username or password of ${config.username}`, { url: label, username: config.username }, false);
+      throw new ConnectorError(
+        'authentication_failed',
+        `${label} refused the username or password of ${config.username}`,
+        { url: label, username: config.username },
+        false,
+      );
     }
     throw error;
   }
 }
 
 /** One call of the sharing API (path below …/sharing/rest). */
-export function portalCall<T>(portal: Portal, path: string, params: Record<string, string>, ctx: ConnectorContext, files: RestFile[] = []): Promise<RestAnswer<T>> {
+export function portalCall<T>(
+  portal: Portal,
+  path: string,
+  params: Record<string, string>,
+  ctx: ConnectorContext,
+  files: RestFile[] = [],
+): Promise<RestAnswer<T>> {
   return arcgisPost<T>(`${portal.sharing}/${path}`, params, portal.token, ctx, JSON_LIMIT, files);
 }
 
 /** The signed-in user (community/self): the owner of what a Destination publishes. */
 export async function currentUser(portal: Portal, ctx: ConnectorContext): Promise<string> {
   if (portal.username) return portal.username;
-  if (!portal.token) throw new ConnectorError('authentication_failed', `publishing to ${portal.label} needs credentials: set api_key, or username and password`, { url: portal.label }, false);
+  if (!portal.token)
+    throw new ConnectorError(
+      'authentication_failed',
+      `publishing to ${portal.label} needs credentials: set api_key, or username and password`,
+      { url: portal.label },
+      false,
+    );
   const { json } = await portalCall<{ username?: string }>(portal, 'community/self', {}, ctx);
-  if (!json.username) throw new ConnectorError('authentication_failed', `${portal.label} does not say whose credentials these are (community/self has no username): set username`, { url: portal.label }, false);
+  if (!json.username)
+    throw new ConnectorError(
+      'authentication_failed',
+      `${portal.label} does not say whose credentials these are (community/self has no username): set username`,
+      { url: portal.label },
+      false,
+    );
   return json.username;
 }
 
@@ -105,7 +130,12 @@ export interface SearchPage {
   results: PortalItem[];
 }
 
-export async function searchItems(portal: Portal, q: string, ctx: ConnectorContext, page: { start?: number; num?: number; sortField?: string; sortOrder?: 'asc' | 'desc' } = {}): Promise<SearchPage> {
+export async function searchItems(
+  portal: Portal,
+  q: string,
+  ctx: ConnectorContext,
+  page: { start?: number; num?: number; sortField?: string; sortOrder?: 'asc' | 'desc' } = {},
+): Promise<SearchPage> {
   const params: Record<string, string> = { q, start: String(page.start ?? 1), num: String(page.num ?? 20) };
   if (page.sortField) params.sortField = page.sortField;
   if (page.sortOrder) params.sortOrder = page.sortOrder;
@@ -125,7 +155,10 @@ export async function userFolders(portal: Portal, user: string, ctx: ConnectorCo
 /** The service URL of a feature layer item (…/FeatureServer, without a layer id or trailing slash). */
 export function serviceUrlOf(item: PortalItem): string {
   if (!item.url) throw new ConnectorError('invalid_response', `item ${item.id} (${item.type}) has no service URL`, { item_id: item.id }, false);
-  return item.url.replace(/[?#].*$/, '').replace(/\/+$/, '').replace(/\/\d+$/, '');
+  return item.url
+    .replace(/[?#].*$/, '')
+    .replace(/\/+$/, '')
+    .replace(/\/\d+$/, '');
 }
 
 export const isFeatureService = (item: PortalItem) => item.type === 'Feature Service';

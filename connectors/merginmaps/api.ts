@@ -52,7 +52,10 @@ export class MerginClient {
   private token: string | undefined;
   private readonly base: string;
 
-  constructor(private readonly access: MerginAccess, private readonly ctx: ConnectorContext) {
+  constructor(
+    private readonly access: MerginAccess,
+    private readonly ctx: ConnectorContext,
+  ) {
     this.base = access.url.replace(/\/+$/, '');
   }
 
@@ -64,18 +67,30 @@ export class MerginClient {
     if (!this.access.password) throw new ConnectorError('authentication_failed', `${this.label}: no password is saved for ${this.access.username}`, {}, false);
     const url = `${this.base}/v1/auth/login`;
     const got = await fetchJson<{ session?: { token?: string }; username?: string }>(
-      { url, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ login: this.access.username, password: this.access.password }), label: publicUrl(url) },
+      {
+        url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ login: this.access.username, password: this.access.password }),
+        label: publicUrl(url),
+      },
       this.ctx.signal,
       JSON_LIMIT,
     ).catch((error: unknown) => {
       // The server answers wrong credentials with 401 (older ones 400).
       if (error instanceof ConnectorError && [400, 401].includes(error.details.http_status as number)) {
-        throw new ConnectorError('authentication_failed', `${this.label} refused the user name or password`, { url: publicUrl(url), http_status: error.details.http_status }, false);
+        throw new ConnectorError(
+          'authentication_failed',
+          `${this.label} refused the user name or password`,
+          { url: publicUrl(url), http_status: error.details.http_status },
+          false,
+        );
       }
       throw error;
     });
     const token = got.json?.session?.token;
-    if (typeof token !== 'string' || !token) throw new ConnectorError('invalid_response', `${this.label} answered the sign-in without a session token: is this a Mergin Maps server?`, {}, false);
+    if (typeof token !== 'string' || !token)
+      throw new ConnectorError('invalid_response', `${this.label} answered the sign-in without a session token: is this a Mergin Maps server?`, {}, false);
     this.token = token;
     return got.json.username ?? this.access.username;
   }
@@ -86,7 +101,8 @@ export class MerginClient {
     try {
       return (await fetchJson<T>({ url, headers: { authorization: `Bearer ${this.token}` }, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json;
     } catch (error) {
-      if (error instanceof ConnectorError && error.reason === 'not_found') throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
+      if (error instanceof ConnectorError && error.reason === 'not_found')
+        throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
       throw error;
     }
   }
@@ -103,7 +119,8 @@ export class MerginClient {
         `/v1/project/paginated?only_namespace=${encodeURIComponent(this.access.workspace)}&page=${page}&per_page=${PER_PAGE}`,
         `workspace ${this.access.workspace}`,
       );
-      if (!Array.isArray(got?.projects)) throw new ConnectorError('invalid_response', `${this.label} answered the project list without a projects list`, {}, false);
+      if (!Array.isArray(got?.projects))
+        throw new ConnectorError('invalid_response', `${this.label} answered the project list without a projects list`, {}, false);
       all.push(...got.projects);
       if (got.projects.length < PER_PAGE || all.length >= (got.count ?? 0)) break;
     }
@@ -113,14 +130,20 @@ export class MerginClient {
   /** A project as of `version` (default: the latest), with its files. */
   async project(name: string, version?: string): Promise<MerginProject> {
     const query = version ? `?version=${encodeURIComponent(version)}` : '';
-    const project = await this.get<MerginProject>(`/v1/project/${this.projectPath(name)}${query}`, `project ${this.access.workspace}/${name}${version ? ` at version ${version}` : ''}`);
+    const project = await this.get<MerginProject>(
+      `/v1/project/${this.projectPath(name)}${query}`,
+      `project ${this.access.workspace}/${name}${version ? ` at version ${version}` : ''}`,
+    );
     if (!Array.isArray(project?.files)) throw new ConnectorError('invalid_response', `${this.label} described project ${name} without a file list`, {}, false);
     return project;
   }
 
   /** The project's versions, newest first (at most the latest 100). */
   async versions(name: string): Promise<MerginVersion[]> {
-    const got = await this.get<{ versions?: MerginVersion[] }>(`/v1/project/versions/paginated/${this.projectPath(name)}?page=1&per_page=100&descending=true`, `project ${this.access.workspace}/${name}`);
+    const got = await this.get<{ versions?: MerginVersion[] }>(
+      `/v1/project/versions/paginated/${this.projectPath(name)}?page=1&per_page=100&descending=true`,
+      `project ${this.access.workspace}/${name}`,
+    );
     return Array.isArray(got?.versions) ? got.versions : [];
   }
 
@@ -134,7 +157,8 @@ export class MerginClient {
       );
       return got.bytes;
     } catch (error) {
-      if (error instanceof ConnectorError && error.reason === 'not_found') throw new ConnectorError('not_found', `${this.label}: project ${name} has no file ${file} at ${version}`, { file, version }, false);
+      if (error instanceof ConnectorError && error.reason === 'not_found')
+        throw new ConnectorError('not_found', `${this.label}: project ${name} has no file ${file} at ${version}`, { file, version }, false);
       throw error;
     }
   }

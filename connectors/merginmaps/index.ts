@@ -20,7 +20,12 @@ const version = z.string().regex(/^v\d{1,9}$/, 'a project version such as v12');
 
 const resource = z.strictObject({
   project: z.string().min(1).max(255).describe('Project name in the workspace'),
-  file: z.string().min(1).max(1024).refine((f) => !f.split('/').includes('..'), 'must not contain ".." segments').describe('File in the project, e.g. survey.gpkg'),
+  file: z
+    .string()
+    .min(1)
+    .max(1024)
+    .refine((f) => !f.split('/').includes('..'), 'must not contain ".." segments')
+    .describe('File in the project, e.g. survey.gpkg'),
   layer: z.string().min(1).max(255).optional().describe('Layer of the file (a GeoPackage holds several); default: the whole file'),
   version: version.optional().describe('Project version to read (default: the latest)'),
 });
@@ -40,7 +45,8 @@ function projectName(config: MerginConfig, given: string): string {
   const slash = given.indexOf('/');
   if (slash < 0) return given;
   const [workspace, name] = [given.slice(0, slash), given.slice(slash + 1)];
-  if (workspace !== config.workspace) throw new ConnectorError('not_found', `Project ${given} is not in workspace ${config.workspace}, the one this Source reads`, { project: given }, false);
+  if (workspace !== config.workspace)
+    throw new ConnectorError('not_found', `Project ${given} is not in workspace ${config.workspace}, the one this Source reads`, { project: given }, false);
   return name;
 }
 
@@ -64,11 +70,11 @@ export const merginmaps = defineConnector({
   verifiedAgainst:
     'a stand-in of the Mergin Maps server API (test/servers/merginmaps, written from MerginMaps/server and python-api-client), checked in the suite by mergin-client 0.15.0 (PyPI) listing projects and downloading a project version; no Mergin Maps server is installable from the package registries',
   notes: [
-    'Reads through the Mergin Maps server API as `mergin-client` does: `POST /v1/auth/login` with the user name and password answers a session token, sent as `Authorization: Bearer …`; `/v1/project/paginated?only_namespace=<workspace>` lists the workspace\'s projects; `/v1/project/<workspace>/<project>?version=vN` lists a version\'s files (path, size, SHA-1 checksum); `/v1/project/raw/<workspace>/<project>?file=…&version=vN` answers a file as it was at that version.',
+    "Reads through the Mergin Maps server API as `mergin-client` does: `POST /v1/auth/login` with the user name and password answers a session token, sent as `Authorization: Bearer …`; `/v1/project/paginated?only_namespace=<workspace>` lists the workspace's projects; `/v1/project/<workspace>/<project>?version=vN` lists a version's files (path, size, SHA-1 checksum); `/v1/project/raw/<workspace>/<project>?file=…&version=vN` answers a file as it was at that version.",
     '',
     '- **source_resource**: `project` (its name in the workspace), `file` (e.g. `survey.gpkg`), optionally `layer` (copied into its own GeoPackage for the Run) and `version` (e.g. `v12`; default the latest).',
-    '- **Unchanged skip** (Jobs): the project version read and the file\'s checksum are kept; a Run that finds the same version, or a newer version in which the file did not change, ends early as unchanged without downloading. A new version that changed the file is read.',
-    '- **Projects and inspect** (`POST /api/v1/sources/{id}/projects`, `/inspect-project` with an optional `version`): projects with name, workspace, description, last update and latest version; a version\'s files, the project\'s versions (newest first, at most 100), and for each vector file its layers with geometry type, CRS and feature count, read with GDAL from a temporary copy.',
+    "- **Unchanged skip** (Jobs): the project version read and the file's checksum are kept; a Run that finds the same version, or a newer version in which the file did not change, ends early as unchanged without downloading. A new version that changed the file is read.",
+    "- **Projects and inspect** (`POST /api/v1/sources/{id}/projects`, `/inspect-project` with an optional `version`): projects with name, workspace, description, last update and latest version; a version's files, the project's versions (newest first, at most 100), and for each vector file its layers with geometry type, CRS and feature count, read with GDAL from a temporary copy.",
     '- **Not a Workspace import**: the spec refuses merginmaps on `POST /workspaces`; use it as a Job Source.',
     '- **Failures**: wrong user name or password → `authentication_failed`, 403 → `permission_denied`, a missing workspace, project, version or file → `not_found`.',
   ].join('\n'),
@@ -124,21 +130,36 @@ export const merginmaps = defineConnector({
     // The spec refuses merginmaps for Workspace import: Jobs only.
     importable: false,
     incremental: true,
-    incrementalNote: "the project version and the file's checksum: the same version, or a newer one that left the file as it was, ends the Run early as unchanged",
+    incrementalNote:
+      "the project version and the file's checksum: the same version, or a newer one that left the file as it was, ends the Run early as unchanged",
     async extract(config, selector, ctx, options) {
       const client = clientOf(config, ctx);
       const name = projectName(config, selector.project);
       const project = await client.project(name, selector.version);
       const at = project.version ?? selector.version ?? 'v0';
       const file = project.files!.find((f) => f.path === selector.file);
-      if (!file) throw new ConnectorError('not_found', `${client.label}: project ${name} has no file ${selector.file} at ${at}`, { project: name, file: selector.file, version: at }, false);
+      if (!file)
+        throw new ConnectorError(
+          'not_found',
+          `${client.label}: project ${name} has no file ${selector.file} at ${at}`,
+          { project: name, file: selector.file, version: at },
+          false,
+        );
       const cursor = { project: name, file: file.path, version: at, checksum: file.checksum ?? null } satisfies MerginCursor;
       const previous = (options.sync?.cursor ?? null) as MerginCursor | null;
-      const same = previous && previous.project === cursor.project && previous.file === cursor.file && (previous.version === cursor.version || (cursor.checksum !== null && previous.checksum === cursor.checksum));
+      const same =
+        previous &&
+        previous.project === cursor.project &&
+        previous.file === cursor.file &&
+        (previous.version === cursor.version || (cursor.checksum !== null && previous.checksum === cursor.checksum));
       if (same) return { file: '', filename: '', bytes: 0, sync: { cursor }, unchanged: true };
       const local = await localPathFor(ctx, 'project-file', file.path);
       await client.download(name, at, file.path, local);
-      for (const c of companionsOf(file.path, project.files!.map((f) => f.path))) await client.download(name, at, c, await localPathFor(ctx, 'project-file', c));
+      for (const c of companionsOf(
+        file.path,
+        project.files!.map((f) => f.path),
+      ))
+        await client.download(name, at, c, await localPathFor(ctx, 'project-file', c));
       const taken = await singleLayerFile(local, selector.layer, ctx, `${client.label}: ${name}/${file.path}`);
       return { ...taken, sync: { cursor } };
     },

@@ -65,7 +65,8 @@ export function classifyMysql(error: unknown, what: string, details: Record<stri
   const code = typeof e?.code === 'string' ? e.code : undefined;
   const message = typeof e?.message === 'string' ? e.message : String(error);
   if (code && codeReasons[code]) return new ConnectorError(codeReasons[code], `${what}: ${message}`, { ...details, error_code: code });
-  if (code === 'ETIMEDOUT') return new ConnectorError('timeout', `${what} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`, { ...details, error_code: code });
+  if (code === 'ETIMEDOUT')
+    return new ConnectorError('timeout', `${what} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`, { ...details, error_code: code });
   if (/SSL|TLS|certificate/i.test(message) && !code?.startsWith('ER_')) return new ConnectorError('tls_error', `${what}: ${message}`, details);
   if (code?.startsWith('ER_')) return new ConnectorError('invalid_data', `${what}: ${message}`, { ...details, error_code: code });
   return classify(error, what, details);
@@ -103,7 +104,9 @@ export async function connect(config: MysqlConfig, ctx: ConnectorContext): Promi
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   const abortPromise = new Promise<never>((_, reject) => {
-    ctx.signal.addEventListener('abort', () => reject(new ConnectorError('timeout', `${describeServer(config)} did not answer in time`, triedOf(config))), { once: true });
+    ctx.signal.addEventListener('abort', () => reject(new ConnectorError('timeout', `${describeServer(config)} did not answer in time`, triedOf(config))), {
+      once: true,
+    });
   });
   abortPromise.catch(() => undefined);
   try {
@@ -112,7 +115,11 @@ export async function connect(config: MysqlConfig, ctx: ConnectorContext): Promi
     return connection;
   } catch (error) {
     // A connection that arrives after the deadline is closed at once.
-    if (aborted) pending.then((c) => c.destroy(), () => undefined);
+    if (aborted)
+      pending.then(
+        (c) => c.destroy(),
+        () => undefined,
+      );
     throw classifyMysql(error, describeServer(config), triedOf(config));
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
@@ -127,7 +134,8 @@ export async function withConnection<T>(config: MysqlConfig, ctx: ConnectorConte
   try {
     return await fn(connection);
   } catch (error) {
-    if (ctx.signal.aborted && !(error instanceof ConnectorError)) throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
+    if (ctx.signal.aborted && !(error instanceof ConnectorError))
+      throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
     throw classifyMysql(error, describeServer(config), triedOf(config));
   } finally {
     ctx.signal.removeEventListener('abort', abort);

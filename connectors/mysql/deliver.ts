@@ -1,6 +1,15 @@
 import type mysql from 'mysql2/promise';
 import { ConnectorError } from '../shared/errors.js';
-import { deliveryTag, effectiveWriteMode, LEDGER, requireColumns, runStagedDelivery, stagingNames, targetExists, type WriteMode } from '../shared/sql-delivery.js';
+import {
+  deliveryTag,
+  effectiveWriteMode,
+  LEDGER,
+  requireColumns,
+  runStagedDelivery,
+  stagingNames,
+  targetExists,
+  type WriteMode,
+} from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, ident, withConnection, type MysqlConfig } from './client.js';
@@ -26,7 +35,17 @@ export interface MysqlTarget {
   write_mode: WriteMode;
 }
 
-const geometryDataTypes = ['point', 'linestring', 'polygon', 'multipoint', 'multilinestring', 'multipolygon', 'geometrycollection', 'geomcollection', 'geometry'];
+const geometryDataTypes = [
+  'point',
+  'linestring',
+  'polygon',
+  'multipoint',
+  'multilinestring',
+  'multipolygon',
+  'geometrycollection',
+  'geomcollection',
+  'geometry',
+];
 
 /** The delivery ledger: InnoDB, so an append and its record commit together. */
 const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS ${ident(LEDGER)} (delivery_id VARCHAR(255) PRIMARY KEY, target_table VARCHAR(64) NOT NULL, write_mode VARCHAR(16) NOT NULL, rows_written BIGINT NOT NULL, delivered_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB`;
@@ -53,7 +72,11 @@ const record = (c: mysql.Connection, deliveryId: string, table: string, mode: Wr
 const countRows = async (c: mysql.Connection, table: string) => Number((await rows(c, `SELECT COUNT(*) AS n FROM ${ident(table)}`))[0]!.n);
 
 async function columnsOf(c: mysql.Connection, table: string): Promise<{ name: string; type: string }[]> {
-  const r = await rows(c, 'SELECT column_name AS name, data_type AS type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position', [table]);
+  const r = await rows(
+    c,
+    'SELECT column_name AS name, data_type AS type FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position',
+    [table],
+  );
   return r.map((x) => ({ name: String(x.name), type: String(x.type).toLowerCase() }));
 }
 
@@ -111,20 +134,33 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
       }),
     load: ({ geometryName }) =>
       ogr2ogrMysql(config, ctx, `Loading ${where}`, [
-        '-f', 'MySQL', mysqlDataset(config, [LEDGER]), layer.ref.path, layer.layer,
+        '-f',
+        'MySQL',
+        mysqlDataset(config, [LEDGER]),
+        layer.ref.path,
+        layer.layer,
         ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
-        '-nln', stage,
-        '-nlt', layer.nlt,
-        '-lco', `GEOMETRY_NAME=${geometryName}`,
-        '-lco', `FID=${fid}`,
-        '-lco', 'LAUNDER=NO',
+        '-nln',
+        stage,
+        '-nlt',
+        layer.nlt,
+        '-lco',
+        `GEOMETRY_NAME=${geometryName}`,
+        '-lco',
+        `FID=${fid}`,
+        '-lco',
+        'LAUNDER=NO',
         // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
         // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
-        '-lco', 'PRECISION=NO',
-        '-lco', 'ENGINE=InnoDB',
+        '-lco',
+        'PRECISION=NO',
+        '-lco',
+        'ENGINE=InnoDB',
         // A spatial index needs every geometry present (NOT NULL).
-        '-lco', `SPATIAL_INDEX=${layer.nullGeometries || layer.nlt === 'NONE' ? 'NO' : 'YES'}`,
-        '-gt', '65536',
+        '-lco',
+        `SPATIAL_INDEX=${layer.nullGeometries || layer.nlt === 'NONE' ? 'NO' : 'YES'}`,
+        '-gt',
+        '65536',
       ]),
     swap: ({ geometryName }) =>
       withConnection(config, ctx, async (c) => {
@@ -139,7 +175,12 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
           const existing = await tableInfo(c, table);
           if (mode === 'append' && existing) {
             const stageColumns = (await columnsOf(c, stage)).map((col) => col.name).filter((n) => n !== fid);
-            requireColumns(where, stageColumns, (await columnsOf(c, table)).map((col) => col.name), (m) => `\`${m}\``);
+            requireColumns(
+              where,
+              stageColumns,
+              (await columnsOf(c, table)).map((col) => col.name),
+              (m) => `\`${m}\``,
+            );
             await c.query('START TRANSACTION');
             try {
               const list = stageColumns.map(ident).join(', ');

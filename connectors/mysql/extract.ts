@@ -23,12 +23,18 @@ export type MysqlCursor = SqlCursor;
 
 /** The geometry column types of MySQL / MariaDB, as ogr2ogr -nlt names. */
 const geometryTypes: Record<string, string> = {
-  point: 'POINT', linestring: 'LINESTRING', polygon: 'POLYGON', multipoint: 'MULTIPOINT', multilinestring: 'MULTILINESTRING',
-  multipolygon: 'MULTIPOLYGON', geometrycollection: 'GEOMETRYCOLLECTION', geomcollection: 'GEOMETRYCOLLECTION', geometry: 'GEOMETRY',
+  point: 'POINT',
+  linestring: 'LINESTRING',
+  polygon: 'POLYGON',
+  multipoint: 'MULTIPOINT',
+  multilinestring: 'MULTILINESTRING',
+  multipolygon: 'MULTIPOLYGON',
+  geometrycollection: 'GEOMETRYCOLLECTION',
+  geomcollection: 'GEOMETRYCOLLECTION',
+  geometry: 'GEOMETRY',
 };
 /** mysql2's column type number of geometry values (MYSQL_TYPE_GEOMETRY). */
 const GEOMETRY_FIELD = 255;
-
 
 interface Plan {
   sql: string;
@@ -59,15 +65,24 @@ async function plan(config: MysqlConfig, resource: MysqlResource, ctx: Connector
         const geometry = (fields ?? []).find((f) => f.columnType === GEOMETRY_FIELD);
         const srid = geometry ? await firstSrid(c, `${subquery} AS geoflow_query`, geometry.name) : null;
         const [tables] = await c.query('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name LIMIT 20');
-        return { sql: `SELECT * FROM ${subquery} AS geoflow_query`, name: 'query', srid, geometry: Boolean(geometry), anchor: (tables as { name: string }[]).map((t) => t.name) };
+        return {
+          sql: `SELECT * FROM ${subquery} AS geoflow_query`,
+          name: 'query',
+          srid,
+          geometry: Boolean(geometry),
+          anchor: (tables as { name: string }[]).map((t) => t.name),
+        };
       }
       const { table } = resource;
       const [found] = await c.query('SELECT table_type FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?', [table]);
-      if (!(found as unknown[]).length) throw new ConnectorError('not_found', `${describeServer(config)}: no table or view \`${table}\` in database ${config.database}`, { table });
+      if (!(found as unknown[]).length)
+        throw new ConnectorError('not_found', `${describeServer(config)}: no table or view \`${table}\` in database ${config.database}`, { table });
       await c.query(`SELECT * FROM ${ident(table)} LIMIT 0`);
       const [columns] = await c.query(
         `SELECT column_name AS name, data_type AS type FROM information_schema.columns
-          WHERE table_schema = DATABASE() AND table_name = ? AND data_type IN (${Object.keys(geometryTypes).map(() => '?').join(', ')})
+          WHERE table_schema = DATABASE() AND table_name = ? AND data_type IN (${Object.keys(geometryTypes)
+            .map(() => '?')
+            .join(', ')})
           ORDER BY ordinal_position LIMIT 1`,
         [table, ...Object.keys(geometryTypes)],
       );
@@ -78,7 +93,9 @@ async function plan(config: MysqlConfig, resource: MysqlResource, ctx: Connector
       const column = resource.cursor_column;
       if (!column) return { ...base, sql: `SELECT * FROM ${ident(table)}` };
       const last = previousCursorValue(column, previous);
-      const [maxRows] = await c.query(`SELECT CAST(MAX(${ident(column)}) AS CHAR) AS max FROM ${ident(table)}${last !== null ? ` WHERE ${ident(column)} > ${c.escape(last)}` : ''}`);
+      const [maxRows] = await c.query(
+        `SELECT CAST(MAX(${ident(column)}) AS CHAR) AS max FROM ${ident(table)}${last !== null ? ` WHERE ${ident(column)} > ${c.escape(last)}` : ''}`,
+      );
       const max = ((maxRows as { max: string | null }[])[0]?.max ?? null) as string | null;
       const window = cursorWindow(column, ident(column), last, max, (v) => c.escape(v));
       return { ...base, sql: `SELECT * FROM ${ident(table)}${whereClause(window.where)}`, cursor: window.cursor, unchanged: window.unchanged };
@@ -94,11 +111,24 @@ export async function extractMysql(config: MysqlConfig, resource: MysqlResource,
   if (p.unchanged) return unchangedExtract(options);
   const filename = `${safeFilename(p.name)}.gpkg`;
   const file = path.join(ctx.workDir, filename);
-  await ogr2ogrMysql(config, ctx, `Reading ${'query' in resource ? 'the query' : `\`${resource.table}\``}`, [
-    '-f', 'GPKG', file, mysqlDataset(config, p.anchor), '-sql', p.sql, '-nln', p.name,
-    ...(p.nlt ? ['-nlt', p.nlt] : []),
-    // SRID 0 is "no CRS"; GDAL would otherwise label a query's geometry "Undefined geographic SRS".
-    ...(p.geometry ? ['-a_srs', p.srid ? `EPSG:${p.srid}` : 'NONE'] : []),
-  ], file);
+  await ogr2ogrMysql(
+    config,
+    ctx,
+    `Reading ${'query' in resource ? 'the query' : `\`${resource.table}\``}`,
+    [
+      '-f',
+      'GPKG',
+      file,
+      mysqlDataset(config, p.anchor),
+      '-sql',
+      p.sql,
+      '-nln',
+      p.name,
+      ...(p.nlt ? ['-nlt', p.nlt] : []),
+      // SRID 0 is "no CRS"; GDAL would otherwise label a query's geometry "Undefined geographic SRS".
+      ...(p.geometry ? ['-a_srs', p.srid ? `EPSG:${p.srid}` : 'NONE'] : []),
+    ],
+    file,
+  );
   return extractedGeoPackage(file, filename, p.cursor ? { cursor: p.cursor } : undefined);
 }

@@ -47,7 +47,9 @@ interface ItemsPage {
 export function apiUrl(access: ApiAccess, ...segments: string[]): URL {
   const base = new URL(access.url);
   const url = new URL(`${base.origin}${base.pathname.replace(/\/+$/, '')}/${segments.map(encodeURIComponent).join('/')}`);
-  base.searchParams.forEach((value, key) => { url.searchParams.set(key, value); });
+  base.searchParams.forEach((value, key) => {
+    url.searchParams.set(key, value);
+  });
   return url;
 }
 
@@ -89,7 +91,8 @@ export async function readItems(access: ApiAccess, query: ItemsQuery, file: stri
   if (query.bbox) first.searchParams.set('bbox', query.bbox.join(','));
   if (query.datetime) first.searchParams.set('datetime', query.datetime);
   const label = publicUrl(first.toString());
-  const tooLarge = () => new ConnectorError('too_large', `${label} holds more than the limit of ${ctx.maxBytes} bytes`, { url: label, max_bytes: ctx.maxBytes }, false);
+  const tooLarge = () =>
+    new ConnectorError('too_large', `${label} holds more than the limit of ${ctx.maxBytes} bytes`, { url: label, max_bytes: ctx.maxBytes }, false);
   const out = await open(file, 'w');
   const seen = new Set<string>();
   let features = 0;
@@ -103,7 +106,8 @@ export async function readItems(access: ApiAccess, query: ItemsQuery, file: stri
     const value = f.properties?.[track!];
     if (typeof value !== 'string') return null;
     const at = Date.parse(value);
-    if (Number.isNaN(at)) throw new ConnectorError('invalid_data', `${label}: ${track} holds "${value.slice(0, 40)}", not a date and time`, { url: label, property: track }, false);
+    if (Number.isNaN(at))
+      throw new ConnectorError('invalid_data', `${label}: ${track} holds "${value.slice(0, 40)}", not a date and time`, { url: label, property: track }, false);
     return at;
   };
   try {
@@ -111,7 +115,11 @@ export async function readItems(access: ApiAccess, query: ItemsQuery, file: stri
     for (let url: string | null = first.toString(); url; ) {
       if (seen.has(url)) throw new ConnectorError('invalid_response', `${label} sent a next link back to a page already read`, { url: label }, false);
       seen.add(url);
-      const got = await fetchJson<ItemsPage>({ url, headers: { ...access.headers, ...accept }, secretHeaders: access.secretHeaders, label }, ctx.signal, ctx.maxBytes - bytes).catch((error) => {
+      const got = await fetchJson<ItemsPage>(
+        { url, headers: { ...access.headers, ...accept }, secretHeaders: access.secretHeaders, label },
+        ctx.signal,
+        ctx.maxBytes - bytes,
+      ).catch((error) => {
         throw error instanceof ConnectorError && error.reason === 'too_large' ? tooLarge() : error;
       });
       bytes += got.bytes;

@@ -61,7 +61,12 @@ async function checkedConnectString(c: OracleConfig): Promise<string> {
   if (!c.connect_string) return connectStringOf(c, await egressAddress(c.host ?? '', c.port));
   const endpoint = easyConnectEndpoint(c.connect_string);
   if (!endpoint) {
-    throw new ConnectorError('invalid_data', 'connect_string must be an Easy Connect string (host[:port]/service): a full connect descriptor cannot be checked by the outbound policy; use host, port and service_name', {}, false);
+    throw new ConnectorError(
+      'invalid_data',
+      'connect_string must be an Easy Connect string (host[:port]/service): a full connect descriptor cannot be checked by the outbound policy; use host, port and service_name',
+      {},
+      false,
+    );
   }
   await egressAddress(endpoint.host, endpoint.port);
   return c.connect_string;
@@ -165,7 +170,11 @@ export async function connect(config: OracleConfig, ctx: ConnectorContext): Prom
     await connection.execute(SESSION_SETUP);
     return connection;
   } catch (error) {
-    if (ctx.signal.aborted) pending.then((c) => c.close(), () => undefined);
+    if (ctx.signal.aborted)
+      pending.then(
+        (c) => c.close(),
+        () => undefined,
+      );
     throw classifyOracle(error, describeServer(config), triedOf(config));
   } finally {
     ctx.signal.removeEventListener('abort', onAbort!);
@@ -182,7 +191,8 @@ export async function withConnection<T>(config: OracleConfig, ctx: ConnectorCont
   try {
     return await fn(connection);
   } catch (error) {
-    if (ctx.signal.aborted && !(error instanceof ConnectorError)) throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
+    if (ctx.signal.aborted && !(error instanceof ConnectorError))
+      throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
     throw classifyOracle(error, describeServer(config), triedOf(config));
   } finally {
     ctx.signal.removeEventListener('abort', abort);

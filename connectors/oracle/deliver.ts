@@ -8,7 +8,19 @@ import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js
 import { CONNECT_TIMEOUT_MS, describeServer, rows, withConnection, type OracleConfig } from './client.js';
 import { wkbToSdo } from './sdo.js';
 import {
-  appendStatement, createLedger, createTable, dropVersion, geomMetadataInsert, ident, insertStatement, LEDGER, spatialIndex, switchSynonym, VERSION_PREFIX, versionTable, type StageColumn,
+  appendStatement,
+  createLedger,
+  createTable,
+  dropVersion,
+  geomMetadataInsert,
+  ident,
+  insertStatement,
+  LEDGER,
+  spatialIndex,
+  switchSynonym,
+  VERSION_PREFIX,
+  versionTable,
+  type StageColumn,
 } from './sql.js';
 
 /*
@@ -103,14 +115,20 @@ export async function deliverOracle(config: OracleConfig, target: OracleTarget, 
         let targetSrid: number | null = null;
         if (found.kind) {
           const base = found.points ?? table;
-          const g = await rows(c, `SELECT column_name FROM user_tab_columns WHERE table_name = :t AND data_type = 'SDO_GEOMETRY' ORDER BY column_id`, { t: base });
+          const g = await rows(c, `SELECT column_name FROM user_tab_columns WHERE table_name = :t AND data_type = 'SDO_GEOMETRY' ORDER BY column_id`, {
+            t: base,
+          });
           if (g[0]) {
             geometry = String(g[0][0]);
             const s = await rows(c, `SELECT t.${ident(geometry)}.SDO_SRID FROM ${ident(base)} t WHERE t.${ident(geometry)} IS NOT NULL AND ROWNUM = 1`);
             targetSrid = s[0]?.[0] === null || s[0]?.[0] === undefined ? null : Number(s[0][0]);
           }
         }
-        const names = mapColumnNames(fields.map((f) => f.name), { maxLength: 128, unit: 'bytes', upperCasePlain: true }, [geometry]);
+        const names = mapColumnNames(
+          fields.map((f) => f.name),
+          { maxLength: 128, unit: 'bytes', upperCasePlain: true },
+          [geometry],
+        );
         return { done: null, plan: { geometry, targetSrid, columns: fields.map((f, i) => ({ name: names[i]!, kind: f.kind, maxBytes: f.maxBytes })) } };
       }),
     load: ({ geometry, columns }) =>
@@ -159,7 +177,8 @@ export async function deliverOracle(config: OracleConfig, target: OracleTarget, 
         await flush();
         await c.commit();
         if (hasGeometry) {
-          const geodetic = layer.epsg !== null && (await rows(c, `SELECT 1 FROM mdsys.cs_srs WHERE srid = :s AND wktext LIKE 'GEOGCS%'`, { s: layer.epsg })).length > 0;
+          const geodetic =
+            layer.epsg !== null && (await rows(c, `SELECT 1 FROM mdsys.cs_srs WHERE srid = :s AND wktext LIKE 'GEOGCS%'`, { s: layer.epsg })).length > 0;
           await c.execute(geomMetadataInsert(version, geometry, layer.epsg, geodetic, await layerExtent(layer), layer.z));
           await c.commit();
           await c.execute(spatialIndex(version, geometry, tag, Number(c.oracleServerVersion ?? 0)));
@@ -176,7 +195,14 @@ export async function deliverOracle(config: OracleConfig, target: OracleTarget, 
           const targetColumns = (await rows(c, 'SELECT column_name FROM user_tab_columns WHERE table_name = :t', { t: base })).map((r) => String(r[0]));
           requireColumns(where, [...columns.map((col) => col.name), ...(hasGeometry ? [geometry] : [])], targetColumns, ident);
           const transformTo = hasGeometry && targetSrid !== null && layer.epsg !== null && targetSrid !== layer.epsg ? targetSrid : null;
-          const inserted = await c.execute(appendStatement(table, version, columns.map((col) => col.name), hasGeometry ? { name: geometry, transformTo } : null));
+          const inserted = await c.execute(
+            appendStatement(
+              table,
+              version,
+              columns.map((col) => col.name),
+              hasGeometry ? { name: geometry, transformTo } : null,
+            ),
+          );
           await record(c, inserted.rowsAffected ?? n);
           await c.commit();
           return result(inserted.rowsAffected ?? n, mode);

@@ -28,7 +28,8 @@ export type OracleResource =
 /** Fetch dates as the session's ISO text, LOBs whole. */
 const fetchTypeHandler = (meta: oracledb.Metadata<unknown>): oracledb.FetchTypeResponse | undefined => {
   const type = String(meta.dbTypeName ?? '').toUpperCase();
-  if (type === 'DATE' || type.startsWith('TIMESTAMP') || type.startsWith('INTERVAL') || type === 'CLOB' || type === 'NCLOB' || type === 'ROWID') return { type: oracledb.STRING };
+  if (type === 'DATE' || type.startsWith('TIMESTAMP') || type.startsWith('INTERVAL') || type === 'CLOB' || type === 'NCLOB' || type === 'ROWID')
+    return { type: oracledb.STRING };
   if (type === 'BLOB') return { type: oracledb.BUFFER };
   return undefined;
 };
@@ -58,18 +59,30 @@ export async function extractOracle(config: OracleConfig, resource: OracleResour
       layer = 'query';
     } else {
       const owner = resource.schema ?? String((await rows(c, 'SELECT USER FROM dual'))[0]![0]);
-      const found = await rows(c, `SELECT 1 FROM all_objects WHERE owner = :o AND object_name = :t AND object_type IN ('TABLE', 'VIEW', 'MATERIALIZED VIEW', 'SYNONYM')`, { o: owner, t: resource.table });
-      if (!found.length) throw new ConnectorError('not_found', `${what}: no table or view ${qualified(owner, resource.table)} the user may read`, { schema: owner, table: resource.table });
+      const found = await rows(
+        c,
+        `SELECT 1 FROM all_objects WHERE owner = :o AND object_name = :t AND object_type IN ('TABLE', 'VIEW', 'MATERIALIZED VIEW', 'SYNONYM')`,
+        { o: owner, t: resource.table },
+      );
+      if (!found.length)
+        throw new ConnectorError('not_found', `${what}: no table or view ${qualified(owner, resource.table)} the user may read`, {
+          schema: owner,
+          table: resource.table,
+        });
       from = `${qualified(owner, resource.table)} t`;
       layer = resource.table;
     }
     const alias = 'query' in resource ? 'geoflow_query' : 't';
     const described = await c.execute(`SELECT * FROM ${from} WHERE 1 = 0`, [], { outFormat: oracledb.OUT_FORMAT_ARRAY });
-    const meta = (described.metaData ?? []).map((m) => ({ name: m.name, kind: kindOfColumn({ dbTypeName: String(m.dbTypeName ?? ''), precision: m.precision, scale: m.scale }) }));
+    const meta = (described.metaData ?? []).map((m) => ({
+      name: m.name,
+      kind: kindOfColumn({ dbTypeName: String(m.dbTypeName ?? ''), precision: m.precision, scale: m.scale }),
+    }));
     const named = 'query' in resource ? undefined : resource.geometry_column;
     const spatial = meta.filter((m) => m.kind === null);
     const geometry = named ? spatial.find((s) => s.name === named) : spatial[0];
-    if (named && !geometry) throw new ConnectorError('not_found', `${what}: ${ident(named)} is not an SDO_GEOMETRY column of ${layer}`, { geometry_column: named });
+    if (named && !geometry)
+      throw new ConnectorError('not_found', `${what}: ${ident(named)} is not an SDO_GEOMETRY column of ${layer}`, { geometry_column: named });
     // Columns that cannot travel (other object types, other geometry columns) are left out.
     const attributes = meta.filter((m): m is { name: string; kind: NonNullable<typeof m.kind> } => m.kind !== null && m.kind !== undefined);
     const select = [...attributes.map((a) => selectExpression(a.name, alias, false)), ...(geometry ? [selectExpression(geometry.name, alias, true)] : [])];
@@ -83,19 +96,35 @@ export async function extractOracle(config: OracleConfig, resource: OracleResour
     const base = { layer, columns, geometry: geometry ? { name: geometry.name, epsg: srid } : null };
     const column = 'query' in resource ? undefined : resource.cursor_column;
     if (!column) return { ...base, sql: `SELECT ${select.join(', ')} FROM ${from}` };
-    if (!meta.some((m) => m.name === column)) throw new ConnectorError('not_found', `${what}: ${layer} has no column ${ident(column)} (cursor_column)`, { cursor_column: column });
+    if (!meta.some((m) => m.name === column))
+      throw new ConnectorError('not_found', `${what}: ${layer} has no column ${ident(column)} (cursor_column)`, { cursor_column: column });
     const quoted = `${alias}.${ident(column)}`;
     const last = previousCursorValue(column, options.sync?.cursor);
     const r = await rows(c, `SELECT ${cursorMaxExpression(quoted)} FROM ${from}${last !== null ? ` WHERE ${quoted} > ${literal(last)}` : ''}`);
     const max = (r[0]?.[0] ?? null) as string | null;
     const window = cursorWindow(column, quoted, last, max, literal);
-    return { ...base, sql: `SELECT ${select.join(', ')} FROM ${from}${whereClause(window.where)}`, sync: { cursor: window.cursor }, unchanged: window.unchanged };
+    return {
+      ...base,
+      sql: `SELECT ${select.join(', ')} FROM ${from}${whereClause(window.where)}`,
+      sync: { cursor: window.cursor },
+      unchanged: window.unchanged,
+    };
   });
   if ('unchanged' in planned && planned.unchanged) return unchangedExtract(options);
   const filename = `${safeFilename(planned.layer)}.gpkg`;
   const file = path.join(ctx.workDir, filename);
   await withConnection(config, ctx, (c) =>
-    writeRowsAsGeoPackage({ file, layer: planned.layer, columns: planned.columns, geometry: planned.geometry, rows: resultRows(c, planned.sql), label: `Reading ${planned.layer} (${what})` }, ctx),
+    writeRowsAsGeoPackage(
+      {
+        file,
+        layer: planned.layer,
+        columns: planned.columns,
+        geometry: planned.geometry,
+        rows: resultRows(c, planned.sql),
+        label: `Reading ${planned.layer} (${what})`,
+      },
+      ctx,
+    ),
   );
   return extractedGeoPackage(file, filename, 'sync' in planned ? planned.sync : undefined);
 }

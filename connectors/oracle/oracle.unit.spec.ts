@@ -4,8 +4,21 @@ import { oracle } from './index.js';
 import { classifyOracle, connectStringOf, easyConnectEndpoint, reasonOfCode } from './client.js';
 import { epsgOfOracleSrid, signedArea, wkbToSdo } from './sdo.js';
 import {
-  appendStatement, columnType, createTable, cursorMaxExpression, dropVersion, geomMetadataInsert, ident, insertStatement, kindOfColumn, literal, qualified, selectExpression,
-  spatialIndex, switchSynonym, versionTable,
+  appendStatement,
+  columnType,
+  createTable,
+  cursorMaxExpression,
+  dropVersion,
+  geomMetadataInsert,
+  ident,
+  insertStatement,
+  kindOfColumn,
+  literal,
+  qualified,
+  selectExpression,
+  spatialIndex,
+  switchSynonym,
+  versionTable,
 } from './sql.js';
 
 /* ISO WKB, little-endian, built by hand so the conversion is checked against the standard's layout. */
@@ -14,11 +27,14 @@ const u32 = (n: number) => {
   b.writeUInt32LE(n);
   return b;
 };
-const f64 = (...ns: number[]) => Buffer.concat(ns.map((n) => {
-  const b = Buffer.alloc(8);
-  b.writeDoubleLE(n);
-  return b;
-}));
+const f64 = (...ns: number[]) =>
+  Buffer.concat(
+    ns.map((n) => {
+      const b = Buffer.alloc(8);
+      b.writeDoubleLE(n);
+      return b;
+    }),
+  );
 const header = (type: number) => Buffer.concat([Buffer.from([1]), u32(type)]);
 const point = (x: number, y: number) => Buffer.concat([header(1), f64(x, y)]);
 const ring = (pts: number[][]) => Buffer.concat([u32(pts.length), ...pts.map((p) => f64(...p))]);
@@ -26,7 +42,13 @@ const polygon = (...rings: number[][][]) => Buffer.concat([header(3), u32(rings.
 
 describe('oracle WKB → SDO_GEOMETRY', () => {
   it('writes a point with its SRID', () => {
-    expect(wkbToSdo(point(7.44, 46.95), 4326)).toEqual({ SDO_GTYPE: 2001, SDO_SRID: 4326, SDO_POINT: null, SDO_ELEM_INFO: [1, 1, 1], SDO_ORDINATES: [7.44, 46.95] });
+    expect(wkbToSdo(point(7.44, 46.95), 4326)).toEqual({
+      SDO_GTYPE: 2001,
+      SDO_SRID: 4326,
+      SDO_POINT: null,
+      SDO_ELEM_INFO: [1, 1, 1],
+      SDO_ORDINATES: [7.44, 46.95],
+    });
   });
 
   it('writes a 3D line and a measured line with the measure position in SDO_GTYPE', () => {
@@ -37,18 +59,37 @@ describe('oracle WKB → SDO_GEOMETRY', () => {
   });
 
   it('orients exterior rings counter-clockwise and holes clockwise', () => {
-    const clockwise = [[0, 0], [0, 10], [10, 10], [10, 0], [0, 0]];
-    const holeCcw = [[2, 2], [4, 2], [4, 4], [2, 4], [2, 2]];
+    const clockwise = [
+      [0, 0],
+      [0, 10],
+      [10, 10],
+      [10, 0],
+      [0, 0],
+    ];
+    const holeCcw = [
+      [2, 2],
+      [4, 2],
+      [4, 4],
+      [2, 4],
+      [2, 2],
+    ];
     const sdo = wkbToSdo(polygon(clockwise, holeCcw), 2263)!;
     expect(sdo.SDO_GTYPE).toBe(2003);
     expect(sdo.SDO_ELEM_INFO).toEqual([1, 1003, 1, 11, 2003, 1]);
-    const pairs = (from: number, to: number) => Array.from({ length: (to - from) / 2 }, (_, i) => [sdo.SDO_ORDINATES[from + 2 * i]!, sdo.SDO_ORDINATES[from + 2 * i + 1]!]);
+    const pairs = (from: number, to: number) =>
+      Array.from({ length: (to - from) / 2 }, (_, i) => [sdo.SDO_ORDINATES[from + 2 * i]!, sdo.SDO_ORDINATES[from + 2 * i + 1]!]);
     expect(signedArea(pairs(0, 10))).toBeGreaterThan(0);
     expect(signedArea(pairs(10, 20))).toBeLessThan(0);
   });
 
   it('writes multipolygons as their rings, multipoints as one cluster, and big-endian WKB too', () => {
-    const square = (x: number) => [[x, 0], [x + 1, 0], [x + 1, 1], [x, 1], [x, 0]];
+    const square = (x: number) => [
+      [x, 0],
+      [x + 1, 0],
+      [x + 1, 1],
+      [x, 1],
+      [x, 0],
+    ];
     const multi = Buffer.concat([header(6), u32(2), polygon(square(0)), polygon(square(5))]);
     expect(wkbToSdo(multi, 4326)).toMatchObject({ SDO_GTYPE: 2007, SDO_ELEM_INFO: [1, 1003, 1, 11, 1003, 1] });
     const mp = Buffer.concat([header(4), u32(2), point(1, 2), point(3, 4)]);
@@ -98,10 +139,16 @@ describe('oracle statements', () => {
   });
 
   it('creates a version table, inserts with array binds, dates converted by the server', () => {
-    const columns = [{ name: 'NAME', kind: 'string' as const, maxBytes: 10 }, { name: 'day', kind: 'date' as const, maxBytes: 0 }, { name: 'at', kind: 'datetime' as const, maxBytes: 0 }];
+    const columns = [
+      { name: 'NAME', kind: 'string' as const, maxBytes: 10 },
+      { name: 'day', kind: 'date' as const, maxBytes: 0 },
+      { name: 'at', kind: 'datetime' as const, maxBytes: 0 },
+    ];
     const v = versionTable('abcdef0123456789');
     expect(v).toBe('_GEOFLOW_V_ABCDEF0123456789');
-    expect(createTable(v, columns, 'GEOM')).toBe('CREATE TABLE "_GEOFLOW_V_ABCDEF0123456789" ("NAME" VARCHAR2(4000 BYTE), "day" DATE, "at" TIMESTAMP(3), "GEOM" MDSYS.SDO_GEOMETRY)');
+    expect(createTable(v, columns, 'GEOM')).toBe(
+      'CREATE TABLE "_GEOFLOW_V_ABCDEF0123456789" ("NAME" VARCHAR2(4000 BYTE), "day" DATE, "at" TIMESTAMP(3), "GEOM" MDSYS.SDO_GEOMETRY)',
+    );
     expect(insertStatement(v, columns, 'GEOM')).toBe(
       `INSERT /*+ APPEND_VALUES */ INTO "_GEOFLOW_V_ABCDEF0123456789" ("NAME", "day", "at", "GEOM") VALUES (:1, TO_DATE(:2, 'YYYY-MM-DD'), TO_TIMESTAMP(:3, 'YYYY-MM-DD"T"HH24:MI:SS.FF3'), :4)`,
     );
@@ -123,7 +170,10 @@ describe('oracle statements', () => {
     expect(appendStatement('PARCELS', '_GEOFLOW_V_1', ['NAME'], { name: 'GEOM', transformTo: 2263 })).toBe(
       'INSERT INTO "PARCELS" ("NAME", "GEOM") SELECT "NAME", SDO_CS.TRANSFORM("GEOM", 2263) FROM "_GEOFLOW_V_1"',
     );
-    expect(dropVersion('_GEOFLOW_V_1')).toEqual(['DROP TABLE "_GEOFLOW_V_1" CASCADE CONSTRAINTS PURGE', "DELETE FROM USER_SDO_GEOM_METADATA WHERE TABLE_NAME = '_GEOFLOW_V_1'"]);
+    expect(dropVersion('_GEOFLOW_V_1')).toEqual([
+      'DROP TABLE "_GEOFLOW_V_1" CASCADE CONSTRAINTS PURGE',
+      "DELETE FROM USER_SDO_GEOM_METADATA WHERE TABLE_NAME = '_GEOFLOW_V_1'",
+    ]);
   });
 });
 
@@ -134,11 +184,16 @@ describe('oracle connections', () => {
     expect(reasonOfCode('ORA-01031')).toBe('permission_denied');
     expect(reasonOfCode('ORA-00955')).toBe('target_exists');
     expect(reasonOfCode('ORA-13349')).toBe('invalid_data');
-    expect(classifyOracle(Object.assign(new Error('ORA-00942: table or view does not exist\nHelp: …'), { code: 'ORA-00942' }), 'Oracle at h')).toMatchObject({ reason: 'not_found', message: 'Oracle at h: ORA-00942: table or view does not exist' });
+    expect(classifyOracle(Object.assign(new Error('ORA-00942: table or view does not exist\nHelp: …'), { code: 'ORA-00942' }), 'Oracle at h')).toMatchObject({
+      reason: 'not_found',
+      message: 'Oracle at h: ORA-00942: table or view does not exist',
+    });
   });
 
   it('builds a connect descriptor from host, port and service, or takes an Easy Connect string', () => {
-    expect(connectStringOf({ host: 'db', port: 1521, service_name: 'X', username: 'u' })).toBe('(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST=db)(PORT=1521))(CONNECT_DATA=(SERVICE_NAME=X)))');
+    expect(connectStringOf({ host: 'db', port: 1521, service_name: 'X', username: 'u' })).toBe(
+      '(DESCRIPTION=(ADDRESS=(PROTOCOL=TCP)(HOST=db)(PORT=1521))(CONNECT_DATA=(SERVICE_NAME=X)))',
+    );
     expect(connectStringOf({ port: 1521, connect_string: 'tcps://db:2484/GIS', username: 'u' })).toBe('tcps://db:2484/GIS');
     expect(() => connectStringOf({ host: 'db', port: 1521, service_name: 'X)(HOST=evil', username: 'u' })).toThrow(/must not contain/);
     expect(() => connectStringOf({ port: 1521, username: 'u' })).toThrow(/host and service_name, or connect_string/);

@@ -41,7 +41,11 @@ export function columnType(kind: ColumnKind, maxBytes = 0): string {
 }
 
 /** The kind of a result column from node-oracledb's metadata; null for SDO_GEOMETRY, undefined for what cannot travel. */
-export function kindOfColumn(meta: { dbTypeName?: string | undefined; precision?: number | undefined; scale?: number | undefined }): ColumnKind | null | undefined {
+export function kindOfColumn(meta: {
+  dbTypeName?: string | undefined;
+  precision?: number | undefined;
+  scale?: number | undefined;
+}): ColumnKind | null | undefined {
   const type = (meta.dbTypeName ?? '').toUpperCase();
   if (/SDO_GEOMETRY$/.test(type)) return null;
   if (type === 'NUMBER') return (meta.scale ?? -127) === 0 && (meta.precision ?? 0) > 0 && (meta.precision ?? 0) <= 18 ? 'integer' : 'real';
@@ -126,11 +130,17 @@ export const createLedger = `CREATE TABLE ${ident(LEDGER)} (DELIVERY_ID VARCHAR2
 /** Appends the new version's rows into the target (through its synonym or as a table), reprojecting when the SRIDs differ. */
 export function appendStatement(target: string, version: string, columns: string[], geometry: { name: string; transformTo: number | null } | null): string {
   const names = [...columns, ...(geometry ? [geometry.name] : [])].map(ident);
-  const select = [...columns.map(ident), ...(geometry ? [geometry.transformTo ? `SDO_CS.TRANSFORM(${ident(geometry.name)}, ${geometry.transformTo})` : ident(geometry.name)] : [])];
+  const select = [
+    ...columns.map(ident),
+    ...(geometry ? [geometry.transformTo ? `SDO_CS.TRANSFORM(${ident(geometry.name)}, ${geometry.transformTo})` : ident(geometry.name)] : []),
+  ];
   return `INSERT INTO ${ident(target)} (${names.join(', ')}) SELECT ${select.join(', ')} FROM ${ident(version)}`;
 }
 
-export const dropVersion = (table: string) => [`DROP TABLE ${ident(table)} CASCADE CONSTRAINTS PURGE`, `DELETE FROM USER_SDO_GEOM_METADATA WHERE TABLE_NAME = ${literal(table)}`];
+export const dropVersion = (table: string) => [
+  `DROP TABLE ${ident(table)} CASCADE CONSTRAINTS PURGE`,
+  `DELETE FROM USER_SDO_GEOM_METADATA WHERE TABLE_NAME = ${literal(table)}`,
+];
 
 /** Owners whose tables the user may read (schemas), without Oracle's own. */
 export const schemasQuery = `SELECT DISTINCT owner FROM all_tables WHERE owner NOT IN (SELECT username FROM all_users WHERE oracle_maintained = 'Y') ORDER BY owner`;

@@ -165,7 +165,12 @@ export async function connect(config: PostgisConfig, ctx: ConnectorContext, extr
 }
 
 /** Runs fn with a connected client and always closes it. Query errors are classified. */
-export async function withClient<T>(config: PostgisConfig, ctx: ConnectorContext, fn: (client: pg.Client) => Promise<T>, extra: pg.ClientConfig = {}): Promise<T> {
+export async function withClient<T>(
+  config: PostgisConfig,
+  ctx: ConnectorContext,
+  fn: (client: pg.Client) => Promise<T>,
+  extra: pg.ClientConfig = {},
+): Promise<T> {
   const client = await connect(config, ctx, extra);
   try {
     return await onClient(config, ctx, client, fn);
@@ -182,7 +187,8 @@ export async function onClient<T>(config: PostgisConfig, ctx: ConnectorContext, 
   try {
     return await fn(client);
   } catch (error) {
-    if (ctx.signal.aborted && !(error instanceof ConnectorError)) throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
+    if (ctx.signal.aborted && !(error instanceof ConnectorError))
+      throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
     throw classifyPg(error, describeServer(config), triedOf(config));
   } finally {
     ctx.signal.removeEventListener('abort', abort);

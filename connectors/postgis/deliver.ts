@@ -4,7 +4,19 @@ import { effectiveWriteMode, LEDGER, requireColumns, runStagedDelivery, stagingN
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
 import { geometryColumnOf, requireSchema } from './catalog.js';
-import { classifyPg, connect, CONNECT_TIMEOUT_MS, describeServer, ident, literal, onClient, qualified, triedOf, withClient, type PostgisConfig } from './client.js';
+import {
+  classifyPg,
+  connect,
+  CONNECT_TIMEOUT_MS,
+  describeServer,
+  ident,
+  literal,
+  onClient,
+  qualified,
+  triedOf,
+  withClient,
+  type PostgisConfig,
+} from './client.js';
 import { libpqFor, ogr2ogrPg } from './ogr.js';
 
 /*
@@ -52,7 +64,10 @@ interface Recorded {
 async function recorded(client: pg.Client, schema: string, deliveryId: string): Promise<Recorded | null> {
   const exists = await client.query('SELECT to_regclass($1) IS NOT NULL AS ok', [qualified(schema, LEDGER)]);
   if (!exists.rows[0]?.ok) return null;
-  const r = await client.query<{ rows_written: string; write_mode: WriteMode }>(`SELECT rows_written, write_mode FROM ${qualified(schema, LEDGER)} WHERE delivery_id = $1`, [deliveryId]);
+  const r = await client.query<{ rows_written: string; write_mode: WriteMode }>(
+    `SELECT rows_written, write_mode FROM ${qualified(schema, LEDGER)} WHERE delivery_id = $1`,
+    [deliveryId],
+  );
   return r.rows[0] ? { rows_written: Number(r.rows[0].rows_written), write_mode: r.rows[0].write_mode } : null;
 }
 
@@ -70,7 +85,8 @@ async function ensureLedger(client: pg.Client, schema: string): Promise<void> {
 }
 
 const relationExists = async (client: pg.Client, schema: string, table: string) =>
-  ((await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [schema, table])).rowCount ?? 0) > 0;
+  ((await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [schema, table]))
+    .rowCount ?? 0) > 0;
 
 /** Indexes, constraints and sequences of a swapped-in table take the target's name instead of the staging name. */
 async function renameDependents(client: pg.Client, schema: string, table: string, stage: string): Promise<void> {
@@ -87,7 +103,12 @@ async function renameDependents(client: pg.Client, schema: string, table: string
   const renames = deps.rows.map((dep) => ({ ...dep, renamed: pgName(table + dep.name.slice(stage.length)) }));
   // Names already taken stay as they are; the rest in one round trip (a swap is one short transaction).
   const taken = new Set(
-    (await client.query<{ name: string }>('SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = ANY($2)', [schema, renames.map((r) => r.renamed)])).rows.map((r) => r.name),
+    (
+      await client.query<{ name: string }>(
+        'SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = ANY($2)',
+        [schema, renames.map((r) => r.renamed)],
+      )
+    ).rows.map((r) => r.name),
   );
   const statements = renames
     .filter((r) => !taken.has(r.renamed))
@@ -103,7 +124,9 @@ async function copyGrants(client: pg.Client, schema: string, from: string, to: s
     [qualified(schema, from)],
   );
   for (const g of r.rows) {
-    await client.query(`GRANT ${g.privilege} ON ${qualified(schema, to)} TO ${g.grantee === null ? 'PUBLIC' : ident(g.grantee)}${g.grantable ? ' WITH GRANT OPTION' : ''}`);
+    await client.query(
+      `GRANT ${g.privilege} ON ${qualified(schema, to)} TO ${g.grantee === null ? 'PUBLIC' : ident(g.grantee)}${g.grantable ? ' WITH GRANT OPTION' : ''}`,
+    );
   }
 }
 
@@ -130,7 +153,9 @@ async function appendRows(client: pg.Client, schema: string, table: string, stag
     if (/^MULTI/i.test(targetGeometry.type) && !/^MULTI/i.test(stageGeometry.type)) expr = `ST_Multi(${expr})`;
     return expr;
   });
-  const r = await client.query(`INSERT INTO ${qualified(schema, table)} (${stageColumns.map(ident).join(', ')}) SELECT ${select.join(', ')} FROM ${qualified(schema, stage)}`);
+  const r = await client.query(
+    `INSERT INTO ${qualified(schema, table)} (${stageColumns.map(ident).join(', ')}) SELECT ${select.join(', ')} FROM ${qualified(schema, stage)}`,
+  );
   return r.rowCount ?? 0;
 }
 
@@ -195,19 +220,32 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
         const libpq = await libpqFor(config, ctx);
         try {
           await ogr2ogrPg(config, ctx, `Loading ${where}`, [
-            '-f', 'PostgreSQL', libpq.dataset, layer.ref.path, layer.layer,
+            '-f',
+            'PostgreSQL',
+            libpq.dataset,
+            layer.ref.path,
+            layer.layer,
             ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
-            '-nln', stage,
-            '-nlt', layer.nlt,
-            '-lco', `SCHEMA=${schema}`,
-            '-lco', `GEOMETRY_NAME=${geometryName}`,
-            '-lco', `FID=${fid}`,
-            '-lco', 'LAUNDER=NO',
+            '-nln',
+            stage,
+            '-nlt',
+            layer.nlt,
+            '-lco',
+            `SCHEMA=${schema}`,
+            '-lco',
+            `GEOMETRY_NAME=${geometryName}`,
+            '-lco',
+            `FID=${fid}`,
+            '-lco',
+            'LAUNDER=NO',
             // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
             // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
-            '-lco', 'PRECISION=NO',
-            '-lco', 'SPATIAL_INDEX=GIST',
-            '-gt', '65536',
+            '-lco',
+            'PRECISION=NO',
+            '-lco',
+            'SPATIAL_INDEX=GIST',
+            '-gt',
+            '65536',
           ]);
         } catch (error) {
           // A CRS without an EPSG code (a custom projection from an ESRI .prj) needs a new row in
@@ -256,7 +294,12 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
               }
               await renameDependents(client, schema, table, stage);
             }
-            await client.query(`INSERT INTO ${qualified(schema, LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES ($1, $2, $3, $4)`, [input.deliveryId, table, mode, rows]);
+            await client.query(`INSERT INTO ${qualified(schema, LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES ($1, $2, $3, $4)`, [
+              input.deliveryId,
+              table,
+              mode,
+              rows,
+            ]);
             await client.query('COMMIT');
             // The staging table is the target now (or was dropped by append): nothing to clean up.
             swapped = true;
@@ -264,7 +307,12 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
           } catch (error) {
             await client.query('ROLLBACK').catch(() => undefined);
             if ((error as { code?: string }).code === '2BP01') {
-              throw new ConnectorError('invalid_data', `${what}: ${where} cannot be replaced while other objects (views, foreign keys) depend on it; drop them or use write_mode append`, { ...triedOf(config), schema, table, sqlstate: '2BP01' }, false);
+              throw new ConnectorError(
+                'invalid_data',
+                `${what}: ${where} cannot be replaced while other objects (views, foreign keys) depend on it; drop them or use write_mode append`,
+                { ...triedOf(config), schema, table, sqlstate: '2BP01' },
+                false,
+              );
             }
             throw classifyPg(error, `${what}: delivering to ${where}`, { schema, table });
           }

@@ -21,7 +21,6 @@ export type PostgisResource = { schema: string; table: string; cursor_column?: s
 /** What a PostGIS Source remembers between Runs; the value as PostgreSQL prints it (`max(col)::text`). */
 export type PostgisCursor = SqlCursor;
 
-
 export async function extractPostgis(config: PostgisConfig, resource: PostgisResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
   const what = describeServer(config);
   let sql: string;
@@ -47,8 +46,12 @@ export async function extractPostgis(config: PostgisConfig, resource: PostgisRes
     const relation = qualified(schema, table);
     const last = cursorColumn ? previousCursorValue(cursorColumn, options.sync?.cursor) : null;
     const found = await withClient(config, ctx, async (client) => {
-      const exists = await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [schema, table]);
-      if (!exists.rowCount) throw new ConnectorError('not_found', `${what}: no table or view "${schema}"."${table}" in database ${config.database}`, { schema, table });
+      const exists = await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [
+        schema,
+        table,
+      ]);
+      if (!exists.rowCount)
+        throw new ConnectorError('not_found', `${what}: no table or view "${schema}"."${table}" in database ${config.database}`, { schema, table });
       await client.query(`SELECT * FROM ${relation} LIMIT 0`);
       const geometry = await geometryColumnOf(client, schema, table);
       let max: string | null = null;
@@ -73,8 +76,13 @@ export async function extractPostgis(config: PostgisConfig, resource: PostgisRes
   const file = path.join(ctx.workDir, filename);
   const libpq = await libpqFor(config, ctx, { readOnly: true });
   try {
-    await ogr2ogrPg(config, ctx, `Reading ${'query' in resource ? 'the query' : `"${resource.schema}"."${resource.table}"`}`,
-      ['-f', 'GPKG', file, libpq.dataset, '-sql', sql, '-nln', layerName, ...(nlt ? ['-nlt', nlt] : [])], file);
+    await ogr2ogrPg(
+      config,
+      ctx,
+      `Reading ${'query' in resource ? 'the query' : `"${resource.schema}"."${resource.table}"`}`,
+      ['-f', 'GPKG', file, libpq.dataset, '-sql', sql, '-nln', layerName, ...(nlt ? ['-nlt', nlt] : [])],
+      file,
+    );
   } finally {
     await libpq.close();
   }

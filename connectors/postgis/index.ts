@@ -17,7 +17,9 @@ const configuration = z.strictObject({
   ssl_mode: z
     .enum(['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'])
     .default('prefer')
-    .describe("libpq sslmode: prefer tries TLS and falls back to plain; require needs TLS; verify-ca / verify-full also check the server's certificate against the system's CAs"),
+    .describe(
+      "libpq sslmode: prefer tries TLS and falls back to plain; require needs TLS; verify-ca / verify-full also check the server's certificate against the system's CAs",
+    ),
 });
 
 const source: SourceSupport<PostgisResource, PostgisConfig> = {
@@ -70,7 +72,7 @@ export const postgis = defineConnector({
     '**Import** (`source_resource`): `{"schema": "public", "table": "parcels"}` (the string `"parcels"` means that) or',
     '`{"query": "SELECT …"}`. The data is read by GDAL\'s PostgreSQL driver (ogr2ogr) into one GeoPackage layer named',
     'after the table (`query` for a query), keeping column names, types, the geometry type and the CRS. The session is',
-    'read-only (`default_transaction_read_only`), so a query can never write. With `cursor_column`, a Job\'s Run reads the',
+    "read-only (`default_transaction_read_only`), so a query can never write. With `cursor_column`, a Job's Run reads the",
     'rows above the largest value the previous Run read, up to the largest value at the start of this Run; the new',
     'largest value is kept as the Job\'s cursor (`{"column", "value"}`). No newer rows: the Run skips its remaining',
     'steps. Rows whose cursor value is below one already read (a transaction that committed late) are not read. A',
@@ -79,13 +81,13 @@ export const postgis = defineConnector({
     '**Deliver** (`destination_target`): `{"schema": "public", "table": "parcels", "write_mode": "replace"}`. The output',
     '(one layer; convert a single layer from a multi-layer dataset) is first loaded by ogr2ogr into a staging table',
     '`_geoflow_stage_…` in the target schema, then the target changes in one short transaction:',
-    '`replace` renames the old table away, renames the staging table in its place, grants it the old table\'s',
+    "`replace` renames the old table away, renames the staging table in its place, grants it the old table's",
     'privileges and drops the old one; `append` inserts the staging rows (columns matched by name; every output column',
-    'must exist in the target; geometries are reprojected to the target\'s SRID and promoted to multi when the target is',
+    "must exist in the target; geometries are reprojected to the target's SRID and promoted to multi when the target is",
     'multi); a missing target is created; `create` fails with `target_exists` when the table exists. Readers never see',
     'the target empty, missing or half-written, and a failed load leaves it untouched. Field names are kept as given',
-    '(quoted), text stays UTF-8 (a new table\'s text columns are `varchar` without a width and its real numbers `double precision`: shapefiles often hold wider values than they declare), the CRS is kept, and the geometry column type follows the data: single and multi parts',
-    'of one kind become the multi type, unrelated kinds a generic `geometry` column. A new table\'s geometry column is',
+    "(quoted), text stays UTF-8 (a new table's text columns are `varchar` without a width and its real numbers `double precision`: shapefiles often hold wider values than they declare), the CRS is kept, and the geometry column type follows the data: single and multi parts",
+    "of one kind become the multi type, unrelated kinds a generic `geometry` column. A new table's geometry column is",
     '`geom` and its key `ogc_fid` (`geometry` and `fid` when an attribute already has that name); a replaced table keeps its geometry column name. Triggers, comments, row-level',
     'security and dependent views of a replaced table are not carried over (a view that depends on it stops the',
     'replace: use `append`). Each delivery records its id in `"<schema>"."_geoflow_deliveries"` in the same',
@@ -96,8 +98,8 @@ export const postgis = defineConnector({
     '`permission_denied` saying so (reproject the layer, or grant INSERT on `spatial_ref_sys`).',
     '',
     '**Credentials**: node-postgres gets the password in memory; GDAL (libpq) reads it from a password file (mode 0600,',
-    'in a private folder of the transfer, removed afterwards) named by the connection string\'s `passfile`, so it is never',
-    'on a command line, in the service\'s environment or in a log.',
+    "in a private folder of the transfer, removed afterwards) named by the connection string's `passfile`, so it is never",
+    "on a command line, in the service's environment or in a log.",
   ].join('\n'),
   test(c, ctx) {
     return probeTest(
@@ -112,7 +114,10 @@ export const postgis = defineConnector({
           return r.rows[0]!;
         });
         const postgisNote = found.postgis ? `PostGIS ${found.postgis}` : 'PostGIS is not installed in this database (it can hold tables without geometry only)';
-        return { message: `Connected to PostgreSQL ${found.server} as ${c.username}${found.tls ? ' over TLS' : ''}; ${postgisNote}`, tried: { tls: found.tls } };
+        return {
+          message: `Connected to PostgreSQL ${found.server} as ${c.username}${found.tls ? ' over TLS' : ''}; ${postgisNote}`,
+          tried: { tls: found.tls },
+        };
       },
       (error) => classifyPg(error, describeServer(c)),
     );

@@ -51,7 +51,9 @@ export async function libpqFor(config: PostgisConfig, ctx: ConnectorContext, opt
   };
   if (config.ssl_mode === 'verify-ca' || config.ssl_mode === 'verify-full') params.sslrootcert = SYSTEM_CAS;
   if (options.readOnly) params.options = '-c default_transaction_read_only=on';
-  const dataset = `PG:${Object.entries(params).map(([k, v]) => `${k}=${quote(v)}`).join(' ')}`;
+  const dataset = `PG:${Object.entries(params)
+    .map(([k, v]) => `${k}=${quote(v)}`)
+    .join(' ')}`;
   return { dataset, close: () => rm(dir, { recursive: true, force: true }) };
 }
 

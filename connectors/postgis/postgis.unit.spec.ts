@@ -54,7 +54,9 @@ describe('postgis connector pieces', () => {
   it('keeps the password out of the connection string, in a private password file', async () => {
     const workDir = mkdtempSync(path.join(tmpdir(), 'svc-unit-'));
     const ctx = { signal: new AbortController().signal, log: pino({ level: 'silent' }), workDir, maxBytes: 1 };
-    const libpq = await libpqFor({ host: 'localhost', port: 5432, database: "it's", username: 'u', password: 'p:w\\x', ssl_mode: 'verify-full' }, ctx, { readOnly: true });
+    const libpq = await libpqFor({ host: 'localhost', port: 5432, database: "it's", username: 'u', password: 'p:w\\x', ssl_mode: 'verify-full' }, ctx, {
+      readOnly: true,
+    });
     expect(libpq.dataset).not.toContain('p:w');
     // libpq connects to the address the outbound policy checked; the name stays for TLS.
     expect(libpq.dataset).toMatch(/hostaddr='(127\.0\.0\.1|::1)'/);

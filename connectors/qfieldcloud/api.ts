@@ -53,7 +53,10 @@ export class QfcClient {
   private token: string | undefined;
   readonly root: string;
 
-  constructor(private readonly access: QfcAccess, private readonly ctx: ConnectorContext) {
+  constructor(
+    private readonly access: QfcAccess,
+    private readonly ctx: ConnectorContext,
+  ) {
     this.root = apiRoot(access.url);
     this.token = access.token;
   }
@@ -71,11 +74,18 @@ export class QfcClient {
     const url = `${this.root}auth/login/`;
     try {
       const got = await fetchJson<{ token?: string; username?: string }>(
-        { url, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: this.access.username, password: this.access.password }), label: publicUrl(url) },
+        {
+          url,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: this.access.username, password: this.access.password }),
+          label: publicUrl(url),
+        },
         this.ctx.signal,
         JSON_LIMIT,
       );
-      if (typeof got.json?.token !== 'string' || !got.json.token) throw new ConnectorError('invalid_response', `${this.label} answered the sign-in without a token: is this a QFieldCloud server?`, {}, false);
+      if (typeof got.json?.token !== 'string' || !got.json.token)
+        throw new ConnectorError('invalid_response', `${this.label} answered the sign-in without a token: is this a QFieldCloud server?`, {}, false);
       this.token = got.json.token;
       return got.json.username ?? this.access.username;
     } catch (error) {
@@ -97,7 +107,8 @@ export class QfcClient {
     try {
       return (await fetchJson<T>({ url, headers: this.headers(), label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json;
     } catch (error) {
-      if (error instanceof ConnectorError && error.reason === 'not_found') throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
+      if (error instanceof ConnectorError && error.reason === 'not_found')
+        throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
       throw error;
     }
   }
@@ -109,7 +120,8 @@ export class QfcClient {
     for (let offset = 0; ; offset += PAGE) {
       const url = `${this.root}projects/?limit=${PAGE}&offset=${offset}`;
       const got = await fetchJson<QfcProject[]>({ url, headers: this.headers(), label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT);
-      if (!Array.isArray(got.json)) throw new ConnectorError('invalid_response', `${this.label} answered the project list with something other than a list`, {}, false);
+      if (!Array.isArray(got.json))
+        throw new ConnectorError('invalid_response', `${this.label} answered the project list with something other than a list`, {}, false);
       all.push(...got.json);
       if (got.json.length < PAGE) break;
     }
@@ -131,10 +143,14 @@ export class QfcClient {
     if (!this.token) await this.signIn();
     const url = `${this.root}files/${encodeURIComponent(projectId)}/${segment(name)}/`;
     try {
-      const got = await download({ url, headers: this.headers(), label: `${this.label}: ${name}`, filename: path.basename(file) }, { ...this.ctx, workDir: path.dirname(file) });
+      const got = await download(
+        { url, headers: this.headers(), label: `${this.label}: ${name}`, filename: path.basename(file) },
+        { ...this.ctx, workDir: path.dirname(file) },
+      );
       return got.bytes;
     } catch (error) {
-      if (error instanceof ConnectorError && error.reason === 'not_found') throw new ConnectorError('not_found', `${this.label}: project ${projectId} has no file ${name}`, { file: name }, false);
+      if (error instanceof ConnectorError && error.reason === 'not_found')
+        throw new ConnectorError('not_found', `${this.label}: project ${projectId} has no file ${name}`, { file: name }, false);
       throw error;
     }
   }
@@ -147,6 +163,12 @@ export async function findProject(client: QfcClient, selector: string): Promise<
   const [owner, name] = selector.includes('/') ? selector.split('/', 2) : [undefined, selector];
   const matches = projects.filter((p) => p.name === name && (owner === undefined || p.owner === owner));
   if (matches.length === 1) return matches[0]!;
-  if (matches.length === 0) throw new ConnectorError('not_found', `${client.label} has no project ${selector} that this account can see`, { project: selector }, false);
-  throw new ConnectorError('invalid_data', `${client.label}: ${matches.length} projects are named ${selector}; give the project id or owner/name`, { project: selector }, false);
+  if (matches.length === 0)
+    throw new ConnectorError('not_found', `${client.label} has no project ${selector} that this account can see`, { project: selector }, false);
+  throw new ConnectorError(
+    'invalid_data',
+    `${client.label}: ${matches.length} projects are named ${selector}; give the project id or owner/name`,
+    { project: selector },
+    false,
+  );
 }

@@ -18,7 +18,12 @@ type QfcConfig = z.output<typeof configuration>;
 
 const resource = z.strictObject({
   project: z.string().min(1).max(255).describe('Project id (or owner/name)'),
-  file: z.string().min(1).max(1024).refine((f) => !f.split('/').includes('..'), 'must not contain ".." segments').describe('File in the project, e.g. survey.gpkg'),
+  file: z
+    .string()
+    .min(1)
+    .max(1024)
+    .refine((f) => !f.split('/').includes('..'), 'must not contain ".." segments')
+    .describe('File in the project, e.g. survey.gpkg'),
   layer: z.string().min(1).max(255).optional().describe('Layer of the file (a GeoPackage holds several); default: the whole file'),
 });
 
@@ -46,7 +51,11 @@ const latestMd5 = (f: QfcFile) => f.md5sum ?? f.versions?.find((v) => v.is_lates
 async function fetchFile(client: QfcClient, projectId: string, file: string, all: QfcFile[], ctx: ConnectorContext, slot: string): Promise<string> {
   const local = await localPathFor(ctx, slot, file);
   await client.download(projectId, file, local);
-  for (const companion of companionsOf(file, all.map((f) => f.name))) await client.download(projectId, companion, await localPathFor(ctx, slot, companion));
+  for (const companion of companionsOf(
+    file,
+    all.map((f) => f.name),
+  ))
+    await client.download(projectId, companion, await localPathFor(ctx, slot, companion));
   return local;
 }
 
@@ -61,11 +70,11 @@ export const qfieldcloud = defineConnector({
   verifiedAgainst:
     'a stand-in of the QFieldCloud REST API (test/servers/qfieldcloud, written from opengisch/QFieldCloud and qfieldcloud-sdk), checked in the suite by qfieldcloud-sdk 0.18.0 (PyPI) listing and downloading its projects; no QFieldCloud server is installable from the package registries',
   notes: [
-    'Reads through QFieldCloud\'s REST API (`/api/v1/`) as `qfieldcloud-sdk` does: `POST auth/login/` with the user name and password answers a token (or the saved API token is used), sent as `Authorization: Token …`; `projects/` lists the projects the account can see; `files/{project}/` lists a project\'s files with their md5 (the storage ETag); `files/{project}/{file}/` answers the file, usually as a redirect to presigned storage (followed; the token is not sent to another origin).',
+    "Reads through QFieldCloud's REST API (`/api/v1/`) as `qfieldcloud-sdk` does: `POST auth/login/` with the user name and password answers a token (or the saved API token is used), sent as `Authorization: Token …`; `projects/` lists the projects the account can see; `files/{project}/` lists a project's files with their md5 (the storage ETag); `files/{project}/{file}/` answers the file, usually as a redirect to presigned storage (followed; the token is not sent to another origin).",
     '',
-    '- **source_resource**: `project` (its id, or `owner/name`), `file` (path in the project, e.g. `survey.gpkg`) and optionally `layer`: one layer of a GeoPackage is copied into its own GeoPackage for the Run (a shapefile\'s `.shx`, `.dbf`, `.prj` and `.cpg` are downloaded with its `.shp`).',
-    '- **Unchanged skip** (Jobs): the file\'s md5 as the server lists it is kept; a Run that finds the same md5 ends early as unchanged without downloading anything.',
-    '- **Projects and inspect** (`POST /api/v1/sources/{id}/projects`, `/inspect-project`): projects with id, name, owner, description and last data update; a project\'s files, and for each vector file (GeoPackage, GeoJSON, FlatGeobuf, KML, GML, GPX, SQLite, shapefile) its layers with geometry type, CRS and feature count, read with GDAL from a copy downloaded to a temporary folder that is removed afterwards.',
+    "- **source_resource**: `project` (its id, or `owner/name`), `file` (path in the project, e.g. `survey.gpkg`) and optionally `layer`: one layer of a GeoPackage is copied into its own GeoPackage for the Run (a shapefile's `.shx`, `.dbf`, `.prj` and `.cpg` are downloaded with its `.shp`).",
+    "- **Unchanged skip** (Jobs): the file's md5 as the server lists it is kept; a Run that finds the same md5 ends early as unchanged without downloading anything.",
+    "- **Projects and inspect** (`POST /api/v1/sources/{id}/projects`, `/inspect-project`): projects with id, name, owner, description and last data update; a project's files, and for each vector file (GeoPackage, GeoJSON, FlatGeobuf, KML, GML, GPX, SQLite, shapefile) its layers with geometry type, CRS and feature count, read with GDAL from a copy downloaded to a temporary folder that is removed afterwards.",
     '- **Not a Workspace import**: the spec refuses qfieldcloud on `POST /workspaces`; use it as a Job Source.',
     '- **Failures**: wrong user name or password (400 or 401 at sign-in) → `authentication_failed`, 403 → `permission_denied`, a missing project or file → `not_found`.',
   ].join('\n'),
@@ -118,7 +127,13 @@ export const qfieldcloud = defineConnector({
       const project = await findProject(client, selector.project);
       const all = await client.files(project.id);
       const file = all.find((f) => f.name === selector.file);
-      if (!file) throw new ConnectorError('not_found', `${client.label}: project ${project.name} has no file ${selector.file}`, { project: project.id, file: selector.file }, false);
+      if (!file)
+        throw new ConnectorError(
+          'not_found',
+          `${client.label}: project ${project.name} has no file ${selector.file}`,
+          { project: project.id, file: selector.file },
+          false,
+        );
       const cursor = { project: project.id, file: file.name, md5sum: latestMd5(file) } satisfies QfcCursor;
       const previous = (options.sync?.cursor ?? null) as QfcCursor | null;
       if (previous && cursor.md5sum && previous.project === cursor.project && previous.file === cursor.file && previous.md5sum === cursor.md5sum) {

@@ -11,7 +11,12 @@ import { isMissing, isNotModified, s3Client, s3Failure, s3Where, type S3Config }
 import { uploadObject } from './upload.js';
 
 const configuration = z.strictObject({
-  bucket: z.string().min(3).max(63).regex(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/, 'an S3 bucket name').describe('Bucket'),
+  bucket: z
+    .string()
+    .min(3)
+    .max(63)
+    .regex(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/, 'an S3 bucket name')
+    .describe('Bucket'),
   region: z.string().min(1).max(64).default('us-east-1').describe('Region'),
   endpoint: httpUrl.optional().describe('Endpoint of an S3-compatible store (MinIO, Ceph …); omit for AWS'),
   force_path_style: z.boolean().default(false).describe('Path-style addressing (most S3-compatible stores need it)'),
@@ -63,22 +68,26 @@ const source: SourceSupport<{ key: string }, S3Config> = {
     const key = underPrefix(c.prefix, resource.key);
     const client = s3Client(c, ctx.log);
     try {
-      return await readObjectIfChanged({
-        field: 'key' satisfies keyof S3Cursor,
-        name: key,
-        async read(ifNoneMatch) {
-          try {
-            const answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
-            return { body: answer.Body as Readable | undefined, length: answer.ContentLength, etag: answer.ETag ?? null };
-          } catch (error) {
-            if (ifNoneMatch && isNotModified(error)) return 'unchanged';
-            throw error;
-          }
+      return await readObjectIfChanged(
+        {
+          field: 'key' satisfies keyof S3Cursor,
+          name: key,
+          async read(ifNoneMatch) {
+            try {
+              const answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
+              return { body: answer.Body as Readable | undefined, length: answer.ContentLength, etag: answer.ETag ?? null };
+            } catch (error) {
+              if (ifNoneMatch && isNotModified(error)) return 'unchanged';
+              throw error;
+            }
+          },
+          failure: (error) => s3Failure(error, label(c, key), s3Where(c, key)),
+          label: label(c, key),
+          where: s3Where(c, key),
         },
-        failure: (error) => s3Failure(error, label(c, key), s3Where(c, key)),
-        label: label(c, key),
-        where: s3Where(c, key),
-      }, options.sync, ctx);
+        options.sync,
+        ctx,
+      );
     } finally {
       client.destroy();
     }
@@ -86,7 +95,9 @@ const source: SourceSupport<{ key: string }, S3Config> = {
 };
 
 const destination: DestinationSupport<{ key: string }, S3Config> = {
-  target: z.strictObject({ key: relativeKey('Object key to write, relative to the prefix; ending in "/" it names a folder and the output keeps its filename') }),
+  target: z.strictObject({
+    key: relativeKey('Object key to write, relative to the prefix; ending in "/" it names a folder and the output keeps its filename'),
+  }),
   deliverable: true,
   async deliver(config, target, input, ctx) {
     const c = config;
@@ -102,7 +113,12 @@ const destination: DestinationSupport<{ key: string }, S3Config> = {
         throw error;
       });
       if (alreadyDelivered(head ? { deliveryId: head.Metadata?.[DELIVERY_META], size: head.ContentLength } : null, input.deliveryId, size)) return result;
-      await uploadObject(client, { bucket: c.bucket, key, file: input.file, size, contentType: input.mediaType ?? undefined, metadata: { [DELIVERY_META]: input.deliveryId } }, ctx, { checksums: !c.endpoint });
+      await uploadObject(
+        client,
+        { bucket: c.bucket, key, file: input.file, size, contentType: input.mediaType ?? undefined, metadata: { [DELIVERY_META]: input.deliveryId } },
+        ctx,
+        { checksums: !c.endpoint },
+      );
     } catch (error) {
       throw s3Failure(error, label(c, key), where);
     } finally {
@@ -125,7 +141,7 @@ export const s3 = defineConnector({
     '- **Import** (`source_resource`: `{"key": "parcels.gpkg"}` or just `"parcels.gpkg"`): the object under `prefix` is streamed to disk with the upload limit enforced while it streams, then opened like an upload (its key\'s extension picks the driver; a `.zip` may hold a shapefile).',
     '- **Deliver** (`destination_target`: `{"key": "out/parcels.gpkg"}`; a key ending in `/` keeps the output\'s filename): a single PutObject, or a multipart upload above 64 MiB. Both are atomic in S3: the object appears, or replaces the old one, only when the upload completes, so no reader sees part of a file and no temporary key is left behind (a copy-then-delete would double the transfer for nothing; a failed multipart upload is aborted). The object carries the metadata `geoflow-delivery-id`; a retried delivery finds its finished object and does not upload again. The result is `{"target": {"bucket", "key"}, "bytes_written"}`.',
     '- **Test** lists one key under `prefix`: `authentication_failed` for an unknown access key or a wrong secret, `permission_denied` when the credentials may not list the bucket, `not_found` for a missing bucket, `unreachable`/`timeout` for the endpoint.',
-    '- **Credentials** go into this call\'s own SDK client and nowhere else. Without `access_key` requests are anonymous (public buckets): the service never lends its own AWS credentials (environment, instance profile) to a connection. GDAL\'s `/vsis3/` is not used because gdal-async offers no per-path credential option, only the process-wide `gdal.config.set`, which another request could read; a whole-object transfer needs no random access anyway.',
+    "- **Credentials** go into this call's own SDK client and nowhere else. Without `access_key` requests are anonymous (public buckets): the service never lends its own AWS credentials (environment, instance profile) to a connection. GDAL's `/vsis3/` is not used because gdal-async offers no per-path credential option, only the process-wide `gdal.config.set`, which another request could read; a whole-object transfer needs no random access anyway.",
     '- **S3-compatible stores** (`endpoint` set; most need `force_path_style: true`) get requests without the CRC32 checksum headers the AWS SDK sends to AWS by default, which several stores refuse.',
   ].join('\n'),
   test,

@@ -34,17 +34,26 @@ export interface ObjectUpload {
  * failed multipart upload is aborted so its parts are not kept (and billed). The file is read
  * from disk as a stream, part by part, never whole into memory.
  */
-export async function uploadObject(client: S3Client, upload: ObjectUpload, ctx: Pick<ConnectorContext, 'signal' | 'progress'>, options: { partBytes?: number; singlePutMaxBytes?: number; checksums?: boolean } = {}): Promise<void> {
+export async function uploadObject(
+  client: S3Client,
+  upload: ObjectUpload,
+  ctx: Pick<ConnectorContext, 'signal' | 'progress'>,
+  options: { partBytes?: number; singlePutMaxBytes?: number; checksums?: boolean } = {},
+): Promise<void> {
   const singleMax = options.singlePutMaxBytes ?? SINGLE_PUT_MAX_BYTES;
   const common = { Bucket: upload.bucket, Key: upload.key, ContentType: upload.contentType, Metadata: upload.metadata };
   if (upload.size <= singleMax) {
     const meter = byteMeter(ctx);
-    await client.send(new PutObjectCommand({ ...common, Body: createReadStream(upload.file).pipe(meter.stream), ContentLength: upload.size }), { abortSignal: ctx.signal });
+    await client.send(new PutObjectCommand({ ...common, Body: createReadStream(upload.file).pipe(meter.stream), ContentLength: upload.size }), {
+      abortSignal: ctx.signal,
+    });
     return;
   }
   const partBytes = options.partBytes ?? Math.max(MIN_PART_BYTES, Math.ceil(upload.size / MAX_PARTS));
   // With checksums on (AWS), every part carries a CRC32 that S3 checks again when it assembles them.
-  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ ...common, ...(options.checksums ? { ChecksumAlgorithm: 'CRC32' } : {}) }), { abortSignal: ctx.signal });
+  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ ...common, ...(options.checksums ? { ChecksumAlgorithm: 'CRC32' } : {}) }), {
+    abortSignal: ctx.signal,
+  });
   try {
     const count = Math.ceil(upload.size / partBytes);
     const parts: CompletedPart[] = [];
@@ -73,7 +82,9 @@ export async function uploadObject(client: S3Client, upload: ObjectUpload, ctx: 
     };
     await Promise.all(Array.from({ length: Math.min(PARTS_AT_ONCE, count) }, worker));
     parts.sort((a, b) => a.PartNumber! - b.PartNumber!);
-    await client.send(new CompleteMultipartUploadCommand({ Bucket: upload.bucket, Key: upload.key, UploadId, MultipartUpload: { Parts: parts } }), { abortSignal: ctx.signal });
+    await client.send(new CompleteMultipartUploadCommand({ Bucket: upload.bucket, Key: upload.key, UploadId, MultipartUpload: { Parts: parts } }), {
+      abortSignal: ctx.signal,
+    });
   } catch (error) {
     await client.send(new AbortMultipartUploadCommand({ Bucket: upload.bucket, Key: upload.key, UploadId })).catch(() => undefined);
     throw error;

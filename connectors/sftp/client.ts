@@ -59,25 +59,33 @@ export async function openSftp(c: SftpConfig, ctx: Pick<ConnectorContext, 'signa
   try {
     // The address the outbound policy checked (a name is resolved once, there): no second lookup to rebind.
     const address = await egressAddress(c.host, c.port);
-    await abortable(client.connect({
-      host: address,
-      port: c.port,
-      username: c.username,
-      ...(c.private_key ? { privateKey: c.private_key, ...(c.passphrase ? { passphrase: c.passphrase } : {}) } : {}),
-      ...(c.password ? { password: c.password } : {}),
-      tryKeyboard: false,
-      readyTimeout: 10_000,
-      hostVerifier: (key: Buffer) => {
-        presented = fingerprint(key);
-        return !c.host_key_sha256 || presented === c.host_key_sha256;
-      },
-    }), ctx.signal);
+    await abortable(
+      client.connect({
+        host: address,
+        port: c.port,
+        username: c.username,
+        ...(c.private_key ? { privateKey: c.private_key, ...(c.passphrase ? { passphrase: c.passphrase } : {}) } : {}),
+        ...(c.password ? { password: c.password } : {}),
+        tryKeyboard: false,
+        readyTimeout: 10_000,
+        hostVerifier: (key: Buffer) => {
+          presented = fingerprint(key);
+          return !c.host_key_sha256 || presented === c.host_key_sha256;
+        },
+      }),
+      ctx.signal,
+    );
   } catch (error) {
     ctx.signal.removeEventListener('abort', onAbort);
     await close();
     if (ctx.signal.aborted) throw cancelled(what, sftpWhere(c));
     if (presented && c.host_key_sha256 && presented !== c.host_key_sha256) {
-      throw new ConnectorError('tls_error', `${what} presented the host key ${presented}, not the expected ${c.host_key_sha256}`, { ...sftpWhere(c), host_key_sha256: presented }, false);
+      throw new ConnectorError(
+        'tls_error',
+        `${what} presented the host key ${presented}, not the expected ${c.host_key_sha256}`,
+        { ...sftpWhere(c), host_key_sha256: presented },
+        false,
+      );
     }
     throw sftpFailure(error, what, sftpWhere(c));
   }
@@ -108,7 +116,8 @@ export function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> 
 }
 
 /** The connection was closed because ctx.signal aborted (a deadline or a cancelled activity). */
-export const cancelled = (what: string, where: Record<string, unknown>) => new ConnectorError('timeout', `${what}: the transfer was stopped (deadline or cancellation)`, where);
+export const cancelled = (what: string, where: Record<string, unknown>) =>
+  new ConnectorError('timeout', `${what}: the transfer was stopped (deadline or cancellation)`, where);
 
 /** SFTP status codes (draft-ietf-secsh-filexfer) as ssh2 reports them. */
 const statusReasons: Record<number, ConnectorFailureReason> = { 2: 'not_found', 3: 'permission_denied', 4: 'invalid_response' };

@@ -82,7 +82,10 @@ export async function download(request: DownloadRequest, ctx: ConnectorContext):
   const headers: Record<string, string> = { ...request.headers };
   if (request.ifNoneMatch) headers['if-none-match'] = request.ifNoneMatch;
   if (request.ifModifiedSince) headers['if-modified-since'] = request.ifModifiedSince;
-  const got = await httpRequest({ url: request.url, method: request.method ?? 'GET', headers, body: request.body, secretHeaders: request.secretHeaders, label }, ctx.signal);
+  const got = await httpRequest(
+    { url: request.url, method: request.method ?? 'GET', headers, body: request.body, secretHeaders: request.secretHeaders, label },
+    ctx.signal,
+  );
   const response = got.response;
   const common = { status: response.status, etag: response.headers.get('etag'), lastModified: response.headers.get('last-modified'), finalUrl: got.finalUrl };
   if (response.status === 304) {

@@ -242,7 +242,10 @@ export async function internalRules(endpoints: readonly InternalEndpoint[]): Pro
     if (parseAddress(host)) addresses = [host];
     else {
       rules.push({ action: 'deny', origin: 'builtin', why, host: host.toLowerCase(), port: e.port });
-      addresses = await lookup(host, { all: true }).then((all) => all.map((a) => a.address), () => []);
+      addresses = await lookup(host, { all: true }).then(
+        (all) => all.map((a) => a.address),
+        () => [],
+      );
     }
     const expanded = addresses.some(isLocal) ? [...addresses, ...localAddresses()] : addresses;
     for (const a of new Set(expanded)) rules.push(...builtin('deny', why, [a], e.port));

@@ -42,7 +42,10 @@ describe('outbound policy rules', () => {
   });
 
   it("refuses the service's own endpoints on every local address, unless an allow entry names the port", async () => {
-    const own = await internalRules([{ what: 'PostgreSQL', host: '127.0.0.1', port: 5432 }, { what: 'API', host: '0.0.0.0', port: 8080 }]);
+    const own = await internalRules([
+      { what: 'PostgreSQL', host: '127.0.0.1', port: 5432 },
+      { what: 'API', host: '0.0.0.0', port: 8080 },
+    ]);
     const p = policy('loopback', '', own);
     expect(verdict(p, '127.0.0.1', 5432)).toBe('deny');
     expect(verdict(p, '127.0.0.5', 5432)).toBe('deny');

@@ -73,7 +73,12 @@ export async function httpRequest(request: HttpRequest, signal: AbortSignal): Pr
     await response.body?.cancel();
     const next = new URL(location, url);
     if (maxRedirects === 0) {
-      throw new ConnectorError('invalid_response', `${label} answered a redirect (HTTP ${response.status}) to ${publicUrl(next.toString())}: save that address instead`, { url: label, http_status: response.status }, false);
+      throw new ConnectorError(
+        'invalid_response',
+        `${label} answered a redirect (HTTP ${response.status}) to ${publicUrl(next.toString())}: save that address instead`,
+        { url: label, http_status: response.status },
+        false,
+      );
     }
     if (hop >= maxRedirects) {
       throw new ConnectorError('invalid_response', `${label} redirected more than ${maxRedirects} times`, { url: label, http_status: response.status }, false);
@@ -95,7 +100,10 @@ export async function httpRequest(request: HttpRequest, signal: AbortSignal): Pr
 export async function failUnlessOk(got: HttpResponse, label: string): Promise<void> {
   if (got.response.ok) return;
   await got.response.body?.cancel();
-  throw new ConnectorError(reasonOfStatus(got.response.status), `${label} answered HTTP ${got.response.status}`, { url: label, http_status: got.response.status });
+  throw new ConnectorError(reasonOfStatus(got.response.status), `${label} answered HTTP ${got.response.status}`, {
+    url: label,
+    http_status: got.response.status,
+  });
 }
 
 /** Reads a body as text, refusing more than `maxBytes` while it streams. */
@@ -104,14 +112,20 @@ export async function readText(response: Response, maxBytes: number, label: stri
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     await response.body.cancel();
-    throw new ConnectorError('too_large', `${label} sent ${declared} bytes, more than the limit of ${maxBytes} bytes`, { url: label, max_bytes: maxBytes }, false);
+    throw new ConnectorError(
+      'too_large',
+      `${label} sent ${declared} bytes, more than the limit of ${maxBytes} bytes`,
+      { url: label, max_bytes: maxBytes },
+      false,
+    );
   }
   const chunks: Buffer[] = [];
   let bytes = 0;
   try {
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
       bytes += chunk.length;
-      if (bytes > maxBytes) throw new ConnectorError('too_large', `${label} sent more than the limit of ${maxBytes} bytes`, { url: label, max_bytes: maxBytes }, false);
+      if (bytes > maxBytes)
+        throw new ConnectorError('too_large', `${label} sent more than the limit of ${maxBytes} bytes`, { url: label, max_bytes: maxBytes }, false);
       chunks.push(Buffer.from(chunk));
     }
   } catch (error) {
@@ -124,7 +138,11 @@ export async function readText(response: Response, maxBytes: number, label: stri
  * GETs (or POSTs) a JSON document: redirects as httpRequest, non-2xx classified, the body read
  * with a size limit and parsed. `bytes` is what the body weighed, for the caller's budget.
  */
-export async function fetchJson<T = unknown>(request: HttpRequest, signal: AbortSignal, maxBytes: number): Promise<{ json: T; bytes: number; finalUrl: string }> {
+export async function fetchJson<T = unknown>(
+  request: HttpRequest,
+  signal: AbortSignal,
+  maxBytes: number,
+): Promise<{ json: T; bytes: number; finalUrl: string }> {
   const label = request.label ?? publicUrl(request.url);
   const got = await httpRequest({ ...request, headers: { accept: 'application/json', ...request.headers } }, signal);
   await failUnlessOk(got, label);

@@ -6,7 +6,11 @@ import { nonBlank, noWhiteSpace } from '../../platform/text.js';
  * secret) is described and bounded the same way in every type's JSON Schema and form.
  */
 
-export const host = z.string().max(255).regex(noWhiteSpace('/@'), 'a host name or IP address, without scheme, path or white space').describe('Host name or IP address');
+export const host = z
+  .string()
+  .max(255)
+  .regex(noWhiteSpace('/@'), 'a host name or IP address, without scheme, path or white space')
+  .describe('Host name or IP address');
 export const port = (fallback: number) => z.number().int().min(1).max(65535).default(fallback).describe(`TCP port (default ${fallback})`);
 export const username = z.string().min(1).max(255).describe('User name');
 export const name = (what: string) => nonBlank(255).describe(what);

@@ -14,7 +14,13 @@ export const headerName = z.string().regex(headerNamePattern, 'an HTTP header na
  * type's secret fields (bearer token, password, API key), which are sealed and never shown.
  */
 export const plainHeaders = z
-  .record(headerName, z.string().max(4000).regex(/^[^\r\n\u0000]*$/, 'one line, no control characters'))
+  .record(
+    headerName,
+    z
+      .string()
+      .max(4000)
+      .regex(/^[^\r\n\u0000]*$/, 'one line, no control characters'),
+  )
   .superRefine((headers, ctx) => {
     for (const name of Object.keys(headers)) {
       if (/^(authorization|proxy-authorization|cookie)$/i.test(name)) {

@@ -62,7 +62,9 @@ export async function runOgr2ogr(run: Ogr2ogrRun, ctx: ConnectorContext, fail: (
         stat(run.limitFile!).then(
           (s) => {
             if (s.size > ctx.maxBytes) {
-              stop(new ConnectorError('too_large', `${run.label}: the data is larger than the limit of ${ctx.maxBytes} bytes`, { max_bytes: ctx.maxBytes }, false));
+              stop(
+                new ConnectorError('too_large', `${run.label}: the data is larger than the limit of ${ctx.maxBytes} bytes`, { max_bytes: ctx.maxBytes }, false),
+              );
             } else if (ctx.progress && s.size - lastReport > 8 * 1024 * 1024) {
               lastReport = s.size;
               ctx.progress({ bytes: s.size });

@@ -53,14 +53,24 @@ export async function describeLayers(file: string): Promise<ProjectLayer[]> {
  * layer, so the Run's input is named after it too). Without `layer`, a single-file format is kept
  * as it is and a shapefile is turned into a GeoPackage (a Run reads one file).
  */
-export async function singleLayerFile(file: string, layer: string | undefined, ctx: ConnectorContext, label: string): Promise<{ file: string; filename: string; bytes: number }> {
+export async function singleLayerFile(
+  file: string,
+  layer: string | undefined,
+  ctx: ConnectorContext,
+  label: string,
+): Promise<{ file: string; filename: string; bytes: number }> {
   if (!layer && extension(file) !== 'shp') return { file, filename: path.basename(file), bytes: (await stat(file)).size };
   const layers = await describeLayers(file).catch((error: unknown) => {
     throw new ConnectorError('invalid_data', `${label} cannot be read as vector data: ${(error as Error).message}`, {}, false);
   });
   const chosen = layer ?? layers[0]?.name;
   if (!chosen || !layers.some((l) => l.name === chosen)) {
-    throw new ConnectorError('not_found', `${label} has no layer "${layer}"; its layers: ${layers.map((l) => l.name).join(', ') || 'none'}`, { layer, layers: layers.map((l) => l.name) }, false);
+    throw new ConnectorError(
+      'not_found',
+      `${label} has no layer "${layer}"; its layers: ${layers.map((l) => l.name).join(', ') || 'none'}`,
+      { layer, layers: layers.map((l) => l.name) },
+      false,
+    );
   }
   const filename = `${safeFilename(chosen)}.gpkg`;
   const out = path.join(ctx.workDir, filename);
@@ -68,7 +78,13 @@ export async function singleLayerFile(file: string, layer: string | undefined, c
   await runOgr2ogr(
     { args: ['-f', 'GPKG', out, file, chosen, '-nln', chosen], limitFile: out, label },
     ctx,
-    (failure: Ogr2ogrFailure) => new ConnectorError('invalid_data', `${label}: layer ${chosen} could not be copied (${failure.errors[0] ?? `ogr2ogr exit ${failure.exitCode}`})`, { layer: chosen }, false),
+    (failure: Ogr2ogrFailure) =>
+      new ConnectorError(
+        'invalid_data',
+        `${label}: layer ${chosen} could not be copied (${failure.errors[0] ?? `ogr2ogr exit ${failure.exitCode}`})`,
+        { layer: chosen },
+        false,
+      ),
   );
   // The download's own folder (see localPathFor) goes; the work folder itself stays.
   if (path.dirname(file) !== path.resolve(ctx.workDir)) await rm(path.dirname(file), { recursive: true, force: true });

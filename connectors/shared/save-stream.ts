@@ -37,10 +37,17 @@ export function byteMeter(ctx: Pick<ConnectorContext, 'progress'>, limit?: { max
  * ctx.maxBytes while streaming. On any failure the partial file is removed and the error is
  * classified against `label` (a secret-free name of the remote: "S3 object s3://b/k").
  */
-export async function saveStream(body: Readable | NodeJS.ReadableStream, file: string, ctx: ConnectorContext, label: string, details: Record<string, unknown> = {}): Promise<number> {
+export async function saveStream(
+  body: Readable | NodeJS.ReadableStream,
+  file: string,
+  ctx: ConnectorContext,
+  label: string,
+  details: Record<string, unknown> = {},
+): Promise<number> {
   const meter = byteMeter(ctx, {
     maxBytes: ctx.maxBytes,
-    tooLarge: () => new ConnectorError('too_large', `${label} holds more than the limit of ${ctx.maxBytes} bytes`, { ...details, max_bytes: ctx.maxBytes }, false),
+    tooLarge: () =>
+      new ConnectorError('too_large', `${label} holds more than the limit of ${ctx.maxBytes} bytes`, { ...details, max_bytes: ctx.maxBytes }, false),
   });
   try {
     await pipeline(body, meter.stream, createWriteStream(file), { signal: ctx.signal });
@@ -58,7 +65,12 @@ export async function saveStream(body: Readable | NodeJS.ReadableStream, file: s
 /** The answer when a declared size (Content-Length) is already over the limit: refuse before streaming. */
 export function refuseDeclaredSize(declared: number | undefined, ctx: ConnectorContext, label: string, details: Record<string, unknown> = {}): void {
   if (declared !== undefined && Number.isFinite(declared) && declared > ctx.maxBytes) {
-    throw new ConnectorError('too_large', `${label} is ${declared} bytes, more than the limit of ${ctx.maxBytes} bytes`, { ...details, max_bytes: ctx.maxBytes }, false);
+    throw new ConnectorError(
+      'too_large',
+      `${label} is ${declared} bytes, more than the limit of ${ctx.maxBytes} bytes`,
+      { ...details, max_bytes: ctx.maxBytes },
+      false,
+    );
   }
 }
 

@@ -6,7 +6,12 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { saveStream } from './save-stream.js';
 
-const context = (maxBytes: number) => ({ signal: new AbortController().signal, log: pino({ level: 'silent' }), workDir: mkdtempSync(path.join(tmpdir(), 'save-')), maxBytes });
+const context = (maxBytes: number) => ({
+  signal: new AbortController().signal,
+  log: pino({ level: 'silent' }),
+  workDir: mkdtempSync(path.join(tmpdir(), 'save-')),
+  maxBytes,
+});
 /** A body that arrives in chunks and declares no size, as a chunked HTTP answer does. */
 const chunks = (count: number, size: number) => Readable.from(Array.from({ length: count }, (_, i) => Buffer.alloc(size, i)));
 
@@ -21,7 +26,10 @@ describe('saveStream', () => {
   it('stops at the limit while streaming and removes the partial file', async () => {
     const ctx = context(250);
     const file = path.join(ctx.workDir, 'a.bin');
-    await expect(saveStream(chunks(4, 100), file, ctx, 'test body', { key: 'k' })).rejects.toMatchObject({ reason: 'too_large', details: { key: 'k', max_bytes: 250 } });
+    await expect(saveStream(chunks(4, 100), file, ctx, 'test body', { key: 'k' })).rejects.toMatchObject({
+      reason: 'too_large',
+      details: { key: 'k', max_bytes: 250 },
+    });
     expect(existsSync(file)).toBe(false);
   });
 

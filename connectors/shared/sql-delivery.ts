@@ -30,13 +30,16 @@ export function stagingNames(deliveryId: string): { tag: string; stage: string; 
 }
 
 /** Reinitialising an incremental Job rebuilds the table (staged and swapped) instead of appending. */
-export const effectiveWriteMode = (mode: WriteMode, input: Pick<DeliverInput, 'reinitialize'>): WriteMode => (input.reinitialize && mode === 'append' ? 'replace' : mode);
+export const effectiveWriteMode = (mode: WriteMode, input: Pick<DeliverInput, 'reinitialize'>): WriteMode =>
+  input.reinitialize && mode === 'append' ? 'replace' : mode;
 
 /** `create` never overwrites: before the load, or when someone created the target meanwhile. */
 export function targetExists(where: string, database: string, details: Record<string, unknown>, meanwhile = false): ConnectorError {
   return new ConnectorError(
     'target_exists',
-    meanwhile ? `${where} was created by someone else meanwhile (write_mode create never overwrites)` : `${where} already exists in database ${database} (write_mode create never overwrites)`,
+    meanwhile
+      ? `${where} was created by someone else meanwhile (write_mode create never overwrites)`
+      : `${where} already exists in database ${database} (write_mode create never overwrites)`,
     details,
   );
 }

@@ -8,7 +8,14 @@ import type { ExtractOptions, ExtractResult, SyncState } from '../types.js';
  */
 
 /** Nothing newer than the last Run: the rest of the Run is skipped, the cursor stays. */
-export const unchangedExtract = (options: ExtractOptions): ExtractResult => ({ file: '', filename: '', bytes: 0, features: 0, sync: options.sync!, unchanged: true });
+export const unchangedExtract = (options: ExtractOptions): ExtractResult => ({
+  file: '',
+  filename: '',
+  bytes: 0,
+  features: 0,
+  sync: options.sync!,
+  unchanged: true,
+});
 
 /** The written GeoPackage (one layer) as an extract result. */
 export async function extractedGeoPackage(file: string, filename: string, sync?: SyncState): Promise<ExtractResult> {

@@ -51,7 +51,12 @@ export interface RowsToGeoPackage {
 /** Writes the rows as typed CSV beside the GeoPackage, then lets ogr2ogr build the GeoPackage; returns the rows read. */
 export async function writeRowsAsGeoPackage(spec: RowsToGeoPackage, ctx: ConnectorContext): Promise<number> {
   const csv = path.join(path.dirname(spec.file), `.rows-${path.basename(spec.file, path.extname(spec.file))}.csv`);
-  const geometryColumn = spec.geometry ? freeName(spec.columns.map((c) => c.name), spec.geometry.name) : null;
+  const geometryColumn = spec.geometry
+    ? freeName(
+        spec.columns.map((c) => c.name),
+        spec.geometry.name,
+      )
+    : null;
   const writer = new RowsCsv(csv, [...spec.columns, ...(geometryColumn ? [{ name: geometryColumn, kind: 'wkb' as const }] : [])], ctx, spec.label);
   const seen = new WkbTypes();
   let closed = false;
@@ -77,7 +82,15 @@ export async function writeRowsAsGeoPackage(spec: RowsToGeoPackage, ctx: Connect
   }
 }
 
-const wkbNames: Record<number, string> = { 1: 'POINT', 2: 'LINESTRING', 3: 'POLYGON', 4: 'MULTIPOINT', 5: 'MULTILINESTRING', 6: 'MULTIPOLYGON', 7: 'GEOMETRYCOLLECTION' };
+const wkbNames: Record<number, string> = {
+  1: 'POINT',
+  2: 'LINESTRING',
+  3: 'POLYGON',
+  4: 'MULTIPOINT',
+  5: 'MULTILINESTRING',
+  6: 'MULTIPOLYGON',
+  7: 'GEOMETRYCOLLECTION',
+};
 
 /** The geometry type of a WKB value (ISO or EWKB flags): base code, Z, M. */
 export function wkbType(wkb: Buffer): { base: number; z: boolean; m: boolean } | null {

@@ -38,8 +38,17 @@ describe('what the SQL connectors share', () => {
 
   it('maps column names to what a database holds: cut, upper-cased when plain (Oracle), unique without case', () => {
     expect(truncateName('ü'.repeat(70), { maxLength: 128, unit: 'bytes' })).toBe('ü'.repeat(64));
-    expect(mapColumnNames(['name', 'Name', 'level', 'Größe der Fläche'], { maxLength: 128, unit: 'bytes', upperCasePlain: true }, ['GEOM'])).toEqual(['NAME', 'NAME_2', 'LEVEL', 'Größe der Fläche']);
-    expect(mapColumnNames(['geom', 'x'.repeat(130), 'x'.repeat(129)], { maxLength: 128, unit: 'chars' }, ['geom', 'fid'])).toEqual(['geom_2', 'x'.repeat(128), `${'x'.repeat(126)}_2`]);
+    expect(mapColumnNames(['name', 'Name', 'level', 'Größe der Fläche'], { maxLength: 128, unit: 'bytes', upperCasePlain: true }, ['GEOM'])).toEqual([
+      'NAME',
+      'NAME_2',
+      'LEVEL',
+      'Größe der Fläche',
+    ]);
+    expect(mapColumnNames(['geom', 'x'.repeat(130), 'x'.repeat(129)], { maxLength: 128, unit: 'chars' }, ['geom', 'fid'])).toEqual([
+      'geom_2',
+      'x'.repeat(128),
+      `${'x'.repeat(126)}_2`,
+    ]);
   });
 
   it('writes driver values as CSV text: dates in ISO 8601, bytes as hex, booleans as 1/0, nothing for null and NaN', () => {
@@ -107,16 +116,40 @@ describe('what the SQL connectors share', () => {
   it('reads a delivered layer back as typed values and ISO WKB that the Oracle conversion takes', async () => {
     const workDir = mkdtempSync(path.join(tmpdir(), 'svc-sqlrows-'));
     const file = path.join(workDir, 'parcels.geojson');
-    writeFileSync(file, JSON.stringify({
-      type: 'FeatureCollection',
-      features: [
-        { type: 'Feature', properties: { name: 'Müller', area: 12.5, n: 3, day: '2024-02-29', at: '2024-02-29T10:00:00Z' }, geometry: { type: 'Polygon', coordinates: [[[0, 0], [0, 1], [1, 1], [1, 0], [0, 0]]] } },
-        { type: 'Feature', properties: { name: 'x'.repeat(5000), area: null, n: null, day: null, at: null }, geometry: null },
-      ],
-    }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        type: 'FeatureCollection',
+        features: [
+          {
+            type: 'Feature',
+            properties: { name: 'Müller', area: 12.5, n: 3, day: '2024-02-29', at: '2024-02-29T10:00:00Z' },
+            geometry: {
+              type: 'Polygon',
+              coordinates: [
+                [
+                  [0, 0],
+                  [0, 1],
+                  [1, 1],
+                  [1, 0],
+                  [0, 0],
+                ],
+              ],
+            },
+          },
+          { type: 'Feature', properties: { name: 'x'.repeat(5000), area: null, n: null, day: null, at: null }, geometry: null },
+        ],
+      }),
+    );
     const layer = await vectorInput({ file, filename: 'parcels.geojson', format: 'GeoJSON', mediaType: null, layers: [], deliveryId: 'd' }, workDir);
     const columns = await layerColumns(layer);
-    expect(columns.map((c) => [c.name, c.kind])).toEqual([['name', 'string'], ['area', 'real'], ['n', 'integer'], ['day', 'date'], ['at', 'datetime']]);
+    expect(columns.map((c) => [c.name, c.kind])).toEqual([
+      ['name', 'string'],
+      ['area', 'real'],
+      ['n', 'integer'],
+      ['day', 'date'],
+      ['at', 'datetime'],
+    ]);
     expect(columns[0]).toMatchObject({ maxLength: 5000, maxBytes: 5000 });
     const rows: unknown[][] = [];
     for await (const row of layerRows(layer, columns)) rows.push(row);
@@ -129,7 +162,7 @@ describe('what the SQL connectors share', () => {
     expect(sdo).toMatchObject({ SDO_GTYPE: 2003, SDO_ELEM_INFO: [1, 1003, 1], SDO_ORDINATES: [0, 0, 1, 0, 1, 1, 0, 1, 0, 0] });
     expect(await layerExtent(layer)).toEqual({ minX: 0, minY: 0, maxX: 1, maxY: 1 });
   });
-  it('takes a GeoPackage layer\'s declared geometry type as it is, and still finds rows without a geometry', async () => {
+  it("takes a GeoPackage layer's declared geometry type as it is, and still finds rows without a geometry", async () => {
     const workDir = mkdtempSync(path.join(tmpdir(), 'svc-vectorinput-'));
     const make = (name: string, rows: (string | null)[]) => {
       const file = path.join(workDir, `${name}.gpkg`);

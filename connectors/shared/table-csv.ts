@@ -85,7 +85,8 @@ function textOf(kind: ColumnKind, value: unknown): string | null {
     const time = `${pad(d.hour ?? 0)}:${pad(d.minute ?? 0)}:${seconds % 1 ? seconds.toFixed(3).padStart(6, '0') : pad(seconds)}`;
     // GDAL's tz flag: 100 is UTC, every step of 1 is 15 minutes; 0/1 unknown/local: written without an offset.
     const tz = d.timezone ?? 0;
-    const offset = tz >= 100 ? (tz === 100 ? 'Z' : `${tz > 100 ? '+' : '-'}${pad(Math.floor(Math.abs(tz - 100) / 4))}:${pad((Math.abs(tz - 100) % 4) * 15)}`) : '';
+    const offset =
+      tz >= 100 ? (tz === 100 ? 'Z' : `${tz > 100 ? '+' : '-'}${pad(Math.floor(Math.abs(tz - 100) / 4))}:${pad((Math.abs(tz - 100) % 4) * 15)}`) : '';
     return `${date}T${time}${offset}`;
   }
   if (kind === 'time' && typeof value === 'object' && value) {
@@ -115,7 +116,12 @@ const drained = (out: WriteStream) =>
  * reprojected to `targetEpsg` when given. Reads with GDAL in this process, yielding to the event
  * loop every thousand features so heartbeats go on.
  */
-export async function writeLayerCsv(input: VectorInput, file: string, options: { targetEpsg?: number; geometryName: string }, ctx: ConnectorContext): Promise<LayerCsv> {
+export async function writeLayerCsv(
+  input: VectorInput,
+  file: string,
+  options: { targetEpsg?: number; geometryName: string },
+  ctx: ConnectorContext,
+): Promise<LayerCsv> {
   const columns = await layerColumns(input);
   const geometry = input.base !== 100;
   // Numbers and text only, opened without options: GDAL's CSV writer is exact for those and
@@ -126,7 +132,13 @@ export async function writeLayerCsv(input: VectorInput, file: string, options: {
     await runOgr2ogr(
       {
         args: [
-          '-f', 'CSV', file, input.ref.path, input.layer, '-lco', 'LINEFORMAT=LF',
+          '-f',
+          'CSV',
+          file,
+          input.ref.path,
+          input.layer,
+          '-lco',
+          'LINEFORMAT=LF',
           ...(geometry ? ['-lco', 'GEOMETRY=AS_WKT'] : []),
           ...(reproject ? ['-t_srs', `EPSG:${options.targetEpsg}`] : []),
         ],
@@ -153,7 +165,12 @@ async function layerColumns(input: VectorInput): Promise<TableColumn[]> {
   }
 }
 
-async function writeLayerCsvByFeature(input: VectorInput, file: string, options: { targetEpsg?: number; geometryName: string }, ctx: ConnectorContext): Promise<LayerCsv> {
+async function writeLayerCsvByFeature(
+  input: VectorInput,
+  file: string,
+  options: { targetEpsg?: number; geometryName: string },
+  ctx: ConnectorContext,
+): Promise<LayerCsv> {
   const ds = await openDataset(input.ref);
   const out = createWriteStream(file, { encoding: 'utf8' });
   const closed = new Promise<void>((resolve, reject) => {
@@ -221,7 +238,16 @@ export type CsvColumnKind = ColumnKind | 'wkt' | 'wkb';
 
 /** GDAL CSVT types of the column kinds (the extract direction; binary travels as text). */
 const csvtOf: Record<CsvColumnKind, string> = {
-  integer: 'Integer64', real: 'Real', string: 'String', boolean: 'Integer(Boolean)', date: 'Date', datetime: 'DateTime', time: 'Time', binary: 'String', wkt: 'WKT', wkb: 'String',
+  integer: 'Integer64',
+  real: 'Real',
+  string: 'String',
+  boolean: 'Integer(Boolean)',
+  date: 'Date',
+  datetime: 'DateTime',
+  time: 'Time',
+  binary: 'String',
+  wkt: 'WKT',
+  wkb: 'String',
 };
 
 /** Rows of a query result written as CSV + CSVT for GDAL, held to the size limit while written. */
@@ -249,7 +275,12 @@ export class RowsCsv {
   private write(line: string): boolean {
     this.bytes += Buffer.byteLength(line);
     if (this.bytes > this.ctx.maxBytes) {
-      throw new ConnectorError('too_large', `${this.label}: the data is larger than the limit of ${this.ctx.maxBytes} bytes`, { max_bytes: this.ctx.maxBytes }, false);
+      throw new ConnectorError(
+        'too_large',
+        `${this.label}: the data is larger than the limit of ${this.ctx.maxBytes} bytes`,
+        { max_bytes: this.ctx.maxBytes },
+        false,
+      );
     }
     return this.out.write(line);
   }
@@ -301,17 +332,43 @@ export interface CsvGeometry {
  * field is null: CSV cannot tell an empty text from a missing one, and nulls are the common case.
  * The feature ids get a name no column has.
  */
-export async function csvToGeoPackage(rows: RowsCsv, gpkg: string, layer: string, geometry: CsvGeometry | null, ctx: ConnectorContext, label: string): Promise<void> {
+export async function csvToGeoPackage(
+  rows: RowsCsv,
+  gpkg: string,
+  layer: string,
+  geometry: CsvGeometry | null,
+  ctx: ConnectorContext,
+  label: string,
+): Promise<void> {
   const names = rows.columns.map((c) => c.name);
   const wkb = rows.columns.find((c) => c.kind === 'wkb');
   await runOgr2ogr(
     {
       args: [
-        '-f', 'GPKG', gpkg, rows.file, '-nln', layer,
-        '-oo', 'AUTODETECT_TYPE=NO', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-oo', 'EMPTY_STRING_AS_NULL=YES',
+        '-f',
+        'GPKG',
+        gpkg,
+        rows.file,
+        '-nln',
+        layer,
+        '-oo',
+        'AUTODETECT_TYPE=NO',
+        '-oo',
+        'KEEP_GEOM_COLUMNS=NO',
+        '-oo',
+        'EMPTY_STRING_AS_NULL=YES',
         ...(wkb ? ['-oo', `GEOM_POSSIBLE_NAMES=${wkb.name}`] : []),
-        '-lco', `FID=${freeName(names, 'fid')}`,
-        ...(geometry ? ['-lco', `GEOMETRY_NAME=${geometry.name}`, '-a_srs', geometry.epsg ? `EPSG:${geometry.epsg}` : 'NONE', ...(geometry.nlt ? ['-nlt', geometry.nlt] : [])] : []),
+        '-lco',
+        `FID=${freeName(names, 'fid')}`,
+        ...(geometry
+          ? [
+              '-lco',
+              `GEOMETRY_NAME=${geometry.name}`,
+              '-a_srs',
+              geometry.epsg ? `EPSG:${geometry.epsg}` : 'NONE',
+              ...(geometry.nlt ? ['-nlt', geometry.nlt] : []),
+            ]
+          : []),
       ],
       label,
       limitFile: gpkg,

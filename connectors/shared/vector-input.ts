@@ -47,8 +47,22 @@ export function freeColumnName(fields: string[], preferred: string, ...alternati
 }
 
 const names: Record<number, string> = {
-  0: 'GEOMETRY', 1: 'POINT', 2: 'LINESTRING', 3: 'POLYGON', 4: 'MULTIPOINT', 5: 'MULTILINESTRING', 6: 'MULTIPOLYGON', 7: 'GEOMETRYCOLLECTION',
-  8: 'CIRCULARSTRING', 9: 'COMPOUNDCURVE', 10: 'CURVEPOLYGON', 11: 'MULTICURVE', 12: 'MULTISURFACE', 15: 'POLYHEDRALSURFACE', 16: 'TIN', 17: 'TRIANGLE',
+  0: 'GEOMETRY',
+  1: 'POINT',
+  2: 'LINESTRING',
+  3: 'POLYGON',
+  4: 'MULTIPOINT',
+  5: 'MULTILINESTRING',
+  6: 'MULTIPOLYGON',
+  7: 'GEOMETRYCOLLECTION',
+  8: 'CIRCULARSTRING',
+  9: 'COMPOUNDCURVE',
+  10: 'CURVEPOLYGON',
+  11: 'MULTICURVE',
+  12: 'MULTISURFACE',
+  15: 'POLYHEDRALSURFACE',
+  16: 'TIN',
+  17: 'TRIANGLE',
 };
 const codes = Object.fromEntries(Object.entries(names).map(([code, name]) => [name, Number(code)]));
 
@@ -65,7 +79,8 @@ export function columnGeometryType(declaredBase: number, seen: string[]): number
   return 0;
 }
 
-export const nltOf = (base: number, z: boolean, m: boolean) => (base === 100 ? 'NONE' : `${names[base] ?? 'GEOMETRY'}${z && m ? 'ZM' : z ? 'Z' : m ? 'M' : ''}`);
+export const nltOf = (base: number, z: boolean, m: boolean) =>
+  base === 100 ? 'NONE' : `${names[base] ?? 'GEOMETRY'}${z && m ? 'ZM' : z ? 'Z' : m ? 'M' : ''}`;
 
 /** Whether a layer's declared geometry type can be taken as what its rows hold (see geometry-types.ts). */
 function trustsDeclaredType(driver: string, layer: Layer): boolean {
@@ -79,13 +94,23 @@ export async function vectorInput(input: DeliverInput, workDir: string): Promise
     // Our own output: a .zip is unpacked like an upload (a shapefile with its companions).
     ref = await prepareUpload(input.file, input.filename, path.join(workDir, 'input'), { maxUncompressedBytes: 1024 ** 4 });
   } catch (error) {
-    throw new ConnectorError('invalid_data', `The converted output cannot be opened: ${error instanceof DomainError ? error.message : scrubPaths(errorText(error))}`, {}, false);
+    throw new ConnectorError(
+      'invalid_data',
+      `The converted output cannot be opened: ${error instanceof DomainError ? error.message : scrubPaths(errorText(error))}`,
+      {},
+      false,
+    );
   }
   let ds;
   try {
     ds = await openDataset(ref);
   } catch (error) {
-    throw new ConnectorError('invalid_data', `The converted output cannot be opened: ${error instanceof DomainError ? error.message : scrubPaths(errorText(error))}`, {}, false);
+    throw new ConnectorError(
+      'invalid_data',
+      `The converted output cannot be opened: ${error instanceof DomainError ? error.message : scrubPaths(errorText(error))}`,
+      {},
+      false,
+    );
   }
   try {
     const layers: string[] = [];
@@ -140,7 +165,18 @@ export async function vectorInput(input: DeliverInput, workDir: string): Promise
     const features = await l.features.countAsync().catch(() => null);
     const epsg = /^EPSG:(\d+)$/.exec(crsLabel(layerSrs(l)) ?? '')?.[1];
     const fields = l.fields.getNames();
-    return { ref, layer, base, z: declared.z, m: declared.m, nlt: nltOf(base, declared.z, declared.m), nullGeometries, epsg: epsg ? Number(epsg) : null, features, fields };
+    return {
+      ref,
+      layer,
+      base,
+      z: declared.z,
+      m: declared.m,
+      nlt: nltOf(base, declared.z, declared.m),
+      nullGeometries,
+      epsg: epsg ? Number(epsg) : null,
+      features,
+      fields,
+    };
   } finally {
     ds.close();
   }

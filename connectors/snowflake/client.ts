@@ -121,7 +121,8 @@ export function classifySnowflake(error: unknown, what: string, details: Record<
     if (inner.reason !== 'invalid_response') return inner;
   }
   if (code && codeReasons[code]) return new ConnectorError(codeReasons[code], `${what}: ${message}`, { ...details, error_code: code });
-  if (typeof e.sqlState === 'string' && e.sqlState.startsWith('42')) return new ConnectorError('invalid_data', `${what}: ${message}`, { ...details, ...(code ? { error_code: code } : {}) });
+  if (typeof e.sqlState === 'string' && e.sqlState.startsWith('42'))
+    return new ConnectorError('invalid_data', `${what}: ${message}`, { ...details, ...(code ? { error_code: code } : {}) });
   if (/certificate|TLS|SSL/i.test(message) && !code) return new ConnectorError('tls_error', `${what}: ${message}`, details);
   const network = classify(error, what, details);
   // Snowflake's own message names objects and statements, never a credential.
@@ -161,15 +162,25 @@ function connectionOptions(config: SnowflakeConfig): snowflake.ConnectionOptions
   if (config.private_key) {
     let pem: string;
     try {
-      pem = createPrivateKey({ key: normalisePem(config.private_key), format: 'pem', ...(config.private_key_passphrase ? { passphrase: config.private_key_passphrase } : {}) })
+      pem = createPrivateKey({
+        key: normalisePem(config.private_key),
+        format: 'pem',
+        ...(config.private_key_passphrase ? { passphrase: config.private_key_passphrase } : {}),
+      })
         .export({ format: 'pem', type: 'pkcs8' })
         .toString();
     } catch {
-      throw new ConnectorError('authentication_failed', `${describeServer(config)}: private_key is not a PEM private key${config.private_key_passphrase ? ' (or the passphrase does not open it)' : ''}`, triedOf(config), false);
+      throw new ConnectorError(
+        'authentication_failed',
+        `${describeServer(config)}: private_key is not a PEM private key${config.private_key_passphrase ? ' (or the passphrase does not open it)' : ''}`,
+        triedOf(config),
+        false,
+      );
     }
     return { ...base, authenticator: 'SNOWFLAKE_JWT', privateKey: pem };
   }
-  if (!config.password) throw new ConnectorError('authentication_failed', `${describeServer(config)}: give a password or a private_key`, triedOf(config), false);
+  if (!config.password)
+    throw new ConnectorError('authentication_failed', `${describeServer(config)}: give a password or a private_key`, triedOf(config), false);
   return { ...base, password: config.password };
 }
 
@@ -200,7 +211,9 @@ export async function withSession<T>(config: SnowflakeConfig, ctx: ConnectorCont
       const statement = connection.execute({
         sqlText,
         ...(binds ? { binds } : {}),
-        ...(stream ? { streamResult: true, rowMode: 'array' as const, fetchAsString: ['Number', 'Date', 'Boolean', 'JSON', 'Buffer'] as snowflake.DataType[] } : {}),
+        ...(stream
+          ? { streamResult: true, rowMode: 'array' as const, fetchAsString: ['Number', 'Date', 'Boolean', 'JSON', 'Buffer'] as snowflake.DataType[] }
+          : {}),
         complete: (error, s, rows) => (error ? reject(error) : resolve({ statement: s, rows })),
       });
       void statement;

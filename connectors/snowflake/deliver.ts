@@ -36,7 +36,14 @@ const markOf = (deliveryId: string) => `geoflow delivery ${tag(deliveryId)}`;
 
 /** Column kinds → Snowflake types of a new table. */
 const snowflakeTypes: Record<ColumnKind, string> = {
-  integer: 'NUMBER(38, 0)', real: 'FLOAT', string: 'VARCHAR', boolean: 'BOOLEAN', date: 'DATE', datetime: 'TIMESTAMP_NTZ', time: 'TIME', binary: 'VARCHAR',
+  integer: 'NUMBER(38, 0)',
+  real: 'FLOAT',
+  string: 'VARCHAR',
+  boolean: 'BOOLEAN',
+  date: 'DATE',
+  datetime: 'TIMESTAMP_NTZ',
+  time: 'TIME',
+  binary: 'VARCHAR',
 };
 
 /** Snowflake takes any quoted name of up to 255 characters: longer ones are cut, and names equal after that get `_2`, `_3` … */
@@ -65,7 +72,10 @@ async function tableInfo(s: Session, config: SnowflakeConfig, table: string): Pr
 }
 
 async function columnsOf(s: Session, config: SnowflakeConfig, table: string): Promise<string[]> {
-  const rows = await s.query('SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION', [config.schema, table]);
+  const rows = await s.query('SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION', [
+    config.schema,
+    table,
+  ]);
   return rows.map((r) => String(r.COLUMN_NAME));
 }
 
@@ -79,10 +89,14 @@ export async function deliverSnowflake(config: SnowflakeConfig, target: Snowflak
 
   const layer = await vectorInput(input, ctx.workDir);
   const column = layer.base !== 100 ? spatialColumn(target.spatial_type, layer.epsg) : null;
-  const reprojected = column?.type === 'GEOGRAPHY' && layer.epsg !== 4326 ? { from: layer.epsg ? `EPSG:${layer.epsg}` : 'the layer CRS', to: 'EPSG:4326' } : null;
+  const reprojected =
+    column?.type === 'GEOGRAPHY' && layer.epsg !== 4326 ? { from: layer.epsg ? `EPSG:${layer.epsg}` : 'the layer CRS', to: 'EPSG:4326' } : null;
   const result = (rows: number, mode: WriteMode): DeliveryResult => ({
     target: {
-      database: config.database, schema: config.schema, table, write_mode: mode,
+      database: config.database,
+      schema: config.schema,
+      table,
+      write_mode: mode,
       ...(column ? { geometry_type: column.type, srid: column.srid } : {}),
       ...(reprojected ? { reprojected } : {}),
     },
@@ -99,7 +113,9 @@ export async function deliverSnowflake(config: SnowflakeConfig, target: Snowflak
     );
     const record = (mode: WriteMode, rows: number) =>
       s.query(`INSERT INTO ${ident(LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES (?, ?, ?, ?)`, [input.deliveryId, table, mode, rows]);
-    const [done] = await s.query(`SELECT rows_written AS ROWS_WRITTEN, write_mode AS WRITE_MODE FROM ${ident(LEDGER)} WHERE delivery_id = ?`, [input.deliveryId]);
+    const [done] = await s.query(`SELECT rows_written AS ROWS_WRITTEN, write_mode AS WRITE_MODE FROM ${ident(LEDGER)} WHERE delivery_id = ?`, [
+      input.deliveryId,
+    ]);
     if (done) return result(Number(done.ROWS_WRITTEN), String(done.WRITE_MODE) as WriteMode);
     const existing = await tableInfo(s, config, table);
     if (existing?.comment === mark && requested !== 'append') {
@@ -108,7 +124,13 @@ export async function deliverSnowflake(config: SnowflakeConfig, target: Snowflak
       await record(requested, rows);
       return result(rows, requested);
     }
-    if (requested === 'create' && existing) throw new ConnectorError('target_exists', `${where} already exists in database ${config.database} (write_mode create never overwrites)`, { table }, false);
+    if (requested === 'create' && existing)
+      throw new ConnectorError(
+        'target_exists',
+        `${where} already exists in database ${config.database} (write_mode create never overwrites)`,
+        { table },
+        false,
+      );
     const mode: WriteMode = requested === 'append' && !existing ? 'create' : requested;
 
     const attributes = written.columns.map((c, i) => ({ name: columnNames[i]!, type: snowflakeTypes[c.kind] }));
@@ -121,7 +143,12 @@ export async function deliverSnowflake(config: SnowflakeConfig, target: Snowflak
       await s.query(`CREATE OR REPLACE TEMPORARY STAGE ${ident(names.stage)}`);
       const put = await s.query(`PUT ${literal(`file://${csv}`)} @${ident(names.stage)} AUTO_COMPRESS = TRUE OVERWRITE = TRUE`);
       const failed = put.find((r) => !['UPLOADED', 'SKIPPED'].includes(String(r.status ?? r.STATUS ?? '').toUpperCase()));
-      if (failed) throw new ConnectorError('server_error', `${describeServer(config)}: uploading the load file to the stage failed (${String(failed.message ?? failed.status ?? 'no status')})`, { table });
+      if (failed)
+        throw new ConnectorError(
+          'server_error',
+          `${describeServer(config)}: uploading the load file to the stage failed (${String(failed.message ?? failed.status ?? 'no status')})`,
+          { table },
+        );
       const rawColumns = [...(column ? [`${ident(geometryName)} VARCHAR`] : []), ...attributes.map((a) => `${ident(a.name)} ${a.type}`)];
       await s.query(`CREATE OR REPLACE TABLE ${ident(names.raw)} (${rawColumns.join(', ')})`);
       await s.query(
@@ -140,7 +167,13 @@ export async function deliverSnowflake(config: SnowflakeConfig, target: Snowflak
         const have = new Set((await columnsOf(s, config, table)).map((n) => n));
         const mine = [...(column ? [geometryName] : []), ...attributes.map((a) => a.name)];
         const missing = mine.filter((n) => !have.has(n));
-        if (missing.length) throw new ConnectorError('invalid_data', `${where} has no column ${missing.join(', ')} of the output (append matches columns by name, case-sensitively)`, { missing }, false);
+        if (missing.length)
+          throw new ConnectorError(
+            'invalid_data',
+            `${where} has no column ${missing.join(', ')} of the output (append matches columns by name, case-sensitively)`,
+            { missing },
+            false,
+          );
         const list = mine.map(ident).join(', ');
         await s.query('BEGIN');
         try {
@@ -162,7 +195,8 @@ export async function deliverSnowflake(config: SnowflakeConfig, target: Snowflak
           await s.query(`ALTER TABLE ${ident(names.next)} RENAME TO ${ident(table)}`);
         } catch (error) {
           const code = String((error as { data?: { errorCode?: unknown }; code?: unknown }).data?.errorCode ?? (error as { code?: unknown }).code ?? '');
-          if (code === '002002') throw new ConnectorError('target_exists', `${where} already exists in database ${config.database} (created meanwhile)`, { table }, false);
+          if (code === '002002')
+            throw new ConnectorError('target_exists', `${where} already exists in database ${config.database} (created meanwhile)`, { table }, false);
           throw error;
         }
       }

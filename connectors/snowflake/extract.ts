@@ -83,7 +83,12 @@ async function firstSrid(s: Session, from: string, column: string): Promise<numb
   return srid > 0 ? srid : null;
 }
 
-export async function extractSnowflake(config: SnowflakeConfig, resource: SnowflakeResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
+export async function extractSnowflake(
+  config: SnowflakeConfig,
+  resource: SnowflakeResource,
+  ctx: ConnectorContext,
+  options: ExtractOptions,
+): Promise<ExtractResult> {
   const previous = (options.sync?.cursor ?? null) as SnowflakeCursor | null;
   const name = 'query' in resource ? 'query' : resource.table;
   const base = safeFilename(name).replace(/\.[^.]*$/, '') || 'data';
@@ -100,14 +105,25 @@ export async function extractSnowflake(config: SnowflakeConfig, resource: Snowfl
       if (!('query' in resource)) {
         const e = error as { code?: unknown; data?: { errorCode?: unknown } };
         if (String(e.data?.errorCode ?? e.code ?? '') === '002003') {
-          throw new ConnectorError('not_found', `${describeServer(config)}: no table or view ${config.schema}.${resource.table} (or no privilege on it)`, { table: resource.table }, false);
+          throw new ConnectorError(
+            'not_found',
+            `${describeServer(config)}: no table or view ${config.schema}.${resource.table} (or no privilege on it)`,
+            { table: resource.table },
+            false,
+          );
         }
       }
       throw error;
     }
     const named = resource.geometry_column?.toLowerCase();
     const geometryIndex = columns.findIndex((c) => spatial(c) && (!named || c.name.toLowerCase() === named));
-    if (named && geometryIndex < 0) throw new ConnectorError('not_found', `${describeServer(config)}: no GEOGRAPHY or GEOMETRY column ${resource.geometry_column} in ${what}`, { geometry_column: resource.geometry_column }, false);
+    if (named && geometryIndex < 0)
+      throw new ConnectorError(
+        'not_found',
+        `${describeServer(config)}: no GEOGRAPHY or GEOMETRY column ${resource.geometry_column} in ${what}`,
+        { geometry_column: resource.geometry_column },
+        false,
+      );
     const geometry = geometryIndex >= 0 ? columns[geometryIndex]! : null;
     const epsg = !geometry ? null : geometry.type === 'geography' ? 4326 : await firstSrid(s, from, geometry.name);
 
@@ -117,7 +133,13 @@ export async function extractSnowflake(config: SnowflakeConfig, resource: Snowfl
     let cursor: SnowflakeCursor | undefined;
     if ('table' in resource && resource.cursor_column) {
       const column = columns.find((c) => c.name.toLowerCase() === resource.cursor_column!.toLowerCase());
-      if (!column) throw new ConnectorError('not_found', `${describeServer(config)}: table ${config.schema}.${resource.table} has no column ${resource.cursor_column}`, { column: resource.cursor_column }, false);
+      if (!column)
+        throw new ConnectorError(
+          'not_found',
+          `${describeServer(config)}: table ${config.schema}.${resource.table} has no column ${resource.cursor_column}`,
+          { column: resource.cursor_column },
+          false,
+        );
       const type = cursorType(column);
       // A cursor kept for another column (the Job changed it) does not apply.
       const last = previous?.column === column.name && previous.type === type ? previous.value : null;
@@ -125,7 +147,10 @@ export async function extractSnowflake(config: SnowflakeConfig, resource: Snowfl
         where.push(`${ident(column.name)} > CAST(? AS ${type})`);
         binds.push(last);
       }
-      const [max] = await s.query(`SELECT TO_VARCHAR(MAX(${ident(column.name)})) AS MAX FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`, binds);
+      const [max] = await s.query(
+        `SELECT TO_VARCHAR(MAX(${ident(column.name)})) AS MAX FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`,
+        binds,
+      );
       const value = (max?.MAX ?? null) as string | null;
       if (last !== null && value === null) return { unchanged: true as const };
       if (value !== null) {
@@ -139,7 +164,11 @@ export async function extractSnowflake(config: SnowflakeConfig, resource: Snowfl
     const order = geometryIndex >= 0 ? [geometryIndex, ...columns.map((_, i) => i).filter((i) => i !== geometryIndex)] : columns.map((_, i) => i);
     const select = order.map((i) => (spatial(columns[i]!) ? `ST_ASWKT(${ident(columns[i]!.name)})` : ident(columns[i]!.name))).join(', ');
     const kinds = order.map((i) => (i === geometryIndex ? ('wkt' as const) : spatial(columns[i]!) ? ('string' as const) : kindOfSnowflake(columns[i]!)));
-    const writer = new RowsCsv(csv, order.map((i, n) => ({ name: columns[i]!.name, kind: kinds[n]! })), ctx);
+    const writer = new RowsCsv(
+      csv,
+      order.map((i, n) => ({ name: columns[i]!.name, kind: kinds[n]! })),
+      ctx,
+    );
     try {
       const { rows } = await s.stream(`SELECT ${select} FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`, binds.length ? binds : undefined);
       for await (const row of rows as AsyncIterable<unknown[]>) {
@@ -167,7 +196,13 @@ export async function extractSnowflake(config: SnowflakeConfig, resource: Snowfl
     await rm(csv, { force: true });
     await rm(read.writer.csvt, { force: true });
   }
-  return { file, filename: path.basename(file), bytes: (await stat(file)).size, features: read.rows, ...(read.cursor ? { sync: { cursor: read.cursor } } : {}) };
+  return {
+    file,
+    filename: path.basename(file),
+    bytes: (await stat(file)).size,
+    features: read.rows,
+    ...(read.cursor ? { sync: { cursor: read.cursor } } : {}),
+  };
 }
 
 /** A value as the driver gives it (text with fetchAsString) as CSV text for its kind. */

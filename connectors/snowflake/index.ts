@@ -14,11 +14,13 @@ const configuration = z.strictObject({
   password: secret('Password (or use private_key)'),
   private_key: secret('Private key of key-pair authentication, PEM (PKCS#8, encrypted or not)'),
   private_key_passphrase: secret('Passphrase of an encrypted private_key'),
-  warehouse: identifier('Warehouse that runs the statements (default: the user\'s default warehouse)').optional(),
+  warehouse: identifier("Warehouse that runs the statements (default: the user's default warehouse)").optional(),
   database: identifier('Database'),
   schema: identifier('Schema').default('PUBLIC'),
-  role: identifier('Role (default: the user\'s default role)').optional(),
-  access_url: httpUrl.optional().describe('Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com)'),
+  role: identifier("Role (default: the user's default role)").optional(),
+  access_url: httpUrl
+    .optional()
+    .describe('Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com)'),
 });
 
 const geometryColumn = identifier('GEOGRAPHY or GEOMETRY column to read as the geometry (default: the first one)').optional();
@@ -43,7 +45,9 @@ const destination: DestinationSupport<SnowflakeTarget, SnowflakeConfig> = {
     spatial_type: z
       .enum(['auto', 'geography', 'geometry'])
       .default('auto')
-      .describe('Type of a new table\'s geometry column: auto (GEOGRAPHY for WGS 84 data, else GEOMETRY with the SRID), geography (reprojected to WGS 84) or geometry (SRID kept)'),
+      .describe(
+        "Type of a new table's geometry column: auto (GEOGRAPHY for WGS 84 data, else GEOMETRY with the SRID), geography (reprojected to WGS 84) or geometry (SRID kept)",
+      ),
   }),
   deliverable: true,
   deliver: (config, target, input, ctx) => deliverSnowflake(config, target, input, ctx),
@@ -58,12 +62,12 @@ export const snowflake = defineConnector({
   example: { account: 'myorg-myaccount', username: 'loader', password: '…', warehouse: 'LOAD_WH', database: 'GIS', schema: 'PUBLIC', role: 'LOADER' },
   implemented: true,
   verifiedAgainst:
-    'fakesnow 0.12 (PyPI, DuckDB underneath) in server mode, driven through snowflake-sdk; fakesnow checks no password or key, has no GEOGRAPHY type and keeps no SRIDs, so authentication, Snowflake\'s spatial parsing and SRIDs are not verified (see the notes)',
+    "fakesnow 0.12 (PyPI, DuckDB underneath) in server mode, driven through snowflake-sdk; fakesnow checks no password or key, has no GEOGRAPHY type and keeps no SRIDs, so authentication, Snowflake's spatial parsing and SRIDs are not verified (see the notes)",
   notes: [
     '**Credentials**: `username` with `password`, or key-pair authentication with `private_key` (PEM, PKCS#8; encrypted',
     'keys with `private_key_passphrase`): the driver signs a JWT with it (`SNOWFLAKE_JWT`); all three are secrets.',
     '`warehouse` runs the statements, `role` is used when given. **Test** opens a session and reports the version, role',
-    'and warehouse. Failures are classified by Snowflake\'s error codes: `authentication_failed` (390100 wrong user or',
+    "and warehouse. Failures are classified by Snowflake's error codes: `authentication_failed` (390100 wrong user or",
     'password, 390144 a key Snowflake does not know), `permission_denied` (role not granted, insufficient',
     'privileges), `not_found` (no such database, schema or warehouse), `unreachable`, `timeout`, `tls_error`.',
     '',
@@ -76,8 +80,8 @@ export const snowflake = defineConnector({
     'first; the geometry (the GEOGRAPHY or GEOMETRY column named, else the first) is read as WKT, in EPSG:4326 for',
     'GEOGRAPHY and in the SRID of its first value for GEOMETRY; other spatial columns stay WKT text. Rows are streamed',
     'by the driver. NUMBER with scale 0 → Integer64, other numbers → Real, DATE, TIME and TIMESTAMP_* keep their kind,',
-    'VARIANT, OBJECT and ARRAY become JSON text. With `cursor_column`, a Job\'s Run reads the rows above the largest value',
-    'the previous Run read (compared in the column\'s type), up to the largest value at its start; the cursor is kept as',
+    "VARIANT, OBJECT and ARRAY become JSON text. With `cursor_column`, a Job's Run reads the rows above the largest value",
+    "the previous Run read (compared in the column's type), up to the largest value at its start; the cursor is kept as",
     '`{"column", "type", "value"}`.',
     '',
     '**Deliver** (`destination_target`): `{"table": "PARCELS", "write_mode": "replace", "spatial_type": "auto"}`. The',
@@ -85,11 +89,11 @@ export const snowflake = defineConnector({
     '`COPY INTO` (no row inserts); `CREATE TABLE … AS SELECT TO_GEOGRAPHY(…)` (or `TO_GEOMETRY(…, srid)`) makes the',
     'new table. `replace` then runs `ALTER TABLE target SWAP WITH new` (one atomic change: readers see the old table or',
     'the new one, never none) and drops the old contents; `append` inserts by column name (every output column must',
-    'exist in the target) in one transaction with the delivery\'s record; a missing target is created; `create` fails',
+    "exist in the target) in one transaction with the delivery's record; a missing target is created; `create` fails",
     'with `target_exists` when the table exists. `spatial_type` `auto` makes GEOGRAPHY for WGS 84 data and GEOMETRY',
-    'with the layer\'s EPSG code as SRID otherwise; `geography` reprojects to WGS 84 (the result then says',
+    "with the layer's EPSG code as SRID otherwise; `geography` reprojects to WGS 84 (the result then says",
     '`"reprojected": {"from": …, "to": "EPSG:4326"}`); `geometry` keeps the SRID. Idempotent per delivery id:',
-    '`_geoflow_deliveries` in the schema records every delivery; a swapped-in or renamed table carries the delivery\'s',
+    "`_geoflow_deliveries` in the schema records every delivery; a swapped-in or renamed table carries the delivery's",
     'mark in its comment (DDL commits on its own), so a retry after the swap only records it.',
     '',
     '**Column mapping**: names are kept as given and always quoted (so they are case-sensitive; names longer than 255',
@@ -99,13 +103,13 @@ export const snowflake = defineConnector({
     '',
     '**Verified against fakesnow**, in server mode, through the same driver calls: sessions, statements, streamed',
     'results, PUT to an internal stage, COPY INTO, CREATE TABLE AS, ALTER TABLE … SWAP WITH, transactions, the',
-    'information schema. The test setup adds what fakesnow\'s server lacks for the Node.js driver (JSON result',
-    'rowsets, GCS stage details, SWAP WITH as renames in one transaction, spatial functions over DuckDB\'s GEOMETRY);',
-    'fakesnow accepts any password or key, has no GEOGRAPHY type and keeps no SRID, so credentials checks, Snowflake\'s',
+    "information schema. The test setup adds what fakesnow's server lacks for the Node.js driver (JSON result",
+    "rowsets, GCS stage details, SWAP WITH as renames in one transaction, spatial functions over DuckDB's GEOMETRY);",
+    "fakesnow accepts any password or key, has no GEOGRAPHY type and keeps no SRID, so credentials checks, Snowflake's",
     'GEOGRAPHY/GEOMETRY parsing and SRIDs are verified only in the statements the connector sends, not in their effect.',
     '',
-    '**Outbound policy**: every request to the account (`access_url`, else the account\'s URL: login, statements,',
-    'result chunks) opens its socket to an address the policy allowed (the driver\'s own agents are pinned). Not',
+    "**Outbound policy**: every request to the account (`access_url`, else the account's URL: login, statements,",
+    "result chunks) opens its socket to an address the policy allowed (the driver's own agents are pinned). Not",
     'covered, because the driver sends them with clients of its own and takes no agent for them: the upload of a `PUT`',
     'to the stage location the account names (S3, Azure or GCS, through their SDKs) and OCSP requests to the',
     'responders a certificate names. Operators who need those held too deny them at the network level.',
@@ -114,20 +118,35 @@ export const snowflake = defineConnector({
     return probeTest(
       triedOf(c),
       async () => {
-        const row = await withSession(c, ctx, async (s) => (await s.query('SELECT CURRENT_VERSION() AS V, CURRENT_ROLE() AS R, CURRENT_WAREHOUSE() AS W'))[0] ?? {});
-        return { message: `Connected to ${describeServer(c)} (Snowflake ${String(row.V ?? 'unknown')}) as ${c.username}, role ${String(row.R ?? 'default')}, warehouse ${String(row.W ?? 'none')}` };
+        const row = await withSession(
+          c,
+          ctx,
+          async (s) => (await s.query('SELECT CURRENT_VERSION() AS V, CURRENT_ROLE() AS R, CURRENT_WAREHOUSE() AS W'))[0] ?? {},
+        );
+        return {
+          message: `Connected to ${describeServer(c)} (Snowflake ${String(row.V ?? 'unknown')}) as ${c.username}, role ${String(row.R ?? 'default')}, warehouse ${String(row.W ?? 'none')}`,
+        };
       },
       (error) => classifySnowflake(error, describeServer(c)),
     );
   },
   async discover(c, query, ctx) {
     return withSession(c, ctx, async (s) => {
-      const schemas = (await s.query("SELECT SCHEMA_NAME FROM INFORMATION_SCHEMA.SCHEMATA WHERE SCHEMA_NAME <> 'INFORMATION_SCHEMA' ORDER BY SCHEMA_NAME")).map((r) => String(r.SCHEMA_NAME));
+      const schemas = (await s.query("SELECT SCHEMA_NAME FROM INFORMATION_SCHEMA.SCHEMATA WHERE SCHEMA_NAME <> 'INFORMATION_SCHEMA' ORDER BY SCHEMA_NAME")).map(
+        (r) => String(r.SCHEMA_NAME),
+      );
       const base = { host: c.access_url ? new URL(c.access_url).host : `${c.account}.snowflakecomputing.com`, database: c.database, schemas };
       if (query.schema === undefined) return base;
-      if (!schemas.includes(query.schema)) throw new ConnectorError('not_found', `Schema ${query.schema} does not exist in database ${c.database}`, { schema: query.schema, database: c.database });
+      if (!schemas.includes(query.schema))
+        throw new ConnectorError('not_found', `Schema ${query.schema} does not exist in database ${c.database}`, {
+          schema: query.schema,
+          database: c.database,
+        });
       const tables = await s.query('SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_SCHEMA = ? ORDER BY TABLE_NAME', [query.schema]);
-      const spatial = await s.query("SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = ? AND DATA_TYPE IN ('GEOGRAPHY', 'GEOMETRY') ORDER BY TABLE_NAME, ORDINAL_POSITION", [query.schema]);
+      const spatial = await s.query(
+        "SELECT TABLE_NAME, COLUMN_NAME, DATA_TYPE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = ? AND DATA_TYPE IN ('GEOGRAPHY', 'GEOMETRY') ORDER BY TABLE_NAME, ORDINAL_POSITION",
+        [query.schema],
+      );
       const first = new Map<string, string>();
       for (const r of spatial) if (!first.has(String(r.TABLE_NAME))) first.set(String(r.TABLE_NAME), String(r.DATA_TYPE));
       return {

@@ -48,7 +48,11 @@ describe('snowflake statements', () => {
   });
 
   it('reads a PEM key pasted into a single-line field (line breaks lost)', () => {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const { privateKey } = generateKeyPairSync('rsa', {
+      modulusLength: 1024,
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
     const oneLine = privateKey.replace(/\n/g, ' ');
     expect(() => createPrivateKey(normalisePem(oneLine))).not.toThrow();
     expect(normalisePem(privateKey)).toBe(privateKey);

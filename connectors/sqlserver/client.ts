@@ -84,8 +84,13 @@ export function classifySqlServer(error: unknown, what: string, details: Record<
     return new ConnectorError(reason, `${what}: ${message}`, { ...details, error_number: number });
   }
   const code = typeof e?.code === 'string' ? e.code : undefined;
-  if (code === 'ELOGIN') return new ConnectorError(/Cannot open database/i.test(message) ? 'not_found' : 'authentication_failed', `${what}: ${message}`, { ...details, error_code: code });
-  if (code === 'ETIMEOUT') return new ConnectorError('timeout', `${what} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`, { ...details, error_code: code });
+  if (code === 'ELOGIN')
+    return new ConnectorError(/Cannot open database/i.test(message) ? 'not_found' : 'authentication_failed', `${what}: ${message}`, {
+      ...details,
+      error_code: code,
+    });
+  if (code === 'ETIMEOUT')
+    return new ConnectorError('timeout', `${what} did not answer within ${CONNECT_TIMEOUT_MS / 1000} s`, { ...details, error_code: code });
   if (code === 'ECANCEL') return new ConnectorError('timeout', `${what}: stopped (deadline or cancellation)`, { ...details, error_code: code });
   if (code === 'EINSTLOOKUP') return new ConnectorError('unreachable', `${what}: ${message}`, { ...details, error_code: code });
   const causeCode = (e?.cause as { code?: unknown } | undefined)?.code;
@@ -203,7 +208,13 @@ export function query(connection: Connection, sql: string, params: Params = {}):
 }
 
 /** The rows of one query, streamed: at most `highWater` rows wait in memory (the request pauses meanwhile). */
-export async function* streamRows(connection: Connection, sql: string, params: Params = {}, onColumns?: (columns: ColumnInfo[]) => void, highWater = 2000): AsyncGenerator<unknown[]> {
+export async function* streamRows(
+  connection: Connection,
+  sql: string,
+  params: Params = {},
+  onColumns?: (columns: ColumnInfo[]) => void,
+  highWater = 2000,
+): AsyncGenerator<unknown[]> {
   const queue: unknown[][] = [];
   let finished = false;
   let failure: unknown;
@@ -263,7 +274,8 @@ export async function withConnection<T>(config: SqlServerConfig, ctx: ConnectorC
   try {
     return await fn(connection);
   } catch (error) {
-    if (ctx.signal.aborted && !(error instanceof ConnectorError)) throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
+    if (ctx.signal.aborted && !(error instanceof ConnectorError))
+      throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
     throw classifySqlServer(error, describeServer(config), triedOf(config));
   } finally {
     ctx.signal.removeEventListener('abort', abort);

@@ -1,7 +1,16 @@
 import path from 'node:path';
 import { TYPES, type Connection } from 'tedious';
 import { ConnectorError } from '../shared/errors.js';
-import { effectiveWriteMode, INTERNAL_PREFIX, LEDGER, requireColumns, runStagedDelivery, stagingNames, targetExists, type WriteMode } from '../shared/sql-delivery.js';
+import {
+  effectiveWriteMode,
+  INTERNAL_PREFIX,
+  LEDGER,
+  requireColumns,
+  runStagedDelivery,
+  stagingNames,
+  targetExists,
+  type WriteMode,
+} from '../shared/sql-delivery.js';
 import { mapColumnNames } from '../shared/sql-names.js';
 import { layerColumns, layerExtent, layerRows } from '../shared/sql-rows.js';
 import type { ColumnKind } from '../shared/table-csv.js';
@@ -10,8 +19,23 @@ import { freeColumnName, vectorInput, type VectorInput } from '../shared/vector-
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
 import { classifySqlServer, CONNECT_TIMEOUT_MS, describeServer, inTransaction, query, triedOf, withConnection, type SqlServerConfig } from './client.js';
 import {
-  appendStatement, applock, createLedger, createLoadTable, createSpatialIndex, createStageTable, dropIfExists, fillStage, grantsQuery, grantStatement, ident, qualified,
-  renameStatement, spatialColumnsQuery, swapStatements, type SpatialType, type StageColumn,
+  appendStatement,
+  applock,
+  createLedger,
+  createLoadTable,
+  createSpatialIndex,
+  createStageTable,
+  dropIfExists,
+  fillStage,
+  grantsQuery,
+  grantStatement,
+  ident,
+  qualified,
+  renameStatement,
+  spatialColumnsQuery,
+  swapStatements,
+  type SpatialType,
+  type StageColumn,
 } from './sql.js';
 
 /*
@@ -52,7 +76,11 @@ function bulkLoad(c: Connection, table: string, columns: StageColumn[], wkb: str
     const load = c.newBulkLoad(table, { keepNulls: true, lockTable: true }, (error, rowCount) => (error ? reject(error) : resolve(rowCount ?? 0)));
     for (const col of columns) {
       const t = bulkType[col.kind];
-      load.addColumn(col.name, t.type, { nullable: true, ...(col.kind === 'string' && col.maxLength > 4000 ? { length: Infinity } : t.length !== undefined ? { length: t.length } : {}), ...(t.scale !== undefined ? { scale: t.scale } : {}) });
+      load.addColumn(col.name, t.type, {
+        nullable: true,
+        ...(col.kind === 'string' && col.maxLength > 4000 ? { length: Infinity } : t.length !== undefined ? { length: t.length } : {}),
+        ...(t.scale !== undefined ? { scale: t.scale } : {}),
+      });
     }
     if (wkb) load.addColumn(wkb, TYPES.VarBinary, { nullable: true, length: Infinity });
     c.execBulkLoad(load, rows);
@@ -69,7 +97,10 @@ async function inWgs84(layer: VectorInput, ctx: ConnectorContext): Promise<Vecto
   if (layer.epsg === 4326 || layer.nlt === 'NONE') return layer;
   const file = path.join(ctx.workDir, 'wgs84.gpkg');
   await runOgr2ogr(
-    { args: ['-f', 'GPKG', file, layer.ref.path, layer.layer, ...layer.ref.openOptions.flatMap((o) => ['-oo', o]), '-t_srs', 'EPSG:4326', '-nln', 'wgs84'], label: 'Reprojecting to WGS 84 for geography' },
+    {
+      args: ['-f', 'GPKG', file, layer.ref.path, layer.layer, ...layer.ref.openOptions.flatMap((o) => ['-oo', o]), '-t_srs', 'EPSG:4326', '-nln', 'wgs84'],
+      label: 'Reprojecting to WGS 84 for geography',
+    },
     ctx,
     transferFailure([], 'Reprojecting to WGS 84 for geography', {}),
   );
@@ -89,11 +120,14 @@ export async function deliverSqlServer(config: SqlServerConfig, target: SqlServe
   const what = describeServer(config);
   const { tag, stage, old } = stagingNames(input.deliveryId);
   const load = `${INTERNAL_PREFIX}load_${tag}`;
-  const result = (rows: number, m: WriteMode, extra: Record<string, unknown> = {}): DeliveryResult => ({ target: { schema, table, write_mode: m, ...extra }, rows_written: rows });
+  const result = (rows: number, m: WriteMode, extra: Record<string, unknown> = {}): DeliveryResult => ({
+    target: { schema, table, write_mode: m, ...extra },
+    rows_written: rows,
+  });
 
   const recorded = async (c: Connection) => {
     const ledger = qualified(schema, LEDGER);
-    if ((await query(c, 'SELECT OBJECT_ID(@o, N\'U\')', { o: ledger })).rows[0]?.[0] === null) return null;
+    if ((await query(c, "SELECT OBJECT_ID(@o, N'U')", { o: ledger })).rows[0]?.[0] === null) return null;
     const r = await query(c, `SELECT rows_written, write_mode FROM ${ledger} WHERE delivery_id = @id`, { id: input.deliveryId });
     return r.rows[0] ? result(Number(r.rows[0][0]), r.rows[0][1] as WriteMode) : null;
   };
@@ -108,7 +142,12 @@ export async function deliverSqlServer(config: SqlServerConfig, target: SqlServe
     prepare: () =>
       withConnection(config, ctx, async (c) => {
         if ((await query(c, 'SELECT SCHEMA_ID(@s)', { s: schema })).rows[0]?.[0] === null) {
-          throw new ConnectorError('not_found', `${what}: schema ${ident(schema)} does not exist in database ${config.database}`, { schema, database: config.database }, false);
+          throw new ConnectorError(
+            'not_found',
+            `${what}: schema ${ident(schema)} does not exist in database ${config.database}`,
+            { schema, database: config.database },
+            false,
+          );
         }
         const done = await recorded(c);
         if (done) return { done };
@@ -129,14 +168,26 @@ export async function deliverSqlServer(config: SqlServerConfig, target: SqlServe
         // A replaced or appended table keeps its geometry column and spatial type.
         const spatial: SpatialType = existing.spatial ?? target.spatial_type;
         const geometry = existing.geometry ?? freeColumnName(layer.fields, 'geom', 'geometry');
-        const names = mapColumnNames(fields.map((f) => f.name), { maxLength: 128, unit: 'chars' }, [fid, geometry]);
-        return { done: null, plan: { existing, geometry, spatial, columns: fields.map((f, i) => ({ name: names[i]!, kind: f.kind, maxLength: f.maxLength })) } };
+        const names = mapColumnNames(
+          fields.map((f) => f.name),
+          { maxLength: 128, unit: 'chars' },
+          [fid, geometry],
+        );
+        return {
+          done: null,
+          plan: { existing, geometry, spatial, columns: fields.map((f, i) => ({ name: names[i]!, kind: f.kind, maxLength: f.maxLength })) },
+        };
       }),
     load: async ({ geometry, spatial, columns }) => {
       if (spatial === 'geography') layer = await inWgs84(layer, ctx);
       const hasGeometry = layer.nlt !== 'NONE';
       const srid = spatial === 'geography' ? 4326 : (layer.epsg ?? 0);
-      const wkb = hasGeometry ? freeColumnName(columns.map((c) => c.name), 'wkb') : null;
+      const wkb = hasGeometry
+        ? freeColumnName(
+            columns.map((c) => c.name),
+            'wkb',
+          )
+        : null;
       await withConnection(config, ctx, async (c) => {
         await query(c, createLoadTable(schema, load, columns, wkb));
         await bulkLoad(c, qualified(schema, load), columns, wkb, wkb ? layerRows(layer, fields) : withoutGeometry(layerRows(layer, fields)));
@@ -164,7 +215,12 @@ export async function deliverSqlServer(config: SqlServerConfig, target: SqlServe
             requireColumns(where, stageColumns, targetColumns, ident);
             const srid = spatial === 'geography' ? 4326 : layer.epsg;
             if (existing.srid !== null && srid !== null && existing.srid !== srid && layer.nlt !== 'NONE') {
-              throw new ConnectorError('invalid_data', `${where} holds SRID ${existing.srid} and the output EPSG:${srid}; SQL Server cannot reproject: reproject the output to EPSG:${existing.srid} (a reproject operation) or use replace`, { schema, table }, false);
+              throw new ConnectorError(
+                'invalid_data',
+                `${where} holds SRID ${existing.srid} and the output EPSG:${srid}; SQL Server cannot reproject: reproject the output to EPSG:${existing.srid} (a reproject operation) or use replace`,
+                { schema, table },
+                false,
+              );
             }
             rows = (await query(c, appendStatement(schema, table, stage, stageColumns))).rowCount;
           } else {
@@ -173,25 +229,41 @@ export async function deliverSqlServer(config: SqlServerConfig, target: SqlServe
             if (found) {
               for (const statement of swapStatements(schema, table, stage, old)) await query(c, statement);
               const grants = await query(c, grantsQuery, { object: qualified(schema, old) });
-              for (const [state, permission, grantee] of grants.rows) await query(c, grantStatement(String(state), String(permission), String(grantee), schema, table));
+              for (const [state, permission, grantee] of grants.rows)
+                await query(c, grantStatement(String(state), String(permission), String(grantee), schema, table));
               await query(c, `DROP TABLE ${qualified(schema, old)}`);
             } else {
               await query(c, renameStatement(schema, stage, table));
             }
           }
-          await query(c, `INSERT INTO ${qualified(schema, LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES (@id, @t, @m, @n)`, { id: input.deliveryId, t: table, m: mode, n: rows });
+          await query(c, `INSERT INTO ${qualified(schema, LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES (@id, @t, @m, @n)`, {
+            id: input.deliveryId,
+            t: table,
+            m: mode,
+            n: rows,
+          });
           // geography holds WGS 84 only: say when the output was reprojected to it.
-          return result(rows, mode, { spatial_type: spatial, ...(spatial === 'geography' && layer.nlt !== 'NONE' && outputEpsg !== 4326 ? { reprojected_to: 'EPSG:4326' } : {}) });
+          return result(rows, mode, {
+            spatial_type: spatial,
+            ...(spatial === 'geography' && layer.nlt !== 'NONE' && outputEpsg !== 4326 ? { reprojected_to: 'EPSG:4326' } : {}),
+          });
         }),
       ).catch((error) => {
         const number = (error as ConnectorError).details?.error_number;
         if (number === 3729 || number === 3732) {
-          throw new ConnectorError('invalid_data', `${what}: ${where} cannot be replaced while other objects (schema-bound views, foreign keys) depend on it; drop them or use write_mode append`, { ...triedOf(config), schema, table }, false);
+          throw new ConnectorError(
+            'invalid_data',
+            `${what}: ${where} cannot be replaced while other objects (schema-bound views, foreign keys) depend on it; drop them or use write_mode append`,
+            { ...triedOf(config), schema, table },
+            false,
+          );
         }
         throw classifySqlServer(error, `${what}: delivering to ${where}`, { schema, table });
       }),
     dropStage: () =>
-      withConnection(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (c) => query(c, `${dropIfExists(schema, stage)}; ${dropIfExists(schema, load)}`)).then(
+      withConnection(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (c) =>
+        query(c, `${dropIfExists(schema, stage)}; ${dropIfExists(schema, load)}`),
+      ).then(
         () => undefined,
         () => undefined,
       ),

@@ -18,9 +18,7 @@ import { cursorMaxExpression, ident, isSpatial, kindOfColumn, literal, qualified
  * The read runs at READ COMMITTED in one statement, so it sees one consistent table.
  */
 
-export type SqlServerResource =
-  | { schema: string; table: string; geometry_column?: string | undefined; cursor_column?: string | undefined }
-  | { query: string };
+export type SqlServerResource = { schema: string; table: string; geometry_column?: string | undefined; cursor_column?: string | undefined } | { query: string };
 
 interface Plan {
   sql: string;
@@ -46,7 +44,11 @@ async function plan(config: SqlServerConfig, resource: SqlServerResource, ctx: C
     } else {
       const object = qualified(resource.schema, resource.table);
       const found = await query(c, `SELECT OBJECT_ID(@object) AS id`, { object });
-      if (found.rows[0]?.[0] === null) throw new ConnectorError('not_found', `${what}: no table or view ${object} in database ${config.database}`, { schema: resource.schema, table: resource.table });
+      if (found.rows[0]?.[0] === null)
+        throw new ConnectorError('not_found', `${what}: no table or view ${object} in database ${config.database}`, {
+          schema: resource.schema,
+          table: resource.table,
+        });
       from = `${object} AS t`;
       layer = resource.table;
     }
@@ -55,7 +57,8 @@ async function plan(config: SqlServerConfig, resource: SqlServerResource, ctx: C
     const named = 'query' in resource ? undefined : resource.geometry_column;
     const spatial = info.filter(isSpatial);
     const geometryInfo = named ? spatial.find((s) => s.colName === named) : spatial[0];
-    if (named && !geometryInfo) throw new ConnectorError('not_found', `${what}: ${named} is not a geometry or geography column of ${layer}`, { geometry_column: named });
+    if (named && !geometryInfo)
+      throw new ConnectorError('not_found', `${what}: ${named} is not a geometry or geography column of ${layer}`, { geometry_column: named });
     // A GeoPackage layer holds one geometry: other spatial columns are left out (select them in a query as WKT).
     const attributes = info.filter((i) => !isSpatial(i));
     const select = [...attributes.map((a) => selectExpression(a, alias)), ...(geometryInfo ? [selectExpression(geometryInfo, alias)] : [])];
@@ -80,11 +83,21 @@ async function plan(config: SqlServerConfig, resource: SqlServerResource, ctx: C
     const r = await query(c, `SELECT ${cursorMaxExpression(cursorInfo, quoted)} FROM ${from}${last !== null ? ` WHERE ${quoted} > ${literal(last)}` : ''}`);
     const max = (r.rows[0]?.[0] ?? null) as string | null;
     const window = cursorWindow(column, quoted, last, max, literal);
-    return { ...base, sql: `SELECT ${select.join(', ')} FROM ${from}${whereClause(window.where)}`, sync: { cursor: window.cursor }, unchanged: window.unchanged };
+    return {
+      ...base,
+      sql: `SELECT ${select.join(', ')} FROM ${from}${whereClause(window.where)}`,
+      sync: { cursor: window.cursor },
+      unchanged: window.unchanged,
+    };
   });
 }
 
-export async function extractSqlServer(config: SqlServerConfig, resource: SqlServerResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
+export async function extractSqlServer(
+  config: SqlServerConfig,
+  resource: SqlServerResource,
+  ctx: ConnectorContext,
+  options: ExtractOptions,
+): Promise<ExtractResult> {
   const p = await plan(config, resource, ctx, options.sync?.cursor);
   if (p.unchanged) return unchangedExtract(options);
   const filename = `${safeFilename(p.layer)}.gpkg`;

@@ -107,7 +107,14 @@ export function createLoadTable(schema: string, load: string, columns: StageColu
  * The staging table, as the target will be: a clustered integer key (a spatial index needs one),
  * the attributes, and the geometry in the database's own spatial type.
  */
-export function createStageTable(schema: string, stage: string, tag: string, fid: string, columns: StageColumn[], geometry: { name: string; spatial: SpatialType } | null): string {
+export function createStageTable(
+  schema: string,
+  stage: string,
+  tag: string,
+  fid: string,
+  columns: StageColumn[],
+  geometry: { name: string; spatial: SpatialType } | null,
+): string {
   const defs = [`${ident(fid)} INT IDENTITY(1,1) NOT NULL CONSTRAINT ${ident(`PK__geoflow_${tag}`)} PRIMARY KEY CLUSTERED`];
   defs.push(...columns.map((c) => `${ident(c.name)} ${columnType(c.kind, c.maxLength)} NULL`));
   if (geometry) defs.push(`${ident(geometry.name)} ${geometry.spatial} NULL`);
@@ -115,7 +122,13 @@ export function createStageTable(schema: string, stage: string, tag: string, fid
 }
 
 /** Fills the staging table from the load table in one set-based statement (the server parses the WKB). */
-export function fillStage(schema: string, stage: string, load: string, columns: StageColumn[], geometry: { name: string; spatial: SpatialType; wkb: string; srid: number } | null): string {
+export function fillStage(
+  schema: string,
+  stage: string,
+  load: string,
+  columns: StageColumn[],
+  geometry: { name: string; spatial: SpatialType; wkb: string; srid: number } | null,
+): string {
   const names = columns.map((c) => ident(c.name));
   const into = [...names, ...(geometry ? [ident(geometry.name)] : [])];
   const select = [...names.map((n) => `l.${n}`), ...(geometry ? [fromWkb(geometry.spatial, `l.${ident(geometry.wkb)}`, geometry.srid)] : [])];
@@ -124,7 +137,14 @@ export function fillStage(schema: string, stage: string, load: string, columns: 
 }
 
 /** A spatial index: geometry needs the data's bounds (padded so a single point has an area), geography does not. */
-export function createSpatialIndex(schema: string, table: string, tag: string, column: string, spatial: SpatialType, bounds: { minX: number; minY: number; maxX: number; maxY: number } | null): string | null {
+export function createSpatialIndex(
+  schema: string,
+  table: string,
+  tag: string,
+  column: string,
+  spatial: SpatialType,
+  bounds: { minX: number; minY: number; maxX: number; maxY: number } | null,
+): string | null {
   const name = ident(`SIDX__geoflow_${tag}`);
   if (spatial === 'geography') return `CREATE SPATIAL INDEX ${name} ON ${qualified(schema, table)} (${ident(column)}) USING GEOGRAPHY_AUTO_GRID`;
   if (!bounds) return null;

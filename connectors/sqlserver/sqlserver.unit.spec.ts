@@ -3,8 +3,21 @@ import { loopbackDriverCases } from '../../test/connectors/support.js';
 import { sqlserver } from './index.js';
 import { classifySqlServer, connectionConfig, reasonOfNumber } from './client.js';
 import {
-  appendStatement, columnType, createLoadTable, createSpatialIndex, createStageTable, cursorMaxExpression, fillStage, grantStatement, ident, kindOfColumn, literal, qualified,
-  renameStatement, selectExpression, swapStatements,
+  appendStatement,
+  columnType,
+  createLoadTable,
+  createSpatialIndex,
+  createStageTable,
+  cursorMaxExpression,
+  fillStage,
+  grantStatement,
+  ident,
+  kindOfColumn,
+  literal,
+  qualified,
+  renameStatement,
+  selectExpression,
+  swapStatements,
 } from './sql.js';
 
 const col = (colName: string, name: string, extra: Record<string, unknown> = {}) => ({ colName, type: { name }, ...extra });
@@ -49,8 +62,13 @@ describe('sqlserver statements', () => {
   });
 
   it('builds the load and staging tables and fills one from the other with the server parsing WKB', () => {
-    const columns = [{ name: 'name', kind: 'string' as const, maxLength: 20 }, { name: 'order', kind: 'integer' as const, maxLength: 0 }];
-    expect(createLoadTable('gis', '_geoflow_load_1', columns, 'wkb')).toBe('CREATE TABLE [gis].[_geoflow_load_1] ([name] NVARCHAR(4000) NULL, [order] BIGINT NULL, [wkb] VARBINARY(MAX) NULL)');
+    const columns = [
+      { name: 'name', kind: 'string' as const, maxLength: 20 },
+      { name: 'order', kind: 'integer' as const, maxLength: 0 },
+    ];
+    expect(createLoadTable('gis', '_geoflow_load_1', columns, 'wkb')).toBe(
+      'CREATE TABLE [gis].[_geoflow_load_1] ([name] NVARCHAR(4000) NULL, [order] BIGINT NULL, [wkb] VARBINARY(MAX) NULL)',
+    );
     expect(createStageTable('gis', '_geoflow_stage_1', '1', 'fid', columns, { name: 'geom', spatial: 'geometry' })).toBe(
       'CREATE TABLE [gis].[_geoflow_stage_1] ([fid] INT IDENTITY(1,1) NOT NULL CONSTRAINT [PK__geoflow_1] PRIMARY KEY CLUSTERED, [name] NVARCHAR(4000) NULL, [order] BIGINT NULL, [geom] geometry NULL)',
     );
@@ -60,7 +78,9 @@ describe('sqlserver statements', () => {
     const geography = fillStage('gis', 's', 'l', columns, { name: 'geom', spatial: 'geography', wkb: 'wkb', srid: 4326 });
     expect(geography).toContain('CROSS APPLY (SELECT geography::STGeomFromWKB(l.[wkb], 4326) AS v) g');
     expect(geography).toContain('CASE WHEN g.v.EnvelopeAngle() > 90 THEN g.v.ReorientObject() ELSE g.v END');
-    expect(fillStage('gis', 's', 'l', columns, null)).toBe('INSERT INTO [gis].[s] WITH (TABLOCK) ([name], [order]) SELECT l.[name], l.[order] FROM [gis].[l] l');
+    expect(fillStage('gis', 's', 'l', columns, null)).toBe(
+      'INSERT INTO [gis].[s] WITH (TABLOCK) ([name], [order]) SELECT l.[name], l.[order] FROM [gis].[l] l',
+    );
   });
 
   it('indexes geometry over padded bounds (a single point too) and geography without', () => {
@@ -71,7 +91,9 @@ describe('sqlserver statements', () => {
     const box = /BOUNDING_BOX = \(([^)]+)\)/.exec(point)![1]!.split(', ').map(Number);
     expect(box[2]! > box[0]! && box[3]! > box[1]!).toBe(true);
     expect(createSpatialIndex('gis', 's', 'ab', 'geom', 'geometry', null)).toBeNull();
-    expect(createSpatialIndex('gis', 's', 'ab', 'geom', 'geography', null)).toBe('CREATE SPATIAL INDEX [SIDX__geoflow_ab] ON [gis].[s] ([geom]) USING GEOGRAPHY_AUTO_GRID');
+    expect(createSpatialIndex('gis', 's', 'ab', 'geom', 'geography', null)).toBe(
+      'CREATE SPATIAL INDEX [SIDX__geoflow_ab] ON [gis].[s] ([geom]) USING GEOGRAPHY_AUTO_GRID',
+    );
   });
 
   it('swaps with two sp_renames whose new names are plain, and carries grants over', () => {
@@ -94,14 +116,29 @@ describe('sqlserver connections', () => {
     expect(reasonOfNumber(229)).toBe('permission_denied');
     expect(reasonOfNumber(2714)).toBe('target_exists');
     expect(reasonOfNumber(8152)).toBe('invalid_data');
-    expect(classifySqlServer(Object.assign(new Error("Invalid object name 'x'."), { number: 208 }), 'SQL Server at h:1433')).toMatchObject({ reason: 'not_found', message: "SQL Server at h:1433: Invalid object name 'x'." });
+    expect(classifySqlServer(Object.assign(new Error("Invalid object name 'x'."), { number: 208 }), 'SQL Server at h:1433')).toMatchObject({
+      reason: 'not_found',
+      message: "SQL Server at h:1433: Invalid object name 'x'.",
+    });
     expect(classifySqlServer(Object.assign(new Error('Login failed'), { code: 'ELOGIN' }), 'db').reason).toBe('authentication_failed');
-    expect(classifySqlServer(Object.assign(new Error('Failed to connect'), { code: 'ESOCKET', cause: Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }) }), 'db').reason).toBe('tls_error');
+    expect(
+      classifySqlServer(
+        Object.assign(new Error('Failed to connect'), {
+          code: 'ESOCKET',
+          cause: Object.assign(new Error('self-signed certificate'), { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }),
+        }),
+        'db',
+      ).reason,
+    ).toBe('tls_error');
     expect(classifySqlServer(Object.assign(new Error('timeout'), { code: 'ETIMEOUT' }), 'db').reason).toBe('timeout');
   });
 
   it('encrypts and verifies certificates unless told otherwise, the password only in the authentication block', () => {
-    expect(sqlserver.configuration.parse({ host: 'h', database: 'd', username: 'u', password: 'pw' })).toMatchObject({ port: 1433, encrypt: true, trust_server_certificate: false });
+    expect(sqlserver.configuration.parse({ host: 'h', database: 'd', username: 'u', password: 'pw' })).toMatchObject({
+      port: 1433,
+      encrypt: true,
+      trust_server_certificate: false,
+    });
     const tedious = connectionConfig({ host: 'h', port: 1433, database: 'd', username: 'u', password: 'pw', encrypt: true, trust_server_certificate: false });
     expect(tedious.options).toMatchObject({ encrypt: true, trustServerCertificate: false, port: 1433, database: 'd' });
     expect(JSON.stringify(tedious.options)).not.toContain('pw');
@@ -109,4 +146,12 @@ describe('sqlserver connections', () => {
 });
 
 // tedious against a closed and a silent port.
-loopbackDriverCases(sqlserver, (port) => ({ host: '127.0.0.1', port, database: 'gis', username: 'u', password: 'PLANTED-pw', encrypt: true, trust_server_certificate: false }));
+loopbackDriverCases(sqlserver, (port) => ({
+  host: '127.0.0.1',
+  port,
+  database: 'gis',
+  username: 'u',
+  password: 'PLANTED-pw',
+  encrypt: true,
+  trust_server_certificate: false,
+}));

@@ -61,9 +61,18 @@ export class StacReader {
 
   async read<T = StacDocument>(url: string): Promise<Located<T>> {
     if (++this.fetched > LIMITS.documents) {
-      throw new ConnectorError('not_found', `gave up after reading ${LIMITS.documents} documents of ${publicUrl(this.rootUrl)}`, { url: publicUrl(this.rootUrl) }, false);
+      throw new ConnectorError(
+        'not_found',
+        `gave up after reading ${LIMITS.documents} documents of ${publicUrl(this.rootUrl)}`,
+        { url: publicUrl(this.rootUrl) },
+        false,
+      );
     }
-    const got = await fetchJson<T>({ url, headers: { ...this.headersFor(url), accept: 'application/json, application/geo+json;q=0.9' } }, this.ctx.signal, LIMITS.bytesPerDocument);
+    const got = await fetchJson<T>(
+      { url, headers: { ...this.headersFor(url), accept: 'application/json, application/geo+json;q=0.9' } },
+      this.ctx.signal,
+      LIMITS.bytesPerDocument,
+    );
     return { doc: got.json, url: got.finalUrl };
   }
 
@@ -79,7 +88,10 @@ export class StacReader {
 
   /** Whether the root is a STAC API (it answers items by URL and search) rather than static files. */
   static isApi(root: StacDocument): boolean {
-    return (root.conformsTo ?? []).some((c) => /api\.stacspec\.org\/[^/]+\/(core|item-search|ogcapi-features)/.test(c)) || (root.links ?? []).some((l) => l.rel === 'search');
+    return (
+      (root.conformsTo ?? []).some((c) => /api\.stacspec\.org\/[^/]+\/(core|item-search|ogcapi-features)/.test(c)) ||
+      (root.links ?? []).some((l) => l.rel === 'search')
+    );
   }
 
   /** Finds item `item` (optionally within collection `collection`) from the root. */
@@ -179,7 +191,12 @@ function linksOf(node: Located<StacDocument>, rel: string): string[] {
 }
 
 function notFound(root: string, item: string, collection?: string): ConnectorError {
-  return new ConnectorError('not_found', `${publicUrl(root)} has no item "${item}"${collection ? ` in collection "${collection}"` : ''}`, { item, ...(collection ? { collection } : {}) }, false);
+  return new ConnectorError(
+    'not_found',
+    `${publicUrl(root)} has no item "${item}"${collection ? ` in collection "${collection}"` : ''}`,
+    { item, ...(collection ? { collection } : {}) },
+    false,
+  );
 }
 
 /**
@@ -195,18 +212,38 @@ export function chooseAsset(item: Located<StacDocument>, key: string | undefined
     const data = keys.filter((k) => assets[k]!.roles?.includes('data'));
     chosen = data.length === 1 ? data[0] : keys.length === 1 ? keys[0] : undefined;
     if (!chosen) {
-      throw new ConnectorError('not_found', `item "${item.doc.id}" has ${keys.length} assets (${keys.slice(0, 20).join(', ')}): name one in source_resource.asset`, { assets: keys.slice(0, 50) }, false);
+      throw new ConnectorError(
+        'not_found',
+        `item "${item.doc.id}" has ${keys.length} assets (${keys.slice(0, 20).join(', ')}): name one in source_resource.asset`,
+        { assets: keys.slice(0, 50) },
+        false,
+      );
     }
   }
   const asset = assets[chosen];
   if (!asset || typeof asset.href !== 'string') {
-    throw new ConnectorError('not_found', `item "${item.doc.id}" has no asset "${chosen}" (it has ${keys.slice(0, 20).join(', ') || 'none'})`, { asset: chosen, assets: keys.slice(0, 50) }, false);
+    throw new ConnectorError(
+      'not_found',
+      `item "${item.doc.id}" has no asset "${chosen}" (it has ${keys.slice(0, 20).join(', ') || 'none'})`,
+      { asset: chosen, assets: keys.slice(0, 50) },
+      false,
+    );
   }
-  const candidates = [asset.href, ...Object.values(asset.alternate ?? {}).map((a) => a.href).filter((h): h is string => typeof h === 'string')];
+  const candidates = [
+    asset.href,
+    ...Object.values(asset.alternate ?? {})
+      .map((a) => a.href)
+      .filter((h): h is string => typeof h === 'string'),
+  ];
   for (const candidate of candidates) {
     const href = new URL(candidate, item.url);
     if (href.protocol === 'http:' || href.protocol === 'https:') return { key: chosen, href: href.toString(), asset };
   }
   const scheme = new URL(asset.href, item.url).protocol;
-  throw new ConnectorError('invalid_data', `asset "${chosen}" is stored at a ${scheme} address, and only http(s) assets can be downloaded (an s3 or azureblob Source reads object stores)`, { asset: chosen, scheme }, false);
+  throw new ConnectorError(
+    'invalid_data',
+    `asset "${chosen}" is stored at a ${scheme} address, and only http(s) assets can be downloaded (an s3 or azureblob Source reads object stores)`,
+    { asset: chosen, scheme },
+    false,
+  );
 }

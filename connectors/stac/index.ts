@@ -10,7 +10,7 @@ import { chooseAsset, StacReader, type StacDocument } from './catalog.js';
 
 const configuration = z.strictObject({
   url: httpUrl.describe('Root catalog (catalog.json of a static catalog) or STAC API landing page'),
-  token: secret('Bearer token, sent to the catalog\'s own origin only'),
+  token: secret("Bearer token, sent to the catalog's own origin only"),
 });
 type StacConfig = z.output<typeof configuration>;
 
@@ -60,15 +60,16 @@ export const stac = defineConnector({
   secrets: ['token'],
   example: { url: 'https://stac.example.org/catalog.json' },
   implemented: true,
-  verifiedAgainst: 'a static STAC catalog (catalog → collection → item → assets) served over HTTP by the tests, and the same catalog as a STAC API through stac-fastapi-static 1.0.1 (PyPI)',
+  verifiedAgainst:
+    'a static STAC catalog (catalog → collection → item → assets) served over HTTP by the tests, and the same catalog as a STAC API through stac-fastapi-static 1.0.1 (PyPI)',
   notes: [
     'A read finds one Item and downloads one of its assets, streamed to disk with the upload size limit; the file is then inspected like an upload (a GeoTIFF, a GeoPackage, GeoJSON, a zipped shapefile …).',
     '',
     '- **Static catalogs**: from the root, `child` links are followed breadth first to the collection named in `collection` (when given), then its `item` links (and nested catalogs) are searched for the item id. Links whose path names the id (`<id>/<id>.json`, the STAC best-practice layout, or `<id>.json`) are read first, so a well-laid-out catalog costs a few requests; a search gives up after 2000 documents. Broken links (404) are skipped.',
     '- **STAC APIs** (the root declares STAC API conformance or a `search` link): with `collection`, `GET …/collections/{collection}/items/{item}`; without, `GET search?ids={item}`.',
-    '- **Asset**: the one named in `asset`; else the item\'s only asset with the role `data`, else its only asset. Relative hrefs resolve against the item\'s location. An `s3://` (or other non-http) href is replaced by an http(s) alternate when the item lists one (Alternate Assets extension); otherwise the read fails with `invalid_data` (read object stores with an s3 or azureblob Source).',
-    '- **Token**: sent as `Authorization: Bearer` to the catalog\'s own origin only. Assets on other hosts (CDNs, signed object URLs) are fetched without it, and redirects to another origin drop it.',
-    '- **Incremental reads** (Jobs): the asset\'s address, `ETag` and `Last-Modified` are kept; while the address stays the same, a `304 Not Modified` ends the Run early as unchanged.',
+    "- **Asset**: the one named in `asset`; else the item's only asset with the role `data`, else its only asset. Relative hrefs resolve against the item's location. An `s3://` (or other non-http) href is replaced by an http(s) alternate when the item lists one (Alternate Assets extension); otherwise the read fails with `invalid_data` (read object stores with an s3 or azureblob Source).",
+    "- **Token**: sent as `Authorization: Bearer` to the catalog's own origin only. Assets on other hosts (CDNs, signed object URLs) are fetched without it, and redirects to another origin drop it.",
+    "- **Incremental reads** (Jobs): the asset's address, `ETag` and `Last-Modified` are kept; while the address stays the same, a `304 Not Modified` ends the Run early as unchanged.",
     '- **Connection test**: reads the root, which must be a STAC document (a `stac_version`, or STAC API conformance).',
   ].join('\n'),
   async test(config, ctx) {

@@ -35,7 +35,14 @@ async function post(config: WebhookConfig, payload: Payload, body: Body, ctx: Co
   if (config.signing_secret) headers['x-geoflow-signature'] = await signature(config.signing_secret, payload.timestamp, body.chunks());
   let response: Response;
   try {
-    response = await egressFetch(config.url, { method: 'POST', headers: { 'user-agent': 'geoflow', ...headers }, body: body.stream(), duplex: 'half', redirect: 'manual', signal: ctx.signal } as RequestInit);
+    response = await egressFetch(config.url, {
+      method: 'POST',
+      headers: { 'user-agent': 'geoflow', ...headers },
+      body: body.stream(),
+      duplex: 'half',
+      redirect: 'manual',
+      signal: ctx.signal,
+    } as RequestInit);
   } catch (error) {
     throw classify(error, label, { url: label });
   }
@@ -45,7 +52,12 @@ async function post(config: WebhookConfig, payload: Payload, body: Body, ctx: Co
   if (status >= 200 && status < 300) return status;
   const details = { url: label, http_status: status };
   if (status >= 300 && status < 400) {
-    throw new ConnectorError('invalid_response', `${label} answered a redirect (HTTP ${status}); webhooks are not redirected: save the final URL`, details, false);
+    throw new ConnectorError(
+      'invalid_response',
+      `${label} answered a redirect (HTTP ${status}); webhooks are not redirected: save the final URL`,
+      details,
+      false,
+    );
   }
   if (status === 413) throw new ConnectorError('too_large', `${label} refused a body of ${payload.length} bytes (HTTP 413)`, details, false);
   throw new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}`, details);
@@ -104,7 +116,7 @@ export const webhook = defineConnector({
     '',
     'Plus the plain `headers` of the configuration. **Verifying** (receiver side): compute HMAC-SHA256 with the shared secret over the timestamp header, a `.`, then the raw body; compare it with the hex after `sha256=` in constant time; refuse timestamps more than five minutes from your clock (a replayed request keeps its old timestamp, and a new timestamp breaks the signature); remember delivery ids you have accepted and answer 2xx to a repeat without acting on it again. Because the timestamp is signed with the body, the signature covers `<timestamp>.<body>` rather than the body alone.',
     '',
-    '**Answers**: any 2xx is delivered. Redirects are not followed (`invalid_response`: save the final URL). 401 → `authentication_failed`, 403 → `permission_denied`, 404/410 → `not_found`, 413 → `too_large`, other 4xx → `invalid_response`: none of these is retried. 5xx, 429, 408, timeouts and refused connections are retried (a Workspace delivery a few times, a Run by its retry policy), each attempt with a fresh timestamp and the same delivery id. The receiver\'s answer body is never read or shown. Delivery is at least once: a receiver that acted on a request but answered 5xx, or whose answer was lost, gets it again, and the delivery id is how it tells.',
+    "**Answers**: any 2xx is delivered. Redirects are not followed (`invalid_response`: save the final URL). 401 → `authentication_failed`, 403 → `permission_denied`, 404/410 → `not_found`, 413 → `too_large`, other 4xx → `invalid_response`: none of these is retried. 5xx, 429, 408, timeouts and refused connections are retried (a Workspace delivery a few times, a Run by its retry policy), each attempt with a fresh timestamp and the same delivery id. The receiver's answer body is never read or shown. Delivery is at least once: a receiver that acted on a request but answered 5xx, or whose answer was lost, gets it again, and the delivery id is how it tells.",
     '',
     '**Connection test**: a `POST` with `X-Geoflow-Event: ping`, the body `{"event":"ping"}` (`application/json`), a fresh delivery id, signed like a delivery; any 2xx passes. There is no destination target.',
   ].join('\n'),
@@ -113,7 +125,13 @@ export const webhook = defineConnector({
     const label = publicUrl(c.url);
     return testSteps({ url: label, signed: Boolean(c.signing_secret) }, label, async () => {
       const body = JSON.stringify({ event: 'ping' });
-      const payload: Payload = { event: 'ping', deliveryId: `ping_${randomBytes(8).toString('hex')}`, timestamp: Math.floor(Date.now() / 1000), contentType: 'application/json', length: Buffer.byteLength(body) };
+      const payload: Payload = {
+        event: 'ping',
+        deliveryId: `ping_${randomBytes(8).toString('hex')}`,
+        timestamp: Math.floor(Date.now() / 1000),
+        contentType: 'application/json',
+        length: Buffer.byteLength(body),
+      };
       const status = await post(c, payload, { stream: () => body, chunks: () => [body] }, ctx);
       return `${label} accepted a ping (HTTP ${status})`;
     });

@@ -41,9 +41,7 @@ export type TokenCommand =
   | { type: 'RevokeToken'; tokenId: string; actorId: string; at: Date }
   | { type: 'RecordTokenUse'; tokenId: string; at: Date };
 
-export type TokenState =
-  | { status: 'absent' }
-  | { status: 'active' | 'revoked'; ownerId: string; lastUsedAt: Date | null };
+export type TokenState = { status: 'absent' } | { status: 'active' | 'revoked'; ownerId: string; lastUsedAt: Date | null };
 
 export const tokenDecider: Decider<TokenCommand, TokenState, TokenEvent> = {
   initialState: () => ({ status: 'absent' }),

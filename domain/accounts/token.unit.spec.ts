@@ -6,7 +6,16 @@ const t0 = new Date('2026-01-01T00:00:00Z');
 const plus = (ms: number) => new Date(t0.getTime() + ms);
 const created: TokenEvent = {
   type: 'TokenCreated',
-  data: { token_id: 'tok_1', owner_id: 'usr_a', name: 'n', scopes: ['account:read'], token_sha256: 'h', prefix: 'svcpat_abcd', expires_at: null, at: t0.toISOString() },
+  data: {
+    token_id: 'tok_1',
+    owner_id: 'usr_a',
+    name: 'n',
+    scopes: ['account:read'],
+    token_sha256: 'h',
+    prefix: 'svcpat_abcd',
+    expires_at: null,
+    at: t0.toISOString(),
+  },
 };
 const { state } = deciderSpec(tokenDecider);
 

@@ -4,8 +4,7 @@ import { unreachable, type Decider } from '../decider.js';
 
 export const userStream = (id: string) => `user-${id}`;
 /** A stream per e-mail address whose first event claims it: uniqueness through no_stream appends. */
-export const emailClaimStream = (email: string) =>
-  `useremail-${createHash('sha256').update(normalizeEmail(email)).digest('hex')}`;
+export const emailClaimStream = (email: string) => `useremail-${createHash('sha256').update(normalizeEmail(email)).digest('hex')}`;
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 export type UserEvent =
@@ -38,9 +37,7 @@ export const userDecider: Decider<UserCommand, UserState, UserEvent> = {
         ];
       case 'ChangePassword':
         if (state.status === 'absent') throw new DomainError('not_found', 'user not found');
-        return [
-          { type: 'UserPasswordChanged', data: { user_id: command.userId, password_hash: command.passwordHash, at: command.at.toISOString() } },
-        ];
+        return [{ type: 'UserPasswordChanged', data: { user_id: command.userId, password_hash: command.passwordHash, at: command.at.toISOString() } }];
       default:
         return unreachable(command);
     }

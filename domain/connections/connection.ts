@@ -98,8 +98,15 @@ export function connectionDecider(kind: ConnectionKind): Decider<ConnectionComma
             {
               type: eventName(kind, 'Created'),
               data: {
-                id: command.connectionId, kind, owner_id: command.actorId, name: command.name, type: command.connectionType,
-                configuration: command.configuration, secret_fields: Object.keys(secrets), secrets, at: command.at.toISOString(),
+                id: command.connectionId,
+                kind,
+                owner_id: command.actorId,
+                name: command.name,
+                type: command.connectionType,
+                configuration: command.configuration,
+                secret_fields: Object.keys(secrets),
+                secrets,
+                at: command.at.toISOString(),
               },
             },
           ];
@@ -111,8 +118,14 @@ export function connectionDecider(kind: ConnectionKind): Decider<ConnectionComma
             {
               type: eventName(kind, 'Updated'),
               data: {
-                id: command.connectionId, kind, name: command.name, type: command.connectionType,
-                configuration: command.configuration, secret_fields: Object.keys(secrets), secrets, at: command.at.toISOString(),
+                id: command.connectionId,
+                kind,
+                name: command.name,
+                type: command.connectionType,
+                configuration: command.configuration,
+                secret_fields: Object.keys(secrets),
+                secrets,
+                at: command.at.toISOString(),
               },
             },
           ];
@@ -130,8 +143,12 @@ export function connectionDecider(kind: ConnectionKind): Decider<ConnectionComma
         case 'SourceCreated':
         case 'DestinationCreated':
           return {
-            status: 'active', ownerId: event.data.owner_id, name: event.data.name, type: event.data.type,
-            configuration: event.data.configuration, secrets: event.data.secrets,
+            status: 'active',
+            ownerId: event.data.owner_id,
+            name: event.data.name,
+            type: event.data.type,
+            configuration: event.data.configuration,
+            secrets: event.data.secrets,
           };
         case 'SourceUpdated':
         case 'DestinationUpdated':

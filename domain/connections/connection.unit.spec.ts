@@ -1,13 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider.js';
 import { DomainError } from '../errors.js';
-import { connectionDecider} from './connection.js';
+import { connectionDecider } from './connection.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const sut = connectionDecider('source');
 const { decide } = deciderSpec(sut);
 const write = {
-  connectionId: 'src_1', actorId: 'usr_a', name: 'db', connectionType: 'postgis', configuration: { host: 'h' }, secretFields: ['password'] as const, at,
+  connectionId: 'src_1',
+  actorId: 'usr_a',
+  name: 'db',
+  connectionType: 'postgis',
+  configuration: { host: 'h' },
+  secretFields: ['password'] as const,
+  at,
 };
 const created = decide([], { type: 'CreateConnection', ...write, secrets: { password: 'sealed-1' } })[0]!;
 

@@ -38,7 +38,9 @@ export interface JobDefinition {
  * The stages a Job runs: an explicit flag wins; without one, a stage is there when the Job
  * carries its fields (the spec's "omitted: inferred"). Extract and deliver always run.
  */
-export function stagesOf(d: Pick<JobDefinition, 'pipeline' | 'transform_mode' | 'operations' | 'recipe_id' | 'sql' | 'python_script' | 'output_format'>): Record<Stage, boolean> {
+export function stagesOf(
+  d: Pick<JobDefinition, 'pipeline' | 'transform_mode' | 'operations' | 'recipe_id' | 'sql' | 'python_script' | 'output_format'>,
+): Record<Stage, boolean> {
   const inferred: Record<Stage, boolean> = {
     transform: d.transform_mode !== null || d.operations.length > 0 || d.recipe_id !== null || d.sql !== null,
     python: d.python_script !== null,
@@ -55,7 +57,13 @@ export type StepName = 'extract' | Stage | 'deliver';
 /** A Run's steps, in order: extract → transform → python → convert → deliver. */
 export function plannedSteps(d: JobDefinition): StepName[] {
   const s = stagesOf(d);
-  return ['extract', ...(s.transform ? ['transform' as const] : []), ...(s.python ? ['python' as const] : []), ...(s.convert ? ['convert' as const] : []), 'deliver'];
+  return [
+    'extract',
+    ...(s.transform ? ['transform' as const] : []),
+    ...(s.python ? ['python' as const] : []),
+    ...(s.convert ? ['convert' as const] : []),
+    'deliver',
+  ];
 }
 
 export type RunTrigger = 'manual' | 'schedule' | 'retry';
@@ -169,12 +177,21 @@ export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
         // Outcomes arrive from the worker; a Job deleted meanwhile has nothing left to update.
         if (state.status !== 'active' || state.recordedRuns.includes(command.runId)) return [];
         const failures =
-          command.status === 'succeeded' ? 0 : command.status === 'failed' && command.trigger === 'schedule' ? state.consecutiveFailures + 1 : state.consecutiveFailures;
+          command.status === 'succeeded'
+            ? 0
+            : command.status === 'failed' && command.trigger === 'schedule'
+              ? state.consecutiveFailures + 1
+              : state.consecutiveFailures;
         const events: JobEvent[] = [
-          { type: 'JobRunRecorded', data: { job_id, run_id: command.runId, trigger: command.trigger, status: command.status, consecutive_failures: failures, at } },
+          {
+            type: 'JobRunRecorded',
+            data: { job_id, run_id: command.runId, trigger: command.trigger, status: command.status, consecutive_failures: failures, at },
+          },
         ];
         const sync = state.sync;
-        const moved = command.sync && (JSON.stringify(command.sync.cursor ?? null) !== JSON.stringify(sync.cursor ?? null) || sync.reset_pending || sync.reinitialize_pending);
+        const moved =
+          command.sync &&
+          (JSON.stringify(command.sync.cursor ?? null) !== JSON.stringify(sync.cursor ?? null) || sync.reset_pending || sync.reinitialize_pending);
         if (command.status === 'succeeded' && command.sync && command.sync.seq === sync.seq && moved) {
           events.push({ type: 'JobSyncAdvanced', data: { job_id, run_id: command.runId, cursor: command.sync.cursor ?? null, at } });
         }

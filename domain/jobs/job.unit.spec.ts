@@ -10,13 +10,37 @@ const then = (events: JobEvent[], command: JobCommand) => {
 };
 
 const definition: JobDefinition = {
-  name: 'parcels', source_id: 'src_1', source_resource: null, transform_mode: 'manual', operations: [{ type: 'buffer', distance: 5 }], output_fields: null,
-  recipe_id: null, sql: null, python_script: null, python_filename: null, output_format: 'GPKG', destination_id: 'dst_1', destination_target: { table: 'parcels' },
-  schedule: { kind: 'daily', timezone: 'Europe/Berlin', hour: 2, minute: 30 }, pipeline: {},
+  name: 'parcels',
+  source_id: 'src_1',
+  source_resource: null,
+  transform_mode: 'manual',
+  operations: [{ type: 'buffer', distance: 5 }],
+  output_fields: null,
+  recipe_id: null,
+  sql: null,
+  python_script: null,
+  python_filename: null,
+  output_format: 'GPKG',
+  destination_id: 'dst_1',
+  destination_target: { table: 'parcels' },
+  schedule: { kind: 'daily', timezone: 'Europe/Berlin', hour: 2, minute: 30 },
+  pipeline: {},
 };
 const created: JobEvent = { type: 'JobCreated', data: { job_id: 'job_1', owner_id: 'usr_a', definition, enabled: true, at: at.toISOString() } };
-const outcome = (runId: string, status: 'succeeded' | 'failed' | 'cancelled', trigger: 'manual' | 'schedule' | 'retry' = 'schedule', extra = {}): JobCommand => ({
-  type: 'RecordRunOutcome', jobId: 'job_1', runId, trigger, status, maxConsecutiveFailures: 3, at, ...extra,
+const outcome = (
+  runId: string,
+  status: 'succeeded' | 'failed' | 'cancelled',
+  trigger: 'manual' | 'schedule' | 'retry' = 'schedule',
+  extra = {},
+): JobCommand => ({
+  type: 'RecordRunOutcome',
+  jobId: 'job_1',
+  runId,
+  trigger,
+  status,
+  maxConsecutiveFailures: 3,
+  at,
+  ...extra,
 });
 
 describe('job decider', () => {
@@ -37,7 +61,11 @@ describe('job decider', () => {
 
   it('disables itself after N consecutive failed scheduled Runs, says why, and counts again after enable', () => {
     let history: JobEvent[] = [created];
-    for (const [id, status, trigger] of [['r1', 'failed', 'schedule'], ['r2', 'failed', 'manual'], ['r3', 'failed', 'schedule']] as const) {
+    for (const [id, status, trigger] of [
+      ['r1', 'failed', 'schedule'],
+      ['r2', 'failed', 'manual'],
+      ['r3', 'failed', 'schedule'],
+    ] as const) {
       history = [...history, ...decide(history, outcome(id, status, trigger))];
     }
     expect(state(history)).toMatchObject({ enabled: true, consecutiveFailures: 2 });
@@ -67,7 +95,10 @@ describe('job decider', () => {
     expect(late.events.map((e) => e.type)).toEqual(['JobRunRecorded']);
     expect(late.state).toMatchObject({ sync: { cursor: { etag: 'a' }, reset_pending: true } });
     // The next Run starts after the reset and clears it.
-    const next = then([created, ...s1.events, ...reset.events, ...late.events], outcome('r3', 'succeeded', 'manual', { sync: { cursor: { etag: 'c' }, seq: 1 } }));
+    const next = then(
+      [created, ...s1.events, ...reset.events, ...late.events],
+      outcome('r3', 'succeeded', 'manual', { sync: { cursor: { etag: 'c' }, seq: 1 } }),
+    );
     expect(next.state).toMatchObject({ sync: { cursor: { etag: 'c' }, reset_pending: false } });
   });
 
@@ -83,7 +114,11 @@ describe('pipeline stages', () => {
   it('infers stages from the fields when no flag is set, and explicit flags win', () => {
     expect(stagesOf(definition)).toEqual({ transform: true, python: false, convert: true });
     expect(stagesOf({ ...definition, pipeline: { transform: false } })).toEqual({ transform: false, python: false, convert: true });
-    expect(stagesOf({ ...definition, transform_mode: null, operations: [], output_format: null, pipeline: { convert: true } })).toEqual({ transform: false, python: false, convert: true });
+    expect(stagesOf({ ...definition, transform_mode: null, operations: [], output_format: null, pipeline: { convert: true } })).toEqual({
+      transform: false,
+      python: false,
+      convert: true,
+    });
     expect(plannedSteps({ ...definition, python_script: 'print(1)' })).toEqual(['extract', 'transform', 'python', 'convert', 'deliver']);
     expect(plannedSteps({ ...definition, pipeline: { transform: false, convert: false } })).toEqual(['extract', 'deliver']);
   });

@@ -14,9 +14,7 @@ export type RecipeCommand =
   | { type: 'UpdateRecipe'; recipeId: string; actorId: string; name: string; description: string; operations: Operation[]; at: Date }
   | { type: 'DeleteRecipe'; recipeId: string; actorId: string; at: Date };
 
-export type RecipeState =
-  | { status: 'absent' }
-  | { status: 'active' | 'deleted'; ownerId: string; name: string; description: string; operations: Operation[] };
+export type RecipeState = { status: 'absent' } | { status: 'active' | 'deleted'; ownerId: string; name: string; description: string; operations: Operation[] };
 
 const missing = (id: string) => notFound('recipe_not_found', 'Recipe', id);
 

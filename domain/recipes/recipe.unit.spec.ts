@@ -27,6 +27,8 @@ describe('recipe decider', () => {
     const deleted: RecipeEvent = { type: 'RecipeDeleted', data: { recipe_id: 'rcp_1', at: at.toISOString() } };
     expect(decide([created], { type: 'DeleteRecipe', recipeId: 'rcp_1', actorId: 'usr_a', at })).toEqual([deleted]);
     expect(() => decide([created, deleted], { type: 'DeleteRecipe', recipeId: 'rcp_1', actorId: 'usr_a', at })).toThrow(/not found/);
-    expect(() => decide([created, deleted], { type: 'CreateRecipe', recipeId: 'rcp_1', actorId: 'usr_a', name: 'n', description: '', operations: [], at })).toThrow(/exists/);
+    expect(() =>
+      decide([created, deleted], { type: 'CreateRecipe', recipeId: 'rcp_1', actorId: 'usr_a', name: 'n', description: '', operations: [], at }),
+    ).toThrow(/exists/);
   });
 });

@@ -58,7 +58,10 @@ export type RunEvent =
     }
   | { type: 'RunStarted'; data: { run_id: string; workflow_id: string; workflow_run_id: string; sync: RunSync; at: string } }
   | { type: 'RunStepStarted'; data: { run_id: string; step: StepName; at: string } }
-  | { type: 'RunStepFinished'; data: { run_id: string; step: StepName; status: 'succeeded' | 'skipped'; duration_ms: number | null; stats: Partial<RunStats>; at: string } }
+  | {
+      type: 'RunStepFinished';
+      data: { run_id: string; step: StepName; status: 'succeeded' | 'skipped'; duration_ms: number | null; stats: Partial<RunStats>; at: string };
+    }
   | { type: 'RunStepAttemptFailed'; data: { run_id: string; step: StepName; attempt: number; error: RunError; at: string } }
   | { type: 'RunStepProgressed'; data: { run_id: string; step: StepName; progress: StepProgress; at: string } }
   | { type: 'RunSucceeded'; data: { run_id: string; skipped_reason: string | null; at: string } }
@@ -166,8 +169,16 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         {
           type: 'RunQueued',
           data: {
-            run_id, job_id: command.jobId, owner_id: command.ownerId, trigger: command.trigger, attempt: command.attempt, retry_of: command.retryOf,
-            job_snapshot: command.snapshot, steps: command.steps, scheduled_for: command.scheduledFor?.toISOString() ?? null, at,
+            run_id,
+            job_id: command.jobId,
+            owner_id: command.ownerId,
+            trigger: command.trigger,
+            attempt: command.attempt,
+            retry_of: command.retryOf,
+            job_snapshot: command.snapshot,
+            steps: command.steps,
+            scheduled_for: command.scheduledFor?.toISOString() ?? null,
+            at,
           },
         },
       ];
@@ -197,7 +208,9 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         const step = state.steps.find((s) => s.name === command.step);
         if (state.status !== 'running' || !step || step.status === 'succeeded' || step.status === 'skipped' || step.status === 'failed') return [];
         const duration = command.status === 'skipped' ? null : ms(step.started_at, at);
-        return [{ type: 'RunStepFinished', data: { run_id, step: command.step, status: command.status, duration_ms: duration, stats: command.stats ?? {}, at } }];
+        return [
+          { type: 'RunStepFinished', data: { run_id, step: command.step, status: command.status, duration_ms: duration, stats: command.stats ?? {}, at } },
+        ];
       }
       case 'SucceedRun':
         if (state.status !== 'running') return [];
@@ -225,9 +238,16 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
     if (event.type === 'RunQueued') {
       const d = event.data;
       return {
-        status: 'queued', jobId: d.job_id, ownerId: d.owner_id, trigger: d.trigger, attempt: d.attempt, snapshot: d.job_snapshot,
+        status: 'queued',
+        jobId: d.job_id,
+        ownerId: d.owner_id,
+        trigger: d.trigger,
+        attempt: d.attempt,
+        snapshot: d.job_snapshot,
         steps: d.steps.map((name) => ({ name, status: 'pending', started_at: null, finished_at: null, duration_ms: null })),
-        stats: emptyStats, sync: null, retriedBy: null,
+        stats: emptyStats,
+        sync: null,
+        retriedBy: null,
       };
     }
     if (state.status === 'absent') return state;
@@ -243,7 +263,10 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         return { ...state, stats: merged, steps: withStep(state.steps, step, (s) => ({ ...s, status, finished_at: d.at, duration_ms })) };
       }
       case 'RunStepAttemptFailed':
-        return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, failed_attempts: event.data.attempt, last_error: event.data.error })) };
+        return {
+          ...state,
+          steps: withStep(state.steps, event.data.step, (s) => ({ ...s, failed_attempts: event.data.attempt, last_error: event.data.error })),
+        };
       case 'RunStepProgressed':
         return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, progress: event.data.progress })) };
       case 'RunSucceeded':

@@ -1,17 +1,33 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider.js';
 import type { JobDefinition } from '../jobs/job.js';
-import { runDecider, type ExistingRun, type RunCommand} from './run.js';
+import { runDecider, type ExistingRun, type RunCommand } from './run.js';
 
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 const { state, decide, play, given } = deciderSpec(runDecider);
 
 const snapshot = { name: 'j' } as JobDefinition;
 const queue: RunCommand = {
-  type: 'QueueRun', runId: 'run_1', jobId: 'job_1', ownerId: 'usr_a', trigger: 'manual', attempt: 1, retryOf: null, snapshot,
-  steps: ['extract', 'transform', 'deliver'], scheduledFor: null, at: t(0),
+  type: 'QueueRun',
+  runId: 'run_1',
+  jobId: 'job_1',
+  ownerId: 'usr_a',
+  trigger: 'manual',
+  attempt: 1,
+  retryOf: null,
+  snapshot,
+  steps: ['extract', 'transform', 'deliver'],
+  scheduledFor: null,
+  at: t(0),
 };
-const start: RunCommand = { type: 'StartRun', runId: 'run_1', workflowId: 'run-run_1', workflowRunId: 'abc', sync: { cursor: null, reinitialize: false, seq: 0 }, at: t(1) };
+const start: RunCommand = {
+  type: 'StartRun',
+  runId: 'run_1',
+  workflowId: 'run-run_1',
+  workflowRunId: 'abc',
+  sync: { cursor: null, reinitialize: false, seq: 0 },
+  at: t(1),
+};
 const step = (name: 'extract' | 'transform' | 'deliver', s: number, finish: number, stats = {}): RunCommand[] => [
   { type: 'StartStep', runId: 'run_1', step: name, at: t(s) },
   { type: 'FinishStep', runId: 'run_1', step: name, status: 'succeeded', stats, at: t(finish) },
@@ -19,26 +35,49 @@ const step = (name: 'extract' | 'transform' | 'deliver', s: number, finish: numb
 
 describe('run decider', () => {
   it('moves queued → running → succeeded with each step timed and counted', () => {
-    const history = play([queue, start, ...step('extract', 1, 3, { features_read: 10, bytes_read: 500 }), ...step('transform', 3, 4), ...step('deliver', 4, 7, { features_written: 10 }), { type: 'SucceedRun', runId: 'run_1', skippedReason: null, at: t(7) }]);
+    const history = play([
+      queue,
+      start,
+      ...step('extract', 1, 3, { features_read: 10, bytes_read: 500 }),
+      ...step('transform', 3, 4),
+      ...step('deliver', 4, 7, { features_written: 10 }),
+      { type: 'SucceedRun', runId: 'run_1', skippedReason: null, at: t(7) },
+    ]);
     const run = state(history) as ExistingRun;
     expect(run.status).toBe('succeeded');
-    expect(run.steps.map((s) => [s.name, s.status, s.duration_ms])).toEqual([['extract', 'succeeded', 2000], ['transform', 'succeeded', 1000], ['deliver', 'succeeded', 3000]]);
+    expect(run.steps.map((s) => [s.name, s.status, s.duration_ms])).toEqual([
+      ['extract', 'succeeded', 2000],
+      ['transform', 'succeeded', 1000],
+      ['deliver', 'succeeded', 3000],
+    ]);
     expect(run.stats).toEqual({ features_read: 10, bytes_read: 500, features_written: 10, bytes_written: null });
   });
 
   it('is idempotent: every repeated command (a retried activity) appends nothing', () => {
     const history = play([queue, start, ...step('extract', 1, 2)]);
     for (const again of [queue, start, ...step('extract', 1, 2)]) expect(decide(history, again)).toEqual([]);
-    const done = play([{ type: 'FailRun', runId: 'run_1', error: { code: 'source_failed', message: 'x', step: 'transform', retryable: false }, at: t(3) }], history);
+    const done = play(
+      [{ type: 'FailRun', runId: 'run_1', error: { code: 'source_failed', message: 'x', step: 'transform', retryable: false }, at: t(3) }],
+      history,
+    );
     expect(decide(done, { type: 'FailRun', runId: 'run_1', error: { code: 'other', message: 'y', step: null, retryable: false }, at: t(4) })).toEqual([]);
     expect(decide(done, { type: 'CancelRun', runId: 'run_1', reason: 'late', at: t(4) })).toEqual([]);
     expect(decide(done, { type: 'SucceedRun', runId: 'run_1', skippedReason: null, at: t(4) })).toEqual([]);
   });
 
   it('a failure marks its step failed and the steps never reached skipped', () => {
-    const history = play([queue, start, ...step('extract', 1, 2), { type: 'StartStep', runId: 'run_1', step: 'transform', at: t(2) },
-      { type: 'FailRun', runId: 'run_1', error: { code: 'invalid_transformation', message: 'bad', step: 'transform', retryable: false }, at: t(5) }]);
-    expect((state(history) as ExistingRun).steps.map((s) => [s.name, s.status, s.duration_ms])).toEqual([['extract', 'succeeded', 1000], ['transform', 'failed', 3000], ['deliver', 'skipped', null]]);
+    const history = play([
+      queue,
+      start,
+      ...step('extract', 1, 2),
+      { type: 'StartStep', runId: 'run_1', step: 'transform', at: t(2) },
+      { type: 'FailRun', runId: 'run_1', error: { code: 'invalid_transformation', message: 'bad', step: 'transform', retryable: false }, at: t(5) },
+    ]);
+    expect((state(history) as ExistingRun).steps.map((s) => [s.name, s.status, s.duration_ms])).toEqual([
+      ['extract', 'succeeded', 1000],
+      ['transform', 'failed', 3000],
+      ['deliver', 'skipped', null],
+    ]);
   });
 
   it('an unchanged source skips the rest of the Run, which still succeeds', () => {
@@ -55,13 +94,21 @@ describe('run decider', () => {
   it('only a failed Run can be retried, once (409 otherwise), by its owner', () => {
     const retry = (actorId: string, retryRunId: string): RunCommand => ({ type: 'MarkRetried', runId: 'run_1', actorId, retryRunId, at: t(3) });
     const running = play([queue, start]);
-    given(running).when(retry('usr_a', 'run_2')).thenRefuses('conflict', /is running; only a failed Run can be retried/);
+    given(running)
+      .when(retry('usr_a', 'run_2'))
+      .thenRefuses('conflict', /is running; only a failed Run can be retried/);
     const failed = play([{ type: 'FailRun', runId: 'run_1', error: { code: 'x', message: 'x', step: 'extract', retryable: true }, at: t(2) }], running);
-    given(failed).when(retry('usr_b', 'run_2')).thenRefuses('run_not_found', /not found/);
-    given(failed).when(retry('usr_a', 'run_2')).then([{ type: 'RunRetried', data: { run_id: 'run_1', retry_run_id: 'run_2', at: t(3).toISOString() } }]);
+    given(failed)
+      .when(retry('usr_b', 'run_2'))
+      .thenRefuses('run_not_found', /not found/);
+    given(failed)
+      .when(retry('usr_a', 'run_2'))
+      .then([{ type: 'RunRetried', data: { run_id: 'run_1', retry_run_id: 'run_2', at: t(3).toISOString() } }]);
     const retried = play([retry('usr_a', 'run_2')], failed);
     given(retried).when(retry('usr_a', 'run_2')).thenNothing();
-    given(retried).when(retry('usr_a', 'run_3')).thenRefuses('conflict', /already retried by run_2/);
+    given(retried)
+      .when(retry('usr_a', 'run_3'))
+      .thenRefuses('conflict', /already retried by run_2/);
   });
 
   it('notes a failed attempt of a running step once per attempt, and keeps it after the step succeeds', () => {
@@ -78,7 +125,13 @@ describe('run decider', () => {
   });
 
   it('notes the progress of a running step, keeps the latest after it finishes, and drops a note that comes late', () => {
-    const progress = (bytes: number, percent: number): RunCommand => ({ type: 'NoteStepProgress', runId: 'run_1', step: 'transform', progress: { bytes_written: bytes, percent }, at: t(4) });
+    const progress = (bytes: number, percent: number): RunCommand => ({
+      type: 'NoteStepProgress',
+      runId: 'run_1',
+      step: 'transform',
+      progress: { bytes_written: bytes, percent },
+      at: t(4),
+    });
     const running = play([queue, start, ...step('extract', 1, 2), { type: 'StartStep', runId: 'run_1', step: 'transform', at: t(3) }]);
     const noted = play([progress(1_000, 10), progress(9_000, 90)], running);
     expect((state(noted) as ExistingRun).steps[1]).toMatchObject({ status: 'running', progress: { bytes_written: 9_000, percent: 90 } });

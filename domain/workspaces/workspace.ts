@@ -23,7 +23,6 @@ export interface Inspection {
   warnings: string[];
 }
 
-
 export interface Pipeline {
   layers: string[];
   operations: Operation[];
@@ -175,7 +174,9 @@ export const workspaceDecider: Decider<WorkspaceCommand, WorkspaceState, Workspa
         return [{ type: 'WorkspaceConverted', data: { workspace_id: command.workspaceId, conversion_id: command.conversionId, output: command.output, at } }];
       case 'FailConversion':
         if (state.status !== 'converting' || state.conversionId !== command.conversionId) return [];
-        return [{ type: 'WorkspaceConversionFailed', data: { workspace_id: command.workspaceId, conversion_id: command.conversionId, error: command.error, at } }];
+        return [
+          { type: 'WorkspaceConversionFailed', data: { workspace_id: command.workspaceId, conversion_id: command.conversionId, error: command.error, at } },
+        ];
       case 'RecordDelivery': {
         if (state.status !== 'absent' && state.deliveries.includes(command.delivery.delivery_id)) return [];
         const s = usable(state, command.actorId, command.workspaceId, command.at);

@@ -20,13 +20,23 @@ const created: WorkspaceEvent = {
   },
 };
 const request = { output_format: 'GPKG', target_crs: null, layers: [] };
-const start = (conversionId: string, actorId = 'usr_a'): WorkspaceCommand => ({ type: 'StartConversion', workspaceId: 'ws_1', actorId, conversionId, request, at });
+const start = (conversionId: string, actorId = 'usr_a'): WorkspaceCommand => ({
+  type: 'StartConversion',
+  workspaceId: 'ws_1',
+  actorId,
+  conversionId,
+  request,
+  at,
+});
 const started = (conversionId: string): WorkspaceEvent => ({
   type: 'WorkspaceConversionStarted',
   data: { workspace_id: 'ws_1', conversion_id: conversionId, request, pipeline: emptyPipeline, at: at.toISOString() },
 });
 const output = { format: 'GPKG', filename: 'a.gpkg', size: 1, media_type: null, layers: ['a'], file: 'outputs/cv_1/a.gpkg' };
-const converted = (conversionId: string): WorkspaceEvent => ({ type: 'WorkspaceConverted', data: { workspace_id: 'ws_1', conversion_id: conversionId, output, at: at.toISOString() } });
+const converted = (conversionId: string): WorkspaceEvent => ({
+  type: 'WorkspaceConverted',
+  data: { workspace_id: 'ws_1', conversion_id: conversionId, output, at: at.toISOString() },
+});
 
 describe('workspace decider: conversions recorded by a workflow', () => {
   it('starts a conversion for the owner only; another user gets job_not_found', () => {

@@ -47,7 +47,10 @@ export function chooseOutputFormat(name: string, kind: 'vector' | 'raster'): For
   if (found) return found;
   const matches = formatCatalog().filter((f) => f.id.toLowerCase() === wanted || f.extensions.includes(wanted));
   if (matches.some((f) => f.kind !== kind && f.write)) {
-    throw badParameter(`${name} is a ${kind === 'vector' ? 'raster' : 'vector'} format and this dataset is ${kind}; GET /api/v1/formats lists the ${kind} formats`, details);
+    throw badParameter(
+      `${name} is a ${kind === 'vector' ? 'raster' : 'vector'} format and this dataset is ${kind}; GET /api/v1/formats lists the ${kind} formats`,
+      details,
+    );
   }
   if (matches.length > 0) throw badParameter(`${matches[0]!.name} can be read but not written; GET /api/v1/formats lists the writable formats`, details);
   throw badParameter(`Unknown output_format ${JSON.stringify(name)}; GET /api/v1/formats lists the formats`, details);
@@ -75,7 +78,10 @@ function checkCrs(targetCrs: string): void {
 function checkLayers(wanted: string[], available: string[]): void {
   const unknown = wanted.filter((l) => !available.includes(l));
   if (unknown.length) {
-    throw badParameter(`No layer named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; the layers are: ${available.join(', ')}`, { parameter: 'layers', layers: available });
+    throw badParameter(`No layer named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; the layers are: ${available.join(', ')}`, {
+      parameter: 'layers',
+      layers: available,
+    });
   }
 }
 
@@ -201,7 +207,9 @@ async function convertVector(
   // GPX is WGS 84 by definition; GDAL writes coordinates as they are, so reproject for it.
   if (!target && id === 'GPX') target = 'EPSG:4326';
   if (target && missingCrs.length && !input.assumedCrs) {
-    throw badParameter(`Layer ${missingCrs[0]!.name} has no coordinate reference system, so it cannot be reprojected to ${target}`, { parameter: 'target_crs' });
+    throw badParameter(`Layer ${missingCrs[0]!.name} has no coordinate reference system, so it cannot be reprojected to ${target}`, {
+      parameter: 'target_crs',
+    });
   }
   // Layers without a CRS get the assumed one (CSV coordinates are WGS 84 by convention).
   const assumed = missingCrs.length && input.assumedCrs ? [target ? '-s_srs' : '-a_srs', input.assumedCrs] : [];
@@ -224,7 +232,12 @@ async function convertVector(
   /** One ogr2ogr process: options, then the layers to copy (geo/datasets/translate.ts says why not in-process). */
   const translate = async (dest: string, args: string[], names: string[], from: DatasetRef = input, output = dest) => {
     try {
-      await runGdalWrite('ogr2ogr', [...args, dest, ...inputArgs(from), ...names], { readable: from === input ? readable : [await readableOf(from)], writable: [work], output }, { ...options, what: 'The conversion' });
+      await runGdalWrite(
+        'ogr2ogr',
+        [...args, dest, ...inputArgs(from), ...names],
+        { readable: from === input ? readable : [await readableOf(from)], writable: [work], output },
+        { ...options, what: 'The conversion' },
+      );
     } catch (err) {
       throw explainFailure(err, { format, names });
     }
@@ -319,7 +332,15 @@ function explainFailure(err: unknown, context: { format: FormatEntry; names: str
   });
 }
 
-async function convertRaster(input: DatasetRef, ds: Dataset, format: FormatEntry, request: ConvertRequest, work: string, filename: string, options: ConvertOptions): Promise<void> {
+async function convertRaster(
+  input: DatasetRef,
+  ds: Dataset,
+  format: FormatEntry,
+  request: ConvertRequest,
+  work: string,
+  filename: string,
+  options: ConvertOptions,
+): Promise<void> {
   const md = gdal.drivers.get(format.id).getMetadata() as Record<string, string>;
   const supported = (md.DMD_CREATIONDATATYPES ?? '').split(/\s+/).filter(Boolean);
   const args = ['-of', format.id];
@@ -348,7 +369,15 @@ async function convertRaster(input: DatasetRef, ds: Dataset, format: FormatEntry
 }
 
 /** Moves the one produced file to outDir, or zips several into one download. */
-async function deliver(work: string, outDir: string, files: string[], mainName: string, format: FormatEntry, layers: string[], stem?: string): Promise<ConvertResult> {
+async function deliver(
+  work: string,
+  outDir: string,
+  files: string[],
+  mainName: string,
+  format: FormatEntry,
+  layers: string[],
+  stem?: string,
+): Promise<ConvertResult> {
   // The warp step's VRT and GDAL's .aux.xml side files (PAM statistics) are not part of the
   // download; anything else a driver writes (a GML's .xsd, ENVI's .hdr) is.
   const wanted = files.filter((f) => f !== 'warped.vrt' && !(format.kind === 'raster' && f.endsWith('.aux.xml')));

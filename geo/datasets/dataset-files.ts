@@ -36,12 +36,7 @@ export interface PrepareOptions {
  * - `.csv` gets open options that read WKT or lon/lat columns as geometry.
  * KMZ and every other single-file format open directly. The upload itself is never changed.
  */
-export async function prepareUpload(
-  uploadPath: string,
-  originalFilename: string,
-  workDir: string,
-  options: PrepareOptions,
-): Promise<DatasetRef> {
+export async function prepareUpload(uploadPath: string, originalFilename: string, workDir: string, options: PrepareOptions): Promise<DatasetRef> {
   const name = safeFilename(originalFilename);
   const ext = extensionOf(name);
   if (['shp', 'shx', 'dbf', 'prj', 'cpg', 'sbn', 'sbx'].includes(ext)) {

@@ -72,7 +72,9 @@ export async function runGdalTool(tool: 'ogr2ogr' | 'ogrinfo', args: string[], o
     fallback: 'direct',
   });
   if (result.timedOut) {
-    throw new DomainError('invalid_transformation', `${failure}: stopped after ${Math.round((options.timeoutMs ?? 30 * 60_000) / 1000)} s`, { timed_out: true });
+    throw new DomainError('invalid_transformation', `${failure}: stopped after ${Math.round((options.timeoutMs ?? 30 * 60_000) / 1000)} s`, {
+      timed_out: true,
+    });
   }
   const errors = gdalErrors(result.stderr);
   // ogrinfo reports a failed -sql on stderr but still exits 0.

@@ -90,7 +90,10 @@ function refuseIndirection(file: string): void {
   } catch {
     return;
   }
-  if (/<\s*(VRTDataset|OGRVRTDataSource|GDAL_WMS|GDAL_WMTS|WCS_GDAL|GDALTileIndexDataset)\b/i.test(head) || /^\s*(WFS|WMS|WCS|OAPIF|EEDA|PG|MYSQL|ODBC|MSSQL|OCI):/i.test(head)) {
+  if (
+    /<\s*(VRTDataset|OGRVRTDataSource|GDAL_WMS|GDAL_WMTS|WCS_GDAL|GDALTileIndexDataset)\b/i.test(head) ||
+    /^\s*(WFS|WMS|WCS|OAPIF|EEDA|PG|MYSQL|ODBC|MSSQL|OCI):/i.test(head)
+  ) {
     throw new DomainError('invalid_source', 'Files that describe other datasets (VRT, service descriptions) are not accepted as uploads');
   }
 }

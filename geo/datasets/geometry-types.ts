@@ -50,7 +50,9 @@ export async function measureGeometryTypes(ds: Dataset, layer: Layer): Promise<G
   let allZ = true;
   // The result set is released with the dataset.
   for (let f = await result.features.firstAsync(); f; f = await result.features.nextAsync()) {
-    const text = String(f.fields.get('t') ?? '').trim().toUpperCase();
+    const text = String(f.fields.get('t') ?? '')
+      .trim()
+      .toUpperCase();
     // SpatiaLite spells dimensions as a suffix: "POLYGON Z", "POINT ZM".
     const [name = '', dims = ''] = text.split(/\s+/);
     const base = baseByName[name];

@@ -157,7 +157,9 @@ export async function inspectDataset(ref: DatasetRef): Promise<DatasetInfo> {
     }
     if (!isRaster && layers.length === 0) {
       const subdatasets = ds.getMetadata('SUBDATASETS') as Record<string, string> | undefined;
-      warnings.push(subdatasets && Object.keys(subdatasets).length > 0 ? 'The file holds subdatasets, which are not supported yet' : 'The dataset holds no layers');
+      warnings.push(
+        subdatasets && Object.keys(subdatasets).length > 0 ? 'The file holds subdatasets, which are not supported yet' : 'The dataset holds no layers',
+      );
     }
     const crs = raster ? raster.crs : (layers.find((l) => l.has_geometry && l.crs)?.crs ?? null);
     return {

@@ -52,7 +52,11 @@ export async function bytesUnder(target: string): Promise<number> {
 }
 
 /** What a failed GDAL process ran out of, if it says: time, memory or disk. */
-export function resourceFailure(result: { timedOut: boolean; signal: string | null; stderr: string }, limits: { timeoutMs: number; memoryBytes: number }, what: string): DomainError | null {
+export function resourceFailure(
+  result: { timedOut: boolean; signal: string | null; stderr: string },
+  limits: { timeoutMs: number; memoryBytes: number },
+  what: string,
+): DomainError | null {
   if (result.timedOut) {
     const minutes = Math.round(limits.timeoutMs / 60_000);
     return new DomainError(
@@ -62,15 +66,30 @@ export function resourceFailure(result: { timedOut: boolean; signal: string | nu
     );
   }
   const text = result.stderr;
-  if (/No space left on device|Disk full|disk is full|database or disk is full|ENOSPC/i.test(text) || result.signal === 'SIGXFSZ' || /File too large/i.test(text)) {
-    return new DomainError('insufficient_storage', `${what} ran out of disk space on the server: free space under SVC_DATA_DIR, or write a smaller output`, { setting: 'SVC_DATA_DIR' });
-  }
-  if (/out of memory|Cannot allocate memory|bad_alloc|CPLMalloc|memory allocation failed/i.test(text) || result.signal === 'SIGKILL' || result.signal === 'SIGSEGV' || result.signal === 'SIGABRT') {
-    const mb = Math.round(limits.memoryBytes / (1024 * 1024));
-    return new DomainError('out_of_memory', `${what} ran out of memory (limit ${mb} MB per GDAL process): raise SVC_GDAL_MEMORY_MB, or convert fewer layers or features at a time`, {
-      limit_bytes: limits.memoryBytes,
-      setting: 'SVC_GDAL_MEMORY_MB',
+  if (
+    /No space left on device|Disk full|disk is full|database or disk is full|ENOSPC/i.test(text) ||
+    result.signal === 'SIGXFSZ' ||
+    /File too large/i.test(text)
+  ) {
+    return new DomainError('insufficient_storage', `${what} ran out of disk space on the server: free space under SVC_DATA_DIR, or write a smaller output`, {
+      setting: 'SVC_DATA_DIR',
     });
+  }
+  if (
+    /out of memory|Cannot allocate memory|bad_alloc|CPLMalloc|memory allocation failed/i.test(text) ||
+    result.signal === 'SIGKILL' ||
+    result.signal === 'SIGSEGV' ||
+    result.signal === 'SIGABRT'
+  ) {
+    const mb = Math.round(limits.memoryBytes / (1024 * 1024));
+    return new DomainError(
+      'out_of_memory',
+      `${what} ran out of memory (limit ${mb} MB per GDAL process): raise SVC_GDAL_MEMORY_MB, or convert fewer layers or features at a time`,
+      {
+        limit_bytes: limits.memoryBytes,
+        setting: 'SVC_GDAL_MEMORY_MB',
+      },
+    );
   }
   return null;
 }
@@ -92,7 +111,12 @@ export class GdalWriteFailed extends Error {
  * or disk rejects with processing_timeout, out_of_memory or insufficient_storage; any other
  * failure with GdalWriteFailed carrying GDAL's cleaned error lines, for the caller to explain.
  */
-export async function runGdalWrite(tool: Tool, args: string[], io: { readable: string[]; writable: string[]; output: string }, limits: WriteLimits & { what: string }): Promise<void> {
+export async function runGdalWrite(
+  tool: Tool,
+  args: string[],
+  io: { readable: string[]; writable: string[]; output: string },
+  limits: WriteLimits & { what: string },
+): Promise<void> {
   const timeoutMs = limits.timeoutMs ?? writeDefaults.timeoutMs;
   const memoryBytes = limits.memoryBytes ?? writeDefaults.memoryBytes;
   let percent: number | undefined;
@@ -106,9 +130,15 @@ export async function runGdalWrite(tool: Tool, args: string[], io: { readable: s
     result = await runSandboxed(
       [
         `/usr/bin/${tool}`,
-        '--config', 'CPL_LOG_ERRORS', 'ON',
-        '--config', 'GML_DOWNLOAD_WFS_SCHEMA', 'NO',
-        '--config', 'OGR_SQLITE_SYNCHRONOUS', 'OFF',
+        '--config',
+        'CPL_LOG_ERRORS',
+        'ON',
+        '--config',
+        'GML_DOWNLOAD_WFS_SCHEMA',
+        'NO',
+        '--config',
+        'OGR_SQLITE_SYNCHRONOUS',
+        'OFF',
         // gdal_translate and gdalwarp report progress unless told -q; ogr2ogr only with -progress.
         ...(tool === 'ogr2ogr' ? ['-progress'] : []),
         ...args,

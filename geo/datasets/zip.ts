@@ -211,10 +211,7 @@ export async function extractZip(file: string, dest: string, limits: ExtractLimi
     if (dataStart + entry.compressedSize > archiveSize) throw invalid('The ZIP is truncated', { entry: entry.name });
     const meter = new Meter(() => limits.maxUncompressedBytes - total);
     // createReadStream's end is inclusive, so an empty entry reads from an empty generator.
-    const source =
-      entry.compressedSize === 0
-        ? Readable.from([])
-        : createReadStream(file, { start: dataStart, end: dataStart + entry.compressedSize - 1 });
+    const source = entry.compressedSize === 0 ? Readable.from([]) : createReadStream(file, { start: dataStart, end: dataStart + entry.compressedSize - 1 });
     try {
       if (entry.method === 8) {
         await pipeline(source, createInflateRaw(), meter, createWriteStream(target, { flags: 'wx' }));
@@ -229,7 +226,7 @@ export async function extractZip(file: string, dest: string, limits: ExtractLimi
       throw invalid('The ZIP entry could not be decompressed', { entry: entry.name });
     }
     total += meter.bytes;
-    if (meter.bytes !== entry.uncompressedSize || (meter.crc >>> 0) !== entry.crc >>> 0) {
+    if (meter.bytes !== entry.uncompressedSize || meter.crc >>> 0 !== entry.crc >>> 0) {
       throw invalid('The ZIP entry is damaged (size or checksum mismatch)', { entry: entry.name });
     }
     written.push(rel);

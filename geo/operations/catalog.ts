@@ -2,8 +2,21 @@ import { z } from 'zod';
 import { gdal } from '../datasets/gdal.js';
 import { checkSqlExpression, quoteIdent, quoteString } from './sql-guard.js';
 import {
-  castExpression, crsSpecOf, densifiedBox, familyCode, findColumn, invalid, metricCall, parseCrs, requireCrs, selectAll, wrap,
-  type CompileContext, type Compiled, type FieldSpec, type Relation,
+  castExpression,
+  crsSpecOf,
+  densifiedBox,
+  familyCode,
+  findColumn,
+  invalid,
+  metricCall,
+  parseCrs,
+  requireCrs,
+  selectAll,
+  wrap,
+  type CompileContext,
+  type Compiled,
+  type FieldSpec,
+  type Relation,
 } from './relation.js';
 
 /**
@@ -36,21 +49,13 @@ export interface CatalogEntry extends Omit<OperationDefinition, 'compile'> {
 
 const column = z.string().min(1).max(255).describe('Name of an existing column');
 const columns = z.array(column).min(1).describe('Names of existing columns');
-const crs = z
-  .string()
-  .min(1)
-  .max(2000)
-  .describe('A CRS GDAL understands: EPSG:4326, EPSG:3857, a PROJ string or WKT');
+const crs = z.string().min(1).max(2000).describe('A CRS GDAL understands: EPSG:4326, EPSG:3857, a PROJ string or WKT');
 /** Distances on geographic (degree) data are measured in metres unless `source` is asked for. */
 const units = z
   .enum(['source', 'meters', 'kilometers', 'feet', 'miles'])
   .default('source')
   .describe('source: the units of the layer CRS (degrees on geographic data); otherwise a length unit, honoured on any CRS');
-const sqlExpression = z
-  .string()
-  .min(1)
-  .max(4000)
-  .describe('An expression in the SQLite dialect over the layer columns, e.g. population > 1000');
+const sqlExpression = z.string().min(1).max(4000).describe('An expression in the SQLite dialect over the layer columns, e.g. population > 1000');
 
 function define<P extends z.ZodObject>({ compile, ...d }: OperationDefinition<P>): CatalogEntry {
   return {
@@ -81,7 +86,8 @@ export const operationCatalog = [
     example: { type: 'rename_column', from: 'NAME_EN', to: 'name' },
     compile({ from: fromName, to }, rel) {
       const from = findColumn(rel, fromName, 'rename_column');
-      if (rel.fields.some((f) => f !== from && f.name.toLowerCase() === to.toLowerCase())) throw invalid(`rename_column: a column named ${JSON.stringify(to)} already exists`);
+      if (rel.fields.some((f) => f !== from && f.name.toLowerCase() === to.toLowerCase()))
+        throw invalid(`rename_column: a column named ${JSON.stringify(to)} already exists`);
       if (rel.geom && to.toLowerCase() === rel.geomName.toLowerCase()) throw invalid(`rename_column: ${JSON.stringify(to)} is the name of the geometry column`);
       const select = rel.fields.map((f) => (f === from ? `${quoteIdent(f.name)} AS ${quoteIdent(to)}` : quoteIdent(f.name)));
       if (rel.geom) select.push(geomOf(rel));
@@ -141,7 +147,8 @@ export const operationCatalog = [
     example: { type: 'compute_column', column: 'density', expression: 'population / area_km2' },
     async compile({ column: name, expression }, rel, { probe }) {
       const expr = checkSqlExpression(expression, 'compute_column expression');
-      if (rel.geom && name.toLowerCase() === rel.geomName.toLowerCase()) throw invalid(`compute_column: ${JSON.stringify(name)} is the name of the geometry column`);
+      if (rel.geom && name.toLowerCase() === rel.geomName.toLowerCase())
+        throw invalid(`compute_column: ${JSON.stringify(name)} is the name of the geometry column`);
       // The type is the first non-null value's: GDAL would guess it from the first row (NULL → String).
       const typeName = await probe(rel, `SELECT typeof(v) AS t FROM (SELECT ${expr} AS v FROM (${rel.sql})) WHERE v IS NOT NULL LIMIT 1`);
       const type = typeName === 'integer' ? 'Integer64' : typeName === 'real' ? 'Real' : typeName === 'blob' ? 'Binary' : 'String';
@@ -214,7 +221,10 @@ export const operationCatalog = [
     example: { type: 'simplify', tolerance: 10, units: 'meters' },
     compile({ tolerance, units, preserve_topology }, rel) {
       const fn = preserve_topology ? 'SimplifyPreserveTopology' : 'ST_Simplify';
-      return withGeometry(rel, metricCall(rel, 'simplify', units, tolerance, (geom, d) => `${fn}(${geom}, ${d})`));
+      return withGeometry(
+        rel,
+        metricCall(rel, 'simplify', units, tolerance, (geom, d) => `${fn}(${geom}, ${d})`),
+      );
     },
   }),
   define({
@@ -317,9 +327,7 @@ export const operationCatalog = [
     category: 'geometry',
     requiresGeometry: true,
     parameters: z.object({
-      bbox: z
-        .tuple([z.number().finite(), z.number().finite(), z.number().finite(), z.number().finite()])
-        .describe('[min_x, min_y, max_x, max_y]'),
+      bbox: z.tuple([z.number().finite(), z.number().finite(), z.number().finite(), z.number().finite()]).describe('[min_x, min_y, max_x, max_y]'),
       crs: crs.default('EPSG:4326').describe('CRS of the box coordinates'),
     }),
     example: { type: 'clip_bbox', bbox: [5.9, 45.8, 10.5, 47.8], crs: 'EPSG:4326' },

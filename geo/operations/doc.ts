@@ -1,6 +1,15 @@
 import { publicCatalog } from './catalog.js';
 
-type JsonSchema = { type?: string; enum?: unknown[]; default?: unknown; description?: string; minimum?: number; maximum?: number; items?: JsonSchema; prefixItems?: JsonSchema[] };
+type JsonSchema = {
+  type?: string;
+  enum?: unknown[];
+  default?: unknown;
+  description?: string;
+  minimum?: number;
+  maximum?: number;
+  items?: JsonSchema;
+  prefixItems?: JsonSchema[];
+};
 
 function typeOf(s: JsonSchema): string {
   if (s.enum) return s.enum.map((v) => `\`${String(v)}\``).join(' \\| ');
@@ -32,7 +41,9 @@ export function renderOperationsDoc(): string {
       out.push('| parameter | type | required | default | meaning |', '|---|---|---|---|---|');
       for (const [name, p] of props) {
         const bounds = [p.minimum !== undefined ? `≥ ${p.minimum}` : '', p.maximum !== undefined ? `≤ ${p.maximum}` : ''].filter(Boolean).join(', ');
-        out.push(`| \`${name}\` | ${typeOf(p)}${bounds ? ` (${bounds})` : ''} | ${schema.required?.includes(name) ? 'yes' : 'no'} | ${p.default !== undefined ? `\`${JSON.stringify(p.default)}\`` : ''} | ${p.description ?? ''} |`);
+        out.push(
+          `| \`${name}\` | ${typeOf(p)}${bounds ? ` (${bounds})` : ''} | ${schema.required?.includes(name) ? 'yes' : 'no'} | ${p.default !== undefined ? `\`${JSON.stringify(p.default)}\`` : ''} | ${p.description ?? ''} |`,
+        );
       }
       out.push('');
     } else {

@@ -8,7 +8,19 @@ import { fieldTypeLabel, gdalFieldType, geometryTypeCode, splitGeometryType } fr
 import { quoteIdent } from './sql-guard.js';
 import { refuseGeometryOperations } from './pipeline-check.js';
 import { compileOperation, type ValidatedOperation } from './catalog.js';
-import { crsSpecOf, invalid, parseCrs, pickName, selectAll, type FieldSpec, type GeometrySpec, type Family, type Probe, type Relation, type Source } from './relation.js';
+import {
+  crsSpecOf,
+  invalid,
+  parseCrs,
+  pickName,
+  selectAll,
+  type FieldSpec,
+  type GeometrySpec,
+  type Family,
+  type Probe,
+  type Relation,
+  type Source,
+} from './relation.js';
 
 /*
  * Runs the catalog's operations on one layer. Each operation becomes a SELECT in GDAL's SQLite
@@ -34,7 +46,21 @@ export interface OperationRun {
 function geometryFromCode(code: number): GeometrySpec | null {
   const { base, z, m } = splitGeometryType(code);
   if (base === 100) return null;
-  const families: Record<number, Family> = { 1: 'point', 2: 'line', 3: 'polygon', 4: 'point', 5: 'line', 6: 'polygon', 7: 'collection', 8: 'line', 9: 'line', 10: 'polygon', 11: 'line', 12: 'polygon', 17: 'polygon' };
+  const families: Record<number, Family> = {
+    1: 'point',
+    2: 'line',
+    3: 'polygon',
+    4: 'point',
+    5: 'line',
+    6: 'polygon',
+    7: 'collection',
+    8: 'line',
+    9: 'line',
+    10: 'polygon',
+    11: 'line',
+    12: 'polygon',
+    17: 'polygon',
+  };
   return { family: families[base] ?? null, z, m };
 }
 
@@ -90,7 +116,13 @@ function toLonLat(extent: [number, number, number, number], srs: SpatialReferenc
     const xs: number[] = [];
     const ys: number[] = [];
     const [x0, y0, x1, y1] = extent;
-    for (const [x, y] of [[x0, y0], [x1, y0], [x0, y1], [x1, y1], [(x0 + x1) / 2, (y0 + y1) / 2]] as const) {
+    for (const [x, y] of [
+      [x0, y0],
+      [x1, y0],
+      [x0, y1],
+      [x1, y1],
+      [(x0 + x1) / 2, (y0 + y1) / 2],
+    ] as const) {
       const p = ct.transformPoint(x, y);
       xs.push(p.x);
       ys.push(p.y);
@@ -128,11 +160,22 @@ async function runStage(rel: Relation, target: { path: string; layer: string }, 
   await runGdalTool(
     'ogr2ogr',
     [
-      '--config', 'OGR_SQLITE_SYNCHRONOUS', 'OFF',
-      '-update', '-append', '-f', 'GPKG',
-      target.path, rel.source.ref.path, ...openOptionArgs(rel.source.ref),
-      '-dialect', 'SQLite', '-sql', rel.sql,
-      '-nln', target.layer,
+      '--config',
+      'OGR_SQLITE_SYNCHRONOUS',
+      'OFF',
+      '-update',
+      '-append',
+      '-f',
+      'GPKG',
+      target.path,
+      rel.source.ref.path,
+      ...openOptionArgs(rel.source.ref),
+      '-dialect',
+      'SQLite',
+      '-sql',
+      rel.sql,
+      '-nln',
+      target.layer,
       ...(explode ? ['-explodecollections'] : []),
     ],
     { readable: [rel.source.ref.path], writable: [run.workDir], ...(run.timeoutMs ? { timeoutMs: run.timeoutMs } : {}) },
@@ -192,14 +235,30 @@ export async function runUserSql(run: SqlRun): Promise<void> {
   const m = /^WITH(\s+RECURSIVE)?\s+/i.exec(run.sql);
   const sql = m ? `WITH${m[1] ?? ''} ${cte}, ${run.sql.slice(m[0].length)}` : `WITH ${cte} ${run.sql}`;
   const args = [
-    '--config', 'OGR_SQLITE_SYNCHRONOUS', 'OFF',
+    '--config',
+    'OGR_SQLITE_SYNCHRONOUS',
+    'OFF',
     ...(existsSync(run.output.path) ? ['-update'] : []),
-    '-f', 'GPKG', run.output.path, run.input.path, ...openOptionArgs(run.input),
-    '-dialect', 'SQLite', '-sql', sql,
-    '-nln', run.output.layer,
-    '-lco', 'GEOMETRY_NAME=geometry',
+    '-f',
+    'GPKG',
+    run.output.path,
+    run.input.path,
+    ...openOptionArgs(run.input),
+    '-dialect',
+    'SQLite',
+    '-sql',
+    sql,
+    '-nln',
+    run.output.layer,
+    '-lco',
+    'GEOMETRY_NAME=geometry',
   ];
   // A geometry passed through keeps its CRS; GDAL cannot always tell it from the SQL result.
   if (rel.crs) args.push('-a_srs', rel.crs.wkt);
-  await runGdalTool('ogr2ogr', args, { readable: [run.input.path], writable: [run.workDir], ...(run.timeoutMs ? { timeoutMs: run.timeoutMs } : {}) }, `The SQL on layer ${run.layer} failed`);
+  await runGdalTool(
+    'ogr2ogr',
+    args,
+    { readable: [run.input.path], writable: [run.workDir], ...(run.timeoutMs ? { timeoutMs: run.timeoutMs } : {}) },
+    `The SQL on layer ${run.layer} failed`,
+  );
 }

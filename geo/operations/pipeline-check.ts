@@ -97,10 +97,14 @@ export function checkPipeline(spec: PipelineSpec, dataset: DatasetFacts, options
   if (listed.length > 0) targets = listed;
   else if (active && names.length === 1) targets = [names[0]!];
   else if (active) {
-    throw new DomainError('invalid_parameter', `The dataset has ${names.length} layers; say which ones the pipeline applies to with layers: ${names.join(', ')}`, {
-      parameter: 'layers',
-      layers: names,
-    });
+    throw new DomainError(
+      'invalid_parameter',
+      `The dataset has ${names.length} layers; say which ones the pipeline applies to with layers: ${names.join(', ')}`,
+      {
+        parameter: 'layers',
+        layers: names,
+      },
+    );
   }
   if (active) for (const name of targets) refuseGeometryOperations(operations, dataset.layers.find((l) => l.name === name)!);
   return { operations, sql: spec.sql ? checkSelectSql(spec.sql).sql : null, targets: active ? targets : [] };

@@ -74,7 +74,12 @@ async function copyLayers(
       const target = options.rename?.get(name);
       if (target) args.push('-nln', target);
       // A child process (geo/datasets/translate.ts): the GeoPackage's index is built as it closes.
-      await runGdalWrite('ogr2ogr', [...args, out, ...inputArgs(input), name], { readable, writable: [path.dirname(out)], output: out }, { ...options.limits, what: 'The pipeline' });
+      await runGdalWrite(
+        'ogr2ogr',
+        [...args, out, ...inputArgs(input), name],
+        { readable, writable: [path.dirname(out)], output: out },
+        { ...options.limits, what: 'The pipeline' },
+      );
     }
   } catch (err) {
     if (err instanceof DomainError) throw err;

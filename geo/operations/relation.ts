@@ -232,4 +232,3 @@ export function densifiedBox([x0, y0, x1, y1]: number[]): string {
   pts.push(`${x0} ${y0}`);
   return `POLYGON ((${pts.join(',')}))`;
 }
-

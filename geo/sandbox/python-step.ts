@@ -49,12 +49,7 @@ function scriptName(filename: string | undefined): string {
  * no network and an empty environment. A non-zero exit, a timeout or a missing output is an
  * invalid_transformation carrying the exit code and the (truncated) stdout and stderr.
  */
-export async function runPythonStep(
-  script: PythonScript,
-  inputPath: string,
-  stepDir: string,
-  options: PythonStepOptions = {},
-): Promise<PythonStepResult> {
+export async function runPythonStep(script: PythonScript, inputPath: string, stepDir: string, options: PythonStepOptions = {}): Promise<PythonStepResult> {
   if (!pythonStepAvailable()) {
     throw new DomainError('invalid_transformation', 'Python steps are not available on this server (bubblewrap is not installed)', {});
   }
@@ -80,7 +75,8 @@ export async function runPythonStep(
       fallback: 'refuse',
     });
   } catch (err) {
-    if (err instanceof SandboxUnavailable) throw new DomainError('invalid_transformation', 'Python steps are not available on this server: the sandbox cannot start', {});
+    if (err instanceof SandboxUnavailable)
+      throw new DomainError('invalid_transformation', 'Python steps are not available on this server: the sandbox cannot start', {});
     throw err;
   }
   const details = { exit_code: result.exitCode, stdout: result.stdout, stderr: result.stderr, timed_out: result.timedOut };

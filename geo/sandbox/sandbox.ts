@@ -137,11 +137,7 @@ let prlimitPath: string | null | undefined;
 /** Runs command (argv, no shell) in the sandbox and reports how it ended; never throws for a failing command. */
 export async function runSandboxed(command: string[], options: SandboxOptions, withoutBwrap = false): Promise<SandboxResult> {
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const limits = [
-    `--as=${Math.floor(options.memoryBytes ?? 2 * GiB)}`,
-    `--fsize=${Math.floor(options.maxFileBytes ?? 8 * GiB)}`,
-    `--core=0`,
-  ];
+  const limits = [`--as=${Math.floor(options.memoryBytes ?? 2 * GiB)}`, `--fsize=${Math.floor(options.maxFileBytes ?? 8 * GiB)}`, `--core=0`];
   if (prlimitPath === undefined) prlimitPath = findExecutable('prlimit');
   const prlimit = prlimitPath;
   const limited = prlimit ? [prlimit, ...limits, '--', ...command] : command;

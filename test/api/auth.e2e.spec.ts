@@ -27,7 +27,11 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
 
   it('says in the OpenAPI document that the token routes take the session cookie only (a PAT gets 403 there)', async () => {
     const doc = (await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
-    for (const [path, method] of [['/api/v1/account/tokens', 'get'], ['/api/v1/account/tokens', 'post'], ['/api/v1/account/tokens/{id}', 'delete']] as const) {
+    for (const [path, method] of [
+      ['/api/v1/account/tokens', 'get'],
+      ['/api/v1/account/tokens', 'post'],
+      ['/api/v1/account/tokens/{id}', 'delete'],
+    ] as const) {
       expect(doc.paths[path][method].security, `${method} ${path}`).toEqual([{ session: [] }]);
     }
     // Every other authenticated route takes either.
@@ -44,7 +48,12 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
   });
 
   it('shows the token value once, lists without values, keeps only its SHA-256', async () => {
-    const created = await sut.app.inject({ method: 'POST', url: '/api/v1/account/tokens', headers: { cookie }, payload: { name: 'ci', scopes: ['account:read'] } });
+    const created = await sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/account/tokens',
+      headers: { cookie },
+      payload: { name: 'ci', scopes: ['account:read'] },
+    });
     expect(created.statusCode).toBe(201);
     const { token, id } = created.json();
     expect(token).toMatch(/^svcpat_[0-9A-Za-z]{43}$/);
@@ -75,7 +84,12 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
   });
 
   it('answers 401 for revoked, expired and unknown tokens', async () => {
-    const revoked = await sut.app.inject({ method: 'POST', url: '/api/v1/account/tokens', headers: { cookie }, payload: { name: 'r', scopes: ['account:read'] } });
+    const revoked = await sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/account/tokens',
+      headers: { cookie },
+      payload: { name: 'r', scopes: ['account:read'] },
+    });
     const del = await sut.app.inject({ method: 'DELETE', url: `/api/v1/account/tokens/${revoked.json().id}`, headers: { cookie } });
     expect(del.statusCode).toBe(204);
     const afterRevoke = await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(revoked.json().token) });
@@ -123,7 +137,12 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
   });
 
   it('refuses a cross-origin cookie write', async () => {
-    const res = await sut.app.inject({ method: 'POST', url: '/api/v1/recipes', headers: { cookie, origin: 'https://evil.example' }, payload: { name: 'x', operations: [] } });
+    const res = await sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/recipes',
+      headers: { cookie, origin: 'https://evil.example' },
+      payload: { name: 'x', operations: [] },
+    });
     expect(res.statusCode).toBe(403);
   });
 
@@ -156,7 +175,7 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
     expect((await from('192.0.2.78', ADMIN)).statusCode).toBe(200);
   });
 
-  it("cannot be turned against the admin: 25 wrong passwords from one address leave the right password working from another", async () => {
+  it('cannot be turned against the admin: 25 wrong passwords from one address leave the right password working from another', async () => {
     const from = (remoteAddress: string, payload: object) => sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload, remoteAddress });
     const guess = { email: ADMIN.email, password: 'not the password' };
     for (let i = 0; i < 25; i++) expect((await from('203.0.113.66', guess)).statusCode).toBe(401);

@@ -18,10 +18,17 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     expect(res.statusCode).toBe(200);
     const items = res.json().items as { id: string; kind: string; write: boolean; extensions: string[] }[];
     for (const id of ['GPKG', 'GeoJSON', 'ESRI Shapefile', 'FlatGeobuf', 'CSV', 'GTiff']) {
-      expect(items.some((f) => f.id === id), id).toBe(true);
+      expect(
+        items.some((f) => f.id === id),
+        id,
+      ).toBe(true);
     }
     // File formats only: databases and in-memory drivers are not something convert writes.
-    for (const id of ['PostgreSQL', 'MySQL', 'Memory', 'Carto']) expect(items.some((f) => f.id === id), id).toBe(false);
+    for (const id of ['PostgreSQL', 'MySQL', 'Memory', 'Carto'])
+      expect(
+        items.some((f) => f.id === id),
+        id,
+      ).toBe(false);
     expect(items.find((f) => f.id === 'GPKG' && f.kind === 'vector')).toMatchObject({ read: true, write: true, multi_layer: true, extensions: ['gpkg'] });
   });
 
@@ -49,7 +56,11 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
   });
 
   it('lists every catalog operation with id, label, parameters and an example, behind workspaces:read', async () => {
-    const denied = await sut.app.inject({ method: 'GET', url: '/api/v1/transformations', headers: bearer(await createToken(sut.app, cookie, ['recipes:read'])) });
+    const denied = await sut.app.inject({
+      method: 'GET',
+      url: '/api/v1/transformations',
+      headers: bearer(await createToken(sut.app, cookie, ['recipes:read'])),
+    });
     expect(denied.statusCode).toBe(403);
     const token = await createToken(sut.app, cookie, ['workspaces:read']);
     const res = await sut.app.inject({ method: 'GET', url: '/api/v1/transformations', headers: bearer(token) });
@@ -57,7 +68,10 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     const items = res.json().items;
     expect(items.map((i: { id: string }) => i.id)).toEqual(operationCatalog.map((d) => d.id));
     for (const id of ['buffer', 'simplify', 'rename_column', 'reproject', 'filter', 'dissolve', 'clip_bbox', 'make_valid']) {
-      expect(items.some((i: { id: string }) => i.id === id), id).toBe(true);
+      expect(
+        items.some((i: { id: string }) => i.id === id),
+        id,
+      ).toBe(true);
     }
     const buffer = items.find((i: { id: string }) => i.id === 'buffer');
     expect(buffer.requires_geometry).toBe(true);
@@ -91,11 +105,21 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error.code).toBe('not_found');
 
-    const badJson = await sut.app.inject({ method: 'POST', url: '/api/v1/recipes', headers: { cookie, 'content-type': 'application/json' }, payload: '{"name": ' });
+    const badJson = await sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/recipes',
+      headers: { cookie, 'content-type': 'application/json' },
+      payload: '{"name": ',
+    });
     expect(badJson.statusCode).toBe(422);
     expect(badJson.json().error.code).toBe('validation_error');
 
-    const nul = await sut.app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: '{"email":"a\\u0000b","password":"x"}', headers: { 'content-type': 'application/json' } });
+    const nul = await sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/login',
+      payload: '{"email":"a\\u0000b","password":"x"}',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(nul.statusCode).toBe(422);
     expect(nul.json().error.code).toBe('validation_error');
     const emptyBody = await sut.app.inject({ method: 'POST', url: '/api/v1/recipes', headers: { cookie, 'content-type': 'application/json' }, payload: '' });
@@ -109,17 +133,24 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     expect(badEncoding.statusCode).toBe(400);
     expect(badEncoding.json().error).toBeDefined();
 
-    const noBoundary = await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', headers: { cookie, 'content-type': 'multipart/form-data' }, payload: 'x' });
+    const noBoundary = await sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/workspaces',
+      headers: { cookie, 'content-type': 'multipart/form-data' },
+      payload: 'x',
+    });
     expect(noBoundary.statusCode).toBe(422);
     expect(noBoundary.json().error.code).toBe('validation_error');
 
     const withCrash = await buildApp(sut.services, {
       logger: false,
-      extraRoutes: [() => async (app) => {
-        app.get('/__boom', { config: { auth: { public: true } } }, async () => {
-          throw new Error('password=hunter2 at /srv/secret/path');
-        });
-      }],
+      extraRoutes: [
+        () => async (app) => {
+          app.get('/__boom', { config: { auth: { public: true } } }, async () => {
+            throw new Error('password=hunter2 at /srv/secret/path');
+          });
+        },
+      ],
     });
     const boom = await withCrash.inject({ method: 'GET', url: '/api/v1/__boom' });
     await withCrash.close();

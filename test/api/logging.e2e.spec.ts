@@ -20,7 +20,10 @@ describe.skipIf(skipWithoutDatabase)('structured logs', () => {
     const login = await app.inject({ method: 'POST', url: '/api/v1/auth/login', payload: ADMIN });
     const cookieValue = login.cookies.find((c) => c.name === 'svc_session')!.value;
     const created = await app.inject({
-      method: 'POST', url: '/api/v1/account/tokens', headers: { cookie: `svc_session=${cookieValue}` }, payload: { name: 'log', scopes: ['account:read'] },
+      method: 'POST',
+      url: '/api/v1/account/tokens',
+      headers: { cookie: `svc_session=${cookieValue}` },
+      payload: { name: 'log', scopes: ['account:read'] },
     });
     const token = created.json().token as string;
     await app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(token) });

@@ -15,7 +15,10 @@ function requestStrings(doc: Schema): { where: string; schema: Schema }[] {
     if (types.includes('string') && !schema.enum && schema.const === undefined && schema.format !== 'binary') found.push({ where, schema });
     for (const [key, value] of Object.entries(schema)) {
       if (key === 'discriminator' || key === 'not') continue;
-      if (Array.isArray(value)) value.forEach((v, i) => { visit(v, `${where}.${key}[${i}]`); });
+      if (Array.isArray(value))
+        value.forEach((v, i) => {
+          visit(v, `${where}.${key}[${i}]`);
+        });
       else visit(value, `${where}.${key}`);
     }
   };

@@ -30,7 +30,10 @@ describe.skipIf(skipWithoutDatabase)('cached principals across API instances', (
   });
 
   const me = (app: FastifyInstance, token: string) => app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(token) });
-  const tokenId = async (token: string) => (await a.app.inject({ method: 'GET', url: '/api/v1/account/tokens', headers: { cookie } })).json().items.find((t: { prefix: string }) => token.startsWith(t.prefix)).id as string;
+  const tokenId = async (token: string) =>
+    (await a.app.inject({ method: 'GET', url: '/api/v1/account/tokens', headers: { cookie } }))
+      .json()
+      .items.find((t: { prefix: string }) => token.startsWith(t.prefix)).id as string;
 
   it('serves a token from its cache until the projection announces a change', async () => {
     const token = await createToken(a.app, cookie, ['account:read']);

@@ -41,7 +41,10 @@ describe.skipIf(skipWithoutDatabase)('Recipes through /api/v1', () => {
 
     const updated = await call('PUT', `/api/v1/recipes/${recipe.id}`, { name: 'Clean parcels v2', operations: [{ type: 'simplify', tolerance: 2 }] });
     expect(updated.statusCode).toBe(200);
-    expect((await call('GET', `/api/v1/recipes/${recipe.id}`)).json()).toMatchObject({ name: 'Clean parcels v2', operations: [{ type: 'simplify', tolerance: 2 }] });
+    expect((await call('GET', `/api/v1/recipes/${recipe.id}`)).json()).toMatchObject({
+      name: 'Clean parcels v2',
+      operations: [{ type: 'simplify', tolerance: 2 }],
+    });
 
     expect((await call('DELETE', `/api/v1/recipes/${recipe.id}`)).statusCode).toBe(204);
     const gone = await call('GET', `/api/v1/recipes/${recipe.id}`);

@@ -38,7 +38,11 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     const created = await call('POST', '/api/v1/sources', { name: 'Warehouse', type: 'postgis', configuration: postgis });
     expect(created.statusCode).toBe(201);
     const source = created.json();
-    expect(source).toMatchObject({ name: 'Warehouse', type: 'postgis', configuration: { host: '127.0.0.1', port: 5432, ssl_mode: 'prefer', has_password: true } });
+    expect(source).toMatchObject({
+      name: 'Warehouse',
+      type: 'postgis',
+      configuration: { host: '127.0.0.1', port: 5432, ssl_mode: 'prefer', has_password: true },
+    });
     expect(source.id).toMatch(/^src_/);
     expect(created.body).not.toContain(SECRET);
     expect(source.configuration).not.toHaveProperty('password');
@@ -48,7 +52,11 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     expect(list.items.map((s: { id: string }) => s.id)).toEqual([source.id]);
 
     // omitted secret is kept, null clears it
-    const kept = await call('PUT', `/api/v1/sources/${source.id}`, { name: 'Warehouse 2', type: 'postgis', configuration: { ...postgis, password: undefined } });
+    const kept = await call('PUT', `/api/v1/sources/${source.id}`, {
+      name: 'Warehouse 2',
+      type: 'postgis',
+      configuration: { ...postgis, password: undefined },
+    });
     expect(kept.statusCode).toBe(200);
     expect(kept.json()).toMatchObject({ name: 'Warehouse 2', configuration: { has_password: true } });
     const cleared = await call('PUT', `/api/v1/sources/${source.id}`, { name: 'Warehouse 2', type: 'postgis', configuration: { ...postgis, password: null } });
@@ -75,7 +83,11 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     const unknown = await call('POST', '/api/v1/sources', { name: 'x', type: 'duckdb', configuration: {} });
     expect(unknown.statusCode).toBe(422);
     expect(unknown.json().error.details.issues[0].path).toBe('body.type');
-    const sourceOnly = await call('POST', '/api/v1/destinations', { name: 'x', type: 'featureserver', configuration: { url: 'https://example.org/FeatureServer' } });
+    const sourceOnly = await call('POST', '/api/v1/destinations', {
+      name: 'x',
+      type: 'featureserver',
+      configuration: { url: 'https://example.org/FeatureServer' },
+    });
     expect(sourceOnly.statusCode).toBe(422);
     expect(sourceOnly.json().error.details.issues[0].path).toBe('body.type');
     const extra = await call('POST', '/api/v1/sources', { name: 'x', type: 'postgis', configuration: { ...postgis, colour: 'red' } });
@@ -92,7 +104,12 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     await registerUser(sut.services, { email: 'other@example.com', password: 'another long password' });
     const otherCookie = await login(sut.app, { email: 'other@example.com', password: 'another long password' });
     const other = await createToken(sut.app, otherCookie, ['sources:read', 'sources:write']);
-    for (const [method, url] of [['GET', `/api/v1/sources/${mine.id}`], ['DELETE', `/api/v1/sources/${mine.id}`], ['POST', `/api/v1/sources/${mine.id}/test`], ['GET', `/api/v1/sources/${mine.id}/discover`]] as const) {
+    for (const [method, url] of [
+      ['GET', `/api/v1/sources/${mine.id}`],
+      ['DELETE', `/api/v1/sources/${mine.id}`],
+      ['POST', `/api/v1/sources/${mine.id}/test`],
+      ['GET', `/api/v1/sources/${mine.id}/discover`],
+    ] as const) {
       const res = await call(method, url, undefined, other);
       expect(res.statusCode, `${method} ${url}`).toBe(404);
       expect(res.json().error.code).toBe('source_not_found');
@@ -121,7 +138,10 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     expect((await call('POST', `/api/v1/sources/${saved.id}/test`)).json()).toMatchObject({ ok: true });
     // Every type is implemented now: a draft test of one of the last to land (geonode) against a
     // closed port is a classified failure, never not_implemented, and says nothing secret.
-    const later = await call('POST', '/api/v1/destinations/test', { type: 'geonode', configuration: { url: `http://127.0.0.1:${port}`, username: 'u', password: SECRET } });
+    const later = await call('POST', '/api/v1/destinations/test', {
+      type: 'geonode',
+      configuration: { url: `http://127.0.0.1:${port}`, username: 'u', password: SECRET },
+    });
     expect(later.statusCode).toBe(200);
     expect(later.json()).toMatchObject({ ok: false, status: 'unreachable' });
     expect(later.body).not.toContain(SECRET);
@@ -138,11 +158,57 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     const res = await sut.app.inject({ method: 'GET', url: '/api/v1/connectors' });
     expect(res.statusCode).toBe(200);
     const items = res.json().items as { type: string; kinds: string[]; secrets: string[] }[];
-    expect(items.filter((c) => c.kinds.includes('source')).map((c) => c.type).sort()).toEqual(
-      ['url', 'http', 's3', 'azureblob', 'gdrive', 'featureserver', 'postgis', 'sqlserver', 'mysql', 'oracle', 'bigquery', 'snowflake', 'geoserver', 'geonode', 'ogcfeatures', 'stac', 'ckan', 'hub', 'qfieldcloud', 'merginmaps'].sort(),
+    expect(
+      items
+        .filter((c) => c.kinds.includes('source'))
+        .map((c) => c.type)
+        .sort(),
+    ).toEqual(
+      [
+        'url',
+        'http',
+        's3',
+        'azureblob',
+        'gdrive',
+        'featureserver',
+        'postgis',
+        'sqlserver',
+        'mysql',
+        'oracle',
+        'bigquery',
+        'snowflake',
+        'geoserver',
+        'geonode',
+        'ogcfeatures',
+        'stac',
+        'ckan',
+        'hub',
+        'qfieldcloud',
+        'merginmaps',
+      ].sort(),
     );
-    expect(items.filter((c) => c.kinds.includes('destination')).map((c) => c.type).sort()).toEqual(
-      ['postgis', 'sqlserver', 'mysql', 'oracle', 'bigquery', 'snowflake', 's3', 'azureblob', 'gdrive', 'sftp', 'hub', 'geoserver', 'geonode', 'webhook'].sort(),
+    expect(
+      items
+        .filter((c) => c.kinds.includes('destination'))
+        .map((c) => c.type)
+        .sort(),
+    ).toEqual(
+      [
+        'postgis',
+        'sqlserver',
+        'mysql',
+        'oracle',
+        'bigquery',
+        'snowflake',
+        's3',
+        'azureblob',
+        'gdrive',
+        'sftp',
+        'hub',
+        'geoserver',
+        'geonode',
+        'webhook',
+      ].sort(),
     );
     expect(items.find((c) => c.type === 'postgis')!.secrets).toEqual(['password']);
   });

@@ -110,15 +110,26 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
 
   it('object stores: s3 and azureblob endpoints on a denied port are refused (through the SDKs)', async () => {
     expectRefused(await test('sources', 's3', { bucket: 'bucket', region: 'us-east-1', endpoint: `http://127.0.0.1:${open.port}`, force_path_style: true }));
-    expectRefused(await test('sources', 'azureblob', { account_name: 'devstoreaccount1', container: 'ctr', endpoint: `http://127.0.0.1:${open.port}/devstoreaccount1` }));
+    expectRefused(
+      await test('sources', 'azureblob', { account_name: 'devstoreaccount1', container: 'ctr', endpoint: `http://127.0.0.1:${open.port}/devstoreaccount1` }),
+    );
     expect(open.connections()).toBe(0);
   });
 
-  it('databases and SFTP: mysql and sftp on a denied port, PostGIS at the service\'s own database (refused by default)', async () => {
+  it("databases and SFTP: mysql and sftp on a denied port, PostGIS at the service's own database (refused by default)", async () => {
     expectRefused(await test('sources', 'mysql', { host: '127.0.0.1', port: open.port, database: 'gis', username: 'u', password: 'p' }));
     expectRefused(await test('destinations', 'sftp', { host: '127.0.0.1', port: open.port, username: 'u', password: 'p' }));
     // Before the policy this answered authentication_failed: it had connected to the service's own PostgreSQL.
-    const own = expectRefused(await test('sources', 'postgis', { host: '127.0.0.1', port: ownDatabasePort, database: 'postgres', username: 'nobody', password: 'p', ssl_mode: 'disable' }));
+    const own = expectRefused(
+      await test('sources', 'postgis', {
+        host: '127.0.0.1',
+        port: ownDatabasePort,
+        database: 'postgres',
+        username: 'nobody',
+        password: 'p',
+        ssl_mode: 'disable',
+      }),
+    );
     expect(own.message).toContain("service's own PostgreSQL");
     expect(open.connections()).toBe(0);
   });
@@ -132,7 +143,11 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
 
   /** A service-account key file as Google issues them (signed locally: no token request is needed). */
   const serviceAccountKey = () => {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const { privateKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
     return JSON.stringify({ type: 'service_account', client_email: 'loader@geoflow.iam.gserviceaccount.com', private_key: privateKey, private_key_id: 'k1' });
   };
 
@@ -145,14 +160,33 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
 
   it("gdrive: a denied api_url (a service account's first request) and a denied token_url (OAuth's) are refused", async () => {
     const at = `http://127.0.0.1:${open.port}`;
-    expectRefused(await test('sources', 'gdrive', { credentials_json: serviceAccountKey(), folder_id: '1AbCdEfGhIjKlMnOp', api_url: at, token_url: `${at}/token` }));
+    expectRefused(
+      await test('sources', 'gdrive', { credentials_json: serviceAccountKey(), folder_id: '1AbCdEfGhIjKlMnOp', api_url: at, token_url: `${at}/token` }),
+    );
     // The API is allowed here: the refusal is the token endpoint's.
-    expectRefused(await test('destinations', 'gdrive', { client_id: 'c', client_secret: 's', refresh_token: 'r', api_url: `http://127.0.0.1:${redirectorPort}`, token_url: `${at}/token` }));
+    expectRefused(
+      await test('destinations', 'gdrive', {
+        client_id: 'c',
+        client_secret: 's',
+        refresh_token: 'r',
+        api_url: `http://127.0.0.1:${redirectorPort}`,
+        token_url: `${at}/token`,
+      }),
+    );
     expect(open.connections()).toBe(0);
   });
 
   it('snowflake: an access_url on a denied port is refused (through snowflake-sdk)', async () => {
-    expectRefused(await test('sources', 'snowflake', { account: 'geoflow', username: 'loader', password: 'p', database: 'GIS', schema: 'PUBLIC', access_url: `http://127.0.0.1:${open.port}` }));
+    expectRefused(
+      await test('sources', 'snowflake', {
+        account: 'geoflow',
+        username: 'loader',
+        password: 'p',
+        database: 'GIS',
+        schema: 'PUBLIC',
+        access_url: `http://127.0.0.1:${open.port}`,
+      }),
+    );
     expect(open.connections()).toBe(0);
   });
 
@@ -169,7 +203,9 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
     ]) {
       expectRefused(await test('sources', 'url', { url }));
     }
-    expectRefused(await test('destinations', 'postgis', { host: '169.254.169.254', port: 5432, database: 'd', username: 'u', password: 'p', ssl_mode: 'disable' }));
+    expectRefused(
+      await test('destinations', 'postgis', { host: '169.254.169.254', port: 5432, database: 'd', username: 'u', password: 'p', ssl_mode: 'disable' }),
+    );
   });
 
   it("by default: the Temporal web UI the service links to (SVC_TEMPORAL_UI_URL), which lists every user's Runs to any GET", async () => {

@@ -68,7 +68,8 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     const shape = c.configuration.shape as Record<string, unknown>;
     if ('host' in shape) config.host = '127.0.0.1';
     if ('port' in shape) config.port = closedPort;
-    for (const field of ['url', 'endpoint', 'api_endpoint', 'access_url', 'api_url', 'token_url']) if (field in shape) config[field] = `http://127.0.0.1:${closedPort}/${c.type}`;
+    for (const field of ['url', 'endpoint', 'api_endpoint', 'access_url', 'api_url', 'token_url'])
+      if (field in shape) config[field] = `http://127.0.0.1:${closedPort}/${c.type}`;
     if ('force_path_style' in shape) config.force_path_style = true;
     for (const field of c.secrets) config[field] = plant(c.type, field);
     return config;
@@ -131,16 +132,39 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 90_000;
     while (Date.now() < deadline) {
-      const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${base}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       await new Promise((r) => setTimeout(r, 250));
     }
     await waitForPoller(loadConfig(env), 60_000);
-    const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin: base }, body: JSON.stringify(ADMIN) });
-    const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-    const allScopes = ['sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'workspaces:read', 'workspaces:write', 'workspaces:run', 'jobs:read', 'jobs:write', 'jobs:run'];
+    const login = await fetch(`${base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: base },
+      body: JSON.stringify(ADMIN),
+    });
+    const cookie = login.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
+    const allScopes = [
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
+      'workspaces:read',
+      'workspaces:write',
+      'workspaces:run',
+      'jobs:read',
+      'jobs:write',
+      'jobs:run',
+    ];
     const created = await fetch(`${base}/api/v1/account/tokens`, {
-      method: 'POST', headers: { 'content-type': 'application/json', cookie, origin: base }, body: JSON.stringify({ name: 'planted', scopes: allScopes }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie, origin: base },
+      body: JSON.stringify({ name: 'planted', scopes: allScopes }),
     });
     headers = { authorization: `Bearer ${(await created.json()).token}` };
   }, 180_000);
@@ -172,7 +196,11 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
         const id = created.json().id as string;
         for (const field of c.secrets) expect(created.json().configuration[`has_${field}`]).toBe(true);
         await call('GET', `/api/v1/${plural}/${id}`);
-        await call('PUT', `/api/v1/${plural}/${id}`, { name: `${c.type} ${kind} 2`, type: c.type, configuration: { ...configurationFor(c), ...Object.fromEntries(c.secrets.map((s) => [s, undefined])) } });
+        await call('PUT', `/api/v1/${plural}/${id}`, {
+          name: `${c.type} ${kind} 2`,
+          type: c.type,
+          configuration: { ...configurationFor(c), ...Object.fromEntries(c.secrets.map((s) => [s, undefined])) },
+        });
         await call('POST', `/api/v1/${plural}/${id}/test`);
         await call('POST', `/api/v1/${plural}/test`, { type: c.type, configuration: configurationFor(c) });
         await call('GET', `/api/v1/${plural}/${id}/discover?schema=public`);
@@ -184,8 +212,12 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
         }
         if (c.type === 'hub') {
           // the hub browse helpers open the connection too; and a password alone goes to generateToken
-          for (const sub of ['hub/items?q=parcels', 'hub/folders', 'hub/items/abc123/layers']) expect((await call('GET', `/api/v1/${plural}/${id}/${sub}`)).status).toBe(422);
-          await call('POST', `/api/v1/${plural}/test`, { type: 'hub', configuration: { url: `http://127.0.0.1:${closedPort}/portal`, username: 'gis', password: plant('hub', 'password') } });
+          for (const sub of ['hub/items?q=parcels', 'hub/folders', 'hub/items/abc123/layers'])
+            expect((await call('GET', `/api/v1/${plural}/${id}/${sub}`)).status).toBe(422);
+          await call('POST', `/api/v1/${plural}/test`, {
+            type: 'hub',
+            configuration: { url: `http://127.0.0.1:${closedPort}/portal`, username: 'gis', password: plant('hub', 'password') },
+          });
         }
         if (kind === 'source') await call('POST', '/api/v1/workspaces', { source_id: id, source_resource: c.source!.shorthand ? 'thing' : null });
         else await call('POST', `/api/v1/workspaces/${workspace.id}/deliver`, { destination_id: id, destination_target: deliveryTargets[c.type] ?? {} });
@@ -199,7 +231,12 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     // has made its first attempt, after the state of their pending attempts is kept for the search.
     const runs: { job: string; run: string }[] = [];
     for (const source of sources) {
-      const job = await call('POST', '/api/v1/jobs', { name: `planted ${source.type}`, source_id: source.id, source_resource: source.resource, destination_id: webhook });
+      const job = await call('POST', '/api/v1/jobs', {
+        name: `planted ${source.type}`,
+        source_id: source.id,
+        source_resource: source.resource,
+        destination_id: webhook,
+      });
       expect(job.status, `${source.type} Job: ${job.text}`).toBe(201);
       const run = await call('POST', `/api/v1/jobs/${job.json().id}/run`);
       expect(run.status, run.text).toBe(201);
@@ -245,7 +282,9 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     try {
       const events = (await client.query('SELECT data::text AS d FROM events')).rows.map((r) => r.d as string).join('\n');
       expect(events).toMatch(/"v1\./);
-      const tables = (await client.query(`SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')`)).rows;
+      const tables = (
+        await client.query(`SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')`)
+      ).rows;
       let rows = '';
       for (const t of tables) {
         const r = await client.query(`SELECT row_to_json(x)::text AS j FROM ${pg.escapeIdentifier(t.table_schema)}.${pg.escapeIdentifier(t.table_name)} x`);

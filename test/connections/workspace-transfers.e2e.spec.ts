@@ -25,7 +25,13 @@ describe.skipIf(skip)('Workspace import and delivery', () => {
     sut = await createTestApp({ temporal: true, env: { SVC_MAX_UPLOAD_MB: '1' } });
     worker = await startTestWorker(sut.services.config);
     token = await createToken(sut.app, await login(sut.app), [
-      'workspaces:read', 'workspaces:write', 'workspaces:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write',
+      'workspaces:read',
+      'workspaces:write',
+      'workspaces:run',
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
     ]);
     served['/places.geojson'] = pointsGeoJson(fixtureDir(), 12);
     served['/parcels.zip'] = zippedShapefile(fixtureDir());
@@ -72,7 +78,9 @@ describe.skipIf(skip)('Workspace import and delivery', () => {
     expect(ws.layers[0]).toMatchObject({ name: 'places', feature_count: 12 });
     expect((await send('GET', `/api/v1/workspaces/${ws.id}/data-preview?limit=5`)).json().preview_row_count).toBe(5);
     expect((await send('GET', `/api/v1/workspaces/${ws.id}/spatial-preview`)).json().returned_count).toBe(12);
-    expect((await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'buffer', distance: 10, units: 'meters' }] })).statusCode).toBe(200);
+    expect(
+      (await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'buffer', distance: 10, units: 'meters' }] })).statusCode,
+    ).toBe(200);
     const converted = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' });
     expect(converted.statusCode, converted.body).toBe(200);
     expect(converted.json().status).toBe('completed');
@@ -121,7 +129,9 @@ describe.skipIf(skip)('Workspace import and delivery', () => {
   it('delivery: job_not_ready before a convert, refused and unknown Destinations', async () => {
     const m = multipartFile(pointsGeoJson(fixtureDir(), 3));
     const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } })).json();
-    const later = (await send('POST', '/api/v1/destinations', { name: 'g', type: 'geonode', configuration: { url: `http://127.0.0.1:${await closedPort()}` } })).json();
+    const later = (
+      await send('POST', '/api/v1/destinations', { name: 'g', type: 'geonode', configuration: { url: `http://127.0.0.1:${await closedPort()}` } })
+    ).json();
     const early = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: later.id, destination_target: { title: 't' } });
     expect(early.statusCode).toBe(409);
     expect(early.json().error.code).toBe('job_not_ready');

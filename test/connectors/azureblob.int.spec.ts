@@ -16,7 +16,13 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
 
   beforeAll(async () => {
     server = await startAzurite();
-    config = azureblob.configuration.parse({ account_name: server.accountName, container: CONTAINER, endpoint: server.endpoint, prefix: 'team', account_key: server.accountKey });
+    config = azureblob.configuration.parse({
+      account_name: server.accountName,
+      container: CONTAINER,
+      endpoint: server.endpoint,
+      prefix: 'team',
+      account_key: server.accountKey,
+    });
     admin = new ContainerClient(`${server.endpoint}/${CONTAINER}`, new StorageSharedKeyCredential(server.accountName, server.accountKey));
     await admin.create();
   });
@@ -57,7 +63,11 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
       const writeOnly = await azureblob.test!(withSas(sas('cw')), connectorContext());
       expect(writeOnly).toMatchObject({ ok: false, status: 'permission_denied' });
       expect(JSON.stringify(writeOnly)).not.toContain('sig=');
-      expect(await azureblob.test!({ ...config, container: 'nothing-here' }, connectorContext())).toMatchObject({ ok: false, status: 'not_found', tried: { container: 'nothing-here' } });
+      expect(await azureblob.test!({ ...config, container: 'nothing-here' }, connectorContext())).toMatchObject({
+        ok: false,
+        status: 'not_found',
+        tried: { container: 'nothing-here' },
+      });
       const closed = `http://127.0.0.1:${await closedPort()}/${server.accountName}`;
       expect(await azureblob.test!({ ...config, endpoint: closed }, connectorContext())).toMatchObject({ ok: false, status: 'unreachable' });
     });
@@ -73,7 +83,9 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
       expect(readFileSync(first.file, 'utf8')).toBe('name,lat,lon\nBern,46.9,7.4\n');
       expect(first.sync?.cursor).toMatchObject({ blob: 'team/in/stations.csv', etag: expect.any(String) });
 
-      expect(await azureblob.source!.extract(config, { blob: 'in/stations.csv' }, connectorContext(), { sync: first.sync! })).toMatchObject({ unchanged: true });
+      expect(await azureblob.source!.extract(config, { blob: 'in/stations.csv' }, connectorContext(), { sync: first.sync! })).toMatchObject({
+        unchanged: true,
+      });
       await put('team/in/stations.csv', 'name,lat,lon\nChur,46.8,9.5\n');
       const changed = await azureblob.source!.extract(config, { blob: 'in/stations.csv' }, connectorContext(), { sync: first.sync! });
       expect(readFileSync(changed.file, 'utf8')).toContain('Chur');
@@ -82,7 +94,10 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
     it('refuses a blob over the limit, leaving nothing behind; a missing blob is not_found', async () => {
       await put('team/in/big.bin', randomBytes(5000));
       const ctx = connectorContext({ maxBytes: 4096 });
-      expect(await expectConnectorError(azureblob.source!.extract(config, { blob: 'in/big.bin' }, ctx, {}), 'too_large')).toMatchObject({ reason: 'too_large', details: { max_bytes: 4096 } });
+      expect(await expectConnectorError(azureblob.source!.extract(config, { blob: 'in/big.bin' }, ctx, {}), 'too_large')).toMatchObject({
+        reason: 'too_large',
+        details: { max_bytes: 4096 },
+      });
       expect(filesIn(ctx.workDir)).toEqual([]);
       expect(await expectConnectorError(azureblob.source!.extract(config, { blob: 'in/none.gpkg' }, connectorContext(), {}), 'not_found')).toMatchObject({
         reason: 'not_found',
@@ -98,8 +113,14 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
       const first = randomBytes(8 * 1024 * 1024 + 4321); // two blocks
       writeFileSync(file, first);
       const progress: number[] = [];
-      const result = await azureblob.destination!.deliver(config, { blob: 'exports/' }, deliverInput(file, 'dl_one'), { ...ctx, progress: (p) => progress.push(p.bytes!) });
-      expect(result).toEqual({ target: { account_name: server.accountName, container: CONTAINER, blob: 'team/exports/out.geojson' }, bytes_written: first.length });
+      const result = await azureblob.destination!.deliver(config, { blob: 'exports/' }, deliverInput(file, 'dl_one'), {
+        ...ctx,
+        progress: (p) => progress.push(p.bytes!),
+      });
+      expect(result).toEqual({
+        target: { account_name: server.accountName, container: CONTAINER, blob: 'team/exports/out.geojson' },
+        bytes_written: first.length,
+      });
       expect(progress).toHaveLength(2);
       expect((await read('team/exports/out.geojson')).equals(first)).toBe(true);
       const props = await admin.getBlobClient('team/exports/out.geojson').getProperties();
@@ -143,7 +164,10 @@ describe.skipIf(azuriteUnavailable())('azureblob connector against Azurite', () 
       writeFileSync(file, '{"type":"FeatureCollection","features":[]}');
       await azureblob.destination!.deliver(withSas(sas('cw')), { blob: 'sas.geojson' }, deliverInput(file, 'dl_sas'), ctx);
       expect((await read('team/sas.geojson')).toString()).toContain('FeatureCollection');
-      const denied = await expectConnectorError(azureblob.destination!.deliver(withSas(sas('r')), { blob: 'sas2.geojson' }, deliverInput(file, 'dl_sas2'), ctx), 'permission_denied');
+      const denied = await expectConnectorError(
+        azureblob.destination!.deliver(withSas(sas('r')), { blob: 'sas2.geojson' }, deliverInput(file, 'dl_sas2'), ctx),
+        'permission_denied',
+      );
       expect(denied).toMatchObject({ reason: 'permission_denied', retryable: false, details: { blob: 'team/sas2.geojson' } });
       expect(denied.message).not.toContain('sig=');
     });

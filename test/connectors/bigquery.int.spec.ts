@@ -24,7 +24,13 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
 
   beforeAll(async () => {
     server = await startBigQueryServer();
-    config = { project_id: server.project, dataset: 'gis', credentials_json: JSON.stringify(server.keys.writer), api_endpoint: server.endpoint, location: 'EU' };
+    config = {
+      project_id: server.project,
+      dataset: 'gis',
+      credentials_json: JSON.stringify(server.keys.writer),
+      api_endpoint: server.endpoint,
+      location: 'EU',
+    };
     await bigQueryClient(config).createDataset('gis', { location: 'EU' });
     dir = fixtureDir();
   });
@@ -60,7 +66,13 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
       child.once('exit', (code) => (code === 0 ? resolve([out, err]) : reject(new Error(`check.py exited with ${code}\n${err}`))));
     });
     expect(JSON.parse(stdout.trim().split('\n').pop()!), stderr).toMatchObject({
-      load_state: 'DONE', tables: ['points'], query_rows: 1, duplicate_job: 'Conflict', missing_table: 'NotFound', out_of_range_geography: 'BadRequest', no_permission: 'Forbidden',
+      load_state: 'DONE',
+      tables: ['points'],
+      query_rows: 1,
+      duplicate_job: 'Conflict',
+      missing_table: 'NotFound',
+      out_of_range_geography: 'BadRequest',
+      no_permission: 'Forbidden',
     });
   });
 
@@ -72,10 +84,19 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
       await connector.test!({ ...config, credentials_json: JSON.stringify(server.keys.stranger) }, connectorContext()),
       await connector.test!({ ...config, credentials_json: JSON.stringify(server.keys.nobody) }, connectorContext()),
       await connector.test!({ ...config, dataset: 'missing' }, connectorContext()),
-      await connector.test!({ ...config, credentials_json: '{"type": "service_account", "client_email": "x@y", "private_key": "not a key"}' }, connectorContext()),
+      await connector.test!(
+        { ...config, credentials_json: '{"type": "service_account", "client_email": "x@y", "private_key": "not a key"}' },
+        connectorContext(),
+      ),
       await connector.test!({ ...config, api_endpoint: `http://127.0.0.1:${await closedPort()}` }, connectorContext({ signal: AbortSignal.timeout(8_000) })),
     ];
-    expect(results.map((r) => r.status)).toEqual(['authentication_failed', 'permission_denied', 'not_found', 'authentication_failed', expect.stringMatching(/^(unreachable|timeout)$/)]);
+    expect(results.map((r) => r.status)).toEqual([
+      'authentication_failed',
+      'permission_denied',
+      'not_found',
+      'authentication_failed',
+      expect.stringMatching(/^(unreachable|timeout)$/),
+    ]);
     for (const r of [ok, ...results]) {
       const text = JSON.stringify(r);
       for (const key of Object.values(server.keys)) expect(text).not.toContain(key.private_key.split('\n')[1]);
@@ -83,18 +104,33 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
   });
 
   it('delivers NYC boroughs (EPSG:2263) reprojected to WGS 84 GEOGRAPHY, says so, and maps the long non-ASCII field name', async () => {
-    const result = await connector.destination!.deliver(config, { table: 'boroughs', write_mode: 'create' }, deliverInput(boroughsGpkg(dir), randomUUID()), connectorContext());
-    expect(result).toMatchObject({ rows_written: 3, target: { table: 'boroughs', crs: 'EPSG:4326', geometry_type: 'GEOGRAPHY', reprojected: { from: 'EPSG:2263', to: 'EPSG:4326' } } });
+    const result = await connector.destination!.deliver(
+      config,
+      { table: 'boroughs', write_mode: 'create' },
+      deliverInput(boroughsGpkg(dir), randomUUID()),
+      connectorContext(),
+    );
+    expect(result).toMatchObject({
+      rows_written: 3,
+      target: { table: 'boroughs', crs: 'EPSG:4326', geometry_type: 'GEOGRAPHY', reprojected: { from: 'EPSG:2263', to: 'EPSG:4326' } },
+    });
     const [mapped] = bigQueryColumnNames([LONG_FIELD]);
     expect(mapped).toBe('Poblacion_segun_el_censo_de_2020_del_distrito_municipal_de_Nueva');
     const [metadata] = await bigQueryClient(config).dataset('gis').table('boroughs').getMetadata();
     expect(metadata.schema.fields.map((f: { name: string; type: string }) => `${f.name}:${f.type}`)).toEqual([
-      'geom:GEOGRAPHY', 'BoroCode:INTEGER', 'BoroName:STRING', `${mapped}:INTEGER`, 'Shape_Area:FLOAT',
+      'geom:GEOGRAPHY',
+      'BoroCode:INTEGER',
+      'BoroName:STRING',
+      `${mapped}:INTEGER`,
+      'Shape_Area:FLOAT',
     ]);
     const manhattan = (await rows('SELECT geom, BoroName FROM gis.boroughs WHERE BoroCode = 1'))[0]!;
     // Lower Manhattan, longitude first.
     expect(String(manhattan.geom.value)).toMatch(/^MULTIPOLYGON \(\(\(-74\.0\d+ 40\.\d+/);
-    await expectConnectorError(connector.destination!.deliver(config, { table: 'boroughs', write_mode: 'create' }, deliverInput(boroughsGpkg(dir), randomUUID()), connectorContext()), 'target_exists');
+    await expectConnectorError(
+      connector.destination!.deliver(config, { table: 'boroughs', write_mode: 'create' }, deliverInput(boroughsGpkg(dir), randomUUID()), connectorContext()),
+      'target_exists',
+    );
   });
 
   it('replace twice while a reader polls: never empty; append once per delivery id; the staging tables are gone', async () => {
@@ -102,7 +138,12 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
     await connector.destination!.deliver(config, { table: 'countries', write_mode: 'replace' }, deliverInput(countries, randomUUID()), connectorContext());
     const reader = pollUntilStopped(() => numRows('countries'));
     for (let i = 0; i < 2; i++) {
-      const r = await connector.destination!.deliver(config, { table: 'countries', write_mode: 'replace' }, deliverInput(countries, randomUUID()), connectorContext());
+      const r = await connector.destination!.deliver(
+        config,
+        { table: 'countries', write_mode: 'replace' },
+        deliverInput(countries, randomUUID()),
+        connectorContext(),
+      );
       expect(r).toMatchObject({ rows_written: 3, target: { write_mode: 'replace' } });
       expect(r.target).not.toHaveProperty('reprojected');
     }
@@ -110,7 +151,8 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
     expect(errors).toEqual([]);
     expect([...seen.keys()]).toEqual([3]);
     const id = randomUUID();
-    for (let i = 0; i < 2; i++) await connector.destination!.deliver(config, { table: 'countries', write_mode: 'append' }, deliverInput(countries, id), connectorContext());
+    for (let i = 0; i < 2; i++)
+      await connector.destination!.deliver(config, { table: 'countries', write_mode: 'append' }, deliverInput(countries, id), connectorContext());
     expect(await numRows('countries')).toBe(6);
     expect((await rows("SELECT NAME_ZH FROM gis.countries WHERE ADMIN = 'Côte d''Ivoire'")).map((r) => r.NAME_ZH)).toEqual(['科特迪瓦', '科特迪瓦']);
     const [tables] = await bigQueryClient(config).dataset('gis').getTables();
@@ -119,30 +161,54 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
 
   it('a retried delivery finds its own jobs (ids from the delivery id) and loads nothing twice', async () => {
     const id = randomUUID();
-    const first = await connector.destination!.deliver(config, { table: 'retried', write_mode: 'replace' }, deliverInput(countriesGpkg(dir), id), connectorContext());
+    const first = await connector.destination!.deliver(
+      config,
+      { table: 'retried', write_mode: 'replace' },
+      deliverInput(countriesGpkg(dir), id),
+      connectorContext(),
+    );
     await rows("INSERT INTO gis.retried (ADMIN) VALUES ('written by someone after the copy')");
-    const again = await connector.destination!.deliver(config, { table: 'retried', write_mode: 'replace' }, deliverInput(countriesGpkg(dir), id), connectorContext());
+    const again = await connector.destination!.deliver(
+      config,
+      { table: 'retried', write_mode: 'replace' },
+      deliverInput(countriesGpkg(dir), id),
+      connectorContext(),
+    );
     expect(again).toEqual(first);
     expect(await numRows('retried')).toBe(4);
   });
 
   it('a layer with null geometries loads them as NULL and reads them back as features without geometry', async () => {
-    await connector.destination!.deliver(config, { table: 'addresses', write_mode: 'replace' }, deliverInput(nullGeometriesGpkg(dir), randomUUID()), connectorContext());
+    await connector.destination!.deliver(
+      config,
+      { table: 'addresses', write_mode: 'replace' },
+      deliverInput(nullGeometriesGpkg(dir), randomUUID()),
+      connectorContext(),
+    );
     expect((await rows('SELECT id FROM gis.addresses WHERE geom IS NULL ORDER BY id')).map((r) => r.id)).toEqual([2, 4]);
     const back = await read((await connector.source!.extract(config, { table: 'addresses' }, connectorContext(), {})).file);
-    expect(back.rows.map((r) => [r.id, r.wkt])).toEqual([[1, 'POINT (8.54 47.37)'], [2, null], [3, 'POINT (6.15 46.2)'], [4, null]]);
+    expect(back.rows.map((r) => [r.id, r.wkt])).toEqual([
+      [1, 'POINT (8.54 47.37)'],
+      [2, null],
+      [3, 'POINT (6.15 46.2)'],
+      [4, null],
+    ]);
     expect(back.rows[3]!.address).toBeNull();
   });
 
   it('discover lists datasets, then tables with their GEOGRAPHY columns in the PostGIS shape', async () => {
-    await bigQueryClient(config).dataset('gis').createTable('plain', { schema: [{ name: 'a', type: 'INT64' }] });
+    await bigQueryClient(config)
+      .dataset('gis')
+      .createTable('plain', { schema: [{ name: 'a', type: 'INT64' }] });
     const top = await connector.discover!(config, {}, connectorContext());
     expect(top).toEqual({ host: new URL(server.endpoint).host, database: server.project, schemas: ['gis'] });
     const found = await connector.discover!(config, { schema: 'gis' }, connectorContext());
-    expect(found.tables).toEqual(expect.arrayContaining([
-      { schema: 'gis', name: 'boroughs', has_geometry: true, geometry_type: 'GEOGRAPHY' },
-      { schema: 'gis', name: 'plain', has_geometry: false, geometry_type: null },
-    ]));
+    expect(found.tables).toEqual(
+      expect.arrayContaining([
+        { schema: 'gis', name: 'boroughs', has_geometry: true, geometry_type: 'GEOGRAPHY' },
+        { schema: 'gis', name: 'plain', has_geometry: false, geometry_type: null },
+      ]),
+    );
     await expectConnectorError(connector.discover!(config, { schema: 'nope' }, connectorContext()), 'not_found');
   });
 
@@ -157,13 +223,17 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
     expect(first).toMatchObject({ features: 3, sync: { cursor: { column: 'BoroCode', type: 'INT64', value: '3' } } });
     const again = await connector.source!.extract(config, { table: 'boroughs', cursor_column: 'BoroCode' }, connectorContext(), { sync: first.sync! });
     expect(again.unchanged).toBe(true);
-    await rows('INSERT INTO gis.boroughs (BoroCode, BoroName) VALUES (4, \'Queens\')');
+    await rows("INSERT INTO gis.boroughs (BoroCode, BoroName) VALUES (4, 'Queens')");
     const next = await connector.source!.extract(config, { table: 'boroughs', cursor_column: 'BoroCode' }, connectorContext(), { sync: first.sync! });
     expect(next).toMatchObject({ features: 1, sync: { cursor: { value: '4' } } });
   });
 
   it('a missing table, a bad query and a size limit fail classified and leave no files', async () => {
-    for (const [resource, reason] of [[{ table: 'missing' }, 'not_found'], [{ query: 'SELECT * FROM gis.missing' }, 'not_found'], [{ query: 'SELEC 1' }, 'invalid_data']] as const) {
+    for (const [resource, reason] of [
+      [{ table: 'missing' }, 'not_found'],
+      [{ query: 'SELECT * FROM gis.missing' }, 'not_found'],
+      [{ query: 'SELEC 1' }, 'invalid_data'],
+    ] as const) {
       const ctx = connectorContext();
       await expectConnectorError(connector.source!.extract(config, resource, ctx, {}), reason);
       expect(filesIn(ctx.workDir)).toEqual([]);

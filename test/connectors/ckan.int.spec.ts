@@ -12,7 +12,9 @@ import { boroughCentroidsCsv, boroughsShapefileZip, countriesGeoJson, fixtureDir
 import { closedPort, connectorContext, expectConnectorError } from './support.js';
 
 const ckanapiPython = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools', 'ckanapi', 'bin', 'python');
-const skipWithoutCkanapi = existsSync(ckanapiPython) ? false : `ckanapi is not installed in ${path.dirname(path.dirname(ckanapiPython))}: run \`npm test\` (test/servers/ckan/install.sh installs it)`;
+const skipWithoutCkanapi = existsSync(ckanapiPython)
+  ? false
+  : `ckanapi is not installed in ${path.dirname(path.dirname(ckanapiPython))}: run \`npm test\` (test/servers/ckan/install.sh installs it)`;
 
 describe('ckan connector against the Action API stand-in', () => {
   let portal: CkanStandIn;
@@ -26,7 +28,11 @@ describe('ckan connector against the Action API stand-in', () => {
     const ds = gdal.open(/\.zip$/.test(file) ? `/vsizip/${file}` : file);
     try {
       const l = ds.layers.get(0);
-      return { count: l.features.count(), epsg: l.srs?.getAuthorityCode(null) ?? null, names: l.features.map((f) => f.fields.toObject() as Record<string, unknown>) };
+      return {
+        count: l.features.count(),
+        epsg: l.srs?.getAuthorityCode(null) ?? null,
+        names: l.features.map((f) => f.fields.toObject() as Record<string, unknown>),
+      };
     } finally {
       ds.close();
     }
@@ -36,11 +42,38 @@ describe('ckan connector against the Action API stand-in', () => {
     portal = await startCkanStandIn();
     files = await startHttpFixtureServer({ dir });
     portal.addDataset({ name: 'nyc-boroughs', title: 'NYC Borough Boundaries' });
-    ids.csv2023 = portal.upload('nyc-boroughs', { name: 'Borough centroids 2023', format: 'CSV', filename: 'centroids-2023.csv', body: readFileSync(boroughCentroidsCsv(dir, 'a.csv', 3)), at: '2023-05-01T10:00:00.000000', mimetype: 'text/csv' }).id;
-    ids.shp = portal.upload('nyc-boroughs', { name: 'Borough boundaries', format: 'SHP', filename: 'nybb_16a.zip', body: readFileSync(boroughsShapefileZip(dir)), at: '2024-01-01T00:00:00.000000', mimetype: 'application/zip' }).id;
-    ids.csv2024 = portal.upload('nyc-boroughs', { name: 'Borough centroids 2024', format: 'csv', filename: 'centroids-2024.csv', body: readFileSync(boroughCentroidsCsv(dir, 'b.csv', 5)), at: '2024-05-01T10:00:00.000000', mimetype: 'text/csv' }).id;
+    ids.csv2023 = portal.upload('nyc-boroughs', {
+      name: 'Borough centroids 2023',
+      format: 'CSV',
+      filename: 'centroids-2023.csv',
+      body: readFileSync(boroughCentroidsCsv(dir, 'a.csv', 3)),
+      at: '2023-05-01T10:00:00.000000',
+      mimetype: 'text/csv',
+    }).id;
+    ids.shp = portal.upload('nyc-boroughs', {
+      name: 'Borough boundaries',
+      format: 'SHP',
+      filename: 'nybb_16a.zip',
+      body: readFileSync(boroughsShapefileZip(dir)),
+      at: '2024-01-01T00:00:00.000000',
+      mimetype: 'application/zip',
+    }).id;
+    ids.csv2024 = portal.upload('nyc-boroughs', {
+      name: 'Borough centroids 2024',
+      format: 'csv',
+      filename: 'centroids-2024.csv',
+      body: readFileSync(boroughCentroidsCsv(dir, 'b.csv', 5)),
+      at: '2024-05-01T10:00:00.000000',
+      mimetype: 'text/csv',
+    }).id;
     portal.addDataset({ name: 'countries', title: 'Countries (private)', private: true });
-    ids.countries = portal.upload('countries', { name: 'Admin 0', format: 'GeoJSON', filename: 'countries.geojson', body: readFileSync(countriesGeoJson(dir)), at: '2024-02-02T00:00:00.000000' }).id;
+    ids.countries = portal.upload('countries', {
+      name: 'Admin 0',
+      format: 'GeoJSON',
+      filename: 'countries.geojson',
+      body: readFileSync(countriesGeoJson(dir)),
+      at: '2024-02-02T00:00:00.000000',
+    }).id;
     portal.external('countries-mirror.geojson', readFileSync(countriesGeoJson(dir)));
     ids.mirror = portal.link('countries', { name: 'Mirror', format: 'GeoJSON', url: `${portal.otherOrigin}/external/countries-mirror.geojson`, at: null }).id;
   });
@@ -51,7 +84,11 @@ describe('ckan connector against the Action API stand-in', () => {
 
   it.skipIf(skipWithoutCkanapi)("the stand-in answers ckanapi (CKAN's own client) as CKAN does", async () => {
     // asynchronously: the stand-in answers from this process
-    const { stdout } = await promisify(execFile)(ckanapiPython, [path.resolve('test/servers/ckan/ckanapi_check.py'), portal.url, portal.token, 'nyc-boroughs', 'countries'], { encoding: 'utf8' });
+    const { stdout } = await promisify(execFile)(
+      ckanapiPython,
+      [path.resolve('test/servers/ckan/ckanapi_check.py'), portal.url, portal.token, 'nyc-boroughs', 'countries'],
+      { encoding: 'utf8' },
+    );
     const out = JSON.parse(stdout);
     expect(out.status.ckan_version).toBe('2.11.3');
     expect(out.public.name).toBe('nyc-boroughs');
@@ -59,7 +96,13 @@ describe('ckan connector against the Action API stand-in', () => {
     expect(out.public.resources[1]).toMatchObject({ format: 'SHP', url_type: 'upload', last_modified: '2024-01-01T00:00:00.000000' });
     expect(out.resource_show).toBe('Borough centroids 2023');
     expect(out.package_list).toEqual(['nyc-boroughs']);
-    expect(out).toMatchObject({ missing: 'NotFound', private_anonymous: 'NotAuthorized', private_signed_in: 'countries', no_id: 'ValidationError:name_or_id', search: 1 });
+    expect(out).toMatchObject({
+      missing: 'NotFound',
+      private_anonymous: 'NotAuthorized',
+      private_signed_in: 'countries',
+      no_id: 'ValidationError:name_or_id',
+      search: 1,
+    });
   });
 
   it('tests the portal: CKAN named, nobody listening, not a CKAN', async () => {
@@ -95,7 +138,10 @@ describe('ckan connector against the Action API stand-in', () => {
   it('private datasets: the token opens them, goes to the portal only, and a wrong one is classified', async () => {
     const denied = await expectConnectorError(extract({ url: portal.url }, { dataset: 'countries', format: 'GeoJSON' }), 'authentication_failed');
     expect(denied.message).toContain('set api_key');
-    const wrong = await expectConnectorError(extract({ url: portal.url, api_key: 'not-the-token' }, { dataset: 'countries', resource: 'Admin 0' }), 'permission_denied');
+    const wrong = await expectConnectorError(
+      extract({ url: portal.url, api_key: 'not-the-token' }, { dataset: 'countries', resource: 'Admin 0' }),
+      'permission_denied',
+    );
     expect(JSON.stringify({ m: wrong.message, d: wrong.details })).not.toContain('not-the-token');
 
     const before = portal.requests.length;

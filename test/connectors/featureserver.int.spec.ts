@@ -59,7 +59,10 @@ describe('featureserver connector against a local FeatureServer-protocol server'
     expect(wrong.message).toContain('498');
     expect(await sut.test!(config({ url: open.url.replace('City', 'Elsewhere') }), connectorContext())).toMatchObject({ ok: false, status: 'not_found' });
     expect(await sut.test!(config({ url: `${files.url}/x/FeatureServer` }), connectorContext())).toMatchObject({ ok: false, status: 'not_found' });
-    expect(await sut.test!(config({ url: `http://127.0.0.1:${await closedPort()}/arcgis/rest/services/x/FeatureServer` }), connectorContext())).toMatchObject({ ok: false, status: 'unreachable' });
+    expect(await sut.test!(config({ url: `http://127.0.0.1:${await closedPort()}/arcgis/rest/services/x/FeatureServer` }), connectorContext())).toMatchObject({
+      ok: false,
+      status: 'unreachable',
+    });
     expect(sut.configuration.safeParse({ url: `${open.url}/0` }).success).toBe(false);
     expect(sut.configuration.safeParse({ url: 'not a url' }).success).toBe(false);
   });

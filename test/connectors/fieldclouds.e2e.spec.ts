@@ -40,7 +40,10 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     sut = await createTestApp({ temporal: true });
     worker = await startTestWorker(sut.services.config);
     cookie = await login(sut.app);
-    api = jobsClient(() => sut.app, await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write']));
+    api = jobsClient(
+      () => sut.app,
+      await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write']),
+    );
   });
   afterAll(async () => {
     await worker?.stop();
@@ -57,7 +60,11 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
 
   it('lists the three types as implemented; a draft against a closed port is a classified failure', async () => {
     const items = (await api.call('GET', '/api/v1/connectors')).json().items as { type: string; implemented: boolean; capabilities: Record<string, boolean> }[];
-    for (const type of ['qfieldcloud', 'merginmaps', 'gdrive']) expect(items.find((c) => c.type === type), type).toMatchObject({ implemented: true, capabilities: { test: true, import: false } });
+    for (const type of ['qfieldcloud', 'merginmaps', 'gdrive'])
+      expect(
+        items.find((c) => c.type === type),
+        type,
+      ).toMatchObject({ implemented: true, capabilities: { test: true, import: false } });
     const port = await closedPort();
     const drafts: [string, object][] = [
       ['qfieldcloud', { url: `http://127.0.0.1:${port}`, username: 'u', password: 'p' }],
@@ -78,10 +85,22 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     qfc.putFile(id, 'parks.gpkg', readFileSync(surveyGpkg(dir, 4)));
     const projects = await api.call('POST', `/api/v1/sources/${field.id}/projects`);
     expect(projects.statusCode, projects.body).toBe(200);
-    expect(projects.json().items).toContainEqual({ id, name: 'Parks', owner: 'surveyor', description: 'Benches and bins', updated: expect.any(String), version: null });
+    expect(projects.json().items).toContainEqual({
+      id,
+      name: 'Parks',
+      owner: 'surveyor',
+      description: 'Benches and bins',
+      updated: expect.any(String),
+      version: null,
+    });
     const inspected = await api.call('POST', `/api/v1/sources/${field.id}/inspect-project`, { project: id });
     expect(inspected.statusCode, inspected.body).toBe(200);
-    expect(inspected.json().files).toEqual([expect.objectContaining({ name: 'parks.gpkg', layers: [expect.objectContaining({ name: 'trees', feature_count: 4, crs: 'EPSG:4326' }), expect.objectContaining({ name: 'plots' })] })]);
+    expect(inspected.json().files).toEqual([
+      expect.objectContaining({
+        name: 'parks.gpkg',
+        layers: [expect.objectContaining({ name: 'trees', feature_count: 4, crs: 'EPSG:4326' }), expect.objectContaining({ name: 'plots' })],
+      }),
+    ]);
     expect(inspected.body).not.toContain(qfc.user.password);
     const unknown = await api.call('POST', `/api/v1/sources/${field.id}/inspect-project`, { project: '00000000-0000-4000-8000-000000000000' });
     expect(unknown.statusCode).toBe(422);
@@ -89,10 +108,29 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
 
     mergin.addProject('benches');
     mergin.push('benches', { 'benches.gpkg': readFileSync(surveyGpkg(dir, 3)) });
-    const mm = await created('sources', 'merginmaps', { url: mergin.url, username: mergin.user.username, password: mergin.user.password, workspace: mergin.workspace });
-    expect((await api.call('POST', `/api/v1/sources/${mm.id}/projects`)).json().items).toContainEqual(expect.objectContaining({ id: 'benches', version: 'v1' }));
+    const mm = await created('sources', 'merginmaps', {
+      url: mergin.url,
+      username: mergin.user.username,
+      password: mergin.user.password,
+      workspace: mergin.workspace,
+    });
+    expect((await api.call('POST', `/api/v1/sources/${mm.id}/projects`)).json().items).toContainEqual(
+      expect.objectContaining({ id: 'benches', version: 'v1' }),
+    );
     const mInspected = (await api.call('POST', `/api/v1/sources/${mm.id}/inspect-project`, { project: 'benches', version: 'v1' })).json();
-    expect(mInspected).toMatchObject({ version: 'v1', versions: [{ name: 'v1' }, { name: 'v0' }], files: [{ name: 'benches.gpkg', layers: [{ name: 'trees', feature_count: 3 }, { name: 'plots', feature_count: 2 }] }] });
+    expect(mInspected).toMatchObject({
+      version: 'v1',
+      versions: [{ name: 'v1' }, { name: 'v0' }],
+      files: [
+        {
+          name: 'benches.gpkg',
+          layers: [
+            { name: 'trees', feature_count: 3 },
+            { name: 'plots', feature_count: 2 },
+          ],
+        },
+      ],
+    });
 
     const other = await created('sources', 'url', { url: 'http://127.0.0.1:9/x.geojson' });
     for (const route of ['projects', 'inspect-project']) {
@@ -120,8 +158,11 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
       const source = await created('sources', 'qfieldcloud', { url: qfc.url, username: qfc.user.username, password: qfc.user.password });
       const destination = await created('destinations', 'postgis', target.configuration);
       const job = await api.call('POST', '/api/v1/jobs', {
-        name: "The day's QField survey into PostGIS", source_id: source.id, source_resource: { project: projectId, file: 'survey.gpkg', layer: 'trees' },
-        destination_id: destination.id, destination_target: { schema: 'public', table: 'trees', write_mode: 'replace' },
+        name: "The day's QField survey into PostGIS",
+        source_id: source.id,
+        source_resource: { project: projectId, file: 'survey.gpkg', layer: 'trees' },
+        destination_id: destination.id,
+        destination_target: { schema: 'public', table: 'trees', write_mode: 'replace' },
         schedule: { kind: 'daily', timezone: 'Europe/Zurich', hour: 22, minute: 0 },
       });
       expect(job.statusCode, job.body).toBe(201);
@@ -146,7 +187,12 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     let admin: S3Client;
     beforeAll(async () => {
       s3 = await startS3Server();
-      admin = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key } });
+      admin = new S3Client({
+        region: 'us-east-1',
+        endpoint: s3.endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key },
+      });
       await admin.send(new CreateBucketCommand({ Bucket: 'field-exports' }));
     });
     afterAll(async () => {
@@ -157,15 +203,29 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     it('a Job from a Mergin Maps project into S3: succeeded, unchanged on a second Run, a new project version picked up', async () => {
       mergin.addProject('hedges');
       mergin.push('hedges', { 'survey.gpkg': readFileSync(surveyGpkg(dir, 8)), 'project.qgz': Buffer.from('qgz') });
-      const source = await created('sources', 'merginmaps', { url: mergin.url, username: mergin.user.username, password: mergin.user.password, workspace: mergin.workspace });
+      const source = await created('sources', 'merginmaps', {
+        url: mergin.url,
+        username: mergin.user.username,
+        password: mergin.user.password,
+        workspace: mergin.workspace,
+      });
       const destination = await created('destinations', 's3', { bucket: 'field-exports', endpoint: s3.endpoint, force_path_style: true, ...s3.writer });
       const job = await api.call('POST', '/api/v1/jobs', {
-        name: 'Hedges to S3', source_id: source.id, source_resource: { project: 'hedges', file: 'survey.gpkg', layer: 'trees' },
-        output_format: 'GeoJSON', destination_id: destination.id, destination_target: { key: 'hedges/trees.geojson' },
+        name: 'Hedges to S3',
+        source_id: source.id,
+        source_resource: { project: 'hedges', file: 'survey.gpkg', layer: 'trees' },
+        output_format: 'GeoJSON',
+        destination_id: destination.id,
+        destination_target: { key: 'hedges/trees.geojson' },
       });
       expect(job.statusCode, job.body).toBe(201);
       const jobId = job.json().id as string;
-      const read = async () => JSON.parse(Buffer.from(await (await admin.send(new GetObjectCommand({ Bucket: 'field-exports', Key: 'hedges/trees.geojson' }))).Body!.transformToByteArray()).toString('utf8')) as { features: unknown[] };
+      const read = async () =>
+        JSON.parse(
+          Buffer.from(
+            await (await admin.send(new GetObjectCommand({ Bucket: 'field-exports', Key: 'hedges/trees.geojson' }))).Body!.transformToByteArray(),
+          ).toString('utf8'),
+        ) as { features: unknown[] };
       const first = await runNow(jobId);
       expect(first.status, JSON.stringify(first.error)).toBe('succeeded');
       expect((await read()).features).toHaveLength(8);
@@ -187,8 +247,14 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     expect(source.configuration).toMatchObject({ has_credentials_json: true, has_refresh_token: false });
     const destination = await created('destinations', 'gdrive', { ...drive.oauth, folder_id: folder, api_url: drive.url, token_url: `${drive.url}/token` });
     const job = await api.call('POST', '/api/v1/jobs', {
-      name: 'Survey to the shared folder', source_id: source.id, source_resource: { file_id: fileId },
-      transform_mode: 'manual', operations: [], output_format: 'GPKG', destination_id: destination.id, destination_target: { filename: 'survey-clean.gpkg', write_mode: 'replace' },
+      name: 'Survey to the shared folder',
+      source_id: source.id,
+      source_resource: { file_id: fileId },
+      transform_mode: 'manual',
+      operations: [],
+      output_format: 'GPKG',
+      destination_id: destination.id,
+      destination_target: { filename: 'survey-clean.gpkg', write_mode: 'replace' },
     });
     expect(job.statusCode, job.body).toBe(201);
     const jobId = job.json().id as string;

@@ -38,7 +38,8 @@ describe('qfieldcloud', () => {
   let projectId: string;
   let survey: Buffer;
   const dir = fixtureDir();
-  const config = () => qfieldcloud.configuration.parse({ url: server.url, username: server.user.username, password: server.user.password }) as ConfigOf<typeof qfieldcloud>;
+  const config = () =>
+    qfieldcloud.configuration.parse({ url: server.url, username: server.user.username, password: server.user.password }) as ConfigOf<typeof qfieldcloud>;
 
   beforeAll(async () => {
     server = await startQfieldcloud();
@@ -52,9 +53,18 @@ describe('qfieldcloud', () => {
   afterAll(async () => server?.stop());
 
   it.skipIf(vendorClientMissing('qfieldcloud-sdk'))('the stand-in answers qfieldcloud-sdk: it lists and downloads the project', async () => {
-    const seen = await runVendorCheck<{ projects: { id: string; name: string }[]; files: { name: string; md5sum: string; versions: number }[]; downloaded: Record<string, string>; wrong_password_status: number }>(
-      'qfieldcloud-sdk', 'check_qfieldcloud.py', { url: server.url, username: server.user.username, password: server.user.password, project_id: projectId, directory: path.join(dir, 'sdk') },
-    );
+    const seen = await runVendorCheck<{
+      projects: { id: string; name: string }[];
+      files: { name: string; md5sum: string; versions: number }[];
+      downloaded: Record<string, string>;
+      wrong_password_status: number;
+    }>('qfieldcloud-sdk', 'check_qfieldcloud.py', {
+      url: server.url,
+      username: server.user.username,
+      password: server.user.password,
+      project_id: projectId,
+      directory: path.join(dir, 'sdk'),
+    });
     expect(seen.projects.map((p) => p.name).sort()).toEqual(['Hydrants', 'Tree survey']);
     expect(seen.files.find((f) => f.name === 'survey.gpkg')).toEqual({ name: 'survey.gpkg', md5sum: md5(survey), versions: 1 });
     expect(seen.downloaded['survey.gpkg']).toBe(md5(survey));
@@ -76,7 +86,12 @@ describe('qfieldcloud', () => {
 
   it('lists projects and inspects one: files, and the layers of its GeoPackage', async () => {
     const projects = await qfieldcloud.projects!.list(config(), connectorContext());
-    expect(projects.find((p) => p.id === projectId)).toMatchObject({ name: 'Tree survey', owner: 'surveyor', description: 'Urban trees, spring campaign', version: null });
+    expect(projects.find((p) => p.id === projectId)).toMatchObject({
+      name: 'Tree survey',
+      owner: 'surveyor',
+      description: 'Urban trees, spring campaign',
+      version: null,
+    });
     const ctx = connectorContext();
     const inspected = await qfieldcloud.projects!.inspect(config(), { project: projectId }, ctx);
     const gpkg = inspected.files.find((f) => f.name === 'survey.gpkg')!;
@@ -119,7 +134,13 @@ describe('merginmaps', () => {
   let server: MerginStandIn;
   let v1: Buffer;
   const dir = fixtureDir();
-  const config = () => merginmaps.configuration.parse({ url: server.url, username: server.user.username, password: server.user.password, workspace: server.workspace }) as ConfigOf<typeof merginmaps>;
+  const config = () =>
+    merginmaps.configuration.parse({
+      url: server.url,
+      username: server.user.username,
+      password: server.user.password,
+      workspace: server.workspace,
+    }) as ConfigOf<typeof merginmaps>;
 
   beforeAll(async () => {
     server = await startMerginmaps();
@@ -130,10 +151,20 @@ describe('merginmaps', () => {
   afterAll(async () => server?.stop());
 
   it.skipIf(vendorClientMissing('mergin-client'))('the stand-in answers mergin-client: it lists projects and downloads a project version', async () => {
-    const seen = await runVendorCheck<{ projects: { name: string; namespace: string; version: string }[]; versions: string[]; files: Record<string, string>; wrong_password: string | null }>(
-      'mergin-client', 'check_merginmaps.py',
-      { url: server.url, username: server.user.username, password: server.user.password, workspace: server.workspace, project: 'street-trees', version: 'v1', directory: path.join(dir, 'mergin') },
-    );
+    const seen = await runVendorCheck<{
+      projects: { name: string; namespace: string; version: string }[];
+      versions: string[];
+      files: Record<string, string>;
+      wrong_password: string | null;
+    }>('mergin-client', 'check_merginmaps.py', {
+      url: server.url,
+      username: server.user.username,
+      password: server.user.password,
+      workspace: server.workspace,
+      project: 'street-trees',
+      version: 'v1',
+      directory: path.join(dir, 'mergin'),
+    });
     expect(seen.projects).toEqual([{ name: 'street-trees', namespace: server.workspace, version: 'v1' }]);
     // project_versions() starts at v1 (v0 is the empty project it was created as)
     expect(seen.versions).toEqual(['v1']);
@@ -144,7 +175,10 @@ describe('merginmaps', () => {
   it('tests: signed in, wrong password, closed port', async () => {
     expect(await merginmaps.test!(config(), connectorContext())).toMatchObject({ ok: true, status: 'ok' });
     expect(await merginmaps.test!({ ...config(), password: 'nope' }, connectorContext())).toMatchObject({ ok: false, status: 'authentication_failed' });
-    expect(await merginmaps.test!({ ...config(), url: `http://127.0.0.1:${await closedPort()}` }, connectorContext())).toMatchObject({ ok: false, status: 'unreachable' });
+    expect(await merginmaps.test!({ ...config(), url: `http://127.0.0.1:${await closedPort()}` }, connectorContext())).toMatchObject({
+      ok: false,
+      status: 'unreachable',
+    });
   });
 
   it('inspects a version: files, versions, GeoPackage layers', async () => {
@@ -153,7 +187,10 @@ describe('merginmaps', () => {
     const inspected = await merginmaps.projects!.inspect(config(), { project: 'street-trees' }, connectorContext());
     expect(inspected.version).toBe('v1');
     expect(inspected.versions.map((v) => v.name)).toEqual(['v1', 'v0']);
-    expect(inspected.files.find((f) => f.name === 'survey.gpkg')).toMatchObject({ checksum: sha1(v1), layers: [expect.objectContaining({ name: 'trees', feature_count: 10 }), expect.objectContaining({ name: 'plots', feature_count: 2 })] });
+    expect(inspected.files.find((f) => f.name === 'survey.gpkg')).toMatchObject({
+      checksum: sha1(v1),
+      layers: [expect.objectContaining({ name: 'trees', feature_count: 10 }), expect.objectContaining({ name: 'plots', feature_count: 2 })],
+    });
     await expectConnectorError(merginmaps.projects!.inspect(config(), { project: 'street-trees', version: 'v9' }, connectorContext()), 'not_found');
   });
 
@@ -186,8 +223,15 @@ describe('gdrive', () => {
   let sheetId: string;
   const dir = fixtureDir();
   let gpkg: Buffer;
-  const saConfig = () => gdrive.configuration.parse({ credentials_json: JSON.stringify(server.serviceAccountKey), folder_id: folder, api_url: server.url, token_url: `${server.url}/token` }) as ConfigOf<typeof gdrive>;
-  const oauthConfig = () => gdrive.configuration.parse({ ...server.oauth, folder_id: folder, api_url: server.url, token_url: `${server.url}/token` }) as ConfigOf<typeof gdrive>;
+  const saConfig = () =>
+    gdrive.configuration.parse({
+      credentials_json: JSON.stringify(server.serviceAccountKey),
+      folder_id: folder,
+      api_url: server.url,
+      token_url: `${server.url}/token`,
+    }) as ConfigOf<typeof gdrive>;
+  const oauthConfig = () =>
+    gdrive.configuration.parse({ ...server.oauth, folder_id: folder, api_url: server.url, token_url: `${server.url}/token` }) as ConfigOf<typeof gdrive>;
 
   beforeAll(async () => {
     server = await startGdrive();
@@ -195,29 +239,51 @@ describe('gdrive', () => {
     shared = server.addFolder('Team drive', { sharedDrive: true });
     gpkg = readFileSync(surveyGpkg(dir, 9));
     fileId = server.addFile(folder, 'survey.gpkg', gpkg);
-    sheetId = server.addFile(folder, 'Stations', Buffer.alloc(0), { mimeType: 'application/vnd.google-apps.spreadsheet', csv: 'name,lat,lon\nBern,46.948,7.447\nChur,46.853,9.530\n' });
+    sheetId = server.addFile(folder, 'Stations', Buffer.alloc(0), {
+      mimeType: 'application/vnd.google-apps.spreadsheet',
+      csv: 'name,lat,lon\nBern,46.948,7.447\nChur,46.853,9.530\n',
+    });
     server.addFile(shared, 'survey.gpkg', gpkg);
   });
   afterAll(async () => server?.stop());
 
-  it.skipIf(vendorClientMissing('google-api-python-client'))('the stand-in answers google-api-python-client: it lists, downloads and uploads (resumable) files', async () => {
-    const upload = surveyGpkg(dir, 3000);
-    const seen = await runVendorCheck<Record<string, { listed: string[]; downloaded_md5: string; download_chunks: number; created: { id: string; md5Checksum: string }; updated: { id: string; md5Checksum: string } }> & { forged_status: number }>(
-      'google-api-python-client', 'check_gdrive.py',
-      { url: server.url, service_account_key: server.serviceAccountKey, oauth: server.oauth, folder_id: folder, file_id: fileId, upload_path: upload, directory: dir },
-    );
-    for (const way of ['service_account', 'oauth']) {
-      const s = seen[way]!;
-      expect(s.listed).toEqual(expect.arrayContaining(['Stations', 'survey.gpkg']));
-      expect(s.downloaded_md5).toBe(md5(gpkg));
-      expect(s.download_chunks).toBeGreaterThan(1);
-      expect(s.created.md5Checksum).toBe(md5(readFileSync(upload)));
-      expect(s.updated.id).toBe(s.created.id);
-      expect(server.file(s.created.id)).toMatchObject({ revisions: 2, name: `from-python-${way}.gpkg` });
-    }
-    expect(server.resumableUploads()).toBeGreaterThanOrEqual(4);
-    expect(seen.forged_status).toBe(401);
-  });
+  it.skipIf(vendorClientMissing('google-api-python-client'))(
+    'the stand-in answers google-api-python-client: it lists, downloads and uploads (resumable) files',
+    async () => {
+      const upload = surveyGpkg(dir, 3000);
+      const seen = await runVendorCheck<
+        Record<
+          string,
+          {
+            listed: string[];
+            downloaded_md5: string;
+            download_chunks: number;
+            created: { id: string; md5Checksum: string };
+            updated: { id: string; md5Checksum: string };
+          }
+        > & { forged_status: number }
+      >('google-api-python-client', 'check_gdrive.py', {
+        url: server.url,
+        service_account_key: server.serviceAccountKey,
+        oauth: server.oauth,
+        folder_id: folder,
+        file_id: fileId,
+        upload_path: upload,
+        directory: dir,
+      });
+      for (const way of ['service_account', 'oauth']) {
+        const s = seen[way]!;
+        expect(s.listed).toEqual(expect.arrayContaining(['Stations', 'survey.gpkg']));
+        expect(s.downloaded_md5).toBe(md5(gpkg));
+        expect(s.download_chunks).toBeGreaterThan(1);
+        expect(s.created.md5Checksum).toBe(md5(readFileSync(upload)));
+        expect(s.updated.id).toBe(s.created.id);
+        expect(server.file(s.created.id)).toMatchObject({ revisions: 2, name: `from-python-${way}.gpkg` });
+      }
+      expect(server.resumableUploads()).toBeGreaterThanOrEqual(4);
+      expect(seen.forged_status).toBe(401);
+    },
+  );
 
   it('tests with a service account and with a refresh token; wrong credentials and a closed port are classified', async () => {
     expect(await gdrive.test!(saConfig(), connectorContext())).toMatchObject({ ok: true, message: expect.stringContaining('Field office') });
@@ -226,8 +292,14 @@ describe('gdrive', () => {
     expect(badRefresh).toMatchObject({ ok: false, status: 'authentication_failed' });
     expect(JSON.stringify(badRefresh)).not.toContain(server.oauth.client_secret);
     const otherKey = { ...server.serviceAccountKey, client_email: 'someone@else.iam.gserviceaccount.com' };
-    expect(await gdrive.test!({ ...saConfig(), credentials_json: JSON.stringify(otherKey) }, connectorContext())).toMatchObject({ ok: false, status: 'authentication_failed' });
-    expect(await gdrive.test!({ ...saConfig(), credentials_json: 'not json' }, connectorContext())).toMatchObject({ ok: false, status: 'authentication_failed' });
+    expect(await gdrive.test!({ ...saConfig(), credentials_json: JSON.stringify(otherKey) }, connectorContext())).toMatchObject({
+      ok: false,
+      status: 'authentication_failed',
+    });
+    expect(await gdrive.test!({ ...saConfig(), credentials_json: 'not json' }, connectorContext())).toMatchObject({
+      ok: false,
+      status: 'authentication_failed',
+    });
     const port = await closedPort();
     expect(await gdrive.test!({ ...saConfig(), api_url: `http://127.0.0.1:${port}` }, connectorContext())).toMatchObject({ ok: false, status: 'unreachable' });
   });
@@ -268,9 +340,22 @@ describe('gdrive', () => {
     // The same delivery again (a retried step): nothing new is written.
     await gdrive.destination!.deliver(saConfig(), target, deliverInput(out, 'delivery-2'), connectorContext());
     expect(server.file(id)).toMatchObject({ revisions: 2 });
-    await expectConnectorError(gdrive.destination!.deliver(saConfig(), gdrive.destination!.target.parse({ filename: 'nightly.gpkg', write_mode: 'create' }), deliverInput(out, 'delivery-3'), connectorContext()), 'target_exists');
+    await expectConnectorError(
+      gdrive.destination!.deliver(
+        saConfig(),
+        gdrive.destination!.target.parse({ filename: 'nightly.gpkg', write_mode: 'create' }),
+        deliverInput(out, 'delivery-3'),
+        connectorContext(),
+      ),
+      'target_exists',
+    );
     // Into a shared drive's folder.
-    const inShared = await gdrive.destination!.deliver(saConfig(), gdrive.destination!.target.parse({ folder_id: shared, filename: 'nightly.gpkg' }), deliverInput(out, 'delivery-4'), connectorContext());
+    const inShared = await gdrive.destination!.deliver(
+      saConfig(),
+      gdrive.destination!.target.parse({ folder_id: shared, filename: 'nightly.gpkg' }),
+      deliverInput(out, 'delivery-4'),
+      connectorContext(),
+    );
     expect(server.file(inShared.target.file_id as string)).toMatchObject({ parents: [shared] });
   });
 

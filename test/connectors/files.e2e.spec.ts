@@ -31,7 +31,15 @@ describe.skipIf(skip)('s3, azureblob and sftp through /api/v1', () => {
     sut = await createTestApp({ temporal: true });
     worker = await startTestWorker(sut.services.config);
     const cookie = await login(sut.app);
-    token = await createToken(sut.app, cookie, ['sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'workspaces:read', 'workspaces:write', 'workspaces:run']);
+    token = await createToken(sut.app, cookie, [
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
+      'workspaces:read',
+      'workspaces:write',
+      'workspaces:run',
+    ]);
   });
   afterAll(async () => {
     await worker?.stop();
@@ -87,7 +95,12 @@ describe.skipIf(skip)('s3, azureblob and sftp through /api/v1', () => {
     beforeAll(async () => {
       server = await startS3Server();
       configuration = { bucket: 'gis-data', endpoint: server.endpoint, force_path_style: true, prefix: 'city/', ...server.writer };
-      admin = new S3Client({ region: 'us-east-1', endpoint: server.endpoint, forcePathStyle: true, credentials: { accessKeyId: server.writer.access_key, secretAccessKey: server.writer.secret_key } });
+      admin = new S3Client({
+        region: 'us-east-1',
+        endpoint: server.endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: server.writer.access_key, secretAccessKey: server.writer.secret_key },
+      });
       await admin.send(new CreateBucketCommand({ Bucket: 'gis-data' }));
     });
     afterAll(async () => {
@@ -118,7 +131,12 @@ describe.skipIf(skip)('s3, azureblob and sftp through /api/v1', () => {
       const destination = await create('destinations', 's3', configuration);
       const res = await deliver(out.id, destination.id, { key: 'exports/' });
       expect(res.statusCode, res.body).toBe(200);
-      expect(res.json()).toMatchObject({ destination_type: 's3', target: { bucket: 'gis-data', key: `city/exports/${out.filename}` }, bytes_written: out.bytes.length, rows_written: null });
+      expect(res.json()).toMatchObject({
+        destination_type: 's3',
+        target: { bucket: 'gis-data', key: `city/exports/${out.filename}` },
+        bytes_written: out.bytes.length,
+        rows_written: null,
+      });
       const object = await admin.send(new GetObjectCommand({ Bucket: 'gis-data', Key: `city/exports/${out.filename}` }));
       expect(Buffer.from(await object.Body!.transformToByteArray()).equals(out.bytes)).toBe(true);
 
@@ -159,7 +177,11 @@ describe.skipIf(skip)('s3, azureblob and sftp through /api/v1', () => {
       const destination = await create('destinations', 'azureblob', configuration);
       const res = await deliver(out.id, destination.id, { blob: 'exports/places.gpkg' });
       expect(res.statusCode, res.body).toBe(200);
-      expect(res.json()).toMatchObject({ destination_type: 'azureblob', target: { container: 'gis-data', blob: 'city/exports/places.gpkg' }, bytes_written: out.bytes.length });
+      expect(res.json()).toMatchObject({
+        destination_type: 'azureblob',
+        target: { container: 'gis-data', blob: 'city/exports/places.gpkg' },
+        bytes_written: out.bytes.length,
+      });
       expect((await container.getBlobClient('city/exports/places.gpkg').downloadToBuffer()).equals(out.bytes)).toBe(true);
     });
   });
@@ -194,13 +216,23 @@ describe.skipIf(skip)('s3, azureblob and sftp through /api/v1', () => {
       const res = await deliver(out.id, destination.id, { path: 'incoming/' });
       expect(res.statusCode, res.body).toBe(200);
       const remote = path.join(server.keyUser.home, 'incoming', out.filename);
-      expect(res.json()).toMatchObject({ destination_type: 'sftp', target: { host: server.host, port: server.port, path: remote }, bytes_written: out.bytes.length });
+      expect(res.json()).toMatchObject({
+        destination_type: 'sftp',
+        target: { host: server.host, port: server.port, path: remote },
+        bytes_written: out.bytes.length,
+      });
       expect(readFileSync(remote).equals(out.bytes)).toBe(true);
     });
 
     it('answers delivery_failed with the reason for a wrong password', async () => {
       const out = await convertedUpload();
-      const destination = await create('destinations', 'sftp', { host: server.host, port: server.port, username: server.passwordUser.username, password: 'not the password', base_path: server.passwordUser.home });
+      const destination = await create('destinations', 'sftp', {
+        host: server.host,
+        port: server.port,
+        username: server.passwordUser.username,
+        password: 'not the password',
+        base_path: server.passwordUser.home,
+      });
       const res = await deliver(out.id, destination.id, { path: 'x.gpkg' });
       expect(res.statusCode).toBe(422);
       expect(res.json().error).toMatchObject({ code: 'delivery_failed', details: { reason: 'authentication_failed', host: server.host } });

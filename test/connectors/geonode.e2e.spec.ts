@@ -50,7 +50,18 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     configuration = { url: gn.url, username: gn.username, password: gn.password };
     sut = await createTestApp({ temporal: true });
     worker = await startTestWorker(sut.services.config);
-    token = await createToken(sut.app, await login(sut.app), ['workspaces:read', 'workspaces:write', 'workspaces:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'jobs:read', 'jobs:write', 'jobs:run']);
+    token = await createToken(sut.app, await login(sut.app), [
+      'workspaces:read',
+      'workspaces:write',
+      'workspaces:run',
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
+      'jobs:read',
+      'jobs:write',
+      'jobs:run',
+    ]);
   });
   afterAll(async () => {
     try {
@@ -61,36 +72,68 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     }
   });
 
-  const send = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object, headers = bearer(token)) => sut.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+  const send = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object, headers = bearer(token)) =>
+    sut.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 
-  it.skipIf(!existsSync(clients) && 'the geonodectl client is not installed (test/servers/geoserver/install.sh)')('the stand-in answers the geonodectl client library as GeoNode API v2 does', async () => {
-    // asynchronously: the stand-in answers from this very process
-    const ran = await promisify(execFile)(clients, [path.resolve('test/servers/geonode/check-client.py'), gn.url, gn.username, gn.password, boroughsGpkg(dir, ['Staten Island'])], { encoding: 'utf8', timeout: 120_000 });
-    const out = JSON.parse(ran.stdout);
-    expect(out.upload).toMatchObject({ success: true, execution_id: expect.any(String) });
-    expect(out.execution).toMatchObject({ status: 'finished', output_params: { resources: [{ id: expect.anything() }] } });
-    expect(out.dataset).toMatchObject({ name: 'nybb_1', alternate: 'geonode:nybb_1', resource_type: 'dataset', links: expect.arrayContaining([expect.objectContaining({ link_type: 'data', extension: 'gpkg' })]) });
-    expect(out.after_patch).toMatchObject({ title: 'Checked by geonodectl', abstract: 'client check' });
-    expect(out.list).toHaveLength(2);
-    expect(out.search.map((d: { title: string }) => d.title)).toEqual(['Checked by geonodectl']);
-    expect(out.by_name).toHaveLength(1);
-    expect(out.wrong_password).toBeNull();
-  }, 180_000);
+  it.skipIf(!existsSync(clients) && 'the geonodectl client is not installed (test/servers/geoserver/install.sh)')(
+    'the stand-in answers the geonodectl client library as GeoNode API v2 does',
+    async () => {
+      // asynchronously: the stand-in answers from this very process
+      const ran = await promisify(execFile)(
+        clients,
+        [path.resolve('test/servers/geonode/check-client.py'), gn.url, gn.username, gn.password, boroughsGpkg(dir, ['Staten Island'])],
+        { encoding: 'utf8', timeout: 120_000 },
+      );
+      const out = JSON.parse(ran.stdout);
+      expect(out.upload).toMatchObject({ success: true, execution_id: expect.any(String) });
+      expect(out.execution).toMatchObject({ status: 'finished', output_params: { resources: [{ id: expect.anything() }] } });
+      expect(out.dataset).toMatchObject({
+        name: 'nybb_1',
+        alternate: 'geonode:nybb_1',
+        resource_type: 'dataset',
+        links: expect.arrayContaining([expect.objectContaining({ link_type: 'data', extension: 'gpkg' })]),
+      });
+      expect(out.after_patch).toMatchObject({ title: 'Checked by geonodectl', abstract: 'client check' });
+      expect(out.list).toHaveLength(2);
+      expect(out.search.map((d: { title: string }) => d.title)).toEqual(['Checked by geonodectl']);
+      expect(out.by_name).toHaveLength(1);
+      expect(out.wrong_password).toBeNull();
+    },
+    180_000,
+  );
 
   it('tests with a classified result, browses datasets (search, paging), imports by id, name and alternate; refuses others', async () => {
     const port = await closedPort();
-    expect((await send('POST', '/api/v1/sources/test', { type: 'geonode', configuration: { url: `http://127.0.0.1:${port}` } })).json()).toMatchObject({ ok: false, status: 'unreachable' });
+    expect((await send('POST', '/api/v1/sources/test', { type: 'geonode', configuration: { url: `http://127.0.0.1:${port}` } })).json()).toMatchObject({
+      ok: false,
+      status: 'unreachable',
+    });
     const wrong = (await send('POST', '/api/v1/sources/test', { type: 'geonode', configuration: { url: gn.url, api_key: 'not-the-key' } })).json();
     expect(wrong).toMatchObject({ ok: false, status: 'authentication_failed' });
     expect(JSON.stringify(wrong)).not.toContain('not-the-key');
     const src = (await send('POST', '/api/v1/sources', { name: 'GeoNode', type: 'geonode', configuration: { url: gn.url, api_key: gn.token } })).json();
     expect(src.configuration).toEqual({ url: gn.url, has_password: false, has_api_key: true });
-    expect((await send('POST', `/api/v1/sources/${src.id}/test`)).json()).toMatchObject({ ok: true, status: 'ok', message: expect.stringContaining('with the API key') });
+    expect((await send('POST', `/api/v1/sources/${src.id}/test`)).json()).toMatchObject({
+      ok: true,
+      status: 'ok',
+      message: expect.stringContaining('with the API key'),
+    });
 
     const all = (await send('GET', `/api/v1/sources/${src.id}/geonode/datasets?page_size=50`)).json();
     expect(all.items.map((d: { name: string }) => d.name)).toEqual(expect.arrayContaining(['ne_countries', 'nybb']));
     const found = (await send('GET', `/api/v1/sources/${src.id}/geonode/datasets?search=natural`)).json();
-    expect(found).toMatchObject({ total: 1, page: 1, items: [{ id: String(countriesPk), alternate: 'geonode:ne_countries', title: 'Natural Earth countries', page_url: `${gn.url}/catalogue/#/dataset/${countriesPk}` }] });
+    expect(found).toMatchObject({
+      total: 1,
+      page: 1,
+      items: [
+        {
+          id: String(countriesPk),
+          alternate: 'geonode:ne_countries',
+          title: 'Natural Earth countries',
+          page_url: `${gn.url}/catalogue/#/dataset/${countriesPk}`,
+        },
+      ],
+    });
     const paged = (await send('GET', `/api/v1/sources/${src.id}/geonode/datasets?page=2&page_size=1`)).json();
     expect(paged.items).toHaveLength(1);
     expect(paged.items[0].id).not.toBe(all.items[0].id);
@@ -98,11 +141,16 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     expect((await send('GET', `/api/v1/sources/${src.id}/geonode/datasets?page=99`)).json()).toMatchObject({ items: [], page: 99 });
 
     await registerUser(sut.services, { email: 'gn-other@example.com', password: 'another long password' });
-    const other = bearer(await createToken(sut.app, await login(sut.app, { email: 'gn-other@example.com', password: 'another long password' }), ['sources:read']));
+    const other = bearer(
+      await createToken(sut.app, await login(sut.app, { email: 'gn-other@example.com', password: 'another long password' }), ['sources:read']),
+    );
     const hidden = await send('GET', `/api/v1/sources/${src.id}/geonode/datasets`, undefined, other);
     expect(hidden.statusCode).toBe(404);
     expect(hidden.json().error.code).toBe('source_not_found');
-    expect((await send('GET', `/api/v1/sources/${src.id}/geonode/datasets`, undefined, bearer(await createToken(sut.app, await login(sut.app), ['jobs:read'])))).statusCode).toBe(403);
+    expect(
+      (await send('GET', `/api/v1/sources/${src.id}/geonode/datasets`, undefined, bearer(await createToken(sut.app, await login(sut.app), ['jobs:read']))))
+        .statusCode,
+    ).toBe(403);
 
     for (const key of [String(countriesPk), 'ne_countries', 'geonode:ne_countries']) {
       const imported = await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: key });
@@ -122,24 +170,38 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     const m = multipartFile(boroughsGpkg(dir, ['Manhattan', 'Brooklyn', 'Queens', 'The Bronx']));
     const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } })).json();
     expect((await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' })).statusCode).toBe(200);
-    const delivered = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: dst.id, destination_target: { title: 'Boroughs 2026', abstract: 'Four of five' } });
+    const delivered = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, {
+      destination_id: dst.id,
+      destination_target: { title: 'Boroughs 2026', abstract: 'Four of five' },
+    });
     expect(delivered.statusCode, delivered.body).toBe(200);
     const target = delivered.json().target;
-    expect(target).toMatchObject({ dataset_id: expect.any(Number), title: 'Boroughs 2026', page_url: expect.stringContaining(`/catalogue/#/dataset/`), action: 'upload' });
+    expect(target).toMatchObject({
+      dataset_id: expect.any(Number),
+      title: 'Boroughs 2026',
+      page_url: expect.stringContaining(`/catalogue/#/dataset/`),
+      action: 'upload',
+    });
     expect(delivered.body).not.toContain(gn.password);
     expect(await served(gn.fileOf(target.dataset_id)!)).toMatchObject({ count: 4, epsg: '2263' });
     const meta = (await send('GET', `/api/v1/destinations/${dst.id}/geonode/datasets?search=Four of five`)).json();
     expect(meta.items).toEqual([expect.objectContaining({ id: String(target.dataset_id), title: 'Boroughs 2026' })]);
   }, 180_000);
 
-  it('a Job reads a dataset and replaces another one\'s data twice through Run Now while a reader polls its download: never missing', async () => {
+  it("a Job reads a dataset and replaces another one's data twice through Run Now while a reader polls its download: never missing", async () => {
     const api = jobsClient(() => sut.app, token);
     const src = (await send('POST', '/api/v1/sources', { name: 'countries', type: 'geonode', configuration })).json();
     const dst = (await send('POST', '/api/v1/destinations', { name: 'replace', type: 'geonode', configuration })).json();
     const targetPk = gn.add('countries_copy', 'Countries (copy)', boroughsGpkg(dir, ['Placeholder']));
     const created = await api.call('POST', '/api/v1/jobs', {
-      name: 'Countries nightly', source_id: src.id, source_resource: String(countriesPk), destination_id: dst.id,
-      destination_target: { dataset: String(targetPk), title: 'Countries (nightly)', abstract: 'From Natural Earth' }, output_format: 'GPKG', transform_mode: 'manual', operations: [],
+      name: 'Countries nightly',
+      source_id: src.id,
+      source_resource: String(countriesPk),
+      destination_id: dst.id,
+      destination_target: { dataset: String(targetPk), title: 'Countries (nightly)', abstract: 'From Natural Earth' },
+      output_format: 'GPKG',
+      transform_mode: 'manual',
+      operations: [],
     });
     expect(created.statusCode, created.body).toBe(201);
     const job = created.json();
@@ -159,7 +221,14 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     const after = (await send('GET', `/api/v1/destinations/${dst.id}/geonode/datasets?search=nightly`)).json();
     expect(after.items).toEqual([expect.objectContaining({ id: String(targetPk), title: 'Countries (nightly)' })]);
     const gone = await api.call('POST', '/api/v1/jobs', {
-      name: 'to nowhere', source_id: src.id, source_resource: String(countriesPk), destination_id: dst.id, destination_target: { dataset: '9999', title: 'x' }, output_format: 'GPKG', transform_mode: 'manual', operations: [],
+      name: 'to nowhere',
+      source_id: src.id,
+      source_resource: String(countriesPk),
+      destination_id: dst.id,
+      destination_target: { dataset: '9999', title: 'x' },
+      output_format: 'GPKG',
+      transform_mode: 'manual',
+      operations: [],
     });
     const failed = await api.waitForRun(gone.json().id, (await api.call('POST', `/api/v1/jobs/${gone.json().id}/run`)).json().id);
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'delivery_failed', reason: 'not_found' } });

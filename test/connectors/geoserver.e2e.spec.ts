@@ -13,7 +13,8 @@ import { skipWithoutMapserver, startGeoserver, type GeoserverStandIn } from '../
 import { closedPort, pollUntilStopped } from './support.js';
 
 const clients = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools', 'map-clients', 'bin', 'python');
-const skip = skipWithoutDatabase || skipWithoutMapserver || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+const skip =
+  skipWithoutDatabase || skipWithoutMapserver || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 
 /**
  * GeoServer Sources and Destinations through /api/v1 with the real worker and Temporal, against
@@ -36,20 +37,47 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
   /** What the WFS (MapServer) serves for a layer: the server-side check of a publication. */
   const wfs = async (typeName: string, extra = '') => {
     const [ws, layer] = typeName.split(':');
-    const res = await fetch(`${gs.url}/${ws}/${layer}/ows?service=WFS&version=2.0.0&request=GetFeature&typeNames=${typeName}&outputFormat=application/json${extra}`);
+    const res = await fetch(
+      `${gs.url}/${ws}/${layer}/ows?service=WFS&version=2.0.0&request=GetFeature&typeNames=${typeName}&outputFormat=application/json${extra}`,
+    );
     if (!res.ok) throw new Error(`WFS ${res.status}: ${await res.text()}`);
-    return (await res.json()) as { crs?: { properties: { name: string } }; features: { properties: Record<string, unknown>; geometry: { coordinates: unknown } }[] };
+    return (await res.json()) as {
+      crs?: { properties: { name: string } };
+      features: { properties: Record<string, unknown>; geometry: { coordinates: unknown } }[];
+    };
   };
 
   beforeAll(async () => {
     gs = await startGeoserver();
     configuration = { url: gs.url, username: gs.username, password: gs.password, workspace: 'nyc' };
-    for (const ws of ['nyc', 'world']) expect((await rest('POST', 'workspaces', JSON.stringify({ workspace: { name: ws } }), 'application/json')).status).toBe(201);
-    expect((await rest('PUT', 'workspaces/nyc/datastores/nybb_src/file.gpkg?configure=all', readFileSync(boroughsGpkg(dir, ['Manhattan', 'Brooklyn', 'Queens'])), 'application/x-sqlite3')).status).toBe(201);
-    expect((await rest('PUT', 'workspaces/world/datastores/ne/file.gpkg?configure=all', readFileSync(countriesGpkg(dir)), 'application/x-sqlite3')).status).toBe(201);
+    for (const ws of ['nyc', 'world'])
+      expect((await rest('POST', 'workspaces', JSON.stringify({ workspace: { name: ws } }), 'application/json')).status).toBe(201);
+    expect(
+      (
+        await rest(
+          'PUT',
+          'workspaces/nyc/datastores/nybb_src/file.gpkg?configure=all',
+          readFileSync(boroughsGpkg(dir, ['Manhattan', 'Brooklyn', 'Queens'])),
+          'application/x-sqlite3',
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      (await rest('PUT', 'workspaces/world/datastores/ne/file.gpkg?configure=all', readFileSync(countriesGpkg(dir)), 'application/x-sqlite3')).status,
+    ).toBe(201);
     sut = await createTestApp({ temporal: true });
     worker = await startTestWorker(sut.services.config);
-    token = await createToken(sut.app, await login(sut.app), ['workspaces:read', 'workspaces:write', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'jobs:read', 'jobs:write', 'jobs:run']);
+    token = await createToken(sut.app, await login(sut.app), [
+      'workspaces:read',
+      'workspaces:write',
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
+      'jobs:read',
+      'jobs:write',
+      'jobs:run',
+    ]);
   });
   afterAll(async () => {
     try {
@@ -60,32 +88,44 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     }
   });
 
-  const send = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object, headers = bearer(token)) => sut.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
+  const send = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object, headers = bearer(token)) =>
+    sut.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
 
-  it.skipIf(!existsSync(clients) && 'the geoserver-rest client is not installed (test/servers/geoserver/install.sh)')('the stand-in answers the geoserver-rest client library as GeoServer does', async () => {
-    // asynchronously: the stand-in answers from this very process
-    const ran = await promisify(execFile)(clients, [path.resolve('test/servers/geoserver/check-client.py'), gs.url, gs.username, gs.password, boroughsGpkg(dir)], { encoding: 'utf8', timeout: 120_000 });
-    const out = JSON.parse(ran.stdout);
-    expect(out.version.about.resource[0]).toMatchObject({ '@name': 'GeoServer' });
-    expect(out.workspaces.workspaces.workspace.map((w: { name: string }) => w.name)).toContain('clientcheck');
-    expect(out.workspace.workspace.name).toBe('clientcheck');
-    expect(out.datastores.dataStores.dataStore).toEqual([expect.objectContaining({ name: 'boroughs' })]);
-    expect(out.datastore).toMatchObject({ name: 'boroughs', type: 'GeoPackage' });
-    expect(out.featuretypes).toEqual(['nybb']);
-    expect(out.attributes).toEqual(expect.arrayContaining(['BoroCode', 'BoroName']));
-    expect(out.layers.layers.layer).toEqual([expect.objectContaining({ name: 'nybb' })]);
-    expect(out.layer.layer).toMatchObject({ name: 'nybb', type: 'VECTOR', resource: { name: 'clientcheck:nybb' } });
-    expect(out.publish_style).toBe(200);
-    expect(out.layer_after_style.layer.defaultStyle.name).toBe('polygon');
-    expect(out.edit_featuretype).toBe(200);
-    expect(out.wrong_password).toBe(401);
-    expect(out.missing_layer).toBe(404);
-    expect(out.datastores_after_delete).toEqual({ dataStores: '' });
-  }, 180_000);
+  it.skipIf(!existsSync(clients) && 'the geoserver-rest client is not installed (test/servers/geoserver/install.sh)')(
+    'the stand-in answers the geoserver-rest client library as GeoServer does',
+    async () => {
+      // asynchronously: the stand-in answers from this very process
+      const ran = await promisify(execFile)(
+        clients,
+        [path.resolve('test/servers/geoserver/check-client.py'), gs.url, gs.username, gs.password, boroughsGpkg(dir)],
+        { encoding: 'utf8', timeout: 120_000 },
+      );
+      const out = JSON.parse(ran.stdout);
+      expect(out.version.about.resource[0]).toMatchObject({ '@name': 'GeoServer' });
+      expect(out.workspaces.workspaces.workspace.map((w: { name: string }) => w.name)).toContain('clientcheck');
+      expect(out.workspace.workspace.name).toBe('clientcheck');
+      expect(out.datastores.dataStores.dataStore).toEqual([expect.objectContaining({ name: 'boroughs' })]);
+      expect(out.datastore).toMatchObject({ name: 'boroughs', type: 'GeoPackage' });
+      expect(out.featuretypes).toEqual(['nybb']);
+      expect(out.attributes).toEqual(expect.arrayContaining(['BoroCode', 'BoroName']));
+      expect(out.layers.layers.layer).toEqual([expect.objectContaining({ name: 'nybb' })]);
+      expect(out.layer.layer).toMatchObject({ name: 'nybb', type: 'VECTOR', resource: { name: 'clientcheck:nybb' } });
+      expect(out.publish_style).toBe(200);
+      expect(out.layer_after_style.layer.defaultStyle.name).toBe('polygon');
+      expect(out.edit_featuretype).toBe(200);
+      expect(out.wrong_password).toBe(401);
+      expect(out.missing_layer).toBe(404);
+      expect(out.datastores_after_delete).toEqual({ dataStores: '' });
+    },
+    180_000,
+  );
 
   it('tests drafts and saved Sources with a classified result; browses workspaces, stores and layers; refuses others', async () => {
     const port = await closedPort();
-    const closed = await send('POST', '/api/v1/sources/test', { type: 'geoserver', configuration: { ...configuration, url: `http://127.0.0.1:${port}/geoserver` } });
+    const closed = await send('POST', '/api/v1/sources/test', {
+      type: 'geoserver',
+      configuration: { ...configuration, url: `http://127.0.0.1:${port}/geoserver` },
+    });
     expect(closed.json()).toMatchObject({ ok: false, status: 'unreachable' });
     const wrong = await send('POST', '/api/v1/sources/test', { type: 'geoserver', configuration: { ...configuration, password: 'not-it' } });
     expect(wrong.json()).toMatchObject({ ok: false, status: 'authentication_failed' });
@@ -95,11 +135,21 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
 
     const src = (await send('POST', '/api/v1/sources', { name: 'GeoServer', type: 'geoserver', configuration })).json();
     expect(src.configuration).toEqual({ url: gs.url, username: gs.username, workspace: 'nyc', has_password: true });
-    expect((await send('POST', `/api/v1/sources/${src.id}/test`)).json()).toMatchObject({ ok: true, status: 'ok', message: expect.stringContaining('GeoServer 2.24') });
+    expect((await send('POST', `/api/v1/sources/${src.id}/test`)).json()).toMatchObject({
+      ok: true,
+      status: 'ok',
+      message: expect.stringContaining('GeoServer 2.24'),
+    });
     const listed = (await send('GET', `/api/v1/sources/${src.id}/geoserver/workspaces`)).json();
     expect(listed.items.filter((w: { name: string }) => w.name !== 'clientcheck')).toEqual([{ name: 'nyc' }, { name: 'world' }]);
-    expect((await send('GET', `/api/v1/sources/${src.id}/geoserver/workspaces/nyc/stores`)).json()).toEqual({ workspace: 'nyc', items: [{ name: 'nybb_src' }] });
-    expect((await send('GET', `/api/v1/sources/${src.id}/geoserver/workspaces/world/layers`)).json()).toEqual({ workspace: 'world', items: [{ name: 'countries', qualified_name: 'world:countries' }] });
+    expect((await send('GET', `/api/v1/sources/${src.id}/geoserver/workspaces/nyc/stores`)).json()).toEqual({
+      workspace: 'nyc',
+      items: [{ name: 'nybb_src' }],
+    });
+    expect((await send('GET', `/api/v1/sources/${src.id}/geoserver/workspaces/world/layers`)).json()).toEqual({
+      workspace: 'world',
+      items: [{ name: 'countries', qualified_name: 'world:countries' }],
+    });
     const missing = await send('GET', `/api/v1/sources/${src.id}/geoserver/workspaces/atlantis/layers`);
     expect(missing.statusCode).toBe(422);
     expect(missing.json().error).toMatchObject({ code: 'source_failed', details: { reason: 'not_found' } });
@@ -113,7 +163,9 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     const noScope = bearer(await createToken(sut.app, await login(sut.app), ['jobs:read']));
     expect((await send('GET', `/api/v1/sources/${src.id}/geoserver/workspaces`, undefined, noScope)).statusCode).toBe(403);
     const dst = (await send('POST', '/api/v1/destinations', { name: 'GS out', type: 'geoserver', configuration })).json();
-    expect((await send('GET', `/api/v1/destinations/${dst.id}/geoserver/workspaces/nyc/layers`)).json().items).toEqual([{ name: 'nybb', qualified_name: 'nyc:nybb' }]);
+    expect((await send('GET', `/api/v1/destinations/${dst.id}/geoserver/workspaces/nyc/layers`)).json().items).toEqual([
+      { name: 'nybb', qualified_name: 'nyc:nybb' },
+    ]);
     const notGs = (await send('POST', '/api/v1/sources', { name: 'u', type: 'url', configuration: { url: 'http://127.0.0.1:9/a.geojson' } })).json();
     expect((await send('GET', `/api/v1/sources/${notGs.id}/geoserver/workspaces`)).json().error.code).toBe('invalid_source');
     expect(JSON.stringify(gs.requests)).not.toContain(gs.password);
@@ -135,11 +187,18 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     // longitude first: New Zealand lies east of 160°E and south of the equator
     expect(JSON.stringify(nz.geometry.coordinates)).toMatch(/^\[\[\[\[1[67]\d/);
 
-    const filtered = (await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: { layer: 'nybb', cql_filter: "BoroName = 'Brooklyn'" } })).json();
+    const filtered = (
+      await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: { layer: 'nybb', cql_filter: "BoroName = 'Brooklyn'" } })
+    ).json();
     expect(filtered.layers[0].feature_count).toBe(1);
-    const boxed = (await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: { layer: 'nyc:nybb', bbox: [979000, 189000, 1012000, 201000] } })).json();
+    const boxed = (
+      await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: { layer: 'nyc:nybb', bbox: [979000, 189000, 1012000, 201000] } })
+    ).json();
     expect(boxed.layers[0].feature_count).toBe(2);
-    const both = await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: { layer: 'nybb', bbox: [0, 0, 1, 1], cql_filter: "BoroName = 'x'" } });
+    const both = await send('POST', '/api/v1/workspaces', {
+      source_id: src.id,
+      source_resource: { layer: 'nybb', bbox: [0, 0, 1, 1], cql_filter: "BoroName = 'x'" },
+    });
     expect(both.statusCode).toBe(422);
     const gone = await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: 'nyc:atlantis' });
     expect(gone.json().error).toMatchObject({ code: 'source_failed' });
@@ -150,13 +209,30 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     const src = (await send('POST', '/api/v1/sources', { name: 'boroughs', type: 'geoserver', configuration })).json();
     const dst = (await send('POST', '/api/v1/destinations', { name: 'publish', type: 'geoserver', configuration })).json();
     const job = async (target: object) => {
-      const created = await api.call('POST', '/api/v1/jobs', { name: 'Publish boroughs', source_id: src.id, source_resource: 'nyc:nybb', destination_id: dst.id, destination_target: target, output_format: 'GPKG', transform_mode: 'manual', operations: [] });
+      const created = await api.call('POST', '/api/v1/jobs', {
+        name: 'Publish boroughs',
+        source_id: src.id,
+        source_resource: 'nyc:nybb',
+        destination_id: dst.id,
+        destination_target: target,
+        output_format: 'GPKG',
+        transform_mode: 'manual',
+        operations: [],
+      });
       expect(created.statusCode, created.body).toBe(201);
       return created.json().id as string;
     };
     const runNow = async (id: string) => api.waitForRun(id, (await api.call('POST', `/api/v1/jobs/${id}/run`)).json().id);
 
-    const create = await job({ workspace: 'nyc', store: 'boroughs', layer: 'boroughs', write_mode: 'create', title: 'NYC boroughs', abstract: 'Nightly copy', style: 'polygon' });
+    const create = await job({
+      workspace: 'nyc',
+      store: 'boroughs',
+      layer: 'boroughs',
+      write_mode: 'create',
+      title: 'NYC boroughs',
+      abstract: 'Nightly copy',
+      style: 'polygon',
+    });
     const first = await runNow(create);
     expect(first.status, JSON.stringify(first.error)).toBe('succeeded');
     const served = await wfs('nyc:boroughs', '&srsName=EPSG:2263');
@@ -182,7 +258,12 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     expect([...seen.keys()]).toEqual([3]);
     expect(gs.fileOf('nyc', 'boroughs')).not.toBe(firstFile);
     expect(existsSync(firstFile!)).toBe(false);
-    expect((await (await rest('GET', 'workspaces/nyc/datastores.json')).json()).dataStores.dataStore.map((s: { name: string }) => s.name).sort()).toEqual(['boroughs', 'nybb_src']);
-    expect((await (await rest('GET', 'workspaces/nyc/datastores/boroughs/featuretypes/boroughs.json')).json()).featureType.title).toBe('NYC boroughs (nightly)');
+    expect((await (await rest('GET', 'workspaces/nyc/datastores.json')).json()).dataStores.dataStore.map((s: { name: string }) => s.name).sort()).toEqual([
+      'boroughs',
+      'nybb_src',
+    ]);
+    expect((await (await rest('GET', 'workspaces/nyc/datastores/boroughs/featuretypes/boroughs.json')).json()).featureType.title).toBe(
+      'NYC boroughs (nightly)',
+    );
   }, 300_000);
 });

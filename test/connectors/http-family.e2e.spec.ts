@@ -37,7 +37,15 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
     sut = await createTestApp({ temporal: true, env: { SVC_MAX_UPLOAD_MB: '1' } });
     worker = await startTestWorker(sut.services.config);
     const cookie = await login(sut.app);
-    token = await createToken(sut.app, cookie, ['sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'workspaces:read', 'workspaces:write', 'workspaces:run']);
+    token = await createToken(sut.app, cookie, [
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
+      'workspaces:read',
+      'workspaces:write',
+      'workspaces:run',
+    ]);
     pointsGeoJson(dir, 25);
     files = await startHttpFixtureServer({ dir, basic: { username: 'reader', password: SECRETS.password }, bearer: SECRETS.bearer });
     catalog = await startStacServer({ bearer: SECRETS.token });
@@ -100,8 +108,18 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
   });
 
   it('http: basic auth and a POST export', async () => {
-    await importAndConvert('http', { url: `${files.url}/basic/files/places.geojson`, auth: 'basic', username: 'reader', password: SECRETS.password }, undefined, { features: 25 });
-    await importAndConvert('http', { url: `${files.url}/bearer/export`, method: 'POST', body: '{"count": 9}', auth: 'bearer', bearer_token: SECRETS.bearer }, undefined, { features: 9, layer: 'export' });
+    await importAndConvert(
+      'http',
+      { url: `${files.url}/basic/files/places.geojson`, auth: 'basic', username: 'reader', password: SECRETS.password },
+      undefined,
+      { features: 25 },
+    );
+    await importAndConvert(
+      'http',
+      { url: `${files.url}/bearer/export`, method: 'POST', body: '{"count": 9}', auth: 'bearer', bearer_token: SECRETS.bearer },
+      undefined,
+      { features: 9, layer: 'export' },
+    );
   });
 
   it.skipIf(skipWithoutPygeoapi)('ogcfeatures: a pygeoapi collection, read page by page', async () => {
@@ -109,14 +127,26 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
   });
 
   it('stac: an asset of an item in a token-protected static catalog', async () => {
-    await importAndConvert('stac', { url: catalog.url, token: SECRETS.token }, { collection: 'parcels', item: 'parcels-2024', asset: 'archive' }, { features: 12, layer: 'parcels' });
+    await importAndConvert(
+      'stac',
+      { url: catalog.url, token: SECRETS.token },
+      { collection: 'parcels', item: 'parcels-2024', asset: 'archive' },
+      { features: 12, layer: 'parcels' },
+    );
   });
 
   it('featureserver: a paged layer (shorthand: the layer id)', async () => {
-    const { ws } = await importAndConvert('featureserver', { url: arcgis.url, token: SECRETS.token }, { layer: 0, where: "zone = 'residential'" }, { features: 77, layer: 'Parcels' });
+    const { ws } = await importAndConvert(
+      'featureserver',
+      { url: arcgis.url, token: SECRETS.token },
+      { layer: 0, where: "zone = 'residential'" },
+      { features: 77, layer: 'Parcels' },
+    );
     expect(ws.layers[0].crs).toBe('EPSG:2056');
     // a missing layer id is the spec's invalid_parameter, naming what to send
-    const source = (await call('POST', '/api/v1/sources', { name: 'fs', type: 'featureserver', configuration: { url: arcgis.url, token: SECRETS.token } })).json();
+    const source = (
+      await call('POST', '/api/v1/sources', { name: 'fs', type: 'featureserver', configuration: { url: arcgis.url, token: SECRETS.token } })
+    ).json();
     const missing = await call('POST', '/api/v1/workspaces', { source_id: source.id });
     expect(missing.statusCode).toBe(400);
     expect(missing.json().error).toMatchObject({ code: 'invalid_parameter', details: { parameter: 'source_resource' } });
@@ -132,13 +162,17 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
     expect(notFound.statusCode).toBe(422);
     expect(notFound.json().error).toMatchObject({ code: 'source_failed', details: { reason: 'not_found', retryable: false, http_status: 404 } });
 
-    const wrong = (await call('POST', '/api/v1/sources', { name: 'wrong', type: 'featureserver', configuration: { url: arcgis.url, token: 'not-the-token' } })).json();
+    const wrong = (
+      await call('POST', '/api/v1/sources', { name: 'wrong', type: 'featureserver', configuration: { url: arcgis.url, token: 'not-the-token' } })
+    ).json();
     const denied = await call('POST', '/api/v1/workspaces', { source_id: wrong.id, source_resource: { layer: 1 } });
     expect(denied.statusCode, denied.body).toBe(422);
     expect(denied.json().error.details.reason).toBe('authentication_failed');
     expect(denied.body).not.toContain('not-the-token');
 
-    const big = (await call('POST', '/api/v1/sources', { name: 'big', type: 'url', configuration: { url: `${files.url}/stream?bytes=${4 * 1024 * 1024}` } })).json();
+    const big = (
+      await call('POST', '/api/v1/sources', { name: 'big', type: 'url', configuration: { url: `${files.url}/stream?bytes=${4 * 1024 * 1024}` } })
+    ).json();
     const tooLarge = await call('POST', '/api/v1/workspaces', { source_id: big.id });
     expect(tooLarge.statusCode).toBe(400);
     expect(tooLarge.json().error).toMatchObject({ code: 'upload_too_large', details: { max_bytes: 1024 * 1024 } });
@@ -176,7 +210,13 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
       noSecrets(delivered.body);
       const result = delivered.json();
       const download = await call('GET', `/api/v1/workspaces/${wsId}/download`);
-      expect(result).toMatchObject({ destination_id: dst, destination_type: 'webhook', target: { url: hook.url, http_status: 200 }, format: 'GPKG', bytes_written: download.rawPayload.length });
+      expect(result).toMatchObject({
+        destination_id: dst,
+        destination_type: 'webhook',
+        target: { url: hook.url, http_status: 200 },
+        format: 'GPKG',
+        bytes_written: download.rawPayload.length,
+      });
 
       const got = hook.received.filter((r) => r.headers['x-geoflow-event'] === 'delivery');
       expect(got).toHaveLength(1);

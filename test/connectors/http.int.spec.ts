@@ -37,8 +37,14 @@ describe('http connector against a local HTTP server', () => {
     expect(await test({ url: `${server.url}/basic/files/places.geojson`, ...basic })).toMatchObject({ ok: true, tried: { method: 'GET', auth: 'basic' } });
     expect(await test({ url: `${server.url}/bearer/files/places.geojson`, ...bearer })).toMatchObject({ ok: true });
     expect(await test({ url: `${server.url}/key/files/places.geojson`, ...header })).toMatchObject({ ok: true });
-    expect(await test({ url: `${server.url}/basic/files/places.geojson`, ...basic, password: 'wrong' })).toMatchObject({ ok: false, status: 'authentication_failed' });
-    expect(await test({ url: `${server.url}/bearer/files/places.geojson`, ...bearer, bearer_token: 'wrong' })).toMatchObject({ ok: false, status: 'authentication_failed' });
+    expect(await test({ url: `${server.url}/basic/files/places.geojson`, ...basic, password: 'wrong' })).toMatchObject({
+      ok: false,
+      status: 'authentication_failed',
+    });
+    expect(await test({ url: `${server.url}/bearer/files/places.geojson`, ...bearer, bearer_token: 'wrong' })).toMatchObject({
+      ok: false,
+      status: 'authentication_failed',
+    });
     const unsaved = await test({ url: file, auth: 'basic', username: 'reader' });
     expect(unsaved).toMatchObject({ ok: false, status: 'authentication_failed', tried: { url: file } });
     expect(unsaved.message).toContain('no password is saved');
@@ -72,7 +78,10 @@ describe('http connector against a local HTTP server', () => {
     expect(JSON.parse(readFileSync(got.file, 'utf8')).features).toHaveLength(7);
     expect(server.requests.at(-1)!.headers['content-type']).toBe('application/json');
     // a Content-Type of the user's own wins
-    await expectConnectorError(extract({ url: `${server.url}/export`, method: 'POST', body: '{"count": 1}', headers: { 'Content-Type': 'text/csv' } }), 'invalid_response');
+    await expectConnectorError(
+      extract({ url: `${server.url}/export`, method: 'POST', body: '{"count": 1}', headers: { 'Content-Type': 'text/csv' } }),
+      'invalid_response',
+    );
     expect(server.requests.at(-1)!.headers['content-type']).toBe('text/csv');
     // GET sends no body even when one is saved
     await extract({ url: `${server.url}/files/places.geojson`, body: 'ignored' });

@@ -23,13 +23,19 @@ describe('hub connector against the portal and hosted FeatureServer stand-in', (
   const config = (c: Record<string, unknown>) => sut.configuration.parse(c) as { url: string; username?: string; password?: string; api_key?: string };
   const withKey = () => config({ url: portal.url, api_key: portal.apiKey });
   const withPassword = () => config({ url: portal.url, username: portal.users[0]!.username, password: portal.users[0]!.password });
-  const extract = (c: ReturnType<typeof config>, r: unknown, sync: SyncState | null = null) => sut.source!.extract(c, sut.source!.resource.parse(typeof r === 'string' ? { item_id: r } : r), connectorContext(), { sync });
-  const deliver = (c: ReturnType<typeof config>, t: unknown, file: string, id = `d-${Math.random()}`) => sut.destination!.deliver(c, sut.destination!.target.parse(t), deliverInput(file, id), connectorContext());
+  const extract = (c: ReturnType<typeof config>, r: unknown, sync: SyncState | null = null) =>
+    sut.source!.extract(c, sut.source!.resource.parse(typeof r === 'string' ? { item_id: r } : r), connectorContext(), { sync });
+  const deliver = (c: ReturnType<typeof config>, t: unknown, file: string, id = `d-${Math.random()}`) =>
+    sut.destination!.deliver(c, sut.destination!.target.parse(t), deliverInput(file, id), connectorContext());
   const read = (file: string) => {
     const ds = gdal.open(file);
     try {
       const l = ds.layers.get(0);
-      return { count: l.features.count(), epsg: l.srs?.getAuthorityCode(null) ?? null, rows: l.features.map((f) => f.fields.toObject() as Record<string, unknown>) };
+      return {
+        count: l.features.count(),
+        epsg: l.srs?.getAuthorityCode(null) ?? null,
+        rows: l.features.map((f) => f.fields.toObject() as Record<string, unknown>),
+      };
     } finally {
       ds.close();
     }
@@ -37,7 +43,17 @@ describe('hub connector against the portal and hosted FeatureServer stand-in', (
   /** The boroughs (EPSG:2263) as a GeoPackage output, optionally only some of them. */
   const boroughs = (where?: string) => {
     const out = path.join(fixtureDir(), 'boroughs.gpkg');
-    execFileSync('ogr2ogr', ['-f', 'GPKG', out, `/vsizip/${boroughsShapefileZip(fixtureDir())}`, '-nln', 'boroughs', '-nlt', 'PROMOTE_TO_MULTI', ...(where ? ['-where', where] : [])]);
+    execFileSync('ogr2ogr', [
+      '-f',
+      'GPKG',
+      out,
+      `/vsizip/${boroughsShapefileZip(fixtureDir())}`,
+      '-nln',
+      'boroughs',
+      '-nlt',
+      'PROMOTE_TO_MULTI',
+      ...(where ? ['-where', where] : []),
+    ]);
     return out;
   };
 
@@ -46,9 +62,17 @@ describe('hub connector against the portal and hosted FeatureServer stand-in', (
     files = await startHttpFixtureServer({ dir });
     const owner = portal.users[0]!.username;
     stations = portal.addFeatureLayer(owner, 'Fire stations', {
-      name: 'stations', geometryType: 'esriGeometryPoint', wkid: 4326,
-      fields: [{ name: 'name', type: 'esriFieldTypeString', alias: 'Name' }, { name: 'engines', type: 'esriFieldTypeInteger', alias: 'Engines' }],
-      features: Array.from({ length: 120 }, (_, i) => ({ attributes: { name: `Station ${i + 1}`, engines: 1 + (i % 3) }, geometry: { x: -74 + i * 0.001, y: 40.7 } })),
+      name: 'stations',
+      geometryType: 'esriGeometryPoint',
+      wkid: 4326,
+      fields: [
+        { name: 'name', type: 'esriFieldTypeString', alias: 'Name' },
+        { name: 'engines', type: 'esriFieldTypeInteger', alias: 'Engines' },
+      ],
+      features: Array.from({ length: 120 }, (_, i) => ({
+        attributes: { name: `Station ${i + 1}`, engines: 1 + (i % 3) },
+        geometry: { x: -74 + i * 0.001, y: 40.7 },
+      })),
     });
     countriesFile = portal.addFileItem(owner, 'Countries', 'GeoJson', 'ne_countries.geojson', readFileSync(countriesGeoJson(dir)), 'org');
   });
@@ -62,14 +86,22 @@ describe('hub connector against the portal and hosted FeatureServer stand-in', (
     const session = await ArcGISIdentityManager.signIn({ username, password, portal: portal.sharing });
     expect(session.token).toBeTruthy();
     expect((await session.getUser()).username).toBe(username);
-    await expect(ArcGISIdentityManager.signIn({ username, password: 'wrong', portal: portal.sharing })).rejects.toThrow(/Unable to generate token|Invalid username/);
+    await expect(ArcGISIdentityManager.signIn({ username, password: 'wrong', portal: portal.sharing })).rejects.toThrow(
+      /Unable to generate token|Invalid username/,
+    );
 
     const found = await searchItems({ q: 'title:"Fire stations"', authentication: session });
     expect(found).toMatchObject({ total: 1, results: [{ id: stations.id, type: 'Feature Service' }] });
     expect((await getItem(stations.id, { authentication: session })).url).toBe(stations.url);
     const folder = await createFolder({ title: 'vendor-check', authentication: session });
     expect(folder.folder.title).toBe('vendor-check');
-    const added = await createItem({ item: { title: 'Vendor upload', type: 'GeoJson', tags: ['a', 'b'] }, file: new Blob([readFileSync(countriesGeoJson(dir))]), filename: 'c.geojson', folderId: folder.folder.id, authentication: session } as never);
+    const added = await createItem({
+      item: { title: 'Vendor upload', type: 'GeoJson', tags: ['a', 'b'] },
+      file: new Blob([readFileSync(countriesGeoJson(dir))]),
+      filename: 'c.geojson',
+      folderId: folder.folder.id,
+      authentication: session,
+    } as never);
     expect(added).toMatchObject({ success: true, folder: folder.folder.id });
     const content = await getUserContent({ folderId: folder.folder.id, authentication: session });
     expect(content.items.map((i: { title: string; tags: string[] }) => [i.title, i.tags])).toEqual([['Vendor upload', ['a', 'b']]]);
@@ -77,22 +109,45 @@ describe('hub connector against the portal and hosted FeatureServer stand-in', (
     await setItemAccess({ id: added.id, access: 'org', owner: username, authentication: session });
     expect(portal.items.get(added.id)!.access).toBe('org');
     expect(await isServiceNameAvailable('Vendor_upload', 'Feature Service', session)).toMatchObject({ available: true });
-    const published = await request(`${portal.sharing}/content/users/${username}/publish`, { params: { itemId: added.id, filetype: 'geojson', publishParameters: { name: 'Vendor_upload' } }, authentication: session });
+    const published = await request(`${portal.sharing}/content/users/${username}/publish`, {
+      params: { itemId: added.id, filetype: 'geojson', publishParameters: { name: 'Vendor_upload' } },
+      authentication: session,
+    });
     expect(published.services[0]).toMatchObject({ type: 'Feature Service', serviceItemId: expect.any(String) });
     await expect(request(`${portal.sharing}/content/items/nope`, { authentication: session })).rejects.toThrow(/does not exist or is inaccessible/);
 
     const key = ApiKeyManager.fromKey(portal.apiKey);
     const layerUrl = `${stations.url}/0`;
-    expect(await getLayer({ url: layerUrl, authentication: key })).toMatchObject({ name: 'stations', geometryType: 'esriGeometryPoint', objectIdField: 'OBJECTID' });
+    expect(await getLayer({ url: layerUrl, authentication: key })).toMatchObject({
+      name: 'stations',
+      geometryType: 'esriGeometryPoint',
+      objectIdField: 'OBJECTID',
+    });
     expect(await queryFeatures({ url: layerUrl, where: 'engines = 2', returnCountOnly: true, authentication: key })).toEqual({ count: 40 });
-    const page = (await queryFeatures({ url: layerUrl, resultOffset: 0, resultRecordCount: 10, authentication: key })) as { features: unknown[]; exceededTransferLimit?: boolean };
+    const page = (await queryFeatures({ url: layerUrl, resultOffset: 0, resultRecordCount: 10, authentication: key })) as {
+      features: unknown[];
+      exceededTransferLimit?: boolean;
+    };
     expect(page.features).toHaveLength(10);
     expect(page.exceededTransferLimit).toBe(true);
-    const edits = await applyEdits({ url: layerUrl, adds: [{ attributes: { name: 'Vendor', engines: 9 }, geometry: { x: -73, y: 41 } }], rollbackOnFailure: true, authentication: key } as never);
+    const edits = await applyEdits({
+      url: layerUrl,
+      adds: [{ attributes: { name: 'Vendor', engines: 9 }, geometry: { x: -73, y: 41 } }],
+      rollbackOnFailure: true,
+      authentication: key,
+    } as never);
     expect(edits.addResults[0]).toMatchObject({ success: true });
     const oid = edits.addResults[0]!.objectId;
-    expect((await applyEdits({ url: layerUrl, deletes: [oid], authentication: key } as never)).deleteResults[0]).toMatchObject({ objectId: oid, success: true });
-    const refused = await applyEdits({ url: layerUrl, adds: [{ attributes: { name: 'ok' } }, { attributes: { nope: 1 } }], rollbackOnFailure: true, authentication: key } as never);
+    expect((await applyEdits({ url: layerUrl, deletes: [oid], authentication: key } as never)).deleteResults[0]).toMatchObject({
+      objectId: oid,
+      success: true,
+    });
+    const refused = await applyEdits({
+      url: layerUrl,
+      adds: [{ attributes: { name: 'ok' } }, { attributes: { nope: 1 } }],
+      rollbackOnFailure: true,
+      authentication: key,
+    } as never);
     expect(refused.addResults.map((r: { success: boolean }) => r.success)).toEqual([false, false]);
     expect(portal.rows(stations.id)).toHaveLength(120);
     await expect(getLayer({ url: layerUrl, authentication: ApiKeyManager.fromKey('AAPKwrong') })).rejects.toThrow(/Invalid token/);
@@ -107,9 +162,18 @@ describe('hub connector against the portal and hosted FeatureServer stand-in', (
     const wrong = await sut.test!(config({ url: portal.url, username: 'gis_team', password: 'not-the-password' }), connectorContext());
     expect(wrong).toMatchObject({ ok: false, status: 'authentication_failed' });
     expect(JSON.stringify(wrong)).not.toContain('not-the-password');
-    expect(await sut.test!(config({ url: portal.url, api_key: 'AAPKnot-the-key' }), connectorContext())).toMatchObject({ ok: false, status: 'authentication_failed' });
-    expect(await sut.test!(config({ url: portal.url, username: 'gis_team' }), connectorContext())).toMatchObject({ ok: false, status: 'authentication_failed' });
-    expect(await sut.test!(config({ url: `http://127.0.0.1:${await closedPort()}/portal`, api_key: 'x' }), connectorContext())).toMatchObject({ ok: false, status: 'unreachable' });
+    expect(await sut.test!(config({ url: portal.url, api_key: 'AAPKnot-the-key' }), connectorContext())).toMatchObject({
+      ok: false,
+      status: 'authentication_failed',
+    });
+    expect(await sut.test!(config({ url: portal.url, username: 'gis_team' }), connectorContext())).toMatchObject({
+      ok: false,
+      status: 'authentication_failed',
+    });
+    expect(await sut.test!(config({ url: `http://127.0.0.1:${await closedPort()}/portal`, api_key: 'x' }), connectorContext())).toMatchObject({
+      ok: false,
+      status: 'unreachable',
+    });
     const notPortal = await sut.test!(config({ url: files.url }), connectorContext());
     expect(notPortal.ok).toBe(false);
     expect(['not_found', 'invalid_response']).toContain(notPortal.status);
@@ -135,7 +199,7 @@ describe('hub connector against the portal and hosted FeatureServer stand-in', (
     expect(sut.source!.resource.safeParse({ item_id: 'a', search: 'b' }).success).toBe(false);
   });
 
-  it("an unchanged layer (same last edit date) skips the Run; an edit makes the next read a full one", async () => {
+  it('an unchanged layer (same last edit date) skips the Run; an edit makes the next read a full one', async () => {
     const first = await extract(withKey(), stations.id);
     expect(first.sync?.cursor).toMatchObject({ item_id: stations.id, layer: 0, modified: expect.any(Number) });
     expect(await extract(withKey(), stations.id, first.sync!)).toMatchObject({ unchanged: true, file: '' });
@@ -179,7 +243,9 @@ describe('hub connector against the portal and hosted FeatureServer stand-in', (
     const created = await deliver(withKey(), { title: 'Boroughs live' }, boroughs());
     const itemId = created.target.item_id as string;
     const key = ApiKeyManager.fromKey(portal.apiKey);
-    const reading = pollUntilStopped(async () => ((await queryFeatures({ url: `${portal.items.get(itemId)!.url}/0`, returnCountOnly: true, authentication: key })) as { count: number }).count);
+    const reading = pollUntilStopped(
+      async () => ((await queryFeatures({ url: `${portal.items.get(itemId)!.url}/0`, returnCountOnly: true, authentication: key })) as { count: number }).count,
+    );
     await deliver(withKey(), { title: 'Boroughs live' }, boroughs());
     await deliver(withKey(), { item_id: itemId }, boroughs());
     const { seen, errors } = await reading.stop();
@@ -188,7 +254,7 @@ describe('hub connector against the portal and hosted FeatureServer stand-in', (
     expect(portal.rows(itemId)).toHaveLength(2);
   });
 
-  it('browses: items by search (paged), the user\'s folders, an item\'s layers', async () => {
+  it("browses: items by search (paged), the user's folders, an item's layers", async () => {
     const page = await browseItems(withKey(), { q: 'type:"Feature Service"', start: 1, num: 1, owner_only: true }, connectorContext());
     expect(page.total).toBeGreaterThanOrEqual(2);
     expect(page.items).toHaveLength(1);

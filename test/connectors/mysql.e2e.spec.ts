@@ -26,7 +26,13 @@ describe.skipIf(skip)('MySQL through the API: import into a Workspace, deliver f
     sut = await createTestApp({ temporal: true });
     worker = await startTestWorker(sut.services.config);
     token = await createToken(sut.app, await login(sut.app), [
-      'workspaces:read', 'workspaces:write', 'workspaces:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write',
+      'workspaces:read',
+      'workspaces:write',
+      'workspaces:run',
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
     ]);
   });
   afterAll(async () => {
@@ -54,7 +60,10 @@ describe.skipIf(skip)('MySQL through the API: import into a Workspace, deliver f
     const converted = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GeoJSON' });
     expect(converted.statusCode, converted.body).toBe(200);
 
-    const query = await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: { query: "SELECT name, geom FROM stations WHERE name LIKE 'B%'" } });
+    const query = await send('POST', '/api/v1/workspaces', {
+      source_id: src.id,
+      source_resource: { query: "SELECT name, geom FROM stations WHERE name LIKE 'B%'" },
+    });
     expect(query.statusCode, query.body).toBe(201);
     expect(query.json().layers[0]).toMatchObject({ name: 'query', feature_count: 1 });
     const missing = await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: { table: 'nowhere' } });

@@ -37,7 +37,13 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
   });
 
   const deliverInput = (file: string, extra: Partial<DeliverInput> = {}): DeliverInput => ({
-    file, filename: path.basename(file), format: 'GPKG', mediaType: null, layers: [], deliveryId: randomUUID(), ...extra,
+    file,
+    filename: path.basename(file),
+    format: 'GPKG',
+    mediaType: null,
+    layers: [],
+    deliveryId: randomUUID(),
+    ...extra,
   });
   const read = async (file: string) => {
     const ds = await gdal.openAsync(file);
@@ -79,11 +85,11 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     const got = await read(r.file);
     expect(got).toMatchObject({ name: 'Orte Ü', geomType: 'Point', srs: '2056' });
     expect(got.rows.map((row) => row.Name).sort()).toEqual(['Genève', 'Zürich']);
-    expect(got.rows.find((row) => row.Name === 'Zürich')).toMatchObject({ 'größe': 12.5, wkt: 'POINT (2600000 1200000)' });
+    expect(got.rows.find((row) => row.Name === 'Zürich')).toMatchObject({ größe: 12.5, wkt: 'POINT (2600000 1200000)' });
   });
 
   it('extracts a query and a table without geometry; classifies missing tables, bad queries, and refuses TLS transfers', async () => {
-    const q = await connector.source!.extract(config, { query: "SELECT `Name`, geom FROM `Orte Ü` WHERE `größe` > 10;" }, connectorContext(), {});
+    const q = await connector.source!.extract(config, { query: 'SELECT `Name`, geom FROM `Orte Ü` WHERE `größe` > 10;' }, connectorContext(), {});
     expect(q).toMatchObject({ filename: 'query.gpkg', features: 1 });
     expect(await read(q.file)).toMatchObject({ srs: '2056', rows: [{ Name: 'Zürich' }] });
     const plain = await connector.source!.extract(config, { table: 'plain' }, connectorContext(), {});
@@ -112,7 +118,9 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
   });
 
   it('stops an extract at the size limit', async () => {
-    await sql(`SET SESSION max_recursive_iterations = 100000; CREATE TABLE big AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) SELECT i AS id, REPEAT('x', 200) AS filler FROM n`);
+    await sql(
+      `SET SESSION max_recursive_iterations = 100000; CREATE TABLE big AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) SELECT i AS id, REPEAT('x', 200) AS filler FROM n`,
+    );
     await expectConnectorError(connector.source!.extract(config, { table: 'big' }, connectorContext({ maxBytes: 256 * 1024 }), {}), 'too_large');
   });
 
@@ -120,14 +128,22 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     const target = { table: 'Flurstücke', write_mode: 'replace' as const };
     const first = await connector.destination!.deliver(config, target, deliverInput(mixedPolygonsGeoJson(dir), { format: 'GeoJSON' }), connectorContext());
     expect(first).toEqual({ target: { database: 'gis', table: 'Flurstücke', write_mode: 'replace' }, rows_written: 2 });
-    const rows = await sql('SELECT parcel_identifier_long_name AS id, owner, ST_GeometryType(geom) AS type, ST_SRID(geom) AS srid FROM `Flurstücke` ORDER BY 1');
+    const rows = await sql(
+      'SELECT parcel_identifier_long_name AS id, owner, ST_GeometryType(geom) AS type, ST_SRID(geom) AS srid FROM `Flurstücke` ORDER BY 1',
+    );
     expect(rows).toEqual([
       { id: 'A-1', owner: 'Müller', type: 'MULTIPOLYGON', srid: 2056 },
       { id: 'B-2', owner: 'Løvland', type: 'MULTIPOLYGON', srid: 2056 },
     ]);
 
     const many = manyPointsGpkg(dir, 5000);
-    const reader = await mysql.createConnection({ host: config.host, port: config.port, user: config.username, password: config.password, database: config.database });
+    const reader = await mysql.createConnection({
+      host: config.host,
+      port: config.port,
+      user: config.username,
+      password: config.password,
+      database: config.database,
+    });
     const reading = pollUntilStopped(async () => {
       const [r] = await reader.query('SELECT COUNT(*) AS n FROM `Flurstücke`');
       return Number((r as { n: number }[])[0]!.n);
@@ -144,7 +160,9 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     expect([...seen.keys()].every((n) => [2, 5000, 9].includes(n))).toBe(true);
     expect(seen.size).toBeGreaterThan(1);
     expect(await count('Flurstücke')).toBe(9);
-    const tables = (await sql("SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'gis' AND table_name LIKE '\\_geoflow\\_%'")).map((r) => r.t);
+    const tables = (await sql("SELECT table_name AS t FROM information_schema.tables WHERE table_schema = 'gis' AND table_name LIKE '\\_geoflow\\_%'")).map(
+      (r) => r.t,
+    );
     expect(tables).toEqual(['_geoflow_deliveries']);
   });
 
@@ -153,7 +171,10 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     const input = deliverInput(pointsGeoJson(dir, 4));
     expect((await connector.destination!.deliver(config, target, input, connectorContext())).rows_written).toBe(4);
     expect((await connector.destination!.deliver(config, target, deliverInput(pointsGeoJson(dir, 4)), connectorContext())).rows_written).toBe(4);
-    expect(await connector.destination!.deliver(config, target, input, connectorContext())).toEqual({ target: { database: 'gis', table: 'orte', write_mode: 'append' }, rows_written: 4 });
+    expect(await connector.destination!.deliver(config, target, input, connectorContext())).toEqual({
+      target: { database: 'gis', table: 'orte', write_mode: 'append' },
+      rows_written: 4,
+    });
     expect(await count('orte')).toBe(8);
 
     await expectConnectorError(connector.destination!.deliver(config, target, deliverInput(mixedPolygonsGeoJson(dir)), connectorContext()), 'invalid_data');
@@ -163,14 +184,27 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     expect(rebuilt).toMatchObject({ target: { write_mode: 'replace' }, rows_written: 3 });
     expect(await count('orte')).toBe(3);
 
-    await expectConnectorError(connector.destination!.deliver(config, { table: 'orte', write_mode: 'create' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()), 'target_exists');
+    await expectConnectorError(
+      connector.destination!.deliver(config, { table: 'orte', write_mode: 'create' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()),
+      'target_exists',
+    );
     expect(await count('orte')).toBe(3);
-    const created = await connector.destination!.deliver(config, { table: 'neu', write_mode: 'create' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext());
+    const created = await connector.destination!.deliver(
+      config,
+      { table: 'neu', write_mode: 'create' },
+      deliverInput(pointsGeoJson(dir, 2)),
+      connectorContext(),
+    );
     expect(created.rows_written).toBe(2);
   });
 
   it('loads a shapefile whose numbers are wider than its DBF declares (as NYC boroughs)', async () => {
-    const made = await connector.destination!.deliver(config, { table: 'boroughs', write_mode: 'replace' }, deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }), connectorContext());
+    const made = await connector.destination!.deliver(
+      config,
+      { table: 'boroughs', write_mode: 'replace' },
+      deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }),
+      connectorContext(),
+    );
     expect(made.rows_written).toBe(2);
     expect(await sql('SELECT `BoroName`, `Shape_Area` FROM boroughs ORDER BY `BoroCode`')).toEqual([
       { BoroName: 'Manhattan', Shape_Area: 1623819823.81 },
@@ -180,8 +214,19 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
 
   it('attributes named like the columns the loader adds (geom, ogc_fid) keep their names and values', async () => {
     const file = path.join(dir, 'clash.geojson');
-    writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } }] }));
-    const loaded = await connector.destination!.deliver(config, { table: 'clash', write_mode: 'replace' }, deliverInput(file, { format: 'GeoJSON' }), connectorContext());
+    writeFileSync(
+      file,
+      JSON.stringify({
+        type: 'FeatureCollection',
+        features: [{ type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } }],
+      }),
+    );
+    const loaded = await connector.destination!.deliver(
+      config,
+      { table: 'clash', write_mode: 'replace' },
+      deliverInput(file, { format: 'GeoJSON' }),
+      connectorContext(),
+    );
     expect(loaded.rows_written).toBe(1);
     expect(await sql('SELECT geom, ogc_fid, ST_AsText(geometry) AS wkt FROM clash')).toEqual([{ geom: 'as text', ogc_fid: 'A-17', wkt: 'POINT(8.54 47.37)' }]);
   });

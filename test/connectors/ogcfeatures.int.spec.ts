@@ -39,8 +39,28 @@ describe.skipIf(skipWithoutPygeoapi)('ogcfeatures connector against pygeoapi', (
   const roads: Collection = {
     id: 'roads',
     features: [
-      { id: 1, properties: { name: 'Aarstrasse' }, geometry: { type: 'LineString', coordinates: [[7.43, 46.94], [7.45, 46.95]] } },
-      { id: 2, properties: { name: 'Bundesgasse' }, geometry: { type: 'LineString', coordinates: [[7.44, 46.946], [7.445, 46.947]] } },
+      {
+        id: 1,
+        properties: { name: 'Aarstrasse' },
+        geometry: {
+          type: 'LineString',
+          coordinates: [
+            [7.43, 46.94],
+            [7.45, 46.95],
+          ],
+        },
+      },
+      {
+        id: 2,
+        properties: { name: 'Bundesgasse' },
+        geometry: {
+          type: 'LineString',
+          coordinates: [
+            [7.44, 46.946],
+            [7.445, 46.947],
+          ],
+        },
+      },
     ],
   };
   const config = (c: Record<string, unknown>) => sut.configuration.parse(c);

@@ -9,7 +9,13 @@ import { sqlContractSuite } from './sql-contract.js';
  */
 const url = process.env.SVC_TEST_ORACLE_URL ? new URL(process.env.SVC_TEST_ORACLE_URL) : null;
 const configuration = url
-  ? { host: url.hostname, port: Number(url.port || 1521), service_name: decodeURIComponent(url.pathname.slice(1)), username: decodeURIComponent(url.username), password: decodeURIComponent(url.password) }
+  ? {
+      host: url.hostname,
+      port: Number(url.port || 1521),
+      service_name: decodeURIComponent(url.pathname.slice(1)),
+      username: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+    }
   : null;
 
 const drop = async (c: Awaited<ReturnType<typeof connect>>, name: string) => {
@@ -28,10 +34,16 @@ sqlContractSuite({
     withConnection(configuration!, connectorContext(), async (c) => {
       for (const t of ['GEOFLOW_STATIONS', 'GEOFLOW_PLACES', 'GEOFLOW_PARCELS', 'GEOFLOW_JOB']) await drop(c, t);
       await c.execute('CREATE TABLE GEOFLOW_STATIONS (id NUMBER(10) PRIMARY KEY, name VARCHAR2(50 CHAR), geom SDO_GEOMETRY)');
-      for (const [id, name, x, y] of [[1, 'Bern', 7.44, 46.95], [2, 'Chur', 9.53, 46.85], [3, 'Genève', 6.14, 46.2]] as const) {
+      for (const [id, name, x, y] of [
+        [1, 'Bern', 7.44, 46.95],
+        [2, 'Chur', 9.53, 46.85],
+        [3, 'Genève', 6.14, 46.2],
+      ] as const) {
         await c.execute('INSERT INTO GEOFLOW_STATIONS VALUES (:1, :2, SDO_GEOMETRY(2001, 4326, SDO_POINT_TYPE(:3, :4, NULL), NULL, NULL))', [id, name, x, y]);
       }
-      await c.execute(`INSERT INTO USER_SDO_GEOM_METADATA VALUES ('GEOFLOW_STATIONS', 'GEOM', SDO_DIM_ARRAY(SDO_DIM_ELEMENT('X', -180, 180, 0.05), SDO_DIM_ELEMENT('Y', -90, 90, 0.05)), 4326)`);
+      await c.execute(
+        `INSERT INTO USER_SDO_GEOM_METADATA VALUES ('GEOFLOW_STATIONS', 'GEOM', SDO_DIM_ARRAY(SDO_DIM_ELEMENT('X', -180, 180, 0.05), SDO_DIM_ELEMENT('Y', -90, 90, 0.05)), 4326)`,
+      );
       await c.commit();
     }),
   async reader() {

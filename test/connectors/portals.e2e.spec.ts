@@ -33,15 +33,39 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
   beforeAll(async () => {
     sut = await createTestApp({ temporal: true });
     worker = await startTestWorker(sut.services.config);
-    const token = await createToken(sut.app, await login(sut.app), ['sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'workspaces:read', 'workspaces:write', 'jobs:read', 'jobs:write', 'jobs:run']);
+    const token = await createToken(sut.app, await login(sut.app), [
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
+      'workspaces:read',
+      'workspaces:write',
+      'jobs:read',
+      'jobs:write',
+      'jobs:run',
+    ]);
     api = jobsClient(() => sut.app, token);
     ckan = await startCkanStandIn();
     ckan.addDataset({ name: 'nyc-boroughs', title: 'NYC boroughs' });
-    ckan.upload('nyc-boroughs', { name: 'Centroids 2023', format: 'CSV', filename: 'centroids-2023.csv', body: readFileSync(boroughCentroidsCsv(dir, 'a.csv', 3)), at: '2023-05-01T00:00:00.000000' });
-    ckan.upload('nyc-boroughs', { name: 'Centroids 2024', format: 'CSV', filename: 'centroids-2024.csv', body: readFileSync(boroughCentroidsCsv(dir, 'b.csv', 5)), at: '2024-05-01T00:00:00.000000' });
+    ckan.upload('nyc-boroughs', {
+      name: 'Centroids 2023',
+      format: 'CSV',
+      filename: 'centroids-2023.csv',
+      body: readFileSync(boroughCentroidsCsv(dir, 'a.csv', 3)),
+      at: '2023-05-01T00:00:00.000000',
+    });
+    ckan.upload('nyc-boroughs', {
+      name: 'Centroids 2024',
+      format: 'CSV',
+      filename: 'centroids-2024.csv',
+      body: readFileSync(boroughCentroidsCsv(dir, 'b.csv', 5)),
+      at: '2024-05-01T00:00:00.000000',
+    });
     arcgis = await startHubStandIn();
     stations = arcgis.addFeatureLayer('gis_team', 'Fire stations', {
-      name: 'stations', geometryType: 'esriGeometryPoint', wkid: 4326,
+      name: 'stations',
+      geometryType: 'esriGeometryPoint',
+      wkid: 4326,
       fields: [{ name: 'name', type: 'esriFieldTypeString', alias: 'Name' }],
       features: Array.from({ length: 60 }, (_, i) => ({ attributes: { name: `Station ${i + 1}` }, geometry: { x: -74 + i * 0.001, y: 40.7 } })),
     });
@@ -78,7 +102,13 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     expect(imported.statusCode).toBe(400);
     expect(imported.json().error.code).toBe('invalid_source');
 
-    const job = await createJob({ name: 'Newest borough CSV', source_id: source.id, source_resource: { dataset: 'nyc-boroughs', format: 'CSV' }, destination_id: postgisId, destination_target: { table: 'borough_centroids', write_mode: 'replace' } });
+    const job = await createJob({
+      name: 'Newest borough CSV',
+      source_id: source.id,
+      source_resource: { dataset: 'nyc-boroughs', format: 'CSV' },
+      destination_id: postgisId,
+      destination_target: { table: 'borough_centroids', write_mode: 'replace' },
+    });
     const run = await runNow(job);
     expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'succeeded', skipped_reason: null });
     const rows = await target.query<{ n: string; srid: number }>('SELECT count(*) AS n, max(ST_SRID(geom)) AS srid FROM public.borough_centroids');
@@ -91,14 +121,20 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     const configuration = { url: arcgis.url, username: 'gis_team', password: arcgis.users[0]!.password };
     const source = (await api.call('POST', '/api/v1/sources', { name: 'City portal', type: 'hub', configuration })).json();
     expect((await api.call('POST', `/api/v1/sources/${source.id}/test`)).json()).toMatchObject({ ok: true, status: 'ok' });
-    expect((await api.call('POST', '/api/v1/sources/test', { type: 'hub', configuration: { url: `http://127.0.0.1:${await closedPort()}/portal`, api_key: 'x' } })).json()).toMatchObject({ ok: false, status: 'unreachable' });
+    expect(
+      (
+        await api.call('POST', '/api/v1/sources/test', { type: 'hub', configuration: { url: `http://127.0.0.1:${await closedPort()}/portal`, api_key: 'x' } })
+      ).json(),
+    ).toMatchObject({ ok: false, status: 'unreachable' });
 
     const items = await api.call('GET', `/api/v1/sources/${source.id}/hub/items?q=${encodeURIComponent('type:"Feature Service"')}`);
     expect(items.statusCode, items.body).toBe(200);
     expect(items.json()).toMatchObject({ total: 1, items: [{ id: stations.id, title: 'Fire stations', type: 'Feature Service' }] });
     expect(items.body).not.toContain(arcgis.users[0]!.password);
     expect((await api.call('GET', `/api/v1/sources/${source.id}/hub/folders`)).json()).toMatchObject({ username: 'gis_team', folders: [] });
-    expect((await api.call('GET', `/api/v1/sources/${source.id}/hub/items/${stations.id}/layers`)).json().layers).toEqual([{ id: 0, name: 'stations', kind: 'layer', geometry_type: 'esriGeometryPoint' }]);
+    expect((await api.call('GET', `/api/v1/sources/${source.id}/hub/items/${stations.id}/layers`)).json().layers).toEqual([
+      { id: 0, name: 'stations', kind: 'layer', geometry_type: 'esriGeometryPoint' },
+    ]);
     const notLayer = await api.call('GET', `/api/v1/sources/${source.id}/hub/items/${boroughsFile.id}/layers`);
     expect(notLayer.statusCode).toBe(422);
     expect(notLayer.json().error).toMatchObject({ code: 'source_failed', details: { reason: 'invalid_data' } });
@@ -106,45 +142,82 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     expect((await api.call('GET', `/api/v1/sources/${ckanSource.id}/hub/folders`)).json().error.code).toBe('invalid_source');
     // another user's connection is not found; a token without the scope is forbidden
     await registerUser(sut.services, { email: 'other@example.com', password: 'another long password' });
-    const other = jobsClient(() => sut.app, await createToken(sut.app, await login(sut.app, { email: 'other@example.com', password: 'another long password' }), ['sources:read', 'destinations:read']));
+    const other = jobsClient(
+      () => sut.app,
+      await createToken(sut.app, await login(sut.app, { email: 'other@example.com', password: 'another long password' }), [
+        'sources:read',
+        'destinations:read',
+      ]),
+    );
     const hidden = await other.call('GET', `/api/v1/sources/${source.id}/hub/items`);
     expect(hidden.statusCode).toBe(404);
     expect(hidden.json().error.code).toBe('source_not_found');
-    const narrow = await sut.app.inject({ method: 'GET', url: `/api/v1/sources/${source.id}/hub/items`, headers: bearer(await createToken(sut.app, await login(sut.app), ['jobs:read'])) });
+    const narrow = await sut.app.inject({
+      method: 'GET',
+      url: `/api/v1/sources/${source.id}/hub/items`,
+      headers: bearer(await createToken(sut.app, await login(sut.app), ['jobs:read'])),
+    });
     expect(narrow.statusCode).toBe(403);
 
     const doc = (await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     for (const kind of ['sources', 'destinations']) {
-      for (const p of ['hub/items', 'hub/folders', 'hub/items/{itemId}/layers']) expect(doc.paths[`/api/v1/${kind}/{id}/${p}`]?.get?.responses?.['200'], `${kind}/${p}`).toBeTruthy();
+      for (const p of ['hub/items', 'hub/folders', 'hub/items/{itemId}/layers'])
+        expect(doc.paths[`/api/v1/${kind}/{id}/${p}`]?.get?.responses?.['200'], `${kind}/${p}`).toBeTruthy();
     }
-    const catalog = (await sut.app.inject({ method: 'GET', url: '/api/v1/connectors' })).json().items.filter((c: { type: string }) => ['ckan', 'hub'].includes(c.type));
-    expect(catalog.map((c: { type: string; implemented: boolean; source: { importable: boolean } }) => [c.type, c.implemented, c.source.importable])).toEqual([['ckan', true, false], ['hub', true, true]]);
+    const catalog = (await sut.app.inject({ method: 'GET', url: '/api/v1/connectors' }))
+      .json()
+      .items.filter((c: { type: string }) => ['ckan', 'hub'].includes(c.type));
+    expect(catalog.map((c: { type: string; implemented: boolean; source: { importable: boolean } }) => [c.type, c.implemented, c.source.importable])).toEqual([
+      ['ckan', true, false],
+      ['hub', true, true],
+    ]);
 
     const imported = await api.call('POST', '/api/v1/workspaces', { source_id: source.id, source_resource: stations.id });
     expect(imported.statusCode, imported.body).toBe(201);
     expect(imported.json().layers[0]).toMatchObject({ name: 'stations', feature_count: 60, crs: 'EPSG:4326' });
 
-    const job = await createJob({ name: 'Boroughs from the portal', source_id: source.id, source_resource: { item_id: boroughsFile.id }, destination_id: postgisId, destination_target: { table: 'boroughs', write_mode: 'replace' } });
+    const job = await createJob({
+      name: 'Boroughs from the portal',
+      source_id: source.id,
+      source_resource: { item_id: boroughsFile.id },
+      destination_id: postgisId,
+      destination_target: { table: 'boroughs', write_mode: 'replace' },
+    });
     const run = await runNow(job);
     expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'succeeded' });
     const rows = await target.query<{ name: string; srid: number }>('SELECT "BoroName" AS name, ST_SRID(geom) AS srid FROM public.boroughs ORDER BY 1');
-    expect(rows).toEqual([{ name: 'Manhattan', srid: 2263 }, { name: 'The Brönx', srid: 2263 }]);
+    expect(rows).toEqual([
+      { name: 'Manhattan', srid: 2263 },
+      { name: 'The Brönx', srid: 2263 },
+    ]);
   });
 
   it('hub Destination: a Job publishes the boroughs as a hosted layer, and the next Run replaces its rows', async () => {
-    const destination = (await api.call('POST', '/api/v1/destinations', { name: 'ArcGIS Online', type: 'hub', configuration: { url: arcgis.url, api_key: arcgis.apiKey } })).json();
+    const destination = (
+      await api.call('POST', '/api/v1/destinations', { name: 'ArcGIS Online', type: 'hub', configuration: { url: arcgis.url, api_key: arcgis.apiKey } })
+    ).json();
     expect((await api.call('POST', `/api/v1/destinations/${destination.id}/test`)).json()).toMatchObject({ ok: true });
     expect((await api.call('GET', `/api/v1/destinations/${destination.id}/hub/folders`)).statusCode).toBe(200);
-    const files = (await api.call('POST', '/api/v1/sources', { name: 'portal files', type: 'hub', configuration: { url: arcgis.url, api_key: arcgis.apiKey } })).json();
+    const files = (
+      await api.call('POST', '/api/v1/sources', { name: 'portal files', type: 'hub', configuration: { url: arcgis.url, api_key: arcgis.apiKey } })
+    ).json();
     const job = await createJob({
-      name: 'Boroughs to ArcGIS', source_id: files.id, source_resource: { item_id: boroughsFile.id }, destination_id: destination.id,
+      name: 'Boroughs to ArcGIS',
+      source_id: files.id,
+      source_resource: { item_id: boroughsFile.id },
+      destination_id: destination.id,
       destination_target: { title: 'NYC boroughs (nightly)', tags: ['nyc'], folder: 'nightly', sharing: 'public' },
     });
     const run = await runNow(job);
     expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'succeeded' });
     const published = [...arcgis.items.values()].find((i) => i.title === 'NYC boroughs (nightly)' && i.type === 'Feature Service')!;
     expect(published).toMatchObject({ access: 'public', tags: ['nyc'] });
-    expect(arcgis.rows(published.id).map((r) => r.attributes.BoroName).sort()).toEqual(['Manhattan', 'The Brönx']);
+    expect(
+      arcgis
+        .rows(published.id)
+        .map((r) => r.attributes.BoroName)
+        .sort(),
+    ).toEqual(['Manhattan', 'The Brönx']);
     // the file item changed: the next Run reads it again and replaces the layer's rows in place
     boroughsFile.modified += 1000;
     const next = await runNow(job);

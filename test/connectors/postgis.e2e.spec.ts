@@ -23,7 +23,13 @@ describe.skipIf(skip)('PostGIS through the API: test, discover, import, deliver'
     sut = await createTestApp({ temporal: true });
     worker = await startTestWorker(sut.services.config);
     token = await createToken(sut.app, await login(sut.app), [
-      'workspaces:read', 'workspaces:write', 'workspaces:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write',
+      'workspaces:read',
+      'workspaces:write',
+      'workspaces:run',
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
     ]);
   });
   afterAll(async () => {
@@ -74,11 +80,22 @@ describe.skipIf(skip)('PostGIS through the API: test, discover, import, deliver'
 
     const created = await deliver(small.id, { table: 'places', write_mode: 'create' });
     expect(created.statusCode, created.body).toBe(200);
-    expect(created.json()).toMatchObject({ destination_id: dst.id, destination_type: 'postgis', target: { schema: 'public', table: 'places', write_mode: 'create' }, rows_written: 12 });
+    expect(created.json()).toMatchObject({
+      destination_id: dst.id,
+      destination_type: 'postgis',
+      target: { schema: 'public', table: 'places', write_mode: 'create' },
+      rows_written: 12,
+    });
     expect(created.body).not.toContain(db.config.password);
 
     // A reader in its own connection, as a dashboard would be.
-    const reader = new pg.Client({ host: db.config.host, port: db.config.port, database: db.config.database, user: db.config.username, password: db.config.password });
+    const reader = new pg.Client({
+      host: db.config.host,
+      port: db.config.port,
+      database: db.config.database,
+      user: db.config.username,
+      password: db.config.password,
+    });
     await reader.connect();
     const reading = pollUntilStopped(async () => Number((await reader.query<{ n: string }>('SELECT count(*) AS n FROM public.places')).rows[0]!.n));
     try {
@@ -117,12 +134,20 @@ describe.skipIf(skip)('PostGIS through the API: test, discover, import, deliver'
     const ws = await upload(mixedPolygonsGeoJson(dir));
     // GeoPackage keeps the CRS (GeoJSON output is RFC 7946, WGS 84, unless target_crs says otherwise)
     await convert(ws.id, 'GPKG');
-    const res = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: dst.id, destination_target: { table: 'Flurstücke', write_mode: 'replace' } });
+    const res = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, {
+      destination_id: dst.id,
+      destination_target: { table: 'Flurstücke', write_mode: 'replace' },
+    });
     expect(res.statusCode, res.body).toBe(200);
     const [geometry] = await db.sql<{ type: string; srid: number }>("SELECT type, srid FROM geometry_columns WHERE f_table_name = 'Flurstücke'");
     expect(geometry).toEqual({ type: 'MULTIPOLYGON', srid: 2056 });
-    const rows = await db.sql<{ parcel_identifier_long_name: string; owner: string }>('SELECT parcel_identifier_long_name, owner FROM public."Flurstücke" ORDER BY 1');
-    expect(rows).toEqual([{ parcel_identifier_long_name: 'A-1', owner: 'Müller' }, { parcel_identifier_long_name: 'B-2', owner: 'Løvland' }]);
+    const rows = await db.sql<{ parcel_identifier_long_name: string; owner: string }>(
+      'SELECT parcel_identifier_long_name, owner FROM public."Flurstücke" ORDER BY 1',
+    );
+    expect(rows).toEqual([
+      { parcel_identifier_long_name: 'A-1', owner: 'Müller' },
+      { parcel_identifier_long_name: 'B-2', owner: 'Løvland' },
+    ]);
   });
 
   it('imports a table (object or string selector) and a query from a PostGIS Source, then previews and converts', async () => {
@@ -143,7 +168,10 @@ describe.skipIf(skip)('PostGIS through the API: test, discover, import, deliver'
 
     const shorthand = await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: 'stations' });
     expect(shorthand.statusCode, shorthand.body).toBe(201);
-    const query = await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: { query: "SELECT name, geom FROM public.stations WHERE name <> 'Chur'" } });
+    const query = await send('POST', '/api/v1/workspaces', {
+      source_id: src.id,
+      source_resource: { query: "SELECT name, geom FROM public.stations WHERE name <> 'Chur'" },
+    });
     expect(query.statusCode, query.body).toBe(201);
     expect(query.json().layers[0]).toMatchObject({ name: 'query', feature_count: 2 });
 

@@ -126,7 +126,14 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
         layer.fields.forEach((f) => {
           fields.push(f.name);
         });
-        return { driver: ds.driver.description, name: layer.name, geomType: gdal.Geometry.getName(layer.geomType), srs: layer.srs?.getAuthorityCode(null), fields, rows };
+        return {
+          driver: ds.driver.description,
+          name: layer.name,
+          geomType: gdal.Geometry.getName(layer.geomType),
+          srs: layer.srs?.getAuthorityCode(null),
+          fields,
+          rows,
+        };
       } finally {
         ds.close();
       }
@@ -145,15 +152,31 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('reads a query; a failing or writing query is classified, and the session cannot write', async () => {
-      const r = await postgis.source!.extract(db.config, { query: 'SELECT "Name", geom -- the big ones\nFROM "Bäume"."Parzellen Ü" WHERE "größe" > 10;\n' }, connectorContext(), {});
+      const r = await postgis.source!.extract(
+        db.config,
+        { query: 'SELECT "Name", geom -- the big ones\nFROM "Bäume"."Parzellen Ü" WHERE "größe" > 10;\n' },
+        connectorContext(),
+        {},
+      );
       expect(r).toMatchObject({ filename: 'query.gpkg', features: 1 });
       expect((await read(r.file)).rows[0]!.Name).toBe('Zürich');
 
       await expectConnectorError(postgis.source!.extract(db.config, { query: 'SELECT * FROM nowhere' }, connectorContext(), {}), 'not_found');
       await expectConnectorError(postgis.source!.extract(db.config, { query: 'SELEKT 1' }, connectorContext(), {}), 'invalid_data');
-      await expectConnectorError(postgis.source!.extract(db.config, { query: 'WITH gone AS (DELETE FROM "Bäume"."Parzellen Ü" RETURNING *) SELECT * FROM gone' }, connectorContext(), {}), 'invalid_data');
+      await expectConnectorError(
+        postgis.source!.extract(
+          db.config,
+          { query: 'WITH gone AS (DELETE FROM "Bäume"."Parzellen Ü" RETURNING *) SELECT * FROM gone' },
+          connectorContext(),
+          {},
+        ),
+        'invalid_data',
+      );
       // A write that a subquery allows is stopped by the read-only session.
-      await expectConnectorError(postgis.source!.extract(db.config, { query: `SELECT nextval('"Bäume"."Parzellen Ü_id_seq"') AS n` }, connectorContext(), {}), 'permission_denied');
+      await expectConnectorError(
+        postgis.source!.extract(db.config, { query: `SELECT nextval('"Bäume"."Parzellen Ü_id_seq"') AS n` }, connectorContext(), {}),
+        'permission_denied',
+      );
       expect((await db.sql<{ n: string }>('SELECT count(*) AS n FROM "Bäume"."Parzellen Ü"'))[0]!.n).toBe('2');
     });
 
@@ -198,7 +221,10 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     it('stops at the size limit while writing (too_large)', async () => {
       await db.sql(`CREATE TABLE public.big AS SELECT i AS id, repeat('x', 200) AS filler, ST_SetSRID(ST_MakePoint(i % 180, (i % 90)), 4326)::geometry(Point, 4326) AS geom FROM generate_series(1, 50000) i;
         ALTER TABLE public.big OWNER TO ${db.config.username};`);
-      const big = await expectConnectorError(postgis.source!.extract(db.config, { table: 'big', schema: 'public' }, connectorContext({ maxBytes: 256 * 1024 }), {}), 'too_large');
+      const big = await expectConnectorError(
+        postgis.source!.extract(db.config, { table: 'big', schema: 'public' }, connectorContext({ maxBytes: 256 * 1024 }), {}),
+        'too_large',
+      );
       expect(big.retryable).toBe(false);
     });
   });
@@ -206,27 +232,46 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
   describe('deliver', () => {
     const count = async (table: string, schema = 'public') => Number((await db.sql<{ n: string }>(`SELECT count(*) AS n FROM "${schema}"."${table}"`))[0]!.n);
     const columnType = async (table: string) =>
-      (await db.sql<{ type: string; srid: number; column: string }>('SELECT type, srid, f_geometry_column AS column FROM geometry_columns WHERE f_table_name = $1', [table]))[0];
+      (
+        await db.sql<{ type: string; srid: number; column: string }>(
+          'SELECT type, srid, f_geometry_column AS column FROM geometry_columns WHERE f_table_name = $1',
+          [table],
+        )
+      )[0];
 
     it('replace creates the table, then swaps in new data keeping grants; geometry type promoted to multi, CRS and names kept', async () => {
       const parcels = mixedPolygonsGeoJson(dir);
-      const first = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'Parcels', write_mode: 'replace' }, deliverInput(parcels, { format: 'GeoJSON' }), connectorContext());
+      const first = await postgis.destination!.deliver(
+        db.config,
+        { schema: 'public', table: 'Parcels', write_mode: 'replace' },
+        deliverInput(parcels, { format: 'GeoJSON' }),
+        connectorContext(),
+      );
       expect(first).toEqual({ target: { schema: 'public', table: 'Parcels', write_mode: 'replace' }, rows_written: 2 });
       expect(await columnType('Parcels')).toEqual({ type: 'MULTIPOLYGON', srid: 2056, column: 'geom' });
-      const rows = await db.sql<{ owner: string; parcel_identifier_long_name: string }>('SELECT owner, parcel_identifier_long_name FROM public."Parcels" ORDER BY 2');
+      const rows = await db.sql<{ owner: string; parcel_identifier_long_name: string }>(
+        'SELECT owner, parcel_identifier_long_name FROM public."Parcels" ORDER BY 2',
+      );
       expect(rows.map((r) => r.owner)).toEqual(['Müller', 'Løvland']);
 
       await db.sql(`CREATE ROLE reader_${db.config.database} NOLOGIN`);
       await db.sql(`GRANT SELECT ON public."Parcels" TO reader_${db.config.database}`);
       const points = pointsGeoJson(dir, 7);
-      const second = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'Parcels', write_mode: 'replace' }, deliverInput(points, { format: 'GeoJSON' }), connectorContext());
+      const second = await postgis.destination!.deliver(
+        db.config,
+        { schema: 'public', table: 'Parcels', write_mode: 'replace' },
+        deliverInput(points, { format: 'GeoJSON' }),
+        connectorContext(),
+      );
       expect(second.rows_written).toBe(7);
       expect(await count('Parcels')).toBe(7);
       expect(await columnType('Parcels')).toEqual({ type: 'POINT', srid: 4326, column: 'geom' });
       const granted = await db.sql<{ ok: boolean }>(`SELECT has_table_privilege('reader_${db.config.database}', 'public."Parcels"', 'SELECT') AS ok`);
       expect(granted[0]!.ok).toBe(true);
       // Only the target and the delivery ledger remain: no staging or old tables, indexes named after the target.
-      const tables = await db.sql<{ relname: string }>("SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'i', 'S') ORDER BY relname");
+      const tables = await db.sql<{ relname: string }>(
+        "SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'i', 'S') ORDER BY relname",
+      );
       const names = tables.map((t) => t.relname);
       expect(names.filter((n) => n.includes('stage') || n.includes('old_'))).toEqual([]);
       expect(names).toEqual(expect.arrayContaining(['Parcels', 'Parcels_pkey', '_geoflow_deliveries']));
@@ -234,10 +279,20 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('loads a shapefile whose numbers are wider than its DBF declares (as NYC boroughs), as float8 and unbounded text', async () => {
-      const made = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'boroughs', write_mode: 'replace' }, deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }), connectorContext());
+      const made = await postgis.destination!.deliver(
+        db.config,
+        { schema: 'public', table: 'boroughs', write_mode: 'replace' },
+        deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }),
+        connectorContext(),
+      );
       expect(made.rows_written).toBe(2);
-      const columns = await db.sql("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'boroughs' AND column_name IN ('BoroName', 'Shape_Area') ORDER BY 1");
-      expect(columns).toEqual([{ column_name: 'BoroName', data_type: 'character varying' }, { column_name: 'Shape_Area', data_type: 'double precision' }]);
+      const columns = await db.sql(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'boroughs' AND column_name IN ('BoroName', 'Shape_Area') ORDER BY 1",
+      );
+      expect(columns).toEqual([
+        { column_name: 'BoroName', data_type: 'character varying' },
+        { column_name: 'Shape_Area', data_type: 'double precision' },
+      ]);
       expect(await db.sql('SELECT "BoroName", "Shape_Area" FROM public.boroughs ORDER BY "BoroCode"')).toEqual([
         { BoroName: 'Manhattan', Shape_Area: 1623819823.81 },
         { BoroName: 'The Brönx', Shape_Area: 1186924586.14 },
@@ -245,11 +300,16 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       expect(await columnType('boroughs')).toEqual({ type: 'MULTIPOLYGON', srid: 2263, column: 'geom' });
     });
 
-    it('says what the server refused when a load fails (the database\'s own message, not only GDAL\'s)', async () => {
+    it("says what the server refused when a load fails (the database's own message, not only GDAL's)", async () => {
       await db.sql(`CREATE TABLE public.strict_names ("BoroCode" integer, "BoroName" varchar(3), "Shape_Area" float8, geom geometry(MultiPolygon, 2263));
         ALTER TABLE public.strict_names OWNER TO ${db.config.username}`);
       const error = await expectConnectorError(
-        postgis.destination!.deliver(db.config, { schema: 'public', table: 'strict_names', write_mode: 'append' }, deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }), connectorContext()),
+        postgis.destination!.deliver(
+          db.config,
+          { schema: 'public', table: 'strict_names', write_mode: 'append' },
+          deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }),
+          connectorContext(),
+        ),
         'invalid_data',
       );
       expect(error.message).toMatch(/value too long for type character varying\(3\)/);
@@ -264,7 +324,20 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
         'PROJCS["Custom LCC",GEOGCS["GCS_WGS_1984",DATUM["D_WGS_1984",SPHEROID["WGS_1984",6378137.0,298.257223563]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],' +
         'PROJECTION["Lambert_Conformal_Conic"],PARAMETER["False_Easting",500000.0],PARAMETER["False_Northing",0.0],PARAMETER["Central_Meridian",-96.123],' +
         'PARAMETER["Standard_Parallel_1",33.0],PARAMETER["Standard_Parallel_2",45.0],PARAMETER["Latitude_Of_Origin",39.0],UNIT["Meter",1.0]]';
-      execFileSync('ogr2ogr', ['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', customLcc, '-nln', 'custom']);
+      execFileSync('ogr2ogr', [
+        '-f',
+        'GPKG',
+        gpkg,
+        csv,
+        '-oo',
+        'GEOM_POSSIBLE_NAMES=wkt',
+        '-oo',
+        'KEEP_GEOM_COLUMNS=NO',
+        '-a_srs',
+        customLcc,
+        '-nln',
+        'custom',
+      ]);
       const target = { schema: 'public', table: 'custom_crs', write_mode: 'replace' as const };
       const refused = await expectConnectorError(postgis.destination!.deliver(db.config, target, deliverInput(gpkg), connectorContext()), 'permission_denied');
       expect(refused.message).toMatch(/CRS has no EPSG code.*reproject the layer.*GRANT INSERT ON spatial_ref_sys TO loader_\w+/);
@@ -273,32 +346,88 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       await db.sql(`GRANT INSERT ON spatial_ref_sys TO ${db.config.username}`);
       const loaded = await postgis.destination!.deliver(db.config, target, deliverInput(gpkg), connectorContext());
       expect(loaded.rows_written).toBe(1);
-      const [srs] = await db.sql<{ srtext: string }>("SELECT s.srtext FROM geometry_columns g JOIN spatial_ref_sys s ON s.srid = g.srid WHERE g.f_table_name = 'custom_crs'");
+      const [srs] = await db.sql<{ srtext: string }>(
+        "SELECT s.srtext FROM geometry_columns g JOIN spatial_ref_sys s ON s.srid = g.srid WHERE g.f_table_name = 'custom_crs'",
+      );
       expect(srs!.srtext).toMatch(/-96\.123/);
     });
 
     it('attributes named like the columns the loader adds (geom, ogc_fid) keep their names and values', async () => {
       const file = path.join(dir, 'clash.geojson');
-      writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17', name: 'Zürich' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } }] }));
-      const loaded = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'clash', write_mode: 'replace' }, deliverInput(file, { format: 'GeoJSON' }), connectorContext());
+      writeFileSync(
+        file,
+        JSON.stringify({
+          type: 'FeatureCollection',
+          features: [
+            { type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17', name: 'Zürich' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } },
+          ],
+        }),
+      );
+      const loaded = await postgis.destination!.deliver(
+        db.config,
+        { schema: 'public', table: 'clash', write_mode: 'replace' },
+        deliverInput(file, { format: 'GeoJSON' }),
+        connectorContext(),
+      );
       expect(loaded.rows_written).toBe(1);
       expect(await columnType('clash')).toEqual({ type: 'POINT', srid: 4326, column: 'geometry' });
-      expect(await db.sql('SELECT geom, ogc_fid, name, ST_AsText(geometry) AS wkt FROM public.clash')).toEqual([{ geom: 'as text', ogc_fid: 'A-17', name: 'Zürich', wkt: 'POINT(8.54 47.37)' }]);
-      const again = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'clash', write_mode: 'append' }, deliverInput(file, { format: 'GeoJSON' }), connectorContext());
+      expect(await db.sql('SELECT geom, ogc_fid, name, ST_AsText(geometry) AS wkt FROM public.clash')).toEqual([
+        { geom: 'as text', ogc_fid: 'A-17', name: 'Zürich', wkt: 'POINT(8.54 47.37)' },
+      ]);
+      const again = await postgis.destination!.deliver(
+        db.config,
+        { schema: 'public', table: 'clash', write_mode: 'append' },
+        deliverInput(file, { format: 'GeoJSON' }),
+        connectorContext(),
+      );
       expect(again.rows_written).toBe(1);
       expect(await count('clash')).toBe(2);
     });
 
     it('a raster output is refused in words that say where rasters go', async () => {
       const tif = path.join(dir, 'raster.tif');
-      execFileSync('gdal_create', ['-of', 'GTiff', '-outsize', '4', '4', '-bands', '1', '-burn', '3', '-a_srs', 'EPSG:4326', '-a_ullr', '0', '4', '4', '0', tif]);
-      const refused = await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'public', table: 'raster', write_mode: 'replace' }, deliverInput(tif, { format: 'GTiff' }), connectorContext()), 'invalid_data');
-      expect(refused.message).toBe('The output is a raster (GTiff); a database table takes vector features: deliver rasters to a file Destination (s3, azureblob, sftp)');
+      execFileSync('gdal_create', [
+        '-of',
+        'GTiff',
+        '-outsize',
+        '4',
+        '4',
+        '-bands',
+        '1',
+        '-burn',
+        '3',
+        '-a_srs',
+        'EPSG:4326',
+        '-a_ullr',
+        '0',
+        '4',
+        '4',
+        '0',
+        tif,
+      ]);
+      const refused = await expectConnectorError(
+        postgis.destination!.deliver(
+          db.config,
+          { schema: 'public', table: 'raster', write_mode: 'replace' },
+          deliverInput(tif, { format: 'GTiff' }),
+          connectorContext(),
+        ),
+        'invalid_data',
+      );
+      expect(refused.message).toBe(
+        'The output is a raster (GTiff); a database table takes vector features: deliver rasters to a file Destination (s3, azureblob, sftp)',
+      );
     });
 
     it('keeps the Z dimension', async () => {
       const file = path.join(dir, 'heights.geojson');
-      writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { peak: 'Säntis' }, geometry: { type: 'Point', coordinates: [9.34, 47.25, 2502] } }] }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          type: 'FeatureCollection',
+          features: [{ type: 'Feature', properties: { peak: 'Säntis' }, geometry: { type: 'Point', coordinates: [9.34, 47.25, 2502] } }],
+        }),
+      );
       await postgis.destination!.deliver(db.config, { schema: 'public', table: 'peaks', write_mode: 'create' }, deliverInput(file), connectorContext());
       const [column] = await db.sql<{ type: string; dims: number }>("SELECT type, coord_dimension AS dims FROM geometry_columns WHERE f_table_name = 'peaks'");
       expect(column).toEqual({ type: 'POINT', dims: 3 });
@@ -320,7 +449,15 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('append with columns the target lacks fails and leaves the target as it was', async () => {
-      const e = await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'Bäume', table: 'Orte', write_mode: 'append' }, deliverInput(mixedPolygonsGeoJson(dir)), connectorContext()), 'invalid_data');
+      const e = await expectConnectorError(
+        postgis.destination!.deliver(
+          db.config,
+          { schema: 'Bäume', table: 'Orte', write_mode: 'append' },
+          deliverInput(mixedPolygonsGeoJson(dir)),
+          connectorContext(),
+        ),
+        'invalid_data',
+      );
       expect(e.message).toContain('parcel_identifier_long_name');
       expect(await count('Orte', 'Bäume')).toBe(10);
       const leftovers = await db.sql("SELECT relname FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%'");
@@ -328,16 +465,29 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('append with reinitialize rebuilds the table (staged replace)', async () => {
-      const r = await postgis.destination!.deliver(db.config, { schema: 'Bäume', table: 'Orte', write_mode: 'append' }, deliverInput(pointsGeoJson(dir, 3), { reinitialize: true }), connectorContext());
+      const r = await postgis.destination!.deliver(
+        db.config,
+        { schema: 'Bäume', table: 'Orte', write_mode: 'append' },
+        deliverInput(pointsGeoJson(dir, 3), { reinitialize: true }),
+        connectorContext(),
+      );
       expect(r).toEqual({ target: { schema: 'Bäume', table: 'Orte', write_mode: 'replace' }, rows_written: 3 });
       expect(await count('Orte', 'Bäume')).toBe(3);
     });
 
     it('create makes a new table and refuses an existing one with target_exists', async () => {
       const shp = zippedShapefile(dir);
-      const made = await postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp, { format: 'ESRI Shapefile' }), connectorContext());
+      const made = await postgis.destination!.deliver(
+        db.config,
+        { schema: 'public', table: 'places_from_shp', write_mode: 'create' },
+        deliverInput(shp, { format: 'ESRI Shapefile' }),
+        connectorContext(),
+      );
       expect(made.rows_written).toBe(25);
-      await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp), connectorContext()), 'target_exists');
+      await expectConnectorError(
+        postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp), connectorContext()),
+        'target_exists',
+      );
       expect(await count('places_from_shp')).toBe(25);
     });
 
@@ -345,27 +495,50 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       const plain = await createPostgisDatabase({ postgis: false });
       try {
         const target = { schema: 'public', table: 'places', write_mode: 'replace' as const };
-        const refused = await expectConnectorError(postgis.destination!.deliver(plain.config, target, deliverInput(pointsGeoJson(dir, 3)), connectorContext()), 'not_found');
+        const refused = await expectConnectorError(
+          postgis.destination!.deliver(plain.config, target, deliverInput(pointsGeoJson(dir, 3)), connectorContext()),
+          'not_found',
+        );
         expect(refused.message).toMatch(/PostGIS is not installed in database gis_\w+, and the layer has geometry.*CREATE EXTENSION postgis/);
         expect(await plain.sql("SELECT relname FROM pg_class WHERE relnamespace = 'public'::regnamespace")).toEqual([]);
 
         const csv = path.join(dir, 'no-geometry.csv');
         writeFileSync(csv, 'name,n\nZürich,1\nGenève,2\n');
-        const loaded = await postgis.destination!.deliver(plain.config, { ...target, table: 'names' }, deliverInput(csv, { format: 'CSV' }), connectorContext());
+        const loaded = await postgis.destination!.deliver(
+          plain.config,
+          { ...target, table: 'names' },
+          deliverInput(csv, { format: 'CSV' }),
+          connectorContext(),
+        );
         expect(loaded.rows_written).toBe(2);
         expect(await plain.sql('SELECT name FROM public.names ORDER BY n')).toEqual([{ name: 'Zürich' }, { name: 'Genève' }]);
-        expect((await postgis.test!(plain.config, connectorContext())).message).toMatch(/PostGIS is not installed in this database \(it can hold tables without geometry only\)/);
+        expect((await postgis.test!(plain.config, connectorContext())).message).toMatch(
+          /PostGIS is not installed in this database \(it can hold tables without geometry only\)/,
+        );
       } finally {
         await plain.drop();
       }
     });
 
     it('a missing schema is not_found; a load stopped midway leaves the old table untouched', async () => {
-      await expectConnectorError(postgis.destination!.deliver(db.config, { schema: 'nowhere', table: 't', write_mode: 'replace' }, deliverInput(pointsGeoJson(dir, 2)), connectorContext()), 'not_found');
+      await expectConnectorError(
+        postgis.destination!.deliver(
+          db.config,
+          { schema: 'nowhere', table: 't', write_mode: 'replace' },
+          deliverInput(pointsGeoJson(dir, 2)),
+          connectorContext(),
+        ),
+        'not_found',
+      );
 
       const many = manyPointsGpkg(dir, 150_000);
       const controller = new AbortController();
-      const stopped = postgis.destination!.deliver(db.config, { schema: 'public', table: 'Parcels', write_mode: 'replace' }, deliverInput(many), connectorContext({ signal: controller.signal }));
+      const stopped = postgis.destination!.deliver(
+        db.config,
+        { schema: 'public', table: 'Parcels', write_mode: 'replace' },
+        deliverInput(many),
+        connectorContext({ signal: controller.signal }),
+      );
       // Cancel once the staging table exists (the load is under way).
       for (let i = 0; i < 200; i++) {
         const staging = await db.sql("SELECT 1 FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%' AND relkind = 'r'");

@@ -45,10 +45,20 @@ describe.skipIf(s3ServerUnavailable())('s3 connector against moto', () => {
       expect(JSON.stringify(wrongSecret)).not.toContain('not-the-secret-0xdeadbeef');
       expect(JSON.stringify(await s3.test!(config, connectorContext()))).not.toContain(server.writer.secret_key);
 
-      expect(await s3.test!({ ...config, access_key: 'AKIAUNKNOWNUNKNOWN00' }, connectorContext())).toMatchObject({ ok: false, status: 'authentication_failed' });
+      expect(await s3.test!({ ...config, access_key: 'AKIAUNKNOWNUNKNOWN00' }, connectorContext())).toMatchObject({
+        ok: false,
+        status: 'authentication_failed',
+      });
       expect(await s3.test!({ ...config, ...server.nobody }, connectorContext())).toMatchObject({ ok: false, status: 'permission_denied' });
-      expect(await s3.test!({ ...config, bucket: 'no-such-bucket' }, connectorContext())).toMatchObject({ ok: false, status: 'not_found', tried: { bucket: 'no-such-bucket' } });
-      expect(await s3.test!({ ...config, endpoint: `http://127.0.0.1:${await closedPort()}` }, connectorContext())).toMatchObject({ ok: false, status: 'unreachable' });
+      expect(await s3.test!({ ...config, bucket: 'no-such-bucket' }, connectorContext())).toMatchObject({
+        ok: false,
+        status: 'not_found',
+        tried: { bucket: 'no-such-bucket' },
+      });
+      expect(await s3.test!({ ...config, endpoint: `http://127.0.0.1:${await closedPort()}` }, connectorContext())).toMatchObject({
+        ok: false,
+        status: 'unreachable',
+      });
     });
 
     it('sends anonymous requests without an access key, never credentials of the service environment', async () => {
@@ -56,7 +66,9 @@ describe.skipIf(s3ServerUnavailable())('s3 connector against moto', () => {
       const seen: (string | undefined)[] = [];
       const endpoint = createServer((req, res) => {
         seen.push(req.headers.authorization);
-        res.writeHead(403, { 'content-type': 'application/xml' }).end('<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>');
+        res
+          .writeHead(403, { 'content-type': 'application/xml' })
+          .end('<?xml version="1.0"?><Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>');
       });
       await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
       process.env.AWS_ACCESS_KEY_ID = server.writer.access_key;
@@ -139,19 +151,34 @@ describe.skipIf(s3ServerUnavailable())('s3 connector against moto', () => {
       writeFileSync(file, bytes);
       const progress: number[] = [];
       const options = { singlePutMaxBytes: 1024 * 1024, partBytes: 5 * 1024 * 1024 };
-      await uploadObject(admin, { bucket: BUCKET, key: 'team/large.bin', file, size: bytes.length, metadata: {} }, { ...ctx, progress: (p) => progress.push(p.bytes!) }, options);
+      await uploadObject(
+        admin,
+        { bucket: BUCKET, key: 'team/large.bin', file, size: bytes.length, metadata: {} },
+        { ...ctx, progress: (p) => progress.push(p.bytes!) },
+        options,
+      );
       expect((await read('team/large.bin')).equals(bytes)).toBe(true);
       expect(progress.length).toBe(3);
 
       // As against AWS: the SDK's default CRC32 checksums on every part, checked again on completion.
-      const aws = new S3Client({ region: 'us-east-1', endpoint: server.endpoint, forcePathStyle: true, credentials: { accessKeyId: server.writer.access_key, secretAccessKey: server.writer.secret_key } });
+      const aws = new S3Client({
+        region: 'us-east-1',
+        endpoint: server.endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: server.writer.access_key, secretAccessKey: server.writer.secret_key },
+      });
       await uploadObject(aws, { bucket: BUCKET, key: 'team/large-crc.bin', file, size: bytes.length, metadata: {} }, ctx, { ...options, checksums: true });
       expect((await read('team/large-crc.bin')).equals(bytes)).toBe(true);
       await uploadObject(aws, { bucket: BUCKET, key: 'team/single-crc.bin', file, size: bytes.length, metadata: {} }, ctx, { checksums: true });
       expect((await read('team/single-crc.bin')).equals(bytes)).toBe(true);
 
       const abort = new AbortController();
-      const failed = uploadObject(admin, { bucket: BUCKET, key: 'team/broken.bin', file, size: bytes.length, metadata: {} }, { signal: abort.signal, progress: () => abort.abort() }, options);
+      const failed = uploadObject(
+        admin,
+        { bucket: BUCKET, key: 'team/broken.bin', file, size: bytes.length, metadata: {} },
+        { signal: abort.signal, progress: () => abort.abort() },
+        options,
+      );
       await expect(failed).rejects.toThrow();
       await expect(admin.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'team/broken.bin' }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 404 } });
       const open = await admin.send(new ListMultipartUploadsCommand({ Bucket: BUCKET }));
@@ -162,7 +189,10 @@ describe.skipIf(s3ServerUnavailable())('s3 connector against moto', () => {
       const ctx = connectorContext();
       const file = path.join(ctx.workDir, 'x.geojson');
       writeFileSync(file, '{}');
-      const denied = await expectConnectorError(s3.destination!.deliver({ ...config, ...server.nobody }, { key: 'x.geojson' }, deliverInput(file, 'dl_x'), ctx), 'permission_denied');
+      const denied = await expectConnectorError(
+        s3.destination!.deliver({ ...config, ...server.nobody }, { key: 'x.geojson' }, deliverInput(file, 'dl_x'), ctx),
+        'permission_denied',
+      );
       expect(denied).toMatchObject({ reason: 'permission_denied', retryable: false, details: { bucket: BUCKET, key: 'team/x.geojson' } });
       expect(existsSync(file)).toBe(true);
     });

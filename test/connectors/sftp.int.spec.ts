@@ -13,8 +13,21 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
 
   beforeAll(async () => {
     server = await startSshd();
-    withPassword = sftp.configuration.parse({ host: server.host, port: server.port, username: server.passwordUser.username, password: server.passwordUser.password, base_path: server.passwordUser.home });
-    withKey = sftp.configuration.parse({ host: server.host, port: server.port, username: server.keyUser.username, private_key: server.keyUser.privateKey, base_path: server.keyUser.home, host_key_sha256: server.hostKeySha256 });
+    withPassword = sftp.configuration.parse({
+      host: server.host,
+      port: server.port,
+      username: server.passwordUser.username,
+      password: server.passwordUser.password,
+      base_path: server.passwordUser.home,
+    });
+    withKey = sftp.configuration.parse({
+      host: server.host,
+      port: server.port,
+      username: server.keyUser.username,
+      private_key: server.keyUser.privateKey,
+      base_path: server.keyUser.home,
+      host_key_sha256: server.hostKeySha256,
+    });
   });
   afterAll(async () => {
     await server?.stop();
@@ -30,7 +43,11 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
   describe('test', () => {
     it('logs in with a password, a key and an encrypted key, and shows the host key', async () => {
       const byPassword = await sftp.test!(withPassword, connectorContext());
-      expect(byPassword).toMatchObject({ ok: true, status: 'ok', tried: { host: server.host, port: server.port, auth: 'password', host_key_sha256: server.hostKeySha256 } });
+      expect(byPassword).toMatchObject({
+        ok: true,
+        status: 'ok',
+        tried: { host: server.host, port: server.port, auth: 'password', host_key_sha256: server.hostKeySha256 },
+      });
       expect(byPassword.message).toContain('was not checked');
       expect(await sftp.test!(withKey, connectorContext())).toMatchObject({ ok: true, tried: { auth: 'private_key' } });
       const encrypted = { ...withKey, private_key: server.keyUser.encryptedKey, passphrase: server.keyUser.passphrase };
@@ -117,13 +134,19 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
 
     it('classifies a refused write and cleans up after a failed rename', async () => {
       const { ctx, file } = localFile('x.gpkg', randomBytes(100));
-      const denied = await expectConnectorError(sftp.destination!.deliver({ ...withPassword, base_path: '/' }, { path: 'x.gpkg' }, deliverInput(file, 'dl_c'), ctx), 'permission_denied');
+      const denied = await expectConnectorError(
+        sftp.destination!.deliver({ ...withPassword, base_path: '/' }, { path: 'x.gpkg' }, deliverInput(file, 'dl_c'), ctx),
+        'permission_denied',
+      );
       expect(denied).toMatchObject({ reason: 'permission_denied', retryable: false, details: { host: server.host, path: '/x.gpkg' } });
       expect(existsSync('/x.gpkg')).toBe(false);
 
       // a folder where the file should go: the rename fails, the temporary file goes away
       mkdirSync(path.join(server.passwordUser.home, 'taken', 'x.gpkg'), { recursive: true });
-      const taken = await expectConnectorError(sftp.destination!.deliver(withPassword, { path: 'taken/x.gpkg' }, deliverInput(file, 'dl_d'), ctx), 'permission_denied');
+      const taken = await expectConnectorError(
+        sftp.destination!.deliver(withPassword, { path: 'taken/x.gpkg' }, deliverInput(file, 'dl_d'), ctx),
+        'permission_denied',
+      );
       expect(taken.retryable).toBe(false);
       expect(readdirSync(path.join(server.passwordUser.home, 'taken'))).toEqual(['x.gpkg']);
     });
@@ -132,7 +155,14 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
       const bytes = randomBytes(10 * 1024 * 1024);
       const { ctx, file } = localFile('big.gpkg', bytes);
       const abort = new AbortController();
-      const stopped = await expectConnectorError(sftp.destination!.deliver(withKey, { path: 'cancel/' }, deliverInput(file, 'dl_cancel'), { ...ctx, signal: abort.signal, progress: () => abort.abort() }), 'timeout');
+      const stopped = await expectConnectorError(
+        sftp.destination!.deliver(withKey, { path: 'cancel/' }, deliverInput(file, 'dl_cancel'), {
+          ...ctx,
+          signal: abort.signal,
+          progress: () => abort.abort(),
+        }),
+        'timeout',
+      );
       expect(stopped).toMatchObject({ reason: 'timeout', retryable: true });
       expect(existsSync(path.join(server.keyUser.home, 'cancel/big.gpkg'))).toBe(false);
       await sftp.destination!.deliver(withKey, { path: 'cancel/' }, deliverInput(file, 'dl_cancel'), ctx);
@@ -143,7 +173,10 @@ describe.skipIf(sshdUnavailable())('sftp connector against OpenSSH sshd', () => 
     it('answers not_found for a missing base_path instead of creating it', async () => {
       const { ctx, file } = localFile('x.gpkg', randomBytes(100));
       const base = path.join(server.passwordUser.home, 'not-made');
-      await expectConnectorError(sftp.destination!.deliver({ ...withPassword, base_path: base }, { path: 'x.gpkg' }, deliverInput(file, 'dl_e'), ctx), 'not_found');
+      await expectConnectorError(
+        sftp.destination!.deliver({ ...withPassword, base_path: base }, { path: 'x.gpkg' }, deliverInput(file, 'dl_e'), ctx),
+        'not_found',
+      );
       expect(existsSync(base)).toBe(false);
     });
   });

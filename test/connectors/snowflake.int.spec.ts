@@ -22,13 +22,22 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` �
   let dir: string;
   let reader: snowflakeSdk.Connection;
   const sql = (sqlText: string) =>
-    new Promise<Record<string, any>[]>((resolve, reject) => reader.execute({ sqlText, complete: (e, _s, rows) => (e ? reject(e) : resolve((rows ?? []) as Record<string, any>[])) }));
+    new Promise<Record<string, any>[]>((resolve, reject) =>
+      reader.execute({ sqlText, complete: (e, _s, rows) => (e ? reject(e) : resolve((rows ?? []) as Record<string, any>[])) }),
+    );
 
   beforeAll(async () => {
     server = await startFakesnow();
     config = { account: 'geoflow', username: 'loader', password: 'loader-password', database: 'GIS', schema: 'PUBLIC', access_url: server.accessUrl };
     dir = fixtureDir();
-    reader = snowflakeSdk.createConnection({ account: 'geoflow', username: 'reader', password: 'x', database: 'GIS', schema: 'PUBLIC', accessUrl: server.accessUrl });
+    reader = snowflakeSdk.createConnection({
+      account: 'geoflow',
+      username: 'reader',
+      password: 'x',
+      database: 'GIS',
+      schema: 'PUBLIC',
+      accessUrl: server.accessUrl,
+    });
     await new Promise<void>((resolve, reject) => reader.connect((e) => (e ? reject(e) : resolve())));
   });
   afterAll(async () => {
@@ -53,9 +62,16 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` �
     const ok = await connector.test!(config, connectorContext());
     expect(ok).toMatchObject({ ok: true, status: 'ok', tried: { account: 'geoflow', auth: 'password', database: 'GIS' } });
     expect(ok.message).toMatch(/Connected to Snowflake account geoflow \(Snowflake [\d.]+\) as loader/);
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'key-passphrase' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    const { privateKey } = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'key-passphrase' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
     // fakesnow accepts any JWT: this shows the driver took the decrypted key and signed, not that Snowflake would accept it.
-    const keyPair = await connector.test!({ ...config, password: undefined, private_key: privateKey, private_key_passphrase: 'key-passphrase' } as never, connectorContext());
+    const keyPair = await connector.test!(
+      { ...config, password: undefined, private_key: privateKey, private_key_passphrase: 'key-passphrase' } as never,
+      connectorContext(),
+    );
     expect(keyPair).toMatchObject({ ok: true, tried: { auth: 'key_pair' } });
     const results = [
       await connector.test!({ ...config, password: undefined, private_key: privateKey, private_key_passphrase: 'wrong' } as never, connectorContext()),
@@ -73,34 +89,72 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` �
     expect(spatialColumn('auto', 2263)).toEqual({ type: 'GEOMETRY', srid: 2263 });
     expect(spatialColumn('auto', 4326)).toEqual({ type: 'GEOGRAPHY', srid: 4326 });
     expect(snowflakeColumnNames([LONG_FIELD, 'x'.repeat(300), 'x'.repeat(256)])).toEqual([LONG_FIELD, 'x'.repeat(255), `${'x'.repeat(253)}_2`]);
-    const result = await connector.destination!.deliver(config, { table: 'BOROUGHS', write_mode: 'create', spatial_type: 'auto' }, deliverInput(boroughsGpkg(dir), randomUUID()), connectorContext());
+    const result = await connector.destination!.deliver(
+      config,
+      { table: 'BOROUGHS', write_mode: 'create', spatial_type: 'auto' },
+      deliverInput(boroughsGpkg(dir), randomUUID()),
+      connectorContext(),
+    );
     expect(result).toMatchObject({ rows_written: 3, target: { table: 'BOROUGHS', geometry_type: 'GEOMETRY', srid: 2263 } });
     expect(result.target).not.toHaveProperty('reprojected');
     const rows = await sql(`SELECT "BoroName", "${LONG_FIELD}" AS P, ST_ASWKT("geom") AS W FROM BOROUGHS ORDER BY "BoroCode"`);
-    expect(rows.map((r) => [r.BoroName, r.P])).toEqual([['Manhattan', 1694251], ['The Brönx', 1472654], ['Staten Ísland', 495747]]);
+    expect(rows.map((r) => [r.BoroName, r.P])).toEqual([
+      ['Manhattan', 1694251],
+      ['The Brönx', 1472654],
+      ['Staten Ísland', 495747],
+    ]);
     expect(rows[0]!.W).toMatch(/^MULTIPOLYGON \(\(\(980000 190000/);
-    await expectConnectorError(connector.destination!.deliver(config, { table: 'BOROUGHS', write_mode: 'create', spatial_type: 'auto' }, deliverInput(boroughsGpkg(dir), randomUUID()), connectorContext()), 'target_exists');
+    await expectConnectorError(
+      connector.destination!.deliver(
+        config,
+        { table: 'BOROUGHS', write_mode: 'create', spatial_type: 'auto' },
+        deliverInput(boroughsGpkg(dir), randomUUID()),
+        connectorContext(),
+      ),
+      'target_exists',
+    );
   });
 
   it('spatial_type geography reprojects NYC boroughs to WGS 84 and says so', async () => {
-    const result = await connector.destination!.deliver(config, { table: 'BOROUGHS_WGS84', write_mode: 'replace', spatial_type: 'geography' }, deliverInput(boroughsGpkg(dir), randomUUID()), connectorContext());
+    const result = await connector.destination!.deliver(
+      config,
+      { table: 'BOROUGHS_WGS84', write_mode: 'replace', spatial_type: 'geography' },
+      deliverInput(boroughsGpkg(dir), randomUUID()),
+      connectorContext(),
+    );
     expect(result).toMatchObject({ target: { geometry_type: 'GEOGRAPHY', srid: 4326, reprojected: { from: 'EPSG:2263', to: 'EPSG:4326' } } });
     expect((await sql('SELECT ST_ASWKT("geom") AS W FROM BOROUGHS_WGS84 ORDER BY "BoroCode" LIMIT 1'))[0]!.W).toMatch(/^MULTIPOLYGON \(\(\(-74\.0\d+ 40\.\d+/);
   });
 
   it('replace twice while a reader polls (ALTER TABLE … SWAP WITH): never empty; append once per delivery id; no staging tables left', async () => {
     const countries = countriesGpkg(dir);
-    await connector.destination!.deliver(config, { table: 'COUNTRIES', write_mode: 'replace', spatial_type: 'auto' }, deliverInput(countries, randomUUID()), connectorContext());
+    await connector.destination!.deliver(
+      config,
+      { table: 'COUNTRIES', write_mode: 'replace', spatial_type: 'auto' },
+      deliverInput(countries, randomUUID()),
+      connectorContext(),
+    );
     const poll = pollUntilStopped(() => count('COUNTRIES'));
     for (let i = 0; i < 2; i++) {
-      const r = await connector.destination!.deliver(config, { table: 'COUNTRIES', write_mode: 'replace', spatial_type: 'auto' }, deliverInput(countries, randomUUID()), connectorContext());
+      const r = await connector.destination!.deliver(
+        config,
+        { table: 'COUNTRIES', write_mode: 'replace', spatial_type: 'auto' },
+        deliverInput(countries, randomUUID()),
+        connectorContext(),
+      );
       expect(r).toMatchObject({ rows_written: 3, target: { write_mode: 'replace', geometry_type: 'GEOGRAPHY' } });
     }
     const { seen, errors } = await poll.stop();
     expect(errors).toEqual([]);
     expect([...seen.keys()]).toEqual([3]);
     const id = randomUUID();
-    for (let i = 0; i < 2; i++) await connector.destination!.deliver(config, { table: 'COUNTRIES', write_mode: 'append', spatial_type: 'auto' }, deliverInput(countries, id), connectorContext());
+    for (let i = 0; i < 2; i++)
+      await connector.destination!.deliver(
+        config,
+        { table: 'COUNTRIES', write_mode: 'append', spatial_type: 'auto' },
+        deliverInput(countries, id),
+        connectorContext(),
+      );
     expect(await count('COUNTRIES')).toBe(6);
     expect((await sql(`SELECT "NAME_ZH" FROM COUNTRIES WHERE "ADMIN" = 'Côte d''Ivoire'`)).map((r) => r.NAME_ZH)).toEqual(['科特迪瓦', '科特迪瓦']);
     const left = await sql("SELECT TABLE_NAME FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME LIKE '_geoflow_%' AND TABLE_NAME <> '_geoflow_deliveries'");
@@ -121,10 +175,20 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` �
   });
 
   it('a layer with null geometries loads them as NULL and reads them back as features without geometry', async () => {
-    await connector.destination!.deliver(config, { table: 'ADDRESSES', write_mode: 'replace', spatial_type: 'auto' }, deliverInput(nullGeometriesGpkg(dir), randomUUID()), connectorContext());
+    await connector.destination!.deliver(
+      config,
+      { table: 'ADDRESSES', write_mode: 'replace', spatial_type: 'auto' },
+      deliverInput(nullGeometriesGpkg(dir), randomUUID()),
+      connectorContext(),
+    );
     expect((await sql('SELECT "id" FROM ADDRESSES WHERE "geom" IS NULL ORDER BY "id"')).map((r) => r.id)).toEqual([2, 4]);
     const back = await read((await connector.source!.extract(config, { table: 'ADDRESSES' }, connectorContext(), {})).file);
-    expect(back.rows.map((r) => [r.id, r.wkt])).toEqual([[1, 'POINT (8.54 47.37)'], [2, null], [3, 'POINT (6.15 46.2)'], [4, null]]);
+    expect(back.rows.map((r) => [r.id, r.wkt])).toEqual([
+      [1, 'POINT (8.54 47.37)'],
+      [2, null],
+      [3, 'POINT (6.15 46.2)'],
+      [4, null],
+    ]);
   });
 
   it('discover lists schemas, then tables with their spatial columns in the PostGIS shape', async () => {
@@ -132,10 +196,12 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` �
     expect(await connector.discover!(config, {}, connectorContext())).toMatchObject({ database: 'GIS', schemas: ['PUBLIC'] });
     const found = await connector.discover!(config, { schema: 'PUBLIC' }, connectorContext());
     // fakesnow's information schema says GEOMETRY for GEOGRAPHY columns too.
-    expect(found.tables).toEqual(expect.arrayContaining([
-      { schema: 'PUBLIC', name: 'BOROUGHS', has_geometry: true, geometry_type: 'GEOMETRY' },
-      { schema: 'PUBLIC', name: 'PLAIN', has_geometry: false, geometry_type: null },
-    ]));
+    expect(found.tables).toEqual(
+      expect.arrayContaining([
+        { schema: 'PUBLIC', name: 'BOROUGHS', has_geometry: true, geometry_type: 'GEOMETRY' },
+        { schema: 'PUBLIC', name: 'PLAIN', has_geometry: false, geometry_type: null },
+      ]),
+    );
     expect(found.tables!.map((t) => t.name)).not.toContain('_geoflow_deliveries');
     await expectConnectorError(connector.discover!(config, { schema: 'NOPE' }, connectorContext()), 'not_found');
   });
@@ -144,19 +210,32 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` �
     const table = await read((await connector.source!.extract(config, { table: 'BOROUGHS' }, connectorContext(), {})).file);
     expect(table.name).toBe('BOROUGHS');
     expect(table.fields).toEqual(['BoroCode:integer64', 'BoroName:string', `${LONG_FIELD}:integer64`, 'Shape_Area:real']);
-    expect(table.rows[1]).toMatchObject({ BoroName: 'The Brönx', wkt: 'MULTIPOLYGON (((1000000 240000,1010000 240000,1010000 250000,1000000 250000,1000000 240000)))' });
-    const query = await connector.source!.extract(config, { query: 'SELECT "ADMIN", "geom" FROM COUNTRIES WHERE "POP_EST" > 1000000;' }, connectorContext(), {});
+    expect(table.rows[1]).toMatchObject({
+      BoroName: 'The Brönx',
+      wkt: 'MULTIPOLYGON (((1000000 240000,1010000 240000,1010000 250000,1000000 250000,1000000 240000)))',
+    });
+    const query = await connector.source!.extract(
+      config,
+      { query: 'SELECT "ADMIN", "geom" FROM COUNTRIES WHERE "POP_EST" > 1000000;' },
+      connectorContext(),
+      {},
+    );
     expect(query).toMatchObject({ filename: 'query.gpkg', features: 4 });
     const first = await connector.source!.extract(config, { table: 'BOROUGHS', cursor_column: 'BoroCode' }, connectorContext(), { sync: null });
     expect(first).toMatchObject({ features: 3, sync: { cursor: { column: 'BoroCode', type: 'NUMBER(38, 0)', value: '3' } } });
-    expect((await connector.source!.extract(config, { table: 'BOROUGHS', cursor_column: 'BoroCode' }, connectorContext(), { sync: first.sync! })).unchanged).toBe(true);
+    expect(
+      (await connector.source!.extract(config, { table: 'BOROUGHS', cursor_column: 'BoroCode' }, connectorContext(), { sync: first.sync! })).unchanged,
+    ).toBe(true);
     await sql(`INSERT INTO BOROUGHS ("BoroCode", "BoroName") VALUES (5, 'Queens')`);
     const next = await connector.source!.extract(config, { table: 'BOROUGHS', cursor_column: 'BoroCode' }, connectorContext(), { sync: first.sync! });
     expect(next).toMatchObject({ features: 1, sync: { cursor: { value: '5' } } });
   });
 
   it('a missing table, a bad query and a size limit fail classified and leave no files', async () => {
-    for (const [resource, reason] of [[{ table: 'MISSING' }, 'not_found'], [{ query: 'SELEC 1' }, 'invalid_data']] as const) {
+    for (const [resource, reason] of [
+      [{ table: 'MISSING' }, 'not_found'],
+      [{ query: 'SELEC 1' }, 'invalid_data'],
+    ] as const) {
       const ctx = connectorContext();
       await expectConnectorError(connector.source!.extract(config, resource, ctx, {}), reason);
       expect(filesIn(ctx.workDir)).toEqual([]);

@@ -34,7 +34,10 @@ export interface SqlContract {
 
 export function sqlContractSuite(contract: SqlContract): void {
   const base = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
-  const skip = base || (!contract.configuration && `${contract.env} is not set: no ${contract.type} server can run on this machine; set it to run the PostGIS cases against a real one`);
+  const skip =
+    base ||
+    (!contract.configuration &&
+      `${contract.env} is not set: no ${contract.type} server can run on this machine; set it to run the PostGIS cases against a real one`);
 
   describe.skipIf(base)(`${contract.type}: a draft test against a closed port`, () => {
     let sut: TestApp;
@@ -47,7 +50,12 @@ export function sqlContractSuite(contract: SqlContract): void {
 
     it('answers a classified failure (unreachable), never not_implemented, and no secret', async () => {
       const configuration = contract.closed(await closedPort());
-      const res = await sut.app.inject({ method: 'POST', url: '/api/v1/destinations/test', headers: bearer(token), payload: { type: contract.type, configuration } });
+      const res = await sut.app.inject({
+        method: 'POST',
+        url: '/api/v1/destinations/test',
+        headers: bearer(token),
+        payload: { type: contract.type, configuration },
+      });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toMatchObject({ ok: false, status: 'unreachable' });
       expect(res.body).not.toContain(String(configuration.password));
@@ -68,7 +76,16 @@ export function sqlContractSuite(contract: SqlContract): void {
       sut = await createTestApp({ temporal: true });
       worker = await startTestWorker(sut.services.config);
       token = await createToken(sut.app, await login(sut.app), [
-        'workspaces:read', 'workspaces:write', 'workspaces:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'jobs:read', 'jobs:write', 'jobs:run',
+        'workspaces:read',
+        'workspaces:write',
+        'workspaces:run',
+        'sources:read',
+        'sources:write',
+        'destinations:read',
+        'destinations:write',
+        'jobs:read',
+        'jobs:write',
+        'jobs:run',
       ]);
     }, 120_000);
     afterAll(async () => {
@@ -77,14 +94,16 @@ export function sqlContractSuite(contract: SqlContract): void {
       await files?.close();
     });
 
-    const send = (method: 'GET' | 'POST', url: string, payload?: object) => sut.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
+    const send = (method: 'GET' | 'POST', url: string, payload?: object) =>
+      sut.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
     const upload = async (file: string) => {
       const m = multipartFile(file);
       const res = await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } });
       expect(res.statusCode, res.body).toBe(201);
       return res.json() as { id: string };
     };
-    const convert = async (id: string, format = 'GPKG') => expect((await send('POST', `/api/v1/workspaces/${id}/convert`, { output_format: format })).statusCode).toBe(200);
+    const convert = async (id: string, format = 'GPKG') =>
+      expect((await send('POST', `/api/v1/workspaces/${id}/convert`, { output_format: format })).statusCode).toBe(200);
 
     it('creates, tests and discovers a connection; a wrong password is authentication_failed; nothing secret comes back', async () => {
       const dst = (await send('POST', '/api/v1/destinations', { name: 'GIS', type: contract.type, configuration })).json();
@@ -118,7 +137,8 @@ export function sqlContractSuite(contract: SqlContract): void {
       await convert(big.id);
       const small = await upload(pointsGeoJson(dir, 12));
       await convert(small.id);
-      const deliver = (ws: string, mode: string) => send('POST', `/api/v1/workspaces/${ws}/deliver`, { destination_id: dst.id, destination_target: contract.target('GEOFLOW_PLACES', mode) });
+      const deliver = (ws: string, mode: string) =>
+        send('POST', `/api/v1/workspaces/${ws}/deliver`, { destination_id: dst.id, destination_target: contract.target('GEOFLOW_PLACES', mode) });
       // A first replace makes sure the table exists before the reader starts.
       expect((await deliver(small.id, 'replace')).statusCode).toBe(200);
       const reader = await contract.reader();
@@ -147,7 +167,10 @@ export function sqlContractSuite(contract: SqlContract): void {
       const dst = (await send('POST', '/api/v1/destinations', { name: 'GIS', type: contract.type, configuration })).json();
       const ws = await upload(mixedPolygonsGeoJson(dir));
       await convert(ws.id);
-      const res = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: dst.id, destination_target: contract.target('GEOFLOW_PARCELS', 'replace') });
+      const res = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, {
+        destination_id: dst.id,
+        destination_target: contract.target('GEOFLOW_PARCELS', 'replace'),
+      });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json().rows_written).toBe(2);
     });
@@ -157,7 +180,15 @@ export function sqlContractSuite(contract: SqlContract): void {
       files.put('/points', fileBody(pointsGeoJson(dir, 5)), 'application/geo+json');
       const url = (await api.call('POST', '/api/v1/sources', { name: 'points', type: 'url', configuration: { url: `${files.url}/points` } })).json();
       const dst = (await api.call('POST', '/api/v1/destinations', { name: 'db', type: contract.type, configuration })).json();
-      const into = (await api.call('POST', '/api/v1/jobs', { name: 'in', source_id: url.id, destination_id: dst.id, destination_target: contract.target('GEOFLOW_JOB', 'replace'), pipeline: { transform: false, convert: false } })).json();
+      const into = (
+        await api.call('POST', '/api/v1/jobs', {
+          name: 'in',
+          source_id: url.id,
+          destination_id: dst.id,
+          destination_target: contract.target('GEOFLOW_JOB', 'replace'),
+          pipeline: { transform: false, convert: false },
+        })
+      ).json();
       const run = (await api.call('POST', `/api/v1/jobs/${into.id}/run`)).json();
       const done = await api.waitForRun(into.id, run.id, (r) => finished(r.status), 180_000);
       expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
@@ -166,7 +197,16 @@ export function sqlContractSuite(contract: SqlContract): void {
       try {
         const src = (await api.call('POST', '/api/v1/sources', { name: 'db', type: contract.type, configuration })).json();
         const out = (await api.call('POST', '/api/v1/destinations', { name: 'pg', type: 'postgis', configuration: postgis.configuration })).json();
-        const job = (await api.call('POST', '/api/v1/jobs', { name: 'out', source_id: src.id, source_resource: contract.seeded.resource, destination_id: out.id, destination_target: { table: 'stations', write_mode: 'replace' }, pipeline: { transform: false, convert: false } })).json();
+        const job = (
+          await api.call('POST', '/api/v1/jobs', {
+            name: 'out',
+            source_id: src.id,
+            source_resource: contract.seeded.resource,
+            destination_id: out.id,
+            destination_target: { table: 'stations', write_mode: 'replace' },
+            pipeline: { transform: false, convert: false },
+          })
+        ).json();
         const second = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json();
         const ended = await api.waitForRun(job.id, second.id, (r) => finished(r.status), 180_000);
         expect(ended.status, JSON.stringify(ended.error)).toBe('succeeded');

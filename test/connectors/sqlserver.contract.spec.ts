@@ -29,9 +29,12 @@ sqlContractSuite({
   seeded: { resource: { schema: 'dbo', table: 'geoflow_stations' }, query: "SELECT name, geom FROM dbo.geoflow_stations WHERE name <> N'Chur'" },
   seed: () =>
     run(async (c) => {
-      await query(c, `DROP TABLE IF EXISTS dbo.geoflow_stations; DROP TABLE IF EXISTS dbo.GEOFLOW_PLACES; DROP TABLE IF EXISTS dbo.GEOFLOW_PARCELS; DROP TABLE IF EXISTS dbo.GEOFLOW_JOB;
+      await query(
+        c,
+        `DROP TABLE IF EXISTS dbo.geoflow_stations; DROP TABLE IF EXISTS dbo.GEOFLOW_PLACES; DROP TABLE IF EXISTS dbo.GEOFLOW_PARCELS; DROP TABLE IF EXISTS dbo.GEOFLOW_JOB;
         CREATE TABLE dbo.geoflow_stations (id INT IDENTITY PRIMARY KEY, name NVARCHAR(50), geom geometry);
-        INSERT INTO dbo.geoflow_stations (name, geom) VALUES (N'Bern', geometry::STGeomFromText('POINT(7.44 46.95)', 4326)), (N'Chur', geometry::STGeomFromText('POINT(9.53 46.85)', 4326)), (N'Genève', geometry::STGeomFromText('POINT(6.14 46.2)', 4326));`);
+        INSERT INTO dbo.geoflow_stations (name, geom) VALUES (N'Bern', geometry::STGeomFromText('POINT(7.44 46.95)', 4326)), (N'Chur', geometry::STGeomFromText('POINT(9.53 46.85)', 4326)), (N'Genève', geometry::STGeomFromText('POINT(6.14 46.2)', 4326));`,
+      );
     }),
   async reader() {
     const { connect } = await import('../../connectors/sqlserver/client.js');

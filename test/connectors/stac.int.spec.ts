@@ -41,8 +41,14 @@ describe('stac connector against a static catalog served over HTTP', () => {
     expect(await sut.test!(config({ url: guarded.url, token: 'wrong' }), connectorContext())).toMatchObject({ ok: false, status: 'authentication_failed' });
     const notStac = await sut.test!(config({ url: open.url.replace('catalog.json', 'parcels/parcels-2024/places.geojson') }), connectorContext());
     expect(notStac).toMatchObject({ ok: false, status: 'invalid_response' });
-    expect(await sut.test!(config({ url: open.url.replace('catalog.json', 'nothing.json') }), connectorContext())).toMatchObject({ ok: false, status: 'not_found' });
-    expect(await sut.test!(config({ url: `http://127.0.0.1:${await closedPort()}/catalog.json` }), connectorContext())).toMatchObject({ ok: false, status: 'unreachable' });
+    expect(await sut.test!(config({ url: open.url.replace('catalog.json', 'nothing.json') }), connectorContext())).toMatchObject({
+      ok: false,
+      status: 'not_found',
+    });
+    expect(await sut.test!(config({ url: `http://127.0.0.1:${await closedPort()}/catalog.json` }), connectorContext())).toMatchObject({
+      ok: false,
+      status: 'unreachable',
+    });
   });
 
   it('walks catalog → collection → item → asset and downloads the data asset', async () => {
@@ -80,8 +86,12 @@ describe('stac connector against a static catalog served over HTTP', () => {
   });
 
   it('says what is missing: collection, item, asset, or an asset only in an object store', async () => {
-    expect((await expectConnectorError(extract({ url: open.url }, { collection: 'roads', item: 'x' }), 'not_found')).message).toContain('no collection "roads"');
-    expect((await expectConnectorError(extract({ url: open.url }, { collection: 'parcels', item: 'scene-1' }), 'not_found')).message).toContain('no item "scene-1" in collection "parcels"');
+    expect((await expectConnectorError(extract({ url: open.url }, { collection: 'roads', item: 'x' }), 'not_found')).message).toContain(
+      'no collection "roads"',
+    );
+    expect((await expectConnectorError(extract({ url: open.url }, { collection: 'parcels', item: 'scene-1' }), 'not_found')).message).toContain(
+      'no item "scene-1" in collection "parcels"',
+    );
     const noAsset = await expectConnectorError(extract({ url: open.url }, { item: 'parcels-2024', asset: 'cog' }), 'not_found');
     expect(noAsset.details.assets).toEqual(['data', 'thumbnail', 'archive']);
     // two assets with the role "data": which one?
@@ -107,7 +117,10 @@ describe('stac connector against a static catalog served over HTTP', () => {
   it('reads incrementally: an unchanged asset is not downloaded again', async () => {
     const r = { item: 'parcels-2024' };
     const first = await extract({ url: open.url }, r);
-    expect(first.sync!.cursor).toMatchObject({ href: open.url.replace('catalog.json', 'parcels/parcels-2024/places.geojson'), etag: expect.stringMatching(/^"/) });
+    expect(first.sync!.cursor).toMatchObject({
+      href: open.url.replace('catalog.json', 'parcels/parcels-2024/places.geojson'),
+      etag: expect.stringMatching(/^"/),
+    });
     const second = await extract({ url: open.url }, r, connectorContext(), first.sync!.cursor);
     expect(second).toMatchObject({ unchanged: true, bytes: 0 });
     const other = await extract({ url: open.url }, { item: 'parcels-2024', asset: 'archive' }, connectorContext(), first.sync!.cursor);
@@ -118,7 +131,8 @@ describe('stac connector against a static catalog served over HTTP', () => {
 describe.skipIf(skipWithoutStacApi)('stac connector against a STAC API (stac-fastapi-static)', () => {
   let api: Awaited<ReturnType<typeof startStacApi>>;
   const config = (c: Record<string, unknown>) => sut.configuration.parse(c);
-  const extract = (r: Record<string, unknown>) => sut.source!.extract(config({ url: api.url }), sut.source!.resource.parse(r), connectorContext(), { sync: null });
+  const extract = (r: Record<string, unknown>) =>
+    sut.source!.extract(config({ url: api.url }), sut.source!.resource.parse(r), connectorContext(), { sync: null });
 
   beforeAll(async () => {
     api = await startStacApi();

@@ -9,7 +9,8 @@ import { closedPort, connectorContext, expectConnectorError, filesIn } from './s
 describe('url connector against a local HTTP server', () => {
   const dir = fixtureDir();
   let server: HttpFixtureServer;
-  const extract = (url: string, ctx = connectorContext(), sync: unknown = null) => sut.source!.extract({ url }, {}, ctx, { sync: sync === null ? null : { cursor: sync } });
+  const extract = (url: string, ctx = connectorContext(), sync: unknown = null) =>
+    sut.source!.extract({ url }, {}, ctx, { sync: sync === null ? null : { cursor: sync } });
   const test = (url: string, ctx = connectorContext()) => sut.test!({ url }, ctx);
 
   beforeAll(async () => {

@@ -25,34 +25,46 @@ export const LONG_FIELD = 'Población_según_el_censo_de_2020_del_distrito_munic
 /** NYC boroughs in miniature: EPSG:2263 (US feet) multipolygons with a long non-ASCII field name. */
 export function boroughsGpkg(dir: string): string {
   return gpkgFromCsv(
-    dir, 'boroughs', `BoroCode,BoroName,${LONG_FIELD},Shape_Area,wkt`, 'Integer,String,Integer,Real,WKT',
+    dir,
+    'boroughs',
+    `BoroCode,BoroName,${LONG_FIELD},Shape_Area,wkt`,
+    'Integer,String,Integer,Real,WKT',
     [
       '1,Manhattan,1694251,1623819823.81,"MULTIPOLYGON (((980000 190000,990000 190000,990000 200000,980000 200000,980000 190000)),((995000 190000,996000 190000,996000 191000,995000 191000,995000 190000)))"',
       '2,The Brönx,1472654,1186924586.14,"MULTIPOLYGON (((1000000 240000,1010000 240000,1010000 250000,1000000 250000,1000000 240000)))"',
       '3,Staten Ísland,495747,1623631283.43,"MULTIPOLYGON (((940000 140000,950000 140000,950000 150000,940000 150000,940000 140000)))"',
     ],
-    2263, 'MULTIPOLYGON',
+    2263,
+    'MULTIPOLYGON',
   );
 }
 
 /** Natural Earth's countries in miniature: EPSG:4326 polygons, names in several scripts. */
 export function countriesGpkg(dir: string): string {
   return gpkgFromCsv(
-    dir, 'countries', 'ADMIN,NAME_ZH,POP_EST,GDP_MD,wkt', 'String,String,Integer64,Real,WKT',
+    dir,
+    'countries',
+    'ADMIN,NAME_ZH,POP_EST,GDP_MD,wkt',
+    'String,String,Integer64,Real,WKT',
     [
       'Switzerland,瑞士,8574832,703082,"POLYGON ((6 46,10 46,10 47.8,6 47.8,6 46))"',
       'Côte d\'Ivoire,科特迪瓦,25716544,58539,"POLYGON ((-8 4.5,-2.5 4.5,-2.5 10.7,-8 10.7,-8 4.5))"',
       'Fiji,斐济,889953,5496,"MULTIPOLYGON (((177 -18,179.9 -18,179.9 -16,177 -16,177 -18)),((-180 -17,-179.8 -17,-179.8 -16.5,-180 -16.5,-180 -17)))"',
     ],
-    4326, 'MULTIPOLYGON',
+    4326,
+    'MULTIPOLYGON',
   );
 }
 
 /** A layer where some features have no geometry (addresses that failed geocoding). */
 export function nullGeometriesGpkg(dir: string): string {
   return gpkgFromCsv(
-    dir, 'addresses', 'id,address,wkt', 'Integer,String,WKT',
+    dir,
+    'addresses',
+    'id,address,wkt',
+    'Integer,String,WKT',
     ['1,"Bahnhofstrasse 1, Zürich","POINT (8.54 47.37)"', '2,"Unknown, nowhere",', '3,"Rue du Rhône 2, Genève","POINT (6.15 46.2)"', '4,,'],
-    4326, 'POINT',
+    4326,
+    'POINT',
   );
 }

@@ -33,7 +33,13 @@ const warehouses: Warehouse[] = [
     missing: bigQueryServerUnavailable(),
     async start() {
       const server = await startBigQueryServer();
-      const configuration = { project_id: server.project, dataset: 'gis', location: 'EU', credentials_json: JSON.stringify(server.keys.writer), api_endpoint: server.endpoint };
+      const configuration = {
+        project_id: server.project,
+        dataset: 'gis',
+        location: 'EU',
+        credentials_json: JSON.stringify(server.keys.writer),
+        api_endpoint: server.endpoint,
+      };
       await bigQueryClient(configuration).createDataset('gis', { location: 'EU' });
       return { configuration, closed: (port) => ({ ...configuration, api_endpoint: `http://127.0.0.1:${port}` }), stop: () => server.stop() };
     },
@@ -41,7 +47,14 @@ const warehouses: Warehouse[] = [
     schema: 'gis',
     target: (table, mode) => ({ table, write_mode: mode }),
     async count(configuration, table) {
-      return Number((await bigQueryClient(configuration as never).dataset('gis').table(table).getMetadata())[0].numRows);
+      return Number(
+        (
+          await bigQueryClient(configuration as never)
+            .dataset('gis')
+            .table(table)
+            .getMetadata()
+        )[0].numRows,
+      );
     },
   },
   {
@@ -49,7 +62,14 @@ const warehouses: Warehouse[] = [
     missing: fakesnowUnavailable(),
     async start() {
       const server = await startFakesnow();
-      const configuration = { account: 'geoflow', username: 'loader', password: 'e2e-snowflake-password', database: 'GIS', schema: 'PUBLIC', access_url: server.accessUrl };
+      const configuration = {
+        account: 'geoflow',
+        username: 'loader',
+        password: 'e2e-snowflake-password',
+        database: 'GIS',
+        schema: 'PUBLIC',
+        access_url: server.accessUrl,
+      };
       return { configuration, closed: (port) => ({ ...configuration, access_url: `http://127.0.0.1:${port}` }), stop: () => server.stop() };
     },
     table: (name) => name.toUpperCase(),
@@ -79,7 +99,16 @@ for (const w of warehouses) {
       sut = await createTestApp({ temporal: true });
       worker = await startTestWorker(sut.services.config);
       token = await createToken(sut.app, await login(sut.app), [
-        'workspaces:read', 'workspaces:write', 'workspaces:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'jobs:read', 'jobs:write', 'jobs:run',
+        'workspaces:read',
+        'workspaces:write',
+        'workspaces:run',
+        'sources:read',
+        'sources:write',
+        'destinations:read',
+        'destinations:write',
+        'jobs:read',
+        'jobs:write',
+        'jobs:run',
       ]);
     });
     afterAll(async () => {
@@ -108,7 +137,8 @@ for (const w of warehouses) {
       const m = multipartFile(boroughsGpkg(dir));
       const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } })).json();
       expect((await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' })).statusCode).toBe(200);
-      const deliver = (mode: string) => send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: dst.id, destination_target: w.target(w.table('boroughs'), mode) });
+      const deliver = (mode: string) =>
+        send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: dst.id, destination_target: w.target(w.table('boroughs'), mode) });
 
       const first = await deliver('replace');
       expect(first.statusCode, first.body).toBe(200);
@@ -146,9 +176,17 @@ for (const w of warehouses) {
 
     it('Jobs: a url Source into it, and it into PostGIS, through Run Now to succeeded', async () => {
       const api = jobsClient(() => sut.app, token);
-      const url = (await api.call('POST', '/api/v1/sources', { name: 'countries file', type: 'url', configuration: { url: `${files.url}/countries.gpkg` } })).json();
+      const url = (
+        await api.call('POST', '/api/v1/sources', { name: 'countries file', type: 'url', configuration: { url: `${files.url}/countries.gpkg` } })
+      ).json();
       const wh = (await api.call('POST', '/api/v1/destinations', { name: `${w.type} jobs`, type: w.type, configuration: server.configuration })).json();
-      const into = await api.call('POST', '/api/v1/jobs', { name: `countries to ${w.type}`, source_id: url.id, destination_id: wh.id, destination_target: w.target(w.table('countries'), 'replace'), pipeline: { transform: false, convert: false } });
+      const into = await api.call('POST', '/api/v1/jobs', {
+        name: `countries to ${w.type}`,
+        source_id: url.id,
+        destination_id: wh.id,
+        destination_target: w.target(w.table('countries'), 'replace'),
+        pipeline: { transform: false, convert: false },
+      });
       expect(into.statusCode, into.body).toBe(201);
       const run1 = (await api.call('POST', `/api/v1/jobs/${into.json().id}/run`)).json();
       const done1 = await api.waitForRun(into.json().id, run1.id, undefined, 120_000);
@@ -157,7 +195,14 @@ for (const w of warehouses) {
 
       const src = (await api.call('POST', '/api/v1/sources', { name: `${w.type} countries`, type: w.type, configuration: server.configuration })).json();
       const pg = (await api.call('POST', '/api/v1/destinations', { name: 'postgis', type: 'postgis', configuration: postgis.configuration })).json();
-      const out = await api.call('POST', '/api/v1/jobs', { name: `${w.type} to postgis`, source_id: src.id, source_resource: w.table('countries'), destination_id: pg.id, destination_target: { table: 'countries', write_mode: 'replace' }, pipeline: { transform: false, convert: false } });
+      const out = await api.call('POST', '/api/v1/jobs', {
+        name: `${w.type} to postgis`,
+        source_id: src.id,
+        source_resource: w.table('countries'),
+        destination_id: pg.id,
+        destination_target: { table: 'countries', write_mode: 'replace' },
+        pipeline: { transform: false, convert: false },
+      });
       expect(out.statusCode, out.body).toBe(201);
       const run2 = (await api.call('POST', `/api/v1/jobs/${out.json().id}/run`)).json();
       const done2 = await api.waitForRun(out.json().id, run2.id, undefined, 120_000);

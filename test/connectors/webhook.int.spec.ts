@@ -49,10 +49,16 @@ describe('webhook connector against a local receiver', () => {
 
     const wrongSecret = await sut.test!(config({ url: hook.url, signing_secret: 'not the secret', bearer_token: TOKEN }), connectorContext());
     expect(wrongSecret).toMatchObject({ ok: false, status: 'authentication_failed' });
-    expect(await sut.test!(config({ url: hook.url, signing_secret: SECRET }), connectorContext())).toMatchObject({ ok: false, status: 'authentication_failed' });
+    expect(await sut.test!(config({ url: hook.url, signing_secret: SECRET }), connectorContext())).toMatchObject({
+      ok: false,
+      status: 'authentication_failed',
+    });
     expect(await sut.test!(config({ url: `${files.url}/status/404` }), connectorContext())).toMatchObject({ ok: false, status: 'not_found' });
     expect(await sut.test!(config({ url: `${files.url}/status/503` }), connectorContext())).toMatchObject({ ok: false, status: 'server_error' });
-    expect(await sut.test!(config({ url: `http://127.0.0.1:${await closedPort()}/hook` }), connectorContext())).toMatchObject({ ok: false, status: 'unreachable' });
+    expect(await sut.test!(config({ url: `http://127.0.0.1:${await closedPort()}/hook` }), connectorContext())).toMatchObject({
+      ok: false,
+      status: 'unreachable',
+    });
     const redirected = await sut.test!(config({ url: `${files.url}/redirect-to?url=${encodeURIComponent(hook.url)}&code=307` }), connectorContext());
     expect(redirected).toMatchObject({ ok: false, status: 'invalid_response' });
     expect(redirected.message).toContain('save the final URL');
@@ -111,7 +117,12 @@ describe('webhook connector against a local receiver', () => {
   });
 
   it('4xx answers are final; secrets and the receiver’s echo never appear in errors', async () => {
-    for (const [status, reason] of [[400, 'invalid_response'], [403, 'permission_denied'], [413, 'too_large'], [422, 'invalid_response']] as const) {
+    for (const [status, reason] of [
+      [400, 'invalid_response'],
+      [403, 'permission_denied'],
+      [413, 'too_large'],
+      [422, 'invalid_response'],
+    ] as const) {
       const hook = await receiver({ answers: [status] });
       const error = await expectConnectorError(deliver({ url: hook.url, signing_secret: SECRET, bearer_token: TOKEN }), reason);
       expect(error.retryable, `${status}`).toBe(false);

@@ -27,7 +27,11 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       const result = await sut.appendToStream(id, [event(1), event(2), event(3)], 'no_stream');
       expect(result.revision).toBe(2);
       const read = await sut.readStream(id);
-      expect(read.map((e) => [e.revision, e.data.n])).toEqual([[0, 1], [1, 2], [2, 3]]);
+      expect(read.map((e) => [e.revision, e.data.n])).toEqual([
+        [0, 1],
+        [1, 2],
+        [2, 3],
+      ]);
       expect(read.every((e) => e.streamId === id && e.type === 'Happened')).toBe(true);
       expect(read[2]!.position).toBe(result.position);
     });
@@ -48,10 +52,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
     it('lets exactly one of two racing writers win', async () => {
       const id = stream('race');
       await sut.appendToStream(id, [event(0)], 'no_stream');
-      const results = await Promise.allSettled([
-        sut.appendToStream(id, [event(1)], 0),
-        sut.appendToStream(id, [event(2)], 0),
-      ]);
+      const results = await Promise.allSettled([sut.appendToStream(id, [event(1)], 0), sut.appendToStream(id, [event(2)], 0)]);
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof WrongExpectedRevisionError)).toHaveLength(1);
     });

@@ -7,7 +7,6 @@ import { gdal } from '../../geo/datasets/gdal.js';
 import { readZipDirectory } from '../../geo/datasets/zip.js';
 import { addGpkgLayer, layerNames, readLayer, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
 
-
 /** The first [x, y] of any GeoJSON coordinates array (polygons and multipolygons nest deeper). */
 function firstPosition(coordinates: unknown): number[] {
   let c = coordinates as unknown[];
@@ -51,7 +50,13 @@ describe('convertDataset', { timeout: 120_000 }, () => {
     const dir = out();
     const r = await convertDataset(datasetAt(gpkg), { outputFormat: 'gpkg' }, dir);
     const all = layerNames(gpkg);
-    expect(r).toEqual({ format: 'GPKG', filename: 'city.gpkg', size: statSync(path.join(dir, 'city.gpkg')).size, layers: all, media_type: 'application/geopackage+sqlite3' });
+    expect(r).toEqual({
+      format: 'GPKG',
+      filename: 'city.gpkg',
+      size: statSync(path.join(dir, 'city.gpkg')).size,
+      layers: all,
+      media_type: 'application/geopackage+sqlite3',
+    });
     expect(layerNames(path.join(dir, r.filename)).sort()).toEqual(['closed', 'operators', 'stations']);
     expect(readLayer(path.join(dir, r.filename), 'stations').features.map((f) => f.props.name)).toEqual(['Zürich Hauptbahnhof', 'Genève-Cornavin']);
     expect(readdirSync(dir)).toEqual(['city.gpkg']); // no work folders left behind
@@ -185,7 +190,27 @@ describe('convertDataset', { timeout: 120_000 }, () => {
 
   it('converts rasters: GeoTIFF to COG, to PNG (stretched to bytes) and reprojected', async () => {
     const tif = d('dem.tif');
-    run('gdal_create', ['-of', 'GTiff', '-outsize', '40', '20', '-bands', '1', '-ot', 'Int16', '-burn', '1200', '-a_srs', 'EPSG:2056', '-a_ullr', '2600000', '1200400', '2600800', '1200000', tif]);
+    run('gdal_create', [
+      '-of',
+      'GTiff',
+      '-outsize',
+      '40',
+      '20',
+      '-bands',
+      '1',
+      '-ot',
+      'Int16',
+      '-burn',
+      '1200',
+      '-a_srs',
+      'EPSG:2056',
+      '-a_ullr',
+      '2600000',
+      '1200400',
+      '2600800',
+      '1200000',
+      tif,
+    ]);
     const cogDir = out();
     const cog = await convertDataset(datasetAt(tif), { outputFormat: 'COG' }, cogDir);
     expect(cog).toMatchObject({ format: 'COG', filename: 'dem.tif', layers: [] });

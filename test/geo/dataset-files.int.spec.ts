@@ -11,7 +11,6 @@ import { pyZip, refusal, run, tempFolder, vectorFromCsv, write } from './support
 const MB = 1024 * 1024;
 const limits = { maxUncompressedBytes: 10 * MB };
 
-
 describe('prepareUpload', { timeout: 60_000 }, () => {
   const tmp = tempFolder('files');
   const src = path.join(tmp.dir, 'src');
@@ -55,7 +54,10 @@ describe('prepareUpload', { timeout: 60_000 }, () => {
 
   it('opens several shapefiles of one folder together, one layer each', async () => {
     const zip = path.join(src, 'upload-2.bin');
-    pyZip(zip, [...shapefileParts('roads'), ...shapefileParts('stops')].map((p) => ({ name: `data/${p.name}`, file: p.path })));
+    pyZip(
+      zip,
+      [...shapefileParts('roads'), ...shapefileParts('stops')].map((p) => ({ name: `data/${p.name}`, file: p.path })),
+    );
     const ref = await prepareUpload(zip, 'two.zip', path.join(tmp.dir, 'ws2'), limits);
     expect(path.basename(ref.path)).toBe('data');
     const ds = await openDataset(ref);

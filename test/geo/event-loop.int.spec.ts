@@ -58,7 +58,11 @@ describe('big writes leave the event loop free', { timeout: 240_000 }, () => {
   it(`a pipeline over ${POINTS} points (an operation, the other layers copied) never blocks the loop for a second`, async () => {
     let layers: string[] = [];
     const stall = await longestStall(async () => {
-      ({ layers } = await applyPipeline(datasetAt(big), { operations: [{ type: 'rename_column', from: 'name', to: 'label' }] }, path.join(tmp.dir, 'pipeline')));
+      ({ layers } = await applyPipeline(
+        datasetAt(big),
+        { operations: [{ type: 'rename_column', from: 'name', to: 'label' }] },
+        path.join(tmp.dir, 'pipeline'),
+      ));
     });
     expect(layers).toEqual(['points']);
     expect(stall).toBeLessThan(1_000);

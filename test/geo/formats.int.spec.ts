@@ -38,8 +38,44 @@ describe('the format catalog', { timeout: 600_000 }, () => {
     ]);
     vector = datasetAt(gpkg);
     const ullr = ['-a_ullr', '980000', '200000', '986400', '195200'];
-    run('gdal_create', ['-of', 'GTiff', '-outsize', '64', '48', '-bands', '1', '-ot', 'Float32', '-burn', '12.5', '-a_srs', 'EPSG:2263', ...ullr, d('dem.tif')]);
-    run('gdal_create', ['-of', 'GTiff', '-outsize', '64', '48', '-bands', '3', '-ot', 'Byte', '-burn', '10', '-burn', '200', '-burn', '30', '-a_srs', 'EPSG:2263', ...ullr, d('rgb.tif')]);
+    run('gdal_create', [
+      '-of',
+      'GTiff',
+      '-outsize',
+      '64',
+      '48',
+      '-bands',
+      '1',
+      '-ot',
+      'Float32',
+      '-burn',
+      '12.5',
+      '-a_srs',
+      'EPSG:2263',
+      ...ullr,
+      d('dem.tif'),
+    ]);
+    run('gdal_create', [
+      '-of',
+      'GTiff',
+      '-outsize',
+      '64',
+      '48',
+      '-bands',
+      '3',
+      '-ot',
+      'Byte',
+      '-burn',
+      '10',
+      '-burn',
+      '200',
+      '-burn',
+      '30',
+      '-a_srs',
+      'EPSG:2263',
+      ...ullr,
+      d('rgb.tif'),
+    ]);
     rasters.push(datasetAt(d('dem.tif')), datasetAt(d('rgb.tif')));
   });
   afterAll(() => tmp.remove());
@@ -57,7 +93,9 @@ describe('the format catalog', { timeout: 600_000 }, () => {
   });
 
   it('offers no raster-first driver as a vector output', () => {
-    const vectorOutputs = formatCatalog().filter((f) => f.kind === 'vector' && f.write).map((f) => f.id);
+    const vectorOutputs = formatCatalog()
+      .filter((f) => f.kind === 'vector' && f.write)
+      .map((f) => f.id);
     for (const id of ['JP2OpenJPEG', 'PDF', 'FITS', 'netCDF', 'PCIDSK', 'PDS4', 'MBTiles', 'BAG', 'VICAR']) expect(vectorOutputs, id).not.toContain(id);
     for (const id of ['GPKG', 'GeoJSON', 'ESRI Shapefile', 'FlatGeobuf', 'CSV', 'KML', 'GML', 'OpenFileGDB']) expect(vectorOutputs, id).toContain(id);
   });

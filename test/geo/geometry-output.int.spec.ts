@@ -102,7 +102,22 @@ describe('output geometry types after every geometry operation, into every forma
         '3,Stäten Ærø,"POLYGON ((960000 140000,970000 140000,970000 150000,960000 150000,960000 140000),(962000 142000,963000 142000,963000 143000,962000 142000))"',
       ].join('\n')}\n`,
     );
-    run('ogr2ogr', ['-f', 'ESRI Shapefile', d('nybb'), csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'nybb', '-lco', 'ENCODING=UTF-8']);
+    run('ogr2ogr', [
+      '-f',
+      'ESRI Shapefile',
+      d('nybb'),
+      csv,
+      '-oo',
+      'GEOM_POSSIBLE_NAMES=wkt',
+      '-oo',
+      'KEEP_GEOM_COLUMNS=NO',
+      '-a_srs',
+      'EPSG:2263',
+      '-nln',
+      'nybb',
+      '-lco',
+      'ENCODING=UTF-8',
+    ]);
     inputs.polygons = datasetAt(d('nybb/nybb.shp'));
     inputs.points = datasetAt(
       vectorFromCsv(
@@ -194,7 +209,7 @@ describe('output geometry types after every geometry operation, into every forma
     }
   });
 
-  it('answers conversion_failed with the layer and GDAL\'s own reason when the format refuses the data', async () => {
+  it("answers conversion_failed with the layer and GDAL's own reason when the format refuses the data", async () => {
     // GPX holds points and lines only.
     const err = await refusal(convertDataset(inputs.polygons!, { outputFormat: 'GPX' }, out()), 'conversion_failed');
     expect(err.details.layer).toBe('nybb');
@@ -205,14 +220,28 @@ describe('output geometry types after every geometry operation, into every forma
 
     // LIBKML refuses a self-intersecting polygon; GDAL says so.
     const bowtie = datasetAt(
-      vectorFromCsv(d('bowtie.gpkg'), 'id,wkt\n1,"POLYGON ((1000000 200000,1004000 204000,1004000 200000,1000000 204000,1000000 200000))"\n', ['-a_srs', 'EPSG:2263', '-nln', 'bowtie']),
+      vectorFromCsv(d('bowtie.gpkg'), 'id,wkt\n1,"POLYGON ((1000000 200000,1004000 204000,1004000 200000,1000000 204000,1000000 200000))"\n', [
+        '-a_srs',
+        'EPSG:2263',
+        '-nln',
+        'bowtie',
+      ]),
     );
     const invalid = await refusal(convertDataset(bowtie, { outputFormat: 'LIBKML' }, out()), 'conversion_failed');
     expect(invalid.message).toMatch(/^Layer "bowtie" cannot be written as .*: .*invalid polygon/i);
   });
 
   it('refuses to drop rows without geometry silently (FlatGeobuf skips them)', async () => {
-    const gaps = datasetAt(vectorFromCsv(d('gaps.gpkg'), 'id,wkt\n1,"POINT (990000 212000)"\n2,\n3,"POINT (982000 197000)"\n', ['-a_srs', 'EPSG:2263', '-nln', 'gaps', '-nlt', 'POINT']));
+    const gaps = datasetAt(
+      vectorFromCsv(d('gaps.gpkg'), 'id,wkt\n1,"POINT (990000 212000)"\n2,\n3,"POINT (982000 197000)"\n', [
+        '-a_srs',
+        'EPSG:2263',
+        '-nln',
+        'gaps',
+        '-nlt',
+        'POINT',
+      ]),
+    );
     const err = await refusal(convertDataset(gaps, { outputFormat: 'FlatGeobuf' }, out()), 'conversion_failed');
     expect(err.details).toMatchObject({ layer: 'gaps', rows_without_geometry: 1 });
     const dir = out();

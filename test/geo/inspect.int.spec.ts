@@ -15,14 +15,11 @@ describe('inspectDataset', { timeout: 60_000 }, () => {
 
   let gpkg: string;
   beforeAll(() => {
-    gpkg = vectorFromCsv(d('city.gpkg'), 'id,name,wkt\n1,Zürich,"POLYGON ((8.5 47.3,8.6 47.3,8.6 47.4,8.5 47.4,8.5 47.3))"\n2,Genève,"POLYGON ((6.1 46.2,6.2 46.2,6.2 46.3,6.1 46.2))"\n', [
-      '-a_srs',
-      'EPSG:4326',
-      '-nln',
-      'districts',
-      '-nlt',
-      'POLYGON',
-    ]);
+    gpkg = vectorFromCsv(
+      d('city.gpkg'),
+      'id,name,wkt\n1,Zürich,"POLYGON ((8.5 47.3,8.6 47.3,8.6 47.4,8.5 47.4,8.5 47.3))"\n2,Genève,"POLYGON ((6.1 46.2,6.2 46.2,6.2 46.3,6.1 46.2))"\n',
+      ['-a_srs', 'EPSG:4326', '-nln', 'districts', '-nlt', 'POLYGON'],
+    );
     addGpkgLayer(gpkg, 'owners', 'owner_id,full_name,share\n1,Anna Müller,0.5\n2,José Núñez,0.25\n');
     addGpkgLayer(gpkg, 'planned', 'id,wkt\n', ['-a_srs', 'EPSG:2056', '-nlt', 'POINT']);
   });
@@ -94,7 +91,17 @@ describe('inspectDataset', { timeout: 60_000 }, () => {
       JSON.stringify({
         type: 'FeatureCollection',
         features: [
-          { type: 'Feature', properties: { name: 'a', n: 1 }, geometry: { type: 'LineString', coordinates: [[7, 46, 500], [8, 47, 600]] } },
+          {
+            type: 'Feature',
+            properties: { name: 'a', n: 1 },
+            geometry: {
+              type: 'LineString',
+              coordinates: [
+                [7, 46, 500],
+                [8, 47, 600],
+              ],
+            },
+          },
         ],
       }),
     );
@@ -106,7 +113,14 @@ describe('inspectDataset', { timeout: 60_000 }, () => {
     run('ogr2ogr', [d('lines.fgb'), geojson]);
     const fgb = await inspectDataset(datasetAt(d('lines.fgb')));
     expect(fgb).toMatchObject({ driver: 'FlatGeobuf', format: 'FlatGeobuf', crs: 'EPSG:4979' });
-    expect(fgb.layers[0]).toMatchObject({ geometry_type: 'LINESTRING Z', feature_count: 1, fields: [{ name: 'name', type: 'String' }, { name: 'n', type: 'Integer' }] });
+    expect(fgb.layers[0]).toMatchObject({
+      geometry_type: 'LINESTRING Z',
+      feature_count: 1,
+      fields: [
+        { name: 'name', type: 'String' },
+        { name: 'n', type: 'Integer' },
+      ],
+    });
 
     run('ogr2ogr', ['-f', 'GML', d('lines.gml'), geojson]);
     const gml = await inspectDataset(datasetAt(d('lines.gml')));
@@ -150,7 +164,13 @@ describe('inspectDataset', { timeout: 60_000 }, () => {
 
     const latlon = await prepareUpload(write(d('u2'), 'name,latitude,longitude\nBern,46.95,7.44\nBasel,47.56,7.59\n'), 'cities.csv', d('ws-csv2'), limits);
     const ll = await inspectDataset(latlon);
-    expect(ll.layers[0]).toMatchObject({ has_geometry: true, geometry_type: 'POINT', crs: 'EPSG:4326', feature_count: 2, fields: [{ name: 'name', type: 'String' }] });
+    expect(ll.layers[0]).toMatchObject({
+      has_geometry: true,
+      geometry_type: 'POINT',
+      crs: 'EPSG:4326',
+      feature_count: 2,
+      fields: [{ name: 'name', type: 'String' }],
+    });
     expect(ll.layers[0]!.extent).toEqual([7.44, 46.95, 7.59, 47.56]);
     expect(ll.warnings.join(' ')).toMatch(/EPSG:4326.*assumed/);
 
@@ -176,7 +196,29 @@ describe('inspectDataset', { timeout: 60_000 }, () => {
   });
 
   it('describes a GeoTIFF raster', async () => {
-    run('gdal_create', ['-of', 'GTiff', '-outsize', '20', '10', '-bands', '2', '-ot', 'Int16', '-burn', '7', '-a_srs', 'EPSG:32632', '-a_ullr', '400000', '5200000', '400200', '5199900', '-a_nodata', '-9999', d('dem.tif')]);
+    run('gdal_create', [
+      '-of',
+      'GTiff',
+      '-outsize',
+      '20',
+      '10',
+      '-bands',
+      '2',
+      '-ot',
+      'Int16',
+      '-burn',
+      '7',
+      '-a_srs',
+      'EPSG:32632',
+      '-a_ullr',
+      '400000',
+      '5200000',
+      '400200',
+      '5199900',
+      '-a_nodata',
+      '-9999',
+      d('dem.tif'),
+    ]);
     const r = await inspectDataset(datasetAt(d('dem.tif')));
     expect(r).toMatchObject({ dataset_type: 'raster', driver: 'GTiff', format: 'GeoTIFF', crs: 'EPSG:32632', layers: [] });
     expect(r.raster).toEqual({

@@ -12,7 +12,10 @@ describe('opening uploads', () => {
   const src = () =>
     write(
       path.join(tmp.dir, 'src.geojson'),
-      JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { name: 'a' }, geometry: { type: 'Point', coordinates: [7, 46] } }] }),
+      JSON.stringify({
+        type: 'FeatureCollection',
+        features: [{ type: 'Feature', properties: { name: 'a' }, geometry: { type: 'Point', coordinates: [7, 46] } }],
+      }),
     );
 
   it('picks the same driver every time for formats two drivers can read (KML, GeoPackage)', async () => {

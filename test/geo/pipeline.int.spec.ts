@@ -12,8 +12,6 @@ import { bwrapPath } from '../../geo/sandbox/sandbox.js';
 import { checkSelectSql, checkSqlExpression } from '../../geo/operations/sql-guard.js';
 import { addGpkgLayer, envelopeMetres, layerNames, readLayer, refusal, sha256, tempFolder, vectorFromCsv, write } from './support.js';
 
-
-
 const area = (wkt: string) => (gdal.Geometry.fromWKT(wkt) as gdal.Polygon).getArea();
 
 function envelopeOf(wkt: string) {
@@ -50,12 +48,12 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     );
     addGpkgLayer(gpkg, 'owners', 'owner_id,full_name\n1,Anna Müller\n2,José Núñez\n');
     addGpkgLayer(gpkg, 'stops', 'id,kind,wkt\n1,bus,"POINT (7.44 46.95)"\n', ['-a_srs', 'EPSG:4326', '-nlt', 'POINT']);
-    addGpkgLayer(gpkg, 'estates', 'id,wkt\n1,"MULTIPOLYGON (((0 0,10 0,10 10,0 10,0 0)),((20 0,30 0,30 10,20 10,20 0)))"\n2,"POLYGON ((40 0,50 0,50 10,40 10,40 0))"\n', [
-      '-a_srs',
-      'EPSG:2056',
-      '-nlt',
-      'MULTIPOLYGON',
-    ]);
+    addGpkgLayer(
+      gpkg,
+      'estates',
+      'id,wkt\n1,"MULTIPOLYGON (((0 0,10 0,10 10,0 10,0 0)),((20 0,30 0,30 10,20 10,20 0)))"\n2,"POLYGON ((40 0,50 0,50 10,40 10,40 0))"\n',
+      ['-a_srs', 'EPSG:2056', '-nlt', 'MULTIPOLYGON'],
+    );
     before = sha256(gpkg);
   });
   afterAll(() => {
@@ -122,7 +120,11 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     });
     const out = readLayer(r.dataset.path, 'towns');
     expect(out.fields.map((f) => f.type)).toEqual(['integer', 'date', 'dateTime', 'real']);
-    expect(out.features[0]!.props).toMatchObject({ when: { year: 2024, month: 3, day: 1 }, stamp: { year: 2024, month: 3, day: 1, hour: 8, timezone: 100 }, count_text: 12 });
+    expect(out.features[0]!.props).toMatchObject({
+      when: { year: 2024, month: 3, day: 1 },
+      stamp: { year: 2024, month: 3, day: 1, hour: 8, timezone: 100 },
+      count_text: 12,
+    });
     expect(out.features[1]!.props).toMatchObject({ when: { year: 2024, month: 3, day: 2 }, stamp: null, count_text: 3.7 });
     expect(out.features[2]!.props).toMatchObject({ when: null, count_text: null });
   });
@@ -210,7 +212,10 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
   });
 
   it('explodes multiparts then keeps working on the parts (two stages)', async () => {
-    const r = await run({ operations: [{ type: 'explode_multipart' }, { type: 'point_on_surface' }, { type: 'compute_column', column: 'x', expression: 'ST_X(geometry)' }] }, 'estates');
+    const r = await run(
+      { operations: [{ type: 'explode_multipart' }, { type: 'point_on_surface' }, { type: 'compute_column', column: 'x', expression: 'ST_X(geometry)' }] },
+      'estates',
+    );
     const out = readLayer(r.dataset.path, 'estates');
     expect(out.features).toHaveLength(3);
     expect(out.features.map((f) => f.type)).toEqual(['POINT', 'POINT', 'POINT']);
@@ -259,7 +264,9 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
   });
 
   it('runs a SELECT against source with SpatiaLite functions, on the chosen layer', async () => {
-    const r = await run({ sql: "SELECT name, ST_Area(geometry) / 1e6 AS km2, ST_Centroid(geometry) AS geometry FROM source WHERE region = 'BE' -- comment\n;" });
+    const r = await run({
+      sql: "SELECT name, ST_Area(geometry) / 1e6 AS km2, ST_Centroid(geometry) AS geometry FROM source WHERE region = 'BE' -- comment\n;",
+    });
     const out = readLayer(r.dataset.path, 'towns');
     expect(out.features.map((f) => [f.props.name, f.props.km2, f.type])).toEqual([
       ['Bern', 4, 'POINT'],
@@ -275,14 +282,31 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
   });
 
   it('works on files GDAL exposes through virtual tables (CSV with lon/lat, GeoJSON)', async () => {
-    const ref = await prepareUpload(write(d('towns-upload'), 'name,lat,lon,pop\nBern,46.95,7.44,134000\nThun,46.75,7.63,43000\n'), 'towns.csv', d('ws-csv'), { maxUncompressedBytes: 1e6 });
+    const ref = await prepareUpload(write(d('towns-upload'), 'name,lat,lon,pop\nBern,46.95,7.44,134000\nThun,46.75,7.63,43000\n'), 'towns.csv', d('ws-csv'), {
+      maxUncompressedBytes: 1e6,
+    });
     const q = await applyPipeline(ref, { sql: 'SELECT name, pop * 2 AS p2, geometry FROM source WHERE pop > 50000' }, work());
     const out = readLayer(q.dataset.path, 'towns');
     expect(out.features.map((f) => [f.props.name, f.props.p2, f.wkt])).toEqual([['Bern', 268000, 'POINT (7.44 46.95)']]);
     expect(out.srs).toBe('EPSG:4326'); // the CSV's assumed WGS 84 is written down
 
-    const geojson = write(d('x.geojson'), JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { n: 'a', d: '2020-01-01' }, geometry: { type: 'Point', coordinates: [7.44, 46.95] } }] }));
-    const r = await applyPipeline(datasetAt(geojson), { operations: [{ type: 'reproject', target_crs: 'EPSG:2056' }, { type: 'buffer', distance: 10, units: 'meters' }] }, work());
+    const geojson = write(
+      d('x.geojson'),
+      JSON.stringify({
+        type: 'FeatureCollection',
+        features: [{ type: 'Feature', properties: { n: 'a', d: '2020-01-01' }, geometry: { type: 'Point', coordinates: [7.44, 46.95] } }],
+      }),
+    );
+    const r = await applyPipeline(
+      datasetAt(geojson),
+      {
+        operations: [
+          { type: 'reproject', target_crs: 'EPSG:2056' },
+          { type: 'buffer', distance: 10, units: 'meters' },
+        ],
+      },
+      work(),
+    );
     const g = readLayer(r.dataset.path, 'x');
     expect(g.srs).toBe('EPSG:2056');
     expect(g.fields.map((f) => [f.name, f.type])).toEqual([
@@ -304,7 +328,7 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
       "SELECT * FROM source WHERE name = '/vsicurl/http://example.com/x'",
       "SELECT ogr_datasource_load_layers('/etc')",
       'SELECT "load_extension"(\'x\')',
-      'SELECT 1 /* hidden */; ATTACH DATABASE \'x\' AS y',
+      "SELECT 1 /* hidden */; ATTACH DATABASE 'x' AS y",
       'WITH x AS (SELECT 1) DELETE FROM towns',
       'DELETE FROM towns',
       "SELECT ImportSHP('/etc/x', 'y', 'UTF-8')",
@@ -346,9 +370,17 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
 
   it('keeps the layer name when a Python step writes its one layer without naming it', async () => {
     if (!bwrapPath()) return console.warn('skipped: bubblewrap (bwrap) is missing');
-    const single = vectorFromCsv(d('stops.gpkg'), 'id,kind,wkt\n1,bus,"POINT (7.44 46.95)"\n2,tram,"POINT (7.45 46.96)"\n', ['-a_srs', 'EPSG:4326', '-nln', 'stops', '-nlt', 'POINT']);
+    const single = vectorFromCsv(d('stops.gpkg'), 'id,kind,wkt\n1,bus,"POINT (7.44 46.95)"\n2,tram,"POINT (7.45 46.96)"\n', [
+      '-a_srs',
+      'EPSG:4326',
+      '-nln',
+      'stops',
+      '-nlt',
+      'POINT',
+    ]);
     // geopandas names the layer after the file ("output") when the script does not say.
-    const script = 'import sys, geopandas as gpd\ndf = gpd.read_file(sys.argv[1])\ndf["kind"] = df["kind"].str.upper()\ndf.to_file(sys.argv[2], driver="GPKG")\n';
+    const script =
+      'import sys, geopandas as gpd\ndf = gpd.read_file(sys.argv[1])\ndf["kind"] = df["kind"].str.upper()\ndf.to_file(sys.argv[2], driver="GPKG")\n';
     const spec = { python: { script, filename: 'upper.py' } };
     const r = await applyPipeline(datasetAt(single), spec, work());
     expect(r.layers).toEqual(['stops']);
@@ -366,7 +398,16 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
       [{ operations: [{ type: 'centroid' }] }, 'invalid_parameter'],
       [{ layers: ['towns'], operations: [{ type: 'centroid' }], sql: 'SELECT * FROM source' }, 'validation_error'],
       [{ layers: ['towns'], operations: [{ type: 'buffer', distance: 'far' }] }, 'validation_error'],
-      [{ layers: ['owners'], operations: [{ type: 'rename_column', from: 'full_name', to: 'x' }, { type: 'buffer', distance: 1 }] }, 'invalid_transformation'],
+      [
+        {
+          layers: ['owners'],
+          operations: [
+            { type: 'rename_column', from: 'full_name', to: 'x' },
+            { type: 'buffer', distance: 1 },
+          ],
+        },
+        'invalid_transformation',
+      ],
       [{ layers: ['towns'], sql: 'ATTACH DATABASE x AS y' }, 'invalid_transformation'],
     ];
     for (const [spec, code] of cases) {
@@ -386,7 +427,12 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     const p = await transformDataPreview(datasetAt(gpkg), { layers: ['towns'], operations: [{ type: 'centroid' }] }, work(), 'towns', 2, { sampleFeatures: 3 });
     expect(p).toMatchObject({ layer: 'towns', geometry_type: 'POINT', preview_row_count: 2, truncated: true, row_count: null });
     expect(p.rows[0]).toMatchObject({ name: 'Bern', geometry: 'POINT' });
-    const s = await transformSpatialPreview(datasetAt(gpkg), { layers: ['towns'], operations: [{ type: 'buffer', distance: 10, units: 'meters' }] }, work(), 'towns');
+    const s = await transformSpatialPreview(
+      datasetAt(gpkg),
+      { layers: ['towns'], operations: [{ type: 'buffer', distance: 10, units: 'meters' }] },
+      work(),
+      'towns',
+    );
     expect(s).toMatchObject({ returned_count: 4, truncated: false, source_crs: 'EPSG:2056' });
     expect((s.geojson.features[0] as { geometry: { type: string } }).geometry.type).toBe('Polygon');
   });

@@ -17,8 +17,6 @@ function refusedWith(fn: () => unknown, code: string): DomainError {
   throw new Error('expected a refusal');
 }
 
-
-
 describe('parsePreviewLimit', () => {
   it('defaults to 100, caps at 500 and refuses non-positive or non-numeric values', () => {
     expect(parsePreviewLimit(undefined)).toBe(100);
@@ -42,12 +40,28 @@ describe('previews', { timeout: 60_000 }, () => {
   beforeAll(() => {
     // 2100 points in the Swiss projected CRS, with dates, non-ASCII text and a binary column.
     const rows = ['id,name,day,seen,wkt'];
-    for (let i = 1; i <= 2100; i++) rows.push(`${i},Ort ${i} – Zürich,2024-01-${String((i % 28) + 1).padStart(2, '0')},2024-02-03T04:05:06Z,"POINT (${2600000 + i} ${1200000 + i})"`);
+    for (let i = 1; i <= 2100; i++)
+      rows.push(`${i},Ort ${i} – Zürich,2024-01-${String((i % 28) + 1).padStart(2, '0')},2024-02-03T04:05:06Z,"POINT (${2600000 + i} ${1200000 + i})"`);
     const src = write(d('points.csv'), `${rows.join('\n')}\n`);
     run('ogr2ogr', [
-      '-a_srs', 'EPSG:2056', '-nln', 'orte', '-nlt', 'POINT', '-dialect', 'SQLite',
-      '-sql', "SELECT id, name, day, seen, GEOMETRY, CAST(X'0102' AS BLOB) AS raw FROM points",
-      d('data.gpkg'), src, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-oo', 'AUTODETECT_TYPE=YES',
+      '-a_srs',
+      'EPSG:2056',
+      '-nln',
+      'orte',
+      '-nlt',
+      'POINT',
+      '-dialect',
+      'SQLite',
+      '-sql',
+      "SELECT id, name, day, seen, GEOMETRY, CAST(X'0102' AS BLOB) AS raw FROM points",
+      d('data.gpkg'),
+      src,
+      '-oo',
+      'GEOM_POSSIBLE_NAMES=wkt',
+      '-oo',
+      'KEEP_GEOM_COLUMNS=NO',
+      '-oo',
+      'AUTODETECT_TYPE=YES',
     ]);
     gpkg = d('data.gpkg');
     addGpkgLayer(gpkg, 'owners', 'owner_id,full_name\n1,Anna Müller\n2,José Núñez\n');
@@ -193,7 +207,10 @@ describe('spatial preview of detailed geometries', () => {
       ring.push(ring[0]!);
       const file = write(
         `${tmp.dir}/circle.geojson`,
-        JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: { name: 'c' }, geometry: { type: 'Polygon', coordinates: [ring] } }] }),
+        JSON.stringify({
+          type: 'FeatureCollection',
+          features: [{ type: 'Feature', properties: { name: 'c' }, geometry: { type: 'Polygon', coordinates: [ring] } }],
+        }),
       );
       const { datasetAt } = await import('../../geo/datasets/dataset-files.js');
       const p = await spatialPreview(datasetAt(file));

@@ -10,7 +10,6 @@ import { readLayer, refusal, tempFolder, vectorFromCsv } from './support.js';
 const hasBwrap = bwrapPath() !== null;
 if (!hasBwrap) console.warn('python-step tests skipped: bubblewrap (bwrap) is missing on this machine');
 
-
 describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, () => {
   const tmp = tempFolder('python');
   const d = (n: string) => path.join(tmp.dir, n);
@@ -73,7 +72,10 @@ describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, ()
 
   it('kills an infinite loop at the timeout and reports it', async () => {
     const started = Date.now();
-    const err = await refusal(runPythonStep({ script: 'print("looping", flush=True)\nwhile True:\n    pass\n' }, input, d('step3'), { timeoutMs: 1500 }), 'invalid_transformation');
+    const err = await refusal(
+      runPythonStep({ script: 'print("looping", flush=True)\nwhile True:\n    pass\n' }, input, d('step3'), { timeoutMs: 1500 }),
+      'invalid_transformation',
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(err.details).toMatchObject({ timed_out: true });
     expect(err.details.stdout).toContain('looping');
@@ -100,7 +102,10 @@ describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, ()
   });
 
   it('reports a failing script with its traceback, and a script that writes nothing', async () => {
-    const err = await refusal(runPythonStep({ script: 'raise ValueError("bad data in row 7")', filename: 'fix.py' }, input, d('step5')), 'invalid_transformation');
+    const err = await refusal(
+      runPythonStep({ script: 'raise ValueError("bad data in row 7")', filename: 'fix.py' }, input, d('step5')),
+      'invalid_transformation',
+    );
     expect(err.details.exit_code).toBe(1);
     expect(err.details.stderr).toMatch(/File "\/step\/fix.py", line 1/);
     expect(err.message).toContain('ValueError: bad data in row 7');
@@ -112,12 +117,18 @@ describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, ()
   });
 
   it('stops a script at its memory limit', async () => {
-    const err = await refusal(runPythonStep({ script: 'block = bytearray(1024 * 1024 * 1024)\nprint(len(block))' }, input, d('step8'), { memoryBytes: 256 * 1024 * 1024 }), 'invalid_transformation');
+    const err = await refusal(
+      runPythonStep({ script: 'block = bytearray(1024 * 1024 * 1024)\nprint(len(block))' }, input, d('step8'), { memoryBytes: 256 * 1024 * 1024 }),
+      'invalid_transformation',
+    );
     expect(err.details.stderr).toMatch(/MemoryError/);
   });
 
   it('truncates a flood of output', async () => {
-    const err = await refusal(runPythonStep({ script: 'import sys\nsys.stderr.write("e" * 500000)\nsys.exit(2)' }, input, d('step7'), { maxOutputBytes: 4096 }), 'invalid_transformation');
+    const err = await refusal(
+      runPythonStep({ script: 'import sys\nsys.stderr.write("e" * 500000)\nsys.exit(2)' }, input, d('step7'), { maxOutputBytes: 4096 }),
+      'invalid_transformation',
+    );
     expect(String(err.details.stderr).length).toBeLessThan(5000);
     expect(err.details.stderr).toMatch(/bytes omitted/);
   });

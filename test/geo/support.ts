@@ -75,7 +75,11 @@ export interface ReadFeature {
 }
 
 /** Reads a layer back through GDAL: what any assertion about produced files relies on. */
-export function readLayer(file: string, layer?: string | number, openOptions?: string[]): {
+export function readLayer(
+  file: string,
+  layer?: string | number,
+  openOptions?: string[],
+): {
   name: string;
   geomType: number;
   srs: string | null;

@@ -29,8 +29,12 @@ async function setUp(sut: TestApp, files: FileServer, destination: Target) {
   const target = (await api.call('POST', '/api/v1/destinations', { name: 'target', ...destination })).json();
   const job = async (extra: Record<string, unknown> = {}) => {
     const res = await api.call('POST', '/api/v1/jobs', {
-      name: 'points', source_id: source.id, destination_id: target.id, ...(destination.type === 'postgis' ? { destination_target: { table: 'points', write_mode: 'replace' } } : {}),
-      pipeline: { transform: false, convert: false }, ...extra,
+      name: 'points',
+      source_id: source.id,
+      destination_id: target.id,
+      ...(destination.type === 'postgis' ? { destination_target: { table: 'points', write_mode: 'replace' } } : {}),
+      pipeline: { transform: false, convert: false },
+      ...extra,
     });
     expect(res.statusCode, res.body).toBe(201);
     return res.json();
@@ -38,47 +42,50 @@ async function setUp(sut: TestApp, files: FileServer, destination: Target) {
   return { api, job };
 }
 
-describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot deliver yet (connectors/postgis: implemented false)'))('the worker killed (SIGKILL) in the middle of a deliver step', () => {
-  const POINTS = 150_000;
-  let sut: TestApp;
-  let files: FileServer;
-  let target: Awaited<ReturnType<typeof createPostgisTarget>>;
+describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot deliver yet (connectors/postgis: implemented false)'))(
+  'the worker killed (SIGKILL) in the middle of a deliver step',
+  () => {
+    const POINTS = 150_000;
+    let sut: TestApp;
+    let files: FileServer;
+    let target: Awaited<ReturnType<typeof createPostgisTarget>>;
 
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true });
-    files = await startFileServer();
-    files.put('/points', fileBody(manyPointsGpkg(fixtureDir(), POINTS)), 'application/geopackage+sqlite3');
-    target = await createPostgisTarget();
-  });
-  afterAll(async () => {
-    await files?.close();
-    await sut?.close();
-    await target?.drop();
-  });
+    beforeAll(async () => {
+      sut = await createTestApp({ temporal: true });
+      files = await startFileServer();
+      files.put('/points', fileBody(manyPointsGpkg(fixtureDir(), POINTS)), 'application/geopackage+sqlite3');
+      target = await createPostgisTarget();
+    });
+    afterAll(async () => {
+      await files?.close();
+      await sut?.close();
+      await target?.drop();
+    });
 
-  it('is retried on a new worker: the Run finishes and the table holds every row exactly once', async () => {
-    const { api, job } = await setUp(sut, files, { type: 'postgis', configuration: target.configuration });
-    const created = await job();
-    let worker = await spawnWorkerProcess(sut.env, sut.services.config);
-    try {
-      const run = (await api.call('POST', `/api/v1/jobs/${created.id}/run`)).json();
-      await api.waitForRun(created.id, run.id, (r) => r.steps.find((s) => s.name === 'deliver')?.status === 'running' || finished(r.status), 120_000);
-      await sleep(400);
-      const before = await api.waitForRun(created.id, run.id, () => true);
-      expect(before.status, 'the deliver step was still running when the worker was killed').toBe('running');
-      await worker.kill('SIGKILL');
-      worker = await spawnWorkerProcess(sut.env, sut.services.config);
-      // Temporal retries the attempt once the dead worker's heartbeats stop (30 s).
-      const done = await api.waitForRun(created.id, run.id, (r) => finished(r.status), 240_000);
-      expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
-      expect(done.stats.features_written).toBe(POINTS);
-      const [count] = await target.query<{ n: string; ids: string }>('SELECT count(*) AS n, count(DISTINCT id) AS ids FROM public.points');
-      expect(count).toEqual({ n: String(POINTS), ids: String(POINTS) });
-    } finally {
-      await worker.kill('SIGTERM');
-    }
-  }, 400_000);
-});
+    it('is retried on a new worker: the Run finishes and the table holds every row exactly once', async () => {
+      const { api, job } = await setUp(sut, files, { type: 'postgis', configuration: target.configuration });
+      const created = await job();
+      let worker = await spawnWorkerProcess(sut.env, sut.services.config);
+      try {
+        const run = (await api.call('POST', `/api/v1/jobs/${created.id}/run`)).json();
+        await api.waitForRun(created.id, run.id, (r) => r.steps.find((s) => s.name === 'deliver')?.status === 'running' || finished(r.status), 120_000);
+        await sleep(400);
+        const before = await api.waitForRun(created.id, run.id, () => true);
+        expect(before.status, 'the deliver step was still running when the worker was killed').toBe('running');
+        await worker.kill('SIGKILL');
+        worker = await spawnWorkerProcess(sut.env, sut.services.config);
+        // Temporal retries the attempt once the dead worker's heartbeats stop (30 s).
+        const done = await api.waitForRun(created.id, run.id, (r) => finished(r.status), 240_000);
+        expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
+        expect(done.stats.features_written).toBe(POINTS);
+        const [count] = await target.query<{ n: string; ids: string }>('SELECT count(*) AS n, count(DISTINCT id) AS ids FROM public.points');
+        expect(count).toEqual({ n: String(POINTS), ids: String(POINTS) });
+      } finally {
+        await worker.kill('SIGTERM');
+      }
+    }, 400_000);
+  },
+);
 
 describe.skipIf(skip)('the Temporal server stopped and started during a Run', () => {
   let temporal: LocalTemporal;
@@ -108,7 +115,11 @@ describe.skipIf(skip)('the Temporal server stopped and started during a Run', ()
   });
 
   it('the Run finishes, and the Schedule is still there after the server and the API restart', async () => {
-    const { api, job } = await setUp(sut, files, target ? { type: 'postgis', configuration: target.configuration } : { type: 'webhook', configuration: { url: `${files.url}/hook` } });
+    const { api, job } = await setUp(
+      sut,
+      files,
+      target ? { type: 'postgis', configuration: target.configuration } : { type: 'webhook', configuration: { url: `${files.url}/hook` } },
+    );
     const created = await job({ schedule: { kind: 'daily', timezone: 'Europe/Zurich', hour: 4, minute: 45 } });
     const gate = files.hold('/points');
     const run = (await api.call('POST', `/api/v1/jobs/${created.id}/run`)).json();
@@ -204,7 +215,9 @@ describe.skipIf(skip)('PostgreSQL restarted under load', () => {
     for (const projector of projectors) {
       for (const table of projector.tables) {
         const rows = async (schema: string) =>
-          (await sut.services.pool.any(sql.unsafe`SELECT to_jsonb(t) AS row FROM ${sql.identifier([schema, table])} t ORDER BY 1`)).map((r) => JSON.stringify((r as { row: unknown }).row));
+          (await sut.services.pool.any(sql.unsafe`SELECT to_jsonb(t) AS row FROM ${sql.identifier([schema, table])} t ORDER BY 1`)).map((r) =>
+            JSON.stringify((r as { row: unknown }).row),
+          );
         expect(await rows('rm_verify'), `${projector.name}.${table}`).toEqual(await rows('rm'));
       }
     }

@@ -31,13 +31,25 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     files.put('/places.geojson', fileBody(pointsGeoJson(dir, 25)));
     const cookie = await login(sut.app);
     const token = await createToken(sut.app, cookie, [
-      'jobs:read', 'jobs:write', 'jobs:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write', 'recipes:read', 'recipes:write',
+      'jobs:read',
+      'jobs:write',
+      'jobs:run',
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
+      'recipes:read',
+      'recipes:write',
     ]);
     api = jobsClient(() => sut.app, token);
     sourceId = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;
-    destinationId = (await api.call('POST', '/api/v1/destinations', {
-      name: 'warehouse', type: 'postgis', configuration: { host: '127.0.0.1', database: 'gis', username: 'loader', password: 'not used here' },
-    })).json().id;
+    destinationId = (
+      await api.call('POST', '/api/v1/destinations', {
+        name: 'warehouse',
+        type: 'postgis',
+        configuration: { host: '127.0.0.1', database: 'gis', username: 'loader', password: 'not used here' },
+      })
+    ).json().id;
     // Runs deliver to a webhook on the test server (a real HTTP delivery), the database cases to PostGIS below.
     hookId = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json().id;
   });
@@ -66,10 +78,24 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     const job = await create({ schedule: { kind: 'daily', timezone: 'US/Eastern', hour: 6, minute: 15 } });
     expect(job.id).toMatch(/^job_/);
     expect(job).toMatchObject({
-      name: 'Places to the warehouse', source_id: sourceId, source_resource: null, transform_mode: 'manual', output_fields: null, recipe_id: null, sql: null,
-      python_script: null, output_format: 'GPKG', destination_id: hookId, destination_target: {},
-      schedule: { kind: 'daily', timezone: 'America/New_York', hour: 6, minute: 15 }, pipeline: {}, stages: { transform: true, python: false, convert: true },
-      enabled: true, disabled_reason: null, last_run: null, sync: { supported: true, cursor: null, reset_pending: false, reinitialize_pending: false },
+      name: 'Places to the warehouse',
+      source_id: sourceId,
+      source_resource: null,
+      transform_mode: 'manual',
+      output_fields: null,
+      recipe_id: null,
+      sql: null,
+      python_script: null,
+      output_format: 'GPKG',
+      destination_id: hookId,
+      destination_target: {},
+      schedule: { kind: 'daily', timezone: 'America/New_York', hour: 6, minute: 15 },
+      pipeline: {},
+      stages: { transform: true, python: false, convert: true },
+      enabled: true,
+      disabled_reason: null,
+      last_run: null,
+      sync: { supported: true, cursor: null, reset_pending: false, reinitialize_pending: false },
     });
     expect(Date.parse(job.next_run_at)).toBeGreaterThan(Date.now());
     expect((await api.call('GET', `/api/v1/jobs/${job.id}`)).json()).toEqual(job);
@@ -116,7 +142,10 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
   it("never reveals another user's Source or Destination, and their Jobs are not ours", async () => {
     await registerUser(sut.services, { email: 'other@example.com', password: 'another long password' });
     const otherCookie = await login(sut.app, { email: 'other@example.com', password: 'another long password' });
-    const other = jobsClient(() => sut.app, await createToken(sut.app, otherCookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']));
+    const other = jobsClient(
+      () => sut.app,
+      await createToken(sut.app, otherCookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']),
+    );
     const res = await other.call('POST', '/api/v1/jobs', body());
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('source_not_found');
@@ -148,8 +177,14 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       [undefined, { transform: true, python: false, convert: true }],
       [{}, { transform: true, python: false, convert: true }],
       [{ transform: false }, { transform: false, python: false, convert: true }],
-      [{ convert: false, python: true }, { transform: true, python: true, convert: false }],
-      [{ transform: true, convert: true, python: false }, { transform: true, python: false, convert: true }],
+      [
+        { convert: false, python: true },
+        { transform: true, python: true, convert: false },
+      ],
+      [
+        { transform: true, convert: true, python: false },
+        { transform: true, python: false, convert: true },
+      ],
     ];
     for (const [pipeline, stages] of cases) {
       const job = await create({ pipeline, python_script: (pipeline as { python?: boolean } | undefined)?.python ? 'print(1)' : undefined });
@@ -159,7 +194,13 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     }
     // false: leftover operations, format or Python on the body do not bring the stage back.
     const off = await create({ pipeline: { transform: false, convert: false, python: false }, python_script: 'print(1)' });
-    expect(off).toMatchObject({ stages: { transform: false, python: false, convert: false }, operations: [], transform_mode: null, output_format: null, python_script: null });
+    expect(off).toMatchObject({
+      stages: { transform: false, python: false, convert: false },
+      operations: [],
+      transform_mode: null,
+      output_format: null,
+      python_script: null,
+    });
     // An update that does not mention the flags keeps them; null sends a flag back to inferred.
     const kept = (await api.call('PUT', `/api/v1/jobs/${off.id}`, body())).json();
     expect(kept).toMatchObject({ pipeline: { transform: false, convert: false, python: false }, stages: { transform: false, python: false, convert: false } });
@@ -170,7 +211,10 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
 
   it('refuses to delete a Source or Destination a Job uses, naming the Job', async () => {
     const job = await create({ name: 'Uses them' });
-    for (const [kind, id] of [['sources', sourceId], ['destinations', hookId]] as const) {
+    for (const [kind, id] of [
+      ['sources', sourceId],
+      ['destinations', hookId],
+    ] as const) {
       const res = await api.call('DELETE', `/api/v1/${kind}/${id}`);
       expect(res.statusCode).toBe(409);
       expect(res.json().error).toMatchObject({ code: 'conflict', details: { jobs: [{ id: job.id, name: 'Uses them' }] } });
@@ -201,7 +245,9 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     expect((await api.call('GET', '/api/v1/pipelines')).statusCode).toBe(200);
     const doc = (await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/api/v1/pipelines'))).toEqual([]);
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v1/jobs', '/api/v1/jobs/{id}/run', '/api/v1/jobs/{id}/runs/{runId}/retry', '/api/v1/jobs/{id}/sync/reinitialize']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(['/api/v1/jobs', '/api/v1/jobs/{id}/run', '/api/v1/jobs/{id}/runs/{runId}/retry', '/api/v1/jobs/{id}/sync/reinitialize']),
+    );
     await api.call('DELETE', `/api/v1/pipelines/${job.id}`);
   });
 
@@ -269,20 +315,24 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
   });
 
   const undeliverable = connectors.find((c) => c.destination && !c.implemented);
-  it.skipIf(!undeliverable && 'every Destination type delivers now')('a Destination type that cannot deliver yet fails the Run at deliver, classified and final', async () => {
-    const c = undeliverable!;
-    const created = await api.call('POST', '/api/v1/destinations', { name: 'later', type: c.type, configuration: c.example });
-    expect(created.statusCode, created.body).toBe(201);
-    // A target its schema accepts (the types name their target fields differently).
-    const target = [{}, { table: 'places' }, { layer: 'places' }, { path: 'places.gpkg' }, { key: 'places.gpkg' }, { workspace: 'w', layer: 'places' }]
-      .find((t) => c.destination!.target.safeParse(t).success);
-    const job = await create({ destination_id: created.json().id, destination_target: target });
-    const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
-    expect(run.status).toBe('failed');
-    expect(run.error).toMatchObject({ code: 'not_implemented', step: 'deliver', retryable: false });
-    expect(run.steps.map((s) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'failed']);
-    await api.call('DELETE', `/api/v1/jobs/${job.id}`);
-  });
+  it.skipIf(!undeliverable && 'every Destination type delivers now')(
+    'a Destination type that cannot deliver yet fails the Run at deliver, classified and final',
+    async () => {
+      const c = undeliverable!;
+      const created = await api.call('POST', '/api/v1/destinations', { name: 'later', type: c.type, configuration: c.example });
+      expect(created.statusCode, created.body).toBe(201);
+      // A target its schema accepts (the types name their target fields differently).
+      const target = [{}, { table: 'places' }, { layer: 'places' }, { path: 'places.gpkg' }, { key: 'places.gpkg' }, { workspace: 'w', layer: 'places' }].find(
+        (t) => c.destination!.target.safeParse(t).success,
+      );
+      const job = await create({ destination_id: created.json().id, destination_target: target });
+      const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      expect(run.status).toBe('failed');
+      expect(run.error).toMatchObject({ code: 'not_implemented', step: 'deliver', retryable: false });
+      expect(run.steps.map((s) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'failed']);
+      await api.call('DELETE', `/api/v1/jobs/${job.id}`);
+    },
+  );
 
   it('saves a Job without a Destination; its Runs fail at deliver, saying so', async () => {
     const job = await create({ destination_id: undefined });
@@ -325,7 +375,12 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     const runId = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id;
     const waiting = await api.waitForRun(job.id, runId, (r) => finished(r.status) || r.steps[0]!.failed_attempts > 0);
     expect(waiting.status).toBe('running');
-    expect(waiting.steps[0]).toMatchObject({ name: 'extract', status: 'running', failed_attempts: 1, last_error: { code: 'source_failed', reason: 'server_error' } });
+    expect(waiting.steps[0]).toMatchObject({
+      name: 'extract',
+      status: 'running',
+      failed_attempts: 1,
+      last_error: { code: 'source_failed', reason: 'server_error' },
+    });
     expect(waiting.steps[0]!.last_error!.message).toMatch(/503/);
     const done = await api.waitForRun(job.id, runId);
     expect(done.status).toBe('succeeded');
@@ -417,7 +472,11 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       const read = async (id: string) => {
         const deadline = Date.now() + 30_000;
         for (;;) {
-          const row = (await sut.services.pool.one(sql.unsafe`SELECT status, error, state FROM rm.runs WHERE id = ${id}`)) as { status: string; error: { code: string }; state: { steps: { status: string }[] } };
+          const row = (await sut.services.pool.one(sql.unsafe`SELECT status, error, state FROM rm.runs WHERE id = ${id}`)) as {
+            status: string;
+            error: { code: string };
+            state: { steps: { status: string }[] };
+          };
           if (['cancelled', 'succeeded', 'failed'].includes(row.status) || Date.now() > deadline) return row;
           await new Promise((r) => setTimeout(r, 250));
         }
@@ -442,76 +501,92 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
   });
 });
 
+describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot deliver yet (connectors/postgis: implemented false)'))(
+  'a Job from a url Source into PostGIS',
+  () => {
+    let sut: TestApp;
+    let worker: Awaited<ReturnType<typeof startTestWorker>>;
+    let files: FileServer;
+    let api: ReturnType<typeof jobsClient>;
+    let target: Awaited<ReturnType<typeof createPostgisTarget>>;
+    let job: { id: string };
+    const dir = fixtureDir();
 
-describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot deliver yet (connectors/postgis: implemented false)'))('a Job from a url Source into PostGIS', () => {
-  let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let files: FileServer;
-  let api: ReturnType<typeof jobsClient>;
-  let target: Awaited<ReturnType<typeof createPostgisTarget>>;
-  let job: { id: string };
-  const dir = fixtureDir();
-
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    files = await startFileServer();
-    files.put('/places.geojson', fileBody(pointsGeoJson(dir, 25)));
-    target = await createPostgisTarget();
-    const cookie = await login(sut.app);
-    api = jobsClient(() => sut.app, await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']));
-    const source = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json();
-    const destination = (await api.call('POST', '/api/v1/destinations', { name: 'gis', type: 'postgis', configuration: target.configuration })).json();
-    const created = await api.call('POST', '/api/v1/jobs', {
-      name: 'Big places to PostGIS', source_id: source.id, destination_id: destination.id, destination_target: { schema: 'public', table: 'places', write_mode: 'replace' },
-      transform_mode: 'manual', operations: [{ type: 'filter', where: 'population > 5000' }, { type: 'rename_column', from: 'name', to: 'label' }], output_fields: ['id', 'label'],
+    beforeAll(async () => {
+      sut = await createTestApp({ temporal: true });
+      worker = await startTestWorker(sut.services.config);
+      files = await startFileServer();
+      files.put('/places.geojson', fileBody(pointsGeoJson(dir, 25)));
+      target = await createPostgisTarget();
+      const cookie = await login(sut.app);
+      api = jobsClient(() => sut.app, await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']));
+      const source = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json();
+      const destination = (await api.call('POST', '/api/v1/destinations', { name: 'gis', type: 'postgis', configuration: target.configuration })).json();
+      const created = await api.call('POST', '/api/v1/jobs', {
+        name: 'Big places to PostGIS',
+        source_id: source.id,
+        destination_id: destination.id,
+        destination_target: { schema: 'public', table: 'places', write_mode: 'replace' },
+        transform_mode: 'manual',
+        operations: [
+          { type: 'filter', where: 'population > 5000' },
+          { type: 'rename_column', from: 'name', to: 'label' },
+        ],
+        output_fields: ['id', 'label'],
+      });
+      expect(created.statusCode, created.body).toBe(201);
+      job = created.json();
     });
-    expect(created.statusCode, created.body).toBe(201);
-    job = created.json();
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await files?.close();
-    await sut?.close();
-    await target?.drop();
-  });
+    afterAll(async () => {
+      await worker?.stop();
+      await files?.close();
+      await sut?.close();
+      await target?.drop();
+    });
 
-  const run = async () => api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
-  const rows = () => target.query<{ id: number; label: string }>('SELECT id, label FROM public.places ORDER BY id');
+    const run = async () => api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+    const rows = () => target.query<{ id: number; label: string }>('SELECT id, label FROM public.places ORDER BY id');
 
-  it('runs to succeeded with the right rows, and the Run record says what it did', async () => {
-    const done = await run();
-    expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
-    expect(done.steps.map((s) => [s.name, s.status])).toEqual([['extract', 'succeeded'], ['transform', 'succeeded'], ['deliver', 'succeeded']]);
-    expect(done.steps.every((s) => typeof s.duration_ms === 'number')).toBe(true);
-    expect(done.stats).toMatchObject({ features_read: 25, features_written: 20 });
-    const loaded = await rows();
-    expect(loaded).toHaveLength(20);
-    expect(loaded[0]).toEqual({ id: 6, label: 'Zürich 5' });
-    const columns = await target.query<{ column_name: string }>("SELECT column_name FROM information_schema.columns WHERE table_name = 'places' ORDER BY ordinal_position");
-    expect(columns.map((c) => c.column_name)).toEqual(expect.arrayContaining(['id', 'label']));
-    expect(columns.map((c) => c.column_name)).not.toContain('population');
-    expect((await api.call('GET', `/api/v1/jobs/${job.id}`)).json().sync.cursor).toMatchObject({ etag: expect.any(String) });
-  });
+    it('runs to succeeded with the right rows, and the Run record says what it did', async () => {
+      const done = await run();
+      expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
+      expect(done.steps.map((s) => [s.name, s.status])).toEqual([
+        ['extract', 'succeeded'],
+        ['transform', 'succeeded'],
+        ['deliver', 'succeeded'],
+      ]);
+      expect(done.steps.every((s) => typeof s.duration_ms === 'number')).toBe(true);
+      expect(done.stats).toMatchObject({ features_read: 25, features_written: 20 });
+      const loaded = await rows();
+      expect(loaded).toHaveLength(20);
+      expect(loaded[0]).toEqual({ id: 6, label: 'Zürich 5' });
+      const columns = await target.query<{ column_name: string }>(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'places' ORDER BY ordinal_position",
+      );
+      expect(columns.map((c) => c.column_name)).toEqual(expect.arrayContaining(['id', 'label']));
+      expect(columns.map((c) => c.column_name)).not.toContain('population');
+      expect((await api.call('GET', `/api/v1/jobs/${job.id}`)).json().sync.cursor).toMatchObject({ etag: expect.any(String) });
+    });
 
-  it('an unchanged file (same ETag) skips the later steps and says so', async () => {
-    const requests = files.requests('/places.geojson');
-    const done = await run();
-    expect(done).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
-    expect(done.steps.map((s) => s.status)).toEqual(['succeeded', 'skipped', 'skipped']);
-    expect(files.requests('/places.geojson')).toBe(requests + 1);
-    expect(await rows()).toHaveLength(20);
-  });
+    it('an unchanged file (same ETag) skips the later steps and says so', async () => {
+      const requests = files.requests('/places.geojson');
+      const done = await run();
+      expect(done).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
+      expect(done.steps.map((s) => s.status)).toEqual(['succeeded', 'skipped', 'skipped']);
+      expect(files.requests('/places.geojson')).toBe(requests + 1);
+      expect(await rows()).toHaveLength(20);
+    });
 
-  it('sync reset reads everything again; reinitialize rebuilds the target', async () => {
-    expect((await api.call('POST', `/api/v1/jobs/${job.id}/sync/reset`)).json().sync.reset_pending).toBe(true);
-    const afterReset = await run();
-    expect(afterReset).toMatchObject({ status: 'succeeded', skipped_reason: null });
-    expect((await api.call('GET', `/api/v1/jobs/${job.id}`)).json().sync).toMatchObject({ reset_pending: false, reinitialize_pending: false });
-    files.put('/places.geojson', fileBody(pointsGeoJson(dir, 8)));
-    await api.call('POST', `/api/v1/jobs/${job.id}/sync/reinitialize`);
-    const rebuilt = await run();
-    expect(rebuilt.status).toBe('succeeded');
-    expect(await rows()).toHaveLength(3);
-  });
-});
+    it('sync reset reads everything again; reinitialize rebuilds the target', async () => {
+      expect((await api.call('POST', `/api/v1/jobs/${job.id}/sync/reset`)).json().sync.reset_pending).toBe(true);
+      const afterReset = await run();
+      expect(afterReset).toMatchObject({ status: 'succeeded', skipped_reason: null });
+      expect((await api.call('GET', `/api/v1/jobs/${job.id}`)).json().sync).toMatchObject({ reset_pending: false, reinitialize_pending: false });
+      files.put('/places.geojson', fileBody(pointsGeoJson(dir, 8)));
+      await api.call('POST', `/api/v1/jobs/${job.id}/sync/reinitialize`);
+      const rebuilt = await run();
+      expect(rebuilt.status).toBe('succeeded');
+      expect(await rows()).toHaveLength(3);
+    });
+  },
+);

@@ -44,7 +44,11 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
 
   const create = async (schedule: JobSchedule | null, extra: Record<string, unknown> = {}) => {
     const res = await api.call('POST', '/api/v1/jobs', {
-      name: 'scheduled', source_id: sourceId, destination_id: destinationId, schedule, ...extra,
+      name: 'scheduled',
+      source_id: sourceId,
+      destination_id: destinationId,
+      schedule,
+      ...extra,
     });
     expect(res.statusCode, res.body).toBe(201);
     return res.json();
@@ -54,12 +58,17 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
   const matchingTimes = async (jobId: string, from: string, to: string) => {
     const seconds = (iso: string) => ({ seconds: Date.parse(iso) / 1000 }) as never;
     const r = (await temporal().workflowService.listScheduleMatchingTimes({
-      namespace: sut.services.config.temporalNamespace, scheduleId: scheduleIdOf(jobId), startTime: seconds(from), endTime: seconds(to),
+      namespace: sut.services.config.temporalNamespace,
+      scheduleId: scheduleIdOf(jobId),
+      startTime: seconds(from),
+      endTime: seconds(to),
     })) as { startTime?: { seconds?: unknown }[] | null };
     return (r.startTime ?? []).map((t) => new Date(Number(t.seconds) * 1000).toISOString());
   };
   const expected = (schedule: JobSchedule, from: string, to: string) =>
-    nextFireTimes(schedule, new Date(Date.parse(from) - 1), 40).map((d) => d.toISOString()).filter((t) => t < new Date(to).toISOString());
+    nextFireTimes(schedule, new Date(Date.parse(from) - 1), 40)
+      .map((d) => d.toISOString())
+      .filter((t) => t < new Date(to).toISOString());
 
   it('02:30 Europe/Berlin fires once on the spring-forward day and once on the autumn day, as next_run_at says', async () => {
     const schedule: JobSchedule = { kind: 'daily', timezone: 'Europe/Berlin', hour: 2, minute: 30 };
@@ -79,7 +88,10 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
   it('west of Greenwich too: New York 02:30 runs once on both change days', async () => {
     const schedule: JobSchedule = { kind: 'daily', timezone: 'America/New_York', hour: 2, minute: 30 };
     const job = await create(schedule);
-    for (const [from, to] of [['2027-03-13T12:00:00Z', '2027-03-16T12:00:00Z'], ['2027-11-06T12:00:00Z', '2027-11-09T12:00:00Z']]) {
+    for (const [from, to] of [
+      ['2027-03-13T12:00:00Z', '2027-03-16T12:00:00Z'],
+      ['2027-11-06T12:00:00Z', '2027-11-09T12:00:00Z'],
+    ]) {
       const times = await matchingTimes(job.id, from!, to!);
       expect(times).toHaveLength(3);
       expect(times).toEqual(expected(schedule, from!, to!));
@@ -95,7 +107,12 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     expect((await handle.describe()).state).toMatchObject({ paused: true, note: 'disabled by its owner' });
     await api.call('POST', `/api/v1/jobs/${job.id}/enable`);
     expect((await handle.describe()).state.paused).toBe(false);
-    await api.call('PUT', `/api/v1/jobs/${job.id}`, { name: 'x', source_id: sourceId, destination_id: destinationId, schedule: { kind: 'daily', timezone: 'UTC', hour: 4, minute: 5 } });
+    await api.call('PUT', `/api/v1/jobs/${job.id}`, {
+      name: 'x',
+      source_id: sourceId,
+      destination_id: destinationId,
+      schedule: { kind: 'daily', timezone: 'UTC', hour: 4, minute: 5 },
+    });
     expect((await handle.describe()).info.nextActionTimes[0]!.toISOString()).toMatch(/T04:05:00\.000Z$/);
     await api.call('PUT', `/api/v1/jobs/${job.id}`, { name: 'x', source_id: sourceId, destination_id: destinationId, schedule: null });
     await expect(handle.describe()).rejects.toThrow(/not found/i);
@@ -125,7 +142,10 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
       while (Date.now() < deadline && !((await scheduledRuns()).filter((r) => finished(r.status)).length >= n)) await new Promise((r) => setTimeout(r, 250));
     }
     const runs = await scheduledRuns();
-    expect(runs.map((r) => [r.trigger, r.status])).toEqual([['schedule', 'failed'], ['schedule', 'failed']]);
+    expect(runs.map((r) => [r.trigger, r.status])).toEqual([
+      ['schedule', 'failed'],
+      ['schedule', 'failed'],
+    ]);
     expect(runs[0]!.error).toMatchObject({ code: 'source_failed', reason: 'not_found' });
     const deadline = Date.now() + 10_000;
     let after = (await api.call('GET', `/api/v1/jobs/${job.id}`)).json();
@@ -157,7 +177,10 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     const timezone = 'Asia/Kolkata';
     let fire = Math.ceil((Date.now() + 8_000) / 60_000) * 60_000;
     const local = new Date(fire + 330 * 60_000);
-    const job = await create({ kind: 'daily', timezone, hour: local.getUTCHours(), minute: local.getUTCMinutes() }, { pipeline: { transform: false, convert: false } });
+    const job = await create(
+      { kind: 'daily', timezone, hour: local.getUTCHours(), minute: local.getUTCMinutes() },
+      { pipeline: { transform: false, convert: false } },
+    );
     expect(job.next_run_at).toBe(new Date(fire).toISOString());
     const deadline = fire + 45_000;
     let runs: RunJson[] = [];

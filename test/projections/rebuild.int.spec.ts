@@ -12,9 +12,7 @@ import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { multipartFile } from '../support/multipart.js';
 
 async function tableRows(sut: TestApp, schema: string, table: string) {
-  const rows = await sut.services.pool.any(
-    sql.unsafe`SELECT to_jsonb(t) AS row FROM ${sql.identifier([schema, table])} t ORDER BY 1`,
-  );
+  const rows = await sut.services.pool.any(sql.unsafe`SELECT to_jsonb(t) AS row FROM ${sql.identifier([schema, table])} t ORDER BY 1`);
   return rows.map((r) => JSON.stringify((r as { row: unknown }).row));
 }
 
@@ -28,7 +26,12 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
     // some history: creates, updates, deletes, a revoked token, a used token
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
-      const res = await sut.app.inject({ method: 'POST', url: '/api/v1/recipes', headers: bearer(token), payload: { name: `r${i}`, operations: [{ type: 'centroid' }] } });
+      const res = await sut.app.inject({
+        method: 'POST',
+        url: '/api/v1/recipes',
+        headers: bearer(token),
+        payload: { name: `r${i}`, operations: [{ type: 'centroid' }] },
+      });
       ids.push(res.json().id);
     }
     await sut.app.inject({ method: 'PUT', url: `/api/v1/recipes/${ids[0]}`, headers: bearer(token), payload: { name: 'renamed', operations: [] } });
@@ -40,7 +43,12 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
     const file = pointsGeoJson(fixtureDir(), 3);
     const m = multipartFile(file);
     const ws = await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, cookie } });
-    await sut.app.inject({ method: 'PUT', url: `/api/v1/workspaces/${ws.json().id}/transformations`, headers: { cookie }, payload: { operations: [{ type: 'centroid' }] } });
+    await sut.app.inject({
+      method: 'PUT',
+      url: `/api/v1/workspaces/${ws.json().id}/transformations`,
+      headers: { cookie },
+      payload: { operations: [{ type: 'centroid' }] },
+    });
     // Sources and Destinations: created, updated (secret kept, then cleared), one deleted
     const conn = (method: 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
       sut.app.inject({ method, url, headers: { cookie }, ...(payload ? { payload } : {}) });
@@ -51,9 +59,25 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
     const gone = (await conn('POST', '/api/v1/destinations', { name: 'gone', type: 'webhook', configuration: { url: 'https://example.org/hook' } })).json();
     await conn('DELETE', `/api/v1/destinations/${gone.id}`);
     // Jobs and Runs: a Job changed a few times, and a Run's life recorded as the worker would
-    const source = await sut.app.inject({ method: 'POST', url: '/api/v1/sources', headers: { cookie }, payload: { name: 's', type: 'url', configuration: { url: 'http://127.0.0.1:9/x.geojson' } } });
-    const destination = await sut.app.inject({ method: 'POST', url: '/api/v1/destinations', headers: { cookie }, payload: { name: 'd', type: 'postgis', configuration: { host: 'h', database: 'd', username: 'u' } } });
-    const jobBody = { name: 'j', source_id: source.json().id, destination_id: destination.json().id, destination_target: { table: 't' }, operations: [{ type: 'centroid' }] };
+    const source = await sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/sources',
+      headers: { cookie },
+      payload: { name: 's', type: 'url', configuration: { url: 'http://127.0.0.1:9/x.geojson' } },
+    });
+    const destination = await sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/destinations',
+      headers: { cookie },
+      payload: { name: 'd', type: 'postgis', configuration: { host: 'h', database: 'd', username: 'u' } },
+    });
+    const jobBody = {
+      name: 'j',
+      source_id: source.json().id,
+      destination_id: destination.json().id,
+      destination_target: { table: 't' },
+      operations: [{ type: 'centroid' }],
+    };
     const job = (await sut.app.inject({ method: 'POST', url: '/api/v1/jobs', headers: { cookie }, payload: jobBody })).json();
     await sut.app.inject({ method: 'PUT', url: `/api/v1/jobs/${job.id}`, headers: { cookie }, payload: { ...jobBody, name: 'j2' } });
     await sut.app.inject({ method: 'POST', url: `/api/v1/jobs/${job.id}/disable`, headers: { cookie } });
@@ -69,7 +93,15 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
     ] as RunCommand[]) {
       await record(sut.services, runStream('run_rebuild1'), runDecider, command);
     }
-    await record(sut.services, jobStream(job.id), jobDecider, { type: 'RecordRunOutcome', jobId: job.id, runId: 'run_rebuild1', trigger: 'manual', status: 'failed', maxConsecutiveFailures: 5, at });
+    await record(sut.services, jobStream(job.id), jobDecider, {
+      type: 'RecordRunOutcome',
+      jobId: job.id,
+      runId: 'run_rebuild1',
+      trigger: 'manual',
+      status: 'failed',
+      maxConsecutiveFailures: 5,
+      at,
+    });
     await sut.services.projections.catchUp();
   });
   afterAll(async () => sut?.close());

@@ -14,7 +14,8 @@ import { skipWithoutDatabase } from '../support/database.js';
  */
 
 const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
-const skip = skipWithoutDatabase || (!existsSync(schemathesisBin(dataDir)) && `schemathesis is not installed at ${schemathesisBin(dataDir)}: run scripts/ensure.sh`);
+const skip =
+  skipWithoutDatabase || (!existsSync(schemathesisBin(dataDir)) && `schemathesis is not installed at ${schemathesisBin(dataDir)}: run scripts/ensure.sh`);
 
 describe.skipIf(skip)('schemathesis on the session-only token operations', () => {
   let sut: TestApp;
@@ -33,16 +34,23 @@ describe.skipIf(skip)('schemathesis on the session-only token operations', () =>
     const previous = process.env.SVC_SCHEMATHESIS_EXAMPLES;
     process.env.SVC_SCHEMATHESIS_EXAMPLES = '3';
     try {
-      const result = await runSchemathesis({ base, email: ADMIN.email, password: ADMIN.password, dataDir, reportDir, includePathRegex: '/account/tokens',
+      const result = await runSchemathesis({
+        base,
+        email: ADMIN.email,
+        password: ADMIN.password,
+        dataDir,
+        reportDir,
+        includePathRegex: '/account/tokens',
         // Three operations alone give the stateful phase too few moves; the full run has it.
-        phases: 'examples,coverage,fuzzing' });
+        phases: 'examples,coverage,fuzzing',
+      });
       const log = readFileSync(path.join(reportDir, 'schemathesis.log'), 'utf8');
       expect(log).not.toMatch(/Authentication failed|only 401\/403/i);
       expect(result.problem, log.slice(-3000)).toBeUndefined();
       expect(result.failed, log.slice(-3000)).toBe(0);
       expect(result.passed).toBeGreaterThanOrEqual(3);
       // Tokens were really created through the session (a 2xx), not only refused.
-      const tokens = await sut.app.inject({ method: 'GET', url: '/api/v1/account/tokens', headers: { cookie: `svc_session=${(await login())}` } });
+      const tokens = await sut.app.inject({ method: 'GET', url: '/api/v1/account/tokens', headers: { cookie: `svc_session=${await login()}` } });
       expect(tokens.json().items.length).toBeGreaterThan(1);
     } finally {
       if (previous === undefined) delete process.env.SVC_SCHEMATHESIS_EXAMPLES;

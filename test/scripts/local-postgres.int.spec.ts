@@ -11,7 +11,8 @@ import { freePort, startPostgres, type LocalPostgres } from '../../scripts/local
  * earlier script (trust on TCP, fsync off) upgraded in place with their data.
  */
 const PG_BIN = '/usr/lib/postgresql/15/bin';
-const skip = !existsSync(`${PG_BIN}/initdb`) && `PostgreSQL 15 is not installed at ${PG_BIN}: run the suite with \`npm test\`, whose scripts/ensure.sh installs it`;
+const skip =
+  !existsSync(`${PG_BIN}/initdb`) && `PostgreSQL 15 is not installed at ${PG_BIN}: run the suite with \`npm test\`, whose scripts/ensure.sh installs it`;
 const isRoot = process.getuid?.() === 0;
 const root = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'test', `local-postgres-${randomBytes(4).toString('hex')}`);
 
@@ -26,9 +27,29 @@ function oldStyleCluster(dir: string, port: number) {
   if (isRoot) spawnSync('chown', ['postgres:postgres', dir]);
   asOwner(`${PG_BIN}/initdb`, ['-D', dir, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8', '--no-sync']);
   asOwner('mkdir', [path.join(dir, 'socket')]);
-  asOwner(`${PG_BIN}/pg_ctl`, ['start', '-w', '-D', dir, '-l', path.join(dir, 'server.log'), '-o', `-p ${port} -k ${path.join(dir, 'socket')} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`]);
+  asOwner(`${PG_BIN}/pg_ctl`, [
+    'start',
+    '-w',
+    '-D',
+    dir,
+    '-l',
+    path.join(dir, 'server.log'),
+    '-o',
+    `-p ${port} -k ${path.join(dir, 'socket')} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+  ]);
   asOwner('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-c', 'CREATE DATABASE geoflow']);
-  asOwner('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'geoflow', '-c', "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('from before')"]);
+  asOwner('psql', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    '-U',
+    'postgres',
+    '-d',
+    'geoflow',
+    '-c',
+    "CREATE TABLE kept (v text); INSERT INTO kept VALUES ('from before')",
+  ]);
 }
 
 async function query(url: string, sql: string) {

@@ -66,7 +66,14 @@ describe.skipIf(skip)('npm start (scripts/start.ts)', () => {
   /** The pid start.ts last reported for a child. */
   const pidOf = (name: string) => Number([...output.matchAll(new RegExp(`\\[start\\] ${name} running \\(pid (\\d+)\\)`, 'g'))].at(-1)?.[1]);
   const api = (url: string, init: RequestInit = {}) =>
-    fetch(`${base}${url}`, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.body && typeof init.body === 'string' ? { 'content-type': 'application/json' } : {}), ...init.headers } });
+    fetch(`${base}${url}`, {
+      ...init,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(init.body && typeof init.body === 'string' ? { 'content-type': 'application/json' } : {}),
+        ...init.headers,
+      },
+    });
 
   beforeAll(async () => {
     mkdirSync(dataDir, { recursive: true });
@@ -81,10 +88,14 @@ describe.skipIf(skip)('npm start (scripts/start.ts)', () => {
     });
     start.stdout!.on('data', (d) => (output += d));
     start.stderr!.on('data', (d) => (output += d));
-    await until('[start] ready', () => {
-      if (start.exitCode !== null) throw new Error(`start.ts exited ${start.exitCode}:\n${output}`);
-      return output.includes('[start] ready');
-    }, 180_000);
+    await until(
+      '[start] ready',
+      () => {
+        if (start.exitCode !== null) throw new Error(`start.ts exited ${start.exitCode}:\n${output}`);
+        return output.includes('[start] ready');
+      },
+      180_000,
+    );
     connection = await Connection.connect({ address: temporalAddress! });
     temporal = new Client({ connection });
   }, 200_000);
@@ -121,10 +132,15 @@ describe.skipIf(skip)('npm start (scripts/start.ts)', () => {
 
     // users:add and projections:rebuild, with nothing but the data folder (the default one, for a user)
     const added = await run(process.execPath, ['--import', 'tsx', 'scripts/add-user.ts', '--email', 'carol@example.com'], {
-      cwd: root, env: { ...userEnv(), SVC_NEW_USER_PASSWORD: 'carol has a long password' },
+      cwd: root,
+      env: { ...userEnv(), SVC_NEW_USER_PASSWORD: 'carol has a long password' },
     });
     expect(added.stdout).toMatch(/^created carol@example\.com \(usr_/m);
-    const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'carol@example.com', password: 'carol has a long password' }) });
+    const login = await fetch(`${base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'carol@example.com', password: 'carol has a long password' }),
+    });
     expect(login.status).toBe(200);
     const rebuilt = await run(process.execPath, ['--import', 'tsx', 'scripts/rebuild-projections.ts'], { cwd: root, env: userEnv() });
     expect(rebuilt.stdout).toContain('read models rebuilt from the event store');
@@ -162,10 +178,18 @@ describe.skipIf(skip)('npm start (scripts/start.ts)', () => {
 
   it('restarts a worker killed during a convert; the convert still answers 200', async () => {
     const admin = readEnvFile(path.join(dataDir, 'initial-admin.env'));
-    const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: admin.SVC_ADMIN_EMAIL, password: admin.SVC_ADMIN_PASSWORD }) });
+    const login = await fetch(`${base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: admin.SVC_ADMIN_EMAIL, password: admin.SVC_ADMIN_PASSWORD }),
+    });
     expect(login.status).toBe(200);
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const created = await fetch(`${base}/api/v1/account/tokens`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ name: 'e2e', scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run'] }) });
+    const created = await fetch(`${base}/api/v1/account/tokens`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie },
+      body: JSON.stringify({ name: 'e2e', scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run'] }),
+    });
     token = ((await created.json()) as { token: string }).token;
 
     // Enough points that GDAL works for a few seconds: time to kill the worker mid-conversion.
@@ -180,15 +204,24 @@ describe.skipIf(skip)('npm start (scripts/start.ts)', () => {
     const worker = pidOf('worker');
     expect(alive(worker)).toBe(true);
     const convert = api(`/api/v1/workspaces/${ws.id}/convert`, { method: 'POST', body: JSON.stringify({ output_format: 'GeoJSON' }) });
-    const workflowId = await until('the convert workflow', async () => {
-      for await (const w of temporal.workflow.list({ query: `TaskQueue = '${taskQueue}' AND WorkflowType = 'convertWorkspaceWorkflow'` })) return w.workflowId;
-      return undefined;
-    }, 30_000);
+    const workflowId = await until(
+      'the convert workflow',
+      async () => {
+        for await (const w of temporal.workflow.list({ query: `TaskQueue = '${taskQueue}' AND WorkflowType = 'convertWorkspaceWorkflow'` }))
+          return w.workflowId;
+        return undefined;
+      },
+      30_000,
+    );
     const handle = temporal.workflow.getHandle(workflowId);
-    await until('the convertWorkspace activity to be running', async () => {
-      const { raw } = await handle.describe();
-      return (raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'convertWorkspace' && String(a.state) === '2' /* STARTED */) || undefined;
-    }, 30_000);
+    await until(
+      'the convertWorkspace activity to be running',
+      async () => {
+        const { raw } = await handle.describe();
+        return (raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'convertWorkspace' && String(a.state) === '2' /* STARTED */) || undefined;
+      },
+      30_000,
+    );
     process.kill(worker, 'SIGKILL');
 
     const answer = await convert;
@@ -213,7 +246,11 @@ describe.skipIf(skip)('npm start (scripts/start.ts)', () => {
     const apiPid = pidOf('api');
     process.kill(apiPid, 'SIGKILL');
     await until('a new API', () => pidOf('api') !== apiPid || undefined, 30_000);
-    const health = await until('the API to answer', async () => ((await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined), 120_000);
+    const health = await until(
+      'the API to answer',
+      async () => ((await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined),
+      120_000,
+    );
     expect(health).toBe(true);
     const ws = await api(`/api/v1/workspaces/${workspaceId}`);
     expect(ws.status).toBe(200);

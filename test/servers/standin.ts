@@ -15,7 +15,11 @@ export interface SeenRequest {
 }
 
 export class HttpAnswer extends Error {
-  constructor(readonly status: number, readonly body: unknown, readonly headers: Record<string, string> = {}) {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers: Record<string, string> = {},
+  ) {
     super(`HTTP ${status}`);
   }
 }

@@ -23,7 +23,15 @@ export function pointsGeoJson(dir: string, count = 25): string {
 
 /** Polygon and MultiPolygon in one layer, projected (Swiss LV95), with a long field name. */
 export function mixedPolygonsGeoJson(dir: string): string {
-  const square = (x: number, y: number, s: number) => [[[x, y], [x + s, y], [x + s, y + s], [x, y + s], [x, y]]];
+  const square = (x: number, y: number, s: number) => [
+    [
+      [x, y],
+      [x + s, y],
+      [x + s, y + s],
+      [x, y + s],
+      [x, y],
+    ],
+  ];
   const file = path.join(dir, 'parcels.geojson');
   writeFileSync(
     file,
@@ -31,8 +39,16 @@ export function mixedPolygonsGeoJson(dir: string): string {
       type: 'FeatureCollection',
       crs: { type: 'name', properties: { name: 'urn:ogc:def:crs:EPSG::2056' } },
       features: [
-        { type: 'Feature', properties: { parcel_identifier_long_name: 'A-1', owner: 'Müller' }, geometry: { type: 'Polygon', coordinates: square(2600000, 1200000, 100) } },
-        { type: 'Feature', properties: { parcel_identifier_long_name: 'B-2', owner: 'Løvland' }, geometry: { type: 'MultiPolygon', coordinates: [square(2600200, 1200000, 50), square(2600300, 1200000, 50)] } },
+        {
+          type: 'Feature',
+          properties: { parcel_identifier_long_name: 'A-1', owner: 'Müller' },
+          geometry: { type: 'Polygon', coordinates: square(2600000, 1200000, 100) },
+        },
+        {
+          type: 'Feature',
+          properties: { parcel_identifier_long_name: 'B-2', owner: 'Løvland' },
+          geometry: { type: 'MultiPolygon', coordinates: [square(2600200, 1200000, 50), square(2600300, 1200000, 50)] },
+        },
       ],
     }),
   );
@@ -72,9 +88,23 @@ export function manyPointsGpkg(dir: string, count: number): string {
   const file = path.join(dir, `points-${count}.gpkg`);
   const seed = path.join(dir, 'seed.csv');
   writeFileSync(seed, 'a,b\n1,2\n'); // two columns: GDAL's CSV driver does not claim a one-column file
-  ogr(['-f', 'GPKG', file, seed, '-dialect', 'SQLite', '-nln', 'points', '-nlt', 'POINT', '-a_srs', 'EPSG:4326', '-sql',
+  ogr([
+    '-f',
+    'GPKG',
+    file,
+    seed,
+    '-dialect',
+    'SQLite',
+    '-nln',
+    'points',
+    '-nlt',
+    'POINT',
+    '-a_srs',
+    'EPSG:4326',
+    '-sql',
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
-     SELECT i AS id, 'name ' || i AS name, MakePoint(-180 + (i % 36000) / 100.0, -80 + (i / 36000) * 0.05, 4326) AS geom FROM n`]);
+     SELECT i AS id, 'name ' || i AS name, MakePoint(-180 + (i % 36000) / 100.0, -80 + (i / 36000) * 0.05, 4326) AS geom FROM n`,
+  ]);
   return file;
 }
 
@@ -95,7 +125,22 @@ export function boroughsShapefileZip(dir: string): string {
   // The DBF declares Shape_Area N(19,11) and holds values wider than that, as the real file does.
   writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'Integer,String(32),Real(19.11),WKT\n');
   const shpDir = path.join(dir, 'nybb');
-  ogr(['-f', 'ESRI Shapefile', shpDir, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'nybb', '-lco', 'ENCODING=UTF-8']);
+  ogr([
+    '-f',
+    'ESRI Shapefile',
+    shpDir,
+    csv,
+    '-oo',
+    'GEOM_POSSIBLE_NAMES=wkt',
+    '-oo',
+    'KEEP_GEOM_COLUMNS=NO',
+    '-a_srs',
+    'EPSG:2263',
+    '-nln',
+    'nybb',
+    '-lco',
+    'ENCODING=UTF-8',
+  ]);
   const zip = path.join(dir, 'nybb_16a.zip');
   execFileSync('zip', ['-j', '-q', zip, ...['shp', 'shx', 'dbf', 'prj', 'cpg'].map((e) => path.join(shpDir, `nybb.${e}`))]);
   return zip;
@@ -120,7 +165,22 @@ export function boroughsGpkg(dir: string, names: string[] = ['Manhattan', 'Brook
   writeFileSync(csv, `${['BoroCode,BoroName,wkt', ...rows].join('\n')}\n`);
   writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'Integer,String(32),WKT\n');
   const gpkg = path.join(dir, `nybb-${names.length}.gpkg`);
-  ogr(['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'nybb', '-nlt', 'MULTIPOLYGON']);
+  ogr([
+    '-f',
+    'GPKG',
+    gpkg,
+    csv,
+    '-oo',
+    'GEOM_POSSIBLE_NAMES=wkt',
+    '-oo',
+    'KEEP_GEOM_COLUMNS=NO',
+    '-a_srs',
+    'EPSG:2263',
+    '-nln',
+    'nybb',
+    '-nlt',
+    'MULTIPOLYGON',
+  ]);
   return gpkg;
 }
 
@@ -138,7 +198,22 @@ export function countriesGpkg(dir: string): string {
   );
   writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'String(64),String(3),String(32),Integer64,WKT\n');
   const gpkg = path.join(dir, 'ne_countries.gpkg');
-  ogr(['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:4326', '-nln', 'countries', '-nlt', 'MULTIPOLYGON']);
+  ogr([
+    '-f',
+    'GPKG',
+    gpkg,
+    csv,
+    '-oo',
+    'GEOM_POSSIBLE_NAMES=wkt',
+    '-oo',
+    'KEEP_GEOM_COLUMNS=NO',
+    '-a_srs',
+    'EPSG:4326',
+    '-nln',
+    'countries',
+    '-nlt',
+    'MULTIPOLYGON',
+  ]);
   return gpkg;
 }
 
@@ -156,7 +231,15 @@ export function surveyGpkg(dir: string, count = 12): string {
 
 /** Countries as Natural Earth's admin-0 layer has them, in miniature: GeoJSON (WGS 84), multipolygons and non-ASCII names. */
 export function countriesGeoJson(dir: string): string {
-  const box = (x: number, y: number, w: number, h: number) => [[[x, y], [x + w, y], [x + w, y + h], [x, y + h], [x, y]]];
+  const box = (x: number, y: number, w: number, h: number) => [
+    [
+      [x, y],
+      [x + w, y],
+      [x + w, y + h],
+      [x, y + h],
+      [x, y],
+    ],
+  ];
   const country = (iso: string, name: string, pop: number, parts: number[][][][]) => ({
     type: 'Feature',
     properties: { ISO_A3: iso, NAME: name, POP_EST: pop, CONTINENT: 'Europe' },

@@ -16,7 +16,13 @@ export interface RunJson {
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
-  steps: { name: string; status: string; duration_ms: number | null; failed_attempts: number; last_error: { code: string; message: string; reason?: string } | null }[];
+  steps: {
+    name: string;
+    status: string;
+    duration_ms: number | null;
+    failed_attempts: number;
+    last_error: { code: string; message: string; reason?: string } | null;
+  }[];
   stats: Record<string, number | null>;
   skipped_reason: string | null;
   error: { code: string; message: string; step: string | null; retryable: boolean; reason?: string } | null;
@@ -125,7 +131,9 @@ export async function startFileServer(): Promise<FileServer> {
       return {
         release() {
           h.released = true;
-          h.queue.splice(0).forEach((f) => { f(); });
+          h.queue.splice(0).forEach((f) => {
+            f();
+          });
         },
         waiting: () => h.queue.length,
       };
@@ -167,7 +175,14 @@ export async function createPostgisTarget() {
   };
   await query('CREATE EXTENSION postgis');
   return {
-    configuration: { host: url.hostname, port: Number(url.port || 5432), database, username: decodeURIComponent(url.username), password: decodeURIComponent(url.password), ssl_mode: 'disable' },
+    configuration: {
+      host: url.hostname,
+      port: Number(url.port || 5432),
+      database,
+      username: decodeURIComponent(url.username),
+      password: decodeURIComponent(url.password),
+      ssl_mode: 'disable',
+    },
     query,
     async drop() {
       const c = new pg.Client({ connectionString: adminUrl });

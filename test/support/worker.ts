@@ -10,7 +10,11 @@ export async function waitForPoller(config: Config, timeoutMs = 20_000): Promise
   try {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      const r = await connection.workflowService.describeTaskQueue({ namespace: config.temporalNamespace, taskQueue: { name: config.taskQueue }, taskQueueType: 1 });
+      const r = await connection.workflowService.describeTaskQueue({
+        namespace: config.temporalNamespace,
+        taskQueue: { name: config.taskQueue },
+        taskQueueType: 1,
+      });
       if ((r.pollers ?? []).length > 0) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -41,7 +45,10 @@ export const temporalAddress = process.env.SVC_TEST_TEMPORAL_ADDRESS;
  * The worker as its own process (`node workflows/worker.ts`), as `npm start` runs it: for tests
  * that kill it. Resolves once it polls the task queue.
  */
-export async function spawnWorkerProcess(env: Record<string, string>, config: Config): Promise<{ child: ChildProcess; exited: Promise<number | null>; kill(signal: NodeJS.Signals): Promise<void> }> {
+export async function spawnWorkerProcess(
+  env: Record<string, string>,
+  config: Config,
+): Promise<{ child: ChildProcess; exited: Promise<number | null>; kill(signal: NodeJS.Signals): Promise<void> }> {
   const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'workflows/worker.ts'], {
     env: { ...process.env, ...env, UV_THREADPOOL_SIZE: '8' },
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -14,7 +14,8 @@ export const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
 export function skipReason(options: { temporal?: boolean } = {}): string | false {
   if (!existsSync(CHROMIUM)) return `${CHROMIUM} is absent: install Debian's chromium (apt-get install chromium) to run the browser tests`;
   if (!process.env.SVC_TEST_DATABASE_URL) return 'SVC_TEST_DATABASE_URL is not set: run the suite with `npm test`, which starts PostgreSQL';
-  if (options.temporal && !process.env.SVC_TEST_TEMPORAL_ADDRESS) return 'SVC_TEST_TEMPORAL_ADDRESS is not set: run the suite with `npm test`, which starts Temporal';
+  if (options.temporal && !process.env.SVC_TEST_TEMPORAL_ADDRESS)
+    return 'SVC_TEST_TEMPORAL_ADDRESS is not set: run the suite with `npm test`, which starts Temporal';
   return false;
 }
 
@@ -58,7 +59,16 @@ export async function launchBrowser(viewport = { width: 1280, height: 860 }): Pr
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport,
     acceptDownloads: true,
     locale: 'en-GB',

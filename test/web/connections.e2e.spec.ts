@@ -10,7 +10,11 @@ const PASSWORD = 'pw-9a8b7c-never-shown';
 /** Three points in Zürich as GeoJSON: what the url Source serves. */
 const POINTS = JSON.stringify({
   type: 'FeatureCollection',
-  features: ['Alpha', 'Bravo', 'Charlie'].map((name, i) => ({ type: 'Feature', properties: { name }, geometry: { type: 'Point', coordinates: [8.53 + i * 0.01, 47.37] } })),
+  features: ['Alpha', 'Bravo', 'Charlie'].map((name, i) => ({
+    type: 'Feature',
+    properties: { name },
+    geometry: { type: 'Point', coordinates: [8.53 + i * 0.01, 47.37] },
+  })),
 });
 
 describe.skipIf(skip)(`browser: Sources and Destinations from the connector catalogue${skip ? ` (skipped: ${skip})` : ''}`, () => {
@@ -62,8 +66,16 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
 
     // Every Source type of the catalogue is offered, and only those.
     const catalogue = (await (await api('GET', '/connectors')).json()).items as { type: string; kinds: string[] }[];
-    const offered = await page.getByLabel('Type').locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
-    expect(offered.sort()).toEqual(catalogue.filter((c) => c.kinds.includes('source')).map((c) => c.type).sort());
+    const offered = await page
+      .getByLabel('Type')
+      .locator('option')
+      .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(offered.sort()).toEqual(
+      catalogue
+        .filter((c) => c.kinds.includes('source'))
+        .map((c) => c.type)
+        .sort(),
+    );
     expect(offered).not.toContain('webhook'); // a Destination-only type
 
     await page.getByRole('textbox', { name: /^Name/ }).fill('Zürich points');
@@ -191,7 +203,12 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
     // A Destination that can really connect: the suite's own PostGIS database.
     const cookies = await browser.context.cookies(server.url);
     const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
-    const created = await server.sut.app.inject({ method: 'POST', url: '/api/v1/destinations', headers, payload: { name: 'City GIS', type: 'postgis', configuration: db.config } });
+    const created = await server.sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/destinations',
+      headers,
+      payload: { name: 'City GIS', type: 'postgis', configuration: db.config },
+    });
     expect(created.statusCode, created.body).toBe(201);
 
     // The Workspace from the previous test, opened again so its delivery card lists the new Destination.
@@ -204,7 +221,12 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
     const destination = deliver.getByLabel(/^Destination/);
     await destination.selectOption({ label: 'City GIS (PostGIS)' });
     expect(await deliver.getByRole('textbox', { name: /^Schema/ }).inputValue()).toBe('public');
-    expect(await deliver.getByLabel(/^Write mode/).locator('option').allTextContents()).toEqual(['replace', 'append', 'create']);
+    expect(
+      await deliver
+        .getByLabel(/^Write mode/)
+        .locator('option')
+        .allTextContents(),
+    ).toEqual(['replace', 'append', 'create']);
     await deliver.getByRole('textbox', { name: /^Table/ }).fill('points');
     await deliver.getByLabel(/^Write mode/).selectOption('create');
     await deliver.getByRole('button', { name: 'Deliver' }).click();

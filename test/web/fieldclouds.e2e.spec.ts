@@ -28,7 +28,9 @@ describe.skipIf(skip)(`browser: QFieldCloud projects on the Source page and in t
     await logIn(browser.page, server.url);
     const cookies = await browser.context.cookies(server.url);
     const created = await server.sut.app.inject({
-      method: 'POST', url: '/api/v1/sources', headers: { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}`, origin: server.url, host: new URL(server.url).host },
+      method: 'POST',
+      url: '/api/v1/sources',
+      headers: { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}`, origin: server.url, host: new URL(server.url).host },
       payload: { name: 'Field survey', type: 'qfieldcloud', configuration: { url: qfc.url, username: qfc.user.username, password: qfc.user.password } },
     });
     expect(created.statusCode, created.body).toBe(201);

@@ -14,7 +14,11 @@ const TEMPORAL_UI = 'http://127.0.0.1:8233';
 /** Twelve places as GeoJSON: what the url Source of the sync test serves. */
 const PLACES = JSON.stringify({
   type: 'FeatureCollection',
-  features: Array.from({ length: 12 }, (_, i) => ({ type: 'Feature', properties: { id: i + 1, name: `Place ${i + 1}` }, geometry: { type: 'Point', coordinates: [8.5 + i * 0.01, 47.37] } })),
+  features: Array.from({ length: 12 }, (_, i) => ({
+    type: 'Feature',
+    properties: { id: i + 1, name: `Place ${i + 1}` },
+    geometry: { type: 'Point', coordinates: [8.5 + i * 0.01, 47.37] },
+  })),
 });
 
 describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bucket, its Runs${skip ? ` (skipped: ${skip})` : ''}`, () => {
@@ -32,7 +36,8 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     files = createServer((req, res) => {
       if (req.url === '/places.geojson') return res.writeHead(200, { 'content-type': 'application/geo+json' }).end(PLACES);
       // A flaky remote: its first two answers are 503.
-      if (req.url === '/flaky.geojson') return flakyAnswers++ < 2 ? res.writeHead(503).end() : res.writeHead(200, { 'content-type': 'application/geo+json' }).end(PLACES);
+      if (req.url === '/flaky.geojson')
+        return flakyAnswers++ < 2 ? res.writeHead(503).end() : res.writeHead(200, { 'content-type': 'application/geo+json' }).end(PLACES);
       res.writeHead(404).end();
     });
     await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
@@ -44,7 +49,12 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
         SELECT 'Parcel ' || i, ST_MakeEnvelope(8.5 + i * 0.002, 47.37, 8.501 + i * 0.002, 47.371, 4326) FROM generate_series(1, 12) AS i;
       ALTER TABLE public.parcels OWNER TO ${db.config.username};`);
     s3 = await startS3Server();
-    admin = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key } });
+    admin = new S3Client({
+      region: 'us-east-1',
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key },
+    });
     await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
     server = await startServer({ temporal: true, env: { SVC_TEMPORAL_UI_URL: TEMPORAL_UI } });
     browser = await launchBrowser();
@@ -61,7 +71,11 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
 
   const api = async (url: string) => {
     const cookies = await browser.context.cookies(server.url);
-    const res = await server.sut.app.inject({ method: 'GET', url: `/api/v1${url}`, headers: { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` } });
+    const res = await server.sut.app.inject({
+      method: 'GET',
+      url: `/api/v1${url}`,
+      headers: { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` },
+    });
     return res.json();
   };
   const delivered = async () => JSON.parse(await (await admin.send(new GetObjectCommand({ Bucket: BUCKET, Key: KEY }))).Body!.transformToString());
@@ -232,7 +246,9 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     expect(await page.locator('.run-facts').textContent()).toContain('Features read12');
     const link = page.getByTestId('temporal-link');
     const run = await api(`/jobs/${jobId}/runs/${decodeURIComponent(page.url().split('/runs/')[1]!)}`);
-    expect(await link.getAttribute('href')).toBe(`${TEMPORAL_UI}/namespaces/default/workflows/${encodeURIComponent(run.workflow.workflow_id)}/${encodeURIComponent(run.workflow.run_id)}/history`);
+    expect(await link.getAttribute('href')).toBe(
+      `${TEMPORAL_UI}/namespaces/default/workflows/${encodeURIComponent(run.workflow.workflow_id)}/${encodeURIComponent(run.workflow.run_id)}/history`,
+    );
     await snapBoth(page, 'run');
   });
 
@@ -282,7 +298,14 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     const post = async (url: string, payload: object) => (await server.sut.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload })).json();
     const source = await post('/sources', { name: 'Places', type: 'url', configuration: { url: fileUrl } });
     const destination = (await api('/destinations')).items.find((d: { name: string }) => d.name === 'Data lake');
-    const job = await post('/jobs', { name: 'Places mirror', source_id: source.id, transform_mode: 'manual', output_format: 'GeoJSON', destination_id: destination.id, destination_target: { key: 'mirror/places.geojson' } });
+    const job = await post('/jobs', {
+      name: 'Places mirror',
+      source_id: source.id,
+      transform_mode: 'manual',
+      output_format: 'GeoJSON',
+      destination_id: destination.id,
+      destination_target: { key: 'mirror/places.geojson' },
+    });
     await page.goto(`${server.url}/#/jobs/${encodeURIComponent(job.id)}`);
     await page.getByRole('heading', { level: 1, name: 'Places mirror' }).waitFor();
 
@@ -305,11 +328,19 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     const post = async (url: string, payload: object = {}) => (await server.sut.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload })).json();
     const source = await post('/sources', { name: 'Flaky places', type: 'url', configuration: { url: fileUrl.replace('places.geojson', 'flaky.geojson') } });
     const destination = (await api('/destinations')).items.find((d: { name: string }) => d.name === 'Data lake');
-    const job = await post('/jobs', { name: 'Flaky mirror', source_id: source.id, output_format: 'GeoJSON', destination_id: destination.id, destination_target: { key: 'flaky/places.geojson' } });
+    const job = await post('/jobs', {
+      name: 'Flaky mirror',
+      source_id: source.id,
+      output_format: 'GeoJSON',
+      destination_id: destination.id,
+      destination_target: { key: 'flaky/places.geojson' },
+    });
     const run = await post(`/jobs/${job.id}/run`);
     await page.goto(`${server.url}/#/jobs/${encodeURIComponent(job.id)}/runs/${encodeURIComponent(run.id)}`);
     const note = page.locator('tr[data-step=extract]').getByTestId('failed-attempts');
-    await expect.poll(() => note.textContent().catch(() => ''), { timeout: 60_000, interval: 250 }).toMatch(/^Retrying after (one failed attempt|2 failed attempts): .*503/);
+    await expect
+      .poll(() => note.textContent().catch(() => ''), { timeout: 60_000, interval: 250 })
+      .toMatch(/^Retrying after (one failed attempt|2 failed attempts): .*503/);
     await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 120_000, interval: 500 }).toBe('Succeeded');
     expect(await note.textContent()).toMatch(/^Succeeded after 2 failed attempts \(the last: .*503/);
   });

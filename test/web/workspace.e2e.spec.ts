@@ -15,7 +15,18 @@ function squares(): string {
     return {
       type: 'Feature',
       properties: { name, population: 100 * (i + 1), code: `Z${i + 1}` },
-      geometry: { type: 'Polygon', coordinates: [[[x, y], [x + d, y], [x + d, y + d], [x, y + d], [x, y]]] },
+      geometry: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [x, y],
+            [x + d, y],
+            [x + d, y + d],
+            [x, y + d],
+            [x, y],
+          ],
+        ],
+      },
     };
   });
   return JSON.stringify({ type: 'FeatureCollection', features });
@@ -35,7 +46,13 @@ function geotiff(): Buffer {
   ds.srs = gdal.SpatialReference.fromEPSG(4326);
   ds.geoTransform = [8.5, 0.001, 0, 47.4, 0, -0.001];
   const band = ds.bands.get(1);
-  band.pixels.write(0, 0, 20, 20, new Uint8Array(400).map((_, i) => i % 256));
+  band.pixels.write(
+    0,
+    0,
+    20,
+    20,
+    new Uint8Array(400).map((_, i) => i % 256),
+  );
   ds.close();
   return gdal.vsimem.release(name);
 }
@@ -106,7 +123,11 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     const transformedTable = page.getByTestId('transformed-table');
     await transformedTable.locator('tbody tr').first().waitFor();
     expect(await transformedTable.locator('tbody tr').count()).toBe(4);
-    const stored = await server.sut.app.inject({ method: 'GET', url: `/api/v1/workspaces/${workspaceId}/transformations`, headers: { cookie: await cookie() } });
+    const stored = await server.sut.app.inject({
+      method: 'GET',
+      url: `/api/v1/workspaces/${workspaceId}/transformations`,
+      headers: { cookie: await cookie() },
+    });
     expect(stored.json().operations).toEqual([{ type: 'buffer', distance: 100, units: 'meters', segments: 8 }]);
 
     // Save the tried pipeline as a Recipe in one step
@@ -160,7 +181,10 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     })()`);
     await page.dispatchEvent('[data-testid=dropzone]', 'drop', { dataTransfer: transfer });
     await expect
-      .poll(() => page.evaluate('(() => { const p = document.getElementById("upload-progress"); return p && p.offsetParent ? p.value : -1; })()'), { timeout: 10_000, interval: 50 })
+      .poll(() => page.evaluate('(() => { const p = document.getElementById("upload-progress"); return p && p.offsetParent ? p.value : -1; })()'), {
+        timeout: 10_000,
+        interval: 50,
+      })
       .toBeGreaterThan(0);
     expect(await page.locator('.upload-progress label').textContent()).toMatch(/Upload(ing|ed) table\.csv/);
     await snap(page, 'workspace-upload-progress', { fullPage: false });

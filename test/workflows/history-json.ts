@@ -12,7 +12,9 @@ const require = createRequire(import.meta.url);
 const protoPath = require.resolve('@temporalio/proto');
 const fromProto = createRequire(protoPath);
 const root = require('@temporalio/proto');
-const { patchProtobufRoot } = require('@temporalio/proto/lib/patch-protobuf-root') as { patchProtobufRoot: (r: unknown) => { lookupType(name: string): unknown } };
+const { patchProtobufRoot } = require('@temporalio/proto/lib/patch-protobuf-root') as {
+  patchProtobufRoot: (r: unknown) => { lookupType(name: string): unknown };
+};
 const { fromJson } = fromProto('protobufjs/ext/protojson') as { fromJson: (type: unknown, json: unknown, options?: object) => unknown };
 const historyType = patchProtobufRoot(root).lookupType('temporal.api.history.v1.History');
 

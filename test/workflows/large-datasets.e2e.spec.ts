@@ -37,7 +37,16 @@ describe.skipIf(skip)('large datasets: heartbeats keep flowing while GDAL finali
     files.put('/points.gpkg', fileBody(big), 'application/geopackage+sqlite3');
     const cookie = await login(sut.app);
     token = await createToken(sut.app, cookie, [
-      'workspaces:read', 'workspaces:write', 'workspaces:run', 'jobs:read', 'jobs:write', 'jobs:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write',
+      'workspaces:read',
+      'workspaces:write',
+      'workspaces:run',
+      'jobs:read',
+      'jobs:write',
+      'jobs:run',
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
     ]);
   }, 180_000);
   afterAll(async () => {
@@ -51,7 +60,12 @@ describe.skipIf(skip)('large datasets: heartbeats keep flowing while GDAL finali
     const created = await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } });
     expect(created.statusCode, created.body).toBe(201);
     const ws = created.json();
-    const converted = await sut.app.inject({ method: 'POST', url: `/api/v1/workspaces/${ws.id}/convert`, payload: { output_format: 'GPKG' }, headers: bearer(token) });
+    const converted = await sut.app.inject({
+      method: 'POST',
+      url: `/api/v1/workspaces/${ws.id}/convert`,
+      payload: { output_format: 'GPKG' },
+      headers: bearer(token),
+    });
     expect(converted.statusCode, converted.body).toBe(200);
     expect(converted.json()).toMatchObject({ status: 'completed', output: { format: 'GPKG', layers: ['points'] } });
     expect(converted.json().output.size).toBeGreaterThan(statSync(big).size / 2);
@@ -61,7 +75,14 @@ describe.skipIf(skip)('large datasets: heartbeats keep flowing while GDAL finali
     const api = jobsClient(() => sut.app, token);
     const source = (await api.call('POST', '/api/v1/sources', { name: 'points', type: 'url', configuration: { url: `${files.url}/points.gpkg` } })).json();
     const hook = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json();
-    const job = await api.call('POST', '/api/v1/jobs', { name: 'Big points', source_id: source.id, transform_mode: 'manual', operations: [], output_format: 'GPKG', destination_id: hook.id });
+    const job = await api.call('POST', '/api/v1/jobs', {
+      name: 'Big points',
+      source_id: source.id,
+      transform_mode: 'manual',
+      operations: [],
+      output_format: 'GPKG',
+      destination_id: hook.id,
+    });
     expect(job.statusCode, job.body).toBe(201);
     const started = await api.call('POST', `/api/v1/jobs/${job.json().id}/run`);
     expect(started.statusCode, started.body).toBe(201);
@@ -98,11 +119,27 @@ describe.skipIf(skip)('large datasets: a Job input has its own limit', () => {
     expect(statSync(file).size).toBeGreaterThan(sut.services.config.maxUploadBytes);
     files.put('/points.gpkg', fileBody(file), 'application/geopackage+sqlite3');
     const cookie = await login(sut.app);
-    const token = await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write']);
+    const token = await createToken(sut.app, cookie, [
+      'jobs:read',
+      'jobs:write',
+      'jobs:run',
+      'sources:read',
+      'sources:write',
+      'destinations:read',
+      'destinations:write',
+    ]);
     const api = jobsClient(() => sut.app, token);
     const source = (await api.call('POST', '/api/v1/sources', { name: 'points', type: 'url', configuration: { url: `${files.url}/points.gpkg` } })).json();
     const hook = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json();
-    const job = (await api.call('POST', '/api/v1/jobs', { name: 'Nightly points', source_id: source.id, transform_mode: 'manual', operations: [], destination_id: hook.id })).json();
+    const job = (
+      await api.call('POST', '/api/v1/jobs', {
+        name: 'Nightly points',
+        source_id: source.id,
+        transform_mode: 'manual',
+        operations: [],
+        destination_id: hook.id,
+      })
+    ).json();
     const started = await api.call('POST', `/api/v1/jobs/${job.id}/run`);
     expect(started.statusCode, started.body).toBe(201);
     const run = await api.waitForRun(job.id, started.json().id, undefined, 120_000);

@@ -34,9 +34,13 @@ const files = await startFileServer();
 const client = sut.services.temporal!;
 /** The history as `temporal workflow show --output json` prints it, which the replayer reads. */
 const save = async (name: string, workflowId: string) => {
-  const json = execFileSync(path.join(dataDir, 'tools/venv/bin/temporal'), ['workflow', 'show', '--address', temporal.address, '--workflow-id', workflowId, '--output', 'json'], {
-    maxBuffer: 64 * 1024 * 1024,
-  }).toString();
+  const json = execFileSync(
+    path.join(dataDir, 'tools/venv/bin/temporal'),
+    ['workflow', 'show', '--address', temporal.address, '--workflow-id', workflowId, '--output', 'json'],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  ).toString();
   writeFileSync(path.join(out, `${name}.json`), json);
   console.log(`recorded ${name} (${(JSON.parse(json) as { events: unknown[] }).events.length} events)`);
 };
@@ -44,15 +48,24 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 try {
   files.put('/places.geojson', fileBody(pointsGeoJson(fixtureDir(), 12)));
-  const api = jobsClient(() => sut.app, await createToken(sut.app, await login(sut.app), ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']));
+  const api = jobsClient(
+    () => sut.app,
+    await createToken(sut.app, await login(sut.app), ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']),
+  );
   const source = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json();
   const missing = (await api.call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/gone.geojson` } })).json();
   const destination = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json();
   const job = async (extra: Record<string, unknown>) =>
-    (await api.call('POST', '/api/v1/jobs', {
-      name: 'recorded', source_id: source.id, destination_id: destination.id,
-      operations: [{ type: 'rename_column', from: 'name', to: 'label' }], output_format: 'GPKG', ...extra,
-    })).json();
+    (
+      await api.call('POST', '/api/v1/jobs', {
+        name: 'recorded',
+        source_id: source.id,
+        destination_id: destination.id,
+        operations: [{ type: 'rename_column', from: 'name', to: 'label' }],
+        output_format: 'GPKG',
+        ...extra,
+      })
+    ).json();
   const runNow = async (jobId: string) => (await api.call('POST', `/api/v1/jobs/${jobId}/run`)).json().id as string;
 
   // Every step (extract, transform, python, convert, deliver), twice in one coordinator: the second queued behind the first.

@@ -13,16 +13,28 @@ import { historyFromFile } from './history-json.js';
  */
 Runtime.install({ logger: new DefaultLogger('WARN') });
 const dir = path.join(path.dirname(new URL(import.meta.url).pathname), 'histories');
-const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 const load = (file: string) => JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { events: Record<string, unknown>[] };
 
 describe('recorded Job workflow histories replay against the current code', () => {
   it('has histories of the coordinator, Runs (every step, unchanged source, failure, retry, cancellation) and a schedule fire, also as recorded before the bookkeeping became local activities', () => {
-    expect(files).toEqual(expect.arrayContaining([
-      'coordinator-two-runs.json', 'coordinator-cancelled.json', 'run-succeeded-all-steps.json', 'run-skipped-unchanged.json', 'run-failed-extract.json',
-      'run-retry.json', 'run-cancelled.json', 'scheduled-trigger.json',
-      'run-succeeded-all-steps-before-local-bookkeeping.json', 'run-failed-extract-before-local-bookkeeping.json', 'run-cancelled-before-local-bookkeeping.json',
-    ]));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'coordinator-two-runs.json',
+        'coordinator-cancelled.json',
+        'run-succeeded-all-steps.json',
+        'run-skipped-unchanged.json',
+        'run-failed-extract.json',
+        'run-retry.json',
+        'run-cancelled.json',
+        'scheduled-trigger.json',
+        'run-succeeded-all-steps-before-local-bookkeeping.json',
+        'run-failed-extract-before-local-bookkeeping.json',
+        'run-cancelled-before-local-bookkeeping.json',
+      ]),
+    );
   });
 
   for (const file of files) {
@@ -30,7 +42,9 @@ describe('recorded Job workflow histories replay against the current code', () =
       const history = load(file);
       // Activities, and local activities (a Run's bookkeeping since 'local-bookkeeping'), which the history keeps as markers.
       const activities = history.events.filter(
-        (e) => e.activityTaskScheduledEventAttributes || (e.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName === 'core_local_activity',
+        (e) =>
+          e.activityTaskScheduledEventAttributes ||
+          (e.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName === 'core_local_activity',
       ).length;
       expect(history.events.length).toBeGreaterThan(5);
       if (file.startsWith('run-')) expect(activities).toBeGreaterThan(1);

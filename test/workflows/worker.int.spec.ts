@@ -14,14 +14,18 @@ describe.skipIf(skip)('Temporal worker wiring', () => {
   it('runs a workflow whose activity reaches GDAL on the worker', async () => {
     const taskQueue = `test-${randomBytes(4).toString('hex')}`;
     const db = await createTestDatabase();
-    const config = loadConfig({ SVC_DATABASE_URL: db.url, SVC_TEMPORAL_ADDRESS: address, SVC_TASK_QUEUE: taskQueue, SVC_DATA_DIR: '.data/test-worker', SVC_LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      SVC_DATABASE_URL: db.url,
+      SVC_TEMPORAL_ADDRESS: address,
+      SVC_TASK_QUEUE: taskQueue,
+      SVC_DATA_DIR: '.data/test-worker',
+      SVC_LOG_LEVEL: 'silent',
+    });
     const { worker, close } = await createWorker(config);
     const clientConnection = await Connection.connect({ address });
     const client = new Client({ connection: clientConnection });
     try {
-      const result = await worker.runUntil(
-        client.workflow.execute(pingWorkflow, { taskQueue, workflowId: `ping-${taskQueue}`, args: ['hello'] }),
-      );
+      const result = await worker.runUntil(client.workflow.execute(pingWorkflow, { taskQueue, workflowId: `ping-${taskQueue}`, args: ['hello'] }));
       expect(result.echo).toBe('hello');
       expect(result.gdal).toMatch(/^3\./);
       expect(result.worker).toMatch(/^worker@/);

@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupExpiredWorkspaces } from '../../application/workspace-cleanup.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
-import { boroughsShapefileZip, fixtureDir, latLonCsv, mixedKindsGpkg, mixedPolygonsGeoJson, pointsGeoJson, twoLayerGpkg, zippedShapefile } from '../support/fixtures.js';
+import {
+  boroughsShapefileZip,
+  fixtureDir,
+  latLonCsv,
+  mixedKindsGpkg,
+  mixedPolygonsGeoJson,
+  pointsGeoJson,
+  twoLayerGpkg,
+  zippedShapefile,
+} from '../support/fixtures.js';
 import { multipartFile } from '../support/multipart.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
 
@@ -32,7 +41,14 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
   });
 
   const upload = (file: string, filename?: string, t = token) =>
-    sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', ...(() => { const m = multipartFile(file, filename); return { payload: m.payload, headers: { ...m.headers, ...bearer(t) } }; })() });
+    sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/workspaces',
+      ...(() => {
+        const m = multipartFile(file, filename);
+        return { payload: m.payload, headers: { ...m.headers, ...bearer(t) } };
+      })(),
+    });
   const get = (url: string, t = token) => sut.app.inject({ method: 'GET', url, headers: bearer(t) });
   const send = (method: 'PUT' | 'POST', url: string, payload: object, t = token) => sut.app.inject({ method, url, payload, headers: bearer(t) });
 
@@ -49,7 +65,15 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
 
     const preview = await get(`/api/v1/workspaces/${ws.id}/data-preview?limit=10`);
     expect(preview.statusCode).toBe(200);
-    expect(preview.json()).toMatchObject({ workspace_id: ws.id, layer: 'places', has_geometry: true, row_count: 25, preview_row_count: 10, limit: 10, truncated: true });
+    expect(preview.json()).toMatchObject({
+      workspace_id: ws.id,
+      layer: 'places',
+      has_geometry: true,
+      row_count: 25,
+      preview_row_count: 10,
+      limit: 10,
+      truncated: true,
+    });
     expect(JSON.stringify(preview.json().rows)).not.toMatch(/\d+\.\d+,\s*\d+\.\d+/);
     expect(Object.values(preview.json().rows[0])).toContain('POINT');
 
@@ -59,7 +83,10 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(map.json().geojson.features[0].properties.name).toBe('Genève 0');
 
     const pipeline = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, {
-      operations: [{ type: 'filter', where: 'population > 20000' }, { type: 'rename_column', from: 'name', to: 'label' }],
+      operations: [
+        { type: 'filter', where: 'population > 20000' },
+        { type: 'rename_column', from: 'name', to: 'label' },
+      ],
     });
     expect(pipeline.statusCode, pipeline.body).toBe(200);
     expect((await get(`/api/v1/workspaces/${ws.id}/transformations`)).json().operations).toHaveLength(2);
@@ -135,7 +162,9 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(csv.split('\n')[0]).toContain('doubled');
     expect(csv).toContain('50000');
 
-    const failing = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { python: { script: 'import sys\nprint("about to fail")\nraise SystemExit(3)', filename: 'fail.py' } });
+    const failing = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, {
+      python: { script: 'import sys\nprint("about to fail")\nraise SystemExit(3)', filename: 'fail.py' },
+    });
     expect(failing.statusCode).toBe(200);
     const failed = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' });
     expect(failed.statusCode).toBe(422);
@@ -172,16 +201,30 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     // previews and convert do, 400 invalid_parameter with the layers.
     const needsLayers = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'centroid' }] });
     expect(needsLayers.statusCode).toBe(400);
-    expect(needsLayers.json().error).toMatchObject({ code: 'invalid_parameter', details: { parameter: 'layers', layers: expect.arrayContaining(['owners', 'places']) } });
+    expect(needsLayers.json().error).toMatchObject({
+      code: 'invalid_parameter',
+      details: { parameter: 'layers', layers: expect.arrayContaining(['owners', 'places']) },
+    });
     const unknownLayer = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['nope'], operations: [{ type: 'centroid' }] });
     expect(unknownLayer.statusCode).toBe(400);
-    expect(unknownLayer.json().error).toMatchObject({ code: 'invalid_parameter', message: expect.stringContaining('"nope"'), details: { parameter: 'layers' } });
+    expect(unknownLayer.json().error).toMatchObject({
+      code: 'invalid_parameter',
+      message: expect.stringContaining('"nope"'),
+      details: { parameter: 'layers' },
+    });
     const geomOnTable = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['owners'], operations: [{ type: 'buffer', distance: 1 }] });
     expect(geomOnTable.statusCode).toBe(422);
     expect(geomOnTable.json().error.code).toBe('invalid_transformation');
-    const attrOnTable = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['owners'], operations: [{ type: 'rename_column', from: 'owner_name', to: 'name' }] });
+    const attrOnTable = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, {
+      layers: ['owners'],
+      operations: [{ type: 'rename_column', from: 'owner_name', to: 'name' }],
+    });
     expect(attrOnTable.statusCode).toBe(200);
-    const both = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { layers: ['owners'], operations: [{ type: 'centroid' }], sql: 'SELECT * FROM source' });
+    const both = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, {
+      layers: ['owners'],
+      operations: [{ type: 'centroid' }],
+      sql: 'SELECT * FROM source',
+    });
     expect(both.statusCode).toBe(422);
     expect(both.json().error).toMatchObject({ code: 'validation_error', details: { issues: [{ path: 'body.sql' }] } });
   });
@@ -191,7 +234,10 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     expect(ws.layers[0]).toMatchObject({ name: 'nybb', crs: 'EPSG:2263', geometry_type: 'POLYGON' });
     const pipeline = await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'buffer', distance: 10, units: 'source' }] });
     expect(pipeline.statusCode, pipeline.body).toBe(200);
-    for (const [format, file] of [['FlatGeobuf', 'nybb_16a.fgb'], ['GPKG', 'nybb_16a.gpkg']] as const) {
+    for (const [format, file] of [
+      ['FlatGeobuf', 'nybb_16a.fgb'],
+      ['GPKG', 'nybb_16a.gpkg'],
+    ] as const) {
       const converted = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: format });
       expect(converted.statusCode, converted.body).toBe(200);
       expect(converted.json()).toMatchObject({ status: 'completed', output: { format, filename: file, layers: ['nybb'] } });
@@ -201,7 +247,10 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
       const layer = ds.layers.get('nybb');
       // Declared as what the rows are: multipolygons, not POLYGON.
       expect(gdal.Geometry.getName(layer.geomType), format).toBe('Multi Polygon');
-      expect(layer.features.map((f) => f.getGeometry()?.name), format).toEqual(['MULTIPOLYGON', 'MULTIPOLYGON']);
+      expect(
+        layer.features.map((f) => f.getGeometry()?.name),
+        format,
+      ).toEqual(['MULTIPOLYGON', 'MULTIPOLYGON']);
       if (format === 'GPKG') expect(layer.geomColumn).toBe('geom');
       ds.close();
     }
@@ -246,7 +295,10 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     writeFileSync(ids, 'id\n1\n2\n');
     const one = await upload(ids);
     expect(one.statusCode, one.body).toBe(201);
-    expect(one.json()).toMatchObject({ driver: 'CSV', layers: [{ name: 'ids', has_geometry: false, feature_count: 2, fields: [{ name: 'id', type: 'Integer' }] }] });
+    expect(one.json()).toMatchObject({
+      driver: 'CSV',
+      layers: [{ name: 'ids', has_geometry: false, feature_count: 2, fields: [{ name: 'id', type: 'Integer' }] }],
+    });
     const rows = await get(`/api/v1/workspaces/${one.json().id}/data-preview`);
     expect(rows.json()).toMatchObject({ rows: [{ id: 1 }, { id: 2 }], truncated: false });
 

@@ -65,7 +65,11 @@ export function input(attrs: Record<string, unknown> = {}): HTMLInputElement {
 }
 
 export function select(options: { value: string; label: string }[], attrs: Record<string, unknown> = {}): HTMLSelectElement {
-  return h('select', attrs, options.map((o) => h('option', { value: o.value }, o.label)));
+  return h(
+    'select',
+    attrs,
+    options.map((o) => h('option', { value: o.value }, o.label)),
+  );
 }
 
 /** An error area for a whole fieldset or list (no single control to attach to). */
@@ -193,7 +197,17 @@ export class FormErrors {
           ? 'One field needs attention: see the message next to it.'
           : `${new Set(placed).size} fields need attention: see the messages next to them.`
         : plainMessage(error);
-    replace(this.summary, h('p', null, message), unplaced.length ? h('ul', null, unplaced.map((u) => h('li', null, u))) : null);
+    replace(
+      this.summary,
+      h('p', null, message),
+      unplaced.length
+        ? h(
+            'ul',
+            null,
+            unplaced.map((u) => h('li', null, u)),
+          )
+        : null,
+    );
     this.summary.hidden = false;
     if (placed[0]) placed[0].focus();
     else this.summary.scrollIntoView({ block: 'nearest' });

@@ -13,10 +13,18 @@ const main = h('main', { id: 'main', tabindex: '-1' });
 const header = h(
   'header',
   { class: 'topbar' },
-  h('a', { class: 'skip-link', href: '#main', onclick: (e: Event) => {
-      e.preventDefault();
-      focusQuietly(main);
-    }, }, 'Skip to content'),
+  h(
+    'a',
+    {
+      class: 'skip-link',
+      href: '#main',
+      onclick: (e: Event) => {
+        e.preventDefault();
+        focusQuietly(main);
+      },
+    },
+    'Skip to content',
+  ),
   h('a', { class: 'brand', href: '#/workspace' }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }), 'geoflow'),
   h('nav', { 'aria-label': 'Main' }, nav),
   user,
@@ -85,7 +93,10 @@ async function render() {
   try {
     page = await match.route.render({ app, params: match.params, query });
   } catch (error) {
-    page = { title: 'Error', node: h('section', null, h('h1', null, 'This page could not be shown'), h('p', { class: 'alert', role: 'alert' }, plainMessage(error))) };
+    page = {
+      title: 'Error',
+      node: h('section', null, h('h1', null, 'This page could not be shown'), h('p', { class: 'alert', role: 'alert' }, plainMessage(error))),
+    };
   }
   if (token !== renderToken) {
     page.dispose?.();

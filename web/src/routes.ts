@@ -24,7 +24,11 @@ export const routes: Route[] = [
   { path: '/sources', nav: { label: 'Sources', href: '#/sources', match: /^\/sources/ }, render: later((m) => m.connectionsPage('source')) },
   { path: '/sources/new', render: later((m) => m.connectionEditPage('source')) },
   { path: '/sources/:id', render: later((m) => m.connectionEditPage('source')) },
-  { path: '/destinations', nav: { label: 'Destinations', href: '#/destinations', match: /^\/destinations/ }, render: later((m) => m.connectionsPage('destination')) },
+  {
+    path: '/destinations',
+    nav: { label: 'Destinations', href: '#/destinations', match: /^\/destinations/ },
+    render: later((m) => m.connectionsPage('destination')),
+  },
   { path: '/destinations/new', render: later((m) => m.connectionEditPage('destination')) },
   { path: '/destinations/:id', render: later((m) => m.connectionEditPage('destination')) },
   { path: '/recipes', nav: { label: 'Recipes', href: '#/recipes', match: /^\/recipes/ }, render: recipesPage },

@@ -29,7 +29,9 @@ export interface BigQueryServer {
 }
 
 export function bigQueryServerUnavailable(): string | false {
-  return existsSync(bigQueryPython) ? false : `google-cloud-bigquery is not installed in ${path.dirname(path.dirname(bigQueryPython))}: test/servers/bigquery/install.sh (run by \`npm test\`) installs it`;
+  return existsSync(bigQueryPython)
+    ? false
+    : `google-cloud-bigquery is not installed in ${path.dirname(path.dirname(bigQueryPython))}: test/servers/bigquery/install.sh (run by \`npm test\`) installs it`;
 }
 
 export async function startBigQueryServer(project = 'geoflow-test'): Promise<BigQueryServer> {
@@ -37,7 +39,7 @@ export async function startBigQueryServer(project = 'geoflow-test'): Promise<Big
   // stdin stays open while the suite runs: serve.py stops when it closes, even if we crash.
   const child = spawn(bigQueryPython, [path.join(import.meta.dirname, 'serve.py'), String(port), project], { stdio: ['pipe', 'pipe', 'pipe'] });
   let log = '';
-  child.stderr!.on("data", (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000))); // stdout carries the keys
+  child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000))); // stdout carries the keys
   const first = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     const timer = setTimeout(() => reject(new Error(`the BigQuery stand-in did not start in 60 s\n${log}`)), 60_000);

@@ -94,8 +94,22 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
     return undefined;
   };
   const packageDict = (d: Dataset) => ({
-    id: d.id, name: d.name, title: d.title, private: d.private, state: 'active', type: 'dataset', license_id: 'cc-by', notes: '', num_resources: d.resources.length, num_tags: 0,
-    metadata_created: d.resources[0]?.created ?? d.metadata_modified, metadata_modified: d.metadata_modified, organization: { name: 'city', title: 'City' }, tags: [], extras: [], groups: [],
+    id: d.id,
+    name: d.name,
+    title: d.title,
+    private: d.private,
+    state: 'active',
+    type: 'dataset',
+    license_id: 'cc-by',
+    notes: '',
+    num_resources: d.resources.length,
+    num_tags: 0,
+    metadata_created: d.resources[0]?.created ?? d.metadata_modified,
+    metadata_modified: d.metadata_modified,
+    organization: { name: 'city', title: 'City' },
+    tags: [],
+    extras: [],
+    groups: [],
     resources: d.resources,
   });
 
@@ -123,9 +137,22 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
       const readable = (d: Dataset) => !d.private || authorized;
       switch (name) {
         case 'status_show':
-          return ok({ site_title: 'City Open Data (stand-in)', site_description: '', site_url: base, ckan_version: options.version ?? '2.11.3', error_emails_to: null, locale_default: 'en', extensions: ['stats', 'text_view'] });
+          return ok({
+            site_title: 'City Open Data (stand-in)',
+            site_description: '',
+            site_url: base,
+            ckan_version: options.version ?? '2.11.3',
+            error_emails_to: null,
+            locale_default: 'en',
+            extensions: ['stats', 'text_view'],
+          });
         case 'package_list':
-          return ok([...datasets.values()].filter((d) => !d.private).map((d) => d.name).sort());
+          return ok(
+            [...datasets.values()]
+              .filter((d) => !d.private)
+              .map((d) => d.name)
+              .sort(),
+          );
         case 'package_show': {
           const id = String(params.id ?? params.name_or_id ?? '');
           if (!id) return missing('name_or_id');
@@ -139,15 +166,26 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
           if (!id) return missing('id');
           const found = findResource(id);
           if (!found) return notFound('Resource was not found.');
-          if (!readable(found.dataset)) return fail(403, { __type: 'Authorization Error', message: `Access denied: User  not authorized to read resource ${id}` });
+          if (!readable(found.dataset))
+            return fail(403, { __type: 'Authorization Error', message: `Access denied: User  not authorized to read resource ${id}` });
           return ok(found.resource);
         }
         case 'package_search': {
           const q = String(params.q ?? '').toLowerCase();
           const rows = Math.min(Number(params.rows ?? 10), 1000);
           const start = Number(params.start ?? 0);
-          const all = [...datasets.values()].filter((d) => (!d.private || (authorized && String(params.include_private) === 'true')) && (!q || q === '*:*' || `${d.name} ${d.title}`.toLowerCase().includes(q)));
-          return ok({ count: all.length, facets: {}, search_facets: {}, sort: 'score desc, metadata_modified desc', results: all.slice(start, start + rows).map(packageDict) });
+          const all = [...datasets.values()].filter(
+            (d) =>
+              (!d.private || (authorized && String(params.include_private) === 'true')) &&
+              (!q || q === '*:*' || `${d.name} ${d.title}`.toLowerCase().includes(q)),
+          );
+          return ok({
+            count: all.length,
+            facets: {},
+            search_facets: {},
+            sort: 'score desc, metadata_modified desc',
+            results: all.slice(start, start + rows).map(packageDict),
+          });
         }
         default:
           return fail(400, { __type: 'Bad request', message: `Bad request - Action name not known: ${name}` });
@@ -176,12 +214,24 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
   base = `http://127.0.0.1:${port}`;
   const etagOf = (body: Buffer) => `"${createHash('sha1').update(body).digest('hex').slice(0, 16)}"`;
 
-  const add = (dataset: string, r: Omit<StandInResource, 'id' | 'package_id' | 'position' | 'description' | 'state' | 'metadata_modified' | 'created'> & { at: string | null; id?: string }) => {
+  const add = (
+    dataset: string,
+    r: Omit<StandInResource, 'id' | 'package_id' | 'position' | 'description' | 'state' | 'metadata_modified' | 'created'> & { at: string | null; id?: string },
+  ) => {
     const d = datasets.get(dataset);
     if (!d) throw new Error(`no dataset ${dataset}`);
     const { at, ...rest } = r;
     const created = at ?? new Date().toISOString().replace('Z', '');
-    const resource: StandInResource = { ...rest, id: r.id ?? randomUUID(), package_id: d.id, position: d.resources.length, description: '', state: 'active', created, metadata_modified: created };
+    const resource: StandInResource = {
+      ...rest,
+      id: r.id ?? randomUUID(),
+      package_id: d.id,
+      position: d.resources.length,
+      description: '',
+      state: 'active',
+      created,
+      metadata_modified: created,
+    };
     d.resources.push(resource);
     d.metadata_modified = created;
     return resource;
@@ -193,7 +243,14 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
     token,
     requests,
     addDataset(d) {
-      const dataset: Dataset = { id: randomUUID(), name: d.name, title: d.title, private: d.private ?? false, resources: [], metadata_modified: new Date().toISOString().replace('Z', '') };
+      const dataset: Dataset = {
+        id: randomUUID(),
+        name: d.name,
+        title: d.title,
+        private: d.private ?? false,
+        resources: [],
+        metadata_modified: new Date().toISOString().replace('Z', ''),
+      };
       datasets.set(d.name, dataset);
       return dataset;
     },
@@ -202,7 +259,16 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
       const packageId = datasets.get(dataset)!.id;
       files.set(id, { body: r.body, type: r.mimetype ?? 'application/octet-stream', etag: etagOf(r.body) });
       return add(dataset, {
-        id, name: r.name, format: r.format, url: `${base}/dataset/${packageId}/resource/${id}/download/${r.filename}`, url_type: 'upload', last_modified: r.at, at: r.at, hash: '', size: r.body.length, mimetype: r.mimetype ?? null,
+        id,
+        name: r.name,
+        format: r.format,
+        url: `${base}/dataset/${packageId}/resource/${id}/download/${r.filename}`,
+        url_type: 'upload',
+        last_modified: r.at,
+        at: r.at,
+        hash: '',
+        size: r.body.length,
+        mimetype: r.mimetype ?? null,
       });
     },
     reupload(resourceId, body, at) {

@@ -19,7 +19,9 @@ export interface FakesnowServer {
 }
 
 export function fakesnowUnavailable(): string | false {
-  return existsSync(python) ? false : `fakesnow is not installed in ${path.dirname(path.dirname(python))}: test/servers/fakesnow/install.sh (run by \`npm test\`) installs it`;
+  return existsSync(python)
+    ? false
+    : `fakesnow is not installed in ${path.dirname(path.dirname(python))}: test/servers/fakesnow/install.sh (run by \`npm test\`) installs it`;
 }
 
 export async function startFakesnow(): Promise<FakesnowServer> {

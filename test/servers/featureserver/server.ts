@@ -31,7 +31,15 @@ interface Layer {
   features: Feature[];
 }
 
-const square = (x: number, y: number, s: number) => [[[x, y], [x, y + s], [x + s, y + s], [x + s, y], [x, y]]];
+const square = (x: number, y: number, s: number) => [
+  [
+    [x, y],
+    [x, y + s],
+    [x + s, y + s],
+    [x + s, y],
+    [x, y],
+  ],
+];
 
 function parcels(count: number): Feature[] {
   return Array.from({ length: count }, (_, i) => {
@@ -39,12 +47,23 @@ function parcels(count: number): Feature[] {
     const y = 1200000 + Math.floor(i / 20) * 100;
     // every tenth parcel has two parts (a multipart polygon in Esri JSON: several outer rings)
     const rings = i % 10 === 9 ? [...square(x, y, 40), ...square(x + 50, y + 50, 40)] : square(x, y, 80);
-    return { attributes: { OBJECTID: i + 1, parcel_id: `P-${String(i + 1).padStart(4, '0')}`, zone: ['residential', 'commercial', 'agricultural'][i % 3]!, area: i % 10 === 9 ? 3200 : 6400 }, geometry: { rings } };
+    return {
+      attributes: {
+        OBJECTID: i + 1,
+        parcel_id: `P-${String(i + 1).padStart(4, '0')}`,
+        zone: ['residential', 'commercial', 'agricultural'][i % 3]!,
+        area: i % 10 === 9 ? 3200 : 6400,
+      },
+      geometry: { rings },
+    };
   });
 }
 
 function hydrants(count: number): Feature[] {
-  return Array.from({ length: count }, (_, i) => ({ attributes: { OBJECTID: i + 1, hydrant_id: `H${i + 1}`, pressure: 4 + (i % 5) }, geometry: { x: 7.43 + i * 0.001, y: 46.94 + (i % 7) * 0.001 } }));
+  return Array.from({ length: count }, (_, i) => ({
+    attributes: { OBJECTID: i + 1, hydrant_id: `H${i + 1}`, pressure: 4 + (i % 5) },
+    geometry: { x: 7.43 + i * 0.001, y: 46.94 + (i % 7) * 0.001 },
+  }));
 }
 
 export function cityLayers(): Layer[] {
@@ -109,12 +128,18 @@ export function matcher(where: string): ((a: Attributes) => boolean) | null {
       const v = a[field!];
       if (v === undefined || v === null) return false;
       switch (op) {
-        case '=': return v === value;
-        case '<>': return v !== value;
-        case '<': return v < value;
-        case '<=': return v <= value;
-        case '>': return v > value;
-        default: return v >= value;
+        case '=':
+          return v === value;
+        case '<>':
+          return v !== value;
+        case '<':
+          return v < value;
+        case '<=':
+          return v <= value;
+        case '>':
+          return v > value;
+        default:
+          return v >= value;
       }
     });
   }
@@ -127,7 +152,9 @@ async function paramsOf(req: IncomingMessage): Promise<URLSearchParams> {
   const chunks: Buffer[] = [];
   for await (const c of req) chunks.push(c as Buffer);
   const form = new URLSearchParams(Buffer.concat(chunks).toString());
-  url.searchParams.forEach((v, k) => { form.set(k, v); });
+  url.searchParams.forEach((v, k) => {
+    form.set(k, v);
+  });
   return form;
 }
 
@@ -152,7 +179,8 @@ export async function startFeatureServer(options: { token?: string } = {}): Prom
       requests.push({ method: req.method!, path, token: params.has('token') ? (inQuery ? 'query' : 'body') : null });
       const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
       const error = (code: number, message: string, details: string[] = []) => json(200, { error: { code, message, details } });
-      if (params.get('f') !== 'json' && params.get('f') !== 'pjson') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>ArcGIS REST Services Directory</html>');
+      if (params.get('f') !== 'json' && params.get('f') !== 'pjson')
+        return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>ArcGIS REST Services Directory</html>');
       if (!path.startsWith('/arcgis/rest/services/')) return error(400, 'Invalid URL', ['Invalid URL']);
       if (!path.startsWith(base)) return error(500, `Service ${path.slice('/arcgis/rest/services/'.length)} not found`);
       if (options.token) {

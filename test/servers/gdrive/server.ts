@@ -94,14 +94,33 @@ export async function startGdrive(): Promise<GdriveStandIn> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const keyId = randomBytes(20).toString('hex');
   const clientEmail = 'geoflow-test@geoflow-test.iam.gserviceaccount.com';
-  const oauth = { client_id: `${randomBytes(6).toString('hex')}.apps.googleusercontent.com`, client_secret: `GOCSPX-${randomBytes(12).toString('hex')}`, refresh_token: `1//${randomBytes(24).toString('base64url')}` };
+  const oauth = {
+    client_id: `${randomBytes(6).toString('hex')}.apps.googleusercontent.com`,
+    client_secret: `GOCSPX-${randomBytes(12).toString('hex')}`,
+    refresh_token: `1//${randomBytes(24).toString('base64url')}`,
+  };
   const oauthUser = 'field-office@example.org';
-  const newId = () => randomBytes(16).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 28);
+  const newId = () =>
+    randomBytes(16)
+      .toString('base64url')
+      .replace(/[^A-Za-z0-9]/g, 'x')
+      .slice(0, 28);
   let baseUrl = '';
 
   function principalOf(req: IncomingMessage): string {
     const m = /^Bearer\s+(\S+)$/.exec(req.headers.authorization ?? '');
-    const unauthenticated = new HttpAnswer(401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED', errors: [{ reason: 'authError', domain: 'global' }] } }, { 'www-authenticate': 'Bearer realm="https://accounts.google.com/"' });
+    const unauthenticated = new HttpAnswer(
+      401,
+      {
+        error: {
+          code: 401,
+          message: 'Request had invalid authentication credentials.',
+          status: 'UNAUTHENTICATED',
+          errors: [{ reason: 'authError', domain: 'global' }],
+        },
+      },
+      { 'www-authenticate': 'Bearer realm="https://accounts.google.com/"' },
+    );
     if (!m) throw unauthenticated;
     const token = m[1]!;
     const known = tokens.get(token);
@@ -123,7 +142,14 @@ export async function startGdrive(): Promise<GdriveStandIn> {
     throw unauthenticated;
   }
 
-  const notFound = (id: string) => new HttpAnswer(404, { error: { code: 404, message: `File not found: ${id}.`, errors: [{ reason: 'notFound', domain: 'global', message: `File not found: ${id}.`, location: 'fileId', locationType: 'parameter' }] } });
+  const notFound = (id: string) =>
+    new HttpAnswer(404, {
+      error: {
+        code: 404,
+        message: `File not found: ${id}.`,
+        errors: [{ reason: 'notFound', domain: 'global', message: `File not found: ${id}.`, location: 'fileId', locationType: 'parameter' }],
+      },
+    });
   const rootFolder = (item: DriveItem): DriveItem => {
     let current = item;
     for (let i = 0; i < 20 && current.parents[0] && items.get(current.parents[0]); i++) current = items.get(current.parents[0])!;
@@ -137,8 +163,16 @@ export async function startGdrive(): Promise<GdriveStandIn> {
   };
   const resource = (item: DriveItem, fields: string | null) => {
     const full = {
-      kind: 'drive#file', id: item.id, name: item.name, mimeType: item.mimeType, parents: item.parents, trashed: item.trashed,
-      modifiedTime: item.modifiedTime, createdTime: item.createdTime, version: String(item.version), appProperties: item.appProperties,
+      kind: 'drive#file',
+      id: item.id,
+      name: item.name,
+      mimeType: item.mimeType,
+      parents: item.parents,
+      trashed: item.trashed,
+      modifiedTime: item.modifiedTime,
+      createdTime: item.createdTime,
+      version: String(item.version),
+      appProperties: item.appProperties,
       ...(item.driveId ? { driveId: item.driveId } : {}),
       ...(item.mimeType.startsWith('application/vnd.google-apps.') ? {} : { md5Checksum: md5(item.body), size: String(item.body.length) }),
     };
@@ -181,8 +215,19 @@ export async function startGdrive(): Promise<GdriveStandIn> {
     const parent = parents[0] ? items.get(parents[0]) : undefined;
     if (!parent || !canSee(parent, who, true)) throw notFound(parents[0] ?? 'root');
     const created: DriveItem = {
-      id: newId(), name: String(item.name ?? 'Untitled'), mimeType: item.mimeType ?? mimeType, parents, ...(parent.driveId ? { driveId: parent.driveId } : {}),
-      modifiedTime: now, createdTime: now, body: media, appProperties: { ...(item.appProperties ?? {}) }, trashed: false, version: 1, revisions: 1, sharedWith: new Set(),
+      id: newId(),
+      name: String(item.name ?? 'Untitled'),
+      mimeType: item.mimeType ?? mimeType,
+      parents,
+      ...(parent.driveId ? { driveId: parent.driveId } : {}),
+      modifiedTime: now,
+      createdTime: now,
+      body: media,
+      appProperties: { ...(item.appProperties ?? {}) },
+      trashed: false,
+      version: 1,
+      revisions: 1,
+      sharedWith: new Set(),
     };
     items.set(created.id, created);
     return created;
@@ -195,8 +240,10 @@ export async function startGdrive(): Promise<GdriveStandIn> {
 
     if (path === '/token' && req.method === 'POST') {
       const form = formOrJson(await readBody(req), req.headers['content-type']);
-      if (form.client_id !== oauth.client_id || form.client_secret !== oauth.client_secret) throw new HttpAnswer(401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
-      if (form.grant_type !== 'refresh_token' || form.refresh_token !== oauth.refresh_token) throw new HttpAnswer(400, { error: 'invalid_grant', error_description: 'Bad Request' });
+      if (form.client_id !== oauth.client_id || form.client_secret !== oauth.client_secret)
+        throw new HttpAnswer(401, { error: 'invalid_client', error_description: 'The OAuth client was not found.' });
+      if (form.grant_type !== 'refresh_token' || form.refresh_token !== oauth.refresh_token)
+        throw new HttpAnswer(400, { error: 'invalid_grant', error_description: 'Bad Request' });
       const token = `ya29.${randomBytes(24).toString('base64url')}`;
       tokens.set(token, oauthUser);
       return sendJson(res, 200, { access_token: token, expires_in: 3599, scope: DRIVE_SCOPE, token_type: 'Bearer' });
@@ -237,20 +284,33 @@ export async function startGdrive(): Promise<GdriveStandIn> {
       const start = Number(q.get('pageToken') ?? 0) || 0;
       const page = found.slice(start, start + size);
       const more = start + size < found.length;
-      return sendJson(res, 200, { kind: 'drive#fileList', incompleteSearch: false, files: page.map((i) => resource(i, q.get('fields'))), ...(more ? { nextPageToken: String(start + size) } : {}) });
+      return sendJson(res, 200, {
+        kind: 'drive#fileList',
+        incompleteSearch: false,
+        files: page.map((i) => resource(i, q.get('fields'))),
+        ...(more ? { nextPageToken: String(start + size) } : {}),
+      });
     }
 
     let m = /^\/drive\/v3\/files\/([^/]+)\/export$/.exec(path);
     if (m && req.method === 'GET') {
       const item = visible(m[1]!, who, allDrives);
-      if (item.mimeType !== SHEET || q.get('mimeType') !== 'text/csv') throw new HttpAnswer(400, { error: { code: 400, message: 'Export only supports Docs Editors files.', errors: [{ reason: 'fileNotExportable' }] } });
+      if (item.mimeType !== SHEET || q.get('mimeType') !== 'text/csv')
+        throw new HttpAnswer(400, { error: { code: 400, message: 'Export only supports Docs Editors files.', errors: [{ reason: 'fileNotExportable' }] } });
       return sendBytes(req, res, Buffer.from(item.csv ?? ''), 'text/csv');
     }
     m = /^\/drive\/v3\/files\/([^/]+)$/.exec(path);
     if (m && req.method === 'GET') {
       const item = visible(m[1]!, who, allDrives);
       if (q.get('alt') === 'media') {
-        if (item.mimeType.startsWith('application/vnd.google-apps.')) throw new HttpAnswer(403, { error: { code: 403, message: 'Only files with binary content can be downloaded. Use Export with Docs Editors files.', errors: [{ reason: 'fileNotDownloadable' }] } });
+        if (item.mimeType.startsWith('application/vnd.google-apps.'))
+          throw new HttpAnswer(403, {
+            error: {
+              code: 403,
+              message: 'Only files with binary content can be downloaded. Use Export with Docs Editors files.',
+              errors: [{ reason: 'fileNotDownloadable' }],
+            },
+          });
         return sendBytes(req, res, item.body, 'application/octet-stream');
       }
       return sendJson(res, 200, resource(item, q.get('fields')));
@@ -265,7 +325,14 @@ export async function startGdrive(): Promise<GdriveStandIn> {
       if (type === 'resumable') {
         const id = randomBytes(12).toString('hex');
         const metadata = body.length ? (JSON.parse(body.toString('utf8')) as Partial<DriveItem>) : {};
-        sessions.set(id, { item: { ...metadata, ...(existing ? { id: existing.id } : {}) }, principal: who, total: Number(req.headers['x-upload-content-length'] ?? 0), received: [], bytes: 0, mimeType: String(req.headers['x-upload-content-type'] ?? 'application/octet-stream') });
+        sessions.set(id, {
+          item: { ...metadata, ...(existing ? { id: existing.id } : {}) },
+          principal: who,
+          total: Number(req.headers['x-upload-content-length'] ?? 0),
+          received: [],
+          bytes: 0,
+          mimeType: String(req.headers['x-upload-content-type'] ?? 'application/octet-stream'),
+        });
         res.writeHead(200, { location: `${baseUrl}/upload/drive/v3/files${m[1] ? `/${m[1]}` : ''}?uploadType=resumable&upload_id=${id}`, 'content-length': 0 });
         return void res.end();
       }
@@ -284,8 +351,15 @@ export async function startGdrive(): Promise<GdriveStandIn> {
   return {
     ...standIn,
     serviceAccountKey: {
-      type: 'service_account', project_id: 'geoflow-test', private_key_id: keyId, private_key: privatePem, client_email: clientEmail, client_id: '1234567890',
-      auth_uri: `${standIn.url}/auth`, token_uri: `${standIn.url}/token`, universe_domain: 'googleapis.com',
+      type: 'service_account',
+      project_id: 'geoflow-test',
+      private_key_id: keyId,
+      private_key: privatePem,
+      client_email: clientEmail,
+      client_id: '1234567890',
+      auth_uri: `${standIn.url}/auth`,
+      token_uri: `${standIn.url}/token`,
+      universe_domain: 'googleapis.com',
     },
     oauth,
     oauthUser,
@@ -293,8 +367,19 @@ export async function startGdrive(): Promise<GdriveStandIn> {
       const id = newId();
       const now = new Date().toISOString();
       items.set(id, {
-        id, name, mimeType: FOLDER, parents: [], ...(options.sharedDrive ? { driveId: `0A${newId().slice(0, 17)}` } : {}), modifiedTime: now, createdTime: now,
-        body: Buffer.alloc(0), appProperties: {}, trashed: false, version: 1, revisions: 1, sharedWith: new Set(options.sharedWith ?? [clientEmail, oauthUser]),
+        id,
+        name,
+        mimeType: FOLDER,
+        parents: [],
+        ...(options.sharedDrive ? { driveId: `0A${newId().slice(0, 17)}` } : {}),
+        modifiedTime: now,
+        createdTime: now,
+        body: Buffer.alloc(0),
+        appProperties: {},
+        trashed: false,
+        version: 1,
+        revisions: 1,
+        sharedWith: new Set(options.sharedWith ?? [clientEmail, oauthUser]),
       });
       return id;
     },
@@ -303,8 +388,20 @@ export async function startGdrive(): Promise<GdriveStandIn> {
       const id = newId();
       const now = new Date().toISOString();
       items.set(id, {
-        id, name, mimeType: options.mimeType ?? 'application/octet-stream', parents: [folderId], ...(folder.driveId ? { driveId: folder.driveId } : {}),
-        modifiedTime: now, createdTime: now, body, ...(options.csv ? { csv: options.csv } : {}), appProperties: {}, trashed: false, version: 1, revisions: 1, sharedWith: new Set(),
+        id,
+        name,
+        mimeType: options.mimeType ?? 'application/octet-stream',
+        parents: [folderId],
+        ...(folder.driveId ? { driveId: folder.driveId } : {}),
+        modifiedTime: now,
+        createdTime: now,
+        body,
+        ...(options.csv ? { csv: options.csv } : {}),
+        appProperties: {},
+        trashed: false,
+        version: 1,
+        revisions: 1,
+        sharedWith: new Set(),
       });
       return id;
     },

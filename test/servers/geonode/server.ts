@@ -55,7 +55,10 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
   const token = 'geonode-test-token-8d1f';
   const dir = mkdtempSync(path.join(tmpdir(), 'svc-geonode-'));
   const datasets = new Map<number, Dataset>();
-  const executions = new Map<string, { polls: number; status: 'running' | 'finished' | 'failed'; resources: number[]; log: string | null; name: string; created: string }>();
+  const executions = new Map<
+    string,
+    { polls: number; status: 'running' | 'finished' | 'failed'; resources: number[]; log: string | null; name: string; created: string }
+  >();
   const requests: string[] = [];
   let nextPk = 1;
   let nextExec = 1;
@@ -110,7 +113,11 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
       const d = parts[0] === 'download' ? datasets.get(Number(parts[1])) : [...datasets.values()].find((x) => `geonode:${x.name}` === parts[1]);
       if (!d) return json(res, 404, { detail: 'Not found.' });
       const bytes = readFileSync(d.file);
-      res.writeHead(200, { 'content-type': 'application/geopackage+sqlite3', 'content-disposition': `attachment; filename="${d.name}.gpkg"`, 'content-length': bytes.length });
+      res.writeHead(200, {
+        'content-type': 'application/geopackage+sqlite3',
+        'content-disposition': `attachment; filename="${d.name}.gpkg"`,
+        'content-length': bytes.length,
+      });
       return res.end(bytes);
     }
     if (parts[0] !== 'api' || parts[1] !== 'v2') return json(res, 404, { detail: 'Not found.' });
@@ -129,7 +136,13 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
       if (page > 1 && (page - 1) * size >= list.length) return json(res, 404, { detail: 'Invalid page.' });
       const next = page * size < list.length ? `${base}/api/v2/datasets?page=${page + 1}&page_size=${size}` : null;
       const previous = page > 1 ? `${base}/api/v2/datasets?page=${page - 1}&page_size=${size}` : null;
-      return json(res, 200, { links: { next, previous }, total: list.length, page, page_size: size, datasets: list.slice((page - 1) * size, page * size).map(represent) });
+      return json(res, 200, {
+        links: { next, previous },
+        total: list.length,
+        page,
+        page_size: size,
+        datasets: list.slice((page - 1) * size, page * size).map(represent),
+      });
     }
     if (what === 'datasets' && id) {
       const d = datasets.get(Number(id));
@@ -158,7 +171,10 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
           store(target.name, target.title, bytes, target.pk);
           executions.set(execId, { polls: 0, status: 'finished', resources: [target.pk], log: null, name: fileName, created });
         } else {
-          const name = path.basename(fileName, path.extname(fileName)).toLowerCase().replace(/[^a-z0-9_]/g, '_');
+          const name = path
+            .basename(fileName, path.extname(fileName))
+            .toLowerCase()
+            .replace(/[^a-z0-9_]/g, '_');
           if (!/\.(gpkg|geojson|json|zip|csv|shp)$/i.test(fileName)) return json(res, 400, { success: false, errors: ['Unsupported file type'] });
           const d = store(name, name, bytes);
           executions.set(execId, { polls: 0, status: 'finished', resources: [d.pk], log: null, name: fileName, created });
@@ -175,8 +191,16 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
       const status = e.polls++ === 0 ? 'running' : e.status;
       return json(res, 200, {
         request: {
-          exec_id: id, user: username, status, func_name: 'import_orchestrator', created: e.created, name: e.name, source: 'upload', step: status === 'running' ? 'importer.import_resource' : 'end',
-          log: status === 'failed' ? e.log : null, link: `${base}/api/v2/executionrequest/${id}`,
+          exec_id: id,
+          user: username,
+          status,
+          func_name: 'import_orchestrator',
+          created: e.created,
+          name: e.name,
+          source: 'upload',
+          step: status === 'running' ? 'importer.import_resource' : 'end',
+          log: status === 'failed' ? e.log : null,
+          link: `${base}/api/v2/executionrequest/${id}`,
           output_params: status === 'finished' ? { resources: e.resources.map((pk) => ({ id: pk, detail_url: `/catalogue/#/dataset/${pk}` })) } : {},
         },
       });

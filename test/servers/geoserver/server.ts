@@ -18,7 +18,9 @@ import { ogrLayerInfo } from '../ogrinfo.js';
 
 export const MAPSERV = '/usr/lib/cgi-bin/mapserv';
 
-export const skipWithoutMapserver = existsSync(MAPSERV) ? false : `MapServer is not installed (${MAPSERV}): run \`npm test\` (test/servers/geoserver/install.sh installs cgi-mapserver)`;
+export const skipWithoutMapserver = existsSync(MAPSERV)
+  ? false
+  : `MapServer is not installed (${MAPSERV}): run \`npm test\` (test/servers/geoserver/install.sh installs cgi-mapserver)`;
 
 interface FeatureType {
   name: string;
@@ -157,11 +159,26 @@ ${layers.join('')}END
     query.delete('cql_filter');
     if (cql) {
       const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*'([^']*)'\s*$/.exec(cql);
-      if (!m) return send(res, 400, 'application/xml', '<ows:ExceptionReport><ows:Exception exceptionCode="InvalidParameterValue" locator="CQL_FILTER"/></ows:ExceptionReport>');
-      query.set('FILTER', `<fes:Filter xmlns:fes="http://www.opengis.net/fes/2.0"><fes:PropertyIsEqualTo><fes:ValueReference>${m[1]}</fes:ValueReference><fes:Literal>${m[2]}</fes:Literal></fes:PropertyIsEqualTo></fes:Filter>`);
+      if (!m)
+        return send(
+          res,
+          400,
+          'application/xml',
+          '<ows:ExceptionReport><ows:Exception exceptionCode="InvalidParameterValue" locator="CQL_FILTER"/></ows:ExceptionReport>',
+        );
+      query.set(
+        'FILTER',
+        `<fes:Filter xmlns:fes="http://www.opengis.net/fes/2.0"><fes:PropertyIsEqualTo><fes:ValueReference>${m[1]}</fes:ValueReference><fes:Literal>${m[2]}</fes:Literal></fes:PropertyIsEqualTo></fes:Filter>`,
+      );
     }
     const child = spawn(MAPSERV, [], {
-      env: { PATH: '/usr/bin:/bin', MAPSERVER_CONFIG_FILE: configFile, MS_MAPFILE: mapfile, REQUEST_METHOD: 'GET', QUERY_STRING: [...query].map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&') },
+      env: {
+        PATH: '/usr/bin:/bin',
+        MAPSERVER_CONFIG_FILE: configFile,
+        MS_MAPFILE: mapfile,
+        REQUEST_METHOD: 'GET',
+        QUERY_STRING: [...query].map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&'),
+      },
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     const chunks: Buffer[] = [];
@@ -185,8 +202,9 @@ ${layers.join('')}END
   const json = (res: ServerResponse, status: number, body: unknown) => send(res, status, 'application/json', JSON.stringify(body));
   const notFound = (res: ServerResponse, what: string) => send(res, 404, 'text/plain', `No such ${what}`);
   const href = (...segments: string[]) => `${base}/rest/${segments.map(encodeURIComponent).join('/')}.json`;
-  const list = (outer: string, inner: string, names: string[], hrefOf: (n: string) => string) =>
-    ({ [outer]: names.length ? { [inner]: names.map((name) => ({ name, href: hrefOf(name) })) } : '' });
+  const list = (outer: string, inner: string, names: string[], hrefOf: (n: string) => string) => ({
+    [outer]: names.length ? { [inner]: names.map((name) => ({ name, href: hrefOf(name) })) } : '',
+  });
 
   function storeJson(ws: string, store: Store) {
     return {
@@ -196,7 +214,13 @@ ${layers.join('')}END
         type: 'GeoPackage',
         enabled: true,
         workspace: { name: ws, href: href('workspaces', ws) },
-        connectionParameters: { entry: [{ '@key': 'database', $: store.database }, { '@key': 'dbtype', $: 'geopkg' }, { '@key': 'namespace', $: `http://${ws}` }] },
+        connectionParameters: {
+          entry: [
+            { '@key': 'database', $: store.database },
+            { '@key': 'dbtype', $: 'geopkg' },
+            { '@key': 'namespace', $: `http://${ws}` },
+          ],
+        },
         _default: false,
         featureTypes: `${base}/rest/workspaces/${ws}/datastores/${store.name}/featuretypes.json`,
       },
@@ -212,10 +236,15 @@ ${layers.join('')}END
       const attrs = layer.fields.getNames().map((name) => ({ name, minOccurs: 0, maxOccurs: 1, nillable: true, binding: 'java.lang.String' }));
       return {
         featureType: {
-          name: ft.name, nativeName: ft.nativeName, title: ft.title, ...(ft.abstract ? { abstract: ft.abstract } : {}),
+          name: ft.name,
+          nativeName: ft.nativeName,
+          title: ft.title,
+          ...(ft.abstract ? { abstract: ft.abstract } : {}),
           namespace: { name: ws, href: `${base}/rest/namespaces/${ws}.json` },
-          srs: code ? `EPSG:${code}` : null, nativeBoundingBox: { minx: e.minX, maxx: e.maxX, miny: e.minY, maxy: e.maxY, crs: code ? `EPSG:${code}` : null },
-          projectionPolicy: 'FORCE_DECLARED', enabled: true,
+          srs: code ? `EPSG:${code}` : null,
+          nativeBoundingBox: { minx: e.minX, maxx: e.maxX, miny: e.minY, maxy: e.maxY, crs: code ? `EPSG:${code}` : null },
+          projectionPolicy: 'FORCE_DECLARED',
+          enabled: true,
           store: { '@class': 'dataStore', name: `${ws}:${store.name}`, href: href('workspaces', ws, 'datastores', store.name) },
           attributes: { attribute: [...attrs, { name: 'geom', minOccurs: 0, maxOccurs: 1, nillable: true, binding: 'org.locationtech.jts.geom.Geometry' }] },
         },
@@ -234,7 +263,8 @@ ${layers.join('')}END
   function layerJson(ws: string, store: Store, ft: FeatureType) {
     return {
       layer: {
-        name: ft.name, type: 'VECTOR',
+        name: ft.name,
+        type: 'VECTOR',
         defaultStyle: { name: ft.style, href: `${base}/rest/styles/${ft.style}.json` },
         resource: { '@class': 'featureType', name: `${ws}:${ft.name}`, href: href('workspaces', ws, 'datastores', store.name, 'featuretypes', ft.name) },
         attribution: { logoWidth: 0, logoHeight: 0 },
@@ -266,9 +296,16 @@ ${layers.join('')}END
     const p = parts.map((s, i) => (i === parts.length - 1 ? strip(s) : s));
     const [a, ws, b, ds, c, ftName] = p;
     if (a === 'about' && ws === 'version' && method === 'GET') {
-      return json(res, 200, { about: { resource: [{ '@name': 'GeoServer', 'Build-Timestamp': '2024-01-01', Version: '2.24.1 (stand-in)', 'Git-Revision': 'stand-in' }] } });
+      return json(res, 200, {
+        about: { resource: [{ '@name': 'GeoServer', 'Build-Timestamp': '2024-01-01', Version: '2.24.1 (stand-in)', 'Git-Revision': 'stand-in' }] },
+      });
     }
-    if (a === 'styles' && p.length === 1 && method === 'GET') return json(res, 200, list('styles', 'style', STYLES, (n) => href('styles', n)));
+    if (a === 'styles' && p.length === 1 && method === 'GET')
+      return json(
+        res,
+        200,
+        list('styles', 'style', STYLES, (n) => href('styles', n)),
+      );
     if (a === 'resource' && method === 'DELETE') {
       const rel = p.slice(1).join('/');
       const file = path.join(dataDir, rel);
@@ -283,7 +320,9 @@ ${layers.join('')}END
       if (method === 'GET') return json(res, 200, layerJson(w!, found.store, found.ft));
       if (method === 'PUT') {
         const text = body.toString('utf8');
-        const style = /json/.test(type) ? (JSON.parse(text) as { layer?: { defaultStyle?: { name?: string } } }).layer?.defaultStyle?.name : xmlValue(xmlValue(text, 'defaultStyle') ?? '', 'name');
+        const style = /json/.test(type)
+          ? (JSON.parse(text) as { layer?: { defaultStyle?: { name?: string } } }).layer?.defaultStyle?.name
+          : xmlValue(xmlValue(text, 'defaultStyle') ?? '', 'name');
         if (style && !STYLES.includes(style)) return send(res, 400, 'text/plain', `No such style: ${style}`);
         if (style) found.ft.style = style;
         return send(res, 200, 'text/plain', '');
@@ -291,7 +330,12 @@ ${layers.join('')}END
     }
     if (a !== 'workspaces') return notFound(res, 'resource');
     if (p.length === 1) {
-      if (method === 'GET') return json(res, 200, list('workspaces', 'workspace', [...workspaces.keys()].sort(), (n) => href('workspaces', n)));
+      if (method === 'GET')
+        return json(
+          res,
+          200,
+          list('workspaces', 'workspace', [...workspaces.keys()].sort(), (n) => href('workspaces', n)),
+        );
       if (method === 'POST') {
         const text = body.toString('utf8');
         const name = /json/.test(type) ? (JSON.parse(text) as { workspace?: { name?: string } }).workspace?.name : xmlValue(text, 'name');
@@ -304,7 +348,16 @@ ${layers.join('')}END
     const stores = workspaces.get(ws!);
     if (!stores) return notFound(res, `workspace ${ws}`);
     if (p.length === 2) {
-      if (method === 'GET') return json(res, 200, { workspace: { name: ws, isolated: false, dataStores: href('workspaces', ws!, 'datastores'), coverageStores: href('workspaces', ws!, 'coveragestores'), wmsStores: href('workspaces', ws!, 'wmsstores') } });
+      if (method === 'GET')
+        return json(res, 200, {
+          workspace: {
+            name: ws,
+            isolated: false,
+            dataStores: href('workspaces', ws!, 'datastores'),
+            coverageStores: href('workspaces', ws!, 'coveragestores'),
+            wmsStores: href('workspaces', ws!, 'wmsstores'),
+          },
+        });
       if (method === 'DELETE') {
         if (stores.size && query.get('recurse') !== 'true') return send(res, 403, 'text/plain', 'Workspace is not empty');
         workspaces.delete(ws!);
@@ -315,7 +368,11 @@ ${layers.join('')}END
     if (b === 'layers') {
       if (p.length === 3 && method === 'GET') {
         const names = [...stores.values()].flatMap((s) => [...s.featureTypes.keys()]).sort();
-        return json(res, 200, list('layers', 'layer', names, (n) => href('workspaces', ws!, 'layers', n)));
+        return json(
+          res,
+          200,
+          list('layers', 'layer', names, (n) => href('workspaces', ws!, 'layers', n)),
+        );
       }
       const found = layerOf(ws!, ds!);
       if (!found) return notFound(res, `layer ${ws}:${ds}`);
@@ -328,7 +385,12 @@ ${layers.join('')}END
     }
     if (b !== 'datastores') return notFound(res, 'resource');
     if (p.length === 3) {
-      if (method === 'GET') return json(res, 200, list('dataStores', 'dataStore', [...stores.keys()].sort(), (n) => href('workspaces', ws!, 'datastores', n)));
+      if (method === 'GET')
+        return json(
+          res,
+          200,
+          list('dataStores', 'dataStore', [...stores.keys()].sort(), (n) => href('workspaces', ws!, 'datastores', n)),
+        );
     }
     const store = stores.get(ds!);
     if (p.length === 5 && /^file\.\w+$/.test(c ?? '') && method === 'PUT') {
@@ -351,7 +413,8 @@ ${layers.join('')}END
       stores.set(ds!, target);
       const configure = query.get('configure') ?? 'first';
       for (const table of configure === 'none' ? [] : configure === 'first' ? tables.slice(0, 1) : tables) {
-        if (!target.featureTypes.has(table) && !layerOf(ws!, table)) target.featureTypes.set(table, { name: table, nativeName: table, title: table, style: 'generic' });
+        if (!target.featureTypes.has(table) && !layerOf(ws!, table))
+          target.featureTypes.set(table, { name: table, nativeName: table, title: table, style: 'generic' });
       }
       writeMaps();
       return send(res, store ? 200 : 201, 'text/plain', '');
@@ -363,7 +426,9 @@ ${layers.join('')}END
         const text = body.toString('utf8');
         let database: string | undefined;
         if (/json/.test(type)) {
-          const entries = (JSON.parse(text) as { dataStore?: { connectionParameters?: { entry?: { '@key': string; $: string }[] } } }).dataStore?.connectionParameters?.entry ?? [];
+          const entries =
+            (JSON.parse(text) as { dataStore?: { connectionParameters?: { entry?: { '@key': string; $: string }[] } } }).dataStore?.connectionParameters
+              ?.entry ?? [];
           database = entries.find((e) => e['@key'] === 'database')?.$;
         } else {
           database = /<entry key="database">([^<]*)<\/entry>/.exec(text)?.[1];
@@ -385,13 +450,24 @@ ${layers.join('')}END
     }
     if (c !== 'featuretypes') return notFound(res, 'resource');
     if (p.length === 5 || (p.length === 6 && ftName === '')) {
-      if (method === 'GET') return json(res, 200, list('featureTypes', 'featureType', [...store.featureTypes.keys()].sort(), (n) => href('workspaces', ws!, 'datastores', ds!, 'featuretypes', n)));
+      if (method === 'GET')
+        return json(
+          res,
+          200,
+          list('featureTypes', 'featureType', [...store.featureTypes.keys()].sort(), (n) => href('workspaces', ws!, 'datastores', ds!, 'featuretypes', n)),
+        );
       if (method === 'POST') {
         const ft = featureTypeBody(body, type);
         if (!ft.name) return send(res, 400, 'text/plain', 'A feature type needs a name');
         if (layerOf(ws!, ft.name)) return send(res, 500, 'text/plain', `Resource named '${ft.name}' already exists in namespace: '${ws}'`);
         const nativeName = ft.nativeName ?? ft.name;
-        if (!tablesOf(abs(store.database)).includes(nativeName)) return send(res, 400, 'text/plain', `Trying to create new feature type inside the store, but no attributes were specified and ${nativeName} is not a table of it`);
+        if (!tablesOf(abs(store.database)).includes(nativeName))
+          return send(
+            res,
+            400,
+            'text/plain',
+            `Trying to create new feature type inside the store, but no attributes were specified and ${nativeName} is not a table of it`,
+          );
         store.featureTypes.set(ft.name, { name: ft.name, nativeName, title: ft.title ?? ft.name, abstract: ft.abstract, style: 'generic' });
         writeMaps();
         return send(res, 201, 'text/plain', ft.name);
@@ -431,7 +507,11 @@ ${layers.join('')}END
       const last = rest2[rest2.length - 1]?.toLowerCase();
       if (last === 'ows' || last === 'wfs') {
         const mapfile =
-          rest2.length === 1 ? path.join(mapsDir, 'all.map') : rest2.length === 2 ? path.join(mapsDir, `${rest2[0]}.map`) : path.join(mapsDir, `${rest2[0]}__${rest2[1]}.map`);
+          rest2.length === 1
+            ? path.join(mapsDir, 'all.map')
+            : rest2.length === 2
+              ? path.join(mapsDir, `${rest2[0]}.map`)
+              : path.join(mapsDir, `${rest2[0]}__${rest2[1]}.map`);
         return mapserv(mapfile, new URLSearchParams(url.search), res);
       }
       return notFound(res, 'path');

@@ -63,7 +63,11 @@ async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 const point = (i: number) =>
-  JSON.stringify({ type: 'Feature', properties: { id: i, name: `feature ${i}` }, geometry: { type: 'Point', coordinates: [6 + (i % 1000) / 1000, 46 + Math.floor(i / 1000) / 1000] } });
+  JSON.stringify({
+    type: 'Feature',
+    properties: { id: i, name: `feature ${i}` },
+    geometry: { type: 'Point', coordinates: [6 + (i % 1000) / 1000, 46 + Math.floor(i / 1000) / 1000] },
+  });
 
 async function serveFile(req: IncomingMessage, res: ServerResponse, dir: string, rel: string): Promise<void> {
   const file = path.join(dir, path.normalize(decodeURIComponent(rel)));
@@ -76,11 +80,18 @@ async function serveFile(req: IncomingMessage, res: ServerResponse, dir: string,
   }
   if (!info.isFile()) return void res.writeHead(404).end();
   const url = new URL(req.url!, 'http://x');
-  const etag = url.searchParams.get('noetag') ? null : `"${createHash('sha1').update(await readFile(file)).digest('hex')}"`;
+  const etag = url.searchParams.get('noetag')
+    ? null
+    : `"${createHash('sha1')
+        .update(await readFile(file))
+        .digest('hex')}"`;
   const lastModified = info.mtime.toUTCString();
   const since = req.headers['if-modified-since'];
   const validators = { ...(etag ? { etag } : {}), 'last-modified': lastModified };
-  if ((etag && req.headers['if-none-match'] === etag) || (!req.headers['if-none-match'] && since && Date.parse(since) >= Math.floor(info.mtimeMs / 1000) * 1000)) {
+  if (
+    (etag && req.headers['if-none-match'] === etag) ||
+    (!req.headers['if-none-match'] && since && Date.parse(since) >= Math.floor(info.mtimeMs / 1000) * 1000)
+  ) {
     return void res.writeHead(304, validators).end();
   }
   const headers: Record<string, string | number> = { ...validators, 'content-type': types[path.extname(file)] ?? 'application/octet-stream' };
@@ -163,9 +174,12 @@ export async function startHttpFixtureServer(options: HttpFixtureOptions): Promi
       }
       if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return void res.writeHead(415).end('send application/json');
       const features = Array.from({ length: count }, (_, i) => JSON.parse(point(i)));
-      return void res.writeHead(200, { 'content-type': 'application/geo+json', 'content-disposition': 'attachment; filename="export.geojson"' }).end(JSON.stringify({ type: 'FeatureCollection', features }));
+      return void res
+        .writeHead(200, { 'content-type': 'application/geo+json', 'content-disposition': 'attachment; filename="export.geojson"' })
+        .end(JSON.stringify({ type: 'FeatureCollection', features }));
     }
-    if (pathname === '/echo') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, headers: req.headers, body }));
+    if (pathname === '/echo')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ method: req.method, headers: req.headers, body }));
     if (pathname === '/hang') {
       hanging.add(res);
       res.on('close', () => hanging.delete(res));

@@ -76,7 +76,12 @@ export interface HubStandIn {
   /** Every request: path and where its token came from. */
   requests: { method: string; path: string; token: 'body' | 'query' | 'header' | null }[];
   /** A hosted feature layer item owned by `owner`, with one layer of these features. */
-  addFeatureLayer(owner: string, title: string, layer: { name: string; geometryType: string | null; wkid: number; fields: Field[]; features: HubFeature[] }, access?: HubItem['access']): HubItem;
+  addFeatureLayer(
+    owner: string,
+    title: string,
+    layer: { name: string; geometryType: string | null; wkid: number; fields: Field[]; features: HubFeature[] },
+    access?: HubItem['access'],
+  ): HubItem;
   /** A file item (GeoJson, Shapefile, CSV …) holding `data`. */
   addFileItem(owner: string, title: string, type: string, name: string, data: Buffer, access?: HubItem['access']): HubItem;
   /** The rows of a feature layer item's layer, as stored. */
@@ -94,13 +99,20 @@ function esriOf(g: { type: string; coordinates: unknown } | null): { geometry?: 
   if (!g) return { type: null };
   const c = g.coordinates as never;
   switch (g.type) {
-    case 'Point': return { geometry: { x: (c as number[])[0], y: (c as number[])[1] }, type: 'esriGeometryPoint' };
-    case 'MultiPoint': return { geometry: { points: c }, type: 'esriGeometryMultipoint' };
-    case 'LineString': return { geometry: { paths: [c] }, type: 'esriGeometryPolyline' };
-    case 'MultiLineString': return { geometry: { paths: c }, type: 'esriGeometryPolyline' };
-    case 'Polygon': return { geometry: { rings: c }, type: 'esriGeometryPolygon' };
-    case 'MultiPolygon': return { geometry: { rings: (c as unknown[][]).flat() }, type: 'esriGeometryPolygon' };
-    default: throw new Error(`unsupported geometry ${g.type}`);
+    case 'Point':
+      return { geometry: { x: (c as number[])[0], y: (c as number[])[1] }, type: 'esriGeometryPoint' };
+    case 'MultiPoint':
+      return { geometry: { points: c }, type: 'esriGeometryMultipoint' };
+    case 'LineString':
+      return { geometry: { paths: [c] }, type: 'esriGeometryPolyline' };
+    case 'MultiLineString':
+      return { geometry: { paths: c }, type: 'esriGeometryPolyline' };
+    case 'Polygon':
+      return { geometry: { rings: c }, type: 'esriGeometryPolygon' };
+    case 'MultiPolygon':
+      return { geometry: { rings: (c as unknown[][]).flat() }, type: 'esriGeometryPolygon' };
+    default:
+      throw new Error(`unsupported geometry ${g.type}`);
   }
 }
 
@@ -118,7 +130,12 @@ async function formOf(req: IncomingMessage, url: URL): Promise<{ fields: Map<str
   const fields = new Map<string, string>(url.searchParams);
   const files = new Map<string, { name: string; data: Buffer }>();
   if (req.method === 'POST') {
-    const request = new Request('http://x/', { method: 'POST', headers: req.headers as Record<string, string>, body: Readable.toWeb(req) as ReadableStream, duplex: 'half' } as RequestInit);
+    const request = new Request('http://x/', {
+      method: 'POST',
+      headers: req.headers as Record<string, string>,
+      body: Readable.toWeb(req) as ReadableStream,
+      duplex: 'half',
+    } as RequestInit);
     const form = await request.formData();
     for (const [k, v] of form.entries()) {
       if (typeof v === 'string') fields.set(k, v);
@@ -129,7 +146,10 @@ async function formOf(req: IncomingMessage, url: URL): Promise<{ fields: Map<str
 }
 
 export async function startHubStandIn(options: { users?: { username: string; password: string }[]; apiKeyUser?: string } = {}): Promise<HubStandIn> {
-  const users = options.users ?? [{ username: 'gis_team', password: `pw-${newId().slice(0, 8)}` }, { username: 'other_user', password: `pw-${newId().slice(0, 8)}` }];
+  const users = options.users ?? [
+    { username: 'gis_team', password: `pw-${newId().slice(0, 8)}` },
+    { username: 'other_user', password: `pw-${newId().slice(0, 8)}` },
+  ];
   const apiKey = `AAPK${newId()}`;
   const tokens = new Map<string, string>([[apiKey, options.apiKeyUser ?? users[0]!.username]]);
   const items = new Map<string, HubItem>();
@@ -160,14 +180,51 @@ export async function startHubStandIn(options: { users?: { username: string; pas
 
   function addFeatureLayer(owner: string, title: string, layer: Parameters<HubStandIn['addFeatureLayer']>[2], access: HubItem['access'] = 'private'): HubItem {
     const name = `${title.replace(/\W+/g, '_')}_${newId().slice(0, 6)}`;
-    createService(name, { name: layer.name, geometryType: layer.geometryType, spatialReference: { wkid: layer.wkid, latestWkid: layer.wkid }, fields: [oidField, ...layer.fields] }, layer.features);
-    const item: HubItem = { id: newId(), owner, title, type: 'Feature Service', name, url: serviceUrl(name), tags: [], typeKeywords: ['ArcGIS Server', 'Data', 'Feature Access', 'Feature Service', 'Hosted Service', 'Service'], created: now(), modified: now(), access, ownerFolder: null, service: name };
+    createService(
+      name,
+      {
+        name: layer.name,
+        geometryType: layer.geometryType,
+        spatialReference: { wkid: layer.wkid, latestWkid: layer.wkid },
+        fields: [oidField, ...layer.fields],
+      },
+      layer.features,
+    );
+    const item: HubItem = {
+      id: newId(),
+      owner,
+      title,
+      type: 'Feature Service',
+      name,
+      url: serviceUrl(name),
+      tags: [],
+      typeKeywords: ['ArcGIS Server', 'Data', 'Feature Access', 'Feature Service', 'Hosted Service', 'Service'],
+      created: now(),
+      modified: now(),
+      access,
+      ownerFolder: null,
+      service: name,
+    };
     items.set(item.id, item);
     return item;
   }
 
   function addFileItem(owner: string, title: string, type: string, name: string, data: Buffer, access: HubItem['access'] = 'private'): HubItem {
-    const item: HubItem = { id: newId(), owner, title, type, name, url: null, tags: [], typeKeywords: ['Data'], created: now(), modified: now(), access, ownerFolder: null, data };
+    const item: HubItem = {
+      id: newId(),
+      owner,
+      title,
+      type,
+      name,
+      url: null,
+      tags: [],
+      typeKeywords: ['Data'],
+      created: now(),
+      modified: now(),
+      access,
+      ownerFolder: null,
+      data,
+    };
     items.set(item.id, item);
     return item;
   }
@@ -186,8 +243,10 @@ export async function startHubStandIn(options: { users?: { username: string; pas
     const token = fields.get('token') ?? header;
     requests.push({ method: req.method!, path, token: fields.has('token') ? (url.searchParams.has('token') ? 'query' : 'body') : header ? 'header' : null });
     const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
-    const error = (code: number, message: string, details: string[] = [], messageCode?: string) => json({ error: { code, ...(messageCode ? { messageCode } : {}), message, details } });
-    if (fields.get('f') !== 'json' && fields.get('f') !== 'pjson' && !/\/data$/.test(path)) return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>ArcGIS Portal Directory</html>');
+    const error = (code: number, message: string, details: string[] = [], messageCode?: string) =>
+      json({ error: { code, ...(messageCode ? { messageCode } : {}), message, details } });
+    if (fields.get('f') !== 'json' && fields.get('f') !== 'pjson' && !/\/data$/.test(path))
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>ArcGIS Portal Directory</html>');
     if (token !== undefined && !tokens.has(token)) return error(498, 'Invalid token.');
     const user = token ? tokens.get(token)! : null;
     const canRead = (i: HubItem) => i.access === 'public' || (user !== null && (i.owner === user || i.access === 'org' || i.access === 'shared'));
@@ -205,11 +264,24 @@ export async function startHubStandIn(options: { users?: { username: string; pas
         return json({ token: t, expires: now() + Number(fields.get('expiration') ?? 60) * 60_000, ssl: false });
       }
       if (route === 'portals/self') {
-        return json({ id: 'org0stand', name: 'City GIS (stand-in)', isPortal: true, currentVersion: '2024.1', urlKey: null, ...(user ? { user: { username: user, role: 'org_admin', orgId: 'org0stand' } } : {}) });
+        return json({
+          id: 'org0stand',
+          name: 'City GIS (stand-in)',
+          isPortal: true,
+          currentVersion: '2024.1',
+          urlKey: null,
+          ...(user ? { user: { username: user, role: 'org_admin', orgId: 'org0stand' } } : {}),
+        });
       }
       if (route === 'community/self') {
         if (!user) return error(499, 'Token Required');
-        return json({ username: user, fullName: user, role: 'org_admin', orgId: 'org0stand', privileges: ['portal:user:createItem', 'portal:publisher:publishFeatures'] });
+        return json({
+          username: user,
+          fullName: user,
+          role: 'org_admin',
+          orgId: 'org0stand',
+          privileges: ['portal:user:createItem', 'portal:publisher:publishFeatures'],
+        });
       }
       if (route === 'portals/self/isServiceNameAvailable') {
         if (!user) return error(499, 'Token Required');
@@ -217,13 +289,27 @@ export async function startHubStandIn(options: { users?: { username: string; pas
       }
       if (route === 'search') {
         const q = fields.get('q') ?? '';
-        const clauses = q.split(/\s+AND\s+/).map((c) => c.trim()).filter((c) => c && c !== '*');
+        const clauses = q
+          .split(/\s+AND\s+/)
+          .map((c) => c.trim())
+          .filter((c) => c && c !== '*');
         const tests = clauses.map((c) => {
           const m = /^(\w+):(?:"([^"]*)"|(\S+))$/.exec(c);
           if (m) {
             const [, field, quoted, bare] = m;
             const value = (quoted ?? bare ?? '').toLowerCase();
-            return (i: HubItem) => (field === 'title' ? i.title.toLowerCase().includes(value) : field === 'owner' ? i.owner.toLowerCase() === value : field === 'type' ? i.type.toLowerCase() === value : field === 'id' ? i.id === value : field === 'tags' ? i.tags.some((t) => t.toLowerCase() === value) : false);
+            return (i: HubItem) =>
+              field === 'title'
+                ? i.title.toLowerCase().includes(value)
+                : field === 'owner'
+                  ? i.owner.toLowerCase() === value
+                  : field === 'type'
+                    ? i.type.toLowerCase() === value
+                    : field === 'id'
+                      ? i.id === value
+                      : field === 'tags'
+                        ? i.tags.some((t) => t.toLowerCase() === value)
+                        : false;
           }
           const words = c.toLowerCase().split(/\s+/);
           return (i: HubItem) => words.every((w) => `${i.title} ${i.tags.join(' ')} ${i.type}`.toLowerCase().includes(w));
@@ -242,11 +328,20 @@ export async function startHubStandIn(options: { users?: { username: string; pas
       if (rest[0] === 'content' && rest[1] === 'items' && rest[2]) {
         const item = items.get(rest[2]);
         if (!item) return inaccessible();
-        if (!canRead(item)) return user ? error(403, 'You do not have permissions to access this resource or perform this operation.', [], 'GWM_0003') : error(499, 'Token Required');
+        if (!canRead(item))
+          return user
+            ? error(403, 'You do not have permissions to access this resource or perform this operation.', [], 'GWM_0003')
+            : error(499, 'Token Required');
         if (rest.length === 3) return json(itemJson(item));
         if (rest.length === 4 && rest[3] === 'data') {
           if (!item.data) return json({});
-          return void res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': item.data.length, 'content-disposition': `attachment; filename="${item.name}"` }).end(item.data);
+          return void res
+            .writeHead(200, {
+              'content-type': 'application/octet-stream',
+              'content-length': item.data.length,
+              'content-disposition': `attachment; filename="${item.name}"`,
+            })
+            .end(item.data);
         }
       }
       if (rest[0] === 'content' && rest[1] === 'users' && rest[2]) {
@@ -261,7 +356,16 @@ export async function startHubStandIn(options: { users?: { username: string; pas
           const mine = [...items.values()].filter((i) => i.owner === owner && (i.ownerFolder ?? null) === folder);
           const start = Number(fields.get('start') ?? 1);
           const num = Number(fields.get('num') ?? 10);
-          return json({ username: owner, total: mine.length, start, num, nextStart: start - 1 + num < mine.length ? start + num : -1, currentFolder: folder ? own.find((f) => f.id === folder) : null, items: mine.slice(start - 1, start - 1 + num).map(itemJson), folders: folder ? [] : own });
+          return json({
+            username: owner,
+            total: mine.length,
+            start,
+            num,
+            nextStart: start - 1 + num < mine.length ? start + num : -1,
+            currentFolder: folder ? own.find((f) => f.id === folder) : null,
+            items: mine.slice(start - 1, start - 1 + num).map(itemJson),
+            folders: folder ? [] : own,
+          });
         }
         if (op === 'createFolder') {
           const title = fields.get('title') ?? '';
@@ -276,28 +380,85 @@ export async function startHubStandIn(options: { users?: { username: string; pas
           const title = fields.get('title');
           const type = fields.get('type');
           if (!title || !type) return error(400, 'Unable to add item.', ["'title' and 'type' must be specified."]);
-          const split = (v: string | undefined) => (v ? v.split(',').map((s) => s.trim()).filter(Boolean) : []);
-          const item: HubItem = { id: newId(), owner, title, type, name: file?.name ?? fields.get('filename') ?? null, url: null, tags: split(fields.get('tags')), typeKeywords: split(fields.get('typeKeywords')), created: now(), modified: now(), access: 'private', ownerFolder: folder, ...(file ? { data: file.data } : fields.has('text') ? { data: Buffer.from(fields.get('text')!) } : {}) };
+          const split = (v: string | undefined) =>
+            v
+              ? v
+                  .split(',')
+                  .map((s) => s.trim())
+                  .filter(Boolean)
+              : [];
+          const item: HubItem = {
+            id: newId(),
+            owner,
+            title,
+            type,
+            name: file?.name ?? fields.get('filename') ?? null,
+            url: null,
+            tags: split(fields.get('tags')),
+            typeKeywords: split(fields.get('typeKeywords')),
+            created: now(),
+            modified: now(),
+            access: 'private',
+            ownerFolder: folder,
+            ...(file ? { data: file.data } : fields.has('text') ? { data: Buffer.from(fields.get('text')!) } : {}),
+          };
           items.set(item.id, item);
           return json({ success: true, id: item.id, folder });
         }
         if (op === 'publish') {
           const source = items.get(fields.get('itemId') ?? '');
           if (!source || source.owner !== owner) return inaccessible();
-          if (fields.get('filetype') !== 'geojson' || source.type !== 'GeoJson') return json({ services: [{ success: false, error: { code: 400, message: `filetype ${fields.get('filetype')} is not supported by this stand-in` } }] });
+          if (fields.get('filetype') !== 'geojson' || source.type !== 'GeoJson')
+            return json({
+              services: [{ success: false, error: { code: 400, message: `filetype ${fields.get('filetype')} is not supported by this stand-in` } }],
+            });
           const parameters = JSON.parse(fields.get('publishParameters') ?? '{}') as { name?: string };
           const name = parameters.name ?? '';
-          if (!name || services.has(name)) return json({ services: [{ success: false, error: { code: 400, message: `Service name '${name}' already exists for '${owner}'` } }] });
-          const collection = JSON.parse(source.data!.toString('utf8')) as { features: { properties: Attributes | null; geometry: { type: string; coordinates: unknown } | null }[] };
+          if (!name || services.has(name))
+            return json({ services: [{ success: false, error: { code: 400, message: `Service name '${name}' already exists for '${owner}'` } }] });
+          const collection = JSON.parse(source.data!.toString('utf8')) as {
+            features: { properties: Attributes | null; geometry: { type: string; coordinates: unknown } | null }[];
+          };
           const first = collection.features.find((f) => f.geometry);
           const attributeNames = [...new Set(collection.features.flatMap((f) => Object.keys(f.properties ?? {})))];
-          const layerFields: Field[] = [oidField, ...attributeNames.map((n) => ({ name: n, type: esriType(collection.features.map((f) => f.properties?.[n]).find((v) => v !== null && v !== undefined)), alias: n, editable: true, nullable: true }))];
+          const layerFields: Field[] = [
+            oidField,
+            ...attributeNames.map((n) => ({
+              name: n,
+              type: esriType(collection.features.map((f) => f.properties?.[n]).find((v) => v !== null && v !== undefined)),
+              alias: n,
+              editable: true,
+              nullable: true,
+            })),
+          ];
           const converted = collection.features.map((f) => ({ attributes: { ...(f.properties ?? {}) }, ...esriOf(f.geometry) }));
-          createService(name, { name: name, geometryType: first ? esriOf(first.geometry).type : null, spatialReference: { wkid: 4326, latestWkid: 4326 }, fields: layerFields }, converted.map(({ type: _t, ...f }) => f));
-          const item: HubItem = { id: newId(), owner, title: source.title, type: 'Feature Service', name, url: serviceUrl(name), tags: source.tags, typeKeywords: ['ArcGIS Server', 'Data', 'Feature Access', 'Feature Service', 'Hosted Service', 'Service'], created: now(), modified: now(), access: 'private', ownerFolder: source.ownerFolder, service: name };
+          createService(
+            name,
+            { name: name, geometryType: first ? esriOf(first.geometry).type : null, spatialReference: { wkid: 4326, latestWkid: 4326 }, fields: layerFields },
+            converted.map(({ type: _t, ...f }) => f),
+          );
+          const item: HubItem = {
+            id: newId(),
+            owner,
+            title: source.title,
+            type: 'Feature Service',
+            name,
+            url: serviceUrl(name),
+            tags: source.tags,
+            typeKeywords: ['ArcGIS Server', 'Data', 'Feature Access', 'Feature Service', 'Hosted Service', 'Service'],
+            created: now(),
+            modified: now(),
+            access: 'private',
+            ownerFolder: source.ownerFolder,
+            service: name,
+          };
           items.set(item.id, item);
           publishing.set(item.id, 1);
-          return json({ services: [{ type: 'Feature Service', serviceurl: item.url, size: source.data!.length, jobId: newId(), serviceItemId: item.id, encodedServiceURL: item.url }] });
+          return json({
+            services: [
+              { type: 'Feature Service', serviceurl: item.url, size: source.data!.length, jobId: newId(), serviceItemId: item.id, encodedServiceURL: item.url },
+            ],
+          });
         }
         const itemOp = /^items\/([^/]+)\/(status|share|delete)$/.exec(op);
         if (itemOp) {
@@ -312,7 +473,8 @@ export async function startHubStandIn(options: { users?: { username: string; pas
             return json({ status: 'completed', statusMessage: 'completed', itemId: item.id });
           }
           if (itemOp[2] === 'share') {
-            item.access = fields.get('everyone') === 'true' ? 'public' : fields.get('org') === 'true' ? 'org' : fields.get('groups')?.trim() ? 'shared' : 'private';
+            item.access =
+              fields.get('everyone') === 'true' ? 'public' : fields.get('org') === 'true' ? 'org' : fields.get('groups')?.trim() ? 'shared' : 'private';
             return json({ notSharedWith: [], itemId: item.id });
           }
           items.delete(item.id);
@@ -328,17 +490,36 @@ export async function startHubStandIn(options: { users?: { username: string; pas
       const service = services.get(fs[1]!);
       const item = [...items.values()].find((i) => i.service === fs[1]);
       if (!service || !item) return error(400, 'Invalid URL', ['Invalid URL']);
-      if (!canRead(item)) return error(user ? 403 : 499, user ? 'You do not have permissions to access this resource or perform this operation.' : 'Token Required');
+      if (!canRead(item))
+        return error(user ? 403 : 499, user ? 'You do not have permissions to access this resource or perform this operation.' : 'Token Required');
       if (fs[2] === undefined) {
         if (fs[3]) return error(400, 'Invalid URL', ['Invalid URL']);
-        return json({ currentVersion: 11.3, serviceDescription: '', hasVersionedData: false, supportsApplyEditsWithGlobalIds: true, maxRecordCount: 2000, spatialReference: service.layers[0]!.spatialReference, layers: service.layers.map((l) => ({ id: l.id, name: l.name, geometryType: l.geometryType })), tables: [] });
+        return json({
+          currentVersion: 11.3,
+          serviceDescription: '',
+          hasVersionedData: false,
+          supportsApplyEditsWithGlobalIds: true,
+          maxRecordCount: 2000,
+          spatialReference: service.layers[0]!.spatialReference,
+          layers: service.layers.map((l) => ({ id: l.id, name: l.name, geometryType: l.geometryType })),
+          tables: [],
+        });
       }
       const layer = service.layers.find((l) => String(l.id) === fs[2]);
       if (!layer) return error(400, 'Invalid URL', ['Invalid URL']);
       if (!fs[3]) {
         return json({
-          id: layer.id, name: layer.name, type: 'Feature Layer', geometryType: layer.geometryType, spatialReference: layer.spatialReference, objectIdField: 'OBJECTID', fields: layer.fields,
-          maxRecordCount: 50, advancedQueryCapabilities: { supportsPagination: true }, capabilities: 'Query,Editing,Create,Update,Delete', editingInfo: { lastEditDate: layer.lastEditDate },
+          id: layer.id,
+          name: layer.name,
+          type: 'Feature Layer',
+          geometryType: layer.geometryType,
+          spatialReference: layer.spatialReference,
+          objectIdField: 'OBJECTID',
+          fields: layer.fields,
+          maxRecordCount: 50,
+          advancedQueryCapabilities: { supportsPagination: true },
+          capabilities: 'Query,Editing,Create,Update,Delete',
+          editingInfo: { lastEditDate: layer.lastEditDate },
         });
       }
       if (fs[3] === 'query') {
@@ -353,10 +534,18 @@ export async function startHubStandIn(options: { users?: { username: string; pas
         const exceeded = rows.length > offset + count;
         rows = rows.slice(offset, offset + count);
         const withGeometry = fields.get('returnGeometry') !== 'false' && layer.geometryType;
-        return json({ objectIdFieldName: 'OBJECTID', geometryType: layer.geometryType, spatialReference: layer.spatialReference, fields: layer.fields, features: rows.map((f) => (withGeometry ? f : { attributes: f.attributes })), ...(exceeded ? { exceededTransferLimit: true } : {}) });
+        return json({
+          objectIdFieldName: 'OBJECTID',
+          geometryType: layer.geometryType,
+          spatialReference: layer.spatialReference,
+          fields: layer.fields,
+          features: rows.map((f) => (withGeometry ? f : { attributes: f.attributes })),
+          ...(exceeded ? { exceededTransferLimit: true } : {}),
+        });
       }
       // applyEdits: all of it or none of it, in one step
-      if (!user || (item.owner !== user)) return error(user ? 403 : 499, user ? 'You do not have permissions to access this resource or perform this operation.' : 'Token Required');
+      if (!user || item.owner !== user)
+        return error(user ? 403 : 499, user ? 'You do not have permissions to access this resource or perform this operation.' : 'Token Required');
       let adds: HubFeature[];
       let deletes: number[];
       try {
@@ -368,19 +557,26 @@ export async function startHubStandIn(options: { users?: { username: string; pas
       }
       const editable = new Map(layer.fields.filter((f) => f.editable !== false).map((f) => [f.name.toLowerCase(), f.name]));
       const next = new Map(layer.features);
-      const deleteResults = deletes.map((oid) => (next.delete(oid) ? { objectId: oid, success: true } : { objectId: oid, success: false, error: { code: 1019, description: 'Object is missing.' } }));
+      const deleteResults = deletes.map((oid) =>
+        next.delete(oid) ? { objectId: oid, success: true } : { objectId: oid, success: false, error: { code: 1019, description: 'Object is missing.' } },
+      );
       let oid = layer.nextOid;
       const addResults = adds.map((f) => {
         const unknown = Object.keys(f.attributes ?? {}).filter((k) => !editable.has(k.toLowerCase()));
         if (unknown.length) return { objectId: null, success: false, error: { code: 1000, description: `Invalid column name '${unknown[0]}'.` } };
-        if (!geometryFits(layer.geometryType, f.geometry)) return { objectId: null, success: false, error: { code: 1000, description: 'Geometry type does not match the layer.' } };
+        if (!geometryFits(layer.geometryType, f.geometry))
+          return { objectId: null, success: false, error: { code: 1000, description: 'Geometry type does not match the layer.' } };
         const id = oid++;
         next.set(id, { attributes: { ...f.attributes, OBJECTID: id }, ...(f.geometry ? { geometry: f.geometry } : {}) });
         return { objectId: id, success: true };
       });
       const failed = [...addResults, ...deleteResults].some((r) => !r.success);
       if (failed && fields.get('rollbackOnFailure') !== 'false') {
-        return json({ addResults: addResults.map((r) => (r.success ? { ...r, success: false, error: { code: 1003, description: 'Operation rolled back.' } } : r)), updateResults: [], deleteResults });
+        return json({
+          addResults: addResults.map((r) => (r.success ? { ...r, success: false, error: { code: 1003, description: 'Operation rolled back.' } } : r)),
+          updateResults: [],
+          deleteResults,
+        });
       }
       layer.features = next;
       layer.nextOid = oid;

@@ -52,15 +52,35 @@ export async function startMariadb(): Promise<LocalMariadb> {
   const user = isRoot ? ['--user=mysql'] : [];
   // Socket authentication: the OS user running the suite is the server's administrator.
   const admin = isRoot ? 'root' : userInfo().username;
-  const install = spawnSync(INSTALL_DB!, ['--no-defaults', `--datadir=${datadir}`, ...user, '--auth-root-authentication-method=socket', `--auth-root-socket-user=${admin}`, '--skip-test-db'], { encoding: 'utf8' });
+  const install = spawnSync(
+    INSTALL_DB!,
+    ['--no-defaults', `--datadir=${datadir}`, ...user, '--auth-root-authentication-method=socket', `--auth-root-socket-user=${admin}`, '--skip-test-db'],
+    { encoding: 'utf8' },
+  );
   if (install.status !== 0) throw new Error(`mariadb-install-db failed: ${install.stderr || install.stdout}`);
   const port = await freePort();
-  const child: ChildProcess = spawn(SERVER!, [
-    '--no-defaults', `--datadir=${datadir}`, ...user, `--port=${port}`, '--bind-address=127.0.0.1', `--socket=${socket}`,
-    `--pid-file=${path.join(dir, 'mysqld.pid')}`, `--log-error=${path.join(dir, 'error.log')}`, '--skip-log-bin', '--skip-name-resolve',
-    // A throwaway server: no flush per commit (GDAL's MySQL driver commits every row it inserts).
-    '--innodb-buffer-pool-size=64M', '--innodb-log-file-size=16M', '--innodb-flush-log-at-trx-commit=0', '--character-set-server=utf8mb4', '--collation-server=utf8mb4_unicode_ci',
-  ], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(
+    SERVER!,
+    [
+      '--no-defaults',
+      `--datadir=${datadir}`,
+      ...user,
+      `--port=${port}`,
+      '--bind-address=127.0.0.1',
+      `--socket=${socket}`,
+      `--pid-file=${path.join(dir, 'mysqld.pid')}`,
+      `--log-error=${path.join(dir, 'error.log')}`,
+      '--skip-log-bin',
+      '--skip-name-resolve',
+      // A throwaway server: no flush per commit (GDAL's MySQL driver commits every row it inserts).
+      '--innodb-buffer-pool-size=64M',
+      '--innodb-log-file-size=16M',
+      '--innodb-flush-log-at-trx-commit=0',
+      '--character-set-server=utf8mb4',
+      '--collation-server=utf8mb4_unicode_ci',
+    ],
+    { stdio: 'ignore' },
+  );
   let exited = false;
   child.once('exit', () => {
     exited = true;

@@ -83,13 +83,40 @@ export async function startMerginmaps(): Promise<MerginStandIn> {
     return v;
   };
   const info = (p: Project, v: ProjectVersion) => ({
-    id: p.id, name: p.name, namespace: p.namespace, version: v.name, created: p.created, updated: p.versions.at(-1)!.created,
-    creator: 1, access: { public: false, owners: [1], ownersnames: [users[0]!.username], readers: [1], readersnames: [users[0]!.username], writers: [1], writersnames: [users[0]!.username] },
-    permissions: { delete: true, update: true, upload: true }, tags: [], uploads: [], disk_usage: [...v.files.values()].reduce((s, f) => s + f.body.length, 0),
-    role: 'owner', workspace_id: 1,
+    id: p.id,
+    name: p.name,
+    namespace: p.namespace,
+    version: v.name,
+    created: p.created,
+    updated: p.versions.at(-1)!.created,
+    creator: 1,
+    access: {
+      public: false,
+      owners: [1],
+      ownersnames: [users[0]!.username],
+      readers: [1],
+      readersnames: [users[0]!.username],
+      writers: [1],
+      writersnames: [users[0]!.username],
+    },
+    permissions: { delete: true, update: true, upload: true },
+    tags: [],
+    uploads: [],
+    disk_usage: [...v.files.values()].reduce((s, f) => s + f.body.length, 0),
+    role: 'owner',
+    workspace_id: 1,
     files: [...v.files.values()].map((f) => ({ path: f.path, size: f.body.length, checksum: f.checksum, mtime: f.mtime })),
   });
-  const versionJson = (p: Project, v: ProjectVersion) => ({ name: v.name, author: v.author, created: v.created, project_name: p.name, namespace: p.namespace, changes: { added: [], updated: [], removed: [] }, project_size: 0, user_agent: 'stand-in' });
+  const versionJson = (p: Project, v: ProjectVersion) => ({
+    name: v.name,
+    author: v.author,
+    created: v.created,
+    project_name: p.name,
+    namespace: p.namespace,
+    changes: { added: [], updated: [], removed: [] },
+    project_size: 0,
+    user_agent: 'stand-in',
+  });
 
   const standIn = await serveStandIn(async (req, res, url) => {
     const path = url.pathname;
@@ -101,7 +128,14 @@ export async function startMerginmaps(): Promise<MerginStandIn> {
       const token = randomBytes(24).toString('base64url');
       sessions.set(token, user);
       const expire = new Date(Date.now() + 12 * 3600_000).toISOString();
-      return sendJson(res, 200, { session: { token, expire }, username: user.username, email: `${user.username}@example.org`, id: users.indexOf(user) + 1, receive_notifications: false, verified_email: true });
+      return sendJson(res, 200, {
+        session: { token, expire },
+        username: user.username,
+        email: `${user.username}@example.org`,
+        id: users.indexOf(user) + 1,
+        receive_notifications: false,
+        verified_email: true,
+      });
     }
     if (req.method !== 'GET') throw new HttpAnswer(405, { detail: 'Method not allowed' });
     const user = signedIn(req.headers.authorization);
@@ -124,7 +158,10 @@ export async function startMerginmaps(): Promise<MerginStandIn> {
       const page = Math.max(1, Number(url.searchParams.get('page') ?? 1) || 1);
       const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? 100) || 100);
       const ordered = url.searchParams.get('descending') === 'true' ? [...project.versions].reverse() : project.versions;
-      return sendJson(res, 200, { versions: ordered.slice((page - 1) * perPage, page * perPage).map((v) => versionJson(project, v)), count: project.versions.length });
+      return sendJson(res, 200, {
+        versions: ordered.slice((page - 1) * perPage, page * perPage).map((v) => versionJson(project, v)),
+        count: project.versions.length,
+      });
     }
     m = /^\/v1\/project\/raw\/([^/]+)\/([^/]+)$/.exec(path);
     if (m) {
@@ -149,7 +186,13 @@ export async function startMerginmaps(): Promise<MerginStandIn> {
     workspace,
     addProject(name) {
       const now = new Date().toISOString();
-      projects.set(`${workspace}/${name}`, { id: randomUUID(), name, namespace: workspace, created: now, versions: [{ name: 'v0', author: users[0]!.username, created: now, files: new Map() }] });
+      projects.set(`${workspace}/${name}`, {
+        id: randomUUID(),
+        name,
+        namespace: workspace,
+        created: now,
+        versions: [{ name: 'v0', author: users[0]!.username, created: now, files: new Map() }],
+      });
     },
     push(name, files) {
       const project = projects.get(`${workspace}/${name}`)!;

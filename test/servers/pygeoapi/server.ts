@@ -46,12 +46,16 @@ export function placesCollection(count = 120): Collection {
 }
 
 function tinydb(collection: Collection): string {
-  const rows = Object.fromEntries(collection.features.map((f, i) => [String(i + 1), { type: 'Feature', id: f.id, properties: { id: f.id, ...f.properties }, geometry: f.geometry }]));
+  const rows = Object.fromEntries(
+    collection.features.map((f, i) => [String(i + 1), { type: 'Feature', id: f.id, properties: { id: f.id, ...f.properties }, geometry: f.geometry }]),
+  );
   return JSON.stringify({ _default: rows });
 }
 
 function configOf(url: string, port: number, dir: string, collections: Collection[]) {
-  const contact = Object.fromEntries(['name', 'position', 'address', 'city', 'stateorprovince', 'postalcode', 'country', 'phone', 'fax', 'hours', 'instructions'].map((k) => [k, 'test']));
+  const contact = Object.fromEntries(
+    ['name', 'position', 'address', 'city', 'stateorprovince', 'postalcode', 'country', 'phone', 'fax', 'hours', 'instructions'].map((k) => [k, 'test']),
+  );
   return {
     server: {
       bind: { host: '127.0.0.1', port },
@@ -64,7 +68,14 @@ function configOf(url: string, port: number, dir: string, collections: Collectio
     },
     logging: { level: 'ERROR' },
     metadata: {
-      identification: { title: 'geoflow tests', description: 'test data', keywords: ['test'], keywords_type: 'theme', terms_of_service: 'http://127.0.0.1/', url: 'http://127.0.0.1/' },
+      identification: {
+        title: 'geoflow tests',
+        description: 'test data',
+        keywords: ['test'],
+        keywords_type: 'theme',
+        terms_of_service: 'http://127.0.0.1/',
+        url: 'http://127.0.0.1/',
+      },
       license: { name: 'CC0', url: 'http://127.0.0.1/' },
       provider: { name: 'geoflow', url: 'http://127.0.0.1/' },
       contact: { ...contact, email: 'test@example.org', url: 'http://127.0.0.1/', role: 'pointOfContact' },
@@ -78,7 +89,9 @@ function configOf(url: string, port: number, dir: string, collections: Collectio
           description: `${c.id} (test data)`,
           keywords: [c.id],
           extents: { spatial: { bbox: [-180, -90, 180, 90], crs: 'http://www.opengis.net/def/crs/OGC/1.3/CRS84' } },
-          providers: [{ type: 'feature', name: 'TinyDB', data: path.join(dir, `${c.id}.json`), id_field: 'id', ...(c.timeField ? { time_field: c.timeField } : {}) }],
+          providers: [
+            { type: 'feature', name: 'TinyDB', data: path.join(dir, `${c.id}.json`), id_field: 'id', ...(c.timeField ? { time_field: c.timeField } : {}) },
+          ],
         },
       ]),
     ),
@@ -103,10 +116,14 @@ export async function startPygeoapi(collections: Collection[]): Promise<Pygeoapi
   const generated = spawnSync(path.join(venv, 'bin', 'pygeoapi'), ['openapi', 'generate', config, '--output-file', openapi], { env, encoding: 'utf8' });
   if (generated.status !== 0) throw new Error(`pygeoapi openapi generate failed: ${generated.stderr}`);
   // Flask without the reloader (pygeoapi's own `serve` forks a watcher that outlives a kill)
-  const child: ChildProcess = spawn(python, ['-c', `from pygeoapi.flask_app import APP; APP.run(host="127.0.0.1", port=${port}, debug=False, use_reloader=False, threaded=True)`], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    python,
+    ['-c', `from pygeoapi.flask_app import APP; APP.run(host="127.0.0.1", port=${port}, debug=False, use_reloader=False, threaded=True)`],
+    {
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

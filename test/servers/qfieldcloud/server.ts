@@ -75,19 +75,34 @@ export async function startQfieldcloud(): Promise<QfcStandIn> {
   const signedIn = (authorization: string | undefined): QfcUser => {
     const m = /^token\s+(\S+)$/i.exec(authorization ?? '');
     const user = m && users.find((u) => u.token === m[1]);
-    if (!user) throw new HttpAnswer(401, { code: 'not_authenticated', message: 'Authentication credentials were not provided or are invalid.', detail: 'Invalid token.' });
+    if (!user)
+      throw new HttpAnswer(401, {
+        code: 'not_authenticated',
+        message: 'Authentication credentials were not provided or are invalid.',
+        detail: 'Invalid token.',
+      });
     return user;
   };
   const readable = (id: string, user: QfcUser): Project => {
     const project = projects.get(id);
     if (!project) throw new HttpAnswer(404, { code: 'object_not_found', detail: id });
-    if (!project.collaborators.has(user.username)) throw new HttpAnswer(403, { code: 'permission_denied', detail: 'You do not have permission to perform this action.' });
+    if (!project.collaborators.has(user.username))
+      throw new HttpAnswer(403, { code: 'permission_denied', detail: 'You do not have permission to perform this action.' });
     return project;
   };
   const projectJson = (p: Project, user: QfcUser) => ({
-    id: p.id, name: p.name, owner: p.owner, description: p.description, is_public: false, private: true,
-    created_at: p.created_at, updated_at: p.updated_at, data_last_updated_at: p.data_last_updated_at,
-    status: 'ok', user_role: p.owner === user.username ? 'admin' : 'reader', user_role_origin: p.owner === user.username ? 'project_owner' : 'collaborator',
+    id: p.id,
+    name: p.name,
+    owner: p.owner,
+    description: p.description,
+    is_public: false,
+    private: true,
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+    data_last_updated_at: p.data_last_updated_at,
+    status: 'ok',
+    user_role: p.owner === user.username ? 'admin' : 'reader',
+    user_role_origin: p.owner === user.username ? 'project_owner' : 'collaborator',
   });
 
   // Presigned storage on an origin of its own, as object storage is (the API token must not go there).
@@ -101,7 +116,10 @@ export async function startQfieldcloud(): Promise<QfcStandIn> {
       const versions = projects.get(projectId!)?.files.get(rest.join('/'));
       const version = versionId ? versions?.find((v) => v.version_id === versionId) : versions?.at(-1);
       if (!version) throw new HttpAnswer(404, { Code: 'NoSuchKey' });
-      return sendBytes(req, res, version.body, 'application/octet-stream', { etag: `"${version.md5sum}"`, 'content-disposition': `attachment; filename="${rest.at(-1)}"` });
+      return sendBytes(req, res, version.body, 'application/octet-stream', {
+        etag: `"${version.md5sum}"`,
+        'content-disposition': `attachment; filename="${rest.at(-1)}"`,
+      });
     }
   });
 
@@ -125,8 +143,14 @@ export async function startQfieldcloud(): Promise<QfcStandIn> {
       const offset = Number(url.searchParams.get('offset') ?? 0) || 0;
       const visible = [...projects.values()].filter((p) => p.collaborators.has(user.username));
       const page = visible.slice(offset, offset + limit);
-      const next: Record<string, string> = offset + limit < visible.length ? { 'x-next-page': `${standIn.url}/api/v1/projects/?limit=${limit}&offset=${offset + limit}` } : {};
-      return sendJson(res, 200, page.map((p) => projectJson(p, user)), next);
+      const next: Record<string, string> =
+        offset + limit < visible.length ? { 'x-next-page': `${standIn.url}/api/v1/projects/?limit=${limit}&offset=${offset + limit}` } : {};
+      return sendJson(
+        res,
+        200,
+        page.map((p) => projectJson(p, user)),
+        next,
+      );
     }
     let m = /^projects\/([^/]+)$/.exec(route);
     if (m) return sendJson(res, 200, projectJson(readable(m[1]!, user), user));
@@ -137,9 +161,20 @@ export async function startQfieldcloud(): Promise<QfcStandIn> {
       const list = [...project.files.entries()].map(([name, versions]) => {
         const latest = versions.at(-1)!;
         return {
-          name, size: latest.body.length, md5sum: latest.md5sum, sha256: latest.sha256, last_modified: stamp(latest.last_modified), is_attachment: name.startsWith('DCIM/'),
+          name,
+          size: latest.body.length,
+          md5sum: latest.md5sum,
+          sha256: latest.sha256,
+          last_modified: stamp(latest.last_modified),
+          is_attachment: name.startsWith('DCIM/'),
           versions: versions.map((v, i) => ({
-            size: v.body.length, md5sum: v.md5sum, sha256: v.sha256, version_id: v.version_id, last_modified: stamp(v.last_modified), is_latest: i === versions.length - 1, display: stamp(v.last_modified),
+            size: v.body.length,
+            md5sum: v.md5sum,
+            sha256: v.sha256,
+            version_id: v.version_id,
+            last_modified: stamp(v.last_modified),
+            is_latest: i === versions.length - 1,
+            display: stamp(v.last_modified),
           })),
         };
       });
@@ -172,13 +207,29 @@ export async function startQfieldcloud(): Promise<QfcStandIn> {
     addProject(name, description = '') {
       const id = randomUUID();
       const now = new Date().toISOString();
-      projects.set(id, { id, name, owner: users[0]!.username, description, created_at: now, updated_at: now, data_last_updated_at: now, collaborators: new Set([users[0]!.username]), files: new Map() });
+      projects.set(id, {
+        id,
+        name,
+        owner: users[0]!.username,
+        description,
+        created_at: now,
+        updated_at: now,
+        data_last_updated_at: now,
+        collaborators: new Set([users[0]!.username]),
+        files: new Map(),
+      });
       return id;
     },
     putFile(projectId, name, body) {
       const project = projects.get(projectId)!;
       const versions = project.files.get(name) ?? [];
-      versions.push({ version_id: randomUUID(), body, md5sum: createHash('md5').update(body).digest('hex'), sha256: createHash('sha256').update(body).digest('hex'), last_modified: new Date() });
+      versions.push({
+        version_id: randomUUID(),
+        body,
+        md5sum: createHash('md5').update(body).digest('hex'),
+        sha256: createHash('sha256').update(body).digest('hex'),
+        last_modified: new Date(),
+      });
       project.files.set(name, versions);
       project.data_last_updated_at = new Date().toISOString();
     },

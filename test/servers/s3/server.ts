@@ -28,7 +28,9 @@ export interface S3Server {
 }
 
 export function s3ServerUnavailable(): string | false {
-  return existsSync(python) ? false : `moto is not installed in ${path.dirname(path.dirname(python))}: test/servers/s3/install.sh (run by \`npm test\`) installs it`;
+  return existsSync(python)
+    ? false
+    : `moto is not installed in ${path.dirname(path.dirname(python))}: test/servers/s3/install.sh (run by \`npm test\`) installs it`;
 }
 
 export async function startS3Server(): Promise<S3Server> {

@@ -42,7 +42,18 @@ function item(id: string, collection: string, assets: Record<string, unknown>, b
     id,
     collection,
     bbox,
-    geometry: { type: 'Polygon', coordinates: [[[bbox[0], bbox[1]], [bbox[2], bbox[1]], [bbox[2], bbox[3]], [bbox[0], bbox[3]], [bbox[0], bbox[1]]]] },
+    geometry: {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [bbox[0], bbox[1]],
+          [bbox[2], bbox[1]],
+          [bbox[2], bbox[3]],
+          [bbox[0], bbox[3]],
+          [bbox[0], bbox[1]],
+        ],
+      ],
+    },
     properties: { datetime: '2024-05-01T00:00:00Z' },
     links: [link('root', '../../catalog.json'), link('parent', '../collection.json'), link('collection', '../collection.json')],
     assets,
@@ -77,21 +88,29 @@ export function writeStaticCatalog(dir: string, sceneHref = './scene.tif'): void
   });
 
   const parcels = path.join(dir, 'parcels');
-  write(path.join(parcels, 'collection.json'), collection('parcels', ['./parcels-2024/parcels-2024.json', './missing/missing.json', './misc/odd-name.json'], '../catalog.json'));
+  write(
+    path.join(parcels, 'collection.json'),
+    collection('parcels', ['./parcels-2024/parcels-2024.json', './missing/missing.json', './misc/odd-name.json'], '../catalog.json'),
+  );
   const p2024 = path.join(parcels, 'parcels-2024');
   mkdirSync(p2024, { recursive: true });
   const geojson = pointsGeoJson(p2024, 12);
   execFileSync('ogr2ogr', ['-f', 'GPKG', path.join(p2024, 'parcels.gpkg'), geojson, '-nln', 'parcels']);
   writeFileSync(path.join(p2024, 'thumb.png'), Buffer.from('89504e470d0a1a0a', 'hex'));
-  write(path.join(p2024, 'parcels-2024.json'), item('parcels-2024', 'parcels', {
-    data: { href: './places.geojson', type: 'application/geo+json', roles: ['data'], title: 'Parcels 2024' },
-    thumbnail: { href: './thumb.png', type: 'image/png', roles: ['thumbnail'] },
-    archive: { href: './parcels.gpkg', type: 'application/geopackage+sqlite3', roles: ['archive'] },
-  }));
+  write(
+    path.join(p2024, 'parcels-2024.json'),
+    item('parcels-2024', 'parcels', {
+      data: { href: './places.geojson', type: 'application/geo+json', roles: ['data'], title: 'Parcels 2024' },
+      thumbnail: { href: './thumb.png', type: 'image/png', roles: ['thumbnail'] },
+      archive: { href: './parcels.gpkg', type: 'application/geopackage+sqlite3', roles: ['archive'] },
+    }),
+  );
   const misc = path.join(parcels, 'misc');
   mkdirSync(misc, { recursive: true });
   pointsGeoJson(misc, 3);
-  write(path.join(misc, 'odd-name.json'), { ...item('renamed-item', 'parcels', { data: { href: './places.geojson', type: 'application/geo+json', roles: ['data'] } }) });
+  write(path.join(misc, 'odd-name.json'), {
+    ...item('renamed-item', 'parcels', { data: { href: './places.geojson', type: 'application/geo+json', roles: ['data'] } }),
+  });
 
   const imagery = path.join(dir, 'imagery');
   write(path.join(imagery, 'catalog.json'), {
@@ -105,12 +124,36 @@ export function writeStaticCatalog(dir: string, sceneHref = './scene.tif'): void
   write(path.join(scenes, 'collection.json'), collection('scenes', ['./scene-1/scene-1.json'], '../../catalog.json'));
   const scene = path.join(scenes, 'scene-1');
   mkdirSync(scene, { recursive: true });
-  execFileSync('gdal_create', ['-q', '-of', 'GTiff', '-outsize', '20', '20', '-bands', '1', '-burn', '7', '-a_srs', 'EPSG:2056', '-a_ullr', '2600000', '1200100', '2600100', '1200000', path.join(scene, 'scene.tif')]);
+  execFileSync('gdal_create', [
+    '-q',
+    '-of',
+    'GTiff',
+    '-outsize',
+    '20',
+    '20',
+    '-bands',
+    '1',
+    '-burn',
+    '7',
+    '-a_srs',
+    'EPSG:2056',
+    '-a_ullr',
+    '2600000',
+    '1200100',
+    '2600100',
+    '1200000',
+    path.join(scene, 'scene.tif'),
+  ]);
   execFileSync('cp', [path.join(scene, 'scene.tif'), path.join(scene, 'visual')]);
   write(path.join(scene, 'scene-1.json'), {
     ...item('scene-1', 'scenes', {
       visual: { href: sceneHref === './scene.tif' ? './visual' : sceneHref, type: 'image/tiff; application=geotiff', roles: ['data', 'visual'] },
-      cloud: { href: 's3://bucket/scenes/scene-1.tif', type: 'image/tiff; application=geotiff', roles: ['data', 'overview'], alternate: { https: { href: './scene.tif' } } },
+      cloud: {
+        href: 's3://bucket/scenes/scene-1.tif',
+        type: 'image/tiff; application=geotiff',
+        roles: ['data', 'overview'],
+        alternate: { https: { href: './scene.tif' } },
+      },
       raw: { href: 's3://bucket/scenes/raw.tif', type: 'image/tiff', roles: ['metadata'] },
     }),
     links: [link('root', '../../../catalog.json'), link('parent', '../collection.json')],

@@ -13,11 +13,16 @@ const python = (client: VendorClient) => path.resolve(process.env.SVC_DATA_DIR ?
 
 /** Why a vendor client cannot run (for skipIf), or false. */
 export function vendorClientMissing(client: VendorClient): string | false {
-  return existsSync(python(client)) ? false : `${client} is not installed in ${path.dirname(path.dirname(python(client)))}: test/servers/vendor-clients/install.sh (run by \`npm test\`) installs it`;
+  return existsSync(python(client))
+    ? false
+    : `${client} is not installed in ${path.dirname(path.dirname(python(client)))}: test/servers/vendor-clients/install.sh (run by \`npm test\`) installs it`;
 }
 
 export async function runVendorCheck<T>(client: VendorClient, script: string, input: unknown): Promise<T> {
-  const child = spawn(python(client), [path.join(import.meta.dirname, script)], { stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_PROXY: '*' } });
+  const child = spawn(python(client), [path.join(import.meta.dirname, script)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NO_PROXY: '*' },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -37,7 +37,13 @@ export function dataTable(preview: DataPreview, label: string): HTMLElement {
       h(
         'tbody',
         null,
-        preview.rows.map((row) => h('tr', null, columns.map((c) => h('td', { class: typeof row[c] === 'number' ? 'num' : null }, cell(row[c]))))),
+        preview.rows.map((row) =>
+          h(
+            'tr',
+            null,
+            columns.map((c) => h('td', { class: typeof row[c] === 'number' ? 'num' : null }, cell(row[c]))),
+          ),
+        ),
       ),
     ),
   );

@@ -17,7 +17,11 @@ export function confirmDialog(options: ConfirmOptions): Promise<boolean> {
   return new Promise((resolve) => {
     const titleId = `dialog-title-${Date.now()}`;
     const cancel = h('button', { type: 'button', class: 'button secondary', onclick: () => dialog.close('cancel') }, options.cancelLabel ?? 'Cancel');
-    const confirm = h('button', { type: 'button', class: `button ${options.danger ? 'danger' : ''}`, onclick: () => dialog.close('confirm') }, options.confirmLabel);
+    const confirm = h(
+      'button',
+      { type: 'button', class: `button ${options.danger ? 'danger' : ''}`, onclick: () => dialog.close('confirm') },
+      options.confirmLabel,
+    );
     const dialog = h(
       'dialog',
       { class: 'dialog', 'aria-labelledby': titleId },

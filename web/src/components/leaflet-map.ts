@@ -8,7 +8,10 @@ function popup(properties: Record<string, unknown> | null): string {
   const entries = Object.entries(properties ?? {}).slice(0, 20);
   if (!entries.length) return '<em>No attributes</em>';
   return `<table class="popup-table">${entries
-    .map(([k, v]) => `<tr><th scope="row">${escapeHtml(k)}</th><td>${escapeHtml(v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v))}</td></tr>`)
+    .map(
+      ([k, v]) =>
+        `<tr><th scope="row">${escapeHtml(k)}</th><td>${escapeHtml(v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v))}</td></tr>`,
+    )
     .join('')}</table>`;
 }
 

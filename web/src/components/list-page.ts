@@ -23,7 +23,9 @@ export function listPage(o: { title: string; newHref: string; newLabel: string; 
 
 /** "Show more" while the server has another page; a failure to load it goes to the status line. */
 export function showMore(cursor: string | null, load: (more: boolean) => Promise<void>, status: StatusLine): HTMLElement | null {
-  return cursor ? h('button', { type: 'button', class: 'button secondary', onclick: () => void load(true).catch((e) => status.set(plainMessage(e), 'error')) }, 'Show more') : null;
+  return cursor
+    ? h('button', { type: 'button', class: 'button secondary', onclick: () => void load(true).catch((e) => status.set(plainMessage(e), 'error')) }, 'Show more')
+    : null;
 }
 
 /** The first load of a list; when it fails, the list's place says why. */

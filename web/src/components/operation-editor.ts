@@ -76,7 +76,9 @@ export function operationEditor(options: OperationEditorOptions): OperationEdito
   picker.setAttribute('aria-describedby', pickerHint.id);
   const describePick = () => {
     const t = byId.get(picker.value);
-    pickerHint.textContent = t ? `${t.description}${t.requires_geometry && options.hasGeometry && !options.hasGeometry() ? ' Needs geometries: this layer has none.' : ''}` : '';
+    pickerHint.textContent = t
+      ? `${t.description}${t.requires_geometry && options.hasGeometry && !options.hasGeometry() ? ' Needs geometries: this layer has none.' : ''}`
+      : '';
   };
   picker.addEventListener('change', describePick);
   const addButton = h('button', { type: 'button', class: 'button secondary' }, 'Add operation');
@@ -123,7 +125,13 @@ export function operationEditor(options: OperationEditorOptions): OperationEdito
       definition
         ? [
             h('p', { class: 'hint op-description' }, definition.description),
-            fields.length ? h('div', { class: 'op-fields' }, fields.map((f) => f.node)) : h('p', { class: 'hint' }, 'No parameters.'),
+            fields.length
+              ? h(
+                  'div',
+                  { class: 'op-fields' },
+                  fields.map((f) => f.node),
+                )
+              : h('p', { class: 'hint' }, 'No parameters.'),
           ]
         : h('p', { class: 'alert' }, `“${operation.type}” is not in this server's catalog; it is kept as it is: `, h('code', null, JSON.stringify(operation))),
     );
@@ -173,7 +181,10 @@ export function operationEditor(options: OperationEditorOptions): OperationEdito
       s.down.setAttribute('aria-label', `Move step ${i + 1}, ${labelOf(s)}, down`);
       s.remove.setAttribute('aria-label', `Remove step ${i + 1}, ${labelOf(s)}`);
     });
-    replace(list, steps.map((s) => s.node));
+    replace(
+      list,
+      steps.map((s) => s.node),
+    );
     empty.hidden = steps.length > 0;
     list.hidden = steps.length === 0;
   }

@@ -17,7 +17,20 @@ export interface ParamField {
   handle: FieldHandle;
 }
 
-const ACRONYMS: Record<string, string> = { crs: 'CRS', sql: 'SQL', id: 'id', bbox: 'Bounding box', srid: 'SRID', url: 'URL', ssl: 'SSL', tls: 'TLS', sas: 'SAS', api: 'API', json: 'JSON', sha256: 'SHA-256' };
+const ACRONYMS: Record<string, string> = {
+  crs: 'CRS',
+  sql: 'SQL',
+  id: 'id',
+  bbox: 'Bounding box',
+  srid: 'SRID',
+  url: 'URL',
+  ssl: 'SSL',
+  tls: 'TLS',
+  sas: 'SAS',
+  api: 'API',
+  json: 'JSON',
+  sha256: 'SHA-256',
+};
 
 export function humanize(name: string): string {
   const words = name.split('_').map((w) => ACRONYMS[w] ?? w);
@@ -33,7 +46,10 @@ function hintFor(schema: JsonSchema, extra?: string, label?: string): string | u
   if (schema.description && schema.description.toLowerCase() !== label?.toLowerCase()) parts.push(schema.description.replace(/\.?$/, '.'));
   if (extra) parts.push(extra);
   // A description that already names the default ("TCP port (default 5432)") says it once.
-  const emptyDefault = (Array.isArray(schema.default) && schema.default.length === 0) || (typeof schema.default === 'object' && schema.default !== null && Object.keys(schema.default).length === 0) || schema.default === '';
+  const emptyDefault =
+    (Array.isArray(schema.default) && schema.default.length === 0) ||
+    (typeof schema.default === 'object' && schema.default !== null && Object.keys(schema.default).length === 0) ||
+    schema.default === '';
   if (schema.default !== undefined && !emptyDefault && !/default/i.test(schema.description ?? '')) {
     parts.push(`Default: ${Array.isArray(schema.default) ? schema.default.join(', ') : String(schema.default)}.`);
   }
@@ -53,8 +69,18 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
   const type = typeOf(schema);
   const id = uid(options.idPrefix ?? 'param');
   const wantsColumn = /column/i.test(schema.description ?? '') || /column/i.test(typeof schema.items === 'object' ? (schema.items.description ?? '') : '');
-  const datalist = wantsColumn && options.columns?.length ? h('datalist', { id: `${id}-columns` }, options.columns.map((c) => h('option', { value: c }))) : null;
-  const placeholder = options.example !== undefined && options.example !== null ? `e.g. ${Array.isArray(options.example) ? options.example.join(', ') : String(options.example)}` : undefined;
+  const datalist =
+    wantsColumn && options.columns?.length
+      ? h(
+          'datalist',
+          { id: `${id}-columns` },
+          options.columns.map((c) => h('option', { value: c })),
+        )
+      : null;
+  const placeholder =
+    options.example !== undefined && options.example !== null
+      ? `e.g. ${Array.isArray(options.example) ? options.example.join(', ') : String(options.example)}`
+      : undefined;
 
   // enum → select
   if (schema.enum?.every((v) => typeof v === 'string' || typeof v === 'number')) {
@@ -101,7 +127,11 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
       placeholder,
     });
     const bounds =
-      schema.exclusiveMinimum !== undefined ? `Greater than ${schema.exclusiveMinimum}.` : schema.minimum !== undefined && schema.maximum !== undefined ? `From ${schema.minimum} to ${schema.maximum}.` : undefined;
+      schema.exclusiveMinimum !== undefined
+        ? `Greater than ${schema.exclusiveMinimum}.`
+        : schema.minimum !== undefined && schema.maximum !== undefined
+          ? `From ${schema.minimum} to ${schema.maximum}.`
+          : undefined;
     const f = labelled(control, { label, required: options.required, hint: hintFor(schema, bounds, label) });
     const write = (v: unknown) => (control.value = typeof v === 'number' ? String(v) : schema.default !== undefined ? String(schema.default) : '');
     write(undefined);
@@ -121,23 +151,41 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
 
   if (type === 'array' && schema.prefixItems?.length && schema.prefixItems.every((s) => typeOf(s) === 'number' || typeOf(s) === 'integer')) {
     // A fixed tuple of numbers, e.g. a bbox "[min_x, min_y, max_x, max_y]": one input per item.
-    const names = /^\[(.*)\]$/.exec(schema.description ?? '')?.[1]?.split(',').map((s) => s.trim());
+    const names = /^\[(.*)\]$/
+      .exec(schema.description ?? '')?.[1]
+      ?.split(',')
+      .map((s) => s.trim());
     const labels = names?.length === schema.prefixItems.length ? names : schema.prefixItems.map((_, i) => `${label} ${i + 1}`);
     const example = Array.isArray(options.example) ? options.example : [];
-    const inputs = schema.prefixItems.map((_, i) => h('input', { id: `${id}-${i}`, type: 'number', step: 'any', inputmode: 'decimal', placeholder: example[i] !== undefined ? `e.g. ${String(example[i])}` : undefined }));
+    const inputs = schema.prefixItems.map((_, i) =>
+      h('input', {
+        id: `${id}-${i}`,
+        type: 'number',
+        step: 'any',
+        inputmode: 'decimal',
+        placeholder: example[i] !== undefined ? `e.g. ${String(example[i])}` : undefined,
+      }),
+    );
     const set = h(
       'fieldset',
       { class: 'field tuple', id },
       h('legend', null, label, options.required ? h('span', { class: 'required' }, ' (required)') : null),
       schema.description && !names ? h('p', { class: 'hint' }, schema.description) : null,
-      h('div', { class: 'tuple-items' }, inputs.map((inp, i) => h('div', { class: 'tuple-item' }, h('label', { for: inp.id }, labels[i]!), inp))),
+      h(
+        'div',
+        { class: 'tuple-items' },
+        inputs.map((inp, i) => h('div', { class: 'tuple-item' }, h('label', { for: inp.id }, labels[i]!), inp)),
+      ),
     );
     const handle = groupError(set);
     return {
       name,
       node: set,
       handle,
-      write: (v: unknown) => inputs.forEach((inp, i) => { inp.value = Array.isArray(v) && typeof v[i] === 'number' ? String(v[i]) : ''; }),
+      write: (v: unknown) =>
+        inputs.forEach((inp, i) => {
+          inp.value = Array.isArray(v) && typeof v[i] === 'number' ? String(v[i]) : '';
+        }),
       read: () => {
         const raw = inputs.map((inp) => inp.value.trim());
         if (raw.every((r) => r === '')) return undefined;
@@ -159,7 +207,10 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
       handle: f.handle,
       write,
       read: () => {
-        const items = control.value.split(',').map((s) => s.trim()).filter(Boolean);
+        const items = control.value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         if (!items.length) return options.required ? [] : undefined;
         return numeric ? items.map((s) => (Number.isFinite(Number(s)) ? Number(s) : s)) : items;
       },
@@ -170,7 +221,16 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
     const long = (schema.maxLength ?? 0) > 1000 && /expression|sql|where|select|query|body/i.test(`${name} ${schema.description ?? ''}`);
     const control = long
       ? h('textarea', { id, name, rows: '2', class: 'mono', spellcheck: 'false', placeholder })
-      : h('input', { id, name, type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder, maxlength: schema.maxLength ?? null, list: datalist ? datalist.id : null });
+      : h('input', {
+          id,
+          name,
+          type: 'text',
+          autocomplete: 'off',
+          spellcheck: 'false',
+          placeholder,
+          maxlength: schema.maxLength ?? null,
+          list: datalist ? datalist.id : null,
+        });
     const f = labelled(control, { label, required: options.required, hint: hintFor(schema, undefined, label) });
     if (datalist) f.row.append(datalist);
     const write = (v: unknown) => (control.value = typeof v === 'string' ? v : typeof schema.default === 'string' ? schema.default : '');

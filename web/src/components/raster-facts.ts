@@ -15,7 +15,10 @@ export function rasterFacts(raster: Record<string, unknown>): HTMLElement {
     { class: 'facts', 'data-testid': 'raster' },
     width !== undefined && height !== undefined ? fact('Size', `${count(width)} × ${count(height)} pixels`) : null,
     Array.isArray(bands)
-      ? fact('Bands', `${bands.length}: ${[...new Set(bands.map((b) => b.type))].join(', ')}${bands.some((b) => b.no_data !== null) ? `, no data ${bands.find((b) => b.no_data !== null)!.no_data}` : ''}`)
+      ? fact(
+          'Bands',
+          `${bands.length}: ${[...new Set(bands.map((b) => b.type))].join(', ')}${bands.some((b) => b.no_data !== null) ? `, no data ${bands.find((b) => b.no_data !== null)!.no_data}` : ''}`,
+        )
       : null,
     fact('CRS', crs ?? 'Not set'),
     Array.isArray(geotransform) && geotransform.length === 6

@@ -91,11 +91,19 @@ export function schemaForm(schema: JsonSchema, options: SchemaFormOptions = {}):
     const radioName = uid('choice');
     alternatives = variants.map((variant, i) => {
       const fields = buildFields(variant, options, value);
-      return { label: alternativeLabel(variant, i), fields, node: h('div', { class: 'schema-fields' }, fields.map((f) => f.node)) };
+      return {
+        label: alternativeLabel(variant, i),
+        fields,
+        node: h(
+          'div',
+          { class: 'schema-fields' },
+          fields.map((f) => f.node),
+        ),
+      };
     });
     // The saved value picks its alternative: the first whose required fields it has.
     const fits = variants.findIndex((v) => (v.required ?? []).length > 0 && (v.required ?? []).every((k) => k in value));
-    active = Math.max(fits , 0);
+    active = Math.max(fits, 0);
     const radios = alternatives.map((alt, i) => {
       const radio = h('input', { type: 'radio', name: radioName, id: `${radioName}-${i}`, value: String(i), checked: i === active });
       radio.addEventListener('change', () => {
@@ -104,11 +112,18 @@ export function schemaForm(schema: JsonSchema, options: SchemaFormOptions = {}):
       return h('div', { class: 'check-line' }, radio, h('label', { for: radio.id }, alt.label));
     });
     const choice = h('fieldset', { class: 'field choice' }, h('legend', null, options.choiceLabel ?? 'Choose one'), h('div', { class: 'segmented' }, radios));
-    node = h('div', { class: 'schema-form stack' }, choice, alternatives.map((a) => a.node));
+    node = h(
+      'div',
+      { class: 'schema-form stack' },
+      choice,
+      alternatives.map((a) => a.node),
+    );
     group = groupError(choice);
     const select = (i: number) => {
       active = i;
-      alternatives.forEach((a, j) => { a.node.hidden = j !== i; });
+      alternatives.forEach((a, j) => {
+        a.node.hidden = j !== i;
+      });
       (radios[i]!.querySelector('input') as HTMLInputElement).checked = true;
     };
     select(active);
@@ -116,7 +131,17 @@ export function schemaForm(schema: JsonSchema, options: SchemaFormOptions = {}):
   }
 
   const fields = buildFields(schema, options, value);
-  alternatives = [{ label: '', fields, node: h('div', { class: 'schema-fields' }, fields.map((f) => f.node)) }];
+  alternatives = [
+    {
+      label: '',
+      fields,
+      node: h(
+        'div',
+        { class: 'schema-fields' },
+        fields.map((f) => f.node),
+      ),
+    },
+  ];
   node = h('div', { class: 'schema-form' }, alternatives[0]!.node);
   if (!fields.length) node.append(h('p', { class: 'hint' }, 'Nothing to set here.'));
   return api(() => undefined);

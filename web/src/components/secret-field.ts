@@ -39,7 +39,15 @@ export function secretField(name: string, schema: JsonSchema, options: { require
   const clearButton = h('button', { type: 'button', class: 'button danger-quiet small', 'aria-describedby': `${id}-state` }, 'Clear');
   const undoButton = h('button', { type: 'button', class: 'button secondary small' }, 'Keep the stored value');
   const clearNote = h('span', { class: 'hint' }, 'Cleared when you save.');
-  const tools = h('div', { class: 'secret-state', role: 'group', 'aria-label': `Stored ${label.toLowerCase()}` }, badge, replaceButton, clearButton, clearNote, undoButton);
+  const tools = h(
+    'div',
+    { class: 'secret-state', role: 'group', 'aria-label': `Stored ${label.toLowerCase()}` },
+    badge,
+    replaceButton,
+    clearButton,
+    clearNote,
+    undoButton,
+  );
   field.row.insertBefore(tools, control);
 
   let state: State = options.stored ? 'keep' : 'new';

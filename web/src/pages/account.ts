@@ -34,13 +34,7 @@ export function accountPage({ app }: PageContext): Page {
     return {
       scope: scope.id,
       box,
-      row: h(
-        'div',
-        { class: 'scope' },
-        box,
-        h('label', { for: id }, h('code', null, scope.id)),
-        h('p', { class: 'hint', id: `${id}-grants` }, scope.grants),
-      ),
+      row: h('div', { class: 'scope' }, box, h('label', { for: id }, h('code', null, scope.id)), h('p', { class: 'hint', id: `${id}-grants` }, scope.grants)),
     };
   });
   const scopesSet = h(
@@ -51,13 +45,53 @@ export function accountPage({ app }: PageContext): Page {
     h(
       'div',
       { class: 'scope-tools' },
-      h('button', { type: 'button', class: 'button secondary small', onclick: () => scopeBoxes.forEach((s) => { s.box.checked = true; }) }, 'Select all'),
-      h('button', { type: 'button', class: 'button secondary small', onclick: () => scopeBoxes.forEach((s) => { s.box.checked = s.scope.endsWith(':read'); }) }, 'Read-only'),
-      h('button', { type: 'button', class: 'button secondary small', onclick: () => scopeBoxes.forEach((s) => { s.box.checked = false; }) }, 'Clear'),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary small',
+          onclick: () =>
+            scopeBoxes.forEach((s) => {
+              s.box.checked = true;
+            }),
+        },
+        'Select all',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary small',
+          onclick: () =>
+            scopeBoxes.forEach((s) => {
+              s.box.checked = s.scope.endsWith(':read');
+            }),
+        },
+        'Read-only',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary small',
+          onclick: () =>
+            scopeBoxes.forEach((s) => {
+              s.box.checked = false;
+            }),
+        },
+        'Clear',
+      ),
     ),
-    h('div', { class: 'scope-grid' }, scopeBoxes.map((s) => s.row)),
+    h(
+      'div',
+      { class: 'scope-grid' },
+      scopeBoxes.map((s) => s.row),
+    ),
   );
-  const expiry = labelled(select(EXPIRY, { name: 'expires_in_days' }), { label: 'Expires after', hint: 'An expired token stops working; create a new one then.' });
+  const expiry = labelled(select(EXPIRY, { name: 'expires_in_days' }), {
+    label: 'Expires after',
+    hint: 'An expired token stops working; create a new one then.',
+  });
   expiry.control.value = '30';
   errors.add('name', name.handle).add('scopes', groupError(scopesSet)).add('expires_in_days', expiry.handle);
 
@@ -66,7 +100,14 @@ export function accountPage({ app }: PageContext): Page {
 
   function showCreated(token: CreatedToken) {
     const valueId = uid('token-value');
-    const value = h('input', { id: valueId, class: 'mono', readOnly: true, value: token.token, spellcheck: 'false', onfocus: (e: Event) => (e.target as HTMLInputElement).select() });
+    const value = h('input', {
+      id: valueId,
+      class: 'mono',
+      readOnly: true,
+      value: token.token,
+      spellcheck: 'false',
+      onfocus: (e: Event) => (e.target as HTMLInputElement).select(),
+    });
     const copyStatus = statusLine('copy-status');
     const copy = h(
       'button',
@@ -93,11 +134,19 @@ export function accountPage({ app }: PageContext): Page {
       h('div', { class: 'field' }, h('label', { for: valueId }, 'Token value'), h('div', { class: 'copy-row' }, value, copy)),
       copyStatus.node,
       h('p', { class: 'hint' }, 'Use it as ', h('code', null, 'Authorization: Bearer …'), ' or as SVC_TOKEN for the CLI and the Python client.'),
-      h('button', { type: 'button', class: 'button secondary', onclick: () => {
-          created.hidden = true;
-          replace(created);
-          focusQuietly(heading);
-        }, }, 'Done, I have copied it'),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary',
+          onclick: () => {
+            created.hidden = true;
+            replace(created);
+            focusQuietly(heading);
+          },
+        },
+        'Done, I have copied it',
+      ),
     );
     created.hidden = false;
     focusQuietly(created);
@@ -118,7 +167,9 @@ export function accountPage({ app }: PageContext): Page {
         try {
           const token = await busy(submit, 'Creating…', () => post<CreatedToken>('/account/tokens', body));
           name.control.value = '';
-          scopeBoxes.forEach((s) => { s.box.checked = false; });
+          scopeBoxes.forEach((s) => {
+            s.box.checked = false;
+          });
           tokens = [token, ...tokens.filter((t) => t.id !== token.id)];
           renderList();
           showCreated(token);
@@ -176,7 +227,17 @@ export function accountPage({ app }: PageContext): Page {
         h(
           'table',
           { class: 'table tokens' },
-          h('thead', null, h('tr', null, ['Name', 'Token', 'Scopes', 'Created', 'Expires', 'Last used', 'Status', ''].map((c, i) => h('th', { scope: 'col' }, i === 7 ? h('span', { class: 'visually-hidden' }, 'Actions') : c)))),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Name', 'Token', 'Scopes', 'Created', 'Expires', 'Last used', 'Status', ''].map((c, i) =>
+                h('th', { scope: 'col' }, i === 7 ? h('span', { class: 'visually-hidden' }, 'Actions') : c),
+              ),
+            ),
+          ),
           h(
             'tbody',
             null,
@@ -189,7 +250,11 @@ export function accountPage({ app }: PageContext): Page {
                 { 'data-token-id': t.id, 'data-state': state.kind },
                 h('th', { scope: 'row' }, t.name),
                 h('td', null, h('code', null, `${t.prefix}…`)),
-                h('td', { class: 'scope-cell' }, t.scopes.map((s) => h('code', { class: 'tag' }, s))),
+                h(
+                  'td',
+                  { class: 'scope-cell' },
+                  t.scopes.map((s) => h('code', { class: 'tag' }, s)),
+                ),
                 h('td', null, time(t.created_at)),
                 h('td', null, time(t.expires_at, 'Never')),
                 h('td', null, time(t.last_used_at, 'Never')),

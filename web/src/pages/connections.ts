@@ -29,14 +29,16 @@ export function connectionsPage(kind: ConnectionKind) {
     const list = pagedList<Connection>(info.path);
 
     async function load(more = false) {
-      const [, catalog] = await Promise.all([
-        list.fetch(more),
-        app.connectors(),
-      ]);
+      const [, catalog] = await Promise.all([list.fetch(more), app.connectors()]);
       if (!list.items.length) {
         replace(
           body,
-          h('div', { class: 'empty card' }, h('p', null, `No ${info.plural} yet.`), h('p', null, h('a', { class: 'button', href: `#${info.path}/new` }, `Add the first ${info.noun}`))),
+          h(
+            'div',
+            { class: 'empty card' },
+            h('p', null, `No ${info.plural} yet.`),
+            h('p', null, h('a', { class: 'button', href: `#${info.path}/new` }, `Add the first ${info.noun}`)),
+          ),
         );
         return;
       }
@@ -49,8 +51,20 @@ export function connectionsPage(kind: ConnectionKind) {
           h(
             'table',
             { class: 'table connections cards' },
-            h('thead', null, h('tr', null, ['Name', 'Type', 'Where', 'Updated', 'Connection test'].map((c) => h('th', { scope: 'col' }, c)))),
-            h('tbody', null, list.items.map((c) => row(c, byType.get(c.type)))),
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ['Name', 'Type', 'Where', 'Updated', 'Connection test'].map((c) => h('th', { scope: 'col' }, c)),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              list.items.map((c) => row(c, byType.get(c.type))),
+            ),
           ),
         ),
         showMore(list.cursor, load, status),
@@ -91,8 +105,18 @@ function typeOptions(connectors: Connector[]): HTMLElement[] {
   const ready = connectors.filter((c) => c.implemented);
   const later = connectors.filter((c) => !c.implemented);
   return [
-    h('optgroup', { label: 'Ready' }, ready.map((c) => h('option', { value: c.type }, c.label))),
-    later.length ? h('optgroup', { label: 'Saved now, connects in a later version' }, later.map((c) => h('option', { value: c.type }, `${c.label} (not yet)`))) : null,
+    h(
+      'optgroup',
+      { label: 'Ready' },
+      ready.map((c) => h('option', { value: c.type }, c.label)),
+    ),
+    later.length
+      ? h(
+          'optgroup',
+          { label: 'Saved now, connects in a later version' },
+          later.map((c) => h('option', { value: c.type }, `${c.label} (not yet)`)),
+        )
+      : null,
   ].filter((x): x is HTMLOptGroupElement => x !== null);
 }
 
@@ -105,7 +129,11 @@ export function connectionEditPage(kind: ConnectionKind) {
     const flash = app.takeFlash();
 
     const errors = new FormErrors();
-    const name = labelled(input({ name: 'name', maxlength: '200', autocomplete: 'off', value: saved?.name ?? '' }), { label: 'Name', required: true, hint: 'How Jobs and the Workspace show it.' });
+    const name = labelled(input({ name: 'name', maxlength: '200', autocomplete: 'off', value: saved?.name ?? '' }), {
+      label: 'Name',
+      required: true,
+      hint: 'How Jobs and the Workspace show it.',
+    });
     const typeSelect = labelled(h('select', { name: 'type' }, typeOptions(connectors)), { label: 'Type', required: true });
     typeSelect.control.value = saved?.type ?? connectors[0]?.type ?? '';
     errors.add('name', name.handle).add('type', typeSelect.handle);
@@ -124,8 +152,15 @@ export function connectionEditPage(kind: ConnectionKind) {
         h('p', { class: 'hint' }, connector.description),
         connector.implemented
           ? null
-          : h('p', { class: 'notice warn' }, `This server accepts and stores ${connector.label} settings but cannot connect to it yet: testing, importing and delivering answer “not implemented”.`),
-        saved && saved.type !== connector.type && saved.configuration && Object.keys(saved.configuration).some((k) => k.startsWith('has_') && saved.configuration[k] === true)
+          : h(
+              'p',
+              { class: 'notice warn' },
+              `This server accepts and stores ${connector.label} settings but cannot connect to it yet: testing, importing and delivering answer “not implemented”.`,
+            ),
+        saved &&
+          saved.type !== connector.type &&
+          saved.configuration &&
+          Object.keys(saved.configuration).some((k) => k.startsWith('has_') && saved.configuration[k] === true)
           ? h('p', { class: 'notice warn' }, 'Changing the type drops the secrets stored for the old type.')
           : null,
       );
@@ -153,7 +188,9 @@ export function connectionEditPage(kind: ConnectionKind) {
       const kept = saved && !useSaved ? config.keptSecrets() : [];
       try {
         const result = await busy(testButton, 'Testing…', () =>
-          useSaved ? post<TestResult>(`${info.path}/${enc(saved!.id)}/test`) : post<TestResult>(`${info.path}/test`, { ...body(), name: body().name || undefined }),
+          useSaved
+            ? post<TestResult>(`${info.path}/${enc(saved!.id)}/test`)
+            : post<TestResult>(`${info.path}/test`, { ...body(), name: body().name || undefined }),
         );
         const note = useSaved
           ? 'Tested the saved settings.'
@@ -193,7 +230,14 @@ export function connectionEditPage(kind: ConnectionKind) {
                 errors.show(error);
                 // In use (409): the Jobs that use it, to open and change.
                 const jobs = error instanceof ApiError && Array.isArray(error.details.jobs) ? (error.details.jobs as { id: string; name: string }[]) : [];
-                if (jobs.length) errors.summary.append(h('ul', null, jobs.map((j) => h('li', null, h('a', { href: `#/jobs/${enc(j.id)}` }, j.name)))));
+                if (jobs.length)
+                  errors.summary.append(
+                    h(
+                      'ul',
+                      null,
+                      jobs.map((j) => h('li', null, h('a', { href: `#/jobs/${enc(j.id)}` }, j.name))),
+                    ),
+                  );
               }
             },
           },
@@ -211,7 +255,9 @@ export function connectionEditPage(kind: ConnectionKind) {
           event.preventDefault();
           errors.clear();
           try {
-            const result = await busy(save, 'Saving…', () => (saved ? put<Connection>(`${info.path}/${enc(saved.id)}`, body()) : post<Connection>(info.path, body())));
+            const result = await busy(save, 'Saving…', () =>
+              saved ? put<Connection>(`${info.path}/${enc(saved.id)}`, body()) : post<Connection>(info.path, body()),
+            );
             app.flash(`${info.noun} “${result.name}” saved.`);
             app.navigate(`#${info.path}/${enc(result.id)}`);
           } catch (error) {
@@ -222,7 +268,15 @@ export function connectionEditPage(kind: ConnectionKind) {
       errors.summary,
       h('div', { class: 'card stack' }, name.row, typeSelect.row, about),
       h('section', { class: 'card stack', 'aria-labelledby': 'config-title' }, h('h2', { id: 'config-title' }, 'Connection settings'), configBox),
-      h('div', { class: 'actions' }, save, testButton, h('a', { class: 'button secondary', href: `#${info.path}` }, 'Cancel'), h('span', { class: 'spacer' }), remove),
+      h(
+        'div',
+        { class: 'actions' },
+        save,
+        testButton,
+        h('a', { class: 'button secondary', href: `#${info.path}` }, 'Cancel'),
+        h('span', { class: 'spacer' }),
+        remove,
+      ),
       testBox,
     );
     form.addEventListener('input', () => (dirty = true));
@@ -245,7 +299,11 @@ export function connectionEditPage(kind: ConnectionKind) {
             'section',
             { class: 'card stack', 'aria-labelledby': 'projects-title' },
             h('h2', { id: 'projects-title' }, 'Projects'),
-            h('p', { class: 'hint' }, 'What the saved account can see: its projects, and for one of them (Inspect) the files and the layers of its GeoPackages and other vector files.'),
+            h(
+              'p',
+              { class: 'hint' },
+              'What the saved account can see: its projects, and for one of them (Inspect) the files and the layers of its GeoPackages and other vector files.',
+            ),
             projectBrowser({ connectionPath: `${info.path}/${enc(saved.id)}` }),
           )
         : null;

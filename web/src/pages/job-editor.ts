@@ -24,7 +24,11 @@ function formatSelect(formats: Format[]): HTMLSelectElement {
     const list = formats.filter((f) => f.write && f.kind === kind && f.extensions.length);
     const rank = (f: Format) => (COMMON.includes(f.id) ? COMMON.indexOf(f.id) : COMMON.length);
     list.sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
-    return h('optgroup', { label }, list.map((f) => h('option', { value: f.id }, `${f.name} (.${f.extensions[0]})`)));
+    return h(
+      'optgroup',
+      { label },
+      list.map((f) => h('option', { value: f.id }, `${f.name} (.${f.extensions[0]})`)),
+    );
   };
   return h('select', { name: 'output_format' }, group('vector', 'Vector formats'), group('raster', 'Raster formats'));
 }
@@ -61,11 +65,20 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   ]);
 
   const errors = new FormErrors();
-  const name = labelled(input({ name: 'name', maxlength: '200', autocomplete: 'off', value: job?.name ?? '', placeholder: 'e.g. Parcels to the data lake, nightly' }), { label: 'Name', required: true });
+  const name = labelled(
+    input({ name: 'name', maxlength: '200', autocomplete: 'off', value: job?.name ?? '', placeholder: 'e.g. Parcels to the data lake, nightly' }),
+    { label: 'Name', required: true },
+  );
   errors.add('name', name.handle);
 
   // 1. Source
-  const source = connectionPicker({ kind: 'source', catalog: connectors, connections: sources, selectedId: job?.source_id, value: job?.source_resource ?? null });
+  const source = connectionPicker({
+    kind: 'source',
+    catalog: connectors,
+    connections: sources,
+    selectedId: job?.source_id,
+    value: job?.source_resource ?? null,
+  });
   source.attach(errors);
   const sourceStage = stage(1, 'Source', { hint: 'Where each Run reads from, and what it reads.' }, source.node);
 
@@ -77,12 +90,18 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
     { value: 'recipe', label: 'A Recipe' },
     { value: 'sql', label: 'SQL query' },
   ];
-  const modeRadios = modes.map((m) => h('input', { type: 'radio', name: modeName, id: `${modeName}-${m.value}`, value: m.value, checked: (job?.transform_mode ?? 'manual') === m.value }));
+  const modeRadios = modes.map((m) =>
+    h('input', { type: 'radio', name: modeName, id: `${modeName}-${m.value}`, value: m.value, checked: (job?.transform_mode ?? 'manual') === m.value }),
+  );
   const modeSet = h(
     'fieldset',
     { class: 'field mode' },
     h('legend', null, 'Transform with'),
-    h('div', { class: 'segmented' }, modes.map((m, i) => h('div', { class: 'check-line' }, modeRadios[i]!, h('label', { for: modeRadios[i]!.id }, m.label)))),
+    h(
+      'div',
+      { class: 'segmented' },
+      modes.map((m, i) => h('div', { class: 'check-line' }, modeRadios[i]!, h('label', { for: modeRadios[i]!.id }, m.label))),
+    ),
   );
   errors.add('transform_mode', groupError(modeSet));
   const mode = (): TransformMode => (modeRadios.find((r) => r.checked)?.value as TransformMode) ?? 'manual';
@@ -97,25 +116,43 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   const manualPane = h('div', { class: 'stack' }, editor.node, outputFields.row);
 
   const recipeSelect = labelled(
-    h('select', { name: 'recipe_id' }, h('option', { value: '' }, recipes.length ? 'Choose a Recipe…' : 'No Recipes saved yet'), recipes.map((r) => h('option', { value: r.id }, r.name))),
+    h(
+      'select',
+      { name: 'recipe_id' },
+      h('option', { value: '' }, recipes.length ? 'Choose a Recipe…' : 'No Recipes saved yet'),
+      recipes.map((r) => h('option', { value: r.id }, r.name)),
+    ),
     { label: 'Recipe', required: true, hint: 'Its operations are copied into the Job when you save; later edits of the Recipe do not change this Job.' },
   );
   recipeSelect.control.value = job?.recipe_id ?? '';
   const recipeSummary = h('p', { class: 'hint recipe-summary' });
   const showRecipe = () => {
     const r = recipes.find((x) => x.id === recipeSelect.control.value);
-    recipeSummary.textContent = r ? `Operations: ${summarize(r.operations, catalog)}.` : job?.recipe_id && job.recipe_id === recipeSelect.control.value ? `Copied operations: ${summarize(job.operations ?? [], catalog)}.` : '';
+    recipeSummary.textContent = r
+      ? `Operations: ${summarize(r.operations, catalog)}.`
+      : job?.recipe_id && job.recipe_id === recipeSelect.control.value
+        ? `Copied operations: ${summarize(job.operations ?? [], catalog)}.`
+        : '';
   };
   recipeSelect.control.addEventListener('change', showRecipe);
   showRecipe();
   errors.add('recipe_id', recipeSelect.handle);
   const recipePane = h('div', { class: 'stack' }, recipeSelect.row, recipeSummary);
 
-  const sql = labelled(h('textarea', { name: 'sql', class: 'mono code', rows: '5', spellcheck: 'false', placeholder: 'SELECT parcel_id, area, geometry FROM source WHERE area > 100' }), {
-    label: 'SQL query',
-    required: true,
-    hint: 'One SELECT reading from the relation named source (SQLite dialect), run in a sandbox.',
-  });
+  const sql = labelled(
+    h('textarea', {
+      name: 'sql',
+      class: 'mono code',
+      rows: '5',
+      spellcheck: 'false',
+      placeholder: 'SELECT parcel_id, area, geometry FROM source WHERE area > 100',
+    }),
+    {
+      label: 'SQL query',
+      required: true,
+      hint: 'One SELECT reading from the relation named source (SQLite dialect), run in a sandbox.',
+    },
+  );
   sql.control.value = job?.sql ?? '';
   errors.add('sql', sql.handle);
   const sqlPane = h('div', { class: 'stack' }, sql.row);
@@ -124,12 +161,17 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
     recipePane.hidden = mode() !== 'recipe';
     sqlPane.hidden = mode() !== 'sql';
   };
-  modeRadios.forEach((r) => { r.addEventListener('change', syncMode); });
+  modeRadios.forEach((r) => {
+    r.addEventListener('change', syncMode);
+  });
   syncMode();
   const transformStage = stage(
     2,
     'Transform',
-    { toggle: { label: 'Transform the data', checked: stages.transform }, hint: 'The same operations as the Workspace canvas, a saved Recipe, or one SQL SELECT.' },
+    {
+      toggle: { label: 'Transform the data', checked: stages.transform },
+      hint: 'The same operations as the Workspace canvas, a saved Recipe, or one SQL SELECT.',
+    },
     modeSet,
     manualPane,
     recipePane,
@@ -137,12 +179,23 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   );
 
   // 3. Python step
-  const pyFilename = labelled(input({ name: 'python_filename', class: 'mono', spellcheck: 'false', value: job?.python_filename ?? 'step.py' }), { label: 'Script file name' });
-  const pyScript = labelled(h('textarea', { name: 'python_script', class: 'mono code', rows: '8', spellcheck: 'false', placeholder: 'import sys\nsrc, dst = sys.argv[1], sys.argv[2]\n# read src, write dst (e.g. with geopandas)' }), {
-    label: 'Python script',
-    required: true,
-    hint: 'Runs after the transform in an isolated runtime without network; it gets the input file and the output file as its two arguments.',
+  const pyFilename = labelled(input({ name: 'python_filename', class: 'mono', spellcheck: 'false', value: job?.python_filename ?? 'step.py' }), {
+    label: 'Script file name',
   });
+  const pyScript = labelled(
+    h('textarea', {
+      name: 'python_script',
+      class: 'mono code',
+      rows: '8',
+      spellcheck: 'false',
+      placeholder: 'import sys\nsrc, dst = sys.argv[1], sys.argv[2]\n# read src, write dst (e.g. with geopandas)',
+    }),
+    {
+      label: 'Python script',
+      required: true,
+      hint: 'Runs after the transform in an isolated runtime without network; it gets the input file and the output file as its two arguments.',
+    },
+  );
   pyScript.control.value = job?.python_script ?? '';
   errors.add('python_filename', pyFilename.handle).add('python_script', pyScript.handle);
   const pythonStage = stage(3, 'Python step', { toggle: { label: 'Run a Python script', checked: stages.python } }, pyFilename.row, pyScript.row);
@@ -159,7 +212,13 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   );
 
   // 5. Destination
-  const destination = connectionPicker({ kind: 'destination', catalog: connectors, connections: destinations, selectedId: job?.destination_id, value: job?.destination_target ?? null });
+  const destination = connectionPicker({
+    kind: 'destination',
+    catalog: connectors,
+    connections: destinations,
+    selectedId: job?.destination_id,
+    value: job?.destination_target ?? null,
+  });
   destination.attach(errors);
   const destinationStage = stage(5, 'Destination', { hint: 'Where each Run delivers, and how it writes there.' }, destination.node);
 
@@ -172,7 +231,12 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
     'Schedule',
     { hint: 'When Runs start on their own. Run Now works either way.' },
     schedule.node,
-    h('div', { class: 'field field-check' }, h('div', { class: 'check-line' }, enabled, h('label', { for: enabled.id }, 'Enabled')), h('p', { class: 'hint' }, 'A disabled Job keeps its schedule but starts no Runs from it.')),
+    h(
+      'div',
+      { class: 'field field-check' },
+      h('div', { class: 'check-line' }, enabled, h('label', { for: enabled.id }, 'Enabled')),
+      h('p', { class: 'hint' }, 'A disabled Job keeps its schedule but starts no Runs from it.'),
+    ),
   );
   errors.add('enabled', groupError(scheduleStage.node));
   errors.add('pipeline', groupError(transformStage.node));
@@ -192,7 +256,10 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
       pipeline: { transform, python: pythonStage.on(), convert: convertStage.on() },
       enabled: enabled.checked,
     };
-    const fields = outputFields.control.value.split(',').map((s) => s.trim()).filter(Boolean);
+    const fields = outputFields.control.value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (transform && m === 'manual' && fields.length) b.output_fields = fields;
     if (transform && m === 'recipe') b.recipe_id = recipeSelect.control.value || null;
     if (transform && m === 'sql') b.sql = sql.control.value;
@@ -232,7 +299,11 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
     },
     errors.summary,
     h('div', { class: 'card' }, name.row),
-    h('ol', { class: 'job-stages' }, [sourceStage, transformStage, pythonStage, convertStage, destinationStage, scheduleStage].map((s) => h('li', null, s.node))),
+    h(
+      'ol',
+      { class: 'job-stages' },
+      [sourceStage, transformStage, pythonStage, convertStage, destinationStage, scheduleStage].map((s) => h('li', null, s.node)),
+    ),
     h('div', { class: 'actions' }, save, h('a', { class: 'button secondary', href: job ? `#/jobs/${encodeURIComponent(job.id)}` : '#/jobs' }, 'Cancel')),
   );
   errors.watch(form);
@@ -242,9 +313,19 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
     node: h(
       'section',
       null,
-      h('p', { class: 'breadcrumb' }, h('a', { href: '#/jobs' }, 'Jobs'), ' / ', job ? [h('a', { href: `#/jobs/${encodeURIComponent(job.id)}` }, job.name), ' / '] : null),
+      h(
+        'p',
+        { class: 'breadcrumb' },
+        h('a', { href: '#/jobs' }, 'Jobs'),
+        ' / ',
+        job ? [h('a', { href: `#/jobs/${encodeURIComponent(job.id)}` }, job.name), ' / '] : null,
+      ),
       h('h1', null, job ? `Edit “${job.name}”` : 'New Job'),
-      h('p', { class: 'lead' }, 'A Job reads from a Source, optionally transforms and converts, and delivers to a Destination, on a schedule or when you press Run Now.'),
+      h(
+        'p',
+        { class: 'lead' },
+        'A Job reads from a Source, optionally transforms and converts, and delivers to a Destination, on a schedule or when you press Run Now.',
+      ),
       form,
     ),
   };

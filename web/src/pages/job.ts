@@ -25,7 +25,14 @@ function idempotencyKey(): string {
 function stagesText(job: Job, catalog: Transformation[]): HTMLElement {
   const { transform, python, convert } = jobStages(job);
   const items: [string, string][] = [
-    ['extract', job.source_resource && Object.keys(job.source_resource).length ? Object.entries(job.source_resource).map(([k, v]) => `${k} ${String(v)}`).join(', ') : 'as configured'],
+    [
+      'extract',
+      job.source_resource && Object.keys(job.source_resource).length
+        ? Object.entries(job.source_resource)
+            .map(([k, v]) => `${k} ${String(v)}`)
+            .join(', ')
+        : 'as configured',
+    ],
     [
       'transform',
       !transform
@@ -36,9 +43,23 @@ function stagesText(job: Job, catalog: Transformation[]): HTMLElement {
     ],
     ['python', python ? `${job.python_filename ?? 'script'}` : 'left out'],
     ['convert', convert ? (job.output_format ?? '') : 'left out: delivered as read'],
-    ['deliver', job.destination_target && Object.keys(job.destination_target).length ? Object.entries(job.destination_target).map(([k, v]) => `${k} ${String(v)}`).join(', ') : 'as configured'],
+    [
+      'deliver',
+      job.destination_target && Object.keys(job.destination_target).length
+        ? Object.entries(job.destination_target)
+            .map(([k, v]) => `${k} ${String(v)}`)
+            .join(', ')
+        : 'as configured',
+    ],
   ];
-  return h('dl', { class: 'inline-facts stages-facts' }, items.map(([step, text]) => [h('dt', null, STEP_LABELS[step] ?? step), h('dd', { class: step === 'transform' && job.transform_mode === 'sql' ? 'mono' : null }, text)]));
+  return h(
+    'dl',
+    { class: 'inline-facts stages-facts' },
+    items.map(([step, text]) => [
+      h('dt', null, STEP_LABELS[step] ?? step),
+      h('dd', { class: step === 'transform' && job.transform_mode === 'sql' ? 'mono' : null }, text),
+    ]),
+  );
 }
 
 export async function jobPage({ app, params }: PageContext): Promise<Page> {
@@ -82,9 +103,24 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
         { class: 'facts job-facts' },
         h('div', null, h('dt', null, 'Source → Destination'), h('dd', null, routeText(job, sourceMap, destinationMap))),
         h('div', null, h('dt', null, 'Schedule'), h('dd', null, scheduleText(job.schedule))),
-        h('div', null, h('dt', null, 'Next run (your time)'), h('dd', null, time(job.next_run_at, job.schedule ? (job.enabled ? '—' : 'Disabled') : 'Not scheduled'))),
-        h('div', null, h('dt', null, 'State'), h('dd', null, h('span', { class: `badge ${job.enabled ? 'active' : 'expired'}` }, job.enabled ? 'Enabled' : 'Disabled'))),
-        h('div', null, h('dt', null, 'Last Run'), h('dd', null, job.last_run ? h('a', { href: `#${path}/runs/${enc(job.last_run.id)}` }, statusBadge(job.last_run.status)) : 'Never run')),
+        h(
+          'div',
+          null,
+          h('dt', null, 'Next run (your time)'),
+          h('dd', null, time(job.next_run_at, job.schedule ? (job.enabled ? '—' : 'Disabled') : 'Not scheduled')),
+        ),
+        h(
+          'div',
+          null,
+          h('dt', null, 'State'),
+          h('dd', null, h('span', { class: `badge ${job.enabled ? 'active' : 'expired'}` }, job.enabled ? 'Enabled' : 'Disabled')),
+        ),
+        h(
+          'div',
+          null,
+          h('dt', null, 'Last Run'),
+          h('dd', null, job.last_run ? h('a', { href: `#${path}/runs/${enc(job.last_run.id)}` }, statusBadge(job.last_run.status)) : 'Never run'),
+        ),
       ),
       reason ? h('p', { class: 'notice warn', role: 'status' }, reason) : null,
       h('section', { class: 'card', 'aria-labelledby': 'stages-title' }, h('h2', { id: 'stages-title' }, 'What each Run does'), stagesText(job, catalog)),
@@ -117,7 +153,12 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
     });
     const remove = h('button', { type: 'button', class: 'button danger' }, 'Delete');
     remove.addEventListener('click', async () => {
-      const ok = await confirmDialog({ title: `Delete “${job.name}”?`, message: 'The Job and its schedule are removed; no more Runs start. Its Source and Destination stay.', confirmLabel: 'Delete Job', danger: true });
+      const ok = await confirmDialog({
+        title: `Delete “${job.name}”?`,
+        message: 'The Job and its schedule are removed; no more Runs start. Its Source and Destination stay.',
+        confirmLabel: 'Delete Job',
+        danger: true,
+      });
       if (!ok) return;
       try {
         await busy(remove, 'Deleting…', () => del(path));
@@ -135,12 +176,14 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
       kind === 'reset'
         ? {
             title: 'Reset incremental sync?',
-            message: 'The Job forgets how far it has read. The next Run reads the whole Source again and delivers it with the target’s write mode (appending may then duplicate rows). The Destination is not cleared.',
+            message:
+              'The Job forgets how far it has read. The next Run reads the whole Source again and delivers it with the target’s write mode (appending may then duplicate rows). The Destination is not cleared.',
             confirmLabel: 'Reset sync',
           }
         : {
             title: 'Reinitialize the Destination?',
-            message: 'The next Run reads the whole Source again and rebuilds the target from it (loaded beside it, then swapped in), replacing what earlier Runs delivered.',
+            message:
+              'The next Run reads the whole Source again and rebuilds the target from it (loaded beside it, then swapped in), replacing what earlier Runs delivered.',
             confirmLabel: 'Reinitialize',
             danger: true,
           },
@@ -171,7 +214,9 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
       cursor === null || cursor === undefined
         ? []
         : typeof cursor === 'object' && !Array.isArray(cursor)
-          ? Object.entries(cursor as Record<string, unknown>).filter(([, v]) => v !== null && v !== undefined && v !== '').map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])
+          ? Object.entries(cursor as Record<string, unknown>)
+              .filter(([, v]) => v !== null && v !== undefined && v !== '')
+              .map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])
           : [['position', typeof cursor === 'string' ? cursor : JSON.stringify(cursor)]];
     const pending = sync.reinitialize_pending ? 'The next Run rebuilds the target.' : sync.reset_pending ? 'The next Run reads everything.' : null;
     replace(
@@ -180,7 +225,18 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
         'section',
         { class: 'card stack', 'aria-labelledby': 'sync-title' },
         h('h2', { id: 'sync-title' }, 'Incremental sync'),
-        h('p', null, position.length ? ['Read up to ', position.map(([k, v], i) => [i ? ', ' : '', `${k.replace(/_/g, ' ')} `, h('code', null, v)]), sync.updated_at ? [' (', time(sync.updated_at), ')'] : null, '.'] : 'No position recorded yet: the next Run reads everything.'),
+        h(
+          'p',
+          null,
+          position.length
+            ? [
+                'Read up to ',
+                position.map(([k, v], i) => [i ? ', ' : '', `${k.replace(/_/g, ' ')} `, h('code', null, v)]),
+                sync.updated_at ? [' (', time(sync.updated_at), ')'] : null,
+                '.',
+              ]
+            : 'No position recorded yet: the next Run reads everything.',
+        ),
         pending ? h('p', { class: 'notice' }, pending) : null,
         h('div', { class: 'actions' }, reset, reinit),
         h('p', { class: 'hint' }, 'Reset: read everything again and deliver it as usual. Reinitialize: read everything and rebuild the target from it.'),

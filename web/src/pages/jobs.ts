@@ -10,13 +10,23 @@ import { firstLoad, listPage, pagedList, showMore } from '../components/list-pag
 const enc = encodeURIComponent;
 
 /** "Warehouse → Data lake", with the names of the saved connections when they still exist. */
-export function routeText(job: Pick<Job, 'source_id' | 'destination_id'>, sources: Map<string, Connection>, destinations: Map<string, Connection>): HTMLElement {
+export function routeText(
+  job: Pick<Job, 'source_id' | 'destination_id'>,
+  sources: Map<string, Connection>,
+  destinations: Map<string, Connection>,
+): HTMLElement {
   const name = (map: Map<string, Connection>, id: string | null, path: string) => {
     if (!id) return h('span', { class: 'hint' }, 'no Destination yet');
     const c = map.get(id);
     return c ? h('a', { href: `#${path}/${enc(c.id)}` }, c.name) : h('span', { class: 'hint' }, `${id} (deleted)`);
   };
-  return h('span', { class: 'job-route' }, name(sources, job.source_id, '/sources'), h('span', { 'aria-label': ' to ' }, ' → '), name(destinations, job.destination_id, '/destinations'));
+  return h(
+    'span',
+    { class: 'job-route' },
+    name(sources, job.source_id, '/sources'),
+    h('span', { 'aria-label': ' to ' }, ' → '),
+    name(destinations, job.destination_id, '/destinations'),
+  );
 }
 
 export function jobsPage({ app }: PageContext): Page {
@@ -27,11 +37,7 @@ export function jobsPage({ app }: PageContext): Page {
   const list = pagedList<Job>('/jobs');
 
   async function load(more = false) {
-    const [, sources, destinations] = await Promise.all([
-      list.fetch(more),
-      allConnections('source'),
-      allConnections('destination'),
-    ]);
+    const [, sources, destinations] = await Promise.all([list.fetch(more), allConnections('source'), allConnections('destination')]);
     if (!list.items.length) {
       replace(
         body,
@@ -62,7 +68,15 @@ export function jobsPage({ app }: PageContext): Page {
         h(
           'table',
           { class: 'table jobs cards' },
-          h('thead', null, h('tr', null, ['Name', 'Source → Destination', 'Schedule', 'Next run (your time)', 'State', 'Last Run'].map((c) => h('th', { scope: 'col' }, c)))),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Name', 'Source → Destination', 'Schedule', 'Next run (your time)', 'State', 'Last Run'].map((c) => h('th', { scope: 'col' }, c)),
+            ),
+          ),
           h(
             'tbody',
             null,
@@ -75,12 +89,23 @@ export function jobsPage({ app }: PageContext): Page {
                 h('td', { 'data-label': 'Route' }, routeText(job, sourceMap, destinationMap)),
                 h('td', { 'data-label': 'Schedule' }, scheduleText(job.schedule)),
                 h('td', { 'data-label': 'Next run' }, time(job.next_run_at, job.schedule ? '—' : 'Not scheduled')),
-                h('td', { 'data-label': 'State' }, h('span', { class: `badge ${job.enabled ? 'active' : 'expired'}` }, job.enabled ? 'Enabled' : 'Disabled'), reason ? h('p', { class: 'hint' }, reason) : null),
+                h(
+                  'td',
+                  { 'data-label': 'State' },
+                  h('span', { class: `badge ${job.enabled ? 'active' : 'expired'}` }, job.enabled ? 'Enabled' : 'Disabled'),
+                  reason ? h('p', { class: 'hint' }, reason) : null,
+                ),
                 h(
                   'td',
                   { 'data-label': 'Last Run' },
                   job.last_run
-                    ? h('a', { href: `#/jobs/${enc(job.id)}/runs/${enc(job.last_run.id)}`, class: 'last-run' }, statusBadge(job.last_run.status), ' ', time(job.last_run.finished_at, ''))
+                    ? h(
+                        'a',
+                        { href: `#/jobs/${enc(job.id)}/runs/${enc(job.last_run.id)}`, class: 'last-run' },
+                        statusBadge(job.last_run.status),
+                        ' ',
+                        time(job.last_run.finished_at, ''),
+                      )
                     : h('span', { class: 'hint' }, 'Never run'),
                 ),
               );

@@ -21,10 +21,7 @@ export function recipesPage({ app }: PageContext): Page {
   const list = pagedList<Recipe>('/recipes');
 
   async function load(more = false) {
-    const [, catalog] = await Promise.all([
-      list.fetch(more),
-      app.transformations().catch(() => [] as Transformation[]),
-    ]);
+    const [, catalog] = await Promise.all([list.fetch(more), app.transformations().catch(() => [] as Transformation[])]);
     if (!list.items.length) {
       replace(
         body,
@@ -32,7 +29,13 @@ export function recipesPage({ app }: PageContext): Page {
           'div',
           { class: 'empty card' },
           h('p', null, 'No Recipes yet.'),
-          h('p', null, 'A Recipe is a saved list of operations. Create one here, or try a pipeline in a ', h('a', { href: '#/workspace' }, 'Workspace'), ' and save it from there.'),
+          h(
+            'p',
+            null,
+            'A Recipe is a saved list of operations. Create one here, or try a pipeline in a ',
+            h('a', { href: '#/workspace' }, 'Workspace'),
+            ' and save it from there.',
+          ),
         ),
       );
       return;
@@ -45,7 +48,15 @@ export function recipesPage({ app }: PageContext): Page {
         h(
           'table',
           { class: 'table recipes' },
-          h('thead', null, h('tr', null, ['Name', 'Operations', 'Updated'].map((c) => h('th', { scope: 'col' }, c)))),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Name', 'Operations', 'Updated'].map((c) => h('th', { scope: 'col' }, c)),
+            ),
+          ),
           h(
             'tbody',
             null,
@@ -53,7 +64,12 @@ export function recipesPage({ app }: PageContext): Page {
               h(
                 'tr',
                 { 'data-recipe-id': r.id },
-                h('th', { scope: 'row' }, h('a', { href: `#/recipes/${encodeURIComponent(r.id)}` }, r.name), r.description ? h('p', { class: 'hint' }, r.description) : null),
+                h(
+                  'th',
+                  { scope: 'row' },
+                  h('a', { href: `#/recipes/${encodeURIComponent(r.id)}` }, r.name),
+                  r.description ? h('p', { class: 'hint' }, r.description) : null,
+                ),
                 h('td', null, summarize(r.operations, catalog)),
                 h('td', null, time(r.updated_at)),
               ),
@@ -82,7 +98,10 @@ export async function recipeEditPage({ app, params }: PageContext): Promise<Page
 
   const errors = new FormErrors();
   const name = labelled(input({ name: 'name', maxlength: '200', autocomplete: 'off', value: recipe?.name ?? '' }), { label: 'Name', required: true });
-  const description = labelled(h('textarea', { name: 'description', rows: '2', maxlength: '4000' }), { label: 'Description', hint: 'Optional: what the Recipe is for.' });
+  const description = labelled(h('textarea', { name: 'description', rows: '2', maxlength: '4000' }), {
+    label: 'Description',
+    hint: 'Optional: what the Recipe is for.',
+  });
   description.control.value = recipe?.description ?? '';
   const editor = operationEditor({ catalog, operations: recipe?.operations ?? [] });
   errors.add('name', name.handle).add('description', description.handle);
@@ -96,7 +115,12 @@ export async function recipeEditPage({ app, params }: PageContext): Promise<Page
           type: 'button',
           class: 'button danger',
           onclick: async () => {
-            const ok = await confirmDialog({ title: `Delete “${recipe.name}”?`, message: 'The Recipe is removed. Jobs that copied its operations keep them.', confirmLabel: 'Delete Recipe', danger: true });
+            const ok = await confirmDialog({
+              title: `Delete “${recipe.name}”?`,
+              message: 'The Recipe is removed. Jobs that copied its operations keep them.',
+              confirmLabel: 'Delete Recipe',
+              danger: true,
+            });
             if (!ok) return;
             try {
               await busy(remove!, 'Deleting…', () => del(`/recipes/${encodeURIComponent(recipe.id)}`));
@@ -121,7 +145,9 @@ export async function recipeEditPage({ app, params }: PageContext): Promise<Page
         errors.clear();
         const payload = { name: name.control.value.trim(), description: description.control.value, operations: editor.value() };
         try {
-          const saved = await busy(save, 'Saving…', () => (recipe ? put<Recipe>(`/recipes/${encodeURIComponent(recipe.id)}`, payload) : post<Recipe>('/recipes', payload)));
+          const saved = await busy(save, 'Saving…', () =>
+            recipe ? put<Recipe>(`/recipes/${encodeURIComponent(recipe.id)}`, payload) : post<Recipe>('/recipes', payload),
+          );
           app.flash(`Recipe “${saved.name}” saved.`);
           app.navigate('#/recipes');
         } catch (error) {

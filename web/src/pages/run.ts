@@ -19,7 +19,15 @@ function temporalLink(system: System | null, run: Run): HTMLElement | null {
   const id = h('code', null, run.workflow.workflow_id);
   if (!ui) return h('p', null, 'Temporal workflow ', id, run.workflow.run_id ? [' (run ', h('code', null, run.workflow.run_id), ')'] : null, '.');
   const href = `${ui.url}/namespaces/${enc(ui.namespace)}/workflows/${enc(run.workflow.workflow_id)}${run.workflow.run_id ? `/${enc(run.workflow.run_id)}/history` : ''}`;
-  return h('p', null, 'Temporal workflow ', id, ': ', h('a', { href, target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'temporal-link' }, 'open it in the Temporal UI'), '.');
+  return h(
+    'p',
+    null,
+    'Temporal workflow ',
+    id,
+    ': ',
+    h('a', { href, target: '_blank', rel: 'noopener noreferrer', 'data-testid': 'temporal-link' }, 'open it in the Temporal UI'),
+    '.',
+  );
 }
 
 export async function runPage({ app, params }: PageContext): Promise<Page> {
@@ -67,7 +75,15 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
             h(
               'table',
               { class: 'table steps cards' },
-              h('thead', null, h('tr', null, ['Step', 'Status', 'Started', 'Finished', 'Duration'].map((c) => h('th', { scope: 'col' }, c)))),
+              h(
+                'thead',
+                null,
+                h(
+                  'tr',
+                  null,
+                  ['Step', 'Status', 'Started', 'Finished', 'Duration'].map((c) => h('th', { scope: 'col' }, c)),
+                ),
+              ),
               h(
                 'tbody',
                 null,
@@ -79,7 +95,11 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
                     h('td', { 'data-label': 'Status' }, statusBadge(s.status), progressNote(s), attemptsNote(s)),
                     h('td', { 'data-label': 'Started' }, time(s.started_at)),
                     h('td', { 'data-label': 'Finished' }, time(s.finished_at)),
-                    h('td', { class: 'num', 'data-label': 'Duration' }, duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null))),
+                    h(
+                      'td',
+                      { class: 'num', 'data-label': 'Duration' },
+                      duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null)),
+                    ),
                   ),
                 ),
               ),
@@ -178,8 +198,10 @@ function attemptsNote(step: RunStep): HTMLElement | null {
   const n = step.failed_attempts;
   const attempts = n === 1 ? 'one failed attempt' : `${n} failed attempts`;
   const text =
-    step.status === 'running' ? `Retrying after ${attempts}: ${step.last_error.message}`
-    : step.status === 'failed' ? `Gave up after ${attempts}.`
-    : `Succeeded after ${attempts} (the last: ${step.last_error.message})`;
+    step.status === 'running'
+      ? `Retrying after ${attempts}: ${step.last_error.message}`
+      : step.status === 'failed'
+        ? `Gave up after ${attempts}.`
+        : `Succeeded after ${attempts} (the last: ${step.last_error.message})`;
   return h('p', { class: 'hint attempts', 'data-testid': 'failed-attempts' }, text);
 }

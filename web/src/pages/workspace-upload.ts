@@ -92,7 +92,11 @@ export function workspaceUploadPage({ app }: PageContext): Page {
       { class: 'workspace-upload' },
       h('h1', null, 'Workspace'),
       flash ? h('p', { class: 'notice', role: 'status' }, flash) : null,
-      h('p', { class: 'lead' }, 'Upload a dataset, or import one from a saved Source, to inspect its layers, preview it on a map, try transformations and convert it to another format. A Workspace is temporary and expires on its own.'),
+      h(
+        'p',
+        { class: 'lead' },
+        'Upload a dataset, or import one from a saved Source, to inspect its layers, preview it on a map, try transformations and convert it to another format. A Workspace is temporary and expires on its own.',
+      ),
       dropzone,
       progressBox,
       status.node,
@@ -105,7 +109,14 @@ export function workspaceUploadPage({ app }: PageContext): Page {
             h(
               'ul',
               { class: 'plain-list' },
-              recent.map((r) => h('li', null, h('a', { href: `#/workspace/${encodeURIComponent(r.id)}` }, r.filename), h('span', { class: 'hint' }, ' expires ', time(r.expires_at)))),
+              recent.map((r) =>
+                h(
+                  'li',
+                  null,
+                  h('a', { href: `#/workspace/${encodeURIComponent(r.id)}` }, r.filename),
+                  h('span', { class: 'hint' }, ' expires ', time(r.expires_at)),
+                ),
+              ),
             ),
           )
         : null,

@@ -82,10 +82,33 @@ export async function workspacePage({ app, params }: PageContext): Promise<Page>
     h('div', { class: 'page-head' }, h('h1', null, ws.filename), h('a', { class: 'button secondary', href: '#/workspace' }, 'New upload')),
     flash ? h('p', { class: 'notice', role: 'status' }, flash) : null,
     facts.node,
-    ws.warnings.length ? h('div', { class: 'notice' }, h('p', null, 'Warnings from the inspection:'), h('ul', null, ws.warnings.map((w) => h('li', null, w)))) : null,
-    ws.errors.length ? h('div', { class: 'alert' }, h('ul', null, ws.errors.map((e) => h('li', null, e.message)))) : null,
+    ws.warnings.length
+      ? h(
+          'div',
+          { class: 'notice' },
+          h('p', null, 'Warnings from the inspection:'),
+          h(
+            'ul',
+            null,
+            ws.warnings.map((w) => h('li', null, w)),
+          ),
+        )
+      : null,
+    ws.errors.length
+      ? h(
+          'div',
+          { class: 'alert' },
+          h(
+            'ul',
+            null,
+            ws.errors.map((e) => h('li', null, e.message)),
+          ),
+        )
+      : null,
     vectorParts ??
-      (ws.raster ? h('section', { class: 'card', 'aria-labelledby': 'raster-title' }, h('h2', { id: 'raster-title' }, 'Raster'), rasterFacts(ws.raster)) : null),
+      (ws.raster
+        ? h('section', { class: 'card', 'aria-labelledby': 'raster-title' }, h('h2', { id: 'raster-title' }, 'Raster'), rasterFacts(ws.raster))
+        : null),
     convertPanel(path, ws, formats, (converted) => {
       ws = converted;
       facts.render(ws);

@@ -96,45 +96,79 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
     const level = options.headingLevel ?? 'h3';
     replace(
       selectorBox,
-      empty ? h('p', { class: 'hint' }, `A ${connector.label} ${info.noun} needs nothing more: its settings say everything.`) : [h(level, null, title), form.node],
+      empty
+        ? h('p', { class: 'hint' }, `A ${connector.label} ${info.noun} needs nothing more: its settings say everything.`)
+        : [h(level, null, title), form.node],
       connector.capabilities.discover
-        ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the tables of “${connection.name}”`), discoverBrowser({
-            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
-            pickLabel: 'Use',
-            onPick: (t) => form?.fill({ schema: t.schema, table: t.name }),
-          }))
+        ? h(
+            'details',
+            { class: 'discover-box' },
+            h('summary', null, `Browse the tables of “${connection.name}”`),
+            discoverBrowser({
+              connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+              pickLabel: 'Use',
+              onPick: (t) => form?.fill({ schema: t.schema, table: t.name }),
+            }),
+          )
         : null,
       connector.type === 'geoserver'
-        ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the layers of “${connection.name}”`), geoserverBrowser({
-            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
-            onPick: (l) => form?.fill(options.kind === 'source' ? { layer: `${l.workspace}:${l.layer}` } : { workspace: l.workspace, layer: l.layer, ...(l.store ? { store: l.store } : {}) }),
-          }))
+        ? h(
+            'details',
+            { class: 'discover-box' },
+            h('summary', null, `Browse the layers of “${connection.name}”`),
+            geoserverBrowser({
+              connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+              onPick: (l) =>
+                form?.fill(
+                  options.kind === 'source'
+                    ? { layer: `${l.workspace}:${l.layer}` }
+                    : { workspace: l.workspace, layer: l.layer, ...(l.store ? { store: l.store } : {}) },
+                ),
+            }),
+          )
         : null,
       connector.type === 'geonode'
-        ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the datasets of “${connection.name}”`), geonodeBrowser({
-            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
-            onPick: (d) => form?.fill(options.kind === 'source' ? { dataset: d.id } : { dataset: d.id, ...(d.title ? { title: d.title } : {}) }),
-          }))
+        ? h(
+            'details',
+            { class: 'discover-box' },
+            h('summary', null, `Browse the datasets of “${connection.name}”`),
+            geonodeBrowser({
+              connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+              onPick: (d) => form?.fill(options.kind === 'source' ? { dataset: d.id } : { dataset: d.id, ...(d.title ? { title: d.title } : {}) }),
+            }),
+          )
         : null,
       connector.capabilities.projects && options.kind === 'source'
-        ? h('details', { class: 'discover-box' }, h('summary', null, `Pick a project, file and layer of “${connection.name}”`), projectBrowser({
-            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
-            onPick: (pick) => form?.fill({ ...pick }),
-          }))
+        ? h(
+            'details',
+            { class: 'discover-box' },
+            h('summary', null, `Pick a project, file and layer of “${connection.name}”`),
+            projectBrowser({
+              connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+              onPick: (pick) => form?.fill({ ...pick }),
+            }),
+          )
         : null,
       connection.type === 'hub'
-        ? h('details', { class: 'discover-box' }, h('summary', null, `Browse the portal of “${connection.name}”`), hubBrowser({
-            connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
-            destination: options.kind === 'destination',
-            fill: (values) => form?.fill(values),
-          }))
+        ? h(
+            'details',
+            { class: 'discover-box' },
+            h('summary', null, `Browse the portal of “${connection.name}”`),
+            hubBrowser({
+              connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+              destination: options.kind === 'destination',
+              fill: (values) => form?.fill(values),
+            }),
+          )
         : null,
     );
   }
   render();
   select.addEventListener('change', () => {
     render();
-    listeners.forEach((l) => { l(); });
+    listeners.forEach((l) => {
+      l();
+    });
   });
 
   return {

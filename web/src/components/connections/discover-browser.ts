@@ -32,7 +32,11 @@ export function discoverBrowser(options: DiscoverOptions): HTMLElement {
     status.set('');
     try {
       const d = await busy(browse, 'Connecting…', () => get<Discovery>(`${options.connectionPath}/discover`));
-      replace(schemaSelect, h('option', { value: '' }, d.schemas.length ? 'Choose a schema…' : 'No schemas visible to this user'), d.schemas.map((s) => h('option', { value: s }, s)));
+      replace(
+        schemaSelect,
+        h('option', { value: '' }, d.schemas.length ? 'Choose a schema…' : 'No schemas visible to this user'),
+        d.schemas.map((s) => h('option', { value: s }, s)),
+      );
       schemaSelect.disabled = d.schemas.length === 0;
       status.set(`${d.database} on ${d.host}: ${d.schemas.length} schema${d.schemas.length === 1 ? '' : 's'}.`, 'ok');
       if (d.schemas.includes('public')) {
@@ -61,7 +65,17 @@ export function discoverBrowser(options: DiscoverOptions): HTMLElement {
           h(
             'table',
             { class: 'table compact' },
-            h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Table or view'), h('th', { scope: 'col' }, 'Geometry'), options.onPick ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Use')) : null)),
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                h('th', { scope: 'col' }, 'Table or view'),
+                h('th', { scope: 'col' }, 'Geometry'),
+                options.onPick ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Use')) : null,
+              ),
+            ),
             h(
               'tbody',
               null,

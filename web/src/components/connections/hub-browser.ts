@@ -31,8 +31,26 @@ export function hubBrowser(options: HubBrowserOptions): HTMLElement {
   const more = h('button', { type: 'button', class: 'button secondary', hidden: true }, 'Show more');
   const status = statusLine('status small');
   const rows = h('tbody');
-  const results = h('div', { class: 'table-wrap', role: 'region', 'aria-label': 'Portal items', tabindex: '0', hidden: true },
-    h('table', { class: 'table compact' }, h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Item'), h('th', { scope: 'col' }, 'Type'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Use')))), rows));
+  const results = h(
+    'div',
+    { class: 'table-wrap', role: 'region', 'aria-label': 'Portal items', tabindex: '0', hidden: true },
+    h(
+      'table',
+      { class: 'table compact' },
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', { scope: 'col' }, 'Item'),
+          h('th', { scope: 'col' }, 'Type'),
+          h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Use')),
+        ),
+      ),
+      rows,
+    ),
+  );
   const layers = h('div', { class: 'stack' });
   let next: number | null = null;
 
@@ -46,10 +64,24 @@ export function hubBrowser(options: HubBrowserOptions): HTMLElement {
     try {
       const d = await get<HubLayers>(`${options.connectionPath}/hub/items/${encodeURIComponent(item.id)}/layers`);
       status.set(`“${item.title}” has ${d.layers.length} layer${d.layers.length === 1 ? '' : 's'}.`, 'ok');
-      replace(layers, h('ul', { class: 'plain' }, d.layers.map((l) => h('li', { class: 'inline' }, `${l.id}: ${l.name} (${l.geometry_type?.replace('esriGeometry', '') ?? 'table'})`, useButton(`Use layer ${l.id} of ${item.title}`, () => {
-        options.fill({ item_id: item.id, layer: l.id });
-        status.set(`Layer ${l.id} of “${item.title}” chosen.`, 'ok');
-      })))));
+      replace(
+        layers,
+        h(
+          'ul',
+          { class: 'plain' },
+          d.layers.map((l) =>
+            h(
+              'li',
+              { class: 'inline' },
+              `${l.id}: ${l.name} (${l.geometry_type?.replace('esriGeometry', '') ?? 'table'})`,
+              useButton(`Use layer ${l.id} of ${item.title}`, () => {
+                options.fill({ item_id: item.id, layer: l.id });
+                status.set(`Layer ${l.id} of “${item.title}” chosen.`, 'ok');
+              }),
+            ),
+          ),
+        ),
+      );
     } catch (error) {
       status.set(failure(error), 'error');
     }
@@ -58,14 +90,27 @@ export function hubBrowser(options: HubBrowserOptions): HTMLElement {
   async function load(start: number) {
     try {
       const page = await busy(start === 1 ? search : more, 'Searching…', () =>
-        get<HubItems>(`${options.connectionPath}/hub/items${query({ q: q.value.trim() || undefined, owner_only: mine.checked ? 'true' : undefined, start })}`));
+        get<HubItems>(`${options.connectionPath}/hub/items${query({ q: q.value.trim() || undefined, owner_only: mine.checked ? 'true' : undefined, start })}`),
+      );
       if (start === 1) replace(rows);
-      rows.append(...page.items.map((item) => h('tr', { 'data-item': item.id },
-        h('th', { scope: 'row' }, item.title, h('span', { class: 'hint' }, ` ${item.owner}`)),
-        h('td', null, item.type),
-        h('td', { class: 'inline' },
-          useButton(`Use ${item.title}`, () => chosen(item)),
-          item.type === 'Feature Service' ? h('button', { type: 'button', class: 'button secondary small', onclick: () => void showLayers(item) }, 'Layers') : null))));
+      rows.append(
+        ...page.items.map((item) =>
+          h(
+            'tr',
+            { 'data-item': item.id },
+            h('th', { scope: 'row' }, item.title, h('span', { class: 'hint' }, ` ${item.owner}`)),
+            h('td', null, item.type),
+            h(
+              'td',
+              { class: 'inline' },
+              useButton(`Use ${item.title}`, () => chosen(item)),
+              item.type === 'Feature Service'
+                ? h('button', { type: 'button', class: 'button secondary small', onclick: () => void showLayers(item) }, 'Layers')
+                : null,
+            ),
+          ),
+        ),
+      );
       results.hidden = rows.childElementCount === 0;
       next = page.next_start;
       more.hidden = next === null;
@@ -77,18 +122,36 @@ export function hubBrowser(options: HubBrowserOptions): HTMLElement {
 
   const folderList = h('div');
   const folders = options.destination ? h('button', { type: 'button', class: 'button secondary' }, 'List my folders') : null;
-  folders?.addEventListener('click', () => void (async () => {
-    try {
-      const d = await busy(folders, 'Loading…', () => get<HubFolders>(`${options.connectionPath}/hub/folders`));
-      status.set(`${d.username} has ${d.folders.length} folder${d.folders.length === 1 ? '' : 's'}.`, 'ok');
-      replace(folderList, h('ul', { class: 'plain' }, d.folders.map((f) => h('li', { class: 'inline' }, f.title, useButton(`Use folder ${f.title}`, () => {
-        options.fill({ folder: f.title });
-        status.set(`Folder “${f.title}” chosen.`, 'ok');
-      })))));
-    } catch (error) {
-      status.set(failure(error), 'error');
-    }
-  })());
+  folders?.addEventListener(
+    'click',
+    () =>
+      void (async () => {
+        try {
+          const d = await busy(folders, 'Loading…', () => get<HubFolders>(`${options.connectionPath}/hub/folders`));
+          status.set(`${d.username} has ${d.folders.length} folder${d.folders.length === 1 ? '' : 's'}.`, 'ok');
+          replace(
+            folderList,
+            h(
+              'ul',
+              { class: 'plain' },
+              d.folders.map((f) =>
+                h(
+                  'li',
+                  { class: 'inline' },
+                  f.title,
+                  useButton(`Use folder ${f.title}`, () => {
+                    options.fill({ folder: f.title });
+                    status.set(`Folder “${f.title}” chosen.`, 'ok');
+                  }),
+                ),
+              ),
+            ),
+          );
+        } catch (error) {
+          status.set(failure(error), 'error');
+        }
+      })(),
+  );
 
   search.addEventListener('click', () => void load(1));
   more.addEventListener('click', () => next !== null && void load(next));
@@ -99,7 +162,21 @@ export function hubBrowser(options: HubBrowserOptions): HTMLElement {
     }
   });
 
-  return h('div', { class: 'discover stack', 'data-testid': 'hub-browser' },
-    h('div', { class: 'inline align-end' }, h('div', { class: 'field' }, h('label', { for: searchId }, 'Search'), q), h('label', { class: 'inline' }, mine, ' Only mine'), search, folders),
-    status.node, results, more, layers, folderList);
+  return h(
+    'div',
+    { class: 'discover stack', 'data-testid': 'hub-browser' },
+    h(
+      'div',
+      { class: 'inline align-end' },
+      h('div', { class: 'field' }, h('label', { for: searchId }, 'Search'), q),
+      h('label', { class: 'inline' }, mine, ' Only mine'),
+      search,
+      folders,
+    ),
+    status.node,
+    results,
+    more,
+    layers,
+    folderList,
+  );
 }

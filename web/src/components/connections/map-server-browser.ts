@@ -22,7 +22,20 @@ function table(caption: string, headings: string[], rows: HTMLElement[]): HTMLEl
   return h(
     'div',
     { class: 'table-wrap', role: 'region', 'aria-label': caption, tabindex: '0' },
-    h('table', { class: 'table compact' }, h('thead', null, h('tr', null, headings.map((t, i) => h('th', { scope: 'col' }, i === headings.length - 1 ? h('span', { class: 'visually-hidden' }, t) : t)))), h('tbody', null, rows)),
+    h(
+      'table',
+      { class: 'table compact' },
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          headings.map((t, i) => h('th', { scope: 'col' }, i === headings.length - 1 ? h('span', { class: 'visually-hidden' }, t) : t)),
+        ),
+      ),
+      h('tbody', null, rows),
+    ),
   );
 }
 
@@ -43,7 +56,11 @@ export function geoserverBrowser(options: GeoserverBrowserOptions): HTMLElement 
     status.set('');
     try {
       const d = await busy(browse, 'Connecting…', () => get<{ items: Named[] }>(`${options.connectionPath}/geoserver/workspaces`));
-      replace(workspaceSelect, h('option', { value: '' }, d.items.length ? 'Choose a workspace…' : 'No workspaces'), d.items.map((w) => h('option', { value: w.name }, w.name)));
+      replace(
+        workspaceSelect,
+        h('option', { value: '' }, d.items.length ? 'Choose a workspace…' : 'No workspaces'),
+        d.items.map((w) => h('option', { value: w.name }, w.name)),
+      );
       workspaceSelect.disabled = d.items.length === 0;
       status.set(`${d.items.length} workspace${d.items.length === 1 ? '' : 's'}.`, 'ok');
     } catch (error) {
@@ -56,19 +73,37 @@ export function geoserverBrowser(options: GeoserverBrowserOptions): HTMLElement 
     if (!workspace) return;
     status.set(`Listing the layers of ${workspace}…`, 'busy');
     try {
-      const layers = await get<{ items: (Named & { qualified_name: string })[] }>(`${options.connectionPath}/geoserver/workspaces/${encodeURIComponent(workspace)}/layers`);
+      const layers = await get<{ items: (Named & { qualified_name: string })[] }>(
+        `${options.connectionPath}/geoserver/workspaces/${encodeURIComponent(workspace)}/layers`,
+      );
       const stores = await get<{ items: Named[] }>(`${options.connectionPath}/geoserver/workspaces/${encodeURIComponent(workspace)}/stores`);
       const storeNames = new Set(stores.items.map((s) => s.name));
-      status.set(`${layers.items.length} layer${layers.items.length === 1 ? '' : 's'} and ${stores.items.length} store${stores.items.length === 1 ? '' : 's'} in ${workspace}.`, 'ok');
+      status.set(
+        `${layers.items.length} layer${layers.items.length === 1 ? '' : 's'} and ${stores.items.length} store${stores.items.length === 1 ? '' : 's'} in ${workspace}.`,
+        'ok',
+      );
       if (!layers.items.length) return;
       replace(
         list,
-        table(`Layers of ${workspace}`, ['Layer', 'Use'], layers.items.map((l) =>
-          h('tr', { 'data-layer': l.qualified_name }, h('th', { scope: 'row' }, l.qualified_name), h('td', null, useButton(`Use ${l.qualified_name}`, () => {
-            options.onPick({ workspace, layer: l.name, store: storeNames.has(l.name) ? l.name : null });
-            status.set(`${l.qualified_name} chosen.`, 'ok');
-          }))),
-        )),
+        table(
+          `Layers of ${workspace}`,
+          ['Layer', 'Use'],
+          layers.items.map((l) =>
+            h(
+              'tr',
+              { 'data-layer': l.qualified_name },
+              h('th', { scope: 'row' }, l.qualified_name),
+              h(
+                'td',
+                null,
+                useButton(`Use ${l.qualified_name}`, () => {
+                  options.onPick({ workspace, layer: l.name, store: storeNames.has(l.name) ? l.name : null });
+                  status.set(`${l.qualified_name} chosen.`, 'ok');
+                }),
+              ),
+            ),
+          ),
+        ),
       );
     } catch (error) {
       status.set(failure(error), 'error');
@@ -110,25 +145,43 @@ export function geonodeBrowser(options: GeonodeBrowserOptions): HTMLElement {
     status.set('');
     try {
       const term = search.value.trim();
-      const d = await busy(go, 'Searching…', () => get<DatasetPage>(`${options.connectionPath}/geonode/datasets${query({ page: String(page), page_size: String(PAGE_SIZE), ...(term ? { search: term } : {}) })}`));
+      const d = await busy(go, 'Searching…', () =>
+        get<DatasetPage>(
+          `${options.connectionPath}/geonode/datasets${query({ page: String(page), page_size: String(PAGE_SIZE), ...(term ? { search: term } : {}) })}`,
+        ),
+      );
       status.set(`${d.total ?? d.items.length} dataset${d.total === 1 ? '' : 's'}${d.total && d.total > PAGE_SIZE ? `, page ${page}` : ''}.`, 'ok');
       const more = d.total !== null && page * PAGE_SIZE < d.total;
       replace(
         list,
         d.items.length
-          ? table('Datasets', ['Dataset', 'Name', 'Use'], d.items.map((x) =>
-              h('tr', { 'data-dataset': x.id },
-                h('th', { scope: 'row' }, x.page_url ? h('a', { href: x.page_url, target: '_blank', rel: 'noopener' }, x.title ?? x.id) : (x.title ?? x.id)),
-                h('td', null, x.alternate ?? x.name ?? ''),
-                h('td', null, useButton(`Use ${x.title ?? x.id}`, () => {
-                  options.onPick({ id: x.id, title: x.title });
-                  status.set(`${x.title ?? x.id} chosen.`, 'ok');
-                }))),
-            ))
+          ? table(
+              'Datasets',
+              ['Dataset', 'Name', 'Use'],
+              d.items.map((x) =>
+                h(
+                  'tr',
+                  { 'data-dataset': x.id },
+                  h('th', { scope: 'row' }, x.page_url ? h('a', { href: x.page_url, target: '_blank', rel: 'noopener' }, x.title ?? x.id) : (x.title ?? x.id)),
+                  h('td', null, x.alternate ?? x.name ?? ''),
+                  h(
+                    'td',
+                    null,
+                    useButton(`Use ${x.title ?? x.id}`, () => {
+                      options.onPick({ id: x.id, title: x.title });
+                      status.set(`${x.title ?? x.id} chosen.`, 'ok');
+                    }),
+                  ),
+                ),
+              ),
+            )
           : null,
-        h('div', { class: 'inline' },
+        h(
+          'div',
+          { class: 'inline' },
           page > 1 ? h('button', { type: 'button', class: 'button secondary small', onclick: () => void load(page - 1) }, 'Previous') : null,
-          more ? h('button', { type: 'button', class: 'button secondary small', onclick: () => void load(page + 1) }, 'Next') : null),
+          more ? h('button', { type: 'button', class: 'button secondary small', onclick: () => void load(page + 1) }, 'Next') : null,
+        ),
       );
     } catch (error) {
       status.set(failure(error), 'error');

@@ -27,7 +27,8 @@ function failure(error: unknown): string {
   return plainMessage(error);
 }
 
-const cell = (value: string | number | null | undefined) => (value === null || value === undefined || value === '' ? h('span', { class: 'hint' }, '—') : String(value));
+const cell = (value: string | number | null | undefined) =>
+  value === null || value === undefined || value === '' ? h('span', { class: 'hint' }, '—') : String(value);
 
 export function projectBrowser(options: ProjectBrowserOptions): HTMLElement {
   const list = h('button', { type: 'button', class: 'button secondary' }, 'Projects');
@@ -51,7 +52,17 @@ export function projectBrowser(options: ProjectBrowserOptions): HTMLElement {
           h(
             'table',
             { class: 'table compact' },
-            h('thead', null, h('tr', null, ['Project', 'Owner', 'Updated', 'Version', ''].map((t) => h('th', { scope: 'col' }, t ? t : h('span', { class: 'visually-hidden' }, 'Inspect'))))),
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ['Project', 'Owner', 'Updated', 'Version', ''].map((t) =>
+                  h('th', { scope: 'col' }, t ? t : h('span', { class: 'visually-hidden' }, 'Inspect')),
+                ),
+              ),
+            ),
             h(
               'tbody',
               null,
@@ -101,13 +112,34 @@ export function projectBrowser(options: ProjectBrowserOptions): HTMLElement {
           : null;
       const versionPicker = answer.versions.length
         ? (() => {
-            const select = h('select', { id: versionId }, answer.versions.map((v) => h('option', { value: v.name, selected: v.name === answer.version }, `${v.name}${v.created ? ` (${v.created.slice(0, 10)})` : ''}`)));
+            const select = h(
+              'select',
+              { id: versionId },
+              answer.versions.map((v) =>
+                h('option', { value: v.name, selected: v.name === answer.version }, `${v.name}${v.created ? ` (${v.created.slice(0, 10)})` : ''}`),
+              ),
+            );
             select.addEventListener('change', () => void inspectProject(project, button, select.value));
-            return h('div', { class: 'field' }, h('label', { for: versionId }, 'Version'), select, h('p', { class: 'hint' }, 'A Job reads the latest version unless you pick one here before choosing a layer.'));
+            return h(
+              'div',
+              { class: 'field' },
+              h('label', { for: versionId }, 'Version'),
+              select,
+              h('p', { class: 'hint' }, 'A Job reads the latest version unless you pick one here before choosing a layer.'),
+            );
           })()
         : null;
       const rows = answer.files.flatMap((f) => {
-        if (!f.layers) return [h('tr', { 'data-file': f.name }, h('th', { scope: 'row' }, f.name), h('td', { colspan: '4' }, f.error ? h('span', { class: 'error-text' }, f.error) : h('span', { class: 'hint' }, 'not a vector file')), h('td', null))];
+        if (!f.layers)
+          return [
+            h(
+              'tr',
+              { 'data-file': f.name },
+              h('th', { scope: 'row' }, f.name),
+              h('td', { colspan: '4' }, f.error ? h('span', { class: 'error-text' }, f.error) : h('span', { class: 'hint' }, 'not a vector file')),
+              h('td', null),
+            ),
+          ];
         return f.layers.map((l, i) =>
           h(
             'tr',
@@ -131,7 +163,17 @@ export function projectBrowser(options: ProjectBrowserOptions): HTMLElement {
           h(
             'table',
             { class: 'table compact', 'data-testid': 'project-files' },
-            h('thead', null, h('tr', null, ['File', 'Layer', 'Geometry', 'CRS', 'Features', ''].map((t) => h('th', { scope: 'col' }, t ? t : h('span', { class: 'visually-hidden' }, 'Use'))))),
+            h(
+              'thead',
+              null,
+              h(
+                'tr',
+                null,
+                ['File', 'Layer', 'Geometry', 'CRS', 'Features', ''].map((t) =>
+                  h('th', { scope: 'col' }, t ? t : h('span', { class: 'visually-hidden' }, 'Use')),
+                ),
+              ),
+            ),
             h('tbody', null, rows),
           ),
         ),
@@ -142,5 +184,12 @@ export function projectBrowser(options: ProjectBrowserOptions): HTMLElement {
   }
 
   list.addEventListener('click', () => void loadProjects());
-  return h('div', { class: 'project-browser stack', 'data-testid': 'project-browser' }, h('div', { class: 'inline align-end' }, list), status.node, projects, detail);
+  return h(
+    'div',
+    { class: 'project-browser stack', 'data-testid': 'project-browser' },
+    h('div', { class: 'inline align-end' }, list),
+    status.node,
+    projects,
+    detail,
+  );
 }

@@ -23,7 +23,14 @@ export function testResultView(result: TestResult, note?: string): HTMLElement {
     'div',
     { class: `test-result ${result.ok ? 'ok' : 'failed'}`, 'data-status': result.status },
     h('p', null, h('strong', null, `${testStatusLabel(result.status)}.`), ' ', result.message, h('span', { class: 'hint' }, ` (${result.duration_ms} ms)`)),
-    tried.length ? h('p', { class: 'hint' }, 'Tried: ', tried.map(([k, v], i) => [i ? ', ' : '', `${k} `, h('code', null, String(v))])) : null,
+    tried.length
+      ? h(
+          'p',
+          { class: 'hint' },
+          'Tried: ',
+          tried.map(([k, v], i) => [i ? ', ' : '', `${k} `, h('code', null, String(v))]),
+        )
+      : null,
     note ? h('p', { class: 'hint' }, note) : null,
   );
 }

@@ -36,7 +36,8 @@ describe('how Runs and schedules read', () => {
   });
 
   it('takes the stages a Run runs from the server, or infers them by the spec’s rules', () => {
-    const job = (extra: Partial<Job>) => ({ operations: [], sql: null, recipe_id: null, python_script: null, output_format: null, pipeline: {}, ...extra }) as unknown as Job;
+    const job = (extra: Partial<Job>) =>
+      ({ operations: [], sql: null, recipe_id: null, python_script: null, output_format: null, pipeline: {}, ...extra }) as unknown as Job;
     expect(jobStages(job({ stages: { transform: false, python: true, convert: false } }))).toEqual({ transform: false, python: true, convert: false });
     expect(jobStages(job({ operations: [{ type: 'buffer' }], output_format: 'GPKG' }))).toEqual({ transform: true, python: false, convert: true });
     expect(jobStages(job({ operations: [{ type: 'buffer' }], pipeline: { transform: false } }))).toEqual({ transform: false, python: false, convert: false });

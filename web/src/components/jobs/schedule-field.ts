@@ -38,13 +38,44 @@ export function scheduleField(initial: Schedule | null | undefined): ScheduleFie
 
   const listId = uid('timezones');
   const zone = labelled(
-    h('input', { type: 'text', name: 'schedule.timezone', list: listId, autocomplete: 'off', spellcheck: 'false', value: initial?.timezone ?? browserTimezone() }),
-    { label: 'Timezone', required: true, hint: 'An IANA timezone such as Europe/Berlin or America/New_York: the time below is the clock time there, summer time included. Type to search.' },
+    h('input', {
+      type: 'text',
+      name: 'schedule.timezone',
+      list: listId,
+      autocomplete: 'off',
+      spellcheck: 'false',
+      value: initial?.timezone ?? browserTimezone(),
+    }),
+    {
+      label: 'Timezone',
+      required: true,
+      hint: 'An IANA timezone such as Europe/Berlin or America/New_York: the time below is the clock time there, summer time included. Type to search.',
+    },
   );
-  zone.row.append(h('datalist', { id: listId }, timezones().map((z) => h('option', { value: z }))));
+  zone.row.append(
+    h(
+      'datalist',
+      { id: listId },
+      timezones().map((z) => h('option', { value: z })),
+    ),
+  );
 
-  const hour = labelled(h('select', { name: 'schedule.hour' }, Array.from({ length: 24 }, (_, i) => h('option', { value: String(i) }, pad(i)))), { label: 'Hour', required: true });
-  const minute = labelled(h('select', { name: 'schedule.minute' }, Array.from({ length: 60 }, (_, i) => h('option', { value: String(i) }, pad(i)))), { label: 'Minute', required: true });
+  const hour = labelled(
+    h(
+      'select',
+      { name: 'schedule.hour' },
+      Array.from({ length: 24 }, (_, i) => h('option', { value: String(i) }, pad(i))),
+    ),
+    { label: 'Hour', required: true },
+  );
+  const minute = labelled(
+    h(
+      'select',
+      { name: 'schedule.minute' },
+      Array.from({ length: 60 }, (_, i) => h('option', { value: String(i) }, pad(i))),
+    ),
+    { label: 'Minute', required: true },
+  );
   hour.control.value = String(initial?.hour ?? 2);
   minute.control.value = String(initial?.minute ?? 0);
 
@@ -65,9 +96,17 @@ export function scheduleField(initial: Schedule | null | undefined): ScheduleFie
 
   return {
     node: h('div', { class: 'stack' }, kind.row, details),
-    value: () => (kind.control.value ? { kind: 'daily' as const, timezone: zone.control.value.trim(), hour: Number(hour.control.value), minute: Number(minute.control.value) } : null),
+    value: () =>
+      kind.control.value
+        ? { kind: 'daily' as const, timezone: zone.control.value.trim(), hour: Number(hour.control.value), minute: Number(minute.control.value) }
+        : null,
     attach(errors) {
-      errors.add('schedule', kind.handle).add('schedule.kind', kind.handle).add('schedule.timezone', zone.handle).add('schedule.hour', hour.handle).add('schedule.minute', minute.handle);
+      errors
+        .add('schedule', kind.handle)
+        .add('schedule.kind', kind.handle)
+        .add('schedule.timezone', zone.handle)
+        .add('schedule.hour', hour.handle)
+        .add('schedule.minute', minute.handle);
     },
   };
 }

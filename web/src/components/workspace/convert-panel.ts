@@ -12,8 +12,16 @@ export function formatOptions(formats: Format[], kind: 'vector' | 'raster'): HTM
   const common = COMMON_FORMATS.map((id) => writable.find((f) => f.id === id)).filter((f): f is Format => !!f);
   const rest = writable.filter((f) => !common.includes(f)).sort((a, b) => a.name.localeCompare(b.name));
   return [
-    h('optgroup', { label: 'Common' }, common.map((f) => h('option', { value: f.id }, label(f)))),
-    h('optgroup', { label: 'All formats' }, rest.map((f) => h('option', { value: f.id }, label(f)))),
+    h(
+      'optgroup',
+      { label: 'Common' },
+      common.map((f) => h('option', { value: f.id }, label(f))),
+    ),
+    h(
+      'optgroup',
+      { label: 'All formats' },
+      rest.map((f) => h('option', { value: f.id }, label(f))),
+    ),
   ];
 }
 
@@ -46,7 +54,12 @@ export function convertPanel(workspacePath: string, initial: Workspace, formats:
       h(
         'div',
         { class: 'output-card' },
-        h('p', null, h('strong', null, o.filename), ` · ${o.format} · ${bytes(o.size)}${o.layers.length ? ` · ${o.layers.length} layer${o.layers.length === 1 ? '' : 's'}` : ''}`),
+        h(
+          'p',
+          null,
+          h('strong', null, o.filename),
+          ` · ${o.format} · ${bytes(o.size)}${o.layers.length ? ` · ${o.layers.length} layer${o.layers.length === 1 ? '' : 's'}` : ''}`,
+        ),
         h('a', { class: 'button', href: `${API_BASE}${path}/download`, download: o.filename, 'data-testid': 'download' }, `Download ${o.filename}`),
       ),
     );

@@ -33,7 +33,16 @@ export function deliverPanel(app: App, workspacePath: string): HTMLElement {
   Promise.all([app.connectors(), allConnections('destination')])
     .then(([catalog, destinations]) => {
       if (!destinations.length) {
-        replace(body, h('p', { class: 'empty' }, 'No Destinations saved yet. ', h('a', { href: '#/destinations/new' }, 'Add a Destination'), ' (a database, a bucket, a server) to deliver to it here.'));
+        replace(
+          body,
+          h(
+            'p',
+            { class: 'empty' },
+            'No Destinations saved yet. ',
+            h('a', { href: '#/destinations/new' }, 'Add a Destination'),
+            ' (a database, a bucket, a server) to deliver to it here.',
+          ),
+        );
         return;
       }
       const errors = new FormErrors();

@@ -20,7 +20,16 @@ export function importPanel(app: App): HTMLElement {
   Promise.all([app.connectors(), allConnections('source')])
     .then(([catalog, sources]) => {
       if (!sources.length) {
-        replace(body, h('p', { class: 'empty' }, 'No Sources saved yet. ', h('a', { href: '#/sources/new' }, 'Add a Source'), ' (a database, a bucket, a file at a URL) to import from it here.'));
+        replace(
+          body,
+          h(
+            'p',
+            { class: 'empty' },
+            'No Sources saved yet. ',
+            h('a', { href: '#/sources/new' }, 'Add a Source'),
+            ' (a database, a bucket, a file at a URL) to import from it here.',
+          ),
+        );
         return;
       }
       const picker = connectionPicker({ kind: 'source', catalog, connections: sources, need: 'import' });

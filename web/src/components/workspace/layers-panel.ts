@@ -8,7 +8,11 @@ import type { Layer } from '../../types.js';
 export function layersPanel(layers: Layer[], initial: Layer | undefined, onSelect: (layer: Layer | undefined) => void): HTMLElement {
   let selected = initial;
   const selectId = uid('layer');
-  const picker = h('select', { id: selectId }, layers.map((l) => h('option', { value: l.name }, l.name)));
+  const picker = h(
+    'select',
+    { id: selectId },
+    layers.map((l) => h('option', { value: l.name }, l.name)),
+  );
   if (selected) picker.value = selected.name;
   const table = h('div');
   const fields = h('div');
@@ -22,7 +26,15 @@ export function layersPanel(layers: Layer[], initial: Layer | undefined, onSelec
         h(
           'table',
           { class: 'table compact', 'data-testid': 'layers' },
-          h('thead', null, h('tr', null, ['Layer', 'Geometry', 'Features', 'CRS', 'Fields'].map((c) => h('th', { scope: 'col' }, c)))),
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Layer', 'Geometry', 'Features', 'CRS', 'Fields'].map((c) => h('th', { scope: 'col' }, c)),
+            ),
+          ),
           h(
             'tbody',
             null,
@@ -47,7 +59,11 @@ export function layersPanel(layers: Layer[], initial: Layer | undefined, onSelec
         ? [
             h('h3', null, `Fields of ${selected.name}`),
             selected.fields.length
-              ? h('ul', { class: 'field-chips', 'data-testid': 'fields' }, selected.fields.map((f) => h('li', null, h('span', { class: 'field-name' }, f.name), h('span', { class: 'field-type' }, f.type))))
+              ? h(
+                  'ul',
+                  { class: 'field-chips', 'data-testid': 'fields' },
+                  selected.fields.map((f) => h('li', null, h('span', { class: 'field-name' }, f.name), h('span', { class: 'field-type' }, f.type))),
+                )
               : h('p', { class: 'empty' }, 'This layer has no attribute fields.'),
           ]
         : null,

@@ -38,7 +38,13 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
     const box = h('input', { type: 'checkbox', id: boxId, value: l.name, checked: stored.layers.length ? stored.layers.includes(l.name) : l === selected() });
     return { layer: l, box, row: h('div', { class: 'check-line' }, box, h('label', { for: boxId }, l.name)) };
   });
-  const layersSet = h('fieldset', { class: 'field' }, h('legend', null, 'Apply to layers'), h('p', { class: 'hint' }, 'Other layers pass through unchanged.'), layerBoxes.map((b) => b.row));
+  const layersSet = h(
+    'fieldset',
+    { class: 'field' },
+    h('legend', null, 'Apply to layers'),
+    h('p', { class: 'hint' }, 'Other layers pass through unchanged.'),
+    layerBoxes.map((b) => b.row),
+  );
   pipeErrors.add('layers', groupError(layersSet));
 
   const modeName = uid('mode');
@@ -48,13 +54,21 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
     'fieldset',
     { class: 'field mode' },
     h('legend', null, 'Transform with'),
-    h('div', { class: 'segmented' }, h('div', { class: 'check-line' }, modeOps, h('label', { for: modeOps.id }, 'Operations')), h('div', { class: 'check-line' }, modeSql, h('label', { for: modeSql.id }, 'SQL query'))),
+    h(
+      'div',
+      { class: 'segmented' },
+      h('div', { class: 'check-line' }, modeOps, h('label', { for: modeOps.id }, 'Operations')),
+      h('div', { class: 'check-line' }, modeSql, h('label', { for: modeSql.id }, 'SQL query')),
+    ),
   );
 
-  const sql = labelled(h('textarea', { class: 'mono code', rows: '6', spellcheck: 'false', placeholder: 'SELECT name, population FROM source WHERE population > 1000' }), {
-    label: 'SQL query',
-    hint: 'One SELECT reading from the relation named source (SQLite dialect). It runs in a sandbox without network or credentials.',
-  });
+  const sql = labelled(
+    h('textarea', { class: 'mono code', rows: '6', spellcheck: 'false', placeholder: 'SELECT name, population FROM source WHERE population > 1000' }),
+    {
+      label: 'SQL query',
+      hint: 'One SELECT reading from the relation named source (SQLite dialect). It runs in a sandbox without network or credentials.',
+    },
+  );
   sql.control.value = stored.sql ?? '';
   pipeErrors.add('sql', sql.handle);
 
@@ -65,7 +79,11 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
   get<ListPage<Recipe>>('/recipes?limit=200')
     .then((page) => {
       recipes = page.items;
-      replace(recipeSelect, h('option', { value: '' }, recipes.length ? 'Choose a Recipe…' : 'No Recipes saved yet'), recipes.map((r) => h('option', { value: r.id }, r.name)));
+      replace(
+        recipeSelect,
+        h('option', { value: '' }, recipes.length ? 'Choose a Recipe…' : 'No Recipes saved yet'),
+        recipes.map((r) => h('option', { value: r.id }, r.name)),
+      );
     })
     .catch(() => replace(recipeSelect, h('option', { value: '' }, 'Recipes could not be loaded')));
   const loadRecipe = h('button', { type: 'button', class: 'button secondary' }, 'Load');
@@ -76,7 +94,13 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
     editor.set(r.operations);
     recipeStatus.set(`Loaded ${r.operations.length} operation${r.operations.length === 1 ? '' : 's'} from “${r.name}”. Apply to preview them.`, 'ok');
   });
-  const recipeRow = h('div', { class: 'field' }, h('label', { for: recipeSelectId }, 'Start from a Recipe'), h('div', { class: 'inline' }, recipeSelect, loadRecipe), recipeStatus.node);
+  const recipeRow = h(
+    'div',
+    { class: 'field' },
+    h('label', { for: recipeSelectId }, 'Start from a Recipe'),
+    h('div', { class: 'inline' }, recipeSelect, loadRecipe),
+    recipeStatus.node,
+  );
 
   const opsPane = h('div', { class: 'stack' }, editor.node, recipeRow);
   const sqlPane = h('div', { class: 'stack' }, sql.row);
@@ -90,12 +114,19 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
       spellcheck: 'false',
       placeholder: 'import sys\nsrc, dst = sys.argv[1], sys.argv[2]\n# read src, write dst (e.g. with geopandas)',
     }),
-    { label: 'Python script', hint: 'Runs after the transform in an isolated runtime without network; it gets the input file and the output file as its two arguments.' },
+    {
+      label: 'Python script',
+      hint: 'Runs after the transform in an isolated runtime without network; it gets the input file and the output file as its two arguments.',
+    },
   );
   pyScript.control.value = stored.python?.script ?? '';
   pipeErrors.add('python.filename', pyFilename.handle).add('python.script', pyScript.handle).add('python', pyScript.handle);
   const pyPane = h('div', { class: 'stack python-pane' }, pyFilename.row, pyScript.row);
-  const pyRow = h('div', { class: 'field field-check' }, h('div', { class: 'check-line' }, pyToggle, h('label', { for: pyToggle.id }, 'Also run a Python script')));
+  const pyRow = h(
+    'div',
+    { class: 'field field-check' },
+    h('div', { class: 'check-line' }, pyToggle, h('label', { for: pyToggle.id }, 'Also run a Python script')),
+  );
 
   function syncMode() {
     opsPane.hidden = !modeOps.checked;
@@ -117,7 +148,11 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
   const apply = h('button', { type: 'submit', class: 'button' }, 'Apply and preview');
   const clear = h('button', { type: 'button', class: 'button secondary' }, 'Clear pipeline');
   clear.addEventListener('click', async () => {
-    const ok = await confirmDialog({ title: 'Clear the pipeline?', message: 'The operations, SQL and Python step are removed from this Workspace. The uploaded file is never changed.', confirmLabel: 'Clear pipeline' });
+    const ok = await confirmDialog({
+      title: 'Clear the pipeline?',
+      message: 'The operations, SQL and Python step are removed from this Workspace. The uploaded file is never changed.',
+      confirmLabel: 'Clear pipeline',
+    });
     if (!ok) return;
     pipeErrors.clear();
     try {
@@ -147,7 +182,10 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
         try {
           const saved = await busy(apply, 'Applying…', () => put<Pipeline>(`${path}/transformations`, body));
           const active = isActive(saved);
-          pipeStatus.set(active ? 'Pipeline saved on the Workspace; the transformed preview is loading below.' : 'The pipeline is empty: the result equals the original.', 'ok');
+          pipeStatus.set(
+            active ? 'Pipeline saved on the Workspace; the transformed preview is loading below.' : 'The pipeline is empty: the result equals the original.',
+            'ok',
+          );
           onApplied(active, { scroll: true });
         } catch (error) {
           pipeErrors.show(error);
@@ -182,7 +220,11 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
     try {
       const r = await busy(saveButton, 'Saving…', () => post<Recipe>('/recipes', { name: recipeName.control.value.trim(), operations: editor.value() }));
       recipes = [r, ...recipes];
-      replace(recipeSelect, h('option', { value: '' }, 'Choose a Recipe…'), recipes.map((x) => h('option', { value: x.id }, x.name)));
+      replace(
+        recipeSelect,
+        h('option', { value: '' }, 'Choose a Recipe…'),
+        recipes.map((x) => h('option', { value: x.id }, x.name)),
+      );
       recipeName.control.value = '';
       saveStatus.set(['Saved as Recipe ', h('a', { href: `#/recipes/${encodeURIComponent(r.id)}` }, `“${r.name}”`), '.'], 'ok');
     } catch (error) {
@@ -206,7 +248,6 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
   );
   saveErrors.watch(saveGroup);
   syncMode();
-
 
   return h(
     'section',

@@ -18,7 +18,14 @@ function previewColumn(kind: PreviewColumn['kind'], title: string): PreviewColum
   const mapBox = h('div', { class: 'map', 'data-testid': `${kind}-map` });
   const mapNote = h('p', { class: 'map-note', role: 'status' });
   const table = h('div', { class: 'preview-data', 'data-testid': `${kind}-table` });
-  const node = h('section', { class: 'preview-column', 'aria-labelledby': headingId, 'data-testid': kind }, h('h3', { id: headingId }, title), mapBox, mapNote, table);
+  const node = h(
+    'section',
+    { class: 'preview-column', 'aria-labelledby': headingId, 'data-testid': kind },
+    h('h3', { id: headingId }, title),
+    mapBox,
+    mapNote,
+    table,
+  );
   return { kind, node, mapBox, mapNote, table, map: null };
 }
 
