@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { ConnectorFailureReason } from './shared/errors.js';
 
 /*
  * The contract every connector module (connectors/<type>/) fulfils, and the only thing routes,
@@ -28,6 +27,23 @@ export interface ConnectorContext {
   /** Called regularly during long transfers (an activity heartbeats with it). */
   progress?: (info: { bytes?: number; features?: number; message?: string }) => void;
 }
+
+/** Why a connection test or a transfer failed (thrown as connectors/shared/errors.ts's ConnectorError). */
+export type ConnectorFailureReason =
+  | 'unreachable'
+  | 'timeout'
+  | 'authentication_failed'
+  | 'permission_denied'
+  | 'tls_error'
+  | 'not_found'
+  | 'invalid_response'
+  | 'invalid_data'
+  | 'target_exists'
+  | 'too_large'
+  | 'server_error'
+  | 'not_implemented'
+  /** The service's outbound policy (connectors/shared/egress.ts) refused the address: nothing was sent. */
+  | 'refused_by_policy';
 
 /** The classified, secret-free answer of a connection test (draft or saved). */
 export type TestStatus = 'ok' | ConnectorFailureReason;
