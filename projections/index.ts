@@ -8,7 +8,9 @@ import { workspacesProjector } from './workspaces.js';
 
 /**
  * Every projector of the service; a new read model is registered here.
- * Order matters: the jobs projector runs before the runs projector in every pass, and a Run's end is
- * recorded on its Job first (activities/runs.ts, finishRun), so a Run seen ended has its Job updated.
+ * A Run's end is recorded on its Job first (activities/runs.ts, finishRun), and the runs projector
+ * follows the jobs projector (never applies past its checkpoint, whichever process projects
+ * which), so a Run seen ended has its Job's last Run and sync cursor updated. Listing jobs first
+ * saves the runs projector a wait within a pass.
  */
 export const projectors: Projector[] = [accountsProjector, recipesProjector, workspacesProjector, connectionsProjector, jobsProjector, runsProjector];

@@ -15,4 +15,10 @@ export interface Projector {
   apply(tx: DatabaseTransactionConnection, schema: string, event: StoredEvent): Promise<void>;
   /** Table names, used to compare a rebuild with the live tables. */
   tables: string[];
+  /**
+   * Projectors whose read models must show an event before this one does: this projector never
+   * applies past their checkpoints. The runs projector follows the jobs projector, so a Run seen
+   * ended has its Job's last Run and sync cursor updated, whichever process projects what.
+   */
+  follows?: string[];
 }

@@ -1,4 +1,4 @@
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type DatabasePool, type DatabaseTransactionConnection, type IdentifierSqlToken } from 'slonik';
 import { z } from 'zod';
 import type { EventStore } from '../eventstore/port.js';
 import type { Projector } from './projector.js';
@@ -130,7 +130,9 @@ export class ProjectionRunner {
         sql.type(z.object({ position: z.coerce.bigint() }))`
           SELECT position FROM ${checkpoints} WHERE projector = ${projector.name} FOR UPDATE`,
       );
-      const events = await this.store.readAll(current, BATCH);
+      const bound = projector.follows?.length ? await followedCheckpoint(tx, checkpoints, projector.follows) : null;
+      if (bound !== null && bound <= current) return false;
+      const events = (await this.store.readAll(current, BATCH)).filter((e) => bound === null || e.position <= bound);
       if (events.length === 0) return false;
       for (const event of events) await projector.apply(tx, this.schema, event);
       const last = events[events.length - 1]!.position;
@@ -174,6 +176,18 @@ export async function ensureSchema(pool: DatabasePool, schema: string, projector
         ON CONFLICT DO NOTHING`);
     }
   });
+}
+
+/**
+ * The lowest committed checkpoint of the projectors another one follows (Projector.follows), or
+ * null when none of them is registered here (a runner given a subset of the projectors).
+ */
+async function followedCheckpoint(tx: DatabaseTransactionConnection, checkpoints: IdentifierSqlToken, names: string[]): Promise<bigint | null> {
+  const min = await tx.oneFirst(
+    sql.type(z.object({ min: z.coerce.bigint().nullable() }))`
+      SELECT min(position) AS min FROM ${checkpoints} WHERE projector = ANY(${sql.array(names, 'text')})`,
+  );
+  return min;
 }
 
 async function minCheckpoint(pool: DatabasePool, schema: string, projectors: Projector[]): Promise<bigint> {

@@ -13,6 +13,7 @@ export const runsProjector: Projector = {
   name: 'runs',
   version: 1,
   tables: ['runs'],
+  follows: ['jobs'],
   async createTables(tx, schema) {
     await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${runs(schema)} (
       id text PRIMARY KEY,

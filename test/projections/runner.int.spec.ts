@@ -1,0 +1,78 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresEventStore } from '../../eventstore/postgres.js';
+import { createDatabasePool } from '../../platform/db.js';
+import type { Projector } from '../../projections/projector.js';
+import { ensureSchema, ProjectionRunner } from '../../projections/runner.js';
+import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
+
+/** A projector that counts the events it applied in a table of its own. */
+function counting(name: string, follows?: string[]): Projector {
+  const table = (schema: string) => sql.identifier([schema, `${name}_seen`]);
+  return {
+    name,
+    version: 1,
+    tables: [`${name}_seen`],
+    ...(follows ? { follows } : {}),
+    async createTables(tx, schema) {
+      await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${table(schema)} (position bigint PRIMARY KEY)`);
+    },
+    async apply(tx, schema, event) {
+      await tx.query(sql.unsafe`INSERT INTO ${table(schema)} (position) VALUES (${event.position.toString()})`);
+    },
+  };
+}
+
+describe.skipIf(skipWithoutDatabase)('projection runner', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  let store: PostgresEventStore;
+  let pool: DatabasePool;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    store = new PostgresEventStore(db.url);
+    await store.init();
+    pool = await createDatabasePool(db.url, 4);
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await store?.close();
+    await db?.drop();
+  });
+
+  const seen = async (schema: string, name: string) =>
+    pool.oneFirst(sql.type(z.object({ n: z.number() }))`SELECT count(*)::int AS n FROM ${sql.identifier([schema, `${name}_seen`])}`);
+
+  it('never lets a projector that follows another apply past the other one (a Run seen ended has its Job updated)', async () => {
+    const schema = 'rm_follow';
+    const leader = counting('leader');
+    const follower = counting('follower', ['leader']);
+    await ensureSchema(pool, schema, [leader, follower]);
+    for (let i = 0; i < 3; i++) await store.appendToStream(`thing-${i}`, [{ type: 'ThingHappened', data: { i } }], 'no_stream');
+
+    // The follower alone (as when another process holds the leader's turn) waits for the leader.
+    await new ProjectionRunner(store, pool, [follower], schema).catchUp();
+    expect(await seen(schema, 'follower')).toBe(0);
+
+    await new ProjectionRunner(store, pool, [leader], schema).catchUp();
+    expect(await seen(schema, 'leader')).toBe(3);
+    await store.appendToStream('thing-3', [{ type: 'ThingHappened', data: { i: 3 } }], 'no_stream');
+
+    // Now it follows up to the leader's checkpoint, and not to the event the leader has not applied.
+    await new ProjectionRunner(store, pool, [follower], schema).catchUp();
+    expect(await seen(schema, 'follower')).toBe(3);
+
+    // Both in one runner, leader first as the registry orders them: everything, in one catch-up.
+    await new ProjectionRunner(store, pool, [leader, follower], schema).catchUp();
+    expect([await seen(schema, 'leader'), await seen(schema, 'follower')]).toEqual([4, 4]);
+  });
+
+  it('lets a follower proceed when the projector it follows is not registered in this schema', async () => {
+    const schema = 'rm_alone';
+    const follower = counting('follower', ['absent']);
+    await ensureSchema(pool, schema, [follower]);
+    await store.appendToStream('alone', [{ type: 'ThingHappened', data: {} }], 'no_stream');
+    await new ProjectionRunner(store, pool, [follower], schema).catchUp();
+    expect(await seen(schema, 'follower')).toBe((await store.readAll(0n, 1000)).length);
+  });
+});
