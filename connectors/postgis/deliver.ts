@@ -1,6 +1,15 @@
 import type pg from 'pg';
 import { ConnectorError } from '../shared/errors.js';
-import { effectiveWriteMode, LEDGER, requireColumns, runStagedDelivery, stagingNames, targetExists, type WriteMode } from '../shared/sql-delivery.js';
+import {
+  effectiveWriteMode,
+  LEDGER,
+  requireColumns,
+  runStagedDelivery,
+  stagingLoadArgs,
+  stagingNames,
+  targetExists,
+  type WriteMode,
+} from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
 import { geometryColumnOf, requireSchema } from './catalog.js';
@@ -223,29 +232,11 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
             '-f',
             'PostgreSQL',
             libpq.dataset,
-            layer.ref.path,
-            layer.layer,
-            ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
-            '-nln',
-            stage,
-            '-nlt',
-            layer.nlt,
+            ...stagingLoadArgs(layer, stage, geometryName, fid),
             '-lco',
             `SCHEMA=${schema}`,
             '-lco',
-            `GEOMETRY_NAME=${geometryName}`,
-            '-lco',
-            `FID=${fid}`,
-            '-lco',
-            'LAUNDER=NO',
-            // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
-            // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
-            '-lco',
-            'PRECISION=NO',
-            '-lco',
             'SPATIAL_INDEX=GIST',
-            '-gt',
-            '65536',
           ]);
         } catch (error) {
           // A CRS without an EPSG code (a custom projection from an ESRI .prj) needs a new row in

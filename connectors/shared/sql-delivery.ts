@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DeliverInput, DeliveryResult } from '../types.js';
 import { ConnectorError } from './errors.js';
+import type { VectorInput } from './vector-input.js';
 
 /*
  * The staged delivery every database Destination performs (PostGIS, MySQL, SQL Server, Oracle):
@@ -79,4 +80,33 @@ export async function runStagedDelivery<P>(steps: StagedDelivery<P>): Promise<De
   } finally {
     await steps.dropStage();
   }
+}
+
+/**
+ * The ogr2ogr arguments of a staging load that every database driven by ogr2ogr shares (PostGIS,
+ * MySQL): the input layer, a new staging table with the loader's own columns named, and large
+ * transactions. Each connector puts its driver, dataset and table options around them.
+ */
+export function stagingLoadArgs(layer: VectorInput, stage: string, geometryName: string, fid: string): string[] {
+  return [
+    layer.ref.path,
+    layer.layer,
+    ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
+    '-nln',
+    stage,
+    '-nlt',
+    layer.nlt,
+    '-lco',
+    `GEOMETRY_NAME=${geometryName}`,
+    '-lco',
+    `FID=${fid}`,
+    '-lco',
+    'LAUNDER=NO',
+    // Columns as float8 / unbounded text: shapefiles routinely hold values wider than their DBF
+    // declares (N 19.11 with ten integer digits), which a numeric(19,11) column refuses.
+    '-lco',
+    'PRECISION=NO',
+    '-gt',
+    '65536',
+  ];
 }
