@@ -11,7 +11,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { DomainError } from '../domain/errors.js';
-import { createAccessLogger, LazyChildLogger, logDestination, redactPaths } from '../platform/logger.js';
+import { createAccessLog, LazyChildLogger, logDestination, redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
 import { createSessionTable } from './auth/sessions.js';
 import { invalidParameter, registerErrorHandling } from './errors.js';
@@ -166,13 +166,10 @@ export async function buildApp(
   // line would have said (method, URL, request id) plus status and time. Fastify's default writes
   // two lines (incoming, completed); at info that cost a third of a trivial route's throughput
   // (bench/api/NOTES.md). Errors are logged where they happen, with their cause.
-  if (options.logger !== false) {
-    const access = createAccessLogger(services.config.logLevel, options.logStream ?? logDestination());
+  const access = options.logger === false ? null : createAccessLog(services.config.logLevel, options.logStream ?? logDestination());
+  if (access) {
     app.addHook('onResponse', (request, reply, done) => {
-      access.info(
-        { reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
-        'request',
-      );
+      access({ reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 });
       done();
     });
   }

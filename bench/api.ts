@@ -61,7 +61,8 @@ async function startBaseline(script: string, env: Record<string, string> = {}): 
  * itself, and hello world swung between 35,000 and 75,000 req/s from run to run.
  */
 function pin(pid: number, cpu: number): void {
-  if (availableParallelism() < 2) return;
+  // BENCH_PIN=0 leaves every process where the scheduler puts it (as a user's own load test would).
+  if (availableParallelism() < 2 || process.env.BENCH_PIN === '0') return;
   spawnSync('taskset', ['-a', '-cp', String(cpu), String(pid)], { stdio: 'ignore' });
 }
 
@@ -155,7 +156,8 @@ try {
   };
   console.log(
     `\n${CONNECTIONS} connections, ${DURATION} s per run, best of ${ROUNDS} rounds, log level ${process.env.SVC_LOG_LEVEL ?? 'info'} (npm start's default), ` +
-      `1-minute load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} on ${cpus().length} cores:\n`,
+      `1-minute load average ${Math.min(...load).toFixed(1)}–${Math.max(...load).toFixed(1)} on ${cpus().length} cores, ` +
+      `${process.env.BENCH_PIN === '0' ? 'unpinned (BENCH_PIN=0)' : 'load generator pinned to CPU 0 and servers to CPU 1'}:\n`,
   );
   console.log('| route | req/s | p99 | ratio to its baseline | server CPU per request (least) |\n|---|---|---|---|---|');
   console.log(row('hello', 'fastify hello world (baseline)'));

@@ -1,3 +1,5 @@
+import { write, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
 import pino, { type Logger } from 'pino';
 
 /** Structured JSON logs; anything under a secret-shaped path is censored before it is written. */
@@ -14,16 +16,96 @@ export const redactPaths = [
   '*.configuration.password',
 ];
 
-let stdout: pino.DestinationStream | undefined;
-
 /**
- * The process's one log destination: stdout, buffered. A write per line cost more than the rest
- * of a trivial request (bench/api/NOTES.md), so lines are written in batches of 4 KiB, and at
- * least every 250 ms. pino flushes what is pending synchronously when the process exits and after
- * every fatal line; a SIGKILL can lose the last quarter second.
+ * Log lines buffered in memory and written to a file descriptor in chunks: at 64 KiB, at least
+ * every 250 ms, and synchronously when the process exits. One write is in flight at a time, so
+ * chunks never interleave, and a partial write (a full pipe) is finished before the next one.
+ * pino's own destination (sonic-boom) measured the byte length of its whole pending buffer on
+ * every line, a cost that grew with the buffer and made one access line a third of a trivial
+ * request's CPU (bench/api/NOTES.md). Above `maxPending` characters (a reader that stopped
+ * reading) lines are dropped and counted, and the count is written once the pipe drains.
  */
+export class BufferedLogDestination {
+  private chunks: string[] = [];
+  private pending = 0;
+  private writing = false;
+  private dropped = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly fd = 1,
+    private readonly chunkSize = 64 * 1024,
+    private readonly maxPending = 16 * 1024 * 1024,
+  ) {
+    this.timer = setInterval(() => this.flush(), 250);
+    this.timer.unref();
+    process.once('exit', () => this.flushSync());
+  }
+
+  write(line: string): boolean {
+    if (this.pending > this.maxPending) {
+      this.dropped += 1;
+      return false;
+    }
+    this.chunks.push(line);
+    this.pending += line.length;
+    if (this.pending >= this.chunkSize) this.flush();
+    return true;
+  }
+
+  private take(): Buffer {
+    if (this.dropped) {
+      this.chunks.push(`{"level":40,"time":${Date.now()},"msg":"${this.dropped} log lines dropped: the log reader fell behind"}\n`);
+      this.dropped = 0;
+    }
+    const data = Buffer.from(this.chunks.join(''));
+    this.chunks = [];
+    this.pending = 0;
+    return data;
+  }
+
+  /** Starts writing what is pending unless a write is in flight (its end starts the next). */
+  flush(): void {
+    if (this.writing || this.pending === 0) return;
+    this.writing = true;
+    this.send(this.take());
+  }
+
+  private send(data: Buffer): void {
+    write(this.fd, data, 0, data.length, null, (error, written) => {
+      if (error && (error as NodeJS.ErrnoException).code === 'EAGAIN') {
+        setTimeout(() => this.send(data), 10).unref();
+        return;
+      }
+      // Anything else (a closed stdout) leaves nothing to do for the lines: they are dropped.
+      if (!error && written < data.length) {
+        this.send(data.subarray(written));
+        return;
+      }
+      this.writing = false;
+      if (this.pending >= this.chunkSize) this.flush();
+    });
+  }
+
+  /** What is pending, written at once (at exit, when no event loop is left for a callback). */
+  flushSync(): void {
+    if (this.pending === 0) return;
+    let data = this.take();
+    while (data.length) {
+      try {
+        data = data.subarray(writeSync(this.fd, data));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
+      }
+    }
+  }
+}
+
+let stdout: BufferedLogDestination | undefined;
+
+/** The process's one log destination: stdout, buffered (BufferedLogDestination). */
 export function logDestination(): pino.DestinationStream {
-  stdout ??= pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 } as Parameters<typeof pino.destination>[0]);
+  stdout ??= new BufferedLogDestination(1);
   return stdout;
 }
 
@@ -31,13 +113,34 @@ export function createLogger(level: string, name: string): Logger {
   return pino({ name, level, redact: { paths: redactPaths, censor: '[redacted]' } }, logDestination());
 }
 
+/** What the access line says of one request. */
+export interface AccessEntry {
+  reqId: string;
+  method: string;
+  url: string;
+  status: number;
+  ms: number;
+}
+
 /**
  * The access log: one line per request with only method, URL, status, time and request id, none
- * of which can hold a secret (tokens and cookies travel in headers, never in URLs), so it skips
- * redaction, which tripled the cost of each line.
+ * of which can hold a secret (tokens and cookies travel in headers, never in URLs). The line is
+ * written by hand in pino's own shape (`{"level":30,"time":…,"pid":…,"hostname":…,"name":"access",
+ * …,"msg":"request"}`) into the same buffered destination: pino's general-purpose formatting of
+ * these five fields cost about a third of a trivial request's CPU (bench/api/NOTES.md). Null when
+ * the level leaves info lines out.
  */
-export function createAccessLogger(level: string, stream: NodeJS.WritableStream | pino.DestinationStream = logDestination()): Logger {
-  return pino({ name: 'access', level }, stream as pino.DestinationStream);
+export function createAccessLog(
+  level: string,
+  stream: NodeJS.WritableStream | pino.DestinationStream = logDestination(),
+): ((entry: AccessEntry) => void) | null {
+  if ((pino.levels.values[level] ?? pino.levels.values.info!) > pino.levels.values.info!) return null;
+  const after = `,"pid":${process.pid},"hostname":${JSON.stringify(hostname())},"name":"access","reqId":`;
+  return (e) => {
+    stream.write(
+      `{"level":30,"time":${Date.now()}${after}${JSON.stringify(e.reqId)},"method":${JSON.stringify(e.method)},"url":${JSON.stringify(e.url)},"status":${e.status},"ms":${e.ms},"msg":"request"}\n`,
+    );
+  };
 }
 
 /**
