@@ -180,6 +180,8 @@ interface RunTimes {
   byName: Map<string, number>;
   workflowTasks: number;
   localActivities: number;
+  /** Epoch ms of the Run's workflow start, first activity scheduled, last activity completed, workflow end. */
+  marks: { start: number; firstScheduled: number; lastCompleted: number; end: number };
 }
 
 /** Where a Run's time went, from its workflow history. */
@@ -194,6 +196,8 @@ async function activityTime(runId: string): Promise<RunTimes> {
   let waiting = 0;
   let workflowTasks = 0;
   let localActivities = 0;
+  let firstScheduled = 0;
+  let lastCompleted = 0;
   const events = history.events ?? [];
   for (const e of events) {
     const id = String(e.eventId);
@@ -202,6 +206,7 @@ async function activityTime(runId: string): Promise<RunTimes> {
     if (e.activityTaskScheduledEventAttributes) {
       names.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
       scheduled.set(id, ms(e.eventTime));
+      firstScheduled ||= ms(e.eventTime);
     }
     if (e.activityTaskStartedEventAttributes) {
       const of = String(e.activityTaskStartedEventAttributes.scheduledEventId);
@@ -212,12 +217,15 @@ async function activityTime(runId: string): Promise<RunTimes> {
     if (done) {
       const name = names.get(String(done.scheduledEventId)) ?? '';
       const took = ms(e.eventTime) - started.get(String(done.scheduledEventId))!;
+      lastCompleted = ms(e.eventTime);
       all += took;
       byName.set(name, (byName.get(name) ?? 0) + took);
       if (/Step$/.test(name)) steps += took;
     }
   }
-  return { steps, all, waiting, wall: ms(events[events.length - 1]?.eventTime) - ms(events[0]?.eventTime), byName, workflowTasks, localActivities };
+  const start = ms(events[0]?.eventTime);
+  const end = ms(events[events.length - 1]?.eventTime);
+  return { steps, all, waiting, wall: end - start, byName, workflowTasks, localActivities, marks: { start, firstScheduled, lastCompleted, end } };
 }
 
 const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
@@ -257,15 +265,28 @@ try {
   const totals: number[] = [];
   const inside: RunTimes[] = [];
   const stepTimes = new Map<string, number[]>();
+  /** Where one Run's time goes, from the client's Run Now to the poll that saw it succeeded (epoch ms, one clock). */
+  const segments: Record<string, number>[] = [];
   for (let round = -3; round < ROUNDS; round++) {
     const t0 = performance.now();
+    const e0 = Date.now();
     // Polling every 20 ms: finer would load the API (and the two cores) it measures.
     const seen = await runToSuccess(job.id, 20);
     const total = performance.now() - t0;
+    const seenAt = Date.now();
     if (round < 0) continue; // warm-up
     totals.push(total);
     for (const step of seen.steps) stepTimes.set(step.name, [...(stepTimes.get(step.name) ?? []), step.duration_ms]);
-    inside.push(await activityTime(seen.id));
+    const times = await activityTime(seen.id);
+    inside.push(times);
+    const m = times.marks;
+    segments.push({
+      'Run Now → its workflow started': m.start - e0,
+      'workflow started → first step scheduled': m.firstScheduled - m.start,
+      'first step scheduled → last step done': m.lastCompleted - m.firstScheduled,
+      'last step done → workflow closed (finishRun, cleanupRun)': m.end - m.lastCompleted,
+      'workflow closed → client saw succeeded (projection, polling)': seenAt - m.end,
+    });
   }
   const baseline: number[] = [];
   for (let round = -1; round < ROUNDS; round++) {
@@ -284,6 +305,9 @@ try {
     `  steps as the Run records them: ${[...stepTimes].map(([name, xs]) => `${name} ${median(xs)} ms`).join(', ')}`,
     `  activities in the history: ${perActivity.join(', ')}; ${median(inside.map((i) => i.localActivities))} local activities, ${median(inside.map((i) => i.workflowTasks))} workflow tasks`,
     `  outside the activities ${(total - all).toFixed(0)} ms = ${((100 * (total - all)) / total).toFixed(0)}% (queueing, workflow tasks, local bookkeeping, projection, polling the API)`,
+    `  where it goes (medians): ${Object.keys(segments[0] ?? {})
+      .map((k) => `${k} ${median(segments.map((x) => x[k]!)).toFixed(0)} ms`)
+      .join('; ')}`,
   );
 
   // ---- 2. A 10,000-point Job ------------------------------------------------------------------
