@@ -2,7 +2,7 @@ import path from 'node:path';
 import { prepareUpload, type DatasetRef } from '../../geo/datasets/dataset-files.js';
 import { errorText, layerSrs, openDataset, scrubPaths, type Layer } from '../../geo/datasets/gdal.js';
 import { declaredTypeIsVague } from '../../geo/datasets/geometry-types.js';
-import { crsLabel, splitGeometryType } from '../../geo/datasets/labels.js';
+import { baseGeometryCode, baseGeometryName, crsLabel, splitGeometryType } from '../../geo/datasets/labels.js';
 import { DomainError } from '../../domain/errors.js';
 import type { DeliverInput } from '../types.js';
 import { ConnectorError } from './errors.js';
@@ -46,32 +46,12 @@ export function freeColumnName(fields: string[], preferred: string, ...alternati
   for (let n = 1; ; n++) if (!taken.has(`${preferred}_${n}`.toLowerCase())) return `${preferred}_${n}`;
 }
 
-const names: Record<number, string> = {
-  0: 'GEOMETRY',
-  1: 'POINT',
-  2: 'LINESTRING',
-  3: 'POLYGON',
-  4: 'MULTIPOINT',
-  5: 'MULTILINESTRING',
-  6: 'MULTIPOLYGON',
-  7: 'GEOMETRYCOLLECTION',
-  8: 'CIRCULARSTRING',
-  9: 'COMPOUNDCURVE',
-  10: 'CURVEPOLYGON',
-  11: 'MULTICURVE',
-  12: 'MULTISURFACE',
-  15: 'POLYHEDRALSURFACE',
-  16: 'TIN',
-  17: 'TRIANGLE',
-};
-const codes = Object.fromEntries(Object.entries(names).map(([code, name]) => [name, Number(code)]));
-
 /** The multi type of a single-part type (POINT → MULTIPOINT …); itself otherwise. */
 const multiOf: Record<number, number> = { 1: 4, 2: 5, 3: 6, 4: 4, 5: 5, 6: 6 };
 
 /** One column type for the geometry types seen in the data (OGR names, e.g. POLYGON). */
 export function columnGeometryType(declaredBase: number, seen: string[]): number {
-  const bases = [...new Set(seen.map((s) => codes[s.replace(/\s*(ZM|Z|M)$/i, '').toUpperCase()] ?? 0))];
+  const bases = [...new Set(seen.map((s) => baseGeometryCode(s) ?? 0))];
   if (bases.length === 0) return declaredBase;
   if (bases.length === 1) return bases[0]!;
   const multis = new Set(bases.map((b) => multiOf[b] ?? -1));
@@ -79,8 +59,11 @@ export function columnGeometryType(declaredBase: number, seen: string[]): number
   return 0;
 }
 
+/** Abstract types (CURVE, SURFACE) and LINEARRING name no layer type: ogr2ogr's -nlt takes none of them. */
+const noLayerType = new Set([13, 14, 101]);
+
 export const nltOf = (base: number, z: boolean, m: boolean) =>
-  base === 100 ? 'NONE' : `${names[base] ?? 'GEOMETRY'}${z && m ? 'ZM' : z ? 'Z' : m ? 'M' : ''}`;
+  base === 100 ? 'NONE' : `${(noLayerType.has(base) ? undefined : baseGeometryName(base)) ?? 'GEOMETRY'}${z && m ? 'ZM' : z ? 'Z' : m ? 'M' : ''}`;
 
 /** Whether a layer's declared geometry type can be taken as what its rows hold (see geometry-types.ts). */
 function trustsDeclaredType(driver: string, layer: Layer): boolean {

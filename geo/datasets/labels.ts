@@ -28,6 +28,14 @@ const baseGeometryNames: Record<number, string> = {
   101: 'LINEARRING',
 };
 
+const baseGeometryCodes: Record<string, number> = Object.fromEntries(Object.entries(baseGeometryNames).map(([code, name]) => [name, Number(code)]));
+
+/** The WKT name of a base geometry code (1 → POINT), or undefined for a code without one. */
+export const baseGeometryName = (base: number): string | undefined => baseGeometryNames[base];
+
+/** The base code of a WKT geometry name (POLYGON → 3; dimensions such as " Z" are ignored), or undefined. */
+export const baseGeometryCode = (name: string): number | undefined => baseGeometryCodes[name.replace(/\s*(ZM|Z|M)$/i, '').toUpperCase()];
+
 export interface GeometryTypeParts {
   /** ISO base code without dimensions: 1 point … 7 collection, 0 unknown, 100 none. */
   base: number;
