@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { startStack, uploadWithCurl } from '../scripts/stack.js';
-import { pointsFile } from './points.js';
+import { madeOnce, pointsFile } from './points.js';
 
 /**
  * `npm run bench:scale` (issue 22): datasets as large as GIS teams have, through the whole service
@@ -69,29 +69,30 @@ function polygonsFile(dir: string, count: number): string {
   const attributes = Array.from({ length: 18 }, (_, k) =>
     k % 3 === 0 ? `(i * ${k + 7}) % 1000 AS a${k}` : k % 3 === 1 ? `((i * ${k + 3}) % 997) / 7.0 AS a${k}` : `'value ' || ((i + ${k}) % 503) AS a${k}`,
   );
-  execFileSync(
-    'ogr2ogr',
-    [
-      '-f',
-      'GPKG',
-      file,
-      seed,
-      '-dialect',
-      'SQLite',
-      '-nln',
-      'polygons',
-      '-nlt',
-      'POLYGON',
-      '-a_srs',
-      'EPSG:4326',
-      '-sql',
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+  return madeOnce(file, (partial) =>
+    execFileSync(
+      'ogr2ogr',
+      [
+        '-f',
+        'GPKG',
+        partial,
+        seed,
+        '-dialect',
+        'SQLite',
+        '-nln',
+        'polygons',
+        '-nlt',
+        'POLYGON',
+        '-a_srs',
+        'EPSG:4326',
+        '-sql',
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
      SELECT i AS id, 'parcel ' || i AS name, ${attributes.join(', ')},
             MakePolygon(MakeCircle(-180 + (i % 3600) / 10.0, -80 + (i / 3600) * 0.05, 0.02, 4326, ${360 / 49})) AS geom FROM n`,
-    ],
-    { stdio: 'inherit' },
+      ],
+      { stdio: 'inherit' },
+    ),
   );
-  return file;
 }
 
 /**
