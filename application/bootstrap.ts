@@ -68,6 +68,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
   let temporal: Client | undefined;
   if (withTemporal) {
     connection = await Connection.connect({ address: config.temporalAddress });
+    // Connecting entered the connection's AsyncLocalStorage (for its deadline), which on Node 20
+    // makes every promise of the process pay an init hook from then on (see platform/db.ts,
+    // inTransaction). The service never calls withDeadline/withMetadata, so the storage is unused.
+    connection.callContextStorage.disable();
     temporal = new Client({ connection, namespace: config.temporalNamespace });
   }
 

@@ -1,4 +1,4 @@
-import { createPool, SchemaValidationError, type DatabasePool, type Interceptor } from 'slonik';
+import { createPool, SchemaValidationError, sql, type DatabasePool, type DatabasePoolConnection, type Interceptor } from 'slonik';
 import { z } from 'zod';
 
 /**
@@ -29,3 +29,30 @@ export const isoTimeOrNull = z
   .number()
   .nullable()
   .transform((ms) => (ms === null ? null : new Date(ms).toISOString()));
+
+/** PostgreSQL rolled the transaction back for a serialization failure or a deadlock (SQLSTATE class 40): run it again. */
+const retryable = (error: unknown) => /^40/.test(String((error as { code?: unknown }).code ?? ''));
+
+/**
+ * BEGIN … COMMIT on one pooled connection, run again (up to 5 times) when PostgreSQL rolls it
+ * back for a serialization failure or a deadlock, as slonik's own `pool.transaction` does.
+ * Not slonik's own: it enters an AsyncLocalStorage for each transaction, and on Node 20 an
+ * AsyncLocalStorage once entered makes every promise of the process pay an init hook from then
+ * on: the projection runner's transactions made every API request pay it (bench/api/NOTES.md).
+ */
+export async function inTransaction<T>(pool: DatabasePool, work: (tx: DatabasePoolConnection) => Promise<T>): Promise<T> {
+  return pool.connect(async (connection) => {
+    for (let attempt = 0; ; attempt++) {
+      await connection.query(sql.unsafe`BEGIN`);
+      try {
+        const result = await work(connection);
+        await connection.query(sql.unsafe`COMMIT`);
+        return result;
+      } catch (error) {
+        await connection.query(sql.unsafe`ROLLBACK`).catch(() => undefined);
+        if (attempt < 5 && retryable(error)) continue;
+        throw error;
+      }
+    }
+  });
+}

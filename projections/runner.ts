@@ -2,6 +2,7 @@ import { sql, type DatabasePool, type DatabaseTransactionConnection, type Identi
 import { z } from 'zod';
 import type { EventStore } from '../eventstore/port.js';
 import type { Projector } from './projector.js';
+import { inTransaction } from '../platform/db.js';
 
 export const LIVE_SCHEMA = 'rm';
 const BATCH = 500;
@@ -124,7 +125,7 @@ export class ProjectionRunner {
 
   /** One batch for one projector; true when it applied anything. */
   private async step(projector: Projector): Promise<boolean> {
-    return this.pool.transaction(async (tx) => {
+    return inTransaction(this.pool, async (tx) => {
       const checkpoints = sql.identifier([this.schema, 'checkpoints']);
       const current = await tx.oneFirst(
         sql.type(z.object({ position: z.coerce.bigint() }))`
@@ -153,7 +154,7 @@ export class ProjectionRunner {
 }
 
 export async function ensureSchema(pool: DatabasePool, schema: string, projectors: Projector[]): Promise<void> {
-  await pool.transaction(async (tx) => {
+  await inTransaction(pool, async (tx) => {
     // Serialise concurrent starts; CREATE … IF NOT EXISTS is not race-free on its own.
     await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext(${`schema:${schema}`}))`);
     await tx.query(sql.unsafe`CREATE SCHEMA IF NOT EXISTS ${sql.identifier([schema])}`);
@@ -216,7 +217,7 @@ export async function rebuildProjections(
   await runner.catchUp();
   if (options.swapInto) {
     const live = options.swapInto;
-    await pool.transaction(async (tx) => {
+    await inTransaction(pool, async (tx) => {
       await tx.query(sql.unsafe`DROP SCHEMA IF EXISTS ${sql.identifier([live])} CASCADE`);
       await tx.query(sql.unsafe`ALTER SCHEMA ${sql.identifier([options.target])} RENAME TO ${sql.identifier([live])}`);
     });

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { sha256Hex } from './tokens.js';
+import { inTransaction } from '../../platform/db.js';
 
 /**
  * Browser sessions. They are not a domain resource (nothing else refers to them), so they live
@@ -11,7 +12,7 @@ export const SESSION_COOKIE = 'svc_session';
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
 export async function createSessionTable(pool: DatabasePool): Promise<void> {
-  await pool.transaction(async (tx) => {
+  await inTransaction(pool, async (tx) => {
     await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext('app-schema'))`);
     await tx.query(sql.unsafe`CREATE SCHEMA IF NOT EXISTS app`);
     await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS app.sessions (
