@@ -1,8 +1,9 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { transferWriter } from './file-writer.js';
 
 /*
  * The files of Workspaces and Runs: a Workspace's upload, prepared dataset and outputs, a Run's
@@ -104,7 +105,7 @@ export class LocalFileStore implements FileStore {
   async put(owner: string, name: string, body: Readable): Promise<number> {
     const file = this.localPath(owner, name);
     await mkdir(path.dirname(file), { recursive: true });
-    await pipeline(body, createWriteStream(file));
+    await pipeline(body, transferWriter(file));
     return (await stat(file)).size;
   }
 

@@ -1,13 +1,14 @@
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, S3Client, type _Object } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { areaOf, checkedName, isOwnerOf, type FileArea, type FileStore } from './file-store.js';
+import { transferWriter } from './file-writer.js';
 
 /*
  * The FileStore in an S3-compatible bucket (AWS S3, MinIO, Ceph RGW): the objects
@@ -147,7 +148,7 @@ export class S3FileStore implements FileStore {
       toStorage.destroy(error);
       toCache.destroy(error);
     });
-    await Promise.all([this.upload(this.key(owner, n), toStorage), pipeline(toCache, createWriteStream(local))]);
+    await Promise.all([this.upload(this.key(owner, n), toStorage), pipeline(toCache, transferWriter(local))]);
     this.entries.set(`${owner}/${n}`, { bytes: size, lastUsed: Date.now() });
     await this.evict();
     return size;
@@ -203,7 +204,7 @@ export class S3FileStore implements FileStore {
       await mkdir(path.dirname(target), { recursive: true });
       const draft = `${target}.part-${randomBytes(4).toString('hex')}`;
       const got = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: o.Key! }));
-      await pipeline(got.Body as Readable, createWriteStream(draft));
+      await pipeline(got.Body as Readable, transferWriter(draft));
       await rename(draft, target);
     });
     if (objects.length === 0) await mkdir(here, { recursive: true });

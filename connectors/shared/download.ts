@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
+import { TRANSFER_BUFFER_BYTES } from '../../platform/file-writer.js';
 import type { ConnectorContext, ExtractResult, SyncState } from '../types.js';
 import { failUnlessOk, httpRequest, publicUrl } from './fetch.js';
 import { refuseDeclaredSize, saveStream } from './save-stream.js';
@@ -102,7 +103,7 @@ export async function download(request: DownloadRequest, ctx: ConnectorContext):
   }
   const filename = request.filename ? safeFilename(request.filename) : filenameFrom(response, common.finalUrl);
   const file = path.join(ctx.workDir, filename);
-  const body = response.body ? Readable.fromWeb(response.body as never) : Readable.from([]);
+  const body = response.body ? Readable.fromWeb(response.body as never, { highWaterMark: TRANSFER_BUFFER_BYTES }) : Readable.from([]);
   const bytes = await saveStream(body, file, ctx, label, { url: label });
   return { ...common, file, filename, bytes };
 }

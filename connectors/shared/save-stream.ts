@@ -1,9 +1,9 @@
-import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
+import { TRANSFER_BUFFER_BYTES, transferWriter } from '../../platform/file-writer.js';
 import type { ConnectorContext } from '../types.js';
 import { classify } from './classify.js';
 import { ConnectorError } from './errors.js';
@@ -19,6 +19,7 @@ export function byteMeter(ctx: Pick<ConnectorContext, 'progress'>, limit?: { max
   let bytes = 0;
   let lastReport = 0;
   const stream = new Transform({
+    highWaterMark: TRANSFER_BUFFER_BYTES,
     transform(chunk: Buffer, _encoding, done) {
       bytes += chunk.length;
       if (limit && bytes > limit.maxBytes) return done(limit.tooLarge());
@@ -50,7 +51,7 @@ export async function saveStream(
       new ConnectorError('too_large', `${label} holds more than the limit of ${ctx.maxBytes} bytes`, { ...details, max_bytes: ctx.maxBytes }, false),
   });
   try {
-    await pipeline(body, meter.stream, createWriteStream(file), { signal: ctx.signal });
+    await pipeline(body, meter.stream, transferWriter(file), { signal: ctx.signal });
   } catch (error) {
     await rm(file, { force: true });
     throw classify(error, label, details);

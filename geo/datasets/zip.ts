@@ -1,10 +1,11 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createDeflateRaw, createInflateRaw, crc32 } from 'node:zlib';
 import { DomainError } from '../../domain/errors.js';
+import { transferWriter } from '../../platform/file-writer.js';
 
 /*
  * A small ZIP reader and writer. Reading is done here rather than by `unzip` so that every
@@ -214,9 +215,9 @@ export async function extractZip(file: string, dest: string, limits: ExtractLimi
     const source = entry.compressedSize === 0 ? Readable.from([]) : createReadStream(file, { start: dataStart, end: dataStart + entry.compressedSize - 1 });
     try {
       if (entry.method === 8) {
-        await pipeline(source, createInflateRaw(), meter, createWriteStream(target, { flags: 'wx' }));
+        await pipeline(source, createInflateRaw(), meter, transferWriter(target, { flags: 'wx' }));
       } else {
-        await pipeline(source, meter, createWriteStream(target, { flags: 'wx' }));
+        await pipeline(source, meter, transferWriter(target, { flags: 'wx' }));
       }
     } catch (err) {
       if (err instanceof SizeExceeded) throw tooLarge();
