@@ -7,43 +7,36 @@ import path from 'node:path';
  * dialect (no intermediate CSV, no JavaScript loop) and kept for later runs.
  */
 export function pointsFile(dir: string, count: number): string {
-  mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `points-${count}.gpkg`);
-  if (existsSync(file)) return file;
-  console.log(`making ${count} points…`);
-  const seed = path.join(dir, 'seed.csv');
-  writeFileSync(seed, 'a,b\n1,2\n');
-  return madeOnce(file, (partial) =>
-    execFileSync(
-      'ogr2ogr',
-      [
-        '-f',
-        'GPKG',
-        partial,
-        seed,
-        '-dialect',
-        'SQLite',
-        '-nln',
-        'points',
-        '-nlt',
-        'POINT',
-        '-a_srs',
-        'EPSG:4326',
-        '-sql',
-        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+  return generatedGpkg(path.join(dir, `points-${count}.gpkg`), {
+    what: `${count} points`,
+    layer: 'points',
+    geometryType: 'POINT',
+    sql: `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
      SELECT i AS id, 'name ' || i AS name, (i % 97) * 1.5 AS value,
             MakePoint(-180 + (i % 36000) / 100.0, -80 + (i / 36000) * 0.05, 4326) AS geom FROM n`,
-      ],
-      { stdio: 'inherit' },
-    ),
-  );
+  });
 }
 
-/** `file`, made by `make` into a temporary name and renamed once complete: a generation cut short never passes for the dataset. */
-export function madeOnce(file: string, make: (partial: string) => void): string {
-  const partial = `${file}.part${path.extname(file)}`;
+/**
+ * `file`, a GeoPackage of one EPSG:4326 layer whose rows a query in GDAL's SQLite dialect
+ * generates, made once and kept. It is written under a temporary name and renamed once complete:
+ * a generation cut short (a restarted machine) never passes for the dataset.
+ */
+export function generatedGpkg(file: string, spec: { what: string; layer: string; geometryType: string; sql: string }): string {
+  if (existsSync(file)) return file;
+  console.log(`making ${spec.what}…`);
+  const dir = path.dirname(file);
+  mkdirSync(dir, { recursive: true });
+  // The query needs a source to run on; two columns, as GDAL's CSV driver does not claim a one-column file.
+  const seed = path.join(dir, 'seed.csv');
+  writeFileSync(seed, 'a,b\n1,2\n');
+  const partial = `${file}.part.gpkg`;
   rmSync(partial, { force: true });
-  make(partial);
+  execFileSync(
+    'ogr2ogr',
+    ['-f', 'GPKG', partial, seed, '-dialect', 'SQLite', '-nln', spec.layer, '-nlt', spec.geometryType, '-a_srs', 'EPSG:4326', '-sql', spec.sql],
+    { stdio: 'inherit' },
+  );
   renameSync(partial, file);
   return file;
 }

@@ -1,9 +1,9 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { startStack, uploadWithCurl } from '../scripts/stack.js';
-import { madeOnce, pointsFile } from './points.js';
+import { generatedGpkg, pointsFile } from './points.js';
 
 /**
  * `npm run bench:scale` (issue 22): datasets as large as GIS teams have, through the whole service
@@ -60,39 +60,17 @@ const formats = allFormats.filter((f) => !wantedFormats || wantedFormats.include
 
 /** 1M polygons of 50 vertices (a 49-step circle, closed) with 20 attributes, by GDAL's SQLite dialect. */
 function polygonsFile(dir: string, count: number): string {
-  mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `polygons-${count}.gpkg`);
-  if (existsSync(file)) return file;
-  console.log(`making ${count} polygons…`);
-  const seed = path.join(dir, 'seed.csv');
-  writeFileSync(seed, 'a,b\n1,2\n');
   const attributes = Array.from({ length: 18 }, (_, k) =>
     k % 3 === 0 ? `(i * ${k + 7}) % 1000 AS a${k}` : k % 3 === 1 ? `((i * ${k + 3}) % 997) / 7.0 AS a${k}` : `'value ' || ((i + ${k}) % 503) AS a${k}`,
   );
-  return madeOnce(file, (partial) =>
-    execFileSync(
-      'ogr2ogr',
-      [
-        '-f',
-        'GPKG',
-        partial,
-        seed,
-        '-dialect',
-        'SQLite',
-        '-nln',
-        'polygons',
-        '-nlt',
-        'POLYGON',
-        '-a_srs',
-        'EPSG:4326',
-        '-sql',
-        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+  return generatedGpkg(path.join(dir, `polygons-${count}.gpkg`), {
+    what: `${count} polygons`,
+    layer: 'polygons',
+    geometryType: 'POLYGON',
+    sql: `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
      SELECT i AS id, 'parcel ' || i AS name, ${attributes.join(', ')},
             MakePolygon(MakeCircle(-180 + (i % 3600) / 10.0, -80 + (i / 3600) * 0.05, 0.02, 4326, ${360 / 49})) AS geom FROM n`,
-      ],
-      { stdio: 'inherit' },
-    ),
-  );
+  });
 }
 
 /**
