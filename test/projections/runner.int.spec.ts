@@ -75,4 +75,28 @@ describe.skipIf(skipWithoutDatabase)('projection runner', () => {
     await new ProjectionRunner(store, pool, [follower], schema).catchUp();
     expect(await seen(schema, 'follower')).toBe((await store.readAll(0n, 1000)).length);
   });
+
+  it('applies a pass of every projector in one transaction, and an event one projector cannot apply holds up only that one', async () => {
+    const schema = 'rm_isolated';
+    const healthy = counting('healthy');
+    const picky = counting('picky');
+    const failing: Projector = {
+      ...picky,
+      async apply(tx, s, event) {
+        if ((event.data as { poison?: boolean }).poison) throw new Error('cannot apply this one');
+        await picky.apply(tx, s, event);
+      },
+    };
+    await ensureSchema(pool, schema, [healthy, failing]);
+    const before = (await store.readAll(0n, 100_000)).length;
+    await store.appendToStream('isolated-1', [{ type: 'ThingHappened', data: {} }], 'no_stream');
+    await new ProjectionRunner(store, pool, [healthy, failing], schema).catchUp();
+    expect([await seen(schema, 'healthy'), await seen(schema, 'picky')]).toEqual([before + 1, before + 1]);
+
+    await store.appendToStream('isolated-2', [{ type: 'ThingHappened', data: { poison: true } }], 'no_stream');
+    await store.appendToStream('isolated-3', [{ type: 'ThingHappened', data: {} }], 'no_stream');
+    await expect(new ProjectionRunner(store, pool, [healthy, failing], schema).catchUp()).rejects.toThrow('cannot apply this one');
+    // The healthy projector went on past the event; the other stopped before it, with nothing half-applied.
+    expect([await seen(schema, 'healthy'), await seen(schema, 'picky')]).toEqual([before + 3, before + 1]);
+  });
 });
