@@ -173,7 +173,7 @@ export class ProjectionRunner {
         );
         for (const r of others) at.set(r.projector, r.position);
       }
-      const from = ours.reduce((min, n) => (at.get(n)! < min ? at.get(n)! : min), at.get(ours[0]!)!);
+      const from = lowest(ours.map((n) => at.get(n)!))!;
       const events = await this.store.readAll(from, BATCH);
       if (events.length === 0) return null;
       const moved: { name: string; position: bigint }[] = [];
@@ -181,7 +181,7 @@ export class ProjectionRunner {
       for (const projector of this.projectors) {
         const current = at.get(projector.name)!;
         const followed = (projector.follows ?? []).filter((n) => at.has(n)).map((n) => at.get(n)!);
-        const bound = followed.length ? followed.reduce((a, b) => (b < a ? b : a)) : null;
+        const bound = lowest(followed);
         const mine = events.filter((e) => e.position > current && (bound === null || e.position <= bound));
         if (mine.length === 0) continue;
         for (const event of mine) await projector.apply(tx, this.schema, event);
@@ -200,7 +200,7 @@ export class ProjectionRunner {
       );
       await tx.query(sql.unsafe`UPDATE ${checkpoints} AS c SET position = m.position, updated_at = now()
         FROM unnest(${names}, ${positions}) AS m(projector, position) WHERE c.projector = m.projector`);
-      return ours.reduce((min, n) => (at.get(n)! < min ? at.get(n)! : min), at.get(ours[0]!)!);
+      return lowest(ours.map((n) => at.get(n)!))!;
     });
   }
 
@@ -232,6 +232,13 @@ export class ProjectionRunner {
       w.resolve();
     });
   }
+}
+
+/** The smallest of some positions (bigints, which Math.min does not take), or null for none. */
+function lowest(values: bigint[]): bigint | null {
+  let min: bigint | null = null;
+  for (const v of values) if (min === null || v < min) min = v;
+  return min;
 }
 
 export async function ensureSchema(pool: DatabasePool, schema: string, projectors: Projector[]): Promise<void> {
