@@ -26,6 +26,33 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE OR REPLACE RULE events_no_update AS ON UPDATE TO events DO INSTEAD NOTHING;
 CREATE OR REPLACE RULE events_no_delete AS ON DELETE TO events DO INSTEAD NOTHING;
+-- An append in one round trip (issue 20: four round trips each, about seven appends per Run).
+-- p_expected: the stream's last revision, -1 for a stream that must not exist, NULL for any.
+CREATE OR REPLACE FUNCTION events_append(p_stream text, p_expected integer, p_types text[], p_data jsonb[], p_metadata jsonb[])
+RETURNS TABLE (conflict boolean, actual integer, last_revision integer, last_position bigint)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_current integer;
+  v_revision integer;
+  v_position bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(${APPEND_LOCK});
+  SELECT max(e.revision) INTO v_current FROM events e WHERE e.stream_id = p_stream;
+  IF p_expected IS NOT NULL AND p_expected <> coalesce(v_current, -1) THEN
+    RETURN QUERY SELECT true, v_current, NULL::integer, NULL::bigint;
+    RETURN;
+  END IF;
+  WITH inserted AS (
+    INSERT INTO events (stream_id, revision, type, data, metadata)
+    SELECT p_stream, coalesce(v_current, -1) + t.n::integer, t.type, t.data, t.metadata
+      FROM unnest(p_types, p_data, p_metadata) WITH ORDINALITY AS t(type, data, metadata, n)
+     ORDER BY t.n
+    RETURNING events.revision, events.position)
+  SELECT max(i.revision), max(i.position) INTO v_revision, v_position FROM inserted i;
+  PERFORM pg_notify('${CHANNEL}', v_position::text);
+  RETURN QUERY SELECT false, v_current, v_revision, v_position;
+END
+$fn$;
 `;
 
 interface Row {
@@ -85,36 +112,21 @@ export class PostgresEventStore implements EventStore {
 
   async appendToStream(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('appendToStream needs at least one event');
-    const client = await this.pool.connect();
-    try {
-      // Statements without parameters share a round trip (simple protocol): an append is four
-      // round trips instead of six, and a Run makes about ten appends.
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${APPEND_LOCK})`);
-      const { rows } = await client.query<{ max: number | null }>('SELECT max(revision) AS max FROM events WHERE stream_id = $1', [streamId]);
-      const current = rows[0]?.max ?? null;
-      const actual = current === null ? 'no_stream' : current;
-      if (expected !== 'any' && expected !== actual) {
-        throw new WrongExpectedRevisionError(streamId, expected, actual);
-      }
-      let revision = current === null ? -1 : current;
-      let position = 0n;
-      for (const event of events) {
-        revision += 1;
-        const inserted = await client.query<{ position: string }>(
-          `INSERT INTO events (stream_id, revision, type, data, metadata)
-           VALUES ($1, $2, $3, $4, $5) RETURNING position`,
-          [streamId, revision, event.type, JSON.stringify(event.data), JSON.stringify(event.metadata ?? {})],
-        );
-        position = BigInt(inserted.rows[0]!.position);
-      }
-      await client.query(`SELECT pg_notify('${CHANNEL}', '${position.toString()}'); COMMIT`);
-      return { revision, position };
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    // One statement, so one implicit transaction: the lock, the revision check, the rows and the
+    // notification commit together or not at all (events_append in the DDL above).
+    const { rows } = await this.pool.query<{ conflict: boolean; actual: number | null; last_revision: number | null; last_position: string | null }>(
+      'SELECT * FROM events_append($1, $2, $3, $4, $5)',
+      [
+        streamId,
+        expected === 'any' ? null : expected === 'no_stream' ? -1 : expected,
+        events.map((e) => e.type),
+        events.map((e) => JSON.stringify(e.data)),
+        events.map((e) => JSON.stringify(e.metadata ?? {})),
+      ],
+    );
+    const answer = rows[0]!;
+    if (answer.conflict) throw new WrongExpectedRevisionError(streamId, expected, answer.actual ?? 'no_stream');
+    return { revision: answer.last_revision!, position: BigInt(answer.last_position!) };
   }
 
   async readAll(after: bigint, limit: number): Promise<StoredEvent[]> {
