@@ -44,7 +44,7 @@ export async function requireSchema(client: pg.Client, schema: string, database:
   }
 }
 
-interface GeometryColumn {
+export interface GeometryColumn {
   column: string;
   type: string;
   dims: number;
@@ -53,24 +53,35 @@ interface GeometryColumn {
 
 const hasPostgis = async (client: pg.Client) => ((await client.query("SELECT 1 FROM pg_extension WHERE extname = 'postgis'")).rowCount ?? 0) > 0;
 
-/** Geometry and geography columns of a schema's relations (first one per relation, by column order). */
-async function geometryColumns(client: pg.Client, schema: string, table?: string): Promise<Map<string, GeometryColumn>> {
-  const out = new Map<string, GeometryColumn>();
-  if (!(await hasPostgis(client))) return out;
-  const r = await client.query<{ table: string; column: string; type: string; dims: number; srid: number }>(
-    `SELECT g.f_table_name AS table, g.f_geometry_column AS column, g.type, g.coord_dimension AS dims, g.srid
+/**
+ * The query for the geometry and geography columns of a schema's relations (of one, when `table`
+ * is given), first one per relation by column order. Parameters $1 and $2 by default; literals
+ * when it travels with other statements in one round trip (a delivery's checks).
+ */
+export function geometryColumnsSql(schema = '$1', table = '$2::text'): string {
+  return `SELECT g.f_table_name AS table, g.f_geometry_column AS column, g.type, g.coord_dimension AS dims, g.srid
        FROM (SELECT f_table_schema, f_table_name, f_geometry_column, type, coord_dimension, srid FROM geometry_columns
              UNION ALL
              SELECT f_table_schema, f_table_name, f_geography_column, type, coord_dimension, srid FROM geography_columns) g
        JOIN pg_namespace n ON n.nspname = g.f_table_schema
        JOIN pg_class c ON c.relnamespace = n.oid AND c.relname = g.f_table_name
        JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = g.f_geometry_column
-      WHERE g.f_table_schema = $1 AND ($2::text IS NULL OR g.f_table_name = $2)
-      ORDER BY g.f_table_name, a.attnum`,
-    [schema, table ?? null],
-  );
-  for (const row of r.rows) if (!out.has(row.table)) out.set(row.table, { column: row.column, type: row.type, dims: Number(row.dims), srid: Number(row.srid) });
+      WHERE g.f_table_schema = ${schema} AND (${table} IS NULL OR g.f_table_name = ${table})
+      ORDER BY g.f_table_name, a.attnum`;
+}
+
+/** Rows of geometryColumnsSql, by relation. */
+export function geometryColumnsOf(rows: { table: string; column: string; type: string; dims: number; srid: number }[]): Map<string, GeometryColumn> {
+  const out = new Map<string, GeometryColumn>();
+  for (const row of rows) if (!out.has(row.table)) out.set(row.table, { column: row.column, type: row.type, dims: Number(row.dims), srid: Number(row.srid) });
   return out;
+}
+
+/** Geometry and geography columns of a schema's relations (first one per relation, by column order). */
+async function geometryColumns(client: pg.Client, schema: string, table?: string): Promise<Map<string, GeometryColumn>> {
+  if (!(await hasPostgis(client))) return new Map();
+  const r = await client.query<{ table: string; column: string; type: string; dims: number; srid: number }>(geometryColumnsSql(), [schema, table ?? null]);
+  return geometryColumnsOf(r.rows);
 }
 
 export async function geometryColumnOf(client: pg.Client, schema: string, table: string): Promise<GeometryColumn | null> {

@@ -12,7 +12,7 @@ import {
 } from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
-import { geometryColumnOf, requireSchema } from './catalog.js';
+import { geometryColumnOf, geometryColumnsOf, geometryColumnsSql, type GeometryColumn } from './catalog.js';
 import {
   classifyPg,
   connect,
@@ -91,6 +91,51 @@ async function ensureLedger(client: pg.Client, schema: string): Promise<void> {
     // Two first deliveries into one schema at once: the other one created it.
     if (!['23505', '42P07'].includes((error as { code?: string }).code ?? '')) throw error;
   }
+}
+
+/**
+ * What a delivery checks before any data moves, in two round trips instead of nine (issue 20):
+ * whether the schema, PostGIS, the target and the ledger exist; then, in one batch of
+ * statements, whether this delivery was recorded already, the target's geometry column, and the
+ * removal of a staging table an interrupted attempt of it left (only once the ledger exists: a
+ * first delivery into a schema creates it after the checks, see prepare).
+ */
+async function deliveryFacts(client: pg.Client, schema: string, table: string, deliveryId: string, stage: string) {
+  const first = await client.query<{ schema: boolean; postgis: boolean; exists: boolean; ledger: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema,
+            EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'postgis') AS postgis,
+            EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2) AS exists,
+            to_regclass($3) IS NOT NULL AS ledger`,
+    [schema, table, qualified(schema, LEDGER)],
+  );
+  const facts = first.rows[0]!;
+  let done: Recorded | null = null;
+  let geometry: GeometryColumn | null = null;
+  // Statements without parameters travel together (simple protocol), values as quoted literals.
+  const batch: { sql: string; read?: (rows: never[]) => void }[] = [];
+  if (facts.ledger) {
+    batch.push({
+      sql: `SELECT rows_written, write_mode FROM ${qualified(schema, LEDGER)} WHERE delivery_id = ${literal(deliveryId)}`,
+      read: (rows: { rows_written: string; write_mode: WriteMode }[]) => {
+        if (rows[0]) done = { rows_written: Number(rows[0].rows_written), write_mode: rows[0].write_mode };
+      },
+    });
+    batch.push({ sql: `DROP TABLE IF EXISTS ${qualified(schema, stage)}` });
+  }
+  if (facts.exists && facts.postgis) {
+    batch.push({
+      sql: geometryColumnsSql(literal(schema), `${literal(table)}::text`),
+      read: (rows: Parameters<typeof geometryColumnsOf>[0]) => {
+        geometry = geometryColumnsOf(rows).get(table) ?? null;
+      },
+    });
+  }
+  if (batch.length) {
+    const answers = await client.query(batch.map((b) => b.sql).join(';\n'));
+    const results = Array.isArray(answers) ? (answers as pg.QueryResult[]) : [answers];
+    batch.forEach((b, i) => b.read?.(results[i]!.rows as never[]));
+  }
+  return { ...facts, done: done as Recorded | null, geometry: geometry as GeometryColumn | null };
 }
 
 const relationExists = async (client: pg.Client, schema: string, table: string) =>
@@ -204,11 +249,11 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
       // Checks, and the geometry column name to keep, before any data moves.
       prepare: () =>
         session(async (client) => {
-          await requireSchema(client, schema, config.database);
-          const done = await recorded(client, schema, input.deliveryId);
-          if (done) return { done: result(done.rows_written, done.write_mode) };
+          const facts = await deliveryFacts(client, schema, table, input.deliveryId, stage);
+          if (!facts.schema) throw new ConnectorError('not_found', `Schema "${schema}" does not exist in database ${config.database}`, { schema, database: config.database });
+          if (facts.done) return { done: result(facts.done.rows_written, facts.done.write_mode) };
           // Without PostGIS, GDAL would quietly write the geometry as bytea, which no GIS reads as a layer.
-          if (layer.nlt !== 'NONE' && (await client.query("SELECT 1 FROM pg_extension WHERE extname = 'postgis'")).rowCount !== 1) {
+          if (layer.nlt !== 'NONE' && !facts.postgis) {
             throw new ConnectorError(
               'not_found',
               `${what}: PostGIS is not installed in database ${config.database}, and the layer has geometry; install it there (CREATE EXTENSION postgis, as a role allowed to) or deliver to a database that has it`,
@@ -216,13 +261,13 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
               false,
             );
           }
-          const exists = await relationExists(client, schema, table);
-          if (mode === 'create' && exists) throw targetExists(where, config.database, { schema, table });
-          await ensureLedger(client, schema);
-          // Left by an interrupted attempt of this same delivery.
-          await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
-          const geometry = exists ? await geometryColumnOf(client, schema, table) : null;
-          return { done: null, plan: { geometryName: geometry?.column ?? freeColumnName(layer.fields, 'geom', 'geometry') } };
+          if (mode === 'create' && facts.exists) throw targetExists(where, config.database, { schema, table });
+          if (!facts.ledger) {
+            await ensureLedger(client, schema);
+            // Left by an interrupted attempt of this same delivery.
+            await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
+          }
+          return { done: null, plan: { geometryName: facts.geometry?.column ?? freeColumnName(layer.fields, 'geom', 'geometry') } };
         }),
       load: async ({ geometryName }) => {
         if (!small) await release();
