@@ -39,10 +39,11 @@ export async function schemaExists(client: pg.Client, schema: string): Promise<b
 }
 
 export async function requireSchema(client: pg.Client, schema: string, database: string): Promise<void> {
-  if (!(await schemaExists(client, schema))) {
-    throw new ConnectorError('not_found', `Schema "${schema}" does not exist in database ${database}`, { schema, database });
-  }
+  if (!(await schemaExists(client, schema))) throw schemaMissing(schema, database);
 }
+
+export const schemaMissing = (schema: string, database: string) =>
+  new ConnectorError('not_found', `Schema "${schema}" does not exist in database ${database}`, { schema, database });
 
 export interface GeometryColumn {
   column: string;

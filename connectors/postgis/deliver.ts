@@ -12,7 +12,7 @@ import {
 } from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
-import { geometryColumnOf, geometryColumnsOf, geometryColumnsSql, type GeometryColumn } from './catalog.js';
+import { geometryColumnOf, geometryColumnsOf, geometryColumnsSql, schemaMissing, type GeometryColumn } from './catalog.js';
 import {
   classifyPg,
   connect,
@@ -133,7 +133,7 @@ async function deliveryFacts(client: pg.Client, schema: string, table: string, d
   if (batch.length) {
     const answers = await client.query(batch.map((b) => b.sql).join(';\n'));
     const results = Array.isArray(answers) ? (answers as pg.QueryResult[]) : [answers];
-    batch.forEach((b, i) => b.read?.(results[i]!.rows as never[]));
+    for (const [i, b] of batch.entries()) b.read?.(results[i]!.rows as never[]);
   }
   return { ...facts, done: done as Recorded | null, geometry: geometry as GeometryColumn | null };
 }
@@ -250,7 +250,7 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
       prepare: () =>
         session(async (client) => {
           const facts = await deliveryFacts(client, schema, table, input.deliveryId, stage);
-          if (!facts.schema) throw new ConnectorError('not_found', `Schema "${schema}" does not exist in database ${config.database}`, { schema, database: config.database });
+          if (!facts.schema) throw schemaMissing(schema, config.database);
           if (facts.done) return { done: result(facts.done.rows_written, facts.done.write_mode) };
           // Without PostGIS, GDAL would quietly write the geometry as bytea, which no GIS reads as a layer.
           if (layer.nlt !== 'NONE' && !facts.postgis) {
