@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import { spawnProcess } from '../../platform/spawner.js';
 import { stat } from 'node:fs/promises';
 import { gdalErrors } from '../../geo/datasets/gdal-tool.js';
 import type { ConnectorContext } from '../types.js';
@@ -38,15 +39,16 @@ const POLL_MS = 250;
  */
 export async function runOgr2ogr(run: Ogr2ogrRun, ctx: ConnectorContext, fail: (failure: Ogr2ogrFailure) => ConnectorError): Promise<string> {
   if (ctx.signal.aborted) throw new ConnectorError('timeout', `${run.label}: stopped before it started`);
-  const child = spawn('ogr2ogr', run.args, {
+  const child = await spawnProcess('ogr2ogr', run.args, {
     env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...run.env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdout: 'ignore',
+    stderr: 'pipe',
   });
   let stderr = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (chunk: string) => {
+  const decoder = new StringDecoder('utf8');
+  child.stderr!.on('data', (chunk: Buffer) => {
     // Keep the head (the first errors explain) within bounds.
-    if (stderr.length < 64 * 1024) stderr += chunk;
+    if (stderr.length < 64 * 1024) stderr += decoder.write(chunk);
   });
   let stopped: ConnectorError | undefined;
   const stop = (why: ConnectorError) => {

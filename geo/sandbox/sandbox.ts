@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawnProcess } from '../../platform/spawner.js';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
 
 /*
@@ -188,10 +188,11 @@ export async function runSandboxed(command: string[], options: SandboxOptions, w
     if (options.fallback !== 'direct') throw new SandboxUnavailable();
     argv = limited;
   }
-  const child = spawn(argv[0]!, argv.slice(1), {
-    cwd: bw ? undefined : options.cwd,
+  const child = await spawnProcess(argv[0]!, argv.slice(1), {
+    ...(bw || !options.cwd ? {} : { cwd: options.cwd }),
     env: bw ? {} : env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdout: 'pipe',
+    stderr: 'pipe',
     // Own process group, so a timeout can kill bwrap and everything below it at once.
     detached: true,
   });
@@ -203,24 +204,18 @@ export async function runSandboxed(command: string[], options: SandboxOptions, w
   });
   child.stderr!.on('data', (c: Buffer) => err.push(c));
   let timedOut = false;
-  const killGroup = () => {
-    try {
-      if (child.pid) process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  };
+  const killGroup = () => child.kill('SIGKILL', { group: true });
   const timer = setTimeout(() => {
     timedOut = true;
     killGroup();
   }, timeoutMs);
   options.signal?.addEventListener('abort', killGroup, { once: true });
   const { code, signal } = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-    child.on('error', (e) => {
+    child.on('error', (e: Error) => {
       err.push(Buffer.from(String(e.message)));
       resolve({ code: null, signal: null });
     });
-    child.on('close', (c, s) => resolve({ code: c, signal: s }));
+    child.on('close', (c: number | null, s: string | null) => resolve({ code: c, signal: s }));
   });
   clearTimeout(timer);
   options.signal?.removeEventListener('abort', killGroup);
