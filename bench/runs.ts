@@ -146,6 +146,31 @@ function cpuSeconds(pid: number): number {
     return 0;
   }
 }
+/**
+ * CPU seconds of a process and everything below it: its own with its exited children, plus each
+ * live descendant's with theirs (the worker's spawn helper and the ogr2ogr processes it starts).
+ */
+function treeCpuSeconds(root: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let sum = 0;
+  const queue = [root];
+  while (queue.length) {
+    const pid = queue.pop()!;
+    sum += cpuSeconds(pid);
+    queue.push(...(children.get(pid) ?? []));
+  }
+  return sum;
+}
+
 /** The PostgreSQL cluster: its postmaster, plus the backends running now. */
 function pgCpuSeconds(dir: string): number {
   const postmaster = Number(readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -345,7 +370,7 @@ try {
   async function throughput() {
     const cpu = () => ({
       api: cpuSeconds(stack.apiPid),
-      ...Object.fromEntries(workerPids.map((pid, i) => [`worker ${i + 1}`, cpuSeconds(pid)])),
+      ...Object.fromEntries(workerPids.map((pid, i) => [`worker ${i + 1}`, treeCpuSeconds(pid)])),
       temporal: cpuSeconds(stack.temporalPid),
       postgres: pgCpuSeconds(stack.pgDir),
     });
