@@ -59,10 +59,19 @@ class RemoteChild extends EventEmitter implements Spawned {
     if (options.group) this.helper.send({ op: 'kill', id: this.id, pid: this.pid, signal, group: true });
     else if (!this.closed) this.helper.send({ op: 'kill', id: this.id, signal });
   }
+  /** Called once, when the child has ended (closed, or could not start). */
+  onEnd: () => void = () => undefined;
   finish(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.closed) return;
     this.closed = true;
+    this.onEnd();
     this.emit('close', code, signal);
+  }
+  fail(error: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onEnd();
+    this.emit('error', error);
   }
 }
 
@@ -75,7 +84,7 @@ class Helper {
     // that started them is retried), reported as killed, and the next child starts a new helper.
     process.once('exit', () => {
       if (helper === this) helper = undefined;
-      for (const child of this.children.values()) {
+      for (const child of [...this.children.values()]) {
         try {
           if (child.pid) globalThis.process.kill(child.detached ? -child.pid : child.pid, 'SIGKILL');
         } catch {
@@ -117,10 +126,10 @@ class Helper {
     this.children.set(id, child);
     // Only while a child runs does the helper keep this process alive (as a child of its own would).
     if (this.children.size === 1) this.process.channel?.ref();
-    child.once('close', () => {
+    child.onEnd = () => {
       this.children.delete(id);
       if (this.children.size === 0) this.process.channel?.unref();
-    });
+    };
     this.send({
       op: 'spawn',
       id,
@@ -142,9 +151,7 @@ class Helper {
     else if (m.op === 'stdout' || m.op === 'stderr') child[m.op]?.emit('data', Buffer.from(m.chunk));
     else if (m.op === 'close') child.finish(m.code, m.signal);
     else if (m.op === 'error') {
-      const error = Object.assign(new Error(m.message), m.code ? { code: m.code } : {});
-      child.closed = true;
-      child.emit('error', error);
+      child.fail(Object.assign(new Error(m.message), m.code ? { code: m.code } : {}));
     }
   }
 }

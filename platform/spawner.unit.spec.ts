@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Spawned, spawnProcess } from './spawner.js';
@@ -76,6 +77,20 @@ describe('spawnProcess', () => {
     const next = await finished(await spawnProcess('sh', ['-c', 'echo "$PPID"'], { env, stdout: 'pipe', stderr: 'ignore' }));
     expect(Number(next.out.trim())).not.toBe(pid);
     expect(Number(next.out.trim())).not.toBe(process.pid);
+  });
+
+  it('does not keep a process alive once its children ended, one of them unable to start', () => {
+    const script = `import { spawnProcess } from ${JSON.stringify(new URL('./spawner.ts', import.meta.url).pathname)};
+      const env = { PATH: '/usr/bin:/bin' };
+      const ok = await spawnProcess('true', [], { env, stdout: 'ignore', stderr: 'ignore' });
+      await new Promise((resolve) => ok.once('close', resolve));
+      const bad = await spawnProcess('/nonexistent/tool', [], { env, stdout: 'ignore', stderr: 'ignore' });
+      await new Promise((resolve) => bad.once('error', resolve));
+      console.log('done');`;
+    const started = Date.now();
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(out.trim()).toBe('done');
+    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   it('starts children itself when SVC_SPAWN_HELPER=0', async () => {
