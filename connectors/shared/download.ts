@@ -1,9 +1,7 @@
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
-import { TRANSFER_BUFFER_BYTES } from '../../platform/file-writer.js';
 import type { ConnectorContext, ExtractResult, SyncState } from '../types.js';
-import { failUnlessOk, httpRequest, publicUrl } from './fetch.js';
+import { httpStream, publicUrl, statusError } from './fetch.js';
 import { refuseDeclaredSize, saveStream } from './save-stream.js';
 
 export { publicUrl };
@@ -62,13 +60,13 @@ const decoded = (s: string) => {
 };
 
 /** The name of a downloaded file: Content-Disposition, else the URL's last segment; an extension from its type when it has none. */
-function filenameFrom(response: Response, finalUrl: string): string {
-  const disposition = response.headers.get('content-disposition') ?? '';
+function filenameFrom(headers: { get(name: string): string | null }, finalUrl: string): string {
+  const disposition = headers.get('content-disposition') ?? '';
   const star = /filename\*\s*=\s*UTF-8''([^;]+)/i.exec(disposition);
   const plain = /filename\s*=\s*"?([^";]+)"?/i.exec(disposition);
   let name = star ? decoded(star[1]!) : plain?.[1];
   if (!name) name = decoded(path.posix.basename(new URL(finalUrl).pathname)) || 'download';
-  const extension = path.extname(name) ? null : extensionForMediaType(response.headers.get('content-type'));
+  const extension = path.extname(name) ? null : extensionForMediaType(headers.get('content-type'));
   return safeFilename(extension ? `${name}.${extension}` : name);
 }
 
@@ -83,28 +81,27 @@ export async function download(request: DownloadRequest, ctx: ConnectorContext):
   const headers: Record<string, string> = { ...request.headers };
   if (request.ifNoneMatch) headers['if-none-match'] = request.ifNoneMatch;
   if (request.ifModifiedSince) headers['if-modified-since'] = request.ifModifiedSince;
-  const got = await httpRequest(
+  const got = await httpStream(
     { url: request.url, method: request.method ?? 'GET', headers, body: request.body, secretHeaders: request.secretHeaders, label },
     ctx.signal,
   );
-  const response = got.response;
-  const common = { status: response.status, etag: response.headers.get('etag'), lastModified: response.headers.get('last-modified'), finalUrl: got.finalUrl };
-  if (response.status === 304) {
-    await response.body?.cancel();
-    return { ...common, filename: '', bytes: 0 };
+  const common = { status: got.status, etag: got.headers.get('etag'), lastModified: got.headers.get('last-modified'), finalUrl: got.finalUrl };
+  if (got.status === 304 || got.status < 200 || got.status >= 300) {
+    got.body.destroy();
+    if (got.status === 304) return { ...common, filename: '', bytes: 0 };
+    throw statusError(got.status, label);
   }
-  await failUnlessOk(got, label);
-  const declared = response.headers.get('content-length');
+  // Of the bytes as sent (compressed, if they are): more than the limit is more once inflated too.
+  const declared = got.headers.get('content-length');
   try {
     refuseDeclaredSize(declared === null ? undefined : Number(declared), ctx, label, { url: label });
   } catch (error) {
-    await response.body?.cancel();
+    got.body.destroy();
     throw error;
   }
-  const filename = request.filename ? safeFilename(request.filename) : filenameFrom(response, common.finalUrl);
+  const filename = request.filename ? safeFilename(request.filename) : filenameFrom(got.headers, common.finalUrl);
   const file = path.join(ctx.workDir, filename);
-  const body = response.body ? Readable.fromWeb(response.body as never, { highWaterMark: TRANSFER_BUFFER_BYTES }) : Readable.from([]);
-  const bytes = await saveStream(body, file, ctx, label, { url: label });
+  const bytes = await saveStream(got.body, file, ctx, label, { url: label });
   return { ...common, file, filename, bytes };
 }
 

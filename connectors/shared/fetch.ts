@@ -1,5 +1,9 @@
+import { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Dispatcher } from 'undici';
+import { TRANSFER_BUFFER_BYTES } from '../../platform/file-writer.js';
 import { classify, reasonOfStatus } from './classify.js';
-import { egressFetch } from './egress.js';
+import { egressDispatcher, egressFetch } from './egress.js';
 import { ConnectorError } from './errors.js';
 
 /*
@@ -46,6 +50,17 @@ export function publicUrl(raw: string): string {
   }
 }
 
+/** One hop of a request, as the redirect loop needs it; `value` is what the transport answered. */
+interface Hop<T> {
+  status: number;
+  location: string | null;
+  /** Discards the body of a redirect. */
+  discard(): Promise<void>;
+  value: T;
+}
+
+type Send<T> = (url: string, init: { method: string; headers: Record<string, string>; body: HttpRequest['body']; signal: AbortSignal }) => Promise<Hop<T>>;
+
 /**
  * One request, following up to `maxRedirects` redirects: 301/302 turn a POST into a GET (as
  * browsers do), 303 always does, 307/308 repeat the request. When a redirect changes origin,
@@ -53,6 +68,124 @@ export function publicUrl(raw: string): string {
  * HTTP error statuses are returned for the caller to judge.
  */
 export async function httpRequest(request: HttpRequest, signal: AbortSignal): Promise<HttpResponse> {
+  const { value, finalUrl } = await followRedirects(request, signal, async (url, init) => {
+    const response = await egressFetch(url, { ...init, redirect: 'manual' });
+    const discard = async () => void (await response.body?.cancel());
+    return { status: response.status, location: response.headers.get('location'), discard, value: response };
+  });
+  return { response: value, finalUrl };
+}
+
+/** An answer whose body is a Node stream, for a large download (httpStream). */
+export interface StreamedResponse {
+  status: number;
+  headers: { get(name: string): string | null };
+  body: Readable;
+  /** The URL that answered, after redirects. */
+  finalUrl: string;
+}
+
+/**
+ * httpRequest for a body to stream to disk: the same outbound policy, redirects and errors, with
+ * the body as a Node stream straight from undici's dispatcher. fetch hands its body over as a web
+ * stream, and the layers between that and a file cost: 1.29 GB over loopback took 2.5–4.3 s
+ * through fetch and 1.6–2.8 s through a Node stream (curl: 1.3–2.1 s; issue 22).
+ */
+export async function httpStream(request: HttpRequest, signal: AbortSignal): Promise<StreamedResponse> {
+  if (request.body instanceof FormData) throw new Error('httpStream sends no multipart forms: use httpRequest');
+  const { value, finalUrl } = await followRedirects(request, signal, (url, init) => streamOnce(url, init));
+  return { ...value, finalUrl };
+}
+
+/** Header bytes as text: UTF-8 when they are (a file name in Content-Disposition often is), else Latin-1 as fetch reads them. */
+function headerText(bytes: Buffer): string {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return bytes.toString('latin1');
+  }
+}
+
+function streamOnce(url: string, init: Parameters<Send<unknown>>[1]): Promise<Hop<Omit<StreamedResponse, 'finalUrl'>>> {
+  const target = new URL(url);
+  const { signal } = init;
+  return new Promise((resolve, reject) => {
+    let abort: ((reason?: Error) => void) | undefined;
+    let resume: (() => void) | undefined;
+    let answered = false;
+    const body = new Readable({
+      highWaterMark: TRANSFER_BUFFER_BYTES,
+      read: () => resume?.(),
+      destroy: (error, done) => {
+        // The reader stopped (a redirect discarded, a failed save): so does the transfer.
+        abort?.(error ?? new Error('download stopped'));
+        done(error);
+      },
+    });
+    const onAbort = () => abort?.(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    const done = () => signal.removeEventListener('abort', onAbort);
+    egressDispatcher().dispatch(
+      {
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: init.method as Dispatcher.HttpMethod,
+        // As fetch would: compressed answers are welcome (and inflated below).
+        headers: { 'accept-encoding': 'gzip, deflate, br', ...init.headers },
+        body: init.body as string | Uint8Array | undefined,
+      },
+      {
+        onConnect(abortRequest) {
+          abort = abortRequest;
+          if (signal.aborted) onAbort();
+          else signal.addEventListener('abort', onAbort, { once: true });
+        },
+        onHeaders(status, raw, resumeRequest) {
+          if (status < 200) return true; // 1xx: the real answer follows
+          resume = resumeRequest;
+          const headers = new Map<string, string>();
+          for (let i = 0; i + 1 < raw.length; i += 2) {
+            const name = raw[i]!.toString('latin1').toLowerCase();
+            const value = headerText(raw[i + 1]!);
+            headers.set(name, headers.has(name) ? `${headers.get(name)}, ${value}` : value);
+          }
+          const get = (name: string) => headers.get(name.toLowerCase()) ?? null;
+          answered = true;
+          resolve({
+            status,
+            location: get('location'),
+            discard: async () => void body.destroy(),
+            value: { status, headers: { get }, body: inflated(body, get('content-encoding')) },
+          });
+          return true;
+        },
+        // false pauses the socket until the reader asks for more (read → resume).
+        onData: (chunk) => body.push(chunk),
+        onComplete() {
+          done();
+          body.push(null);
+        },
+        onError(error) {
+          done();
+          if (answered) body.destroy(error);
+          else reject(error);
+        },
+      },
+    );
+  });
+}
+
+/** The body as sent, decoded when the server compressed it (Content-Encoding), as fetch does. */
+function inflated(body: Readable, encoding: string | null): Readable {
+  const coding = (encoding ?? '').trim().toLowerCase();
+  const decoder =
+    coding === 'gzip' || coding === 'x-gzip' ? createGunzip() : coding === 'deflate' ? createInflate() : coding === 'br' ? createBrotliDecompress() : null;
+  if (!decoder) return body;
+  body.on('error', (error) => decoder.destroy(error));
+  decoder.on('close', () => body.destroy());
+  return body.pipe(decoder);
+}
+
+async function followRedirects<T>(request: HttpRequest, signal: AbortSignal, send: Send<T>): Promise<{ value: T; finalUrl: string }> {
   const label = request.label ?? publicUrl(request.url);
   const secret = new Set([...credentialHeaders, ...(request.secretHeaders ?? []).map((h) => h.toLowerCase())]);
   const origin = new URL(request.url).origin;
@@ -62,32 +195,32 @@ export async function httpRequest(request: HttpRequest, signal: AbortSignal): Pr
   let headers: Record<string, string> = { 'user-agent': 'geoflow', ...request.headers };
   const maxRedirects = request.maxRedirects ?? 10;
   for (let hop = 0; ; hop++) {
-    let response: Response;
+    let answer: Hop<T>;
     try {
-      response = await egressFetch(url, { method, headers, body: method === 'GET' || method === 'HEAD' ? undefined : body, redirect: 'manual', signal });
+      answer = await send(url, { method, headers, body: method === 'GET' || method === 'HEAD' ? undefined : body, signal });
     } catch (error) {
       throw classify(error, label, { url: label });
     }
-    const location = response.headers.get('location');
-    if (![301, 302, 303, 307, 308].includes(response.status) || !location) return { response, finalUrl: url };
-    await response.body?.cancel();
+    const location = answer.location;
+    if (![301, 302, 303, 307, 308].includes(answer.status) || !location) return { value: answer.value, finalUrl: url };
+    await answer.discard();
     const next = new URL(location, url);
     if (maxRedirects === 0) {
       throw new ConnectorError(
         'invalid_response',
-        `${label} answered a redirect (HTTP ${response.status}) to ${publicUrl(next.toString())}: save that address instead`,
-        { url: label, http_status: response.status },
+        `${label} answered a redirect (HTTP ${answer.status}) to ${publicUrl(next.toString())}: save that address instead`,
+        { url: label, http_status: answer.status },
         false,
       );
     }
     if (hop >= maxRedirects) {
-      throw new ConnectorError('invalid_response', `${label} redirected more than ${maxRedirects} times`, { url: label, http_status: response.status }, false);
+      throw new ConnectorError('invalid_response', `${label} redirected more than ${maxRedirects} times`, { url: label, http_status: answer.status }, false);
     }
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
       throw new ConnectorError('invalid_response', `${label} redirected to a ${next.protocol} URL, which is not followed`, { url: label }, false);
     }
     if (next.origin !== origin) headers = Object.fromEntries(Object.entries(headers).filter(([name]) => !secret.has(name.toLowerCase())));
-    if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+    if (answer.status === 303 || ((answer.status === 301 || answer.status === 302) && method === 'POST')) {
       method = method === 'HEAD' ? 'HEAD' : 'GET';
       body = undefined;
       headers = Object.fromEntries(Object.entries(headers).filter(([name]) => !/^content-(type|length|encoding)$/i.test(name)));
@@ -100,10 +233,12 @@ export async function httpRequest(request: HttpRequest, signal: AbortSignal): Pr
 export async function failUnlessOk(got: HttpResponse, label: string): Promise<void> {
   if (got.response.ok) return;
   await got.response.body?.cancel();
-  throw new ConnectorError(reasonOfStatus(got.response.status), `${label} answered HTTP ${got.response.status}`, {
-    url: label,
-    http_status: got.response.status,
-  });
+  throw statusError(got.response.status, label);
+}
+
+/** The classified error of a non-2xx status. */
+export function statusError(status: number, label: string): ConnectorError {
+  return new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}`, { url: label, http_status: status });
 }
 
 /** Reads a body as text, refusing more than `maxBytes` while it streams. */
