@@ -56,8 +56,17 @@ describe('url connector against a local HTTP server', () => {
     expect(JSON.parse(readFileSync(hops.file, 'utf8')).features).toHaveLength(25);
     const named = await extract(`${server.url}/files/places.geojson?disposition=${encodeURIComponent('Zürich places.geojson')}`);
     expect(named.filename).toBe('Zürich places.geojson');
+    // The same name as raw UTF-8 bytes (Latin-1 bytes above): both read as the server meant them.
+    const utf8 = await extract(`${server.url}/files/places.geojson?disposition_utf8=${encodeURIComponent('Zürich places.geojson')}`);
+    expect(utf8.filename).toBe('Zürich places.geojson');
     const endless = await expectConnectorError(extract(`${server.url}/redirect/11/files/places.geojson`), 'invalid_response');
     expect(endless.message).toContain('redirected more than 10 times');
+  });
+
+  it('inflates a file the server sent compressed (Content-Encoding: gzip)', async () => {
+    const got = await extract(`${server.url}/files/places.geojson?gzip=1`);
+    expect(readFileSync(got.file, 'utf8')).toBe(readFileSync(path.join(dir, 'places.geojson'), 'utf8'));
+    expect(got.bytes).toBe(readFileSync(path.join(dir, 'places.geojson')).length);
   });
 
   it('enforces the size limit while streaming: the transfer stops early and leaves no file', async () => {

@@ -4,6 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { createGzip } from 'node:zlib';
 
 /*
  * A local HTTP server for the url, http and stac connector suites: static files with ETag and
@@ -96,6 +97,14 @@ async function serveFile(req: IncomingMessage, res: ServerResponse, dir: string,
   }
   const headers: Record<string, string | number> = { ...validators, 'content-type': types[path.extname(file)] ?? 'application/octet-stream' };
   if (url.searchParams.get('disposition')) headers['content-disposition'] = `attachment; filename="${url.searchParams.get('disposition')}"`;
+  // A file name sent as raw UTF-8 bytes, as many servers do (Node writes header strings as Latin-1).
+  const utf8Name = url.searchParams.get('disposition_utf8');
+  if (utf8Name) headers['content-disposition'] = Buffer.from(`attachment; filename="${utf8Name}"`, 'utf8').toString('latin1');
+  if (url.searchParams.get('gzip') && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''))) {
+    res.writeHead(200, { ...headers, 'content-encoding': 'gzip' });
+    if (req.method === 'HEAD') return void res.end();
+    return void createReadStream(file).pipe(createGzip()).pipe(res);
+  }
   const range = /^bytes=(\d+)-(\d+)$/.exec(String(req.headers.range ?? ''));
   if (range && req.method === 'GET') {
     const [start, end] = [Number(range[1]), Math.min(Number(range[2]), info.size - 1)];
