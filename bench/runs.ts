@@ -155,7 +155,11 @@ function treeCpuSeconds(root: number): number {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const ppid = Number(readFileSync(`/proc/${entry}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
+      const ppid = Number(
+        readFileSync(`/proc/${entry}/stat`, 'utf8')
+          .replace(/^.*\) /, '')
+          .split(' ')[1],
+      );
       children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
     } catch {
       // gone meanwhile
