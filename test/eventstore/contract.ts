@@ -78,13 +78,16 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       const follower = (async () => {
         let after = start;
         while (true) {
+          // Whether the writers had finished before this read was sent: an empty answer to a read
+          // sent earlier may predate the last append's commit.
+          const finished = done;
           const batch = await sut.readAll(after, 50);
           for (const e of batch) {
             if (e.streamId.startsWith(prefix)) seen.push({ streamId: e.streamId, n: e.data.n as number, position: e.position });
             after = e.position;
           }
           if (batch.length === 0) {
-            if (done) break;
+            if (finished) break;
             await new Promise((r) => setTimeout(r, 2));
           }
         }
