@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createReadStream, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +10,7 @@ import path from 'node:path';
 import { connectorByType } from '../connectors/registry.js';
 import { startStack } from '../scripts/stack.js';
 import { pointsFile } from './points.js';
+import { processTable, treeCpuSeconds } from './processes.js';
 import { runWorkflowId } from '../temporal/ids.js';
 
 /**
@@ -135,65 +136,10 @@ async function runToSuccess(jobId: string, pollMs: number) {
   }
   return seen;
 }
-/** CPU seconds a process used, with its children that have exited (ogr2ogr under the worker, backends under PostgreSQL). */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .replace(/^.*\) /, '')
-      .split(' ');
-    return fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0) / 100;
-  } catch {
-    return 0;
-  }
-}
-/**
- * CPU seconds of a process and everything below it: its own with its exited children, plus each
- * live descendant's with theirs (the worker's spawn helper and the ogr2ogr processes it starts).
- */
-function treeCpuSeconds(root: number): number {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const ppid = Number(
-        readFileSync(`/proc/${entry}/stat`, 'utf8')
-          .replace(/^.*\) /, '')
-          .split(' ')[1],
-      );
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let sum = 0;
-  const queue = [root];
-  while (queue.length) {
-    const pid = queue.pop()!;
-    sum += cpuSeconds(pid);
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return sum;
-}
-
-/** The PostgreSQL cluster: its postmaster, plus the backends running now. */
-function pgCpuSeconds(dir: string): number {
-  const postmaster = Number(readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  let sum = cpuSeconds(postmaster);
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = (() => {
-      try {
-        return readFileSync(`/proc/${entry}/stat`, 'utf8')
-          .replace(/^.*\) /, '')
-          .split(' ');
-      } catch {
-        return null;
-      }
-    })();
-    if (stat && Number(stat[1]) === postmaster) sum += Number(stat[11]) / 100 + Number(stat[12]) / 100;
-  }
-  return sum;
-}
+/** CPU seconds a process used, with its children that have exited (not those still running). */
+const cpuSeconds = (pid: number, table = processTable()) => table.get(pid)?.cpuSeconds ?? 0;
+/** The PostgreSQL cluster: its postmaster, with its backends. */
+const postmasterOf = (dir: string) => Number(readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
@@ -372,12 +318,15 @@ try {
   const workerPids = [stack.workerPid!];
   /** 100 Runs across the Jobs with the workers running now; seconds, CPU per process, where a Run's time went. */
   async function throughput() {
-    const cpu = () => ({
-      api: cpuSeconds(stack.apiPid),
-      ...Object.fromEntries(workerPids.map((pid, i) => [`worker ${i + 1}`, treeCpuSeconds(pid)])),
-      temporal: cpuSeconds(stack.temporalPid),
-      postgres: pgCpuSeconds(stack.pgDir),
-    });
+    const cpu = () => {
+      const table = processTable();
+      return {
+        api: cpuSeconds(stack.apiPid, table),
+        ...Object.fromEntries(workerPids.map((pid, i) => [`worker ${i + 1}`, treeCpuSeconds(pid, table)])),
+        temporal: cpuSeconds(stack.temporalPid, table),
+        postgres: treeCpuSeconds(postmasterOf(stack.pgDir), table),
+      };
+    };
     const cpuBefore: Record<string, number> = cpu();
     const t0 = performance.now();
     // One client per Job asks for its Runs (as the script runs one loop per Job): requests one at

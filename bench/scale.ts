@@ -1,9 +1,10 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { startStack, uploadWithCurl } from '../scripts/stack.js';
 import { generatedGpkg, pointsFile } from './points.js';
+import { treeRss } from './processes.js';
 
 /**
  * `npm run bench:scale` (issue 22): datasets as large as GIS teams have, through the whole service
@@ -71,39 +72,6 @@ function polygonsFile(dir: string, count: number): string {
      SELECT i AS id, 'parcel ' || i AS name, ${attributes.join(', ')},
             MakePolygon(MakeCircle(-180 + (i % 3600) / 10.0, -80 + (i / 3600) * 0.05, 0.02, 4326, ${360 / 49})) AS geom FROM n`,
   });
-}
-
-/**
- * Resident bytes of each root process with all its descendants (the worker's GDAL children count
- * as its memory), from one pass over /proc: a pass costs tens of milliseconds on a busy machine,
- * and this process also serves the Jobs' Source files.
- */
-function treeRss(roots: number[]): number[] {
-  const parent = new Map<number, number>();
-  const rss = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-        .replace(/^.*\) /, '')
-        .split(' ');
-      parent.set(Number(entry), Number(stat[1]));
-      rss.set(Number(entry), Number(stat[21]) * 4096);
-    } catch {
-      // gone
-    }
-  }
-  const totals = roots.map(() => 0);
-  for (const [pid, bytes] of rss) {
-    for (let p: number | undefined = pid; p && p > 1; p = parent.get(p)) {
-      const i = roots.indexOf(p);
-      if (i >= 0) {
-        totals[i]! += bytes;
-        break;
-      }
-    }
-  }
-  return totals;
 }
 
 /** Samples the peak tree memory of the given processes every 250 ms while work runs. */
