@@ -45,7 +45,7 @@ export async function requireSchema(client: pg.Client, schema: string, database:
 export const schemaMissing = (schema: string, database: string) =>
   new ConnectorError('not_found', `Schema "${schema}" does not exist in database ${database}`, { schema, database });
 
-export interface GeometryColumn {
+interface GeometryColumn {
   column: string;
   type: string;
   dims: number;

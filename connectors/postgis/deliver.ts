@@ -12,7 +12,7 @@ import {
 } from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
-import { geometryColumnOf, geometryColumnsOf, geometryColumnsSql, schemaMissing, type GeometryColumn } from './catalog.js';
+import { geometryColumnOf, geometryColumnsOf, geometryColumnsSql, schemaMissing } from './catalog.js';
 import {
   classifyPg,
   connect,
@@ -70,14 +70,17 @@ interface Recorded {
   write_mode: WriteMode;
 }
 
+/** The ledger's row of a delivery; `deliveryId` as a parameter ($1) or a quoted literal. */
+const recordedSql = (schema: string, deliveryId = '$1') =>
+  `SELECT rows_written, write_mode FROM ${qualified(schema, LEDGER)} WHERE delivery_id = ${deliveryId}`;
+
+const recordedOf = (rows: { rows_written: string; write_mode: WriteMode }[]): Recorded | null =>
+  rows[0] ? { rows_written: Number(rows[0].rows_written), write_mode: rows[0].write_mode } : null;
+
 async function recorded(client: pg.Client, schema: string, deliveryId: string): Promise<Recorded | null> {
   const exists = await client.query('SELECT to_regclass($1) IS NOT NULL AS ok', [qualified(schema, LEDGER)]);
   if (!exists.rows[0]?.ok) return null;
-  const r = await client.query<{ rows_written: string; write_mode: WriteMode }>(
-    `SELECT rows_written, write_mode FROM ${qualified(schema, LEDGER)} WHERE delivery_id = $1`,
-    [deliveryId],
-  );
-  return r.rows[0] ? { rows_written: Number(r.rows[0].rows_written), write_mode: r.rows[0].write_mode } : null;
+  return recordedOf((await client.query(recordedSql(schema), [deliveryId])).rows);
 }
 
 async function ensureLedger(client: pg.Client, schema: string): Promise<void> {
@@ -97,8 +100,7 @@ async function ensureLedger(client: pg.Client, schema: string): Promise<void> {
  * What a delivery checks before any data moves, in two round trips instead of nine (issue 20):
  * whether the schema, PostGIS, the target and the ledger exist; then, in one batch of
  * statements, whether this delivery was recorded already, the target's geometry column, and the
- * removal of a staging table an interrupted attempt of it left (only once the ledger exists: a
- * first delivery into a schema creates it after the checks, see prepare).
+ * removal of a staging table an interrupted attempt of it left.
  */
 async function deliveryFacts(client: pg.Client, schema: string, table: string, deliveryId: string, stage: string) {
   const first = await client.query<{ schema: boolean; postgis: boolean; exists: boolean; ledger: boolean }>(
@@ -109,33 +111,17 @@ async function deliveryFacts(client: pg.Client, schema: string, table: string, d
     [schema, table, qualified(schema, LEDGER)],
   );
   const facts = first.rows[0]!;
-  let done: Recorded | null = null;
-  let geometry: GeometryColumn | null = null;
-  // Statements without parameters travel together (simple protocol), values as quoted literals.
-  const batch: { sql: string; read?: (rows: never[]) => void }[] = [];
-  if (facts.ledger) {
-    batch.push({
-      sql: `SELECT rows_written, write_mode FROM ${qualified(schema, LEDGER)} WHERE delivery_id = ${literal(deliveryId)}`,
-      read: (rows: { rows_written: string; write_mode: WriteMode }[]) => {
-        if (rows[0]) done = { rows_written: Number(rows[0].rows_written), write_mode: rows[0].write_mode };
-      },
-    });
-    batch.push({ sql: `DROP TABLE IF EXISTS ${qualified(schema, stage)}` });
-  }
-  if (facts.exists && facts.postgis) {
-    batch.push({
-      sql: geometryColumnsSql(literal(schema), `${literal(table)}::text`),
-      read: (rows: Parameters<typeof geometryColumnsOf>[0]) => {
-        geometry = geometryColumnsOf(rows).get(table) ?? null;
-      },
-    });
-  }
-  if (batch.length) {
-    const answers = await client.query(batch.map((b) => b.sql).join(';\n'));
-    const results = Array.isArray(answers) ? (answers as pg.QueryResult[]) : [answers];
-    for (const [i, b] of batch.entries()) b.read?.(results[i]!.rows as never[]);
-  }
-  return { ...facts, done: done as Recorded | null, geometry: geometry as GeometryColumn | null };
+  if (!facts.schema) return { ...facts, done: null, geometry: null };
+  // Statements without parameters travel together (simple protocol), values as quoted literals;
+  // each answer is read at the position its statement has.
+  const statements = [`DROP TABLE IF EXISTS ${qualified(schema, stage)}`];
+  const ledgerAt = facts.ledger ? statements.push(recordedSql(schema, literal(deliveryId))) - 1 : -1;
+  const geometryAt = facts.exists && facts.postgis ? statements.push(geometryColumnsSql(literal(schema), `${literal(table)}::text`)) - 1 : -1;
+  const answers = await client.query(statements.join(';\n'));
+  const results = Array.isArray(answers) ? (answers as pg.QueryResult[]) : [answers];
+  const done = ledgerAt >= 0 ? recordedOf(results[ledgerAt]!.rows) : null;
+  const geometry = geometryAt >= 0 ? (geometryColumnsOf(results[geometryAt]!.rows).get(table) ?? null) : null;
+  return { ...facts, done, geometry };
 }
 
 const relationExists = async (client: pg.Client, schema: string, table: string) =>
@@ -262,11 +248,7 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
             );
           }
           if (mode === 'create' && facts.exists) throw targetExists(where, config.database, { schema, table });
-          if (!facts.ledger) {
-            await ensureLedger(client, schema);
-            // Left by an interrupted attempt of this same delivery.
-            await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
-          }
+          if (!facts.ledger) await ensureLedger(client, schema);
           return { done: null, plan: { geometryName: facts.geometry?.column ?? freeColumnName(layer.fields, 'geom', 'geometry') } };
         }),
       load: async ({ geometryName }) => {
