@@ -1,4 +1,4 @@
-import { sql, type DatabasePool, type DatabaseTransactionConnection, type IdentifierSqlToken } from 'slonik';
+import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import type { EventStore } from '../eventstore/port.js';
 import type { Projector } from './projector.js';
@@ -133,7 +133,7 @@ export class ProjectionRunner {
       let failure: unknown;
       for (const projector of this.projectors) {
         try {
-          if (await this.step(projector)) progressed = true;
+          if ((await this.pass([projector])) !== null) progressed = true;
         } catch (stepError) {
           failure ??= stepError;
         }
@@ -147,25 +147,26 @@ export class ProjectionRunner {
   }
 
   /**
-   * One batch for every projector in one transaction: their checkpoints locked in one query, the
-   * events read once from the lowest of them, each projector given the events past its own
-   * checkpoint (and not past those it follows, as they stand after this pass), the checkpoints
-   * written in one statement. A pass used to be a transaction per projector, each reading the
+   * One batch for every projector (or the given ones) in one transaction: their checkpoints
+   * locked in one query, the events read once from the lowest of them, each projector given the
+   * events past its own checkpoint (and not past those it follows, as they stand after this
+   * pass), the checkpoints written in one statement. A pass used to be a transaction per projector, each reading the
    * same events: about thirty round trips every half second at rest and after every append
    * (issue 20). Answers the lowest checkpoint after the pass, or null when nothing was applied.
    */
-  private async pass(): Promise<bigint | null> {
+  private async pass(projectors = this.projectors): Promise<bigint | null> {
     return inTransaction(this.pool, async (tx) => {
       const checkpoints = sql.identifier([this.schema, 'checkpoints']);
-      const ours = this.projectors.map((p) => p.name);
+      const ours = projectors.map((p) => p.name);
       const rows = await tx.any(
         sql.type(z.object({ projector: z.string(), position: z.coerce.bigint() }))`
           SELECT projector, position FROM ${checkpoints} WHERE projector = ANY(${sql.array(ours, 'text')})
           ORDER BY projector FOR UPDATE`,
       );
       const at = new Map(rows.map((r) => [r.projector, r.position]));
-      // Projectors followed but run elsewhere (another runner): their committed checkpoints.
-      const elsewhere = [...new Set(this.projectors.flatMap((p) => p.follows ?? []))].filter((n) => !at.has(n));
+      // Projectors followed but not in this pass (another runner's, or a projector run alone after
+      // a failed pass): their committed checkpoints.
+      const elsewhere = [...new Set(projectors.flatMap((p) => p.follows ?? []))].filter((n) => !at.has(n));
       if (elsewhere.length) {
         const others = await tx.any(
           sql.type(z.object({ projector: z.string(), position: z.coerce.bigint() }))`
@@ -178,7 +179,7 @@ export class ProjectionRunner {
       if (events.length === 0) return null;
       const moved: { name: string; position: bigint }[] = [];
       // In registry order, so a followed projector has applied this batch before its followers look.
-      for (const projector of this.projectors) {
+      for (const projector of projectors) {
         const current = at.get(projector.name)!;
         const followed = (projector.follows ?? []).filter((n) => at.has(n)).map((n) => at.get(n)!);
         const bound = lowest(followed);
@@ -201,26 +202,6 @@ export class ProjectionRunner {
       await tx.query(sql.unsafe`UPDATE ${checkpoints} AS c SET position = m.position, updated_at = now()
         FROM unnest(${names}, ${positions}) AS m(projector, position) WHERE c.projector = m.projector`);
       return lowest(ours.map((n) => at.get(n)!))!;
-    });
-  }
-
-  /** One batch for one projector; true when it applied anything. */
-  private async step(projector: Projector): Promise<boolean> {
-    return inTransaction(this.pool, async (tx) => {
-      const checkpoints = sql.identifier([this.schema, 'checkpoints']);
-      const current = await tx.oneFirst(
-        sql.type(z.object({ position: z.coerce.bigint() }))`
-          SELECT position FROM ${checkpoints} WHERE projector = ${projector.name} FOR UPDATE`,
-      );
-      const bound = projector.follows?.length ? await followedCheckpoint(tx, checkpoints, projector.follows) : null;
-      if (bound !== null && bound <= current) return false;
-      const events = (await this.store.readAll(current, BATCH)).filter((e) => bound === null || e.position <= bound);
-      if (events.length === 0) return false;
-      for (const event of events) await projector.apply(tx, this.schema, event);
-      const last = events[events.length - 1]!.position;
-      await tx.query(sql.unsafe`UPDATE ${checkpoints} SET position = ${last.toString()}, updated_at = now()
-        WHERE projector = ${projector.name}`);
-      return true;
     });
   }
 
@@ -265,18 +246,6 @@ export async function ensureSchema(pool: DatabasePool, schema: string, projector
         ON CONFLICT DO NOTHING`);
     }
   });
-}
-
-/**
- * The lowest committed checkpoint of the projectors another one follows (Projector.follows), or
- * null when none of them is registered here (a runner given a subset of the projectors).
- */
-async function followedCheckpoint(tx: DatabaseTransactionConnection, checkpoints: IdentifierSqlToken, names: string[]): Promise<bigint | null> {
-  const min = await tx.oneFirst(
-    sql.type(z.object({ min: z.coerce.bigint().nullable() }))`
-      SELECT min(position) AS min FROM ${checkpoints} WHERE projector = ANY(${sql.array(names, 'text')})`,
-  );
-  return min;
 }
 
 async function minCheckpoint(pool: DatabasePool, schema: string, projectors: Projector[]): Promise<bigint> {
