@@ -43,6 +43,8 @@ class RemoteChild extends EventEmitter implements Spawned {
   readonly stdout: EventEmitter | null;
   readonly stderr: EventEmitter | null;
   closed = false;
+  /** Known once the helper says the child started. */
+  pid: number | undefined;
   readonly detached: boolean;
   constructor(
     readonly id: number,
@@ -54,7 +56,6 @@ class RemoteChild extends EventEmitter implements Spawned {
     this.stdout = options.stdout === 'pipe' ? new EventEmitter() : null;
     this.stderr = options.stderr === 'pipe' ? new EventEmitter() : null;
   }
-  pid: number | undefined;
   kill(signal: NodeJS.Signals, options: { group?: boolean } = {}): void {
     if (options.group) this.helper.send({ op: 'kill', id: this.id, pid: this.pid, signal, group: true });
     else if (!this.closed) this.helper.send({ op: 'kill', id: this.id, signal });
@@ -84,6 +85,7 @@ class Helper {
     // that started them is retried), reported as killed, and the next child starts a new helper.
     process.once('exit', () => {
       if (helper === this) helper = undefined;
+      // A copy: each finish() removes its child from the map.
       for (const child of [...this.children.values()]) {
         try {
           if (child.pid) globalThis.process.kill(child.detached ? -child.pid : child.pid, 'SIGKILL');
@@ -92,7 +94,6 @@ class Helper {
         }
         child.finish(null, 'SIGKILL');
       }
-      this.children.clear();
     });
     // An idle helper does not keep this process alive.
     process.unref();
