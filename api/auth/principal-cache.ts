@@ -32,6 +32,9 @@ export class PrincipalCache {
   private closed = false;
   /** Bumped by every notification: a lookup that started before one must not fill the cache. */
   private generation = 0;
+  /** Hits waiting for the next barrier (see barrier()), and whether one is on the wire. */
+  private waiting: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  private barrierInFlight = false;
 
   constructor(
     private readonly databaseUrl: string,
@@ -67,13 +70,51 @@ export class PrincipalCache {
     await this.listener?.end().catch(() => undefined);
   }
 
-  /** The cached entry, after any notification already received has been applied. */
+  /** The cached entry, after every notification committed before this call has been applied. */
   async get(sha256: string): Promise<CachedToken | undefined> {
     if (!this.listening || !this.entries.has(sha256)) return undefined;
-    // Let this turn of the event loop read the LISTEN socket first: a revocation committed before
-    // this request arrived is applied before the answer is decided.
-    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      await this.barrier();
+    } catch {
+      return undefined; // the LISTEN connection failed: its error handler empties the cache
+    }
     return this.entries.get(sha256);
+  }
+
+  /**
+   * A round trip on the LISTEN connection, sent after this call. A revocation's NOTIFY is in the
+   * queue before its transaction commits, and PostgreSQL hands a listening backend's pending
+   * notifications to its client as it reads the next query, before answering it; pg emits
+   * 'notification' as it parses the message, before the query resolves. So once the barrier
+   * resolves, every change committed before it was sent has been applied. Waiting one turn of
+   * the event loop instead (the first version) only applied what had already reached the socket:
+   * on a busy machine the notification could arrive after the next request was answered
+   * (CI saw a revoked token accepted once by the other instance). Calls that arrive while a
+   * barrier is on the wire share the next one, so there is at most one in flight.
+   */
+  private barrier(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.push({ resolve, reject });
+      if (!this.barrierInFlight) this.sendBarrier();
+    });
+  }
+
+  private sendBarrier(): void {
+    const batch = this.waiting;
+    this.waiting = [];
+    this.barrierInFlight = batch.length > 0;
+    if (!this.barrierInFlight) return;
+    const sent = this.listener ? this.listener.query('SELECT 1') : Promise.reject(new Error('not listening'));
+    sent.then(
+      () => {
+        for (const w of batch) w.resolve();
+        this.sendBarrier();
+      },
+      (error: unknown) => {
+        for (const w of batch) w.reject(error);
+        this.sendBarrier();
+      },
+    );
   }
 
   /** Call before the lookup; pass the result to set() so a lookup overtaken by a change is not cached. */

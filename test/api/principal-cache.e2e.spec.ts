@@ -45,7 +45,9 @@ describe.skipIf(skipWithoutDatabase)('cached principals across API instances', (
     expect((await me(a.app, token)).statusCode).toBe(401);
   });
 
-  it('refuses a token on the other instance at once after it is revoked through one', async () => {
+  // Repeated: the race it guards against (a NOTIFY not yet read when the next request is answered)
+  // lost about one time in 60 on a loaded machine before the cache's barrier.
+  it('refuses a token on the other instance at once after it is revoked through one', { repeats: 25 }, async () => {
     const token = await createToken(a.app, cookie, ['account:read']);
     expect((await me(b, token)).statusCode).toBe(200);
     expect((await me(b, token)).statusCode).toBe(200); // now from B's cache
