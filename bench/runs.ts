@@ -26,6 +26,7 @@ import { runWorkflowId } from '../temporal/ids.js';
  *    task queue), with each process's CPU.
  * 4. Volume: one Run of BENCH_BIG_POINTS points (1,000,000; a 140 MB GeoPackage), best of
  *    BENCH_BIG_ROUNDS, and the script doing the same. BENCH_BIG_POINTS=0 leaves it out.
+ * BENCH_TIMELINE=1 adds the one-feature Run's history event by event (median ms between events).
  * BENCH_STORAGE=s3 runs the service with its files in object storage: a moto S3 server started
  * here (test/servers/s3, installed by `npm test`), handed to every process as SVC_STORAGE_URL,
  * SVC_STORAGE_ENDPOINT, SVC_STORAGE_PATH_STYLE and the AWS_* keys; any other S3 is used as is when
@@ -157,7 +158,15 @@ interface RunTimes {
   localActivities: number;
   /** Epoch ms of the Run's workflow start, first activity scheduled, last activity completed, workflow end. */
   marks: { start: number; firstScheduled: number; lastCompleted: number; end: number };
+  /** Each history event after the first, with the ms since the one before it (BENCH_TIMELINE=1 prints them). */
+  timeline: { event: string; ms: number }[];
 }
+
+/** A history event's kind, from the one attributes field it has set (activityTaskScheduled, …). */
+const eventName = (e: object) =>
+  Object.entries(e)
+    .find(([key, value]) => key.endsWith('EventAttributes') && value)?.[0]
+    .replace(/EventAttributes$/, '') ?? 'event';
 
 /** Where a Run's time went, from its workflow history. */
 async function activityTime(runId: string): Promise<RunTimes> {
@@ -200,7 +209,13 @@ async function activityTime(runId: string): Promise<RunTimes> {
   }
   const start = ms(events[0]?.eventTime);
   const end = ms(events[events.length - 1]?.eventTime);
-  return { steps, all, waiting, wall: end - start, byName, workflowTasks, localActivities, marks: { start, firstScheduled, lastCompleted, end } };
+  const timeline = events.slice(1).map((e, i) => ({
+    event: `${eventName(e)}${e.markerRecordedEventAttributes ? ' (local activity)' : ''}${
+      e.activityTaskScheduledEventAttributes ? ` ${e.activityTaskScheduledEventAttributes.activityType?.name}` : ''
+    }`,
+    ms: ms(e.eventTime) - ms(events[i]!.eventTime),
+  }));
+  return { steps, all, waiting, wall: end - start, byName, workflowTasks, localActivities, marks: { start, firstScheduled, lastCompleted, end }, timeline };
 }
 
 const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
@@ -284,6 +299,15 @@ try {
       .map((k) => `${k} ${median(segments.map((x) => x[k]!)).toFixed(0)} ms`)
       .join('; ')}`,
   );
+  // BENCH_TIMELINE=1: the Run's history event by event, each with the median ms since the one before.
+  if (process.env.BENCH_TIMELINE === '1' && inside.length) {
+    const events = inside[0]!.timeline.map((t) => t.event);
+    lines.push(
+      `  history, event by event (median ms since the previous event): ${events
+        .map((event, i) => `${event} +${median(inside.filter((x) => x.timeline[i]?.event === event).map((x) => x.timeline[i]!.ms)).toFixed(1)}`)
+        .join(', ')}`,
+    );
+  }
 
   // ---- 2. A 10,000-point Job ------------------------------------------------------------------
   if (midFile) {
