@@ -16,15 +16,31 @@ export interface Loaded<S> {
   position: bigint;
 }
 
-/** An aggregate as its events leave it. */
+/** Events folded past a stream's snapshot before the load saves a new one. */
+export const SNAPSHOT_EVERY = 100;
+
+/** An aggregate as its events leave it (from its snapshot, for a decider that keeps them). */
 export async function load<C, S, E extends { type: string; data: object }>(
   services: Pick<Services, 'store'>,
   streamId: string,
   decider: Decider<C, S, E>,
 ): Promise<Loaded<S>> {
-  const history = await services.store.readStream(streamId);
-  const last = history[history.length - 1];
-  return { state: fold(decider, history as unknown as E[]), revision: last ? last.revision : 'no_stream', position: last?.position ?? 0n };
+  const version = decider.snapshotVersion;
+  if (!version) {
+    const history = await services.store.readStream(streamId);
+    const last = history[history.length - 1];
+    return { state: fold(decider, history as unknown as E[]), revision: last ? last.revision : 'no_stream', position: last?.position ?? 0n };
+  }
+  const { snapshot, events } = await services.store.readFromSnapshot(streamId, version);
+  const state = (events as unknown as E[]).reduce(decider.evolve, snapshot ? (snapshot.state as S) : decider.initialState());
+  const last = events[events.length - 1];
+  const revision = last ? last.revision : snapshot ? snapshot.revision : 'no_stream';
+  const position = last?.position ?? snapshot?.position ?? 0n;
+  if (last && events.length >= SNAPSHOT_EVERY) {
+    // A cache, so a failure to save it is no failure of the load.
+    await services.store.saveSnapshot(streamId, version, { revision: last.revision, position: last.position, state }).catch(() => undefined);
+  }
+  return { state, revision, position };
 }
 
 export interface CommandOutcome<S, E> {

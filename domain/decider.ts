@@ -5,6 +5,13 @@ export interface Decider<Command, State, Event extends { type: string; data: obj
   initialState: () => State;
   decide: (command: Command, state: State) => Event[];
   evolve: (state: State, event: Event) => State;
+  /**
+   * Set for an aggregate whose stream grows for as long as it lives (a Job records every Run):
+   * its state is then saved as a snapshot now and then and loaded from there. The state must
+   * survive JSON as it is; change the version whenever `evolve` or the state's shape changes, so
+   * that snapshots folded by the old code are ignored.
+   */
+  snapshotVersion?: string;
 }
 
 export const toNewEvent = (e: { type: string; data: object }): NewEvent => ({

@@ -11,7 +11,7 @@ import {
   jsonEvent,
   type AllStreamSubscription,
 } from '@kurrent/kurrentdb-client';
-import type { AppendResult, EventStore, ExpectedRevision, NewEvent, StoredEvent } from './port.js';
+import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Snapshot, StoredEvent } from './port.js';
 import { WrongExpectedRevisionError } from './port.js';
 
 /**
@@ -46,6 +46,16 @@ export class KurrentEventStore implements EventStore {
     }
     return out;
   }
+
+  /**
+   * No snapshots here: KurrentDB reads a stream server-side, and a snapshot stream of our own
+   * would reach every projector through $all. A long stream is read whole (docs/decisions.md).
+   */
+  async readFromSnapshot(streamId: string): Promise<{ snapshot: Snapshot | null; events: StoredEvent[] }> {
+    return { snapshot: null, events: await this.readStream(streamId) };
+  }
+
+  async saveSnapshot(): Promise<void> {}
 
   async appendToStream(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const streamState = expected === 'no_stream' ? NO_STREAM : expected === 'any' ? ANY : BigInt(expected);

@@ -31,10 +31,26 @@ export interface AppendResult {
   position: bigint;
 }
 
+/** A stream's folded state as of one of its events, so that a long stream is not read from its start. */
+export interface Snapshot {
+  /** Revision and global position of the last event folded into `state`. */
+  revision: number;
+  position: bigint;
+  state: unknown;
+}
+
 export interface EventStore {
   readonly kind: 'postgres' | 'kurrentdb';
   init(): Promise<void>;
   readStream(streamId: string): Promise<StoredEvent[]>;
+  /**
+   * The stream's snapshot saved under `version` (null when there is none, or only one of another
+   * version) and the events after it, in one read. A store that keeps no snapshots answers null
+   * and the whole stream.
+   */
+  readFromSnapshot(streamId: string, version: string): Promise<{ snapshot: Snapshot | null; events: StoredEvent[] }>;
+  /** Keeps `snapshot` for the stream under `version`, unless a later one is kept already. */
+  saveSnapshot(streamId: string, version: string, snapshot: Snapshot): Promise<void>;
   appendToStream(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /** Events with position > `after`, in global order, at most `limit` of them. */
   readAll(after: bigint, limit: number): Promise<StoredEvent[]>;

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { AppendResult, EventStore, ExpectedRevision, NewEvent, StoredEvent } from './port.js';
+import type { AppendResult, EventStore, ExpectedRevision, NewEvent, Snapshot, StoredEvent } from './port.js';
 import { WrongExpectedRevisionError } from './port.js';
 
 /**
@@ -23,6 +23,16 @@ CREATE TABLE IF NOT EXISTS events (
   metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
   created_at timestamptz NOT NULL DEFAULT now(),
   UNIQUE (stream_id, revision)
+);
+-- Folded states of long streams (a Job records every Run it has had): a cache of the events,
+-- never the truth; deleting every row only makes the next loads read whole streams again.
+CREATE TABLE IF NOT EXISTS snapshots (
+  stream_id text PRIMARY KEY,
+  version text NOT NULL,
+  revision integer NOT NULL,
+  position bigint NOT NULL,
+  state jsonb NOT NULL,
+  saved_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE OR REPLACE RULE events_no_update AS ON UPDATE TO events DO INSTEAD NOTHING;
 CREATE OR REPLACE RULE events_no_delete AS ON DELETE TO events DO INSTEAD NOTHING;
@@ -108,6 +118,34 @@ export class PostgresEventStore implements EventStore {
   async readStream(streamId: string): Promise<StoredEvent[]> {
     const { rows } = await this.pool.query<Row>('SELECT * FROM events WHERE stream_id = $1 ORDER BY revision', [streamId]);
     return rows.map(toEvent);
+  }
+
+  async readFromSnapshot(streamId: string, version: string): Promise<{ snapshot: Snapshot | null; events: StoredEvent[] }> {
+    // One round trip: the snapshot (when its version matches) on every row, the events after it.
+    // The outer join keeps one row when no event follows the snapshot.
+    const { rows } = await this.pool.query<Partial<Row> & { snap_revision: number | null; snap_position: string | null; snap_state: unknown }>(
+      `WITH s AS (SELECT revision, position, state FROM snapshots WHERE stream_id = $1 AND version = $2)
+       SELECT s.revision AS snap_revision, s.position AS snap_position, s.state AS snap_state, e.*
+         FROM (SELECT 1) AS one
+         LEFT JOIN s ON true
+         LEFT JOIN events e ON e.stream_id = $1 AND e.revision > coalesce(s.revision, -1)
+        ORDER BY e.revision`,
+      [streamId, version],
+    );
+    const first = rows[0];
+    const snapshot =
+      first && first.snap_revision !== null ? { revision: first.snap_revision, position: BigInt(first.snap_position!), state: first.snap_state } : null;
+    return { snapshot, events: rows.filter((r) => r.position != null).map((r) => toEvent(r as Row)) };
+  }
+
+  async saveSnapshot(streamId: string, version: string, snapshot: Snapshot): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO snapshots (stream_id, version, revision, position, state) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, revision = excluded.revision,
+         position = excluded.position, state = excluded.state, saved_at = now()
+       WHERE snapshots.version <> excluded.version OR snapshots.revision < excluded.revision`,
+      [streamId, version, snapshot.revision, snapshot.position.toString(), JSON.stringify(snapshot.state)],
+    );
   }
 
   async appendToStream(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {

@@ -147,6 +147,8 @@ export function ownedJob(state: JobState, actorId: string, id: string): ActiveJo
 
 export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
   initialState: () => ({ status: 'absent' }),
+  // Every Run adds to a Job's stream: a Job run each minute has half a million events in a year.
+  snapshotVersion: 'job-1',
 
   decide(command, state) {
     const at = command.at.toISOString();

@@ -114,6 +114,32 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       }
     });
 
+    it('reads from a snapshot only the events after it, or the whole stream when it keeps none', async () => {
+      const id = stream('snap');
+      const appended = await sut.appendToStream(id, [event(1), event(2), event(3), event(4), event(5)], 'no_stream');
+      const third = (await sut.readStream(id))[2]!;
+      await sut.saveSnapshot(id, 'v1', { revision: 2, position: third.position, state: { sum: 6 } });
+      // An older snapshot never replaces a later one.
+      await sut.saveSnapshot(id, 'v1', { revision: 1, position: third.position - 1n, state: { sum: 3 } });
+      const { snapshot, events } = await sut.readFromSnapshot(id, 'v1');
+      if (snapshot) {
+        expect(snapshot).toEqual({ revision: 2, position: third.position, state: { sum: 6 } });
+        expect(events.map((e) => e.data.n)).toEqual([4, 5]);
+      } else {
+        expect(events.map((e) => e.data.n)).toEqual([1, 2, 3, 4, 5]);
+      }
+      expect(events.at(-1)!.position).toBe(appended.position);
+      // A snapshot of another version (folded by other code) is not used.
+      const other = await sut.readFromSnapshot(id, 'v2');
+      expect(other.snapshot).toBeNull();
+      expect(other.events.map((e) => e.data.n)).toEqual([1, 2, 3, 4, 5]);
+      // A snapshot of the last event: no events after it, the snapshot still there.
+      await sut.saveSnapshot(id, 'v1', { revision: 4, position: appended.position, state: { sum: 15 } });
+      const latest = await sut.readFromSnapshot(id, 'v1');
+      if (latest.snapshot) expect([latest.snapshot.revision, latest.events.length]).toEqual([4, 0]);
+      expect((await sut.readFromSnapshot(stream('none'), 'v1')).events).toEqual([]);
+    });
+
     it('wakes listeners when something is appended', async () => {
       let woken = 0;
       const stop = sut.onAppended(() => (woken += 1));
