@@ -26,6 +26,7 @@ import { runWorkflowId } from '../temporal/ids.js';
  *    task queue), with each process's CPU.
  * 4. Volume: one Run of BENCH_BIG_POINTS points (1,000,000; a 140 MB GeoPackage), best of
  *    BENCH_BIG_ROUNDS, and the script doing the same. BENCH_BIG_POINTS=0 leaves it out.
+ * BENCH_TARGET_TABLES=5000 puts that many other geometry tables in the target database first.
  * BENCH_TIMELINE=1 adds the one-feature Run's history event by event (median ms between events).
  * BENCH_STORAGE=s3 runs the service with its files in object storage: a moto S3 server started
  * here (test/servers/s3, installed by `npm test`), handed to every process as SVC_STORAGE_URL,
@@ -114,6 +115,22 @@ const stack = await startStack('runs', storage.env, {
   databases: ['target'],
 });
 const targetUrl = new URL(stack.databaseUrlOf('target'));
+// BENCH_TARGET_TABLES=5000: the target database holds that many other geometry tables, as an
+// enterprise PostGIS does (GDAL lists a database's tables when it opens it for writing).
+const TARGET_TABLES = Number(process.env.BENCH_TARGET_TABLES ?? 0);
+if (TARGET_TABLES > 0) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: targetUrl.toString() });
+  await client.connect();
+  await client.query('CREATE EXTENSION IF NOT EXISTS postgis');
+  for (let made = 0; made < TARGET_TABLES; made += 250) {
+    const count = Math.min(250, TARGET_TABLES - made);
+    await client.query(
+      Array.from({ length: count }, (_, i) => `CREATE TABLE other_${made + i} (id serial PRIMARY KEY, name text, geom geometry(Point, 4326))`).join(';'),
+    );
+  }
+  await client.end();
+}
 const connection = await Connection.connect({ address: stack.temporalAddress });
 const temporal = new Client({ connection });
 
@@ -245,7 +262,7 @@ try {
   const createJob = (table: string, sourceId = source.id) =>
     api('POST', '/api/v1/jobs', { name: table, source_id: sourceId, destination_id: destination.id, destination_target: { table, write_mode: 'replace' } });
   const lines: string[] = [
-    `Storage: ${storage.label}; load average at the start ${loadavg()
+    `Storage: ${storage.label}; ${TARGET_TABLES ? `${TARGET_TABLES} other geometry tables in the target database; ` : ''}load average at the start ${loadavg()
       .map((l) => l.toFixed(1))
       .join(' ')} (2 cores, shared)`,
   ];
