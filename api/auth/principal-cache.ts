@@ -14,6 +14,8 @@ export interface CachedToken {
 }
 
 const MAX_ENTRIES = 10_000;
+/** A barrier unanswered for this long means a connection that stopped answering: see sendBarrier. */
+export const BARRIER_TIMEOUT_MS = 2_000;
 
 /**
  * Personal access tokens resolved to their principal, by SHA-256, so an authenticated request
@@ -46,10 +48,14 @@ export class PrincipalCache {
     const client = new pg.Client({ connectionString: this.databaseUrl, application_name: 'geoflow-principal-cache' });
     this.listener = client;
     client.on('notification', (message) => this.onChange(message.payload));
+    let lost = false;
     client.on('error', (error) => {
+      if (lost) return; // once per connection: a late second error must not start a second listener
+      lost = true;
       this.log.warn({ err: error }, 'principal cache: LISTEN connection lost; caching paused until it is back');
       this.forgetAll();
       this.listening = false;
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
       client.end().catch(() => undefined);
       if (!this.closed) setTimeout(() => void this.start().catch(() => undefined), 1000).unref();
     });
@@ -104,17 +110,31 @@ export class PrincipalCache {
     this.waiting = [];
     this.barrierInFlight = batch.length > 0;
     if (!this.barrierInFlight) return;
-    const sent = this.listener ? this.listener.query('SELECT 1') : Promise.reject(new Error('not listening'));
-    sent.then(
-      () => {
-        for (const w of batch) w.resolve();
-        this.sendBarrier();
-      },
-      (error: unknown) => {
-        for (const w of batch) w.reject(error);
-        this.sendBarrier();
-      },
-    );
+    const client = this.listener;
+    const sent = client ? client.query('SELECT 1') : Promise.reject(new Error('not listening'));
+    // A connection that stops answering (a network partition, a frozen server) must not hold every
+    // authenticated request: past the timeout the hits waiting become lookups, and the connection
+    // is dropped as lost (nothing is cached until a new one listens).
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new Error(`the LISTEN connection did not answer within ${BARRIER_TIMEOUT_MS} ms`);
+        reject(error);
+        client?.emit('error', error);
+      }, BARRIER_TIMEOUT_MS).unref();
+    });
+    Promise.race([sent, timedOut])
+      .finally(() => clearTimeout(timer))
+      .then(
+        () => {
+          for (const w of batch) w.resolve();
+          this.sendBarrier();
+        },
+        (error: unknown) => {
+          for (const w of batch) w.reject(error);
+          this.sendBarrier();
+        },
+      );
   }
 
   /** Call before the lookup; pass the result to set() so a lookup overtaken by a change is not cached. */
