@@ -12,7 +12,7 @@ import { DomainError } from '../domain/errors.js';
 import { jobDecider, jobStream, syncForRun, type StepName } from '../domain/jobs/job.js';
 import { runDecider, runStream, type ExistingRun, type RunError, type RunStats, type StepProgress } from '../domain/runs/run.js';
 import { convertDataset } from '../geo/datasets/convert.js';
-import { prepareUpload, stemOf } from '../geo/datasets/dataset-files.js';
+import { prepareUpload, stemOf, withoutSecondName } from '../geo/datasets/dataset-files.js';
 import { formatCatalog } from '../geo/datasets/formats.js';
 import { inspectDataset } from '../geo/datasets/inspect.js';
 import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
@@ -277,12 +277,14 @@ export function runActivities(services: Services) {
         const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), {
           maxUncompressedBytes: services.config.maxJobInputBytes * 4,
         });
+        // One name for a file the dataset holds as it came: the step's folder is stored once.
+        const file = await withoutSecondName(extracted.file, ref);
         const info = await inspectDataset(ref);
         const counts = info.layers.map((l) => l.feature_count);
         const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
         const artifact: RunArtifact = {
           dataset: storedDataset(files, input.runId, ref),
-          file: files.nameOf(input.runId, extracted.file),
+          file: files.nameOf(input.runId, file),
           filename: extracted.filename,
           format: info.driver,
           media_type: mediaTypeOf(info.driver),

@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { copyFile, link, mkdir, open, readdir, rm } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -60,6 +60,20 @@ export async function prepareUpload(uploadPath: string, originalFilename: string
   }
   if (ref.driver === 'CSV' && (await isOneColumnCsv(ref.path))) return readOneColumnCsv(ref, path.join(workDir, 'one-column-csv'));
   return ref;
+}
+
+/**
+ * Where the upload's bytes are once its dataset is prepared. prepareUpload hard-links a file it
+ * need not change (a GeoPackage, a GeoJSON), so the upload and the dataset are then one file under
+ * two names: the upload's name is removed and the dataset's path answered, so that storage which
+ * keeps names, not files (object storage), holds one copy. A Run's extract of a million points
+ * stored 284 MB for its 142 MB file before. Anything else (a ZIP, a rewritten CSV) keeps both.
+ */
+export async function withoutSecondName(upload: string, dataset: DatasetRef): Promise<string> {
+  const [a, b] = await Promise.all([stat(upload), stat(dataset.path)]).catch(() => [null, null]);
+  if (!a || !b || !a.isFile() || !b.isFile() || a.ino !== b.ino || a.dev !== b.dev || path.resolve(upload) === path.resolve(dataset.path)) return upload;
+  await rm(upload);
+  return dataset.path;
 }
 
 /** Whether the CSV's header has no separator outside quotes (GDAL's CSV reader refuses those). */

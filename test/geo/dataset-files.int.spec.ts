@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvOpenOptions, prepareUpload, safeFilename } from '../../geo/datasets/dataset-files.js';
+import { csvOpenOptions, prepareUpload, safeFilename, withoutSecondName } from '../../geo/datasets/dataset-files.js';
 import { openDataset } from '../../geo/datasets/gdal.js';
 import { inspectDataset } from '../../geo/datasets/inspect.js';
 import { dataPreview } from '../../geo/datasets/preview.js';
@@ -32,6 +32,24 @@ describe('prepareUpload', { timeout: 60_000 }, () => {
     readdirSync(shpDir)
       .filter((f) => f.startsWith(`${stem}.`))
       .map((f) => ({ path: path.join(shpDir, f), name: f }));
+
+  it('keeps one name for an upload the dataset holds as it came, and both for a ZIP', async () => {
+    const upload = path.join(src, 'upload-linked.bin');
+    writeFileSync(upload, '{"type":"FeatureCollection","features":[]}');
+    const ref = await prepareUpload(upload, 'empty.geojson', path.join(tmp.dir, 'linked'), limits);
+    const kept = await withoutSecondName(upload, ref);
+    expect(kept).toBe(ref.path);
+    expect(existsSync(upload)).toBe(false);
+    expect(readFileSync(kept, 'utf8')).toContain('FeatureCollection');
+    expect(await withoutSecondName(kept, ref)).toBe(kept); // the same name twice: nothing removed
+    expect(existsSync(kept)).toBe(true);
+
+    const zip = path.join(src, 'upload-zip.bin');
+    await writeZip(zip, shapefileParts('stops'));
+    const unzipped = await prepareUpload(zip, 'stops.zip', path.join(tmp.dir, 'zipped'), limits);
+    expect(await withoutSecondName(zip, unzipped)).toBe(zip);
+    expect(existsSync(zip)).toBe(true);
+  });
 
   it('extracts a shapefile ZIP (written by our own zip writer) and opens the .shp', async () => {
     const zip = path.join(src, 'upload-1.bin');
