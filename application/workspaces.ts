@@ -5,7 +5,7 @@ import { DomainError } from '../domain/errors.js';
 import { workspaceDecider, workspaceStream, type Pipeline, type WorkspaceOrigin } from '../domain/workspaces/workspace.js';
 import { ConnectorError } from '../connectors/shared/errors.js';
 import { checkConvertRequest } from '../geo/datasets/convert.js';
-import { prepareUpload, safeFilename } from '../geo/datasets/dataset-files.js';
+import { datasetAtUpload, prepareUpload, safeFilename } from '../geo/datasets/dataset-files.js';
 import { inspectDataset } from '../geo/datasets/inspect.js';
 import { checkPipeline } from '../geo/operations/pipeline-check.js';
 import { transformDataPreview, transformSpatialPreview } from '../geo/operations/pipeline.js';
@@ -84,9 +84,11 @@ async function createWorkspace(
   const { files, config } = services;
   try {
     const arrived = await arrive();
-    const ref = await prepareUpload(arrived.file, arrived.filename, await files.workDir(workspaceId, 'dataset'), {
+    const prepared = await prepareUpload(arrived.file, arrived.filename, await files.workDir(workspaceId, 'dataset'), {
       maxUncompressedBytes: config.maxUploadBytes * 4,
     });
+    // The upload as it came is read where it is stored, not stored a second time as the dataset.
+    const ref = await datasetAtUpload(arrived.file, prepared);
     const inspection = await inspectDataset(ref);
     // Stored before the Workspace is recorded: any API replica or worker may read it next.
     await files.publish(workspaceId, 'dataset');

@@ -62,18 +62,35 @@ export async function prepareUpload(uploadPath: string, originalFilename: string
   return ref;
 }
 
-/**
- * Where the upload's bytes are once its dataset is prepared. prepareUpload hard-links a file it
- * need not change (a GeoPackage, a GeoJSON), so the upload and the dataset are then one file under
- * two names: the upload's name is removed and the dataset's path answered, so that storage which
- * keeps names, not files (object storage), holds one copy. A Run's extract of a million points
- * stored 284 MB for its 142 MB file before. Anything else (a ZIP, a rewritten CSV) keeps both.
+/** Whether two paths name one regular file (prepareUpload hard-links what it need not change). */
+async function oneFile(a: string, b: string): Promise<boolean> {
+  if (path.resolve(a) === path.resolve(b)) return false;
+  const [x, y] = await Promise.all([stat(a), stat(b)]).catch(() => [null, null]);
+  return !!x && !!y && x.isFile() && y.isFile() && x.ino === y.ino && x.dev === y.dev;
+}
+
+/*
+ * prepareUpload hard-links a file it need not change (a GeoPackage, a GeoJSON), so the upload and
+ * the dataset are then one file under two names. Storage that keeps names, not files (object
+ * storage), would hold two copies: a Run's extract of a million points stored 284 MB for its
+ * 142 MB file, a Workspace upload twice its size. The two helpers below keep one name.
  */
+
+/** For a Run's extract: the upload's name is removed, and the path that holds its bytes answered. */
 export async function withoutSecondName(upload: string, dataset: DatasetRef): Promise<string> {
-  const [a, b] = await Promise.all([stat(upload), stat(dataset.path)]).catch(() => [null, null]);
-  if (!a || !b || !a.isFile() || !b.isFile() || a.ino !== b.ino || a.dev !== b.dev || path.resolve(upload) === path.resolve(dataset.path)) return upload;
+  if (!(await oneFile(upload, dataset.path))) return upload;
   await rm(upload);
   return dataset.path;
+}
+
+/**
+ * For a Workspace, whose upload is stored already as it arrives: the dataset is read from the
+ * upload itself (same file name, so the same driver choice) and its own name removed.
+ */
+export async function datasetAtUpload(upload: string, dataset: DatasetRef): Promise<DatasetRef> {
+  if (path.basename(upload) !== path.basename(dataset.path) || !(await oneFile(upload, dataset.path))) return dataset;
+  await rm(dataset.path);
+  return { ...dataset, path: upload };
 }
 
 /** Whether the CSV's header has no separator outside quotes (GDAL's CSV reader refuses those). */

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvOpenOptions, prepareUpload, safeFilename, withoutSecondName } from '../../geo/datasets/dataset-files.js';
+import { csvOpenOptions, datasetAtUpload, prepareUpload, safeFilename, withoutSecondName } from '../../geo/datasets/dataset-files.js';
 import { openDataset } from '../../geo/datasets/gdal.js';
 import { inspectDataset } from '../../geo/datasets/inspect.js';
 import { dataPreview } from '../../geo/datasets/preview.js';
@@ -49,6 +49,21 @@ describe('prepareUpload', { timeout: 60_000 }, () => {
     const unzipped = await prepareUpload(zip, 'stops.zip', path.join(tmp.dir, 'zipped'), limits);
     expect(await withoutSecondName(zip, unzipped)).toBe(zip);
     expect(existsSync(zip)).toBe(true);
+    expect(await datasetAtUpload(zip, unzipped)).toBe(unzipped);
+
+    // A Workspace keeps its upload's name (stored already) and reads the dataset from it.
+    const original = path.join(tmp.dir, 'ws-original', 'places.geojson');
+    write(original, '{"type":"FeatureCollection","features":[]}');
+    const prepared = await prepareUpload(original, 'places.geojson', path.join(tmp.dir, 'ws-dataset'), limits);
+    const at = await datasetAtUpload(original, prepared);
+    expect(at).toEqual({ ...prepared, path: original });
+    expect(existsSync(prepared.path)).toBe(false);
+    expect((await inspectDataset(at)).driver).toBe('GeoJSON');
+    // Another name (a connector's download.bin): the dataset keeps its own name and driver choice.
+    const bin = path.join(tmp.dir, 'imported', 'download.bin');
+    write(bin, '{"type":"FeatureCollection","features":[]}');
+    const named = await prepareUpload(bin, 'places.geojson', path.join(tmp.dir, 'imported-dataset'), limits);
+    expect(await datasetAtUpload(bin, named)).toBe(named);
   });
 
   it('extracts a shapefile ZIP (written by our own zip writer) and opens the .shp', async () => {

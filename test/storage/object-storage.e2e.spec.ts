@@ -200,11 +200,10 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     const ws = created.json();
     workspaceIds.push(ws.id);
     expect(ws).toMatchObject({ status: 'inspected', driver: 'GeoJSON' });
-    // The upload and its prepared dataset are in the bucket, under the Workspace's prefix.
+    // The upload is in the bucket, under the Workspace's prefix, once: a GeoJSON is its own
+    // dataset, read where it is stored (not stored again under dataset/).
     const stored = await keys(`${PREFIX}workspaces/${ws.id}/`);
-    expect(stored).toEqual(
-      expect.arrayContaining([`${PREFIX}workspaces/${ws.id}/original/places.geojson`, `${PREFIX}workspaces/${ws.id}/dataset/places.geojson`]),
-    );
+    expect(stored).toEqual([`${PREFIX}workspaces/${ws.id}/original/places.geojson`]);
 
     expect((await get(`/api/v1/workspaces/${ws.id}`)).json()).toMatchObject({ id: ws.id, status: 'inspected' });
     const preview = await get(`/api/v1/workspaces/${ws.id}/data-preview?limit=10`);
