@@ -78,7 +78,7 @@ async function credentials(base: string, email: string, password: string): Promi
 function runChild(
   command: string,
   args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; onTimeout?: () => Promise<void> },
 ): Promise<{ status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -86,7 +86,9 @@ function runChild(
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    const timer = setTimeout(() => {
+      void (options.onTimeout?.() ?? Promise.resolve()).catch(() => undefined).finally(() => child.kill('SIGKILL'));
+    }, options.timeoutMs);
     child.on('error', (error) => {
       clearTimeout(timer);
       reject(error);
@@ -96,6 +98,26 @@ function runChild(
       resolve({ status, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
     });
   });
+}
+
+/**
+ * Said when schemathesis is killed for its time: whether the API still answers a public and an
+ * authenticated request, since a hung API and a hung schemathesis otherwise read the same (one CI
+ * run stopped after the examples phase, with nothing printed for 15 minutes).
+ */
+async function probeApi(base: string, token: string): Promise<void> {
+  const asks: [string, Record<string, string>][] = [
+    ['/api/v1/system', {}],
+    ['/api/v1/auth/me', { authorization: `Bearer ${token}` }],
+  ];
+  for (const [url, headers] of asks) {
+    const started = performance.now();
+    const answer = await fetch(`${base}${url}`, { headers, signal: AbortSignal.timeout(5_000) }).then(
+      (r) => `HTTP ${r.status}`,
+      (error: unknown) => `no answer (${(error as Error).name})`,
+    );
+    console.log(`[schemathesis] out of time; the API asked GET ${url}: ${answer} after ${(performance.now() - started).toFixed(0)} ms`);
+  }
 }
 
 function countJunit(file: string): Omit<SchemathesisResult, 'problem'> {
@@ -163,6 +185,7 @@ export async function runSchemathesis(options: {
       cwd: options.reportDir,
       env: { ...process.env, SCHEMATHESIS_TOKEN: token, SCHEMATHESIS_TOKEN_ID: tokenId, SCHEMATHESIS_SESSION: session, SCHEMATHESIS_HOOKS: HOOKS },
       timeoutMs: 15 * 60_000,
+      onTimeout: () => probeApi(options.base, token),
     },
   );
   const output = `${run.stdout ?? ''}${run.stderr ?? ''}`;
