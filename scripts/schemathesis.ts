@@ -103,21 +103,27 @@ function runChild(
 /**
  * Said when schemathesis is killed for its time: whether the API still answers a public and an
  * authenticated request, since a hung API and a hung schemathesis otherwise read the same (one CI
- * run stopped after the examples phase, with nothing printed for 15 minutes).
+ * run stopped after the examples phase, with nothing printed for 15 minutes). True when both
+ * answered 200: then the hang was schemathesis's own, and it runs once more.
  */
-async function probeApi(base: string, token: string): Promise<void> {
+async function probeApi(base: string, token: string): Promise<boolean> {
   const asks: [string, Record<string, string>][] = [
     ['/api/v1/system', {}],
     ['/api/v1/auth/me', { authorization: `Bearer ${token}` }],
   ];
+  let answered = 0;
   for (const [url, headers] of asks) {
     const started = performance.now();
     const answer = await fetch(`${base}${url}`, { headers, signal: AbortSignal.timeout(5_000) }).then(
-      (r) => `HTTP ${r.status}`,
+      (r) => {
+        if (r.status === 200) answered++;
+        return `HTTP ${r.status}`;
+      },
       (error: unknown) => `no answer (${(error as Error).name})`,
     );
     console.log(`[schemathesis] out of time; the API asked GET ${url}: ${answer} after ${(performance.now() - started).toFixed(0)} ms`);
   }
+  return answered === asks.length;
 }
 
 function countJunit(file: string): Omit<SchemathesisResult, 'problem'> {
@@ -152,42 +158,55 @@ export async function runSchemathesis(options: {
   const seed = process.env.SVC_SCHEMATHESIS_SEED ?? '20251123';
   const log = path.join(options.reportDir, 'schemathesis.log');
   console.log(`\n[schemathesis] ${options.base}/api/v1/openapi.json, ${examples} examples per operation, seed ${seed}; its report: ${log}`);
-  const run = await runChild(
-    bin,
-    [
-      '--config-file',
-      CONFIG,
-      'run',
-      `${options.base}/api/v1/openapi.json`,
-      '--checks',
-      'all',
-      '--max-examples',
-      examples,
-      '--seed',
-      seed,
-      '--workers',
-      '2',
-      '--generation-database',
-      'none',
-      '--no-color',
-      '--report',
-      'junit',
-      '--report-junit-path',
-      junit,
-      ...(options.includePathRegex ? ['--include-path-regex', options.includePathRegex] : []),
-      ...(options.phases ? ['--phases', options.phases] : []),
-    ],
-    // The token and the session reach schemathesis through the environment (the config file reads it), never argv.
-    // Its cache folder lands beside the report, not in the checkout.
-    // Its own report goes to a file: it closes with a line in a test runner's format
-    // (`=== 3 warnings in 117s ===`) that must not be mistaken for the total of `npm test`.
-    {
-      cwd: options.reportDir,
-      env: { ...process.env, SCHEMATHESIS_TOKEN: token, SCHEMATHESIS_TOKEN_ID: tokenId, SCHEMATHESIS_SESSION: session, SCHEMATHESIS_HOOKS: HOOKS },
-      timeoutMs: 15 * 60_000,
-      onTimeout: () => probeApi(options.base, token),
-    },
-  );
+  // Whether the API answered both probes when schemathesis was last killed for its time.
+  let apiAnswered = false;
+  const attempt = () =>
+    runChild(
+      bin,
+      [
+        '--config-file',
+        CONFIG,
+        'run',
+        `${options.base}/api/v1/openapi.json`,
+        '--checks',
+        'all',
+        '--max-examples',
+        examples,
+        '--seed',
+        seed,
+        '--workers',
+        '2',
+        '--generation-database',
+        'none',
+        '--no-color',
+        '--report',
+        'junit',
+        '--report-junit-path',
+        junit,
+        ...(options.includePathRegex ? ['--include-path-regex', options.includePathRegex] : []),
+        ...(options.phases ? ['--phases', options.phases] : []),
+      ],
+      // The token and the session reach schemathesis through the environment (the config file reads it), never argv.
+      // Its cache folder lands beside the report, not in the checkout.
+      // Its own report goes to a file: it closes with a line in a test runner's format
+      // (`=== 3 warnings in 117s ===`) that must not be mistaken for the total of `npm test`.
+      {
+        cwd: options.reportDir,
+        env: { ...process.env, SCHEMATHESIS_TOKEN: token, SCHEMATHESIS_TOKEN_ID: tokenId, SCHEMATHESIS_SESSION: session, SCHEMATHESIS_HOOKS: HOOKS },
+        timeoutMs: 15 * 60_000,
+        onTimeout: async () => {
+          apiAnswered = await probeApi(options.base, token);
+        },
+      },
+    );
+  let run = await attempt();
+  if (run.signal === 'SIGKILL' && apiAnswered) {
+    // The API answered while schemathesis printed nothing: a hang of schemathesis itself (its
+    // coverage phase has had several). Once more; the report and the figures are that run's.
+    console.log('[schemathesis] it hung while the API answered; running it once more');
+    apiAnswered = false;
+    run = await attempt();
+  }
   const output = `${run.stdout ?? ''}${run.stderr ?? ''}`;
   writeFileSync(log, output);
   const lines = output.split('\n');
