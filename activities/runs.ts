@@ -10,7 +10,7 @@ import type { Services } from '../application/services.js';
 import { deliverToDestination, extractFromSource } from '../application/transfers.js';
 import { DomainError } from '../domain/errors.js';
 import { jobDecider, jobStream, syncForRun, type StepName } from '../domain/jobs/job.js';
-import { runDecider, runStream, type ExistingRun, type RunError, type RunStats, type StepProgress } from '../domain/runs/run.js';
+import { runDecider, runStream, stepAtFault, type ExistingRun, type RunError, type RunStats, type StepProgress } from '../domain/runs/run.js';
 import { convertDataset } from '../geo/datasets/convert.js';
 import { prepareUpload, stemOf, withoutSecondName } from '../geo/datasets/dataset-files.js';
 import { formatCatalog } from '../geo/datasets/formats.js';
@@ -75,10 +75,14 @@ export function runActivities(services: Services) {
   };
   const readJob = async (jobId: string) => (await load(services, jobStream(jobId), jobDecider)).state;
 
-  /** Records the step's start, runs it with heartbeats, records its finish with what it counted. */
-  async function step<T>(runId: string, name: StepName, work: StepWork<T>): Promise<T> {
+  /**
+   * Records the step's start, runs it with heartbeats, records its finish with what it counted.
+   * `handOver: false` when the next step runs in the same activity: its files then stay on this
+   * worker (a retry of the activity does the step again).
+   */
+  async function step<T>(runId: string, name: StepName, work: StepWork<T>, handOver = true): Promise<T> {
     try {
-      return await attemptStep(runId, name, work);
+      return await attemptStep(runId, name, work, handOver);
     } catch (error) {
       await noteFailedAttempt(runId, name, error);
       throw error;
@@ -104,7 +108,7 @@ export function runActivities(services: Services) {
     }).catch((noteError: unknown) => services.log.warn({ runId, step: name, err: noteError }, 'could not note a failed attempt on the Run'));
   }
 
-  async function attemptStep<T>(runId: string, name: StepName, work: StepWork<T>): Promise<T> {
+  async function attemptStep<T>(runId: string, name: StepName, work: StepWork<T>, handOver: boolean): Promise<T> {
     return domainErrorsAsFailures(async () => {
       // The Run as the start leaves it: one read of its stream for both.
       const started = await record(services, runStream(runId), runDecider, { type: 'StartStep', runId, step: name, at: services.clock() });
@@ -125,7 +129,7 @@ export function runActivities(services: Services) {
         // Stored before the step is recorded done: the next step may run on another worker, and
         // a retry of it after this worker dies finds its input in storage. (A delivery's folder
         // holds only its scratch.)
-        if (name !== 'deliver') await files.publish(runId, name);
+        if (name !== 'deliver' && handOver) await files.publish(runId, name);
         // The last progress lands before the finish (a note on a finished step is dropped).
         await recorder.stop();
         await record(services, runStream(runId), runDecider, {
@@ -194,6 +198,77 @@ export function runActivities(services: Services) {
         : Context.current().heartbeat(info),
   });
 
+  /** Reads the Source into the Run's folder (incrementally when it can), then opens it like an upload. */
+  const extractWork =
+    (runId: string): StepWork<ExtractOutcome> =>
+    async (run, dir, progress) => {
+      const snapshot = run.snapshot;
+      const cursor = run.sync?.cursor ?? null;
+      const extracted = await extractFromSource(
+        services,
+        { ownerId: run.ownerId, sourceId: snapshot.source_id, resource: snapshot.source_resource ?? {}, sync: cursor === null ? null : { cursor } },
+        transferContext(path.join(dir, 'download'), progress),
+      );
+      const sync = extracted.sync ? { cursor: extracted.sync.cursor } : null;
+      if (extracted.unchanged) {
+        const none = {
+          dataset: { path: '', open_options: [], driver: null, assumed_crs: null },
+          file: '',
+          filename: '',
+          format: '',
+          media_type: null,
+          layers: [],
+        };
+        return { result: { unchanged: true, sync, artifact: none }, stats: { bytes_read: 0, features_read: 0 } };
+      }
+      const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), {
+        maxUncompressedBytes: services.config.maxJobInputBytes * 4,
+      });
+      // One name for a file the dataset holds as it came: the step's folder is stored once.
+      const file = await withoutSecondName(extracted.file, ref);
+      const info = await inspectDataset(ref);
+      const counts = info.layers.map((l) => l.feature_count);
+      const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
+      const artifact: RunArtifact = {
+        dataset: storedDataset(files, runId, ref),
+        file: files.nameOf(runId, file),
+        filename: extracted.filename,
+        format: info.driver,
+        media_type: mediaTypeOf(info.driver),
+        layers: info.layers.map((l) => l.name),
+      };
+      return { result: { unchanged: false, sync, artifact }, stats: { bytes_read: extracted.bytes, features_read: features } };
+    };
+
+  /** Publishes the artifact; the Run's id is the delivery id, so a resumed delivery never duplicates rows. */
+  const deliverWork =
+    (runId: string, a: RunArtifact): StepWork<Record<string, never>> =>
+    async (run, dir, progress) => {
+      if (!run.snapshot.destination_id) {
+        throw new DomainError('invalid_destination', 'The Job has no Destination: set its destination_id, then run it again', { step: 'deliver' });
+      }
+      const delivery = await deliverToDestination(
+        services,
+        {
+          ownerId: run.ownerId,
+          destinationId: run.snapshot.destination_id,
+          target: run.snapshot.destination_target,
+          input: {
+            file: await localFile(files, runId, a.file),
+            filename: a.filename,
+            format: a.format,
+            mediaType: a.media_type,
+            layers: a.layers,
+            deliveryId: runId,
+            reinitialize: run.sync?.reinitialize ?? false,
+          },
+        },
+        transferContext(dir, progress),
+      );
+      const size = delivery.bytes_written ?? (await stat(await localFile(files, runId, a.file)).catch(() => null))?.size ?? null;
+      return { result: {}, stats: { features_written: delivery.rows_written ?? null, bytes_written: size } };
+    };
+
   /** Records the Run as queued (if the API has not yet) and as started; says whether it proceeds. */
   async function beginRunSteps(input: { ticket: RunTicket; workflowId: string; workflowRunId: string }): Promise<Omit<RunPlan, 'heartbeatTimeoutMs'>> {
     const { runId } = input.ticket;
@@ -254,44 +329,7 @@ export function runActivities(services: Services) {
 
     /** Reads the Source into the Run's folder (incrementally when it can), then opens it like an upload. */
     async extractStep(input: { runId: string }): Promise<ExtractOutcome> {
-      return step<ExtractOutcome>(input.runId, 'extract', async (run, dir, progress) => {
-        const snapshot = run.snapshot;
-        const cursor = run.sync?.cursor ?? null;
-        const extracted = await extractFromSource(
-          services,
-          { ownerId: run.ownerId, sourceId: snapshot.source_id, resource: snapshot.source_resource ?? {}, sync: cursor === null ? null : { cursor } },
-          transferContext(path.join(dir, 'download'), progress),
-        );
-        const sync = extracted.sync ? { cursor: extracted.sync.cursor } : null;
-        if (extracted.unchanged) {
-          const none = {
-            dataset: { path: '', open_options: [], driver: null, assumed_crs: null },
-            file: '',
-            filename: '',
-            format: '',
-            media_type: null,
-            layers: [],
-          };
-          return { result: { unchanged: true, sync, artifact: none }, stats: { bytes_read: 0, features_read: 0 } };
-        }
-        const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), {
-          maxUncompressedBytes: services.config.maxJobInputBytes * 4,
-        });
-        // One name for a file the dataset holds as it came: the step's folder is stored once.
-        const file = await withoutSecondName(extracted.file, ref);
-        const info = await inspectDataset(ref);
-        const counts = info.layers.map((l) => l.feature_count);
-        const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
-        const artifact: RunArtifact = {
-          dataset: storedDataset(files, input.runId, ref),
-          file: files.nameOf(input.runId, file),
-          filename: extracted.filename,
-          format: info.driver,
-          media_type: mediaTypeOf(info.driver),
-          layers: info.layers.map((l) => l.name),
-        };
-        return { result: { unchanged: false, sync, artifact }, stats: { bytes_read: extracted.bytes, features_read: features } };
-      });
+      return step(input.runId, 'extract', extractWork(input.runId));
     },
 
     /** Operations (with output_fields as a final column selection) or the SQL, on every layer. */
@@ -338,32 +376,20 @@ export function runActivities(services: Services) {
 
     /** Publishes the last artifact; the Run's id is the delivery id, so a resumed delivery never duplicates rows. */
     async deliverStep(input: { runId: string; input: RunArtifact }): Promise<Record<string, never>> {
-      return step(input.runId, 'deliver', async (run, dir, progress) => {
-        const a = input.input;
-        if (!run.snapshot.destination_id) {
-          throw new DomainError('invalid_destination', 'The Job has no Destination: set its destination_id, then run it again', { step: 'deliver' });
-        }
-        const delivery = await deliverToDestination(
-          services,
-          {
-            ownerId: run.ownerId,
-            destinationId: run.snapshot.destination_id,
-            target: run.snapshot.destination_target,
-            input: {
-              file: await localFile(files, input.runId, a.file),
-              filename: a.filename,
-              format: a.format,
-              mediaType: a.media_type,
-              layers: a.layers,
-              deliveryId: input.runId,
-              reinitialize: run.sync?.reinitialize ?? false,
-            },
-          },
-          transferContext(dir, progress),
-        );
-        const size = delivery.bytes_written ?? (await stat(await localFile(files, input.runId, a.file)).catch(() => null))?.size ?? null;
-        return { result: {}, stats: { features_written: delivery.rows_written ?? null, bytes_written: size } };
-      });
+      return step(input.runId, 'deliver', deliverWork(input.runId, input.input));
+    },
+
+    /**
+     * Extract and deliver in one activity, for a Job with no step between them: the extracted
+     * file goes straight from this worker's disk to the Destination, with one activity fewer to
+     * schedule and, with object storage, no upload of the file for a next step elsewhere. Each
+     * step is still recorded as its own. A retried attempt extracts again (the Run's sync cursor
+     * is the one it started with) and delivers under the same delivery id, so rows land once.
+     */
+    async extractAndDeliverStep(input: { runId: string }): Promise<Omit<ExtractOutcome, 'artifact'>> {
+      const extracted = await step(input.runId, 'extract', extractWork(input.runId), false);
+      if (!extracted.unchanged) await step(input.runId, 'deliver', deliverWork(input.runId, extracted.artifact));
+      return { unchanged: extracted.unchanged, sync: extracted.sync };
     },
 
     /**
@@ -374,19 +400,23 @@ export function runActivities(services: Services) {
       runId: string;
       outcome: 'succeeded' | 'failed' | 'cancelled';
       error?: RunError;
+      /** The failure as each step of an activity that ran several would record it: the Run says which step failed. */
+      byStep?: RunError[];
       reason?: string;
       skippedReason?: string | null;
       sync?: { cursor: unknown } | null;
-    }): Promise<{ position: string }> {
+    }): Promise<{ position: string; error?: RunError }> {
       return domainErrorsAsFailures(async () => {
         const { runId } = input;
         const at = services.clock();
         const run = await readRun(runId);
+        const failed = stepAtFault(run);
+        const error = input.byStep?.find((e) => e.step === failed) ?? input.error;
         const command =
           input.outcome === 'succeeded'
             ? ({ type: 'SucceedRun', runId, skippedReason: input.skippedReason ?? null, at } as const)
             : input.outcome === 'failed'
-              ? ({ type: 'FailRun', runId, error: input.error!, at } as const)
+              ? ({ type: 'FailRun', runId, error: error!, at } as const)
               : ({ type: 'CancelRun', runId, reason: input.reason ?? 'cancelled', at } as const);
         const sync = input.outcome === 'succeeded' && run.sync ? { cursor: input.sync ? input.sync.cursor : run.sync.cursor, seq: run.sync.seq } : undefined;
         // The Job first: the jobs projector runs before the runs projector, so whoever sees the Run
@@ -404,7 +434,7 @@ export function runActivities(services: Services) {
         });
         const ran = await record(services, runStream(runId), runDecider, command);
         const position = BigInt(job.position) > BigInt(ran.position) ? job.position : ran.position;
-        return { position };
+        return error ? { position, error } : { position };
       });
     },
 

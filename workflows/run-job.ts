@@ -22,6 +22,9 @@ import { timeouts, withHeartbeatTimeout } from '../temporal/timeouts.js';
 // scheduled them as activities; `patched` keeps those replaying (and Runs started by an older
 // worker finishing) with the same commands.
 const LOCAL_BOOKKEEPING = 'local-bookkeeping';
+// A Job with no step between extract and deliver runs both in one activity (activities/runs.ts,
+// extractAndDeliverStep). Histories from before took two; `patched` keeps them replaying.
+const EXTRACT_AND_DELIVER = 'extract-and-deliver';
 const remoteBookkeeping = proxyActivities<Activities>(timeouts.record);
 const localBookkeeping = proxyLocalActivities<Activities>(timeouts.localRecord);
 // A cancelled step finishes its own cleanup (a delivery rolls back its staging) before the Run
@@ -50,7 +53,7 @@ export async function runJobWorkflow(ticket: RunTicket): Promise<RunResult> {
   const { beginRun, finishRun, cleanupRun } = patched(LOCAL_BOOKKEEPING) ? localBookkeeping : remoteBookkeeping;
   const plan = await beginRun({ ticket, workflowId: info.workflowId, workflowRunId: info.runId });
   if (!plan.proceed) return { runId, status: 'skipped', position: plan.position };
-  const { extractStep, deliverStep } = proxyActivities<Activities>({
+  const { extractStep, deliverStep, extractAndDeliverStep } = proxyActivities<Activities>({
     ...withHeartbeatTimeout(timeouts.runTransfer, plan.heartbeatTimeoutMs),
     ...waitForCancel,
   });
@@ -60,7 +63,14 @@ export async function runJobWorkflow(ticket: RunTicket): Promise<RunResult> {
   });
 
   let step: StepName = 'extract';
+  // Which of the two a failure of the one activity belongs to, the Run's record says (finishRun).
+  const together = plan.steps.length === 2 && patched(EXTRACT_AND_DELIVER);
   try {
+    if (together) {
+      const { unchanged, sync } = await extractAndDeliverStep({ runId });
+      const { position } = await finishRun({ runId, outcome: 'succeeded', skippedReason: unchanged ? 'source_unchanged' : null, sync });
+      return { runId, status: 'succeeded', position };
+    }
     const extracted = await extractStep({ runId });
     const sync = extracted.sync;
     if (extracted.unchanged) {
@@ -90,13 +100,15 @@ export async function runJobWorkflow(ticket: RunTicket): Promise<RunResult> {
       await CancellationScope.nonCancellable(() => finishRun({ runId, outcome: 'cancelled', reason: 'The Run was cancelled (its Job was deleted)' }));
       throw error;
     }
-    const failure: RunError = runErrorOf(error, step);
-    const { position } = await CancellationScope.nonCancellable(() => finishRun({ runId, outcome: 'failed', error: failure }));
+    const candidate: RunError = runErrorOf(error, step);
+    const byStep = together ? { byStep: [candidate, runErrorOf(error, 'deliver')] } : {};
+    const ended = await CancellationScope.nonCancellable(() => finishRun({ runId, outcome: 'failed', error: candidate, ...byStep }));
+    const failure = ended.error ?? candidate;
     throw ApplicationFailure.create({
       type: 'RunFailed',
       message: `${failure.code}: ${failure.message}`,
       nonRetryable: true,
-      details: [{ ...failure, position }],
+      details: [{ ...failure, position: ended.position }],
     });
   } finally {
     await CancellationScope.nonCancellable(() => cleanupRun({ runId }));

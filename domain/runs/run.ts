@@ -139,6 +139,14 @@ export function ownedRun(state: RunState, actorId: string, jobId: string, runId:
   return state;
 }
 
+/**
+ * The step a failure belongs to when the Run's record must say (one activity ran several steps):
+ * the one still running, or else the first not reached (its start was never recorded).
+ */
+export function stepAtFault(run: ExistingRun): StepName | null {
+  return (run.steps.find((s) => s.status === 'running') ?? run.steps.find((s) => s.status === 'pending'))?.name ?? null;
+}
+
 const ms = (from: string | null, to: string) => (from ? Math.max(0, Date.parse(to) - Date.parse(from)) : null);
 
 function withStep(steps: StepState[], name: StepName, change: (s: StepState) => StepState): StepState[] {

@@ -367,6 +367,70 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   });
 
+  describe('a Job with nothing between extract and deliver (both run in one activity)', () => {
+    const direct = (extra: Record<string, unknown> = {}) => create({ transform_mode: null, operations: [], output_format: null, ...extra });
+    const deliveriesTo = (path: string) => files.received.filter((r) => r.path === path).length;
+
+    it('records each step as its own, with its stats, and delivers once', async () => {
+      const job = await direct();
+      expect(job.stages).toEqual({ transform: false, python: false, convert: false });
+      const before = deliveriesTo('/hook');
+      const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      expect(run.status, JSON.stringify(run.error)).toBe('succeeded');
+      expect(run.steps.map((s: { name: string; status: string }) => [s.name, s.status])).toEqual([
+        ['extract', 'succeeded'],
+        ['deliver', 'succeeded'],
+      ]);
+      for (const s of run.steps) expect(s.duration_ms).toBeGreaterThanOrEqual(0);
+      expect(run.stats).toMatchObject({ features_read: 25 });
+      expect(run.stats.bytes_written).toBeGreaterThan(0);
+      expect(deliveriesTo('/hook') - before).toBe(1);
+      await api.call('DELETE', `/api/v1/jobs/${job.id}`);
+    });
+
+    it('a delivery refused for good fails the Run at deliver (delivery_failed), the extract recorded as done', async () => {
+      const hook = (
+        await api.call('POST', '/api/v1/destinations', { name: 'refusing', type: 'webhook', configuration: { url: `${files.url}/refusing` } })
+      ).json().id;
+      files.failNext('/refusing', 422, 1);
+      const job = await direct({ destination_id: hook });
+      const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      expect(run.status).toBe('failed');
+      expect(run.error).toMatchObject({ code: 'delivery_failed', step: 'deliver', retryable: false });
+      expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['succeeded', 'failed']);
+      await api.call('DELETE', `/api/v1/jobs/${job.id}`);
+    });
+
+    it('a missing Source fails the Run at extract (source_failed), deliver never reached', async () => {
+      const missing = (await api.call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/gone.geojson` } })).json().id;
+      const job = await direct({ source_id: missing });
+      const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      expect(run.status).toBe('failed');
+      expect(run.error).toMatchObject({ code: 'source_failed', step: 'extract', reason: 'not_found' });
+      expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['failed', 'skipped']);
+      await api.call('DELETE', `/api/v1/jobs/${job.id}`);
+    });
+
+    it('a delivery that fails once is noted on deliver; the retry extracts again and delivers once', async () => {
+      const path = '/flaky-hook';
+      const hook = (
+        await api.call('POST', '/api/v1/destinations', { name: 'flaky hook', type: 'webhook', configuration: { url: `${files.url}${path}` } })
+      ).json().id;
+      files.failNext(path, 503, 1);
+      const job = await direct({ destination_id: hook });
+      const reads = files.requests('/places.geojson');
+      const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      expect(run.status, JSON.stringify(run.error)).toBe('succeeded');
+      expect(run.steps[0]).toMatchObject({ name: 'extract', status: 'succeeded' });
+      expect(run.steps[1]).toMatchObject({ name: 'deliver', status: 'succeeded', failed_attempts: 1 });
+      expect(run.steps[1]!.last_error).toMatchObject({ step: 'deliver' });
+      expect(files.requests('/places.geojson') - reads).toBe(2);
+      expect(files.requests(path)).toBe(2);
+      expect(deliveriesTo(path)).toBe(1);
+      await api.call('DELETE', `/api/v1/jobs/${job.id}`);
+    }, 60_000);
+  });
+
   it('a step that fails transiently is retried, and the Run shows its failed attempt while it waits', async () => {
     const flaky = (await api.call('POST', '/api/v1/sources', { name: 'flaky', type: 'url', configuration: { url: `${files.url}/flaky.geojson` } })).json().id;
     files.put('/flaky.geojson', fileBody(pointsGeoJson(dir, 2)));

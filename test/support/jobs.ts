@@ -72,7 +72,7 @@ export interface FileServer {
   /** Holds requests to `path` until release() (a slow Source). */
   hold(path: string): { release(): void; waiting(): number };
   requests(path: string): number;
-  /** The next `times` requests for `path` answer `status` (a flaky remote). */
+  /** The next `times` requests for `path` (GET, or a webhook's POST) answer `status` (a flaky remote). */
   failNext(path: string, status: number, times: number): void;
   close(): Promise<void>;
 }
@@ -88,6 +88,12 @@ export async function startFileServer(): Promise<FileServer> {
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!;
     counts.set(path, (counts.get(path) ?? 0) + 1);
+    const failure = failures.get(path);
+    if (failure && failure.left > 0) {
+      failure.left -= 1;
+      req.resume();
+      return res.writeHead(failure.status).end('failing on purpose');
+    }
     if (req.method === 'POST') {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -96,11 +102,6 @@ export async function startFileServer(): Promise<FileServer> {
         res.writeHead(204).end();
       });
       return;
-    }
-    const failure = failures.get(path);
-    if (failure && failure.left > 0) {
-      failure.left -= 1;
-      return res.writeHead(failure.status).end('failing on purpose');
     }
     const serve = () => {
       const file = files.get(path);

@@ -19,7 +19,7 @@ const files = readdirSync(dir)
 const load = (file: string) => JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { events: Record<string, unknown>[] };
 
 describe('recorded Job workflow histories replay against the current code', () => {
-  it('has histories of the coordinator, Runs (every step, unchanged source, failure, retry, cancellation) and a schedule fire, also as recorded before the bookkeeping became local activities', () => {
+  it('has histories of the coordinator, Runs (every step, unchanged source, failure, retry, cancellation) and a schedule fire, also as recorded before the bookkeeping became local activities and before extract and deliver ran as one activity', () => {
     expect(files).toEqual(
       expect.arrayContaining([
         'coordinator-two-runs.json',
@@ -33,6 +33,9 @@ describe('recorded Job workflow histories replay against the current code', () =
         'run-succeeded-all-steps-before-local-bookkeeping.json',
         'run-failed-extract-before-local-bookkeeping.json',
         'run-cancelled-before-local-bookkeeping.json',
+        'run-failed-extract-before-extract-and-deliver.json',
+        'run-retry-before-extract-and-deliver.json',
+        'run-cancelled-before-extract-and-deliver.json',
       ]),
     );
   });
