@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { startStack, uploadWithCurl } from '../scripts/stack.js';
@@ -179,6 +179,24 @@ async function service<T>(work: () => Promise<T>): Promise<{ ms: number; result:
   return { ms: performance.now() - t, result, peak };
 }
 
+/*
+ * Each side also starts with the same empty page cache, where the bench may empty it (as root).
+ * On a virtual machine, a big write is only as fast as the kernel finds pages for it: with the
+ * cache full of earlier outputs (a Workspace keeps its outputs; the baseline deletes its own
+ * before each run, handing its pages straight back) the same ogr2ogr write of 1.3 GB measured
+ * 15.2 s with pages at hand and 19.2 s without, its kernel time 1.4 s against 4.1 s, all of it in
+ * copying into new page-cache pages (perf: copy_folio_from_iter_atomic 7 % of samples against 1 %).
+ */
+let cacheNote = false;
+function dropPageCache(): void {
+  try {
+    writeFileSync('/proc/sys/vm/drop_caches', '1');
+  } catch {
+    if (!cacheNote) console.log('(the page cache cannot be emptied between sides here: run as root for even conditions)');
+    cacheNote = true;
+  }
+}
+
 /** Both sides of a row, in alternating order from one row to the next; the load average at the start. */
 let order = 0;
 async function measure<T>(
@@ -192,6 +210,7 @@ async function measure<T>(
   // and 8.5 s second, a 4M-point one 7.4 s against 2.1 s once warmed).
   const warm = () => {
     execFileSync('sync');
+    dropPageCache();
     if (side.input) execFileSync('cat', [side.input], { stdio: ['ignore', 'ignore', 'ignore'] });
   };
   for (let i = 0; i < repeat; i++) {
