@@ -385,10 +385,12 @@ export function runActivities(services: Services) {
      * schedule and, with object storage, no upload of the file for a next step elsewhere. Each
      * step is still recorded as its own. A retried attempt extracts again (the Run's sync cursor
      * is the one it started with) and delivers under the same delivery id, so rows land once.
+     * Having succeeded, it removes the Run's files itself (the workflow then skips cleanupRun).
      */
     async extractAndDeliverStep(input: { runId: string }): Promise<Omit<ExtractOutcome, 'artifact'>> {
       const extracted = await step(input.runId, 'extract', extractWork(input.runId), false);
       if (!extracted.unchanged) await step(input.runId, 'deliver', deliverWork(input.runId, extracted.artifact));
+      await files.remove(input.runId);
       return { unchanged: extracted.unchanged, sync: extracted.sync };
     },
 

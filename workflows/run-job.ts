@@ -65,9 +65,12 @@ export async function runJobWorkflow(ticket: RunTicket): Promise<RunResult> {
   let step: StepName = 'extract';
   // Which of the two a failure of the one activity belongs to, the Run's record says (finishRun).
   const together = plan.steps.length === 2 && patched(EXTRACT_AND_DELIVER);
+  // The one activity removes the Run's files when it succeeds: no local activity left to do it.
+  let cleaned = false;
   try {
     if (together) {
       const { unchanged, sync } = await extractAndDeliverStep({ runId });
+      cleaned = true;
       const { position } = await finishRun({ runId, outcome: 'succeeded', skippedReason: unchanged ? 'source_unchanged' : null, sync });
       return { runId, status: 'succeeded', position };
     }
@@ -111,6 +114,6 @@ export async function runJobWorkflow(ticket: RunTicket): Promise<RunResult> {
       details: [{ ...failure, position: ended.position }],
     });
   } finally {
-    await CancellationScope.nonCancellable(() => cleanupRun({ runId }));
+    if (!cleaned) await CancellationScope.nonCancellable(() => cleanupRun({ runId }));
   }
 }

@@ -1,5 +1,5 @@
 import gdal from 'gdal-async';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -385,6 +385,8 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       expect(run.stats).toMatchObject({ features_read: 25 });
       expect(run.stats.bytes_written).toBeGreaterThan(0);
       expect(deliveriesTo('/hook') - before).toBe(1);
+      // The activity removed the Run's files itself (the workflow runs no cleanup for it).
+      expect(existsSync(path.join(sut.services.config.dataDir, 'runs', run.id))).toBe(false);
       await api.call('DELETE', `/api/v1/jobs/${job.id}`);
     });
 
