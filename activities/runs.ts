@@ -385,12 +385,16 @@ export function runActivities(services: Services) {
      * schedule and, with object storage, no upload of the file for a next step elsewhere. Each
      * step is still recorded as its own. A retried attempt extracts again (the Run's sync cursor
      * is the one it started with) and delivers under the same delivery id, so rows land once.
-     * Having succeeded, it removes the Run's files itself (the workflow then skips cleanupRun).
+     * Having succeeded, it removes the Run's files itself (the workflow then skips cleanupRun),
+     * without waiting: the Run is done with them, and the removal is then off the Run's path (the
+     * API's cleanup sweep removes whatever a crash leaves behind).
      */
     async extractAndDeliverStep(input: { runId: string }): Promise<Omit<ExtractOutcome, 'artifact'>> {
       const extracted = await step(input.runId, 'extract', extractWork(input.runId), false);
       if (!extracted.unchanged) await step(input.runId, 'deliver', deliverWork(input.runId, extracted.artifact));
-      await files.remove(input.runId);
+      files
+        .remove(input.runId)
+        .catch((error: unknown) => services.log.warn({ runId: input.runId, err: error }, 'could not remove the files of a finished Run'));
       return { unchanged: extracted.unchanged, sync: extracted.sync };
     },
 

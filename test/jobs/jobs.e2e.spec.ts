@@ -385,8 +385,10 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       expect(run.stats).toMatchObject({ features_read: 25 });
       expect(run.stats.bytes_written).toBeGreaterThan(0);
       expect(deliveriesTo('/hook') - before).toBe(1);
-      // The activity removed the Run's files itself (the workflow runs no cleanup for it).
-      expect(existsSync(path.join(sut.services.config.dataDir, 'runs', run.id))).toBe(false);
+      // The activity removes the Run's files itself (the workflow runs no cleanup for it), right after it succeeds.
+      const folder = path.join(sut.services.config.dataDir, 'runs', run.id);
+      for (let i = 0; i < 50 && existsSync(folder); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(existsSync(folder)).toBe(false);
       await api.call('DELETE', `/api/v1/jobs/${job.id}`);
     });
 
