@@ -1,4 +1,4 @@
-import { fold, toNewEvent, type Decider } from '../domain/decider.js';
+import { toNewEvent, type Decider } from '../domain/decider.js';
 import type { EventStore, ExpectedRevision } from '../eventstore/port.js';
 import type { Services } from './services.js';
 
@@ -26,17 +26,15 @@ export async function load<C, S, E extends { type: string; data: object }>(
   decider: Decider<C, S, E>,
 ): Promise<Loaded<S>> {
   const version = decider.snapshotVersion;
-  if (!version) {
-    const history = await services.store.readStream(streamId);
-    const last = history[history.length - 1];
-    return { state: fold(decider, history as unknown as E[]), revision: last ? last.revision : 'no_stream', position: last?.position ?? 0n };
-  }
-  const { snapshot, events } = await services.store.readFromSnapshot(streamId, version);
+  // A decider with a snapshot version reads its latest snapshot and the events after it; one without reads the whole stream.
+  const { snapshot, events } = version
+    ? await services.store.readFromSnapshot(streamId, version)
+    : { snapshot: null, events: await services.store.readStream(streamId) };
   const state = (events as unknown as E[]).reduce(decider.evolve, snapshot ? (snapshot.state as S) : decider.initialState());
   const last = events[events.length - 1];
   const revision = last ? last.revision : snapshot ? snapshot.revision : 'no_stream';
   const position = last?.position ?? snapshot?.position ?? 0n;
-  if (last && events.length >= SNAPSHOT_EVERY) {
+  if (version && last && events.length >= SNAPSHOT_EVERY) {
     // A cache, so a failure to save it is no failure of the load.
     await services.store.saveSnapshot(streamId, version, { revision: last.revision, position: last.position, state }).catch(() => undefined);
   }

@@ -1,4 +1,5 @@
 import { createPool, SchemaValidationError, sql, type DatabasePool, type DatabasePoolConnection, type Interceptor } from 'slonik';
+import type pg from 'pg';
 import { z } from 'zod';
 
 /**
@@ -21,6 +22,14 @@ export async function createDatabasePool(url: string, maximumPoolSize = 10): Pro
   // extra round trip per query. Nothing here leaves session state on a pooled connection (no SET,
   // no session advisory locks, no temporary tables, no named statements), so there is nothing to reset.
   return createPool(url, { interceptors: [resultParser], maximumPoolSize, captureStackTrace: false, resetConnection: async () => undefined });
+}
+
+/**
+ * Closes a pg client's socket at once, so its pending connect or query fails now rather than when
+ * the server answers (`end()` waits for the server; pg keeps the socket on a private field).
+ */
+export function destroySocket(client: pg.Client): void {
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }
 
 /** slonik parses timestamptz to epoch milliseconds; the API speaks ISO 8601. */

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { ACCOUNTS_CHANNEL, type AccountsChange } from '../../projections/accounts.js';
 import type { Principal } from './principal.js';
+import { destroySocket } from '../../platform/db.js';
 
 /** What a token resolved to, as the token path needs it on the next request. */
 export interface CachedToken {
@@ -55,7 +56,7 @@ export class PrincipalCache {
       this.log.warn({ err: error }, 'principal cache: LISTEN connection lost; caching paused until it is back');
       this.forgetAll();
       this.listening = false;
-      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      destroySocket(client);
       client.end().catch(() => undefined);
       if (!this.closed) setTimeout(() => void this.start().catch(() => undefined), 1000).unref();
     });

@@ -3,9 +3,10 @@ import type { ConnectionOptions } from 'node:tls';
 import { classify } from '../shared/classify.js';
 import { egressAddress, parseAddress } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+import type { ConnectorContext } from '../types.js';
+import { destroySocket } from '../../platform/db.js';
 
 const egressIsIp = (host: string) => parseAddress(host) !== null;
-import type { ConnectorContext } from '../types.js';
 
 /*
  * Connections to a user's PostgreSQL through node-postgres, for everything that is SQL rather than
@@ -123,7 +124,7 @@ async function connectOnce(config: PostgisConfig, mode: 'plain' | 'tls', ctx: Co
   client.on('error', () => undefined);
   const abort = () => {
     // Closing the socket makes the pending connect or query fail at once.
-    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+    destroySocket(client);
   };
   if (ctx.signal.aborted) throw new ConnectorError('timeout', `${describeServer(config)}: stopped before connecting`, triedOf(config));
   ctx.signal.addEventListener('abort', abort, { once: true });
@@ -181,7 +182,7 @@ export async function withClient<T>(
 
 /** Runs fn with a client already connected (left open): the signal closes its socket, query errors are classified. */
 export async function onClient<T>(config: PostgisConfig, ctx: ConnectorContext, client: pg.Client, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const abort = () => (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+  const abort = () => destroySocket(client);
   if (ctx.signal.aborted) abort();
   ctx.signal.addEventListener('abort', abort, { once: true });
   try {
