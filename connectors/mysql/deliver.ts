@@ -111,7 +111,8 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
   const mark = markOf(input.deliveryId);
   const result = (count: number, m: WriteMode): DeliveryResult => ({ target: { database: config.database, table, write_mode: m }, rows_written: count });
 
-  const layer = await vectorInput(input, ctx.workDir);
+  // MySQL's SPATIAL index needs NOT NULL geometries: ask whether some rows have none.
+  const layer = await vectorInput(input, ctx.workDir, { nullGeometries: true });
   // The staging table's key: not a name an attribute already has (GDAL would take it as the key).
   const fid = freeColumnName(layer.fields, 'ogc_fid', 'fid');
   return runStagedDelivery<{ geometryName: string }>({

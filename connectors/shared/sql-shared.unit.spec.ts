@@ -162,9 +162,9 @@ describe('what the SQL connectors share', () => {
     expect(sdo).toMatchObject({ SDO_GTYPE: 2003, SDO_ELEM_INFO: [1, 1003, 1], SDO_ORDINATES: [0, 0, 1, 0, 1, 1, 0, 1, 0, 0] });
     expect(await layerExtent(layer)).toEqual({ minX: 0, minY: 0, maxX: 1, maxY: 1 });
   });
-  it("takes a GeoPackage layer's declared geometry type as it is, and still finds rows without a geometry", async () => {
+  it("takes a GeoPackage layer's declared geometry type as it is, and finds rows without a geometry when asked", async () => {
     const workDir = mkdtempSync(path.join(tmpdir(), 'svc-vectorinput-'));
-    const make = (name: string, rows: (string | null)[]) => {
+    const make = (name: string, rows: (string | null)[], ask: { nullGeometries?: boolean } = { nullGeometries: true }) => {
       const file = path.join(workDir, `${name}.gpkg`);
       const ds = gdal.open(file, 'w', 'GPKG');
       const layer = ds.layers.create(name, gdal.SpatialReference.fromEPSG(4326), gdal.wkbPoint);
@@ -174,11 +174,14 @@ describe('what the SQL connectors share', () => {
         layer.features.add(f);
       }
       ds.close();
-      return vectorInput({ file, filename: `${name}.gpkg`, format: 'GPKG', mediaType: null, layers: [], deliveryId: 'd' }, path.join(workDir, name));
+      return vectorInput({ file, filename: `${name}.gpkg`, format: 'GPKG', mediaType: null, layers: [], deliveryId: 'd' }, path.join(workDir, name), ask);
     };
     const full = await make('full', ['POINT (1 2)', 'POINT (3 4)']);
     expect(full).toMatchObject({ nlt: 'POINT', nullGeometries: false, features: 2, epsg: 4326 });
     const gaps = await make('gaps', ['POINT (1 2)', null]);
     expect(gaps).toMatchObject({ nlt: 'POINT', nullGeometries: true, features: 2 });
+    // Not asked: no pass over the rows, and no answer pretending to know.
+    const unasked = await make('unasked', ['POINT (1 2)', null], {});
+    expect(unasked).toMatchObject({ nlt: 'POINT', nullGeometries: null, features: 2 });
   });
 });
