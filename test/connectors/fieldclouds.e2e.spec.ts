@@ -56,7 +56,6 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     expect(res.statusCode, res.body).toBe(201);
     return res.json() as { id: string; configuration: Record<string, unknown> };
   };
-  const runNow = async (jobId: string) => api.waitForRun(jobId, (await api.call('POST', `/api/v1/jobs/${jobId}/run`)).json().id);
 
   it('lists the three types as implemented; a draft against a closed port is a classified failure', async () => {
     const items = (await api.call('GET', '/api/v1/connectors')).json().items as { type: string; implemented: boolean; capabilities: Record<string, boolean> }[];
@@ -167,13 +166,13 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
       });
       expect(job.statusCode, job.body).toBe(201);
       const jobId = job.json().id as string;
-      const first = await runNow(jobId);
+      const first = await api.runNow(jobId);
       expect(first.status, JSON.stringify(first.error)).toBe('succeeded');
       expect(await target.query('SELECT count(*)::int AS n FROM public.trees')).toEqual([{ n: 12 }]);
-      const second = await runNow(jobId);
+      const second = await api.runNow(jobId);
       expect(second).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
       qfc.putFile(projectId, 'survey.gpkg', readFileSync(surveyGpkg(dir, 17)));
-      const third = await runNow(jobId);
+      const third = await api.runNow(jobId);
       expect(third).toMatchObject({ status: 'succeeded', skipped_reason: null });
       expect(await target.query('SELECT count(*)::int AS n FROM public.trees')).toEqual([{ n: 17 }]);
       await api.call('DELETE', `/api/v1/jobs/${jobId}`);
@@ -226,12 +225,12 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
             await (await admin.send(new GetObjectCommand({ Bucket: 'field-exports', Key: 'hedges/trees.geojson' }))).Body!.transformToByteArray(),
           ).toString('utf8'),
         ) as { features: unknown[] };
-      const first = await runNow(jobId);
+      const first = await api.runNow(jobId);
       expect(first.status, JSON.stringify(first.error)).toBe('succeeded');
       expect((await read()).features).toHaveLength(8);
-      expect(await runNow(jobId)).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
+      expect(await api.runNow(jobId)).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
       mergin.push('hedges', { 'survey.gpkg': readFileSync(surveyGpkg(dir, 11)) });
-      const third = await runNow(jobId);
+      const third = await api.runNow(jobId);
       expect(third).toMatchObject({ status: 'succeeded', skipped_reason: null });
       expect((await read()).features).toHaveLength(11);
       expect((await api.call('GET', `/api/v1/jobs/${jobId}`)).json().sync.cursor).toMatchObject({ version: 'v2' });
@@ -258,7 +257,7 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     });
     expect(job.statusCode, job.body).toBe(201);
     const jobId = job.json().id as string;
-    const first = await runNow(jobId);
+    const first = await api.runNow(jobId);
     expect(first.status, JSON.stringify(first.error)).toBe('succeeded');
     const delivered = drive.filesIn(folder).find((f) => f.name === 'survey-clean.gpkg')!;
     expect(delivered).toBeDefined();
@@ -273,9 +272,9 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
       }
     };
     expect(count(delivered.id)).toBe(6);
-    expect(await runNow(jobId)).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
+    expect(await api.runNow(jobId)).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
     drive.edit(fileId, readFileSync(surveyGpkg(dir, 9)));
-    const third = await runNow(jobId);
+    const third = await api.runNow(jobId);
     expect(third).toMatchObject({ status: 'succeeded', skipped_reason: null });
     // replace: the same file, a new revision; nothing else was created in the folder
     expect(drive.filesIn(folder).filter((f) => f.name === 'survey-clean.gpkg')).toEqual([delivered]);

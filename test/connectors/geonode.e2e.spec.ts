@@ -211,7 +211,7 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
       return res.status;
     });
     for (let i = 0; i < 2; i++) {
-      const done = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      const done = await api.runNow(job.id);
       expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
     }
     const { seen, errors } = await reader.stop();
@@ -230,7 +230,7 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
       transform_mode: 'manual',
       operations: [],
     });
-    const failed = await api.waitForRun(gone.json().id, (await api.call('POST', `/api/v1/jobs/${gone.json().id}/run`)).json().id);
+    const failed = await api.runNow(gone.json().id);
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'delivery_failed', reason: 'not_found' } });
   }, 300_000);
 });

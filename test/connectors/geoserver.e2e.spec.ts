@@ -222,7 +222,6 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
       expect(created.statusCode, created.body).toBe(201);
       return created.json().id as string;
     };
-    const runNow = async (id: string) => api.waitForRun(id, (await api.call('POST', `/api/v1/jobs/${id}/run`)).json().id);
 
     const create = await job({
       workspace: 'nyc',
@@ -233,7 +232,7 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
       abstract: 'Nightly copy',
       style: 'polygon',
     });
-    const first = await runNow(create);
+    const first = await api.runNow(create);
     expect(first.status, JSON.stringify(first.error)).toBe('succeeded');
     const served = await wfs('nyc:boroughs', '&srsName=EPSG:2263');
     expect(served.features.map((f) => f.properties.BoroName).sort()).toEqual(['Brooklyn', 'Manhattan', 'Queens']);
@@ -242,7 +241,7 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     expect(layer.layer.defaultStyle.name).toBe('polygon');
     const ft = await (await rest('GET', 'workspaces/nyc/datastores/boroughs/featuretypes/boroughs.json')).json();
     expect(ft.featureType).toMatchObject({ title: 'NYC boroughs', abstract: 'Nightly copy', srs: 'EPSG:2263' });
-    const again = await runNow(create);
+    const again = await api.runNow(create);
     expect(again.status).toBe('failed');
     expect(again.error).toMatchObject({ code: 'target_exists' });
 
@@ -250,7 +249,7 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     const firstFile = gs.fileOf('nyc', 'boroughs');
     const reader = pollUntilStopped(async () => (await wfs('nyc:boroughs')).features.length);
     for (let i = 0; i < 2; i++) {
-      const done = await runNow(replace);
+      const done = await api.runNow(replace);
       expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
     }
     const { seen, errors } = await reader.stop();

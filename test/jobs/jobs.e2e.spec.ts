@@ -294,13 +294,13 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
 
     // The same file again (same ETag): the later steps are skipped and nothing is delivered.
     const posts = files.received.length;
-    const unchanged = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+    const unchanged = await api.runNow(job.id);
     expect(unchanged).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
     expect(unchanged.steps.map((s) => s.status)).toEqual(['succeeded', 'skipped', 'skipped', 'skipped']);
     expect(files.received.length).toBe(posts);
     // After sync/reset the next Run reads and delivers everything again.
     await api.call('POST', `/api/v1/jobs/${job.id}/sync/reset`);
-    const again = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+    const again = await api.runNow(job.id);
     expect(again).toMatchObject({ status: 'succeeded', skipped_reason: null });
     expect(files.received.length).toBe(posts + 1);
     // The Job's sync state is its own aggregate, recorded right after the Run's outcome.
@@ -326,7 +326,7 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
         (t) => c.destination!.target.safeParse(t).success,
       );
       const job = await create({ destination_id: created.json().id, destination_target: target });
-      const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      const run = await api.runNow(job.id);
       expect(run.status).toBe('failed');
       expect(run.error).toMatchObject({ code: 'not_implemented', step: 'deliver', retryable: false });
       expect(run.steps.map((s) => s.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'failed']);
@@ -337,12 +337,12 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
   it('saves a Job without a Destination; its Runs fail at deliver, saying so', async () => {
     const job = await create({ destination_id: undefined });
     expect(job).toMatchObject({ destination_id: null, destination_target: {} });
-    const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+    const run = await api.runNow(job.id);
     expect(run.status).toBe('failed');
     expect(run.error).toMatchObject({ code: 'invalid_destination', step: 'deliver', retryable: false });
     const fixed = await api.call('PUT', `/api/v1/jobs/${job.id}`, body());
     expect(fixed.json().destination_id).toBe(hookId);
-    const retried = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+    const retried = await api.runNow(job.id);
     expect(retried.status).toBe('succeeded');
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   });
@@ -350,7 +350,7 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
   it('fails a Run whose Source is missing with source_failed (not_found, not retryable); its retry succeeds once the file is back', async () => {
     const missing = (await api.call('POST', '/api/v1/sources', { name: 'later', type: 'url', configuration: { url: `${files.url}/later.geojson` } })).json().id;
     const job = await create({ source_id: missing });
-    const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+    const run = await api.runNow(job.id);
     expect(run.status).toBe('failed');
     expect(run.error).toMatchObject({ code: 'source_failed', step: 'extract', retryable: false, reason: 'not_found' });
     expect(files.requests('/later.geojson')).toBe(1);
@@ -375,7 +375,7 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       const job = await direct();
       expect(job.stages).toEqual({ transform: false, python: false, convert: false });
       const before = deliveriesTo('/hook');
-      const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      const run = await api.runNow(job.id);
       expect(run.status, JSON.stringify(run.error)).toBe('succeeded');
       expect(run.steps.map((s: { name: string; status: string }) => [s.name, s.status])).toEqual([
         ['extract', 'succeeded'],
@@ -398,7 +398,7 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       ).json().id;
       files.failNext('/refusing', 422, 1);
       const job = await direct({ destination_id: hook });
-      const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      const run = await api.runNow(job.id);
       expect(run.status).toBe('failed');
       expect(run.error).toMatchObject({ code: 'delivery_failed', step: 'deliver', retryable: false });
       expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['succeeded', 'failed']);
@@ -408,7 +408,7 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     it('a missing Source fails the Run at extract (source_failed), deliver never reached', async () => {
       const missing = (await api.call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/gone.geojson` } })).json().id;
       const job = await direct({ source_id: missing });
-      const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      const run = await api.runNow(job.id);
       expect(run.status).toBe('failed');
       expect(run.error).toMatchObject({ code: 'source_failed', step: 'extract', reason: 'not_found' });
       expect(run.steps.map((s: { status: string }) => s.status)).toEqual(['failed', 'skipped']);
@@ -423,7 +423,7 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       files.failNext(path, 503, 1);
       const job = await direct({ destination_id: hook });
       const reads = files.requests('/places.geojson');
-      const run = await api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+      const run = await api.runNow(job.id);
       expect(run.status, JSON.stringify(run.error)).toBe('succeeded');
       expect(run.steps[0]).toMatchObject({ name: 'extract', status: 'succeeded' });
       expect(run.steps[1]).toMatchObject({ name: 'deliver', status: 'succeeded', failed_attempts: 1 });
@@ -612,7 +612,7 @@ describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot del
       await target?.drop();
     });
 
-    const run = async () => api.waitForRun(job.id, (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json().id);
+    const run = async () => api.runNow(job.id);
     const rows = () => target.query<{ id: number; label: string }>('SELECT id, label FROM public.places ORDER BY id');
 
     it('runs to succeeded with the right rows, and the Run record says what it did', async () => {
