@@ -416,8 +416,12 @@ export function runActivities(services: Services) {
         const { runId } = input;
         const at = services.clock();
         const run = await readRun(runId);
-        const failed = stepAtFault(run);
-        const error = input.byStep?.find((e) => e.step === failed) ?? input.error;
+        let error = input.error;
+        if (input.outcome === 'failed' && input.byStep) {
+          // An activity that ran several steps failed: the Run's record says in which.
+          const atFault = stepAtFault(run);
+          error = input.byStep.find((e) => e.step === atFault) ?? error;
+        }
         const command =
           input.outcome === 'succeeded'
             ? ({ type: 'SucceedRun', runId, skippedReason: input.skippedReason ?? null, at } as const)
