@@ -5,6 +5,7 @@ import {
   LEDGER,
   requireColumns,
   runStagedDelivery,
+  stagingLayerArgs,
   stagingLoadArgs,
   stagingNames,
   targetExists,
@@ -26,7 +27,8 @@ import {
   withClient,
   type PostgisConfig,
 } from './client.js';
-import { libpqFor, ogr2ogrPg } from './ogr.js';
+import { libpqFor, ogr2ogrPg, pgLabel } from './ogr.js';
+import { translateHere } from '../shared/translate-here.js';
 
 /*
  * Delivery into a PostGIS table. Every write mode first loads the output into a staging table of
@@ -254,17 +256,23 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
       load: async ({ geometryName }) => {
         if (!small) await release();
         const libpq = await libpqFor(config, ctx);
+        const tableOptions = ['-lco', `SCHEMA=${schema}`, '-lco', 'SPATIAL_INDEX=GIST'];
         try {
-          await ogr2ogrPg(config, ctx, `Loading ${where}`, [
-            '-f',
-            'PostgreSQL',
-            libpq.dataset,
-            ...stagingLoadArgs(layer, stage, geometryName, fid),
-            '-lco',
-            `SCHEMA=${schema}`,
-            '-lco',
-            'SPATIAL_INDEX=GIST',
-          ]);
+          // A small layer is loaded by ogr2ogr's library call in this process: no program to start.
+          const here = {
+            destination: libpq.dataset,
+            source: layer.ref,
+            features: layer.features,
+            args: ['-f', 'PostgreSQL', ...stagingLayerArgs(layer, stage, geometryName, fid), ...tableOptions],
+            label: pgLabel(config, `Loading ${where}`),
+          };
+          const outcome = await translateHere(here, ctx);
+          if (outcome !== 'done') {
+            // After a failed call the program loads again, over what the call left, and says why it fails.
+            const again = outcome === 'failed' ? ['-overwrite'] : [];
+            const args = ['-f', 'PostgreSQL', libpq.dataset, ...stagingLoadArgs(layer, stage, geometryName, fid), ...tableOptions, ...again];
+            await ogr2ogrPg(config, ctx, `Loading ${where}`, args);
+          }
         } catch (error) {
           // A CRS without an EPSG code (a custom projection from an ESRI .prj) needs a new row in
           // spatial_ref_sys, which a loading role usually may not write: say what to do about it.

@@ -7,7 +7,8 @@ import type { ConnectorContext } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, triedOf, type PostgisConfig } from './client.js';
 
 /*
- * GDAL's PostgreSQL driver (libpq) for the bulk part of an extract or a delivery, run as ogr2ogr.
+ * GDAL's PostgreSQL driver (libpq) for the bulk part of an extract or a delivery, run as ogr2ogr
+ * (or, for a small delivery, ogr2ogr's library call in the worker: shared/translate-here.ts).
  * The password never appears in the connection string (which is on ogr2ogr's command line), in
  * the service's environment or in a log: it is written to a libpq password file, mode 0600, in a
  * folder of its own (mode 0700) inside the call's work folder, named by the connection string's
@@ -44,6 +45,9 @@ export async function libpqFor(config: PostgisConfig, ctx: ConnectorContext, opt
     port: String(config.port),
     dbname: config.database,
     user: config.username,
+    // Empty, so libpq reads the password file and never takes PGPASSWORD from the environment of a
+    // process that loads in-process (the worker's own database may be configured that way).
+    password: '',
     passfile,
     sslmode: config.ssl_mode,
     connect_timeout: String(CONNECT_TIMEOUT_MS / 1000),
@@ -68,7 +72,10 @@ const messageReasons: [RegExp, ConnectorFailureReason][] = [
   [/out of memory|could not extend file|No space left/i, 'server_error'],
 ];
 
+/** Names a transfer in messages: what it does and on which server. */
+export const pgLabel = (config: PostgisConfig, what: string) => `${what} (${describeServer(config)})`;
+
 export async function ogr2ogrPg(config: PostgisConfig, ctx: ConnectorContext, what: string, args: string[], limitFile?: string): Promise<void> {
-  const label = `${what} (${describeServer(config)})`;
+  const label = pgLabel(config, what);
   await runOgr2ogr({ args, label, ...(limitFile ? { limitFile } : {}) }, ctx, transferFailure(messageReasons, label, triedOf(config)));
 }

@@ -88,10 +88,13 @@ export async function runStagedDelivery<P>(steps: StagedDelivery<P>): Promise<De
  * transactions. Each connector puts its driver, dataset and table options around them.
  */
 export function stagingLoadArgs(layer: VectorInput, stage: string, geometryName: string, fid: string): string[] {
+  return [layer.ref.path, ...layer.ref.openOptions.flatMap((o) => ['-oo', o]), ...stagingLayerArgs(layer, stage, geometryName, fid)];
+}
+
+/** The same without the source file and its open options: what ogr2ogr's library call takes. */
+export function stagingLayerArgs(layer: VectorInput, stage: string, geometryName: string, fid: string): string[] {
   return [
-    layer.ref.path,
     layer.layer,
-    ...layer.ref.openOptions.flatMap((o) => ['-oo', o]),
     '-nln',
     stage,
     '-nlt',

@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgis } from '../../connectors/postgis/index.js';
+import { translatedHere } from '../../connectors/shared/translate-here.js';
 import type { DeliverInput } from '../../connectors/types.js';
 import { gdal } from '../../geo/datasets/gdal.js';
 import { closedPort, connectorContext, expectConnectorError, silentServer } from './support.js';
@@ -518,6 +520,117 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       } finally {
         await plain.drop();
       }
+    });
+
+    describe("a small layer, loaded by ogr2ogr's library call in the worker's process", () => {
+      /** The table as a reader sees it: columns, geometry column, indexes, rows. */
+      const tableShape = async (table: string) => ({
+        columns: await db.sql(
+          "SELECT column_name, data_type, udt_name, is_nullable FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 ORDER BY ordinal_position",
+          [table],
+        ),
+        geometry: await db.sql('SELECT type, srid, coord_dimension, f_geometry_column FROM geometry_columns WHERE f_table_name = $1', [table]),
+        indexes: (
+          await db.sql<{ def: string }>("SELECT indexdef AS def FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1 ORDER BY 1", [table])
+        ).map((i) => i.def.replaceAll(table, 'T')),
+        rows: (await db.sql<{ r: string }>(`SELECT row_to_json(t)::text AS r FROM public."${table}" t ORDER BY 1`)).map((x) => x.r),
+      });
+      const withEnv = async <T>(name: string, value: string, fn: () => Promise<T>): Promise<T> => {
+        const before = process.env[name];
+        process.env[name] = value;
+        try {
+          return await fn();
+        } finally {
+          if (before === undefined) delete process.env[name];
+          else process.env[name] = before;
+        }
+      };
+
+      it.each([
+        ['a shapefile in a projected CRS with wide numbers', 'nybb', () => deliverInput(boroughsShapefileZip(fixtureDir()), { format: 'ESRI Shapefile' }), 2],
+        [
+          'GeoJSON with non-ASCII field names and text, polygons and multipolygons',
+          'strassen',
+          () => {
+            const file = path.join(dir, 'strassen.geojson');
+            const square = (x: number) => [
+              [
+                [x, 47],
+                [x + 0.01, 47],
+                [x + 0.01, 47.01],
+                [x, 47],
+              ],
+            ];
+            writeFileSync(
+              file,
+              JSON.stringify({
+                type: 'FeatureCollection',
+                features: [
+                  {
+                    type: 'Feature',
+                    properties: { Straßenname: 'Zürichstraße', höhe: 412.5, n: 3, seit: '2024-05-01' },
+                    geometry: { type: 'Polygon', coordinates: square(8.5) },
+                  },
+                  {
+                    type: 'Feature',
+                    properties: { Straßenname: 'Åsgatan', höhe: null, n: 4, seit: null },
+                    geometry: { type: 'MultiPolygon', coordinates: [square(8.6), square(8.7)] },
+                  },
+                ],
+              }),
+            );
+            return deliverInput(file, { format: 'GeoJSON' });
+          },
+          2,
+        ],
+      ])('makes the same table as the ogr2ogr program: %s', async (_, name, input, rows) => {
+        const target = (table: string) => ({ schema: 'public', table, write_mode: 'replace' as const });
+        const before = translatedHere();
+        const here = await postgis.destination!.deliver(db.config, target(`${name}_here`), input(), connectorContext());
+        expect(translatedHere()).toBe(before + 1);
+        const program = await withEnv('SVC_GDAL_IN_PROCESS', '0', () =>
+          postgis.destination!.deliver(db.config, target(`${name}_program`), input(), connectorContext()),
+        );
+        expect(translatedHere()).toBe(before + 1);
+        expect(here.rows_written).toBe(rows);
+        expect(program.rows_written).toBe(rows);
+        const [a, b] = [await tableShape(`${name}_here`), await tableShape(`${name}_program`)];
+        expect(a.rows).toHaveLength(rows);
+        expect(a).toEqual(b);
+      });
+
+      it('at the size limit (100,000 points) the load runs here and never holds the event loop for a second', async () => {
+        const points = manyPointsGpkg(fixtureDir(), 100_000);
+        const before = translatedHere();
+        const histogram = monitorEventLoopDelay({ resolution: 20 });
+        histogram.enable();
+        const loaded = await postgis.destination!.deliver(
+          db.config,
+          { schema: 'public', table: 'hundred_thousand', write_mode: 'replace' },
+          deliverInput(points),
+          connectorContext(),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        histogram.disable();
+        expect(translatedHere()).toBe(before + 1);
+        expect(loaded.rows_written).toBe(100_000);
+        expect(await count('hundred_thousand')).toBe(100_000);
+        expect(histogram.max / 1e6).toBeLessThan(1_000);
+      });
+
+      it("takes the target's password from its own file, never PGPASSWORD from the worker's environment", async () => {
+        const before = translatedHere();
+        const loaded = await withEnv('PGPASSWORD', 'the-services-own-database-password', () =>
+          postgis.destination!.deliver(
+            db.config,
+            { schema: 'public', table: 'env_password', write_mode: 'replace' },
+            deliverInput(pointsGeoJson(dir, 3), { format: 'GeoJSON' }),
+            connectorContext(),
+          ),
+        );
+        expect(loaded.rows_written).toBe(3);
+        expect(translatedHere()).toBe(before + 1);
+      });
     });
 
     it('a missing schema is not_found; a load stopped midway leaves the old table untouched', async () => {
