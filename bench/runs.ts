@@ -5,7 +5,7 @@ import { createReadStream, mkdirSync, readFileSync, statSync, writeFileSync } fr
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { connectorByType } from '../connectors/registry.js';
 import { startStack } from '../scripts/stack.js';
@@ -427,6 +427,7 @@ try {
   const count = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM bench_job_0`]).toString().trim();
   if (count !== '1') throw new Error(`bench_job_0 holds ${count} rows, expected 1`);
   const rate = (t: { n: number; seconds: number }) => t.n / t.seconds;
+  const allCores = (t: typeof one) => Object.values(t.used).reduce((sum, s) => sum + s, 0) / t.seconds;
   const workersCores = (t: typeof one) =>
     Object.entries(t.used)
       .filter(([name]) => name.startsWith('worker'))
@@ -440,6 +441,8 @@ try {
     `    CPU: ${two.cpuLine}`,
     `    the ${two.n} Run Now requests took ${two.requested.toFixed(1)} s; a Run's workflow (median of a tenth): ${two.runLine}`,
     `  the second worker process added ${(workersCores(two) - workersCores(one)).toFixed(2)} cores' worth of worker CPU (workers together ${workersCores(one).toFixed(2)} → ${workersCores(two).toFixed(2)} cores; load average now ${loadavg()[0]!.toFixed(1)})`,
+    // What a second worker can add is bounded by what the first left free (the goal's "when cores are free").
+    `  cores left free by the service's processes with one worker: ${(cpus().length - allCores(one)).toFixed(2)} of ${cpus().length} (they used ${allCores(one).toFixed(2)})`,
   );
 
   // ---- 4. Volume ------------------------------------------------------------------------------
