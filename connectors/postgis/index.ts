@@ -80,7 +80,7 @@ export const postgis = defineConnector({
     '',
     '**Deliver** (`destination_target`): `{"schema": "public", "table": "parcels", "write_mode": "replace"}`. The output',
     '(one layer; convert a single layer from a multi-layer dataset) is first loaded by ogr2ogr into a staging table',
-    '`_geoflow_stage_…` in the target schema (a layer of at most 100,000 features and 64 MB by ogr2ogr\'s library',
+    "`_geoflow_stage_…` in the target schema (a layer of at most 100,000 features and 64 MB by ogr2ogr's library",
     'call inside the worker, which saves starting the program, about 70 ms; `SVC_GDAL_IN_PROCESS=0` turns that off),',
     'then the target changes in one short transaction:',
     "`replace` renames the old table away, renames the staging table in its place, grants it the old table's",
