@@ -240,6 +240,10 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
           [table],
         )
       )[0];
+    const indexesOf = async (table: string, schema = 'public') =>
+      (await db.sql<{ def: string }>('SELECT indexdef AS def FROM pg_indexes WHERE schemaname = $1 AND tablename = $2 ORDER BY 1', [schema, table])).map(
+        (r) => r.def,
+      );
 
     it('replace creates the table, then swaps in new data keeping grants; geometry type promoted to multi, CRS and names kept', async () => {
       const parcels = mixedPolygonsGeoJson(dir);
@@ -276,7 +280,12 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       );
       const names = tables.map((t) => t.relname);
       expect(names.filter((n) => n.includes('stage') || n.includes('old_'))).toEqual([]);
-      expect(names).toEqual(expect.arrayContaining(['Parcels', 'Parcels_pkey', '_geoflow_deliveries']));
+      expect(names).toEqual(expect.arrayContaining(['Parcels', 'Parcels_pkey', 'Parcels_geom_geom_idx', '_geoflow_deliveries']));
+      // The spatial index is built after the rows (not by GDAL before them), and renamed with the table.
+      expect(await indexesOf('Parcels')).toEqual([
+        'CREATE INDEX "Parcels_geom_geom_idx" ON public."Parcels" USING gist (geom)',
+        'CREATE UNIQUE INDEX "Parcels_pkey" ON public."Parcels" USING btree (ogc_fid)',
+      ]);
       await db.sql(`DROP OWNED BY reader_${db.config.database}; DROP ROLE reader_${db.config.database}`);
     });
 
@@ -384,6 +393,11 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       );
       expect(again.rows_written).toBe(1);
       expect(await count('clash')).toBe(2);
+      // The appended rows went through the target's own index: no second one.
+      expect(await indexesOf('clash')).toEqual([
+        'CREATE INDEX clash_geometry_geom_idx ON public.clash USING gist (geometry)',
+        'CREATE UNIQUE INDEX clash_pkey ON public.clash USING btree (fid)',
+      ]);
     });
 
     it('a raster output is refused in words that say where rasters go', async () => {
@@ -514,6 +528,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
         );
         expect(loaded.rows_written).toBe(2);
         expect(await plain.sql('SELECT name FROM public.names ORDER BY n')).toEqual([{ name: 'Zürich' }, { name: 'Genève' }]);
+        expect(await plain.sql("SELECT indexname FROM pg_indexes WHERE tablename = 'names'")).toEqual([{ indexname: 'names_pkey' }]);
         expect((await postgis.test!(plain.config, connectorContext())).message).toMatch(
           /PostGIS is not installed in this database \(it can hold tables without geometry only\)/,
         );
