@@ -264,6 +264,7 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
       load: async ({ geometryName, indexed }) => {
         if (!small) await release();
         const libpq = await libpqFor(config, ctx);
+        const loading = `Loading ${where}`;
         // GDAL creates the spatial index with the table, before the rows, and every row then
         // updates it: 1M points took 5.6 s that way, 1.5 s without the index and 0.9 s to build
         // it afterwards (docs/decisions.md). So the index comes after the rows.
@@ -275,14 +276,14 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
             source: layer.ref,
             features: layer.features,
             args: ['-f', 'PostgreSQL', ...stagingLayerArgs(layer, stage, geometryName, fid), ...tableOptions],
-            label: pgLabel(config, `Loading ${where}`),
+            label: pgLabel(config, loading),
           };
           const outcome = await translateHere(here, ctx);
           if (outcome !== 'done') {
             // After a failed call the program loads again, over what the call left, and says why it fails.
             const again = outcome === 'failed' ? ['-overwrite'] : [];
             const args = ['-f', 'PostgreSQL', libpq.dataset, ...stagingLoadArgs(layer, stage, geometryName, fid), ...tableOptions, ...again];
-            await ogr2ogrPg(config, ctx, `Loading ${where}`, args);
+            await ogr2ogrPg(config, ctx, loading, args);
           }
         } catch (error) {
           // A CRS without an EPSG code (a custom projection from an ESRI .prj) needs a new row in

@@ -8,17 +8,17 @@ import { ConnectorError } from './errors.js';
 /*
  * A small transfer run by GDAL's ogr2ogr library function in this process
  * (gdal.vectorTranslateAsync, on libuv's threads) instead of the ogr2ogr program: the same
- * translation, without starting a process that loads GDAL and its hundred-odd libraries (about
- * 40 ms of CPU and time per Run, a third of a one-feature delivery's load; bench/runs/NOTES.md).
+ * translation, without starting a process that loads GDAL and its hundred-odd libraries (a
+ * one-feature load took 35-40 ms here against the program's 100-108 ms; bench/runs/NOTES.md).
  *
  * The program stays the rule: it can be killed at a deadline or a cancellation, it can be held to
  * a size, and its environment is built from nothing. An in-process call can do none of that, so it
- * is taken only for a layer small enough to finish in moments, read from a
- * file without open options (at most MAX_FEATURES and MAX_BYTES), and at most SLOTS at a time. Should one still outlive LIMIT_MS (a
- * target that accepts a query and never answers), the Run's step fails with a timeout as it would
- * with the program, the stuck call keeps its slot (a GDAL call cannot be stopped) and this
- * process takes no in-process transfer until it returns: a stuck server can hold at most SLOTS
- * of libuv's threads, never the worker.
+ * is taken only for a layer small enough to finish in moments, read from a file without open
+ * options (at most MAX_FEATURES and MAX_BYTES), and at most SLOTS at a time. Should one still
+ * outlive LIMIT_MS (a target that accepts a query and never answers), the Run's step fails with a
+ * timeout as it would with the program, the stuck call keeps its slot (a GDAL call cannot be
+ * stopped) and this process takes no in-process transfer until it returns: a stuck server can
+ * hold at most SLOTS of libuv's threads, never the worker.
  */
 
 /** In-process transfers at once, each on one of libuv's threads (UV_THREADPOOL_SIZE is 8 here). */
