@@ -219,6 +219,8 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
   const fid = freeColumnName(layer.fields, 'ogc_fid', 'fid');
   const small = layer.features !== null && layer.features <= KEEP_CONNECTION_FEATURES;
   let kept: pg.Client | null = null;
+  /** The server process of a statement a cancellation cut off (its socket closed; the server may not notice). */
+  let orphan: number | null = null;
   const release = async () => {
     const client = kept;
     kept = null;
@@ -231,6 +233,8 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
     try {
       return await onClient(config, ctx, client, fn);
     } catch (error) {
+      const pid = (client as pg.Client & { processID?: number }).processID;
+      if (ctx.signal.aborted && pid) orphan = pid;
       await release();
       throw error;
     }
@@ -362,7 +366,12 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
       // its own when the kept one went with the cancellation).
       dropStage: async () => {
         if (swapped) return;
-        const drop = (client: pg.Client) => client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
+        const drop = async (client: pg.Client) => {
+          // A server process still building the staging table's index (PostgreSQL notices a closed
+          // connection only when it next talks to it) would hold the table past this deadline.
+          if (orphan) await client.query('SELECT pg_cancel_backend($1)', [orphan]).catch(() => undefined);
+          await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
+        };
         const cleanup = { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) };
         await (kept && !ctx.signal.aborted ? onClient(config, cleanup, kept, drop) : withClient(config, cleanup, drop)).then(
           () => undefined,

@@ -680,5 +680,37 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       const leftovers = await db.sql("SELECT relname FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%'");
       expect(leftovers).toEqual([]);
     });
+
+    it("a delivery stopped while the staging table's index is built leaves no staging table: the server's statement is cancelled", async () => {
+      const slow = await createPostgisDatabase();
+      try {
+        // Every CREATE INDEX in this database keeps its table locked for a minute once built, as
+        // the index of a very big layer would: PostgreSQL notices a closed connection only when it
+        // next writes to it, so a delivery that just hangs up leaves the statement running.
+        await slow.sql('CREATE FUNCTION linger() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(60); END $$');
+        await slow.sql("CREATE EVENT TRIGGER linger ON ddl_command_end WHEN TAG IN ('CREATE INDEX') EXECUTE FUNCTION linger()");
+        const building = () =>
+          slow.sql("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE 'CREATE INDEX%'");
+        const controller = new AbortController();
+        const stopped = postgis.destination!.deliver(
+          slow.config,
+          { schema: 'public', table: 'late', write_mode: 'replace' },
+          deliverInput(pointsGeoJson(dir, 3)),
+          connectorContext({ signal: controller.signal }),
+        );
+        let seen = false;
+        for (let i = 0; i < 200 && !seen; i++) {
+          seen = (await building()).length > 0;
+          if (!seen) await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(seen).toBe(true);
+        controller.abort();
+        await expectConnectorError(stopped, 'timeout');
+        expect(await slow.sql("SELECT relname FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%'")).toEqual([]);
+        expect(await building()).toEqual([]);
+      } finally {
+        await slow.drop();
+      }
+    });
   });
 });
