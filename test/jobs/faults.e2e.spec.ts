@@ -45,7 +45,8 @@ async function setUp(sut: TestApp, files: FileServer, destination: Target) {
 describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot deliver yet (connectors/postgis: implemented false)'))(
   'the worker killed (SIGKILL) in the middle of a deliver step',
   () => {
-    const POINTS = 150_000;
+    // Past the size a delivery loads inside the worker: the load runs as ogr2ogr and takes a while.
+    const POINTS = 300_000;
     let sut: TestApp;
     let files: FileServer;
     let target: Awaited<ReturnType<typeof createPostgisTarget>>;
@@ -69,7 +70,12 @@ describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot del
       try {
         const run = (await api.call('POST', `/api/v1/jobs/${created.id}/run`)).json();
         await api.waitForRun(created.id, run.id, (r) => r.steps.find((s) => s.name === 'deliver')?.status === 'running' || finished(r.status), 120_000);
-        await sleep(400);
+        // Killed once the load has begun writing its staging table, not after a guess at how long it takes.
+        for (let i = 0; i < 400; i += 1) {
+          const staging = await target.query("SELECT 1 FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%' AND relkind = 'r'");
+          if (staging.length) break;
+          await sleep(25);
+        }
         const before = await api.waitForRun(created.id, run.id, () => true);
         expect(before.status, 'the deliver step was still running when the worker was killed').toBe('running');
         await worker.kill('SIGKILL');

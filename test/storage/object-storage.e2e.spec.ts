@@ -295,7 +295,8 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
   }, 180_000);
 
   it('finishes a Run on another worker, with every row exactly once, when the one running its step is killed (SIGKILL)', async () => {
-    const POINTS = 100_000;
+    // Past the size a delivery loads inside the worker: the load runs as ogr2ogr and takes a while.
+    const POINTS = 300_000;
     // One worker left: the one that will be killed in the middle of the deliver step.
     await workers.shift()!.kill('SIGTERM');
     const doomed = workers[0]!;
@@ -307,7 +308,12 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     const run = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json();
     runIds.push(run.id);
     await api.waitForRun(job.id, run.id, (r) => r.steps.find((s) => s.name === 'deliver')?.status === 'running' || finished(r.status), 120_000);
-    await sleep(400);
+    // Killed once the load has begun writing its staging table, not after a guess at how long it takes.
+    for (let i = 0; i < 400; i += 1) {
+      const staging = await target.query("SELECT 1 FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%' AND relkind = 'r'");
+      if (staging.length) break;
+      await sleep(25);
+    }
     const before = await api.waitForRun(job.id, run.id, () => true);
     expect(before.status, 'the deliver step was still running when the worker was killed').toBe('running');
     await doomed.kill('SIGKILL');
