@@ -15,10 +15,10 @@ import { ConnectorError } from './errors.js';
  * a size, and its environment is built from nothing. An in-process call can do none of that, so it
  * is taken only for a layer small enough to finish in moments, read from a file without open
  * options (at most MAX_FEATURES and MAX_BYTES), and at most SLOTS at a time. Should one still
- * outlive LIMIT_MS (a target that accepts a query and never answers), the Run's step fails with a
- * timeout as it would with the program, the stuck call keeps its slot (a GDAL call cannot be
- * stopped) and this process takes no in-process transfer until it returns: a stuck server can
- * hold at most SLOTS of libuv's threads, never the worker.
+ * outlive inProcessLimits.stuckAfterMs (a target that accepts a query and never answers), the
+ * Run's step fails with a timeout as it would with the program, the stuck call keeps its slot (a
+ * GDAL call cannot be stopped) and this process takes no in-process transfer until it returns: a
+ * stuck server can hold at most SLOTS of libuv's threads, never the worker.
  */
 
 /** In-process transfers at once, each on one of libuv's threads (UV_THREADPOOL_SIZE is 8 here). */
@@ -26,8 +26,8 @@ const SLOTS = 2;
 /** The most a transfer taken here may read: moments of work, whatever the target. */
 const MAX_FEATURES = 100_000;
 const MAX_BYTES = 64 * 1024 * 1024;
-/** Longer than any such transfer takes; beyond it the call is reported as stuck. */
-const LIMIT_MS = 60_000;
+/** Longer than any such transfer takes; beyond it the call is reported as stuck (tests shorten it). */
+export const inProcessLimits = { stuckAfterMs: 60_000 };
 
 let busy = 0;
 let stuck = 0;
@@ -88,13 +88,14 @@ export async function translateHere(job: TranslateHere, ctx: ConnectorContext): 
     if (late) stuck -= 1;
   });
   let timer: NodeJS.Timeout | undefined;
+  const limitMs = inProcessLimits.stuckAfterMs;
   const overdue = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       late = true;
       stuck += 1;
-      ctx.log.warn({ label: job.label, limitMs: LIMIT_MS }, 'an in-process GDAL transfer is overdue; transfers run as ogr2ogr until it returns');
-      reject(new ConnectorError('timeout', `${job.label}: the server did not finish the load within ${LIMIT_MS / 1000} s`));
-    }, LIMIT_MS);
+      ctx.log.warn({ label: job.label, limitMs }, 'an in-process GDAL transfer is overdue; transfers run as ogr2ogr until it returns');
+      reject(new ConnectorError('timeout', `${job.label}: the server did not finish the load within ${limitMs / 1000} s`));
+    }, limitMs);
   });
   let failed = false;
   try {

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgis } from '../../connectors/postgis/index.js';
-import { translatedHere } from '../../connectors/shared/translate-here.js';
+import { inProcessLimits, translatedHere } from '../../connectors/shared/translate-here.js';
 import type { DeliverInput } from '../../connectors/types.js';
 import { gdal } from '../../geo/datasets/gdal.js';
 import { closedPort, connectorContext, expectConnectorError, silentServer } from './support.js';
@@ -645,6 +646,88 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
         );
         expect(loaded.rows_written).toBe(3);
         expect(translatedHere()).toBe(before + 1);
+      });
+
+      it('a call the server never answers fails the delivery with timeout, and loads run as ogr2ogr until it returns', async () => {
+        // Between the delivery and the database: the first connection (the checks) passes through;
+        // a later one (GDAL's) is answered until it sends its first query, which then never arrives.
+        const sockets = new Set<Socket>();
+        let connections = 0;
+        const proxy = createServer((client) => {
+          const stall = ++connections > 1;
+          const server = connect(db.config.port, db.config.host);
+          sockets.add(client).add(server);
+          for (const s of [client, server]) s.on('error', () => undefined);
+          let pending = Buffer.alloc(0);
+          let startup = true;
+          let stalled = false;
+          client.on('data', (chunk: Buffer) => {
+            if (stalled) return;
+            if (!stall) return void server.write(chunk);
+            // Frontend messages: the startup one without a type byte, then a type byte and a length.
+            pending = Buffer.concat([pending, chunk]);
+            while (!stalled) {
+              const header = startup ? 4 : 5;
+              if (pending.length < header) break;
+              const length = pending.readInt32BE(startup ? 0 : 1) + (startup ? 0 : 1);
+              if (!startup && (pending[0] === 0x51 || pending[0] === 0x50))
+                stalled = true; // Q or P: a query
+              else if (pending.length >= length) {
+                server.write(pending.subarray(0, length));
+                pending = pending.subarray(length);
+                startup = false;
+              } else break;
+            }
+          });
+          server.on('data', (chunk: Buffer) => {
+            if (!stalled) client.write(chunk);
+          });
+        });
+        await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+        const limits = { ...inProcessLimits };
+        inProcessLimits.stuckAfterMs = 1_500;
+        try {
+          const before = translatedHere();
+          const stuck = await expectConnectorError(
+            postgis.destination!.deliver(
+              { ...db.config, port: (proxy.address() as AddressInfo).port },
+              { schema: 'public', table: 'never', write_mode: 'replace' },
+              deliverInput(pointsGeoJson(dir, 3), { format: 'GeoJSON' }),
+              connectorContext(),
+            ),
+            'timeout',
+          );
+          expect(stuck.message).toMatch(/did not finish the load within 1\.5 s/);
+          expect(connections).toBeGreaterThan(1);
+          // While the call is stuck, a small load goes to the program, and succeeds.
+          const meanwhile = await postgis.destination!.deliver(
+            db.config,
+            { schema: 'public', table: 'meanwhile', write_mode: 'replace' },
+            deliverInput(pointsGeoJson(dir, 2), { format: 'GeoJSON' }),
+            connectorContext(),
+          );
+          expect(meanwhile.rows_written).toBe(2);
+          expect(translatedHere()).toBe(before);
+          // Once the server hangs up, the call returns and loads run here again.
+          for (const s of sockets) s.destroy();
+          let here = false;
+          for (let i = 0; i < 50 && !here; i++) {
+            await postgis.destination!.deliver(
+              db.config,
+              { schema: 'public', table: 'afterwards', write_mode: 'replace' },
+              deliverInput(pointsGeoJson(dir, 2), { format: 'GeoJSON' }),
+              connectorContext(),
+            );
+            here = translatedHere() > before;
+            if (!here) await new Promise((r) => setTimeout(r, 100));
+          }
+          expect(here).toBe(true);
+          expect(await count('afterwards')).toBe(2);
+        } finally {
+          Object.assign(inProcessLimits, limits);
+          for (const s of sockets) s.destroy();
+          proxy.close();
+        }
       });
     });
 
