@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,10 +8,10 @@ import { postgis } from '../../connectors/postgis/index.js';
 import { inProcessLimits, translatedHere } from '../../connectors/shared/translate-here.js';
 import type { DeliverInput } from '../../connectors/types.js';
 import { gdal } from '../../geo/datasets/gdal.js';
-import { closedPort, connectorContext, expectConnectorError, silentServer } from './support.js';
+import { closedPort, connectorContext, expectConnectorError, silentServer, stallingPgProxy } from './support.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';
-import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
+import { createPostgisDatabase, type PostgisDatabase, untilStagingTable } from '../support/postgis.js';
 
 /** The postgis connector against the suite's real PostgreSQL 15 + PostGIS 3. */
 describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
@@ -546,9 +545,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
           [table],
         ),
         geometry: await db.sql('SELECT type, srid, coord_dimension, f_geometry_column FROM geometry_columns WHERE f_table_name = $1', [table]),
-        indexes: (
-          await db.sql<{ def: string }>("SELECT indexdef AS def FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1 ORDER BY 1", [table])
-        ).map((i) => i.def.replaceAll(table, 'T')),
+        indexes: (await indexesOf(table)).map((def) => def.replaceAll(table, 'T')),
         rows: (await db.sql<{ r: string }>(`SELECT row_to_json(t)::text AS r FROM public."${table}" t ORDER BY 1`)).map((x) => x.r),
       });
       const withEnv = async <T>(name: string, value: string, fn: () => Promise<T>): Promise<T> => {
@@ -651,46 +648,14 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       it('a call the server never answers fails the delivery with timeout, and loads run as ogr2ogr until it returns', async () => {
         // Between the delivery and the database: the first connection (the checks) passes through;
         // a later one (GDAL's) is answered until it sends its first query, which then never arrives.
-        const sockets = new Set<Socket>();
-        let connections = 0;
-        const proxy = createServer((client) => {
-          const stall = ++connections > 1;
-          const server = connect(db.config.port, db.config.host);
-          sockets.add(client).add(server);
-          for (const s of [client, server]) s.on('error', () => undefined);
-          let pending = Buffer.alloc(0);
-          let startup = true;
-          let stalled = false;
-          client.on('data', (chunk: Buffer) => {
-            if (stalled) return;
-            if (!stall) return void server.write(chunk);
-            // Frontend messages: the startup one without a type byte, then a type byte and a length.
-            pending = Buffer.concat([pending, chunk]);
-            while (!stalled) {
-              const header = startup ? 4 : 5;
-              if (pending.length < header) break;
-              const length = pending.readInt32BE(startup ? 0 : 1) + (startup ? 0 : 1);
-              if (!startup && (pending[0] === 0x51 || pending[0] === 0x50))
-                stalled = true; // Q or P: a query
-              else if (pending.length >= length) {
-                server.write(pending.subarray(0, length));
-                pending = pending.subarray(length);
-                startup = false;
-              } else break;
-            }
-          });
-          server.on('data', (chunk: Buffer) => {
-            if (!stalled) client.write(chunk);
-          });
-        });
-        await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+        const proxy = await stallingPgProxy(db.config, 1);
         const limits = { ...inProcessLimits };
         inProcessLimits.stuckAfterMs = 1_500;
         try {
           const before = translatedHere();
           const stuck = await expectConnectorError(
             postgis.destination!.deliver(
-              { ...db.config, port: (proxy.address() as AddressInfo).port },
+              { ...db.config, port: proxy.port },
               { schema: 'public', table: 'never', write_mode: 'replace' },
               deliverInput(pointsGeoJson(dir, 3), { format: 'GeoJSON' }),
               connectorContext(),
@@ -698,7 +663,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
             'timeout',
           );
           expect(stuck.message).toMatch(/did not finish the load within 1\.5 s/);
-          expect(connections).toBeGreaterThan(1);
+          expect(proxy.connections()).toBeGreaterThan(1);
           // While the call is stuck, a small load goes to the program, and succeeds.
           const meanwhile = await postgis.destination!.deliver(
             db.config,
@@ -709,7 +674,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
           expect(meanwhile.rows_written).toBe(2);
           expect(translatedHere()).toBe(before);
           // Once the server hangs up, the call returns and loads run here again.
-          for (const s of sockets) s.destroy();
+          proxy.close();
           let here = false;
           for (let i = 0; i < 50 && !here; i++) {
             await postgis.destination!.deliver(
@@ -725,7 +690,6 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
           expect(await count('afterwards')).toBe(2);
         } finally {
           Object.assign(inProcessLimits, limits);
-          for (const s of sockets) s.destroy();
           proxy.close();
         }
       });
@@ -751,11 +715,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
         connectorContext({ signal: controller.signal }),
       );
       // Cancel once the staging table exists (the load is under way).
-      for (let i = 0; i < 200; i++) {
-        const staging = await db.sql("SELECT 1 FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%' AND relkind = 'r'");
-        if (staging.length) break;
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await untilStagingTable((text) => db.sql(text));
       controller.abort();
       await expectConnectorError(stopped, 'timeout');
       expect(await count('Parcels')).toBe(7);

@@ -1,5 +1,5 @@
 import { mkdtempSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -57,6 +57,55 @@ export async function silentServer(): Promise<{ port: number; close(): void }> {
     close() {
       for (const s of sockets) s.destroy();
       server.close();
+    },
+  };
+}
+
+/**
+ * A TCP proxy to a PostgreSQL server that passes the first `passing` connections through, and of
+ * every later one passes the startup and authentication and never the first query (a simple
+ * query or a Parse): a server that lets a client in and then never answers. `close` hangs up on
+ * every connection (may be called again).
+ */
+export async function stallingPgProxy(to: { host: string; port: number }, passing: number): Promise<{ port: number; connections(): number; close(): void }> {
+  const sockets = new Set<Socket>();
+  let connections = 0;
+  const proxy = createServer((client) => {
+    const stall = ++connections > passing;
+    const server = connect(to.port, to.host);
+    sockets.add(client).add(server);
+    for (const s of [client, server]) s.on('error', () => undefined);
+    let pending = Buffer.alloc(0);
+    let startup = true;
+    let stalled = false;
+    client.on('data', (chunk: Buffer) => {
+      if (stalled) return;
+      if (!stall) return void server.write(chunk);
+      // Frontend messages: the startup one without a type byte, then a type byte and a length.
+      pending = Buffer.concat([pending, chunk]);
+      while (!stalled) {
+        const header = startup ? 4 : 5;
+        if (pending.length < header) break;
+        const length = pending.readInt32BE(startup ? 0 : 1) + (startup ? 0 : 1);
+        if (!startup && (pending[0] === 0x51 || pending[0] === 0x50)) stalled = true;
+        else if (pending.length >= length) {
+          server.write(pending.subarray(0, length));
+          pending = pending.subarray(length);
+          startup = false;
+        } else break;
+      }
+    });
+    server.on('data', (chunk: Buffer) => {
+      if (!stalled) client.write(chunk);
+    });
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  return {
+    port: (proxy.address() as AddressInfo).port,
+    connections: () => connections,
+    close() {
+      for (const s of sockets) s.destroy();
+      proxy.close();
     },
   };
 }

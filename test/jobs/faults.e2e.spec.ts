@@ -12,6 +12,7 @@ import { createTestApp, createToken, login, type TestApp } from '../support/app.
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, manyPointsGpkg, pointsGeoJson } from '../support/fixtures.js';
 import { createPostgisTarget, fileBody, finished, jobsClient, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
+import { untilStagingTable } from '../support/postgis.js';
 import { spawnWorkerProcess, startTestWorker, temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
@@ -71,11 +72,7 @@ describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot del
         const run = (await api.call('POST', `/api/v1/jobs/${created.id}/run`)).json();
         await api.waitForRun(created.id, run.id, (r) => r.steps.find((s) => s.name === 'deliver')?.status === 'running' || finished(r.status), 120_000);
         // Killed once the load has begun writing its staging table, not after a guess at how long it takes.
-        for (let i = 0; i < 400; i += 1) {
-          const staging = await target.query("SELECT 1 FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%' AND relkind = 'r'");
-          if (staging.length) break;
-          await sleep(25);
-        }
+        await untilStagingTable((text) => target.query(text));
         const before = await api.waitForRun(created.id, run.id, () => true);
         expect(before.status, 'the deliver step was still running when the worker was killed').toBe('running');
         await worker.kill('SIGKILL');

@@ -14,6 +14,7 @@ import { bearer, createTestApp, createToken, login, type TestApp } from '../supp
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, manyPointsGpkg, pointsGeoJson } from '../support/fixtures.js';
 import { createPostgisTarget, fileBody, finished, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
+import { untilStagingTable } from '../support/postgis.js';
 import { multipartFile } from '../support/multipart.js';
 import { spawnWorkerProcess, temporalAddress } from '../support/worker.js';
 import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
@@ -309,11 +310,7 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     runIds.push(run.id);
     await api.waitForRun(job.id, run.id, (r) => r.steps.find((s) => s.name === 'deliver')?.status === 'running' || finished(r.status), 120_000);
     // Killed once the load has begun writing its staging table, not after a guess at how long it takes.
-    for (let i = 0; i < 400; i += 1) {
-      const staging = await target.query("SELECT 1 FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%' AND relkind = 'r'");
-      if (staging.length) break;
-      await sleep(25);
-    }
+    await untilStagingTable((text) => target.query(text));
     const before = await api.waitForRun(job.id, run.id, () => true);
     expect(before.status, 'the deliver step was still running when the worker was killed').toBe('running');
     await doomed.kill('SIGKILL');
