@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { closeIdleConnections } from '../connectors/registry.js';
 import { configureEgress } from '../connectors/shared/egress.js';
 import { createEventStore } from '../eventstore/index.js';
 import { createCipher } from '../platform/cipher.js';
@@ -116,6 +117,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await reactors?.stop();
       await projections.stop();
       await connection?.close();
+      // Idle connections a connector keeps to users' databases between transfers.
+      await closeIdleConnections();
       await store.close();
       await pool.end();
       await reads.end();

@@ -69,6 +69,11 @@ export function connectorFor(kind: ConnectionKind, type: string): ConnectorDefin
 
 export const connectorByType = (type: string) => byType.get(type);
 
+/** Closes what every connector keeps open between transfers (idle database connections): a worker shutting down. */
+export async function closeIdleConnections(): Promise<void> {
+  await Promise.all(connectors.map((c) => c.closeIdle?.()));
+}
+
 /**
  * The one check for a type that is accepted and validated but cannot connect yet
  * (`implemented: false`): testing, browsing, extracting and delivering through it are refused

@@ -231,6 +231,8 @@ export interface ConnectorDefinition<C extends object = Config, R = unknown, T =
   projects?: ProjectBrowsing<C>;
   source?: SourceSupport<R, C>;
   destination?: DestinationSupport<T, C>;
+  /** Closes connections the connector keeps open between transfers (a worker shutting down). */
+  closeIdle?(): Promise<void>;
 }
 
 /**

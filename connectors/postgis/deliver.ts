@@ -14,20 +14,9 @@ import {
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
 import { geometryColumnOf, geometryColumnsOf, geometryColumnsSql, schemaMissing } from './catalog.js';
-import {
-  classifyPg,
-  connect,
-  CONNECT_TIMEOUT_MS,
-  describeServer,
-  ident,
-  literal,
-  onClient,
-  qualified,
-  triedOf,
-  withClient,
-  type PostgisConfig,
-} from './client.js';
+import { classifyPg, CONNECT_TIMEOUT_MS, describeServer, ident, literal, onClient, qualified, triedOf, withClient, type PostgisConfig } from './client.js';
 import { libpqFor, ogr2ogrPg, pgLabel } from './ogr.js';
+import { borrow, giveBack } from './pool.js';
 import { translateHere } from '../shared/translate-here.js';
 
 /*
@@ -221,14 +210,22 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
   let kept: pg.Client | null = null;
   /** The server process of a statement a cancellation cut off (its socket closed; the server may not notice). */
   let orphan: number | null = null;
+  /** Closes the kept connection: a statement on it failed or was cut off. */
   const release = async () => {
     const client = kept;
     kept = null;
     await client?.end().catch(() => undefined);
   };
-  /** fn on the kept connection, or a new one (kept for the next call of a small delivery). */
+  /** The kept connection, clean (every statement on it succeeded), back for the next delivery into this database. */
+  const handBack = async () => {
+    if (ctx.signal.aborted) return release();
+    const client = kept;
+    kept = null;
+    if (client) giveBack(config, client);
+  };
+  /** fn on the kept connection, or an idle or new one (kept for the next call of a small delivery). */
   const session = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = kept ?? (await connect(config, ctx));
+    const client = kept ?? (await borrow(config, ctx));
     kept = client;
     try {
       return await onClient(config, ctx, client, fn);
@@ -266,7 +263,7 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
           return { done: null, plan: { geometryName, indexed } };
         }),
       load: async ({ geometryName, indexed }) => {
-        if (!small) await release();
+        if (!small) await handBack();
         const libpq = await libpqFor(config, ctx);
         const loading = `Loading ${where}`;
         // GDAL creates the spatial index with the table, before the rows, and every row then
@@ -373,13 +370,10 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
           await client.query(`DROP TABLE IF EXISTS ${qualified(schema, stage)}`);
         };
         const cleanup = { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) };
-        await (kept && !ctx.signal.aborted ? onClient(config, cleanup, kept, drop) : withClient(config, cleanup, drop)).then(
-          () => undefined,
-          () => undefined,
-        );
+        await (kept && !ctx.signal.aborted ? onClient(config, cleanup, kept, drop) : withClient(config, cleanup, drop)).catch(release);
       },
     });
   } finally {
-    await release();
+    await handBack();
   }
 }

@@ -7,6 +7,7 @@ import { listSchemas, listTables, requireSchema } from './catalog.js';
 import { classifyPg, describeServer, triedOf, withClient, type PostgisConfig } from './client.js';
 import { deliverPostgis, type PostgisTarget } from './deliver.js';
 import { extractPostgis, type PostgisResource } from './extract.js';
+import { closeIdle } from './pool.js';
 
 const configuration = z.strictObject({
   host,
@@ -94,7 +95,11 @@ export const postgis = defineConnector({
     '`geom` and its key `ogc_fid` (`geometry` and `fid` when an attribute already has that name); a replaced table keeps its geometry column name. Triggers, comments, row-level',
     'security and dependent views of a replaced table are not carried over (a view that depends on it stops the',
     'replace: use `append`). Each delivery records its id in `"<schema>"."_geoflow_deliveries"` in the same',
-    'transaction, so a retried delivery never writes twice. The role needs CREATE on the schema. A layer with geometry',
+    'transaction, so a retried delivery never writes twice. The checks and the swap run on a connection a finished',
+    'delivery into the same database left open, when there is one: each worker keeps at most 8 idle connections per',
+    'database (`SVC_POSTGIS_IDLE_CONNECTIONS`, 0 for none), each closed after 10 s unused (a new connection costs the server a process, authentication and loading',
+    "PostGIS's library); GDAL's connection for the load is always a new one.",
+    'The role needs CREATE on the schema. A layer with geometry',
     'needs PostGIS in the target database: without it the delivery fails with `not_found` before anything is written',
     '(the connection test says so too); a table without geometry loads into plain PostgreSQL. A CRS without an EPSG',
     'code (a custom projection) needs a new row in `spatial_ref_sys`: a role that may not insert there gets',
@@ -135,4 +140,5 @@ export const postgis = defineConnector({
   },
   source,
   destination,
+  closeIdle,
 });

@@ -75,6 +75,9 @@ export async function stallingPgProxy(to: { host: string; port: number }, passin
     const server = connect(to.port, to.host);
     sockets.add(client).add(server);
     for (const s of [client, server]) s.on('error', () => undefined);
+    // Either side hanging up hangs up the other (a server ending a session, a client closing it).
+    client.on('close', () => server.destroy());
+    server.on('close', () => client.destroy());
     let pending = Buffer.alloc(0);
     let startup = true;
     let stalled = false;
