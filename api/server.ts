@@ -1,3 +1,4 @@
+import '../platform/runtime-notices.js';
 import { loadConfig } from '../platform/config.js';
 import { buildApp } from './app.js';
 import { createServices } from '../application/bootstrap.js';

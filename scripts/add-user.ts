@@ -1,3 +1,4 @@
+import '../platform/runtime-notices.js';
 import { parseArgs } from 'node:util';
 import { createInterface } from 'node:readline/promises';
 import { registerUser } from '../application/accounts.js';

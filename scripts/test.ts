@@ -46,6 +46,8 @@ const baseEnv = {
   SVC_TEST_TEMPORAL_ADDRESS: temporal.address,
   UV_THREADPOOL_SIZE: '8',
   TMPDIR: runTmp,
+  // The AWS SDK's notice that its 2027 releases need Node 22, in every suite's output (platform/runtime-notices.ts).
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ?? 'true',
   // The suites use this run's own cluster as their PostGIS server, and it is also the database of
   // the services they start: the outbound policy refuses a service's own database port unless an
   // allow entry names it (docs/operations.md, "Outbound connections").

@@ -1,3 +1,4 @@
+import '../platform/runtime-notices.js';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createActivities, defaultWorkerName } from '../activities/index.js';
