@@ -5,13 +5,16 @@ import { connect, type PostgisConfig } from './client.js';
 
 /*
  * Idle connections a delivery hands back for the next delivery into the same database. A new
- * connection costs the server a process, a SCRAM exchange and loading PostGIS's library (about 7 ms
- * of server CPU and 3 ms of ours, against under 1 ms for the checks on an open connection,
- * docs/decisions.md "cheaper Runs"): Runs of a Job that fires every minute, or many Jobs into one
- * warehouse, would pay it every time. Only connections that finished cleanly come back (no
- * transaction open, no statement failed), at most `poolLimits.perDatabase` per database
- * (SVC_POSTGIS_IDLE_CONNECTIONS) and each for `poolLimits.idleMs`, so a DBA sees a few idle "geoflow" sessions for seconds after a burst,
- * never a standing pool. GDAL's own connection for the load is not pooled.
+ * connection costs the server a process, a SCRAM exchange and loading PostGIS's library (about
+ * 7 ms of server CPU and 3 ms of ours, against under 1 ms for the checks on an open connection;
+ * docs/decisions.md, "idle PostGIS connections between deliveries"): Runs of a Job that fires every
+ * minute, or many Jobs into one database, would pay it every time. Only connections that finished
+ * cleanly come back (no transaction open, no statement failed), at most `poolLimits.perDatabase`
+ * per database (SVC_POSTGIS_IDLE_CONNECTIONS) and each for `poolLimits.idleMs`, so a DBA sees a
+ * few idle "geoflow" sessions for seconds after a burst, never a standing pool. GDAL's own
+ * connection for the load is not pooled, and neither are a Source's: its checks run the user's
+ * query, whose effects on a session (an advisory lock, a setting) must not reach another transfer.
+ * A delivery runs no SQL of the user's.
  */
 
 /** SVC_POSTGIS_IDLE_CONNECTIONS: idle connections kept per database (0: none, every delivery connects). */
