@@ -747,7 +747,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'geoflow' AND state = 'idle'",
           );
           expect(ended.length).toBeGreaterThan(0);
-          for (let i = 0; i < 50 && idleCount() > 0; i++) await new Promise((r) => setTimeout(r, 20));
+          for (let i = 0; i < 100 && idleCount() > 0; i++) await new Promise((r) => setTimeout(r, 50));
           expect(idleCount()).toBe(0);
           await deliver('idle_closed');
           expect(proxy.connections()).toBe(7);
