@@ -39,8 +39,9 @@ export type { WriteMode };
 /**
  * Up to this many features (as the input says), the checks' connection stays open through the
  * load for the swap and the cleanup: a one-row delivery connected three times (about a tenth of
- * its time, docs/decisions.md "cheaper Runs"). A larger load connects again afterwards, rather
- * than keep a connection idle for as long as the load takes.
+ * its time, docs/decisions.md "cheaper Runs"). A larger load hands it back to the idle ones
+ * (./pool.ts: another delivery may use it meanwhile) and takes one again afterwards, rather than
+ * hold a connection idle for as long as the load takes.
  */
 const KEEP_CONNECTION_FEATURES = 100_000;
 export interface PostgisTarget {
