@@ -698,8 +698,10 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
 
     describe('connections left open between deliveries', () => {
       // Every connection to the database goes through a proxy that counts them (none is held back).
+      const proxies: { close(): void }[] = [];
       const through = async () => {
         const proxy = await stallingPgProxy(db.config, Number.POSITIVE_INFINITY);
+        proxies.push(proxy);
         const deliver = (table: string, write_mode: 'replace' | 'create' = 'replace') =>
           postgis.destination!.deliver(
             { ...db.config, port: proxy.port },
@@ -713,63 +715,52 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       afterEach(async () => {
         Object.assign(poolLimits, limits);
         await closeIdle();
+        for (const proxy of proxies.splice(0)) proxy.close();
       });
 
       it("a later delivery into the same database runs its checks on the connection the last one left; only GDAL's is new", async () => {
         const { proxy, deliver } = await through();
-        try {
-          await deliver('pooled');
-          expect(proxy.connections()).toBe(2);
-          await deliver('pooled');
-          await deliver('pooled');
-          expect(proxy.connections()).toBe(4);
-          expect(await count('pooled')).toBe(2);
-        } finally {
-          proxy.close();
-        }
+        await deliver('pooled');
+        expect(proxy.connections()).toBe(2);
+        await deliver('pooled');
+        await deliver('pooled');
+        expect(proxy.connections()).toBe(4);
+        expect(await count('pooled')).toBe(2);
       });
 
       it('an idle connection is closed after its time, and one the server ended is not used again', async () => {
         poolLimits.idleMs = 300;
         const { proxy, deliver } = await through();
-        try {
-          await deliver('idle_closed');
-          expect(idleCount()).toBe(1);
-          await new Promise((r) => setTimeout(r, 600));
-          expect(idleCount()).toBe(0);
-          await deliver('idle_closed');
-          expect(proxy.connections()).toBe(4);
+        await deliver('idle_closed');
+        expect(idleCount()).toBe(1);
+        await new Promise((r) => setTimeout(r, 600));
+        expect(idleCount()).toBe(0);
+        await deliver('idle_closed');
+        expect(proxy.connections()).toBe(4);
 
-          poolLimits.idleMs = 60_000;
-          await deliver('idle_closed');
-          expect(proxy.connections()).toBe(5);
-          const ended = await db.sql(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'geoflow' AND state = 'idle'",
-          );
-          expect(ended.length).toBeGreaterThan(0);
-          for (let i = 0; i < 100 && idleCount() > 0; i++) await new Promise((r) => setTimeout(r, 50));
-          expect(idleCount()).toBe(0);
-          await deliver('idle_closed');
-          expect(proxy.connections()).toBe(7);
-          expect(await count('idle_closed')).toBe(2);
-        } finally {
-          proxy.close();
-        }
+        poolLimits.idleMs = 60_000;
+        await deliver('idle_closed');
+        expect(proxy.connections()).toBe(5);
+        const ended = await db.sql(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'geoflow' AND state = 'idle'",
+        );
+        expect(ended.length).toBeGreaterThan(0);
+        for (let i = 0; i < 100 && idleCount() > 0; i++) await new Promise((r) => setTimeout(r, 50));
+        expect(idleCount()).toBe(0);
+        await deliver('idle_closed');
+        expect(proxy.connections()).toBe(7);
+        expect(await count('idle_closed')).toBe(2);
       });
 
       it('a delivery that failed closes its connection instead of leaving it for the next one', async () => {
         const { proxy, deliver } = await through();
-        try {
-          await deliver('refused');
-          await expectConnectorError(deliver('refused', 'create'), 'target_exists');
-          // The refusal came on the connection the first delivery left; the next one connects anew.
-          expect(proxy.connections()).toBe(2);
-          expect(idleCount()).toBe(0);
-          await deliver('refused');
-          expect(proxy.connections()).toBe(4);
-        } finally {
-          proxy.close();
-        }
+        await deliver('refused');
+        await expectConnectorError(deliver('refused', 'create'), 'target_exists');
+        // The refusal came on the connection the first delivery left; the next one connects anew.
+        expect(proxy.connections()).toBe(2);
+        expect(idleCount()).toBe(0);
+        await deliver('refused');
+        expect(proxy.connections()).toBe(4);
       });
     });
 
