@@ -42,7 +42,7 @@ function keyOf(config: PostgisConfig): string {
   return [config.host, config.port, config.database, config.username, config.ssl_mode, password].join('\0');
 }
 
-/** An idle socket must not keep a worker process alive that is otherwise done. */
+/** A client's socket: unreferenced while idle (an idle connection must not keep a process alive), destroyed once the server closed it. */
 const socketOf = (client: pg.Client) =>
   (client as unknown as { connection?: { stream?: { destroyed?: boolean; ref?(): void; unref?(): void } } }).connection?.stream;
 
