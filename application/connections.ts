@@ -10,7 +10,7 @@ import {
 import { DomainError } from '../domain/errors.js';
 import { configurationBodySchema, connectorFor, typesOf } from '../connectors/registry.js';
 import type { ConnectorContext, ConnectorDefinition } from '../connectors/types.js';
-import { ConnectorError } from '../connectors/shared/errors.js';
+import { ConnectorError } from '../domain/transfers.js';
 import type { Cipher } from '../platform/cipher.js';
 import { load } from './commands.js';
 import type { Services } from './services.js';

@@ -15,7 +15,7 @@ import { execute } from '../../application/commands.js';
 import { jobsUsing } from '../../application/jobs.js';
 import type { Services } from '../../application/services.js';
 import { configurationBodySchema, connectorByType, connectors, publicConnectorCatalog, requireImplemented } from '../../connectors/registry.js';
-import { ConnectorError } from '../../connectors/shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { outboundRefusal } from '../../temporal/failures.js';
 import { nonBlank } from '../../platform/text.js';
 import { connectionDecider, connectionStream, notFoundCode, type ConnectionKind } from '../../domain/connections/connection.js';

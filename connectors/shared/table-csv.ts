@@ -2,7 +2,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
 import { gdal, layerSrs, openDataset } from '../../geo/datasets/gdal.js';
 import type { ConnectorContext } from '../types.js';
-import { ConnectorError } from './errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { runOgr2ogr, transferFailure } from './ogr2ogr.js';
 import type { VectorInput } from './vector-input.js';
 
