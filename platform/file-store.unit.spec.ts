@@ -45,5 +45,4 @@ describe('LocalFileStore', () => {
     await files.remove('ws_c3');
     expect((await files.list('workspaces')).map((o) => o.owner)).toEqual(['ws_a1']);
   });
-
 });
