@@ -1,4 +1,5 @@
-import { allScopes, isScope, type Scope } from '../domain/accounts/scopes.js';
+import type { Principal } from '../domain/accounts/principal.js';
+import { allScopes, isScope } from '../domain/accounts/scopes.js';
 import { TOKEN_USE_RESOLUTION_MS, tokenDecider, tokenStream } from '../domain/accounts/token.js';
 import { DomainError } from '../domain/errors.js';
 import { tokenBySha256, userById } from '../projections/accounts.js';
@@ -7,16 +8,6 @@ import { PrincipalCache, type CachedToken } from './principal-cache.js';
 import type { Services } from './services.js';
 import { sessionUser } from './sessions.js';
 import { looksLikeToken, sha256Hex } from './tokens.js';
-
-/** Who is calling, and with what rights. A session holds every scope; a PAT only its own. */
-export interface Principal {
-  userId: string;
-  email: string;
-  name: string;
-  kind: 'session' | 'token';
-  scopes: readonly Scope[];
-  tokenId?: string;
-}
 
 const unauthorized = (message: string) => new DomainError('unauthorized', message);
 

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import type { Principal } from '../domain/accounts/principal.js';
 import { destroySocket } from '../platform/db.js';
 import { ACCOUNTS_CHANNEL, type AccountsChange } from '../projections/accounts.js';
-import type { Principal } from './authentication.js';
 
 /** What a token resolved to, as the token path needs it on the next request. */
 export interface CachedToken {

@@ -1,4 +1,4 @@
-import type { Principal } from '../../application/authentication.js';
+import type { Principal } from '../../domain/accounts/principal.js';
 import type { Scope } from '../../domain/accounts/scopes.js';
 
 /** The cookie that carries a browser session (application/sessions.ts keeps what it names). */
