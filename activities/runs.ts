@@ -11,11 +11,10 @@ import { deliverToDestination, extractFromSource } from '../application/transfer
 import { DomainError } from '../domain/errors.js';
 import { jobDecider, jobStream, syncForRun, type StepName } from '../domain/jobs/job.js';
 import { runDecider, runStream, stepAtFault, type ExistingRun, type RunError, type RunStats, type StepProgress } from '../domain/runs/run.js';
-import { convertDataset } from '../geo/datasets/convert.js';
 import { prepareUpload, stemOf, withoutSecondName } from '../geo/datasets/dataset-files.js';
 import { formatCatalog } from '../geo/datasets/formats.js';
-import { inspectDataset } from '../geo/datasets/inspect.js';
-import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
+import { applyPipeline, convertDataset, inspectDataset } from '../geo/isolation/index.js';
+import type { PipelineSpec } from '../geo/operations/pipeline.js';
 import type { StoredDataset } from '../domain/datasets.js';
 import { localDataset, storedDataset } from '../geo/datasets/stored.js';
 import { localFile } from '../platform/file-store.js';

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { closeIdleConnections } from '../connectors/registry.js';
+import { closeIsolation } from '../geo/isolation/index.js';
 import { configureEgress } from '../connectors/shared/egress.js';
 import { createEventStore } from '../eventstore/index.js';
 import { createCipher } from '../platform/cipher.js';
@@ -119,6 +120,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await connection?.close();
       // Idle connections a connector keeps to users' databases between transfers.
       await closeIdleConnections();
+      // Sandboxed GDAL hosts this process started (geo/isolation/).
+      closeIsolation();
       await store.close();
       await pool.end();
       await reads.end();

@@ -6,10 +6,9 @@ import { workspaceDecider, workspaceStream, type Pipeline, type WorkspaceOrigin 
 import { ConnectorError } from '../domain/transfers.js';
 import { checkConvertRequest } from '../geo/datasets/convert.js';
 import { datasetAtUpload, prepareUpload, safeFilename } from '../geo/datasets/dataset-files.js';
-import { inspectDataset } from '../geo/datasets/inspect.js';
 import { checkPipeline } from '../geo/operations/pipeline-check.js';
-import { transformDataPreview, transformSpatialPreview } from '../geo/operations/pipeline.js';
-import { dataPreview, parsePreviewLimit, spatialPreview } from '../geo/datasets/preview.js';
+import { dataPreview, inspectDataset, spatialPreview, transformDataPreview, transformSpatialPreview } from '../geo/isolation/index.js';
+import { parsePreviewLimit } from '../geo/datasets/preview.js';
 import { localDataset, storedDataset, type LocalDataset } from '../geo/datasets/stored.js';
 import { loadWorkspace, type WorkspaceRow } from '../projections/workspaces.js';
 import { connectorErrorFrom, domainErrorFrom, failurePosition } from '../temporal/failures.js';
@@ -148,39 +147,69 @@ export interface PreviewRequest {
   limit?: string | undefined;
 }
 
-/** Sample rows of a layer of the upload, or (transformed) of the pipeline's result. */
-export async function previewData(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false) {
+/** Sample rows of a layer of the upload, or (transformed) of the pipeline's result. `signal`: the caller went away. */
+export async function previewData(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false, signal?: AbortSignal) {
   const row = await getWorkspace(services, userId, id);
   const limit = parsePreviewLimit(request.limit);
-  const preview = await onDataset(services, row, transformed, (dataset, scratch) =>
-    scratch ? transformDataPreview(dataset, row.pipeline, scratch, request.layer, limit) : dataPreview(dataset, request.layer, limit),
+  const preview = await onDataset(services, row, transformed, signal, (dataset, scratch, bounds) =>
+    scratch ? transformDataPreview(dataset, row.pipeline, scratch, request.layer, limit, bounds) : dataPreview(dataset, request.layer, limit, bounds),
   );
   return { workspace_id: row.id, ...preview };
 }
 
 /** Sample features as GeoJSON in EPSG:4326, of the upload or (transformed) of the pipeline's result. */
-export async function previewSpatial(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false) {
+export async function previewSpatial(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false, signal?: AbortSignal) {
   const row = await getWorkspace(services, userId, id);
-  const preview = await onDataset(services, row, transformed, (dataset, scratch) =>
-    scratch ? transformSpatialPreview(dataset, row.pipeline, scratch, request.layer) : spatialPreview(dataset, request.layer),
+  const preview = await onDataset(services, row, transformed, signal, (dataset, scratch, bounds) =>
+    scratch ? transformSpatialPreview(dataset, row.pipeline, scratch, request.layer, bounds) : spatialPreview(dataset, request.layer, bounds),
   );
   return { workspace_id: row.id, ...preview };
 }
 
+/** What bounds a preview: its deadline and the caller going away (one signal), the time and file size of each GDAL stage. */
+interface PreviewBounds {
+  signal: AbortSignal;
+  timeoutMs: number;
+  maxBytes: number;
+}
+
 /**
  * Runs a preview on the Workspace's dataset. A transformed one runs the stored pipeline on a
- * bounded sample of the upload, in a scratch folder of its own, removed afterwards.
+ * bounded sample of the upload, in a scratch folder of its own, removed afterwards. Every preview
+ * is bounded like one (SVC_PREVIEW_TIMEOUT_S, SVC_PREVIEW_MAX_MB): past its deadline, or when the
+ * caller goes away, whatever GDAL process works for it is stopped.
  */
 async function onDataset<T>(
   services: Services,
   row: WorkspaceRow,
   transformed: boolean,
-  preview: (dataset: LocalDataset, scratch: string | null) => Promise<T>,
+  caller: AbortSignal | undefined,
+  preview: (dataset: LocalDataset, scratch: string | null, bounds: PreviewBounds) => Promise<T>,
 ): Promise<T> {
+  const { previewTimeoutMs: timeoutMs, previewMaxBytes: maxBytes } = services.config;
+  const stop = new AbortController();
+  const seconds = Math.round(timeoutMs / 1000);
+  const deadline = setTimeout(
+    () =>
+      stop.abort(
+        new DomainError(
+          transformed ? 'invalid_transformation' : 'processing_timeout',
+          `The preview was stopped after ${seconds} s (SVC_PREVIEW_TIMEOUT_S): ${transformed ? 'the pipeline is too heavy to preview; convert to see its whole result' : 'the layer is too slow to read for a preview'}`,
+          { limit_s: seconds, setting: 'SVC_PREVIEW_TIMEOUT_S' },
+        ),
+      ),
+    timeoutMs,
+  );
+  const onCaller = () => stop.abort(new DomainError('invalid_parameter', 'The request was cancelled'));
+  if (caller?.aborted) onCaller();
+  caller?.addEventListener('abort', onCaller, { once: true });
   const scratch = transformed ? `tmp/preview-${randomBytes(4).toString('hex')}` : null;
   try {
-    return await preview(await localDataset(services.files, row.id, row.dataset), scratch && (await services.files.workDir(row.id, scratch)));
+    const dataset = await localDataset(services.files, row.id, row.dataset);
+    return await preview(dataset, scratch && (await services.files.workDir(row.id, scratch)), { signal: stop.signal, timeoutMs, maxBytes });
   } finally {
+    clearTimeout(deadline);
+    caller?.removeEventListener('abort', onCaller);
     if (scratch) await services.files.remove(row.id, scratch);
   }
 }

@@ -36,6 +36,10 @@ export interface Config {
   gdalTimeoutMs: number;
   /** Address-space limit of one GDAL process: SVC_GDAL_MEMORY_MB, default 4096. */
   gdalMemoryBytes: number;
+  /** Wall-clock limit of one preview (SVC_PREVIEW_TIMEOUT_S, default 30): a preview is stopped past it, and when its client goes away. */
+  previewTimeoutMs: number;
+  /** Largest file one stage of a transformed preview may write (SVC_PREVIEW_MAX_MB, default 256). */
+  previewMaxBytes: number;
   workspaceTtlMs: number;
   /** Consecutive failed scheduled Runs after which a Job disables itself (SVC_JOB_MAX_FAILURES, default 5). */
   jobMaxConsecutiveFailures: number;
@@ -189,6 +193,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heartbeatTimeoutMs: intFrom(env.SVC_HEARTBEAT_TIMEOUT_S, 30, 'SVC_HEARTBEAT_TIMEOUT_S') * 1000,
     gdalTimeoutMs: intFrom(env.SVC_GDAL_TIMEOUT_MIN, 50, 'SVC_GDAL_TIMEOUT_MIN') * 60_000,
     gdalMemoryBytes: intFrom(env.SVC_GDAL_MEMORY_MB, 4096, 'SVC_GDAL_MEMORY_MB') * 1024 * 1024,
+    previewTimeoutMs: intFrom(env.SVC_PREVIEW_TIMEOUT_S, 30, 'SVC_PREVIEW_TIMEOUT_S') * 1000,
+    previewMaxBytes: intFrom(env.SVC_PREVIEW_MAX_MB, 256, 'SVC_PREVIEW_MAX_MB') * 1024 * 1024,
     workspaceTtlMs: intFrom(env.SVC_JOB_TTL, 60, 'SVC_JOB_TTL') * 60_000,
     jobMaxConsecutiveFailures: Math.floor(intFrom(env.SVC_JOB_MAX_FAILURES, 5, 'SVC_JOB_MAX_FAILURES')),
     edition: env.SVC_EDITION ?? 'on-premise',

@@ -1,5 +1,5 @@
 import fastifyMultipart from '@fastify/multipart';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Services } from '../../application/services.js';
@@ -8,6 +8,7 @@ import { DomainError } from '../../domain/errors.js';
 import { operationShape } from '../../domain/operations.js';
 import type { Pipeline } from '../../domain/workspaces/workspace.js';
 import { requirePrincipal } from '../auth/principal.js';
+import { crsText } from '../../geo/crs.js';
 import { errorEnvelope } from '../errors.js';
 import { operationList } from '../schemas.js';
 import { representWorkspace, workspaceSchema } from './representation.js';
@@ -20,6 +21,18 @@ import { representWorkspace, workspaceSchema } from './representation.js';
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
 const params = z.object({ id: z.string().min(1).max(100) });
 const layerQuery = z.object({ layer: z.string().max(1000).optional().describe('Layer name; required only for multi-layer datasets') });
+/**
+ * A signal that fires when the client goes away before its answer is sent (the connection closed
+ * under an unfinished response), so the work done for it stops.
+ */
+function callerGone(reply: FastifyReply): AbortSignal {
+  const gone = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) gone.abort();
+  });
+  return gone.signal;
+}
+
 const previewQuery = layerQuery.extend({ limit: z.string().optional().describe('Rows to return: default 100, at most 500') });
 
 const pipelineBody = z
@@ -49,7 +62,7 @@ const pipelineSchema = z
 
 const convertBody = z.object({
   output_format: z.string().min(1).max(100).describe('An id (or extension) from GET /api/v1/formats'),
-  target_crs: z.string().min(1).max(2000).nullable().optional().describe('e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946)'),
+  target_crs: crsText('e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946)').nullable().optional(),
   layers: z.array(z.string().min(1)).optional().describe('Layers to convert; all by default'),
 });
 
@@ -191,7 +204,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
           response: { 200: dataPreviewSchema, ...errors },
         },
       },
-      async (request) => workspaces.previewData(services, userOf(request), request.params.id, request.query),
+      async (request, reply) => workspaces.previewData(services, userOf(request), request.params.id, request.query, false, callerGone(reply)),
     );
 
     app.get(
@@ -206,7 +219,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
           response: { 200: spatialPreviewSchema, ...errors },
         },
       },
-      async (request) => workspaces.previewSpatial(services, userOf(request), request.params.id, request.query),
+      async (request, reply) => workspaces.previewSpatial(services, userOf(request), request.params.id, request.query, false, callerGone(reply)),
     );
 
     app.get(
@@ -245,7 +258,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
           response: { 200: dataPreviewSchema, ...errors },
         },
       },
-      async (request) => workspaces.previewData(services, userOf(request), request.params.id, request.query, true),
+      async (request, reply) => workspaces.previewData(services, userOf(request), request.params.id, request.query, true, callerGone(reply)),
     );
 
     app.get(
@@ -260,7 +273,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
           response: { 200: spatialPreviewSchema, ...errors },
         },
       },
-      async (request) => workspaces.previewSpatial(services, userOf(request), request.params.id, request.query, true),
+      async (request, reply) => workspaces.previewSpatial(services, userOf(request), request.params.id, request.query, true, callerGone(reply)),
     );
 
     app.post(

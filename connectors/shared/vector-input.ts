@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { prepareUpload, type DatasetRef } from '../../geo/datasets/dataset-files.js';
 import { errorText, layerSrs, openDataset, scrubPaths, type Layer } from '../../geo/datasets/gdal.js';
+import { inProcessDataset } from '../../geo/isolation/index.js';
 import { declaredTypeIsVague } from '../../geo/datasets/geometry-types.js';
 import { baseGeometryCode, baseGeometryName, crsLabel, splitGeometryType } from '../../geo/datasets/labels.js';
 import { DomainError } from '../../domain/errors.js';
@@ -83,6 +84,8 @@ export async function vectorInput(input: DeliverInput, workDir: string, ask: { n
   try {
     // Our own output: a .zip is unpacked like an upload (a shapefile with its companions).
     ref = await prepareUpload(input.file, input.filename, path.join(workDir, 'input'), { maxUncompressedBytes: 1024 ** 4 });
+    // Read in this process (and by a database's ogr2ogr) only in a format whose files name no others.
+    ref = await inProcessDataset(ref, path.join(workDir, 'readable'));
   } catch (error) {
     throw new ConnectorError(
       'invalid_data',

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
+import { crsTextProblem } from '../crs.js';
 import { datasetAt, safeFilename, stemOf, type DatasetRef } from './dataset-files.js';
 import { formatCatalog, resolveOutputFormat, type FormatEntry } from './formats.js';
-import { errorText, gdal, layerSrs, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
+import { errorText, gdal, layerSrs, openAs, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
 import { ensureFreeSpace } from './disk.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from './translate.js';
 import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sameGeometryType } from './geometry-types.js';
@@ -66,6 +67,8 @@ function primaryExtension(format: FormatEntry): string {
 }
 
 function checkCrs(targetCrs: string): void {
+  const problem = crsTextProblem(targetCrs);
+  if (problem) throw badParameter(`target_crs ${problem}`, { parameter: 'target_crs' });
   try {
     gdal.SpatialReference.fromUserInput(targetCrs);
   } catch {
@@ -98,6 +101,7 @@ export function checkConvertRequest(request: ConvertRequest, dataset: { kind: 'v
 }
 
 function isWgs84(crs: string): boolean {
+  if (crsTextProblem(crs)) return false;
   try {
     return gdal.SpatialReference.fromUserInput(crs).isSame(gdal.SpatialReference.fromEPSG(4326));
   } catch {
@@ -296,7 +300,7 @@ async function convertVector(
 async function refuseDroppedRows(source: Layer, written: string, format: FormatEntry): Promise<void> {
   const expected = await source.features.countAsync(false);
   if (expected < 0) return;
-  const out = await gdal.openAsync(written);
+  const out = await openAs('FlatGeobuf', written);
   let count: number;
   try {
     count = await out.layers.get(0).features.countAsync(true);

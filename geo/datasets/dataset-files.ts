@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError } from '../../domain/errors.js';
-import { errorText, gdal, scrubPaths, type DatasetRef } from './gdal.js';
+import { errorText, gdal, openAs, scrubPaths, type DatasetRef } from './gdal.js';
 import { extractZip } from './zip.js';
 
 // Defined beside openDataset, which opens one; most callers know it from here.
@@ -165,7 +165,7 @@ async function readOneColumnCsv(ref: DatasetRef, dir: string): Promise<DatasetRe
     } finally {
       csv.close();
     }
-    const out = await gdal.openAsync(gpkg, 'r+');
+    const out = await openAs('GPKG', gpkg, 'r+');
     try {
       const layer = out.layers.get(0);
       layer.fields.remove(layer.fields.indexOf(PAD_COLUMN));

@@ -2,7 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import type { DatasetRef } from './gdal.js';
-import { gdalErrors, mountsFor } from './gdal-tool.js';
+import { directGdalEnv, gdalErrors, mountsFor } from './gdal-tool.js';
 import { runSandboxed } from '../sandbox/sandbox.js';
 
 /*
@@ -29,6 +29,8 @@ export interface WriteLimits {
   timeoutMs?: number;
   /** Address-space limit; default 4 GiB (SVC_GDAL_MEMORY_MB). */
   memoryBytes?: number;
+  /** Largest file the tool may write (an import's size limit); default 8 GiB. */
+  maxBytes?: number;
   /** Called about once a second while the tool works. */
   progress?: (p: WriteProgress) => void;
   signal?: AbortSignal;
@@ -148,7 +150,8 @@ export async function runGdalWrite(
         timeoutMs,
         memoryBytes,
         maxOutputBytes: 256 * 1024,
-        env: { GDAL_HTTP_TIMEOUT: '1', CPL_VSIL_CURL_ALLOWED_EXTENSIONS: '.none' },
+        ...(limits.maxBytes ? { maxFileBytes: limits.maxBytes } : {}),
+        directEnv: directGdalEnv(args),
         fallback: 'direct',
         onStdout: (chunk) => {
           // -progress prints "0...10...20..." as it goes: the last number is how far it is.
@@ -163,6 +166,9 @@ export async function runGdalWrite(
   }
   // Killed because the step was cancelled: say that, not what the kill looks like.
   if (limits.signal?.aborted) throw limits.signal.reason ?? new Error('cancelled');
+  if (limits.maxBytes && result.signal === 'SIGXFSZ') {
+    throw new DomainError('upload_too_large', `${limits.what}: the data is larger than the limit of ${limits.maxBytes} bytes`, { max_bytes: limits.maxBytes });
+  }
   const resource = resourceFailure(result, { timeoutMs, memoryBytes }, limits.what);
   if (resource) throw resource;
   const errors = gdalErrors(result.stderr);

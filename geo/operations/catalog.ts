@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { gdal } from '../datasets/gdal.js';
+import { crsText } from '../crs.js';
 import { checkSqlExpression, quoteIdent, quoteString } from './sql-guard.js';
 import {
   castExpression,
@@ -49,7 +50,7 @@ export interface CatalogEntry extends Omit<OperationDefinition, 'compile'> {
 
 const column = z.string().min(1).max(255).describe('Name of an existing column');
 const columns = z.array(column).min(1).describe('Names of existing columns');
-const crs = z.string().min(1).max(2000).describe('A CRS GDAL understands: EPSG:4326, EPSG:3857, a PROJ string or WKT');
+const crs = crsText('A CRS: an authority code (EPSG:4326, EPSG:3857), an OGC URN, WKT, PROJJSON or a PROJ string');
 /** Distances on geographic (degree) data are measured in metres unless `source` is asked for. */
 const units = z
   .enum(['source', 'meters', 'kilometers', 'feet', 'miles'])

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { DatasetRef } from '../datasets/dataset-files.js';
-import { gdal, layerSrs, withDataset, type SpatialReference } from '../datasets/gdal.js';
+import { gdal, layerSrs, openAs, withDataset, type SpatialReference } from '../datasets/gdal.js';
 import { runGdalTool } from '../datasets/gdal-tool.js';
 import { datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
 import { fieldTypeLabel, gdalFieldType, geometryTypeCode, splitGeometryType } from '../datasets/labels.js';
@@ -40,8 +40,26 @@ export interface OperationRun {
   workDir: string;
   /** Read only the first n features (transform previews). */
   sampleFeatures?: number;
+  /** Write at most n features per stage (previews: a query may make rows from nothing, e.g. WITH RECURSIVE). */
+  outputLimit?: number;
+  /** Largest GeoPackage a stage may write (previews). */
+  maxBytes?: number;
+  /** Stops the stage running (a preview's deadline, a closed request). */
+  signal?: AbortSignal;
   timeoutMs?: number;
 }
+
+/** The limits of one GDAL stage of a run. */
+function stageLimits(run: OperationRun) {
+  return {
+    ...(run.timeoutMs ? { timeoutMs: run.timeoutMs } : {}),
+    ...(run.maxBytes ? { maxFileBytes: run.maxBytes } : {}),
+    ...(run.signal ? { signal: run.signal } : {}),
+  };
+}
+
+/** ogr2ogr's -limit for a run's stage output, when it has one. */
+const outputLimitArgs = (run: OperationRun) => (run.outputLimit ? ['-limit', String(run.outputLimit)] : []);
 
 function geometryFromCode(code: number): GeometrySpec | null {
   const { base, z, m } = splitGeometryType(code);
@@ -136,7 +154,7 @@ function toLonLat(extent: [number, number, number, number], srs: SpatialReferenc
 /** Finds a column by exact name, else by a unique case-insensitive match (SQLite names are case-insensitive). */
 async function createOutputLayer(target: { path: string; layer: string }, rel: Relation): Promise<void> {
   // gdal-async's async create needs explicit raster sizes even for a vector dataset.
-  const ds = existsSync(target.path) ? await gdal.openAsync(target.path, 'r+') : await gdal.drivers.get('GPKG').createAsync(target.path, 0, 0, 0, 'Unknown');
+  const ds = existsSync(target.path) ? await openAs('GPKG', target.path, 'r+') : await gdal.drivers.get('GPKG').createAsync(target.path, 0, 0, 0, 'Unknown');
   try {
     const fid = pickName(['fid', 'ogc_fid', 'gpkg_fid'], rel.fields);
     const srs = rel.geom && rel.crs ? gdal.SpatialReference.fromWKT(rel.crs.wkt) : null;
@@ -177,8 +195,9 @@ async function runStage(rel: Relation, target: { path: string; layer: string }, 
       '-nln',
       target.layer,
       ...(explode ? ['-explodecollections'] : []),
+      ...outputLimitArgs(run),
     ],
-    { readable: [rel.source.ref.path], writable: [run.workDir], ...(run.timeoutMs ? { timeoutMs: run.timeoutMs } : {}) },
+    { readable: [rel.source.ref.path], writable: [run.workDir], ...stageLimits(run) },
     `The transformation of layer ${run.layer} failed`,
   );
 }
@@ -200,7 +219,7 @@ export async function runOperations(operations: ValidatedOperation[], run: Opera
     const { stdout } = await runGdalTool(
       'ogrinfo',
       ['-ro', '-q', current.source.ref.path, ...openOptionArgs(current.source.ref), '-dialect', 'SQLite', '-sql', sql],
-      { readable: [current.source.ref.path], writable: [], timeoutMs: run.timeoutMs ?? 5 * 60_000 },
+      { readable: [current.source.ref.path], writable: [], ...stageLimits(run), timeoutMs: run.timeoutMs ?? 5 * 60_000 },
       'The expression failed',
     );
     return /\bt \([A-Za-z0-9]+\) = (\w+)/.exec(stdout)?.[1] ?? null;
@@ -252,13 +271,9 @@ export async function runUserSql(run: SqlRun): Promise<void> {
     run.output.layer,
     '-lco',
     'GEOMETRY_NAME=geometry',
+    ...outputLimitArgs(run),
   ];
   // A geometry passed through keeps its CRS; GDAL cannot always tell it from the SQL result.
   if (rel.crs) args.push('-a_srs', rel.crs.wkt);
-  await runGdalTool(
-    'ogr2ogr',
-    args,
-    { readable: [run.input.path], writable: [run.workDir], ...(run.timeoutMs ? { timeoutMs: run.timeoutMs } : {}) },
-    `The SQL on layer ${run.layer} failed`,
-  );
+  await runGdalTool('ogr2ogr', args, { readable: [run.input.path], writable: [run.workDir], ...stageLimits(run) }, `The SQL on layer ${run.layer} failed`);
 }

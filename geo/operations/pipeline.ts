@@ -20,6 +20,12 @@ export interface PipelineOptions {
   sampleFeatures?: number;
   /** Time limit of each GDAL stage; default 30 minutes. */
   timeoutMs?: number;
+  /** Features a stage may write at most (previews bound what a query can make). */
+  outputLimit?: number;
+  /** Largest file a stage may write (previews). */
+  maxBytes?: number;
+  /** Stops whatever stage runs; the pipeline then fails with the signal's reason. */
+  signal?: AbortSignal;
   python?: PythonStepOptions;
 }
 
@@ -101,17 +107,24 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
   if (isEmptyPipeline(spec)) return { dataset: input, layers: names, changed: false, python: null };
   await mkdir(workDir, { recursive: true });
   const runDir = await mkdtemp(path.join(workDir, 'pipeline-'));
+  const pythonOptions = { ...options.python, ...(options.signal ? { signal: options.signal } : {}) };
 
   if (facts.kind === 'raster') {
-    const py = await runPythonStep(spec.python!, input.path, path.join(runDir, 'python'), { outputName: 'output.tif', ...options.python });
+    const py = await runPythonStep(spec.python!, input.path, path.join(runDir, 'python'), { outputName: 'output.tif', ...pythonOptions });
     await assertOpens(py.outputPath);
     return { dataset: datasetAt(py.outputPath), layers: [], changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
   }
 
   const chosen = new Set(targets);
   const out = path.join(runDir, 'result.gpkg');
-  const timing = options.timeoutMs ? { timeoutMs: options.timeoutMs } : {};
+  const timing = {
+    ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.outputLimit ? { outputLimit: options.outputLimit } : {}),
+    ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
   const sample = options.sampleFeatures ? { sampleFeatures: options.sampleFeatures } : {};
+  const copyLimits = { ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}), ...(options.signal ? { signal: options.signal } : {}) };
   const transform = operations.length > 0 || sql !== null;
   // Layers keep their order; consecutive untouched ones are copied in one call.
   let pending: string[] = [];
@@ -120,7 +133,7 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
       pending.push(name);
       continue;
     }
-    await copyLayers(input, pending, out, { sample: options.sampleFeatures });
+    await copyLayers(input, pending, out, { sample: options.sampleFeatures, limits: copyLimits });
     pending = [];
     const run = { input, layer: name, output: { path: out, layer: name }, workDir: runDir, ...timing, ...sample };
     if (sql !== null) {
@@ -128,13 +141,13 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
       // GEOMETRY column every other layer of the result has.
       const staged = path.join(runDir, `sql-${randomUUID()}.gpkg`);
       await runUserSql({ ...run, output: { path: staged, layer: name }, sql });
-      await copyLayers(datasetAt(staged), [name], out, { failure: 'Copying the SQL result failed' });
+      await copyLayers(datasetAt(staged), [name], out, { failure: 'Copying the SQL result failed', limits: copyLimits });
       await rm(staged, { force: true });
     } else {
       await runOperations(operations, run);
     }
   }
-  await copyLayers(input, pending, out, { sample: options.sampleFeatures });
+  await copyLayers(input, pending, out, { sample: options.sampleFeatures, limits: copyLimits });
 
   if (!spec.python) {
     await declareMeasuredTypes(out);
@@ -142,7 +155,7 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
   }
 
   const outputName = 'output.gpkg';
-  const py = await runPythonStep(spec.python, out, path.join(runDir, 'python'), { outputName, ...options.python });
+  const py = await runPythonStep(spec.python, out, path.join(runDir, 'python'), { outputName, ...pythonOptions });
   await assertOpens(py.outputPath);
   const written = await layerNamesOf(datasetAt(py.outputPath));
   // Writers name a layer after its file when the script does not say (geopandas' to_file(dst)
@@ -155,6 +168,7 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
   await copyLayers(datasetAt(py.outputPath), written, result, {
     ...(rename ? { rename: new Map([[written[0]!, rename]]) } : {}),
     failure: 'The Python step output is not a vector dataset',
+    limits: copyLimits,
   });
   await declareMeasuredTypes(result);
   return { dataset: datasetAt(result), layers: await layerNamesOf(datasetAt(result)), changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
@@ -198,7 +212,7 @@ export async function transformDataPreview(
   options: PipelineOptions = {},
 ): Promise<DataPreview> {
   const sample = options.sampleFeatures ?? TRANSFORM_PREVIEW_SAMPLE;
-  const result = await applyPipeline(input, spec, workDir, { ...options, sampleFeatures: sample });
+  const result = await applyPipeline(input, spec, workDir, { ...options, sampleFeatures: sample, outputLimit: options.outputLimit ?? sample });
   const preview = await dataPreview(result.dataset, layer, limit);
   if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, row_count: null, truncated: true };
   return preview;
@@ -213,7 +227,7 @@ export async function transformSpatialPreview(
   options: PipelineOptions = {},
 ): Promise<SpatialPreview> {
   const sample = options.sampleFeatures ?? TRANSFORM_PREVIEW_SAMPLE;
-  const result = await applyPipeline(input, spec, workDir, { ...options, sampleFeatures: sample });
+  const result = await applyPipeline(input, spec, workDir, { ...options, sampleFeatures: sample, outputLimit: options.outputLimit ?? sample });
   const preview = await spatialPreview(result.dataset, layer);
   if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, feature_count: null, truncated: true };
   return preview;

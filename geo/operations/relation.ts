@@ -1,4 +1,5 @@
 import { DomainError } from '../../domain/errors.js';
+import { crsTextProblem } from '../crs.js';
 import type { DatasetRef } from '../datasets/dataset-files.js';
 import { gdal, type SpatialReference } from '../datasets/gdal.js';
 import { crsDefinition } from '../datasets/labels.js';
@@ -98,6 +99,8 @@ export function crsSpecOf(srs: SpatialReference): CrsSpec {
 }
 
 export function parseCrs(input: string, what: string): SpatialReference {
+  const problem = crsTextProblem(input);
+  if (problem) throw invalid(`${what}: the CRS ${problem}`);
   try {
     return gdal.SpatialReference.fromUserInput(input);
   } catch {

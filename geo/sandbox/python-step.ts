@@ -23,6 +23,8 @@ export interface PythonStepOptions {
   maxOutputBytes?: number;
   /** Output file name, whose extension tells the script the expected format; default output.gpkg. */
   outputName?: string;
+  /** Stops the script (a preview's deadline, a closed request); the step then fails with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export interface PythonStepResult {
@@ -73,12 +75,14 @@ export async function runPythonStep(script: PythonScript, inputPath: string, ste
       ...(options.maxOutputBytes ? { maxOutputBytes: options.maxOutputBytes } : {}),
       env: { MPLCONFIGDIR: '/tmp', PYTHONIOENCODING: 'utf-8' },
       fallback: 'refuse',
+      ...(options.signal ? { signal: options.signal } : {}),
     });
   } catch (err) {
     if (err instanceof SandboxUnavailable)
       throw new DomainError('invalid_transformation', 'Python steps are not available on this server: the sandbox cannot start', {});
     throw err;
   }
+  if (options.signal?.aborted) throw options.signal.reason ?? new DomainError('invalid_parameter', 'The request was cancelled');
   const details = { exit_code: result.exitCode, stdout: result.stdout, stderr: result.stderr, timed_out: result.timedOut };
   if (result.timedOut) {
     throw new DomainError('invalid_transformation', `The Python step was stopped after ${Math.round(timeoutMs / 1000)} s`, details);
