@@ -8,7 +8,6 @@ import { DomainError } from '../../domain/errors.js';
 import { operationShape } from '../../domain/operations.js';
 import type { Pipeline } from '../../domain/workspaces/workspace.js';
 import { requirePrincipal } from '../auth/principal.js';
-import { crsText } from '../../geo/crs.js';
 import { errorEnvelope } from '../errors.js';
 import { operationList } from '../schemas.js';
 import { representWorkspace, workspaceSchema } from './representation.js';
@@ -62,7 +61,15 @@ const pipelineSchema = z
 
 const convertBody = z.object({
   output_format: z.string().min(1).max(100).describe('An id (or extension) from GET /api/v1/formats'),
-  target_crs: crsText('e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946)').nullable().optional(),
+  target_crs: z
+    .string()
+    .min(1)
+    .max(2000)
+    .nullable()
+    .optional()
+    .describe(
+      'e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946). An authority code, OGC URN, WKT, PROJJSON or PROJ string; a URL or file path is refused',
+    ),
   layers: z.array(z.string().min(1)).optional().describe('Layers to convert; all by default'),
 });
 

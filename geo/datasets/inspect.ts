@@ -1,4 +1,5 @@
 import { readdir, stat } from 'node:fs/promises';
+import { DomainError } from '../../domain/errors.js';
 import path from 'node:path';
 import type { DatasetRef } from './dataset-files.js';
 import { datasetSrs, gdal, layerSrs, withDataset, type Dataset, type Layer } from './gdal.js';
@@ -156,9 +157,14 @@ export async function inspectDataset(ref: DatasetRef): Promise<DatasetInfo> {
       }
     }
     if (!isRaster && layers.length === 0) {
+      // Nothing a preview, conversion or delivery could use: said now, not at the first preview.
       const subdatasets = ds.getMetadata('SUBDATASETS') as Record<string, string> | undefined;
-      warnings.push(
-        subdatasets && Object.keys(subdatasets).length > 0 ? 'The file holds subdatasets, which are not supported yet' : 'The dataset holds no layers',
+      throw new DomainError(
+        'invalid_source',
+        subdatasets && Object.keys(subdatasets).length > 0
+          ? 'The file holds subdatasets, which are not supported yet'
+          : 'GDAL found nothing to read in the file: no layers and no raster. A file that names others (a PDS4 or ISIS3 label, an ENVI header, a MapInfo seamless table) must come with them in one ZIP; files outside the upload are never read',
+        { driver },
       );
     }
     const crs = raster ? raster.crs : (layers.find((l) => l.has_geometry && l.crs)?.crs ?? null);

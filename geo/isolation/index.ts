@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -8,7 +8,13 @@ import { datasetAt, type DatasetRef } from '../datasets/dataset-files.js';
 import { inputArgs, runGdalWrite, type WriteLimits } from '../datasets/translate.js';
 import { insideSandbox, NeedsSandbox, openDataset } from '../datasets/gdal.js';
 import { inspectDataset as inspectHere, type DatasetInfo } from '../datasets/inspect.js';
-import { dataPreview as dataPreviewHere, spatialPreview as spatialPreviewHere, type DataPreview, type SpatialPreview } from '../datasets/preview.js';
+import {
+  dataPreview as dataPreviewHere,
+  PREVIEW_LIMIT_DEFAULT,
+  spatialPreview as spatialPreviewHere,
+  type DataPreview,
+  type SpatialPreview,
+} from '../datasets/preview.js';
 import {
   applyPipeline as applyPipelineHere,
   transformDataPreview as transformDataPreviewHere,
@@ -86,8 +92,14 @@ function hostEntry() {
       logLevel: 'error',
       plugins: [
         {
-          name: 'gdal-async-from-the-project',
+          // Each module keeps its own location (gdal.ts loads gdal-async with a require made from
+          // it), so node_modules resolves from the project, not from the bundle's folder.
+          name: 'modules-keep-their-place',
           setup(b) {
+            b.onLoad({ filter: /\.ts$/ }, async (args) => ({
+              contents: (await readFile(args.path, 'utf8')).replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)),
+              loader: 'ts',
+            }));
             b.onResolve({ filter: /^gdal-async$/ }, () => ({ path: gdalMain, external: true }));
           },
         },
@@ -161,11 +173,11 @@ export function inspectDataset(ref: DatasetRef, options: IsolationOptions = {}):
   return isolated(ref, 'inspectDataset', [ref], reading(ref), () => inspectHere(ref), options);
 }
 
-export function dataPreview(ref: DatasetRef, layer: string | undefined, limit: number, options: IsolationOptions = {}): Promise<DataPreview> {
+export function dataPreview(ref: DatasetRef, layer?: string, limit: number = PREVIEW_LIMIT_DEFAULT, options: IsolationOptions = {}): Promise<DataPreview> {
   return isolated(ref, 'dataPreview', [ref, layer, limit], reading(ref), () => dataPreviewHere(ref, layer, limit), options);
 }
 
-export function spatialPreview(ref: DatasetRef, layer: string | undefined, options: IsolationOptions = {}): Promise<SpatialPreview> {
+export function spatialPreview(ref: DatasetRef, layer?: string, options: IsolationOptions = {}): Promise<SpatialPreview> {
   return isolated(ref, 'spatialPreview', [ref, layer], reading(ref), () => spatialPreviewHere(ref, layer), options);
 }
 

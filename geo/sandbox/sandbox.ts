@@ -1,5 +1,7 @@
 import { spawnProcess } from '../../platform/spawner.js';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 /*
  * Runs untrusted work (a user's Python script, GDAL over user SQL) in bubblewrap: every namespace
@@ -136,6 +138,17 @@ class Capped {
 
 let prlimitPath: string | null | undefined;
 
+let staging = path.join(tmpdir(), 'geoflow-sandbox');
+/**
+ * Where files meant for a sandboxed program are put under names that say nothing (a folder the
+ * service owns; the data folder's sandbox/ in the service): the program sees its bind mounts'
+ * host paths in /proc/self/mountinfo, which should not name Workspaces, Runs or users.
+ */
+export const sandboxStaging = () => staging;
+export function setSandboxStaging(dir: string): void {
+  staging = dir;
+}
+
 /** The environment every sandboxed process starts from (the caller's variables are added). */
 export function sandboxEnv(extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -228,12 +241,13 @@ export async function runSandboxed(command: string[], options: SandboxOptions, w
   const timeoutMs = options.timeoutMs ?? 60_000;
   const limited = [...limitArgs(options.memoryBytes ?? 2 * GiB, options.maxFileBytes ?? 8 * GiB), ...command];
   // Inside a sandbox already (a GDAL host): its children run in it, under its own limits.
-  const bw = withoutBwrap || process.env.SVC_SANDBOXED === '1' ? null : bwrapPath();
-  const env = sandboxEnv({ ...options.env, ...(bw ? {} : options.directEnv) });
+  const inside = process.env.SVC_SANDBOXED === '1';
+  const bw = withoutBwrap || inside ? null : bwrapPath();
+  const env = sandboxEnv({ ...options.env, ...(bw || inside ? {} : options.directEnv) });
   let argv: string[];
   if (bw) argv = [...bwrapArgs(bw, options, env), ...limited];
   else {
-    if (options.fallback !== 'direct' && process.env.SVC_SANDBOXED !== '1') throw new SandboxUnavailable();
+    if (options.fallback !== 'direct' && !inside) throw new SandboxUnavailable();
     argv = limited;
   }
   const child = await spawnProcess(argv[0]!, argv.slice(1), {

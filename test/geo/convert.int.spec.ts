@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertDataset } from '../../geo/datasets/convert.js';
+import { convertDataset } from '../../geo/isolation/index.js';
 import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
 import type { Point } from 'gdal-async';
 import { gdal } from '../../geo/datasets/gdal.js';

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertDataset } from '../../geo/datasets/convert.js';
+import { convertDataset } from '../../geo/isolation/index.js';
 import { datasetAt, type DatasetRef } from '../../geo/datasets/dataset-files.js';
 import { formatCatalog } from '../../geo/datasets/formats.js';
 import { gdal } from '../../geo/datasets/gdal.js';

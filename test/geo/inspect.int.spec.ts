@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
-import { inspectDataset } from '../../geo/datasets/inspect.js';
+import { inspectDataset } from '../../geo/isolation/index.js';
 import { writeZip } from '../../geo/datasets/zip.js';
 import { addGpkgLayer, run, tempFolder, vectorFromCsv, write } from './support.js';
 
