@@ -6,7 +6,7 @@ import path from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { DomainError } from '../../domain/errors.js';
-import { bwrapArgs, bwrapPath, limitArgs, type Mount, sandboxEnv, SandboxUnavailable } from './sandbox.js';
+import { bwrapArgs, bwrapPath, limitArgs, type Mount, sandboxEnv } from './sandbox.js';
 
 /*
  * Long-lived sandboxed Node processes ("hosts") that run GDAL on datasets the service's own
@@ -52,6 +52,14 @@ type Answer = { id: number; result?: unknown; error?: { code?: string; message: 
 /** Why a call stopped when its signal did: the signal's own reason (a preview's deadline says so), else a cancellation. */
 const cancelled = (signal: AbortSignal) =>
   signal.reason instanceof Error ? signal.reason : new DomainError('invalid_parameter', 'The request was cancelled', {});
+
+/** What a user hears when this server cannot sandbox: which formats it still reads. */
+const noSandbox = (why: string) =>
+  new DomainError(
+    'invalid_source',
+    'This server cannot start its GDAL sandbox, so it reads only GeoPackage, shapefile, GeoJSON, CSV, FlatGeobuf and FileGDB files: ask its operator to make bubblewrap work (docs/security.md)',
+    { reason: why.split('\n')[0]!.slice(0, 200) },
+  );
 
 /** A failure of the host itself (it crashed or was stopped), not of the op: the file may have crashed GDAL. */
 export class HostStopped extends Error {}
@@ -184,6 +192,7 @@ export class HostPool {
       if (!(error instanceof HostStopped)) throw error;
       if (timedOut) throw new DomainError('processing_timeout', `Reading the dataset was stopped after ${Math.round(call.timeoutMs / 1000)} s`, {});
       if (call.signal?.aborted) throw cancelled(call.signal);
+      if (/^bwrap: /m.test(host.lastWords())) throw noSandbox(host.lastWords());
       throw new DomainError('invalid_source', 'GDAL stopped while reading the file: it is damaged or crafted', { reason: host.lastWords() || error.message });
     } finally {
       clearTimeout(timer);
@@ -235,7 +244,7 @@ export class HostPool {
 
   private async argv(binds: HostBinds): Promise<string[]> {
     const bw = bwrapPath();
-    if (!bw) throw new SandboxUnavailable();
+    if (!bw) throw noSandbox('bubblewrap (bwrap) is not installed');
     // bubblewrap binds only what exists: the folders a host writes are made first.
     for (const dir of binds.writable) await mkdir(dir, { recursive: true });
     const entry = await this.options.entry();
