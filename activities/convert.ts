@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import path from 'node:path';
 import type { Services } from '../application/services.js';
 import type { StepProgress } from '../domain/runs/run.js';
+import type { ConvertOutput } from '../domain/workspaces/workspace.js';
 import type { ConvertRequest } from '../geo/datasets/convert.js';
 import type { LocalDataset } from '../geo/datasets/stored.js';
 import { convertDataset } from '../geo/isolation/index.js';
@@ -17,24 +18,14 @@ export interface ConvertToFileInput {
   progress: (p: StepProgress) => void;
 }
 
-/** The converted file, as a Workspace's output and a Run's artifact keep it. */
-export interface ConvertedFile {
-  format: string;
-  filename: string;
-  size: number;
-  media_type: string | null;
-  layers: string[];
-  /** Its name among the owner's files (relative, never shown to clients). */
-  file: string;
-}
-
 /**
  * The one convert of Workspaces (activities/workspaces.ts) and Runs (activities/runs/convert.ts):
  * GDAL, sandboxed, within this worker's SVC_GDAL_* limits, reporting progress as it writes and
  * stopped when the activity is cancelled. Storing the folder is the caller's (a Workspace
- * publishes its output, a Run hands its step folder on).
+ * publishes its output, a Run hands its step folder on). The answer is the converted file as a
+ * Workspace's output records it; a Run's artifact takes its fields.
  */
-export async function convertToFile(services: Pick<Services, 'config' | 'files'>, input: ConvertToFileInput): Promise<ConvertedFile> {
+export async function convertToFile(services: Pick<Services, 'config' | 'files'>, input: ConvertToFileInput): Promise<ConvertOutput> {
   const result = await convertDataset(input.dataset, input.request, input.outDir, {
     timeoutMs: services.config.gdalTimeoutMs,
     memoryBytes: services.config.gdalMemoryBytes,
