@@ -163,13 +163,20 @@ export const IN_PROCESS_DRIVERS = ['ESRI Shapefile', 'CSV', 'GeoJSON', 'GeoJSONS
  * whatever file the label names.
  */
 export function unsandboxedGdalEnv(writers: string[]): Record<string, string> {
-  const keep = new Set<string>([...IN_PROCESS_DRIVERS, ...writers, 'MEM', 'Memory']);
-  const skip: string[] = [];
-  gdal.drivers.forEach((d) => {
-    if (!keep.has(d.description)) skip.push(d.description);
-  });
-  return { ...gdalNoNetworkEnv, SPATIALITE_LOAD: 'NO', GDAL_SKIP: skip.join(',') };
+  const key = writers.join(',');
+  let env = unsandboxedEnvs.get(key);
+  if (!env) {
+    const keep = new Set<string>([...IN_PROCESS_DRIVERS, ...writers, 'MEM', 'Memory']);
+    const skip: string[] = [];
+    gdal.drivers.forEach((d) => {
+      if (!keep.has(d.description)) skip.push(d.description);
+    });
+    env = { ...gdalNoNetworkEnv, SPATIALITE_LOAD: 'NO', GDAL_SKIP: skip.join(',') };
+    unsandboxedEnvs.set(key, env);
+  }
+  return env;
 }
+const unsandboxedEnvs = new Map<string, Record<string, string>>();
 
 /** Whether this process is a sandboxed GDAL host (geo/isolation/host-main.ts): there every upload driver may open. */
 export const insideSandbox = () => process.env.SVC_SANDBOXED === '1';

@@ -230,6 +230,13 @@ export function applyPipeline(ref: DatasetRef, spec: PipelineSpec, workDir: stri
   return isolated(ref, 'applyPipeline', [ref, spec, workDir, limits], piping(ref, workDir), () => applyPipelineHere(ref, spec, workDir, options), options);
 }
 
+/** A raster where a vector dataset was wanted (inProcessDataset), with its driver. */
+export class RasterDataset extends Error {
+  constructor(readonly driver: string) {
+    super(`the dataset is a raster (${driver})`);
+  }
+}
+
 /**
  * The dataset itself when GDAL may open it in this process, else a GeoPackage copy of all its
  * layers made in the sandbox (in `dir`): what a delivery reads row by row in the worker, or hands
@@ -237,6 +244,9 @@ export function applyPipeline(ref: DatasetRef, spec: PipelineSpec, workDir: stri
  */
 export async function inProcessDataset(ref: DatasetRef, dir: string, limits: WriteLimits = {}): Promise<DatasetRef> {
   if (insideSandbox() || (await opensHere(ref))) return ref;
+  // A raster has no layers to copy: say what it is (the host reads it), as an in-process open would show.
+  const info = await inspectDataset(ref, { signal: limits.signal });
+  if (info.dataset_type === 'raster') throw new RasterDataset(info.driver);
   await mkdir(dir, { recursive: true });
   const out = path.join(dir, 'dataset.gpkg');
   await rm(out, { force: true });
