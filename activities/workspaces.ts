@@ -1,12 +1,11 @@
-import { Context } from '@temporalio/activity';
-import path from 'node:path';
 import { record } from '../application/commands.js';
 import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
 import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline } from '../domain/workspaces/workspace.js';
-import { applyPipeline, convertDataset } from '../geo/isolation/index.js';
+import { applyPipeline } from '../geo/isolation/index.js';
 import type { StoredDataset } from '../domain/datasets.js';
 import { localDataset } from '../geo/datasets/stored.js';
+import { convertToFile } from './convert.js';
 import { startHeartbeats } from './heartbeats.js';
 
 export interface ConversionRef {
@@ -77,32 +76,21 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
         try {
           const upload = await localDataset(files, input.workspaceId, input.dataset);
           const { dataset: source } = await applyPipeline(upload, input.pipeline, scratch);
-          const result = await convertDataset(
-            source,
-            {
+          const output = await convertToFile(services, {
+            owner: input.workspaceId,
+            dataset: source,
+            request: {
               outputFormat: input.request.output_format,
               targetCrs: input.request.target_crs,
               layers: input.request.layers.length ? input.request.layers : null,
               baseName: input.baseName,
             },
             outDir,
-            {
-              timeoutMs: services.config.gdalTimeoutMs,
-              memoryBytes: services.config.gdalMemoryBytes,
-              progress: (p) => heartbeat.progress(p),
-              signal: Context.current().cancellationSignal,
-            },
-          );
+            progress: (p) => heartbeat.progress(p),
+          });
           // Stored before the conversion is recorded: the download may land on any API replica.
           await files.publish(input.workspaceId, outName);
-          return {
-            format: result.format,
-            filename: result.filename,
-            size: result.size,
-            media_type: result.media_type ?? null,
-            layers: result.layers,
-            file: files.nameOf(input.workspaceId, path.join(outDir, result.filename)),
-          };
+          return output;
         } catch (error) {
           await files.remove(input.workspaceId, outName);
           throw error;
