@@ -1,12 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { connectionTest } from '../shared/connection-test.js';
 import { ConnectorError } from '../shared/errors.js';
 import { httpUrl, secret } from '../shared/fields.js';
+import { nodeReadable } from '../shared/policy-fetch.js';
 import { saveObject } from '../shared/save-stream.js';
 import { defineConnector, type ConnectorContext } from '../types.js';
 import { driveClient, driveFailure, FOLDER_TYPE, quoted, SHEET_TYPE, type DriveHandle } from './client.js';
@@ -127,7 +127,7 @@ async function saveDriveFile(d: DriveHandle, file: DriveFile, ctx: ConnectorCont
     if (file.mimeType === SHEET_TYPE) {
       // A Google Sheet has no bytes of its own: its first sheet is exported as CSV.
       const got = await d.api.files.export({ fileId: id, mimeType: 'text/csv' }, { ...d.call, responseType: 'stream' });
-      return await saveObject(got.data as unknown as Readable, undefined, `${stemOf(file.name ?? id)}.csv`, ctx, label, details);
+      return await saveObject(nodeReadable(got.data), undefined, `${stemOf(file.name ?? id)}.csv`, ctx, label, details);
     }
     if (file.mimeType?.startsWith('application/vnd.google-apps.')) {
       throw new ConnectorError(
@@ -139,7 +139,7 @@ async function saveDriveFile(d: DriveHandle, file: DriveFile, ctx: ConnectorCont
     }
     const declared = file.size ? Number(file.size) : undefined;
     const got = await d.api.files.get({ fileId: id, alt: 'media', supportsAllDrives: true }, { ...d.call, responseType: 'stream' });
-    return await saveObject(got.data as unknown as Readable, declared, safeFilename(file.name ?? id), ctx, label, details);
+    return await saveObject(nodeReadable(got.data), declared, safeFilename(file.name ?? id), ctx, label, details);
   } catch (error) {
     throw driveFailure(error, label, details);
   }
