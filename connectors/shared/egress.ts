@@ -11,13 +11,15 @@ import { ConnectorError } from './errors.js';
  * decision, applied where the connection is made, so it holds after DNS resolution (the name is
  * resolved here and the socket is opened to the address that was checked: no DNS-rebinding
  * window), on every redirect (each hop opens its own connection through the same check), and for
- * every client the connectors use.
+ * every client the connectors use. What a redirect may carry to another origin is redirects.ts's
+ * rule.
  *
  * The API, for a connector (existing or new):
  *
  *   egressFetch(url, init)            fetch() whose connections pass the policy (undici
- *                                     dispatcher); use it instead of the global fetch, or pass
- *                                     `dispatcher: egressDispatcher()` yourself.
+ *                                     dispatcher) and that follows no redirect itself; to follow
+ *                                     them, use fetch.ts (httpRequest, fetchJson, httpStream) or,
+ *                                     for an SDK that takes a fetch, policy-fetch.ts.
  *   egressAgents()                    { http, https } node:http Agents that check and pin every
  *                                     socket: give them to SDKs (AWS: requestHandler.httpAgent /
  *                                     httpsAgent; Azure: azureEgressHttpClient(); googleapis /
@@ -361,9 +363,14 @@ export function egressDispatcher(): Dispatcher {
   return dispatcher;
 }
 
-/** fetch() through the outbound policy. Redirects: follow them by hand (fetch.ts) or let fetch follow; every hop is checked. */
+/**
+ * fetch() through the outbound policy. It never follows a redirect itself (fetch's own following
+ * would send a 307's body and every header but Authorization to another origin): with
+ * `redirect: 'manual'` the caller gets the 3xx (fetch.ts follows under redirects.ts's rule),
+ * otherwise a redirect is an error.
+ */
 export function egressFetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
-  return fetch(input, { ...init, dispatcher: egressDispatcher() } as RequestInit);
+  return fetch(input, { ...init, redirect: init.redirect === 'manual' ? 'manual' : 'error', dispatcher: egressDispatcher() } as RequestInit);
 }
 
 type CreateConnection = (options: any, callback: (error: Error | null, socket?: net.Socket) => void) => net.Socket | undefined;
