@@ -17,6 +17,8 @@ const configuration = z.strictObject({
     .string()
     .min(1)
     .max(2000)
+    // SQL*Plus's user/password@service would be stored and shown in plain text (this field is not secret), like a URL with credentials.
+    .refine((s) => !s.includes('@'), 'put the user name and password in username and password, not in connect_string (no "user/password@")')
     .optional()
     .describe('Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB'),
   username,

@@ -312,13 +312,18 @@ export function egressPolicy(): EgressPolicy {
 }
 
 /**
- * The address to connect to for `host:port`, checked: an IP literal as it is, a name resolved
- * here (the first allowed address; every address refused means the first refusal). Throws
+ * The address to connect to for `host:port`, checked: an IP literal as it is, a name refused by
+ * a rule on names before it is resolved, else resolved here (the first allowed address; every
+ * address refused means the first refusal). Throws
  * EgressRefused, or the resolver's error (classified unreachable) when the name does not resolve.
  */
 export async function egressAddress(host: string, port: number, policy: EgressPolicy = egressPolicy()): Promise<string> {
   const bare = host.replace(/^\[|\]$/g, '');
   const literal = parseAddress(bare) !== null;
+  // A rule on the name (metadata.google.internal, an operator's *.corp.example) beats every
+  // address rule, so it decides before the name is resolved: no DNS query goes out for it.
+  const byName = literal ? undefined : decide(policy, { address: '', port, host: bare });
+  if (byName?.host !== undefined && byName.action === 'deny') throw EgressRefused.of(bare, port, byName.why);
   const candidates = literal ? [bare] : (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
   let refusal: EgressRule | undefined;
   for (const address of candidates) {

@@ -3,24 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { allScopes } from '../../domain/accounts/scopes.js';
 import { loadConfig } from '../../platform/config.js';
 import { freePort } from '../../scripts/local-services.js';
 import { createTestDatabase } from './database.js';
 import { temporalAddress, waitForPoller } from './worker.js';
 
 /** Every scope a personal access token can have. */
-export const ALL_SCOPES = [
-  'sources:read',
-  'sources:write',
-  'destinations:read',
-  'destinations:write',
-  'workspaces:read',
-  'workspaces:write',
-  'workspaces:run',
-  'jobs:read',
-  'jobs:write',
-  'jobs:run',
-];
+export const ALL_SCOPES = allScopes;
 
 export interface ServiceProcesses {
   base: string;
