@@ -20,7 +20,9 @@ const geometryColumn = identifier('GEOGRAPHY column to read as the geometry (def
 const source: SourceSupport<BigQueryResource, BigQueryConfig> = {
   resource: z.union([
     z.strictObject({ table: identifier('Table or view of the dataset'), cursor_column: cursorColumn(), geometry_column: geometryColumn }),
-    selectQuery('One GoogleSQL SELECT statement (run as a subquery, so it cannot modify anything)').extend({ geometry_column: geometryColumn }),
+    selectQuery("One GoogleSQL SELECT statement (BigQuery's dry run must call it a SELECT: scripts, DML and DDL are refused before anything runs)").extend({
+      geometry_column: geometryColumn,
+    }),
   ]),
   shorthand: 'table',
   resourceRequired: true,
@@ -60,7 +62,8 @@ export const bigquery = defineConnector({
     '`has_geometry` (a GEOGRAPHY column) and `geometry_type` `GEOGRAPHY` (BigQuery does not type geographies further).',
     '',
     '**Import** (`source_resource`): `{"table": "parcels"}` (the string `"parcels"` means that) or `{"query": "SELECT …"}`',
-    '(GoogleSQL; run as a subquery, so it cannot modify anything), each with an optional `geometry_column`. A table is',
+    '(GoogleSQL; a dry run first, which runs nothing, must give statementType SELECT: a script of several statements, DML',
+    'or DDL is refused with `invalid_data` before anything runs), each with an optional `geometry_column`. A table is',
     'read page by page with tabledata.list (no query is billed); a query runs as a query job whose results are read',
     "page by page. The GEOGRAPHY column (the one named, else the first) becomes the layer's geometry in EPSG:4326;",
     'other GEOGRAPHY columns stay WKT text; INT64 → Integer64, FLOAT64 and NUMERIC → Real, BOOL → Boolean, DATE, TIME,',
