@@ -34,9 +34,9 @@ export function oneSelect(query: string): string {
       let nesting = 1;
       i += 2;
       while (i < n && nesting > 0) {
-        if (text[i] === '/' && text[i + 1] === '*') nesting++, (i += 2);
-        else if (text[i] === '*' && text[i + 1] === '/') nesting--, (i += 2);
-        else i++;
+        const pair = text.slice(i, i + 2);
+        nesting += pair === '/*' ? 1 : pair === '*/' ? -1 : 0;
+        i += pair === '/*' || pair === '*/' ? 2 : 1;
       }
       if (nesting > 0) refuse('a /* comment is not closed');
     } else if (c === "'" || c === '"' || c === '[') {
