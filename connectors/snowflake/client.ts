@@ -251,6 +251,9 @@ export async function withSession<T>(config: SnowflakeConfig, ctx: ConnectorCont
     new Promise<{ statement: snowflake.RowStatement; rows: unknown[] | undefined }>((resolve, reject) => {
       const statement = connection.execute({
         sqlText,
+        // One statement per request, whatever the account's MULTI_STATEMENT_COUNT says: a query
+        // Source's text cannot become a script of several (issue 32).
+        parameters: { MULTI_STATEMENT_COUNT: 1 },
         ...(binds ? { binds } : {}),
         ...(stream
           ? { streamResult: true, rowMode: 'array' as const, fetchAsString: ['Number', 'Date', 'Boolean', 'JSON', 'Buffer'] as snowflake.DataType[] }
