@@ -2,7 +2,7 @@ import { createPrivateKey } from 'node:crypto';
 import { BigQuery, type Job } from '@google-cloud/bigquery';
 import { JWT } from 'google-auth-library';
 import { classify } from '../shared/classify.js';
-import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 import { bigQueryFetch, useBigQueryTransport } from './transport.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { nodeReadable } from '../shared/policy-fetch.js';
 import { saveObject } from '../shared/save-stream.js';

@@ -4,7 +4,7 @@ import type { Dispatcher } from 'undici';
 import { TRANSFER_BUFFER_BYTES } from '../../platform/file-writer.js';
 import { classify, reasonOfStatus } from './classify.js';
 import { egressDispatcher, egressFetch } from './egress.js';
-import { ConnectorError } from './errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { nextHop, publicUrl, REDIRECT_STATUSES, type HopRequest, type RedirectRules } from './redirects.js';
 
 /*

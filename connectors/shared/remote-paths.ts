@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConnectorError } from './errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { objectKey } from './fields.js';
 
 /*

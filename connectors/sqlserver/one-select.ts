@@ -1,4 +1,4 @@
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 
 /*
  * A user's query for a SQL Server Source must stay one SELECT inside the derived table it is

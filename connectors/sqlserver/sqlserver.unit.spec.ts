@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { connectorContext, loopbackDriverCases } from '../../test/connectors/support.js';
 import { sqlserver } from './index.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { classifySqlServer, connectionConfig, reasonOfNumber } from './client.js';
 import { oneSelect } from './one-select.js';
 import {

@@ -17,6 +17,8 @@ export interface ServiceProcesses {
   api: ChildProcess;
   worker: ChildProcess;
   env: Record<string, string>;
+  /** The admin's token as an Authorization header (every scope). */
+  headers: Record<string, string>;
   /** Everything both processes wrote (their logs). */
   output(): string;
   /** A call with the admin's token (all scopes), JSON in and out. */
@@ -55,7 +57,7 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
     child.stderr!.on('data', (d) => (output += d));
     return child;
   };
-  const worker = start('workflows/worker.ts');
+  const worker = start('worker/worker.ts');
   const api = start('api/server.ts');
   const base = `http://127.0.0.1:${port}`;
   const running = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
@@ -99,6 +101,7 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
       api,
       worker,
       env,
+      headers,
       output: () => output,
       running,
       async call(method, url, body) {
