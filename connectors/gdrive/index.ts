@@ -165,7 +165,7 @@ export const gdrive = defineConnector({
     '- **Unchanged skip**: the file id, its `modifiedTime` and `md5Checksum` are kept; a Run that finds them the same ends early as unchanged without downloading.',
     "- **Destination** (Jobs only: the spec refuses gdrive on Workspace delivery): the output is written into `folder_id` as `filename` (default the output's name). `replace` uploads a new revision of the existing file of that name, so its id and shared links stay; `create` fails with `target_exists` when the name exists. Outputs over 5 MiB go up in a resumable upload session (8 MiB chunks); smaller ones in one multipart request. The delivery id is kept in the file's `appProperties`, so a retried delivery that already finished is not repeated.",
     '- **Failures**: 401 and a refused refresh token or client → `authentication_failed`; 403 → `permission_denied` (403 rate limits → `server_error`, retried); 404 → `not_found`.',
-    "- **Outbound policy**: every request (the API's, `token_url`'s and the resumable upload session's) passes it: the client's transport opens its sockets through the policy's agents.",
+    "- **Outbound policy**: every request (the API's, `token_url`'s and the resumable upload session's) passes it, through the client's fetch (`connectors/shared/policy-fetch.ts`, not node-fetch); a redirect to another origin carries no token and no body (a token request's `client_secret` and `refresh_token` stay home), and a resumable session URI on another origin is refused (docs/security.md).",
   ].join('\n'),
   async test(config, ctx) {
     return connectionTest(
