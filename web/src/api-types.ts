@@ -683,7 +683,8 @@ export type HubItem = {
   title: string;
   /** Portal item type: Feature Service, GeoJson, Shapefile, CSV … */
   type: string;
-  owner: string;
+  /** The owner's user name (null when the portal does not say) */
+  owner: string | null;
   /** Service URL of a feature layer item */
   url: string | null;
   tags: string[];
@@ -710,7 +711,8 @@ export type HubLayers = {
     title: string;
     /** Portal item type: Feature Service, GeoJson, Shapefile, CSV … */
     type: string;
-    owner: string;
+    /** The owner's user name (null when the portal does not say) */
+    owner: string | null;
     /** Service URL of a feature layer item */
     url: string | null;
     tags: string[];
