@@ -265,7 +265,8 @@ export function convertDataset(input: DatasetRef, request: ConvertRequest, outDi
     input,
     'convertDataset',
     [input, request, outDir, limits],
-    { readable: [datasetFolder(input)], writable: [path.resolve(outDir)] },
+    // The outputs' folder, not this output's: the conversions of one dataset share a host.
+    { readable: [datasetFolder(input)], writable: [path.dirname(path.resolve(outDir))] },
     () => convertHere(input, request, outDir, options),
     { signal, timeoutMs: limits.timeoutMs, onProgress: progress as ((p: unknown) => void) | undefined },
   );
