@@ -531,6 +531,7 @@ export const crafted: Record<string, Craft[]> = {
         };
         return { open: write(path.join(p.data, 'items.json'), JSON.stringify(item, null, 1)), kind: 'raster' };
       },
+      reportedAs: 'VRT',
     },
   ],
   STACTA: [
@@ -569,24 +570,33 @@ export const crafted: Record<string, Craft[]> = {
   ],
   GML: [
     {
-      field: 'xsi:schemaLocation naming a local .xsd',
+      field: "an xs:include in the schema found by the file's own name",
       make(p) {
-        const field = `f${p.canary.text.slice(6, 30)}`;
-        const xsd = `<?xml version="1.0" encoding="UTF-8"?>
+        // The included schema: another user's, whose one field is named after the canary.
+        const field = p.canary.text;
+        write(
+          path.join(p.outside, 'secret.xsd'),
+          `<?xml version="1.0" encoding="UTF-8"?>
 <xs:schema targetNamespace="http://ogr.maptools.org/" xmlns:ogr="http://ogr.maptools.org/" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:gml="http://www.opengis.net/gml" elementFormDefault="qualified" version="1.0">
 <xs:import namespace="http://www.opengis.net/gml" schemaLocation="http://schemas.opengis.net/gml/3.1.1/base/gml.xsd"/>
-<xs:element name="FeatureCollection" type="ogr:FeatureCollectionType" substitutionGroup="gml:_FeatureCollection"/>
-<xs:complexType name="FeatureCollectionType"><xs:complexContent><xs:extension base="gml:AbstractFeatureCollectionType"><xs:attribute name="lockId" type="xs:string" use="optional"/><xs:attribute name="scope" type="xs:string" use="optional"/></xs:extension></xs:complexContent></xs:complexType>
 <xs:element name="t" type="ogr:t_Type" substitutionGroup="gml:_Feature"/>
 <xs:complexType name="t_Type"><xs:complexContent><xs:extension base="gml:AbstractFeatureType"><xs:sequence>
 <xs:element name="geometryProperty" type="gml:PointPropertyType" nillable="true" minOccurs="0" maxOccurs="1"/>
-<xs:element name="${field}" nillable="true" minOccurs="0" maxOccurs="1"><xs:simpleType><xs:restriction base="xs:string"><xs:maxLength value="${p.canary.text.length}"/></xs:restriction></xs:simpleType></xs:element>
+<xs:element name="${field}" nillable="true" minOccurs="0" maxOccurs="1"><xs:simpleType><xs:restriction base="xs:string"><xs:maxLength value="64"/></xs:restriction></xs:simpleType></xs:element>
 </xs:sequence></xs:extension></xs:complexContent></xs:complexType>
 </xs:schema>
-`;
-        write(path.join(p.outside, 'secret.xsd'), xsd);
+`,
+        );
+        write(
+          path.join(p.data, 'features.xsd'),
+          `<?xml version="1.0" encoding="UTF-8"?>
+<xs:schema targetNamespace="http://ogr.maptools.org/" xmlns:ogr="http://ogr.maptools.org/" xmlns:xs="http://www.w3.org/2001/XMLSchema" elementFormDefault="qualified" version="1.0">
+<xs:include schemaLocation="${ref(p, 'secret.xsd')}"/>
+</xs:schema>
+`,
+        );
         const gml = `<?xml version="1.0" encoding="utf-8" ?>
-<ogr:FeatureCollection xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://ogr.maptools.org/ ${ref(p, 'secret.xsd')}" xmlns:ogr="http://ogr.maptools.org/" xmlns:gml="http://www.opengis.net/gml">
+<ogr:FeatureCollection xmlns:ogr="http://ogr.maptools.org/" xmlns:gml="http://www.opengis.net/gml">
   <gml:featureMember><ogr:t gml:id="t.0"><ogr:geometryProperty><gml:Point srsName="urn:ogc:def:crs:EPSG::4326"><gml:pos>46 7</gml:pos></gml:Point></ogr:geometryProperty></ogr:t></gml:featureMember>
 </ogr:FeatureCollection>
 `;
@@ -933,6 +943,66 @@ export const crafted: Record<string, Craft[]> = {
         return { open: write(path.join(p.data, 'TSX1_SAR__MGD.xml'), xml), kind: 'raster' };
       },
       relativeOnly: joined,
+    },
+  ],
+  SENTINEL2: [
+    {
+      field: "a granule's IMAGE_FILE (read through the file's own 10 m subdataset in the control)",
+      make(p) {
+        // The granule: another user's, its tile metadata beside its image folder.
+        const granule = path.join(p.outside, 'granule');
+        write(
+          path.join(granule, 'MTD_TL.xml'),
+          `<?xml version="1.0" encoding="UTF-8"?>
+<n1:Level-1C_Tile_ID xmlns:n1="https://psd-14.sentinel2.eo.esa.int/PSD/S2_PDI_Level-1C_Tile_Metadata.xsd">
+<n1:Geometric_Info><Tile_Geocoding metadataLevel="Brief"><HORIZONTAL_CS_NAME>WGS84 / UTM zone 32N</HORIZONTAL_CS_NAME><HORIZONTAL_CS_CODE>EPSG:32632</HORIZONTAL_CS_CODE>
+<Size resolution="10"><NROWS>8</NROWS><NCOLS>8</NCOLS></Size>
+<Geoposition resolution="10"><ULX>300000</ULX><ULY>5000080</ULY><XDIM>10</XDIM><YDIM>-10</YDIM></Geoposition>
+</Tile_Geocoding></n1:Geometric_Info></n1:Level-1C_Tile_ID>
+`,
+        );
+        mkdirSync(path.join(granule, 'IMG_DATA'), { recursive: true });
+        for (const band of ['B02', 'B03', 'B04', 'B08']) secretRaster(p, path.join('granule', 'IMG_DATA', `T_${band}.jp2`));
+        const mtd = `<n1:Level-1C_User_Product xmlns:n1="https://psd-14.sentinel2.eo.esa.int/PSD/User_Product_Level-1C.xsd">
+<n1:General_Info><Product_Info><PROCESSING_LEVEL>Level-1C</PROCESSING_LEVEL><PRODUCT_TYPE>S2MSI1C</PRODUCT_TYPE>
+<Query_Options completeSingleTile="true"><PRODUCT_FORMAT>SAFE_COMPACT</PRODUCT_FORMAT></Query_Options>
+<Product_Organisation><Granule_List><Granule granuleIdentifier="G" imageFormat="JPEG2000">
+${['B02', 'B03', 'B04', 'B08'].map((b) => `<IMAGE_FILE>${ref(p, `granule/IMG_DATA/T_${b}`)}</IMAGE_FILE>`).join('\n')}
+</Granule></Granule_List></Product_Organisation></Product_Info>
+<Product_Image_Characteristics><QUANTIFICATION_VALUE unit="none">1000</QUANTIFICATION_VALUE></Product_Image_Characteristics>
+</n1:General_Info>
+<n1:Geometric_Info><Product_Footprint><Product_Footprint><Global_Footprint><EXT_POS_LIST>46 7 46 7.1 45.9 7.1 45.9 7 46 7</EXT_POS_LIST></Global_Footprint></Product_Footprint></Product_Footprint>
+<Coordinate_Reference_System><GEO_TABLES version="1">EPSG</GEO_TABLES><HORIZONTAL_CS_TYPE>GEOGRAPHIC</HORIZONTAL_CS_TYPE></Coordinate_Reference_System></n1:Geometric_Info>
+</n1:Level-1C_User_Product>
+`;
+        const file = write(path.join(p.data, 'MTD_MSIL1C.xml'), mtd);
+        // The file itself lists subdatasets (which the service does not open); GDAL reads the
+        // images through them.
+        return { open: file, kind: 'raster', controlPath: `SENTINEL2_L1C:${file}:10m:EPSG_32632` };
+      },
+      relativeOnly: joined,
+    },
+  ],
+  Rasterlite: [
+    {
+      field: 'its tile table as a view of a SpatiaLite VirtualText table (another upload, an ASCII grid, as the tile)',
+      make(p) {
+        // The tile: another user's ASCII grid of the canary's pixels, read line by line and put back together.
+        const grid = path.join(p.outside, 'secret.asc');
+        run('gdal_translate', ['-q', '-of', 'AAIGrid', path.resolve(p.data, secretRaster(p)), grid]);
+        writeFileSync(grid, `${readFileSync(grid, 'latin1')}\n\n`);
+        mkdirSync(p.data, { recursive: true });
+        const db = path.join(p.data, 'tiles.sqlite');
+        run('gdal_translate', ['-q', '-of', 'Rasterlite', baseRaster(p), `RASTERLITE:${db},table=t`]);
+        for (const sql of [
+          'DROP TABLE t_rasters',
+          `CREATE VIRTUAL TABLE canary USING VirtualText('${ref(p, 'secret.asc')}', 'UTF-8', 0, POINT, NONE, '|')`,
+          'CREATE VIEW t_rasters AS SELECT CAST(group_concat(COL001, char(10)) AS BLOB) AS raster, 1 AS id FROM canary',
+        ]) {
+          run('ogrinfo', ['--config', 'GDAL_SKIP', 'Rasterlite', db, '-sql', sql], { cwd: p.data });
+        }
+        return { open: db, kind: 'raster' };
+      },
     },
   ],
 };

@@ -163,7 +163,7 @@ function newPlace(how: Place['how']): Place & { dir: string } {
 function controlled(p: Place & { dir: string }, fixture: Fixture): ReturnType<typeof control> {
   const copy = path.join(p.dir, 'ctl');
   cpSync(p.data, copy, { recursive: true });
-  const moved = (file?: string) => (file?.startsWith(p.data) ? copy + file.slice(p.data.length) : file);
+  const moved = (file?: string) => file?.split(p.data).join(copy);
   return control({ ...fixture, open: moved(fixture.open)!, ...(fixture.controlPath ? { controlPath: moved(fixture.controlPath)! } : {}) }, path.join(p.dir, 'control'));
 }
 
