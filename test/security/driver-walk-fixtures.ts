@@ -264,6 +264,17 @@ function hdf5External(p: Place, name: string, mode: 'plain' | 'bag'): string {
 
 // ---- the drivers whose files can name another file -----------------------------------------
 
+/** outside/secret.ref: another user's Idrisi reference system file, named after the canary. */
+function idrisiRef(p: Place): void {
+  write(
+    path.join(p.outside, 'secret.ref'),
+    `ref. system : ${p.canary.text}\nprojection : Transverse Mercator\ndatum : WGS84\ndelta WGS84 : 0 0 0\nellipsoid : WGS 84\nmajor s-ax : 6378137\nminor s-ax : 6356752.314\norigin long : 9\norigin lat : 0\norigin X : 500000\norigin Y : 0\nscale fac : 0.9996\nunits : m\nparameters : 0\n`,
+  );
+}
+
+/** EDIGEO lines: a 5-character key, the value's length on 2 digits, ':', the value. */
+const edigeo = (lines: [string, string][]) => `${lines.map(([key, value]) => `${key}${String(value.length).padStart(2, '0')}:${value}`).join('\r\n')}\r\n`;
+
 /** Most drivers join the name to the folder of the file that holds it, absolute or not. */
 const joined = 'GDAL joins the name to the folder of the file that holds it (CPLFormFilename), so an absolute name points inside that folder';
 
@@ -676,10 +687,7 @@ export const crafted: Record<string, Craft[]> = {
       field: "the .rdc's ref. system (a .ref file)",
       make(p) {
         const image = translated(p, 'RST', 'image.rst');
-        write(
-          path.join(p.outside, 'secret.ref'),
-          `ref. system : ${p.canary.text}\nprojection : Transverse Mercator\ndatum : WGS84\ndelta WGS84 : 0 0 0\nellipsoid : WGS 84\nmajor s-ax : 6378137\nminor s-ax : 6356752.314\norigin long : 9\norigin lat : 0\norigin X : 500000\norigin Y : 0\nscale fac : 0.9996\nunits : m\nparameters : 0\n`,
-        );
+        idrisiRef(p);
         edit(path.join(p.data, 'image.rdc'), (s) => s.replace(/ref\. system : .*/, `ref. system : ${ref(p, 'secret')}`));
         return { open: image, kind: 'raster' };
       },
@@ -1003,6 +1011,99 @@ ${['B02', 'B03', 'B04', 'B08'].map((b) => `<IMAGE_FILE>${ref(p, `granule/IMG_DAT
         }
         return { open: db, kind: 'raster' };
       },
+    },
+  ],
+  Idrisi: [
+    {
+      field: "the .vdc's ref. system (a .ref file)",
+      make(p) {
+        idrisiRef(p);
+        // A point file: type 1, one feature, a 0x105-byte header, then id, x and y as doubles.
+        const vct = Buffer.alloc(0x105 + 24);
+        vct.writeUInt8(1, 0);
+        vct.writeInt32LE(1, 1);
+        vct.writeDoubleLE(1, 0x105);
+        vct.writeDoubleLE(500000, 0x105 + 8);
+        vct.writeDoubleLE(5100000, 0x105 + 16);
+        write(path.join(p.data, 'points.vct'), vct);
+        write(
+          path.join(p.data, 'points.vdc'),
+          [
+            'file format : IDRISI Vector A.1',
+            'file title  : points',
+            'id type     : integer',
+            'file type   : binary',
+            'object type : point',
+            `ref. system : ${ref(p, 'secret')}`,
+            'ref. units  : m',
+            'unit dist.  : 1.0000000',
+            'min. X      : 500000',
+            'max. X      : 500000',
+            'min. Y      : 5100000',
+            'max. Y      : 5100000',
+            "pos'n error : unknown",
+            'resolution  : unknown',
+            '',
+          ].join('\n'),
+        );
+        return { open: path.join(p.data, 'points.vct'), kind: 'vector' };
+      },
+      relativeOnly: joined,
+    },
+  ],
+  EDIGEO: [
+    {
+      field: "the .THF's lot name (LONSA), prefix of every other file of the lot",
+      make(p) {
+        // The lot: another user's, whose one attribute is named after the canary.
+        const lot = (file: string, lines: [string, string][]) => write(path.join(p.outside, file), edigeo(lines));
+        lot('LG.GEO', [['RTYSA', 'GEO'], ['RIDSA', 'GEO1'], ['RELSA', 'LAMB93']]);
+        lot('LD.DIC', [
+          ['RTYSA', 'DID'],
+          ['RIDSA', 'O1'],
+          ['LABSA', 'OBJ'],
+          ['RTYSA', 'DIA'],
+          ['RIDSA', 'A1'],
+          ['LABSA', p.canary.text],
+          ['TYPSA', 'A'],
+        ]);
+        lot('LS.SCD', [
+          ['RTYSA', 'OBJ'],
+          ['RIDSA', 'OBJ1'],
+          ['DIPCP', 'EDICO;SeTD;DID;O1'],
+          ['KNDSA', 'PCT'],
+          ['AAPCP', 'EDICO;SeTD;ATT;ATT1'],
+          ['RTYSA', 'ATT'],
+          ['RIDSA', 'ATT1'],
+          ['DIPCP', 'EDICO;SeTD;DIA;A1'],
+          ['CANSN', '64'],
+        ]);
+        lot('LV.VEC', [
+          ['RTYSA', 'PNO'],
+          ['RIDSA', 'P1'],
+          ['CORCC', '700000;6600000'],
+          ['RTYSA', 'FEA'],
+          ['RIDSA', 'F1'],
+          ['SCPCP', 'EDICO;SeTD;OBJ;OBJ1'],
+          ['ATPCP', 'EDICO;SeTD;ATT;ATT1'],
+          ['ATVSA', 'x'],
+          ['RTYSA', 'LNK'],
+          ['RIDSA', 'L1'],
+          ['FTPCP', 'EDICO;SeTD;FEA;F1'],
+          ['FTPCP', 'EDICO;SeTD;PNO;P1'],
+        ]);
+        const thf = edigeo([
+          ['RTYSA', 'GTS'],
+          ['RIDSA', 'LOT1'],
+          ['LONSA', ref(p, 'L')],
+          ['GONSA', 'G'],
+          ['DINSA', 'D'],
+          ['SCNSA', 'S'],
+          ['GDNSA', 'V'],
+        ]);
+        return { open: write(path.join(p.data, 'lot.THF'), thf), kind: 'vector' };
+      },
+      relativeOnly: joined,
     },
   ],
 };
