@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -1104,6 +1104,32 @@ ${['B02', 'B03', 'B04', 'B08'].map((b) => `<IMAGE_FILE>${ref(p, `granule/IMG_DAT
         return { open: write(path.join(p.data, 'lot.THF'), thf), kind: 'vector' };
       },
       relativeOnly: joined,
+    },
+  ],
+  ADRG: [
+    {
+      field: "the .GEN's BAD field (its image file)",
+      make(p) {
+        // The image: another user's ADRG .IMG holding the canary's pixels in its first tile.
+        const utm = path.join(p.work, 'canary-utm.tif');
+        run('gdal_translate', ['-q', '-a_srs', 'EPSG:32632', '-a_ullr', '300000', '5000080', '300080', '5000000', path.resolve(p.data, secretRaster(p)), utm]);
+        const canaryDir = path.join(p.work, 'canary-adrg');
+        mkdirSync(canaryDir, { recursive: true });
+        run('gdal_translate', ['-q', '-of', 'ADRG', '-b', '1', '-b', '1', '-b', '1', utm, path.join(canaryDir, 'CANARY01.GEN')]);
+        // ADRG names the image with 12 characters in an ISO 8211 record: the reference replaces them in place.
+        const target = ref(p, 'X');
+        if (target.length !== 'ABCDEF01.IMG'.length) throw new Error('the reference must have 12 characters');
+        writeFileSync(path.join(p.outside, 'X'), readFileSync(path.join(canaryDir, 'CANARY01.IMG')));
+        const ones = path.join(p.work, 'ones.tif');
+        run('gdal_create', ['-q', '-of', 'GTiff', '-outsize', '8', '8', '-bands', '3', '-ot', 'Byte', '-burn', '1', '-a_srs', 'EPSG:4326', '-a_ullr', '7', '46.08', '7.08', '46', ones]);
+        mkdirSync(p.data, { recursive: true });
+        const gen = path.join(p.data, 'ABCDEF01.GEN');
+        run('gdal_translate', ['-q', '-of', 'ADRG', ones, gen]);
+        edit(gen, (s) => s.replaceAll('ABCDEF01.IMG', target));
+        rmSync(path.join(p.data, 'ABCDEF01.IMG'));
+        return { open: gen, kind: 'raster' };
+      },
+      relativeOnly: `${joined}; the name has 12 characters`,
     },
   ],
 };
