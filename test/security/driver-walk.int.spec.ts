@@ -8,7 +8,20 @@ import { datasetAt } from '../../geo/datasets/dataset-files.js';
 import { gdal, IN_PROCESS_DRIVERS, NeedsSandbox, openDataset, unsandboxedGdalEnv, uploadDrivers, type DatasetRef } from '../../geo/datasets/gdal.js';
 import { closeIsolation, convertDataset, dataPreview, inspectDataset, spatialPreview } from '../../geo/isolation/index.js';
 import { bwrapArgs, bwrapPath } from '../../geo/sandbox/sandbox.js';
-import { type Canary, type Craft, control, crafted, type Fixture, newCanary, noReferenceField, type Place, run, setToolDir, shows } from './driver-walk-fixtures.js';
+import {
+  type Canary,
+  type Craft,
+  control,
+  crafted,
+  type Fixture,
+  newCanary,
+  noReferenceField,
+  type Place,
+  run,
+  setToolDir,
+  shows,
+  uncrafted,
+} from './driver-walk-fixtures.js';
 
 /*
  * Issue 32, finding 1: a file GDAL opens can name another file (a PDS4 label's file_name, an
@@ -43,17 +56,21 @@ afterAll(() => {
 });
 
 describe('the upload drivers', () => {
-  it('are each either crafted to name a file outside the dataset, or listed with the reason they cannot', () => {
+  it('are each crafted to name a file outside the dataset, listed with the reason they cannot, or listed as not crafted yet', () => {
     const drivers = uploadDrivers();
     expect(drivers.length).toBeGreaterThan(100);
-    const unlisted = drivers.filter((d) => !(d in crafted) && !(d in noReferenceField));
-    const twice = drivers.filter((d) => d in crafted && d in noReferenceField);
-    const stale = [...Object.keys(crafted), ...Object.keys(noReferenceField)].filter((d) => !drivers.includes(d));
-    expect(unlisted, 'drivers in neither table (look at what their files can name, then add them)').toEqual([]);
-    expect(twice, 'drivers in both tables').toEqual([]);
+    const tables = [crafted, noReferenceField, uncrafted];
+    const unlisted = drivers.filter((d) => tables.every((t) => !(d in t)));
+    const twice = drivers.filter((d) => tables.filter((t) => d in t).length > 1);
+    const stale = tables.flatMap((t) => Object.keys(t)).filter((d) => !drivers.includes(d));
+    expect(unlisted, 'drivers in no table (look at what their files can name, then add them)').toEqual([]);
+    expect(twice, 'drivers in more than one table').toEqual([]);
     expect(stale, 'drivers this GDAL does not offer for uploads').toEqual([]);
-    for (const [driver, reason] of Object.entries(noReferenceField)) expect(reason.length, `${driver}'s reason`).toBeGreaterThan(10);
+    for (const [driver, reason] of Object.entries({ ...noReferenceField, ...uncrafted })) expect(reason.length, `${driver}'s reason`).toBeGreaterThan(10);
   });
+
+  // Files of these drivers name other files, but no dataset is crafted for them yet: to do.
+  for (const [driver, reason] of Object.entries(uncrafted)) it.todo(`${driver}: ${reason}`);
 });
 
 /** Everything a run of the service produced, as text the canary could hide in. */
@@ -164,7 +181,10 @@ function controlled(p: Place & { dir: string }, fixture: Fixture): ReturnType<ty
   const copy = path.join(p.dir, 'ctl');
   cpSync(p.data, copy, { recursive: true });
   const moved = (file?: string) => file?.split(p.data).join(copy);
-  return control({ ...fixture, open: moved(fixture.open)!, ...(fixture.controlPath ? { controlPath: moved(fixture.controlPath)! } : {}) }, path.join(p.dir, 'control'));
+  return control(
+    { ...fixture, open: moved(fixture.open)!, ...(fixture.controlPath ? { controlPath: moved(fixture.controlPath)! } : {}) },
+    path.join(p.dir, 'control'),
+  );
 }
 
 async function walk(driver: string, craft: Craft, how: Place['how']): Promise<void> {
@@ -173,7 +193,9 @@ async function walk(driver: string, craft: Craft, how: Place['how']): Promise<vo
   const canary = p.canary;
 
   const plain = controlled(p, fixture);
-  expect(plain.driver, `control: plain GDAL opens the fixture with ${craft.reportedAs ?? driver}\n${plain.output.slice(0, 2000)}`).toBe(craft.reportedAs ?? driver);
+  expect(plain.driver, `control: plain GDAL opens the fixture with ${craft.reportedAs ?? driver}\n${plain.output.slice(0, 2000)}`).toBe(
+    craft.reportedAs ?? driver,
+  );
   expect(shows(plain.output, canary, fixture.pixels), `control: plain GDAL reads the canary through the fixture\n${plain.output.slice(0, 2000)}`).toBe(true);
 
   const ref = datasetAt(fixture.open);
@@ -238,4 +260,3 @@ describe.skipIf(problem !== null)('a dataset naming a file outside its folder', 
     expect(info).toContain("using driver `CSV'");
   });
 });
-
