@@ -47,6 +47,8 @@ export interface Fixture {
   layers?: string[];
   /** How the canary's bytes become pixel values when not one byte each. */
   pixels?: 'int16be';
+  /** Extra gdal_translate arguments of the control (a window of a large raster). */
+  controlArgs?: string[];
 }
 
 export interface Craft {
@@ -293,6 +295,34 @@ function idrisiRef(p: Place): void {
 
 /** EDIGEO lines: a 5-character key, the value's length on 2 digits, ':', the value. */
 const edigeo = (lines: [string, string][]) => `${lines.map(([key, value]) => `${key}${String(value.length).padStart(2, '0')}:${value}`).join('\r\n')}\r\n`;
+
+/**
+ * Where GDAL puts an ECRG frame (ecrgtocdataset.cpp, GetExtent: MIL-PRF-32283 and MIL-A-89007):
+ * the frame must have exactly this georeferencing, 2304 pixels square, or GDAL skips it.
+ */
+function ecrgFrameGeoTransform(name: string, scale: number, zone: number): number[] {
+  const zoneUpperLat = [0, 32, 48, 56, 64, 68, 72, 76, 80];
+  const aCst = [369664, 302592, 245760, 199168, 163328, 137216, 110080, 82432];
+  const ceilRound = (a: number, b: number) => Math.ceil(a / b) * b;
+  const nearRound = (a: number, b: number) => Math.floor(a / b + 0.5) * b;
+  const ew = (nearRound(ceilRound(aCst[zone - 1]! * (1e6 / scale), 512) / 1.5, 256) / 256) * 384;
+  const cols = Math.ceil(ew / 2304);
+  const ns = (nearRound(ceilRound(400384 * (1e6 / scale), 512) / 4 / 1.5, 256) / 256) * 384;
+  const pixelY = 90 / ns;
+  const frameHeight = pixelY * 2304;
+  const upper = Math.ceil(zoneUpperLat[zone]! / frameHeight);
+  const rows = upper - Math.floor(zoneUpperLat[zone - 1]! / frameHeight);
+  let frame = 0;
+  for (const ch of name.slice(0, 10).toLowerCase()) {
+    const v = ch <= '9' ? ch.charCodeAt(0) - 48 : ch <= 'h' ? ch.charCodeAt(0) - 87 : ch <= 'n' ? ch.charCodeAt(0) - 88 : ch.charCodeAt(0) - 89;
+    frame = frame * 34 + v;
+  }
+  const y = Math.floor(frame / cols);
+  const x = frame % cols;
+  const pixelX = 360 / ew;
+  const maxY = frameHeight * upper - (rows - 1 - y) * frameHeight;
+  return [-180 + x * pixelX * 2304, pixelX, 0, maxY, 0, -pixelY];
+}
 
 /** Most drivers join the name to the folder of the file that holds it, absolute or not. */
 const joined = 'GDAL joins the name to the folder of the file that holds it (CPLFormFilename), so an absolute name points inside that folder';
@@ -1235,6 +1265,64 @@ ${['B02', 'B03', 'B04', 'B08'].map((b) => `<IMAGE_FILE>${ref(p, `granule/IMG_DAT
       relativeOnly: `${joined}; the name has 12 characters`,
     },
   ],
+  ECRGTOC: [
+    {
+      field: 'a frame_path and name',
+      make(p) {
+        // The frame: another user's raster (any format GDAL opens; a GeoTIFF here) georeferenced
+        // where ECRG puts frame 000000009s0013 of zone 2 at 1:500 000, the canary's pixels in its corner.
+        const name = '000000009s0013.lf2';
+        const gt = ecrgFrameGeoTransform(name, 500_000, 2);
+        const frame = path.join(p.outside, name);
+        const source = path.resolve(p.data, secretRaster(p));
+        // One 2304-pixel frame: the 8×8 canary in its corner, zeros around it (a window past the source's edge).
+        run('gdal_translate', [
+          '-q',
+          '-of',
+          'GTiff',
+          '-co',
+          'COMPRESS=DEFLATE',
+          '-b',
+          '1',
+          '-b',
+          '1',
+          '-b',
+          '1',
+          '-srcwin',
+          '0',
+          '0',
+          '2304',
+          '2304',
+          '-a_nodata',
+          'none',
+          '-a_srs',
+          'EPSG:4326',
+          '-a_ullr',
+          String(gt[0]),
+          String(gt[3]),
+          String(gt[0]! + gt[1]! * 2304),
+          String(gt[3]! + gt[5]! * 2304),
+          source,
+          frame,
+        ]);
+        const toc = `<?xml version="1.0"?>
+<Table_of_Contents>
+  <file_header file_status="new"><file_name>TOC.xml</file_name></file_header>
+  <product product_title="ProductTitle">
+    <disc id="DiscId">
+      <frame_list number_of_frames="1">
+        <scale size="1:500 K">
+          <frame name="${name}"><frame_path>${p.how === 'relative' ? `../${path.basename(p.outside)}` : p.outside}</frame_path><frame_version>001</frame_version><frame_chart_type>lf</frame_chart_type><frame_zone>2</frame_zone></frame>
+        </scale>
+      </frame_list>
+    </disc>
+  </product>
+</Table_of_Contents>
+`;
+        return { open: write(path.join(p.data, 'TOC.xml'), toc), kind: 'raster', controlArgs: ['-srcwin', '0', '0', '8', '8'] };
+      },
+    },
+  ],
 };
 
 /**
@@ -1245,7 +1333,6 @@ ${['B02', 'B03', 'B04', 'B08'].map((b) => `<IMAGE_FILE>${ref(p, `granule/IMG_DAT
 export const uncrafted: Record<string, string> = {
   CAD: 'a DWG IMAGEDEF names a raster file, opened with GDALOpen (gdalcaddataset.cpp); no DWG writer exists on this machine',
   RPFTOC: "an A.TOC's frame file index names CADRG frame files; writing one needs an RPF table of contents and CADRG frames (binary, no writer here)",
-  ECRGTOC: 'a TOC.xml frame_path/name names NITF frames; each must be a 2304x2304 frame georeferenced to the ECRG grid (no writer here)',
   SRP: "an ASRP/USRP .GEN's BAD field names the .IMG; no SRP writer here, and the ISO 8211 records would have to be written by hand",
   SDTS: 'a CATD module names every other module file (CPLFormCIFilename); SDTS transfers are ISO 8211 modules with no writer here',
   OGR_SDTS: 'a CATD module names every other module file (CPLFormCIFilename); SDTS transfers are ISO 8211 modules with no writer here',
@@ -1463,7 +1550,7 @@ export function control(fixture: Fixture, scratch: string, env: NodeJS.ProcessEn
   const info = capture('gdalinfo', [target]);
   mkdirSync(scratch, { recursive: true });
   const grid = path.join(scratch, 'control.asc');
-  const translate = capture('gdal_translate', ['-q', '-of', 'AAIGrid', '-b', '1', target, grid]);
+  const translate = capture('gdal_translate', ['-q', '-of', 'AAIGrid', '-b', '1', ...(fixture.controlArgs ?? []), target, grid]);
   let pixels = '';
   try {
     pixels = readFileSync(grid, 'latin1');

@@ -31,7 +31,8 @@ import {
  * from it (the control: else the fixture proves nothing), and the service, through geo/isolation
  * as its API and worker call it, must not: not in results, not in error messages, not in the
  * files it writes. Every other driver is listed with the reason its files cannot name another
- * file, so a GDAL upgrade that brings a driver fails here until someone has looked at it.
+ * file (or, for the few whose reference is not crafted yet, as a to-do with the reason), so a
+ * GDAL upgrade that brings a driver fails here until someone has looked at it.
  */
 
 /** Whether bubblewrap can build a sandbox here (installed, and user namespaces allowed). */
@@ -118,12 +119,14 @@ function outputText(dir: string): string {
   return parts.join('\n');
 }
 
+/** A written raster's pixel values as text: the top-left 512×512 of each band (where the fixtures put the canary). */
 function rasterValues(file: string): string {
   const ds = gdal.drivers.get('GTiff').open(file);
   try {
     const out: string[] = [];
+    const x = Math.min(ds.rasterSize.x, 512);
+    const y = Math.min(ds.rasterSize.y, 512);
     ds.bands.forEach((band) => {
-      const { x, y } = ds.rasterSize;
       out.push(Array.from(band.pixels.read(0, 0, x, y) as ArrayLike<number>).join(' '));
     });
     return out.join('\n');
