@@ -10,7 +10,8 @@ import path from 'node:path';
  * (`data`), beside a sibling folder (`outside`) holding a canary: a file with random content that
  * nothing but the reference leads to. The spec first lets plain GDAL read each dataset on this
  * machine (the control: the canary must come out, else the fixture proves nothing), then asks
- * the service.
+ * the service. The other drivers are listed with the reason their files cannot name another
+ * file (noReferenceField), or as references not crafted yet (uncrafted).
  */
 
 export interface Canary {
@@ -98,7 +99,7 @@ function secretText(p: Place, name = 'secret.txt'): string {
  * EPSG:4326 near (7, 46), with the canary's text as metadata. Written by gdal_translate from a raw
  * file with an ENVI header. Returns how the dataset names it.
  */
-function secretRaster(p: Place, name = 'secret.tif', format = 'GTiff', options: string[] = []): string {
+function secretRaster(p: Place, name = 'secret.tif', format = 'GTiff'): string {
   const raw = write(path.join(p.work, 'canary-src.bil'), p.canary.bytes);
   write(
     path.join(p.work, 'canary-src.hdr'),
@@ -118,7 +119,6 @@ function secretRaster(p: Place, name = 'secret.tif', format = 'GTiff', options: 
     '46',
     '-mo',
     `NOTE=${p.canary.text}`,
-    ...options,
     raw,
     path.join(p.outside, name),
   ]);
@@ -1333,7 +1333,7 @@ ${['B02', 'B03', 'B04', 'B08'].map((b) => `<IMAGE_FILE>${ref(p, `granule/IMG_DAT
 export const uncrafted: Record<string, string> = {
   CAD: 'a DWG IMAGEDEF names a raster file, opened with GDALOpen (gdalcaddataset.cpp); no DWG writer exists on this machine',
   RPFTOC: "an A.TOC's frame file index names CADRG frame files; writing one needs an RPF table of contents and CADRG frames (binary, no writer here)",
-  SRP: "an ASRP/USRP .GEN's BAD field names the .IMG; no SRP writer here, and the ISO 8211 records would have to be written by hand",
+  SRP: "a .THF's FDR NAM names (by its first 6 characters, so ../abc works) the folder whose .GEN GDAL reads; no ASRP/USRP writer here, and their ISO 8211 records would have to be written by hand",
   SDTS: 'a CATD module names every other module file (CPLFormCIFilename); SDTS transfers are ISO 8211 modules with no writer here',
   OGR_SDTS: 'a CATD module names every other module file (CPLFormCIFilename); SDTS transfers are ISO 8211 modules with no writer here',
   AVCBin: 'an INFO table marked external stores the path of its data file in its arcNNNN.dat (AVC library); coverages are binary with no writer here',
