@@ -1,8 +1,9 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 
 /*
  * Datasets that name a file outside their own folder, one way per GDAL driver that has such a
@@ -1526,31 +1527,34 @@ export interface ControlResult {
   output: string;
 }
 
+const execFileAsync = promisify(execFile);
+
 /**
  * Plain GDAL on this machine, outside any sandbox, with every driver: what the service would do
  * if it opened uploads in its own process. ogrinfo for vectors; gdalinfo and gdal_translate to an
- * ASCII grid for rasters.
+ * ASCII grid for rasters. Asynchronous, so that the spec asks the service meanwhile.
  */
-export function control(fixture: Fixture, scratch: string, env: NodeJS.ProcessEnv = process.env): ControlResult {
+export async function control(fixture: Fixture, scratch: string, env: NodeJS.ProcessEnv = process.env): Promise<ControlResult> {
   const target = fixture.controlPath ?? fixture.open;
   const cwd = path.dirname(fixture.open);
-  const capture = (cmd: string, args: string[]) => {
+  const capture = async (cmd: string, args: string[]) => {
     try {
-      return run(cmd, args, { cwd, env });
+      const { stdout, stderr } = await execFileAsync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+      return `${stdout}\n${stderr}`;
     } catch (error) {
       const e = error as { stdout?: string; stderr?: string; message: string };
       return `${e.stdout ?? ''}\n${e.stderr ?? e.message}`;
     }
   };
   if (fixture.kind === 'vector') {
-    let output = capture('ogrinfo', ['-ro', '-al', target]);
-    if (fixture.layers) output += `\n${capture('ogrinfo', ['-ro', target, ...fixture.layers])}`;
+    let output = await capture('ogrinfo', ['-ro', '-al', target]);
+    if (fixture.layers) output += `\n${await capture('ogrinfo', ['-ro', target, ...fixture.layers])}`;
     return { driver: /using driver `([^']+)'/.exec(output)?.[1] ?? null, output };
   }
-  const info = capture('gdalinfo', [target]);
+  const info = await capture('gdalinfo', [target]);
   mkdirSync(scratch, { recursive: true });
   const grid = path.join(scratch, 'control.asc');
-  const translate = capture('gdal_translate', ['-q', '-of', 'AAIGrid', '-b', '1', ...(fixture.controlArgs ?? []), target, grid]);
+  const translate = await capture('gdal_translate', ['-q', '-of', 'AAIGrid', '-b', '1', ...(fixture.controlArgs ?? []), target, grid]);
   let pixels = '';
   try {
     pixels = readFileSync(grid, 'latin1');

@@ -195,11 +195,8 @@ async function walk(driver: string, craft: Craft, how: Place['how']): Promise<vo
   const fixture = craft.make(p);
   const canary = p.canary;
 
-  const plain = controlled(p, fixture);
-  expect(plain.driver, `control: plain GDAL opens the fixture with ${craft.reportedAs ?? driver}\n${plain.output.slice(0, 2000)}`).toBe(
-    craft.reportedAs ?? driver,
-  );
-  expect(shows(plain.output, canary, fixture.pixels), `control: plain GDAL reads the canary through the fixture\n${plain.output.slice(0, 2000)}`).toBe(true);
+  // The control runs on its copy while the service reads the dataset.
+  const controlRun = controlled(p, fixture);
 
   const ref = datasetAt(fixture.open);
   const here = await openedHere(ref, canary, fixture);
@@ -215,6 +212,12 @@ async function walk(driver: string, craft: Craft, how: Place['how']): Promise<vo
   const out = path.join(p.dir, 'out');
   const raster = info ? info.dataset_type === 'raster' : fixture.kind === 'raster';
   await seen.step('convert', () => convertDataset(ref, { outputFormat: raster ? 'GTiff' : 'GeoJSON' }, out));
+
+  const plain = await controlRun;
+  expect(plain.driver, `control: plain GDAL opens the fixture with ${craft.reportedAs ?? driver}\n${plain.output.slice(0, 2000)}`).toBe(
+    craft.reportedAs ?? driver,
+  );
+  expect(shows(plain.output, canary, fixture.pixels), `control: plain GDAL reads the canary through the fixture\n${plain.output.slice(0, 2000)}`).toBe(true);
 
   const outcome = `${driver} (${how}): ${here}; ${seen.outcomes.join('; ')}`;
   expect(shows(seen.text(), canary, fixture.pixels), `the canary in what the service answered\n${outcome}`).toBe(false);
@@ -248,7 +251,7 @@ describe.skipIf(problem !== null)('a dataset naming a file outside its folder', 
     rmSync(made.open);
     const fixture: Fixture = { open: label, kind: 'vector' };
     // Plain GDAL takes the label for what it is, and follows it.
-    const plain = controlled(p, fixture);
+    const plain = await controlled(p, fixture);
     expect(plain.driver).toBe('PDS4');
     expect(shows(plain.output, p.canary)).toBe(true);
 
