@@ -325,8 +325,47 @@ function ecrgFrameGeoTransform(name: string, scale: number, zone: number): numbe
   return [-180 + x * pixelX * 2304, pixelX, 0, maxY, 0, -pixelY];
 }
 
+// SQLite-based files: SpatiaLite, which GDAL loads into its SQLite connections, brings virtual
+// table modules that read files by name (VirtualText). A relative name is resolved from the
+// working directory of whoever reads the file: the statements run from the dataset's folder.
+
+/** outside/secret.csv (another user's CSV with the canary) as the virtual table `canary`. */
+function virtualCsv(p: Place): string {
+  write(path.join(p.outside, 'secret.csv'), `id,text\n1,${p.canary.text}\n`);
+  return `CREATE VIRTUAL TABLE canary USING VirtualText('${ref(p, 'secret.csv')}', 'UTF-8', 1, POINT, DOUBLEQUOTE, ',')`;
+}
+
+/** A SQLite-based file written by ogr2ogr (a one-row table), to add SQL objects to. */
+function sqliteFrom(p: Place, format: string, name: string): string {
+  mkdirSync(p.data, { recursive: true });
+  const db = path.join(p.data, name);
+  run('ogr2ogr', ['-f', format, db, write(path.join(p.work, 'src.csv'), 'id,text\n1,plain\n')]);
+  return db;
+}
+
+/** Runs SQL statements on a SQLite-based file through GDAL's SQLite driver (`skip`: the driver that would claim it first). */
+function runSql(p: Place, db: string, statements: string[], skip?: string): void {
+  for (const sql of statements) run('ogrinfo', [...(skip ? ['--config', 'GDAL_SKIP', skip] : []), db, '-sql', sql], { cwd: p.data });
+}
+
 /** Most drivers join the name to the folder of the file that holds it, absolute or not. */
 const joined = 'GDAL joins the name to the folder of the file that holds it (CPLFormFilename), so an absolute name points inside that folder';
+
+/**
+ * A raster GDAL writes as `format`, whose header is then edited to name the canary text file
+ * (`change` gets the header and the name): the shape of most label formats' fixtures.
+ */
+function editedHeader(field: string, format: string, name: string, options: string[], change: (header: string, target: string) => string): Craft {
+  return {
+    field,
+    make(p) {
+      const file = translated(p, format, name, options);
+      edit(file, (header) => change(header, secretText(p)));
+      return { open: file, kind: 'raster' };
+    },
+    relativeOnly: joined,
+  };
+}
 
 export const crafted: Record<string, Craft[]> = {
   PDS4: [
@@ -350,15 +389,9 @@ export const crafted: Record<string, Craft[]> = {
       },
       relativeOnly: joined,
     },
-    {
-      field: 'an Array_2D_Image File/file_name',
-      make(p) {
-        const label = translated(p, 'PDS4', 'image.xml');
-        edit(label, (s) => s.replace(/<file_name>[^<]*<\/file_name>/, `<file_name>${secretText(p)}</file_name>`));
-        return { open: label, kind: 'raster' };
-      },
-      relativeOnly: joined,
-    },
+    editedHeader('an Array_2D_Image File/file_name', 'PDS4', 'image.xml', [], (s, target) =>
+      s.replace(/<file_name>[^<]*<\/file_name>/, `<file_name>${target}</file_name>`),
+    ),
   ],
   PDS: [
     {
@@ -400,38 +433,16 @@ export const crafted: Record<string, Craft[]> = {
     },
   ],
   ISIS3: [
-    {
-      field: 'a detached ^Core',
-      make(p) {
-        const label = translated(p, 'ISIS3', 'cube.lbl', ['-co', 'DATA_LOCATION=EXTERNAL']);
-        edit(label, (s) => s.replace(/\^Core\s*=\s*\S+/, `^Core = "${secretText(p)}"`));
-        return { open: label, kind: 'raster' };
-      },
-      relativeOnly: joined,
-    },
+    editedHeader('a detached ^Core', 'ISIS3', 'cube.lbl', ['-co', 'DATA_LOCATION=EXTERNAL'], (s, target) =>
+      s.replace(/\^Core\s*=\s*\S+/, `^Core = "${target}"`),
+    ),
   ],
   ISIS2: [
-    {
-      field: 'a detached ^QUBE',
-      make(p) {
-        const label = translated(p, 'ISIS2', 'cube.lbl', ['-co', 'LABELING_METHOD=DETACHED']);
-        edit(label, (s) => s.replace(/\^QUBE\s*=\s*\S+/, `^QUBE = "${secretText(p)}"`));
-        return { open: label, kind: 'raster' };
-      },
-      relativeOnly: joined,
-    },
+    editedHeader('a detached ^QUBE', 'ISIS2', 'cube.lbl', ['-co', 'LABELING_METHOD=DETACHED'], (s, target) =>
+      s.replace(/\^QUBE\s*=\s*\S+/, `^QUBE = "${target}"`),
+    ),
   ],
-  ERS: [
-    {
-      field: 'DataFile',
-      make(p) {
-        const header = translated(p, 'ERS', 'image.ers');
-        edit(header, (s) => s.replace(/(DataType\s*=\s*Raster)/, `$1\n\tDataFile\t= "${secretText(p)}"`));
-        return { open: header, kind: 'raster' };
-      },
-      relativeOnly: joined,
-    },
-  ],
+  ERS: [editedHeader('DataFile', 'ERS', 'image.ers', [], (s, target) => s.replace(/(DataType\s*=\s*Raster)/, `$1\n\tDataFile\t= "${target}"`))],
   PAux: [
     {
       field: 'AuxilaryTarget',
@@ -730,14 +741,8 @@ export const crafted: Record<string, Craft[]> = {
     {
       field: 'a SpatiaLite VirtualText table',
       make(p) {
-        write(path.join(p.outside, 'secret.csv'), `id,text\n1,${p.canary.text}\n`);
-        const db = path.join(p.data, 'db.sqlite');
-        mkdirSync(p.data, { recursive: true });
-        const src = write(path.join(p.work, 'src.csv'), 'id,text\n1,plain\n');
-        run('ogr2ogr', ['-f', 'SQLite', db, src]);
-        run('ogrinfo', [db, '-sql', `CREATE VIRTUAL TABLE canary USING VirtualText('${ref(p, 'secret.csv')}', 'UTF-8', 1, POINT, DOUBLEQUOTE, ',')`], {
-          cwd: p.data,
-        });
+        const db = sqliteFrom(p, 'SQLite', 'db.sqlite');
+        runSql(p, db, [virtualCsv(p)]);
         // GDAL does not list a virtual table, but opens it by name: a preview may ask for it.
         return { open: db, kind: 'vector', layers: ['canary'] };
       },
@@ -747,15 +752,8 @@ export const crafted: Record<string, Craft[]> = {
     {
       field: 'a SpatiaLite VirtualText table listed in gpkg_contents',
       make(p) {
-        write(path.join(p.outside, 'secret.csv'), `id,text\n1,${p.canary.text}\n`);
-        const db = path.join(p.data, 'db.gpkg');
-        mkdirSync(p.data, { recursive: true });
-        const src = write(path.join(p.work, 'src.csv'), 'id,text\n1,plain\n');
-        run('ogr2ogr', ['-f', 'GPKG', db, src]);
-        run('ogrinfo', [db, '-sql', `CREATE VIRTUAL TABLE canary USING VirtualText('${ref(p, 'secret.csv')}', 'UTF-8', 1, POINT, DOUBLEQUOTE, ',')`], {
-          cwd: p.data,
-        });
-        run('ogrinfo', [db, '-sql', "INSERT INTO gpkg_contents (table_name, data_type, identifier) VALUES ('canary', 'attributes', 'canary')"]);
+        const db = sqliteFrom(p, 'GPKG', 'db.gpkg');
+        runSql(p, db, [virtualCsv(p), "INSERT INTO gpkg_contents (table_name, data_type, identifier) VALUES ('canary', 'attributes', 'canary')"]);
         return { open: db, kind: 'vector' };
       },
     },
@@ -764,15 +762,17 @@ export const crafted: Record<string, Craft[]> = {
     {
       field: 'its metadata table as a view of a SpatiaLite VirtualText table',
       make(p) {
-        write(path.join(p.outside, 'secret.csv'), `id,text\n1,${p.canary.text}\n`);
         const db = translated(p, 'MBTiles', 'tiles.mbtiles');
-        for (const sql of [
-          'ALTER TABLE metadata RENAME TO metadata_own',
-          `CREATE VIRTUAL TABLE canary USING VirtualText('${ref(p, 'secret.csv')}', 'UTF-8', 1, POINT, DOUBLEQUOTE, ',')`,
-          "CREATE VIEW metadata AS SELECT name, value FROM metadata_own UNION ALL SELECT 'description', text FROM canary",
-        ]) {
-          run('ogrinfo', ['--config', 'GDAL_SKIP', 'MBTiles', db, '-sql', sql], { cwd: p.data });
-        }
+        runSql(
+          p,
+          db,
+          [
+            'ALTER TABLE metadata RENAME TO metadata_own',
+            virtualCsv(p),
+            "CREATE VIEW metadata AS SELECT name, value FROM metadata_own UNION ALL SELECT 'description', text FROM canary",
+          ],
+          'MBTiles',
+        );
         return { open: db, kind: 'raster' };
       },
     },
@@ -1111,13 +1111,16 @@ ${['B02', 'B03', 'B04', 'B08'].map((b) => `<IMAGE_FILE>${ref(p, `granule/IMG_DAT
         mkdirSync(p.data, { recursive: true });
         const db = path.join(p.data, 'tiles.sqlite');
         run('gdal_translate', ['-q', '-of', 'Rasterlite', baseRaster(p), `RASTERLITE:${db},table=t`]);
-        for (const sql of [
-          'DROP TABLE t_rasters',
-          `CREATE VIRTUAL TABLE canary USING VirtualText('${ref(p, 'secret.asc')}', 'UTF-8', 0, POINT, NONE, '|')`,
-          'CREATE VIEW t_rasters AS SELECT CAST(group_concat(COL001, char(10)) AS BLOB) AS raster, 1 AS id FROM canary',
-        ]) {
-          run('ogrinfo', ['--config', 'GDAL_SKIP', 'Rasterlite', db, '-sql', sql], { cwd: p.data });
-        }
+        runSql(
+          p,
+          db,
+          [
+            'DROP TABLE t_rasters',
+            `CREATE VIRTUAL TABLE canary USING VirtualText('${ref(p, 'secret.asc')}', 'UTF-8', 0, POINT, NONE, '|')`,
+            'CREATE VIEW t_rasters AS SELECT CAST(group_concat(COL001, char(10)) AS BLOB) AS raster, 1 AS id FROM canary',
+          ],
+          'Rasterlite',
+        );
         return { open: db, kind: 'raster' };
       },
     },
