@@ -23,6 +23,9 @@ import { gdalNoNetworkEnv } from '../sandbox/sandbox.js';
 let loaded: typeof Gdal | undefined;
 function loadGdal(): typeof Gdal {
   if (loaded) return loaded;
+  // SpatiaLite's file functions (BlobFromFile, ImportSHP …) exist only with this set; a view in a
+  // user's GeoPackage could call them. It is read when GDAL first loads SpatiaLite, so never here.
+  delete process.env.SPATIALITE_SECURITY;
   loaded = createRequire(import.meta.url)('gdal-async') as typeof Gdal;
   loaded.config.set('OSR_DEFAULT_AXIS_MAPPING_STRATEGY', 'TRADITIONAL_GIS_ORDER');
   loaded.config.set('GML_DOWNLOAD_WFS_SCHEMA', 'NO');
