@@ -8,7 +8,7 @@ import {
   familyCode,
   findColumn,
   invalid,
-  metricCall,
+  distanceOf,
   parseCrs,
   requireCrs,
   selectAll,
@@ -50,11 +50,13 @@ export interface CatalogEntry extends Omit<OperationDefinition, 'compile'> {
 const column = z.string().min(1).max(255).describe('Name of an existing column');
 const columns = z.array(column).min(1).describe('Names of existing columns');
 const crs = z.string().min(1).max(2000).describe('A CRS GDAL understands: EPSG:4326, EPSG:3857, a PROJ string or WKT');
-/** Distances on geographic (degree) data are measured in metres unless `source` is asked for. */
+/** Distances are metres unless another unit is asked for; `source` is the layer CRS's own unit (degrees on longitude/latitude). */
 const units = z
-  .enum(['source', 'meters', 'kilometers', 'feet', 'miles'])
-  .default('source')
-  .describe('source: the units of the layer CRS (degrees on geographic data); otherwise a length unit, honoured on any CRS');
+  .enum(['meters', 'kilometers', 'feet', 'miles', 'source'])
+  .default('meters')
+  .describe(
+    'Unit of the distance, honoured on any CRS (on longitude/latitude data, per feature on the ellipsoid); source: the layer CRS unit as it is (degrees on longitude/latitude: a large value warns, more than 20 is refused)',
+  );
 const sqlExpression = z.string().min(1).max(4000).describe('An expression in the SQLite dialect over the layer columns, e.g. population > 1000');
 
 function define<P extends z.ZodObject>({ compile, ...d }: OperationDefinition<P>): CatalogEntry {
@@ -74,6 +76,19 @@ const geomOf = (rel: Relation) => quoteIdent(rel.geomName);
 const withGeometry = (rel: Relation, call: string, change: Partial<Relation> = {}): Compiled => ({
   rel: { ...rel, ...change, sql: wrap(rel, selectAll(rel, new Map(), call)) },
 });
+
+/**
+ * Like withGeometry, for a call whose result can be invalid (a simplification that crosses
+ * itself): an invalid result is repaired, keeping the layer's kind of geometry.
+ */
+function withValidGeometry(rel: Relation, call: string, change: Partial<Relation> = {}): Compiled {
+  const next = withGeometry(rel, call, change).rel;
+  const g = geomOf(next);
+  const fam = next.geom!.family;
+  const repaired = fam === 'line' || fam === 'polygon' ? `CollectionExtract(ST_MakeValid(${g}), ${familyCode[fam]})` : `ST_MakeValid(${g})`;
+  const valid = `CASE WHEN ${g} IS NULL OR ST_IsValid(${g}) = 1 THEN ${g} ELSE ${repaired} END`;
+  return { rel: { ...next, sql: wrap(next, selectAll(next, new Map(), valid)) } };
+}
 
 export const operationCatalog = [
   define({
@@ -193,7 +208,8 @@ export const operationCatalog = [
   define({
     id: 'buffer',
     label: 'Buffer',
-    description: 'Replaces each geometry with the area within a distance of it.',
+    description:
+      'Replaces each geometry with the area within a distance of it; in metres on longitude/latitude data too, right across the antimeridian and over the poles.',
     category: 'geometry',
     requiresGeometry: true,
     parameters: z.object({
@@ -202,15 +218,17 @@ export const operationCatalog = [
       segments: z.number().int().min(1).max(64).default(8).describe('Segments per quarter circle'),
     }),
     example: { type: 'buffer', distance: 100, units: 'meters' },
-    compile({ distance, units, segments }, rel) {
-      const call = metricCall(rel, 'buffer', units, distance, (geom, d) => `ST_Buffer(${geom}, ${d}, ${segments})`);
-      return withGeometry(rel, call, { geom: { ...rel.geom!, family: 'polygon' } });
+    compile({ distance, units, segments }, rel, ctx) {
+      const d = distanceOf(rel, 'buffer', 'distance', units, distance, ctx);
+      const geom = { ...rel.geom!, family: 'polygon' as const };
+      if (d.on === 'lonlat') return { rel: { ...rel, geom }, geoStep: { kind: 'buffer', distance: d.metres, segments } };
+      return withValidGeometry(rel, `ST_Buffer(${geomOf(rel)}, ${d.value}, ${segments})`, { geom });
     },
   }),
   define({
     id: 'simplify',
     label: 'Simplify',
-    description: 'Removes vertices within a tolerance (Douglas-Peucker), keeping polygons valid by default.',
+    description: 'Removes vertices within a tolerance (Douglas-Peucker); the result is always valid (repaired where a simplification crosses itself).',
     category: 'geometry',
     requiresGeometry: true,
     parameters: z.object({
@@ -219,12 +237,11 @@ export const operationCatalog = [
       preserve_topology: z.boolean().default(true),
     }),
     example: { type: 'simplify', tolerance: 10, units: 'meters' },
-    compile({ tolerance, units, preserve_topology }, rel) {
+    compile({ tolerance, units, preserve_topology }, rel, ctx) {
+      const d = distanceOf(rel, 'simplify', 'tolerance', units, tolerance, ctx);
+      if (d.on === 'lonlat') return { rel, geoStep: { kind: 'simplify', tolerance: d.metres, preserve_topology } };
       const fn = preserve_topology ? 'SimplifyPreserveTopology' : 'ST_Simplify';
-      return withGeometry(
-        rel,
-        metricCall(rel, 'simplify', units, tolerance, (geom, d) => `${fn}(${geom}, ${d})`),
-      );
+      return withValidGeometry(rel, `${fn}(${geomOf(rel)}, ${d.value})`);
     },
   }),
   define({

@@ -6,6 +6,8 @@ import { runGdalTool } from '../datasets/gdal-tool.js';
 import { datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
 import { fieldTypeLabel, gdalFieldType, geometryTypeCode, splitGeometryType } from '../datasets/labels.js';
 import { quoteIdent } from './sql-guard.js';
+import type { ProcessingWarning } from '../warnings.js';
+import { runGeoStep } from './geo-step.js';
 import { refuseGeometryOperations } from './pipeline-check.js';
 import { compileOperation, type ValidatedOperation } from './catalog.js';
 import {
@@ -191,9 +193,12 @@ function continueFrom(rel: Relation, stagePath: string, table: string): Relation
 
 /**
  * Applies validated operations, in order, to one layer of the input and writes the result as a
- * layer of the output GeoPackage. The input is only read.
+ * layer of the output GeoPackage. The input is only read. Answers the warnings of the operations
+ * (a distance in degrees, features repaired), each naming the layer.
  */
-export async function runOperations(operations: ValidatedOperation[], run: OperationRun): Promise<void> {
+export async function runOperations(operations: ValidatedOperation[], run: OperationRun): Promise<ProcessingWarning[]> {
+  const warnings: ProcessingWarning[] = [];
+  const warn = (w: Omit<ProcessingWarning, 'layer'>) => void warnings.push({ ...w, layer: run.layer });
   let rel = await describeSource(run.input, run.layer, run.sampleFeatures);
   refuseGeometryOperations(operations, { name: run.layer, has_geometry: rel.geom !== null });
   const probe: Probe = async (current, sql) => {
@@ -206,19 +211,34 @@ export async function runOperations(operations: ValidatedOperation[], run: Opera
     return /\bt \([A-Za-z0-9]+\) = (\w+)/.exec(stdout)?.[1] ?? null;
   };
   let stage = 0;
+  const stagePath = () => path.join(run.workDir, `stage-${++stage}-${Date.now().toString(36)}.gpkg`);
   for (const op of operations) {
-    const compiled = await compileOperation(op, rel, { probe });
+    const compiled = await compileOperation(op, rel, { probe, warn });
     if (compiled.explode) {
-      stage++;
-      const stagePath = path.join(run.workDir, `stage-${stage}-${Date.now().toString(36)}.gpkg`);
-      await runStage(rel, { path: stagePath, layer: 'stage' }, run, true);
-      rel = continueFrom(compiled.rel, stagePath, 'stage');
+      const written = stagePath();
+      await runStage(rel, { path: written, layer: 'stage' }, run, true);
+      rel = continueFrom(compiled.rel, written, 'stage');
+    } else if (compiled.geoStep) {
+      // The SQL so far is written out, the geo step works on that, and the chain goes on from its output.
+      const written = stagePath();
+      await runStage(rel, { path: written, layer: 'stage' }, run, false);
+      const stepped = stagePath();
+      const said = await runGeoStep(
+        compiled.geoStep,
+        { input: written, layer: 'stage', output: stepped, outLayer: 'stage', geometryName: rel.geomName, workDir: run.workDir, ...timing(run) },
+        op.type,
+      );
+      for (const w of said) warn(w);
+      rel = continueFrom(compiled.rel, stepped, 'stage');
     } else {
       rel = compiled.rel;
     }
   }
   await runStage(rel, run.output, run, false);
+  return warnings;
 }
+
+const timing = (run: OperationRun) => (run.timeoutMs ? { timeoutMs: run.timeoutMs } : {});
 
 export interface SqlRun extends OperationRun {
   /** Checked SQL (geo/operations/sql-guard checkSelectSql) against the relation `source`. */

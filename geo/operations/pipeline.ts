@@ -12,6 +12,7 @@ import { runOperations, runUserSql } from './execute.js';
 import { checkPipeline, isEmptyPipeline, type DatasetFacts, type PipelineSpec } from './pipeline-check.js';
 import { dataPreview, spatialPreview, type DataPreview, type SpatialPreview } from '../datasets/preview.js';
 import { runPythonStep, type PythonStepOptions } from '../sandbox/python-step.js';
+import { distinctWarnings, type ProcessingWarning } from '../warnings.js';
 
 export { isEmptyPipeline, type PipelineSpec } from './pipeline-check.js';
 
@@ -32,6 +33,8 @@ export interface PipelineResult {
   changed: boolean;
   /** What the Python step printed (truncated), for the Run's log. */
   python: { stdout: string; stderr: string } | null;
+  /** What the operations changed or doubted without failing (geo/warnings.ts). */
+  warnings: ProcessingWarning[];
 }
 
 const invalid = (message: string, details: Record<string, unknown> = {}) => new DomainError('invalid_transformation', message, details);
@@ -98,14 +101,14 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
   const facts = await factsOf(input);
   const { operations, sql, targets } = checkPipeline(spec, facts);
   const names = facts.layers.map((l) => l.name);
-  if (isEmptyPipeline(spec)) return { dataset: input, layers: names, changed: false, python: null };
+  if (isEmptyPipeline(spec)) return { dataset: input, layers: names, changed: false, python: null, warnings: [] };
   await mkdir(workDir, { recursive: true });
   const runDir = await mkdtemp(path.join(workDir, 'pipeline-'));
 
   if (facts.kind === 'raster') {
     const py = await runPythonStep(spec.python!, input.path, path.join(runDir, 'python'), { outputName: 'output.tif', ...options.python });
     await assertOpens(py.outputPath);
-    return { dataset: datasetAt(py.outputPath), layers: [], changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
+    return { dataset: datasetAt(py.outputPath), layers: [], changed: true, python: { stdout: py.stdout, stderr: py.stderr }, warnings: [] };
   }
 
   const chosen = new Set(targets);
@@ -115,6 +118,7 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
   const transform = operations.length > 0 || sql !== null;
   // Layers keep their order; consecutive untouched ones are copied in one call.
   let pending: string[] = [];
+  const warnings: ProcessingWarning[] = [];
   for (const name of names) {
     if (!transform || !chosen.has(name)) {
       pending.push(name);
@@ -131,14 +135,14 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
       await copyLayers(datasetAt(staged), [name], out, { failure: 'Copying the SQL result failed' });
       await rm(staged, { force: true });
     } else {
-      await runOperations(operations, run);
+      warnings.push(...(await runOperations(operations, run)));
     }
   }
   await copyLayers(input, pending, out, { sample: options.sampleFeatures });
 
   if (!spec.python) {
     await declareMeasuredTypes(out);
-    return { dataset: datasetAt(out), layers: names, changed: true, python: null };
+    return { dataset: datasetAt(out), layers: names, changed: true, python: null, warnings: distinctWarnings(warnings) };
   }
 
   const outputName = 'output.gpkg';
@@ -157,7 +161,13 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
     failure: 'The Python step output is not a vector dataset',
   });
   await declareMeasuredTypes(result);
-  return { dataset: datasetAt(result), layers: await layerNamesOf(datasetAt(result)), changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
+  return {
+    dataset: datasetAt(result),
+    layers: await layerNamesOf(datasetAt(result)),
+    changed: true,
+    python: { stdout: py.stdout, stderr: py.stderr },
+    warnings: distinctWarnings(warnings),
+  };
 }
 
 async function assertOpens(file: string): Promise<string> {
@@ -196,13 +206,17 @@ export async function transformDataPreview(
   layer: string | undefined,
   limit: number,
   options: PipelineOptions = {},
-): Promise<DataPreview> {
+): Promise<DataPreview & { warnings: ProcessingWarning[] }> {
   const sample = options.sampleFeatures ?? TRANSFORM_PREVIEW_SAMPLE;
   const result = await applyPipeline(input, spec, workDir, { ...options, sampleFeatures: sample });
   const preview = await dataPreview(result.dataset, layer, limit);
-  if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, row_count: null, truncated: true };
-  return preview;
+  const warnings = warningsOf(result, preview.layer);
+  if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, row_count: null, truncated: true, warnings };
+  return { ...preview, warnings };
 }
+
+/** The pipeline's warnings about the previewed layer (or about no layer in particular). */
+const warningsOf = (result: PipelineResult, layer: string) => result.warnings.filter((w) => !w.layer || w.layer === layer);
 
 /** The spatial preview of the pipeline's result, on a sample of the input (see transformDataPreview). */
 export async function transformSpatialPreview(
@@ -211,10 +225,11 @@ export async function transformSpatialPreview(
   workDir: string,
   layer: string | undefined,
   options: PipelineOptions = {},
-): Promise<SpatialPreview> {
+): Promise<SpatialPreview & { warnings: ProcessingWarning[] }> {
   const sample = options.sampleFeatures ?? TRANSFORM_PREVIEW_SAMPLE;
   const result = await applyPipeline(input, spec, workDir, { ...options, sampleFeatures: sample });
   const preview = await spatialPreview(result.dataset, layer);
-  if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, feature_count: null, truncated: true };
-  return preview;
+  const warnings = warningsOf(result, preview.layer);
+  if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, feature_count: null, truncated: true, warnings };
+  return { ...preview, warnings };
 }
