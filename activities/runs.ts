@@ -18,6 +18,7 @@ import { inspectDataset } from '../geo/datasets/inspect.js';
 import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
 import { localDataset, localFile, storedDataset, type StoredDataset } from '../platform/file-store.js';
 import { startHeartbeats } from './heartbeats.js';
+import type { ProcessingWarning } from '../geo/warnings.js';
 
 /**
  * What one step hands to the next: the dataset to read, and the file a delivery would send if
@@ -52,7 +53,11 @@ export interface ExtractOutcome {
 const mediaTypeOf = (format: string) => formatCatalog().find((f) => f.id === format)?.media_type ?? null;
 
 /** A step's work: the Run, its folder, and where to say how far it is (heartbeats and the Run record). */
-type StepWork<T> = (run: ExistingRun, dir: string, progress: (p: StepProgress) => void) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>;
+type StepWork<T> = (
+  run: ExistingRun,
+  dir: string,
+  progress: (p: StepProgress) => void,
+) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean; warnings?: ProcessingWarning[] }>;
 
 /** Progress is recorded on the Run at most this often (heartbeats carry every update). */
 const PROGRESS_RECORD_MS = 5_000;
@@ -138,6 +143,7 @@ export function runActivities(services: Services) {
           step: name,
           status: done.skipped ? 'skipped' : 'succeeded',
           stats: done.stats ?? {},
+          ...(done.warnings?.length ? { warnings: done.warnings } : {}),
           at: services.clock(),
         });
         return done.result;
@@ -303,12 +309,13 @@ export function runActivities(services: Services) {
   async function pipelineStep(runId: string, name: 'transform' | 'python', input: RunArtifact, spec: (run: ExistingRun) => PipelineSpec): Promise<RunArtifact> {
     return step(runId, name, async (run, dir) => {
       const result = await applyPipeline(await localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
-      if (!result.changed) return { result: input };
+      if (!result.changed) return { result: input, warnings: result.warnings };
       const file = files.nameOf(runId, result.dataset.path);
       const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
       const filename = `${stemOf(input.filename) || 'result'}${path.extname(result.dataset.path)}`;
       return {
         result: { dataset: storedDataset(files, runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers },
+        warnings: result.warnings,
       };
     });
   }
@@ -352,7 +359,7 @@ export function runActivities(services: Services) {
         const from = input.input;
         const result = await convertDataset(
           await localDataset(files, input.runId, from.dataset),
-          { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' },
+          { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result', avoidFilename: from.filename },
           dir,
           {
             ...gdalLimits,
@@ -370,7 +377,7 @@ export function runActivities(services: Services) {
           media_type: result.media_type,
           layers: result.layers,
         };
-        return { result: artifact };
+        return { result: artifact, warnings: result.warnings };
       });
     },
 

@@ -25,6 +25,8 @@ export interface ConvertWorkspaceInput extends ConversionRef {
   request: ConvertRequest;
   /** Output file name stem: the uploaded file's name without its extension. */
   baseName: string;
+  /** The uploaded file's name, which the download must not carry (absent in workflows started before). */
+  uploadFilename?: string;
 }
 
 export type FinishConversionInput = ConversionRef & ({ output: ConvertOutput } | { error: { code: string; message: string } });
@@ -76,7 +78,7 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
         const outDir = await files.workDir(input.workspaceId, outName);
         try {
           const upload = await localDataset(files, input.workspaceId, input.dataset);
-          const { dataset: source } = await applyPipeline(upload, input.pipeline, scratch);
+          const { dataset: source, warnings: pipelineWarnings } = await applyPipeline(upload, input.pipeline, scratch);
           const result = await convertDataset(
             source,
             {
@@ -84,6 +86,8 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
               targetCrs: input.request.target_crs,
               layers: input.request.layers.length ? input.request.layers : null,
               baseName: input.baseName,
+              creationOptions: input.request.creation_options ?? null,
+              ...(input.uploadFilename ? { avoidFilename: input.uploadFilename } : {}),
             },
             outDir,
             {
@@ -102,6 +106,7 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
             media_type: result.media_type ?? null,
             layers: result.layers,
             file: files.nameOf(input.workspaceId, path.join(outDir, result.filename)),
+            warnings: [...pipelineWarnings, ...result.warnings],
           };
         } catch (error) {
           await files.remove(input.workspaceId, outName);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../domain/errors.js';
-import { workspaceDecider, workspaceStream, type Pipeline, type WorkspaceOrigin } from '../domain/workspaces/workspace.js';
+import { workspaceDecider, workspaceStream, type ConvertRequest, type Pipeline, type WorkspaceOrigin } from '../domain/workspaces/workspace.js';
 import { ConnectorError } from '../connectors/shared/errors.js';
 import { checkConvertRequest } from '../geo/datasets/convert.js';
 import { datasetAtUpload, prepareUpload, safeFilename } from '../geo/datasets/dataset-files.js';
@@ -52,7 +52,14 @@ export function workspaceView(row: WorkspaceRow) {
     source: origin.kind === 'source' ? { id: origin.source_id, resource: origin.source_resource ?? null } : null,
     pipeline: row.pipeline as unknown as Record<string, unknown>,
     output: row.output
-      ? { format: row.output.format, filename: row.output.filename, size: row.output.size, media_type: row.output.media_type, layers: row.output.layers }
+      ? {
+          format: row.output.format,
+          filename: row.output.filename,
+          size: row.output.size,
+          media_type: row.output.media_type,
+          layers: row.output.layers,
+          warnings: row.output.warnings ?? [],
+        }
       : null,
     errors: row.errors,
     created_at: row.created_at,
@@ -220,6 +227,7 @@ export interface ConvertBody {
   output_format: string;
   target_crs?: string | null | undefined;
   layers?: string[] | undefined;
+  creation_options?: ConvertRequest['creation_options'] | undefined;
 }
 
 /**
@@ -231,18 +239,34 @@ export async function convert(services: Services, userId: string, id: string, bo
   const row = await getWorkspace(services, userId, id);
   const layers = body.layers ?? [];
   // Refused here, before a conversion starts: a bad request never marks the Workspace failed.
+  const creationOptions = body.creation_options ?? null;
   const format = checkConvertRequest(
-    { outputFormat: body.output_format, targetCrs: body.target_crs ?? null, layers },
+    { outputFormat: body.output_format, targetCrs: body.target_crs ?? null, layers, creationOptions },
     { kind: row.inspection.dataset_type, layers: row.inspection.layers.map((l) => l.name) },
   );
   await requireWorker(services);
   const conversionId = `cv_${randomBytes(8).toString('hex')}`;
-  const request = { output_format: format.id, target_crs: body.target_crs ?? null, layers };
+  const request: ConvertRequest = {
+    output_format: format.id,
+    target_crs: body.target_crs ?? null,
+    layers,
+    ...(creationOptions ? { creation_options: creationOptions } : {}),
+  };
   try {
     const { position } = await services.temporal!.workflow.execute<ConvertWorkspaceWorkflow>('convertWorkspaceWorkflow', {
       taskQueue: services.config.taskQueue,
       workflowId: workspaceConvertWorkflowId(row.id, conversionId),
-      args: [{ workspaceId: row.id, actorId: userId, conversionId, request, dataset: row.dataset, baseName: row.filename.replace(/\.[^.]+$/, '') || 'result' }],
+      args: [
+        {
+          workspaceId: row.id,
+          actorId: userId,
+          conversionId,
+          request,
+          dataset: row.dataset,
+          baseName: row.filename.replace(/\.[^.]+$/, '') || 'result',
+          uploadFilename: row.filename,
+        },
+      ],
     });
     await services.projections.waitFor(BigInt(position));
   } catch (error) {

@@ -15,6 +15,8 @@ export interface ConvertWorkspaceWorkflowInput {
   dataset: StoredDataset;
   /** Output file name stem: the uploaded file's name without its extension. */
   baseName: string;
+  /** The uploaded file's name, which the download must not carry (absent in workflows started before). */
+  uploadFilename?: string;
 }
 
 export type ConvertWorkspaceWorkflow = (input: ConvertWorkspaceWorkflowInput) => Promise<{ output: ConvertOutput; position: string }>;

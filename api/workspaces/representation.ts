@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp } from '../schemas.js';
+import { processingWarning, timestamp } from '../schemas.js';
 
 const layer = z
   .object({
@@ -28,7 +28,18 @@ export const workspaceSchema = z
     warnings: z.array(z.string()),
     source: z.record(z.string(), z.unknown()).nullable().describe('The saved Source this Workspace imported, if any'),
     pipeline: z.record(z.string(), z.unknown()),
-    output: z.object({ format: z.string(), filename: z.string(), size: z.number(), media_type: z.string().nullable(), layers: z.array(z.string()) }).nullable(),
+    output: z
+      .object({
+        format: z.string(),
+        filename: z.string(),
+        size: z.number(),
+        media_type: z.string().nullable(),
+        layers: z.array(z.string()),
+        warnings: z
+          .array(processingWarning)
+          .describe('What the pipeline and the output format changed or doubted: renamed fields with the mapping, cut values, repaired geometries'),
+      })
+      .nullable(),
     errors: z.array(z.object({ code: z.string(), message: z.string() })),
     created_at: timestamp,
     updated_at: timestamp,

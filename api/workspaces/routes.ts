@@ -9,7 +9,7 @@ import { operationShape } from '../../domain/operations.js';
 import type { Pipeline } from '../../domain/workspaces/workspace.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
-import { operationList } from '../schemas.js';
+import { creationOptions, operationList, processingWarning } from '../schemas.js';
 import { workspaceSchema } from './representation.js';
 
 /*
@@ -51,6 +51,12 @@ const convertBody = z.object({
   output_format: z.string().min(1).max(100).describe('An id (or extension) from GET /api/v1/formats'),
   target_crs: z.string().min(1).max(2000).nullable().optional().describe('e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946)'),
   layers: z.array(z.string().min(1)).optional().describe('Layers to convert; all by default'),
+  creation_options: creationOptions
+    .nullable()
+    .optional()
+    .describe(
+      "GDAL creation options of the output format, checked against the driver's own list: a name or value it does not take is a 400 naming the allowed ones",
+    ),
 });
 
 const fieldEntry = z.object({ name: z.string(), type: z.string() });
@@ -67,6 +73,7 @@ const dataPreviewSchema = z
     limit: z.number(),
     truncated: z.boolean(),
     rows: z.array(z.record(z.string(), z.unknown())).describe('Keyed by field name; geometry cells hold a type label such as POINT'),
+    warnings: z.array(processingWarning).optional().describe("Transformed previews: the pipeline's warnings about this layer"),
   })
   .meta({ id: 'DataPreview' });
 const spatialPreviewSchema = z
@@ -82,6 +89,7 @@ const spatialPreviewSchema = z
       .object({ type: z.literal('FeatureCollection'), features: z.array(z.unknown()) })
       .catchall(z.unknown())
       .describe('RFC 7946 FeatureCollection, lon/lat, 2D'),
+    warnings: z.array(processingWarning).optional().describe("Transformed previews: the pipeline's warnings about this layer"),
   })
   .meta({ id: 'SpatialPreview' });
 

@@ -35,6 +35,16 @@ export interface ConvertRequest {
   output_format: string;
   target_crs: string | null;
   layers: string[];
+  /** GDAL creation options (absent in conversions recorded before they were accepted). */
+  creation_options?: { dataset?: Record<string, string | number | boolean>; layer?: Record<string, string | number | boolean> } | null;
+}
+
+/** What processing changed or doubted without failing (geo/warnings.ts ProcessingWarning). */
+export interface OutputWarning {
+  code: string;
+  message: string;
+  layer?: string;
+  details?: Record<string, unknown>;
 }
 
 export interface ConvertOutput {
@@ -45,6 +55,8 @@ export interface ConvertOutput {
   layers: string[];
   /** Where the file is, relative to the Workspace folder; never shown to clients. */
   file: string;
+  /** The pipeline's and the format's warnings (absent in outputs recorded before they were kept). */
+  warnings?: OutputWarning[];
 }
 
 /** Where the data came from: an upload, or a saved Source with its selector. */

@@ -17,7 +17,7 @@ import { readLayer, run, tempFolder, vectorFromCsv } from './support.js';
 const NE = path.resolve('test/fixtures/natural-earth/natural-earth-110m.gpkg');
 
 /** Geodesic areas (pyproj Geod, km²) of a layer's features by name, and reference buffers of named features computed with pyproj alone. */
-const REFERENCE = String.raw`
+const REFERENCE = `
 import json, sys
 from osgeo import ogr
 from pyproj import Geod, Transformer
