@@ -15,6 +15,7 @@ import { convertDataset } from '../geo/datasets/convert.js';
 import { prepareUpload, stemOf, withoutSecondName } from '../geo/datasets/dataset-files.js';
 import { formatCatalog } from '../geo/datasets/formats.js';
 import { inspectDataset } from '../geo/datasets/inspect.js';
+import { checkReadColumns, splitReadOptions } from '../geo/datasets/read-options.js';
 import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
 import { localDataset, localFile, storedDataset, type StoredDataset } from '../platform/file-store.js';
 import { startHeartbeats } from './heartbeats.js';
@@ -227,12 +228,16 @@ export function runActivities(services: Services) {
         };
         return { result: { unchanged: true, sync, artifact: none }, stats: { bytes_read: 0, features_read: 0 } };
       }
+      // The Job's reading options (source_resource.source_crs, x_column, …): how to open what was read.
+      const { options: read } = splitReadOptions(snapshot.source_resource ?? {}, 'source_resource');
       const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), {
         maxUncompressedBytes: services.config.maxJobInputBytes * 4,
+        read,
       });
       // One name for a file the dataset holds as it came: the step's folder is stored once.
       const file = await withoutSecondName(extracted.file, ref);
       const info = await inspectDataset(ref);
+      checkReadColumns(read, info.layers);
       const counts = info.layers.map((l) => l.feature_count);
       const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
       const artifact: RunArtifact = {

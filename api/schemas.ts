@@ -49,3 +49,13 @@ export const creationOptions = z
   })
   .strict()
   .meta({ id: 'CreationOptions' });
+
+/** A CRS as shown beside its label: what a user needs to know before choosing units. */
+export const crsInfo = z
+  .object({
+    code: z.string().nullable().describe('AUTHORITY:CODE, e.g. EPSG:2263; null for a CRS without one'),
+    name: z.string().nullable().describe('e.g. NAD83 / New York Long Island (ftUS)'),
+    unit: z.string().nullable().describe('Unit of the coordinates: degree, metre, US survey foot, …'),
+    geographic: z.boolean().describe('Longitude/latitude: distances in source units are degrees'),
+  })
+  .meta({ id: 'CrsInfo' });

@@ -7,6 +7,7 @@ import { ConnectorError } from '../connectors/shared/errors.js';
 import { checkConvertRequest } from '../geo/datasets/convert.js';
 import { datasetAtUpload, prepareUpload, safeFilename } from '../geo/datasets/dataset-files.js';
 import { inspectDataset } from '../geo/datasets/inspect.js';
+import { checkReadColumns, splitReadOptions, type ReadOptions } from '../geo/datasets/read-options.js';
 import { checkPipeline } from '../geo/operations/pipeline-check.js';
 import { transformDataPreview, transformSpatialPreview } from '../geo/operations/pipeline.js';
 import { dataPreview, parsePreviewLimit, spatialPreview } from '../geo/datasets/preview.js';
@@ -48,6 +49,7 @@ export function workspaceView(row: WorkspaceRow) {
     layers: i.layers,
     raster: i.raster,
     crs: i.crs,
+    crs_info: i.layers.find((l) => l.has_geometry && l.crs)?.crs_info ?? null,
     warnings: i.warnings,
     source: origin.kind === 'source' ? { id: origin.source_id, resource: origin.source_resource ?? null } : null,
     pipeline: row.pipeline as unknown as Record<string, unknown>,
@@ -87,16 +89,19 @@ async function createWorkspace(
   userId: string,
   origin: WorkspaceOrigin,
   arrive: () => Promise<{ file: string; filename: string; size: number }>,
+  read: ReadOptions = {},
 ): Promise<WorkspaceView> {
   const { files, config } = services;
   try {
     const arrived = await arrive();
     const prepared = await prepareUpload(arrived.file, arrived.filename, await files.workDir(workspaceId, 'dataset'), {
       maxUncompressedBytes: config.maxUploadBytes * 4,
+      read,
     });
     // The upload as it came is read where it is stored, not stored a second time as the dataset.
     const ref = await datasetAtUpload(arrived.file, prepared);
     const inspection = await inspectDataset(ref);
+    checkReadColumns(read, inspection.layers);
     // Stored before the Workspace is recorded: any API replica or worker may read it next.
     await files.publish(workspaceId, 'dataset');
     await execute(services, workspaceStream(workspaceId), workspaceDecider, {
@@ -123,19 +128,28 @@ async function createWorkspace(
 export async function createFromUpload(
   services: Services,
   userId: string,
-  upload: { filename: string; file: Readable & { truncated: boolean } },
+  upload: { filename: string; file: Readable & { truncated: boolean }; fields?: Record<string, unknown> },
 ): Promise<WorkspaceView> {
+  // Reading options as form fields (source_crs, x_column, y_column, z_column), checked before the upload is stored.
+  const { options: read } = splitReadOptions(upload.fields ?? {}, 'body');
   const maxBytes = services.config.maxUploadBytes;
   const workspaceId = services.newId('workspace');
   const original = safeFilename(upload.filename || 'upload');
-  return createWorkspace(services, workspaceId, userId, { kind: 'upload' }, async () => {
-    const size = await services.files.put(workspaceId, `original/${original}`, upload.file);
-    if (upload.file.truncated) {
-      throw new DomainError('upload_too_large', `The upload exceeds the limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_MB)`, { max_bytes: maxBytes });
-    }
-    if (size === 0) throw new DomainError('invalid_source', 'The uploaded file is empty');
-    return { file: await services.files.local(workspaceId, `original/${original}`), filename: original, size };
-  });
+  return createWorkspace(
+    services,
+    workspaceId,
+    userId,
+    { kind: 'upload' },
+    async () => {
+      const size = await services.files.put(workspaceId, `original/${original}`, upload.file);
+      if (upload.file.truncated) {
+        throw new DomainError('upload_too_large', `The upload exceeds the limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_MB)`, { max_bytes: maxBytes });
+      }
+      if (size === 0) throw new DomainError('invalid_source', 'The uploaded file is empty');
+      return { file: await services.files.local(workspaceId, `original/${original}`), filename: original, size };
+    },
+    read,
+  );
 }
 
 /**
@@ -150,20 +164,28 @@ export async function importFromSource(services: Services, userId: string, reque
     throw new DomainError('invalid_source', `${source.type} Sources cannot be imported into a Workspace; use a Job`, { type: source.type });
   }
   const resource = parseSelector(source.connector, 'source', request.selector, 'source_resource');
+  const { options: read } = splitReadOptions(resource, 'source_resource');
   const workspaceId = services.newId('workspace');
   const origin = { kind: 'source' as const, source_id: source.id, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null };
-  return createWorkspace(services, workspaceId, userId, origin, async () => {
-    const workDir = await services.files.workDir(workspaceId, 'original');
-    const extracted = await extractFromSource(
-      services,
-      { ownerId: userId, sourceId: source.id, resource },
-      { log, workDir, maxBytes: services.config.maxUploadBytes },
-    ).catch((error: unknown) => {
-      throw error instanceof ConnectorError ? transferError(error, 'import') : error;
-    });
-    await services.files.publish(workspaceId, 'original');
-    return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
-  });
+  return createWorkspace(
+    services,
+    workspaceId,
+    userId,
+    origin,
+    async () => {
+      const workDir = await services.files.workDir(workspaceId, 'original');
+      const extracted = await extractFromSource(
+        services,
+        { ownerId: userId, sourceId: source.id, resource },
+        { log, workDir, maxBytes: services.config.maxUploadBytes },
+      ).catch((error: unknown) => {
+        throw error instanceof ConnectorError ? transferError(error, 'import') : error;
+      });
+      await services.files.publish(workspaceId, 'original');
+      return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
+    },
+    read,
+  );
 }
 
 /** Replaces the whole pipeline, checked against what the Workspace holds. */

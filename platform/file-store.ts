@@ -49,6 +49,8 @@ export interface StoredDataset {
   driver: string | null;
   /** CRS assumed for layers that carry none (CSV coordinates are WGS 84 by convention). */
   assumed_crs: string | null;
+  /** assumed_crs replaces the file's own CRS (source_crs on upload or import); absent before it existed. */
+  crs_override?: boolean;
 }
 
 /** A dataset opened where it lies: the shape geo's DatasetRef takes (an absolute local path). */
@@ -57,6 +59,7 @@ export interface LocalDataset {
   openOptions: string[];
   driver?: string;
   assumedCrs?: string;
+  crsOverride?: boolean;
   warnings: string[];
 }
 
@@ -151,7 +154,13 @@ export class LocalFileStore implements FileStore {
 
 /** What events keep of a dataset prepared among the owner's files. */
 export function storedDataset(files: FileStore, owner: string, local: LocalDataset): StoredDataset {
-  return { path: files.nameOf(owner, local.path), open_options: local.openOptions, driver: local.driver ?? null, assumed_crs: local.assumedCrs ?? null };
+  return {
+    path: files.nameOf(owner, local.path),
+    open_options: local.openOptions,
+    driver: local.driver ?? null,
+    assumed_crs: local.assumedCrs ?? null,
+    ...(local.crsOverride ? { crs_override: true } : {}),
+  };
 }
 
 /**
@@ -165,6 +174,7 @@ export async function localDataset(files: FileStore, owner: string, stored: Stor
     openOptions: stored.open_options,
     ...(stored.driver ? { driver: stored.driver } : {}),
     ...(stored.assumed_crs ? { assumedCrs: stored.assumed_crs } : {}),
+    ...(stored.crs_override ? { crsOverride: true } : {}),
     warnings: [],
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { processingWarning, timestamp } from '../schemas.js';
+import { crsInfo, processingWarning, timestamp } from '../schemas.js';
 
 const layer = z
   .object({
@@ -8,6 +8,7 @@ const layer = z
     has_geometry: z.boolean(),
     feature_count: z.number().nullable(),
     crs: z.string().nullable(),
+    crs_info: crsInfo.nullable().optional().describe('Code, name and unit of the CRS (absent in Workspaces inspected before it was shown)'),
     fields: z.array(z.object({ name: z.string(), type: z.string() })),
   })
   .catchall(z.unknown())
@@ -25,6 +26,7 @@ export const workspaceSchema = z
     layers: z.array(layer),
     raster: z.record(z.string(), z.unknown()).nullable(),
     crs: z.string().nullable(),
+    crs_info: crsInfo.nullable().describe('Code, name and unit of the CRS of the first spatial layer'),
     warnings: z.array(z.string()),
     source: z.record(z.string(), z.unknown()).nullable().describe('The saved Source this Workspace imported, if any'),
     pipeline: z.record(z.string(), z.unknown()),

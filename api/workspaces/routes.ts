@@ -9,8 +9,9 @@ import { operationShape } from '../../domain/operations.js';
 import type { Pipeline } from '../../domain/workspaces/workspace.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
-import { creationOptions, operationList, processingWarning } from '../schemas.js';
+import { creationOptions, crsInfo, operationList, processingWarning } from '../schemas.js';
 import { workspaceSchema } from './representation.js';
+import { READ_OPTION_KEYS } from '../../geo/datasets/read-options.js';
 
 /*
  * The Workspace routes: HTTP in (auth scopes, schemas, multipart), one use case of
@@ -68,6 +69,7 @@ const dataPreviewSchema = z
     has_geometry: z.boolean(),
     geometry_type: z.string().optional().describe('Present for spatial layers'),
     crs: z.string().nullable(),
+    crs_info: crsInfo.nullable(),
     row_count: z.number().nullable().describe('Layer row count when known'),
     preview_row_count: z.number(),
     limit: z.number(),
@@ -81,6 +83,7 @@ const spatialPreviewSchema = z
     workspace_id: z.string(),
     layer: z.string(),
     source_crs: z.string().nullable(),
+    source_crs_info: crsInfo.nullable(),
     preview_crs: z.literal('EPSG:4326'),
     returned_count: z.number(),
     feature_count: z.number().nullable(),
@@ -134,7 +137,23 @@ async function filePart(request: FastifyRequest) {
       issues: [{ path: 'body.file', message: 'required' }],
     });
   }
-  return { filename: part.filename, file: part.file };
+  // Reading options as form fields, sent before the file (busboy gives the fields seen so far).
+  const fields: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(part.fields)) {
+    const one = Array.isArray(field) ? field[0] : field;
+    if (one && one.type === 'field' && name !== 'file') fields[name] = one.value;
+  }
+  const unknown = Object.keys(fields).filter((k) => !(READ_OPTION_KEYS as readonly string[]).includes(k));
+  if (unknown.length) {
+    throw new DomainError(
+      'validation_error',
+      `Unknown form field ${unknown.map((u) => JSON.stringify(u)).join(', ')}; the upload takes file, ${READ_OPTION_KEYS.join(', ')}`,
+      {
+        issues: unknown.map((u) => ({ path: `body.${u}`, message: 'unknown field' })),
+      },
+    );
+  }
+  return { filename: part.filename, file: part.file, fields };
 }
 
 /** The JSON body of an import, and the extra scope it needs. */
@@ -164,7 +183,8 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
         config: { auth: { scopes: ['workspaces:write'] } },
         schema: {
           tags: ['Workspaces'],
-          summary: 'Create a Workspace: multipart upload (field `file`) or JSON import {source_id, source_resource?}',
+          summary:
+            'Create a Workspace: multipart upload (field `file`, and before it optional fields source_crs, x_column, y_column, z_column) or JSON import {source_id, source_resource?} (source_resource may carry the same reading options)',
           consumes: ['multipart/form-data', 'application/json'],
           response: { 201: workspaceSchema, ...errors },
         },

@@ -16,6 +16,8 @@ export interface Inspection {
     has_geometry: boolean;
     feature_count: number | null;
     crs: string | null;
+    /** Code, name and unit (absent in Workspaces inspected before it was kept). */
+    crs_info?: { code: string | null; name: string | null; unit: string | null; geographic: boolean } | null;
     fields: { name: string; type: string }[];
   }[];
   raster: Record<string, unknown> | null;

@@ -6,6 +6,7 @@ import { datasetAt, safeFilename, stemOf, type DatasetRef } from './dataset-file
 import { formatCatalog, resolveOutputFormat, type FormatEntry } from './formats.js';
 import { errorText, gdal, layerSrs, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
 import { crsLabel } from './labels.js';
+import { crsAssigned, parseCrsInput } from '../crs.js';
 import { ensureFreeSpace } from './disk.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from './translate.js';
 import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sameGeometryType } from './geometry-types.js';
@@ -75,13 +76,7 @@ function primaryExtension(format: FormatEntry): string {
 }
 
 function checkCrs(targetCrs: string): void {
-  try {
-    gdal.SpatialReference.fromUserInput(targetCrs);
-  } catch {
-    throw badParameter(`target_crs ${JSON.stringify(targetCrs.slice(0, 80))} is not a coordinate reference system GDAL knows (try EPSG:4326)`, {
-      parameter: 'target_crs',
-    });
-  }
+  parseCrsInput(targetCrs, 'target_crs');
 }
 
 function checkLayers(wanted: string[], available: string[]): void {
@@ -217,7 +212,8 @@ async function convertVector(
   const id = format.id;
   const warnings: ProcessingWarning[] = [];
   const layerObjects = layers.map((n) => ds.layers.get(n));
-  const missingCrs = layerObjects.filter((l) => l.geomType !== gdal.wkbNone && !layerSrs(l));
+  // Layers without a CRS, and layers whose CRS was set on upload (source_crs), get the dataset's.
+  const missingCrs = layerObjects.filter((l) => l.geomType !== gdal.wkbNone && (!layerSrs(l) || crsAssigned(l, input)));
   let target = request.targetCrs ?? null;
   // GPX is WGS 84 by definition; GDAL writes coordinates as they are, so reproject for it.
   if (!target && id === 'GPX') target = 'EPSG:4326';
@@ -316,7 +312,7 @@ function forcedWgs84(layers: Layer[], format: FormatEntry, input: DatasetRef): P
   const out: ProcessingWarning[] = [];
   for (const layer of layers) {
     if (layer.geomType === gdal.wkbNone) continue;
-    const srs = layerSrs(layer);
+    const srs = crsAssigned(layer, input) ? null : layerSrs(layer);
     const label = srs ? (crsLabel(srs) ?? 'its CRS') : (input.assumedCrs ?? null);
     if (!label || isWgs84(srs ? srs.toWKT() : label)) continue;
     out.push({

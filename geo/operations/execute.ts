@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { DatasetRef } from '../datasets/dataset-files.js';
-import { gdal, layerSrs, withDataset, type SpatialReference } from '../datasets/gdal.js';
+import { gdal, withDataset, type SpatialReference } from '../datasets/gdal.js';
+import { sourceSrs } from '../crs.js';
 import { runGdalTool } from '../datasets/gdal-tool.js';
 import { datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
 import { fieldTypeLabel, gdalFieldType, geometryTypeCode, splitGeometryType } from '../datasets/labels.js';
@@ -13,7 +14,6 @@ import { compileOperation, type ValidatedOperation } from './catalog.js';
 import {
   crsSpecOf,
   invalid,
-  parseCrs,
   pickName,
   selectAll,
   type FieldSpec,
@@ -86,7 +86,7 @@ async function describeSource(ref: DatasetRef, layerName: string, sample?: numbe
       fields.push({ name: f.name, type: fieldTypeLabel(f.type), width: f.width, precision: f.precision });
     });
     const geom = geometryFromCode(layer.geomType);
-    const srs = geom ? (layerSrs(layer) ?? (ref.assumedCrs ? parseCrs(ref.assumedCrs, 'assumed CRS') : null)) : null;
+    const srs = geom ? sourceSrs(layer, ref) : null;
     const crs = srs ? crsSpecOf(srs) : null;
     let extentLonLat: Relation['extentLonLat'] = null;
     if (geom && srs) {

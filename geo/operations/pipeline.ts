@@ -5,6 +5,7 @@ import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import { datasetAt, stemOf, type DatasetRef } from '../datasets/dataset-files.js';
 import { errorText, gdal, scrubPaths, withDataset } from '../datasets/gdal.js';
+import { crsAssigned } from '../crs.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../datasets/translate.js';
 import { declareMeasuredTypes } from '../datasets/geometry-types.js';
 import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
@@ -68,12 +69,15 @@ async function copyLayers(
 ): Promise<void> {
   if (layers.length === 0) return;
   const spatial = await withDataset(input, async (ds) => new Set(layers.filter((name) => ds.layers.get(name).geomType !== gdal.wkbNone)));
+  // Layers whose CRS was set on upload (or assumed, for CSV) carry it from here on.
+  const assigned = await withDataset(input, async (ds) => new Set(layers.filter((name) => crsAssigned(ds.layers.get(name), input))));
   const readable = [await readableOf(input)];
   try {
     for (const name of layers) {
       const args = ['-f', 'GPKG', ...(existsSync(out) ? ['-update'] : [])];
       if (options.sample) args.push('-limit', String(options.sample));
       if (spatial.has(name)) args.push('-nlt', 'GEOMETRY');
+      if (assigned.has(name)) args.push('-a_srs', input.assumedCrs!);
       const target = options.rename?.get(name);
       if (target) args.push('-nln', target);
       // A child process (geo/datasets/translate.ts): the GeoPackage's index is built as it closes.

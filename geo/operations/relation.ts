@@ -1,8 +1,9 @@
 import { DomainError } from '../../domain/errors.js';
 import type { DatasetRef } from '../datasets/dataset-files.js';
-import { gdal, type SpatialReference } from '../datasets/gdal.js';
+import type { SpatialReference } from '../datasets/gdal.js';
 import { crsDefinition } from '../datasets/labels.js';
 import type { ProcessingWarning } from '../warnings.js';
+import { parseCrsInput } from '../crs.js';
 import { quoteIdent } from './sql-guard.js';
 
 /*
@@ -36,8 +37,6 @@ export interface CrsSpec {
   wkt: string;
   /** AUTHORITY:CODE or WKT, as PROJ (and SpatiaLite's ST_Transform) read it. */
   definition: string;
-  /** PROJ.4 form, used to build local azimuthal-equidistant projections on the same datum. */
-  proj4: string;
   geographic: boolean;
   /** Metres per unit of a projected CRS. */
   metresPerUnit: number | null;
@@ -103,21 +102,11 @@ export function crsSpecOf(srs: SpatialReference): CrsSpec {
       metresPerUnit = null;
     }
   }
-  let proj4 = '';
-  try {
-    proj4 = srs.toProj4();
-  } catch {
-    proj4 = '';
-  }
-  return { wkt: srs.toWKT(), definition: crsDefinition(srs), proj4, geographic, metresPerUnit };
+  return { wkt: srs.toWKT(), definition: crsDefinition(srs), geographic, metresPerUnit };
 }
 
 export function parseCrs(input: string, what: string): SpatialReference {
-  try {
-    return gdal.SpatialReference.fromUserInput(input);
-  } catch {
-    throw invalid(`${what}: ${JSON.stringify(input.slice(0, 80))} is not a coordinate reference system GDAL knows (try EPSG:4326)`);
-  }
+  return parseCrsInput(input, what, 'invalid_transformation');
 }
 
 export function pickName(candidates: string[], fields: FieldSpec[]): string {
