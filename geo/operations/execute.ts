@@ -21,6 +21,9 @@ import {
   type Family,
   type Probe,
   type Relation,
+  type AttachedLayer,
+  type CompileContext,
+  type CrsSpec,
   type Source,
 } from './relation.js';
 
@@ -43,7 +46,12 @@ export interface OperationRun {
   /** Read only the first n features (transform previews). */
   sampleFeatures?: number;
   timeoutMs?: number;
+  /** The datasets of the caller's other Workspaces that operations name (workspace_id). */
+  datasets?: DatasetResolver;
 }
+
+/** Finds the dataset of another Workspace of the caller; refuses ids that are not the caller's. */
+export type DatasetResolver = (workspaceId: string) => Promise<DatasetRef>;
 
 function geometryFromCode(code: number): GeometrySpec | null {
   const { base, z, m } = splitGeometryType(code);
@@ -185,6 +193,95 @@ async function runStage(rel: Relation, target: { path: string; layer: string }, 
   );
 }
 
+/** Fields and geometry of a layer as `ogrinfo -so` lists them (read in the sandbox). */
+function parseLayerSummary(text: string): { fields: FieldSpec[]; geomName: string | null; geomType: string | null; hasSrs: boolean } {
+  const fields: FieldSpec[] = [];
+  let geomName: string | null = null;
+  let geomType: string | null = null;
+  let hasSrs = false;
+  let afterColumns = false;
+  for (const line of text.split('\n')) {
+    const g = /^Geometry: (.+)$/.exec(line);
+    if (g) geomType = g[1]!.trim();
+    if (/^Layer SRS WKT:/.test(line)) hasSrs = true;
+    if (/^\(unknown\)$/.test(line.trim())) hasSrs = false;
+    const c = /^Geometry Column = (.+)$/.exec(line);
+    if (c) geomName = c[1]!.trim();
+    if (/^(FID Column|Geometry Column) = /.test(line)) {
+      afterColumns = true;
+      continue;
+    }
+    const f = /^(.+): (\w+)(?: \((\d+)\.(\d+)\))?$/.exec(line);
+    if (afterColumns && f) fields.push({ name: f[1]!, type: f[2]!, width: Number(f[3] ?? 0), precision: Number(f[4] ?? 0) });
+  }
+  return { fields, geomName, geomType: geomType && geomType !== 'None' ? geomType : null, hasSrs };
+}
+
+/**
+ * Copies a layer another operation reads into the stage's folder as a GeoPackage, in the
+ * relation's CRS (ogr2ogr in the sandbox, like every read of user data here), and says what it
+ * holds. A layer without a CRS is taken as being in the relation's, with a warning.
+ */
+async function attachLayer(
+  ref: DatasetRef,
+  layer: string,
+  target: { file: string; table: string },
+  crs: CrsSpec | null,
+  op: string,
+  run: OperationRun,
+): Promise<{ layer: AttachedLayer; warnings: Omit<ProcessingWarning, 'layer'>[] }> {
+  const warnings: Omit<ProcessingWarning, 'layer'>[] = [];
+  const timing = run.timeoutMs ? { timeoutMs: run.timeoutMs } : {};
+  const read = { readable: [ref.path], writable: [], ...timing };
+  const listed = await runGdalTool('ogrinfo', ['-ro', '-q', ref.path, ...openOptionArgs(ref)], read, `${op}: the dataset cannot be read`);
+  const names = [...listed.stdout.matchAll(/^\d+: (.+?)(?: \([^)]*\))?$/gm)].map((m) => m[1]!);
+  if (!names.includes(layer)) throw invalid(`${op}: no layer named ${JSON.stringify(layer)}; the layers are: ${names.join(', ')}`, { layer, layers: names });
+  const own = parseLayerSummary((await runGdalTool('ogrinfo', ['-ro', '-so', ref.path, ...openOptionArgs(ref), layer], read, `${op}: layer ${layer}`)).stdout);
+  // The CRS its coordinates are in: set on upload (or assumed, CSV), else the file's.
+  const from = ref.assumedCrs && (ref.crsOverride || !own.hasSrs) ? ['-s_srs', ref.assumedCrs] : [];
+  let reproject: string[] = [];
+  if (crs && own.geomType) {
+    if (from.length || own.hasSrs) reproject = [...from, '-t_srs', crs.wkt];
+    else {
+      warnings.push({
+        code: 'crs_assumed',
+        message: `${op}: layer ${layer} has no CRS; its coordinates are taken as being in the CRS of the layer being processed`,
+        details: { operation: op, other_layer: layer },
+      });
+    }
+  }
+  const { file, table } = target;
+  await runGdalTool(
+    'ogr2ogr',
+    ['-update', '-f', 'GPKG', file, ref.path, ...openOptionArgs(ref), layer, '-nln', table, '-lco', 'GEOMETRY_NAME=geom', '-lco', 'FID=fid', ...reproject],
+    { readable: [ref.path], writable: [run.workDir], ...timing },
+    `${op}: layer ${layer} cannot be read`,
+  );
+  const summary = parseLayerSummary(
+    (await runGdalTool('ogrinfo', ['-ro', '-so', file, table], { readable: [file], writable: [], ...timing }, `${op}: layer ${layer}`)).stdout,
+  );
+  const geom = summary.geomType ? geometryFromLabel(summary.geomType) : null;
+  return {
+    layer: { table: quoteIdent(table), name: layer, fields: summary.fields, geomName: geom ? (summary.geomName ?? 'geom') : null, geom },
+    warnings,
+  };
+}
+
+/** A GeometrySpec from ogrinfo's geometry label (Point, Multi Polygon, 3D Line String, Unknown (any)). */
+function geometryFromLabel(label: string): GeometrySpec {
+  const l = label.toLowerCase();
+  const family: Family | null = l.includes('polygon')
+    ? 'polygon'
+    : l.includes('line')
+      ? 'line'
+      : l.includes('point')
+        ? 'point'
+        : l.includes('collection')
+          ? 'collection'
+          : null;
+  return { family, z: l.includes('3d') || / z\b/.test(l), m: / m\b|measured/.test(l) };
+}
+
 /** Starts a new relation from a stage's output layer. */
 function continueFrom(rel: Relation, stagePath: string, table: string): Relation {
   const source: Source = { ref: { path: stagePath, openOptions: [], warnings: [] }, table, geomColumn: rel.geom ? rel.geomName : null };
@@ -205,15 +302,32 @@ export async function runOperations(operations: ValidatedOperation[], run: Opera
     const { stdout } = await runGdalTool(
       'ogrinfo',
       ['-ro', '-q', current.source.ref.path, ...openOptionArgs(current.source.ref), '-dialect', 'SQLite', '-sql', sql],
-      { readable: [current.source.ref.path], writable: [], timeoutMs: run.timeoutMs ?? 5 * 60_000 },
+      // The work folder too: attached layers live there.
+      { readable: [current.source.ref.path, run.workDir], writable: [], timeoutMs: run.timeoutMs ?? 5 * 60_000 },
       'The expression failed',
     );
-    return /\bt \([A-Za-z0-9]+\) = (\w+)/.exec(stdout)?.[1] ?? null;
+    return /\bt \([A-Za-z0-9]+\) = (-?[\w.]+)/.exec(stdout)?.[1] ?? null;
   };
   let stage = 0;
   const stagePath = () => path.join(run.workDir, `stage-${++stage}-${Date.now().toString(36)}.gpkg`);
+  // Other layers go into a GeoPackage with the relation so far, so that one SQLite database
+  // holds every table the next SQL reads, whatever the drivers of the datasets.
+  const attach: CompileContext['attach'] = async (current, layers, workspaceId, op) => {
+    if (workspaceId && !run.datasets)
+      throw invalid(`${op}: workspace_id names another Workspace, which only Workspace pipelines can read`, { parameter: 'workspace_id' });
+    const ref = workspaceId ? await run.datasets!(workspaceId) : run.input;
+    const written = stagePath();
+    await runStage(current, { path: written, layer: 'stage' }, run, false);
+    const out: AttachedLayer[] = [];
+    for (const [i, layer] of layers.entries()) {
+      const said = await attachLayer(ref, layer, { file: written, table: `attached_${i + 1}` }, current.crs, op, run);
+      for (const w of said.warnings) warn(w);
+      out.push(said.layer);
+    }
+    return { rel: continueFrom(current, written, 'stage'), layers: out };
+  };
   for (const op of operations) {
-    const compiled = await compileOperation(op, rel, { probe, warn });
+    const compiled = await compileOperation(op, rel, { layer: run.layer, probe, warn, attach });
     if (compiled.explode) {
       const written = stagePath();
       await runStage(rel, { path: written, layer: 'stage' }, run, true);

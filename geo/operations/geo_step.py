@@ -409,8 +409,21 @@ def densify_geodesic(geom, ell, max_segment):
             parts.append(Polygon(shell, holes))
         else:
             parts.append(LineString(line(list(p.coords))))
-    merged = unary_union(parts) if kind == "polygon" else keep_kind(GeometryCollection(parts), kind)
-    return split_at_antimeridian(merged, kind)
+    merged = keep_kind(GeometryCollection(parts), kind)
+    b = merged.bounds
+    if b[0] >= -180.0 and b[2] <= 180.0:
+        return merged
+    return split_at_antimeridian(merged if merged.is_valid else keep_kind(make_valid(merged), kind), kind)
+
+
+def measure(geom, ell, what):
+    """Geodesic area (m2), length or perimeter (m) on the layer's ellipsoid (GeographicLib)."""
+    kind = family(geom)
+    if what == "area":
+        return abs(ell.geod.geometry_area_perimeter(geom)[0]) if kind in ("polygon", "collection") else 0.0
+    if what == "perimeter":
+        return ell.geod.geometry_area_perimeter(geom)[1] if kind in ("polygon", "collection") else 0.0
+    return ell.geod.geometry_length(geom) if kind in ("line", "collection") else ell.geod.geometry_length(geom.boundary) if kind == "polygon" else 0.0
 
 
 # ---- The layer ----------------------------------------------------------------------------------
@@ -444,6 +457,8 @@ def main():
     out = dst.CreateLayer(spec["out_layer"], srs, ogr.wkbUnknown, ["GEOMETRY_NAME=" + spec.get("geometry_name", "geometry"), "SPATIAL_INDEX=NO"])
     for i in range(defn.GetFieldCount()):
         out.CreateField(defn.GetFieldDefn(i))
+    if op["kind"] == "measure" and out.GetLayerDefn().GetFieldIndex(op["column"]) < 0:
+        out.CreateField(ogr.FieldDefn(op["column"], ogr.OFTReal))
     out_defn = out.GetLayerDefn()
     report = {"features": 0, "repaired": [], "invalid": [], "emptied": []}
     dst.StartTransaction()
@@ -451,6 +466,16 @@ def main():
         report["features"] += 1
         g = feature.GetGeometryRef()
         geom = None
+        if op["kind"] == "measure":
+            f = ogr.Feature(out_defn)
+            f.SetFrom(feature)
+            value = measure(wkb.loads(bytes(g.ExportToIsoWkb())), ell, op["measure"]) if g is not None and not g.IsEmpty() else None
+            if value is None:
+                f.SetFieldNull(op["column"])
+            else:
+                f.SetField(op["column"], value / op["factor"])
+            out.CreateFeature(f)
+            continue
         if g is not None and not g.IsEmpty():
             shape = wkb.loads(bytes(g.ExportToIsoWkb()))
             kind = family(shape)

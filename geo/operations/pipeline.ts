@@ -9,7 +9,7 @@ import { crsAssigned } from '../crs.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../datasets/translate.js';
 import { declareMeasuredTypes } from '../datasets/geometry-types.js';
 import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
-import { runOperations, runUserSql } from './execute.js';
+import { runOperations, runUserSql, type DatasetResolver } from './execute.js';
 import { checkPipeline, isEmptyPipeline, type DatasetFacts, type PipelineSpec } from './pipeline-check.js';
 import { dataPreview, spatialPreview, type DataPreview, type SpatialPreview } from '../datasets/preview.js';
 import { runPythonStep, type PythonStepOptions } from '../sandbox/python-step.js';
@@ -23,6 +23,8 @@ export interface PipelineOptions {
   /** Time limit of each GDAL stage; default 30 minutes. */
   timeoutMs?: number;
   python?: PythonStepOptions;
+  /** The datasets of the caller's other Workspaces that operations name (clip, joins, merge with workspace_id). */
+  datasets?: DatasetResolver;
 }
 
 export interface PipelineResult {
@@ -130,7 +132,15 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
     }
     await copyLayers(input, pending, out, { sample: options.sampleFeatures });
     pending = [];
-    const run = { input, layer: name, output: { path: out, layer: name }, workDir: runDir, ...timing, ...sample };
+    const run = {
+      input,
+      layer: name,
+      output: { path: out, layer: name },
+      workDir: runDir,
+      ...timing,
+      ...sample,
+      ...(options.datasets ? { datasets: options.datasets } : {}),
+    };
     if (sql !== null) {
       // GDAL types the SQL result's geometry column itself; copying it over gives it the
       // GEOMETRY column every other layer of the result has.

@@ -68,7 +68,8 @@ export interface Relation {
 export type GeoStep =
   | { kind: 'buffer'; distance: number; segments: number }
   | { kind: 'simplify'; tolerance: number; preserve_topology: boolean }
-  | { kind: 'densify'; max_segment: number };
+  | { kind: 'densify'; max_segment: number }
+  | { kind: 'measure'; column: string; measure: 'area' | 'length' | 'perimeter'; factor: number };
 
 /**
  * What compiling one operation gives: the next relation, and whether the stage ends there
@@ -79,9 +80,28 @@ export type Compiled = { rel: Relation; explode?: boolean; geoStep?: GeoStep };
 /** Runs a probe query against the relation (ogrinfo in the sandbox); answers the value of its column t. */
 export type Probe = (rel: Relation, sql: string) => Promise<string | null>;
 
+/** Another layer an operation reads (a clip layer, a join table), copied for the stage in the relation's CRS. */
+export interface AttachedLayer {
+  /** The table as the SQL over the relation answered with it names it (quoted). */
+  table: string;
+  name: string;
+  fields: FieldSpec[];
+  /** Its geometry column (null for a table). */
+  geomName: string | null;
+  geom: GeometrySpec | null;
+}
+
 /** What an operation may ask of the engine while it compiles. */
 export interface CompileContext {
+  /** The layer the pipeline applies to, as its dataset names it. */
+  layer: string;
   probe: Probe;
+  /**
+   * Other layers of the same dataset, or of another Workspace of the caller (workspaceId), ready
+   * to be read by SQL over the relation answered with them (the relation so far, written out with
+   * those layers beside it), reprojected to the relation's CRS when they have another.
+   */
+  attach: (rel: Relation, layers: string[], workspaceId: string | undefined, op: string) => Promise<{ rel: Relation; layers: AttachedLayer[] }>;
   /** Records a warning for the result (the engine adds the layer). */
   warn: (warning: Omit<ProcessingWarning, 'layer'>) => void;
 }
