@@ -584,7 +584,17 @@ export const operationCatalog = [
       if (p.predicate === 'nearest' && p.units !== 'source' && !rel.crs)
         throw invalid('spatial_join: the layer has no CRS, so distances can only be in units "source"');
       // Distances in metres: on the ellipsoid for longitude/latitude, in the CRS unit otherwise.
-      const metres = (a: string, b: string) => (geographic ? `ST_Distance(${a}, ${b}, 1)` : `(ST_Distance(${a}, ${b}) * ${rel.crs?.metresPerUnit ?? 1})`);
+      // (SpatiaLite's ellipsoidal distance to a line or polygon goes to its nearest vertex: measured
+      // instead between the two closest points, found with longitudes scaled by the cosine of the
+      // latitude, as the ground has them there.)
+      const closest = (x: string, y: string, k: string) =>
+        `ScaleCoords(ST_ClosestPoint(ScaleCoords(${x}, ${k}, 1), ScaleCoords(${y}, ${k}, 1)), 1.0 / ${k}, 1)`;
+      const metres = (a: string, b: string) => {
+        const k = `max(Cos(Radians((MbrMinY(${a}) + MbrMaxY(${a})) / 2.0)), 0.01)`;
+        return geographic
+          ? `(CASE WHEN ST_Intersects(${a}, ${b}) = 1 THEN 0.0 ELSE ST_Distance(${closest(a, b, k)}, ${closest(b, a, k)}, 1) END)`
+          : `(ST_Distance(${a}, ${b}) * ${rel.crs?.metresPerUnit ?? 1})`;
+      };
       const distance = (a: string, b: string) => (p.units === 'source' ? `ST_Distance(${a}, ${b})` : `(${metres(a, b)} / ${factor})`);
       let on: string;
       let nearest: string | null = null;

@@ -34,6 +34,7 @@ from shapely.geometry import (
     Polygon,
     box,
 )
+from shapely.geometry.polygon import orient
 from shapely.ops import transform, unary_union
 from shapely.validation import explain_validity, make_valid
 
@@ -419,10 +420,13 @@ def densify_geodesic(geom, ell, max_segment):
 def measure(geom, ell, what):
     """Geodesic area (m2), length or perimeter (m) on the layer's ellipsoid (GeographicLib)."""
     kind = family(geom)
+    polygons = [p for p in parts_of(geom) if family(p) == "polygon"]
     if what == "area":
-        return abs(ell.geod.geometry_area_perimeter(geom)[0]) if kind in ("polygon", "collection") else 0.0
+        # Each polygon counter-clockwise with clockwise holes, so that parts add up and holes subtract.
+        return sum(ell.geod.geometry_area_perimeter(orient(p, 1.0))[0] for p in polygons)
     if what == "perimeter":
-        return ell.geod.geometry_area_perimeter(geom)[1] if kind in ("polygon", "collection") else 0.0
+        # Every ring, holes included (as ST_Perimeter counts them).
+        return sum(ell.geod.geometry_length(p.boundary) for p in polygons)
     return ell.geod.geometry_length(geom) if kind in ("line", "collection") else ell.geod.geometry_length(geom.boundary) if kind == "polygon" else 0.0
 
 
