@@ -8,6 +8,7 @@ import { convertDataset } from '../geo/datasets/convert.js';
 import { applyPipeline } from '../geo/operations/pipeline.js';
 import { localDataset, type StoredDataset } from '../platform/file-store.js';
 import { startHeartbeats } from './heartbeats.js';
+import { DomainError } from '../domain/errors.js';
 
 export interface ConversionRef {
   workspaceId: string;
@@ -27,6 +28,8 @@ export interface ConvertWorkspaceInput extends ConversionRef {
   baseName: string;
   /** The uploaded file's name, which the download must not carry (absent in workflows started before). */
   uploadFilename?: string;
+  /** Datasets of other Workspaces of the caller that operations read (workspace_id), by id. */
+  related?: Record<string, StoredDataset>;
 }
 
 export type FinishConversionInput = ConversionRef & ({ output: ConvertOutput } | { error: { code: string; message: string } });
@@ -78,7 +81,12 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
         const outDir = await files.workDir(input.workspaceId, outName);
         try {
           const upload = await localDataset(files, input.workspaceId, input.dataset);
-          const { dataset: source, warnings: pipelineWarnings } = await applyPipeline(upload, input.pipeline, scratch);
+          const related = input.related ?? {};
+          const datasets = async (id: string) => {
+            if (!related[id]) throw new DomainError('invalid_transformation', `workspace_id ${JSON.stringify(id)} is not known here`, { workspace_id: id });
+            return localDataset(files, id, related[id]);
+          };
+          const { dataset: source, warnings: pipelineWarnings } = await applyPipeline(upload, input.pipeline, scratch, { datasets });
           const result = await convertDataset(
             source,
             {

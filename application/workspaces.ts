@@ -11,7 +11,7 @@ import { checkReadColumns, splitReadOptions, type ReadOptions } from '../geo/dat
 import { checkPipeline } from '../geo/operations/pipeline-check.js';
 import { transformDataPreview, transformSpatialPreview } from '../geo/operations/pipeline.js';
 import { dataPreview, parsePreviewLimit, spatialPreview } from '../geo/datasets/preview.js';
-import { localDataset, storedDataset, type LocalDataset } from '../platform/file-store.js';
+import { localDataset, storedDataset, type LocalDataset, type StoredDataset } from '../platform/file-store.js';
 import { loadWorkspace, type WorkspaceRow } from '../projections/workspaces.js';
 import { connectorErrorFrom, domainErrorFrom, failurePosition } from '../temporal/failures.js';
 import { workspaceConvertWorkflowId, workspaceDeliverWorkflowId } from '../temporal/ids.js';
@@ -188,10 +188,47 @@ export async function importFromSource(services: Services, userId: string, reque
   );
 }
 
+/**
+ * The other Workspaces a pipeline's operations read layers of (workspace_id: a second upload or
+ * import): the caller's, not expired, by id. Anything else is refused as the operation's error.
+ */
+async function relatedDatasets(services: Services, userId: string, self: string, pipeline: Pipeline): Promise<Map<string, StoredDataset>> {
+  const ids = new Set<string>();
+  for (const op of pipeline.operations) {
+    const ref = (op as Record<string, unknown>).workspace_id;
+    if (typeof ref === 'string') ids.add(ref);
+  }
+  const found = new Map<string, StoredDataset>();
+  for (const other of ids) {
+    if (other === self) throw new DomainError('invalid_transformation', 'workspace_id names this Workspace itself: leave it out to use its own layers', { workspace_id: other });
+    try {
+      found.set(other, (await getWorkspace(services, userId, other)).dataset);
+    } catch (error) {
+      if (error instanceof DomainError && (error.code === 'job_not_found' || error.code === 'job_expired')) {
+        throw new DomainError(
+          'invalid_transformation',
+          `workspace_id ${JSON.stringify(other)}: ${error.code === 'job_expired' ? 'that Workspace has expired; upload the file again' : 'you have no Workspace with that id'}`,
+          { workspace_id: other },
+        );
+      }
+      throw error;
+    }
+  }
+  return found;
+}
+
+/** The resolver the pipeline engine asks for another Workspace's dataset. */
+const resolverOf = (services: Services, related: Map<string, StoredDataset>) => async (id: string) => {
+  const stored = related.get(id);
+  if (!stored) throw new DomainError('invalid_transformation', `workspace_id ${JSON.stringify(id)} is not known here`, { workspace_id: id });
+  return localDataset(services.files, id, stored);
+};
+
 /** Replaces the whole pipeline, checked against what the Workspace holds. */
 export async function setPipeline(services: Services, userId: string, id: string, pipeline: Pipeline): Promise<Pipeline> {
   const row = await getWorkspace(services, userId, id);
   checkPipeline(pipeline, { kind: row.inspection.dataset_type, layers: row.inspection.layers });
+  await relatedDatasets(services, userId, row.id, pipeline);
   await execute(services, workspaceStream(row.id), workspaceDecider, {
     type: 'SetPipeline',
     workspaceId: row.id,
@@ -212,8 +249,9 @@ export interface PreviewRequest {
 export async function previewData(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false) {
   const row = await getWorkspace(services, userId, id);
   const limit = parsePreviewLimit(request.limit);
+  const datasets = transformed ? resolverOf(services, await relatedDatasets(services, userId, row.id, row.pipeline)) : undefined;
   const preview = await onDataset(services, row, transformed, (dataset, scratch) =>
-    scratch ? transformDataPreview(dataset, row.pipeline, scratch, request.layer, limit) : dataPreview(dataset, request.layer, limit),
+    scratch ? transformDataPreview(dataset, row.pipeline, scratch, request.layer, limit, { datasets }) : dataPreview(dataset, request.layer, limit),
   );
   return { workspace_id: row.id, ...preview };
 }
@@ -221,8 +259,9 @@ export async function previewData(services: Services, userId: string, id: string
 /** Sample features as GeoJSON in EPSG:4326, of the upload or (transformed) of the pipeline's result. */
 export async function previewSpatial(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false) {
   const row = await getWorkspace(services, userId, id);
+  const datasets = transformed ? resolverOf(services, await relatedDatasets(services, userId, row.id, row.pipeline)) : undefined;
   const preview = await onDataset(services, row, transformed, (dataset, scratch) =>
-    scratch ? transformSpatialPreview(dataset, row.pipeline, scratch, request.layer) : spatialPreview(dataset, request.layer),
+    scratch ? transformSpatialPreview(dataset, row.pipeline, scratch, request.layer, { datasets }) : spatialPreview(dataset, request.layer),
   );
   return { workspace_id: row.id, ...preview };
 }
@@ -266,6 +305,7 @@ export async function convert(services: Services, userId: string, id: string, bo
     { outputFormat: body.output_format, targetCrs: body.target_crs ?? null, layers, creationOptions },
     { kind: row.inspection.dataset_type, layers: row.inspection.layers.map((l) => l.name) },
   );
+  const related = await relatedDatasets(services, userId, row.id, row.pipeline);
   await requireWorker(services);
   const conversionId = `cv_${randomBytes(8).toString('hex')}`;
   const request: ConvertRequest = {
@@ -287,6 +327,7 @@ export async function convert(services: Services, userId: string, id: string, bo
           dataset: row.dataset,
           baseName: row.filename.replace(/\.[^.]+$/, '') || 'result',
           uploadFilename: row.filename,
+          ...(related.size ? { related: Object.fromEntries(related) } : {}),
         },
       ],
     });

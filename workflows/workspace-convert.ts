@@ -26,6 +26,7 @@ export async function convertWorkspaceWorkflow(input: ConvertWorkspaceWorkflowIn
       request: input.request,
       baseName: input.baseName,
       ...(input.uploadFilename ? { uploadFilename: input.uploadFilename } : {}),
+      ...(input.related ? { related: input.related } : {}),
       pipeline,
     });
   } catch (error) {
