@@ -95,6 +95,7 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
               layers: input.request.layers.length ? input.request.layers : null,
               baseName: input.baseName,
               creationOptions: input.request.creation_options ?? null,
+              transformation: input.request.transformation ?? null,
               ...(input.uploadFilename ? { avoidFilename: input.uploadFilename } : {}),
             },
             outDir,

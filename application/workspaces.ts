@@ -200,7 +200,8 @@ async function relatedDatasets(services: Services, userId: string, self: string,
   }
   const found = new Map<string, StoredDataset>();
   for (const other of ids) {
-    if (other === self) throw new DomainError('invalid_transformation', 'workspace_id names this Workspace itself: leave it out to use its own layers', { workspace_id: other });
+    if (other === self)
+      throw new DomainError('invalid_transformation', 'workspace_id names this Workspace itself: leave it out to use its own layers', { workspace_id: other });
     try {
       found.set(other, (await getWorkspace(services, userId, other)).dataset);
     } catch (error) {
@@ -289,6 +290,7 @@ export interface ConvertBody {
   target_crs?: string | null | undefined;
   layers?: string[] | undefined;
   creation_options?: ConvertRequest['creation_options'] | undefined;
+  transformation?: string | null | undefined;
 }
 
 /**
@@ -302,7 +304,7 @@ export async function convert(services: Services, userId: string, id: string, bo
   // Refused here, before a conversion starts: a bad request never marks the Workspace failed.
   const creationOptions = body.creation_options ?? null;
   const format = checkConvertRequest(
-    { outputFormat: body.output_format, targetCrs: body.target_crs ?? null, layers, creationOptions },
+    { outputFormat: body.output_format, targetCrs: body.target_crs ?? null, layers, creationOptions, transformation: body.transformation ?? null },
     { kind: row.inspection.dataset_type, layers: row.inspection.layers.map((l) => l.name) },
   );
   const related = await relatedDatasets(services, userId, row.id, row.pipeline);

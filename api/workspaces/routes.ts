@@ -52,6 +52,15 @@ const convertBody = z.object({
   output_format: z.string().min(1).max(100).describe('An id (or extension) from GET /api/v1/formats'),
   target_crs: z.string().min(1).max(2000).nullable().optional().describe('e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946)'),
   layers: z.array(z.string().min(1)).optional().describe('Layers to convert; all by default'),
+  transformation: z
+    .string()
+    .min(1)
+    .max(10_000)
+    .nullable()
+    .optional()
+    .describe(
+      'With target_crs: a PROJ pipeline (+proj=pipeline …) to reproject with instead of the one PROJ chooses; the output reports the one used (warning crs_operation)',
+    ),
   creation_options: creationOptions
     .nullable()
     .optional()

@@ -39,6 +39,8 @@ export interface ConvertRequest {
   layers: string[];
   /** GDAL creation options (absent in conversions recorded before they were accepted). */
   creation_options?: { dataset?: Record<string, string | number | boolean>; layer?: Record<string, string | number | boolean> } | null;
+  /** A PROJ pipeline for the reprojection to target_crs (absent in conversions recorded before). */
+  transformation?: string | null;
 }
 
 /** What processing changed or doubted without failing (geo/warnings.ts ProcessingWarning). */

@@ -7,6 +7,7 @@ import { formatCatalog, resolveOutputFormat, type FormatEntry } from './formats.
 import { errorText, gdal, layerSrs, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
 import { crsLabel } from './labels.js';
 import { crsAssigned, parseCrsInput } from '../crs.js';
+import { checkPipeline, coordinateOperations } from '../crs-operations.js';
 import { ensureFreeSpace } from './disk.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from './translate.js';
 import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sameGeometryType } from './geometry-types.js';
@@ -26,6 +27,8 @@ export interface ConvertRequest {
   creationOptions?: CreationOptions | null;
   /** A file name the download must not carry: the upload's own. */
   avoidFilename?: string | null;
+  /** A PROJ pipeline to reproject with (target_crs), instead of the one PROJ chooses. */
+  transformation?: string | null;
 }
 
 /** How a conversion reports its progress and how long and large its GDAL process may grow. */
@@ -97,6 +100,10 @@ function checkLayers(wanted: string[], available: string[]): void {
 export function checkConvertRequest(request: ConvertRequest, dataset: { kind: 'vector' | 'raster'; layers: string[] }): FormatEntry {
   const format = chooseOutputFormat(request.outputFormat, dataset.kind);
   if (request.targetCrs) checkCrs(request.targetCrs);
+  if (request.transformation) {
+    if (!request.targetCrs) throw badParameter('transformation applies to a reprojection: give target_crs too', { parameter: 'transformation' });
+    checkPipeline(request.transformation, 'transformation', 'invalid_parameter');
+  }
   if (request.layers?.length) checkLayers(request.layers, dataset.layers);
   creationOptionArgs(format, request.creationOptions);
   return format;
@@ -224,7 +231,9 @@ async function convertVector(
   }
   // Layers without a CRS get the assumed one (CSV coordinates are WGS 84 by convention).
   const assumed = missingCrs.length && input.assumedCrs ? [target ? '-s_srs' : '-a_srs', input.assumedCrs] : [];
-  const reproject = target ? ['-t_srs', target] : [];
+  const pipeline = target && request.transformation ? checkPipeline(request.transformation, 'transformation', 'invalid_parameter') : null;
+  const reproject = target ? ['-t_srs', target, ...(pipeline ? ['-ct', pipeline] : [])] : [];
+  if (target) warnings.push(...(await reprojectionNotes(layerObjects, input, target, pipeline)));
   const output: string[] = ['-f', id];
   if (id === 'ESRI Shapefile') output.push('-lco', 'ENCODING=UTF-8');
   if (id === 'CSV') output.push('-lco', 'GEOMETRY=AS_WKT');
@@ -305,6 +314,34 @@ async function convertVector(
     if (id === 'FlatGeobuf') await refuseDroppedRows(layerObjects[i]!, dest, format);
   }
   return warnings;
+}
+
+/** The coordinate operation each reprojected layer goes through: the one given, or PROJ's choice for the layer's CRS pair. */
+async function reprojectionNotes(layers: Layer[], input: DatasetRef, target: string, pipeline: string | null): Promise<ProcessingWarning[]> {
+  const out: ProcessingWarning[] = [];
+  for (const layer of layers) {
+    if (layer.geomType === gdal.wkbNone) continue;
+    const srs = crsAssigned(layer, input) ? gdal.SpatialReference.fromUserInput(input.assumedCrs!) : layerSrs(layer);
+    if (!srs) continue;
+    const from = crsLabel(srs) ?? srs.toWKT();
+    const answer = pipeline ? null : await coordinateOperations(from, target, null).catch(() => null);
+    const used = pipeline ? { name: 'the transformation given', accuracy_m: null, pipeline } : answer?.operations[0];
+    if (!used) continue;
+    out.push({
+      code: 'crs_operation',
+      message: `${layer.name} to ${target}: ${pipeline ? 'with the transformation given' : `PROJ uses "${used.name}" (${used.accuracy_m === null ? 'accuracy unknown' : `accuracy ${used.accuracy_m} m`})`}`,
+      layer: layer.name,
+      details: {
+        chosen_by: pipeline ? 'request' : 'proj',
+        name: used.name,
+        accuracy_m: used.accuracy_m,
+        pipeline: used.pipeline,
+        alternatives: answer?.operations.slice(1) ?? [],
+        unavailable: answer?.unavailable ?? [],
+      },
+    });
+  }
+  return out;
 }
 
 /** GeoJSON (RFC 7946) and GPX are WGS 84 by definition: layers in another CRS are reprojected, and say so. */

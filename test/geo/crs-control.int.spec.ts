@@ -87,6 +87,26 @@ describe('CRS control', { timeout: 180_000 }, () => {
     expect(first[1]).toBeCloseTo(40.6, 0);
     const out = await convertDataset(ref, { outputFormat: 'GPKG', targetCrs: 'EPSG:32618' }, d('conv-crs'));
     expect(readLayer(path.join(d('conv-crs'), out.filename)).srs).toBe('EPSG:32618');
+    // The convert result says which operation PROJ used, or uses the pipeline given.
+    expect(out.warnings).toEqual([
+      expect.objectContaining({
+        code: 'crs_operation',
+        layer: 'boroughs',
+        details: expect.objectContaining({ chosen_by: 'proj', pipeline: expect.stringContaining('+proj=utm') }),
+      }),
+    ]);
+    const pipeline =
+      '+proj=pipeline +step +proj=unitconvert +xy_in=us-ft +xy_out=m +step +inv +proj=lcc +lat_0=40.1666666666667 +lon_0=-74 +lat_1=41.0333333333333 +lat_2=40.6666666666667 +x_0=300000 +y_0=0 +ellps=GRS80 +step +proj=utm +zone=18 +ellps=GRS80';
+    const given = await convertDataset(ref, { outputFormat: 'GPKG', targetCrs: 'EPSG:32618', transformation: pipeline }, d('conv-ct'));
+    expect(given.warnings).toEqual([expect.objectContaining({ code: 'crs_operation', details: expect.objectContaining({ chosen_by: 'request', pipeline }) })]);
+    const a = readLayer(path.join(d('conv-crs'), out.filename)).features[0]!.wkt!;
+    const b = readLayer(path.join(d('conv-ct'), given.filename)).features[0]!.wkt!;
+    const start = (wkt: string) =>
+      wkt
+        .match(/-?\d+(\.\d+)?/g)!
+        .slice(0, 2)
+        .map(Number);
+    expect(Math.hypot(start(a)[0]! - start(b)[0]!, start(a)[1]! - start(b)[1]!)).toBeLessThan(5);
   });
 
   it('reads a CSV whose X/Y columns are in EPSG:2263 (US feet) when told the columns and the CRS', async () => {
