@@ -364,7 +364,7 @@ export function runActivities(services: Services) {
         const from = input.input;
         const result = await convertDataset(
           await localDataset(files, input.runId, from.dataset),
-          { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result', avoidFilename: from.filename },
+          { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' },
           dir,
           {
             ...gdalLimits,
