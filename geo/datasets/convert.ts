@@ -248,6 +248,18 @@ async function convertVector(
   const chosen = withoutOverridden(withoutOverridden(output, '-lco', asked.layer), '-dsco', asked.dataset);
   output.splice(0, output.length, ...chosen, ...asked.dataset, ...asked.layer);
   if (!request.targetCrs && (target || output.includes('RFC7946=YES'))) warnings.push(...forcedWgs84(layerObjects, format, input));
+  // CSV's X/Y columns hold points only: GDAL leaves other geometries out without a word.
+  if (id === 'CSV' && asked.layer.some((a) => /^GEOMETRY=AS_(XY|YX|XYZ)$/i.test(a))) {
+    for (const layer of layerObjects) {
+      if (layer.geomType === gdal.wkbNone || /point/i.test(gdal.Geometry.getName(layer.geomType) ?? '')) continue;
+      warnings.push({
+        code: 'geometry_dropped',
+        message: `CSV X/Y columns hold points only: the geometries of layer ${layer.name} are left out (use GEOMETRY=AS_WKT, or centroid first)`,
+        layer: layer.name,
+        details: { option: 'GEOMETRY' },
+      });
+    }
+  }
   const common = [...output, ...reproject, ...assumed];
 
   const extra: string[][] = [];

@@ -128,7 +128,15 @@ export function formatWarnings(lines: string[], format: FormatEntry, layer: stri
   const at = layer ? { layer } : {};
   const renamed: Record<string, string> = {};
   const retyped = new Set<string>();
+  const unwritten = new Map<string, number[]>();
   for (const line of lines) {
+    const w = /Value .* of field (.+?) of feature (\d+) not successfully written/.exec(line);
+    if (w) {
+      const rows = unwritten.get(w[1]!) ?? [];
+      rows.push(Number(w[2]) + 1);
+      unwritten.set(w[1]!, rows);
+      continue;
+    }
     let m = /Normalized\/laundered field name: '(.+)' to '(.+)'/.exec(line);
     if (m) {
       renamed[m[1]!] = m[2]!;
@@ -166,6 +174,14 @@ export function formatWarnings(lines: string[], format: FormatEntry, layer: stri
       continue;
     }
     out.push({ code: 'format_warning', message: `${format.name}: ${line}`, ...at, details: { gdal: line } });
+  }
+  for (const [field, rows] of unwritten) {
+    out.push({
+      code: 'value_not_written',
+      message: `${format.name} could not hold ${rows.length} value${rows.length === 1 ? '' : 's'} of field ${field} (too wide for the field; rows ${rows.slice(0, 10).join(', ')}${rows.length > 10 ? ', …' : ''}): they are empty in the output`,
+      ...at,
+      details: { field, rows: rows.slice(0, 50), count: rows.length },
+    });
   }
   if (Object.keys(renamed).length) {
     out.unshift({

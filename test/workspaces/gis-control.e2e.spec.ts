@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
@@ -18,7 +18,14 @@ describe.skipIf(skip)('CRS control, output options and a second dataset through 
   let sut: TestApp;
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let token: string;
-  const dir = fixtureDir();
+  const base = fixtureDir();
+  let fresh = 0;
+  /** A folder of its own per fixture: the fixture helpers write fixed file names. */
+  const dirFor = () => {
+    const d = path.join(base, `f${++fresh}`);
+    mkdirSync(d, { recursive: true });
+    return d;
+  };
 
   beforeAll(async () => {
     sut = await createTestApp({ temporal: true });
@@ -40,6 +47,7 @@ describe.skipIf(skip)('CRS control, output options and a second dataset through 
 
   /** NYC boroughs (EPSG:2263) zipped without their .prj. */
   function withoutPrj(): string {
+    const dir = dirFor();
     const zip = boroughsShapefileZip(dir);
     execFileSync('zip', ['-q', '-d', zip, 'nybb.prj']);
     const renamed = path.join(dir, 'nybb_noprj.zip');
@@ -55,7 +63,10 @@ describe.skipIf(skip)('CRS control, output options and a second dataset through 
     const created = await upload(zip, { source_crs: 'EPSG:2263' });
     expect(created.statusCode, created.body).toBe(201);
     const ws = created.json();
-    expect(ws.layers[0]).toMatchObject({ crs: 'EPSG:2263', crs_info: { code: 'EPSG:2263', name: 'NAD83 / New York Long Island (ftUS)', unit: 'US survey foot' } });
+    expect(ws.layers[0]).toMatchObject({
+      crs: 'EPSG:2263',
+      crs_info: { code: 'EPSG:2263', name: 'NAD83 / New York Long Island (ftUS)', unit: 'US survey foot' },
+    });
     expect(ws.crs_info).toMatchObject({ code: 'EPSG:2263' });
     const preview = (await get(`/api/v1/workspaces/${ws.id}/data-preview`)).json();
     expect(preview.crs_info).toMatchObject({ unit: 'US survey foot' });
@@ -69,25 +80,39 @@ describe.skipIf(skip)('CRS control, output options and a second dataset through 
   });
 
   it('checks creation options against the driver, applies them, and never names the download after the upload', async () => {
-    const zip = boroughsShapefileZip(dir);
+    const zip = boroughsShapefileZip(dirFor());
     const ws = (await upload(zip)).json();
     const bad = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG', creation_options: { layer: { SPATIAL_INDX: 'NO' } } });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json().error).toMatchObject({ code: 'invalid_parameter', details: { option: 'SPATIAL_INDX', allowed_options: expect.arrayContaining(['SPATIAL_INDEX', 'FID']) } });
+    expect(bad.json().error).toMatchObject({
+      code: 'invalid_parameter',
+      details: { option: 'SPATIAL_INDX', allowed_options: expect.arrayContaining(['SPATIAL_INDEX', 'FID']) },
+    });
     expect((await get(`/api/v1/workspaces/${ws.id}`)).json().status).toBe('inspected');
     const shp = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'shp', target_crs: 'EPSG:4326' });
     expect(shp.statusCode, shp.body).toBe(200);
     expect(shp.json().output).toMatchObject({
       filename: 'nybb_16a-shapefile.zip',
-      warnings: [expect.objectContaining({ code: 'crs_operation', layer: 'nybb', details: expect.objectContaining({ chosen_by: 'proj' }) })],
+      warnings: [
+        expect.objectContaining({ code: 'crs_operation', layer: 'nybb', details: expect.objectContaining({ chosen_by: 'proj' }) }),
+        // The fixture's Shape_Area values are wider than its DBF field, as nybb_16a's are.
+        expect.objectContaining({ code: 'value_not_written', layer: 'nybb', details: { field: 'Shape_Area', rows: [1, 2], count: 2 } }),
+      ],
     });
     const csv = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'CSV', creation_options: { layer: { GEOMETRY: 'AS_XY' } } });
     expect(csv.statusCode, csv.body).toBe(200);
+    // X/Y columns hold points: the boroughs' polygons are left out, and the output says so.
+    expect(csv.json().output.warnings).toEqual(expect.arrayContaining([expect.objectContaining({ code: 'geometry_dropped', layer: 'nybb' })]));
     const text = (await get(`/api/v1/workspaces/${ws.id}/download`)).body;
-    expect(text.split('\n')[0]).toMatch(/^X,Y,BoroCode/);
+    expect(text.split('\n')[0]).toBe('BoroCode,BoroName,Shape_Area');
+    await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [{ type: 'centroid' }] });
+    const points = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'CSV', creation_options: { layer: { GEOMETRY: 'AS_XY' } } });
+    expect(points.json().output.warnings.map((w: { code: string }) => w.code)).not.toContain('geometry_dropped');
+    expect((await get(`/api/v1/workspaces/${ws.id}/download`)).body.split('\n')[0]).toMatch(/^X,Y,BoroCode/);
   });
 
   it("clips a layer by another Workspace's polygons, in previews and on the worker", async () => {
+    const dir = dirFor();
     const boroughs = (await upload(boroughsShapefileZip(dir))).json();
     // Lower Manhattan's west half, in WGS 84: the clip layer is reprojected to the boroughs' CRS.
     const area = path.join(dir, 'area.geojson');
@@ -95,11 +120,30 @@ describe.skipIf(skip)('CRS control, output options and a second dataset through 
       area,
       JSON.stringify({
         type: 'FeatureCollection',
-        features: [{ type: 'Feature', properties: { zone: 'west' }, geometry: { type: 'Polygon', coordinates: [[[-74.1, 40.5], [-74.0, 40.5], [-74.0, 40.8], [-74.1, 40.8], [-74.1, 40.5]]] } }],
+        features: [
+          {
+            type: 'Feature',
+            properties: { zone: 'west' },
+            geometry: {
+              type: 'Polygon',
+              coordinates: [
+                [
+                  [-74.1, 40.5],
+                  [-74.0, 40.5],
+                  [-74.0, 40.8],
+                  [-74.1, 40.8],
+                  [-74.1, 40.5],
+                ],
+              ],
+            },
+          },
+        ],
       }),
     );
     const other = (await upload(area)).json();
-    const refused = await send('PUT', `/api/v1/workspaces/${boroughs.id}/transformations`, { operations: [{ type: 'clip', clip_layer: 'area', workspace_id: 'ws_nope' }] });
+    const refused = await send('PUT', `/api/v1/workspaces/${boroughs.id}/transformations`, {
+      operations: [{ type: 'clip', clip_layer: 'area', workspace_id: 'ws_nope' }],
+    });
     expect(refused.statusCode).toBe(422);
     expect(refused.json().error).toMatchObject({ code: 'invalid_transformation', details: { workspace_id: 'ws_nope' } });
     const put = await send('PUT', `/api/v1/workspaces/${boroughs.id}/transformations`, {
