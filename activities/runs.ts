@@ -17,7 +17,9 @@ import { formatCatalog } from '../geo/datasets/formats.js';
 import { inspectDataset } from '../geo/datasets/inspect.js';
 import { checkReadColumns, splitReadOptions } from '../geo/datasets/read-options.js';
 import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
-import { localDataset, localFile, storedDataset, type StoredDataset } from '../platform/file-store.js';
+import type { StoredDataset } from '../domain/datasets.js';
+import { localDataset, storedDataset } from '../geo/datasets/stored.js';
+import { localFile } from '../platform/file-store.js';
 import { startHeartbeats } from './heartbeats.js';
 import type { ProcessingWarning } from '../geo/warnings.js';
 
