@@ -130,6 +130,8 @@ export function formatWarnings(lines: string[], format: FormatEntry, layer: stri
   const retyped = new Set<string>();
   const unwritten = new Map<string, number[]>();
   for (const line of lines) {
+    // What the tool says about itself, not about the data.
+    if (/^Progress turned off/.test(line)) continue;
     const w = /Value .* of field (.+?) of feature (\d+) not successfully written/.exec(line);
     if (w) {
       const rows = unwritten.get(w[1]!) ?? [];

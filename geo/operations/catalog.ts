@@ -568,7 +568,7 @@ export const operationCatalog = [
       units,
       distance_column: z.string().min(1).max(255).nullable().default(null).describe('nearest: name of a column receiving the distance, in `units`'),
     }),
-    example: { type: 'spatial_join', join_layer: 'districts', predicate: 'within', columns: ['district'] },
+    example: { type: 'spatial_join', join_layer: 'districts', predicate: 'intersects', columns: ['district'] },
     async compile(p, given, ctx) {
       const {
         rel,
@@ -780,7 +780,7 @@ export const operationCatalog = [
       columns: z.array(column).default([]).describe('Columns compared; all attribute columns when empty'),
       compare_geometry: z.boolean().default(true).describe('Compare geometries too (equal vertices in the same order)'),
     }),
-    example: { type: 'deduplicate', columns: ['parcel_id'], compare_geometry: false },
+    example: { type: 'deduplicate', columns: ['region'], compare_geometry: false },
     compile({ columns, compare_geometry }, rel) {
       const by = (columns.length ? [...new Set(columns.map((c) => findColumn(rel, c, 'deduplicate')))] : rel.fields).map((f) => quoteIdent(f.name));
       if (compare_geometry && rel.geom) by.push(`AsBinary(${geomOf(rel)})`);
@@ -803,7 +803,7 @@ export const operationCatalog = [
         .max(20)
         .describe('Sort keys, most significant first'),
     }),
-    example: { type: 'sort', by: [{ column: 'population', descending: true }, { column: 'name' }] },
+    example: { type: 'sort', by: [{ column: 'population', descending: true }, { column: 'NAME_EN' }] },
     compile({ by }, rel) {
       const keys = by.map((k) => `${quoteIdent(findColumn(rel, k.column, 'sort').name)} ${k.descending ? 'DESC' : 'ASC'} NULLS LAST`);
       return { rel: { ...rel, sql: wrap(rel, selectAll(rel), ` ORDER BY ${keys.join(', ')}`) } };
