@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { datasetAt } from '../../geo/datasets/dataset-files.js';
 import { applyPipeline } from '../../geo/operations/pipeline.js';
 import { skipWithoutDatabase } from '../support/database.js';
-import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
+import { createPostgisDatabase, loadLayer, type PostgisDatabase } from '../support/postgis.js';
 import { readLayer, run, tempFolder, vectorFromCsv } from './support.js';
 
 /*
@@ -55,12 +55,7 @@ describe.skipIf(skipWithoutDatabase)('metric operations on the whole globe (Natu
   let db: PostgisDatabase;
   let buffered: string;
   let warnings: unknown[];
-  const pg = () => {
-    const c = db.config;
-    return `PG:host=${c.host} port=${c.port} dbname=${c.database} user=${c.username} password=${c.password}`;
-  };
-  const load = (file: string, layer: string, table: string) =>
-    run('ogr2ogr', ['-f', 'PostgreSQL', pg(), file, layer, '-nln', table, '-lco', 'GEOMETRY_NAME=geom', '-nlt', 'PROMOTE_TO_MULTI', '-overwrite']);
+  const load = (file: string, layer: string, table: string) => loadLayer(db, file, layer, table, ['-nlt', 'PROMOTE_TO_MULTI']);
 
   beforeAll(async () => {
     db = await createPostgisDatabase();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
 import { applyPipeline, type PipelineSpec } from '../../geo/operations/pipeline.js';
 import { skipWithoutDatabase } from '../support/database.js';
-import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
+import { createPostgisDatabase, loadLayer, type PostgisDatabase } from '../support/postgis.js';
 import { addGpkgLayer, readLayer, refusal, run, tempFolder, write } from './support.js';
 
 /*
@@ -19,12 +19,7 @@ describe.skipIf(skipWithoutDatabase)('clip, joins, merge, measures, densify, ded
   let n = 0;
   const pipe = (layer: string, operations: unknown[], extra: Partial<PipelineSpec> = {}, options = {}) =>
     applyPipeline(datasetAt(gpkg), { layers: [layer], operations, ...extra }, d(`work-${++n}`), options);
-  const pg = () => {
-    const c = db.config;
-    return `PG:host=${c.host} port=${c.port} dbname=${c.database} user=${c.username} password=${c.password}`;
-  };
-  const load = (file: string, layer: string, table: string) =>
-    run('ogr2ogr', ['-f', 'PostgreSQL', pg(), file, layer, '-nln', table, '-lco', 'GEOMETRY_NAME=geom', '-lco', 'FID=fid', '-overwrite']);
+  const load = (file: string, layer: string, table: string) => loadLayer(db, file, layer, table);
 
   beforeAll(async () => {
     db = await createPostgisDatabase();
