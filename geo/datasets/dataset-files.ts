@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { DomainError } from '../../domain/errors.js';
 import { errorText, gdal, openAs, scrubPaths, type DatasetRef } from './gdal.js';
 import { extractZip } from './zip.js';
+import type { ReadOptions } from './read-options.js';
 
 // Defined beside openDataset, which opens one; most callers know it from here.
 export type { DatasetRef } from './gdal.js';
@@ -25,6 +26,8 @@ export interface PrepareOptions {
   maxUncompressedBytes: number;
   /** Most entries a ZIP may hold. */
   maxEntries?: number;
+  /** The CRS and (CSV) coordinate columns the caller says the data has (geo/datasets/read-options.ts). */
+  read?: ReadOptions;
 }
 
 /**
@@ -58,8 +61,35 @@ export async function prepareUpload(uploadPath: string, originalFilename: string
     await linkOrCopy(uploadPath, target);
     ref = refFor(target);
   }
+  if (options.read) ref = withReadOptions(ref, options.read);
   if (ref.driver === 'CSV' && (await isOneColumnCsv(ref.path))) return readOneColumnCsv(ref, path.join(workDir, 'one-column-csv'));
   return ref;
+}
+
+/** The caller's reading options on a prepared dataset: its CRS, and the columns of a CSV's coordinates. */
+function withReadOptions(ref: DatasetRef, read: ReadOptions): DatasetRef {
+  let out = ref;
+  if (read.xColumn && read.yColumn) {
+    if (ref.driver !== 'CSV') {
+      throw new DomainError('invalid_parameter', 'x_column and y_column apply to CSV files; this upload holds its geometries itself', {
+        parameter: 'x_column',
+      });
+    }
+    for (const name of [read.xColumn, read.yColumn, read.zColumn].filter(Boolean) as string[]) {
+      if (/[,*]/.test(name))
+        throw new DomainError('invalid_parameter', `Column names with commas or asterisks cannot be coordinate columns: ${JSON.stringify(name)}`, {
+          parameter: 'x_column',
+        });
+    }
+    const kept = ref.openOptions.filter((o) => !/^(X|Y|Z|GEOM)_POSSIBLE_NAMES=/.test(o));
+    const columns = [`X_POSSIBLE_NAMES=${read.xColumn}`, `Y_POSSIBLE_NAMES=${read.yColumn}`, ...(read.zColumn ? [`Z_POSSIBLE_NAMES=${read.zColumn}`] : [])];
+    out = { ...out, openOptions: [...columns, ...kept] };
+  }
+  if (read.sourceCrs) {
+    // A CSV has no CRS of its own: the given one is simply assumed. Other files have theirs replaced.
+    out = { ...out, assumedCrs: read.sourceCrs, ...(ref.driver === 'CSV' ? {} : { crsOverride: true }) };
+  }
+  return out;
 }
 
 /** Whether two paths name one regular file (prepareUpload hard-links what it need not change). */

@@ -139,6 +139,8 @@ export interface DatasetRef {
    * by convention, and CSV has no place to say so.
    */
   assumedCrs?: string;
+  /** assumedCrs replaces the CRS the file declares (source_crs set on upload or import). */
+  crsOverride?: boolean;
   /** Remarks about what was chosen (several datasets in one ZIP, …), for the Workspace warnings. */
   warnings: string[];
   /** The driver of the uploaded file when GDAL reads a copy of it (a one-column CSV). */
