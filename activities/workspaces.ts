@@ -84,6 +84,7 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
               targetCrs: input.request.target_crs,
               layers: input.request.layers.length ? input.request.layers : null,
               baseName: input.baseName,
+              creationOptions: input.request.creation_options ?? null,
             },
             outDir,
             {

@@ -220,6 +220,7 @@ export interface ConvertBody {
   output_format: string;
   target_crs?: string | null | undefined;
   layers?: string[] | undefined;
+  creation_options?: Record<string, string> | undefined;
 }
 
 /**
@@ -232,12 +233,17 @@ export async function convert(services: Services, userId: string, id: string, bo
   const layers = body.layers ?? [];
   // Refused here, before a conversion starts: a bad request never marks the Workspace failed.
   const format = checkConvertRequest(
-    { outputFormat: body.output_format, targetCrs: body.target_crs ?? null, layers },
+    { outputFormat: body.output_format, targetCrs: body.target_crs ?? null, layers, creationOptions: body.creation_options ?? null },
     { kind: row.inspection.dataset_type, layers: row.inspection.layers.map((l) => l.name) },
   );
   await requireWorker(services);
   const conversionId = `cv_${randomBytes(8).toString('hex')}`;
-  const request = { output_format: format.id, target_crs: body.target_crs ?? null, layers };
+  const request = {
+    output_format: format.id,
+    target_crs: body.target_crs ?? null,
+    layers,
+    ...(body.creation_options && Object.keys(body.creation_options).length ? { creation_options: body.creation_options } : {}),
+  };
   try {
     const { position } = await services.temporal!.workflow.execute<ConvertWorkspaceWorkflow>('convertWorkspaceWorkflow', {
       taskQueue: services.config.taskQueue,

@@ -51,6 +51,10 @@ const convertBody = z.object({
   output_format: z.string().min(1).max(100).describe('An id (or extension) from GET /api/v1/formats'),
   target_crs: z.string().min(1).max(2000).nullable().optional().describe('e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946)'),
   layers: z.array(z.string().min(1)).optional().describe('Layers to convert; all by default'),
+  creation_options: z
+    .record(z.string().min(1).max(64), z.string().max(2000))
+    .optional()
+    .describe('Options of the output format, e.g. {"ROW_GROUP_SIZE": "100000"} for GeoParquet or {"MAXZOOM": "12"} for PMTiles (docs/formats.md)'),
 });
 
 const fieldEntry = z.object({ name: z.string(), type: z.string() });

@@ -35,6 +35,8 @@ export interface ConvertRequest {
   output_format: string;
   target_crs: string | null;
   layers: string[];
+  /** Options of the output format (GeoParquet, PMTiles, MBTiles); absent in requests recorded before them. */
+  creation_options?: Record<string, string>;
 }
 
 export interface ConvertOutput {

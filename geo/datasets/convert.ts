@@ -9,6 +9,8 @@ import { ensureFreeSpace } from './disk.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from './translate.js';
 import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sameGeometryType } from './geometry-types.js';
 import { writeZip } from './zip.js';
+import { engineCreationOptions, isEngineOutput } from '../formats/catalog.js';
+import { convertWithEngine } from '../formats/convert-engine.js';
 
 export interface ConvertRequest {
   /** A driver id from GET /api/v1/formats (case-insensitive) or one of its extensions. */
@@ -18,6 +20,8 @@ export interface ConvertRequest {
   layers?: string[] | null;
   /** File name stem of the result (default: the input's name). */
   baseName?: string;
+  /** Creation options of the output format (the engine's formats: geo/formats/catalog.ts). */
+  creationOptions?: Record<string, string> | null;
 }
 
 /** How a conversion reports its progress and how long and large its GDAL process may grow. */
@@ -61,6 +65,7 @@ const preferredExtension: Record<string, string> = { GeoJSON: 'geojson', GeoJSON
 
 function primaryExtension(format: FormatEntry): string {
   if (preferredExtension[format.id]) return preferredExtension[format.id]!;
+  if (format.kind === 'vector' && isEngineOutput(format.id)) return format.extensions[0]!;
   const md = gdal.drivers.get(format.id).getMetadata() as Record<string, string>;
   return md.DMD_EXTENSION || format.extensions[0] || format.id.toLowerCase().replace(/[^a-z0-9]/g, '');
 }
@@ -94,6 +99,10 @@ export function checkConvertRequest(request: ConvertRequest, dataset: { kind: 'v
   const format = chooseOutputFormat(request.outputFormat, dataset.kind);
   if (request.targetCrs) checkCrs(request.targetCrs);
   if (request.layers?.length) checkLayers(request.layers, dataset.layers);
+  if (format.kind === 'vector' && isEngineOutput(format.id)) engineCreationOptions(format.id, request.creationOptions);
+  else if (request.creationOptions && Object.keys(request.creationOptions).length) {
+    throw badParameter(`Creation options are accepted for GeoParquet, PMTiles and MBTiles; ${format.name} takes none here`, { parameter: 'creation_options' });
+  }
   return format;
 }
 
@@ -160,6 +169,11 @@ export async function convertDataset(input: DatasetRef, request: ConvertRequest,
       selected = layerNames.filter((l) => request.layers!.includes(l));
     }
     if (selected.length === 0) throw badParameter('The dataset has no layers to convert', { parameter: 'layers' });
+    if (isEngineOutput(format.id)) {
+      const creation = engineCreationOptions(format.id, request.creationOptions);
+      await convertWithEngine(ds, input, format, { ...request, layers: selected }, creation, work, stem, ext, options);
+      return await deliver(work, outDir, await filesIn(work), `${stem}.${ext}`, format, selected, stem);
+    }
     await convertVector(ds, input, format, request, selected, work, stem, ext, options);
     const files = await filesIn(work);
     return await deliver(work, outDir, files, `${stem}.${ext}`, format, selected, stem);

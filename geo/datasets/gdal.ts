@@ -1,6 +1,7 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import gdal from 'gdal-async';
 import { DomainError } from '../../domain/errors.js';
+import type { ParquetOrigin } from '../formats/geoparquet.js';
 
 /*
  * The one place that imports gdal-async and sets process-wide GDAL options, so every geo module
@@ -119,6 +120,8 @@ export interface DatasetRef {
   warnings: string[];
   /** The driver of the uploaded file when GDAL reads a copy of it (a one-column CSV). */
   uploadDriver?: string;
+  /** A (Geo)Parquet upload, which GDAL reads through a GeoPackage copy (geo/formats/geoparquet.ts). */
+  parquet?: ParquetOrigin;
 }
 
 /** Opens a prepared dataset read-only, with its open options, through the allowed drivers only. */

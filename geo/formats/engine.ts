@@ -95,6 +95,10 @@ export async function runEngineTool(tool: string, args: string[], io: EngineIo, 
   const venv = requireEngine(limits.what);
   const bin = toolPath(venv, tool);
   const result = await sandboxed([bin, ...args], venv, io, limits);
+  if (result.exitCode !== 0) {
+    const lines = result.stderr.trim().split('\n').filter(Boolean);
+    throw new Error(scrubPaths(lines.slice(-3).join('; ') || (result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`)));
+  }
   return result.stdout;
 }
 
@@ -158,7 +162,10 @@ async function runInEngine<T>(argv: string[], venv: string, io: EngineIo, limits
     throw new EngineRefusal(scrubPaths(message));
   }
   if (result.exitCode !== 0) {
-    const lines = result.stderr.trim().split('\n').filter((l) => l && !/^Warning \d+:/.test(l));
+    const lines = result.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l && !/^Warning \d+:/.test(l));
     throw new Error(scrubPaths(lines.pop() ?? (result.signal ? `killed by ${result.signal}` : `exit code ${result.exitCode}`)));
   }
   try {
