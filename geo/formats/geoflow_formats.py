@@ -329,7 +329,8 @@ def geoarrow_to_wkb(arr, encoding):
     else:
         raise UserError(f"The GeoArrow {encoding} column has an unexpected layout ({child.type})")
     kind = getattr(shapely.GeometryType, encoding.upper())
-    geoms = shapely.from_ragged_array(kind, coords, tuple(offsets) if offsets else None)
+    # shapely wants the innermost offsets first (coordinates per ring, then rings per polygon …).
+    geoms = shapely.from_ragged_array(kind, coords, tuple(reversed(offsets)) if offsets else None)
     geoms[nulls] = None
     return pa.array(shapely.to_wkb(geoms, output_dimension=coords.shape[1] if coords.shape[1] in (2, 3) else 2), pa.binary())
 
@@ -510,6 +511,9 @@ def to_gpkg(req):
     if plan and plan["crs"] is not None:
         crs = plan["crs"]
         crs_wkt = crs_convert(json.dumps(crs) if isinstance(crs, dict) else crs, "wkt")
+        if crs_wkt is None and isinstance(crs, dict) and crs_label(crs) and ":" in crs_label(crs):
+            # A PROJJSON cut down to its id (some writers do): the authority code says it all.
+            crs_wkt = crs_convert(crs_label(crs), "wkt")
         if crs_wkt is None:
             raise UserError(f"The coordinate reference system {crs_label(crs)!r} is not one GDAL knows")
     batches = parquet_batches(req, plan, dataset)

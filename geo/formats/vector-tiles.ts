@@ -21,7 +21,9 @@ export interface TileLayer {
 
 /** The tippecanoe arguments for the (checked) creation options; exported for the unit test. */
 export function tilerArgs(options: Record<string, string>): string[] {
-  const args = ['-Z', options.MINZOOM ?? '0', '-z', options.MAXZOOM ?? '14'];
+  // -r1: every feature at every zoom (tippecanoe otherwise thins points below the highest zoom by
+  // a rate of 2.5 per level); tiles that grow too large are thinned only by DROP_DENSEST_AS_NEEDED.
+  const args = ['-Z', options.MINZOOM ?? '0', '-z', options.MAXZOOM ?? '14', '-r1'];
   const s = Number(options.SIMPLIFICATION ?? '1');
   // tippecanoe's -S is a factor of its default tolerance (one tile pixel at each zoom); 0 is "none".
   if (s === 0) args.push('--no-line-simplification');
