@@ -105,7 +105,7 @@ describe.skipIf(missing)(`GeoParquet and PMTiles interoperability${missing ? ` â
   for (const writer of ['geopandas', 'duckdb', 'geoarrow'] as const) {
     it(`reads GeoParquet written by ${writer === 'geoarrow' ? 'pyarrow with GeoArrow-native polygons' : writer === 'duckdb' ? 'DuckDB (1.0)' : 'geopandas (1.1 with covering bbox)'}`, async () => {
       const file = d(`${writer}.parquet`);
-      interop('write-' + writer, file);
+      interop(`write-${writer}`, file);
       const ref = await prepareUpload(file, `${writer}.parquet`, d(`read-${writer}`), { maxUncompressedBytes: 1e9 });
       const info = await inspectDataset(ref);
       expect(info).toMatchObject({ dataset_type: 'vector', driver: 'GeoParquet', format: writer === 'duckdb' ? 'GeoParquet 1.0.0' : 'GeoParquet 1.1.0' });
