@@ -4,6 +4,7 @@ Usage: python -I geoflow_formats.py COMMAND REQUEST_JSON
 
   inspect           what a (Geo)Parquet file or folder of files holds, from its footers only
   to-gpkg           a (Geo)Parquet file or folder -> a GeoPackage the service's GDAL 3.6 reads
+  prepare           inspect, then to-gpkg
   write-geoparquet  a layer GDAL 3.12 reads -> GeoParquet 1.1 (WKB, covering bbox, PROJJSON CRS,
                     rows in Hilbert order), streamed with bounded memory
 
@@ -831,7 +832,14 @@ def _write(req, info, total, extent, compression, level, row_group, sort, out, w
     return {"features": done, "geometry_types": sorted(types), "bbox": geo and geo["columns"][geometry_name].get("bbox"), "row_group_size": row_group}
 
 
-COMMANDS = {"inspect": inspect, "to-gpkg": to_gpkg, "write-geoparquet": write_geoparquet}
+def prepare(req):
+    """inspect, then to-gpkg, in one process (an upload pays the interpreter's start once)."""
+    inspection = inspect(req)
+    copy = to_gpkg({**req, "layer_name": inspection["layer"]["name"]})
+    return {"inspection": inspection, "copy": copy}
+
+
+COMMANDS = {"inspect": inspect, "to-gpkg": to_gpkg, "prepare": prepare, "write-geoparquet": write_geoparquet}
 
 
 def main():

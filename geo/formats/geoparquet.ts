@@ -117,17 +117,18 @@ export async function prepareParquet(
   workDir: string,
   limits: Omit<EngineLimits, 'what'> = {},
 ): Promise<DatasetRef & { parquet: ParquetOrigin }> {
-  const inspection = await inspectParquet(ref, limits);
-  const name = inspection.layer.name;
+  const name = parquetLayerName(ref.path);
   const gpkg = path.join(workDir, `${name}.gpkg`);
   await mkdir(workDir, { recursive: true });
+  let inspection: ParquetInspection;
   try {
-    await runEngine(
-      'to-gpkg',
+    // One process reads the footers, then copies the rows (the interpreter starts once).
+    ({ inspection } = await runEngine<{ inspection: ParquetInspection }>(
+      'prepare',
       { paths: [ref.path], open_options: openOptionsOf(ref), layer_name: name, output: gpkg },
       { readable: [ref.path], writable: [workDir] },
       { ...limits, what: 'Reading the GeoParquet file' },
-    );
+    ));
   } catch (err) {
     if (err instanceof EngineRefusal) throw unreadable(`The Parquet file cannot be read: ${err.message}`);
     if (err instanceof DomainError) throw err;
