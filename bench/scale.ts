@@ -315,7 +315,11 @@ async function geoparquetRows(d: { file: string; features: number }, size: strin
     });
   }
   await drop(parquetWs);
-  const source = await api('POST', '/api/v1/sources', { name: `${size} parquet`, type: 'url', configuration: { url: `${fileBase}/${path.basename(parquet)}` } });
+  const source = await api('POST', '/api/v1/sources', {
+    name: `${size} parquet`,
+    type: 'url',
+    configuration: { url: `${fileBase}/${path.basename(parquet)}` },
+  });
   const job = await api('POST', '/api/v1/jobs', {
     name: `${size} parquet → PostGIS`,
     source_id: source.id,

@@ -50,7 +50,10 @@ function drawTile(canvas: HTMLCanvasElement, data: ArrayBuffer, layerColours: Ma
           }
           continue;
         }
-        ring.forEach((p, j) => (j === 0 ? ctx.moveTo(p.x * scale, p.y * scale) : ctx.lineTo(p.x * scale, p.y * scale)));
+        ring.forEach((p, j) => {
+          if (j === 0) ctx.moveTo(p.x * scale, p.y * scale);
+          else ctx.lineTo(p.x * scale, p.y * scale);
+        });
         if (feature.type === 3) ctx.closePath();
       }
       if (feature.type === 1) {
