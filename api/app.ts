@@ -13,7 +13,7 @@ import {
 import { DomainError } from '../domain/errors.js';
 import { createAccessLog, LazyChildLogger, logDestination, redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
-import { createSessionTable } from './auth/sessions.js';
+import { createSessionTable } from '../application/sessions.js';
 import { invalidParameter, registerErrorHandling } from './errors.js';
 import { trackRouteMethods } from './methods.js';
 import { finishDocument } from './openapi.js';
