@@ -171,7 +171,7 @@ export async function convertDataset(input: DatasetRef, request: ConvertRequest,
     if (selected.length === 0) throw badParameter('The dataset has no layers to convert', { parameter: 'layers' });
     if (isEngineOutput(format.id)) {
       const creation = engineCreationOptions(format.id, request.creationOptions);
-      await convertWithEngine(ds, input, format, { ...request, layers: selected }, creation, work, stem, ext, options);
+      await convertWithEngine({ ds, input, format, request: { ...request, layers: selected }, creation, work, stem, ext, limits: options });
       return await deliver(work, outDir, await filesIn(work), `${stem}.${ext}`, format, selected, stem);
     }
     await convertVector(ds, input, format, request, selected, work, stem, ext, options);

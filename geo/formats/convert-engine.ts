@@ -40,36 +40,31 @@ const directDrivers = new Set([
 
 const safeName = (name: string) => name.replace(/[\\/\u0000-\u001f:*?"<>|]/g, '_').replace(/^\.+/, '') || 'layer';
 
-export async function convertWithEngine(
-  ds: Dataset,
-  input: DatasetRef,
-  format: FormatEntry,
-  request: EngineConvertRequest,
-  creation: Record<string, string>,
-  work: string,
-  stem: string,
-  ext: string,
-  limits: WriteLimits,
-): Promise<void> {
+/** One conversion by the engine: what convertDataset has opened, checked and named. */
+export interface EngineConversion {
+  ds: Dataset;
+  input: DatasetRef;
+  format: FormatEntry;
+  request: EngineConvertRequest;
+  /** Checked creation options (engineCreationOptions). */
+  creation: Record<string, string>;
+  /** Scratch folder whose files become the download. */
+  work: string;
+  stem: string;
+  ext: string;
+  limits: WriteLimits;
+}
+
+export async function convertWithEngine(job: EngineConversion): Promise<void> {
   try {
-    await convertLayers(ds, input, format, request, creation, work, stem, ext, limits);
+    await convertLayers(job);
   } finally {
     // Staged copies are not part of the download (convertDataset zips what is left in work).
-    await rm(path.join(work, '.stage'), { recursive: true, force: true });
+    await rm(path.join(job.work, '.stage'), { recursive: true, force: true });
   }
 }
 
-async function convertLayers(
-  ds: Dataset,
-  input: DatasetRef,
-  format: FormatEntry,
-  request: EngineConvertRequest,
-  creation: Record<string, string>,
-  work: string,
-  stem: string,
-  ext: string,
-  limits: WriteLimits,
-): Promise<void> {
+async function convertLayers({ ds, input, format, request, creation, work, stem, ext, limits }: EngineConversion): Promise<void> {
   const layers = request.layers.map((n) => ds.layers.get(n));
   const noCrs = layers.filter((l) => l.geomType !== gdal.wkbNone && !layerSrs(l));
   if (format.id === 'GeoParquet') {
