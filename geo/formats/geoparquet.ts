@@ -91,22 +91,6 @@ export function parquetLayerName(p: string): string {
   return path.basename(p).replace(/\.(geo)?parquet$/i, '') || 'layer';
 }
 
-/** Reads the footers only: layers, fields, geometry type, CRS, feature count and bbox. */
-export async function inspectParquet(ref: DatasetRef, limits: Omit<EngineLimits, 'what'> = {}): Promise<ParquetInspection> {
-  try {
-    return await runEngine<ParquetInspection>(
-      'inspect',
-      { paths: [ref.path], open_options: openOptionsOf(ref), layer_name: parquetLayerName(ref.path) },
-      { readable: [ref.path], writable: [] },
-      { timeoutMs: 120_000, memoryBytes: 1024 ** 3, ...limits, what: 'Reading the Parquet metadata' },
-    );
-  } catch (err) {
-    if (err instanceof EngineRefusal) throw unreadable(`The Parquet file cannot be read: ${err.message}`);
-    if (err instanceof DomainError) throw err;
-    throw unreadable(`The Parquet file cannot be read: ${(err as Error).message}`);
-  }
-}
-
 /**
  * A (Geo)Parquet upload made readable by the service's GDAL: inspected from its footers, then its
  * rows copied (streamed, in the sandbox) into `<workDir>/<name>.gpkg`. The answer opens that
