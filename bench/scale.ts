@@ -2,6 +2,7 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
+import { Agent, fetch } from 'undici';
 import { startStack, uploadWithCurl } from '../scripts/stack.js';
 import { generatedGpkg, pointsFile } from './points.js';
 import { treeRss } from './processes.js';
@@ -139,8 +140,14 @@ const stack = await startStack(
 );
 const targetUrl = new URL(stack.databaseUrlOf('target'));
 const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
+/*
+ * A convert answers when it is done: 10M points to a GeoPackage took over 300 s on a loaded
+ * machine, the default wait for response headers, so the bench waits as long as the service does.
+ */
+const patient = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 const api = async (method: string, url: string, body?: unknown) => {
   const res = await fetch(`${stack.base}${url}`, {
+    dispatcher: patient,
     method,
     headers: { authorization: `Bearer ${stack.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     ...(body ? { body: JSON.stringify(body) } : {}),
