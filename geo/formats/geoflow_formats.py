@@ -30,6 +30,7 @@ os.environ.setdefault("CPL_VSIL_CURL_ALLOWED_EXTENSIONS", ".none")
 # Arrow's jemalloc reserves address space in large steps; the sandbox limits address space.
 os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
 
+import itertools  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -409,37 +410,49 @@ def wkb_type_names(wkb):
     return names
 
 
-def parquet_batches(req, plan, dataset, batch_size=65536):
-    """Record batches of the dataset with WKB in `geometry` (or no geometry), other columns plain."""
+WKB_COLUMN = "__geoflow_wkb"
+
+
+def attribute_columns(plan, schema):
+    """The columns copied as attributes: all but the geometry and the covering bbox (other geometry columns stay, as WKB)."""
     skip = set()
     if plan:
-        skip = {plan.get("column"), *(plan.get("other_geometry_columns") or [])} - {None}
+        if plan.get("column"):
+            skip.add(plan["column"])
         if plan.get("covering"):
             skip.add(plan["covering"]["xmin"][0])
-    columns = [n for n in dataset.schema.names if n not in skip or (plan and n in (plan.get("other_geometry_columns") or []))]
+    return [n for n in schema.names if n not in skip]
+
+
+def converted(batch, plan, columns):
+    """One batch with plain attribute columns and the geometry as WKB in WKB_COLUMN."""
+    arrays = [plain_column(batch.column(n)) for n in columns]
+    names = list(columns)
+    if plan:
+        if plan["kind"] == "wkb":
+            g = plain_column(batch.column(plan["column"]))
+        elif plan["kind"] == "wkt":
+            g = wkt_to_wkb(batch.column(plan["column"]))
+        elif plan["kind"] == "geoarrow":
+            g = geoarrow_to_wkb(batch.column(plan["column"]), plan["encoding"])
+        else:
+            g = xy_to_wkb(batch.column(plan["x"]), batch.column(plan["y"]))
+        arrays.append(g)
+        names.append(WKB_COLUMN)
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+def parquet_batches(plan, dataset, batch_size=65536):
+    """Record batches of the dataset, converted; one empty batch for a dataset without rows (its schema)."""
+    columns = attribute_columns(plan, dataset.schema)
     read = list(dict.fromkeys(columns + ([plan["column"]] if plan and plan.get("column") else [])))
-    scanner = dataset.scanner(columns=read, batch_size=batch_size, use_threads=True)
-    for batch in scanner.to_batches():
-        if batch.num_rows == 0:
-            continue
-        arrays, names = [], []
-        for n in columns:
-            if plan and plan["kind"] == "xy":
-                pass
-            arrays.append(plain_column(batch.column(n)))
-            names.append(n)
-        if plan:
-            if plan["kind"] == "wkb":
-                g = plain_column(batch.column(plan["column"]))
-            elif plan["kind"] == "wkt":
-                g = wkt_to_wkb(batch.column(plan["column"]))
-            elif plan["kind"] == "geoarrow":
-                g = geoarrow_to_wkb(batch.column(plan["column"]), plan["encoding"])
-            else:
-                g = xy_to_wkb(batch.column(plan["x"]), batch.column(plan["y"]))
-            arrays.append(g)
-            names.append("geometry")
-        yield pa.RecordBatch.from_arrays(arrays, names=names)
+    empty = True
+    for batch in dataset.scanner(columns=read, batch_size=batch_size, use_threads=True).to_batches():
+        if batch.num_rows:
+            empty = False
+            yield converted(batch, plan, columns)
+    if empty:
+        yield converted(pa.RecordBatch.from_pylist([], schema=dataset.schema), plan, columns)
 
 
 # --- CRS through the bundled GDAL --------------------------------------------------------------
@@ -517,28 +530,22 @@ def to_gpkg(req):
             crs_wkt = crs_convert(crs_label(crs), "wkt")
         if crs_wkt is None:
             raise UserError(f"The coordinate reference system {crs_label(crs)!r} is not one GDAL knows")
-    batches = parquet_batches(req, plan, dataset)
-    first_batch = next(batches, None)
-    if first_batch is None:
-        first_batch = pa.RecordBatch.from_pylist([], schema=pa.schema([pa.field(f["name"], pa.string()) for f in []]))
+    batches = parquet_batches(plan, dataset)
+    first_batch = next(batches)
     schema = first_batch.schema
     if plan:
-        i = schema.get_field_index("geometry")
-        schema = schema.set(i, pa.field("geometry", pa.binary(), metadata={b"ARROW:extension:name": b"geoarrow.wkb"}))
+        i = schema.get_field_index(WKB_COLUMN)
+        schema = schema.set(i, pa.field(WKB_COLUMN, pa.binary(), metadata={b"ARROW:extension:name": b"geoarrow.wkb"}))
     types = set(plan["geometry_types"]) if plan else set()
     done = [0]
 
-    def stream():
-        for b in [first_batch] if first_batch.num_rows else []:
-            yield b
-        for b in batches:
-            yield b
-
     def counted():
-        for b in stream():
+        for b in itertools.chain([first_batch], batches):
+            if not b.num_rows:
+                continue
             out = pa.RecordBatch.from_arrays(b.columns, schema=schema)
             if plan and not plan["geometry_types"]:
-                types.update(wkb_type_names(out.column("geometry")))
+                types.update(wkb_type_names(out.column(WKB_COLUMN)))
             done[0] += out.num_rows
             progress(done[0], total)
             yield out
@@ -552,15 +559,22 @@ def to_gpkg(req):
         req["output"],
         layer=layer,
         driver="GPKG",
-        geometry_name="geom" if plan else None,
+        geometry_name=WKB_COLUMN if plan else None,
         geometry_type=geometry_type if plan else None,
         crs=crs_wkt,
         encoding="UTF-8",
         # GDAL 3.6 reads GeoPackage 1.3 without a warning; the service's previews do not need the R-tree.
         dataset_options={"VERSION": "1.3"},
-        layer_options={"SPATIAL_INDEX": "NO", "FID": "fid"},
+        # The geometry column's name in the copy: geom (GDAL's and QGIS's default) unless an attribute has it.
+        layer_options={"SPATIAL_INDEX": "NO", "FID": free_name(("fid", "ogc_fid", "fid_"), schema.names), "GEOMETRY_NAME": free_name(("geom", "geometry", "geom_"), schema.names)},
     )
     return {"features": done[0], "geometry_types": sorted(types)}
+
+
+def free_name(candidates, taken):
+    """The first candidate no column has (case-insensitive), else the first with a number."""
+    used = {t.lower() for t in taken}
+    return next((c for c in candidates if c.lower() not in used), f"{candidates[0]}_0")
 
 
 # --- GDAL source -> GeoParquet ----------------------------------------------------------------
