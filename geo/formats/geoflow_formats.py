@@ -64,6 +64,14 @@ GEOARROW_DEPTH = {"point": 0, "linestring": 1, "multipoint": 1, "polygon": 2, "m
 GEOMETRY_NAMES = ["geometry", "geom", "wkb_geometry", "wkb", "the_geom", "shape"]
 X_NAMES = ["lon", "long", "longitude", "x", "lng"]
 Y_NAMES = ["lat", "latitude", "y"]
+GEOARROW_TYPE_NAMES = {
+    "point": "Point",
+    "linestring": "LineString",
+    "polygon": "Polygon",
+    "multipoint": "MultiPoint",
+    "multilinestring": "MultiLineString",
+    "multipolygon": "MultiPolygon",
+}
 WKB_TYPES = {1: "Point", 2: "LineString", 3: "Polygon", 4: "MultiPoint", 5: "MultiLineString", 6: "MultiPolygon", 7: "GeometryCollection"}
 
 
@@ -255,7 +263,7 @@ def inspect(req):
         return {"layer": layer, "geoparquet_version": None, "encoding": None, "warnings": warnings, "files": len(files)}
     types = plan["geometry_types"]
     if plan["kind"] == "geoarrow" and not types:
-        types = [plan["encoding"].replace("multi", "Multi").capitalize().replace("Multipoint", "MultiPoint").replace("Multilinestring", "MultiLineString").replace("Multipolygon", "MultiPolygon").replace("Linestring", "LineString")]
+        types = [GEOARROW_TYPE_NAMES[plan["encoding"]]]
     bbox = plan["bbox"]
     if not bbox and plan.get("covering"):
         bbox = covering_bbox_from_statistics(files, plan["covering"])
