@@ -85,7 +85,7 @@ const convertBody = z.object({
     .nullable()
     .optional()
     .describe(
-      "GDAL creation options of the output format, checked against the driver's own list: a name or value it does not take is a 400 naming the allowed ones",
+      'Creation options of the output format, checked against the driver\'s own list (a name or value it does not take is a 400 naming the allowed ones); GeoParquet, PMTiles and MBTiles take theirs in either list, e.g. {"dataset": {"ROW_GROUP_SIZE": "100000"}} (docs/formats.md)',
     ),
 });
 

@@ -37,7 +37,7 @@ export interface ConvertRequest {
   output_format: string;
   target_crs: string | null;
   layers: string[];
-  /** GDAL creation options (absent in conversions recorded before they were accepted). */
+  /** GDAL creation options (absent in conversions recorded before they were accepted); the engine's formats take theirs in either list. */
   creation_options?: { dataset?: Record<string, string | number | boolean>; layer?: Record<string, string | number | boolean> } | null;
   /** A PROJ pipeline for the reprojection to target_crs (absent in conversions recorded before). */
   transformation?: string | null;

@@ -15,6 +15,8 @@ import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sam
 import { writeZip } from './zip.js';
 import { creationOptionArgs, formatWarnings, outputStem, withoutOverridden, type CreationOptions } from './output-fidelity.js';
 import { distinctWarnings, type ProcessingWarning } from '../warnings.js';
+import { engineCreationOptions, isEngineOutput } from '../formats/catalog.js';
+import { convertWithEngine } from '../formats/convert-engine.js';
 
 export interface ConvertRequest {
   /** A driver id from GET /api/v1/formats (case-insensitive) or one of its extensions. */
@@ -24,7 +26,7 @@ export interface ConvertRequest {
   layers?: string[] | null;
   /** File name stem of the result (default: the input's name). */
   baseName?: string;
-  /** GDAL creation options, checked against the driver's lists (geo/datasets/output-fidelity.ts). */
+  /** Creation options, checked against the driver's lists (geo/datasets/output-fidelity.ts) or the engine's (geo/formats/catalog.ts). */
   creationOptions?: CreationOptions | null;
   /** A file name the download must not carry: the upload's own. */
   avoidFilename?: string | null;
@@ -48,6 +50,15 @@ export interface ConvertResult {
 }
 
 const badParameter = (message: string, details: Record<string, unknown> = {}) => new DomainError('invalid_parameter', message, details);
+
+/**
+ * The engine's formats (GeoParquet, PMTiles, MBTiles) have one list of options: those given as
+ * dataset or layer creation options, as text.
+ */
+function engineOptionsOf(options: CreationOptions | null | undefined): Record<string, string> {
+  const all = { ...options?.dataset, ...options?.layer };
+  return Object.fromEntries(Object.entries(all).map(([k, v]) => [k, String(v)]));
+}
 
 /** Finds the writable format, or explains precisely why the name does not fit. */
 export function chooseOutputFormat(name: string, kind: 'vector' | 'raster'): FormatEntry {
@@ -75,6 +86,7 @@ const preferredExtension: Record<string, string> = { GeoJSON: 'geojson', GeoJSON
 
 function primaryExtension(format: FormatEntry): string {
   if (preferredExtension[format.id]) return preferredExtension[format.id]!;
+  if (format.kind === 'vector' && isEngineOutput(format.id)) return format.extensions[0]!;
   const md = gdal.drivers.get(format.id).getMetadata() as Record<string, string>;
   return md.DMD_EXTENSION || format.extensions[0] || format.id.toLowerCase().replace(/[^a-z0-9]/g, '');
 }
@@ -106,7 +118,8 @@ export function checkConvertRequest(request: ConvertRequest, dataset: { kind: 'v
     checkPipeline(request.transformation, 'transformation', 'invalid_parameter');
   }
   if (request.layers?.length) checkLayers(request.layers, dataset.layers);
-  creationOptionArgs(format, request.creationOptions);
+  if (format.kind === 'vector' && isEngineOutput(format.id)) engineCreationOptions(format.id, engineOptionsOf(request.creationOptions));
+  else creationOptionArgs(format, request.creationOptions);
   return format;
 }
 
@@ -178,6 +191,11 @@ export async function convertDataset(input: DatasetRef, request: ConvertRequest,
     // The name the download will have: a ZIP for a Shapefile, or for several layers of a one-layer format.
     const zipped = format.id === 'ESRI Shapefile' || (!format.multi_layer && selected.length > 1);
     const stem = outputStem(wanted, [zipped ? `${wanted}.zip` : `${wanted}.${ext}`], request.avoidFilename, format);
+    if (isEngineOutput(format.id)) {
+      const creation = engineCreationOptions(format.id, engineOptionsOf(request.creationOptions));
+      await convertWithEngine({ ds, input, format, request: { ...request, layers: selected }, creation, work, stem, ext, limits: options });
+      return { ...(await deliver(work, outDir, await filesIn(work), `${stem}.${ext}`, format, selected, stem)), warnings: [] };
+    }
     const warnings = await convertVector(ds, input, format, request, selected, work, stem, ext, options);
     const files = await filesIn(work);
     return { ...(await deliver(work, outDir, files, `${stem}.${ext}`, format, selected, stem)), warnings: distinctWarnings(warnings) };

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type * as Gdal from 'gdal-async';
 import { DomainError } from '../../domain/errors.js';
 import { gdalNoNetworkEnv } from '../sandbox/sandbox.js';
+import type { ParquetOrigin } from '../formats/geoparquet.js';
 
 /*
  * The one place that loads gdal-async and sets process-wide GDAL options, so every geo module
@@ -145,6 +146,8 @@ export interface DatasetRef {
   warnings: string[];
   /** The driver of the uploaded file when GDAL reads a copy of it (a one-column CSV). */
   uploadDriver?: string;
+  /** A (Geo)Parquet upload, which GDAL reads through a GeoPackage copy (geo/formats/geoparquet.ts). */
+  parquet?: ParquetOrigin;
 }
 
 /**

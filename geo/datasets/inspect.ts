@@ -5,6 +5,7 @@ import type { DatasetRef } from './dataset-files.js';
 import { datasetSrs, gdal, layerSrs, withDataset, type Dataset, type Layer } from './gdal.js';
 import { crsLabel, fieldTypeLabel, geometryTypeLabel } from './labels.js';
 import { crsAssigned, describeCrs, sourceSrs, type CrsDescription } from '../crs.js';
+import type { ParquetInspection } from '../formats/geoparquet.js';
 
 export interface FieldInfo {
   name: string;
@@ -142,7 +143,7 @@ function describeRaster(ds: Dataset): RasterInfo {
  */
 export async function inspectDataset(ref: DatasetRef): Promise<DatasetInfo> {
   const cheap = (await datasetBytes(ref.path)) <= CHEAP_SCAN_BYTES;
-  return withDataset(ref, async (ds) => {
+  const info = await withDataset(ref, async (ds): Promise<DatasetInfo> => {
     // A one-column CSV is read through a GeoPackage copy: the Workspace still says CSV.
     const driver = ref.uploadDriver ?? ds.driver.description;
     const md = gdal.drivers.get(driver).getMetadata() as Record<string, string>;
@@ -189,4 +190,28 @@ export async function inspectDataset(ref: DatasetRef): Promise<DatasetInfo> {
       warnings,
     };
   });
+  return ref.parquet ? asParquet(info, ref.parquet.inspection) : info;
+}
+
+/**
+ * A GeoParquet upload as the Workspace shows it: GDAL reads its GeoPackage copy (whose fields the
+ * pipeline uses), but what the file is and says comes from the Parquet footers: the format, the
+ * feature count, the CRS, the geometry type and the bbox of the `geo` metadata.
+ */
+function asParquet(info: DatasetInfo, parquet: ParquetInspection): DatasetInfo {
+  const meta = parquet.layer;
+  const layers = info.layers.map((l) => ({
+    ...l,
+    feature_count: meta.feature_count,
+    ...(meta.has_geometry ? { geometry_type: meta.geometry_type ?? l.geometry_type, crs: meta.crs ?? l.crs, extent: meta.extent ?? l.extent } : {}),
+  }));
+  return {
+    ...info,
+    format: parquet.geoparquet_version ? `GeoParquet ${parquet.geoparquet_version}` : 'Parquet',
+    driver: 'GeoParquet',
+    layers,
+    crs: layers.find((l) => l.has_geometry && l.crs)?.crs ?? null,
+    // The count is the footers' own: the copy's "count unknown" warning does not apply.
+    warnings: info.warnings.filter((w) => !/feature count is not known/.test(w)),
+  };
 }
