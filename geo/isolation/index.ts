@@ -299,8 +299,9 @@ export function convertDataset(input: DatasetRef, request: ConvertRequest, outDi
     input,
     'convertDataset',
     [input, request, outDir, limits],
-    // The outputs' folder, not this output's: the conversions of one dataset share a host.
-    { readable: [datasetFolder(input)], writable: [path.dirname(path.resolve(outDir))] },
+    // This output's folder only: its parent may hold other files (a Run's folder holds what the
+    // Source downloaded, a test's the canary), and a writable bind is a readable one.
+    { readable: [datasetFolder(input)], writable: [path.resolve(outDir)] },
     () => convertHere(input, request, outDir, options),
     { signal, timeoutMs: limits.timeoutMs, onProgress: progress as ((p: unknown) => void) | undefined },
   );

@@ -114,6 +114,7 @@ describe('previews', { timeout: 60_000 }, () => {
       ],
       has_geometry: false,
       crs: null,
+      crs_info: null,
       row_count: 2,
       preview_row_count: 2,
       limit: 100,

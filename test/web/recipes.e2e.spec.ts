@@ -40,7 +40,7 @@ describe.skipIf(skip)(`browser: Recipes with the catalog-driven operation editor
     // The parameters come from the catalog's JSON Schema: a number, an enum, an integer with bounds.
     const buffer = page.locator('li.op', { hasText: 'Buffer' });
     expect(await buffer.getByLabel('Distance').getAttribute('type')).toBe('number');
-    expect(await buffer.getByLabel('Units').locator('option').allTextContents()).toEqual(['source', 'meters', 'kilometers', 'feet', 'miles']);
+    expect(await buffer.getByLabel('Units').locator('option').allTextContents()).toEqual(['meters', 'kilometers', 'feet', 'miles', 'source']);
     expect(await buffer.getByLabel('Segments').inputValue()).toBe('8');
     expect(await buffer.getByLabel('Segments').getAttribute('max')).toBe('64');
 

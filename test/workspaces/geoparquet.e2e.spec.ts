@@ -78,7 +78,11 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
 
     const toParquet = await post(`/api/v1/workspaces/${ws.id}/convert`, { output_format: 'parquet', creation_options: { dataset: { COMPRESSION: 'SNAPPY' } } });
     expect(toParquet.statusCode, toParquet.body).toBe(200);
-    expect(toParquet.json().output).toMatchObject({ format: 'GeoParquet', filename: 'places.parquet', media_type: 'application/vnd.apache.parquet' });
+    expect(toParquet.json().output).toMatchObject({
+      format: 'GeoParquet',
+      filename: 'places-geoparquet.parquet',
+      media_type: 'application/vnd.apache.parquet',
+    });
     const parquetBytes = (await get(`/api/v1/workspaces/${ws.id}/download`)).rawPayload;
     expect(parquetBytes.subarray(0, 4).toString('latin1')).toBe('PAR1');
     expect(parquetBytes.subarray(-4).toString('latin1')).toBe('PAR1');
