@@ -17,7 +17,7 @@ const services = await createServices(config);
 guardProcess(services.log);
 const app = await buildApp(services);
 await app.listen({ port: config.port, host: config.host });
-// Metrics on a listener of their own, when SVC_METRICS_PORT is set (docs/operators.md, "Metrics").
+// Metrics on a listener of their own, when SVC_METRICS_PORT is set (docs/metrics.md).
 const metricsListener = config.metrics.apiPort
   ? await startMetricsListener({ host: config.metrics.host, port: config.metrics.apiPort, token: config.metrics.token, log: services.log })
   : null;

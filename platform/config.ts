@@ -63,7 +63,7 @@ export interface Config {
    * S3-compatible bucket shared by API replicas and workers on any host (SVC_STORAGE_URL).
    */
   storage: StorageConfig | null;
-  /** The metrics listeners (docs/operators.md, "Metrics"); a process serves none while its port is unset. */
+  /** The metrics listeners (docs/metrics.md); a process serves none while its port is unset. */
   metrics: MetricsConfig;
 }
 

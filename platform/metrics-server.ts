@@ -8,7 +8,7 @@ import { collectProcessMetrics, exposition } from './metrics.js';
  * The metrics listener: GET /metrics in Prometheus text format on a port of its own
  * (SVC_METRICS_PORT for the API, SVC_WORKER_METRICS_PORT for a worker), bound to 127.0.0.1 unless
  * SVC_METRICS_HOST says otherwise, with an optional bearer token (SVC_METRICS_TOKEN). A listener
- * of its own rather than a route of the API (docs/operators.md, "Metrics", says why): the worker
+ * of its own rather than a route of the API (docs/metrics.md, says why): the worker
  * has no HTTP server, Prometheus holds no user account, and the public API stays what the
  * contract says it is.
  */

@@ -1,8 +1,8 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /*
- * The process's metrics, by name, in one registry (prom-client): what docs/operators.md
- * ("Metrics") describes and docs/grafana-dashboard.json charts. Code that measures something
+ * The process's metrics, by name, in one registry (prom-client): what docs/metrics.md
+ * describes and docs/grafana-dashboard.json charts. Code that measures something
  * imports `metrics` and calls inc/observe/set on the metric it names; nothing else registers
  * metrics. A few wrapper points feed them (the API's onResponse hook, runStep, the event store's
  * append, the Run's recorded events, the projection runner, the worker's start); gauges that
@@ -132,6 +132,15 @@ export const metrics = {
   }),
 };
 
+/**
+ * THE HOOK FOR NOTIFICATIONS: what sends a notification about a Run (an email, a webhook, a chat
+ * message) calls this once per attempt. Nothing calls it yet: this branch has no notification
+ * code, so geoflow_notification_deliveries_total has no series until that code lands and calls it.
+ */
+export function countNotificationDelivery(channel: string, outcome: 'sent' | 'failed'): void {
+  metrics.notificationDeliveries.inc({ channel, outcome });
+}
+
 /** Something a scrape refreshes: it sets gauges itself, at most once per `everyMs`. */
 interface Collector {
   name: string;
@@ -187,13 +196,13 @@ let defaultsOn = false;
 
 /**
  * Node's own process metrics (CPU, memory, event-loop delay, garbage collection) under the
- * geoflow_process_ prefix. Only where metrics are served: the event-loop monitor and the GC
- * observer have a (small) cost of their own.
+ * geoflow_ prefix (geoflow_process_*, geoflow_nodejs_*). Only where metrics are served: the
+ * event-loop monitor and the GC observer have a (small) cost of their own.
  */
 export function collectProcessMetrics(): void {
   if (defaultsOn) return;
   defaultsOn = true;
-  collectDefaultMetrics({ register: registry, prefix: 'geoflow_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'geoflow_' });
 }
 
 /** The Prometheus text exposition of every metric, after the collectors that are due have run. */

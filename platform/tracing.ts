@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 
 /*
  * Traces (OpenTelemetry), off unless an OTLP endpoint is configured with the standard variables
- * (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; docs/operators.md,
+ * (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT; docs/metrics.md,
  * "Traces"). Off, nothing here is loaded beyond the API package, no context manager exists (so no
  * AsyncLocalStorage is entered: every promise would pay for it) and every helper below is one
  * test of a variable before it calls through. On, the SDK is loaded, spans are batched to the

@@ -89,7 +89,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const { worker, services, close } = await createWorker(config);
   // A dependency that throws in one of its callbacks must not end every Run this worker holds.
   guardProcess(services.log);
-  // Metrics on a listener of their own, when SVC_WORKER_METRICS_PORT is set (docs/operators.md, "Metrics").
+  // Metrics on a listener of their own, when SVC_WORKER_METRICS_PORT is set (docs/metrics.md).
   const metricsListener = config.metrics.workerPort
     ? await startMetricsListener({ host: config.metrics.host, port: config.metrics.workerPort, token: config.metrics.token, log: services.log })
     : null;
