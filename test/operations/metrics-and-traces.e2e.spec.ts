@@ -1,4 +1,6 @@
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scheduleIdOf } from '../../temporal/ids.js';
 import { freePort } from '../../scripts/local-services.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
@@ -175,6 +177,42 @@ describe.skipIf(skip)('metrics and traces of the running service', () => {
     expect(total(worker, 'geoflow_worker_up')).toBe(1);
     expect(has(worker, 'geoflow_worker_activities_running')).toBe(true);
     expect(total(worker, 'geoflow_process_resident_memory_bytes')).toBeGreaterThan(0);
+  });
+
+  it('measures how late a scheduled Run started against its fire time', async () => {
+    const before = await scrapeBoth();
+    const source = (await svc.call('POST', '/api/v1/sources', { name: 'nightly', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json();
+    const destination = (await svc.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json();
+    const created = await svc.call('POST', '/api/v1/jobs', {
+      name: 'Nightly places',
+      source_id: source.id,
+      destination_id: destination.id,
+      schedule: { kind: 'daily', timezone: 'UTC', hour: 3, minute: 0 },
+    });
+    expect(created.status, created.text).toBe(201);
+    const job = created.json();
+    // The Job's Temporal Schedule fires now, as it would at 03:00.
+    const connection = await Connection.connect({ address: temporalAddress! });
+    try {
+      await new Client({ connection }).schedule.getHandle(scheduleIdOf(job.id)).trigger();
+    } finally {
+      await connection.close();
+    }
+    const deadline = Date.now() + 90_000;
+    let runs: { id: string; status: string; trigger: string }[] = [];
+    while (!(runs.length === 1 && finished(runs[0]!.status))) {
+      if (Date.now() > deadline) throw new Error(`the scheduled Run did not finish: ${JSON.stringify(runs)}`);
+      await new Promise((r) => setTimeout(r, 250));
+      runs = (await svc.call('GET', `/api/v1/jobs/${job.id}/runs`)).json().items;
+    }
+    expect(runs[0]).toMatchObject({ trigger: 'schedule', status: 'succeeded' });
+    const after = await scrapeBoth();
+    const moved = (name: string, labels: Record<string, string> = {}) => total(after, name, labels) - total(before, name, labels);
+    expect(moved('geoflow_runs_started_total', { job_id: job.id, trigger: 'schedule' })).toBe(1);
+    expect(moved('geoflow_runs_finished_total', { job_id: job.id, trigger: 'schedule', status: 'succeeded' })).toBe(1);
+    expect(moved('geoflow_schedule_lateness_seconds_count')).toBe(1);
+    expect(moved('geoflow_schedule_lateness_seconds_bucket', { le: '+Inf' })).toBe(1);
+    expect(moved('geoflow_run_step_duration_seconds_count', { step: 'deliver', connector: 'webhook', outcome: 'succeeded' })).toBe(1);
   });
 
   it('sends one trace from POST …/run through the workflow and its activities to GDAL and the Destination statements', async () => {
