@@ -35,6 +35,8 @@ export function internalEndpoints(config: Config): InternalEndpoint[] {
     // The metrics listeners say which Jobs run and fail, and how much every part stores.
     config.metrics.apiPort && { what: 'metrics', host: config.metrics.host, port: config.metrics.apiPort },
     config.metrics.workerPort && { what: 'metrics', host: config.metrics.host, port: config.metrics.workerPort },
+    // The trace collector: a connection aimed at it could send it made-up spans.
+    endpointOf('OTLP collector', config.metrics.otlpEndpoint ?? undefined, config.metrics.otlpEndpoint?.startsWith('https:') ? 443 : 80),
     endpointOf('Temporal UI', config.temporalUiUrl ?? undefined, config.temporalUiUrl?.startsWith('https:') ? 443 : 80),
     // The bucket of Workspace and Run files (an S3 connection aimed there could read other users' files).
     endpointOf('file storage', config.storage?.endpoint, config.storage?.endpoint?.startsWith('http:') ? 80 : 443),

@@ -76,6 +76,8 @@ export interface MetricsConfig {
   workerPort: number | null;
   /** SVC_METRICS_TOKEN: when set, a scrape must send `Authorization: Bearer <token>`. */
   token: string | null;
+  /** Where traces go (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT), for the outbound policy; platform/tracing.ts reads the rest. */
+  otlpEndpoint: string | null;
 }
 
 export interface StorageConfig {
@@ -248,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiPort: portFrom(env.SVC_METRICS_PORT, 'SVC_METRICS_PORT'),
       workerPort: portFrom(env.SVC_WORKER_METRICS_PORT, 'SVC_WORKER_METRICS_PORT'),
       token: env.SVC_METRICS_TOKEN || null,
+      otlpEndpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT || null,
     },
   };
 }
