@@ -17,6 +17,7 @@ import { registerAuthentication } from './auth/authenticate.js';
 import { createSessionTable } from '../application/sessions.js';
 import { invalidParameter, registerErrorHandling } from './errors.js';
 import { trackRouteMethods } from './methods.js';
+import { registerTelemetry } from './telemetry.js';
 import { finishDocument } from './openapi.js';
 import { authRoutes } from './auth/routes.js';
 import { catalogRoutes } from './catalogs/routes.js';
@@ -179,6 +180,8 @@ export async function buildApp(
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app, trackRouteMethods(app));
+  // Request metrics and, with traces on, a span per request (before any route is added).
+  registerTelemetry(app);
   // The access log: one line per request, written once the answer is sent, with what the incoming
   // line would have said (method, URL, request id) plus status and time. Fastify's default writes
   // two lines (incoming, completed); at info that cost a third of a trivial route's throughput

@@ -13,6 +13,7 @@ import { createDatabasePool } from '../platform/db.js';
 import { createReadPool } from '../platform/read-pool.js';
 import { newId, systemClock } from '../platform/ids.js';
 import { createLogger } from '../platform/logger.js';
+import { tracingOn } from '../platform/tracing.js';
 import { projectors } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { ensureAdmin } from './accounts.js';
@@ -78,7 +79,11 @@ export async function createServices(config: Config, options: ServiceOptions = {
     // makes every promise of the process pay an init hook from then on (see platform/db.ts,
     // inTransaction). The service never calls withDeadline/withMetadata, so the storage is unused.
     connection.callContextStorage.disable();
-    temporal = new Client({ connection, namespace: config.temporalNamespace });
+    // With traces on, a workflow started or signalled here carries the caller's trace (platform/tracing.ts).
+    const interceptors = tracingOn()
+      ? { workflow: [new (await import('@temporalio/interceptors-opentelemetry')).OpenTelemetryWorkflowClientInterceptor()] }
+      : undefined;
+    temporal = new Client({ connection, namespace: config.temporalNamespace, ...(interceptors ? { interceptors } : {}) });
   }
 
   const services: Services = {

@@ -1,5 +1,7 @@
 import type { Decider } from '../domain/decider.js';
 import type { EventStore, ExpectedRevision, NewEvent } from '../eventstore/port.js';
+import { runStream, type RunState } from '../domain/runs/run.js';
+import { observeRunEvents } from './run-metrics.js';
 import type { Services } from './services.js';
 
 /*
@@ -21,6 +23,8 @@ const toNewEvent = (e: { type: string; data: object }): NewEvent => ({
   type: e.type,
   data: e.data as Record<string, unknown>,
 });
+
+const RUN_STREAMS = runStream('');
 
 /** Events folded past a stream's snapshot before the load saves a new one. */
 export const SNAPSHOT_EVERY = 100;
@@ -72,6 +76,8 @@ async function decideAndAppend<C, S, E extends { type: string; data: object }>(
   const events = decider.decide(command, state);
   if (events.length === 0) return { events, state, position };
   const result = await store.appendToStream(streamId, events.map(toNewEvent), revision);
+  // A Run's counters (started, finished, lateness) follow what was appended, once per change.
+  if (streamId.startsWith(RUN_STREAMS)) observeRunEvents(state as RunState, events);
   return { events, state: events.reduce(decider.evolve, state), position: result.position };
 }
 

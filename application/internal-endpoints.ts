@@ -32,8 +32,13 @@ export function internalEndpoints(config: Config): InternalEndpoint[] {
     // The dev server's other listeners (metrics; history, matching and worker services), as npm start lists them.
     ...config.temporalOtherPorts.map((port) => temporal && { what: 'Temporal (another of its listeners)', host: temporal.host, port }),
     { what: 'API', host: config.host, port: config.port },
+    // The metrics listeners say which Jobs run and fail, and how much every part stores.
+    config.metrics.apiPort && { what: 'metrics', host: config.metrics.host, port: config.metrics.apiPort },
+    config.metrics.workerPort && { what: 'metrics', host: config.metrics.host, port: config.metrics.workerPort },
+    // The trace collector: a connection aimed at it could send it made-up spans.
+    endpointOf('OTLP collector', config.metrics.otlpEndpoint ?? undefined, config.metrics.otlpEndpoint?.startsWith('https:') ? 443 : 80),
     endpointOf('Temporal UI', config.temporalUiUrl ?? undefined, config.temporalUiUrl?.startsWith('https:') ? 443 : 80),
     // The bucket of Workspace and Run files (an S3 connection aimed there could read other users' files).
     endpointOf('file storage', config.storage?.endpoint, config.storage?.endpoint?.startsWith('http:') ? 80 : 443),
-  ].filter((e): e is InternalEndpoint => e !== null);
+  ].filter((e): e is InternalEndpoint => !!e);
 }

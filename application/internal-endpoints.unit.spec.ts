@@ -22,4 +22,14 @@ describe('internalEndpoints', () => {
       port: 443,
     });
   });
+
+  it('names the metrics listeners and the trace collector once they are configured', () => {
+    expect(internalEndpoints(loadConfig(base)).map((e) => e.what)).not.toContain('metrics');
+    const endpoints = internalEndpoints(
+      loadConfig({ ...base, SVC_METRICS_PORT: '9464', SVC_WORKER_METRICS_PORT: '9465', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }),
+    );
+    expect(endpoints).toContainEqual({ what: 'metrics', host: '127.0.0.1', port: 9464 });
+    expect(endpoints).toContainEqual({ what: 'metrics', host: '127.0.0.1', port: 9465 });
+    expect(endpoints).toContainEqual({ what: 'OTLP collector', host: 'collector', port: 4318 });
+  });
 });

@@ -8,6 +8,7 @@ import { WrongExpectedRevisionError } from '../eventstore/port.js';
 import { loadJob } from '../projections/jobs.js';
 import type { PageRequest } from '../projections/pagination.js';
 import { findRun, listRuns as readRuns, loadRun, queuedRuns, type RunRow } from '../projections/runs.js';
+import { currentTraceparent } from '../platform/tracing.js';
 import { jobWorkflowId } from '../temporal/ids.js';
 import type { RunTicket } from '../temporal/tickets.js';
 import { load, record } from './commands.js';
@@ -92,12 +93,13 @@ export async function checkQueueRoom(services: Pick<Services, 'pool'>, jobId: st
 /** Hands a ticket to the Job's coordinator, starting it if it is not running. */
 export async function signalRun(services: Pick<Services, 'temporal' | 'config'>, ticket: RunTicket): Promise<void> {
   if (!services.temporal) throw new Error('Runs need a Temporal client');
+  const traceparent = currentTraceparent();
   await services.temporal.workflow.signalWithStart('jobRunsWorkflow', {
     workflowId: jobWorkflowId(ticket.jobId),
     taskQueue: services.config.taskQueue,
     args: [{ jobId: ticket.jobId }],
     signal: 'enqueueRun',
-    signalArgs: [ticket],
+    signalArgs: [traceparent ? { ...ticket, traceparent } : ticket],
     // A finished coordinator is started again; a running one gets the ticket.
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
   });

@@ -7,6 +7,7 @@ import type { Delivery } from '../temporal/workspaces.js';
 import { openConnection } from './connections.js';
 import { transferErrorCode } from '../temporal/failures.js';
 import { splitReadOptions } from '../geo/datasets/read-options.js';
+import { withSpan } from '../platform/tracing.js';
 import type { Services } from './services.js';
 
 /*
@@ -62,7 +63,17 @@ export async function deliverToDestination(services: Pick<Services, 'store' | 'c
   const destination = await openConnection(services, 'destination', request.destinationId, request.ownerId);
   requireImplemented(destination.connector, 'destination');
   const started = Date.now();
-  const result = await destination.connector.destination!.deliver(destination.config, request.target, request.input, context(ctx));
+  // One span per delivery, with the statements it sent (platform/tracing.ts); nothing with traces off.
+  const result = await withSpan(
+    `deliver ${destination.type}`,
+    { 'geoflow.destination.type': destination.type, 'geoflow.delivery_id': request.input.deliveryId },
+    async (span) => {
+      const delivered = await destination.connector.destination!.deliver(destination.config, request.target, request.input, context(ctx));
+      if (delivered.rows_written !== undefined) span?.setAttribute('geoflow.rows_written', delivered.rows_written);
+      return delivered;
+    },
+    { countStatements: true },
+  );
   return { ...result, destination_id: destination.id, destination_type: destination.type, duration_ms: Date.now() - started };
 }
 

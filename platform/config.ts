@@ -63,6 +63,21 @@ export interface Config {
    * S3-compatible bucket shared by API replicas and workers on any host (SVC_STORAGE_URL).
    */
   storage: StorageConfig | null;
+  /** The metrics listeners (docs/metrics.md); a process serves none while its port is unset. */
+  metrics: MetricsConfig;
+}
+
+export interface MetricsConfig {
+  /** SVC_METRICS_HOST: the address both listeners bind, default 127.0.0.1 (this machine only). */
+  host: string;
+  /** SVC_METRICS_PORT: the API's listener. */
+  apiPort: number | null;
+  /** SVC_WORKER_METRICS_PORT: a worker's listener (one port per worker process on a host). */
+  workerPort: number | null;
+  /** SVC_METRICS_TOKEN: when set, a scrape must send `Authorization: Bearer <token>`. */
+  token: string | null;
+  /** Where traces go (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT), for the outbound policy; platform/tracing.ts reads the rest. */
+  otlpEndpoint: string | null;
 }
 
 export interface StorageConfig {
@@ -112,6 +127,14 @@ function intFrom(value: string | undefined, fallback: number, name: string): num
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
   return n;
+}
+
+/** A TCP port, or null when unset. */
+function portFrom(value: string | undefined, name: string): number | null {
+  if (value === undefined || value === '') return null;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`${name} must be a TCP port (1-65535), got "${value}"`);
+  return port;
 }
 
 /** A comma-separated list of TCP ports (empty: none). */
@@ -222,5 +245,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.SVC_LOG_LEVEL ?? 'info',
     outbound: { allow: env.SVC_OUTBOUND_ALLOW ?? '', deny: env.SVC_OUTBOUND_DENY ?? '' },
     storage: storageFrom(env),
+    metrics: {
+      host: env.SVC_METRICS_HOST || '127.0.0.1',
+      apiPort: portFrom(env.SVC_METRICS_PORT, 'SVC_METRICS_PORT'),
+      workerPort: portFrom(env.SVC_WORKER_METRICS_PORT, 'SVC_WORKER_METRICS_PORT'),
+      token: env.SVC_METRICS_TOKEN || null,
+      otlpEndpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT || null,
+    },
   };
 }

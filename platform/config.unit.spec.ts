@@ -103,3 +103,21 @@ describe('parseStorageUrl', () => {
     expect(() => parseStorageUrl('s3://Team_Files/x')).toThrow(/s3:\/\/bucket\/prefix/);
   });
 });
+
+describe('loadConfig: the metrics listeners', () => {
+  const base = { SVC_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'svc-config-')), SVC_DATABASE_URL: 'postgres://gis@db/geo' };
+
+  it('serves none unless a port is set, on 127.0.0.1 without a token by default', () => {
+    expect(loadConfig(base).metrics).toEqual({ host: '127.0.0.1', apiPort: null, workerPort: null, token: null, otlpEndpoint: null });
+    expect(loadConfig({ ...base, SVC_METRICS_PORT: '9464', SVC_METRICS_HOST: '0.0.0.0', SVC_METRICS_TOKEN: 's3cret' }).metrics).toMatchObject({
+      host: '0.0.0.0',
+      apiPort: 9464,
+      token: 's3cret',
+    });
+  });
+
+  it('refuses a port that is not one', () => {
+    expect(() => loadConfig({ ...base, SVC_METRICS_PORT: '80a' })).toThrow('SVC_METRICS_PORT must be a TCP port (1-65535), got "80a"');
+    expect(() => loadConfig({ ...base, SVC_WORKER_METRICS_PORT: '70000' })).toThrow('SVC_WORKER_METRICS_PORT must be a TCP port');
+  });
+});

@@ -1,6 +1,8 @@
 import { type ChildProcess, fork, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { failSpan, startSpan, traceparentOf, type Span } from './tracing.js';
 
 /*
  * Child processes (ogr2ogr, the sandbox's bubblewrap) started by a small helper process instead
@@ -21,6 +23,8 @@ export interface SpawnOptions {
   detached?: boolean;
   stdout: 'pipe' | 'ignore';
   stderr: 'pipe' | 'ignore';
+  /** The program's name in traces, when `file` only wraps it (bwrap, prlimit); else the file's name. */
+  tool?: string;
 }
 
 /** What a caller sees of a child: output as 'data' events of Buffers, then 'close' (code, signal) or 'error'. */
@@ -186,6 +190,38 @@ function direct(file: string, args: string[], options: SpawnOptions): Spawned {
  * SVC_SPAWN_HELPER=0 or the helper cannot run.
  */
 export async function spawnProcess(file: string, args: string[], options: SpawnOptions): Promise<Spawned> {
+  const tool = options.tool ?? path.basename(file);
+  const span = startSpan(`process ${tool}`, { 'process.executable.name': tool });
+  if (!span) return start(file, args, options);
+  // The child may carry the trace on (the OpenTelemetry convention for environments).
+  const traced = start(file, args, { ...options, env: { ...options.env, TRACEPARENT: traceparentOf(span) } });
+  return traced.then(
+    (child) => endWithChild(span, child),
+    (error: unknown) => {
+      span.end();
+      throw error;
+    },
+  );
+}
+
+/** Ends the child's span when it closes or fails, by watching what it emits (no listener of ours changes how an unhandled 'error' behaves). */
+function endWithChild(span: Span, child: Spawned): Spawned {
+  const emit = child.emit.bind(child);
+  let ended = false;
+  child.emit = (event: string | symbol, ...args: unknown[]) => {
+    if (!ended && (event === 'close' || event === 'error')) {
+      ended = true;
+      if (event === 'close') span.setAttribute('process.exit.code', (args[0] as number | null) ?? -1);
+      if (event === 'error') failSpan(span, args[0]);
+      else if (args[0] !== 0) failSpan(span, new Error(`exited with ${String(args[0] ?? args[1])}`));
+      span.end();
+    }
+    return emit(event, ...args);
+  };
+  return child;
+}
+
+async function start(file: string, args: string[], options: SpawnOptions): Promise<Spawned> {
   if (process.env.SVC_SPAWN_HELPER === '0') return direct(file, args, options);
   if (!helper?.alive) {
     starting ??= Helper.start().finally(() => {

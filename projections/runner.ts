@@ -86,6 +86,26 @@ export class ProjectionRunner {
     });
   }
 
+  /**
+   * How many events each projector has still to apply, counted up to `cap` (the metrics'
+   * geoflow_projection_lag_events): its stored checkpoint against the events the store holds past
+   * it. One read of at most `cap` events past the lowest checkpoint; none to read when all are
+   * caught up.
+   */
+  async lag(cap = 1000): Promise<{ projector: string; events: number }[]> {
+    const rows = await this.pool.any(
+      sql.type(z.object({ projector: z.string(), position: z.coerce.bigint() }))`
+        SELECT projector, position FROM ${sql.identifier([this.schema, 'checkpoints'])}
+        WHERE projector = ANY(${sql.array(
+          this.projectors.map((p) => p.name),
+          'text',
+        )})`,
+    );
+    const from = lowest(rows.map((r) => r.position));
+    const ahead = from === null ? [] : await this.store.readAll(from, cap);
+    return rows.map((r) => ({ projector: r.projector, events: ahead.filter((e) => e.position > r.position).length }));
+  }
+
   /** Applies everything up to the head once; used by rebuilds and tests. */
   async catchUp(): Promise<void> {
     while (await this.passOrSteps()) {

@@ -13,4 +13,10 @@ export interface RunTicket {
   retryOf: string | null;
   /** Scheduled Runs: the fire time (ISO). */
   scheduledFor: string | null;
+  /**
+   * The W3C traceparent of the request that asked for the Run, with traces on: the Run's
+   * workflow joins that request's trace, not the trace of whichever request started the Job's
+   * coordinator (workflows/trace-interceptors.ts).
+   */
+  traceparent?: string;
 }

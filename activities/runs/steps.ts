@@ -8,7 +8,9 @@ import type { StepName } from '../../domain/jobs/job.js';
 import { runDecider, runStream, type ExistingRun, type RunStats, type StepProgress } from '../../domain/runs/run.js';
 import { domainErrorsAsFailures, runErrorOf } from '../../temporal/failures.js';
 import type { ProcessingWarning } from '../../geo/warnings.js';
+import { withSpan } from '../../platform/tracing.js';
 import { startHeartbeats } from '../heartbeats.js';
+import { observeStep, type StepOutcome } from './step-metrics.js';
 
 /*
  * The machinery every step of a Run shares: each step activity records its own start and finish
@@ -35,12 +37,27 @@ const PROGRESS_RECORD_MS = 5_000;
  * worker (a retry of the activity does the step again).
  */
 export async function runStep<T>(services: StepServices, runId: string, name: StepName, work: StepWork<T>, handOver = true): Promise<T> {
-  try {
-    return await attemptStep(services, runId, name, work, handOver);
-  } catch (error) {
-    await noteFailedAttempt(services, runId, name, error);
-    throw error;
-  }
+  const began = performance.now();
+  let run: ExistingRun | null = null;
+  let outcome: StepOutcome = 'failed';
+  // A span per step (an activity may run two), and its duration in the step histogram.
+  return withSpan(`run step ${name}`, { 'geoflow.run_id': runId, 'geoflow.step': name }, async () => {
+    try {
+      const seen: StepWork<T> = (r, dir, progress) => {
+        run = r;
+        return work(r, dir, progress);
+      };
+      const done = await attemptStep(services, runId, name, seen, handOver);
+      outcome = done.skipped ? 'skipped' : 'succeeded';
+      return done.result;
+    } catch (error) {
+      if (Context.current().cancellationSignal.aborted) outcome = 'cancelled';
+      await noteFailedAttempt(services, runId, name, error);
+      throw error;
+    } finally {
+      observeStep(services, name, run, outcome, (performance.now() - began) / 1000);
+    }
+  });
 }
 
 /**
@@ -62,7 +79,13 @@ async function noteFailedAttempt(services: StepServices, runId: string, name: St
   }).catch((noteError: unknown) => services.log.warn({ runId, step: name, err: noteError }, 'could not note a failed attempt on the Run'));
 }
 
-async function attemptStep<T>(services: StepServices, runId: string, name: StepName, work: StepWork<T>, handOver: boolean): Promise<T> {
+async function attemptStep<T>(
+  services: StepServices,
+  runId: string,
+  name: StepName,
+  work: StepWork<T>,
+  handOver: boolean,
+): Promise<{ result: T; skipped: boolean }> {
   const { files } = services;
   return domainErrorsAsFailures(async () => {
     // The Run as the start leaves it: one read of its stream for both.
@@ -96,7 +119,7 @@ async function attemptStep<T>(services: StepServices, runId: string, name: StepN
         ...(done.warnings?.length ? { warnings: done.warnings } : {}),
         at: services.clock(),
       });
-      return done.result;
+      return { result: done.result, skipped: done.skipped ?? false };
     } finally {
       heartbeat.stop();
       await recorder.stop();

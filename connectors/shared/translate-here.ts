@@ -3,6 +3,7 @@ import type { DatasetRef } from '../../geo/datasets/dataset-files.js';
 import { errorText, gdal, openDataset, scrubPaths } from '../../geo/datasets/gdal.js';
 import type { ConnectorContext } from '../types.js';
 import { ConnectorError } from '../../domain/transfers.js';
+import { withSpan } from '../../platform/tracing.js';
 
 /*
  * A small transfer run by GDAL's ogr2ogr library function in this process
@@ -73,7 +74,8 @@ export async function translateHere(job: TranslateHere, ctx: ConnectorContext): 
   if (ctx.signal.aborted) throw new ConnectorError('timeout', `${job.label}: stopped before it started`);
   busy += 1;
   let late = false;
-  const work = (async () => {
+  // Traced like the program it stands in for (platform/spawner.ts), marked as run in-process.
+  const work = withSpan('gdal ogr2ogr', { 'process.executable.name': 'ogr2ogr', 'geoflow.gdal.in_process': true }, async () => {
     const source = await openDataset(job.source);
     try {
       const out = await gdal.vectorTranslateAsync(job.destination, source, job.args);
@@ -82,7 +84,7 @@ export async function translateHere(job: TranslateHere, ctx: ConnectorContext): 
     } finally {
       source.close();
     }
-  })().finally(() => {
+  }).finally(() => {
     busy -= 1;
     if (late) stuck -= 1;
   });

@@ -157,6 +157,9 @@ export interface ExistingRun {
   warnings?: RunWarning[];
   sync: RunSync | null;
   retriedBy: string | null;
+  /** When the Run was queued, and for a scheduled Run the fire time meant (what its metrics measure from). */
+  queuedAt?: string;
+  scheduledFor?: string | null;
 }
 export type RunState = { status: 'absent' } | ExistingRun;
 
@@ -289,6 +292,8 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         stats: emptyStats,
         sync: null,
         retriedBy: null,
+        queuedAt: d.at,
+        scheduledFor: d.scheduled_for,
       };
     }
     if (state.status === 'absent') return state;

@@ -257,6 +257,8 @@ export async function runSandboxed(command: string[], options: SandboxOptions, w
     stderr: 'pipe',
     // Own process group, so a timeout can kill bwrap and everything below it at once.
     detached: true,
+    // Traces name the program, not bwrap or prlimit around it.
+    tool: path.basename(command[0] ?? 'sandboxed'),
   });
   const out = new Capped(options.maxOutputBytes ?? 64 * 1024);
   const err = new Capped(options.maxOutputBytes ?? 64 * 1024);

@@ -99,4 +99,30 @@ describe.skipIf(skipWithoutDatabase)('projection runner', () => {
     // The healthy projector went on past the event; the other stopped before it, with nothing half-applied.
     expect([await seen(schema, 'healthy'), await seen(schema, 'picky')]).toEqual([before + 3, before + 1]);
   });
+
+  it("says how many events each projector has still to apply (the metrics' projection lag), up to a cap", async () => {
+    const schema = 'rm_lag';
+    const ahead = counting('ahead');
+    const behind = counting('behind');
+    await ensureSchema(pool, schema, [ahead, behind]);
+    await new ProjectionRunner(store, pool, [ahead, behind], schema).catchUp();
+    const both = new ProjectionRunner(store, pool, [ahead, behind], schema);
+    expect(await both.lag()).toEqual(
+      expect.arrayContaining([
+        { projector: 'ahead', events: 0 },
+        { projector: 'behind', events: 0 },
+      ]),
+    );
+    for (let i = 0; i < 3; i++) await store.appendToStream(`lag-${i}`, [{ type: 'ThingHappened', data: { i } }], 'no_stream');
+    await new ProjectionRunner(store, pool, [ahead], schema).catchUp();
+    expect(await both.lag()).toEqual(
+      expect.arrayContaining([
+        { projector: 'ahead', events: 0 },
+        { projector: 'behind', events: 3 },
+      ]),
+    );
+    expect((await both.lag(2)).find((l) => l.projector === 'behind')).toEqual({ projector: 'behind', events: 2 });
+    await both.catchUp();
+    expect((await both.lag()).map((l) => l.events)).toEqual([0, 0]);
+  });
 });
