@@ -121,6 +121,31 @@ describe('featureserver connector against a local FeatureServer-protocol server'
     expect(badWhere.message).toContain('Unable to complete operation');
   });
 
+  it("keeps the server's object ids on every page, widens Integer fields that carry decimals, and refuses another layer than the one asked for (issue 38)", async () => {
+    const koopLike = await startFeatureServer({ assessments: true, missingLayerAsLayer0: true });
+    try {
+      const got = await extract({ url: koopLike.url }, { layer: 3 });
+      expect(got.features).toBe(120);
+      const ds = gdal.open(got.file);
+      try {
+        const layer = ds.layers.get(0);
+        const rows = layer.features.map((f) => ({ fid: f.fid, ...(f.fields.toObject() as { parcel: string; assessed: number }) }));
+        // 50 a page: ids from pages 2 and 3 too are the server's (5001, 5004, …), not renumbered
+        expect(rows.map((r) => r.fid)).toEqual(koopLike.layers[3]!.features.map((f) => f.attributes.OBJECTID));
+        expect(layer.fields.get('assessed').type).toBe(gdal.OFTReal);
+        expect(rows.find((r) => r.parcel === 'P-51')!.assessed).toBe(10192317.3 + 50);
+        expect(rows.find((r) => r.parcel === 'P-1')!.assessed).toBe(400000);
+      } finally {
+        ds.close();
+      }
+      // Koop answers a layer id it lacks with layer 0: that is not_found, not Parcels
+      const missing = await expectConnectorError(extract({ url: koopLike.url }, { layer: 7 }), 'not_found');
+      expect(missing.message).toContain('no layer 7');
+    } finally {
+      await koopLike.stop();
+    }
+  });
+
   it('stops at the size limit while paging, leaving nothing behind', async () => {
     const ctx = connectorContext({ maxBytes: 30 * 1024 });
     const error = await expectConnectorError(extract({ url: open.url }, { layer: 0 }, ctx), 'too_large');
