@@ -119,7 +119,7 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     const mInspected = (await api.call('POST', `/api/v1/sources/${mm.id}/inspect-project`, { project: 'benches', version: 'v1' })).json();
     expect(mInspected).toMatchObject({
       version: 'v1',
-      versions: [{ name: 'v1' }, { name: 'v0' }],
+      versions: [{ name: 'v1' }],
       files: [
         {
           name: 'benches.gpkg',

@@ -206,7 +206,7 @@ describe('merginmaps', () => {
       directory: path.join(dir, 'mergin'),
     });
     expect(seen.projects).toEqual([{ name: 'street-trees', namespace: server.workspace, version: 'v1' }]);
-    // project_versions() starts at v1 (v0 is the empty project it was created as)
+    // the history starts at v1, as the real server lists it
     expect(seen.versions).toEqual(['v1']);
     expect(seen.files).toEqual({ 'survey.gpkg': sha1(v1), 'project.qgz': sha1(Buffer.from('qgz')) });
     expect(seen.wrong_password).toBeTruthy();
@@ -226,7 +226,9 @@ describe('merginmaps', () => {
     expect(projects).toEqual([expect.objectContaining({ id: 'street-trees', owner: server.workspace, version: 'v1' })]);
     const inspected = await merginmaps.projects!.inspect(config(), { project: 'street-trees' }, connectorContext());
     expect(inspected.version).toBe('v1');
-    expect(inspected.versions.map((v) => v.name)).toEqual(['v1', 'v0']);
+    expect(inspected.versions.map((v) => v.name)).toEqual(['v1']);
+    // the list's RFC 1123 date comes out as ISO 8601, like the detail's
+    expect(projects[0]!.updated).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(inspected.files.find((f) => f.name === 'survey.gpkg')).toMatchObject({
       checksum: sha1(v1),
       layers: [expect.objectContaining({ name: 'trees', feature_count: 10 }), expect.objectContaining({ name: 'plots', feature_count: 2 })],
@@ -252,6 +254,28 @@ describe('merginmaps', () => {
     expect(featureCount(pinned.file)).toBe(10);
     const stranger = { ...config(), username: server.stranger.username, password: server.stranger.password };
     await expectConnectorError(merginmaps.source!.extract(stranger, resource, connectorContext(), {}), 'permission_denied');
+  });
+
+  it('checks the workspace through /v1/workspaces, and signs a stale session in again once (issue 38)', async () => {
+    // The server lists an unknown only_namespace as empty: without the check this said "0 project(s)".
+    const elsewhere = { ...config(), workspace: 'no-such-team' };
+    const test = await merginmaps.test!(elsewhere, connectorContext());
+    expect(test).toMatchObject({ ok: false, status: 'not_found' });
+    expect(test.message).toContain('no-such-team');
+    expect(test.message).toContain(server.workspace);
+    await expectConnectorError(merginmaps.projects!.list(elsewhere, connectorContext()), 'not_found');
+    const stranger = { ...config(), username: server.stranger.username, password: server.stranger.password };
+    await expectConnectorError(merginmaps.projects!.list(stranger, connectorContext()), 'not_found');
+
+    // A session that went stale mid-operation answers 403 or empty lists (not 401): one more sign-in, then on.
+    const signInsBefore = server.signIns;
+    server.expireSessionsAt('/v1/workspaces');
+    expect((await merginmaps.projects!.list(config(), connectorContext())).map((p) => p.id)).toEqual(['street-trees']);
+    server.expireSessionsAt('/v1/project/raw/');
+    const got = await merginmaps.source!.extract(config(), { project: 'street-trees', file: 'survey.gpkg', layer: 'trees' }, connectorContext(), {});
+    expect(featureCount(got.file)).toBe(14);
+    // each operation signed in, and again once when its session went stale
+    expect(server.signIns - signInsBefore).toBe(4);
   });
 });
 
