@@ -7,6 +7,7 @@ import { httpUrl, secret } from '../shared/fields.js';
 import { testSteps } from '../shared/http-test.js';
 import { defineConnector, type SourceSupport } from '../types.js';
 import { action, authHeaders, portalOf, type CkanAccess, type CkanDataset, type CkanResource } from './action.js';
+import { ckanFormat } from './formats.js';
 import { pickResource, unchangedByMetadata, type CkanCursor } from './pick.js';
 
 const configuration = z.strictObject({
@@ -59,9 +60,46 @@ export function resourceFilename(r: CkanResource): string {
     // no usable URL: the name decides
   }
   if (path.extname(base)) return base;
-  const extension = extensions[(r.format ?? '').trim().toLowerCase().replace(/^\./, '')];
+  const extension = extensions[ckanFormat(r.format ?? '').toLowerCase()];
   const name = (r.name || base || r.id).replace(/[/\\]/g, '_');
   return extension && !name.toLowerCase().endsWith(`.${extension}`) ? `${name}.${extension}` : name;
+}
+
+interface CkanStatus {
+  ckan_version?: string;
+  site_title?: string;
+  site_url?: string | null;
+}
+
+const originOf = (url: string | null | undefined): string | null => {
+  try {
+    return url ? new URL(url).origin : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The error of a portal file that could not be read without the token because CKAN names it on
+ * another origin than the Source's (CKAN builds upload URLs from its `ckan.site_url`; behind a
+ * proxy or under an internal host name that is not the URL the Source uses). The token never
+ * follows it there: the user chooses which URL is right.
+ */
+export function siteUrlMismatch(resourceId: string, fileUrl: string, portal: string, siteUrl: string | null, cause: ConnectorError): ConnectorError {
+  const site = siteUrl ? ` (its ckan.site_url is ${publicUrl(siteUrl)})` : '';
+  return new ConnectorError(
+    'permission_denied',
+    `CKAN at ${publicUrl(portal)} gives resource ${resourceId}'s file as ${publicUrl(fileUrl)}${site}, another origin than the Source's url, so the API token was not sent there and the file was refused without it (${cause.message}). ` +
+      `Set the Source's url to ${siteUrl ? publicUrl(siteUrl) : 'the origin the portal uses'}, or set ckan.site_url in the portal's configuration to ${publicUrl(portal)}.`,
+    {
+      resource: resourceId,
+      url: publicUrl(fileUrl),
+      portal: publicUrl(portal),
+      site_url: siteUrl ? publicUrl(siteUrl) : null,
+      http_status: cause.details.http_status ?? null,
+    },
+    false,
+  );
 }
 
 async function findResource(
@@ -72,6 +110,26 @@ async function findResource(
   if (selector.dataset === undefined) return { resource: await action<CkanResource>(access, 'resource_show', { id: selector.resource }, ctx) };
   const dataset = await action<CkanDataset>(access, 'package_show', { id: selector.dataset }, ctx);
   return { dataset, resource: pickResource(dataset, selector) };
+}
+
+/**
+ * Whose the API token is. CKAN treats an unknown token as no token (anonymous), so the Action API
+ * answers public data either way; user_show without an id answers the signed-in user, and
+ * anonymous callers get Not Found (or Authorization Error where user details are not public).
+ */
+async function tokenUser(access: CkanAccess, ctx: Parameters<typeof action>[3]): Promise<string> {
+  try {
+    const user = await action<{ name?: string }>(access, 'user_show', {}, ctx);
+    if (user?.name) return user.name;
+  } catch (error) {
+    if (!(error instanceof ConnectorError) || !['not_found', 'permission_denied', 'authentication_failed'].includes(error.reason)) throw error;
+  }
+  throw new ConnectorError(
+    'authentication_failed',
+    `CKAN at ${publicUrl(access.portal)} did not accept the API token (it reads an unknown or expired token as no token): create a new one under the user's API Tokens`,
+    { url: publicUrl(access.portal) },
+    false,
+  );
 }
 
 const source: SourceSupport<CkanSelector, CkanConfig> = {
@@ -117,17 +175,31 @@ const source: SourceSupport<CkanSelector, CkanConfig> = {
     // The token goes to the portal's own origin only (uploaded files); a link elsewhere gets none.
     const own = target.origin === new URL(access.portal).origin;
     const same = previous?.resource_id === found.id ? previous : null;
-    const got = await download(
-      {
-        url: target.toString(),
-        headers: own ? authHeaders(access) : {},
-        ifNoneMatch: same?.etag,
-        ifModifiedSince: same?.http_last_modified,
-        filename: resourceFilename(found),
-        label: publicUrl(target.toString()),
-      },
-      ctx,
-    );
+    const read = () =>
+      download(
+        {
+          url: target.toString(),
+          headers: own ? authHeaders(access) : {},
+          ifNoneMatch: same?.etag,
+          ifModifiedSince: same?.http_last_modified,
+          filename: resourceFilename(found),
+          label: publicUrl(target.toString()),
+        },
+        ctx,
+      );
+    let got: Awaited<ReturnType<typeof read>>;
+    try {
+      got = await read();
+    } catch (error) {
+      // A refused file elsewhere: the portal's own upload under its site_url (another origin than the Source's), or a link?
+      const refused = error instanceof ConnectorError && [401, 403, 404].includes(Number(error.details.http_status));
+      if (own || !refused || !access.token) throw error;
+      const status = await action<CkanStatus>(access, 'status_show', {}, ctx).catch(() => null);
+      const siteOrigin = originOf(status?.site_url);
+      if (found.url_type === 'upload' || (siteOrigin !== null && siteOrigin === target.origin))
+        throw siteUrlMismatch(found.id, target.toString(), access.portal, status?.site_url ?? null, error);
+      throw error;
+    }
     const sync = { cursor: cursor(got.etag, got.lastModified) };
     if (!got.file) return { file: '', filename: '', bytes: 0, sync, unchanged: true };
     return { file: got.file, filename: got.filename, bytes: got.bytes, sync };
@@ -143,25 +215,31 @@ export const ckan = defineConnector({
   example: { url: 'https://data.example.org' },
   implemented: true,
   verifiedAgainst:
-    "a stand-in for CKAN's Action API (status_show, package_show, resource_show, uploads) started by the tests, written from CKAN 2.11's ckan/logic/action/get.py and checked in the same suite by driving it with ckanapi 4.11 (PyPI); real CKAN needs Solr, which Debian does not package",
+    "a stand-in for CKAN's Action API and file store (status_show, package_show, resource_show, user_show, uploads under ckan.site_url, format normalisation) started by the tests, following CKAN 2.12 as ckan/ckan's source reads (checked at commit 2dbe2c1), and checked in the same suite by driving it with ckanapi 4.11 (PyPI); real CKAN (which needs Solr) is not run by the suite",
   notes: [
     'A Job Source only: the spec refuses ckan for Workspace import (`source_resource` is checked when a Job is saved).',
     '',
-    '- **`source_resource`**: `{"resource": "<id>"}` (the string `"<id>"` means that; read with `resource_show`), `{"dataset": "nyc-boroughs", "resource": "Boroughs 2024"}` (a resource id or name within the dataset, read with `package_show`), or `{"dataset": "nyc-boroughs", "format": "CSV"}`: the newest resource of that format, by `last_modified` (else `metadata_modified`, else `created`). Formats compare loosely (`CSV`, `csv`, `.csv`, `text/csv`).',
+    '- **`source_resource`**: `{"resource": "<id>"}` (the string `"<id>"` means that; read with `resource_show`), `{"dataset": "nyc-boroughs", "resource": "Boroughs 2024"}` (a resource id or name within the dataset, read with `package_show`), or `{"dataset": "nyc-boroughs", "format": "CSV"}`: the newest resource of that format, by `last_modified` (else `metadata_modified`, else `created`). Formats are compared by the short name CKAN stores for them (its resource_formats table: `csv`, `.csv`, `text/csv` → `CSV`; `Shapefile`, `esri shapefile` → `SHP`; GeoPackage, FlatGeobuf and GeoParquet added), and a resource without a format is matched by the one CKAN would guess from its file name (`parcels.geojson` → `GeoJSON`).',
     "- **Download**: the resource's `url` is streamed to disk with the upload size limit and inspected like an upload; its name comes from the URL, else the resource's name plus an extension from its format (`SHP` → `.zip`). Redirects are followed.",
-    "- **Private datasets**: `api_key` (a CKAN API token) is sent in the `Authorization` header to the portal's own origin only: to the Action API and to uploaded files (`url_type: upload`), never to a link on another host, and never after a redirect to another origin.",
+    "- **Private datasets**: `api_key` (a CKAN API token) is sent in the `Authorization` header to the portal's own origin only (the origin of the Source's `url`): to the Action API and to uploaded files (`url_type: upload`), never to a link on another host, and never after a redirect to another origin.",
+    "- **`site_url`**: CKAN builds the URLs of uploaded files from its `ckan.site_url`. When that is another origin than the Source's `url` (a proxy, an internal host name), the token is not sent there, and a private upload refused without it fails `permission_denied` with a message naming both URLs and the choice: set the Source's `url` to the `site_url`, or set `ckan.site_url` on the portal. The connection test mentions the difference.",
     "- **Incremental reads** (Jobs): the resource's id, `last_modified` and `hash` are kept; the same resource with the same values ends the Run early as unchanged without downloading. When the portal keeps neither, the file's `ETag` / `Last-Modified` are sent back and a 304 does the same. Choosing by format follows a newer resource as soon as one is added.",
     '- **Failures**: CKAN error objects are classified: `Not Found Error` → `not_found`, `Authorization Error` → `authentication_failed` without a token, `permission_denied` with one; a selector that matches nothing names what the dataset has.',
-    "- **Connection test**: `status_show`, which must answer CKAN's envelope with `ckan_version`.",
+    "- **Connection test**: `status_show`, which must answer CKAN's envelope with `ckan_version`; with `api_key`, also `user_show` for the token's own user, because CKAN answers an unknown or expired token as anonymous (public data reads succeed either way): a token it does not know → `authentication_failed`.",
   ].join('\n'),
   test(config, ctx) {
     const access = accessOf(config);
     const label = publicUrl(access.portal);
     return testSteps({ url: label, api_key: Boolean(config.api_key) }, label, async () => {
-      const status = await action<{ ckan_version?: string; site_title?: string }>(access, 'status_show', {}, ctx);
+      const status = await action<CkanStatus>(access, 'status_show', {}, ctx);
       if (!status?.ckan_version)
         throw new ConnectorError('invalid_response', `${label} answered status_show without ckan_version: is it a CKAN portal?`, { url: label }, false);
-      return `${label} is CKAN ${status.ckan_version}${status.site_title ? ` (${status.site_title})` : ''}`;
+      let message = `${label} is CKAN ${status.ckan_version}${status.site_title ? ` (${status.site_title})` : ''}`;
+      if (access.token) message += `; the API token signs in as ${await tokenUser(access, ctx)}`;
+      const siteOrigin = originOf(status.site_url);
+      if (siteOrigin && siteOrigin !== new URL(access.portal).origin)
+        message += `. Note: its ckan.site_url is ${publicUrl(status.site_url!)}, another origin; private uploads can be read only when the Source's url and ckan.site_url agree`;
+      return message;
     });
   },
   source,

@@ -1,21 +1,13 @@
 import { ConnectorError } from '../../domain/transfers.js';
 import type { CkanDataset, CkanResource } from './action.js';
+import { sameFormat } from './formats.js';
+
+export { sameFormat };
 
 /*
  * Which resource of a dataset a selector means, and whether it changed since the last Run:
  * pure logic, apart from the Action API calls (action.ts).
  */
-
-/** CKAN formats are free text ("CSV", "csv", ".csv", "text/csv"): compare them loosely. */
-export function sameFormat(format: string | null | undefined, wanted: string): boolean {
-  const norm = (f: string) =>
-    f
-      .trim()
-      .toLowerCase()
-      .replace(/^\./, '')
-      .replace(/^(text|application)\//, '');
-  return Boolean(format) && norm(format!) === norm(wanted);
-}
 
 /** When a resource last changed: its file (last_modified), else its metadata, else its creation. */
 export const changedAt = (r: CkanResource) => r.last_modified ?? r.metadata_modified ?? r.created ?? '';
@@ -44,7 +36,7 @@ export function pickResource(dataset: CkanDataset, selector: { resource?: string
       false,
     );
   }
-  const candidates = resources.filter((r) => sameFormat(r.format, selector.format!));
+  const candidates = resources.filter((r) => sameFormat(r.format, selector.format!, r.url));
   if (candidates.length === 0) {
     throw new ConnectorError(
       'not_found',

@@ -52,3 +52,36 @@ describe('choosing a CKAN resource', () => {
     expect(unchangedByMetadata({ ...cursor, last_modified: null, hash: null }, { ...r2, last_modified: null, hash: '' })).toBe(false);
   });
 });
+
+describe("CKAN's format names (issue 38)", () => {
+  const resources = (list: { format: string; url: string }[]): CkanDataset => ({
+    id: 'd2',
+    name: 'parcels',
+    resources: list.map((r, i) => ({ id: `p${i}`, name: `Parcels ${i}`, created: `2025-01-0${i + 1}T00:00:00`, ...r })),
+  });
+
+  it('matches a selector to the short name CKAN stores, whatever name either side uses', () => {
+    const d = resources([
+      { format: 'Shapefile', url: 'http://portal/parcels.zip' },
+      { format: 'csv', url: 'http://portal/parcels.csv' },
+    ]);
+    expect(pickResource(d, { format: 'SHP' }).id).toBe('p0');
+    expect(pickResource(d, { format: 'esri shapefile' }).id).toBe('p0');
+    expect(pickResource(d, { format: 'CSV' }).id).toBe('p1');
+    expect(pickResource(d, { format: 'text/csv' }).id).toBe('p1');
+    expect(sameFormat('application/geo+json', 'GeoJSON')).toBe(true);
+    expect(sameFormat('GeoPackage', 'gpkg')).toBe(true);
+    expect(sameFormat('SHP', 'ZIP')).toBe(false);
+  });
+
+  it('guesses a missing format from the file name, as CKAN does when a resource is saved without one', () => {
+    const d = resources([
+      { format: '', url: 'http://portal/dataset/x/resource/y/download/parcels.geojson' },
+      { format: '', url: 'http://portal/dataset/x/resource/y/download/parcels.shp' },
+      { format: '', url: 'http://portal/api/parcels' },
+    ]);
+    expect(pickResource(d, { format: 'GeoJSON' }).id).toBe('p0');
+    expect(pickResource(d, { format: 'Shapefile' }).id).toBe('p1');
+    expect(() => pickResource(d, { format: 'JSON' })).toThrow(/no JSON resource/);
+  });
+});

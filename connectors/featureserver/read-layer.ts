@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { gdal, openAs, type Dataset } from '../../geo/datasets/gdal.js';
@@ -9,7 +9,15 @@ import { arcgis, type RestAccess } from './rest.js';
 /*
  * One layer of a FeatureServer into a GeoPackage. The pages come over HTTP (rest.ts); each page
  * is Esri JSON, which GDAL's ESRIJSON driver reads from a local file and appends to the
- * GeoPackage, so geometry and field types are GDAL's work, not ours.
+ * GeoPackage, so geometry and field types are GDAL's work, not ours, with two corrections:
+ *
+ * - Object ids: every page is appended with -preserve_fid, so the GeoPackage keeps the server's
+ *   object ids as its feature ids on every page (ogr2ogr keeps them by default only when it
+ *   creates the layer, i.e. for page 1, and renumbers appended pages).
+ * - Field types: a field declared Integer (or SmallInteger) whose values include decimals (Koop
+ *   declares a field's type from the first value it sees) would be truncated by the driver; such
+ *   fields are declared Double instead. That needs every page seen before the first is written,
+ *   so pages are kept on disk (they count against the size limit anyway) and written at the end.
  */
 
 export interface LayerInfo {
@@ -25,6 +33,7 @@ export interface LayerInfo {
 }
 
 interface QueryPage {
+  fields?: { name: string; type: string }[];
   features?: unknown[];
   exceededTransferLimit?: boolean;
   objectIds?: number[] | null;
@@ -36,6 +45,26 @@ export interface LayerRead {
   filename: string;
   features: number;
   bytes: number;
+  /** Fields declared Integer whose values had decimals, written as Double. */
+  widened: string[];
+}
+
+const INTEGER_TYPES = new Set(['esriFieldTypeInteger', 'esriFieldTypeSmallInteger', 'esriFieldTypeBigInteger']);
+
+/** The fields of `page` declared as integers that hold a number with a fraction. */
+export function fractionalIntegerFields(page: { fields?: { name: string; type: string }[]; features?: unknown[] }): string[] {
+  const integers = (page.fields ?? []).filter((f) => INTEGER_TYPES.has(f.type)).map((f) => f.name);
+  if (integers.length === 0) return [];
+  const found = new Set<string>();
+  for (const feature of page.features ?? []) {
+    const attributes = (feature as { attributes?: Record<string, unknown> })?.attributes;
+    if (!attributes) continue;
+    for (const name of integers) {
+      const value = attributes[name];
+      if (typeof value === 'number' && !Number.isInteger(value)) found.add(name);
+    }
+  }
+  return [...found];
 }
 
 /** Largest page asked for, whatever the server allows (ArcGIS Online allows 2000 for most layers). */
@@ -54,6 +83,15 @@ export async function readLayer(access: RestAccess, layerId: number, where: stri
     return page;
   };
   const info = (await arcgis<LayerInfo>(access, String(layerId), {}, ctx, 16 * 1024 * 1024)).json;
+  // Some servers (Koop 10.4) answer a layer id they lack with another layer: never read that one instead.
+  if (typeof info.id === 'number' && info.id !== layerId) {
+    throw new ConnectorError(
+      'not_found',
+      `the service has no layer ${layerId} (asked for it, it answered layer ${info.id}${info.name ? `, ${info.name}` : ''})`,
+      { layer: layerId },
+      false,
+    );
+  }
   if (info.type && !/layer|table/i.test(info.type)) {
     throw new ConnectorError('not_found', `${layerId} is a ${info.type}, not a feature layer or table`, { layer: layerId }, false);
   }
@@ -69,22 +107,34 @@ export async function readLayer(access: RestAccess, layerId: number, where: stri
   const base = { where, outFields: '*', returnGeometry: 'true' };
   let out: Dataset | null = null;
   let features = 0;
-  let pageNo = 0;
+  const pageFiles: string[] = [];
+  const widened = new Set<string>();
 
-  /** Appends one query answer (Esri JSON text) to the GeoPackage; returns its feature count. */
-  const append = async (text: string): Promise<number> => {
-    const pageFile = path.join(pages, `page-${++pageNo}.json`);
+  /** Keeps one query answer (Esri JSON) on disk and notes integer fields with decimals; returns its feature count. */
+  const keep = async (text: string, json: { fields?: { name: string; type: string }[]; features?: unknown[] }): Promise<number> => {
+    const pageFile = path.join(pages, `page-${pageFiles.length + 1}.json`);
     await writeFile(pageFile, text);
+    pageFiles.push(pageFile);
+    for (const field of fractionalIntegerFields(json)) widened.add(field);
+    return Array.isArray(json.features) ? json.features.length : 0;
+  };
+
+  /** Appends one kept page to the GeoPackage, its object ids kept and widened fields declared Double. */
+  const append = async (pageFile: string, pageNo: number): Promise<void> => {
     let src: Dataset | null = null;
     try {
+      if (widened.size > 0) {
+        const page = JSON.parse(await readFile(pageFile, 'utf8')) as { fields?: { name: string; type: string }[] };
+        for (const field of page.fields ?? []) if (widened.has(field.name)) field.type = 'esriFieldTypeDouble';
+        await writeFile(pageFile, JSON.stringify(page));
+      }
       // The server's answer is opened as Esri JSON or not at all: no other driver looks at it.
       src = await openAs('ESRIJSON', pageFile);
       const count = src.layers.get(0).features.count();
       if (count > 0 || !out) {
-        const args = ['-nln', name, ...promote];
+        const args = ['-nln', name, '-preserve_fid', ...promote];
         out = out ? await gdal.vectorTranslateAsync(out, src, ['-append', ...args]) : await gdal.vectorTranslateAsync(file, src, ['-f', 'GPKG', ...args]);
       }
-      return count;
     } catch (error) {
       throw new ConnectorError(
         'invalid_data',
@@ -107,7 +157,7 @@ export async function readLayer(access: RestAccess, layerId: number, where: stri
           resultRecordCount: String(pageSize),
           ...(orderBy ? { orderByFields: orderBy } : {}),
         });
-        const count = await append(page.text);
+        const count = await keep(page.text, page.json);
         features += count;
         offset += count;
         ctx.progress?.({ features, bytes: ctx.maxBytes - budget });
@@ -118,15 +168,16 @@ export async function readLayer(access: RestAccess, layerId: number, where: stri
       const ids = await query({ where, returnIdsOnly: 'true' });
       const all = [...(ids.json.objectIds ?? [])].sort((a, b) => a - b);
       if (all.length === 0)
-        features += await append(
-          JSON.stringify({ objectIdFieldName: orderBy ?? 'OBJECTID', geometryType: info.geometryType, fields: info.fields ?? [], features: [] }),
-        );
+        await keep(JSON.stringify({ objectIdFieldName: orderBy ?? 'OBJECTID', geometryType: info.geometryType, fields: info.fields ?? [], features: [] }), {});
       for (let i = 0; i < all.length; i += pageSize) {
         const page = await query({ ...base, objectIds: all.slice(i, i + pageSize).join(',') });
-        features += await append(page.text);
+        features += await keep(page.text, page.json);
         ctx.progress?.({ features, bytes: ctx.maxBytes - budget });
       }
     }
+    if (widened.size > 0)
+      ctx.log.warn({ layer: layerId, fields: [...widened] }, 'FeatureServer layer declares Integer fields whose values have decimals: written as Double');
+    for (const [i, pageFile] of pageFiles.entries()) await append(pageFile, i + 1);
   } catch (error) {
     (out as Dataset | null)?.close();
     out = null;
@@ -136,5 +187,5 @@ export async function readLayer(access: RestAccess, layerId: number, where: stri
     (out as Dataset | null)?.close();
     await rm(pages, { recursive: true, force: true });
   }
-  return { file, filename, features, bytes: ctx.maxBytes - budget };
+  return { file, filename, features, bytes: ctx.maxBytes - budget, widened: [...widened] };
 }

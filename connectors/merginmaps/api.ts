@@ -10,7 +10,13 @@ import type { ConnectorContext } from '../types.js';
  * `Authorization: Bearer …`; /v1/project/paginated?only_namespace=<workspace> lists a workspace's
  * projects; /v1/project/{workspace}/{name}[?version=vN] describes a project version with its
  * files (path, size, checksum = SHA-1, mtime); /v1/project/versions/paginated/{workspace}/{name}
- * lists its versions; /v1/project/raw/{workspace}/{name}?file=…&version=vN answers a file.
+ * lists its versions; /v1/project/raw/{workspace}/{name}?file=…&version=vN answers a file;
+ * /v1/workspaces lists the workspaces the user belongs to.
+ *
+ * The server answers an unknown only_namespace with an empty list, so the workspace is checked
+ * against /v1/workspaces before projects are listed (unknown → not_found). A stale session does
+ * not answer 401: it answers 403, or empty lists; so a 401/403, or a workspace missing from the
+ * list, signs in again once and repeats the request before it counts.
  */
 
 export interface MerginAccess {
@@ -39,6 +45,12 @@ export interface MerginFile {
   mtime?: string;
 }
 
+export interface MerginWorkspace {
+  id?: number;
+  name: string;
+  role?: string | null;
+}
+
 export interface MerginVersion {
   name: string;
   author?: string | null;
@@ -50,6 +62,8 @@ const PER_PAGE = 50;
 
 export class MerginClient {
   private token: string | undefined;
+  /** Whether this client signed in again after a stale answer (once per operation). */
+  private renewed = false;
   private readonly base: string;
 
   constructor(
@@ -95,11 +109,31 @@ export class MerginClient {
     return got.json.username ?? this.access.username;
   }
 
-  private async get<T>(pathAndQuery: string, what: string): Promise<T> {
+  /** Signs in again, once per operation, after an answer a stale session gives; false when that was done already. */
+  private async renew(): Promise<boolean> {
+    if (this.renewed) return false;
+    this.renewed = true;
+    this.ctx.log.info({ server: publicUrl(this.access.url) }, 'Mergin Maps session looks stale; signing in again');
+    await this.signIn();
+    return true;
+  }
+
+  /** Runs an authenticated request; a 401 or 403 signs in again once and repeats it. */
+  private async authed<T>(send: (headers: Record<string, string>) => Promise<T>): Promise<T> {
     if (!this.token) await this.signIn();
+    try {
+      return await send({ authorization: `Bearer ${this.token}` });
+    } catch (error) {
+      const status = error instanceof ConnectorError ? error.details.http_status : undefined;
+      if ((status === 401 || status === 403) && (await this.renew())) return send({ authorization: `Bearer ${this.token}` });
+      throw error;
+    }
+  }
+
+  private async get<T>(pathAndQuery: string, what: string): Promise<T> {
     const url = `${this.base}${pathAndQuery}`;
     try {
-      return (await fetchJson<T>({ url, headers: { authorization: `Bearer ${this.token}` }, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json;
+      return await this.authed(async (headers) => (await fetchJson<T>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json);
     } catch (error) {
       if (error instanceof ConnectorError && error.reason === 'not_found')
         throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
@@ -111,8 +145,35 @@ export class MerginClient {
     return `${encodeURIComponent(this.access.workspace)}/${encodeURIComponent(name)}`;
   }
 
-  /** The workspace's projects, page by page. */
+  /** The workspaces the user belongs to. */
+  async workspaces(): Promise<MerginWorkspace[]> {
+    const got = await this.get<MerginWorkspace[]>('/v1/workspaces', 'workspace list');
+    if (!Array.isArray(got))
+      throw new ConnectorError('invalid_response', `${this.label} answered the workspace list with something other than a list`, {}, false);
+    return got;
+  }
+
+  /** Checks that the user belongs to the configured workspace (an empty list from a stale session signs in again once). */
+  async checkWorkspace(): Promise<MerginWorkspace> {
+    let list = await this.workspaces();
+    let found = list.find((w) => w.name === this.access.workspace);
+    if (!found && (await this.renew())) {
+      list = await this.workspaces();
+      found = list.find((w) => w.name === this.access.workspace);
+    }
+    if (found) return found;
+    const known = list.map((w) => w.name).join(', ');
+    throw new ConnectorError(
+      'not_found',
+      `${this.label} has no workspace ${this.access.workspace} that ${this.access.username} belongs to${known ? ` (they belong to: ${known})` : ''}`,
+      { workspace: this.access.workspace },
+      false,
+    );
+  }
+
+  /** The workspace's projects, page by page (the workspace checked first: the server lists an unknown one as empty). */
   async projects(): Promise<MerginProject[]> {
+    await this.checkWorkspace();
     const all: MerginProject[] = [];
     for (let page = 1; ; page++) {
       const got = await this.get<{ projects?: MerginProject[]; count?: number }>(
@@ -148,12 +209,10 @@ export class MerginClient {
   }
 
   async download(name: string, version: string, file: string, local: string): Promise<number> {
-    if (!this.token) await this.signIn();
     const url = `${this.base}/v1/project/raw/${this.projectPath(name)}?file=${encodeURIComponent(file)}&version=${encodeURIComponent(version)}`;
     try {
-      const got = await download(
-        { url, headers: { authorization: `Bearer ${this.token}` }, label: `${this.label}: ${name}/${file}`, filename: path.basename(local) },
-        { ...this.ctx, workDir: path.dirname(local) },
+      const got = await this.authed((headers) =>
+        download({ url, headers, label: `${this.label}: ${name}/${file}`, filename: path.basename(local) }, { ...this.ctx, workDir: path.dirname(local) }),
       );
       return got.bytes;
     } catch (error) {

@@ -50,12 +50,19 @@ function projectName(config: MerginConfig, given: string): string {
   return name;
 }
 
+/** The server writes `updated` as RFC 1123 in lists and ISO 8601 in details: ISO 8601 either way. */
+const isoDate = (value: string | undefined): string | null => {
+  if (!value) return null;
+  const time = Date.parse(value);
+  return Number.isNaN(time) ? value : new Date(time).toISOString();
+};
+
 const summary = (p: MerginProject): ProjectSummary => ({
   id: p.name,
   name: p.name,
   owner: p.namespace ?? null,
   description: p.description || null,
-  updated: p.updated ?? null,
+  updated: isoDate(p.updated),
   version: p.version ?? null,
 });
 
@@ -68,7 +75,7 @@ export const merginmaps = defineConnector({
   example: { url: 'https://app.merginmaps.com', username: 'surveyor', password: '…', workspace: 'my-team' },
   implemented: true,
   verifiedAgainst:
-    'a stand-in of the Mergin Maps server API (test/servers/merginmaps, written from MerginMaps/server and python-api-client), checked in the suite by mergin-client 0.15.0 (PyPI) listing projects and downloading a project version; no Mergin Maps server is installable from the package registries',
+    'a stand-in of the Mergin Maps server API (test/servers/merginmaps) following MerginMaps/server 2026.4 as its source reads (history from v1, change counts, problem+json errors, list and detail dates, /v1/workspaces, stale sessions), checked in the suite by mergin-client 0.15.0 (PyPI) listing projects and downloading a project version; no Mergin Maps server is installable from the package registries',
   notes: [
     "Reads through the Mergin Maps server API as `mergin-client` does: `POST /v1/auth/login` with the user name and password answers a session token, sent as `Authorization: Bearer …`; `/v1/project/paginated?only_namespace=<workspace>` lists the workspace's projects; `/v1/project/<workspace>/<project>?version=vN` lists a version's files (path, size, SHA-1 checksum); `/v1/project/raw/<workspace>/<project>?file=…&version=vN` answers a file as it was at that version.",
     '',
@@ -76,7 +83,9 @@ export const merginmaps = defineConnector({
     "- **Unchanged skip** (Jobs): the project version read and the file's checksum are kept; a Run that finds the same version, or a newer version in which the file did not change, ends early as unchanged without downloading. A new version that changed the file is read.",
     "- **Projects and inspect** (`POST /api/v1/sources/{id}/projects`, `/inspect-project` with an optional `version`): projects with name, workspace, description, last update and latest version; a version's files, the project's versions (newest first, at most 100), and for each vector file its layers with geometry type, CRS and feature count, read with GDAL from a temporary copy.",
     '- **Not a Workspace import**: the spec refuses merginmaps on `POST /workspaces`; use it as a Job Source.',
-    '- **Failures**: wrong user name or password → `authentication_failed`, 403 → `permission_denied`, a missing workspace, project, version or file → `not_found`.',
+    '- **Workspace**: checked against `GET /v1/workspaces` (the workspaces the user belongs to) before projects are listed, because the server lists an unknown workspace as empty: one the user does not belong to → `not_found`, naming the ones they do.',
+    '- **Stale sessions**: the server answers a session that went stale with 403 or empty lists rather than 401; such an answer signs in again once and repeats the request before it counts.',
+    '- **Failures**: wrong user name or password → `authentication_failed`, 403 (after signing in again) → `permission_denied`, a missing workspace, project, version or file → `not_found`.',
   ].join('\n'),
   async test(config, ctx) {
     const client = clientOf(config, ctx);

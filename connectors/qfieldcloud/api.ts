@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ConnectorError } from '../../domain/transfers.js';
 import { download } from '../shared/download.js';
@@ -10,8 +11,16 @@ import type { ConnectorContext } from '../types.js';
  * qfieldcloud-sdk speaks it: POST auth/login/ answers a token sent as `Authorization: Token …`;
  * projects/ pages with limit/offset and says where the next page is in X-Next-Page; files/{id}/
  * lists a project's files with their md5 (the storage ETag) and versions; files/{id}/{name}/
- * answers the file, usually as a redirect to a presigned storage URL (fetch.ts follows it and
- * leaves the token behind when it changes origin). Paths end with a slash, as the server expects.
+ * answers the file (200, or 206 for a range; a redirect elsewhere is followed without the token).
+ * Paths end with a slash, as the server expects.
+ *
+ * Tokens: QFieldCloud keeps one live token per user for each client type it cannot tell apart
+ * (geoflow is "unknown" to it), and every sign-in and every authenticated request of one such
+ * token expires the user's others (authentication/models.py, AuthToken.save). Signing in per
+ * operation therefore made concurrent Runs and inspects on one account throw each other out. So a
+ * password sign-in is made once per server and account in this process and shared by every
+ * operation; when the server answers 401 with it (expired, or pushed out by the user's own
+ * scripts), the client signs in once more and repeats the request once.
  */
 
 export interface QfcAccess {
@@ -48,8 +57,22 @@ export function apiRoot(url: string): string {
   return /\/api\/v1$/.test(base) ? `${base}/` : `${base}/api/v1/`;
 }
 
+interface Session {
+  token: Promise<string>;
+  username: string;
+}
+
+/** Password sign-ins shared in this process, by server and account (the key is a hash: no password in it). */
+const sessions = new Map<string, Session>();
+
+/** Forgets every shared sign-in (tests start from none). */
+export function forgetQfcSessions(): void {
+  sessions.clear();
+}
+
 export class QfcClient {
-  private token: string | undefined;
+  /** The saved API token, when the Source has one (never re-signed: there is nothing to sign in with). */
+  private readonly fixedToken: string | undefined;
   readonly root: string;
 
   constructor(
@@ -57,16 +80,54 @@ export class QfcClient {
     private readonly ctx: ConnectorContext,
   ) {
     this.root = apiRoot(access.url);
-    this.token = access.token;
+    this.fixedToken = access.token;
+  }
+
+  private get sessionKey(): string {
+    return createHash('sha256')
+      .update(`${this.root}\0${this.access.username ?? ''}\0${this.access.password ?? ''}`)
+      .digest('hex');
   }
 
   get label(): string {
     return `QFieldCloud at ${publicUrl(this.access.url)}`;
   }
 
-  /** Signs in with the user name and password unless a token was given; answers who is signed in. */
+  /** Signs in (or joins this process's sign-in for the account) unless a token was given; answers who is signed in. */
   async signIn(): Promise<string> {
-    if (this.token) return this.access.username ?? 'the token';
+    if (this.fixedToken) return this.access.username ?? 'the token';
+    await this.session().token;
+    return this.session().username;
+  }
+
+  /** The shared sign-in of this account, started when there is none. */
+  private session(): Session {
+    const key = this.sessionKey;
+    const existing = sessions.get(key);
+    if (existing) return existing;
+    return this.startSession(key);
+  }
+
+  private startSession(key: string): Session {
+    const session = { username: this.access.username ?? '' } as Session;
+    session.token = this.login((username) => (session.username = username));
+    sessions.set(key, session);
+    // A failed sign-in is not kept: the next operation tries again.
+    session.token.catch(() => {
+      if (sessions.get(key) === session) sessions.delete(key);
+    });
+    return session;
+  }
+
+  /** Replaces the shared sign-in that answered 401, unless another operation already did. */
+  private renew(stale: Session): Session {
+    const key = this.sessionKey;
+    const current = sessions.get(key);
+    if (current && current !== stale) return current;
+    return this.startSession(key);
+  }
+
+  private async login(named: (username: string) => void): Promise<string> {
     if (!this.access.username || !this.access.password) {
       throw new ConnectorError('authentication_failed', `${this.label}: give a token, or a user name and password`, {}, false);
     }
@@ -85,26 +146,42 @@ export class QfcClient {
       );
       if (typeof got.json?.token !== 'string' || !got.json.token)
         throw new ConnectorError('invalid_response', `${this.label} answered the sign-in without a token: is this a QFieldCloud server?`, {}, false);
-      this.token = got.json.token;
-      return got.json.username ?? this.access.username;
+      if (got.json.username) named(got.json.username);
+      return got.json.token;
     } catch (error) {
-      // Django REST framework answers wrong credentials with 400 ("Unable to log in with provided credentials").
-      if (error instanceof ConnectorError && error.details.http_status === 400) {
-        throw new ConnectorError('authentication_failed', `${this.label} refused the user name or password`, { url: publicUrl(url), http_status: 400 }, false);
+      // QFieldCloud answers wrong credentials with 401 authentication_failed; older servers (plain Django REST framework) with 400.
+      const status = error instanceof ConnectorError ? error.details.http_status : undefined;
+      if (status === 400 || status === 401) {
+        throw new ConnectorError(
+          'authentication_failed',
+          `${this.label} refused the user name or password`,
+          { url: publicUrl(url), http_status: status },
+          false,
+        );
       }
       throw error;
     }
   }
 
-  private headers(): Record<string, string> {
-    return this.token ? { authorization: `Token ${this.token}` } : {};
+  /** Runs an authenticated request; a 401 on the shared sign-in signs in again once and repeats it. */
+  private async authed<T>(send: (headers: Record<string, string>) => Promise<T>): Promise<T> {
+    if (this.fixedToken) return send({ authorization: `Token ${this.fixedToken}` });
+    const session = this.session();
+    const token = await session.token;
+    try {
+      return await send({ authorization: `Token ${token}` });
+    } catch (error) {
+      if (!(error instanceof ConnectorError && error.details.http_status === 401)) throw error;
+      this.ctx.log.info({ server: publicUrl(this.access.url) }, 'QFieldCloud token expired; signing in again');
+      const renewed = await this.renew(session).token;
+      return send({ authorization: `Token ${renewed}` });
+    }
   }
 
   private async get<T>(path: string, what: string): Promise<T> {
-    if (!this.token) await this.signIn();
     const url = `${this.root}${path}`;
     try {
-      return (await fetchJson<T>({ url, headers: this.headers(), label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json;
+      return await this.authed(async (headers) => (await fetchJson<T>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json);
     } catch (error) {
       if (error instanceof ConnectorError && error.reason === 'not_found')
         throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
@@ -114,11 +191,10 @@ export class QfcClient {
 
   /** Every project the account can see (its own and shared with it), page by page. */
   async projects(): Promise<QfcProject[]> {
-    if (!this.token) await this.signIn();
     const all: QfcProject[] = [];
     for (let offset = 0; ; offset += PAGE) {
       const url = `${this.root}projects/?limit=${PAGE}&offset=${offset}`;
-      const got = await fetchJson<QfcProject[]>({ url, headers: this.headers(), label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT);
+      const got = await this.authed((headers) => fetchJson<QfcProject[]>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT));
       if (!Array.isArray(got.json))
         throw new ConnectorError('invalid_response', `${this.label} answered the project list with something other than a list`, {}, false);
       all.push(...got.json);
@@ -139,12 +215,10 @@ export class QfcClient {
 
   /** Streams a project file to `file` (size-limited); the project path never becomes a server path. */
   async download(projectId: string, name: string, file: string): Promise<number> {
-    if (!this.token) await this.signIn();
     const url = `${this.root}files/${encodeURIComponent(projectId)}/${listedPathSegments(name, this.label)}/`;
     try {
-      const got = await download(
-        { url, headers: this.headers(), label: `${this.label}: ${name}`, filename: path.basename(file) },
-        { ...this.ctx, workDir: path.dirname(file) },
+      const got = await this.authed((headers) =>
+        download({ url, headers, label: `${this.label}: ${name}`, filename: path.basename(file) }, { ...this.ctx, workDir: path.dirname(file) }),
       );
       return got.bytes;
     } catch (error) {

@@ -68,15 +68,17 @@ export const qfieldcloud = defineConnector({
   example: { url: 'https://app.qfield.cloud', username: 'surveyor', password: '…' },
   implemented: true,
   verifiedAgainst:
-    'a stand-in of the QFieldCloud REST API (test/servers/qfieldcloud, written from opengisch/QFieldCloud and qfieldcloud-sdk), checked in the suite by qfieldcloud-sdk 0.18.0 (PyPI) listing and downloading its projects; no QFieldCloud server is installable from the package registries',
+    'a stand-in of the QFieldCloud REST API (test/servers/qfieldcloud) following QFieldCloud v26.25 as its source reads (tokens that expire each other, error bodies, downloads, project names), checked in the suite by qfieldcloud-sdk 0.18.0 (PyPI) listing and downloading its projects; no QFieldCloud server is installable from the package registries. (what a server built from its repository answered in issue 38 is reproduced by the stand-in, not re-run here)',
   notes: [
-    "Reads through QFieldCloud's REST API (`/api/v1/`) as `qfieldcloud-sdk` does: `POST auth/login/` with the user name and password answers a token (or the saved API token is used), sent as `Authorization: Token …`; `projects/` lists the projects the account can see; `files/{project}/` lists a project's files with their md5 (the storage ETag); `files/{project}/{file}/` answers the file, usually as a redirect to presigned storage (followed; the token is not sent to another origin).",
+    "Reads through QFieldCloud's REST API (`/api/v1/`) as `qfieldcloud-sdk` does: `POST auth/login/` with the user name and password answers a token (or the saved API token is used), sent as `Authorization: Token …`; `projects/` lists the projects the account can see; `files/{project}/` lists a project's files with their md5 (the storage ETag); `files/{project}/{file}/` answers the file (a redirect to another origin is followed without the token).",
+    '',
+    "- **One sign-in per account**: QFieldCloud keeps one live token per user for clients it cannot name (geoflow is one), and every sign-in expires the others; so the service signs in once per server and account and shares that token between all operations running at the same time (Runs, inspects, connection tests). When the server answers 401 (the token expired, or the user's own script of the same kind signed in), it signs in again once and repeats the request. A saved API token is used as it is (an expired one → `authentication_failed`).",
     '',
     "- **source_resource**: `project` (its id, or `owner/name`), `file` (path in the project, e.g. `survey.gpkg`) and optionally `layer`: one layer of a GeoPackage is copied into its own GeoPackage for the Run (a shapefile's `.shx`, `.dbf`, `.prj` and `.cpg` are downloaded with its `.shp`).",
     "- **Unchanged skip** (Jobs): the file's md5 as the server lists it is kept; a Run that finds the same md5 ends early as unchanged without downloading anything.",
     "- **Projects and inspect** (`POST /api/v1/sources/{id}/projects`, `/inspect-project`): projects with id, name, owner, description and last data update; a project's files, and for each vector file (GeoPackage, GeoJSON, FlatGeobuf, KML, GML, GPX, SQLite, shapefile) its layers with geometry type, CRS and feature count, read with GDAL from a copy downloaded to a temporary folder that is removed afterwards.",
     '- **Not a Workspace import**: the spec refuses qfieldcloud on `POST /workspaces`; use it as a Job Source.',
-    '- **Failures**: wrong user name or password (400 or 401 at sign-in) → `authentication_failed`, 403 → `permission_denied`, a missing project or file → `not_found`.',
+    '- **Failures**: wrong user name or password (401 at sign-in; 400 from older servers) → `authentication_failed`, 403 → `permission_denied`, a missing project or file → `not_found`.',
   ].join('\n'),
   async test(config, ctx) {
     const client = clientOf(config, ctx);

@@ -1,8 +1,10 @@
+import path from 'node:path';
 import gdal from 'gdal-async';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { featureserver as sut } from '../../connectors/featureserver/index.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../servers/http/server.js';
 import { startFeatureServer, type FeatureServerFixture } from '../servers/featureserver/server.js';
+import { KOOP_VERSION, startKoop, type KoopServer } from '../servers/koop/server.js';
 import { fixtureDir } from '../support/fixtures.js';
 import { closedPort, connectorContext, expectConnectorError, filesIn } from './support.js';
 
@@ -121,10 +123,95 @@ describe('featureserver connector against a local FeatureServer-protocol server'
     expect(badWhere.message).toContain('Unable to complete operation');
   });
 
+  it("keeps the server's object ids on every page, widens Integer fields that carry decimals, and refuses another layer than the one asked for (issue 38)", async () => {
+    const koopLike = await startFeatureServer({ assessments: true, missingLayerAsLayer0: true });
+    try {
+      const got = await extract({ url: koopLike.url }, { layer: 3 });
+      expect(got.features).toBe(120);
+      const ds = gdal.open(got.file);
+      try {
+        const layer = ds.layers.get(0);
+        const rows = layer.features.map((f) => ({ fid: f.fid, ...(f.fields.toObject() as { parcel: string; assessed: number }) }));
+        // 50 a page: ids from pages 2 and 3 too are the server's (5001, 5004, …), not renumbered
+        expect(rows.map((r) => r.fid)).toEqual(koopLike.layers[3]!.features.map((f) => f.attributes.OBJECTID));
+        expect(layer.fields.get('assessed').type).toBe(gdal.OFTReal);
+        expect(rows.find((r) => r.parcel === 'P-51')!.assessed).toBe(10192317.3 + 50);
+        expect(rows.find((r) => r.parcel === 'P-1')!.assessed).toBe(400000);
+      } finally {
+        ds.close();
+      }
+      // Koop answers a layer id it lacks with layer 0: that is not_found, not Parcels
+      const missing = await expectConnectorError(extract({ url: koopLike.url }, { layer: 7 }), 'not_found');
+      expect(missing.message).toContain('no layer 7');
+    } finally {
+      await koopLike.stop();
+    }
+  });
+
   it('stops at the size limit while paging, leaving nothing behind', async () => {
     const ctx = connectorContext({ maxBytes: 30 * 1024 });
     const error = await expectConnectorError(extract({ url: open.url }, { layer: 0 }, ctx), 'too_large');
     expect(error.details.max_bytes).toBe(30 * 1024);
     expect(filesIn(ctx.workDir)).toEqual([]);
+  });
+});
+
+describe('featureserver connector against Koop 10.4 (a real FeatureServer: @koopjs/koop-core with the file GeoJSON provider)', () => {
+  let koop: KoopServer;
+  const trees = Array.from({ length: 130 }, (_, i) => ({
+    type: 'Feature',
+    // ids that are not 1…N, a height declared Integer by Koop (its first value is whole) that has decimals later, and non-ASCII text
+    properties: {
+      tree_id: 9001 + i * 7,
+      height: i < 50 ? 12 : 12.5 + i,
+      species: i % 2 ? 'Tilia cordata' : 'Acer pseudoplatanus',
+      street: `Bahnhofstraße ${i}`,
+    },
+    geometry: { type: 'Point', coordinates: [7.4 + i * 0.001, 46.9 + (i % 10) * 0.001] },
+  }));
+
+  beforeAll(async () => {
+    koop = await startKoop(path.join(fixtureDir(), 'koop'));
+    console.log(`Koop ${KOOP_VERSION} started in ${koop.startupMs} ms`);
+    koop.addGeoJson('trees', { type: 'FeatureCollection', metadata: { idField: 'tree_id', maxRecordCount: 50, name: 'Trees' }, features: trees });
+  });
+  afterAll(async () => koop?.stop());
+
+  it('tests the service, and reads a paged layer keeping ids, decimals and text; where filters', async () => {
+    const url = koop.serviceUrl('trees');
+    expect(await sut.test!(sut.configuration.parse({ url }), connectorContext())).toMatchObject({ ok: true, status: 'ok' });
+    const got = await sut.source!.extract(sut.configuration.parse({ url }), sut.source!.resource.parse({ layer: 0 }), connectorContext(), { sync: null });
+    expect(got).toMatchObject({ filename: 'Trees.gpkg', features: 130 });
+    const ds = gdal.open(got.file);
+    try {
+      const layer = ds.layers.get(0);
+      expect(layer.srs?.getAuthorityCode(null)).toBe('4326');
+      const rows = layer.features.map((f) => ({ fid: f.fid, ...(f.fields.toObject() as { height: number; street: string }) }));
+      expect(rows.map((r) => r.fid)).toEqual(trees.map((t) => t.properties.tree_id));
+      expect(layer.fields.get('height').type).toBe(gdal.OFTReal);
+      expect(rows.map((r) => r.height)).toEqual(trees.map((t) => t.properties.height));
+      expect(rows[77]!.street).toBe('Bahnhofstraße 77');
+    } finally {
+      ds.close();
+    }
+    const lindens = await sut.source!.extract(
+      sut.configuration.parse({ url }),
+      sut.source!.resource.parse({ layer: 0, where: "species = 'Tilia cordata'" }),
+      connectorContext(),
+      { sync: null },
+    );
+    expect(lindens.features).toBe(65);
+  });
+
+  it('refuses the layer Koop answers for an id it lacks (layer 0); a missing service fails the connection test', async () => {
+    const missing = await expectConnectorError(
+      sut.source!.extract(sut.configuration.parse({ url: koop.serviceUrl('trees') }), sut.source!.resource.parse({ layer: 7 }), connectorContext(), {
+        sync: null,
+      }),
+      'not_found',
+    );
+    expect(missing.message).toContain('no layer 7');
+    const test = await sut.test!(sut.configuration.parse({ url: koop.serviceUrl('nothing-here') }), connectorContext());
+    expect(test.ok).toBe(false);
   });
 });

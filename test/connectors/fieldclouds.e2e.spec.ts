@@ -119,7 +119,7 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     const mInspected = (await api.call('POST', `/api/v1/sources/${mm.id}/inspect-project`, { project: 'benches', version: 'v1' })).json();
     expect(mInspected).toMatchObject({
       version: 'v1',
-      versions: [{ name: 'v1' }, { name: 'v0' }],
+      versions: [{ name: 'v1' }],
       files: [
         {
           name: 'benches.gpkg',
@@ -152,7 +152,7 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
   it('a Job from a QFieldCloud GeoPackage layer into PostGIS: succeeded, unchanged on a second Run, a new upload picked up', async () => {
     const target = await createPostgisTarget();
     try {
-      const projectId = qfc.addProject('Street trees 2026');
+      const projectId = qfc.addProject('street-trees-2026');
       qfc.putFile(projectId, 'survey.gpkg', readFileSync(surveyGpkg(dir, 12)));
       const source = await created('sources', 'qfieldcloud', { url: qfc.url, username: qfc.user.username, password: qfc.user.password });
       const destination = await created('destinations', 'postgis', target.configuration);

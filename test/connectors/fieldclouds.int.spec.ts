@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gdrive } from '../../connectors/gdrive/index.js';
 import { merginmaps } from '../../connectors/merginmaps/index.js';
+import { forgetQfcSessions } from '../../connectors/qfieldcloud/api.js';
 import { qfieldcloud } from '../../connectors/qfieldcloud/index.js';
 import { gdal } from '../../geo/datasets/gdal.js';
 import { fixtureDir, surveyGpkg } from '../support/fixtures.js';
@@ -43,11 +44,11 @@ describe('qfieldcloud', () => {
 
   beforeAll(async () => {
     server = await startQfieldcloud();
-    projectId = server.addProject('Tree survey', 'Urban trees, spring campaign');
+    projectId = server.addProject('tree-survey', 'Urban trees, spring campaign');
     server.addProject('Hydrants');
     survey = readFileSync(surveyGpkg(dir, 12));
     server.putFile(projectId, 'survey.gpkg', survey);
-    server.putFile(projectId, 'Tree survey.qgs', Buffer.from('<qgis/>'));
+    server.putFile(projectId, 'tree-survey.qgs', Buffer.from('<qgis/>'));
     server.putFile(projectId, 'DCIM/tree-1.jpg', Buffer.from('jpeg'));
   });
   afterAll(async () => server?.stop());
@@ -65,11 +66,11 @@ describe('qfieldcloud', () => {
       project_id: projectId,
       directory: path.join(dir, 'sdk'),
     });
-    expect(seen.projects.map((p) => p.name).sort()).toEqual(['Hydrants', 'Tree survey']);
+    expect(seen.projects.map((p) => p.name).sort()).toEqual(['Hydrants', 'tree-survey']);
     expect(seen.files.find((f) => f.name === 'survey.gpkg')).toEqual({ name: 'survey.gpkg', md5sum: md5(survey), versions: 1 });
     expect(seen.downloaded['survey.gpkg']).toBe(md5(survey));
-    expect(Object.keys(seen.downloaded).sort()).toEqual(['DCIM/tree-1.jpg', 'Tree survey.qgs', 'survey.gpkg']);
-    expect(seen.wrong_password_status).toBe(400);
+    expect(Object.keys(seen.downloaded).sort()).toEqual(['DCIM/tree-1.jpg', 'survey.gpkg', 'tree-survey.qgs']);
+    expect(seen.wrong_password_status).toBe(401);
   });
 
   it('tests: signed in, wrong password, closed port, token', async () => {
@@ -87,7 +88,7 @@ describe('qfieldcloud', () => {
   it('lists projects and inspects one: files, and the layers of its GeoPackage', async () => {
     const projects = await qfieldcloud.projects!.list(config(), connectorContext());
     expect(projects.find((p) => p.id === projectId)).toMatchObject({
-      name: 'Tree survey',
+      name: 'tree-survey',
       owner: 'surveyor',
       description: 'Urban trees, spring campaign',
       version: null,
@@ -102,12 +103,12 @@ describe('qfieldcloud', () => {
     ]);
     expect(inspected.files.find((f) => f.name === 'DCIM/tree-1.jpg')!.layers).toBeNull();
     // by owner/name too; an unknown project is not_found
-    expect((await qfieldcloud.projects!.inspect(config(), { project: 'surveyor/Tree survey' }, connectorContext())).project.id).toBe(projectId);
+    expect((await qfieldcloud.projects!.inspect(config(), { project: 'surveyor/tree-survey' }, connectorContext())).project.id).toBe(projectId);
     await expectConnectorError(qfieldcloud.projects!.inspect(config(), { project: 'nobody/Nothing' }, connectorContext()), 'not_found');
   });
 
   it('never turns a listed file name into a request for another path of the server (issue 32)', async () => {
-    const crafted = server.addProject('Crafted names');
+    const crafted = server.addProject('crafted-names');
     server.putFile(crafted, '../../../../admin/settings.gpkg', survey);
     server.putFile(crafted, 'ok.gpkg', survey);
     const before = server.requests.length;
@@ -127,22 +128,45 @@ describe('qfieldcloud', () => {
     const first = await qfieldcloud.source!.extract(config(), resource, connectorContext(), {});
     expect(first).toMatchObject({ filename: 'trees.gpkg', sync: { cursor: { project: projectId, file: 'survey.gpkg', md5sum: md5(survey) } } });
     expect(featureCount(first.file)).toBe(12);
-    const downloads = server.storageRequests.length;
+    const fileDownloads = () => server.requests.filter((r) => r.path.startsWith(`/api/v1/files/${projectId}/survey.gpkg`)).length;
+    const downloads = fileDownloads();
     const again = await qfieldcloud.source!.extract(config(), resource, connectorContext(), { sync: first.sync! });
     expect(again.unchanged).toBe(true);
-    expect(server.storageRequests.length).toBe(downloads);
+    expect(fileDownloads()).toBe(downloads);
     const newer = readFileSync(surveyGpkg(dir, 15));
     server.putFile(projectId, 'survey.gpkg', newer);
     const third = await qfieldcloud.source!.extract(config(), resource, connectorContext(), { sync: first.sync! });
     expect(third.unchanged).toBeFalsy();
     expect(featureCount(third.file)).toBe(15);
-    // The token never went to storage (a presigned URL needs none).
-    expect(server.storageRequests.length).toBeGreaterThan(downloads);
-    expect(server.storageRequests.every((r) => r.authorization === null)).toBe(true);
+    expect(fileDownloads()).toBeGreaterThan(downloads);
     await expectConnectorError(qfieldcloud.source!.extract(config(), { ...resource, layer: 'nope' }, connectorContext(), {}), 'not_found');
     await expectConnectorError(qfieldcloud.source!.extract(config(), { ...resource, file: 'missing.gpkg' }, connectorContext(), {}), 'not_found');
     const stranger = { ...config(), username: server.stranger.username, password: server.stranger.password };
     await expectConnectorError(qfieldcloud.source!.extract(stranger, resource, connectorContext(), {}), 'permission_denied');
+  });
+
+  it('shares one sign-in between concurrent operations, and signs in again once when the token expired (issue 38)', async () => {
+    // QFieldCloud keeps one live token per user for clients it cannot name, and each sign-in
+    // expires the others: operations that signed in each for themselves threw each other out.
+    forgetQfcSessions();
+    const before = server.signIns.get(server.user.username) ?? 0;
+    const resource = { project: projectId, file: 'survey.gpkg', layer: 'trees' };
+    const results = await Promise.allSettled([
+      ...[1, 2, 3, 4].map(() => qfieldcloud.source!.extract(config(), resource, connectorContext(), {})),
+      qfieldcloud.projects!.inspect(config(), { project: projectId }, connectorContext()),
+      qfieldcloud.projects!.inspect(config(), { project: 'tree-survey' }, connectorContext()),
+    ]);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    expect((server.signIns.get(server.user.username) ?? 0) - before).toBe(1);
+
+    // The token expires (or the user's own script signs in with the same kind of client): one more sign-in, and the Run goes on.
+    server.expireTokens();
+    const after = await qfieldcloud.source!.extract(config(), resource, connectorContext(), {});
+    expect(featureCount(after.file)).toBe(15);
+    expect((server.signIns.get(server.user.username) ?? 0) - before).toBe(2);
+    // A saved API token that expired is not retried: there is nothing to sign in with.
+    const byToken = qfieldcloud.configuration.parse({ url: server.url, token: server.user.token }) as ConfigOf<typeof qfieldcloud>;
+    await expectConnectorError(qfieldcloud.source!.extract(byToken, resource, connectorContext(), {}), 'authentication_failed');
   });
 });
 
@@ -182,7 +206,7 @@ describe('merginmaps', () => {
       directory: path.join(dir, 'mergin'),
     });
     expect(seen.projects).toEqual([{ name: 'street-trees', namespace: server.workspace, version: 'v1' }]);
-    // project_versions() starts at v1 (v0 is the empty project it was created as)
+    // the history starts at v1, as the real server lists it
     expect(seen.versions).toEqual(['v1']);
     expect(seen.files).toEqual({ 'survey.gpkg': sha1(v1), 'project.qgz': sha1(Buffer.from('qgz')) });
     expect(seen.wrong_password).toBeTruthy();
@@ -202,7 +226,9 @@ describe('merginmaps', () => {
     expect(projects).toEqual([expect.objectContaining({ id: 'street-trees', owner: server.workspace, version: 'v1' })]);
     const inspected = await merginmaps.projects!.inspect(config(), { project: 'street-trees' }, connectorContext());
     expect(inspected.version).toBe('v1');
-    expect(inspected.versions.map((v) => v.name)).toEqual(['v1', 'v0']);
+    expect(inspected.versions.map((v) => v.name)).toEqual(['v1']);
+    // the list's RFC 1123 date comes out as ISO 8601, like the detail's
+    expect(projects[0]!.updated).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(inspected.files.find((f) => f.name === 'survey.gpkg')).toMatchObject({
       checksum: sha1(v1),
       layers: [expect.objectContaining({ name: 'trees', feature_count: 10 }), expect.objectContaining({ name: 'plots', feature_count: 2 })],
@@ -228,6 +254,28 @@ describe('merginmaps', () => {
     expect(featureCount(pinned.file)).toBe(10);
     const stranger = { ...config(), username: server.stranger.username, password: server.stranger.password };
     await expectConnectorError(merginmaps.source!.extract(stranger, resource, connectorContext(), {}), 'permission_denied');
+  });
+
+  it('checks the workspace through /v1/workspaces, and signs a stale session in again once (issue 38)', async () => {
+    // The server lists an unknown only_namespace as empty: without the check this said "0 project(s)".
+    const elsewhere = { ...config(), workspace: 'no-such-team' };
+    const test = await merginmaps.test!(elsewhere, connectorContext());
+    expect(test).toMatchObject({ ok: false, status: 'not_found' });
+    expect(test.message).toContain('no-such-team');
+    expect(test.message).toContain(server.workspace);
+    await expectConnectorError(merginmaps.projects!.list(elsewhere, connectorContext()), 'not_found');
+    const stranger = { ...config(), username: server.stranger.username, password: server.stranger.password };
+    await expectConnectorError(merginmaps.projects!.list(stranger, connectorContext()), 'not_found');
+
+    // A session that went stale mid-operation answers 403 or empty lists (not 401): one more sign-in, then on.
+    const signInsBefore = server.signIns;
+    server.expireSessionsAt('/v1/workspaces');
+    expect((await merginmaps.projects!.list(config(), connectorContext())).map((p) => p.id)).toEqual(['street-trees']);
+    server.expireSessionsAt('/v1/project/raw/');
+    const got = await merginmaps.source!.extract(config(), { project: 'street-trees', file: 'survey.gpkg', layer: 'trees' }, connectorContext(), {});
+    expect(featureCount(got.file)).toBe(14);
+    // each operation signed in, and again once when its session went stale
+    expect(server.signIns - signInsBefore).toBe(4);
   });
 });
 

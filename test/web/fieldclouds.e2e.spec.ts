@@ -20,9 +20,9 @@ describe.skipIf(skip)(`browser: QFieldCloud projects on the Source page and in t
 
   beforeAll(async () => {
     qfc = await startQfieldcloud();
-    projectId = qfc.addProject('Street trees', 'Spring campaign');
+    projectId = qfc.addProject('street-trees', 'Spring campaign');
     qfc.putFile(projectId, 'survey.gpkg', readFileSync(surveyGpkg(fixtureDir(), 7)));
-    qfc.putFile(projectId, 'Street trees.qgs', Buffer.from('<qgis/>'));
+    qfc.putFile(projectId, 'street-trees.qgs', Buffer.from('<qgis/>'));
     server = await startServer();
     browser = await launchBrowser();
     await logIn(browser.page, server.url);
@@ -49,13 +49,13 @@ describe.skipIf(skip)(`browser: QFieldCloud projects on the Source page and in t
     const projects = page.getByTestId('project-browser');
     await projects.getByRole('button', { name: 'Projects' }).click();
     await projects.locator(`tr[data-project="${projectId}"]`).waitFor({ timeout: 20_000 });
-    await projects.getByRole('button', { name: 'Inspect Street trees' }).click();
+    await projects.getByRole('button', { name: 'Inspect street-trees' }).click();
     const trees = projects.locator('tr[data-file="survey.gpkg"][data-layer="trees"]');
     await trees.waitFor({ timeout: 30_000 });
     expect(await trees.textContent()).toContain('POINT');
     expect(await trees.textContent()).toContain('EPSG:4326');
     expect(await trees.textContent()).toContain('7');
-    expect(await projects.locator('tr[data-file="Street trees.qgs"]').textContent()).toContain('not a vector file');
+    expect(await projects.locator('tr[data-file="street-trees.qgs"]').textContent()).toContain('not a vector file');
     expect(await page.content()).not.toContain(qfc.user.password);
     expect(await unlabelledControls(page)).toEqual([]);
   });
@@ -68,7 +68,7 @@ describe.skipIf(skip)(`browser: QFieldCloud projects on the Source page and in t
     await page.getByText('Pick a project, file and layer of “Field survey”').click();
     const picker = page.getByTestId('project-browser');
     await picker.getByRole('button', { name: 'Projects' }).click();
-    await picker.getByRole('button', { name: 'Inspect Street trees' }).click();
+    await picker.getByRole('button', { name: 'Inspect street-trees' }).click();
     await picker.getByRole('button', { name: 'Use survey.gpkg › trees' }).click();
     expect(await page.getByRole('textbox', { name: /^Project/ }).inputValue()).toBe(projectId);
     expect(await page.getByRole('textbox', { name: /^File/ }).inputValue()).toBe('survey.gpkg');

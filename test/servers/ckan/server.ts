@@ -4,18 +4,30 @@ import type { AddressInfo } from 'node:net';
 
 /*
  * A stand-in for CKAN's Action API (API version 3) and its file store, for the ckan connector's
- * suites. Real CKAN 2.12 needs Solr (not in Debian's archive) to index datasets at creation, so it
- * cannot run here. Written from CKAN's ckan/logic/action/get.py and its API docs, and checked by
- * ckanapi (PyPI) in test/connectors/ckan.int.spec.ts:
+ * suites. It follows CKAN 2.12 as ckan/ckan's source reads at commit 2dbe2c1 (August 2026, master,
+ * 2.13.0a0; the parts below are as in 2.12.0): ckan/logic/action/get.py (status_show, package_show,
+ * resource_show, package_search, user_show), ckan/logic/auth/get.py, ckan/views/resource.py
+ * (download), ckan/logic/validators.py (if_empty_guess_format, clean_format) and
+ * ckan/config/resource_formats.json. It is checked by ckanapi (PyPI) in
+ * test/connectors/ckan.int.spec.ts. Real CKAN needs Solr to index datasets at creation; see
+ * test/servers/README.md.
  *
  * - POST (JSON or form body) or GET (query) /api/3/action/{name}; answers
  *   {"help": …, "success": true, "result": …} or {"help": …, "success": false, "error":
  *   {"__type": "Not Found Error" | "Authorization Error" | "Validation Error", …}} with 404 / 403 / 409.
- * - status_show, package_show (id or name), resource_show, package_search (q, rows, start), package_list.
- * - Private datasets are readable with the API token in Authorization (or X-CKAN-API-Key); others get
- *   Authorization Error from the API and 404 from the download, as CKAN's resource view answers.
- * - Uploaded files at /dataset/{id}/resource/{rid}/download/{name}, with an ETag; links elsewhere
- *   are stored as given (the suites point one at http://localhost:port/external/…, another origin).
+ * - status_show (with site_url), package_show (id or name), resource_show, package_search (q, rows,
+ *   start), package_list, user_show (no id: the token's user; anonymous: Not Found).
+ * - An unknown API token is anonymous, as CKAN treats it. Private datasets are readable with the
+ *   API token in Authorization (or X-CKAN-API-Key); others get Authorization Error from the API and
+ *   403 "Not authorized to download resource" from the download.
+ * - Formats are stored as CKAN stores them: typed names become the short name of
+ *   resource_formats.json ("csv" → "CSV", "Shapefile" → "SHP"), and a resource without a format
+ *   gets the one guessed from its URL's file name.
+ * - Uploaded files at {site_url}/dataset/{id}/resource/{rid}/download/{name}: CKAN builds the URL
+ *   from ckan.site_url (option siteUrl; default the stand-in's own URL), whatever host the request
+ *   used. Downloads send ETag and Last-Modified and answer If-None-Match / If-Modified-Since with
+ *   304, as Flask's send_file does. Links elsewhere are stored as given (the suites point one at
+ *   http://localhost:port/external/…, another origin).
  */
 
 export interface StandInResource {
@@ -50,6 +62,10 @@ export interface CkanStandIn {
   /** The same server under another origin (http://localhost:port): for links to "another host". */
   otherOrigin: string;
   token: string;
+  /** The user the token belongs to. */
+  user: string;
+  /** ckan.site_url: where upload URLs point. */
+  siteUrl: string;
   addDataset(d: { name: string; title: string; private?: boolean }): Dataset;
   /** Adds an uploaded resource (its file served by the stand-in); `at` is its last_modified. */
   upload(dataset: string, r: { name: string; format: string; filename: string; body: Buffer; at: string; mimetype?: string }): StandInResource;
@@ -77,8 +93,33 @@ async function paramsOf(req: IncomingMessage, url: URL): Promise<Record<string, 
   return { ...params, ...Object.fromEntries(new URLSearchParams(text)) };
 }
 
-export async function startCkanStandIn(options: { token?: string; version?: string } = {}): Promise<CkanStandIn> {
+/** The rows of resource_formats.json the suites use: every spelling → CKAN's short name. */
+const FORMATS: Record<string, string> = {
+  csv: 'CSV',
+  'comma separated values file': 'CSV',
+  'text/csv': 'CSV',
+  geojson: 'GeoJSON',
+  'application/geo+json': 'GeoJSON',
+  json: 'JSON',
+  'application/json': 'JSON',
+  shp: 'SHP',
+  shapefile: 'SHP',
+  'esri shapefile': 'SHP',
+  zip: 'ZIP',
+  'application/zip': 'ZIP',
+  kml: 'KML',
+};
+/** Python's mimetypes.guess_type for the extensions the suites use (what if_empty_guess_format stores before clean_format). */
+const GUESSED: Record<string, string> = { csv: 'text/csv', json: 'application/json', zip: 'application/zip', kml: 'application/vnd.google-earth.kml+xml' };
+const cleanFormat = (format: string, url: string): string => {
+  const typed = format || GUESSED[/\.([a-z0-9]+)$/i.exec(new URL(url, 'http://x').pathname)?.[1]?.toLowerCase() ?? ''] || '';
+  return FORMATS[typed.toLowerCase()] ?? typed;
+};
+
+export async function startCkanStandIn(options: { token?: string; version?: string; siteUrl?: (base: string) => string } = {}): Promise<CkanStandIn> {
   const token = options.token ?? `ckan-token-${randomUUID()}`;
+  const user = 'publisher';
+  let siteUrl = '';
   const datasets = new Map<string, Dataset>();
   const files = new Map<string, { body: Buffer; type: string; etag: string }>();
   const externals = new Map<string, Buffer>();
@@ -140,8 +181,8 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
           return ok({
             site_title: 'City Open Data (stand-in)',
             site_description: '',
-            site_url: base,
-            ckan_version: options.version ?? '2.11.3',
+            site_url: siteUrl,
+            ckan_version: options.version ?? '2.12.0',
             error_emails_to: null,
             locale_default: 'en',
             extensions: ['stats', 'text_view'],
@@ -187,6 +228,19 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
             results: all.slice(start, start + rows).map(packageDict),
           });
         }
+        case 'user_show': {
+          // No id: the requesting user; anonymous (no token, or one CKAN does not know) has none.
+          const id = String(params.id ?? (authorized ? user : ''));
+          if (id !== user) return notFound('User not found');
+          return ok({
+            id: 'u-1',
+            name: user,
+            display_name: 'Publisher',
+            state: 'active',
+            sysadmin: false,
+            ...(authorized ? { email: `${user}@example.org` } : {}),
+          });
+        }
         default:
           return fail(400, { __type: 'Bad request', message: `Bad request - Action name not known: ${name}` });
       }
@@ -196,10 +250,16 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
     if (download) {
       const found = findResource(download[2]!);
       const file = files.get(download[2]!);
-      // CKAN's resource download answers 404 for resources the user may not read.
-      if (!found || !file || (found.dataset.private && !authorized)) return res.writeHead(404, { 'content-type': 'text/plain' }).end('Resource not found');
-      if (req.headers['if-none-match'] === file.etag) return res.writeHead(304, { etag: file.etag }).end();
-      return res.writeHead(200, { 'content-type': file.type, 'content-length': file.body.length, etag: file.etag }).end(file.body);
+      if (!found || !file) return res.writeHead(404, { 'content-type': 'text/html' }).end('Resource not found');
+      // views/resource.py: NotAuthorized → 403.
+      if (found.dataset.private && !authorized) return res.writeHead(403, { 'content-type': 'text/html' }).end('Not authorized to download resource');
+      const lastModified = new Date(`${found.resource.last_modified ?? found.resource.created}Z`);
+      lastModified.setMilliseconds(0);
+      const validators = { etag: file.etag, 'last-modified': lastModified.toUTCString() };
+      const since = Date.parse(req.headers['if-modified-since'] ?? '');
+      const notModified = req.headers['if-none-match'] !== undefined ? req.headers['if-none-match'] === file.etag : since >= lastModified.getTime();
+      if (notModified) return res.writeHead(304, validators).end();
+      return res.writeHead(200, { 'content-type': file.type, 'content-length': file.body.length, ...validators }).end(file.body);
     }
     const external = /^\/external\/(.+)$/.exec(url.pathname);
     if (external && externals.has(external[1]!)) {
@@ -212,6 +272,7 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   base = `http://127.0.0.1:${port}`;
+  siteUrl = options.siteUrl?.(base) ?? base;
   const etagOf = (body: Buffer) => `"${createHash('sha1').update(body).digest('hex').slice(0, 16)}"`;
 
   const add = (
@@ -224,6 +285,7 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
     const created = at ?? new Date().toISOString().replace('Z', '');
     const resource: StandInResource = {
       ...rest,
+      format: cleanFormat(rest.format, rest.url),
       id: r.id ?? randomUUID(),
       package_id: d.id,
       position: d.resources.length,
@@ -241,6 +303,10 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
     url: base,
     otherOrigin: `http://localhost:${port}`,
     token,
+    user,
+    get siteUrl() {
+      return siteUrl;
+    },
     requests,
     addDataset(d) {
       const dataset: Dataset = {
@@ -262,7 +328,7 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
         id,
         name: r.name,
         format: r.format,
-        url: `${base}/dataset/${packageId}/resource/${id}/download/${r.filename}`,
+        url: `${siteUrl}/dataset/${packageId}/resource/${id}/download/${r.filename}`,
         url_type: 'upload',
         last_modified: r.at,
         at: r.at,

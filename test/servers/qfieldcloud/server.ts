@@ -1,22 +1,33 @@
-import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { formOrJson, HttpAnswer, readBody, sendBytes, sendJson, serveStandIn, type StandIn } from '../standin.js';
 
 /*
- * A stand-in for QFieldCloud's REST API (/api/v1/), written from opengisch/QFieldCloud's views
- * (auth, projects, files) and qfieldcloud-sdk's requests; no QFieldCloud server can be installed
- * from the package registries. It is checked in the suite by qfieldcloud-sdk itself
- * (test/servers/vendor-clients/check_qfieldcloud.py), so it answers what the real one does:
+ * A stand-in for QFieldCloud's REST API (/api/v1/). It follows opengisch/QFieldCloud v26.25
+ * (commit ccae91d, August 2026; checked in docker-app/qfieldcloud: authentication/models.py and
+ * authentication.py for tokens, core/rest_utils.py and core/exceptions.py for error bodies,
+ * filestorage/view_helpers.py for downloads, project/models.py for project names) and
+ * qfieldcloud-sdk's requests; no QFieldCloud server can be installed from the package registries.
+ * It is checked in the suite by qfieldcloud-sdk itself (test/servers/vendor-clients/check_qfieldcloud.py):
  *
- *   POST auth/login/                 {username, password} as form or JSON → {token, username, email}; wrong → 400
+ *   POST auth/login/                 {username, password} as form or JSON → {token, username, email};
+ *                                    wrong → 401 {code: "authentication_failed", message}
  *   GET  auth/user/                  the signed-in user
  *   GET  projects/?limit&offset      projects the user may read, paged; X-Next-Page when more follow
  *   GET  projects/{id}/              one project (404 unknown, 403 not a collaborator)
  *   GET  files/{id}/                 [{name, size, md5sum, sha256, last_modified, is_attachment, versions: […]}]
- *   GET  files/{id}/{name}/[?version] 302 to presigned storage (/storage/…?signature=…), as the real server
- *                                    answers with object storage behind it
+ *   GET  files/{id}/{name}/[?version] the file itself, 200 (206 for a Range), as nginx answers it
+ *                                    through X-Accel-Redirect: no redirect to storage
  *
- * `Authorization: Token <token>` (keyword in any case, as Django REST framework accepts it);
- * without a valid one every call but login answers 401. Paths work with and without the final slash.
+ * Errors are {code, message} with the status of QFieldCloud's exception (401, 403, 404, 405).
+ * `Authorization: Token <token>` (keyword in any case, as Django REST framework accepts it).
+ * Tokens behave as AuthToken does: each has a client type guessed from the User-Agent at sign-in
+ * (`sdk|…`, `cli|…`, `qfield|…`, a QGIS or browser agent, else "unknown"); for the single-token
+ * types (qfield, qfieldsync, unknown) every sign-in and every authenticated request expires the
+ * user's other live tokens of that type; an expired or unknown token answers 401
+ * {code: "token_authentication_failed"}. Each user also has an API token of type "sdk"
+ * (`user.token`), which sign-ins of other types leave alone. Project names are letters, digits,
+ * `_`, `-` and `.` (no spaces), as the server validates them. Paths work with and without the
+ * final slash.
  */
 
 interface Version {
@@ -45,9 +56,29 @@ export interface QfcUser {
   token: string;
 }
 
+interface Token {
+  key: string;
+  user: QfcUser;
+  clientType: string;
+  expired: boolean;
+}
+
+/** AuthToken.guess_client_type. */
+const clientType = (userAgent: string): string => {
+  if (userAgent.startsWith('qfield|')) return 'qfield';
+  if (userAgent.startsWith('sdk|')) return 'sdk';
+  if (userAgent.startsWith('cli|')) return 'cli';
+  if (/ QGIS\/[34]\d{4}(\/.*)?$/.test(userAgent)) return 'qfieldsync';
+  if (/^Mozilla\/5.0 .+?(AppleWebKit\/\d{1,5}.\d{1,5} \(KHTML, like Gecko\)|Firefox\/[\d.]{1,5})/.test(userAgent)) return 'browser';
+  return 'unknown';
+};
+const SINGLE_TOKEN_CLIENTS = new Set(['qfield', 'qfieldsync', 'unknown']);
+
 export interface QfcStandIn extends StandIn {
-  /** What the presigned storage (another origin) was asked. */
-  storageRequests: StandIn['requests'];
+  /** Sign-ins answered with a token, per user name. */
+  signIns: Map<string, number>;
+  /** Expires every token of every user, as AUTH_TOKEN_EXPIRATION_HOURS does in time. */
+  expireTokens(): void;
   /** A user who owns the projects created with addProject. */
   user: QfcUser;
   /** A valid user who is no collaborator of any project. */
@@ -69,25 +100,26 @@ export async function startQfieldcloud(): Promise<QfcStandIn> {
     { username: 'stranger', password: `pw-${randomBytes(8).toString('hex')}`, token: randomBytes(20).toString('hex') },
   ];
   const projects = new Map<string, Project>();
-  const signingKey = randomBytes(16);
-  const sign = (key: string) => createHmac('sha256', signingKey).update(key).digest('hex');
+  const tokens: Token[] = users.map((user) => ({ key: user.token, user, clientType: 'sdk', expired: false }));
+  const signIns = new Map<string, number>();
+  /** AuthToken.save: a single-token client's save expires the user's other live tokens of its type. */
+  const save = (token: Token) => {
+    if (!SINGLE_TOKEN_CLIENTS.has(token.clientType)) return;
+    for (const other of tokens) if (other !== token && other.user === token.user && other.clientType === token.clientType) other.expired = true;
+  };
 
   const signedIn = (authorization: string | undefined): QfcUser => {
     const m = /^token\s+(\S+)$/i.exec(authorization ?? '');
-    const user = m && users.find((u) => u.token === m[1]);
-    if (!user)
-      throw new HttpAnswer(401, {
-        code: 'not_authenticated',
-        message: 'Authentication credentials were not provided or are invalid.',
-        detail: 'Invalid token.',
-      });
-    return user;
+    if (!m) throw new HttpAnswer(401, { code: 'not_authenticated', message: 'Not authenticated' });
+    const token = tokens.find((t) => t.key === m[1]);
+    if (!token || token.expired) throw new HttpAnswer(401, { code: 'token_authentication_failed', message: 'Token authentication failed' });
+    save(token); // the last-used time is saved on every request
+    return token.user;
   };
   const readable = (id: string, user: QfcUser): Project => {
     const project = projects.get(id);
-    if (!project) throw new HttpAnswer(404, { code: 'object_not_found', detail: id });
-    if (!project.collaborators.has(user.username))
-      throw new HttpAnswer(403, { code: 'permission_denied', detail: 'You do not have permission to perform this action.' });
+    if (!project) throw new HttpAnswer(404, { code: 'object_not_found', message: 'Object not found' });
+    if (!project.collaborators.has(user.username)) throw new HttpAnswer(403, { code: 'permission_denied', message: 'Permission denied' });
     return project;
   };
   const projectJson = (p: Project, user: QfcUser) => ({
@@ -105,36 +137,22 @@ export async function startQfieldcloud(): Promise<QfcStandIn> {
     user_role_origin: p.owner === user.username ? 'project_owner' : 'collaborator',
   });
 
-  // Presigned storage on an origin of its own, as object storage is (the API token must not go there).
-  const storage = await serveStandIn(async (req, res, url) => {
-    const path = url.pathname;
-    {
-      const key = decodeURIComponent(path.slice('/storage/'.length));
-      if (url.searchParams.get('signature') !== sign(key)) throw new HttpAnswer(403, { Code: 'SignatureDoesNotMatch' });
-      const [, projectId, ...rest] = key.split('/');
-      const versionId = url.searchParams.get('versionId');
-      const versions = projects.get(projectId!)?.files.get(rest.join('/'));
-      const version = versionId ? versions?.find((v) => v.version_id === versionId) : versions?.at(-1);
-      if (!version) throw new HttpAnswer(404, { Code: 'NoSuchKey' });
-      return sendBytes(req, res, version.body, 'application/octet-stream', {
-        etag: `"${version.md5sum}"`,
-        'content-disposition': `attachment; filename="${rest.at(-1)}"`,
-      });
-    }
-  });
-
   const standIn = await serveStandIn(async (req, res, url) => {
     const path = url.pathname.replace(/\/+$/, '');
-    if (!path.startsWith('/api/v1/')) throw new HttpAnswer(404, { detail: 'Not found.' });
+    if (!path.startsWith('/api/v1/')) throw new HttpAnswer(404, { code: 'object_not_found', message: 'Object not found' });
     const route = path.slice('/api/v1/'.length);
 
     if (route === 'auth/login' && req.method === 'POST') {
       const body = formOrJson(await readBody(req), req.headers['content-type']);
       const user = users.find((u) => u.username === body.username && u.password === body.password);
-      if (!user) throw new HttpAnswer(400, { non_field_errors: ['Unable to log in with provided credentials.'] });
-      return sendJson(res, 200, { token: user.token, username: user.username, email: `${user.username}@example.org`, avatar_url: null });
+      if (!user) throw new HttpAnswer(401, { code: 'authentication_failed', message: 'Authentication failed' });
+      const token: Token = { key: randomBytes(30).toString('hex'), user, clientType: clientType(String(req.headers['user-agent'] ?? '')), expired: false };
+      tokens.push(token);
+      save(token);
+      signIns.set(user.username, (signIns.get(user.username) ?? 0) + 1);
+      return sendJson(res, 200, { token: token.key, username: user.username, email: `${user.username}@example.org`, avatar_url: null });
     }
-    if (req.method !== 'GET') throw new HttpAnswer(405, { detail: `Method "${req.method}" not allowed.` });
+    if (req.method !== 'GET') throw new HttpAnswer(405, { code: 'api_error', message: 'API Error' });
     const user = signedIn(req.headers.authorization);
     if (route === 'auth/user') return sendJson(res, 200, { username: user.username, email: `${user.username}@example.org`, type: 1 });
 
@@ -186,25 +204,27 @@ export async function startQfieldcloud(): Promise<QfcStandIn> {
       const name = decodeURIComponent(m[2]!);
       const versions = project.files.get(name);
       const version = url.searchParams.get('version');
-      if (!versions || (version && !versions.some((v) => v.version_id === version))) throw new HttpAnswer(404, { code: 'object_not_found', detail: name });
-      const key = `projects/${project.id}/${name}`;
-      const location = `${storage.url}/storage/${encodeURIComponent(key)}?signature=${sign(key)}${version ? `&versionId=${version}` : ''}`;
-      res.writeHead(302, { location, 'content-length': 0 });
-      return void res.end();
+      const chosen = version ? versions?.find((v) => v.version_id === version) : versions?.at(-1);
+      if (!chosen) throw new HttpAnswer(404, { code: 'object_not_found', message: 'Object not found' });
+      return sendBytes(req, res, chosen.body, 'application/octet-stream', {
+        etag: `"${chosen.md5sum}"`,
+        'content-disposition': `attachment; filename="${name.split('/').at(-1)}"`,
+      });
     }
-    throw new HttpAnswer(404, { detail: 'Not found.' });
+    throw new HttpAnswer(404, { code: 'object_not_found', message: 'Object not found' });
   });
 
   return {
     ...standIn,
-    storageRequests: storage.requests,
-    async stop() {
-      await standIn.stop();
-      await storage.stop();
+    signIns,
+    expireTokens() {
+      for (const token of tokens) token.expired = true;
     },
     user: users[0]!,
     stranger: users[1]!,
     addProject(name, description = '') {
+      // project/models.py (Project.name) validates names with this pattern.
+      if (!/^[a-zA-Z0-9_\-.]+$/.test(name)) throw new Error(`QFieldCloud refuses the project name ${JSON.stringify(name)}: letters, digits, _ - . only`);
       const id = randomUUID();
       const now = new Date().toISOString();
       projects.set(id, {
