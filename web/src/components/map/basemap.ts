@@ -14,7 +14,8 @@ let naturalEarth: Promise<GeoJsonData> | null = null;
 
 /** The shipped basemap, fetched once per page load and shared by every map. */
 function loadNaturalEarth(): Promise<GeoJsonData> {
-  naturalEarth ??= fetch(naturalEarthUrl, { credentials: 'same-origin' }).then((response) => {
+  // The build names the asset relative to this chunk (both sit in assets/), not to the page.
+  naturalEarth ??= fetch(new URL(naturalEarthUrl, import.meta.url), { credentials: 'same-origin' }).then((response) => {
     if (!response.ok) throw new Error(`The basemap could not be loaded (HTTP ${response.status})`);
     return response.json() as Promise<GeoJsonData>;
   });
