@@ -150,6 +150,8 @@ export async function snapBoth(page: Page, name: string, options: { mobileShows?
  */
 export async function chooseConnection(select: Locator, name: string, typeLabel: string): Promise<string> {
   const prefix = `${name} (${typeLabel}`;
+  // The picker fills in once the page has loaded the saved connections.
+  await select.locator('option', { hasText: prefix }).first().waitFor({ state: 'attached' });
   const options = await select
     .locator('option')
     .evaluateAll((nodes) => nodes.map((o) => ({ value: (o as HTMLOptionElement).value, text: o.textContent ?? '' })));

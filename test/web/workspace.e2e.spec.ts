@@ -141,7 +141,7 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
       lon: Number(await readout(map).getAttribute('data-lon')),
       lat: Number(await readout(map).getAttribute('data-lat')),
     });
-    await expect.poll(() => readout(originalMap).textContent()).toMatch(/^Centre: 47\.37\d*° N, 8\.53\d*° E$/);
+    await expect.poll(() => readout(originalMap).textContent()).toMatch(/^Centre: 47\.37\d*° N, 8\.53\d*° E \(WGS 84, degrees\)$/);
     const home = await centre(originalMap);
     const originalPaths = await drawn(originalMap).evaluateAll((paths) => paths.map((p) => p.getAttribute('d')));
 

@@ -38,7 +38,8 @@ export function coordinateReadout(map: L.Map): L.Control {
   const show = (where: 'Pointer' | 'Centre', latlng: L.LatLng) => {
     const p = latlng.wrap();
     const digits = decimals(map.getZoom());
-    text.textContent = `${where}: ${format(p.lat, digits, 'N', 'S')}, ${format(p.lng, digits, 'E', 'W')}`;
+    // The CRS and unit named with the figures: the data's own CRS may be another (the note under the map says which).
+    text.textContent = `${where}: ${format(p.lat, digits, 'N', 'S')}, ${format(p.lng, digits, 'E', 'W')} (WGS 84, degrees)`;
     text.dataset.lon = String(p.lng);
     text.dataset.lat = String(p.lat);
   };
