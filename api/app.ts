@@ -238,6 +238,6 @@ export async function buildApp(
   for (const routes of [...apiRoutes, ...(options.extraRoutes ?? [])]) {
     await app.register(routes(services), { prefix: API_PREFIX });
   }
-  await registerWeb(app);
+  await registerWeb(app, { basemapOrigin: services.config.basemap?.origin ?? null });
   return app;
 }

@@ -104,7 +104,15 @@ export async function createFromUpload(
     async () => {
       const size = await services.files.put(workspaceId, `original/${original}`, upload.file);
       if (upload.file.truncated) {
-        throw new DomainError('upload_too_large', `The upload exceeds the limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_MB)`, { max_bytes: maxBytes });
+        // In the unit people know files by (MB: MiB, as SVC_MAX_UPLOAD_MB counts); the exact figure is in details.
+        const mb = maxBytes / (1024 * 1024);
+        throw new DomainError(
+          'upload_too_large',
+          `The file is larger than this server accepts: uploads are limited to ${Number.isInteger(mb) ? mb : mb.toFixed(1)} MB`,
+          {
+            max_bytes: maxBytes,
+          },
+        );
       }
       if (size === 0) throw new DomainError('invalid_source', 'The uploaded file is empty');
       return { file: await services.files.local(workspaceId, `original/${original}`), filename: original, size };

@@ -26,7 +26,7 @@ export interface ConnectorContext {
   /** Most bytes an extract may bring in (the upload limit); enforced while streaming. */
   maxBytes: number;
   /** Called regularly during long transfers (an activity heartbeats with it). */
-  progress?: (info: { bytes?: number; features?: number; message?: string }) => void;
+  progress?: (info: { bytes?: number; features?: number; message?: string; total?: number }) => void;
 }
 
 /** The classified, secret-free answer of a connection test (draft or saved). */

@@ -14,6 +14,12 @@ export interface Config {
   temporalNamespace: string;
   /** The Temporal UI's address for links from the browser app (Run pages), when set. */
   temporalUiUrl: string | null;
+  /**
+   * A raster tile service the browser's maps draw under the data (SVC_BASEMAP_URL, an XYZ
+   * template), with its attribution (SVC_BASEMAP_ATTRIBUTION); null: the Natural Earth basemap
+   * shipped with the app, which needs no network.
+   */
+  basemap: BasemapConfig | null;
   /** Temporal's HTTP API port on the Temporal host (SVC_TEMPORAL_HTTP_PORT, default 7243): refused by the outbound policy. */
   temporalHttpPort: number;
   /**
@@ -78,6 +84,14 @@ export interface MetricsConfig {
   token: string | null;
   /** Where traces go (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT), for the outbound policy; platform/tracing.ts reads the rest. */
   otlpEndpoint: string | null;
+}
+
+export interface BasemapConfig {
+  /** https://tile.example.org/{z}/{x}/{y}.png ({s}: one of the subdomains a, b, c, as Leaflet fills it). */
+  url: string;
+  attribution: string;
+  /** What the page's Content-Security-Policy allows images from: the template's origin. */
+  origin: string;
 }
 
 export interface StorageConfig {
@@ -212,6 +226,28 @@ function temporalUiUrlFrom(value: string | undefined): string | null {
   return url.toString().replace(/\/+$/, '');
 }
 
+/** SVC_BASEMAP_URL: an http(s) XYZ tile template with {z}, {x} and {y}; {s} may stand for a subdomain. */
+function basemapFrom(value: string | undefined, attribution: string | undefined): BasemapConfig | null {
+  if (!value) return null;
+  const refuse = (why: string) => new Error(`SVC_BASEMAP_URL ${why}, got "${value}"`);
+  if (!value.includes('{z}') || !value.includes('{x}') || !/\{-?y\}/.test(value)) throw refuse('must be a tile URL template with {z}, {x} and {y}');
+  let url: URL;
+  try {
+    // The placeholders are not valid in a host name: parse with stand-ins.
+    url = new URL(value.replace(/\{-?[a-z]+\}/g, '0'));
+  } catch {
+    throw refuse('must be an http(s) URL template');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('must be an http(s) URL template');
+  if (url.username || url.password) throw refuse('must not carry credentials (it is public in GET /api/v1/system)');
+  const hostTemplate = /^https?:\/\/([^/:?#]+)/.exec(value)?.[1] ?? url.hostname;
+  // {s}.tile.example.org: any subdomain of tile.example.org
+  const subdomains = hostTemplate.startsWith('{s}.');
+  if ((subdomains ? hostTemplate.slice(4) : hostTemplate).includes('{')) throw refuse('may use {s} only as the first label of the host');
+  const host = subdomains ? `*.${url.hostname.split('.').slice(1).join('.')}` : url.hostname;
+  return { url: value, attribution: attribution?.trim() ?? '', origin: `${url.protocol}//${host}${url.port ? `:${url.port}` : ''}` };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.SVC_DATA_DIR ?? '.data');
   const databaseUrl = databaseUrlFrom(env, dataDir);
@@ -224,6 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalAddress: env.SVC_TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
     temporalNamespace: env.SVC_TEMPORAL_NAMESPACE ?? 'default',
     temporalUiUrl: temporalUiUrlFrom(env.SVC_TEMPORAL_UI_URL),
+    basemap: basemapFrom(env.SVC_BASEMAP_URL, env.SVC_BASEMAP_ATTRIBUTION),
     temporalHttpPort: intFrom(env.SVC_TEMPORAL_HTTP_PORT, 7243, 'SVC_TEMPORAL_HTTP_PORT'),
     temporalOtherPorts: portsFrom(env.SVC_TEMPORAL_OTHER_PORTS, 'SVC_TEMPORAL_OTHER_PORTS'),
     taskQueue: env.SVC_TASK_QUEUE ?? 'geoflow',

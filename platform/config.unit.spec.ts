@@ -44,6 +44,40 @@ describe('loadConfig: the Temporal UI address', () => {
   });
 });
 
+describe('loadConfig: the basemap tile service', () => {
+  const base = { SVC_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'svc-config-')), SVC_DATABASE_URL: 'postgres://gis@db/geo' };
+
+  it('is absent unless SVC_BASEMAP_URL is set (the app then draws its own Natural Earth basemap)', () => {
+    expect(loadConfig(base).basemap).toBeNull();
+  });
+
+  it('keeps the template and its attribution, and names the origin the page may load images from', () => {
+    expect(
+      loadConfig({ ...base, SVC_BASEMAP_URL: 'http://tiles.internal:8081/osm/{z}/{x}/{y}.png', SVC_BASEMAP_ATTRIBUTION: '© OpenStreetMap' }).basemap,
+    ).toEqual({
+      url: 'http://tiles.internal:8081/osm/{z}/{x}/{y}.png',
+      attribution: '© OpenStreetMap',
+      origin: 'http://tiles.internal:8081',
+    });
+    expect(loadConfig({ ...base, SVC_BASEMAP_URL: 'https://{s}.tile.example.org/{z}/{x}/{-y}{r}.png' }).basemap).toMatchObject({
+      attribution: '',
+      origin: 'https://*.tile.example.org',
+    });
+  });
+
+  it('refuses what is not an http(s) tile template', () => {
+    for (const bad of [
+      'https://tiles.example.org/{z}/{x}.png',
+      'ftp://tiles.example.org/{z}/{x}/{y}.png',
+      'javascript:alert(1)//{z}/{x}/{y}',
+      'https://user:pw@tiles.example.org/{z}/{x}/{y}.png',
+      'https://tiles.{s}.example.org/{z}/{x}/{y}.png',
+    ]) {
+      expect(() => loadConfig({ ...base, SVC_BASEMAP_URL: bad }), bad).toThrow(/SVC_BASEMAP_URL/);
+    }
+  });
+});
+
 describe('env files', () => {
   it('are written whole, for their owner only, and read back', () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'svc-env-')), 'sub', 'x.env');

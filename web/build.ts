@@ -77,7 +77,8 @@ export async function buildWeb(outDir: string = distDir): Promise<BuildReport> {
       entryNames: '[name]-[hash]',
       chunkNames: '[name]-[hash]',
       assetNames: '[name]-[hash]',
-      loader: { '.png': 'file', '.svg': 'file' },
+      // .geojson: the offline basemap (components/map), fetched by the first map rather than parsed as code
+      loader: { '.png': 'file', '.svg': 'file', '.geojson': 'file' },
       minify: true,
       sourcemap: 'linked',
       legalComments: 'linked',

@@ -171,9 +171,10 @@ export function transferContext(services: Pick<Services, 'log' | 'config'>, dir:
     // A Run reads what its Source holds, up to the Job input limit (not the interactive upload limit).
     maxBytes: services.config.maxJobInputBytes,
     signal: Context.current().cancellationSignal,
-    progress: (info: { bytes?: number; features?: number; message?: string }) =>
+    progress: (info: { bytes?: number; features?: number; message?: string; total?: number }) =>
       progress({
         ...(info.bytes === undefined ? {} : { bytes_written: info.bytes }),
+        ...(info.total === undefined ? {} : { bytes_total: info.total }),
         ...(info.features === undefined ? {} : { features_written: info.features }),
       }),
   };

@@ -1,9 +1,11 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { crsInputKind, describeCrs, parseCrsInput } from '../../geo/crs.js';
 import { formatCatalog, gdalSummary } from '../../geo/datasets/formats.js';
 import { publicCatalog } from '../../geo/operations/catalog.js';
 import { pythonStepAvailable } from '../../geo/sandbox/python-step.js';
-import { errorEnvelope } from '../errors.js';
+import { errorEnvelope, invalidParameter } from '../errors.js';
+import { crsInfo } from '../schemas.js';
 import type { Services } from '../../application/services.js';
 import pkg from '../../package.json' with { type: 'json' };
 
@@ -46,6 +48,20 @@ const systemSchema = z
       .object({ url: z.string(), namespace: z.string() })
       .nullable()
       .describe("The Temporal UI (SVC_TEMPORAL_UI_URL) and namespace, for links to a Run's workflow; null when not configured"),
+    basemap: z
+      .object({
+        url: z.string().describe('XYZ tile URL template: {z}/{x}/{y}, {s} for a subdomain (a, b, c)'),
+        attribution: z.string().describe('Shown on the map; may be empty'),
+      })
+      .nullable()
+      .describe(
+        'The tile service the maps draw under the data (SVC_BASEMAP_URL); null: the Natural Earth land and boundaries the browser app ships, no network needed',
+      ),
+    limits: z
+      .object({
+        max_upload_bytes: z.number().int().describe('Largest Workspace upload (SVC_MAX_UPLOAD_MB); a bigger one is refused with upload_too_large'),
+      })
+      .describe('Limits a client can check before it sends'),
   })
   .meta({ id: 'System' });
 
@@ -71,6 +87,8 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
     container_image: services.config.containerImage,
     // Where the browser links a Run's workflow; only what the operator chose to publish.
     temporal_ui: services.config.temporalUiUrl ? { url: services.config.temporalUiUrl, namespace: services.config.temporalNamespace } : null,
+    basemap: services.config.basemap ? { url: services.config.basemap.url, attribution: services.config.basemap.attribution } : null,
+    limits: { max_upload_bytes: services.config.maxUploadBytes },
   });
 
   return async (app) => {
@@ -104,6 +122,27 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
       async (_request, reply) => {
         systemJson ??= JSON.stringify(systemSchema.parse(system()));
         return reply.type('application/json; charset=utf-8').send(systemJson as never);
+      },
+    );
+
+    app.get(
+      '/crs/:code',
+      {
+        config: { auth: { public: true } },
+        schema: {
+          security: [],
+          tags: ['Catalogs'],
+          summary: "A coordinate reference system by its code: name and unit (what a Job or an operation names, shown like a layer's crs_info)",
+          params: z.object({ code: z.string().min(1).max(100).describe('An authority code (EPSG:2263, ESRI:102100) or an OGC URN') }),
+          response: { 200: crsInfo, 400: errorEnvelope },
+        },
+      },
+      async (request) => {
+        const { code } = request.params;
+        const kind = crsInputKind(code);
+        if (kind !== 'code' && kind !== 'urn')
+          throw invalidParameter(`code: give an authority code such as EPSG:4326 or an OGC URN, not ${JSON.stringify(code.slice(0, 40))}`);
+        return describeCrs(parseCrsInput(code, 'code'))!;
       },
     );
 

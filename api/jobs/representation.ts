@@ -79,6 +79,11 @@ const stepSchema = z.object({
   progress: z
     .object({
       bytes_written: z.number().int().optional().describe('Bytes of output written so far'),
+      bytes_total: z
+        .number()
+        .int()
+        .optional()
+        .describe('Bytes the step will have written when done, when known up front (the declared size of what a Source sends)'),
       features_written: z.number().int().optional().describe('Features written so far'),
       percent: z.number().min(0).max(100).optional().describe('Share done, when the GDAL tool reports it'),
     })

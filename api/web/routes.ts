@@ -9,6 +9,7 @@ const CONTENT_TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
   '.map': 'application/json; charset=utf-8',
   '.json': 'application/json; charset=utf-8',
+  '.geojson': 'application/geo+json; charset=utf-8',
   '.txt': 'text/plain; charset=utf-8',
   '.png': 'image/png',
   '.svg': 'image/svg+xml',
@@ -17,27 +18,31 @@ const CONTENT_TYPES: Record<string, string> = {
 
 /**
  * The page's rules: scripts and API calls only from this origin; styles may be set inline
- * (Leaflet positions map panes that way); images also from https, for an optional basemap.
+ * (Leaflet positions map panes that way); images from this origin, and from the operator's tile
+ * service when one is set (SVC_BASEMAP_URL: its origin, never any https site).
  */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob: https:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function contentSecurityPolicy(basemapOrigin: string | null = null): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    `img-src 'self' data: blob:${basemapOrigin ? ` ${basemapOrigin}` : ''}`,
+    "connect-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 /**
  * The browser app (web/): index.html at `/`, the hashed bundle under `/assets/…`. Built on
  * registration when web/dist is missing or older than web/src. Public, like any login page: the
  * app itself calls /api/v1 with the session cookie.
  */
-export async function registerWeb(app: FastifyInstance): Promise<void> {
+export async function registerWeb(app: FastifyInstance, options: { basemapOrigin?: string | null } = {}): Promise<void> {
   const dist = await ensureWebBuild();
+  const policy = contentSecurityPolicy(options.basemapOrigin ?? null);
   const assets = path.join(dist, 'assets');
   const rule = { config: { auth: { public: true as const } }, schema: { hide: true } };
 
@@ -46,7 +51,7 @@ export async function registerWeb(app: FastifyInstance): Promise<void> {
     return reply
       .header('content-type', 'text/html; charset=utf-8')
       .header('cache-control', 'no-cache')
-      .header('content-security-policy', CONTENT_SECURITY_POLICY)
+      .header('content-security-policy', policy)
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'same-origin')
       .send(html);

@@ -101,7 +101,10 @@ export async function download(request: DownloadRequest, ctx: ConnectorContext):
   }
   const filename = request.filename ? safeFilename(request.filename) : filenameFrom(got.headers, common.finalUrl);
   const file = path.join(ctx.workDir, filename);
-  const bytes = await saveStream(got.body, file, ctx, label, { url: label });
+  // Progress counts the bytes as decoded: a compressed answer's Content-Length is no total for them.
+  const encoded = !['', 'identity'].includes((got.headers.get('content-encoding') ?? '').trim().toLowerCase());
+  const total = declared === null || encoded ? undefined : Number(declared);
+  const bytes = await saveStream(got.body, file, ctx, label, { url: label }, total);
   return { ...common, file, filename, bytes };
 }
 

@@ -12,10 +12,12 @@ import { ConnectorError } from '../../domain/transfers.js';
 export const PROGRESS_EVERY_BYTES = 8 * 1024 * 1024;
 
 /**
- * Counts the bytes passing through, reports progress every few MiB, and fails with `too_large`
- * as soon as more than `limit` bytes went by (when a limit is given).
+ * Counts the bytes passing through, reports progress every few MiB (with the `total` expected,
+ * when the remote declared it), and fails with `too_large` as soon as more than `limit` bytes
+ * went by (when a limit is given).
  */
-export function byteMeter(ctx: Pick<ConnectorContext, 'progress'>, limit?: { maxBytes: number; tooLarge: () => ConnectorError }) {
+export function byteMeter(ctx: Pick<ConnectorContext, 'progress'>, limit?: { maxBytes: number; tooLarge: () => ConnectorError }, total?: number) {
+  const declared = total !== undefined && Number.isFinite(total) && total > 0 ? { total } : {};
   let bytes = 0;
   let lastReport = 0;
   const stream = new Transform({
@@ -25,7 +27,7 @@ export function byteMeter(ctx: Pick<ConnectorContext, 'progress'>, limit?: { max
       if (limit && bytes > limit.maxBytes) return done(limit.tooLarge());
       if (ctx.progress && bytes - lastReport >= PROGRESS_EVERY_BYTES) {
         lastReport = bytes;
-        ctx.progress({ bytes });
+        ctx.progress({ bytes, ...declared });
       }
       done(null, chunk);
     },
@@ -37,6 +39,7 @@ export function byteMeter(ctx: Pick<ConnectorContext, 'progress'>, limit?: { max
  * Streams a remote body to `file` (inside ctx.workDir), never holding it in memory, and enforces
  * ctx.maxBytes while streaming. On any failure the partial file is removed and the error is
  * classified against `label` (a secret-free name of the remote: "S3 object s3://b/k").
+ * `declaredSize` (Content-Length, an object's size) is what progress reports count towards.
  */
 export async function saveStream(
   body: Readable | NodeJS.ReadableStream,
@@ -44,12 +47,17 @@ export async function saveStream(
   ctx: ConnectorContext,
   label: string,
   details: Record<string, unknown> = {},
+  declaredSize?: number,
 ): Promise<number> {
-  const meter = byteMeter(ctx, {
-    maxBytes: ctx.maxBytes,
-    tooLarge: () =>
-      new ConnectorError('too_large', `${label} holds more than the limit of ${ctx.maxBytes} bytes`, { ...details, max_bytes: ctx.maxBytes }, false),
-  });
+  const meter = byteMeter(
+    ctx,
+    {
+      maxBytes: ctx.maxBytes,
+      tooLarge: () =>
+        new ConnectorError('too_large', `${label} holds more than the limit of ${ctx.maxBytes} bytes`, { ...details, max_bytes: ctx.maxBytes }, false),
+    },
+    declaredSize,
+  );
   try {
     await pipeline(body, meter.stream, transferWriter(file), { signal: ctx.signal });
   } catch (error) {
@@ -97,5 +105,5 @@ export async function saveObject(
   }
   const filename = safeFilename(path.posix.basename(name)) || 'object';
   const file = path.join(ctx.workDir, filename);
-  return { file, filename, bytes: await saveStream(body, file, ctx, label, details) };
+  return { file, filename, bytes: await saveStream(body, file, ctx, label, details, declaredSize) };
 }

@@ -33,6 +33,20 @@ describe('saveStream', () => {
     expect(existsSync(file)).toBe(false);
   });
 
+  it('reports progress every few MiB, with the declared size as the total when there is one', async () => {
+    const MiB = 1024 * 1024;
+    const seen: { bytes?: number; total?: number }[] = [];
+    const ctx = { ...context(64 * MiB), progress: (p: { bytes?: number; total?: number }) => seen.push(p) };
+    await saveStream(chunks(20, MiB), path.join(ctx.workDir, 'a.bin'), ctx, 'test body', {}, 20 * MiB);
+    expect(seen).toEqual([
+      { bytes: 8 * MiB, total: 20 * MiB },
+      { bytes: 16 * MiB, total: 20 * MiB },
+    ]);
+    seen.length = 0;
+    await saveStream(chunks(9, MiB), path.join(ctx.workDir, 'b.bin'), ctx, 'test body');
+    expect(seen).toEqual([{ bytes: 8 * MiB }]);
+  });
+
   it('refuses an empty body', async () => {
     const ctx = context(250);
     const file = path.join(ctx.workDir, 'a.bin');

@@ -125,6 +125,8 @@ export type RunCommand =
 /** How far a running step is: what it has written so far, and the share done when its tool says. */
 export interface StepProgress {
   bytes_written?: number;
+  /** What bytes_written is heading for, when known up front (a download's declared size). */
+  bytes_total?: number;
   features_written?: number;
   /** 0–100. */
   percent?: number;

@@ -42,6 +42,8 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     expect(body).toHaveProperty('edition');
     expect(body).toHaveProperty('container_image');
     expect(body.temporal_ui).toBeNull(); // SVC_TEMPORAL_UI_URL is not set here
+    expect(body.basemap).toBeNull(); // SVC_BASEMAP_URL neither: the browser draws its own Natural Earth basemap
+    expect(body.limits).toEqual({ max_upload_bytes: sut.services.config.maxUploadBytes });
     expect(JSON.stringify(body)).not.toMatch(/postgres:\/\/|password|secret/i);
   });
 
@@ -52,6 +54,42 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
       expect(res.json().temporal_ui).toEqual({ url: 'http://127.0.0.1:8233', namespace: 'default' });
     } finally {
       await other.close();
+    }
+  });
+
+  it('tells the browser the tile service and the upload limit the operator set; the page may load images from that origin only', async () => {
+    const other = await createTestApp({
+      env: { SVC_BASEMAP_URL: 'http://127.0.0.1:8099/tiles/{z}/{x}/{y}.png', SVC_BASEMAP_ATTRIBUTION: '© Test tiles', SVC_MAX_UPLOAD_MB: '3' },
+    });
+    try {
+      const system = (await other.app.inject({ method: 'GET', url: '/api/v1/system' })).json();
+      expect(system.basemap).toEqual({ url: 'http://127.0.0.1:8099/tiles/{z}/{x}/{y}.png', attribution: '© Test tiles' });
+      expect(system.limits).toEqual({ max_upload_bytes: 3 * 1024 * 1024 });
+      const page = await other.app.inject({ method: 'GET', url: '/' });
+      expect(page.headers['content-security-policy']).toContain("img-src 'self' data: blob: http://127.0.0.1:8099;");
+    } finally {
+      await other.close();
+    }
+    const page = await sut.app.inject({ method: 'GET', url: '/' });
+    expect(page.headers['content-security-policy']).toContain("img-src 'self' data: blob:;");
+  });
+
+  it('describes a CRS by its code (name and unit), without credentials; other input is refused', async () => {
+    const lirr = await sut.app.inject({ method: 'GET', url: '/api/v1/crs/EPSG:2263' });
+    expect(lirr.statusCode).toBe(200);
+    expect(lirr.json()).toEqual({ code: 'EPSG:2263', name: 'NAD83 / New York Long Island (ftUS)', unit: 'US survey foot', geographic: false });
+    expect((await sut.app.inject({ method: 'GET', url: '/api/v1/crs/EPSG:4326' })).json()).toMatchObject({
+      code: 'EPSG:4326',
+      unit: 'degree',
+      geographic: true,
+    });
+    const unknown = await sut.app.inject({ method: 'GET', url: '/api/v1/crs/EPSG:999999' });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().error).toMatchObject({ code: 'invalid_parameter' });
+    expect(unknown.json().error.message).toContain('EPSG:999999');
+    for (const bad of ['%2Fetc%2Fpasswd', 'http:%2F%2Fexample.org%2Fcrs', '%2Bproj%3Dlonglat']) {
+      const res = await sut.app.inject({ method: 'GET', url: `/api/v1/crs/${bad}` });
+      expect(res.statusCode, bad).toBe(400);
     }
   });
 

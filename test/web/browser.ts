@@ -142,3 +142,21 @@ export async function snapBoth(page: Page, name: string, options: { mobileShows?
     await page.setViewportSize(size);
   }
 }
+
+/**
+ * Chooses a saved connection in a picker by its name and type label. The option also says where
+ * the connection points ("City parcels (PostGIS: 127.0.0.1 · gis)"), which varies per run; that
+ * text is returned for assertions.
+ */
+export async function chooseConnection(select: Locator, name: string, typeLabel: string): Promise<string> {
+  const prefix = `${name} (${typeLabel}`;
+  // The picker fills in once the page has loaded the saved connections.
+  await select.locator('option', { hasText: prefix }).first().waitFor({ state: 'attached' });
+  const options = await select
+    .locator('option')
+    .evaluateAll((nodes) => nodes.map((o) => ({ value: (o as HTMLOptionElement).value, text: o.textContent ?? '' })));
+  const option = options.find((o) => o.text.startsWith(prefix));
+  if (!option) throw new Error(`no option starting with ${JSON.stringify(prefix)} among ${JSON.stringify(options.map((o) => o.text))}`);
+  await select.selectOption(option.value);
+  return option.text;
+}

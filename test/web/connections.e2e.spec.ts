@@ -2,7 +2,7 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
-import { launchBrowser, logIn, skipReason, snapBoth, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
+import { chooseConnection, launchBrowser, logIn, skipReason, snapBoth, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
 
 const skip = skipReason({ temporal: true });
 const PASSWORD = 'pw-9a8b7c-never-shown';
@@ -187,7 +187,11 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
     await page.getByRole('link', { name: 'Workspace' }).click();
     const form = page.getByTestId('import');
     await form.waitFor();
-    await form.getByLabel(/^Source/).selectOption({ label: 'Zürich points (File at a URL)' });
+    // The picker and the line under it say where the Source points
+    expect(await chooseConnection(form.getByLabel(/^Source/), 'Zürich points', 'File at a URL')).toMatch(
+      /^Zürich points \(File at a URL: http:\/\/127\.0\.0\.1:\d+\//,
+    );
+    expect(await form.getByTestId('connection-where').textContent()).toMatch(/^File at a URL: http:\/\/127\.0\.0\.1:\d+\//);
     expect(await form.textContent()).toContain('needs nothing more');
     expect(await unlabelledControls(page)).toEqual([]);
     await snapBoth(page, 'workspace-import');
@@ -219,7 +223,7 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
     await page.getByTestId('download').waitFor({ timeout: 90_000 });
     const deliver = page.getByTestId('deliver');
     const destination = deliver.getByLabel(/^Destination/);
-    await destination.selectOption({ label: 'City GIS (PostGIS)' });
+    await chooseConnection(destination, 'City GIS', 'PostGIS');
     expect(await deliver.getByRole('textbox', { name: /^Schema/ }).inputValue()).toBe('public');
     expect(
       await deliver
@@ -246,6 +250,44 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
     await deliver.getByRole('button', { name: 'Deliver' }).click();
     await result.waitFor({ timeout: 60_000 });
     expect(await db.sql('SELECT count(*)::int AS n FROM public.points')).toEqual([{ n: 3 }]);
+  });
+
+  it('a new Job from a database to a database has no output format preselected', async () => {
+    const { page } = browser;
+    const cookies = await browser.context.cookies(server.url);
+    const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
+    const created = await server.sut.app.inject({
+      method: 'POST',
+      url: '/api/v1/sources',
+      headers,
+      payload: { name: 'City GIS tables', type: 'postgis', configuration: db.config },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    try {
+      await page.goto(`${server.url}/#/jobs/new`);
+      await page.getByRole('heading', { level: 1, name: 'New Job' }).waitFor();
+      const convert = page.getByLabel('Convert to a format');
+      const format = page.getByLabel(/^Output format/, { exact: false });
+      // Nothing chosen yet, or a file Source: GeoPackage is suggested
+      expect(await convert.isChecked()).toBe(true);
+      expect(await format.inputValue()).toBe('GPKG');
+      // PostGIS → PostGIS: tables to tables, no format and the stage off
+      await chooseConnection(page.getByLabel(/^Source/), 'City GIS tables', 'PostGIS');
+      await chooseConnection(page.getByLabel(/^Destination/), 'City GIS', 'PostGIS');
+      expect(await convert.isChecked()).toBe(false);
+      expect(await format.inputValue()).toBe('');
+      // A file Source again: the suggestion comes back, until the user sets the stage themselves
+      await chooseConnection(page.getByLabel(/^Source/), 'Zürich points', 'File at a URL');
+      expect(await convert.isChecked()).toBe(true);
+      expect(await format.inputValue()).toBe('GPKG');
+      await format.selectOption('FlatGeobuf');
+      await chooseConnection(page.getByLabel(/^Source/), 'City GIS tables', 'PostGIS');
+      expect(await format.inputValue()).toBe('FlatGeobuf');
+      // GeoPackage (vector and raster) is offered once
+      expect((await format.locator('option').allTextContents()).filter((o) => o.startsWith('GeoPackage'))).toHaveLength(1);
+    } finally {
+      await server.sut.app.inject({ method: 'DELETE', url: `/api/v1/sources/${created.json().id}`, headers });
+    }
   });
 
   it('deletes a Source after a confirmation', async () => {

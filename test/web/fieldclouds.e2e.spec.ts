@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startQfieldcloud, type QfcStandIn } from '../servers/qfieldcloud/server.js';
 import { fixtureDir, surveyGpkg } from '../support/fixtures.js';
-import { launchBrowser, logIn, skipReason, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
+import { chooseConnection, launchBrowser, logIn, skipReason, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
 
 const skip = skipReason();
 
@@ -64,7 +64,7 @@ describe.skipIf(skip)(`browser: QFieldCloud projects on the Source page and in t
     const { page } = browser;
     await page.goto(`${server.url}/#/jobs/new`);
     await page.getByRole('heading', { level: 1, name: 'New Job' }).waitFor();
-    await page.getByLabel(/^Source/).selectOption({ label: 'Field survey (QFieldCloud)' });
+    await chooseConnection(page.getByLabel(/^Source/), 'Field survey', 'QFieldCloud');
     await page.getByText('Pick a project, file and layer of “Field survey”').click();
     const picker = page.getByTestId('project-browser');
     await picker.getByRole('button', { name: 'Projects' }).click();

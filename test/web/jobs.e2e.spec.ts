@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
-import { launchBrowser, logIn, skipReason, snapBoth, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
+import { chooseConnection, launchBrowser, logIn, skipReason, snapBoth, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
 
 const skip = skipReason({ temporal: true }) || s3ServerUnavailable();
 const BUCKET = 'gis-exports';
@@ -138,7 +138,7 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     const { page } = browser;
     await page.goto(`${server.url}/#/workspace`);
     const importForm = page.getByTestId('import');
-    await importForm.getByLabel(/^Source/).selectOption({ label: 'City parcels (PostGIS)' });
+    await chooseConnection(importForm.getByLabel(/^Source/), 'City parcels', 'PostGIS');
     // The table comes from the discovery browser inside the picker.
     await importForm.getByText('Browse the tables of “City parcels”').click();
     await importForm.getByRole('button', { name: 'Browse the database' }).click();
@@ -152,7 +152,7 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     await page.getByTestId('download').waitFor({ timeout: 90_000 });
 
     const deliver = page.getByTestId('deliver');
-    await deliver.getByLabel(/^Destination/).selectOption({ label: 'Data lake (Amazon S3 (or S3-compatible))' });
+    await chooseConnection(deliver.getByLabel(/^Destination/), 'Data lake', 'Amazon S3 (or S3-compatible)');
     await deliver.getByRole('textbox', { name: /^Key/ }).fill('adhoc/parcels.geojson');
     await deliver.getByRole('button', { name: 'Deliver' }).click();
     const result = page.getByTestId('delivery-result');
@@ -173,7 +173,8 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
 
     await page.getByRole('textbox', { name: /^Name/ }).fill('Parcels to the data lake');
     // 1. Source, and its table picked from the discovery browser
-    await page.getByLabel(/^Source/).selectOption({ label: 'City parcels (PostGIS)' });
+    // The picker says where each Source points: host and database
+    expect(await chooseConnection(page.getByLabel(/^Source/), 'City parcels', 'PostGIS')).toMatch(/^City parcels \(PostGIS: 127\.0\.0\.1 · \w+/);
     await page.getByText('Browse the tables of “City parcels”').click();
     await page.getByRole('button', { name: 'Browse the database' }).click();
     await page.getByRole('button', { name: 'Use public.parcels' }).click();
@@ -188,7 +189,7 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     // 4. Output format
     await page.getByLabel(/^Output format/).selectOption('GeoJSON');
     // 5. Destination and its target, from the s3 connector's schema
-    await page.getByLabel(/^Destination/).selectOption({ label: 'Data lake (Amazon S3 (or S3-compatible))' });
+    await chooseConnection(page.getByLabel(/^Destination/), 'Data lake', 'Amazon S3 (or S3-compatible)');
     await page.getByRole('textbox', { name: /^Key/ }).fill(KEY);
     // 6. Schedule: daily at 02:30 in Zürich's time
     await page.getByLabel('Runs', { exact: true }).selectOption('daily');

@@ -1,7 +1,18 @@
 import gdal from 'gdal-async';
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, logIn, overflowsHorizontally, skipReason, snap, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
+import {
+  launchBrowser,
+  logIn,
+  overflowsHorizontally,
+  skipReason,
+  snap,
+  snapBoth,
+  startServer,
+  unlabelledControls,
+  type Browser,
+  type Server,
+} from './browser.js';
 
 const skip = skipReason({ temporal: true });
 
@@ -62,7 +73,8 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
   let browser: Browser;
 
   beforeAll(async () => {
-    server = await startServer({ temporal: true });
+    // A 1 MB upload limit: the page says it and refuses a bigger file before sending it.
+    server = await startServer({ temporal: true, env: { SVC_MAX_UPLOAD_MB: '1' } });
     browser = await launchBrowser();
     await logIn(browser.page, server.url);
   });
@@ -76,7 +88,21 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     await page.goto(`${server.url}/#/workspace`);
     await page.getByRole('heading', { level: 1, name: 'Workspace' }).waitFor();
     expect(await unlabelledControls(page)).toEqual([]);
+    await expect.poll(() => page.getByTestId('upload-limit').textContent()).toBe('Files up to 1 MB.');
     await snap(page, 'workspace-upload');
+
+    // Too big: refused in the page, in MB, without a request to the server
+    const uploads: string[] = [];
+    const watch = (request: { method(): string; url(): string }) => {
+      if (request.method() === 'POST' && request.url().endsWith('/api/v1/workspaces')) uploads.push(request.url());
+    };
+    page.on('request', watch);
+    await page.setInputFiles('#upload-file', { name: 'big.csv', mimeType: 'text/csv', buffer: Buffer.alloc(1536 * 1024, 'a') });
+    await expect.poll(() => page.locator('[role=alert]').first().textContent()).toContain('big.csv is 1.5 MB: this server accepts uploads up to 1 MB');
+    page.off('request', watch);
+    expect(uploads).toEqual([]);
+    expect(await page.locator('.upload-progress').isVisible()).toBe(false);
+    await snapBoth(page, 'workspace-upload-limit');
 
     await page.setInputFiles('#upload-file', { name: 'squares.geojson', mimeType: 'application/geo+json', buffer: Buffer.from(squares()) });
     await page.getByRole('heading', { level: 1, name: 'squares.geojson' }).waitFor({ timeout: 30_000 });
@@ -96,13 +122,28 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     expect(await originalTable.locator('tbody tr').count()).toBe(4);
     expect(await originalTable.textContent()).toContain('Charlie');
 
-    // Map: Leaflet draws the four polygons as SVG paths
+    // Map: Leaflet draws the four polygons as SVG paths, over the shipped Natural Earth basemap
     const originalMap = page.getByTestId('original-map');
-    await originalMap.locator('svg path').first().waitFor();
-    expect(await originalMap.locator('svg path').count()).toBe(4);
+    const drawn = (map: typeof originalMap) => map.locator('.leaflet-overlay-pane svg path');
+    await drawn(originalMap).first().waitFor();
+    expect(await drawn(originalMap).count()).toBe(4);
     expect(await page.locator('[data-testid=original] .map-note').textContent()).toContain('4 of 4 features');
+    expect(await page.locator('[data-testid=original] .map-note').textContent()).toContain('EPSG:4326 · WGS 84 · degree');
     expect(await originalMap.locator('.leaflet-control-scale').count()).toBe(1);
-    const originalPaths = await originalMap.locator('svg path').evaluateAll((paths) => paths.map((p) => p.getAttribute('d')));
+    await expect.poll(() => originalMap.getAttribute('data-natural-earth')).toBe('drawn');
+    expect(await originalMap.getAttribute('data-basemap')).toBe('natural-earth');
+    expect(await originalMap.locator('.leaflet-control-attribution').textContent()).toContain('Natural Earth');
+    // The facts and the layer table name the CRS and its unit
+    expect(await page.locator('.facts').textContent()).toContain('WGS 84 · degree');
+    // The coordinate readout: the view's centre lies among the squares (8.535–8.540° E, 47.370–47.374° N)
+    const readout = (map: typeof originalMap) => map.getByTestId('coordinates');
+    const centre = async (map: typeof originalMap) => ({
+      lon: Number(await readout(map).getAttribute('data-lon')),
+      lat: Number(await readout(map).getAttribute('data-lat')),
+    });
+    await expect.poll(() => readout(originalMap).textContent()).toMatch(/^Centre: 47\.37\d*° N, 8\.53\d*° E \(WGS 84, degrees\)$/);
+    const home = await centre(originalMap);
+    const originalPaths = await drawn(originalMap).evaluateAll((paths) => paths.map((p) => p.getAttribute('d')));
 
     // The transformed side waits for a pipeline
     expect(await page.getByTestId('transformed-table').textContent()).toContain('No pipeline yet');
@@ -116,10 +157,51 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     await page.getByRole('button', { name: 'Apply and preview' }).click();
 
     const transformedMap = page.getByTestId('transformed-map');
-    await transformedMap.locator('svg path').first().waitFor({ timeout: 30_000 });
-    expect(await transformedMap.locator('svg path').count()).toBe(4);
-    const transformedPaths = await transformedMap.locator('svg path').evaluateAll((paths) => paths.map((p) => p.getAttribute('d')));
+    await drawn(transformedMap).first().waitFor({ timeout: 30_000 });
+    expect(await drawn(transformedMap).count()).toBe(4);
+    const transformedPaths = await drawn(transformedMap).evaluateAll((paths) => paths.map((p) => p.getAttribute('d')));
     expect(transformedPaths).not.toEqual(originalPaths);
+
+    // Linked maps: dragging the original moves the transformed map to the same place
+    expect(await page.getByTestId('link-maps').isChecked()).toBe(true);
+    const drag = async (map: typeof originalMap) => {
+      const box = (await map.boundingBox())!;
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.width / 2 - 150, box.y + box.height / 2 + 80, { steps: 8 });
+      await page.mouse.up();
+      await page.mouse.move(0, 0);
+    };
+    // Linked views agree to a pixel (each map rounds its own pixel origin): ≈ 2e-5° at this zoom, the drag moves 150 px
+    const apart = async () => {
+      const [a, b] = [await centre(originalMap), await centre(transformedMap)];
+      return Math.max(Math.abs(a.lon - b.lon), Math.abs(a.lat - b.lat));
+    };
+    await drag(originalMap);
+    await expect.poll(async () => (await centre(originalMap)).lon).toBeGreaterThan(home.lon + 0.0005);
+    await expect.poll(apart).toBeLessThan(5e-5);
+    // Zoom to the layer brings the view back to the features (both maps)
+    await originalMap.getByTestId('zoom-to-layer').click();
+    await expect.poll(async () => Math.abs((await centre(originalMap)).lon - home.lon)).toBeLessThan(0.0002);
+    await expect.poll(apart).toBeLessThan(5e-5);
+    // Unlinked, the transformed map stays; linked again, it joins the original
+    await page.getByTestId('link-maps').uncheck();
+    await drag(originalMap);
+    await expect.poll(async () => (await centre(originalMap)).lon).toBeGreaterThan(home.lon + 0.0005);
+    expect(Math.abs((await centre(transformedMap)).lon - home.lon)).toBeLessThan(0.0002);
+    await page.getByTestId('link-maps').check();
+    await expect.poll(apart).toBeLessThan(5e-5);
+    // For the picture: the squares in the Natural Earth borders around Zürich, both maps together
+    const scale = originalMap.locator('.leaflet-control-scale-line');
+    for (let i = 0; i < 2; i++) {
+      const before = await scale.textContent();
+      const box = (await originalMap.boundingBox())!;
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.wheel(0, 1200);
+      await expect.poll(() => scale.textContent()).not.toBe(before);
+    }
+    await page.mouse.move(0, 0);
+    await snapBoth(page, 'workspace-linked-maps', { mobileShows: originalMap });
     const transformedTable = page.getByTestId('transformed-table');
     await transformedTable.locator('tbody tr').first().waitFor();
     expect(await transformedTable.locator('tbody tr').count()).toBe(4);
@@ -163,6 +245,26 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     expect(await overflowsHorizontally(page)).toBe(false);
     await snap(page, 'workspace-mobile', { fullPage: false });
     await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  it('a second convert withdraws the first output until its own is ready; a typed CRS is named', async () => {
+    // Continues on the canvas of the first test, which converted to GeoPackage.
+    const { page } = browser;
+    const download = page.getByTestId('download');
+    expect(await download.textContent()).toMatch(/Download .*\.gpkg/);
+    // A second convert withdraws the first output's download until its own is ready
+    await page.getByLabel('Output format').selectOption('GeoJSON');
+    await page.getByLabel('Target CRS').fill('EPSG:4326');
+    await page.getByLabel('Target CRS').blur();
+    await expect.poll(() => page.getByTestId('target-crs-name').textContent()).toContain('WGS 84 · degree');
+    // Checked in the same task as the click: the old link is gone before the request leaves
+    const linksDuringConvert = await page.evaluate(`(() => {
+      document.querySelector('[data-testid=convert] button[type=submit]').click();
+      return document.querySelectorAll('[data-testid=download]').length;
+    })()`);
+    expect(linksDuringConvert).toBe(0);
+    await expect.poll(() => download.textContent(), { timeout: 90_000 }).toMatch(/Download .*\.geojson/);
+    expect(browser.problems).toEqual([]);
   });
 
   it('drag and drop with a progress bar; a table without geometry shows "no geometry" instead of a map', async () => {

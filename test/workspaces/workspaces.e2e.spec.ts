@@ -361,7 +361,11 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
     const before = readdirSync(path.join(sut.services.config.dataDir, 'workspaces')).length;
     const res = await upload(big);
     expect(res.statusCode).toBe(400);
-    expect(res.json().error).toMatchObject({ code: 'upload_too_large', details: { max_bytes: 2 * 1024 * 1024 } });
+    expect(res.json().error).toMatchObject({
+      code: 'upload_too_large',
+      message: 'The file is larger than this server accepts: uploads are limited to 2 MB',
+      details: { max_bytes: 2 * 1024 * 1024 },
+    });
     expect(readdirSync(path.join(sut.services.config.dataDir, 'workspaces')).length).toBe(before);
   });
 

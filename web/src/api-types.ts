@@ -937,6 +937,8 @@ export type Run = {
     progress: {
       /** Bytes of output written so far */
       bytes_written?: number;
+      /** Bytes the step will have written when done, when known up front (the declared size of what a Source sends) */
+      bytes_total?: number;
       /** Features written so far */
       features_written?: number;
       /** Share done, when the GDAL tool reports it */
@@ -1649,6 +1651,18 @@ export type System = {
     url: string;
     namespace: string;
   } | null;
+  /** The tile service the maps draw under the data (SVC_BASEMAP_URL); null: the Natural Earth land and boundaries the browser app ships, no network needed */
+  basemap: {
+    /** XYZ tile URL template: {z}/{x}/{y}, {s} for a subdomain (a, b, c) */
+    url: string;
+    /** Shown on the map; may be empty */
+    attribution: string;
+  } | null;
+  /** Limits a client can check before it sends */
+  limits: {
+    /** Largest Workspace upload (SVC_MAX_UPLOAD_MB); a bigger one is refused with upload_too_large */
+    max_upload_bytes: number;
+  };
 };
 
 export type Token = {

@@ -65,6 +65,7 @@ export type Field = Layer['fields'][number];
 export type Pipeline = Api.StoredPipeline;
 export type Workspace = Api.Workspace;
 export type DataPreview = Api.DataPreview;
+export type CrsInfo = Api.CrsInfo;
 export type SpatialPreview = Omit<Api.SpatialPreview, 'geojson'> & { geojson: FeatureCollection };
 
 export type ConnectionKind = Api.Connector['kinds'][number];

@@ -1,6 +1,9 @@
 import 'leaflet/dist/leaflet.css';
 import * as L from 'leaflet';
 import type { FeatureCollection } from '../types.js';
+import { addBasemap } from './map/basemap.js';
+import { coordinateReadout, zoomToLayerControl } from './map/controls.js';
+import type { Bounds, MapHandle, MapOptions } from './map-view.js';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -15,11 +18,33 @@ function popup(properties: Record<string, unknown> | null): string {
     .join('')}</table>`;
 }
 
-export function renderLeafletMap(container: HTMLElement, geojson: FeatureCollection, options: { label: string; basemap: string | null }) {
-  const map = L.map(container, { attributionControl: !!options.basemap, zoomSnap: 0.25, worldCopyJump: false, keyboard: true });
+/** The Leaflet map behind each handle, for linking two of them. */
+const maps = new WeakMap<MapHandle, L.Map>();
+/** Each map's links: a map that goes away ends them, on both sides. */
+const links = new WeakMap<L.Map, Set<() => void>>();
+const linksOf = (map: L.Map) => {
+  const set = links.get(map) ?? new Set<() => void>();
+  links.set(map, set);
+  return set;
+};
+
+const toBounds = (b: L.LatLngBounds): Bounds => [
+  [b.getSouth(), b.getWest()],
+  [b.getNorth(), b.getEast()],
+];
+
+/** Shows `bounds` whole; a single point (empty bounds) gets a neighbourhood. */
+function showBounds(map: L.Map, bounds: L.LatLngBounds) {
+  if (!bounds.isValid()) map.setView([0, 0], 1);
+  else if (bounds.getNorthEast().equals(bounds.getSouthWest())) map.setView(bounds.getCenter(), 14);
+  else map.fitBounds(bounds, { padding: [16, 16] });
+}
+
+export function renderLeafletMap(container: HTMLElement, geojson: FeatureCollection, options: MapOptions): MapHandle {
+  const map = L.map(container, { attributionControl: false, zoomSnap: 0.25, zoomDelta: 0.5, worldCopyJump: false, keyboard: true });
   container.setAttribute('aria-label', options.label);
   container.setAttribute('role', 'region');
-  if (options.basemap) L.tileLayer(options.basemap, { maxZoom: 19 }).addTo(map);
+  addBasemap(map, options.basemap);
   L.control.scale({ imperial: false }).addTo(map);
   const style = { color: '#0b57d0', weight: 2, opacity: 0.95, fillColor: '#4c8df6', fillOpacity: 0.35 };
   const layer = L.geoJSON(geojson as unknown as Parameters<typeof L.geoJSON>[0], {
@@ -27,21 +52,54 @@ export function renderLeafletMap(container: HTMLElement, geojson: FeatureCollect
     pointToLayer: (_feature, latlng) => L.circleMarker(latlng, { ...style, radius: 5, fillOpacity: 0.8 }),
     onEachFeature: (feature, featureLayer) => featureLayer.bindPopup(popup(feature.properties as Record<string, unknown> | null), { maxWidth: 320 }),
   }).addTo(map);
-  const bounds = layer.getBounds();
-  if (bounds.isValid()) {
-    // A single point has empty bounds: give it a neighbourhood.
-    if (bounds.getNorthEast().equals(bounds.getSouthWest())) map.setView(bounds.getCenter(), 14);
-    else map.fitBounds(bounds, { padding: [16, 16] });
-  } else {
-    map.setView([0, 0], 1);
-  }
+  const layerBounds = layer.getBounds();
+  const zoomToLayer = () => showBounds(map, layerBounds);
+  zoomToLayer();
+  zoomToLayerControl(zoomToLayer).addTo(map);
+  coordinateReadout(map).addTo(map);
   // The container may have been laid out after creation (side-by-side columns).
   const observer = new ResizeObserver(() => map.invalidateSize());
   observer.observe(container);
-  return {
+
+  const handle: MapHandle = {
     dispose() {
+      for (const unlink of [...linksOf(map)]) unlink();
       observer.disconnect();
       map.remove();
     },
+    zoomToLayer,
+    bounds: () => (layerBounds.isValid() ? toBounds(layerBounds) : null),
+    fitBounds: (b) => showBounds(map, L.latLngBounds(b)),
+    link(other) {
+      const otherMap = maps.get(other);
+      if (!otherMap || otherMap === map) return () => undefined;
+      // One flag for both directions: the view set on the follower does not echo back.
+      let syncing = false;
+      const follow = (from: L.Map, to: L.Map) => () => {
+        if (syncing) return;
+        syncing = true;
+        try {
+          to.setView(from.getCenter(), from.getZoom(), { animate: false });
+        } finally {
+          syncing = false;
+        }
+      };
+      const leads = follow(map, otherMap);
+      const follows = follow(otherMap, map);
+      map.on('move zoom', leads);
+      otherMap.on('move zoom', follows);
+      leads();
+      const unlink = () => {
+        map.off('move zoom', leads);
+        otherMap.off('move zoom', follows);
+        linksOf(map).delete(unlink);
+        linksOf(otherMap).delete(unlink);
+      };
+      linksOf(map).add(unlink);
+      linksOf(otherMap).add(unlink);
+      return unlink;
+    },
   };
+  maps.set(handle, map);
+  return handle;
 }

@@ -1,24 +1,40 @@
 /**
  * The map is Leaflet, loaded only when a map is first drawn (a separate chunk), so the first
- * page stays small. No tiles by default (the server may be offline): the features are drawn on
- * a plain background with a scale bar, fitted to their bounds. A basemap can be configured with
- * <meta name="svc-basemap" content="https://…/{z}/{x}/{y}.png"> in index.html.
+ * page stays small. Under the data: the Natural Earth land and country boundaries the app ships
+ * (loaded with the first map, no network needed), or the operator's tile service when
+ * SVC_BASEMAP_URL is set (GET /system `basemap`); a layer switch on the map offers both.
  */
-import type { FeatureCollection } from '../types.js';
+import type { FeatureCollection, System } from '../types.js';
+
+export type Basemap = System['basemap'];
+
+/** [[south, west], [north, east]] in degrees. */
+export type Bounds = [[number, number], [number, number]];
 
 export interface MapHandle {
   dispose(): void;
+  /** Fits the view to the drawn features (what the map's "Zoom to the layer" button does). */
+  zoomToLayer(): void;
+  /** The drawn features' extent, or null when nothing was drawn. */
+  bounds(): Bounds | null;
+  fitBounds(bounds: Bounds): void;
+  /** Moves `other` with this map and this map with `other` (pan and zoom); returns the unlink. */
+  link(other: MapHandle): () => void;
 }
 
-export async function drawMap(container: HTMLElement, geojson: FeatureCollection, label: string): Promise<MapHandle> {
+export interface MapOptions {
+  /** The map's accessible name. */
+  label: string;
+  basemap: Basemap;
+}
+
+export async function drawMap(container: HTMLElement, geojson: FeatureCollection, options: MapOptions): Promise<MapHandle> {
   const { renderLeafletMap } = await import('./leaflet-map.js');
-  const basemap = document.querySelector<HTMLMetaElement>('meta[name="svc-basemap"]')?.content || null;
-  return renderLeafletMap(container, geojson, { label, basemap });
+  return renderLeafletMap(container, geojson, options);
 }
 
 /** A PMTiles output on a map (its own chunk, loaded on demand like the map). */
-export async function drawPmtiles(container: HTMLElement, url: string, label: string) {
+export async function drawPmtiles(container: HTMLElement, url: string, options: MapOptions) {
   const { renderPmtilesMap } = await import('./pmtiles-map.js');
-  const basemap = document.querySelector<HTMLMetaElement>('meta[name="svc-basemap"]')?.content || null;
-  return renderPmtilesMap(container, url, { label, basemap });
+  return renderPmtilesMap(container, url, options);
 }

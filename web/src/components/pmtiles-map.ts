@@ -3,6 +3,9 @@ import { VectorTile } from '@mapbox/vector-tile';
 import * as L from 'leaflet';
 import { PbfReader } from 'pbf';
 import { PMTiles, type RangeResponse, type Source, TileType } from 'pmtiles';
+import { addBasemap } from './map/basemap.js';
+import { coordinateReadout, zoomToLayerControl } from './map/controls.js';
+import type { MapOptions } from './map-view.js';
 
 /*
  * A PMTiles output on a Leaflet map, offline: the archive is fetched once from the Workspace's
@@ -76,16 +79,16 @@ export interface PmtilesMapHandle {
   layers: Map<string, string>;
 }
 
-export async function renderPmtilesMap(container: HTMLElement, url: string, options: { label: string; basemap: string | null }): Promise<PmtilesMapHandle> {
+export async function renderPmtilesMap(container: HTMLElement, url: string, options: MapOptions): Promise<PmtilesMapHandle> {
   const response = await fetch(url, { credentials: 'same-origin' });
   if (!response.ok) throw new Error(`The tiles could not be fetched (HTTP ${response.status})`);
   const archive = new PMTiles(new BufferSource(await response.arrayBuffer(), url));
   const header = await archive.getHeader();
   if (header.tileType !== TileType.Mvt) throw new Error('The archive holds no vector tiles');
-  const map = L.map(container, { attributionControl: !!options.basemap, zoomSnap: 0.25, keyboard: true, maxZoom: Math.max(header.maxZoom + 4, 18) });
+  const map = L.map(container, { attributionControl: false, zoomSnap: 0.25, keyboard: true, maxZoom: Math.max(header.maxZoom + 4, 18) });
   container.setAttribute('aria-label', options.label);
   container.setAttribute('role', 'region');
-  if (options.basemap) L.tileLayer(options.basemap, { maxZoom: 19 }).addTo(map);
+  addBasemap(map, options.basemap);
   L.control.scale({ imperial: false }).addTo(map);
   // The tileset's layers, from its metadata (tippecanoe lists them), each with its colour.
   const layerColours = new Map<string, string>();
@@ -113,8 +116,13 @@ export async function renderPmtilesMap(container: HTMLElement, url: string, opti
   )({ minNativeZoom: header.minZoom, maxNativeZoom: header.maxZoom, minZoom: header.minZoom });
   tiles.addTo(map);
   const bounds = L.latLngBounds([header.minLat, header.minLon], [header.maxLat, header.maxLon]);
-  if (bounds.isValid() && !bounds.getNorthEast().equals(bounds.getSouthWest())) map.fitBounds(bounds, { padding: [16, 16], maxZoom: header.maxZoom });
-  else map.setView([header.centerLat, header.centerLon], Math.max(header.minZoom, header.centerZoom));
+  const zoomToLayer = () => {
+    if (bounds.isValid() && !bounds.getNorthEast().equals(bounds.getSouthWest())) map.fitBounds(bounds, { padding: [16, 16], maxZoom: header.maxZoom });
+    else map.setView([header.centerLat, header.centerLon], Math.max(header.minZoom, header.centerZoom));
+  };
+  zoomToLayer();
+  zoomToLayerControl(zoomToLayer).addTo(map);
+  coordinateReadout(map).addTo(map);
   const observer = new ResizeObserver(() => map.invalidateSize());
   observer.observe(container);
   return {

@@ -6,7 +6,7 @@
  */
 import { get, post, put } from '../api.js';
 import { connectionPicker } from '../components/connections/connection-picker.js';
-import { allConnections } from '../components/connections/kinds.js';
+import { allConnections, isDatabase } from '../components/connections/kinds.js';
 import { jobStages } from '../components/jobs/run-status.js';
 import { scheduleField } from '../components/jobs/schedule-field.js';
 import { operationEditor } from '../components/operation-editor.js';
@@ -18,10 +18,11 @@ import { summarize } from './recipes.js';
 
 const COMMON = ['GPKG', 'GeoJSON', 'FlatGeobuf', 'ESRI Shapefile', 'CSV', 'Parquet', 'KML', 'GTiff', 'COG'];
 
-/** Writable formats that make a file, vector then raster, common ones first. */
+/** Writable formats that make a file, vector then raster, common ones first; one writing both (GeoPackage) is listed once, under vector. */
 function formatSelect(formats: Format[]): HTMLSelectElement {
+  const vectorIds = new Set(formats.filter((f) => f.write && f.kind === 'vector').map((f) => f.id));
   const group = (kind: 'vector' | 'raster', label: string) => {
-    const list = formats.filter((f) => f.write && f.kind === kind && f.extensions.length);
+    const list = formats.filter((f) => f.write && f.kind === kind && f.extensions.length && (kind === 'vector' || !vectorIds.has(f.id)));
     const rank = (f: Format) => (COMMON.includes(f.id) ? COMMON.indexOf(f.id) : COMMON.length);
     list.sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name));
     return h(
@@ -30,7 +31,13 @@ function formatSelect(formats: Format[]): HTMLSelectElement {
       list.map((f) => h('option', { value: f.id }, `${f.name} (.${f.extensions[0]})`)),
     );
   };
-  return h('select', { name: 'output_format' }, group('vector', 'Vector formats'), group('raster', 'Raster formats'));
+  return h(
+    'select',
+    { name: 'output_format' },
+    h('option', { value: '' }, 'Choose a format…'),
+    group('vector', 'Vector formats'),
+    group('raster', 'Raster formats'),
+  );
 }
 
 /** A numbered stage of the walk, with an optional switch that includes or leaves it out. */
@@ -202,7 +209,7 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
 
   // 4. Output format
   const format = labelled(formatSelect(formats), { label: 'Output format', required: true, hint: 'The file format delivered to the Destination.' });
-  format.control.value = job?.output_format ?? 'GPKG';
+  format.control.value = job?.output_format ?? '';
   errors.add('output_format', format.handle);
   const convertStage = stage(
     4,
@@ -221,6 +228,24 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   });
   destination.attach(errors);
   const destinationStage = stage(5, 'Destination', { hint: 'Where each Run delivers, and how it writes there.' }, destination.node);
+
+  // A new Job converts to GeoPackage unless it goes from a database to a database (tables to
+  // tables: no file format to choose), until the format stage is touched.
+  let formatTouched = !!job;
+  const touch = () => (formatTouched = true);
+  convertStage.toggle?.addEventListener('change', touch);
+  format.control.addEventListener('change', touch);
+  const suggestConvert = () => {
+    if (formatTouched || !convertStage.toggle) return;
+    const tablesToTables = isDatabase(source.connector()) && isDatabase(destination.connector());
+    convertStage.toggle.checked = !tablesToTables;
+    convertStage.toggle.dispatchEvent(new Event('change'));
+    formatTouched = false;
+    format.control.value = tablesToTables ? '' : 'GPKG';
+  };
+  source.onChange(suggestConvert);
+  destination.onChange(suggestConvert);
+  suggestConvert();
 
   // 6. Schedule
   const schedule = scheduleField(job?.schedule);

@@ -5,6 +5,7 @@
  */
 import { get, plainMessage, post } from '../api.js';
 import { live } from '../components/jobs/live.js';
+import { progressText } from '../components/progress-text.js';
 import { duration, isFinished, runDuration, skippedText, statusBadge, STEP_LABELS, TRIGGER_LABELS } from '../components/jobs/run-status.js';
 import { bytes, count, focusQuietly, h, replace, time } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
@@ -181,15 +182,10 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
   };
 }
 
-/** How far a running step is, as it last said: "1,234,567 features · 412 MB written · 60%". */
+/** How far a running step is, as it last said: "1,234,567 features · 412 of 800 MB written · 51%". */
 function progressNote(step: RunStep): HTMLElement | null {
-  const p = step.progress;
-  if (step.status !== 'running' || !p) return null;
-  const parts: string[] = [];
-  if (p.features_written !== undefined) parts.push(`${p.features_written.toLocaleString()} features`);
-  if (p.bytes_written !== undefined) parts.push(`${(p.bytes_written / (1024 * 1024)).toFixed(p.bytes_written < 10 * 1024 * 1024 ? 1 : 0)} MB written`);
-  if (p.percent !== undefined) parts.push(`${Math.round(p.percent)}%`);
-  return parts.length ? h('p', { class: 'hint progress', 'data-testid': 'step-progress' }, parts.join(' · ')) : null;
+  const text = step.status === 'running' && step.progress ? progressText(step.progress) : '';
+  return text ? h('p', { class: 'hint progress', 'data-testid': 'step-progress' }, text) : null;
 }
 
 /** Failed attempts of a step, in words: while it runs, Temporal is retrying it. */

@@ -4,12 +4,23 @@ import { importPanel } from '../components/workspace/import-panel.js';
 import { recentWorkspaces, remember } from '../components/workspace/recent.js';
 import { bytes, h, time } from '../dom.js';
 import { statusLine } from '../forms.js';
+import { megabytes, tooLarge } from '../components/upload-limit.js';
 import type { Page, PageContext } from '../router.js';
 import type { Workspace } from '../types.js';
 
 export function workspaceUploadPage({ app }: PageContext): Page {
   let current: Upload<Workspace> | null = null;
-  const fileInput = h('input', { type: 'file', id: 'upload-file', class: 'visually-hidden', 'aria-describedby': 'upload-hint' });
+  // The limit from GET /system, shown before anything is chosen and checked before sending.
+  let maxBytes: number | null = null;
+  const limitNote = h('p', { class: 'hint upload-limit', id: 'upload-limit', 'data-testid': 'upload-limit' });
+  void app
+    .system()
+    .then((system) => {
+      maxBytes = system.limits.max_upload_bytes;
+      limitNote.textContent = `Files up to ${megabytes(maxBytes)}.`;
+    })
+    .catch(() => undefined);
+  const fileInput = h('input', { type: 'file', id: 'upload-file', class: 'visually-hidden', 'aria-describedby': 'upload-hint upload-limit' });
   const progress = h('progress', { max: '100', value: '0', id: 'upload-progress' });
   const progressLabel = h('label', { for: 'upload-progress' });
   const cancel = h('button', { type: 'button', class: 'button secondary small', onclick: () => current?.abort() }, 'Cancel upload');
@@ -27,20 +38,30 @@ export function workspaceUploadPage({ app }: PageContext): Page {
       { class: 'hint', id: 'upload-hint' },
       'Any format in the server’s catalog: GeoJSON, GeoPackage, CSV, FlatGeobuf, KML, GeoTIFF… A Shapefile goes in one ZIP with its .shp, .shx, .dbf and .prj.',
     ),
+    limitNote,
   );
 
   function start(file: File) {
     if (current) return;
     status.set('');
+    const refused = tooLarge(file, maxBytes);
+    if (refused) {
+      status.set(h('span', { role: 'alert' }, refused), 'error');
+      fileInput.value = '';
+      return;
+    }
     progressBox.hidden = false;
     dropzone.classList.add('busy');
     fileInput.disabled = true;
     progress.value = 0;
-    progressLabel.textContent = `Uploading ${file.name} (${bytes(file.size)}): 0%`;
+    progressLabel.textContent = `Uploading ${file.name}: 0 of ${bytes(file.size)} (0%)`;
     current = upload<Workspace>('/workspaces', file, (fraction) => {
       const pct = Math.round(fraction * 100);
       progress.value = pct;
-      progressLabel.textContent = pct < 100 ? `Uploading ${file.name} (${bytes(file.size)}): ${pct}%` : `Uploaded ${file.name}; the server is inspecting it…`;
+      progressLabel.textContent =
+        pct < 100
+          ? `Uploading ${file.name}: ${bytes(Math.round(fraction * file.size))} of ${bytes(file.size)} (${pct}%)`
+          : `Uploaded ${file.name}; the server is inspecting it…`;
     });
     current.promise
       .then((ws) => {

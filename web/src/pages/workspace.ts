@@ -51,7 +51,9 @@ export async function workspacePage({ app, params }: PageContext): Promise<Page>
   let pipelineActive = isActive(stored);
 
   const facts = workspaceFacts(ws);
-  const previews = previewPanel(path);
+  const basemap = app.system().then((s) => s.basemap);
+  basemap.catch(() => undefined);
+  const previews = previewPanel(path, basemap);
   const vectorParts = isVector
     ? [
         layersPanel(layers, selected, (layer) => {
@@ -109,7 +111,7 @@ export async function workspacePage({ app, params }: PageContext): Promise<Page>
       (ws.raster
         ? h('section', { class: 'card', 'aria-labelledby': 'raster-title' }, h('h2', { id: 'raster-title' }, 'Raster'), rasterFacts(ws.raster))
         : null),
-    convertPanel(path, ws, formats, (converted) => {
+    convertPanel(path, ws, formats, basemap, (converted) => {
       ws = converted;
       facts.render(ws);
     }),

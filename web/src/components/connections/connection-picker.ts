@@ -13,7 +13,7 @@ import { discoverBrowser } from './discover-browser.js';
 import { geonodeBrowser, geoserverBrowser } from './map-server-browser.js';
 import { projectBrowser } from './project-browser.js';
 import { hubBrowser } from './hub-browser.js';
-import { KINDS } from './kinds.js';
+import { connectionSummary, KINDS } from './kinds.js';
 
 export interface ConnectionPickerOptions {
   kind: ConnectionKind;
@@ -58,7 +58,9 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
     // Usable ones first; the rest stay visible so nobody wonders where they went.
     [...options.connections.filter(can), ...options.connections.filter((c) => !can(c))].map((c) => {
       const usable = can(c);
-      const label = `${c.name} (${byType.get(c.type)?.label ?? c.type})${usable ? '' : ' — not available yet'}`;
+      // Where it points (host and database, URL…), so connections named alike can be told apart.
+      const where = connectionSummary(byType.get(c.type), c.configuration);
+      const label = `${c.name} (${byType.get(c.type)?.label ?? c.type}${where ? `: ${where}` : ''})${usable ? '' : ' — not available yet'}`;
       return h('option', { value: c.id, disabled: !usable }, label);
     }),
   );
@@ -79,9 +81,14 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
     return options.connections.find((c) => c.id === select.value);
   }
 
+  const whereLine = h('p', { class: 'hint connection-where', 'data-testid': 'connection-where', hidden: true });
+
   function render() {
     const connection = current();
     const connector = connection ? byType.get(connection.type) : undefined;
+    const where = connection ? connectionSummary(connector, connection.configuration) : '';
+    whereLine.hidden = !where;
+    whereLine.textContent = where ? `${connector?.label ?? connection?.type}: ${where}` : '';
     const schema = connector ? (options.kind === 'source' ? connector.source?.resource : connector.destination?.target) : undefined;
     form = null;
     if (!connection || !connector || !schema) {
@@ -172,7 +179,7 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
   });
 
   return {
-    node: h('div', { class: 'stack connection-picker' }, picked.row, selectorBox),
+    node: h('div', { class: 'stack connection-picker' }, picked.row, whereLine, selectorBox),
     connection: current,
     connector: () => {
       const c = current();

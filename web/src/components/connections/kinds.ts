@@ -33,6 +33,11 @@ export function connectorsOf(all: Connector[], kind: ConnectionKind): Connector[
   return all.filter((c) => c.kinds.includes(kind)).sort((a, b) => Number(b.implemented) - Number(a.implemented) || a.label.localeCompare(b.label));
 }
 
+/** A database (its tables are listed): reading from one and writing to one needs no file format. */
+export function isDatabase(connector: Connector | undefined): boolean {
+  return !!connector?.capabilities.discover;
+}
+
 /** "db.example.org · gis": the first two required, non-secret values of the configuration. */
 export function connectionSummary(connector: Connector | undefined, configuration: Record<string, unknown>): string {
   if (!connector) return '';

@@ -1,8 +1,9 @@
-import { API_BASE, post } from '../../api.js';
+import { API_BASE, get, post } from '../../api.js';
 import { bytes, h, replace } from '../../dom.js';
 import { busy, FormErrors, input, labelled, statusLine } from '../../forms.js';
 import type { Format, Workspace } from '../../types.js';
-import { drawPmtiles, type MapHandle } from '../map-view.js';
+import { crsByCode } from '../crs.js';
+import { drawPmtiles, type Basemap } from '../map-view.js';
 
 const COMMON_FORMATS = ['GPKG', 'GeoJSON', 'ESRI Shapefile', 'FlatGeobuf', 'GeoParquet', 'PMTiles', 'CSV', 'KML', 'GML', 'XLSX', 'GTiff', 'COG', 'PNG', 'JPEG'];
 
@@ -31,9 +32,16 @@ export function formatOptions(formats: Format[], kind: 'vector' | 'raster'): HTM
 
 /**
  * Convert (output format, optional target CRS) and the download of the current output. The call
- * waits for the whole conversion; the status line counts the seconds meanwhile.
+ * waits for the whole conversion; the status line counts the seconds meanwhile, and the previous
+ * output's download is withdrawn (the new convert replaces that file) until the new one is ready.
  */
-export function convertPanel(workspacePath: string, initial: Workspace, formats: Format[], onConverted: (ws: Workspace) => void): HTMLElement {
+export function convertPanel(
+  workspacePath: string,
+  initial: Workspace,
+  formats: Format[],
+  basemap: Promise<Basemap>,
+  onConverted: (ws: Workspace) => void,
+): HTMLElement {
   const path = workspacePath;
   let ws = initial;
   const convertErrors = new FormErrors();
@@ -41,8 +49,15 @@ export function convertPanel(workspacePath: string, initial: Workspace, formats:
   formatSelect.control.value = ws.output?.format ?? (ws.dataset_type === 'vector' ? 'GPKG' : 'GTiff');
   const targetCrs = labelled(input({ name: 'target_crs', placeholder: 'e.g. EPSG:3857', spellcheck: 'false', autocomplete: 'off' }), {
     label: 'Target CRS',
-    hint: 'Optional: leave empty to keep the coordinate system.',
+    hint: 'Optional: leave empty to keep the coordinate system (GeoJSON is always written in WGS 84, EPSG:4326).',
   });
+  // The code's name and unit, as soon as one is typed: "EPSG:2056 · CH1903+ / LV95 · metre".
+  const targetCrsName = h('p', { class: 'hint crs-name', 'data-testid': 'target-crs-name', 'aria-live': 'polite' });
+  targetCrs.control.addEventListener('change', () => {
+    const code = targetCrs.control.value.trim();
+    replace(targetCrsName, code ? crsByCode(code) : '');
+  });
+  targetCrs.row.append(targetCrsName);
   convertErrors.add('output_format', formatSelect.handle).add('target_crs', targetCrs.handle);
   const convertButton = h('button', { type: 'submit', class: 'button' }, 'Convert');
   const convertStatus = statusLine();
@@ -69,7 +84,7 @@ export function convertPanel(workspacePath: string, initial: Workspace, formats:
       ),
     );
   }
-  let tilesHandle: MapHandle | null = null;
+  let tilesHandle: { dispose(): void } | null = null;
   /** A PMTiles output drawn on a map on request (the whole file is fetched). */
   function tilesMap(size: number): HTMLElement {
     const box = h('div', { class: 'map', 'data-testid': 'pmtiles-map', hidden: true });
@@ -88,7 +103,10 @@ export function convertPanel(workspacePath: string, initial: Workspace, formats:
           box.hidden = false;
           status.set('Loading the tiles…', 'busy');
           try {
-            const handle = await drawPmtiles(box, `${API_BASE}${path}/download`, 'Map of the PMTiles output');
+            const handle = await drawPmtiles(box, `${API_BASE}${path}/download`, {
+              label: 'Map of the PMTiles output',
+              basemap: await basemap.catch(() => null),
+            });
             tilesHandle = handle;
             status.set('');
             replace(
@@ -118,6 +136,10 @@ export function convertPanel(workspacePath: string, initial: Workspace, formats:
         convertErrors.clear();
         const started = Date.now();
         convertStatus.set('Converting… the full dataset goes through the pipeline; this can take a while.', 'busy');
+        // The new output replaces the old file: no download of it (nor its map) while this runs.
+        tilesHandle?.dispose();
+        tilesHandle = null;
+        replace(outputBox);
         const timer = window.setInterval(() => convertStatus.set(`Converting… ${Math.round((Date.now() - started) / 1000)} s`, 'busy'), 1000);
         try {
           const body: Record<string, unknown> = { output_format: formatSelect.control.value };
@@ -129,6 +151,13 @@ export function convertPanel(workspacePath: string, initial: Workspace, formats:
         } catch (error) {
           convertStatus.set('');
           convertErrors.show(error);
+          // Whatever output the server still has after a refused or failed convert is offered again.
+          void get<Workspace>(path)
+            .then((current) => {
+              ws = current;
+              renderOutput();
+            })
+            .catch(() => undefined);
         } finally {
           window.clearInterval(timer);
         }

@@ -1,5 +1,6 @@
 import { count, h, replace, uid } from '../../dom.js';
 import type { Layer } from '../../types.js';
+import { crsByCode, crsView } from '../crs.js';
 
 /**
  * The layers of a vector dataset and the fields of the selected one, with a picker when there
@@ -45,7 +46,7 @@ export function layersPanel(layers: Layer[], initial: Layer | undefined, onSelec
                 h('th', { scope: 'row' }, l.name),
                 h('td', null, l.has_geometry ? (l.geometry_type ?? 'Geometry') : 'None (table)'),
                 h('td', { class: 'num' }, l.feature_count === null ? '—' : count(l.feature_count)),
-                h('td', null, l.crs ?? '—'),
+                h('td', null, l.crs_info ? crsView(l.crs, l.crs_info) : l.crs ? crsByCode(l.crs) : '—'),
                 h('td', { class: 'num' }, String(l.fields.length)),
               ),
             ),

@@ -1,8 +1,9 @@
 import { ApiError, get, plainMessage, query } from '../../api.js';
 import { count, h, replace, uid } from '../../dom.js';
 import type { DataPreview, Layer, SpatialPreview } from '../../types.js';
+import { crsText } from '../crs.js';
 import { dataTable } from '../data-table.js';
-import { drawMap, type MapHandle } from '../map-view.js';
+import { drawMap, type Basemap, type MapHandle } from '../map-view.js';
 
 interface PreviewColumn {
   kind: 'original' | 'transformed';
@@ -39,17 +40,32 @@ export interface PreviewPanel {
 /**
  * The original and the transformed samples of a layer side by side: a map (spatial preview,
  * EPSG:4326) and a table (data preview) each. A newer load supersedes one still in flight.
+ * While both maps are drawn they move together (a box on the panel unlinks them), so the same
+ * place is compared before and after.
  */
-export function previewPanel(workspacePath: string): PreviewPanel {
+export function previewPanel(workspacePath: string, basemap: Promise<Basemap>): PreviewPanel {
   const original = previewColumn('original', 'Original');
   const transformed = previewColumn('transformed', 'Transformed');
   let token = 0;
   let disposed = false;
   const stale = (t: number) => t !== token || disposed;
+  let unlink: (() => void) | null = null;
+  const linkBox = h('input', { type: 'checkbox', id: uid('link-maps'), checked: true, 'data-testid': 'link-maps' });
+  const linkRow = h('div', { class: 'check-line link-maps', hidden: true }, linkBox, h('label', { for: linkBox.id }, 'Move both maps together'));
+
+  /** Links the two maps when both are drawn and the box is ticked; the transformed map takes the original's view. */
+  function relink() {
+    unlink?.();
+    unlink = null;
+    linkRow.hidden = !(original.map && transformed.map);
+    if (original.map && transformed.map && linkBox.checked) unlink = original.map.link(transformed.map);
+  }
+  linkBox.addEventListener('change', relink);
 
   function clearMap(column: PreviewColumn) {
     column.map?.dispose();
     column.map = null;
+    relink();
     replace(column.mapBox);
   }
 
@@ -75,14 +91,22 @@ export function previewPanel(workspacePath: string): PreviewPanel {
         const s = await spatial;
         if (stale(t)) return;
         column.mapBox.classList.remove('loading');
-        const handle = await drawMap(column.mapBox, s.geojson, `${original ? 'Original' : 'Transformed'} map of ${layer.name}`);
+        const handle = await drawMap(column.mapBox, s.geojson, {
+          label: `${original ? 'Original' : 'Transformed'} map of ${layer.name}`,
+          basemap: await basemap.catch(() => null),
+        });
         if (stale(t)) {
           handle.dispose();
           return;
         }
         column.map = handle;
+        relink();
         const total = s.feature_count === null ? `${count(s.returned_count)}${s.truncated ? '+' : ''}` : count(s.feature_count);
-        const crs = s.source_crs && s.source_crs !== s.preview_crs ? `, reprojected from ${s.source_crs} to ${s.preview_crs}` : ` (${s.preview_crs})`;
+        // The data's own CRS with its name and unit: what "source" units of an operation mean.
+        const crs =
+          s.source_crs && s.source_crs !== s.preview_crs
+            ? `, reprojected for the map from ${crsText(s.source_crs, s.source_crs_info)} to WGS 84`
+            : ` (${crsText(s.source_crs ?? s.preview_crs, s.source_crs_info)})`;
         column.mapNote.textContent = `${count(s.returned_count)} of ${total} features drawn${crs}.`;
       } catch (error) {
         if (stale(t)) return;
@@ -106,7 +130,12 @@ export function previewPanel(workspacePath: string): PreviewPanel {
     'section',
     { class: 'card', 'aria-labelledby': 'preview-title', id: 'preview' },
     h('h2', { id: 'preview-title' }, 'Preview'),
-    h('p', { class: 'hint' }, 'Samples of the selected layer: up to 100 rows and 2,000 features on the map, in WGS 84. Convert gives the full result.'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Samples of the selected layer: up to 100 rows and 2,000 features on the map, in WGS 84 (the readout in a map’s corner gives the position under the pointer). Convert gives the full result.',
+    ),
+    linkRow,
     h('div', { class: 'side-by-side' }, original.node, transformed.node),
   );
 
@@ -126,6 +155,7 @@ export function previewPanel(workspacePath: string): PreviewPanel {
     },
     dispose() {
       disposed = true;
+      unlink?.();
       clearMap(original);
       clearMap(transformed);
     },
