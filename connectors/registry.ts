@@ -59,6 +59,8 @@ const byType = new Map(connectors.map((c) => [c.type, c]));
 export const sourceTypes = connectors.filter((c) => c.source).map((c) => c.type);
 export const destinationTypes = connectors.filter((c) => c.destination).map((c) => c.type);
 
+/** Source types whose connector has a change check (on-change triggers). */
+export const typesWithChangeCheck = () => connectors.filter((c) => c.source?.changeCheck).map((c) => c.type);
 export const typesOf = (kind: ConnectionKind) => (kind === 'source' ? sourceTypes : destinationTypes);
 
 /** The connector of a type, for a kind; undefined when the type is unknown or not of that kind. */

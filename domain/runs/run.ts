@@ -1,6 +1,7 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
 import type { JobDefinition, RunTrigger, StepName } from '../jobs/job.js';
+import type { ParameterValues } from '../jobs/parameters.js';
 
 export const runStream = (id: string) => `run-${id}`;
 
@@ -33,6 +34,16 @@ export interface RunError {
   reason?: string;
 }
 
+/** The Run of another Job whose end started this one (an `after` trigger), and how long the chain is so far. */
+export interface TriggeredBy {
+  job_id: string;
+  run_id: string;
+  depth: number;
+}
+
+/** What a retry ran: the Job as it is now (default), or the failed Run's own snapshot and values. */
+export type RetryDefinition = 'current' | 'original';
+
 /** The sync state a Run read with (domain/jobs/job.ts syncForRun). */
 export interface RunSync {
   cursor: unknown;
@@ -54,6 +65,12 @@ export type RunEvent =
         steps: StepName[];
         /** Scheduled Runs: the fire time the schedule meant. */
         scheduled_for: string | null;
+        /** The parameter values it runs with (absent before parameters existed: none). */
+        parameters?: ParameterValues;
+        triggered_by?: TriggeredBy | null;
+        retry_definition?: RetryDefinition | null;
+        /** Webhook Runs: the caller's delivery id. */
+        delivery_id?: string | null;
         at: string;
       };
     }
@@ -82,6 +99,10 @@ export type RunCommand =
       snapshot: JobDefinition;
       steps: StepName[];
       scheduledFor: Date | null;
+      parameters: ParameterValues;
+      triggeredBy: TriggeredBy | null;
+      retryDefinition: RetryDefinition | null;
+      deliveryId: string | null;
       at: Date;
     }
   | { type: 'StartRun'; runId: string; workflowId: string; workflowRunId: string; sync: RunSync; at: Date }
@@ -125,6 +146,10 @@ export interface ExistingRun {
   trigger: RunTrigger;
   attempt: number;
   snapshot: JobDefinition;
+  parameters: ParameterValues;
+  triggeredBy: TriggeredBy | null;
+  retryDefinition: RetryDefinition | null;
+  deliveryId: string | null;
   steps: StepState[];
   stats: RunStats;
   sync: RunSync | null;
@@ -187,6 +212,10 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
             job_snapshot: command.snapshot,
             steps: command.steps,
             scheduled_for: command.scheduledFor?.toISOString() ?? null,
+            parameters: command.parameters,
+            triggered_by: command.triggeredBy,
+            retry_definition: command.retryDefinition,
+            delivery_id: command.deliveryId,
             at,
           },
         },
@@ -253,6 +282,10 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         trigger: d.trigger,
         attempt: d.attempt,
         snapshot: d.job_snapshot,
+        parameters: d.parameters ?? {},
+        triggeredBy: d.triggered_by ?? null,
+        retryDefinition: d.retry_definition ?? null,
+        deliveryId: d.delivery_id ?? null,
         steps: d.steps.map((name) => ({ name, status: 'pending', started_at: null, finished_at: null, duration_ms: null })),
         stats: emptyStats,
         sync: null,
