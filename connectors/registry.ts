@@ -121,6 +121,7 @@ export function publicConnectorCatalog() {
       import: c.implemented && Boolean(c.source?.importable),
       deliver: c.implemented && Boolean(c.destination?.deliverable),
       incremental: Boolean(c.source?.incremental),
+      change_check: Boolean(c.source?.changeCheck),
     },
     source: c.source
       ? {
@@ -130,6 +131,7 @@ export function publicConnectorCatalog() {
           importable: c.source.importable,
           incremental: c.source.incremental,
           incremental_note: c.source.incrementalNote ?? null,
+          change_check_note: c.source.changeCheck?.note ?? null,
         }
       : null,
     destination: c.destination ? { target: json(c.destination.target), deliverable: c.destination.deliverable } : null,

@@ -49,9 +49,10 @@ async function* resultRows(c: oracledb.Connection, sql: string): AsyncGenerator<
   }
 }
 
-export async function extractOracle(config: OracleConfig, resource: OracleResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
+/** What a read will select (columns, geometry, the cursor window), decided by metadata queries only; the change check asks it too. */
+async function plan(config: OracleConfig, resource: OracleResource, ctx: ConnectorContext, kept: unknown) {
   const what = describeServer(config);
-  const planned = await withConnection(config, ctx, async (c) => {
+  return withConnection(config, ctx, async (c) => {
     let from: string;
     let layer: string;
     if ('query' in resource) {
@@ -99,7 +100,7 @@ export async function extractOracle(config: OracleConfig, resource: OracleResour
     if (!meta.some((m) => m.name === column))
       throw new ConnectorError('not_found', `${what}: ${layer} has no column ${ident(column)} (cursor_column)`, { cursor_column: column });
     const quoted = `${alias}.${ident(column)}`;
-    const last = previousCursorValue(column, options.sync?.cursor);
+    const last = previousCursorValue(column, kept);
     const r = await rows(c, `SELECT ${cursorMaxExpression(quoted)} FROM ${from}${last !== null ? ` WHERE ${quoted} > ${literal(last)}` : ''}`);
     const max = (r[0]?.[0] ?? null) as string | null;
     const window = cursorWindow(column, quoted, last, max, literal);
@@ -110,6 +111,17 @@ export async function extractOracle(config: OracleConfig, resource: OracleResour
       unchanged: window.unchanged,
     };
   });
+}
+
+/** On-change: whether the cursor column holds a value above the last Run's. */
+export async function oracleChanged(config: OracleConfig, resource: OracleResource, ctx: ConnectorContext, kept: unknown): Promise<boolean> {
+  const planned = await plan(config, resource, ctx, kept);
+  return !('unchanged' in planned && planned.unchanged);
+}
+
+export async function extractOracle(config: OracleConfig, resource: OracleResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
+  const what = describeServer(config);
+  const planned = await plan(config, resource, ctx, options.sync?.cursor);
   if ('unchanged' in planned && planned.unchanged) return unchangedExtract(options);
   const filename = `${safeFilename(planned.layer)}.gpkg`;
   const file = path.join(ctx.workDir, filename);
