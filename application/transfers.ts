@@ -7,6 +7,7 @@ import { fillTemplate, placeholdersIn, type ParameterValues } from '../domain/jo
 import type { Delivery } from '../temporal/workspaces.js';
 import { openConnection, parseSelector } from './connections.js';
 import { transferErrorCode } from '../temporal/failures.js';
+import { splitReadOptions } from '../geo/datasets/read-options.js';
 import type { Services } from './services.js';
 
 /*
@@ -51,7 +52,8 @@ export async function extractFromSource(
 ): Promise<ExtractResult & { type: string }> {
   const source = await openConnection(services, 'source', request.sourceId, request.ownerId);
   requireImplemented(source.connector, 'source');
-  const resource = selectorFor(source.connector, 'source', request.resource, request.parameters);
+  // The reading options (source_crs, x_column, …) are for opening the file, not for the connector.
+  const { rest: resource } = splitReadOptions(selectorFor(source.connector, 'source', request.resource, request.parameters), 'source_resource');
   const result = await source.connector.source!.extract(source.config, resource, context(ctx), { sync: request.sync ?? null });
   return { ...result, type: source.type };
 }

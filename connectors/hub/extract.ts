@@ -5,7 +5,18 @@ import { readLayer, type LayerInfo } from '../featureserver/read-layer.js';
 import { download } from '../shared/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
-import { downloadHeaders, getItem, isFeatureService, openPortal, searchItems, serviceUrlOf, type HubConfig, type Portal, type PortalItem } from './portal.js';
+import {
+  downloadHeaders,
+  explainWithheld,
+  getItem,
+  isFeatureService,
+  openPortal,
+  searchItems,
+  serviceAccess,
+  type HubConfig,
+  type Portal,
+  type PortalItem,
+} from './portal.js';
 
 /*
  * A hub Source: one portal item, found by id or as the newest result of a search. A hosted
@@ -58,9 +69,14 @@ async function locate(config: HubConfig, resource: HubResource, ctx: ConnectorCo
   const portal = await openPortal(config, ctx);
   const item = await findItem(portal, resource, ctx);
   if (isFeatureService(item)) {
-    const access = { service: serviceUrlOf(item), ...(portal.token ? { token: portal.token } : {}) };
+    const access = await serviceAccess(portal, item, ctx);
     const layerId = resource.layer ?? 0;
-    const info = (await arcgis<LayerInfo & { editingInfo?: { lastEditDate?: number } }>(access, String(layerId), {}, ctx, 16 * 1024 * 1024)).json;
+    // Edits do not change the item's modified date; the layer's last edit date says when its data did.
+    const info = (
+      await explainWithheld(access, portal, () =>
+        arcgis<LayerInfo & { editingInfo?: { lastEditDate?: number } }>(access, String(layerId), {}, ctx, 16 * 1024 * 1024),
+      )
+    ).json;
     const cursor: HubCursor = { item_id: item.id, layer: layerId, modified: info.editingInfo?.lastEditDate ?? item.modified ?? null };
     return { portal, item, cursor, layer: { access, id: layerId } };
   }
@@ -86,7 +102,7 @@ export async function extractHub(config: HubConfig, resource: HubResource, ctx: 
   const previous = (options.sync?.cursor ?? null) as HubCursor | null;
   if (sameAsBefore(previous, cursor)) return { file: '', filename: '', bytes: 0, sync: { cursor: previous }, unchanged: true };
   if (layer) {
-    const read = await readLayer(layer.access, layer.id, resource.where, ctx);
+    const read = await explainWithheld(layer.access, portal, () => readLayer(layer.access, layer.id, resource.where, ctx));
     return { file: read.file, filename: read.filename, bytes: read.bytes, features: read.features, sync: { cursor } };
   }
   const extension = fileTypes[item.type];

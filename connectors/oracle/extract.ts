@@ -49,10 +49,19 @@ async function* resultRows(c: oracledb.Connection, sql: string): AsyncGenerator<
   }
 }
 
+/**
+ * A user's query runs in a read-only transaction (Oracle refuses DML there: ORA-01456); the
+ * driver sends one statement per execute, and the query is wrapped in a SELECT.
+ */
+async function readOnly(resource: OracleResource, c: oracledb.Connection): Promise<void> {
+  if ('query' in resource) await c.execute('SET TRANSACTION READ ONLY');
+}
+
 /** What a read will select (columns, geometry, the cursor window), decided by metadata queries only; the change check asks it too. */
 async function plan(config: OracleConfig, resource: OracleResource, ctx: ConnectorContext, kept: unknown) {
   const what = describeServer(config);
   return withConnection(config, ctx, async (c) => {
+    await readOnly(resource, c);
     let from: string;
     let layer: string;
     if ('query' in resource) {
@@ -125,8 +134,9 @@ export async function extractOracle(config: OracleConfig, resource: OracleResour
   if ('unchanged' in planned && planned.unchanged) return unchangedExtract(options);
   const filename = `${safeFilename(planned.layer)}.gpkg`;
   const file = path.join(ctx.workDir, filename);
-  await withConnection(config, ctx, (c) =>
-    writeRowsAsGeoPackage(
+  await withConnection(config, ctx, async (c) => {
+    await readOnly(resource, c);
+    await writeRowsAsGeoPackage(
       {
         file,
         layer: planned.layer,
@@ -136,7 +146,7 @@ export async function extractOracle(config: OracleConfig, resource: OracleResour
         label: `Reading ${planned.layer} (${what})`,
       },
       ctx,
-    ),
-  );
+    );
+  });
   return extractedGeoPackage(file, filename, 'sync' in planned ? planned.sync : undefined);
 }
