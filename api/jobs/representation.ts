@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { connectorByType } from '../../connectors/registry.js';
 import { runTriggers, stagesOf, withDefaults, type ActiveJob } from '../../domain/jobs/job.js';
-import { nextFireTimes } from '../../domain/jobs/schedule.js';
+import { describeSchedule, nextFireTimes } from '../../domain/jobs/schedule.js';
 import { operationShape } from '../../domain/operations.js';
 import { runStatuses, type ExistingRun } from '../../domain/runs/run.js';
 import type { JobRow } from '../../projections/jobs.js';
@@ -51,6 +51,7 @@ export const jobSchema = jobDefinitionSchema
     disabled_reason: z.string().nullable().describe('Why the Job disabled itself (repeated failed scheduled Runs); null otherwise'),
     next_run_at: timestamp.nullable().describe('Next scheduled Run; null without a schedule or while disabled'),
     next_run_times: z.array(timestamp).describe(`The next ${NEXT_RUNS} scheduled Runs (empty without a schedule or while disabled)`),
+    schedule_description: z.string().nullable().describe('The schedule in words (null without one)'),
     webhook: z
       .object({
         url: z.string().describe('POST here to start a Run (docs/jobs.md, "Webhook trigger")'),
@@ -159,6 +160,7 @@ export function representJob(row: JobRow, now: Date, origin = ''): z.infer<typeo
     disabled_reason: state.disabledReason?.kind === 'consecutive_failures' ? state.disabledReason.message : null,
     next_run_at: next[0] ?? null,
     next_run_times: next,
+    schedule_description: d.schedule ? describeSchedule(d.schedule) : null,
     webhook: state.webhook
       ? { url: webhookUrl(origin, row.id), auth: state.webhook.auth, created_at: state.webhook.created_at, rotated_at: state.webhook.rotated_at }
       : null,

@@ -55,7 +55,8 @@ const jobBody = z
   })
   .meta({ id: 'JobBody' });
 
-const runNowBody = z.object({ parameters: parameterValues.optional() }).strict().optional();
+// A POST without a body reaches the schema as null.
+const runNowBody = z.object({ parameters: parameterValues.optional() }).strict().nullish();
 const retryBody = z
   .object({
     definition: z
@@ -64,11 +65,11 @@ const retryBody = z
       .describe("current (default): the Job as it is now, with the failed Run's parameter values; original: the failed Run's own snapshot and values"),
   })
   .strict()
-  .optional();
+  .nullish();
 const webhookBody = z
   .object({ auth: z.enum(['hmac', 'bearer']).default('hmac').describe('hmac: callers sign each call; bearer: callers send the secret as a bearer token') })
   .strict()
-  .optional();
+  .nullish();
 const issuedWebhook = z
   .object({
     url: z.string(),

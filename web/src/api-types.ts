@@ -801,6 +801,8 @@ export type Job = {
   next_run_at: string | null;
   /** The next 5 scheduled Runs (empty without a schedule or while disabled) */
   next_run_times: string[];
+  /** The schedule in words (null without one) */
+  schedule_description: string | null;
   /** The inbound webhook trigger, if issued; its secret is shown once, when issued or rotated */
   webhook: {
     /** POST here to start a Run (docs/jobs.md, "Webhook trigger") */
