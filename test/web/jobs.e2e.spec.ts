@@ -206,7 +206,8 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     expect(await unlabelledControls(page)).toEqual([]);
     await snapBoth(page, 'job-editor');
     await page.getByRole('button', { name: 'Create Job' }).click();
-    await expect.poll(() => page.locator('form').textContent()).toContain('on-change for a postgis Source needs cursor_column');
+    // (the field's message is the server's, made a sentence: capitalized)
+    await expect.poll(() => page.locator('form').textContent()).toContain('On-change for a postgis Source needs cursor_column');
     await page.getByLabel('Run when the Source changes').uncheck();
 
     await page.getByRole('button', { name: 'Create Job' }).click();
@@ -343,7 +344,7 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     await page.getByRole('textbox', { name: /^Key/ }).fill('{{folder}}/places.geojson');
     expect(await unlabelledControls(page)).toEqual([]);
     await page.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Places mirror' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Places mirror', exact: true }).waitFor();
     expect(await api(`/jobs/${job.id}`)).toMatchObject({
       parameters: [{ name: 'folder', type: 'string', default: 'mirror' }],
       destination_target: { key: '{{folder}}/places.geojson' },
