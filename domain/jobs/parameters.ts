@@ -37,6 +37,16 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const refuse = (path: string, message: string) =>
   new DomainError('validation_error', `Invalid request body: ${path}: ${message}`, { issues: [{ path, message }] });
 
+/**
+ * Whether a Run's values are the Job's own (each parameter at its default). The sync cursor
+ * belongs to those: a Run given other values may read another resource or write another target,
+ * so it reads in full and leaves the cursor alone; so does every Run of a Job with a required
+ * parameter, whose values are never the same by default (docs/jobs.md, "Run-time parameters").
+ */
+export function usesDefaults(declarations: readonly ParameterDeclaration[], values: ParameterValues): boolean {
+  return declarations.every((d) => d.default !== null && (values[d.name] === undefined || values[d.name] === d.default));
+}
+
 /** The value if it fits the type (strings of digits are accepted for numbers: query strings and CLIs send text), else null. */
 export function coerce(type: ParameterType, value: unknown): ParameterValue | null {
   switch (type) {

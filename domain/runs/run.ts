@@ -1,7 +1,7 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
 import type { JobDefinition, RunTrigger, StepName } from '../jobs/job.js';
-import type { ParameterValues } from '../jobs/parameters.js';
+import { usesDefaults, type ParameterValues } from '../jobs/parameters.js';
 
 export const runStream = (id: string) => `run-${id}`;
 
@@ -83,7 +83,8 @@ export type RunEvent =
         at: string;
       };
     }
-  | { type: 'RunStarted'; data: { run_id: string; workflow_id: string; workflow_run_id: string; sync: RunSync; at: string } }
+  /** sync null: the Run reads in full and moves no cursor (its parameter values are not the Job's defaults). */
+  | { type: 'RunStarted'; data: { run_id: string; workflow_id: string; workflow_run_id: string; sync: RunSync | null; at: string } }
   | { type: 'RunStepStarted'; data: { run_id: string; step: StepName; at: string } }
   | {
       type: 'RunStepFinished';
@@ -253,7 +254,18 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
     switch (command.type) {
       case 'StartRun':
         if (state.status !== 'queued') return [];
-        return [{ type: 'RunStarted', data: { run_id, workflow_id: command.workflowId, workflow_run_id: command.workflowRunId, sync: command.sync, at } }];
+        return [
+          {
+            type: 'RunStarted',
+            data: {
+              run_id,
+              workflow_id: command.workflowId,
+              workflow_run_id: command.workflowRunId,
+              sync: usesDefaults(state.snapshot.parameters ?? [], state.parameters) ? command.sync : null,
+              at,
+            },
+          },
+        ];
       case 'StartStep': {
         const step = state.steps.find((s) => s.name === command.step);
         if (state.status !== 'running' || !step || step.status !== 'pending') return [];
