@@ -24,9 +24,11 @@ import { catalogRoutes } from './catalogs/routes.js';
 import { connectionBrowseRoutes } from './connection-browse/routes.js';
 import { connectionRoutes, connectorCatalogRoutes } from './connections/routes.js';
 import { registerHealth } from './health/routes.js';
+import { hookRoutes } from './hooks/routes.js';
 import { hubBrowseRoutes } from './hub/routes.js';
 import { jobRoutes, pipelineAliasRoutes } from './jobs/routes.js';
 import { recipeRoutes } from './recipes/routes.js';
+import { scheduleRoutes } from './schedules/routes.js';
 import { sourceProjectRoutes } from './source-projects/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
 import { registerWeb } from './web/routes.js';
@@ -115,6 +117,8 @@ const apiRoutes: RoutePlugin[] = [
   sourceProjectRoutes,
   workspaceRoutes,
   jobRoutes,
+  scheduleRoutes,
+  hookRoutes,
   pipelineAliasRoutes,
   connectionBrowseRoutes('source'),
   connectionBrowseRoutes('destination'),

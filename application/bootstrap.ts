@@ -18,6 +18,7 @@ import { projectors } from '../projections/index.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { ensureAdmin } from './accounts.js';
 import { internalEndpoints } from './internal-endpoints.js';
+import { jobChainReactor } from './job-chains.js';
 import { jobScheduleReactor } from './job-schedules.js';
 import type { Services } from './services.js';
 import { scheduleWorkspaceCleanup } from './workspace-cleanup.js';
@@ -101,15 +102,16 @@ export async function createServices(config: Config, options: ServiceOptions = {
   };
   let stopCleanup = (): void => undefined;
   if (runProjections) await projections.waitFor(0n);
-  // Reactors follow the events like projections but act on Temporal (the Jobs' Schedules); they
-  // run with their own runner so that a Temporal outage never holds up read-your-writes.
+  // Reactors follow the events like projections but act on Temporal (the Jobs' Schedules, the
+  // Runs of Jobs that run after others); they run with their own runner so that a Temporal
+  // outage never holds up read-your-writes.
   let reactors: ProjectionRunner | undefined;
   if (runProjections && temporal) {
     let lastLogged = 0;
-    reactors = new ProjectionRunner(store, pool, [jobScheduleReactor(services)], undefined, (error) => {
+    reactors = new ProjectionRunner(store, pool, [jobScheduleReactor(services), jobChainReactor(services)], undefined, (error) => {
       if (Date.now() - lastLogged < 30_000) return;
       lastLogged = Date.now();
-      log.warn({ err: error }, 'could not bring the Job schedules in line with Temporal; retrying');
+      log.warn({ err: error }, 'could not bring the Job schedules or chained Runs in line with Temporal; retrying');
     });
     await reactors.init();
     reactors.start();

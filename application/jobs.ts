@@ -12,12 +12,26 @@ import {
   type StageFlags,
   type TransformMode,
 } from '../domain/jobs/job.js';
-import { normalizeTimezone, type JobSchedule } from '../domain/jobs/schedule.js';
+import {
+  checkDeclarations,
+  checkReferences,
+  fillSql,
+  fillTemplate,
+  placeholdersIn,
+  resolveValues,
+  sampleValues,
+  type ParameterType,
+  type ParameterValues,
+} from '../domain/jobs/parameters.js';
+import { checkSchedule, type JobSchedule } from '../domain/jobs/schedule.js';
+import { cycleError, findCycle, MAX_AFTER, type AfterTrigger, type JobTriggers } from '../domain/jobs/triggers.js';
 import type { Operation } from '../domain/operations.js';
+import type { ConnectorDefinition } from '../connectors/types.js';
+import { typesWithChangeCheck } from '../connectors/registry.js';
 import { resolveOutputFormat } from '../geo/datasets/formats.js';
 import { checkSelectSql } from '../geo/operations/sql-guard.js';
 import { connectionType } from '../projections/connections.js';
-import { listJobs as readJobs, loadJob, type JobRow } from '../projections/jobs.js';
+import { followersOf, listJobs as readJobs, loadJob, ownedJobIds, upstreamGraph, type JobRow } from '../projections/jobs.js';
 import type { PageRequest } from '../projections/pagination.js';
 import { recipeOperations } from '../projections/recipes.js';
 import { execute } from './commands.js';
@@ -47,9 +61,20 @@ export interface JobBody {
   destination_id?: string | null;
   destination_target?: unknown;
   schedule?: JobSchedule | null;
+  triggers?: { on_change?: { every_minutes: number } | null; after?: AfterTrigger[] | null } | null;
+  parameters?: ParameterInput[] | null;
   /** A flag set to null goes back to "inferred". */
   pipeline?: Partial<Record<Stage, boolean | null>> | null;
   enabled?: boolean;
+}
+
+/** A parameter as a body declares it (api/jobs/routes.ts). */
+export interface ParameterInput {
+  name: string;
+  type: ParameterType;
+  default?: string | number | boolean | null;
+  description?: string | null;
+  choices?: (string | number | boolean)[] | null;
 }
 
 const refuse = (field: string, message: string) =>
@@ -79,7 +104,7 @@ async function ownedConnectionType(services: Pick<Services, 'pool'>, kind: Conne
 }
 
 /** The transform stage's fields, by mode; absent stage: none of them. */
-async function transformFields(services: Pick<Services, 'pool'>, ownerId: string, body: JobBody, present: boolean) {
+async function transformFields(services: Pick<Services, 'pool'>, ownerId: string, body: JobBody, present: boolean, samples: ParameterValues) {
   const none = { transform_mode: null, operations: [], output_fields: null, recipe_id: null, sql: null };
   if (!present) return none;
   const mode: TransformMode = body.transform_mode ?? (body.sql ? 'sql' : body.recipe_id ? 'recipe' : 'manual');
@@ -98,7 +123,8 @@ async function transformFields(services: Pick<Services, 'pool'>, ownerId: string
     case 'sql':
       if (!body.sql) throw refuse('sql', 'transform_mode sql needs sql: one SELECT against the relation "source"');
       if (body.operations?.length) throw refuse('operations', 'operations are used with transform_mode manual; sql excludes them');
-      checkSelectSql(body.sql);
+      // With parameters: what a Run would run, with the defaults (or samples of their types).
+      checkSelectSql(fillSql(body.sql, samples));
       return { ...none, transform_mode: mode, sql: body.sql };
     default:
       throw refuse('transform_mode', 'must be manual, recipe or sql');
@@ -106,13 +132,104 @@ async function transformFields(services: Pick<Services, 'pool'>, ownerId: string
 }
 
 /**
+ * A selector or target as stored: checked by its connector. One that uses parameters is stored
+ * as written (a shorthand string as the object it stands for) and checked filled with `samples`;
+ * a Run fills it with its own values (checked again then).
+ */
+function selectorOf(
+  connector: ConnectorDefinition,
+  kind: 'source' | 'destination',
+  value: unknown,
+  field: 'source_resource' | 'destination_target',
+  samples: ParameterValues,
+) {
+  if (placeholdersIn(value).length === 0) return parseSelector(connector, kind, value, field);
+  const shorthand = kind === 'source' ? connector.source?.shorthand : undefined;
+  const template = typeof value === 'string' && shorthand ? { [shorthand]: value } : value;
+  parseSelector(connector, kind, fillTemplate(template, samples), field);
+  return template as Record<string, unknown>;
+}
+
+/**
+ * The triggers of a body: on change needs a Source type (and selector) whose connector can tell
+ * a change without reading the data; `after` names the caller's own other Jobs and must not
+ * close a circle (a Job not saved yet cannot be in one).
+ */
+async function triggersFrom(
+  services: Pick<Services, 'pool'>,
+  ownerId: string,
+  jobId: string | undefined,
+  sent: JobBody['triggers'],
+  source: ConnectorDefinition,
+  resource: unknown,
+): Promise<JobTriggers> {
+  let on_change: JobTriggers['on_change'] = null;
+  if (sent?.on_change) {
+    const check = source.source?.changeCheck;
+    if (!check) {
+      throw refuse(
+        'triggers.on_change',
+        `a ${source.type} Source cannot tell whether it changed without reading the data; on-change triggers work with ${typesWithChangeCheck().join(', ')} Sources`,
+      );
+    }
+    const why = placeholdersIn(resource).length ? null : (check.unsupported?.(resource as never) ?? null);
+    if (why) throw refuse('triggers.on_change', why);
+    on_change = { every_minutes: sent.on_change.every_minutes };
+  }
+  const after: AfterTrigger[] = [];
+  for (const [i, t] of (sent?.after ?? []).entries()) {
+    if (after.some((a) => a.job_id === t.job_id)) throw refuse(`triggers.after[${i}].job_id`, `${t.job_id} is named twice`);
+    after.push({ job_id: t.job_id, when: t.when });
+  }
+  if (after.length > MAX_AFTER) throw refuse('triggers.after', `at most ${MAX_AFTER} Jobs`);
+  if (after.length) {
+    const known = await ownedJobIds(
+      services.pool,
+      ownerId,
+      after.map((a) => a.job_id),
+    );
+    const missing = after.find((a) => !known.has(a.job_id) && a.job_id !== jobId);
+    if (missing) throw notFound('job_not_found', 'Job', missing.job_id);
+    if (jobId) {
+      const graph = await upstreamGraph(services.pool, ownerId);
+      const cycle = findCycle(
+        jobId,
+        after.map((a) => a.job_id),
+        (id) => graph.get(id) ?? [],
+      );
+      if (cycle) throw cycleError(cycle);
+    }
+  }
+  return { on_change, after };
+}
+
+/**
  * Checks a Job body and turns it into the definition a Job stores: the Source and Destination
  * are the caller's (else their not-found code, never revealing another user's), the selector and
  * target pass their connector's schema, a Recipe's operations are copied, SQL passes the same
- * guard as Workspaces, the output format is one this server writes, the timezone is IANA, and
- * the fields of a stage set to false are dropped.
+ * guard as Workspaces, the output format is one this server writes, the schedule is one that
+ * fires (its timezone IANA), triggers and parameters hold together, and the fields of a stage
+ * set to false are dropped. `jobId` is the Job being replaced (cycles are checked against it).
  */
-export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerId: string, body: JobBody, stored?: JobDefinition): Promise<JobDefinition> {
+export async function jobDefinitionFrom(
+  services: Pick<Services, 'pool' | 'clock'>,
+  ownerId: string,
+  body: JobBody,
+  stored?: JobDefinition,
+  jobId?: string,
+): Promise<JobDefinition> {
+  const now = services.clock();
+  const parameters = checkDeclarations(
+    (body.parameters ?? []).map((d) => ({
+      name: d.name,
+      type: d.type,
+      default: d.default ?? null,
+      description: d.description ?? null,
+      choices: d.choices ?? null,
+    })),
+  );
+  checkReferences(parameters, { source_resource: body.source_resource, destination_target: body.destination_target, sql: body.sql });
+  const samples = sampleValues(parameters, now.toISOString().slice(0, 10));
   const pipeline = mergeFlags(stored?.pipeline, body.pipeline);
   const sent = {
     pipeline,
@@ -125,7 +242,7 @@ export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerI
   };
   const stages = stagesOf(sent);
 
-  const transform = await transformFields(services, ownerId, body, stages.transform);
+  const transform = await transformFields(services, ownerId, body, stages.transform, samples);
 
   if (stages.python && !body.python_script) throw refuse('python_script', 'the python stage needs python_script');
   const python = stages.python
@@ -142,12 +259,21 @@ export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerI
   }
 
   const source = await ownedConnectionType(services, 'source', body.source_id, ownerId);
-  const resource = parseSelector(source, 'source', body.source_resource, 'source_resource');
+  const resource = selectorOf(source, 'source', body.source_resource, 'source_resource', samples);
   // A Job may be saved before it has a Destination (a draft); its Runs fail at deliver until it has one.
   const destination = body.destination_id ? await ownedConnectionType(services, 'destination', body.destination_id, ownerId) : null;
-  const target = destination ? parseSelector(destination, 'destination', body.destination_target, 'destination_target') : {};
+  const target = destination ? selectorOf(destination, 'destination', body.destination_target, 'destination_target', samples) : {};
 
-  const schedule = body.schedule ? { ...body.schedule, timezone: normalizeTimezone(body.schedule.timezone) } : null;
+  const schedule = body.schedule ? checkSchedule(body.schedule, now) : null;
+  const triggers = await triggersFrom(services, ownerId, jobId, body.triggers, source, resource);
+  // Nobody is there to give a value when a schedule or a trigger starts a Run.
+  const required = parameters.find((p) => p.default === null);
+  if (required && (schedule || triggers.on_change || triggers.after.length)) {
+    throw refuse(
+      `parameters`,
+      `parameter "${required.name}" has no default, so a Run started by the ${schedule ? 'schedule' : 'trigger'} would have no value for it: give it a default`,
+    );
+  }
 
   return {
     name: body.name,
@@ -159,8 +285,50 @@ export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerI
     destination_id: body.destination_id ?? null,
     destination_target: target,
     schedule,
+    triggers,
+    parameters,
     pipeline,
   };
+}
+
+/**
+ * The parameter values of a Run of this definition (given ones checked, defaults for the rest),
+ * with what they make of the selector, the target and the SQL checked as a save would check
+ * them: Run Now, a webhook or a retry refuses bad values with a 422 before a Run exists.
+ */
+export async function checkRunValues(
+  services: Pick<Services, 'pool'>,
+  ownerId: string,
+  definition: JobDefinition,
+  given: Record<string, unknown> | null | undefined,
+): Promise<ParameterValues> {
+  const values = resolveValues(definition.parameters, given);
+  if (definition.parameters.length === 0) return values;
+  const filled = (what: string, check: () => unknown) => {
+    try {
+      check();
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      throw new DomainError(
+        error.code === 'invalid_parameter' ? 'invalid_parameter' : 'validation_error',
+        `With these parameter values, ${what}: ${error.message}`,
+        {
+          ...error.details,
+          parameters: values,
+        },
+      );
+    }
+  };
+  const source = await ownedConnectionType(services, 'source', definition.source_id, ownerId);
+  filled('source_resource is not valid', () => parseSelector(source, 'source', fillTemplate(definition.source_resource, values) ?? {}, 'source_resource'));
+  if (definition.destination_id) {
+    const destination = await ownedConnectionType(services, 'destination', definition.destination_id, ownerId);
+    filled('destination_target is not valid', () =>
+      parseSelector(destination, 'destination', fillTemplate(definition.destination_target, values), 'destination_target'),
+    );
+  }
+  if (definition.sql) filled('the SQL is refused', () => checkSelectSql(fillSql(definition.sql!, values)));
+  return values;
 }
 
 /** The owner's Job (another owner's is job_not_found). */
@@ -189,7 +357,7 @@ export async function createJob(services: Services, ownerId: string, body: JobBo
 /** Replaces a Job's definition; stage flags the body does not mention keep their stored value. */
 export async function updateJob(services: Services, ownerId: string, jobId: string, body: JobBody): Promise<JobRow> {
   const stored = (await showJob(services, ownerId, jobId)).state as ActiveJob;
-  const definition = await jobDefinitionFrom(services, ownerId, body, stored.definition);
+  const definition = await jobDefinitionFrom(services, ownerId, body, stored.definition, jobId);
   await change(services, {
     type: 'UpdateJob',
     jobId,
@@ -201,8 +369,18 @@ export async function updateJob(services: Services, ownerId: string, jobId: stri
   return showJob(services, ownerId, jobId);
 }
 
-/** Deletes a Job: its Schedule goes, and a Run in progress is cancelled. */
+/**
+ * Deletes a Job: its Schedules go, and a Run in progress is cancelled. Refused (409) while other
+ * Jobs run after it (`details.jobs`), as a Source a Job reads cannot be deleted.
+ */
 export async function deleteJob(services: Services, ownerId: string, jobId: string): Promise<void> {
+  await showJob(services, ownerId, jobId);
+  const followers = await followersOf(services.pool, ownerId, jobId);
+  if (followers.length) {
+    throw new DomainError('conflict', `Other Jobs run after this one: ${followers.map((f) => f.name).join(', ')}; remove it from their triggers first`, {
+      jobs: followers.map(({ id, name }) => ({ id, name })),
+    });
+  }
   await change(services, { type: 'DeleteJob', jobId, actorId: ownerId, at: services.clock() });
 }
 

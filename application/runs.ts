@@ -2,22 +2,26 @@ import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
-import { jobDecider, jobStream, ownedJob, plannedSteps } from '../domain/jobs/job.js';
-import { runDecider, runStream, type RunState, type RunStatus } from '../domain/runs/run.js';
+import { isAutomated, jobDecider, jobStream, ownedJob, plannedSteps, type ActiveJob, type JobDefinition } from '../domain/jobs/job.js';
+import { resolveValues, type ParameterValues } from '../domain/jobs/parameters.js';
+import { missedBeyondCatchUp } from '../domain/jobs/schedule.js';
+import { runDecider, runStream, type ExistingRun, type RetryDefinition, type RunState, type RunStatus } from '../domain/runs/run.js';
 import { WrongExpectedRevisionError } from '../eventstore/port.js';
 import { loadJob } from '../projections/jobs.js';
 import type { PageRequest } from '../projections/pagination.js';
-import { findRun, listRuns as readRuns, loadRun, queuedRuns, type RunRow } from '../projections/runs.js';
+import { findRun, listRuns as readRuns, loadRun, queuedRuns, waitingOrRunning, type RunRow } from '../projections/runs.js';
 import { currentTraceparent } from '../platform/tracing.js';
 import { jobWorkflowId } from '../temporal/ids.js';
 import type { RunTicket } from '../temporal/tickets.js';
 import { load, record } from './commands.js';
+import { checkRunValues } from './jobs.js';
 import type { Services } from './services.js';
 
 /*
- * Where a Job's Run starts: Run Now (runNow) and a retry (retryRun) here; a scheduled Run's
- * activity (requestScheduledRun, activities/runs/bookkeeping.ts) hands its ticket on through the
- * same signalRun and recordQueuedRun. Every Run of a Job goes through the Job's coordinator workflow
+ * Where a Job's Run starts: Run Now (runNow) and a retry (retryRun) here, and the automated
+ * requests (requestAutomatedRun: a schedule's fire, an on-change check, another Job's Run that
+ * ended, through their activities and reactor; a webhook through application/webhooks.ts),
+ * all through the same signalRun and recordQueuedRun. Every Run of a Job goes through the Job's coordinator workflow
  * (`job-<jobId>`, workflows/job-runs.ts), which runs them one at a time in the order they came:
  * that is what makes "two Runs of one Job never run at once" true by construction. A request
  * is a ticket signalled to the coordinator (signal-with-start: stored by Temporal even while no
@@ -36,9 +40,12 @@ export const MAX_QUEUED_RUNS = 10;
 /** How long a repeated Idempotency-Key returns the same Run. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 
-/** A scheduled Run's id, derived from the schedule's workflow id: a retried trigger asks for the same Run. */
-export function scheduledRunId(workflowId: string): string {
-  const digest = createHash('sha256').update(workflowId).digest();
+/**
+ * A Run id derived from what asked for it (a Schedule's workflow id, an on-change check's, the
+ * upstream Run and the Job of an after-trigger): a retried request asks for the same Run.
+ */
+export function derivedRunId(seed: string): string {
+  const digest = createHash('sha256').update(seed).digest();
   const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
   let id = '';
   for (let i = 0; i < 20; i++) id += alphabet[digest[i]! % 62];
@@ -116,10 +123,22 @@ export async function checkRetryable(services: Pick<Services, 'store' | 'clock'>
 }
 
 /**
- * Records a ticket as RunQueued, with the Job snapshot it will run with: the Job as it is now,
- * or, for a retry, the failed Run's snapshot (the failed Run is marked as retried by this one).
- * Idempotent: the API and the Run's workflow both call it, and whichever comes second appends
- * nothing. A scheduled Run of a Job that is disabled or gone is not recorded (`skipped`).
+ * What a retry runs: the Job as it is now with the failed Run's values (those the Job still
+ * declares; defaults for the rest), or, as it was, the failed Run's own snapshot and values.
+ */
+export function retryPlan(failed: ExistingRun, job: ActiveJob, definition: RetryDefinition): { snapshot: JobDefinition; parameters: ParameterValues } {
+  if (definition === 'original') return { snapshot: failed.snapshot, parameters: failed.parameters };
+  const declared = new Set(job.definition.parameters.map((p) => p.name));
+  const kept = Object.fromEntries(Object.entries(failed.parameters).filter(([name]) => declared.has(name)));
+  return { snapshot: job.definition, parameters: resolveValues(job.definition.parameters, kept, 'parameters') };
+}
+
+/**
+ * Records a ticket as RunQueued, with the Job snapshot and parameter values it will run with:
+ * the Job as it is now with the values given (defaults for the rest), or for a retry what
+ * retryPlan says (the failed Run is marked as retried by this one). Idempotent: the API and the
+ * Run's workflow both call it, and whichever comes second appends nothing. An automated Run of
+ * a Job that is disabled or gone is not recorded (`skipped`).
  */
 export async function recordQueuedRun(
   services: Pick<Services, 'store' | 'clock'>,
@@ -144,12 +163,17 @@ async function recordQueuedRunOnce(
   const existing = await load(services, runStream(ticket.runId), runDecider);
   // Recorded already (by the Run's workflow, or a repeated request): where its stream stands.
   if (existing.state.status !== 'absent') return { position: existing.position.toString(), status: existing.state.status };
-  let snapshot;
+  let snapshot: JobDefinition;
+  let parameters: ParameterValues;
   let attempt = 1;
+  const { state: jobState } = await load(services, jobStream(ticket.jobId), jobDecider);
+  // Tickets signalled before retries could take the current definition retried the snapshot.
+  const retryDefinition = ticket.retryOf ? (ticket.retryDefinition ?? 'original') : null;
   if (ticket.retryOf) {
     const failed = (await load(services, runStream(ticket.retryOf), runDecider)).state;
     if (failed.status === 'absent' || failed.jobId !== ticket.jobId)
       throw new DomainError('run_not_found', `Run ${ticket.retryOf} was not found`, { id: ticket.retryOf });
+    const plan = retryPlan(failed, ownedJob(jobState, ticket.ownerId, ticket.jobId), retryDefinition!);
     await record(services, runStream(ticket.retryOf), runDecider, {
       type: 'MarkRetried',
       runId: ticket.retryOf,
@@ -157,12 +181,12 @@ async function recordQueuedRunOnce(
       retryRunId: ticket.runId,
       at,
     });
-    snapshot = failed.snapshot;
+    ({ snapshot, parameters } = plan);
     attempt = failed.attempt + 1;
   } else {
-    const { state } = await load(services, jobStream(ticket.jobId), jobDecider);
-    if (ticket.trigger === 'schedule' && (state.status !== 'active' || !state.enabled)) return { position: '0', status: 'skipped' };
-    snapshot = ownedJob(state, ticket.ownerId, ticket.jobId).definition;
+    if (isAutomated(ticket.trigger) && (jobState.status !== 'active' || !jobState.enabled)) return { position: '0', status: 'skipped' };
+    snapshot = ownedJob(jobState, ticket.ownerId, ticket.jobId).definition;
+    parameters = resolveValues(snapshot.parameters, ticket.parameters ?? {});
   }
   const outcome = await record(services, runStream(ticket.runId), runDecider, {
     type: 'QueueRun',
@@ -175,6 +199,10 @@ async function recordQueuedRunOnce(
     snapshot,
     steps: plannedSteps(snapshot),
     scheduledFor: ticket.scheduledFor ? new Date(ticket.scheduledFor) : null,
+    parameters,
+    triggeredBy: ticket.triggeredBy ?? null,
+    retryDefinition,
+    deliveryId: ticket.deliveryId ?? null,
     at,
   });
   return { position: outcome.position, status: outcome.state.status };
@@ -207,8 +235,9 @@ export async function runNow(
   jobId: string,
   idempotencyKey: string | undefined,
   log: Log,
+  parameters: Record<string, unknown> = {},
 ): Promise<{ run: RunRow; replayed: boolean }> {
-  await loadJob(services.pool, ownerId, jobId);
+  const job = await loadJob(services.pool, ownerId, jobId);
   let runId = services.newId('run');
   let replayed = false;
   if (idempotencyKey) {
@@ -221,18 +250,72 @@ export async function runNow(
       // The first request claimed the key but did not get its Run recorded: finish its work.
     }
   }
+  await checkRunValues(services, ownerId, (job.state as ActiveJob).definition, parameters);
   await checkQueueRoom(services, jobId);
-  const run = await requestRun(services, { runId, jobId, ownerId, trigger: 'manual', retryOf: null, scheduledFor: null }, log);
+  const run = await requestRun(services, { runId, jobId, ownerId, trigger: 'manual', retryOf: null, scheduledFor: null, parameters }, log);
   return { run, replayed };
 }
 
-/** A new Run of a failed Run's Job snapshot, linked to it (409 for a Run that did not fail or was retried already). */
-export async function retryRun(services: Services, ownerId: string, jobId: string, runId: string, log: Log): Promise<RunRow> {
-  await loadJob(services.pool, ownerId, jobId);
+/**
+ * A new Run after a failed one, linked to it (409 for a Run that did not fail or was retried
+ * already): by default with the Job as it is now (the fix the failed Run's page asks for), or
+ * with the failed Run's own snapshot and values (`original`). The Run records which.
+ */
+export async function retryRun(
+  services: Services,
+  ownerId: string,
+  jobId: string,
+  runId: string,
+  log: Log,
+  definition: RetryDefinition = 'current',
+): Promise<RunRow> {
+  const job = (await loadJob(services.pool, ownerId, jobId)).state as ActiveJob;
   await loadRun(services.pool, ownerId, jobId, runId);
   await checkRetryable(services, ownerId, runId);
+  if (definition === 'current') {
+    const { state: failed } = await load(services, runStream(runId), runDecider);
+    const plan = retryPlan(failed as ExistingRun, job, 'current');
+    await checkRunValues(services, ownerId, plan.snapshot, plan.parameters);
+  }
   await checkQueueRoom(services, jobId);
-  return requestRun(services, { runId: services.newId('run'), jobId, ownerId, trigger: 'retry', retryOf: runId, scheduledFor: null }, log);
+  const ticket: RunTicket = { runId: services.newId('run'), jobId, ownerId, trigger: 'retry', retryOf: runId, retryDefinition: definition, scheduledFor: null };
+  return requestRun(services, ticket, log);
+}
+
+/** Why an automated Run request started nothing. */
+export type SkipReason = 'job_disabled' | 'beyond_catch_up' | 'already_waiting' | 'queue_full';
+
+/**
+ * An automated Run request (a schedule's fire, an on-change check that found a change, another
+ * Job's Run that ended): a Run like Run Now's, with these rules, so automation never piles up.
+ * Skipped: when the Job is disabled or gone; a scheduled fire older than the catch-up window;
+ * when a Run of the same trigger already waits (one waits, the rest fold into it — a schedule
+ * faster than its Runs queues one Run, not ten); when the queue is full. A request seen before
+ * (the same Run id: a retried activity) finishes what it started.
+ */
+export async function requestAutomatedRun(
+  services: Pick<Services, 'store' | 'clock' | 'pool' | 'temporal' | 'config' | 'log'>,
+  ticket: RunTicket,
+): Promise<{ runId: string | null; skipped?: SkipReason }> {
+  const job = (await load(services, jobStream(ticket.jobId), jobDecider)).state;
+  if (job.status !== 'active' || !job.enabled || job.ownerId !== ticket.ownerId) return { runId: null, skipped: 'job_disabled' };
+  const known = (await load(services, runStream(ticket.runId), runDecider)).state.status !== 'absent';
+  if (!known) {
+    const skip = (skipped: SkipReason, message: string) => {
+      services.log.info({ jobId: ticket.jobId, trigger: ticket.trigger, scheduledFor: ticket.scheduledFor, skipped }, message);
+      return { runId: null, skipped };
+    };
+    const scheduledFor = ticket.scheduledFor ? new Date(ticket.scheduledFor) : null;
+    if (missedBeyondCatchUp(scheduledFor, services.clock(), services.config.scheduleCatchupMs)) {
+      return skip('beyond_catch_up', 'scheduled Run skipped: its fire time is older than the catch-up window (SVC_SCHEDULE_CATCHUP_MIN)');
+    }
+    const waiting = await waitingOrRunning(services.pool, ticket.jobId);
+    if (waiting.queued.includes(ticket.trigger)) return skip('already_waiting', `${ticket.trigger} Run skipped: one is already waiting to run`);
+    if (waiting.queued.length >= MAX_QUEUED_RUNS) return skip('queue_full', 'automated Run skipped: the Job has too many Runs waiting');
+  }
+  await signalRun(services, ticket);
+  const queued = await recordQueuedRun(services, ticket);
+  return queued.status === 'skipped' ? { runId: null, skipped: 'job_disabled' } : { runId: ticket.runId };
 }
 
 /** The Runs of the owner's Job, newest first, of one status if asked. */

@@ -2,9 +2,10 @@ import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import type { ConnectorError } from '../domain/transfers.js';
 import { requireImplemented } from '../connectors/registry.js';
-import type { ConnectorContext, DeliverInput, ExtractResult, SyncState } from '../connectors/types.js';
+import type { ConnectorContext, ConnectorDefinition, DeliverInput, ExtractResult, SyncState } from '../connectors/types.js';
+import { fillTemplate, placeholdersIn, type ParameterValues } from '../domain/jobs/parameters.js';
 import type { Delivery } from '../temporal/workspaces.js';
-import { openConnection } from './connections.js';
+import { openConnection, parseSelector } from './connections.js';
 import { transferErrorCode } from '../temporal/failures.js';
 import { splitReadOptions } from '../geo/datasets/read-options.js';
 import { withSpan } from '../platform/tracing.js';
@@ -32,9 +33,17 @@ function context(ctx: TransferContext): ConnectorContext {
 export interface ExtractRequest {
   ownerId: string;
   sourceId: string;
-  /** Already checked by the connector's resource schema (application/connections.ts parseSelector). */
+  /** Already checked by the connector's resource schema (application/connections.ts parseSelector), or a Job's template of one. */
   resource: Record<string, unknown>;
+  /** A Run's parameter values: a template is filled with them and checked by the connector. */
+  parameters?: ParameterValues;
   sync?: SyncState | null;
+}
+
+/** A stored selector or target as a call uses it: a template filled with the Run's values and checked again; anything else as stored. */
+function selectorFor(connector: ConnectorDefinition, kind: 'source' | 'destination', value: Record<string, unknown>, parameters: ParameterValues | undefined) {
+  if (!parameters || placeholdersIn(value).length === 0) return value;
+  return parseSelector(connector, kind, fillTemplate(value, parameters), kind === 'source' ? 'source_resource' : 'destination_target');
 }
 
 export async function extractFromSource(
@@ -45,15 +54,30 @@ export async function extractFromSource(
   const source = await openConnection(services, 'source', request.sourceId, request.ownerId);
   requireImplemented(source.connector, 'source');
   // The reading options (source_crs, x_column, …) are for opening the file, not for the connector.
-  const { rest: resource } = splitReadOptions(request.resource, 'source_resource');
+  const { rest: resource } = splitReadOptions(selectorFor(source.connector, 'source', request.resource, request.parameters), 'source_resource');
   const result = await source.connector.source!.extract(source.config, resource, context(ctx), { sync: request.sync ?? null });
   return { ...result, type: source.type };
+}
+
+/**
+ * The on-change check: whether the Source's data differs from what the cursor describes, asked
+ * with its connector's cheap check (never reading the data). The resource is filled and checked
+ * by the caller.
+ */
+export async function sourceChanged(services: Pick<Services, 'store' | 'cipher'>, request: ExtractRequest, ctx: TransferContext): Promise<boolean> {
+  const source = await openConnection(services, 'source', request.sourceId, request.ownerId);
+  requireImplemented(source.connector, 'source');
+  const check = source.connector.source!.changeCheck;
+  if (!check) throw new DomainError('not_implemented', `A ${source.type} Source cannot tell whether it changed without reading it`);
+  return check.changed(source.config, selectorFor(source.connector, 'source', request.resource, request.parameters), context(ctx), request.sync ?? null);
 }
 
 export interface DeliverRequest {
   ownerId: string;
   destinationId: string;
   target: Record<string, unknown>;
+  /** As for ExtractRequest. */
+  parameters?: ParameterValues;
   input: DeliverInput;
 }
 
@@ -63,12 +87,13 @@ export async function deliverToDestination(services: Pick<Services, 'store' | 'c
   const destination = await openConnection(services, 'destination', request.destinationId, request.ownerId);
   requireImplemented(destination.connector, 'destination');
   const started = Date.now();
+  const target = selectorFor(destination.connector, 'destination', request.target, request.parameters);
   // One span per delivery, with the statements it sent (platform/tracing.ts); nothing with traces off.
   const result = await withSpan(
     `deliver ${destination.type}`,
     { 'geoflow.destination.type': destination.type, 'geoflow.delivery_id': request.input.deliveryId },
     async (span) => {
-      const delivered = await destination.connector.destination!.deliver(destination.config, request.target, request.input, context(ctx));
+      const delivered = await destination.connector.destination!.deliver(destination.config, target, request.input, context(ctx));
       if (delivered.rows_written !== undefined) span?.setAttribute('geoflow.rows_written', delivered.rows_written);
       return delivered;
     },

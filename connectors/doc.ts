@@ -64,6 +64,12 @@ function section(c: ConnectorDefinition): string[] {
     out.push(...shapeTables(json(c.source.resource)));
     if (!c.source.importable) out.push('Workspaces cannot import from this type (the spec refuses it): use a Job.', '');
     if (c.source.incremental) out.push(`Incremental reads: ${c.source.incrementalNote ?? 'yes'}.`, '');
+    out.push(
+      c.source.changeCheck
+        ? `On-change trigger (Jobs): ${c.source.changeCheck.note}.`
+        : 'On-change trigger (Jobs): not offered (this type cannot tell a change without reading the data).',
+      '',
+    );
   }
   if (c.destination) {
     out.push('### As a Destination: `destination_target`', '', ...shapeTables(json(c.destination.target)));

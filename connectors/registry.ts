@@ -59,6 +59,8 @@ const byType = new Map(connectors.map((c) => [c.type, c]));
 export const sourceTypes = connectors.filter((c) => c.source).map((c) => c.type);
 export const destinationTypes = connectors.filter((c) => c.destination).map((c) => c.type);
 
+/** Source types whose connector has a change check (on-change triggers). */
+export const typesWithChangeCheck = () => connectors.filter((c) => c.source?.changeCheck).map((c) => c.type);
 export const typesOf = (kind: ConnectionKind) => (kind === 'source' ? sourceTypes : destinationTypes);
 
 /** The connector of a type, for a kind; undefined when the type is unknown or not of that kind. */
@@ -119,6 +121,7 @@ export function publicConnectorCatalog() {
       import: c.implemented && Boolean(c.source?.importable),
       deliver: c.implemented && Boolean(c.destination?.deliverable),
       incremental: Boolean(c.source?.incremental),
+      change_check: Boolean(c.source?.changeCheck),
     },
     source: c.source
       ? {
@@ -128,6 +131,7 @@ export function publicConnectorCatalog() {
           importable: c.source.importable,
           incremental: c.source.incremental,
           incremental_note: c.source.incrementalNote ?? null,
+          change_check_note: c.source.changeCheck?.note ?? null,
         }
       : null,
     destination: c.destination ? { target: json(c.destination.target), deliverable: c.destination.deliverable } : null,

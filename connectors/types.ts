@@ -150,6 +150,20 @@ export interface ProjectBrowsing<C extends object = Config> {
   inspect(config: C, query: { project: string; version?: string }, ctx: ConnectorContext): Promise<ProjectInspection>;
 }
 
+/**
+ * The cheap check an on-change trigger makes every few minutes: the same test the connector's
+ * extract makes to skip unchanged data (ETag / Last-Modified, a checksum, a project version, a
+ * cursor), made without reading the data.
+ */
+export interface ChangeCheck<R = unknown, C extends object = Config> {
+  /** One line for docs/connectors.md: what is compared. */
+  note: string;
+  /** Why this selector cannot be checked (a table without cursor_column), or null when it can. */
+  unsupported?(resource: R): string | null;
+  /** True when the data differs from what `sync` (the cursor the last succeeded Run kept) describes; no cursor yet: true. */
+  changed(config: C, resource: R, ctx: ConnectorContext, sync: SyncState | null): Promise<boolean>;
+}
+
 export interface SourceSupport<R = unknown, C extends object = Config> {
   /** source_resource: the per-use selector (table, query, object key, layer, collection, asset); strict. */
   resource: z.ZodType<R>;
@@ -164,6 +178,8 @@ export interface SourceSupport<R = unknown, C extends object = Config> {
   /** Whether extract honours options.sync. */
   incremental: boolean;
   extract(config: C, resource: R, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult>;
+  /** On-change triggers: absent for a type that cannot tell a change without reading the data. */
+  changeCheck?: ChangeCheck<R, C>;
 }
 
 export interface DestinationSupport<T = unknown, C extends object = Config> {

@@ -53,8 +53,14 @@ export interface Config {
   /** Largest file one stage of a transformed preview may write (SVC_PREVIEW_MAX_MB, default 256). */
   previewMaxBytes: number;
   workspaceTtlMs: number;
-  /** Consecutive failed scheduled Runs after which a Job disables itself (SVC_JOB_MAX_FAILURES, default 5). */
+  /** Consecutive failed automated Runs (scheduled or triggered) after which a Job disables itself (SVC_JOB_MAX_FAILURES, default 5). */
   jobMaxConsecutiveFailures: number;
+  /**
+   * How late a scheduled Run may still start after its fire time (SVC_SCHEDULE_CATCHUP_MIN,
+   * default 1440 = a day): a fire missed while Temporal or the workers were down is run when they
+   * are back within it, once (docs/jobs.md, "After downtime").
+   */
+  scheduleCatchupMs: number;
   edition: string;
   containerImage: string | null;
   publicOrigin: string | undefined;
@@ -276,6 +282,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     previewMaxBytes: intFrom(env.SVC_PREVIEW_MAX_MB, 256, 'SVC_PREVIEW_MAX_MB') * 1024 * 1024,
     workspaceTtlMs: intFrom(env.SVC_JOB_TTL, 60, 'SVC_JOB_TTL') * 60_000,
     jobMaxConsecutiveFailures: Math.floor(intFrom(env.SVC_JOB_MAX_FAILURES, 5, 'SVC_JOB_MAX_FAILURES')),
+    // Temporal's least catch-up window is 10 s.
+    scheduleCatchupMs: Math.max(10_000, intFrom(env.SVC_SCHEDULE_CATCHUP_MIN, 1440, 'SVC_SCHEDULE_CATCHUP_MIN') * 60_000),
     edition: env.SVC_EDITION ?? 'on-premise',
     containerImage: env.SVC_CONTAINER_IMAGE || null,
     publicOrigin: env.SVC_PUBLIC_ORIGIN || undefined,

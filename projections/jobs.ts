@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { ConnectionKind } from '../domain/connections/connection.js';
 import { notFound } from '../domain/errors.js';
 import { jobDecider, type JobEvent, type JobState } from '../domain/jobs/job.js';
+import { afterWhen, type AfterWhen } from '../domain/jobs/triggers.js';
 import type { StoredEvent } from '../eventstore/port.js';
 import { isoTime, isoTimeOrNull } from '../platform/db.js';
 import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
@@ -18,7 +19,8 @@ const jobs = (schema: string) => sql.identifier([schema, 'jobs']);
  */
 export const jobsProjector: Projector = {
   name: 'jobs',
-  version: 1,
+  // 2: upstream_job_ids (after-triggers), and the state's webhook, triggers and parameters.
+  version: 2,
   tables: ['jobs'],
   async createTables(tx, schema) {
     await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${jobs(schema)} (
@@ -28,6 +30,7 @@ export const jobsProjector: Projector = {
       source_id text NOT NULL,
       destination_id text,
       enabled boolean NOT NULL,
+      upstream_job_ids text[] NOT NULL DEFAULT '{}',
       state jsonb NOT NULL,
       last_run_id text,
       last_run_status text,
@@ -38,6 +41,7 @@ export const jobsProjector: Projector = {
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_source ON ${jobs(schema)} (source_id)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_destination ON ${jobs(schema)} (destination_id)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_last_run ON ${jobs(schema)} (last_run_id)`);
+    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_upstream ON ${jobs(schema)} USING GIN (upstream_job_ids)`);
   },
   async apply(tx, schema, event) {
     const t = jobs(schema);
@@ -77,16 +81,21 @@ async function applyJobEvent(tx: DatabaseTransactionConnection, schema: string, 
   const state = jobDecider.evolve(before, e);
   if (state.status !== 'active') return;
   const json = sql.jsonb(state as never);
+  const upstream = sql.array(
+    state.definition.triggers.after.map((a) => a.job_id),
+    'text',
+  );
   if (e.type === 'JobCreated') {
-    await tx.query(sql.unsafe`INSERT INTO ${t} (id, owner_id, name, source_id, destination_id, enabled, state, created_at, updated_at)
-      VALUES (${id}, ${state.ownerId}, ${state.definition.name}, ${state.definition.source_id}, ${state.definition.destination_id}, ${state.enabled}, ${json}, ${e.data.at}, ${e.data.at})
+    await tx.query(sql.unsafe`INSERT INTO ${t} (id, owner_id, name, source_id, destination_id, enabled, upstream_job_ids, state, created_at, updated_at)
+      VALUES (${id}, ${state.ownerId}, ${state.definition.name}, ${state.definition.source_id}, ${state.definition.destination_id}, ${state.enabled}, ${upstream},
+        ${json}, ${e.data.at}, ${e.data.at})
       ON CONFLICT (id) DO NOTHING`);
     return;
   }
   // Run bookkeeping on the Job changes no field a user edits: updated_at stays.
   const edited = e.type !== 'JobRunRecorded' && e.type !== 'JobSyncAdvanced';
   await tx.query(sql.unsafe`UPDATE ${t} SET name = ${state.definition.name}, source_id = ${state.definition.source_id},
-    destination_id = ${state.definition.destination_id}, enabled = ${state.enabled}, state = ${json}
+    destination_id = ${state.definition.destination_id}, enabled = ${state.enabled}, upstream_job_ids = ${upstream}, state = ${json}
     ${edited ? sql.fragment`, updated_at = ${e.data.at}` : sql.fragment``} WHERE id = ${id}`);
 }
 
@@ -100,10 +109,16 @@ const jobRow = z.object({
   last_run_finished_at: isoTimeOrNull,
   created_at: isoTime,
   updated_at: isoTime,
+  /** The Jobs that run after this one, with the Run ends that start them. */
+  followers: z.array(z.object({ id: z.string(), name: z.string(), when: z.enum(afterWhen) })),
 });
 export type JobRow = z.infer<typeof jobRow>;
 
-const jobColumns = sql.fragment`j.id, j.state, c.type AS source_type, j.last_run_id, j.last_run_status, j.last_run_finished_at, j.created_at, j.updated_at`;
+const jobColumns = sql.fragment`j.id, j.state, c.type AS source_type, j.last_run_id, j.last_run_status, j.last_run_finished_at, j.created_at, j.updated_at,
+  (SELECT coalesce(json_agg(json_build_object('id', f.id, 'name', f.name, 'when',
+      (SELECT a->>'when' FROM jsonb_array_elements(f.state->'definition'->'triggers'->'after') a WHERE a->>'job_id' = j.id LIMIT 1))
+    ORDER BY f.created_at, f.id), '[]'::json)
+   FROM rm.jobs f WHERE f.upstream_job_ids @> ARRAY[j.id]) AS followers`;
 const jobFrom = sql.fragment`rm.jobs j LEFT JOIN rm.connections c ON c.id = j.source_id AND c.kind = 'source'`;
 
 /** The owner's Job; another owner's, or none, is job_not_found. */
@@ -119,6 +134,38 @@ export async function listJobs(pool: DatabasePool, ownerId: string, page: PageRe
     WHERE j.owner_id = ${ownerId} AND ${keysetWhere(page, 'j')}
     ORDER BY j.created_at DESC, j.id DESC LIMIT ${limitPlusOne(page)}`);
   return pageFrom(rows, page);
+}
+
+/** Which of these ids are Jobs of the owner. */
+export async function ownedJobIds(pool: DatabasePool, ownerId: string, ids: string[]): Promise<Set<string>> {
+  const rows = await pool.anyFirst(
+    sql.type(z.object({ id: z.string() }))`SELECT id FROM rm.jobs WHERE owner_id = ${ownerId} AND id = ANY(${sql.array(ids, 'text')})`,
+  );
+  return new Set(rows);
+}
+
+/** The owner's Jobs and the Jobs each runs after (for cycle checks). */
+export async function upstreamGraph(pool: DatabasePool, ownerId: string): Promise<Map<string, string[]>> {
+  const rows = await pool.any(
+    sql.type(z.object({ id: z.string(), upstream: z.array(z.string()) }))`SELECT id, upstream_job_ids AS upstream FROM rm.jobs
+      WHERE owner_id = ${ownerId} AND cardinality(upstream_job_ids) > 0`,
+  );
+  return new Map(rows.map((r) => [r.id, [...r.upstream]]));
+}
+
+/** The Jobs that run after a Job, with the Run ends that start them. */
+export async function followersOf(pool: DatabasePool, ownerId: string, jobId: string) {
+  const rows = await pool.any(
+    sql.type(z.object({ id: z.string(), name: z.string(), enabled: z.boolean(), after: z.unknown() }))`SELECT id, name, enabled,
+      state->'definition'->'triggers'->'after' AS after FROM rm.jobs
+      WHERE owner_id = ${ownerId} AND ${jobId} = ANY(upstream_job_ids) ORDER BY created_at, id`,
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    enabled: r.enabled,
+    when: ((r.after as { job_id: string; when: AfterWhen }[]) ?? []).find((a) => a.job_id === jobId)?.when ?? ('succeeded' as AfterWhen),
+  }));
 }
 
 /** Jobs of the owner that use a saved connection: deleting it is refused while they exist. */

@@ -1,6 +1,7 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { notFound } from '../domain/errors.js';
+import { runTriggers, type RunTrigger } from '../domain/jobs/job.js';
 import { runDecider, runStatuses, type RunEvent, type RunState, type RunStatus } from '../domain/runs/run.js';
 import { isoTime, isoTimeOrNull } from '../platform/db.js';
 import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
@@ -14,7 +15,8 @@ const runs = (schema: string) => sql.identifier([schema, 'runs']);
  */
 export const runsProjector: Projector = {
   name: 'runs',
-  version: 1,
+  // 2: triggered_by_run_id (after-triggers: which Run started which).
+  version: 2,
   tables: ['runs'],
   follows: ['jobs'],
   async createTables(tx, schema) {
@@ -28,6 +30,7 @@ export const runsProjector: Projector = {
       retry_of text,
       retried_by text,
       scheduled_for timestamptz,
+      triggered_by_run_id text,
       state jsonb NOT NULL,
       skipped_reason text,
       error jsonb,
@@ -39,6 +42,7 @@ export const runsProjector: Projector = {
       updated_at timestamptz NOT NULL)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_job ON ${runs(schema)} (job_id, created_at DESC, id DESC)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_job_status ON ${runs(schema)} (job_id, status, created_at DESC, id DESC)`);
+    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_triggered_by ON ${runs(schema)} (triggered_by_run_id) WHERE triggered_by_run_id IS NOT NULL`);
   },
   async apply(tx, schema, event) {
     if (!event.type.startsWith('Run')) return;
@@ -52,9 +56,9 @@ export const runsProjector: Projector = {
     const at = e.data.at;
     switch (e.type) {
       case 'RunQueued':
-        await tx.query(sql.unsafe`INSERT INTO ${t} (id, job_id, owner_id, status, trigger, attempt, retry_of, scheduled_for, state, created_at, updated_at)
+        await tx.query(sql.unsafe`INSERT INTO ${t} (id, job_id, owner_id, status, trigger, attempt, retry_of, scheduled_for, triggered_by_run_id, state, created_at, updated_at)
           VALUES (${id}, ${e.data.job_id}, ${e.data.owner_id}, ${state.status}, ${e.data.trigger}, ${e.data.attempt}, ${e.data.retry_of}, ${e.data.scheduled_for},
-            ${json}, ${at}, ${at}) ON CONFLICT (id) DO NOTHING`);
+            ${e.data.triggered_by?.run_id ?? null}, ${json}, ${at}, ${at}) ON CONFLICT (id) DO NOTHING`);
         return;
       case 'RunStarted':
         await tx.query(sql.unsafe`UPDATE ${t} SET status = ${state.status}, state = ${json}, started_at = ${at}, workflow_id = ${e.data.workflow_id},
@@ -88,7 +92,7 @@ const runRow = z.object({
   id: z.string(),
   job_id: z.string(),
   status: z.enum(runStatuses),
-  trigger: z.enum(['manual', 'schedule', 'retry']),
+  trigger: z.enum(runTriggers),
   attempt: z.number(),
   retry_of: z.string().nullable(),
   retried_by: z.string().nullable(),
@@ -101,11 +105,15 @@ const runRow = z.object({
   created_at: isoTime,
   started_at: isoTimeOrNull,
   finished_at: isoTimeOrNull,
+  /** The Runs of other Jobs this Run's end started (after-triggers). */
+  started_runs: z.array(z.object({ job_id: z.string(), run_id: z.string() })),
 });
 export type RunRow = z.infer<typeof runRow>;
 
 const runColumns = sql.fragment`id, job_id, status, trigger, attempt, retry_of, retried_by, scheduled_for, state, skipped_reason, error, workflow_id,
-  workflow_run_id, created_at, started_at, finished_at`;
+  workflow_run_id, created_at, started_at, finished_at,
+  (SELECT coalesce(json_agg(json_build_object('job_id', s.job_id, 'run_id', s.id) ORDER BY s.created_at, s.id), '[]'::json)
+    FROM rm.runs s WHERE s.triggered_by_run_id = rm.runs.id) AS started_runs`;
 
 /** The owner's Run of that Job; any other is run_not_found. */
 export async function loadRun(pool: DatabasePool, ownerId: string, jobId: string, runId: string): Promise<RunRow> {
@@ -131,6 +139,16 @@ export async function listRuns(
     WHERE job_id = ${jobId} AND owner_id = ${ownerId} ${status} AND ${keysetWhere(page)}
     ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`);
   return pageFrom(rows, page);
+}
+
+/** The triggers of the Runs of a Job that wait, and how many run (0 or 1). */
+export async function waitingOrRunning(pool: DatabasePool, jobId: string): Promise<{ queued: RunTrigger[]; running: number }> {
+  const rows = await pool.any(
+    sql.type(
+      z.object({ status: z.string(), trigger: z.enum(runTriggers) }),
+    )`SELECT status, trigger FROM rm.runs WHERE job_id = ${jobId} AND status IN ('queued', 'running')`,
+  );
+  return { queued: rows.filter((r) => r.status === 'queued').map((r) => r.trigger), running: rows.filter((r) => r.status === 'running').length };
 }
 
 /** How many Runs of a Job wait to run. */

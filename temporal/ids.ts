@@ -11,6 +11,10 @@ export const runWorkflowId = (runId: string) => `run-${runId}`;
 export const scheduleIdOf = (jobId: string) => `schedule-job-${jobId}`;
 /** What the Job's Schedule starts at each fire time (workflows/scheduled-run.ts); Temporal appends the fire time. */
 export const scheduledRunWorkflowId = (jobId: string) => `job-${jobId}-scheduled`;
+/** A Job's on-change check (application/job-schedules.ts), every N minutes. */
+export const watchScheduleIdOf = (jobId: string) => `schedule-job-${jobId}-watch`;
+/** What the on-change Schedule starts (workflows/watch-source.ts); Temporal appends the fire time. */
+export const watchWorkflowId = (jobId: string) => `job-${jobId}-watch`;
 /** One conversion of a Workspace (workflows/workspace-convert.ts). */
 export const workspaceConvertWorkflowId = (workspaceId: string, conversionId: string) => `workspace-convert-${workspaceId}-${conversionId}`;
 /** One delivery of a Workspace's output (workflows/workspace-deliver.ts). */

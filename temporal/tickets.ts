@@ -1,4 +1,5 @@
 import type { RunTrigger } from '../domain/jobs/job.js';
+import type { RetryDefinition, TriggeredBy } from '../domain/runs/run.js';
 
 /**
  * What a Job's coordinator needs to run one Run (signalled to it by application/runs.ts, carried
@@ -9,8 +10,10 @@ export interface RunTicket {
   jobId: string;
   ownerId: string;
   trigger: RunTrigger;
-  /** The failed Run a retry repeats (its Job snapshot is reused). */
+  /** The failed Run a retry repeats. */
   retryOf: string | null;
+  /** A retry's definition: the Job as it is now, or the failed Run's snapshot (tickets from before this existed: original). */
+  retryDefinition?: RetryDefinition;
   /** Scheduled Runs: the fire time (ISO). */
   scheduledFor: string | null;
   /**
@@ -19,4 +22,10 @@ export interface RunTicket {
    * coordinator (workflows/trace-interceptors.ts).
    */
   traceparent?: string;
+  /** Parameter values as given (Run Now, webhook); checked and completed with defaults when the Run is recorded. */
+  parameters?: Record<string, unknown>;
+  /** `after` Runs: the Run of the other Job whose end started this one. */
+  triggeredBy?: TriggeredBy;
+  /** Webhook Runs: the caller's delivery id. */
+  deliveryId?: string;
 }

@@ -33,6 +33,14 @@ export const timeouts = {
     },
   },
   /**
+   * An on-change check (a local activity): one cheap request to the Source. A failed check is not
+   * retried for long: the next one comes within minutes.
+   */
+  changeCheck: {
+    startToCloseTimeout: '90 seconds',
+    retry: { initialInterval: '2 seconds', maximumAttempts: 2, nonRetryableErrorTypes: ['DomainError'] },
+  },
+  /**
    * GDAL work: long, heartbeating. A worker that crashed (npm start restarts it) stops
    * heartbeating, and its attempt is retried once the heartbeat timeout has passed: short enough
    * that a waiting convert call gets its answer, long enough for a loaded machine's heartbeats.

@@ -7,6 +7,7 @@ export { deliverWorkspaceWorkflow } from './workspace-deliver.js';
 export { jobRunsWorkflow } from './job-runs.js';
 export { runJobWorkflow } from './run-job.js';
 export { scheduledRunWorkflow } from './scheduled-run.js';
+export { watchSourceWorkflow } from './watch-source.js';
 
 const { describeWorker } = proxyActivities<Activities>(timeouts.quick);
 

@@ -1,5 +1,5 @@
 import { load, record } from '../../application/commands.js';
-import { checkQueueRoom, recordQueuedRun, scheduledRunId, signalRun } from '../../application/runs.js';
+import { recordQueuedRun } from '../../application/runs.js';
 import type { Services } from '../../application/services.js';
 import { DomainError } from '../../domain/errors.js';
 import { jobDecider, jobStream, syncForRun, type StepName } from '../../domain/jobs/job.js';
@@ -32,16 +32,9 @@ interface FinishRunInput {
   sync?: { cursor: unknown } | null;
 }
 
-interface ScheduledRunInput {
-  jobId: string;
-  ownerId: string;
-  workflowId: string;
-  scheduledFor: string | null;
-}
-
 /**
  * A Run's bookkeeping, around its steps: recording it queued, started and ended, removing its
- * files, cancelling the Runs of a deleted Job, and a schedule's request for a Run.
+ * files, cancelling the Runs of a deleted Job.
  */
 export function bookkeepingActivities(services: Services) {
   return {
@@ -76,14 +69,6 @@ export function bookkeepingActivities(services: Services) {
         if ((await load(services, runStream(runId), runDecider)).state.status === 'absent') continue;
         await record(services, runStream(runId), runDecider, { type: 'CancelRun', runId, reason: input.reason, at: services.clock() });
       }
-    },
-
-    /**
-     * A schedule fired: ask for a Run as Run Now does. Skipped when the Job is disabled or gone
-     * (a pause that raced the fire) or when its queue is full.
-     */
-    async requestScheduledRun(input: ScheduledRunInput): Promise<{ runId: string | null }> {
-      return domainErrorsAsFailures(() => requestRun(services, input));
     },
   };
 }
@@ -159,33 +144,4 @@ async function recordRunEnd(services: Services, input: FinishRunInput): Promise<
   const ran = await record(services, runStream(runId), runDecider, command);
   const position = BigInt(job.position) > BigInt(ran.position) ? job.position : ran.position;
   return error ? { position, error } : { position };
-}
-
-/** A scheduled Run's ticket, handed on as Run Now hands its own (application/runs.ts). */
-async function requestRun(services: Services, input: ScheduledRunInput): Promise<{ runId: string | null }> {
-  const job = await readJob(services, input.jobId);
-  if (job.status !== 'active' || !job.enabled || job.ownerId !== input.ownerId) return { runId: null };
-  const ticket: RunTicket = {
-    runId: scheduledRunId(input.workflowId),
-    jobId: input.jobId,
-    ownerId: input.ownerId,
-    trigger: 'schedule',
-    retryOf: null,
-    scheduledFor: input.scheduledFor,
-  };
-  const known = (await load(services, runStream(ticket.runId), runDecider)).state.status !== 'absent';
-  if (!known) {
-    try {
-      await checkQueueRoom(services, input.jobId);
-    } catch (error) {
-      if (error instanceof DomainError && error.code === 'run_queue_full') {
-        services.log.warn({ jobId: input.jobId }, 'scheduled Run skipped: the Job has too many Runs waiting');
-        return { runId: null };
-      }
-      throw error;
-    }
-  }
-  await signalRun(services, ticket);
-  const queued = await recordQueuedRun(services, ticket);
-  return { runId: queued.status === 'skipped' ? null : ticket.runId };
 }

@@ -24,6 +24,7 @@ export function deliverWork(services: DeliverServices, runId: string, artifact: 
         ownerId: run.ownerId,
         destinationId: run.snapshot.destination_id,
         target: run.snapshot.destination_target,
+        parameters: run.parameters,
         input: {
           file: await localFile(files, runId, artifact.file),
           filename: artifact.filename,

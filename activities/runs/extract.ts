@@ -38,7 +38,13 @@ export function extractWork(services: ExtractServices, runId: string): StepWork<
     const cursor = run.sync?.cursor ?? null;
     const extracted = await extractFromSource(
       services,
-      { ownerId: run.ownerId, sourceId: snapshot.source_id, resource: snapshot.source_resource ?? {}, sync: cursor === null ? null : { cursor } },
+      {
+        ownerId: run.ownerId,
+        sourceId: snapshot.source_id,
+        resource: snapshot.source_resource ?? {},
+        parameters: run.parameters,
+        sync: cursor === null ? null : { cursor },
+      },
       transferContext(services, path.join(dir, 'download'), progress),
     );
     const sync = extracted.sync ? { cursor: extracted.sync.cursor } : null;

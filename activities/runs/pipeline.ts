@@ -1,3 +1,4 @@
+import { fillSql } from '../../domain/jobs/parameters.js';
 import path from 'node:path';
 import type { ExistingRun } from '../../domain/runs/run.js';
 import { stemOf } from '../../geo/datasets/dataset-files.js';
@@ -33,9 +34,10 @@ export function pipelineActivities(services: StepServices) {
   return {
     /** Operations (with output_fields as a final column selection) or the SQL, on every layer. */
     async transformStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
-      return pipelineStep(services, input.runId, 'transform', input.input, ({ snapshot }) => {
+      return pipelineStep(services, input.runId, 'transform', input.input, ({ snapshot, parameters }) => {
         const fields = snapshot.output_fields?.length ? [{ type: 'select_columns', columns: snapshot.output_fields }] : [];
-        return { operations: [...snapshot.operations, ...fields], sql: snapshot.sql };
+        // Parameters go into the SQL as literals (domain/jobs/parameters.ts).
+        return { operations: [...snapshot.operations, ...fields], sql: snapshot.sql === null ? null : fillSql(snapshot.sql, parameters) };
       });
     },
 

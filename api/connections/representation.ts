@@ -44,6 +44,7 @@ export const connectorSchema = z
       import: z.boolean(),
       deliver: z.boolean(),
       incremental: z.boolean(),
+      change_check: z.boolean().describe("Whether a Job may have an on-change trigger on it (the connector's cheap check)"),
     }),
     source: z
       .object({
@@ -53,6 +54,7 @@ export const connectorSchema = z
         importable: z.boolean(),
         incremental: z.boolean(),
         incremental_note: z.string().nullable(),
+        change_check_note: z.string().nullable().describe('What an on-change check compares; null: no on-change trigger for this type'),
       })
       .nullable(),
     destination: z.object({ target: z.record(z.string(), z.unknown()).describe('JSON Schema of destination_target'), deliverable: z.boolean() }).nullable(),

@@ -1,22 +1,22 @@
 import { z } from 'zod';
 import { connectorByType } from '../../connectors/registry.js';
-import { stagesOf, type ActiveJob } from '../../domain/jobs/job.js';
-import { nextFireTime } from '../../domain/jobs/schedule.js';
+import { runTriggers, stagesOf, withDefaults, type ActiveJob } from '../../domain/jobs/job.js';
+import { describeSchedule, nextFireTimes } from '../../domain/jobs/schedule.js';
 import { operationShape } from '../../domain/operations.js';
 import { runStatuses, type ExistingRun } from '../../domain/runs/run.js';
 import type { JobRow } from '../../projections/jobs.js';
 import type { RunRow } from '../../projections/runs.js';
 import { runWorkflowId } from '../../temporal/ids.js';
 import { processingWarning, timestamp } from '../schemas.js';
+import { parametersSchema, scheduleSchema, triggersSchema } from './automation-schemas.js';
 
 /*
  * The Job and Run JSON shapes (docs/api-conventions.md), made from the rows of their read models
  * (projections/jobs.ts, projections/runs.ts).
  */
 
-const scheduleSchema = z
-  .object({ kind: z.literal('daily'), timezone: z.string(), hour: z.number().int(), minute: z.number().int() })
-  .meta({ id: 'JobSchedule', description: 'Runs once a day at hour:minute in the IANA timezone (see docs/jobs.md for daylight-saving days)' });
+/** How many coming fire times a Job shows. */
+export const NEXT_RUNS = 5;
 
 const stageFlags = z.object({ transform: z.boolean().optional(), convert: z.boolean().optional(), python: z.boolean().optional() });
 
@@ -36,6 +36,8 @@ export const jobDefinitionSchema = z.object({
   destination_id: z.string().nullable().describe('null while the Job has no Destination (its Runs then fail at deliver)'),
   destination_target: z.record(z.string(), z.unknown()),
   schedule: scheduleSchema.nullable(),
+  triggers: triggersSchema,
+  parameters: parametersSchema,
   pipeline: stageFlags.describe('The stage flags as set: a missing flag means the stage is inferred from the fields'),
 });
 
@@ -48,6 +50,20 @@ export const jobSchema = jobDefinitionSchema
     enabled: z.boolean(),
     disabled_reason: z.string().nullable().describe('Why the Job disabled itself (repeated failed scheduled Runs); null otherwise'),
     next_run_at: timestamp.nullable().describe('Next scheduled Run; null without a schedule or while disabled'),
+    next_run_times: z.array(timestamp).describe(`The next ${NEXT_RUNS} scheduled Runs (empty without a schedule or while disabled)`),
+    schedule_description: z.string().nullable().describe('The schedule in words (null without one)'),
+    webhook: z
+      .object({
+        url: z.string().describe('POST here to start a Run (docs/jobs.md, "Webhook trigger")'),
+        auth: z.enum(['hmac', 'bearer']),
+        created_at: timestamp,
+        rotated_at: timestamp.nullable(),
+      })
+      .nullable()
+      .describe('The inbound webhook trigger, if issued; its secret is shown once, when issued or rotated'),
+    followers: z
+      .array(z.object({ id: z.string(), name: z.string(), when: z.enum(['succeeded', 'failed', 'any']) }))
+      .describe('Jobs that run after this one (their triggers.after names it)'),
     last_run: z.object({ id: z.string(), status: z.enum(runStatuses), finished_at: timestamp.nullable() }).nullable(),
     sync: z.object({
       supported: z.boolean().describe('Whether the Source reads incrementally'),
@@ -96,10 +112,21 @@ export const runSchema = z
     id: z.string(),
     job_id: z.string(),
     status: z.enum(runStatuses),
-    trigger: z.enum(['manual', 'schedule', 'retry']),
+    trigger: z.enum(runTriggers).describe('What started it: manual (Run Now), schedule, retry, on_change, webhook or after (another Job)'),
     attempt: z.number().int().describe('1, or one more than the Run it retries'),
     retry_of: z.string().nullable(),
     retried_by: z.string().nullable().describe('The Run that retried this failed one'),
+    retry_definition: z
+      .enum(['current', 'original'])
+      .nullable()
+      .describe("A retry: whether it ran the Job as it was when retried (current) or the failed Run's own snapshot (original)"),
+    parameters: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).describe('The parameter values it ran with'),
+    triggered_by: z
+      .object({ job_id: z.string(), run_id: z.string() })
+      .nullable()
+      .describe('An after-trigger Run: the Run of the other Job whose end started it'),
+    started_runs: z.array(z.object({ job_id: z.string(), run_id: z.string() })).describe('Runs of other Jobs that its end started'),
+    delivery_id: z.string().nullable().describe("A webhook Run: the caller's delivery id"),
     scheduled_for: timestamp.nullable(),
     created_at: timestamp,
     started_at: timestamp.nullable(),
@@ -123,16 +150,26 @@ export const runSchema = z
   })
   .meta({ id: 'Run' });
 
-export function representJob(row: JobRow, now: Date): z.infer<typeof jobSchema> {
+/** Where a Job's webhook is: an absolute URL when the public origin is known (SVC_PUBLIC_ORIGIN, or the request's). */
+export const webhookUrl = (origin: string, jobId: string) => `${origin}/api/v1/hooks/jobs/${jobId}`;
+
+export function representJob(row: JobRow, now: Date, origin = ''): z.infer<typeof jobSchema> {
   const state = row.state as ActiveJob;
-  const d = state.definition;
+  const d = withDefaults(state.definition);
+  const next = state.enabled && d.schedule ? nextFireTimes(d.schedule, now, NEXT_RUNS).map((t) => t.toISOString()) : [];
   return {
     id: row.id,
     ...d,
     stages: stagesOf(d),
     enabled: state.enabled,
     disabled_reason: state.disabledReason?.kind === 'consecutive_failures' ? state.disabledReason.message : null,
-    next_run_at: state.enabled && d.schedule ? nextFireTime(d.schedule, now).toISOString() : null,
+    next_run_at: next[0] ?? null,
+    next_run_times: next,
+    schedule_description: d.schedule ? describeSchedule(d.schedule) : null,
+    webhook: state.webhook
+      ? { url: webhookUrl(origin, row.id), auth: state.webhook.auth, created_at: state.webhook.created_at, rotated_at: state.webhook.rotated_at }
+      : null,
+    followers: row.followers,
     last_run: row.last_run_id
       ? { id: row.last_run_id, status: (row.last_run_status ?? 'queued') as (typeof runStatuses)[number], finished_at: row.last_run_finished_at }
       : null,
@@ -158,6 +195,11 @@ export function representRun(row: RunRow): z.infer<typeof runSchema> {
     attempt: row.attempt,
     retry_of: row.retry_of,
     retried_by: row.retried_by,
+    retry_definition: state.retryDefinition ?? null,
+    parameters: state.parameters ?? {},
+    triggered_by: state.triggeredBy ? { job_id: state.triggeredBy.job_id, run_id: state.triggeredBy.run_id } : null,
+    started_runs: row.started_runs,
+    delivery_id: state.deliveryId ?? null,
     scheduled_for: row.scheduled_for,
     created_at: row.created_at,
     started_at: row.started_at,
@@ -168,6 +210,6 @@ export function representRun(row: RunRow): z.infer<typeof runSchema> {
     warnings: state.warnings ?? [],
     error: (row.error ?? null) as z.infer<typeof runSchema>['error'],
     workflow: { workflow_id: row.workflow_id ?? runWorkflowId(row.id), run_id: row.workflow_run_id },
-    job_snapshot: state.snapshot,
+    job_snapshot: withDefaults(state.snapshot),
   };
 }

@@ -4,12 +4,14 @@ import { z } from 'zod';
 import * as jobs from '../../application/jobs.js';
 import * as runs from '../../application/runs.js';
 import type { Services } from '../../application/services.js';
+import * as webhooks from '../../application/webhooks.js';
 import { runStatuses } from '../../domain/runs/run.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
 import { pageOf, pageQuery, pageView } from '../pagination.js';
 import { nonBlank, operationList } from '../schemas.js';
-import { jobSchema, representJob, representRun, runSchema } from './representation.js';
+import { parametersBody, parameterValues, scheduleBody, triggersBody } from './automation-schemas.js';
+import { jobSchema, representJob, representRun, runSchema, webhookUrl } from './representation.js';
 
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
 const params = z.object({ id: z.string().min(1).max(100) });
@@ -40,16 +42,9 @@ const jobBody = z
       .optional()
       .describe('A Destination you own; a Job saved without one fails its Runs at deliver until it has one'),
     destination_target: selector.describe("Per-run target (schema and table, write_mode, object key …), checked by the Destination's connector"),
-    schedule: z
-      .object({
-        kind: z.literal('daily'),
-        timezone: z.string().min(1).max(100).describe('IANA timezone, e.g. Europe/Berlin'),
-        hour: z.number().int().min(0).max(23),
-        minute: z.number().int().min(0).max(59),
-      })
-      .strict()
-      .nullable()
-      .optional(),
+    schedule: scheduleBody.nullable().optional(),
+    triggers: triggersBody.nullable().optional(),
+    parameters: parametersBody.nullable().optional(),
     pipeline: z
       .object({ transform: z.boolean().nullable().optional(), convert: z.boolean().nullable().optional(), python: z.boolean().nullable().optional() })
       .strict()
@@ -59,6 +54,31 @@ const jobBody = z
     enabled: z.boolean().optional(),
   })
   .meta({ id: 'JobBody' });
+
+// A POST without a body reaches the schema as null.
+const runNowBody = z.object({ parameters: parameterValues.optional() }).strict().nullish();
+const retryBody = z
+  .object({
+    definition: z
+      .enum(['current', 'original'])
+      .default('current')
+      .describe("current (default): the Job as it is now, with the failed Run's parameter values; original: the failed Run's own snapshot and values"),
+  })
+  .strict()
+  .nullish();
+const webhookBody = z
+  .object({ auth: z.enum(['hmac', 'bearer']).default('hmac').describe('hmac: callers sign each call; bearer: callers send the secret as a bearer token') })
+  .strict()
+  .nullish();
+const issuedWebhook = z
+  .object({
+    url: z.string(),
+    auth: z.enum(['hmac', 'bearer']),
+    secret: z.string().describe('Shown once: store it where the caller keeps its secrets'),
+    created_at: z.string(),
+    rotated_at: z.string().nullable(),
+  })
+  .meta({ id: 'IssuedWebhook' });
 
 const runsQuery = pageQuery.extend({ status: z.enum(runStatuses).optional().describe('Only Runs with this status') });
 const idempotencyHeaders = z.looseObject({
@@ -81,6 +101,8 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
   const route = (path: string) => `/${base}${path}`;
   const ownerOf = (request: FastifyRequest) => requirePrincipal(request).userId;
   const log = (request: FastifyRequest) => request.log as runs.Log;
+  const originOf = (request: FastifyRequest) => services.config.publicOrigin ?? `${request.protocol}://${request.host}`;
+  const show = (request: FastifyRequest, row: Parameters<typeof representJob>[0]) => representJob(row, services.clock(), originOf(request));
 
   return async (app) => {
     app.get(
@@ -91,8 +113,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
       },
       async (request) => {
         const page = await jobs.listJobs(services, ownerOf(request), request.query);
-        const now = services.clock();
-        return pageView(page, (r) => representJob(r, now));
+        return pageView(page, (r) => show(request, r));
       },
     );
 
@@ -102,7 +123,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         config: { auth: { scopes: ['jobs:read'] } },
         schema: { hide, tags, summary: 'Get a Job', params, response: { 200: jobSchema, ...errors } },
       },
-      async (request) => representJob(await jobs.showJob(services, ownerOf(request), request.params.id), services.clock()),
+      async (request) => show(request, await jobs.showJob(services, ownerOf(request), request.params.id)),
     );
 
     app.post(
@@ -113,7 +134,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
       },
       async (request, reply) => {
         const job = await jobs.createJob(services, ownerOf(request), request.body as jobs.JobBody);
-        return reply.code(201).send(representJob(job, services.clock()));
+        return reply.code(201).send(show(request, job));
       },
     );
 
@@ -123,7 +144,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         config: { auth: { scopes: ['jobs:write'] } },
         schema: { hide, tags, summary: 'Replace a Job (stage flags not mentioned are kept)', params, body: jobBody, response: { 200: jobSchema, ...errors } },
       },
-      async (request) => representJob(await jobs.updateJob(services, ownerOf(request), request.params.id, request.body as jobs.JobBody), services.clock()),
+      async (request) => show(request, await jobs.updateJob(services, ownerOf(request), request.params.id, request.body as jobs.JobBody)),
     );
 
     app.delete(
@@ -156,7 +177,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
           config: { auth: { scopes: ['jobs:write'] } },
           schema: { hide, tags, summary, params, response: { 200: jobSchema, ...errors } },
         },
-        async (request) => representJob(await jobs.switchJob(services, ownerOf(request), request.params.id, type), services.clock()),
+        async (request) => show(request, await jobs.switchJob(services, ownerOf(request), request.params.id, type)),
       );
     }
 
@@ -168,13 +189,22 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
           hide,
           tags,
           summary: 'Run Now: records a queued Run and answers at once; it runs behind a Run in progress',
+          description: 'The body may give values for the Job\'s parameters: {"parameters": {"region": "north"}}; the rest take their defaults.',
           params,
           headers: idempotencyHeaders,
+          body: runNowBody,
           response: { 201: runSchema, ...errors },
         },
       },
       async (request, reply) => {
-        const { run, replayed } = await runs.runNow(services, ownerOf(request), request.params.id, request.headers['idempotency-key'], log(request));
+        const { run, replayed } = await runs.runNow(
+          services,
+          ownerOf(request),
+          request.params.id,
+          request.headers['idempotency-key'],
+          log(request),
+          request.body?.parameters,
+        );
         if (replayed) reply.header('idempotent-replayed', 'true');
         return reply.code(201).send(representRun(run));
       },
@@ -205,14 +235,46 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         schema: {
           hide,
           tags,
-          summary: 'Retry a failed Run: a new Run of the same Job snapshot, linked to it (409 for a Run that did not fail)',
+          summary: 'Retry a failed Run: a new Run of the Job as it is now (or, with definition original, as the failed Run ran it), linked to it',
           params: runParams,
+          body: retryBody,
           response: { 201: runSchema, ...errors },
         },
       },
       async (request, reply) => {
-        const run = await runs.retryRun(services, ownerOf(request), request.params.id, request.params.runId, log(request));
+        const run = await runs.retryRun(services, ownerOf(request), request.params.id, request.params.runId, log(request), request.body?.definition);
         return reply.code(201).send(representRun(run));
+      },
+    );
+
+    app.post(
+      route('/:id/webhook'),
+      {
+        config: { auth: { scopes: ['jobs:write'] } },
+        schema: {
+          hide,
+          tags,
+          summary: "Issue or rotate the Job's webhook trigger: answers its URL and a new secret, shown once (the old secret stops working)",
+          params,
+          body: webhookBody,
+          response: { 201: issuedWebhook, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const issued = await webhooks.issueWebhook(services, ownerOf(request), request.params.id, request.body?.auth ?? 'hmac');
+        return reply.code(201).send({ url: webhookUrl(originOf(request), request.params.id), ...issued });
+      },
+    );
+
+    app.delete(
+      route('/:id/webhook'),
+      {
+        config: { auth: { scopes: ['jobs:write'] } },
+        schema: { hide, tags, summary: "Revoke the Job's webhook trigger", params, response: { 204: z.null().describe('Revoked'), ...errors } },
+      },
+      async (request, reply) => {
+        await webhooks.revokeWebhook(services, ownerOf(request), request.params.id);
+        return reply.code(204).send(null);
       },
     );
   };

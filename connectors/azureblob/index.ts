@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { alreadyDelivered, readObjectIfChanged } from '../shared/object-store.js';
+import { alreadyDelivered, objectChanged, readObjectIfChanged } from '../shared/object-store.js';
 import { defineConnector, type ConnectorContext, type DestinationSupport, type SourceSupport, type TestResult } from '../types.js';
 import { azureFailure, azureWhere, containerClient, credentialKind, isDenied, isMissing, isNotModified, type AzureConfig } from './client.js';
 
@@ -103,6 +103,21 @@ const source: SourceSupport<{ blob: string }, AzureConfig> = {
       options.sync,
       ctx,
     );
+  },
+  changeCheck: {
+    note: "the blob's ETag from its properties",
+    changed(config, resource, ctx, sync) {
+      const name = underPrefix(config.prefix, resource.blob);
+      return objectChanged(
+        {
+          field: 'blob' satisfies keyof AzureCursor,
+          name,
+          etag: async () => (await containerClient(config).getBlobClient(name).getProperties({ abortSignal: ctx.signal })).etag ?? null,
+          failure: (error) => azureFailure(error, label(config, name), azureWhere(config, name)),
+        },
+        sync,
+      );
+    },
   },
 };
 

@@ -202,6 +202,11 @@ async function plan(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuery,
   };
 }
 
+/** On-change: whether the cursor column holds a value above the last Run's (one aggregate query; BigQuery bills it by the column's bytes). */
+export async function bigQueryChanged(config: BigQueryConfig, resource: BigQueryResource, ctx: ConnectorContext, kept: unknown): Promise<boolean> {
+  return !(await plan(config, ctx, bigQueryClient(config), resource, (kept ?? null) as BigQueryCursor | null)).unchanged;
+}
+
 /**
  * A user's query is read-only by construction: before it runs, a dry run (BigQuery plans it and
  * runs nothing) must call it one SELECT. The subquery wrapping alone did not hold: a `)` in the

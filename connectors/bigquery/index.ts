@@ -1,3 +1,4 @@
+import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql-cursor.js';
 import { z } from 'zod';
 import { httpUrl, identifier, secret, writeMode } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
@@ -5,7 +6,7 @@ import { probeTest } from '../shared/test-result.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { bigQueryClient, call, classifyBigQuery, describeServer, endpointOf, serviceAccount, triedOf, type BigQueryConfig } from './client.js';
 import { deliverBigQuery, STAGE_PREFIX, type BigQueryTarget } from './deliver.js';
-import { extractBigQuery, type BigQueryResource } from './extract.js';
+import { extractBigQuery, bigQueryChanged, type BigQueryResource } from './extract.js';
 
 const configuration = z.strictObject({
   project_id: z.string().min(1).max(255).describe('Google Cloud project id (jobs run and are billed there)'),
@@ -30,6 +31,11 @@ const source: SourceSupport<BigQueryResource, BigQueryConfig> = {
   incremental: true,
   incrementalNote: cursorIncrementalNote,
   extract: (config, resource, ctx, options) => extractBigQuery(config, resource, ctx, options),
+  changeCheck: {
+    note: cursorCheckNote,
+    unsupported: cursorCheckUnsupported('bigquery'),
+    changed: (config, resource, ctx, sync) => bigQueryChanged(config, resource, ctx, sync?.cursor),
+  },
 };
 
 const destination: DestinationSupport<BigQueryTarget, BigQueryConfig> = {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { download } from '../shared/download.js';
+import { changedSince, download } from '../shared/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
@@ -153,25 +153,7 @@ const source: SourceSupport<CkanSelector, CkanConfig> = {
       http_last_modified: httpLastModified,
     });
     if (unchangedByMetadata(previous, found)) return { file: '', filename: '', bytes: 0, sync: { cursor: previous }, unchanged: true };
-    let target: URL;
-    try {
-      target = new URL(found.url, `${access.portal}/`);
-    } catch {
-      throw new ConnectorError(
-        'invalid_response',
-        `resource ${found.id} has a URL that cannot be read: ${found.url.slice(0, 100)}`,
-        { resource: found.id },
-        false,
-      );
-    }
-    if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-      throw new ConnectorError(
-        'invalid_response',
-        `resource ${found.id} links to a ${target.protocol} URL, which is not downloaded`,
-        { resource: found.id },
-        false,
-      );
-    }
+    const target = downloadUrl(found, access.portal);
     // The token goes to the portal's own origin only (uploaded files); a link elsewhere gets none.
     const own = target.origin === new URL(access.portal).origin;
     const same = previous?.resource_id === found.id ? previous : null;
@@ -204,7 +186,47 @@ const source: SourceSupport<CkanSelector, CkanConfig> = {
     if (!got.file) return { file: '', filename: '', bytes: 0, sync, unchanged: true };
     return { file: got.file, filename: got.filename, bytes: got.bytes, sync };
   },
+  changeCheck: {
+    note: "the resource's last_modified and hash from the Action API (a portal that keeps neither: a HEAD of its file with the last ETag / Last-Modified)",
+    async changed(config, selector, ctx, sync) {
+      const access = accessOf(config);
+      const { resource: found } = await findResource(access, selector, ctx);
+      const previous = (sync?.cursor ?? null) as CkanCursor | null;
+      if (!previous || previous.resource_id !== found.id) return true;
+      if (unchangedByMetadata(previous, found)) return false;
+      if (found.last_modified || found.hash || !found.url) return true;
+      const target = downloadUrl(found, access.portal);
+      const own = target.origin === new URL(access.portal).origin;
+      return changedSince({ url: target.toString(), headers: own ? authHeaders(access) : {}, label: publicUrl(target.toString()) }, ctx, {
+        cursor: { etag: previous.etag, last_modified: previous.http_last_modified },
+      });
+    },
+  },
 };
+
+/** The resource's file as a URL that may be downloaded (http or https, relative ones on the portal). */
+function downloadUrl(found: { id: string; url?: string | null | undefined }, portal: string): URL {
+  let target: URL;
+  try {
+    target = new URL(found.url!, `${portal}/`);
+  } catch {
+    throw new ConnectorError(
+      'invalid_response',
+      `resource ${found.id} has a URL that cannot be read: ${String(found.url).slice(0, 100)}`,
+      { resource: found.id },
+      false,
+    );
+  }
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new ConnectorError(
+      'invalid_response',
+      `resource ${found.id} links to a ${target.protocol} URL, which is not downloaded`,
+      { resource: found.id },
+      false,
+    );
+  }
+  return target;
+}
 
 export const ckan = defineConnector({
   type: 'ckan',

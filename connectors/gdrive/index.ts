@@ -147,6 +147,11 @@ async function saveDriveFile(d: DriveHandle, file: DriveFile, ctx: ConnectorCont
 
 const stemOf = (name: string) => (path.extname(name) ? name.slice(0, -path.extname(name).length) : name);
 
+const driveCursorOf = (file: { id?: string | null; modifiedTime?: string | null; md5Checksum?: string | null }) =>
+  ({ file_id: file.id!, modified_time: file.modifiedTime ?? null, md5: file.md5Checksum ?? null }) satisfies DriveCursor;
+const sameDriveFile = (previous: DriveCursor | null, cursor: DriveCursor) =>
+  previous !== null && previous.file_id === cursor.file_id && previous.modified_time === cursor.modified_time && previous.md5 === cursor.md5;
+
 export const gdrive = defineConnector({
   type: 'gdrive',
   label: 'Google Drive',
@@ -196,12 +201,17 @@ export const gdrive = defineConnector({
     async extract(config, selector, ctx, options) {
       const d = driveClient(config, ctx.signal);
       const file = await resolveFile(d, config, selector);
-      const cursor = { file_id: file.id!, modified_time: file.modifiedTime ?? null, md5: file.md5Checksum ?? null } satisfies DriveCursor;
-      const previous = (options.sync?.cursor ?? null) as DriveCursor | null;
-      if (previous && previous.file_id === cursor.file_id && previous.modified_time === cursor.modified_time && previous.md5 === cursor.md5) {
+      const cursor = driveCursorOf(file);
+      if (sameDriveFile((options.sync?.cursor ?? null) as DriveCursor | null, cursor))
         return { file: '', filename: '', bytes: 0, sync: { cursor }, unchanged: true };
-      }
       return { ...(await saveDriveFile(d, file, ctx)), sync: { cursor } };
+    },
+    changeCheck: {
+      note: "the file's id, modifiedTime and md5Checksum from its metadata",
+      async changed(config, selector, ctx, sync) {
+        const file = await resolveFile(driveClient(config, ctx.signal), config, selector);
+        return !sameDriveFile((sync?.cursor ?? null) as DriveCursor | null, driveCursorOf(file));
+      },
     },
   },
   destination: {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { downloadIfChanged, publicUrl } from '../shared/download.js';
+import { changedSince, downloadIfChanged, publicUrl } from '../shared/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { hasHeader, headerName, plainHeaders } from '../shared/http-fields.js';
@@ -82,6 +82,10 @@ const source: SourceSupport<Record<string, never>, HttpConfig> = {
   incremental: true,
   incrementalNote: 'ETag / Last-Modified: an unchanged answer (HTTP 304) skips the rest of the Run',
   extract: (config, _resource, ctx, options) => downloadIfChanged(requestOf(config), ctx, options.sync),
+  changeCheck: {
+    note: 'a HEAD (a POST source: its own request, answer dropped after the headers) with the last ETag / Last-Modified: 304 (or the same validators) is unchanged',
+    changed: (config, _resource, ctx, sync) => changedSince(requestOf(config), ctx, sync),
+  },
 };
 
 /** A file behind an authenticated or non-GET HTTP endpoint (an export URL of an internal system). */

@@ -60,10 +60,14 @@ export async function findItem(portal: Portal, resource: Pick<HubResource, 'item
   return item;
 }
 
-export async function extractHub(config: HubConfig, resource: HubResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
+/**
+ * Which item (and layer) a selector names now, and when its data last changed: a feature
+ * layer's last edit date (edits do not change the item's modified date), a file item's
+ * modified date. Metadata only; extract and the change check share it.
+ */
+async function locate(config: HubConfig, resource: HubResource, ctx: ConnectorContext) {
   const portal = await openPortal(config, ctx);
   const item = await findItem(portal, resource, ctx);
-  const previous = (options.sync?.cursor ?? null) as HubCursor | null;
   if (isFeatureService(item)) {
     const access = await serviceAccess(portal, item, ctx);
     const layerId = resource.layer ?? 0;
@@ -74,16 +78,31 @@ export async function extractHub(config: HubConfig, resource: HubResource, ctx: 
       )
     ).json;
     const cursor: HubCursor = { item_id: item.id, layer: layerId, modified: info.editingInfo?.lastEditDate ?? item.modified ?? null };
-    if (
-      previous &&
-      cursor.modified !== null &&
-      previous.item_id === cursor.item_id &&
-      previous.layer === cursor.layer &&
-      previous.modified === cursor.modified
-    ) {
-      return { file: '', filename: '', bytes: 0, sync: { cursor: previous }, unchanged: true };
-    }
-    const read = await explainWithheld(access, portal, () => readLayer(access, layerId, resource.where, ctx));
+    return { portal, item, cursor, layer: { access, id: layerId } };
+  }
+  const cursor: HubCursor = { item_id: item.id, layer: null, modified: item.modified ?? null };
+  return { portal, item, cursor, layer: null };
+}
+
+/** The same item (and layer), with a known change date that has not moved. */
+const sameAsBefore = (previous: HubCursor | null, cursor: HubCursor) =>
+  previous !== null &&
+  cursor.modified !== null &&
+  previous.item_id === cursor.item_id &&
+  previous.layer === cursor.layer &&
+  previous.modified === cursor.modified;
+
+/** On-change: whether the item's (or layer's) change date moved since the last Run, or another item is found now. */
+export async function hubChanged(config: HubConfig, resource: HubResource, ctx: ConnectorContext, kept: unknown): Promise<boolean> {
+  return !sameAsBefore((kept ?? null) as HubCursor | null, (await locate(config, resource, ctx)).cursor);
+}
+
+export async function extractHub(config: HubConfig, resource: HubResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
+  const { portal, item, cursor, layer } = await locate(config, resource, ctx);
+  const previous = (options.sync?.cursor ?? null) as HubCursor | null;
+  if (sameAsBefore(previous, cursor)) return { file: '', filename: '', bytes: 0, sync: { cursor: previous }, unchanged: true };
+  if (layer) {
+    const read = await explainWithheld(layer.access, portal, () => readLayer(layer.access, layer.id, resource.where, ctx));
     return { file: read.file, filename: read.filename, bytes: read.bytes, features: read.features, sync: { cursor } };
   }
   const extension = fileTypes[item.type];
@@ -94,10 +113,6 @@ export async function extractHub(config: HubConfig, resource: HubResource, ctx: 
       { item_id: item.id, type: item.type },
       false,
     );
-  }
-  const cursor: HubCursor = { item_id: item.id, layer: null, modified: item.modified ?? null };
-  if (previous && cursor.modified !== null && previous.item_id === cursor.item_id && previous.modified === cursor.modified) {
-    return { file: '', filename: '', bytes: 0, sync: { cursor: previous }, unchanged: true };
   }
   const name = item.name && path.extname(item.name) ? item.name : `${item.title || item.id}.${extension}`;
   const got = await download(

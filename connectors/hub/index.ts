@@ -4,7 +4,7 @@ import { httpUrl, secret } from '../shared/fields.js';
 import { testSteps } from '../shared/http-test.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { deliverHub, type HubTarget } from './deliver.js';
-import { extractHub, type HubResource } from './extract.js';
+import { extractHub, hubChanged, type HubResource } from './extract.js';
 import { openPortal, portalCall } from './portal.js';
 
 /** Exported for the browse helpers (application/hub-browse.ts), which parse a saved configuration with it. */
@@ -64,6 +64,10 @@ const source: SourceSupport<HubResource, HubConfigParsed> = {
   incremental: true,
   incrementalNote: "a feature layer's last edit date (a file item's modified date): unchanged, the rest of the Run is skipped",
   extract: (config, selector, ctx, options) => extractHub(config, selector, ctx, options),
+  changeCheck: {
+    note: "the item's modified date (a hosted feature layer: its last edit date), and which item a search finds",
+    changed: (config, selector, ctx, sync) => hubChanged(config, selector, ctx, sync?.cursor),
+  },
 };
 
 const destination: DestinationSupport<HubTarget, HubConfigParsed> = {

@@ -142,26 +142,9 @@ export const merginmaps = defineConnector({
     incrementalNote:
       "the project version and the file's checksum: the same version, or a newer one that left the file as it was, ends the Run early as unchanged",
     async extract(config, selector, ctx, options) {
-      const client = clientOf(config, ctx);
-      const name = projectName(config, selector.project);
-      const project = await client.project(name, selector.version);
-      const at = project.version ?? selector.version ?? 'v0';
-      const file = project.files!.find((f) => f.path === selector.file);
-      if (!file)
-        throw new ConnectorError(
-          'not_found',
-          `${client.label}: project ${name} has no file ${selector.file} at ${at}`,
-          { project: name, file: selector.file, version: at },
-          false,
-        );
-      const cursor = { project: name, file: file.path, version: at, checksum: file.checksum ?? null } satisfies MerginCursor;
-      const previous = (options.sync?.cursor ?? null) as MerginCursor | null;
-      const same =
-        previous &&
-        previous.project === cursor.project &&
-        previous.file === cursor.file &&
-        (previous.version === cursor.version || (cursor.checksum !== null && previous.checksum === cursor.checksum));
-      if (same) return { file: '', filename: '', bytes: 0, sync: { cursor }, unchanged: true };
+      const { client, name, project, at, file, cursor } = await locateFile(config, selector, ctx);
+      if (sameMerginFile((options.sync?.cursor ?? null) as MerginCursor | null, cursor))
+        return { file: '', filename: '', bytes: 0, sync: { cursor }, unchanged: true };
       const local = await localPathFor(ctx, 'project-file', file.path);
       await client.download(name, at, file.path, local);
       for (const c of companionsOf(
@@ -172,5 +155,36 @@ export const merginmaps = defineConnector({
       const taken = await singleLayerFile(local, selector.layer, ctx, `${client.label}: ${name}/${file.path}`);
       return { ...taken, sync: { cursor } };
     },
+    changeCheck: {
+      note: "the project's version and the file's checksum from the project's metadata",
+      async changed(config, selector, ctx, sync) {
+        return !sameMerginFile((sync?.cursor ?? null) as MerginCursor | null, (await locateFile(config, selector, ctx)).cursor);
+      },
+    },
   },
 });
+
+/** The project version and file a selector names (metadata only): what extract and the change check compare. */
+async function locateFile(config: MerginConfig, selector: { project: string; file: string; version?: string | undefined }, ctx: ConnectorContext) {
+  const client = clientOf(config, ctx);
+  const name = projectName(config, selector.project);
+  const project = await client.project(name, selector.version);
+  const at = project.version ?? selector.version ?? 'v0';
+  const file = project.files!.find((f) => f.path === selector.file);
+  if (!file)
+    throw new ConnectorError(
+      'not_found',
+      `${client.label}: project ${name} has no file ${selector.file} at ${at}`,
+      { project: name, file: selector.file, version: at },
+      false,
+    );
+  const cursor = { project: name, file: file.path, version: at, checksum: file.checksum ?? null } satisfies MerginCursor;
+  return { client, name, project, at, file, cursor };
+}
+
+/** The same file, at the same version or with the same checksum in a newer one. */
+const sameMerginFile = (previous: MerginCursor | null, cursor: MerginCursor) =>
+  previous !== null &&
+  previous.project === cursor.project &&
+  previous.file === cursor.file &&
+  (previous.version === cursor.version || (cursor.checksum !== null && previous.checksum === cursor.checksum));

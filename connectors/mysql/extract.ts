@@ -105,6 +105,12 @@ async function plan(config: MysqlConfig, resource: MysqlResource, ctx: Connector
   });
 }
 
+/** On-change: whether the cursor column holds a value above the last Run's (the read's own metadata queries). */
+export async function mysqlChanged(config: MysqlConfig, resource: MysqlResource, ctx: ConnectorContext, kept: unknown): Promise<boolean> {
+  refuseTls(config);
+  return !(await plan(config, resource, ctx, kept)).unchanged;
+}
+
 export async function extractMysql(config: MysqlConfig, resource: MysqlResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
   refuseTls(config);
   const p = await plan(config, resource, ctx, options.sync?.cursor);

@@ -1,3 +1,4 @@
+import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql-cursor.js';
 import { z } from 'zod';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
@@ -5,7 +6,7 @@ import { probeTest } from '../shared/test-result.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { classifyMysql, describeServer, triedOf, withConnection, type MysqlConfig } from './client.js';
 import { deliverMysql, type MysqlTarget } from './deliver.js';
-import { extractMysql, type MysqlResource } from './extract.js';
+import { extractMysql, mysqlChanged, type MysqlResource } from './extract.js';
 
 const configuration = z.strictObject({
   host,
@@ -30,6 +31,11 @@ const source: SourceSupport<MysqlResource, MysqlConfig> = {
   incremental: true,
   incrementalNote: cursorIncrementalNote,
   extract: (config, resource, ctx, options) => extractMysql(config, resource, ctx, options),
+  changeCheck: {
+    note: cursorCheckNote,
+    unsupported: cursorCheckUnsupported('mysql'),
+    changed: (config, resource, ctx, sync) => mysqlChanged(config, resource, ctx, sync?.cursor),
+  },
 };
 
 const destination: DestinationSupport<MysqlTarget, MysqlConfig> = {

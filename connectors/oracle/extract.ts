@@ -49,15 +49,19 @@ async function* resultRows(c: oracledb.Connection, sql: string): AsyncGenerator<
   }
 }
 
-export async function extractOracle(config: OracleConfig, resource: OracleResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
+/**
+ * A user's query runs in a read-only transaction (Oracle refuses DML there: ORA-01456); the
+ * driver sends one statement per execute, and the query is wrapped in a SELECT.
+ */
+async function readOnly(resource: OracleResource, c: oracledb.Connection): Promise<void> {
+  if ('query' in resource) await c.execute('SET TRANSACTION READ ONLY');
+}
+
+/** What a read will select (columns, geometry, the cursor window), decided by metadata queries only; the change check asks it too. */
+async function plan(config: OracleConfig, resource: OracleResource, ctx: ConnectorContext, kept: unknown) {
   const what = describeServer(config);
-  // A user's query runs in a read-only transaction (Oracle refuses DML there: ORA-01456); the
-  // driver sends one statement per execute, and the query is wrapped in a SELECT.
-  const readOnly = async (c: oracledb.Connection) => {
-    if ('query' in resource) await c.execute('SET TRANSACTION READ ONLY');
-  };
-  const planned = await withConnection(config, ctx, async (c) => {
-    await readOnly(c);
+  return withConnection(config, ctx, async (c) => {
+    await readOnly(resource, c);
     let from: string;
     let layer: string;
     if ('query' in resource) {
@@ -105,7 +109,7 @@ export async function extractOracle(config: OracleConfig, resource: OracleResour
     if (!meta.some((m) => m.name === column))
       throw new ConnectorError('not_found', `${what}: ${layer} has no column ${ident(column)} (cursor_column)`, { cursor_column: column });
     const quoted = `${alias}.${ident(column)}`;
-    const last = previousCursorValue(column, options.sync?.cursor);
+    const last = previousCursorValue(column, kept);
     const r = await rows(c, `SELECT ${cursorMaxExpression(quoted)} FROM ${from}${last !== null ? ` WHERE ${quoted} > ${literal(last)}` : ''}`);
     const max = (r[0]?.[0] ?? null) as string | null;
     const window = cursorWindow(column, quoted, last, max, literal);
@@ -116,11 +120,22 @@ export async function extractOracle(config: OracleConfig, resource: OracleResour
       unchanged: window.unchanged,
     };
   });
+}
+
+/** On-change: whether the cursor column holds a value above the last Run's. */
+export async function oracleChanged(config: OracleConfig, resource: OracleResource, ctx: ConnectorContext, kept: unknown): Promise<boolean> {
+  const planned = await plan(config, resource, ctx, kept);
+  return !('unchanged' in planned && planned.unchanged);
+}
+
+export async function extractOracle(config: OracleConfig, resource: OracleResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
+  const what = describeServer(config);
+  const planned = await plan(config, resource, ctx, options.sync?.cursor);
   if ('unchanged' in planned && planned.unchanged) return unchangedExtract(options);
   const filename = `${safeFilename(planned.layer)}.gpkg`;
   const file = path.join(ctx.workDir, filename);
   await withConnection(config, ctx, async (c) => {
-    await readOnly(c);
+    await readOnly(resource, c);
     await writeRowsAsGeoPackage(
       {
         file,

@@ -1,3 +1,4 @@
+import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql-cursor.js';
 import { z } from 'zod';
 import { ConnectorError } from '../../domain/transfers.js';
 import { host, identifier, port, secret, username, writeMode } from '../shared/fields.js';
@@ -6,7 +7,7 @@ import { probeTest } from '../shared/test-result.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { classifyOracle, describeServer, rows, triedOf, withConnection, type OracleConfig } from './client.js';
 import { deliverOracle, type OracleTarget } from './deliver.js';
-import { extractOracle, type OracleResource } from './extract.js';
+import { extractOracle, oracleChanged, type OracleResource } from './extract.js';
 import { schemasQuery, tablesQuery } from './sql.js';
 
 const configuration = z.strictObject({
@@ -41,6 +42,11 @@ const source: SourceSupport<OracleResource, OracleConfig> = {
   incremental: true,
   incrementalNote: cursorIncrementalNote,
   extract: (config, resource, ctx, options) => extractOracle(config, resource, ctx, options),
+  changeCheck: {
+    note: cursorCheckNote,
+    unsupported: cursorCheckUnsupported('oracle'),
+    changed: (config, resource, ctx, sync) => oracleChanged(config, resource, ctx, sync?.cursor),
+  },
 };
 
 const destination: DestinationSupport<OracleTarget, OracleConfig> = {

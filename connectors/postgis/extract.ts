@@ -25,6 +25,42 @@ export type PostgisCursor = SqlCursor;
 /** A query sent over the extended protocol, which takes one statement (pg's queryMode; @types/pg does not list it). */
 const extended = (text: string): pg.QueryConfig => Object.assign({ text }, { queryMode: 'extended' });
 
+type TableResource = Extract<PostgisResource, { table: string }>;
+
+/** A table's checks (it exists, may be read), its geometry column, and the cursor window: metadata queries only. */
+async function planTable(config: PostgisConfig, resource: TableResource, ctx: ConnectorContext, kept: unknown) {
+  const what = describeServer(config);
+  const { schema, table, cursor_column: cursorColumn } = resource;
+  const relation = qualified(schema, table);
+  const last = cursorColumn ? previousCursorValue(cursorColumn, kept) : null;
+  const found = await withClient(config, ctx, async (client) => {
+    const exists = await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [
+      schema,
+      table,
+    ]);
+    if (!exists.rowCount)
+      throw new ConnectorError('not_found', `${what}: no table or view "${schema}"."${table}" in database ${config.database}`, { schema, table });
+    await client.query(`SELECT * FROM ${relation} LIMIT 0`);
+    const geometry = await geometryColumnOf(client, schema, table);
+    let max: string | null = null;
+    if (cursorColumn) {
+      const r = await client.query<{ max: string | null }>(
+        `SELECT max(${ident(cursorColumn)})::text AS max FROM ${relation}${last !== null ? ` WHERE ${ident(cursorColumn)} > ${literal(last)}` : ''}`,
+      );
+      max = r.rows[0]?.max ?? null;
+    }
+    return { geometry, max };
+  });
+  const window = cursorColumn ? cursorWindow(cursorColumn, ident(cursorColumn), last, found.max, literal) : null;
+  return { found, window };
+}
+
+/** On-change: whether the cursor column holds a value above the last Run's. */
+export async function postgisChanged(config: PostgisConfig, resource: PostgisResource, ctx: ConnectorContext, kept: unknown): Promise<boolean> {
+  if ('query' in resource) return true;
+  return !(await planTable(config, resource, ctx, kept)).window?.unchanged;
+}
+
 export async function extractPostgis(config: PostgisConfig, resource: PostgisResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
   const what = describeServer(config);
   let sql: string;
@@ -52,28 +88,9 @@ export async function extractPostgis(config: PostgisConfig, resource: PostgisRes
     sql = `SELECT * FROM ${subquery} AS geoflow_query`;
     layerName = 'query';
   } else {
-    const { schema, table, cursor_column: cursorColumn } = resource;
+    const { schema, table } = resource;
     const relation = qualified(schema, table);
-    const last = cursorColumn ? previousCursorValue(cursorColumn, options.sync?.cursor) : null;
-    const found = await withClient(config, ctx, async (client) => {
-      const exists = await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [
-        schema,
-        table,
-      ]);
-      if (!exists.rowCount)
-        throw new ConnectorError('not_found', `${what}: no table or view "${schema}"."${table}" in database ${config.database}`, { schema, table });
-      await client.query(`SELECT * FROM ${relation} LIMIT 0`);
-      const geometry = await geometryColumnOf(client, schema, table);
-      let max: string | null = null;
-      if (cursorColumn) {
-        const r = await client.query<{ max: string | null }>(
-          `SELECT max(${ident(cursorColumn)})::text AS max FROM ${relation}${last !== null ? ` WHERE ${ident(cursorColumn)} > ${literal(last)}` : ''}`,
-        );
-        max = r.rows[0]?.max ?? null;
-      }
-      return { geometry, max };
-    });
-    const window = cursorColumn ? cursorWindow(cursorColumn, ident(cursorColumn), last, found.max, literal) : null;
+    const { found, window } = await planTable(config, resource, ctx, options.sync?.cursor);
     if (window?.unchanged) return unchangedExtract(options);
     sql = `SELECT * FROM ${relation}${whereClause(window?.where ?? [])}`;
     layerName = table;

@@ -1,3 +1,4 @@
+import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql-cursor.js';
 import { z } from 'zod';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
@@ -6,7 +7,7 @@ import { defineConnector, type DestinationSupport, type SourceSupport } from '..
 import { listSchemas, listTables, requireSchema } from './catalog.js';
 import { classifyPg, describeServer, triedOf, withClient, type PostgisConfig } from './client.js';
 import { deliverPostgis, type PostgisTarget } from './deliver.js';
-import { extractPostgis, type PostgisResource } from './extract.js';
+import { extractPostgis, postgisChanged, type PostgisResource } from './extract.js';
 import { closeIdle } from './pool.js';
 
 const configuration = z.strictObject({
@@ -38,6 +39,11 @@ const source: SourceSupport<PostgisResource, PostgisConfig> = {
   incremental: true,
   incrementalNote: cursorIncrementalNote,
   extract: (config, resource, ctx, options) => extractPostgis(config, resource, ctx, options),
+  changeCheck: {
+    note: cursorCheckNote,
+    unsupported: cursorCheckUnsupported('postgis'),
+    changed: (config, resource, ctx, sync) => postgisChanged(config, resource, ctx, sync?.cursor),
+  },
 };
 
 const destination: DestinationSupport<PostgisTarget, PostgisConfig> = {

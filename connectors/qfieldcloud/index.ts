@@ -59,6 +59,25 @@ async function fetchFile(client: QfcClient, projectId: string, file: string, all
   return local;
 }
 
+/** The project and file a selector names, as the server lists them (metadata only). */
+async function locateFile(config: QfcConfig, selector: { project: string; file: string }, ctx: ConnectorContext) {
+  const client = clientOf(config, ctx);
+  const project = await findProject(client, selector.project);
+  const all = await client.files(project.id);
+  const file = all.find((f) => f.name === selector.file);
+  if (!file)
+    throw new ConnectorError(
+      'not_found',
+      `${client.label}: project ${project.name} has no file ${selector.file}`,
+      { project: project.id, file: selector.file },
+      false,
+    );
+  return { client, project, file, all };
+}
+
+const sameQfcFile = (previous: QfcCursor | null, cursor: QfcCursor) =>
+  previous !== null && cursor.md5sum !== null && previous.project === cursor.project && previous.file === cursor.file && previous.md5sum === cursor.md5sum;
+
 export const qfieldcloud = defineConnector({
   type: 'qfieldcloud',
   label: 'QFieldCloud',
@@ -125,25 +144,20 @@ export const qfieldcloud = defineConnector({
     incremental: true,
     incrementalNote: "the file's md5 (its storage ETag): a Run that finds the same md5 ends early as unchanged, without downloading",
     async extract(config, selector, ctx, options) {
-      const client = clientOf(config, ctx);
-      const project = await findProject(client, selector.project);
-      const all = await client.files(project.id);
-      const file = all.find((f) => f.name === selector.file);
-      if (!file)
-        throw new ConnectorError(
-          'not_found',
-          `${client.label}: project ${project.name} has no file ${selector.file}`,
-          { project: project.id, file: selector.file },
-          false,
-        );
+      const { client, project, file, all } = await locateFile(config, selector, ctx);
       const cursor = { project: project.id, file: file.name, md5sum: latestMd5(file) } satisfies QfcCursor;
-      const previous = (options.sync?.cursor ?? null) as QfcCursor | null;
-      if (previous && cursor.md5sum && previous.project === cursor.project && previous.file === cursor.file && previous.md5sum === cursor.md5sum) {
+      if (sameQfcFile((options.sync?.cursor ?? null) as QfcCursor | null, cursor))
         return { file: '', filename: '', bytes: 0, sync: { cursor }, unchanged: true };
-      }
       const local = await fetchFile(client, project.id, file.name, all, ctx, 'project-file');
       const taken = await singleLayerFile(local, selector.layer, ctx, `${client.label}: ${file.name}`);
       return { ...taken, sync: { cursor } };
+    },
+    changeCheck: {
+      note: "the file's md5 as the server lists it",
+      async changed(config, selector, ctx, sync) {
+        const { project, file } = await locateFile(config, selector, ctx);
+        return !sameQfcFile((sync?.cursor ?? null) as QfcCursor | null, { project: project.id, file: file.name, md5sum: latestMd5(file) });
+      },
     },
   },
 });

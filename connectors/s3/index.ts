@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { httpUrl, secret } from '../shared/fields.js';
 import { relativeKey, underPrefix } from '../shared/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { alreadyDelivered, readObjectIfChanged } from '../shared/object-store.js';
+import { alreadyDelivered, objectChanged, readObjectIfChanged } from '../shared/object-store.js';
 import { defineConnector, type ConnectorContext, type DestinationSupport, type SourceSupport, type TestResult } from '../types.js';
 import { isMissing, isNotModified, s3Client, s3Failure, s3Where, type S3Config } from './client.js';
 import { uploadObject } from './upload.js';
@@ -91,6 +91,26 @@ const source: SourceSupport<{ key: string }, S3Config> = {
     } finally {
       client.destroy();
     }
+  },
+  changeCheck: {
+    note: "the object's ETag from a HEAD",
+    async changed(config, resource, ctx, sync) {
+      const key = underPrefix(config.prefix, resource.key);
+      const client = s3Client(config, ctx.log);
+      try {
+        return await objectChanged(
+          {
+            field: 'key' satisfies keyof S3Cursor,
+            name: key,
+            etag: async () => (await client.send(new HeadObjectCommand({ Bucket: config.bucket, Key: key }), { abortSignal: ctx.signal })).ETag ?? null,
+            failure: (error) => s3Failure(error, label(config, key), s3Where(config, key)),
+          },
+          sync,
+        );
+      } finally {
+        client.destroy();
+      }
+    },
   },
 };
 

@@ -132,3 +132,43 @@ export async function downloadIfChanged<S extends Record<string, string> = Recor
   if (!got.file) return { file: '', filename: '', bytes: 0, sync: sync ?? next, unchanged: true };
   return { file: got.file, filename: got.filename, bytes: got.bytes, sync: next };
 }
+
+/**
+ * The on-change check of a conditional download (url, http, stac): the same validators go out
+ * with a HEAD (a POST source sends its own request, conditional, and drops the answer after its
+ * headers), and the answer says whether the file changed: 304, or the same ETag / Last-Modified
+ * from a server that ignores conditions, is unchanged. A server that refuses HEAD (405, 501) is
+ * asked with a conditional GET whose body is dropped unread. Without a cursor of the same
+ * `scope` the Source counts as changed (no succeeded Run has read it yet).
+ */
+export async function changedSince<S extends Record<string, string> = Record<string, never>>(
+  request: DownloadRequest,
+  ctx: ConnectorContext,
+  sync: SyncState | null | undefined,
+  scope: S = {} as S,
+): Promise<boolean> {
+  const previous = (sync?.cursor ?? null) as ValidatorCursor<S> | null;
+  const same = previous && Object.entries(scope).every(([k, v]) => (previous as Record<string, unknown>)[k] === v) ? previous : null;
+  if (!same || (!same.etag && !same.last_modified)) return true;
+  const label = request.label ?? publicUrl(request.url);
+  const headers: Record<string, string> = { ...request.headers };
+  if (same.etag) headers['if-none-match'] = same.etag;
+  if (same.last_modified) headers['if-modified-since'] = same.last_modified;
+  const ask = async (method: 'GET' | 'HEAD' | 'POST') => {
+    const got = await httpStream(
+      { url: request.url, method, headers, ...(method === 'POST' ? { body: request.body } : {}), secretHeaders: request.secretHeaders, label },
+      ctx.signal,
+    );
+    got.body.destroy();
+    return got;
+  };
+  let got = await ask(request.method === 'POST' ? 'POST' : 'HEAD');
+  if (got.status === 405 || got.status === 501) got = await ask('GET');
+  if (got.status === 304) return false;
+  if (got.status < 200 || got.status >= 300) throw statusError(got.status, label);
+  const etag = got.headers.get('etag');
+  const lastModified = got.headers.get('last-modified');
+  if (same.etag && etag) return etag !== same.etag;
+  if (same.last_modified && lastModified) return lastModified !== same.last_modified;
+  return true;
+}

@@ -55,3 +55,22 @@ export async function readObjectIfChanged(object: ObjectRead, sync: SyncState | 
 export function alreadyDelivered(existing: { deliveryId: string | undefined; size: number | undefined } | null, deliveryId: string, size: number): boolean {
   return existing !== null && existing.deliveryId === deliveryId && existing.size === size;
 }
+
+/**
+ * The on-change check of an object-store Source: the object's current ETag from a HEAD (its
+ * metadata, never its bytes) against the cursor's, when the cursor names the same object.
+ */
+export async function objectChanged(
+  object: Pick<ObjectRead, 'field' | 'name' | 'failure'> & { etag(): Promise<string | null> },
+  sync: SyncState | null | undefined,
+): Promise<boolean> {
+  const cursor = (sync?.cursor ?? null) as Record<string, string | null> | null;
+  if (!cursor || cursor[object.field] !== object.name || !cursor.etag) return true;
+  let etag: string | null;
+  try {
+    etag = await object.etag();
+  } catch (error) {
+    throw object.failure(error);
+  }
+  return etag !== cursor.etag;
+}

@@ -41,3 +41,20 @@ export function cursorWindow(column: string, quotedColumn: string, last: string 
 
 /** `… WHERE a AND b`, or nothing. */
 export const whereClause = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
+
+/**
+ * Which SQL selectors an on-change trigger can check: a table with a cursor column (a newer
+ * value is a change, asked for as the incremental read asks for it); a query cannot tell.
+ */
+export function cursorCheckUnsupported(type: string) {
+  return (resource: { query: string } | { cursor_column?: string | undefined }): string | null => {
+    if ('query' in resource) return `on-change for a ${type} Source needs a table with cursor_column; a query cannot tell what changed`;
+    if (!resource.cursor_column) {
+      return `on-change for a ${type} Source needs cursor_column in source_resource: the column whose larger values mark new or changed rows (an updated_at, an increasing id)`;
+    }
+    return null;
+  };
+}
+
+/** The note every SQL Source's change check shares (docs/connectors.md). */
+export const cursorCheckNote = "a table with cursor_column: the largest value above the last Run's (one aggregate query, no rows read)";

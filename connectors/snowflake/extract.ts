@@ -83,6 +83,32 @@ async function firstSrid(s: Session, from: string, column: string): Promise<numb
   return srid > 0 ? srid : null;
 }
 
+/**
+ * On-change: whether the cursor column holds a value above the last Run's: the column looked up
+ * as the read looks it up, then one `LIMIT 1` probe (no rows leave the warehouse).
+ */
+export async function snowflakeChanged(config: SnowflakeConfig, resource: SnowflakeResource, ctx: ConnectorContext, kept: unknown): Promise<boolean> {
+  if (!('table' in resource) || !resource.cursor_column) return true;
+  const previous = (kept ?? null) as SnowflakeCursor | null;
+  return withSession(config, ctx, async (s) => {
+    const from = qualified(config, resource.table);
+    const column = (await s.describe(from)).find((c) => c.name.toLowerCase() === resource.cursor_column!.toLowerCase());
+    if (!column) {
+      throw new ConnectorError(
+        'not_found',
+        `${describeServer(config)}: table ${config.schema}.${resource.table} has no column ${resource.cursor_column}`,
+        { column: resource.cursor_column },
+        false,
+      );
+    }
+    const type = cursorType(column);
+    const last = previous?.column === column.name && previous.type === type ? previous.value : null;
+    if (last === null) return true;
+    const rows = await s.query(`SELECT 1 AS NEWER FROM ${from} WHERE ${ident(column.name)} > CAST(? AS ${type}) LIMIT 1`, [last]);
+    return rows.length > 0;
+  });
+}
+
 export async function extractSnowflake(
   config: SnowflakeConfig,
   resource: SnowflakeResource,

@@ -1,3 +1,4 @@
+import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql-cursor.js';
 import { z } from 'zod';
 import { httpUrl, identifier, secret, username, writeMode } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
@@ -6,7 +7,7 @@ import { probeTest } from '../shared/test-result.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { classifySnowflake, describeServer, triedOf, withSession, type SnowflakeConfig } from './client.js';
 import { deliverSnowflake, INTERNAL_PREFIX, type SnowflakeTarget } from './deliver.js';
-import { extractSnowflake, type SnowflakeResource } from './extract.js';
+import { extractSnowflake, snowflakeChanged, type SnowflakeResource } from './extract.js';
 
 const configuration = z.strictObject({
   account: z.string().min(1).max(255).describe('Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1)'),
@@ -36,6 +37,11 @@ const source: SourceSupport<SnowflakeResource, SnowflakeConfig> = {
   incremental: true,
   incrementalNote: cursorIncrementalNote,
   extract: (config, resource, ctx, options) => extractSnowflake(config, resource, ctx, options),
+  changeCheck: {
+    note: cursorCheckNote,
+    unsupported: cursorCheckUnsupported('snowflake'),
+    changed: (config, resource, ctx, sync) => snowflakeChanged(config, resource, ctx, sync?.cursor),
+  },
 };
 
 const destination: DestinationSupport<SnowflakeTarget, SnowflakeConfig> = {

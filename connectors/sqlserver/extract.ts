@@ -100,6 +100,11 @@ async function plan(config: SqlServerConfig, resource: SqlServerResource, ctx: C
   }
 }
 
+/** On-change: whether the cursor column holds a value above the last Run's (the read's own metadata queries). */
+export async function sqlServerChanged(config: SqlServerConfig, resource: SqlServerResource, ctx: ConnectorContext, kept: unknown): Promise<boolean> {
+  return !(await plan(config, resource, ctx, kept)).unchanged;
+}
+
 export async function extractSqlServer(
   config: SqlServerConfig,
   resource: SqlServerResource,

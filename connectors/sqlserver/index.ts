@@ -1,3 +1,4 @@
+import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql-cursor.js';
 import { z } from 'zod';
 import { ConnectorError } from '../../domain/transfers.js';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
@@ -6,7 +7,7 @@ import { probeTest } from '../shared/test-result.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { classifySqlServer, describeServer, query, triedOf, withConnection, type SqlServerConfig } from './client.js';
 import { deliverSqlServer, type SqlServerTarget } from './deliver.js';
-import { extractSqlServer, type SqlServerResource } from './extract.js';
+import { extractSqlServer, sqlServerChanged, type SqlServerResource } from './extract.js';
 import { schemasQuery, tablesQuery } from './sql.js';
 
 const configuration = z.strictObject({
@@ -38,6 +39,11 @@ const source: SourceSupport<SqlServerResource, SqlServerConfig> = {
   incremental: true,
   incrementalNote: cursorIncrementalNote,
   extract: (config, resource, ctx, options) => extractSqlServer(config, resource, ctx, options),
+  changeCheck: {
+    note: cursorCheckNote,
+    unsupported: cursorCheckUnsupported('sqlserver'),
+    changed: (config, resource, ctx, sync) => sqlServerChanged(config, resource, ctx, sync?.cursor),
+  },
 };
 
 const destination: DestinationSupport<SqlServerTarget, SqlServerConfig> = {

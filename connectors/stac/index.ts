@@ -1,11 +1,11 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { downloadIfChanged, extensionForMediaType } from '../shared/download.js';
+import { changedSince, downloadIfChanged, extensionForMediaType } from '../shared/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { testSteps } from '../shared/http-test.js';
-import { defineConnector, type SourceSupport } from '../types.js';
+import { defineConnector, type ConnectorContext, type SourceSupport } from '../types.js';
 import { chooseAsset, StacReader, type StacDocument } from './catalog.js';
 
 const configuration = z.strictObject({
@@ -43,14 +43,25 @@ const source: SourceSupport<StacResource, StacConfig> = {
   incremental: true,
   incrementalNote: "the asset's ETag / Last-Modified: an unchanged asset (HTTP 304) skips the rest of the Run",
   async extract(config, selector, ctx, options) {
-    const c = config;
-    const reader = new StacReader(c.url, c.token, ctx);
-    const root = await reader.read<StacDocument>(c.url);
-    const item = await reader.findItem(root, selector.item, selector.collection);
-    const { key, href, asset } = chooseAsset(item, selector.asset);
+    const { reader, key, href, asset } = await locate(config, selector, ctx);
     return downloadIfChanged({ url: href, headers: reader.headersFor(href), filename: assetFilename(href, key, asset.type) }, ctx, options.sync, { href });
   },
+  changeCheck: {
+    note: "the item's metadata, then a HEAD of its asset with the last ETag / Last-Modified (an asset at a new address is a change)",
+    async changed(config, selector, ctx, sync) {
+      const { reader, href } = await locate(config, selector, ctx);
+      return changedSince({ url: href, headers: reader.headersFor(href) }, ctx, sync, { href });
+    },
+  },
 };
+
+/** The asset a selector names: the item (found through the catalog or the API) and its chosen asset. */
+async function locate(c: StacConfig, selector: StacResource, ctx: ConnectorContext) {
+  const reader = new StacReader(c.url, c.token, ctx);
+  const root = await reader.read<StacDocument>(c.url);
+  const item = await reader.findItem(root, selector.item, selector.collection);
+  return { reader, ...chooseAsset(item, selector.asset) };
+}
 
 export const stac = defineConnector({
   type: 'stac',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { downloadIfChanged, publicUrl } from '../shared/download.js';
+import { changedSince, downloadIfChanged, publicUrl } from '../shared/download.js';
 import { httpUrl } from '../shared/fields.js';
 import { defineConnector, type SourceSupport } from '../types.js';
 import { testHttp } from '../shared/http-test.js';
@@ -17,6 +17,10 @@ const source: SourceSupport<Record<string, never>, UrlConfig> = {
   incremental: true,
   incrementalNote: 'ETag / Last-Modified: an unchanged file (HTTP 304) skips the rest of the Run',
   extract: (config, _resource, ctx, options) => downloadIfChanged({ url: config.url }, ctx, options.sync),
+  changeCheck: {
+    note: 'a HEAD with the last ETag / Last-Modified: 304 (or the same validators) is unchanged',
+    changed: (config, _resource, ctx, sync) => changedSince({ url: config.url }, ctx, sync),
+  },
 };
 
 /** A file at a public URL: the simplest Source, and the reference for the others. */

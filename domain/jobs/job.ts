@@ -1,7 +1,9 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
 import type { Operation } from '../operations.js';
+import type { ParameterDeclaration } from './parameters.js';
 import type { JobSchedule } from './schedule.js';
+import { noTriggers, type JobTriggers } from './triggers.js';
 
 export const jobStream = (id: string) => `job-${id}`;
 
@@ -31,7 +33,16 @@ export interface JobDefinition {
   destination_id: string | null;
   destination_target: Record<string, unknown>;
   schedule: JobSchedule | null;
+  /** On-change and after-another-Job triggers (absent in Jobs saved before they existed: none). */
+  triggers: JobTriggers;
+  /** Run-time parameters, used as {{name}} in source_resource, destination_target and sql (absent before: none). */
+  parameters: ParameterDeclaration[];
   pipeline: StageFlags;
+}
+
+/** A definition as stored by any version: fields added later get their "none" value. */
+export function withDefaults(d: JobDefinition): JobDefinition {
+  return { ...d, triggers: d.triggers ?? noTriggers, parameters: d.parameters ?? [] };
 }
 
 /**
@@ -66,10 +77,22 @@ export function plannedSteps(d: JobDefinition): StepName[] {
   ];
 }
 
-export type RunTrigger = 'manual' | 'schedule' | 'retry';
+export const runTriggers = ['manual', 'schedule', 'retry', 'on_change', 'webhook', 'after'] as const;
+export type RunTrigger = (typeof runTriggers)[number];
+/** Triggers without a person behind them: their failures count towards disabling the Job, and a disabled Job ignores them. */
+export const automatedTriggers: readonly RunTrigger[] = ['schedule', 'on_change', 'webhook', 'after'];
+export const isAutomated = (trigger: RunTrigger) => automatedTriggers.includes(trigger);
 export type RunOutcome = 'succeeded' | 'failed' | 'cancelled';
 
-/** Why a Job is disabled: the owner said so, or its scheduled Runs kept failing. */
+/** A Job's inbound webhook: how callers authenticate, and its secret sealed with the service key (never shown again). */
+export interface WebhookState {
+  auth: 'hmac' | 'bearer';
+  sealed_secret: string;
+  created_at: string;
+  rotated_at: string | null;
+}
+
+/** Why a Job is disabled: the owner said so, or its automated Runs kept failing. */
 export type DisabledReason = { kind: 'manual' } | { kind: 'consecutive_failures'; failures: number; message: string };
 
 /**
@@ -102,7 +125,9 @@ export type JobEvent =
   | { type: 'JobSyncReset'; data: { job_id: string; seq: number; at: string } }
   | { type: 'JobSyncReinitializeRequested'; data: { job_id: string; seq: number; at: string } }
   | { type: 'JobRunRecorded'; data: { job_id: string; run_id: string; trigger: RunTrigger; status: RunOutcome; consecutive_failures: number; at: string } }
-  | { type: 'JobSyncAdvanced'; data: { job_id: string; run_id: string; cursor: unknown; at: string } };
+  | { type: 'JobSyncAdvanced'; data: { job_id: string; run_id: string; cursor: unknown; at: string } }
+  | { type: 'JobWebhookIssued'; data: { job_id: string; auth: WebhookState['auth']; sealed_secret: string; rotated: boolean; at: string } }
+  | { type: 'JobWebhookRevoked'; data: { job_id: string; at: string } };
 
 export type JobCommand =
   | { type: 'CreateJob'; jobId: string; actorId: string; definition: JobDefinition; enabled: boolean; at: Date }
@@ -112,6 +137,9 @@ export type JobCommand =
   | { type: 'DeleteJob'; jobId: string; actorId: string; at: Date }
   | { type: 'ResetSync'; jobId: string; actorId: string; at: Date }
   | { type: 'ReinitializeSync'; jobId: string; actorId: string; at: Date }
+  /** Creates or rotates the webhook: the secret arrives sealed (the decider never sees it in clear). */
+  | { type: 'IssueWebhook'; jobId: string; actorId: string; auth: WebhookState['auth']; sealedSecret: string; at: Date }
+  | { type: 'RevokeWebhook'; jobId: string; actorId: string; at: Date }
   | {
       type: 'RecordRunOutcome';
       jobId: string;
@@ -132,6 +160,7 @@ export interface ActiveJob {
   disabledReason: DisabledReason | null;
   consecutiveFailures: number;
   sync: SyncState;
+  webhook: WebhookState | null;
   /** Recent Runs whose outcome is recorded: a retried activity records one once. */
   recordedRuns: string[];
 }
@@ -148,7 +177,7 @@ export function ownedJob(state: JobState, actorId: string, id: string): ActiveJo
 export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
   initialState: () => ({ status: 'absent' }),
   // Every Run adds to a Job's stream: a Job run each minute has half a million events in a year.
-  snapshotVersion: 'job-1',
+  snapshotVersion: 'job-2',
 
   decide(command, state) {
     const at = command.at.toISOString();
@@ -175,13 +204,19 @@ export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
         return [{ type: 'JobSyncReset', data: { job_id, seq: ownedJob(state, command.actorId, job_id).sync.seq + 1, at } }];
       case 'ReinitializeSync':
         return [{ type: 'JobSyncReinitializeRequested', data: { job_id, seq: ownedJob(state, command.actorId, job_id).sync.seq + 1, at } }];
+      case 'IssueWebhook': {
+        const job = ownedJob(state, command.actorId, job_id);
+        return [{ type: 'JobWebhookIssued', data: { job_id, auth: command.auth, sealed_secret: command.sealedSecret, rotated: job.webhook !== null, at } }];
+      }
+      case 'RevokeWebhook':
+        return ownedJob(state, command.actorId, job_id).webhook ? [{ type: 'JobWebhookRevoked', data: { job_id, at } }] : [];
       case 'RecordRunOutcome': {
         // Outcomes arrive from the worker; a Job deleted meanwhile has nothing left to update.
         if (state.status !== 'active' || state.recordedRuns.includes(command.runId)) return [];
         const failures =
           command.status === 'succeeded'
             ? 0
-            : command.status === 'failed' && command.trigger === 'schedule'
+            : command.status === 'failed' && isAutomated(command.trigger)
               ? state.consecutiveFailures + 1
               : state.consecutiveFailures;
         const events: JobEvent[] = [
@@ -197,8 +232,8 @@ export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
         if (command.status === 'succeeded' && command.sync && command.sync.seq === sync.seq && moved) {
           events.push({ type: 'JobSyncAdvanced', data: { job_id, run_id: command.runId, cursor: command.sync.cursor ?? null, at } });
         }
-        if (state.enabled && command.trigger === 'schedule' && failures >= command.maxConsecutiveFailures && command.status === 'failed') {
-          const message = `Disabled after ${failures} consecutive failed scheduled Runs (the last: ${command.runId}); fix the cause, then enable the Job again`;
+        if (state.enabled && isAutomated(command.trigger) && failures >= command.maxConsecutiveFailures && command.status === 'failed') {
+          const message = `Disabled after ${failures} consecutive failed automated Runs (scheduled or triggered; the last: ${command.runId}); fix the cause, then enable the Job again`;
           events.push({ type: 'JobDisabled', data: { job_id, reason: { kind: 'consecutive_failures', failures, message }, at } });
         }
         return events;
@@ -213,18 +248,19 @@ export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
       return {
         status: 'active',
         ownerId: event.data.owner_id,
-        definition: event.data.definition,
+        definition: withDefaults(event.data.definition),
         enabled: event.data.enabled,
         disabledReason: event.data.enabled ? null : { kind: 'manual' },
         consecutiveFailures: 0,
         sync: emptySync,
+        webhook: null,
         recordedRuns: [],
       };
     }
     if (state.status === 'absent') return state;
     switch (event.type) {
       case 'JobUpdated':
-        return { ...state, definition: event.data.definition };
+        return { ...state, definition: withDefaults(event.data.definition) };
       case 'JobEnabled':
         // A fresh start: the failures that disabled it are forgiven.
         return { ...state, enabled: true, disabledReason: null, consecutiveFailures: 0 };
@@ -240,6 +276,15 @@ export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
         return { ...state, consecutiveFailures: event.data.consecutive_failures, recordedRuns: [...state.recordedRuns, event.data.run_id].slice(-RECENT_RUNS) };
       case 'JobSyncAdvanced':
         return { ...state, sync: { ...state.sync, cursor: event.data.cursor, updated_at: event.data.at, reset_pending: false, reinitialize_pending: false } };
+      case 'JobWebhookIssued': {
+        const { auth, sealed_secret, at, rotated } = event.data;
+        return {
+          ...state,
+          webhook: { auth, sealed_secret, created_at: rotated && state.webhook ? state.webhook.created_at : at, rotated_at: rotated ? at : null },
+        };
+      }
+      case 'JobWebhookRevoked':
+        return { ...state, webhook: null };
       default:
         return unreachable(event);
     }

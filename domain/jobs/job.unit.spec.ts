@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider.js';
-import { jobDecider, plannedSteps, type ActiveJob, stagesOf, syncForRun, type JobCommand, type JobDefinition, type JobEvent } from './job.js';
+import {
+  jobDecider,
+  plannedSteps,
+  type ActiveJob,
+  stagesOf,
+  syncForRun,
+  withDefaults,
+  type JobCommand,
+  type JobDefinition,
+  type JobEvent,
+  type RunTrigger,
+} from './job.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const { state, decide } = deciderSpec(jobDecider);
@@ -24,15 +35,12 @@ const definition: JobDefinition = {
   destination_id: 'dst_1',
   destination_target: { table: 'parcels' },
   schedule: { kind: 'daily', timezone: 'Europe/Berlin', hour: 2, minute: 30 },
+  triggers: { on_change: null, after: [] },
+  parameters: [],
   pipeline: {},
 };
 const created: JobEvent = { type: 'JobCreated', data: { job_id: 'job_1', owner_id: 'usr_a', definition, enabled: true, at: at.toISOString() } };
-const outcome = (
-  runId: string,
-  status: 'succeeded' | 'failed' | 'cancelled',
-  trigger: 'manual' | 'schedule' | 'retry' = 'schedule',
-  extra = {},
-): JobCommand => ({
+const outcome = (runId: string, status: 'succeeded' | 'failed' | 'cancelled', trigger: RunTrigger = 'schedule', extra = {}): JobCommand => ({
   type: 'RecordRunOutcome',
   jobId: 'job_1',
   runId,
@@ -59,12 +67,12 @@ describe('job decider', () => {
     expect(decide([created, ...deleted], outcome('run_1', 'failed'))).toEqual([]);
   });
 
-  it('disables itself after N consecutive failed scheduled Runs, says why, and counts again after enable', () => {
+  it('disables itself after N consecutive failed automated Runs (scheduled or triggered), says why, and counts again after enable', () => {
     let history: JobEvent[] = [created];
     for (const [id, status, trigger] of [
-      ['r1', 'failed', 'schedule'],
+      ['r1', 'failed', 'on_change'],
       ['r2', 'failed', 'manual'],
-      ['r3', 'failed', 'schedule'],
+      ['r3', 'failed', 'webhook'],
     ] as const) {
       history = [...history, ...decide(history, outcome(id, status, trigger))];
     }
@@ -107,6 +115,35 @@ describe('job decider', () => {
     expect(syncForRun((re.state as ActiveJob).sync)).toEqual({ cursor: null, reinitialize: true, seq: 1 });
     const failed = then([created, ...re.events], outcome('r1', 'failed', 'manual'));
     expect((failed.state as ActiveJob).sync.reinitialize_pending).toBe(true);
+  });
+});
+
+describe('webhook', () => {
+  const issue = (auth: 'hmac' | 'bearer', sealedSecret: string, actorId = 'usr_a'): JobCommand => ({
+    type: 'IssueWebhook',
+    jobId: 'job_1',
+    actorId,
+    auth,
+    sealedSecret,
+    at,
+  });
+  it('issues, rotates (keeping when it was created) and revokes, for the owner only', () => {
+    const first = then([created], issue('hmac', 'sealed-1'));
+    expect(first.state).toMatchObject({ webhook: { auth: 'hmac', sealed_secret: 'sealed-1', rotated_at: null } });
+    const later = new Date('2026-02-01T00:00:00Z');
+    const rotated = then([created, ...first.events], { ...issue('bearer', 'sealed-2'), at: later } as JobCommand);
+    expect(rotated.state).toMatchObject({
+      webhook: { auth: 'bearer', sealed_secret: 'sealed-2', created_at: at.toISOString(), rotated_at: later.toISOString() },
+    });
+    expect(() => decide([created], issue('hmac', 'x', 'usr_b'))).toThrow(/not found/);
+    const revoked = then([created, ...first.events, ...rotated.events], { type: 'RevokeWebhook', jobId: 'job_1', actorId: 'usr_a', at });
+    expect((revoked.state as ActiveJob).webhook).toBeNull();
+    expect(decide([created], { type: 'RevokeWebhook', jobId: 'job_1', actorId: 'usr_a', at })).toEqual([]);
+  });
+
+  it('a Job saved before triggers and parameters existed reads as having none', () => {
+    const { triggers: _t, parameters: _p, ...old } = definition;
+    expect(withDefaults(old as JobDefinition)).toMatchObject({ triggers: { on_change: null, after: [] }, parameters: [] });
   });
 });
 

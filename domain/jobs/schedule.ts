@@ -1,170 +1,220 @@
 import { DomainError } from '../errors.js';
+import { CronError, normalizeCron, parseCron, type LocalCalendar } from './cron.js';
+import {
+  addDays,
+  compareDates,
+  daysInMonth,
+  instantOf,
+  localDateAt,
+  MINUTE,
+  naiveOf,
+  normalizeTimezone,
+  standardOffset,
+  steadyOffset,
+  weekdayOf,
+  type LocalDate,
+} from './zones.js';
+
+export type { LocalCalendar } from './cron.js';
+export { normalizeTimezone } from './zones.js';
 
 /*
  * When a Job's schedule fires, as pure functions of the schedule and an instant (no clock).
  *
- * A `daily` schedule is a wall-clock time in an IANA timezone. Two days a year that time may
- * not exist (spring forward) or exist twice (fall back). Our rule, the same for the Temporal
- * Schedule that fires the Runs and for the `next_run_at` the API shows:
- * - a time that does not exist runs once, shifted forward by the gap (02:30 Europe/Berlin on
- *   the spring-forward day runs at 03:30 CEST);
- * - a time that exists twice runs once, at the occurrence Temporal's calendar picks (Go's
- *   time.Date: the offset in force at the naive instant; east of Greenwich that is the second
- *   occurrence, 02:30 CET in Berlin; west of it the first, 01:30 EDT in New York).
- * Temporal's calendar skips non-existent times, so the schedule carries one explicit entry per
- * gap day (`gapDays`); the integration suite checks Temporal's fire times against this module.
+ * Two families:
+ * - wall-clock kinds (daily, weekly, monthly, cron) name times on the clock of an IANA timezone.
+ *   Each named time runs once: a time the clocks skip runs shifted forward by the gap, a time
+ *   the clocks repeat runs at its first occurrence (zones.ts: RFC 5545's rule). Temporal's own
+ *   calendar handles repeated hours unevenly (west of Greenwich it fires such a time twice, east
+ *   of it some times shift by an hour or vanish; docs/decisions.md), so the Temporal Schedule is
+ *   given these instants compiled to UTC (schedule-spec.ts) and never the timezone itself.
+ * - `interval` counts elapsed time, every N minutes, whatever the clocks do; its phase follows
+ *   the timezone's standard time, so every 15 minutes runs at :00, :15, :30, :45 and every 60 on
+ *   the hour.
  */
 
-export interface DailySchedule {
-  kind: 'daily';
-  /** Canonical IANA name (Europe/Berlin), as normalizeTimezone returns it. */
+export const weekdayNames = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
+export type Weekday = (typeof weekdayNames)[number];
+export const scheduleKinds = ['daily', 'weekly', 'monthly', 'cron', 'interval'] as const;
+export type ScheduleKind = (typeof scheduleKinds)[number];
+
+interface AtTime {
+  hour: number;
+  minute: number;
+}
+export type DailySchedule = { kind: 'daily'; timezone: string } & AtTime;
+export type WeeklySchedule = { kind: 'weekly'; timezone: string; days: Weekday[] } & AtTime;
+export type MonthlySchedule = { kind: 'monthly'; timezone: string; days: (number | 'last')[] } & AtTime;
+export interface CronSchedule {
+  kind: 'cron';
   timezone: string;
-  hour: number;
-  minute: number;
+  expression: string;
 }
-export type JobSchedule = DailySchedule;
-
-/** A local date and time, as Temporal's calendar entries take it (month 1..12). */
-export interface WallTime {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
+export interface IntervalSchedule {
+  kind: 'interval';
+  timezone: string;
+  every_minutes: number;
 }
+export type JobSchedule = DailySchedule | WeeklySchedule | MonthlySchedule | CronSchedule | IntervalSchedule;
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
+/** Longest interval: a year. */
+export const MAX_INTERVAL_MINUTES = 525_600;
+/** How far ahead a schedule must fire at least once (Feb 29 fires every four years). */
+const SEARCH_YEARS = 8;
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-function formatter(timezone: string): Intl.DateTimeFormat {
-  let f = formatters.get(timezone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: timezone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-    formatters.set(timezone, f);
-  }
-  return f;
-}
+const refuse = (field: string, message: string) =>
+  new DomainError('validation_error', `Invalid request body: ${field}: ${message}`, { issues: [{ path: field, message }] });
 
-/** The IANA name as stored (canonical: US/Eastern → America/New_York), or a 422 naming the field. */
-export function normalizeTimezone(timezone: string): string {
-  try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone;
-  } catch {
-    throw new DomainError('validation_error', `Invalid request body: body.schedule.timezone: "${timezone}" is not an IANA timezone (e.g. Europe/Berlin, UTC)`, {
-      issues: [{ path: 'body.schedule.timezone', message: 'unknown IANA timezone' }],
-    });
+/** The calendars a wall-clock schedule fires on; none for an interval. */
+export function calendarsOf(schedule: JobSchedule): LocalCalendar[] {
+  const at = (s: AtTime) => ({ hours: [s.hour], minutes: [s.minute] });
+  switch (schedule.kind) {
+    case 'daily':
+      return [{ months: null, days: null, lastDay: false, weekdays: null, ...at(schedule) }];
+    case 'weekly':
+      return [{ months: null, days: null, lastDay: false, weekdays: schedule.days.map((d) => weekdayNames.indexOf(d)), ...at(schedule) }];
+    case 'monthly': {
+      const numbers = schedule.days.filter((d): d is number => d !== 'last');
+      return [{ months: null, days: numbers.length ? numbers : [], lastDay: schedule.days.includes('last'), weekdays: null, ...at(schedule) }];
+    }
+    case 'cron':
+      return parseCron(schedule.expression);
+    case 'interval':
+      return [];
   }
 }
 
-/** The wall time at an instant in a timezone. */
-export function wallTimeAt(timezone: string, instant: number): WallTime & { second: number } {
-  const parts: Record<string, number> = {};
-  for (const p of formatter(timezone).formatToParts(new Date(instant))) if (p.type !== 'literal') parts[p.type] = Number(p.value);
-  return { year: parts.year!, month: parts.month!, day: parts.day!, hour: parts.hour!, minute: parts.minute!, second: parts.second! };
+/** Whether a local date is one a calendar fires on (month, day of month or last day, weekday). */
+export function dateMatches(c: LocalCalendar, date: LocalDate, withWeekday = true): boolean {
+  if (c.months && !c.months.includes(date.month)) return false;
+  if (c.days !== null || c.lastDay) {
+    const isLast = date.day === daysInMonth(date.year, date.month);
+    if (!(c.days?.includes(date.day) || (c.lastDay && isLast))) return false;
+  }
+  return !withWeekday || !c.weekdays || c.weekdays.includes(weekdayOf(date));
 }
-
-/** UTC offset (ms, east positive) in force at an instant. */
-export function offsetAt(timezone: string, instant: number): number {
-  const w = wallTimeAt(timezone, instant);
-  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
-  return asUtc - Math.floor(instant / 1000) * 1000;
-}
-
-const sameWall = (a: WallTime, b: WallTime) => a.year === b.year && a.month === b.month && a.day === b.day && a.hour === b.hour && a.minute === b.minute;
 
 /**
- * The instant a wall time fires at, by the rule above. `gap` says the time does not exist that
- * day; `fires` is then the shifted wall time (what the explicit schedule entry names).
+ * Checks a schedule as sent and returns it as stored: the timezone canonical, days sorted and
+ * unique, a cron expression normalized. A schedule that never fires is refused. `field` names
+ * it in the 422 (body.schedule).
  */
-export function fireInstant(timezone: string, wall: WallTime): { instant: number; gap: boolean; fires: WallTime } {
-  const naive = Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute);
-  // Go's time.Date, which Temporal's calendar uses: the offset at the naive instant, corrected
-  // once if the result falls outside that offset's period.
-  const first = offsetAt(timezone, naive);
-  let instant = naive - first;
-  const second = offsetAt(timezone, instant);
-  if (second !== first) instant = naive - second;
-  if (sameWall(wallTimeAt(timezone, instant), wall)) return { instant, gap: false, fires: wall };
-  // Not a time of that day: shift it forward by the gap, i.e. read it with the offset before.
-  const before = offsetAt(timezone, naive - 2 * DAY);
-  instant = naive - before;
-  const { second: _, ...fires } = wallTimeAt(timezone, instant);
-  return { instant, gap: true, fires };
+export function checkSchedule(schedule: JobSchedule, now: Date, field = 'body.schedule'): JobSchedule {
+  const timezone = normalizeTimezone(schedule.timezone, `${field}.timezone`);
+  let checked: JobSchedule;
+  switch (schedule.kind) {
+    case 'daily':
+      checked = { kind: 'daily', timezone, hour: schedule.hour, minute: schedule.minute };
+      break;
+    case 'weekly': {
+      const days = weekdayNames.filter((d) => schedule.days.includes(d));
+      if (days.length === 0) throw refuse(`${field}.days`, 'name at least one day (mon … sun)');
+      checked = { kind: 'weekly', timezone, days, hour: schedule.hour, minute: schedule.minute };
+      break;
+    }
+    case 'monthly': {
+      const numbers = [...new Set(schedule.days.filter((d): d is number => d !== 'last'))].sort((a, b) => a - b);
+      const days: (number | 'last')[] = schedule.days.includes('last') ? [...numbers, 'last'] : numbers;
+      if (days.length === 0) throw refuse(`${field}.days`, 'name at least one day of the month (1–31, or "last")');
+      checked = { kind: 'monthly', timezone, days, hour: schedule.hour, minute: schedule.minute };
+      break;
+    }
+    case 'cron': {
+      const expression = normalizeCron(schedule.expression);
+      try {
+        parseCron(expression);
+      } catch (error) {
+        if (error instanceof CronError) throw refuse(`${field}.expression`, error.message);
+        throw error;
+      }
+      checked = { kind: 'cron', timezone, expression };
+      break;
+    }
+    case 'interval':
+      checked = { kind: 'interval', timezone, every_minutes: schedule.every_minutes };
+      break;
+  }
+  if (nextFireTimes(checked, now, 1).length === 0) throw refuse(field, `never fires (no matching date in the next ${SEARCH_YEARS} years)`);
+  return checked;
 }
 
-/** Calendar arithmetic on a local date (no timezone involved). */
-function addDays(date: { year: number; month: number; day: number }, days: number) {
-  const d = new Date(Date.UTC(date.year, date.month - 1, date.day) + days * DAY);
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate() };
+/** The phase of an interval: fires at instants t with (t + the zone's standard offset) a multiple of the period. */
+export function intervalPhase(schedule: IntervalSchedule, at: Date): number {
+  const period = schedule.every_minutes * MINUTE;
+  const offset = standardOffset(schedule.timezone, at.getUTCFullYear());
+  return (((-offset % period) + period) % period) as number;
 }
 
-/** The next `count` fire times strictly after `after`. */
-export function nextFireTimes(schedule: JobSchedule, after: Date, count = 1): Date[] {
-  const out: Date[] = [];
-  // Start a day early: the local date at `after` may already be past today's time, or not yet.
-  let date = addDays(wallTimeAt(schedule.timezone, after.getTime()), -1);
-  for (let i = 0; out.length < count && i < count + 400; i++) {
-    const { instant } = fireInstant(schedule.timezone, { ...date, hour: schedule.hour, minute: schedule.minute });
-    if (instant > after.getTime()) out.push(new Date(instant));
+/** The fire instants of one local date, in order (duplicates folded: a gap may shift a time onto another). */
+export function firesOnDate(schedule: JobSchedule, calendars: LocalCalendar[], date: LocalDate): number[] {
+  const matching = calendars.filter((c) => dateMatches(c, date));
+  if (matching.length === 0) return [];
+  const offset = steadyOffset(schedule.timezone, date);
+  const out = new Set<number>();
+  for (const c of matching) {
+    for (const hour of c.hours) {
+      for (const minute of c.minutes) {
+        const wall = { ...date, hour, minute };
+        out.add(offset === null ? instantOf(schedule.timezone, wall).instant : naiveOf(wall) - offset);
+      }
+    }
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+/** The next `count` fire times strictly after `after` (fewer only when the schedule fires less within 8 years). */
+export function nextFireTimes(schedule: JobSchedule, after: Date, count = 5): Date[] {
+  if (count <= 0) return [];
+  if (schedule.kind === 'interval') {
+    const period = schedule.every_minutes * MINUTE;
+    const phase = intervalPhase(schedule, after);
+    const k = Math.floor((after.getTime() - phase) / period) + 1;
+    return Array.from({ length: count }, (_, i) => new Date(phase + (k + i) * period));
+  }
+  const calendars = calendarsOf(schedule);
+  const out: number[] = [];
+  // A day early: the local date at `after` may still have times to come, or a fire of the day
+  // before may be shifted past it.
+  let date = addDays(localDateAt(schedule.timezone, after.getTime()), -1);
+  const last = addDays(date, Math.round(SEARCH_YEARS * 366));
+  let settled = false;
+  while (compareDates(date, last) <= 0) {
+    const fires = firesOnDate(schedule, calendars, date).filter((t) => t > after.getTime());
+    for (const t of fires) if (!out.includes(t)) out.push(t);
+    // One more date after the count is reached: a shifted time may sort before the next day's.
+    if (settled) break;
+    if (out.length >= count) settled = true;
     date = addDays(date, 1);
   }
-  return out;
+  return out
+    .sort((a, b) => a - b)
+    .slice(0, count)
+    .map((t) => new Date(t));
 }
 
-export const nextFireTime = (schedule: JobSchedule, after: Date): Date => nextFireTimes(schedule, after, 1)[0]!;
-
-/** Instants in [from, to) where the timezone's offset changes (bisection on weekly samples). */
-export function offsetTransitions(timezone: string, from: number, to: number): number[] {
-  const out: number[] = [];
-  const STEP = 7 * DAY;
-  let a = from;
-  let offA = offsetAt(timezone, a);
-  while (a < to) {
-    const b = Math.min(a + STEP, to);
-    const offB = offsetAt(timezone, b);
-    if (offB !== offA) {
-      let lo = a;
-      let hi = b;
-      while (hi - lo > 60_000) {
-        const mid = Math.floor((lo + hi) / 2 / 60_000) * 60_000;
-        if (offsetAt(timezone, mid) === offA) lo = mid;
-        else hi = mid;
-      }
-      out.push(hi);
-    }
-    a = b;
-    offA = offB;
-  }
-  return out;
+/** Whether a fire is too old to run now: the catch-up window after its time has passed (null: not a scheduled fire). */
+export function missedBeyondCatchUp(scheduledFor: Date | null, now: Date, windowMs: number): boolean {
+  return scheduledFor !== null && now.getTime() - scheduledFor.getTime() > windowMs;
 }
 
-/**
- * The days within `years` after `from` on which the schedule's time does not exist, with the
- * shifted wall time it runs at instead: Temporal's calendar would skip them, so the schedule
- * names each one explicitly.
- */
-export function gapDays(schedule: JobSchedule, from: Date, years: number): WallTime[] {
-  const start = from.getTime();
-  const end = start + Math.round(years * 365.25 * DAY);
-  const out: WallTime[] = [];
-  for (const t of offsetTransitions(schedule.timezone, start, end)) {
-    // Only a forward jump makes a gap; the wall time it hides lies on the local dates around it.
-    if (offsetAt(schedule.timezone, t) <= offsetAt(schedule.timezone, t - 60_000)) continue;
-    const local = wallTimeAt(schedule.timezone, t - 60_000);
-    for (const date of [local, addDays(local, 1)]) {
-      const fired = fireInstant(schedule.timezone, { ...date, hour: schedule.hour, minute: schedule.minute });
-      if (fired.gap && fired.instant >= start && !out.some((w) => sameWall(w, fired.fires))) out.push(fired.fires);
-    }
+export const nextFireTime = (schedule: JobSchedule, after: Date): Date | null => nextFireTimes(schedule, after, 1)[0] ?? null;
+
+const pad = (n: number) => String(n).padStart(2, '0');
+const dayNames = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+
+/** A schedule in words, for people (the Temporal UI's comment, the API's `description`). */
+export function describeSchedule(s: JobSchedule): string {
+  const at = 'hour' in s ? `${pad(s.hour)}:${pad(s.minute)}` : '';
+  switch (s.kind) {
+    case 'daily':
+      return `every day at ${at} (${s.timezone})`;
+    case 'weekly':
+      return `every ${s.days.map((d) => dayNames[weekdayNames.indexOf(d)]).join(', ')} at ${at} (${s.timezone})`;
+    case 'monthly':
+      return `on day ${s.days.map((d) => (d === 'last' ? 'last' : String(d))).join(', ')} of every month at ${at} (${s.timezone})`;
+    case 'cron':
+      return `cron "${s.expression}" (${s.timezone})`;
+    case 'interval':
+      return s.every_minutes === 1 ? 'every minute' : `every ${s.every_minutes} minutes (${s.timezone} standard time)`;
   }
-  return out;
 }

@@ -1,6 +1,7 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
 import type { JobDefinition, RunTrigger, StepName } from '../jobs/job.js';
+import { usesDefaults, type ParameterValues } from '../jobs/parameters.js';
 
 export const runStream = (id: string) => `run-${id}`;
 
@@ -33,6 +34,16 @@ export interface RunError {
   reason?: string;
 }
 
+/** The Run of another Job whose end started this one (an `after` trigger), and how long the chain is so far. */
+export interface TriggeredBy {
+  job_id: string;
+  run_id: string;
+  depth: number;
+}
+
+/** What a retry ran: the Job as it is now (default), or the failed Run's own snapshot and values. */
+export type RetryDefinition = 'current' | 'original';
+
 /** What a step changed or doubted without failing (a field a format renamed, a repaired geometry). */
 export interface RunWarning {
   step: StepName;
@@ -63,10 +74,17 @@ export type RunEvent =
         steps: StepName[];
         /** Scheduled Runs: the fire time the schedule meant. */
         scheduled_for: string | null;
+        /** The parameter values it runs with (absent before parameters existed: none). */
+        parameters?: ParameterValues;
+        triggered_by?: TriggeredBy | null;
+        retry_definition?: RetryDefinition | null;
+        /** Webhook Runs: the caller's delivery id. */
+        delivery_id?: string | null;
         at: string;
       };
     }
-  | { type: 'RunStarted'; data: { run_id: string; workflow_id: string; workflow_run_id: string; sync: RunSync; at: string } }
+  /** sync null: the Run reads in full and moves no cursor (its parameter values are not the Job's defaults). */
+  | { type: 'RunStarted'; data: { run_id: string; workflow_id: string; workflow_run_id: string; sync: RunSync | null; at: string } }
   | { type: 'RunStepStarted'; data: { run_id: string; step: StepName; at: string } }
   | {
       type: 'RunStepFinished';
@@ -100,6 +118,10 @@ export type RunCommand =
       snapshot: JobDefinition;
       steps: StepName[];
       scheduledFor: Date | null;
+      parameters: ParameterValues;
+      triggeredBy: TriggeredBy | null;
+      retryDefinition: RetryDefinition | null;
+      deliveryId: string | null;
       at: Date;
     }
   | { type: 'StartRun'; runId: string; workflowId: string; workflowRunId: string; sync: RunSync; at: Date }
@@ -153,6 +175,10 @@ export interface ExistingRun {
   trigger: RunTrigger;
   attempt: number;
   snapshot: JobDefinition;
+  parameters: ParameterValues;
+  triggeredBy: TriggeredBy | null;
+  retryDefinition: RetryDefinition | null;
+  deliveryId: string | null;
   steps: StepState[];
   stats: RunStats;
   /** The steps' warnings, in order (absent in Runs recorded before they were kept). */
@@ -220,6 +246,10 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
             job_snapshot: command.snapshot,
             steps: command.steps,
             scheduled_for: command.scheduledFor?.toISOString() ?? null,
+            parameters: command.parameters,
+            triggered_by: command.triggeredBy,
+            retry_definition: command.retryDefinition,
+            delivery_id: command.deliveryId,
             at,
           },
         },
@@ -229,7 +259,18 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
     switch (command.type) {
       case 'StartRun':
         if (state.status !== 'queued') return [];
-        return [{ type: 'RunStarted', data: { run_id, workflow_id: command.workflowId, workflow_run_id: command.workflowRunId, sync: command.sync, at } }];
+        return [
+          {
+            type: 'RunStarted',
+            data: {
+              run_id,
+              workflow_id: command.workflowId,
+              workflow_run_id: command.workflowRunId,
+              sync: usesDefaults(state.snapshot.parameters ?? [], state.parameters) ? command.sync : null,
+              at,
+            },
+          },
+        ];
       case 'StartStep': {
         const step = state.steps.find((s) => s.name === command.step);
         if (state.status !== 'running' || !step || step.status !== 'pending') return [];
@@ -290,6 +331,10 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         trigger: d.trigger,
         attempt: d.attempt,
         snapshot: d.job_snapshot,
+        parameters: d.parameters ?? {},
+        triggeredBy: d.triggered_by ?? null,
+        retryDefinition: d.retry_definition ?? null,
+        deliveryId: d.delivery_id ?? null,
         steps: d.steps.map((name) => ({ name, status: 'pending', started_at: null, finished_at: null, duration_ms: null })),
         stats: emptyStats,
         sync: null,

@@ -18,6 +18,10 @@ const queue: RunCommand = {
   snapshot,
   steps: ['extract', 'transform', 'deliver'],
   scheduledFor: null,
+  parameters: {},
+  triggeredBy: null,
+  retryDefinition: null,
+  deliveryId: null,
   at: t(0),
 };
 const start: RunCommand = {

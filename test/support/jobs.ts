@@ -13,6 +13,12 @@ export interface RunJson {
   attempt: number;
   retry_of: string | null;
   retried_by: string | null;
+  retry_definition: 'current' | 'original' | null;
+  parameters: Record<string, string | number | boolean>;
+  triggered_by: { job_id: string; run_id: string } | null;
+  started_runs: { job_id: string; run_id: string }[];
+  delivery_id: string | null;
+  scheduled_for: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
@@ -79,7 +85,8 @@ export interface FileServer {
   remove(path: string): void;
   /** Holds requests to `path` until release() (a slow Source). */
   hold(path: string): { release(): void; waiting(): number };
-  requests(path: string): number;
+  /** Requests for `path` so far, of one method if given (HEAD, GET …). */
+  requests(path: string, method?: string): number;
   /** The next `times` requests for `path` (GET, or a webhook's POST) answer `status` (a flaky remote). */
   failNext(path: string, status: number, times: number): void;
   close(): Promise<void>;
@@ -96,6 +103,7 @@ export async function startFileServer(): Promise<FileServer> {
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!;
     counts.set(path, (counts.get(path) ?? 0) + 1);
+    counts.set(`${req.method} ${path}`, (counts.get(`${req.method} ${path}`) ?? 0) + 1);
     const failure = failures.get(path);
     if (failure && failure.left > 0) {
       failure.left -= 1;
@@ -147,7 +155,7 @@ export async function startFileServer(): Promise<FileServer> {
         waiting: () => h.queue.length,
       };
     },
-    requests: (path) => counts.get(path) ?? 0,
+    requests: (path, method) => counts.get(method ? `${method} ${path}` : path) ?? 0,
     failNext(path, status, times) {
       failures.set(path, { status, left: times });
     },

@@ -191,14 +191,25 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     // 5. Destination and its target, from the s3 connector's schema
     await chooseConnection(page.getByLabel(/^Destination/), 'Data lake', 'Amazon S3 (or S3-compatible)');
     await page.getByRole('textbox', { name: /^Key/ }).fill(KEY);
-    // 6. Schedule: daily at 02:30 in Zürich's time
-    await page.getByLabel('Runs', { exact: true }).selectOption('daily');
+    // 6. Schedule: a cron expression the server refuses is explained beside it, then daily at 02:30 in Zürich's time
+    const preview = page.locator('.schedule-preview');
+    await page.getByLabel('Runs', { exact: true }).selectOption('cron');
     await page.getByRole('combobox', { name: /^Timezone/ }).fill('Europe/Zurich');
+    await page.getByRole('textbox', { name: /^Cron expression/ }).fill('0 25 * * *');
+    await expect.poll(() => preview.textContent()).toContain('hour: 25 is outside 0–23');
+    await page.getByLabel('Runs', { exact: true }).selectOption('daily');
     await page.getByLabel(/^Hour/).selectOption('2');
     await page.getByLabel(/^Minute/).selectOption('30');
-    expect(await page.locator('.schedule-summary').textContent()).toContain('Every day at 02:30 in Europe/Zurich');
+    await expect.poll(() => preview.textContent()).toContain('Runs every day at 02:30 (Europe/Zurich)');
+    expect(await preview.getByTestId('next-runs').locator('li').count()).toBe(5);
+    // 7. Triggers: on change needs a cursor column on a table Source; the server says so at the field.
+    await page.getByLabel('Run when the Source changes').check();
     expect(await unlabelledControls(page)).toEqual([]);
     await snapBoth(page, 'job-editor');
+    await page.getByRole('button', { name: 'Create Job' }).click();
+    // (the field's message is the server's, made a sentence: capitalized)
+    await expect.poll(() => page.locator('form').textContent()).toContain('On-change for a postgis Source needs cursor_column');
+    await page.getByLabel('Run when the Source changes').uncheck();
 
     await page.getByRole('button', { name: 'Create Job' }).click();
     await page.getByRole('heading', { level: 1, name: 'Parcels to the data lake' }).waitFor();
@@ -216,9 +227,10 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     });
     expect(job.next_run_at).not.toBeNull();
     const facts = await page.locator('.job-facts').textContent();
-    expect(facts).toContain('Daily at 02:30 (Europe/Zurich)');
+    expect(facts).toContain('Every day at 02:30 (Europe/Zurich)');
     expect(facts).toContain('Never run');
-    // The next run in the browser's time (UTC here): 02:30 in Zürich is 00:30 or 01:30 UTC.
+    // The next runs in the browser's time (UTC here): 02:30 in Zürich is 00:30 or 01:30 UTC.
+    expect(await page.locator('.job-facts').getByTestId('next-runs').locator('li').count()).toBe(5);
     expect(facts).toMatch(/0[01]:30/);
   });
 
@@ -272,10 +284,10 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     // Put the bucket back and retry: a new Run, linked to the failed one.
     await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
     const failedUrl = page.url();
-    await error.getByRole('button', { name: 'Retry' }).click();
+    await error.getByRole('button', { name: 'Retry', exact: true }).click();
     await expect.poll(() => page.url()).not.toBe(failedUrl);
     await expect.poll(() => page.getByTestId('run-status').textContent(), { timeout: 120_000, interval: 500 }).toBe('Succeeded');
-    expect(await page.locator('.run-page').textContent()).toContain('A retry of');
+    expect(await page.locator('.run-page').textContent()).toContain('with the Job as it was when retried');
     expect(await page.locator('.run-facts').textContent()).toContain('Retry');
     expect((await delivered()).features).toHaveLength(12);
   });
@@ -322,6 +334,46 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     expect((await api(`/jobs/${job.id}`)).sync.reinitialize_pending).toBe(true);
   });
 
+  it('a parameter in the target: declared in the editor, asked for by Run now; the webhook secret is shown once', async () => {
+    const { page } = browser;
+    const job = (await api('/jobs')).items.find((j: { name: string }) => j.name === 'Places mirror');
+    await page.goto(`${server.url}/#/jobs/${encodeURIComponent(job.id)}/edit`);
+    await page.getByRole('heading', { level: 1, name: 'Edit “Places mirror”' }).waitFor();
+    await page.getByRole('button', { name: 'Add a parameter' }).click();
+    await page.getByRole('textbox', { name: 'Parameter name' }).fill('folder');
+    await page.getByRole('textbox', { name: 'Default' }).fill('mirror');
+    await page.getByRole('textbox', { name: /^Key/ }).fill('{{folder}}/places.geojson');
+    expect(await unlabelledControls(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Places mirror', exact: true }).waitFor();
+    expect(await api(`/jobs/${job.id}`)).toMatchObject({
+      parameters: [{ name: 'folder', type: 'string', default: 'mirror' }],
+      destination_target: { key: '{{folder}}/places.geojson' },
+    });
+    expect(await page.locator('main').textContent()).toContain('{{folder}} string, default mirror');
+
+    await page.getByRole('button', { name: 'Run now…' }).click();
+    const dialog = page.getByRole('dialog');
+    expect(await dialog.getByLabel('folder').inputValue()).toBe('mirror');
+    await dialog.getByLabel('folder').fill('custom');
+    await dialog.getByRole('button', { name: 'Run now' }).click();
+    const row = page.locator('.runs tbody tr').first();
+    await expect.poll(() => row.getAttribute('data-status'), { timeout: 120_000, interval: 500 }).toBe('succeeded');
+    const object = await admin.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'custom/places.geojson' }));
+    expect(JSON.parse(await object.Body!.transformToString()).features).toHaveLength(12);
+
+    await page.getByRole('button', { name: 'Issue a webhook (signed)' }).click();
+    const secret = page.getByTestId('webhook-secret');
+    await secret.waitFor();
+    expect(await secret.textContent()).toMatch(/^whsec_/);
+    expect((await api(`/jobs/${job.id}`)).webhook).toMatchObject({ auth: 'hmac' });
+    await snapBoth(page, 'job-triggers', { mobileShows: secret });
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Places mirror' }).waitFor();
+    expect(await page.getByTestId('webhook-secret').count()).toBe(0);
+    expect(await page.locator('main').textContent()).toContain('signed with HMAC');
+  });
+
   it('a Run whose Source fails twice shows the failed attempts under the step while Temporal retries it', async () => {
     const { page } = browser;
     const cookies = await browser.context.cookies(server.url);
@@ -353,10 +405,10 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     await row.waitFor();
     const text = await row.textContent();
     expect(text).toContain('City parcels → Data lake');
-    expect(text).toContain('Daily at 02:30 (Europe/Zurich)');
+    expect(text).toContain('Every day at 02:30 (Europe/Zurich)');
     expect(text).toContain('Enabled');
     expect(await row.locator('[data-status]').getAttribute('data-status')).toBe('succeeded');
-    expect(await page.locator('tr', { hasText: 'Places mirror' }).textContent()).toContain('Manual only');
+    expect(await page.locator('tr', { hasText: 'Places mirror' }).textContent()).toContain('No schedule');
     await snapBoth(page, 'jobs');
     expect(browser.problems).toEqual([]);
   });

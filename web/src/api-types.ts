@@ -31,6 +31,8 @@ export type Connector = {
     import: boolean;
     deliver: boolean;
     incremental: boolean;
+    /** Whether a Job may have an on-change trigger on it (the connector's cheap check) */
+    change_check: boolean;
   };
   source: {
     /** JSON Schema of source_resource */
@@ -40,6 +42,8 @@ export type Connector = {
     importable: boolean;
     incremental: boolean;
     incremental_note: string | null;
+    /** What an on-change check compares; null: no on-change trigger for this type */
+    change_check_note: string | null;
   } | null;
   destination: {
     /** JSON Schema of destination_target */
@@ -750,6 +754,15 @@ export type HubLayers = {
   })[];
 };
 
+export type IssuedWebhook = {
+  url: string;
+  auth: "hmac" | "bearer";
+  /** Shown once: store it where the caller keeps its secrets */
+  secret: string;
+  created_at: string;
+  rotated_at: string | null;
+};
+
 export type Job = {
   name: string;
   source_id: string;
@@ -766,6 +779,8 @@ export type Job = {
   destination_id: string | null;
   destination_target: Record<string, unknown>;
   schedule: JobSchedule | null;
+  triggers: JobTriggers;
+  parameters: JobParameters;
   /** The stage flags as set: a missing flag means the stage is inferred from the fields */
   pipeline: {
     transform?: boolean;
@@ -784,6 +799,25 @@ export type Job = {
   disabled_reason: string | null;
   /** Next scheduled Run; null without a schedule or while disabled */
   next_run_at: string | null;
+  /** The next 5 scheduled Runs (empty without a schedule or while disabled) */
+  next_run_times: string[];
+  /** The schedule in words (null without one) */
+  schedule_description: string | null;
+  /** The inbound webhook trigger, if issued; its secret is shown once, when issued or rotated */
+  webhook: {
+    /** POST here to start a Run (docs/jobs.md, "Webhook trigger") */
+    url: string;
+    auth: "hmac" | "bearer";
+    /** ISO 8601 UTC */
+    created_at: string;
+    rotated_at: string | null;
+  } | null;
+  /** Jobs that run after this one (their triggers.after names it) */
+  followers: ({
+    id: string;
+    name: string;
+    when: "succeeded" | "failed" | "any";
+  })[];
   last_run: {
     id: string;
     status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
@@ -827,13 +861,9 @@ export type JobBody = {
   destination_id?: string | null;
   /** Per-run target (schema and table, write_mode, object key …), checked by the Destination's connector */
   destination_target?: string | Record<string, unknown> | null;
-  schedule?: {
-    kind: "daily";
-    /** IANA timezone, e.g. Europe/Berlin */
-    timezone: string;
-    hour: number;
-    minute: number;
-  } | null;
+  schedule?: ScheduleInput | null;
+  triggers?: JobTriggersInput | null;
+  parameters?: JobParametersInput | null;
   /** Stage flags: false removes a stage, true keeps it, null (or absent on create) infers it; an update keeps the flags it does not mention */
   pipeline?: {
     transform?: boolean | null;
@@ -843,12 +873,84 @@ export type JobBody = {
   enabled?: boolean;
 };
 
-/** Runs once a day at hour:minute in the IANA timezone (see docs/jobs.md for daylight-saving days) */
+export type JobParameters = ({
+  /** Used as {{name}} in source_resource, destination_target and sql */
+  name: string;
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  default: string | number | boolean | null;
+  description: string | null;
+  choices: (string | number | boolean)[] | null;
+})[];
+
+export type JobParametersInput = ({
+  /** Used as {{name}} in source_resource, destination_target and sql */
+  name: string;
+  type: "string" | "integer" | "number" | "boolean" | "date";
+  /** Used when a Run is given no value; without one a value is required */
+  default?: string | number | boolean | null;
+  description?: string | null;
+  /** The only values accepted */
+  choices?: (string | number | boolean)[] | null;
+})[];
+
+/** When the Job runs (see docs/jobs.md for daylight-saving days and downtime) */
 export type JobSchedule = {
   kind: "daily";
+  /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
   timezone: string;
   hour: number;
   minute: number;
+} | {
+  kind: "weekly";
+  /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
+  timezone: string;
+  days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+  hour: number;
+  minute: number;
+} | {
+  kind: "monthly";
+  /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
+  timezone: string;
+  days: (number | "last")[];
+  hour: number;
+  minute: number;
+} | {
+  kind: "cron";
+  /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
+  timezone: string;
+  /** Five fields (minute hour day-of-month month day-of-week) as in cron, or @hourly, @daily, @weekly, @monthly, @yearly */
+  expression: string;
+} | {
+  kind: "interval";
+  /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
+  timezone: string;
+  every_minutes: number;
+};
+
+export type JobTriggers = {
+  on_change: {
+    every_minutes: number;
+  } | null;
+  after: ({
+    /** Another Job of yours */
+    job_id: string;
+    /** Which ends of its Runs start this Job: succeeded, failed, or any (either; a cancelled Run starts nothing) */
+    when: "succeeded" | "failed" | "any";
+  })[];
+};
+
+export type JobTriggersInput = {
+  /** Run when the Source changes, checked every N minutes with its connector's cheap check (never by reading the data) */
+  on_change?: {
+    every_minutes: number;
+  } | null;
+  /** Run when a Run of one of these Jobs ends as named; a circle of Jobs is refused */
+  after?: ({
+    /** Another Job of yours */
+    job_id: string;
+    /** Which ends of its Runs start this Job: succeeded, failed, or any (either; a cancelled Run starts nothing) */
+    when: "succeeded" | "failed" | "any";
+  })[] | null;
 };
 
 export type Me = {
@@ -906,12 +1008,29 @@ export type Run = {
   id: string;
   job_id: string;
   status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
-  trigger: "manual" | "schedule" | "retry";
+  /** What started it: manual (Run Now), schedule, retry, on_change, webhook or after (another Job) */
+  trigger: "manual" | "schedule" | "retry" | "on_change" | "webhook" | "after";
   /** 1, or one more than the Run it retries */
   attempt: number;
   retry_of: string | null;
   /** The Run that retried this failed one */
   retried_by: string | null;
+  /** A retry: whether it ran the Job as it was when retried (current) or the failed Run's own snapshot (original) */
+  retry_definition: "current" | "original" | null;
+  /** The parameter values it ran with */
+  parameters: Record<string, string | number | boolean>;
+  /** An after-trigger Run: the Run of the other Job whose end started it */
+  triggered_by: {
+    job_id: string;
+    run_id: string;
+  } | null;
+  /** Runs of other Jobs that its end started */
+  started_runs: {
+    job_id: string;
+    run_id: string;
+  }[];
+  /** A webhook Run: the caller's delivery id */
+  delivery_id: string | null;
   scheduled_for: string | null;
   /** ISO 8601 UTC */
   created_at: string;
@@ -993,6 +1112,8 @@ export type Run = {
     destination_id: string | null;
     destination_target: Record<string, unknown>;
     schedule: JobSchedule | null;
+    triggers: JobTriggers;
+    parameters: JobParameters;
     /** The stage flags as set: a missing flag means the stage is inferred from the fields */
     pipeline: {
       transform?: boolean;
@@ -1000,6 +1121,48 @@ export type Run = {
       python?: boolean;
     };
   };
+};
+
+/** When the Job runs: daily, weekly, monthly, cron or interval, in an IANA timezone (docs/jobs.md, "Schedules") */
+export type ScheduleInput = {
+  kind: "daily";
+  /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
+  timezone: string;
+  hour: number;
+  minute: number;
+} | {
+  kind: "weekly";
+  /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
+  timezone: string;
+  days: ("sun" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat")[];
+  hour: number;
+  minute: number;
+} | {
+  kind: "monthly";
+  /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
+  timezone: string;
+  days: (number | "last")[];
+  hour: number;
+  minute: number;
+} | {
+  kind: "cron";
+  /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
+  timezone: string;
+  /** Five fields (minute hour day-of-month month day-of-week) as in cron, or @hourly, @daily, @weekly, @monthly, @yearly */
+  expression: string;
+} | {
+  kind: "interval";
+  /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
+  timezone: string;
+  every_minutes: number;
+};
+
+export type SchedulePreview = {
+  /** The schedule as a Job would store it (timezone canonical, days sorted) */
+  schedule: JobSchedule;
+  /** The schedule in words */
+  description: string;
+  next_run_times: string[];
 };
 
 export type Source = {
@@ -1694,6 +1857,16 @@ export type User = {
   id: string;
   email: string;
   name: string;
+};
+
+export type WebhookRun = {
+  id: string;
+  job_id: string;
+  status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+  trigger: "manual" | "schedule" | "retry" | "on_change" | "webhook" | "after";
+  parameters: Record<string, string | number | boolean>;
+  delivery_id: string | null;
+  created_at: string;
 };
 
 export type Workspace = {

@@ -1,14 +1,17 @@
 /**
  * The Job editor: one form that walks the Job from start to end. Source (and what to read) →
  * transform (operations with the canvas's editor, a Recipe, or SQL) → Python step → output
- * format → Destination (and where to write) → schedule. Each stage that can be left out has a
+ * format → Destination (and where to write) → schedule → triggers, with the Job's run-time
+ * parameters beside its name. Each stage that can be left out has a
  * switch, sent as an explicit `pipeline` flag, so a stage switched off stays off (the spec).
  */
 import { get, post, put } from '../api.js';
 import { connectionPicker } from '../components/connections/connection-picker.js';
 import { allConnections, isDatabase } from '../components/connections/kinds.js';
 import { jobStages } from '../components/jobs/run-status.js';
+import { parametersField } from '../components/jobs/parameters-field.js';
 import { scheduleField } from '../components/jobs/schedule-field.js';
+import { triggersField } from '../components/jobs/triggers-field.js';
 import { operationEditor } from '../components/operation-editor.js';
 import { h, uid } from '../dom.js';
 import { busy, FormErrors, groupError, input, labelled } from '../forms.js';
@@ -61,7 +64,7 @@ function stage(n: number, title: string, options: { toggle?: { label: string; ch
 
 export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   const id = params.id;
-  const [catalog, connectors, formats, sources, destinations, recipes, job] = await Promise.all([
+  const [catalog, connectors, formats, sources, destinations, recipes, job, jobs] = await Promise.all([
     app.transformations(),
     app.connectors(),
     app.formats(),
@@ -69,6 +72,7 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
     allConnections('destination'),
     get<ListPage<Recipe>>('/recipes?limit=200').then((p) => p.items),
     id ? get<Job>(`/jobs/${encodeURIComponent(id)}`) : Promise.resolve(null),
+    get<ListPage<Job>>('/jobs?limit=200').then((p) => p.items),
   ]);
 
   const errors = new FormErrors();
@@ -77,6 +81,8 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
     { label: 'Name', required: true },
   );
   errors.add('name', name.handle);
+  const parameters = parametersField(job?.parameters);
+  parameters.attach(errors);
 
   // 1. Source
   const source = connectionPicker({
@@ -264,6 +270,20 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
     ),
   );
   errors.add('enabled', groupError(scheduleStage.node));
+
+  // 7. Triggers
+  const triggers = triggersField(
+    job?.triggers,
+    jobs.filter((j) => j.id !== job?.id),
+    connectors.filter((c) => c.capabilities.change_check).map((c) => c.type),
+  );
+  triggers.attach(errors);
+  const triggersStage = stage(
+    7,
+    'Triggers',
+    { hint: 'Other ways Runs start on their own: when the Source changes, or after another Job. The webhook trigger is issued on the Job’s page.' },
+    triggers.node,
+  );
   errors.add('pipeline', groupError(transformStage.node));
 
   function body(): JobBody {
@@ -278,6 +298,8 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
       destination_id: destination.connection()?.id ?? '',
       destination_target: destination.selector(),
       schedule: schedule.value(),
+      triggers: triggers.value(),
+      parameters: parameters.value(),
       pipeline: { transform, python: pythonStage.on(), convert: convertStage.on() },
       enabled: enabled.checked,
     };
@@ -323,11 +345,11 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
       },
     },
     errors.summary,
-    h('div', { class: 'card' }, name.row),
+    h('div', { class: 'card stack' }, name.row, parameters.node),
     h(
       'ol',
       { class: 'job-stages' },
-      [sourceStage, transformStage, pythonStage, convertStage, destinationStage, scheduleStage].map((s) => h('li', null, s.node)),
+      [sourceStage, transformStage, pythonStage, convertStage, destinationStage, scheduleStage, triggersStage].map((s) => h('li', null, s.node)),
     ),
     h('div', { class: 'actions' }, save, h('a', { class: 'button secondary', href: job ? `#/jobs/${encodeURIComponent(job.id)}` : '#/jobs' }, 'Cancel')),
   );
@@ -349,7 +371,7 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
       h(
         'p',
         { class: 'lead' },
-        'A Job reads from a Source, optionally transforms and converts, and delivers to a Destination, on a schedule or when you press Run Now.',
+        'A Job reads from a Source, optionally transforms and converts, and delivers to a Destination: on a schedule, when its Source changes, after another Job, through its webhook, or when you press Run Now.',
       ),
       form,
     ),

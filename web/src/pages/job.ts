@@ -1,11 +1,14 @@
 /**
- * One Job: what it does, its actions (Run now, enable/disable, incremental sync reset and
- * reinitialize, edit, delete) and its Runs, which update live while one is queued or running.
+ * One Job: what it does, when it runs (its schedule's next Runs, its triggers, the Jobs that run
+ * after it, its webhook), its actions (Run now, with parameters when it has them, enable/disable,
+ * incremental sync reset and reinitialize, edit, delete) and its Runs, which update live while
+ * one is queued or running.
  */
 import { del, get, plainMessage, post } from '../api.js';
 import { allConnections } from '../components/connections/kinds.js';
 import { confirmDialog } from '../components/dialog.js';
 import { disabledReason, jobStages, scheduleText, statusBadge, STEP_LABELS } from '../components/jobs/run-status.js';
+import { runNowDialog, type Values } from '../components/jobs/run-now-dialog.js';
 import { runsTable } from '../components/jobs/runs-table.js';
 import { h, replace, time } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
@@ -81,6 +84,10 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
   const facts = h('div');
   const actions = h('div', { class: 'actions job-actions' });
   const syncBox = h('div');
+  const triggersBox = h('div');
+  const jobNames = new Map<string, string>();
+  const others = await get<{ items: Job[] }>('/jobs?limit=200').catch(() => ({ items: [] as Job[] }));
+  for (const j of others.items) jobNames.set(j.id, j.name);
 
   const runs = runsTable(job.id, () => void reloadJob());
 
@@ -102,12 +109,24 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
         'dl',
         { class: 'facts job-facts' },
         h('div', null, h('dt', null, 'Source → Destination'), h('dd', null, routeText(job, sourceMap, destinationMap))),
-        h('div', null, h('dt', null, 'Schedule'), h('dd', null, scheduleText(job.schedule))),
+        h('div', null, h('dt', null, 'Schedule'), h('dd', null, scheduleText(job))),
         h(
           'div',
           null,
-          h('dt', null, 'Next run (your time)'),
-          h('dd', null, time(job.next_run_at, job.schedule ? (job.enabled ? '—' : 'Disabled') : 'Not scheduled')),
+          h('dt', null, 'Next runs (your time)'),
+          h(
+            'dd',
+            null,
+            job.next_run_times.length
+              ? h(
+                  'ol',
+                  { class: 'next-runs', 'data-testid': 'next-runs' },
+                  job.next_run_times.map((t) => h('li', null, time(t))),
+                )
+              : job.schedule
+                ? 'Disabled'
+                : 'Not scheduled',
+          ),
         ),
         h(
           'div',
@@ -127,15 +146,170 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
     );
     renderActions();
     renderSync();
+    renderTriggers();
+  }
+
+  const jobLink = (id: string) => h('a', { href: `#/jobs/${enc(id)}` }, jobNames.get(id) ?? id);
+  const WHEN: Record<string, string> = { succeeded: 'succeeds', failed: 'fails', any: 'succeeds or fails' };
+
+  /** The secret of a webhook just issued: shown here once, with how to call it. */
+  let shownSecret: { secret: string; url: string; auth: string } | null = null;
+
+  async function webhookAction(kind: 'issue' | 'revoke', button: HTMLButtonElement, auth: 'hmac' | 'bearer' = 'hmac') {
+    if (kind === 'revoke') {
+      const ok = await confirmDialog({
+        title: 'Revoke the webhook?',
+        message: 'Its URL stops starting Runs at once; callers get 401. You can issue a new one later (with a new secret).',
+        confirmLabel: 'Revoke',
+        danger: true,
+      });
+      if (!ok) return;
+    } else if (job.webhook) {
+      const ok = await confirmDialog({
+        title: 'Rotate the secret?',
+        message: 'A new secret is made and shown once; the old one stops working at once, so update the callers.',
+        confirmLabel: 'Rotate',
+      });
+      if (!ok) return;
+    }
+    try {
+      if (kind === 'revoke') {
+        await busy(button, 'Revoking…', () => del(`${path}/webhook`));
+        shownSecret = null;
+        status.set('Webhook revoked.', 'ok');
+      } else {
+        shownSecret = await busy(button, 'Issuing…', () => post<{ secret: string; url: string; auth: string }>(`${path}/webhook`, { auth }));
+        status.set('Webhook issued: copy its secret now, it is not shown again.', 'ok');
+      }
+      job = await get<Job>(path);
+      render();
+    } catch (error) {
+      status.set(plainMessage(error), 'error');
+    }
+  }
+
+  function renderTriggers() {
+    const issue = h('button', { type: 'button', class: 'button secondary small' }, job.webhook ? 'Rotate secret…' : 'Issue a webhook (signed)');
+    issue.addEventListener('click', () => void webhookAction('issue', issue, job.webhook?.auth ?? 'hmac'));
+    const bearer = h('button', { type: 'button', class: 'button secondary small' }, 'Issue with a bearer secret');
+    bearer.addEventListener('click', () => void webhookAction('issue', bearer, 'bearer'));
+    const revoke = h('button', { type: 'button', class: 'button danger-quiet small' }, 'Revoke…');
+    revoke.addEventListener('click', () => void webhookAction('revoke', revoke));
+    const secret = shownSecret;
+    const example =
+      secret &&
+      (secret.auth === 'bearer'
+        ? `curl -X POST '${secret.url}' -H 'Authorization: Bearer ${secret.secret}' -H 'X-Geoflow-Delivery: build-123'`
+        : [
+            `SECRET='${secret.secret}'; TS=$(date +%s); ID=build-123; BODY='{}'`,
+            `SIG=$(printf '%s.%s.%s' "$TS" "$ID" "$BODY" | openssl dgst -sha256 -hmac "$SECRET" | sed 's/^.* //')`,
+            `curl -X POST '${secret.url}' -H 'Content-Type: application/json' -H "X-Geoflow-Timestamp: $TS" -H "X-Geoflow-Delivery: $ID" -H "X-Geoflow-Signature: sha256=$SIG" -d "$BODY"`,
+          ].join('\n'));
+    replace(
+      triggersBox,
+      h(
+        'section',
+        { class: 'card stack', 'aria-labelledby': 'triggers-title' },
+        h('h2', { id: 'triggers-title' }, 'Triggers'),
+        h(
+          'dl',
+          { class: 'facts' },
+          h(
+            'div',
+            null,
+            h('dt', null, 'When the Source changes'),
+            h('dd', null, job.triggers.on_change ? `Checked every ${job.triggers.on_change.every_minutes} min` : 'Off'),
+          ),
+          h(
+            'div',
+            null,
+            h('dt', null, 'Runs after'),
+            h(
+              'dd',
+              null,
+              job.triggers.after.length ? job.triggers.after.map((a, i) => [i ? '; ' : '', jobLink(a.job_id), ` ${WHEN[a.when] ?? a.when}`]) : 'No other Job',
+            ),
+          ),
+          h(
+            'div',
+            null,
+            h('dt', null, 'Runs before'),
+            h(
+              'dd',
+              null,
+              job.followers.length ? job.followers.map((f, i) => [i ? '; ' : '', jobLink(f.id), ` (when this Job ${WHEN[f.when] ?? f.when})`]) : 'No other Job',
+            ),
+          ),
+          h(
+            'div',
+            null,
+            h('dt', null, 'Webhook'),
+            h(
+              'dd',
+              null,
+              job.webhook
+                ? [
+                    h('code', { class: 'break' }, job.webhook.url),
+                    ` (${job.webhook.auth === 'hmac' ? 'signed with HMAC' : 'bearer secret'}, issued `,
+                    time(job.webhook.rotated_at ?? job.webhook.created_at),
+                    ')',
+                  ]
+                : 'None',
+            ),
+          ),
+        ),
+        secret
+          ? h(
+              'div',
+              { class: 'notice', role: 'status' },
+              h('p', null, 'The webhook’s secret, shown this once: ', h('code', { class: 'break', 'data-testid': 'webhook-secret' }, secret.secret)),
+              h('pre', { class: 'mono code' }, example),
+            )
+          : null,
+        h('div', { class: 'actions' }, issue, job.webhook ? null : bearer, job.webhook ? revoke : null),
+        job.parameters.length
+          ? h(
+              'div',
+              null,
+              h('h3', null, 'Parameters'),
+              h(
+                'ul',
+                null,
+                job.parameters.map((p) =>
+                  h(
+                    'li',
+                    null,
+                    h('code', null, `{{${p.name}}}`),
+                    ` ${p.type}`,
+                    p.default === null ? ', required' : [', default ', h('code', null, String(p.default))],
+                    p.choices ? `, one of ${p.choices.join(', ')}` : '',
+                    p.description ? ` — ${p.description}` : '',
+                  ),
+                ),
+              ),
+            )
+          : null,
+      ),
+    );
   }
 
   function renderActions() {
-    const runNow = h('button', { type: 'button', class: 'button' }, 'Run now');
+    const runNow = h('button', { type: 'button', class: 'button' }, job.parameters.length ? 'Run now…' : 'Run now');
+    const start = async (values?: Values) => {
+      const key = idempotencyKey();
+      const run = await busy(runNow, 'Starting…', () =>
+        post<Run>(`${path}/run`, values ? { parameters: values } : undefined, { headers: { 'idempotency-key': key } }),
+      );
+      status.set(['Started Run ', h('a', { href: `#${path}/runs/${enc(run.id)}` }, run.id), '; the Runs table below follows it.'], 'ok');
+      runs.refresh();
+    };
     runNow.addEventListener('click', async () => {
+      if (job.parameters.length) {
+        await runNowDialog(job, (values) => start(values));
+        return;
+      }
       try {
-        const run = await busy(runNow, 'Starting…', () => post<Run>(`${path}/run`, undefined, { headers: { 'idempotency-key': idempotencyKey() } }));
-        status.set(['Started Run ', h('a', { href: `#${path}/runs/${enc(run.id)}` }, run.id), '; the Runs table below follows it.'], 'ok');
-        runs.refresh();
+        await start();
       } catch (error) {
         status.set(plainMessage(error), 'error');
       }
@@ -258,6 +432,7 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
       actions,
       status.node,
       facts,
+      triggersBox,
       syncBox,
       h('section', { class: 'card', 'aria-labelledby': 'runs-title' }, h('h2', { id: 'runs-title' }, 'Runs'), runs.node),
     ),

@@ -87,7 +87,7 @@ export function jobsPage({ app }: PageContext): Page {
                 { 'data-job-id': job.id },
                 h('th', { scope: 'row' }, h('a', { href: `#/jobs/${enc(job.id)}` }, job.name)),
                 h('td', { 'data-label': 'Route' }, routeText(job, sourceMap, destinationMap)),
-                h('td', { 'data-label': 'Schedule' }, scheduleText(job.schedule)),
+                h('td', { 'data-label': 'Schedule' }, scheduleText(job)),
                 h('td', { 'data-label': 'Next run' }, time(job.next_run_at, job.schedule ? '—' : 'Not scheduled')),
                 h(
                   'td',

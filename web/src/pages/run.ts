@@ -63,7 +63,44 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
         h('div', null, h('dt', null, 'Bytes read'), h('dd', null, bytes(run.stats.bytes_read))),
         h('div', null, h('dt', null, 'Bytes written'), h('dd', null, bytes(run.stats.bytes_written))),
       ),
-      run.retry_of ? h('p', null, 'A retry of ', h('a', { href: `#${jobPath}/runs/${enc(run.retry_of)}` }, run.retry_of), '.') : null,
+      run.retry_of
+        ? h(
+            'p',
+            null,
+            'A retry of ',
+            h('a', { href: `#${jobPath}/runs/${enc(run.retry_of)}` }, run.retry_of),
+            run.retry_definition === 'original' ? ', as it ran (its own Job snapshot and values).' : ', with the Job as it was when retried.',
+          )
+        : null,
+      run.triggered_by
+        ? h(
+            'p',
+            null,
+            'Started when ',
+            h('a', { href: `#/jobs/${enc(run.triggered_by.job_id)}/runs/${enc(run.triggered_by.run_id)}` }, `Run ${run.triggered_by.run_id}`),
+            ' of another Job ended.',
+          )
+        : null,
+      run.started_runs.length
+        ? h(
+            'p',
+            null,
+            'Its end started ',
+            run.started_runs.map((r, i) => [i ? ', ' : '', h('a', { href: `#/jobs/${enc(r.job_id)}/runs/${enc(r.run_id)}` }, `Run ${r.run_id}`)]),
+            ' of the Jobs that run after this one.',
+          )
+        : null,
+      Object.keys(run.parameters).length
+        ? h(
+            'p',
+            null,
+            'Parameters: ',
+            Object.entries(run.parameters).map(([k, v], i) => [i ? ', ' : '', h('code', null, `${k} = ${String(v)}`)]),
+            run.delivery_id ? [' (webhook delivery ', h('code', null, run.delivery_id), ')'] : null,
+          )
+        : run.delivery_id
+          ? h('p', null, 'Webhook delivery ', h('code', null, run.delivery_id), '.')
+          : null,
       run.retried_by ? h('p', null, 'Retried as ', h('a', { href: `#${jobPath}/runs/${enc(run.retried_by)}` }, run.retried_by), '.') : null,
       run.skipped_reason ? h('p', { class: 'notice' }, skippedText(run.skipped_reason)) : null,
     );
@@ -134,17 +171,30 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
   }
 
   function retryButton(): HTMLElement {
-    const button = h('button', { type: 'button', class: 'button' }, 'Retry');
-    button.addEventListener('click', async () => {
+    const retry = (definition: 'current' | 'original', button: HTMLButtonElement) => async () => {
       try {
-        const next = await busy(button, 'Retrying…', () => post<Run>(`${path}/retry`));
+        const next = await busy(button, 'Retrying…', () => post<Run>(`${path}/retry`, { definition }));
         app.flash(`Retry started as Run ${next.id}.`);
         app.navigate(`#${jobPath}/runs/${enc(next.id)}`);
       } catch (error) {
         status.set(plainMessage(error), 'error');
       }
-    });
-    return h('div', { class: 'actions' }, button, h('span', { class: 'hint' }, 'Starts a new Run of the same Job; this one stays as it is.'));
+    };
+    const button = h('button', { type: 'button', class: 'button' }, 'Retry');
+    button.addEventListener('click', retry('current', button));
+    const asItWas = h('button', { type: 'button', class: 'button secondary' }, 'Retry as it was');
+    asItWas.addEventListener('click', retry('original', asItWas));
+    return h(
+      'div',
+      { class: 'actions' },
+      button,
+      asItWas,
+      h(
+        'span',
+        { class: 'hint' },
+        'Retry runs the Job as it is now (with your fixes) and this Run’s parameter values; “as it was” runs this Run’s own snapshot again. This Run stays as it is.',
+      ),
+    );
   }
 
   render();

@@ -24,6 +24,7 @@ from .resources.catalogs import Connectors, Formats, Transformations
 from .resources.connections import Destinations, Sources
 from .resources.jobs import Jobs
 from .resources.recipes import Recipes
+from .resources.schedules import Schedules
 from .workspaces import Workspaces
 
 __all__ = ["Client", "API_PREFIX"]
@@ -86,6 +87,7 @@ class Client:
         self.destinations = Destinations(self)
         self.jobs = Jobs(self)
         self.recipes = Recipes(self)
+        self.schedules = Schedules(self)
         self.workspaces = Workspaces(self)
         self.transformations = Transformations(self)
         self.formats = Formats(self)

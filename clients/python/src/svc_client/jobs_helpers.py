@@ -26,11 +26,12 @@ __all__ = [
 ]
 
 #: The fields of a Job's write body (POST and PUT); a Job's representation adds the fields the
-#: server keeps (id, enabled state, next_run_at, last_run, sync, timestamps).
+#: server keeps (id, enabled state, next_run_at, next_run_times, last_run, sync, webhook,
+#: followers, timestamps).
 JOB_BODY_FIELDS: tuple[str, ...] = (
     "name", "source_id", "source_resource", "transform_mode", "operations", "output_fields",
     "recipe_id", "sql", "python_script", "python_filename", "output_format", "destination_id",
-    "destination_target", "schedule", "pipeline", "enabled",
+    "destination_target", "schedule", "triggers", "parameters", "pipeline", "enabled",
 )
 
 #: Transform fields per ``transform_mode``: switching mode drops the fields of the others.
@@ -147,7 +148,8 @@ def job_body(job: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
     Keeps only the body fields (server-kept ones such as ``next_run_at`` are dropped) and the
     fields of the Job's ``transform_mode``: in recipe mode the Recipe's copied ``operations``
     are left for the server to copy again. When ``changes`` switch ``transform_mode``, the old
-    mode's fields go too. The result has not been through :func:`job_write_body`.
+    mode's fields go too; ``pipeline`` and ``triggers`` in ``changes`` change only the keys
+    they name. The result has not been through :func:`job_write_body`.
     """
     body = {k: copy.deepcopy(job[k]) for k in JOB_BODY_FIELDS if k in job and job[k] is not None}
     mode = changes.get("transform_mode", body.get("transform_mode"))
@@ -157,7 +159,9 @@ def job_body(job: Mapping[str, Any], **changes: Any) -> dict[str, Any]:
                 if field not in changes:
                     body.pop(field, None)
     changes = copy.deepcopy(changes)
-    if isinstance(changes.get("pipeline"), Mapping) and isinstance(body.get("pipeline"), Mapping):
-        changes["pipeline"] = {**body["pipeline"], **changes["pipeline"]}
+    # pipeline and triggers change key by key: --on-change keeps the Jobs it runs after.
+    for merged in ("pipeline", "triggers"):
+        if isinstance(changes.get(merged), Mapping) and isinstance(body.get(merged), Mapping):
+            changes[merged] = {**body[merged], **changes[merged]}
     body.update(changes)
     return body

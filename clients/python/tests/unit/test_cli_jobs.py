@@ -291,6 +291,9 @@ EVERY_COMMAND: list[tuple[tuple[str, ...], str, str]] = [
     (("runs", "show", "job_1", "run_2"), "GET", "/jobs/job_1/runs/run_2"),
     (("runs", "wait", "job_1", "run_2"), "GET", "/jobs/job_1/runs/run_2"),
     (("runs", "retry", "job_1", "run_2"), "POST", "/jobs/job_1/runs/run_2/retry"),
+    (("jobs", "webhook", "issue", "job_1"), "POST", "/jobs/job_1/webhook"),
+    (("jobs", "webhook", "revoke", "job_1"), "DELETE", "/jobs/job_1/webhook"),
+    (("schedules", "preview", "--every", "15"), "POST", "/schedules/preview"),
 ]
 
 
@@ -323,6 +326,12 @@ def everything(server: FakeServer) -> FakeServer:
     server.on("GET", "/jobs/job_1/runs", {"items": [a_run("succeeded")], "next_cursor": None})
     server.on("GET", "/jobs/job_1/runs/run_2", a_run("succeeded"))
     server.on("POST", "/jobs/job_1/runs/run_2/retry", a_run("queued", "run_3"), status=201)
+    server.on("POST", "/jobs/job_1/webhook", {"url": "https://h/api/v1/jobs/job_1/webhook", "auth": "hmac",
+                                              "secret": "whsec_x"}, status=201)
+    server.on("DELETE", "/jobs/job_1/webhook", status=204)
+    server.on("POST", "/schedules/preview", {"schedule": {"kind": "interval", "timezone": "UTC", "every_minutes": 15},
+                                             "description": "every 15 minutes (UTC standard time)",
+                                             "next_run_times": ["2026-05-01T10:15:00.000Z"]})
     return server
 
 
@@ -341,9 +350,180 @@ def test_every_command_reaches_its_route(everything: FakeServer, args: tuple[str
 
 def test_every_command_list_is_complete() -> None:
     listed = {args[:2] for args, _, _ in EVERY_COMMAND}
-    for group in ("sources", "destinations", "connectors", "jobs", "runs"):
+    for group in ("sources", "destinations", "connectors", "jobs", "runs", "schedules"):
         command = cli.commands[group]
         assert isinstance(command, click.Group)
         for name, sub in command.commands.items():
             if not sub.hidden:
                 assert (group, name) in listed, f"svc {group} {name} is missing from EVERY_COMMAND"
+
+
+# -- schedules, triggers, parameters, webhook, retry (issue 33) --------------------------------------
+
+
+@pytest.mark.parametrize(("args", "schedule"), [
+    (("--weekly", "mon-fri", "--at", "07:30", "--timezone", "Europe/Berlin"),
+     {"kind": "weekly", "timezone": "Europe/Berlin", "days": ["mon", "tue", "wed", "thu", "fri"], "hour": 7, "minute": 30}),
+    (("--monthly", "1,last", "--at", "6:00", "--timezone", "UTC"),
+     {"kind": "monthly", "timezone": "UTC", "days": [1, "last"], "hour": 6, "minute": 0}),
+    (("--every", "15m"), {"kind": "interval", "timezone": "UTC", "every_minutes": 15}),
+    (("--every", "1h", "--timezone", "Asia/Kolkata"), {"kind": "interval", "timezone": "Asia/Kolkata", "every_minutes": 60}),
+    (("--cron", "*/15 7-18 * * mon-fri", "--timezone", "America/New_York"),
+     {"kind": "cron", "timezone": "America/New_York", "expression": "*/15 7-18 * * mon-fri"}),
+])
+def test_create_with_each_schedule_kind(server: FakeServer, args: tuple[str, ...], schedule: dict[str, Any]) -> None:
+    server.on("POST", "/jobs", JOB, status=201)
+    result = svc(server, "jobs", "create", "--name", "n", *args)
+    assert result.exit_code == 0, result.stderr
+    assert server.body()["schedule"] == schedule
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--weekly", "mon", "--timezone", "UTC"), "--at"),
+    (("--daily", "07:00", "--at", "07:00", "--timezone", "UTC"), "--at goes with --weekly"),
+    (("--cron", "0 7 * * *"), "--timezone"),
+    (("--cron", "0 7 * *", "--timezone", "UTC"), "five fields"),
+    (("--every", "15m", "--daily", "07:00", "--timezone", "UTC"), "give one schedule"),
+    (("--weekly", "fri-mon", "--at", "07:00", "--timezone", "UTC"), "--weekly: a range of days"),
+    (("--no-schedule", "--every", "5"), "--no-schedule"),
+    (("--at", "07:00"), "go with a schedule"),
+    (("--on-change", "0"), "--on-change: the interval is at least 1 minute"),
+    (("--on-change", "5", "--no-on-change"), "give one"),
+    (("--after", "job_2:never"), "--after"),
+    (("--parameter", "x:float"), "--parameter: parameter types"),
+    (("--parameter", "x", "--no-parameters"), "give one"),
+])
+def test_schedule_and_trigger_mistakes(server: FakeServer, args: tuple[str, ...], says: str) -> None:
+    result = svc(server, "jobs", "create", "--name", "n", *args)
+    assert result.exit_code == 2
+    assert says in result.stderr
+    assert server.requests == []
+
+
+def test_create_with_triggers_and_parameters(server: FakeServer) -> None:
+    server.on("POST", "/jobs", JOB, status=201)
+    result = svc(server, "jobs", "create", "--name", "n", "--on-change", "10", "--after", "job_a", "--after", "job_b:any",
+                 "--parameter", "region=north", "--parameter", "year:integer")
+    assert result.exit_code == 0, result.stderr
+    body = server.body()
+    assert body["triggers"] == {"on_change": {"every_minutes": 10},
+                                "after": [{"job_id": "job_a", "when": "succeeded"}, {"job_id": "job_b", "when": "any"}]}
+    assert body["parameters"] == [{"name": "region", "type": "string", "default": "north"},
+                                  {"name": "year", "type": "integer", "default": None}]
+
+
+SAVED = dict(JOB, triggers={"on_change": None, "after": [{"job_id": "job_a", "when": "failed"}]},
+             parameters=[{"name": "region", "type": "string", "default": "north", "description": None, "choices": None}],
+             webhook={"url": "https://gis.example.org/api/v1/jobs/job_1/webhook", "auth": "hmac",
+                      "created_at": "2026-05-01T00:00:00Z", "rotated_at": None},
+             followers=[{"id": "job_9", "name": "refresh layer", "when": "succeeded"}],
+             schedule_description="every day at 02:30 (Europe/Berlin)",
+             next_run_times=["2026-05-02T00:30:00.000Z", "2026-05-03T00:30:00.000Z"])
+
+
+def test_update_keeps_what_was_not_named(server: FakeServer) -> None:
+    server.on("GET", "/jobs/job_1", SAVED)
+    server.on("PUT", "/jobs/job_1", SAVED)
+    svc(server, "jobs", "update", "job_1", "--name", "renamed")
+    sent = server.body()
+    # A rename keeps the triggers and parameters (a PUT replaces the whole Job).
+    assert sent["triggers"] == SAVED["triggers"] and sent["parameters"] == SAVED["parameters"]
+    assert "webhook" not in sent and "followers" not in sent and "next_run_times" not in sent
+
+    svc(server, "jobs", "update", "job_1", "--on-change", "5m")
+    assert server.body()["triggers"] == {"on_change": {"every_minutes": 5}, "after": [{"job_id": "job_a", "when": "failed"}]}
+    svc(server, "jobs", "update", "job_1", "--no-after", "--no-parameters")
+    assert server.body()["triggers"] == {"on_change": None, "after": []}
+    assert server.body()["parameters"] == []
+
+
+def test_get_table_shows_when_it_runs(server: FakeServer) -> None:
+    server.on("GET", "/jobs/job_1", SAVED)
+    text = svc(server, "jobs", "get", "job_1", as_json=False).stdout
+    assert "every day at 02:30 (Europe/Berlin)" in text
+    assert "2026-05-02 00:30 UTC, 2026-05-03 00:30 UTC" in text
+    assert "job_a fails" in text
+    assert "refresh layer (when this one succeeds)" in text
+    assert "https://gis.example.org/api/v1/jobs/job_1/webhook (hmac)" in text
+    assert "region: string = north" in text
+
+
+def test_list_table_says_each_kind_short(server: FakeServer) -> None:
+    server.on("GET", "/jobs", {"items": [
+        dict(JOB, schedule={"kind": "weekly", "timezone": "UTC", "days": ["mon", "fri"], "hour": 7, "minute": 5}),
+        dict(JOB, id="job_2", schedule={"kind": "cron", "timezone": "UTC", "expression": "*/15 * * * *"}),
+        dict(JOB, id="job_3", schedule={"kind": "interval", "timezone": "UTC", "every_minutes": 15}),
+    ], "next_cursor": None})
+    server.on("GET", "/sources", {"items": [], "next_cursor": None})
+    server.on("GET", "/destinations", {"items": [], "next_cursor": None})
+    text = svc(server, "jobs", "list", as_json=False).stdout
+    assert "weekly mon,fri 07:05 UTC" in text and "cron */15 * * * * UTC" in text and "every 15 min UTC" in text
+
+
+def test_preview(server: FakeServer) -> None:
+    server.on("POST", "/schedules/preview", {
+        "schedule": {"kind": "weekly", "timezone": "Europe/Berlin", "days": ["mon"], "hour": 7, "minute": 30},
+        "description": "every Monday at 07:30 (Europe/Berlin)",
+        "next_run_times": ["2026-03-23T06:30:00.000Z", "2026-03-30T05:30:00.000Z"],
+    })
+    result = svc(server, "schedules", "preview", "--weekly", "mon", "--at", "07:30", "--timezone", "Europe/Berlin",
+                 "--count", "2", as_json=False)
+    assert result.exit_code == 0, result.stderr
+    assert server.body() == {"schedule": {"kind": "weekly", "timezone": "Europe/Berlin", "days": ["mon"], "hour": 7,
+                                          "minute": 30}, "count": 2}
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Runs every Monday at 07:30 (Europe/Berlin)."
+    # The same 07:30 on the schedule's clock either side of the change to summer time.
+    assert "2026-03-23 06:30 UTC" in lines[4] and "2026-03-23 07:30 CET" in lines[4]
+    assert "2026-03-30 05:30 UTC" in lines[5] and "2026-03-30 07:30 CEST" in lines[5]
+    assert svc(server, "schedules", "preview").exit_code == 2
+
+
+def test_preview_refused_names_the_field(server: FakeServer) -> None:
+    server.on("POST", "/schedules/preview", envelope(422, "validation_failed", "schedule.expression: hour: 25 is outside 0–23"))
+    result = svc(server, "schedules", "preview", "--cron", "0 25 * * *", "--timezone", "UTC")
+    assert result.exit_code != 0
+    assert "hour: 25 is outside 0–23" in result.stderr
+
+
+def test_run_with_parameter_values(server: FakeServer) -> None:
+    server.on("POST", "/jobs/job_1/run", a_run("queued", parameters={"region": "south"}), status=201)
+    result = svc(server, "jobs", "run", "job_1", "--param", "region=south", "--param", "year=2025", as_json=False)
+    assert result.exit_code == 0, result.stderr
+    assert server.body() == {"parameters": {"region": "south", "year": "2025"}}
+    assert "region=south" in result.stdout
+    svc(server, "jobs", "run", "job_1")
+    assert server.last.content == b""  # no values: no body
+    assert svc(server, "jobs", "run", "job_1", "--param", "region").exit_code == 2
+
+
+def test_retry_current_by_default_or_as_it_was(server: FakeServer) -> None:
+    server.on("POST", "/jobs/job_1/runs/run_1/retry",
+              a_run("queued", run_id="run_3", trigger="retry", retry_of="run_1", retry_definition="current"), status=201)
+    text = svc(server, "runs", "retry", "job_1", "run_1", as_json=False).stdout
+    assert server.body() == {"definition": "current"}
+    assert "run_1 (with the Job as it is now)" in text
+    svc(server, "runs", "retry", "job_1", "run_1", "--as-it-was")
+    assert server.body() == {"definition": "original"}
+
+
+def test_run_view_says_what_started_it(server: FakeServer) -> None:
+    server.on("GET", "/jobs/job_1/runs/run_2", a_run("succeeded", trigger="after",
+                                                      triggered_by={"job_id": "job_a", "run_id": "run_a"},
+                                                      started_runs=[{"job_id": "job_9", "run_id": "run_9"}],
+                                                      delivery_id=None, parameters={}))
+    text = svc(server, "runs", "show", "job_1", "run_2", as_json=False).stdout
+    assert "run run_a of job job_a" in text and "run run_9 of job job_9" in text
+    assert "parameters" not in text
+
+
+def test_webhook_issue_and_revoke(server: FakeServer) -> None:
+    issued = {"url": "https://gis.example.org/api/v1/jobs/job_1/webhook", "auth": "bearer", "secret": "whsec_x"}
+    server.on("POST", "/jobs/job_1/webhook", issued, status=201)
+    server.on("DELETE", "/jobs/job_1/webhook", status=204)
+    assert out(svc(server, "jobs", "webhook", "issue", "job_1", "--bearer")) == issued
+    assert server.body() == {"auth": "bearer"}
+    svc(server, "jobs", "webhook", "issue", "job_1")
+    assert server.body() == {"auth": "hmac"}
+    assert out(svc(server, "jobs", "webhook", "revoke", "job_1")) == {"id": "job_1", "done": "webhook revoked"}
+    assert server.last.method == "DELETE"

@@ -205,3 +205,42 @@ def test_run_of_missing_job(server: FakeServer, client: Client) -> None:
     with pytest.raises(NotFoundError) as caught:
         client.jobs.run("job_9")
     assert caught.value.code == "job_not_found"
+
+
+def test_automation_calls(server: FakeServer, client: Client) -> None:
+    """Run-time values, retry's definition, the webhook and the schedule preview (issue 33)."""
+    server.on("POST", "/jobs/job_1/run", run("queued"), status=201)
+    client.jobs.run("job_1", wait=False, parameters={"region": "south", "year": 2025})
+    assert server.body() == {"parameters": {"region": "south", "year": 2025}}
+    client.jobs.run("job_1", wait=False)
+    assert server.last.content == b""
+
+    server.on("POST", "/jobs/job_1/runs/run_1/retry", run("queued", "run_2"), status=201)
+    client.jobs.retry_run("job_1", "run_1")
+    assert server.last.content == b""  # the server's default: the Job as it is now
+    client.jobs.retry_run("job_1", "run_1", definition="original")
+    assert server.body() == {"definition": "original"}
+
+    server.on("POST", "/jobs/job_1/webhook", {"url": "u", "auth": "bearer", "secret": "whsec_x"}, status=201)
+    server.on("DELETE", "/jobs/job_1/webhook", status=204)
+    assert client.jobs.issue_webhook("job_1", "bearer")["secret"] == "whsec_x"
+    assert server.body() == {"auth": "bearer"}
+    assert client.jobs.revoke_webhook("job_1") is None
+
+    server.on("POST", "/schedules/preview", {"schedule": {}, "description": "d", "next_run_times": []})
+    client.schedules.preview({"kind": "interval", "timezone": "UTC", "every_minutes": 5}, 3, after="2026-01-01T00:00:00Z")
+    assert server.body() == {"schedule": {"kind": "interval", "timezone": "UTC", "every_minutes": 5}, "count": 3,
+                             "after": "2026-01-01T00:00:00Z"}
+
+
+def test_update_of_triggers_changes_only_the_keys_named(server: FakeServer, client: Client) -> None:
+    saved = dict(JOB, triggers={"on_change": {"every_minutes": 5}, "after": [{"job_id": "job_a", "when": "any"}]},
+                 parameters=[{"name": "x", "type": "string", "default": None, "description": None, "choices": None}],
+                 followers=[], webhook=None, next_run_times=[])
+    server.on("GET", "/jobs/job_1", saved)
+    server.on("PUT", "/jobs/job_1", saved)
+    client.jobs.update("job_1", triggers={"on_change": None})
+    sent = server.body()
+    assert sent["triggers"] == {"on_change": None, "after": [{"job_id": "job_a", "when": "any"}]}
+    assert sent["parameters"] == saved["parameters"]
+    assert not {"followers", "webhook", "next_run_times"} & set(sent)

@@ -1,6 +1,6 @@
 /** How Runs, their steps and Job schedules read in the app: badges, durations, sentences. */
 import { h } from '../../dom.js';
-import type { Job, Run, RunStatus, RunStep, Schedule } from '../../types.js';
+import type { Job, Run, RunStatus, RunStep } from '../../types.js';
 
 const RUN_LABELS: Record<string, string> = {
   queued: 'Queued',
@@ -20,7 +20,14 @@ export const STEP_LABELS: Record<string, string> = {
   deliver: 'Deliver to the Destination',
 };
 
-export const TRIGGER_LABELS: Record<string, string> = { manual: 'Run Now', schedule: 'Schedule', retry: 'Retry' };
+export const TRIGGER_LABELS: Record<string, string> = {
+  manual: 'Run Now',
+  schedule: 'Schedule',
+  retry: 'Retry',
+  on_change: 'Source changed',
+  webhook: 'Webhook',
+  after: 'After another Job',
+};
 
 const SKIPPED: Record<string, string> = {
   source_unchanged: 'The Source had not changed since the last Run: the later steps were skipped and nothing was delivered.',
@@ -53,12 +60,11 @@ export function runDuration(run: Pick<Run, 'started_at' | 'finished_at'>, now = 
   return Math.max(0, end - Date.parse(run.started_at));
 }
 
-const pad = (n: number) => String(n).padStart(2, '0');
-
-/** "Daily at 02:30 (Europe/Berlin)": in the Job's own timezone, as it was set. */
-export function scheduleText(schedule: Schedule | null | undefined): string {
-  if (!schedule) return 'Manual only';
-  return `Daily at ${pad(schedule.hour)}:${pad(schedule.minute)} (${schedule.timezone})`;
+/** "Every day at 02:30 (Europe/Berlin)": the server's words for the Job's schedule, as it was set. */
+export function scheduleText(job: Pick<Job, 'schedule' | 'schedule_description'>): string {
+  if (!job.schedule) return 'No schedule';
+  const text = job.schedule_description ?? job.schedule.kind;
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 /** Why a disabled Job is disabled, in the server's words (a sentence; null when it disabled itself for no reason it told). */

@@ -19,8 +19,10 @@ describe('how Runs and schedules read', () => {
   });
 
   it('shows a schedule in the Job’s own timezone, zero-padded', () => {
-    expect(scheduleText(null)).toBe('Manual only');
-    expect(scheduleText({ kind: 'daily', timezone: 'Europe/Berlin', hour: 2, minute: 5 })).toBe('Daily at 02:05 (Europe/Berlin)');
+    expect(scheduleText({ schedule: null, schedule_description: null })).toBe('No schedule');
+    expect(
+      scheduleText({ schedule: { kind: 'daily', timezone: 'Europe/Berlin', hour: 2, minute: 5 }, schedule_description: 'every day at 02:05 (Europe/Berlin)' }),
+    ).toBe('Every day at 02:05 (Europe/Berlin)');
   });
 
   it('explains why a disabled Job is disabled, in the server’s sentence', () => {

@@ -7,7 +7,7 @@ exit code of their class (see ``EXIT_CODES``). Progress bars appear only on a te
 from __future__ import annotations
 
 # Importing the command modules registers their groups on ``cli``.
-from . import auth, catalogs, connections, jobs, recipes, workspaces  # noqa: F401
+from . import auth, automation, catalogs, connections, jobs, recipes, workspaces  # noqa: F401
 from .app import EXIT_CODES, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, State, cli, exit_code_for, main
 
 __all__ = ["cli", "main", "State", "EXIT_CODES", "EXIT_OK", "EXIT_FAILURE", "EXIT_USAGE", "exit_code_for"]

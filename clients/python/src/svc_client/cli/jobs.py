@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -11,6 +10,7 @@ import click
 from ..errors import SvcError
 from ..jobs_helpers import MODE_FIELDS, job_pipeline
 from . import views
+from .automation import KEEP, parameters_from, run_values, schedule_from, schedule_options, trigger_options, triggers_from
 from .app import EXIT_FAILURE, State, cli, pass_state
 from .live import OnPoll, run_status
 from .support import (
@@ -27,9 +27,6 @@ from .support import (
     table_option,
     timeout_option,
 )
-
-_TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
-
 
 @cli.group()
 def jobs() -> None:
@@ -85,10 +82,9 @@ def _body_options(f: F) -> F:
         click.option("--format", "output_format", help="Output format id (see `svc formats list --writable`)."),
         click.option("--destination", "destination_id", metavar="DESTINATION_ID", help="The Destination to deliver to."),
         click.option("--target", help="destination_target as JSON (schema, table, write_mode…), @file.json or -."),
-        click.option("--daily", metavar="HH:MM", help="Run every day at this time, in --timezone."),
-        click.option("--timezone", metavar="ZONE", help="IANA time zone of the schedule, e.g. Europe/Berlin."),
-        click.option("--no-schedule", is_flag=True, help="No schedule (Run Now only)."),
-        click.option("--enable/--disable", "enabled", default=None, help="Whether the schedule runs."),
+        schedule_options,
+        trigger_options,
+        click.option("--enable/--disable", "enabled", default=None, help="Whether the schedule and triggers run."),
         click.option("--without", "without", multiple=True, type=click.Choice(["transform", "convert", "python"]),
                      help="Leave a stage out (its fields are then dropped). Repeatable."),
     ]
@@ -128,20 +124,24 @@ def _changes(options: dict[str, Any]) -> dict[str, Any]:
     if script is not None:
         changes["python_script"] = script.read_text(encoding="utf-8")
         changes["python_filename"] = script.name
-    schedule = _schedule(options.get("daily"), options.get("timezone"), options.get("no_schedule", False))
-    if schedule is not _KEEP:
+    schedule = schedule_from(options)
+    if schedule is not KEEP:
         changes["schedule"] = schedule
+    triggers = triggers_from(options)
+    if triggers is not None:
+        changes["triggers"] = triggers
+    parameters = parameters_from(options)
+    if parameters is not None:
+        changes["parameters"] = parameters
     if options.get("without"):
         changes["pipeline"] = {stage: False for stage in options["without"]}
     return changes
 
 
-_KEEP: Any = object()
-
-
 def _laid_over(body: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
     """``changes`` over a --data body: a transform mode option drops the body's other modes'
-    fields (the server refuses sql with recipe), and --without adds to the body's pipeline."""
+    fields (the server refuses sql with recipe), and --without adds to the body's pipeline
+    (--on-change and --after to its triggers)."""
     merged = {**body, **changes}
     if "transform_mode" in changes:
         for mode, fields in MODE_FIELDS.items():
@@ -149,27 +149,10 @@ def _laid_over(body: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
                 for field in fields:
                     if field not in changes:
                         merged.pop(field, None)
-    if isinstance(body.get("pipeline"), dict) and "pipeline" in changes:
-        merged["pipeline"] = {**body["pipeline"], **changes["pipeline"]}
+    for key in ("pipeline", "triggers"):
+        if isinstance(body.get(key), dict) and key in changes:
+            merged[key] = {**body[key], **changes[key]}
     return merged
-
-
-def _schedule(daily: str | None, timezone: str | None, none: bool) -> Any:
-    if none:
-        if daily or timezone:
-            raise click.UsageError("--no-schedule excludes --daily and --timezone")
-        return None
-    if daily is None:
-        if timezone:
-            raise click.UsageError("--timezone goes with --daily HH:MM")
-        return _KEEP
-    match = _TIME.match(daily)
-    if not match:
-        raise click.UsageError(f"--daily takes HH:MM (00:00 to 23:59), got {daily!r}")
-    if not timezone:
-        raise click.UsageError("--daily needs --timezone (an IANA zone such as Europe/Berlin): the schedule "
-                               "runs in the Job's zone, across daylight-saving changes")
-    return {"kind": "daily", "timezone": timezone, "hour": int(match.group(1)), "minute": int(match.group(2))}
 
 
 @jobs.command("create")
@@ -183,6 +166,12 @@ def create(state: State, /, data: str | None, **options: Any) -> None:
     svc jobs create --name nightly --source src_… --resource parcels \\
         --operations '[{"type":"simplify","tolerance":1}]' --format GPKG \\
         --destination dst_… --target '{"key":"parcels.gpkg"}' --daily 02:30 --timezone Europe/Berlin
+
+    \b
+    Schedules: --daily HH:MM, --weekly mon-fri --at HH:MM, --monthly 1,15,last --at HH:MM,
+    --every 15m, --cron '*/15 7-18 * * mon-fri' (all but --every need --timezone). Triggers:
+    --on-change 10m, --after JOB_ID[:succeeded|failed|any]. Parameters: --parameter
+    region=north, used as {{region}} in --resource, --target and --sql.
     """
     body = _laid_over(load_json_object(data, "--data"), _changes(options))
     emit(state, state.client().jobs.create(body), view=views.job)
@@ -235,6 +224,32 @@ _action("sync-reinitialize", "sync_reinitialize",
         "Forget the sync cursor and rebuild the target on the next Run (staged, then swapped).")
 
 
+@jobs.group("webhook")
+def webhook() -> None:
+    """A Job's webhook trigger: a URL that starts a Run, with its own secret (not your token)."""
+
+
+@webhook.command("issue")
+@click.argument("id")
+@click.option("--bearer", is_flag=True, help="Callers send the secret as a bearer token instead of signing each call.")
+@table_option
+@pass_state
+def webhook_issue(state: State, id: str, bearer: bool) -> None:
+    """Issue the webhook, or rotate its secret: prints the URL and the new secret, shown this
+    once (the old secret stops working at once). How callers sign: docs/jobs.md, "Webhook trigger"."""
+    emit(state, state.client().jobs.issue_webhook(id, "bearer" if bearer else "hmac"))
+
+
+@webhook.command("revoke")
+@click.argument("id")
+@table_option
+@pass_state
+def webhook_revoke(state: State, id: str) -> None:
+    """Revoke the webhook: its URL answers 401 from now on."""
+    state.client().jobs.revoke_webhook(id)
+    emit(state, {"id": id, "done": "webhook revoked"})
+
+
 # -- Runs --------------------------------------------------------------------------------------------
 
 
@@ -258,15 +273,20 @@ def _run_command(f: F) -> F:
 
 @jobs.command("run")
 @click.argument("id")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A value for one of the Job's parameters (the rest take their defaults). Repeatable.")
 @_run_command
 @table_option
 @click.pass_context
-def run(ctx: click.Context, id: str, wait: bool, wait_timeout: float | None, idempotency_key: str | None) -> None:
+def run(ctx: click.Context, id: str, params: tuple[str, ...], wait: bool, wait_timeout: float | None,
+        idempotency_key: str | None) -> None:
     """Run a Job now. With --wait, a live status line on a terminal, then exit 0 if the Run
-    succeeded, 1 if it failed or was cancelled, 10 if waiting timed out (the Run goes on)."""
+    succeeded, 1 if it failed or was cancelled, 10 if waiting timed out (the Run goes on).
+    With --param region=north, the Run uses that value for {{region}} (and records it)."""
+    values = run_values(params)
     jobs_ = ctx.ensure_object(State).client().jobs
     _finish(ctx, wait, wait_timeout, lambda on_poll: jobs_.run(
-        id, wait=wait, timeout=wait_timeout, idempotency_key=idempotency_key, on_poll=on_poll))
+        id, wait=wait, timeout=wait_timeout, idempotency_key=idempotency_key, on_poll=on_poll, parameters=values))
 
 
 @cli.group()
@@ -327,15 +347,21 @@ def runs_wait(ctx: click.Context, job_id: str, run_id: str, wait_timeout: float 
 @runs.command("retry")
 @click.argument("job_id")
 @click.argument("run_id")
+@click.option("--as-it-was", is_flag=True,
+              help="Run the failed Run's own snapshot of the Job again, not the Job as it is now.")
 @click.option("--wait", is_flag=True, help="Watch the new Run until it finishes.")
 @timeout_option
 @table_option
 @click.pass_context
-def runs_retry(ctx: click.Context, job_id: str, run_id: str, wait: bool, wait_timeout: float | None) -> None:
-    """Retry a failed Run: a new Run with the same Job snapshot (exit codes as `jobs run`)."""
+def runs_retry(ctx: click.Context, job_id: str, run_id: str, as_it_was: bool, wait: bool,
+               wait_timeout: float | None) -> None:
+    """Retry a failed Run: a new Run of the Job as it is now (your fixes count), with the failed
+    Run's parameter values; --as-it-was runs the failed Run's snapshot again (exit codes as
+    `jobs run`)."""
     jobs_ = ctx.ensure_object(State).client().jobs
+    definition = "original" if as_it_was else "current"
     _finish(ctx, wait, wait_timeout, lambda on_poll: jobs_.retry_run(
-        job_id, run_id, wait=wait, timeout=wait_timeout, on_poll=on_poll))
+        job_id, run_id, wait=wait, timeout=wait_timeout, on_poll=on_poll, definition=definition))
 
 
 # The first release's names, kept working but out of the help.

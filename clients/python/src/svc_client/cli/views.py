@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from typing import Any, Mapping, Sequence
 
 from ..jobs_helpers import job_pipeline
@@ -64,14 +65,74 @@ def compact(value: Any) -> str:
 
 
 def schedule_text(schedule: Any) -> str:
-    """``daily 02:30 Europe/Berlin`` (the Job's own time zone), or ``—`` without a schedule."""
+    """``daily 02:30 Europe/Berlin``, ``weekly mon,tue 07:30 Europe/Berlin``, ``cron */15 * * * *
+    UTC``, ``every 15 min UTC`` (the Job's own time zone), or ``—`` without a schedule."""
     if not isinstance(schedule, Mapping):
         return "—"
     kind = schedule.get("kind", "?")
     hour, minute = schedule.get("hour"), schedule.get("minute")
     at = f" {hour:02d}:{minute:02d}" if isinstance(hour, int) and isinstance(minute, int) else ""
     zone = f" {schedule['timezone']}" if schedule.get("timezone") else ""
+    if kind in ("weekly", "monthly") and isinstance(schedule.get("days"), list):
+        return f"{kind} {','.join(str(d) for d in schedule['days'])}{at}{zone}"
+    if kind == "cron":
+        return f"cron {schedule.get('expression')}{zone}"
+    if kind == "interval":
+        return f"every {schedule.get('every_minutes')} min{zone}"
     return f"{kind}{at}{zone}"
+
+
+def zone_time(value: Any, zone: Any) -> str:
+    """An ISO 8601 UTC timestamp on the clock of an IANA zone (``2026-05-02 02:30 CEST``)."""
+    if not isinstance(value, str) or not isinstance(zone, str):
+        return ""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(ZoneInfo(zone))
+    except (ValueError, ZoneInfoNotFoundError):
+        return ""
+    return moment.strftime("%Y-%m-%d %H:%M %Z")
+
+
+def schedule_preview(item: JSON) -> str:
+    """What ``POST /schedules/preview`` answered: the schedule in words, then its next Runs in
+    this machine's time and the schedule's own."""
+    schedule = item.get("schedule") if isinstance(item.get("schedule"), Mapping) else {}
+    zone = schedule.get("timezone")
+    rows = [{"next runs (local)": local_time(t), f"in {zone}": zone_time(t, zone)} for t in item.get("next_run_times") or []]
+    return f"Runs {item.get('description')}.\n\n" + to_table(rows, ("next runs (local)", f"in {zone}"))
+
+
+_WHEN = {"succeeded": "succeeds", "failed": "fails", "any": "succeeds or fails"}
+
+
+def _triggers_text(item: JSON) -> list[tuple[str, Any]]:
+    triggers = item.get("triggers") if isinstance(item.get("triggers"), Mapping) else {}
+    on_change = triggers.get("on_change")
+    after = [a for a in triggers.get("after") or [] if isinstance(a, Mapping)]
+    followers = [f for f in item.get("followers") or [] if isinstance(f, Mapping)]
+    hook = item.get("webhook")
+    rows: list[tuple[str, Any]] = [
+        ("on change", f"checked every {on_change.get('every_minutes')} min" if isinstance(on_change, Mapping) else "off"),
+        ("runs after", "; ".join(f"{a.get('job_id')} {_WHEN.get(str(a.get('when')), a.get('when'))}" for a in after) or "—"),
+    ]
+    if followers:
+        rows.append(("runs before", "; ".join(f"{f.get('name') or f.get('id')} (when this one {_WHEN.get(str(f.get('when')), f.get('when'))})"
+                                              for f in followers)))
+    rows.append(("webhook", f"{hook.get('url')} ({hook.get('auth')})" if isinstance(hook, Mapping) else "—"))
+    return rows
+
+
+def _parameters_text(item: JSON) -> str:
+    said = []
+    for p in item.get("parameters") or []:
+        if not isinstance(p, Mapping):
+            continue
+        text = f"{p.get('name')}: {p.get('type')}"
+        text += " (required)" if p.get("default") is None else f" = {compact(p.get('default'))}"
+        if p.get("choices"):
+            text += f" one of {compact(p.get('choices'))}"
+        said.append(text)
+    return "; ".join(said) or "—"
 
 
 def where(connection: JSON) -> str:
@@ -281,8 +342,11 @@ def job(item: JSON) -> str:
         ("python", item.get("python_filename") or "script" if stages["python"] else "(stage off)"),
         ("output format", item.get("output_format") if stages["convert"] else "(stage off)"),
         ("destination", f"{item.get('destination_id')} {compact(item.get('destination_target'))}".strip()),
-        ("schedule", schedule_text(item.get("schedule"))),
-        ("next run (local)", local_time(item.get("next_run_at")) or "—"),
+        ("schedule", item.get("schedule_description") or schedule_text(item.get("schedule"))),
+        ("next runs (local)", ", ".join(local_time(t) for t in item.get("next_run_times") or [])
+         or local_time(item.get("next_run_at")) or "—"),
+        *_triggers_text(item),
+        ("parameters", _parameters_text(item)),
         ("last run", last_text), ("sync", sync_text),
         ("created_at", item.get("created_at")), ("updated_at", item.get("updated_at")),
     ]
@@ -364,7 +428,18 @@ def run(item: JSON) -> str:
         ("trigger", item.get("trigger")), ("attempt", item.get("attempt")),
     ]
     if item.get("retry_of"):
-        rows.append(("retry of", item["retry_of"]))
+        how = "as it ran" if item.get("retry_definition") == "original" else "with the Job as it is now"
+        rows.append(("retry of", f"{item['retry_of']} ({how})"))
+    triggered_by = item.get("triggered_by")
+    if isinstance(triggered_by, Mapping):
+        rows.append(("started by", f"run {triggered_by.get('run_id')} of job {triggered_by.get('job_id')}"))
+    started = [r for r in item.get("started_runs") or [] if isinstance(r, Mapping)]
+    if started:
+        rows.append(("started", ", ".join(f"run {r.get('run_id')} of job {r.get('job_id')}" for r in started)))
+    if item.get("parameters"):
+        rows.append(("parameters", ", ".join(f"{k}={compact(v)}" for k, v in item["parameters"].items())))
+    if item.get("delivery_id"):
+        rows.append(("webhook delivery", item["delivery_id"]))
     rows += [
         ("created (local)", local_time(item.get("created_at"))),
         ("started (local)", local_time(item.get("started_at"))),

@@ -11,7 +11,7 @@ and for waiting too long (:class:`~svc_client.WaitTimeoutError`).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterator, Literal, Mapping
 
 from ..errors import ServerError, WaitTimeoutError
 from ..jobs_helpers import job_body, job_write_body
@@ -70,6 +70,19 @@ class Jobs(Collection):
         """Forget the sync cursor and rebuild the target on the next Run (staged, then swapped)."""
         return self._client._json("POST", self._item(id, "sync", "reinitialize"))
 
+    # -- the webhook trigger ------------------------------------------------------------------
+
+    def issue_webhook(self, id: str, auth: Literal["hmac", "bearer"] = "hmac") -> JSON:
+        """Issue the Job's webhook trigger, or rotate its secret: answers ``url``, ``auth`` and
+        the new ``secret``, shown this once (the old secret stops working at once). ``hmac``:
+        callers sign each call; ``bearer``: callers send the secret as a bearer token
+        (docs/jobs.md, "Webhook trigger")."""
+        return self._client._object("POST", self._item(id, "webhook"), json={"auth": auth})
+
+    def revoke_webhook(self, id: str) -> None:
+        """Revoke the Job's webhook trigger: its URL answers 401 from now on."""
+        self._client._request("DELETE", self._item(id, "webhook"))
+
     # -- Runs --------------------------------------------------------------------------------
 
     def iter_runs(self, id: str, *, page_size: int | None = None) -> Iterator[JSON]:
@@ -94,6 +107,7 @@ class Jobs(Collection):
         timeout: float | None = None,
         idempotency_key: str | None = None,
         on_poll: OnPoll | None = None,
+        parameters: Mapping[str, Any] | None = None,
     ) -> JSON:
         """Start a Run (Run Now). With ``wait``, poll until it is succeeded, failed or cancelled.
 
@@ -103,9 +117,12 @@ class Jobs(Collection):
         :class:`~svc_client.WaitTimeoutError`; the Run goes on on the server. A failed Run is
         returned, not raised (see the module's docstring): look at ``status`` and ``error``.
         ``idempotency_key``: the same key within 24 h answers with the same Run.
+        ``parameters``: values for the Job's run-time parameters (the rest take their defaults;
+        numbers and booleans may be given as text); the Run records them in ``parameters``.
         """
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
-        run = _run_of(self._client._json("POST", self._item(id, "run"), headers=headers))
+        body = {"parameters": dict(parameters)} if parameters else None
+        run = _run_of(self._client._json("POST", self._item(id, "run"), headers=headers, json=body))
         return self._wait(id, run, timeout, on_poll) if wait else run
 
     def retry_run(
@@ -116,12 +133,17 @@ class Jobs(Collection):
         *,
         timeout: float | None = None,
         on_poll: OnPoll | None = None,
+        definition: Literal["current", "original"] | None = None,
     ) -> JSON:
-        """Retry a failed Run: a new Run (``trigger`` retry, ``retry_of`` the failed one) with
-        the same Job snapshot. With ``wait``, wait for it as :meth:`run` does. Retrying a Run
-        that did not fail is refused (:class:`~svc_client.ValidationError`, 409)."""
+        """Retry a failed Run: a new Run (``trigger`` retry, ``retry_of`` the failed one). By
+        default (``definition="current"``) it runs the Job as it is now, with the failed Run's
+        parameter values, so a fix made to the Job counts; ``definition="original"`` runs the
+        failed Run's own snapshot again. The new Run records which in ``retry_definition``.
+        With ``wait``, wait for it as :meth:`run` does. Retrying a Run that did not fail is
+        refused (:class:`~svc_client.ValidationError`, 409)."""
         path = self._item(id, "runs", segment(run_id), "retry")
-        run = _run_of(self._client._json("POST", path))
+        body = {"definition": definition} if definition else None
+        run = _run_of(self._client._json("POST", path, json=body))
         return self._wait(id, run, timeout, on_poll) if wait else run
 
     retry = retry_run  # the name of the first release
