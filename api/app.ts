@@ -78,6 +78,28 @@ function describeUpload(doc: OpenApiDocument): OpenApiDocument {
 }
 
 /**
+ * GET /workspaces/{id}/download sends the file as it is (a stream fastify does not serialise), so
+ * its 200 is described here rather than by a response schema the serialiser would apply.
+ */
+function describeDownload(doc: OpenApiDocument): OpenApiDocument {
+  const op = doc.paths?.[`${API_PREFIX}/workspaces/{id}/download`]?.get as { responses?: Record<string, unknown> } | undefined;
+  if (op) {
+    op.responses = {
+      200: {
+        description: 'The converted file (a .zip when the format is several files or the output several layers)',
+        headers: {
+          'content-disposition': { schema: { type: 'string' }, description: 'attachment; the file name, also as filename* in UTF-8' },
+          'content-length': { schema: { type: 'integer' } },
+        },
+        content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+      },
+      ...op.responses,
+    };
+  }
+  return doc;
+}
+
+/**
  * Text PostgreSQL and the event store cannot hold: NUL (text and jsonb refuse it) and unpaired
  * UTF-16 surrogates (JSON allows "\ud800"; UTF-8 has no encoding for it, so it failed deep in a
  * write as a 500). The path of the first such string in a parsed body (`name`, `operations.0.…`),
@@ -227,7 +249,7 @@ export async function buildApp(
       security: [{ bearer: [] }, { session: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: (input) => finishDocument(describeUpload(jsonSchemaTransformObject(input) as OpenApiDocument)),
+    transformObject: (input) => finishDocument(describeDownload(describeUpload(jsonSchemaTransformObject(input) as OpenApiDocument))),
   });
   // The docs page and its assets are public, like the document they show.
   app.addHook('onRoute', (route) => {

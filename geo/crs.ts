@@ -10,8 +10,30 @@ import { crsLabel } from './datasets/labels.js';
  * is refused before GDAL sees it.
  */
 
-const WKT_KEYWORDS =
-  /^(GEOGCS|PROJCS|GEOCCS|VERT_CS|COMPD_CS|LOCAL_CS|FITTED_CS|GEOGCRS|GEOGRAPHICCRS|GEODCRS|GEODETICCRS|PROJCRS|PROJECTEDCRS|VERTCRS|VERTICALCRS|COMPOUNDCRS|ENGCRS|ENGINEERINGCRS|BOUNDCRS|DERIVEDPROJCRS|BASEGEOGCRS)\s*[[(]/i;
+const WKT_WORDS = [
+  'GEOGCS',
+  'PROJCS',
+  'GEOCCS',
+  'VERT_CS',
+  'COMPD_CS',
+  'LOCAL_CS',
+  'FITTED_CS',
+  'GEOGCRS',
+  'GEOGRAPHICCRS',
+  'GEODCRS',
+  'GEODETICCRS',
+  'PROJCRS',
+  'PROJECTEDCRS',
+  'VERTCRS',
+  'VERTICALCRS',
+  'COMPOUNDCRS',
+  'ENGCRS',
+  'ENGINEERINGCRS',
+  'BOUNDCRS',
+  'DERIVEDPROJCRS',
+  'BASEGEOGCRS',
+];
+const WKT_KEYWORDS = new RegExp(`^(${WKT_WORDS.join('|')})\\s*[[(]`, 'i');
 
 /** Which of the accepted shapes `input` has, or null. */
 export function crsInputKind(input: string): 'code' | 'urn' | 'wkt' | 'projjson' | 'proj' | null {
@@ -34,9 +56,29 @@ export function crsTextProblem(input: string): string | null {
   if (/^(https?|ftp|file|data)\s*:/i.test(text) || /^\/vsi/i.test(text))
     return `looks like a URL or a GDAL virtual file, which GDAL would fetch or read; give ${CRS_FORMS}`;
   if (/^[/.~]/.test(text) || /^[A-Za-z]:\\/.test(text)) return `looks like a file path, which GDAL would read; give ${CRS_FORMS}`;
-  if (/^\+proj=/.test(text)) return "names a file or URL in a PROJ string; only grid names from PROJ's own data may appear (e.g. +nadgrids=@null)";
+  if (/^\+proj=/.test(text))
+    return 'names a file, a URL or a grid in a PROJ string (a value with /, \\ or @); give the PROJ string without it, or an authority code';
   return `is not a shape accepted here; give ${CRS_FORMS}`;
 }
+
+/** `word` matched in any case by a pattern without flags (JSON Schema patterns have none). */
+const anyCase = (word: string) => word.replace(/[A-Za-z]/g, (c) => `[${c.toUpperCase()}${c.toLowerCase()}]`);
+
+/**
+ * The accepted shapes as one JSON Schema pattern, so the OpenAPI document says what the server
+ * checks (crsInputKind, which also refuses `http:`/`file:`/`vsi…:` authority names).
+ */
+export const CRS_PATTERN = [
+  '^\\s*(?:',
+  [
+    '[A-Za-z][A-Za-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,32}(?:\\+[A-Za-z0-9_.-]{1,32})?',
+    `${anyCase('urn:ogc:def:crs')}(?:,${anyCase('crs')})?:[A-Za-z0-9:.,_-]+`,
+    `(?:${WKT_WORDS.map(anyCase).join('|')})\\s*[[(][\\s\\S]*`,
+    '\\{[\\s\\S]*\\}',
+    '\\+proj=[^\\s/\\\\@]*(?:\\s+\\+[A-Za-z_][A-Za-z0-9_]*(?:=[^\\s/\\\\@]*)?)*',
+  ].join('|'),
+  ')\\s*$',
+].join('');
 
 /** A CRS text in a request body (an operation's parameter): an accepted shape, refused with the reason otherwise. */
 export const crsText = (description: string) =>
@@ -48,7 +90,7 @@ export const crsText = (description: string) =>
       const problem = crsTextProblem(value);
       if (problem) ctx.addIssue({ code: 'custom', message: `the CRS ${problem}` });
     })
-    .describe(description);
+    .meta({ description, pattern: CRS_PATTERN });
 
 /**
  * A CRS from user input, or invalid_parameter (invalid_transformation inside an operation) that
