@@ -85,8 +85,11 @@ export interface FileServer {
   close(): Promise<void>;
 }
 
-/** A small HTTP server for url Sources: files by path, ETag / If-None-Match, held responses. */
-export async function startFileServer(): Promise<FileServer> {
+/**
+ * A small HTTP server for url Sources: files by path, ETag / If-None-Match, held responses. On
+ * loopback, or on `host` (the cluster suite's bridge address, which its hosts reach).
+ */
+export async function startFileServer(host = '127.0.0.1'): Promise<FileServer> {
   const files = new Map<string, { body: Buffer; type: string; etag: string }>();
   const holds = new Map<string, { queue: (() => void)[]; released: boolean }>();
   const counts = new Map<string, number>();
@@ -122,8 +125,8 @@ export async function startFileServer(): Promise<FileServer> {
     else serve();
   };
   const server = createServer(handle);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((r) => server.listen(0, host, r));
+  const url = `http://${host}:${(server.address() as AddressInfo).port}`;
   return {
     url,
     server,
