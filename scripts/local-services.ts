@@ -17,7 +17,7 @@ export type Wrap = (command: string, args: string[]) => [string, string[]];
 const here: Wrap = (command, args) => [command, args];
 
 function run(cmd: string, args: string[], opts: { asPostgres?: boolean; wrap?: Wrap } = {}) {
-  const [c, a] = (opts.wrap ?? here)(...(opts.asPostgres && isRoot ? (['runuser', ['-u', 'postgres', '--', cmd, ...args]] as const) : ([cmd, args] as const)));
+  const [c, a] = opts.asPostgres && isRoot ? (opts.wrap ?? here)('runuser', ['-u', 'postgres', '--', cmd, ...args]) : (opts.wrap ?? here)(cmd, args);
   const r = spawnSync(c, a, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
   return r.stdout;

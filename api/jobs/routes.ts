@@ -121,7 +121,10 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
       await signalRun(services, ticket);
     } catch (error) {
       request.log.error({ err: error, jobId: ticket.jobId }, 'could not hand the Run to Temporal');
-      throw new DomainError('internal_error', 'The Run could not be started: the workflow service does not answer; nothing was recorded, try again');
+      throw new DomainError(
+        'service_unavailable',
+        'The Run could not be started: the workflow service does not answer; nothing was recorded, try again shortly',
+      );
     }
     const queued = await recordQueuedRun(services, ticket);
     await services.projections.waitFor(BigInt(queued.position));

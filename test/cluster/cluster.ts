@@ -1,14 +1,14 @@
 import { CreateBucketCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Connection } from '@temporalio/client';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { allScopes } from '../../domain/accounts/scopes.js';
 import { startPostgres, startTemporal, type LocalPostgres, type LocalTemporal } from '../../scripts/local-services.js';
-import { startS3Server, type S3Server } from '../servers/s3/server.js';
+import { startS3Server } from '../servers/s3/server.js';
 import { finished, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
 import { createNetwork, type Host, type Network } from './network.js';
 
@@ -71,11 +71,15 @@ export interface ClusterState {
 
 export interface Cluster {
   network: Network;
+  /** Where the API and worker processes write their logs (kept after the cluster is gone). */
+  logDir: string;
   apis: ServiceProcess[];
   workers: ServiceProcess[];
   /** The API replica `name` (default api1) as a client with the suite's token. */
   api(name?: string): ApiClient;
   files: FileServer;
+  /** The suite's personal access token (every scope). */
+  token: string;
   /** A postgis Destination's configuration for the `target` database on host pg. */
   target: Record<string, unknown>;
   /** SQL as the superuser in the service database or the target database. */
@@ -122,6 +126,10 @@ export async function startCluster(): Promise<Cluster> {
 }
 
 async function build(network: Network): Promise<Cluster> {
+  // The services' logs outlive the cluster (for a failure's story), under the test data folder
+  // that `npm test` empties when it starts.
+  const logDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'test', `cluster-${network.id}`);
+  mkdirSync(logDir, { recursive: true });
   const [pgHost, tpHost, s3Host] = ['pg', 'tp', 's3'].map((n) => network.addHost(n)) as [Host, Host, Host];
   const apiHosts = ['api1', 'api2'].map((n) => network.addHost(n));
   const workerHosts = ['w1', 'w2'].map((n) => network.addHost(n));
@@ -140,7 +148,10 @@ async function build(network: Network): Promise<Cluster> {
     startS3Server({ host: s3Host.address, port: PORTS.s3, wrap: s3Host.wrap }),
   ]);
   let temporal: LocalTemporal | null = null;
-  const temporalOptions = { host: tpHost.address, wrap: tpHost.wrap, httpPort: PORTS.temporalHttp, dbFile: path.join(tpHost.dataDir, 'temporal.db') };
+  // Temporal keeps its state in a file (it is stopped and started again by a test), on a memory
+  // disk of the tp host: SQLite syncing every write to the shared, busy disk slowed it to timeouts.
+  const temporalState = tpHost.smallDisk(512, 'state');
+  const temporalOptions = { host: tpHost.address, wrap: tpHost.wrap, httpPort: PORTS.temporalHttp, dbFile: path.join(temporalState, 'temporal.db') };
   const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
   temporal = await startTemporal(dataDir, PORTS.temporal, temporalOptions);
   const temporalAddress = temporal.address;
@@ -194,7 +205,7 @@ async function build(network: Network): Promise<Cluster> {
   };
 
   const service = (kind: 'api' | 'worker', host: Host): ServiceProcess => {
-    const logFile = path.join(host.dataDir, `${kind}.log`);
+    const logFile = path.join(logDir, `${host.name}-${kind}.log`);
     const proc: ServiceProcess = {
       name: host.name,
       host,
@@ -308,10 +319,12 @@ async function build(network: Network): Promise<Cluster> {
 
   const cluster: Cluster = {
     network,
+    logDir,
     apis,
     workers,
     api: (name = 'api1') => client(network.host(name)),
     files,
+    token,
     target,
     sql: (database, text, values) => query(postgres, database, text, values),
     temporal: {

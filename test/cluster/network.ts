@@ -17,6 +17,8 @@ import path from 'node:path';
 const RECORDS = '/run/geoflow-netns';
 /** Every namespace, link and bridge name starts with this, followed by the network's id. */
 const PREFIX = 'gfc';
+/** A locally administered hardware address that no interface has: where a partition sends packets. */
+const NOWHERE = '02:00:00:00:de:ad';
 
 interface NetworkRecord {
   id: string;
@@ -107,8 +109,12 @@ export function sweepNetworks(): string[] {
     tearDown(record);
     removed.push(`network ${record.id} (${record.namespaces.length} hosts)`);
   }
-  const ownerless = (name: string) => name.startsWith(PREFIX) && ![...live].some((id) => name.startsWith(`${PREFIX}${id}`));
-  for (const ns of ip(['netns', 'list'], true).split('\n').map((l) => l.split(' ')[0]!)) {
+  // (a probe of networkUnavailable() lives for milliseconds and removes itself)
+  const ownerless = (name: string) =>
+    name.startsWith(PREFIX) && !name.startsWith(`${PREFIX}probe`) && ![...live].some((id) => name.startsWith(`${PREFIX}${id}`));
+  for (const ns of ip(['netns', 'list'], true)
+    .split('\n')
+    .map((l) => l.split(' ')[0]!)) {
     if (ns && ownerless(ns)) {
       tearDown({ id: ns, owner: { pid: 0, started: '' }, namespaces: [ns], links: [], mounts: [], dirs: [] });
       removed.push(`namespace ${ns}`);
@@ -241,13 +247,16 @@ export function createNetwork(baseDir: string): Network {
       },
       linkDown: () => ip(['link', 'set', link, 'down']),
       linkUp: () => ip(['link', 'set', link, 'up']),
+      // Each side sends the other's packets to a hardware address no host has: they are dropped
+      // without a word, as a partition drops them (a blackhole route would fail at once with
+      // EINVAL, which no real partition does).
       partitionFrom(other) {
-        ip(['-n', netns, 'route', 'add', 'blackhole', `${other.address}/32`]);
-        ip(['-n', other.netns, 'route', 'add', 'blackhole', `${address}/32`]);
+        ip(['-n', netns, 'neigh', 'replace', other.address, 'lladdr', NOWHERE, 'nud', 'permanent', 'dev', 'eth0']);
+        ip(['-n', other.netns, 'neigh', 'replace', address, 'lladdr', NOWHERE, 'nud', 'permanent', 'dev', 'eth0']);
       },
       heal(other) {
-        ip(['-n', netns, 'route', 'del', 'blackhole', `${other.address}/32`], true);
-        ip(['-n', other.netns, 'route', 'del', 'blackhole', `${address}/32`], true);
+        ip(['-n', netns, 'neigh', 'del', other.address, 'dev', 'eth0'], true);
+        ip(['-n', other.netns, 'neigh', 'del', address, 'dev', 'eth0'], true);
       },
       smallDisk(megabytes, folder = '.') {
         const dir = path.resolve(dataDir, folder);

@@ -74,8 +74,11 @@ export interface FileServer {
   server: Server;
   /** What was POSTed to it (webhook deliveries), in order. */
   received: Received[];
-  /** Serves `body` at `path` (with an ETag of its own). */
-  put(path: string, body: Buffer | string, type?: string): void;
+  /**
+   * Serves `body` at `path`, with an ETag of its own; `validators: false` sends none, so every Run
+   * reads it again (a url Source skips a Run whose file has not changed).
+   */
+  put(path: string, body: Buffer | string, type?: string, options?: { validators?: boolean }): void;
   remove(path: string): void;
   /** Holds requests to `path` until release() (a slow Source). */
   hold(path: string): { release(): void; waiting(): number };
@@ -90,7 +93,7 @@ export interface FileServer {
  * loopback, or on `host` (the cluster suite's bridge address, which its hosts reach).
  */
 export async function startFileServer(host = '127.0.0.1'): Promise<FileServer> {
-  const files = new Map<string, { body: Buffer; type: string; etag: string }>();
+  const files = new Map<string, { body: Buffer; type: string; etag: string | null }>();
   const holds = new Map<string, { queue: (() => void)[]; released: boolean }>();
   const counts = new Map<string, number>();
   const failures = new Map<string, { status: number; left: number }>();
@@ -117,8 +120,8 @@ export async function startFileServer(host = '127.0.0.1'): Promise<FileServer> {
     const serve = () => {
       const file = files.get(path);
       if (!file) return res.writeHead(404).end('not found');
-      if (req.headers['if-none-match'] === file.etag) return res.writeHead(304, { etag: file.etag }).end();
-      res.writeHead(200, { 'content-type': file.type, etag: file.etag, 'content-length': file.body.length }).end(file.body);
+      if (file.etag && req.headers['if-none-match'] === file.etag) return res.writeHead(304, { etag: file.etag }).end();
+      res.writeHead(200, { 'content-type': file.type, ...(file.etag ? { etag: file.etag } : {}), 'content-length': file.body.length }).end(file.body);
     };
     const hold = holds.get(path);
     if (hold && !hold.released) hold.queue.push(serve);
@@ -131,8 +134,8 @@ export async function startFileServer(host = '127.0.0.1'): Promise<FileServer> {
     url,
     server,
     received,
-    put(path, body, type = 'application/geo+json') {
-      files.set(path, { body: Buffer.isBuffer(body) ? body : Buffer.from(body), type, etag: `"v${++version}"` });
+    put(path, body, type = 'application/geo+json', options = {}) {
+      files.set(path, { body: Buffer.isBuffer(body) ? body : Buffer.from(body), type, etag: options.validators === false ? null : `"v${++version}"` });
     },
     remove(path) {
       files.delete(path);

@@ -37,9 +37,13 @@ export function s3ServerUnavailable(): string | false {
 export async function startS3Server(options: { host?: string; port?: number; wrap?: Wrap } = {}): Promise<S3Server> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort());
-  const command = [python, [path.join(import.meta.dirname, 'serve.py'), String(port), host]] as const;
+  const [command, args] = (options.wrap ?? ((c: string, a: string[]) => [c, a] as [string, string[]]))(python, [
+    path.join(import.meta.dirname, 'serve.py'),
+    String(port),
+    host,
+  ]);
   // stdin stays open while the suite runs: serve.py stops when it closes, even if we crash.
-  const child = spawn(...(options.wrap ? options.wrap(...command) : command), { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   let log = '';
   child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000))); // stdout carries the keys
   const first = await new Promise<string>((resolve, reject) => {
