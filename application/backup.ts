@@ -170,6 +170,19 @@ async function bucketObjects(config: Config): Promise<{ key: string; size: numbe
   return objects;
 }
 
+/** The manifest of an archive of npm run backup (refused when it is not one, or of another format). */
+export function readBackupManifest(archive: string): BackupManifest {
+  if (!existsSync(archive)) throw new Error(`${archive} does not exist`);
+  let manifest: BackupManifest;
+  try {
+    manifest = JSON.parse(tar(['-xOf', archive, ARCHIVE.manifest])) as BackupManifest;
+  } catch (error) {
+    throw new Error(`${archive} is not an archive of npm run backup: ${(error as Error).message}`);
+  }
+  if (manifest.format !== BACKUP_FORMAT) throw new Error(`${archive} is a ${manifest.format} archive; this version reads ${BACKUP_FORMAT}`);
+  return manifest;
+}
+
 /** How many files a folder holds and their bytes. */
 function filesUnder(dir: string): { objects: number; bytes: number } {
   let objects = 0;

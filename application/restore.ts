@@ -9,7 +9,7 @@ import { jobDecider, jobStream } from '../domain/jobs/job.js';
 import { runDecider, runStream, stepAtFault, type RunError } from '../domain/runs/run.js';
 import type { Config } from '../platform/config.js';
 import { parseStorageUrl } from '../platform/s3-file-store.js';
-import { ARCHIVE, BACKUP_FORMAT, keyFingerprint, pgProgram, runPgTool, tar, unsealKey, type BackupManifest } from './backup.js';
+import { ARCHIVE, keyFingerprint, pgProgram, readBackupManifest, runPgTool, tar, unsealKey, type BackupManifest } from './backup.js';
 import { createServices } from './bootstrap.js';
 import { load, record } from './commands.js';
 
@@ -29,18 +29,6 @@ import { load, record } from './commands.js';
 
 /** What a data folder holds once an install has used it: a restore goes only where none of these is. */
 const INSTALL_FILES = ['pg', 'pg.password', 'temporal.db', 'workspaces', 'runs', 'secret.key', 'local-database.env', 'initial-admin.env'];
-
-export function readManifest(archive: string): BackupManifest {
-  if (!existsSync(archive)) throw new Error(`${archive} does not exist`);
-  let manifest: BackupManifest;
-  try {
-    manifest = JSON.parse(tar(['-xOf', archive, ARCHIVE.manifest])) as BackupManifest;
-  } catch (error) {
-    throw new Error(`${archive} is not an archive of npm run backup: ${(error as Error).message}`);
-  }
-  if (manifest.format !== BACKUP_FORMAT) throw new Error(`${archive} is a ${manifest.format} archive; this version reads ${BACKUP_FORMAT}`);
-  return manifest;
-}
 
 /** The secrets key the restored install will use: given (and checked), or unsealed from the archive. */
 function resolveKey(archive: string, manifest: BackupManifest, given: Buffer | null, passphrase: string | undefined): { key: Buffer; write: boolean } {
@@ -179,7 +167,7 @@ export async function restoreBackup(
   startLocalDatabase: (dataDir: string) => Promise<{ url: string; stop(): void }>,
 ): Promise<RestoreResult> {
   const started = Date.now();
-  const manifest = readManifest(plan.archive);
+  const manifest = readBackupManifest(plan.archive);
   const found = existsSync(plan.dataDir) ? INSTALL_FILES.filter((f) => existsSync(path.join(plan.dataDir, f))) : [];
   if (found.length) throw new Error(`${plan.dataDir} is not empty (it holds ${found.join(', ')}): restore into an empty data folder (SVC_DATA_DIR)`);
   const { key, write } = resolveKey(plan.archive, manifest, plan.givenKey, plan.passphrase);

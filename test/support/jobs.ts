@@ -13,6 +13,7 @@ export interface RunJson {
   attempt: number;
   retry_of: string | null;
   retried_by: string | null;
+  scheduled_for: string | null;
   created_at: string;
   started_at: string | null;
   finished_at: string | null;
