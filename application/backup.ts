@@ -146,16 +146,21 @@ async function databaseFacts(url: string) {
   }
 }
 
-/** Every object under the install's prefix: key (below the prefix), size, ETag. */
-async function bucketObjects(config: Config): Promise<{ key: string; size: number; etag: string }[]> {
+/** A client of the install's bucket (SVC_STORAGE_URL and its settings), with its bucket and prefix. */
+export function bucketOf(config: Config): { client: S3Client; bucket: string; prefix: string } {
   const storage = config.storage!;
-  const { bucket, prefix } = parseStorageUrl(storage.url);
   const client = new S3Client({
     region: storage.region,
     endpoint: storage.endpoint,
     forcePathStyle: storage.forcePathStyle,
     ...(storage.credentials ? { credentials: storage.credentials } : {}),
   });
+  return { client, ...parseStorageUrl(storage.url) };
+}
+
+/** Every object under the install's prefix: key (below the prefix), size, ETag. */
+async function bucketObjects(config: Config): Promise<{ key: string; size: number; etag: string }[]> {
+  const { client, bucket, prefix } = bucketOf(config);
   const objects: { key: string; size: number; etag: string }[] = [];
   let token: string | undefined;
   try {

@@ -1,4 +1,4 @@
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,8 +8,7 @@ import { z } from 'zod';
 import { jobDecider, jobStream } from '../domain/jobs/job.js';
 import { runDecider, runStream, stepAtFault, type RunError } from '../domain/runs/run.js';
 import type { Config } from '../platform/config.js';
-import { parseStorageUrl } from '../platform/s3-file-store.js';
-import { ARCHIVE, keyFingerprint, pgProgram, readBackupManifest, runPgTool, tar, unsealKey, type BackupManifest } from './backup.js';
+import { ARCHIVE, bucketOf, keyFingerprint, pgProgram, readBackupManifest, runPgTool, tar, unsealKey, type BackupManifest } from './backup.js';
 import { createServices } from './bootstrap.js';
 import { load, record } from './commands.js';
 
@@ -68,14 +67,7 @@ async function databaseIsEmpty(url: string): Promise<boolean> {
 /** Objects the archive's list names that the bucket no longer has (or has at another size). */
 async function missingObjects(config: Config, archive: string): Promise<{ checked: number; missing: string[] }> {
   const listed = JSON.parse(tar(['-xOf', archive, ARCHIVE.bucket])) as { url: string; objects: { key: string; size: number }[] };
-  const storage = config.storage!;
-  const { bucket, prefix } = parseStorageUrl(storage.url);
-  const client = new S3Client({
-    region: storage.region,
-    endpoint: storage.endpoint,
-    forcePathStyle: storage.forcePathStyle,
-    ...(storage.credentials ? { credentials: storage.credentials } : {}),
-  });
+  const { client, bucket, prefix } = bucketOf(config);
   const missing: string[] = [];
   try {
     for (const o of listed.objects) {

@@ -9,7 +9,7 @@ import pg from 'pg';
 import { allScopes } from '../../domain/accounts/scopes.js';
 import { startPostgres, startTemporal, type LocalPostgres, type LocalTemporal } from '../../scripts/local-services.js';
 import { startS3Server } from '../servers/s3/server.js';
-import { finished, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
+import { finished, postgisConfiguration, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
 import { createNetwork, type Host, type Network } from './network.js';
 
 /*
@@ -163,15 +163,7 @@ async function build(network: Network): Promise<Cluster> {
 
   const pgUrl = (database: string) => postgres.url(database);
   await query(postgres, 'target', 'CREATE EXTENSION IF NOT EXISTS postgis');
-  const targetUrl = new URL(pgUrl('target'));
-  const target = {
-    host: targetUrl.hostname,
-    port: Number(targetUrl.port),
-    database: 'target',
-    username: decodeURIComponent(targetUrl.username),
-    password: decodeURIComponent(targetUrl.password),
-    ssl_mode: 'disable',
-  };
+  const target = postgisConfiguration(pgUrl('target'));
 
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),

@@ -164,6 +164,19 @@ export async function startFileServer(host = '127.0.0.1'): Promise<FileServer> {
 
 export const fileBody = (file: string) => readFileSync(file);
 
+/** A postgis connection's configuration for a database URL (without TLS). */
+export function postgisConfiguration(databaseUrl: string) {
+  const url = new URL(databaseUrl);
+  return {
+    host: url.hostname,
+    port: Number(url.port || 5432),
+    database: decodeURIComponent(url.pathname.slice(1)),
+    username: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    ssl_mode: 'disable',
+  };
+}
+
 /**
  * A throwaway PostGIS database on the suite's cluster for Destinations to load into, with a
  * postgis Destination configuration for it and a query helper to look at what arrived.
@@ -191,14 +204,7 @@ export async function createPostgisTarget() {
   };
   await query('CREATE EXTENSION postgis');
   return {
-    configuration: {
-      host: url.hostname,
-      port: Number(url.port || 5432),
-      database,
-      username: decodeURIComponent(url.username),
-      password: decodeURIComponent(url.password),
-      ssl_mode: 'disable',
-    },
+    configuration: postgisConfiguration(url.toString()),
     query,
     async drop() {
       const c = new pg.Client({ connectionString: adminUrl });
