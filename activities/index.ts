@@ -1,6 +1,6 @@
-import gdal from 'gdal-async';
 import { hostname } from 'node:os';
 import type { Services } from '../application/services.js';
+import { gdal } from '../geo/datasets/gdal.js';
 import { deliveryActivities } from './deliveries.js';
 import { runActivities } from './runs.js';
 import { workspaceActivities } from './workspaces.js';

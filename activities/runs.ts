@@ -16,7 +16,9 @@ import { prepareUpload, stemOf, withoutSecondName } from '../geo/datasets/datase
 import { formatCatalog } from '../geo/datasets/formats.js';
 import { inspectDataset } from '../geo/datasets/inspect.js';
 import { applyPipeline, type PipelineSpec } from '../geo/operations/pipeline.js';
-import { localDataset, localFile, storedDataset, type StoredDataset } from '../platform/file-store.js';
+import type { StoredDataset } from '../domain/datasets.js';
+import { localDataset, storedDataset } from '../geo/datasets/stored.js';
+import { localFile } from '../platform/file-store.js';
 import { startHeartbeats } from './heartbeats.js';
 
 /**

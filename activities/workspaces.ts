@@ -6,7 +6,8 @@ import type { Services } from '../application/services.js';
 import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline } from '../domain/workspaces/workspace.js';
 import { convertDataset } from '../geo/datasets/convert.js';
 import { applyPipeline } from '../geo/operations/pipeline.js';
-import { localDataset, type StoredDataset } from '../platform/file-store.js';
+import type { StoredDataset } from '../domain/datasets.js';
+import { localDataset } from '../geo/datasets/stored.js';
 import { startHeartbeats } from './heartbeats.js';
 
 export interface ConversionRef {

@@ -14,7 +14,7 @@ import { DomainError } from '../domain/errors.js';
 import { watchDatabase } from '../platform/database-watch.js';
 import { createAccessLog, LazyChildLogger, logDestination, redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
-import { createSessionTable } from './auth/sessions.js';
+import { createSessionTable } from '../application/sessions.js';
 import { databaseUnavailable, invalidParameter, registerErrorHandling, sendError } from './errors.js';
 import { trackRouteMethods } from './methods.js';
 import { finishDocument } from './openapi.js';

@@ -1,9 +1,18 @@
+import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import { emailClaimStream, normalizeEmail, userDecider, userStream } from '../domain/accounts/user.js';
 import { WrongExpectedRevisionError } from '../eventstore/port.js';
-import { hashPassword } from '../platform/passwords.js';
+import { dummyPasswordHash, hashPassword, verifyPassword } from '../platform/passwords.js';
+import { userByEmail } from '../projections/accounts.js';
 import { execute } from './commands.js';
+import { loginKeys, type LoginThrottle } from './login-throttle.js';
 import type { Services } from './services.js';
+import { createSession, deleteSession } from './sessions.js';
+
+/*
+ * Users: registered (the first one from the settings), logging in and out of a browser session.
+ * How a request is authenticated (a session or a personal access token) is application/authentication.ts.
+ */
 
 export const MIN_PASSWORD_LENGTH = 10;
 
@@ -48,3 +57,48 @@ export async function ensureAdmin(services: Services): Promise<void> {
   });
   services.log.info({ email: normalizeEmail(adminEmail) }, 'created the first user from SVC_ADMIN_EMAIL');
 }
+
+/** Returns the user when the password matches; the same work is done when the user is unknown. */
+export async function checkCredentials(services: Pick<Services, 'pool'>, email: string, password: string) {
+  const user = await userByEmail(services.pool, normalizeEmail(email));
+  const ok = await verifyPassword(password, user?.password_hash ?? dummyPasswordHash);
+  return ok && user ? { id: user.id, email: user.email, name: user.name } : null;
+}
+
+/**
+ * A browser login: refused while the throttle makes this account-and-address wait (unauthorized,
+ * with retry_after_seconds), else the password is checked and a session started. Failures and
+ * throttled attempts are logged with the client's address, never the password.
+ */
+export async function logIn(
+  services: Pick<Services, 'pool' | 'clock'>,
+  throttle: LoginThrottle,
+  request: { email: string; password: string; ip: string },
+  log: Pick<Logger, 'info' | 'warn'>,
+) {
+  const now = services.clock().getTime();
+  const keys = loginKeys(request.email, request.ip);
+  const wait = throttle.attempt(keys, now);
+  if (wait > 0) {
+    const seconds = Math.ceil(wait / 1000);
+    log.warn(
+      { login: 'throttled', address: request.ip, retry_after_seconds: seconds },
+      'login refused: too many failed logins for this account from this address',
+    );
+    throw new DomainError('unauthorized', `Too many failed logins for this account from this address; try again in ${seconds} seconds`, {
+      retry_after_seconds: seconds,
+    });
+  }
+  const found = await checkCredentials(services, request.email, request.password);
+  if (!found) {
+    const { failures, retryAfterMs } = throttle.failed(keys, services.clock().getTime());
+    log.warn({ login: 'failed', address: request.ip, failures, retry_after_seconds: Math.ceil(retryAfterMs / 1000) }, 'failed login');
+    throw new DomainError('unauthorized', 'The e-mail or password is wrong');
+  }
+  const earlier = throttle.succeed(keys);
+  if (earlier > 0) log.info({ login: 'succeeded', user_id: found.id, address: request.ip, failures_before: earlier }, 'login after failed attempts');
+  return { user: found, session: await createSession(services.pool, found.id, services.clock()) };
+}
+
+/** Ends a browser session (a value that names none is no error). */
+export const logOut = (services: Pick<Services, 'pool'>, session: string) => deleteSession(services.pool, session);

@@ -1,5 +1,5 @@
-import { toNewEvent, type Decider } from '../domain/decider.js';
-import type { EventStore, ExpectedRevision } from '../eventstore/port.js';
+import type { Decider } from '../domain/decider.js';
+import type { EventStore, ExpectedRevision, NewEvent } from '../eventstore/port.js';
 import type { Services } from './services.js';
 
 /*
@@ -15,6 +15,12 @@ export interface Loaded<S> {
   /** Global position of the stream's last event (0 for a stream still empty). */
   position: bigint;
 }
+
+/** A decided event as the event store appends it. */
+const toNewEvent = (e: { type: string; data: object }): NewEvent => ({
+  type: e.type,
+  data: e.data as Record<string, unknown>,
+});
 
 /** Events folded past a stream's snapshot before the load saves a new one. */
 export const SNAPSHOT_EVERY = 100;

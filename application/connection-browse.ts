@@ -2,7 +2,7 @@ import { accessOf as geonodeAccess } from '../connectors/geonode/api.js';
 import { listDatasets, type DatasetQuery } from '../connectors/geonode/browse.js';
 import { accessOf as geoserverAccess, type GeoserverAccess } from '../connectors/geoserver/rest.js';
 import { listLayers, listStores, listWorkspaces } from '../connectors/geoserver/browse.js';
-import { ConnectorError } from '../connectors/shared/errors.js';
+import { ConnectorError } from '../domain/transfers.js';
 import type { ConnectorContext } from '../connectors/types.js';
 import type { ConnectionKind } from '../domain/connections/connection.js';
 import { DomainError } from '../domain/errors.js';

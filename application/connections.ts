@@ -8,26 +8,32 @@ import {
   type SecretChanges,
 } from '../domain/connections/connection.js';
 import { DomainError } from '../domain/errors.js';
-import { configurationBodySchema, connectorFor, typesOf } from '../connectors/registry.js';
-import type { ConnectorContext, ConnectorDefinition } from '../connectors/types.js';
-import { ConnectorError } from '../connectors/shared/errors.js';
+import { configurationBodySchema, connectorFor, requireImplemented, typesOf } from '../connectors/registry.js';
+import type { ConnectorContext, ConnectorDefinition, Discovery, TestResult } from '../connectors/types.js';
+import { ConnectorError } from '../domain/transfers.js';
 import type { Cipher } from '../platform/cipher.js';
-import { load } from './commands.js';
+import { jobsUsing } from '../projections/jobs.js';
+import { listConnections as readConnections, loadConnection, type ConnectionRow } from '../projections/connections.js';
+import type { PageRequest } from '../projections/pagination.js';
+import { outboundRefusal } from '../temporal/failures.js';
+import { execute, load } from './commands.js';
 import type { Services } from './services.js';
 
 /*
- * Saved connections as the API and the worker use them: validating a body against its type's
- * connector, sealing secrets before they reach a command, and opening a saved connection
- * (decrypted, in the process that uses it) for test, discover, extract and deliver.
+ * Saved connections as the use cases and the worker use them: validating a body against its
+ * type's connector, sealing secrets before they reach a command, and opening a saved connection
+ * (decrypted, in the process that uses it) for test, discover, extract and deliver; and the
+ * use cases of /sources and /destinations (at the end): create, replace, delete, read, test, discover.
  */
 
 export const kindNoun = (kind: ConnectionKind) => (kind === 'source' ? 'Source' : 'Destination');
 
-export interface ConnectionBody {
+/** A Source or Destination body after its schema (api/connections/routes.ts); a type alias, so a route's parsed body converts to it. */
+export type ConnectionBody = {
   name: string;
   type: string;
   configuration: Record<string, unknown>;
-}
+};
 
 const issue = (path: (string | number)[], message: string) => ({ path: ['body', ...path].join('.'), message });
 
@@ -73,12 +79,6 @@ export function sealSecrets(cipher: Cipher, connectionId: string, secrets: Recor
   return Object.fromEntries(
     Object.entries(secrets).map(([field, value]) => [field, value === null ? null : cipher.encrypt(value, `${connectionId}/${field}`)]),
   );
-}
-
-/** The public configuration as responses show it: fields plus has_<secret> flags. */
-export function publicConfiguration(connector: ConnectorDefinition | undefined, configuration: Record<string, unknown>, storedSecrets: readonly string[]) {
-  const flags = Object.fromEntries((connector?.secrets ?? storedSecrets).map((field) => [`has_${field}`, storedSecrets.includes(field)]));
-  return { ...configuration, ...flags };
 }
 
 /** A saved connection as it can be shown and checked without its secrets: type, public fields, which secrets are stored. */
@@ -204,5 +204,141 @@ export async function withDeadline<T>(ms: number, base: Omit<ConnectorContext, '
     return await fn({ ...base, signal: controller.signal });
   } finally {
     clearTimeout(timer);
+  }
+}
+
+// ---- The use cases of /sources and /destinations ---------------------------------------------
+
+/** How long a connection test may take; discovery may take three times as long. */
+const TEST_TIMEOUT_MS = 10_000;
+
+/** The owner's Source or Destination (any other is its kind's not-found). */
+export const showConnection = (services: Services, kind: ConnectionKind, ownerId: string, id: string): Promise<ConnectionRow> =>
+  loadConnection(services.pool, kind, ownerId, id);
+
+/** The owner's Sources or Destinations, newest first. */
+export const listConnections = (services: Services, kind: ConnectionKind, ownerId: string, page: PageRequest) =>
+  readConnections(services.pool, kind, ownerId, page);
+
+/** Runs a create or replace: the body checked against its type, its secrets sealed before they reach the command. */
+async function save(
+  services: Services,
+  kind: ConnectionKind,
+  ownerId: string,
+  id: string,
+  body: ConnectionBody,
+  type: 'CreateConnection' | 'UpdateConnection',
+) {
+  const { connector, configuration, secrets } = parseConfiguration(kind, body);
+  await execute(services, connectionStream(kind, id), connectionDecider(kind), {
+    type,
+    connectionId: id,
+    actorId: ownerId,
+    name: body.name,
+    connectionType: connector.type,
+    configuration,
+    secretFields: connector.secrets,
+    secrets: sealSecrets(services.cipher, id, secrets),
+    at: services.clock(),
+  });
+  return showConnection(services, kind, ownerId, id);
+}
+
+export const createConnection = (services: Services, kind: ConnectionKind, ownerId: string, body: ConnectionBody) =>
+  save(services, kind, ownerId, services.newId(kind), body, 'CreateConnection');
+
+/** Replaces a saved connection; secrets the body leaves out are kept, null clears one. */
+export async function updateConnection(services: Services, kind: ConnectionKind, ownerId: string, id: string, body: ConnectionBody) {
+  await showConnection(services, kind, ownerId, id);
+  return save(services, kind, ownerId, id, body, 'UpdateConnection');
+}
+
+/** Deletes a saved connection, refused (409, naming them) while Jobs use it: they would fail at their next Run. */
+export async function deleteConnection(services: Services, kind: ConnectionKind, ownerId: string, id: string): Promise<void> {
+  await showConnection(services, kind, ownerId, id);
+  const users = await jobsUsing(services.pool, kind, id, ownerId);
+  if (users.length) {
+    throw new DomainError(
+      'conflict',
+      `${kindNoun(kind)} ${id} is used by ${users.length === 1 ? 'the Job' : `${users.length} Jobs:`} ${users.map((j) => `${j.name} (${j.id})`).join(', ')}; change or delete ${users.length === 1 ? 'it' : 'them'} first`,
+      { jobs: users },
+    );
+  }
+  await execute(services, connectionStream(kind, id), connectionDecider(kind), {
+    type: 'DeleteConnection',
+    connectionId: id,
+    actorId: ownerId,
+    at: services.clock(),
+  });
+}
+
+/** Where a use case logs what a connector reports (the request's logger). */
+export type Log = ConnectorContext['log'];
+
+/** What a connector call from the API gets besides its signal: the request's logger, the data folder, the upload limit. */
+const callContext = (services: Services, log: Log) => ({ log, workDir: services.config.dataDir, maxBytes: services.config.maxUploadBytes });
+
+/** A connector's refusal as the API's error. */
+export function domainOf(error: ConnectorError): DomainError {
+  if (error.reason === 'not_implemented') return new DomainError('not_implemented', error.message, error.details);
+  return new DomainError('invalid_parameter', error.message, { reason: error.reason, ...error.details });
+}
+
+/**
+ * Tests a saved connection of the owner's, or a draft (`body`, nothing stored): always a
+ * classified result, never a thrown remote failure; an address the outbound policy refuses is a
+ * 403 naming the setting (a classified result would tell open ports from closed ones).
+ */
+export async function testConnection(
+  services: Services,
+  kind: ConnectionKind,
+  ownerId: string,
+  what: { id: string } | { draft: ConnectionBody },
+  log: Log,
+): Promise<TestResult> {
+  const connection = 'draft' in what ? draftConnection(kind, what.draft) : await openConnection(services, kind, what.id, ownerId);
+  const { connector } = connection;
+  try {
+    requireImplemented(connector, 'test');
+  } catch (error) {
+    throw domainOf(error as ConnectorError);
+  }
+  const started = Date.now();
+  let result: TestResult;
+  try {
+    result = await withDeadline(TEST_TIMEOUT_MS, callContext(services, log), (ctx) => connector.test(connection.config, ctx));
+  } catch (error) {
+    const failure = error instanceof ConnectorError ? error : new ConnectorError('invalid_response', `${connector.label} test failed unexpectedly`);
+    result = { ok: false, status: failure.reason, message: failure.message, tried: {}, duration_ms: Date.now() - started };
+  }
+  if (result.status === 'refused_by_policy') throw outboundRefusal(result.message);
+  return result;
+}
+
+/** The schemas of a saved database connection of the owner's, or with `schema`, its tables and views. */
+export async function discover(
+  services: Services,
+  kind: ConnectionKind,
+  ownerId: string,
+  id: string,
+  schema: string | undefined,
+  log: Log,
+): Promise<Discovery> {
+  const connection = await openConnection(services, kind, id, ownerId);
+  if (!connection.connector.discover) {
+    throw new DomainError(
+      kind === 'source' ? 'invalid_source' : 'invalid_destination',
+      `Discovery works on ${kindNoun(kind)}s whose type can list its tables (GET /api/v1/connectors: capabilities.discover); this one is ${connection.type}`,
+      { type: connection.type },
+    );
+  }
+  try {
+    return await withDeadline(TEST_TIMEOUT_MS * 3, callContext(services, log), (ctx) => connection.connector.discover!(connection.config, { schema }, ctx));
+  } catch (error) {
+    if (error instanceof ConnectorError) {
+      if (error.reason === 'refused_by_policy') throw outboundRefusal(error.message);
+      throw new DomainError('postgis_failed', error.message, { reason: error.reason, ...error.details });
+    }
+    throw error;
   }
 }

@@ -1,7 +1,7 @@
 import { browseFolders, browseItems, browseLayers } from '../connectors/hub/browse.js';
 import { hubConfiguration } from '../connectors/hub/index.js';
 import type { HubConfig } from '../connectors/hub/portal.js';
-import { ConnectorError } from '../connectors/shared/errors.js';
+import { ConnectorError } from '../domain/transfers.js';
 import type { ConnectorContext } from '../connectors/types.js';
 import type { ConnectionKind } from '../domain/connections/connection.js';
 import { DomainError } from '../domain/errors.js';

@@ -1,16 +1,35 @@
-import { sql } from 'slonik';
-import { z } from 'zod';
 import { connectorFor } from '../connectors/registry.js';
-import type { ConnectionKind } from '../domain/connections/connection.js';
-import { notFoundCode } from '../domain/connections/connection.js';
+import { notFoundCode, type ConnectionKind } from '../domain/connections/connection.js';
 import { DomainError, notFound } from '../domain/errors.js';
-import { stagesOf, type JobDefinition, type Stage, type StageFlags, type TransformMode } from '../domain/jobs/job.js';
+import {
+  jobDecider,
+  jobStream,
+  stagesOf,
+  type ActiveJob,
+  type JobCommand,
+  type JobDefinition,
+  type Stage,
+  type StageFlags,
+  type TransformMode,
+} from '../domain/jobs/job.js';
 import { normalizeTimezone, type JobSchedule } from '../domain/jobs/schedule.js';
 import type { Operation } from '../domain/operations.js';
 import { resolveOutputFormat } from '../geo/datasets/formats.js';
 import { checkSelectSql } from '../geo/operations/sql-guard.js';
+import { connectionType } from '../projections/connections.js';
+import { listJobs as readJobs, loadJob, type JobRow } from '../projections/jobs.js';
+import type { PageRequest } from '../projections/pagination.js';
+import { recipeOperations } from '../projections/recipes.js';
+import { execute } from './commands.js';
 import { kindNoun, parseSelector } from './connections.js';
 import type { Services } from './services.js';
+
+/*
+ * The Job use cases: create, replace, delete, enable and disable a Job, reset its sync; read one
+ * or a page of them. A body is checked and turned into the definition the Job stores here; the
+ * Job's decider (domain/jobs/job.ts) decides, its read model (projections/jobs.ts) answers. Runs
+ * of a Job start in application/runs.ts.
+ */
 
 /** A Job body after its schema (api/jobs/routes.ts): shapes are right, references and rules not yet checked. */
 export interface JobBody {
@@ -53,22 +72,10 @@ export function mergeFlags(stored: StageFlags | undefined, sent: JobBody['pipeli
 }
 
 async function ownedConnectionType(services: Pick<Services, 'pool'>, kind: ConnectionKind, id: string, ownerId: string) {
-  const type = await services.pool.maybeOneFirst(
-    sql.type(z.object({ type: z.string() }))`SELECT type FROM rm.connections WHERE id = ${id} AND owner_id = ${ownerId} AND kind = ${kind}`,
-  );
+  const type = await connectionType(services.pool, kind, ownerId, id);
   const connector = type === null ? undefined : connectorFor(kind, type);
   if (!connector) throw notFound(notFoundCode(kind), kindNoun(kind), id);
   return connector;
-}
-
-async function ownedRecipeOperations(services: Pick<Services, 'pool'>, id: string, ownerId: string): Promise<Operation[]> {
-  const operations = await services.pool.maybeOneFirst(
-    sql.type(
-      z.object({ operations: z.array(z.record(z.string(), z.unknown())) }),
-    )`SELECT operations FROM rm.recipes WHERE id = ${id} AND owner_id = ${ownerId}`,
-  );
-  if (operations === null) throw notFound('recipe_not_found', 'Recipe', id);
-  return operations as Operation[];
 }
 
 /** The transform stage's fields, by mode; absent stage: none of them. */
@@ -86,7 +93,7 @@ async function transformFields(services: Pick<Services, 'pool'>, ownerId: string
       if (!body.recipe_id) throw refuse('recipe_id', 'transform_mode recipe needs recipe_id');
       // A snapshot: the Recipe's operations as they are now; later Recipe edits leave the Job
       // alone. Operations sent with the body are ignored (a Job read and sent back has them).
-      return { ...none, transform_mode: mode, recipe_id: body.recipe_id, operations: await ownedRecipeOperations(services, body.recipe_id, ownerId) };
+      return { ...none, transform_mode: mode, recipe_id: body.recipe_id, operations: await recipeOperations(services.pool, ownerId, body.recipe_id) };
     }
     case 'sql':
       if (!body.sql) throw refuse('sql', 'transform_mode sql needs sql: one SELECT against the relation "source"');
@@ -156,13 +163,53 @@ export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerI
   };
 }
 
-/** Jobs of the owner that use a saved connection: deleting it is refused while they exist. */
-export async function jobsUsing(services: Pick<Services, 'pool'>, kind: ConnectionKind, id: string, ownerId: string) {
-  const column = sql.identifier([kind === 'source' ? 'source_id' : 'destination_id']);
-  const rows = await services.pool.any(
-    sql.type(
-      z.object({ id: z.string(), name: z.string() }),
-    )`SELECT id, name FROM rm.jobs WHERE ${column} = ${id} AND owner_id = ${ownerId} ORDER BY created_at, id`,
-  );
-  return [...rows];
+/** The owner's Job (another owner's is job_not_found). */
+export const showJob = (services: Services, ownerId: string, id: string): Promise<JobRow> => loadJob(services.pool, ownerId, id);
+
+/** The owner's Jobs, newest first. */
+export const listJobs = (services: Services, ownerId: string, page: PageRequest) => readJobs(services.pool, ownerId, page);
+
+/** Runs a Job command; the answer waits for the read models and, briefly, for the Job's Schedule to follow. */
+async function change(services: Services, command: JobCommand): Promise<void> {
+  const result = await execute(services, jobStream(command.jobId), jobDecider, command);
+  if (result && services.reactors) {
+    await services.reactors
+      .waitFor(result.position, 5_000)
+      .catch((error) => services.log.warn({ err: error, jobId: command.jobId }, 'the Job schedule is catching up'));
+  }
+}
+
+export async function createJob(services: Services, ownerId: string, body: JobBody): Promise<JobRow> {
+  const definition = await jobDefinitionFrom(services, ownerId, body);
+  const jobId = services.newId('job');
+  await change(services, { type: 'CreateJob', jobId, actorId: ownerId, definition, enabled: body.enabled ?? true, at: services.clock() });
+  return showJob(services, ownerId, jobId);
+}
+
+/** Replaces a Job's definition; stage flags the body does not mention keep their stored value. */
+export async function updateJob(services: Services, ownerId: string, jobId: string, body: JobBody): Promise<JobRow> {
+  const stored = (await showJob(services, ownerId, jobId)).state as ActiveJob;
+  const definition = await jobDefinitionFrom(services, ownerId, body, stored.definition);
+  await change(services, {
+    type: 'UpdateJob',
+    jobId,
+    actorId: ownerId,
+    definition,
+    ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
+    at: services.clock(),
+  });
+  return showJob(services, ownerId, jobId);
+}
+
+/** Deletes a Job: its Schedule goes, and a Run in progress is cancelled. */
+export async function deleteJob(services: Services, ownerId: string, jobId: string): Promise<void> {
+  await change(services, { type: 'DeleteJob', jobId, actorId: ownerId, at: services.clock() });
+}
+
+/** What a Job's switches do: enable, disable, forget the sync cursor, rebuild the target on the next Run. */
+export type JobSwitch = 'EnableJob' | 'DisableJob' | 'ResetSync' | 'ReinitializeSync';
+
+export async function switchJob(services: Services, ownerId: string, jobId: string, type: JobSwitch): Promise<JobRow> {
+  await change(services, { type, jobId, actorId: ownerId, at: services.clock() });
+  return showJob(services, ownerId, jobId);
 }

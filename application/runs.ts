@@ -1,18 +1,22 @@
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { createHash } from 'node:crypto';
-import { sql } from 'slonik';
-import { z } from 'zod';
+import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import { jobDecider, jobStream, ownedJob, plannedSteps } from '../domain/jobs/job.js';
-import { runDecider, runStream, type RunState } from '../domain/runs/run.js';
+import { runDecider, runStream, type RunState, type RunStatus } from '../domain/runs/run.js';
 import { WrongExpectedRevisionError } from '../eventstore/port.js';
+import { loadJob } from '../projections/jobs.js';
+import type { PageRequest } from '../projections/pagination.js';
+import { findRun, listRuns as readRuns, loadRun, queuedRuns, type RunRow } from '../projections/runs.js';
 import { jobWorkflowId } from '../temporal/ids.js';
 import type { RunTicket } from '../temporal/tickets.js';
 import { load, record } from './commands.js';
 import type { Services } from './services.js';
 
 /*
- * Requesting a Run. Every Run of a Job goes through the Job's coordinator workflow
+ * Where a Job's Run starts: Run Now (runNow) and a retry (retryRun) here; a scheduled Run's
+ * activity (activities/runs.ts, requestScheduledRun) hands its ticket on through the same
+ * signalRun and recordQueuedRun. Every Run of a Job goes through the Job's coordinator workflow
  * (`job-<jobId>`, workflows/job-runs.ts), which runs them one at a time in the order they came:
  * that is what makes "two Runs of one Job never run at once" true by construction. A request
  * is a ticket signalled to the coordinator (signal-with-start: stored by Temporal even while no
@@ -76,9 +80,7 @@ export async function claimIdempotencyKey(
 
 /** Refuses a new Run when MAX_QUEUED_RUNS already wait for this Job (read model). */
 export async function checkQueueRoom(services: Pick<Services, 'pool'>, jobId: string): Promise<void> {
-  const queued = await services.pool.oneFirst(
-    sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM rm.runs WHERE job_id = ${jobId} AND status = 'queued'`,
-  );
+  const queued = await queuedRuns(services.pool, jobId);
   if (queued >= MAX_QUEUED_RUNS) {
     throw new DomainError('run_queue_full', `${queued} Runs of this Job are already waiting; try again when they have run`, {
       queued,
@@ -174,4 +176,71 @@ async function recordQueuedRunOnce(
     at,
   });
   return { position: outcome.position, status: outcome.state.status };
+}
+
+/** Where a use case logs what it cannot say to the caller (the request's logger). */
+export type Log = Pick<Logger, 'error'>;
+
+/** Hands a ticket to the Job's coordinator, records the Run, waits for the read model. */
+async function requestRun(services: Services, ticket: RunTicket, log: Log): Promise<RunRow> {
+  try {
+    await signalRun(services, ticket);
+  } catch (error) {
+    log.error({ err: error, jobId: ticket.jobId }, 'could not hand the Run to Temporal');
+    throw new DomainError('service_unavailable', 'The Run could not be started: the workflow service does not answer; nothing was recorded, try again shortly');
+  }
+  const queued = await recordQueuedRun(services, ticket);
+  await services.projections.waitFor(BigInt(queued.position));
+  return loadRun(services.pool, ticket.ownerId, ticket.jobId, ticket.runId);
+}
+
+/**
+ * Run Now: a queued Run of the owner's Job, answered at once (it runs behind a Run in progress).
+ * The same Idempotency-Key within 24 hours gives back the Run the first request started
+ * (`replayed`), and finishes that request's work if it did not get as far as recording it.
+ */
+export async function runNow(
+  services: Services,
+  ownerId: string,
+  jobId: string,
+  idempotencyKey: string | undefined,
+  log: Log,
+): Promise<{ run: RunRow; replayed: boolean }> {
+  await loadJob(services.pool, ownerId, jobId);
+  let runId = services.newId('run');
+  let replayed = false;
+  if (idempotencyKey) {
+    const claim = await claimIdempotencyKey(services, ownerId, jobId, idempotencyKey, runId);
+    runId = claim.runId;
+    replayed = claim.replayed;
+    if (replayed) {
+      const existing = await findRun(services.pool, runId);
+      if (existing) return { run: existing, replayed };
+      // The first request claimed the key but did not get its Run recorded: finish its work.
+    }
+  }
+  await checkQueueRoom(services, jobId);
+  const run = await requestRun(services, { runId, jobId, ownerId, trigger: 'manual', retryOf: null, scheduledFor: null }, log);
+  return { run, replayed };
+}
+
+/** A new Run of a failed Run's Job snapshot, linked to it (409 for a Run that did not fail or was retried already). */
+export async function retryRun(services: Services, ownerId: string, jobId: string, runId: string, log: Log): Promise<RunRow> {
+  await loadJob(services.pool, ownerId, jobId);
+  await loadRun(services.pool, ownerId, jobId, runId);
+  await checkRetryable(services, ownerId, runId);
+  await checkQueueRoom(services, jobId);
+  return requestRun(services, { runId: services.newId('run'), jobId, ownerId, trigger: 'retry', retryOf: runId, scheduledFor: null }, log);
+}
+
+/** The Runs of the owner's Job, newest first, of one status if asked. */
+export async function listRuns(services: Services, ownerId: string, jobId: string, page: PageRequest & { status?: RunStatus | undefined }) {
+  await loadJob(services.pool, ownerId, jobId);
+  return readRuns(services.pool, ownerId, jobId, page);
+}
+
+/** One Run of the owner's Job. */
+export async function showRun(services: Services, ownerId: string, jobId: string, runId: string): Promise<RunRow> {
+  await loadJob(services.pool, ownerId, jobId);
+  return loadRun(services.pool, ownerId, jobId, runId);
 }

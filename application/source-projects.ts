@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { ConnectorError } from '../connectors/shared/errors.js';
+import { ConnectorError } from '../domain/transfers.js';
 import { requireImplemented } from '../connectors/registry.js';
 import type { ConnectorContext, ProjectBrowsing, ProjectInspection, ProjectSummary } from '../connectors/types.js';
 import { DomainError } from '../domain/errors.js';

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
-import type { ConnectorError } from '../connectors/shared/errors.js';
+import type { ConnectorError } from '../domain/transfers.js';
 import { requireImplemented } from '../connectors/registry.js';
 import type { ConnectorContext, DeliverInput, ExtractResult, SyncState } from '../connectors/types.js';
 import type { Delivery } from '../temporal/workspaces.js';

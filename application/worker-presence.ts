@@ -22,7 +22,7 @@ export async function requireWorker(services: Pick<Services, 'config' | 'tempora
   if ((response.pollers ?? []).length === 0) {
     throw new DomainError(
       'internal_error',
-      `No worker is running for task queue "${services.config.taskQueue}": start one (npm start does, or node --expose-gc --import tsx workflows/worker.ts) and try again`,
+      `No worker is running for task queue "${services.config.taskQueue}": start one (npm start does, or node --expose-gc --import tsx worker/worker.ts) and try again`,
     );
   }
   seenAt.set(services, now);

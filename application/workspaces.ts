@@ -3,14 +3,14 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../domain/errors.js';
 import { workspaceDecider, workspaceStream, type Pipeline, type WorkspaceOrigin } from '../domain/workspaces/workspace.js';
-import { ConnectorError } from '../connectors/shared/errors.js';
+import { ConnectorError } from '../domain/transfers.js';
 import { checkConvertRequest } from '../geo/datasets/convert.js';
 import { datasetAtUpload, prepareUpload, safeFilename } from '../geo/datasets/dataset-files.js';
 import { inspectDataset } from '../geo/datasets/inspect.js';
 import { checkPipeline } from '../geo/operations/pipeline-check.js';
 import { transformDataPreview, transformSpatialPreview } from '../geo/operations/pipeline.js';
 import { dataPreview, parsePreviewLimit, spatialPreview } from '../geo/datasets/preview.js';
-import { localDataset, storedDataset, type LocalDataset } from '../platform/file-store.js';
+import { localDataset, storedDataset, type LocalDataset } from '../geo/datasets/stored.js';
 import { loadWorkspace, type WorkspaceRow } from '../projections/workspaces.js';
 import { connectorErrorFrom, domainErrorFrom, failurePosition } from '../temporal/failures.js';
 import { workspaceConvertWorkflowId, workspaceDeliverWorkflowId } from '../temporal/ids.js';
@@ -33,39 +33,8 @@ export type Log = TransferContext['log'];
 /** The caller's Workspace as the read model has it (job_not_found, job_expired otherwise). */
 const getWorkspace = (services: Services, userId: string, id: string) => loadWorkspace(services.pool, userId, id, services.clock());
 
-/** What the API shows of a Workspace (its `Workspace`): the inspection fields flattened, no paths, no owner. */
-export function workspaceView(row: WorkspaceRow) {
-  const i = row.inspection;
-  const origin = row.origin as { kind: string; source_id?: string; source_resource?: string | null };
-  return {
-    id: row.id,
-    status: row.status as 'inspected' | 'converting' | 'completed' | 'failed',
-    filename: row.filename,
-    size: row.size,
-    dataset_type: i.dataset_type,
-    format: i.format,
-    driver: i.driver,
-    layers: i.layers,
-    raster: i.raster,
-    crs: i.crs,
-    warnings: i.warnings,
-    source: origin.kind === 'source' ? { id: origin.source_id, resource: origin.source_resource ?? null } : null,
-    pipeline: row.pipeline as unknown as Record<string, unknown>,
-    output: row.output
-      ? { format: row.output.format, filename: row.output.filename, size: row.output.size, media_type: row.output.media_type, layers: row.output.layers }
-      : null,
-    errors: row.errors,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    expires_at: row.expires_at,
-  };
-}
-
-export type WorkspaceView = ReturnType<typeof workspaceView>;
-
-/** The caller's Workspace, as the API shows it. */
-export const showWorkspace = async (services: Services, userId: string, id: string): Promise<WorkspaceView> =>
-  workspaceView(await getWorkspace(services, userId, id));
+/** The caller's Workspace, as its read model has it (the API shows it through api/workspaces/representation.ts). */
+export const showWorkspace = (services: Services, userId: string, id: string): Promise<WorkspaceRow> => getWorkspace(services, userId, id);
 
 /** The Workspace's stored pipeline. */
 export const getPipeline = async (services: Services, userId: string, id: string): Promise<Pipeline> => (await getWorkspace(services, userId, id)).pipeline;
@@ -80,7 +49,7 @@ async function createWorkspace(
   userId: string,
   origin: WorkspaceOrigin,
   arrive: () => Promise<{ file: string; filename: string; size: number }>,
-): Promise<WorkspaceView> {
+): Promise<WorkspaceRow> {
   const { files, config } = services;
   try {
     const arrived = await arrive();
@@ -117,7 +86,7 @@ export async function createFromUpload(
   services: Services,
   userId: string,
   upload: { filename: string; file: Readable & { truncated: boolean } },
-): Promise<WorkspaceView> {
+): Promise<WorkspaceRow> {
   const maxBytes = services.config.maxUploadBytes;
   const workspaceId = services.newId('workspace');
   const original = safeFilename(upload.filename || 'upload');
@@ -137,7 +106,7 @@ export async function createFromUpload(
  * this itself, as it does for uploads: the request is the transfer. The Source is described
  * (type, public fields) to check the request, and its secrets are decrypted once, by the extract.
  */
-export async function importFromSource(services: Services, userId: string, request: { sourceId: string; selector: unknown }, log: Log): Promise<WorkspaceView> {
+export async function importFromSource(services: Services, userId: string, request: { sourceId: string; selector: unknown }, log: Log): Promise<WorkspaceRow> {
   const source = await describeConnection(services, 'source', request.sourceId, userId);
   if (!source.connector.source!.importable) {
     throw new DomainError('invalid_source', `${source.type} Sources cannot be imported into a Workspace; use a Job`, { type: source.type });
@@ -227,7 +196,7 @@ export interface ConvertBody {
  * workflow owns the lifecycle (start, convert, outcome, each recorded as an event); this waits
  * for it, then for the read models to show its outcome.
  */
-export async function convert(services: Services, userId: string, id: string, body: ConvertBody, log: Log): Promise<WorkspaceView> {
+export async function convert(services: Services, userId: string, id: string, body: ConvertBody, log: Log): Promise<WorkspaceRow> {
   const row = await getWorkspace(services, userId, id);
   const layers = body.layers ?? [];
   // Refused here, before a conversion starts: a bad request never marks the Workspace failed.

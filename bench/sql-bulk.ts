@@ -5,6 +5,7 @@ import path from 'node:path';
 import oracledb from 'oracledb';
 import pino from 'pino';
 import { TYPES } from 'tedious';
+import type { Point } from 'gdal-async';
 import { gdal } from '../geo/datasets/gdal.js';
 import { connect as connectOracle, type OracleConfig } from '../connectors/oracle/client.js';
 import { deliverOracle } from '../connectors/oracle/deliver.js';
@@ -33,7 +34,7 @@ async function* plainRows(file: string): AsyncGenerator<unknown[]> {
   const ds = await gdal.openAsync(file);
   try {
     for await (const f of ds.layers.get(0).features) {
-      const p = f.getGeometry() as gdal.Point;
+      const p = f.getGeometry() as Point;
       yield [f.fields.get('id'), f.fields.get('name'), f.fields.get('value'), p.x, p.y];
     }
   } finally {

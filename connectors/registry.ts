@@ -21,7 +21,7 @@ import { sqlserver } from './sqlserver/index.js';
 import { stac } from './stac/index.js';
 import { url } from './url/index.js';
 import { webhook } from './webhook/index.js';
-import { ConnectorError } from './shared/errors.js';
+import { ConnectorError } from '../domain/transfers.js';
 import type { ConnectionKind, ConnectorDefinition } from './types.js';
 
 /**

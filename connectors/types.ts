@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
+import type { ConnectorFailureReason, DeliveryResult } from '../domain/transfers.js';
 
 /*
  * The contract every connector module (connectors/<type>/) fulfils, and the only thing routes,
@@ -27,23 +28,6 @@ export interface ConnectorContext {
   /** Called regularly during long transfers (an activity heartbeats with it). */
   progress?: (info: { bytes?: number; features?: number; message?: string }) => void;
 }
-
-/** Why a connection test or a transfer failed (thrown as connectors/shared/errors.ts's ConnectorError). */
-export type ConnectorFailureReason =
-  | 'unreachable'
-  | 'timeout'
-  | 'authentication_failed'
-  | 'permission_denied'
-  | 'tls_error'
-  | 'not_found'
-  | 'invalid_response'
-  | 'invalid_data'
-  | 'target_exists'
-  | 'too_large'
-  | 'server_error'
-  | 'not_implemented'
-  /** The service's outbound policy (connectors/shared/egress.ts) refused the address: nothing was sent. */
-  | 'refused_by_policy';
 
 /** The classified, secret-free answer of a connection test (draft or saved). */
 export type TestStatus = 'ok' | ConnectorFailureReason;
@@ -111,14 +95,6 @@ export interface DeliverInput {
   deliveryId: string;
   /** Sync reinitialize: rebuild the target (staged and swapped) instead of appending. */
   reinitialize?: boolean;
-}
-
-/** Public metadata of a delivery: no secrets, no server paths of ours. */
-export interface DeliveryResult {
-  /** The target as delivered (schema and table, bucket and key, remote path, url without credentials). */
-  target: Record<string, unknown>;
-  rows_written?: number;
-  bytes_written?: number;
 }
 
 /** A configuration as the registry hands it over: parsed with the type's own schema. */

@@ -1,5 +1,3 @@
-import type { NewEvent } from '../eventstore/port.js';
-
 /** An aggregate as a pure function pair: decide what happens, evolve the state from what happened. */
 export interface Decider<Command, State, Event extends { type: string; data: object }> {
   initialState: () => State;
@@ -13,11 +11,6 @@ export interface Decider<Command, State, Event extends { type: string; data: obj
    */
   snapshotVersion?: string;
 }
-
-export const toNewEvent = (e: { type: string; data: object }): NewEvent => ({
-  type: e.type,
-  data: e.data as Record<string, unknown>,
-});
 
 /** Exhaustiveness check at the end of a switch over a union. */
 export function unreachable(value: never): never {

@@ -39,27 +39,6 @@ export function checkedName(owner: string, name: string): string {
   return normal;
 }
 
-/**
- * A dataset as events and payloads keep it: a name relative to its owner's files, plus how GDAL
- * opens it. The one shape for a Workspace's upload and for what a Run's steps hand each other.
- */
-export interface StoredDataset {
-  path: string;
-  open_options: string[];
-  driver: string | null;
-  /** CRS assumed for layers that carry none (CSV coordinates are WGS 84 by convention). */
-  assumed_crs: string | null;
-}
-
-/** A dataset opened where it lies: the shape geo's DatasetRef takes (an absolute local path). */
-export interface LocalDataset {
-  path: string;
-  openOptions: string[];
-  driver?: string;
-  assumedCrs?: string;
-  warnings: string[];
-}
-
 export interface FileStore {
   /** Streams `body` into the owner's file `name` (replacing it); resolves to its size in bytes. */
   put(owner: string, name: string, body: Readable): Promise<number>;
@@ -147,26 +126,6 @@ export class LocalFileStore implements FileStore {
   async remove(owner: string, name?: string): Promise<void> {
     await rm(name === undefined ? this.root(owner) : this.localPath(owner, name), { recursive: true, force: true });
   }
-}
-
-/** What events keep of a dataset prepared among the owner's files. */
-export function storedDataset(files: FileStore, owner: string, local: LocalDataset): StoredDataset {
-  return { path: files.nameOf(owner, local.path), open_options: local.openOptions, driver: local.driver ?? null, assumed_crs: local.assumedCrs ?? null };
-}
-
-/**
- * A stored dataset as GDAL opens it, at a local path. Its whole folder is made local (a
- * shapefile's parts, a FileGDB's files lie beside or under its path).
- */
-export async function localDataset(files: FileStore, owner: string, stored: StoredDataset): Promise<LocalDataset> {
-  const folder = await files.local(owner, path.posix.dirname(stored.path));
-  return {
-    path: path.join(folder, path.posix.basename(stored.path)),
-    openOptions: stored.open_options,
-    ...(stored.driver ? { driver: stored.driver } : {}),
-    ...(stored.assumed_crs ? { assumedCrs: stored.assumed_crs } : {}),
-    warnings: [],
-  };
 }
 
 /** A local path of one of the owner's files, with the rest of its folder beside it (a delivery's input). */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LocalFileStore, areaOf, localDataset, storedDataset } from './file-store.js';
+import { LocalFileStore, areaOf } from './file-store.js';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'file-store-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -44,12 +44,5 @@ describe('LocalFileStore', () => {
     expect((await files.list('runs')).map((o) => o.owner)).toEqual(['run_b2']);
     await files.remove('ws_c3');
     expect((await files.list('workspaces')).map((o) => o.owner)).toEqual(['ws_a1']);
-  });
-
-  it('stores a dataset by its name and opens it at its local path again', async () => {
-    const local = { path: files.localPath('ws_a1', 'dataset/x.csv'), openOptions: ['X_POSSIBLE_NAMES=lon'], driver: 'CSV', warnings: ['w'] };
-    const stored = storedDataset(files, 'ws_a1', local);
-    expect(stored).toEqual({ path: path.join('dataset', 'x.csv'), open_options: ['X_POSSIBLE_NAMES=lon'], driver: 'CSV', assumed_crs: null });
-    expect(await localDataset(files, 'ws_a1', stored)).toEqual({ ...local, warnings: [] });
   });
 });

@@ -1,10 +1,14 @@
-import { sql, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
+import { z } from 'zod';
+import { notFound } from '../domain/errors.js';
+import { isoTime, isoTimeOrNull } from '../platform/db.js';
+import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
 import type { Projector } from './projector.js';
 
 const t = (schema: string, table: string) => sql.identifier([schema, table]);
 
 /**
- * NOTIFY channel of changes that can end what a cached principal says (api/auth/principal-cache):
+ * NOTIFY channel of changes that can end what a cached principal says (application/principal-cache.ts):
  * sent inside the projection's transaction, so listeners hear it exactly when the row commits.
  */
 export const ACCOUNTS_CHANNEL = 'svc_accounts';
@@ -67,3 +71,70 @@ export const accountsProjector: Projector = {
     }
   },
 };
+
+/** A user as a login checks it (the password hash never leaves the use case). */
+const credentialsRow = z.object({ id: z.string(), email: z.string(), name: z.string(), password_hash: z.string() });
+
+/** The user with this (normalized) e-mail, with the password hash to check, if any. */
+export async function userByEmail(pool: DatabasePool, email: string) {
+  return pool.maybeOne(sql.type(credentialsRow)`SELECT id, email, name, password_hash FROM rm.users WHERE email = ${email}`);
+}
+
+const userRow = z.object({ id: z.string(), email: z.string(), name: z.string() });
+
+/** A user by id (a session's), if they exist. */
+export async function userById(pool: DatabasePool, id: string) {
+  return pool.maybeOne(sql.type(userRow)`SELECT id, email, name FROM rm.users WHERE id = ${id}`);
+}
+
+/** A personal access token as its owner sees it: never its value or hash. */
+const tokenRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.string()),
+  prefix: z.string(),
+  created_at: isoTime,
+  expires_at: isoTimeOrNull,
+  last_used_at: isoTimeOrNull,
+  revoked_at: isoTimeOrNull,
+});
+export type TokenRow = z.infer<typeof tokenRow>;
+
+/** The owner's token; any other is token_not_found. */
+export async function loadToken(pool: DatabasePool, ownerId: string, id: string): Promise<TokenRow> {
+  const row = await pool.maybeOne(
+    sql.type(tokenRow)`SELECT id, name, scopes, prefix, created_at, expires_at, last_used_at, revoked_at
+      FROM rm.tokens WHERE id = ${id} AND owner_id = ${ownerId}`,
+  );
+  if (!row) throw notFound('token_not_found', 'Token', id);
+  return row;
+}
+
+/** The owner's tokens, newest first. */
+export async function listTokens(pool: DatabasePool, ownerId: string, page: PageRequest): Promise<Page<TokenRow>> {
+  const rows = await pool.any(
+    sql.type(tokenRow)`SELECT id, name, scopes, prefix, created_at, expires_at, last_used_at, revoked_at FROM rm.tokens
+    WHERE owner_id = ${ownerId} AND ${keysetWhere(page)}
+    ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`,
+  );
+  return pageFrom(rows, page);
+}
+
+/** A token by the SHA-256 of its value, with its owner: what authenticating a request needs (times in epoch ms). */
+const tokenOwnerRow = z.object({
+  id: z.string(),
+  owner_id: z.string(),
+  scopes: z.array(z.string()),
+  expires_at: z.number().nullable(),
+  revoked_at: z.number().nullable(),
+  last_used_at: z.number().nullable(),
+  email: z.string(),
+  name: z.string(),
+});
+
+export async function tokenBySha256(pool: DatabasePool, sha256: string) {
+  return pool.maybeOne(
+    sql.type(tokenOwnerRow)`SELECT t.id, t.owner_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at, u.email, u.name
+      FROM rm.tokens t JOIN rm.users u ON u.id = t.owner_id WHERE t.token_sha256 = ${sha256}`,
+  );
+}

@@ -1,7 +1,11 @@
-import { sql, type DatabaseTransactionConnection } from 'slonik';
+import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
+import type { ConnectionKind } from '../domain/connections/connection.js';
+import { notFound } from '../domain/errors.js';
 import { jobDecider, type JobEvent, type JobState } from '../domain/jobs/job.js';
 import type { StoredEvent } from '../eventstore/port.js';
+import { isoTime, isoTimeOrNull } from '../platform/db.js';
+import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
 import type { Projector } from './projector.js';
 
 const jobs = (schema: string) => sql.identifier([schema, 'jobs']);
@@ -84,4 +88,46 @@ async function applyJobEvent(tx: DatabaseTransactionConnection, schema: string, 
   await tx.query(sql.unsafe`UPDATE ${t} SET name = ${state.definition.name}, source_id = ${state.definition.source_id},
     destination_id = ${state.definition.destination_id}, enabled = ${state.enabled}, state = ${json}
     ${edited ? sql.fragment`, updated_at = ${e.data.at}` : sql.fragment``} WHERE id = ${id}`);
+}
+
+/** A Job as the use cases read it: the decider's state, its Source's type (does it sync?) and its newest Run. */
+const jobRow = z.object({
+  id: z.string(),
+  state: z.unknown(),
+  source_type: z.string().nullable(),
+  last_run_id: z.string().nullable(),
+  last_run_status: z.string().nullable(),
+  last_run_finished_at: isoTimeOrNull,
+  created_at: isoTime,
+  updated_at: isoTime,
+});
+export type JobRow = z.infer<typeof jobRow>;
+
+const jobColumns = sql.fragment`j.id, j.state, c.type AS source_type, j.last_run_id, j.last_run_status, j.last_run_finished_at, j.created_at, j.updated_at`;
+const jobFrom = sql.fragment`rm.jobs j LEFT JOIN rm.connections c ON c.id = j.source_id AND c.kind = 'source'`;
+
+/** The owner's Job; another owner's, or none, is job_not_found. */
+export async function loadJob(pool: DatabasePool, ownerId: string, id: string): Promise<JobRow> {
+  const row = await pool.maybeOne(sql.type(jobRow)`SELECT ${jobColumns} FROM ${jobFrom} WHERE j.id = ${id} AND j.owner_id = ${ownerId}`);
+  if (!row) throw notFound('job_not_found', 'Job', id);
+  return row;
+}
+
+/** The owner's Jobs, newest first. */
+export async function listJobs(pool: DatabasePool, ownerId: string, page: PageRequest): Promise<Page<JobRow>> {
+  const rows = await pool.any(sql.type(jobRow)`SELECT ${jobColumns} FROM ${jobFrom}
+    WHERE j.owner_id = ${ownerId} AND ${keysetWhere(page, 'j')}
+    ORDER BY j.created_at DESC, j.id DESC LIMIT ${limitPlusOne(page)}`);
+  return pageFrom(rows, page);
+}
+
+/** Jobs of the owner that use a saved connection: deleting it is refused while they exist. */
+export async function jobsUsing(pool: DatabasePool, kind: ConnectionKind, id: string, ownerId: string) {
+  const column = sql.identifier([kind === 'source' ? 'source_id' : 'destination_id']);
+  const rows = await pool.any(
+    sql.type(
+      z.object({ id: z.string(), name: z.string() }),
+    )`SELECT id, name FROM rm.jobs WHERE ${column} = ${id} AND owner_id = ${ownerId} ORDER BY created_at, id`,
+  );
+  return [...rows];
 }

@@ -1,6 +1,9 @@
-import { sql } from 'slonik';
+import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { runDecider, type RunEvent, type RunState } from '../domain/runs/run.js';
+import { notFound } from '../domain/errors.js';
+import { runDecider, runStatuses, type RunEvent, type RunState, type RunStatus } from '../domain/runs/run.js';
+import { isoTime, isoTimeOrNull } from '../platform/db.js';
+import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
 import type { Projector } from './projector.js';
 
 const runs = (schema: string) => sql.identifier([schema, 'runs']);
@@ -79,3 +82,58 @@ export const runsProjector: Projector = {
     }
   },
 };
+
+/** A Run as the use cases read it: the decider's state plus the record's timestamps, error and workflow ids. */
+const runRow = z.object({
+  id: z.string(),
+  job_id: z.string(),
+  status: z.enum(runStatuses),
+  trigger: z.enum(['manual', 'schedule', 'retry']),
+  attempt: z.number(),
+  retry_of: z.string().nullable(),
+  retried_by: z.string().nullable(),
+  scheduled_for: isoTimeOrNull,
+  state: z.unknown(),
+  skipped_reason: z.string().nullable(),
+  error: z.unknown(),
+  workflow_id: z.string().nullable(),
+  workflow_run_id: z.string().nullable(),
+  created_at: isoTime,
+  started_at: isoTimeOrNull,
+  finished_at: isoTimeOrNull,
+});
+export type RunRow = z.infer<typeof runRow>;
+
+const runColumns = sql.fragment`id, job_id, status, trigger, attempt, retry_of, retried_by, scheduled_for, state, skipped_reason, error, workflow_id,
+  workflow_run_id, created_at, started_at, finished_at`;
+
+/** The owner's Run of that Job; any other is run_not_found. */
+export async function loadRun(pool: DatabasePool, ownerId: string, jobId: string, runId: string): Promise<RunRow> {
+  const row = await pool.maybeOne(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs WHERE id = ${runId} AND job_id = ${jobId} AND owner_id = ${ownerId}`);
+  if (!row) throw notFound('run_not_found', 'Run', runId);
+  return row;
+}
+
+/** A Run by its id alone, if the read model has it yet (a repeated Idempotency-Key's Run). */
+export async function findRun(pool: DatabasePool, runId: string): Promise<RunRow | null> {
+  return pool.maybeOne(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs WHERE id = ${runId}`);
+}
+
+/** A Job's Runs, newest first, of one status if asked. */
+export async function listRuns(
+  pool: DatabasePool,
+  ownerId: string,
+  jobId: string,
+  page: PageRequest & { status?: RunStatus | undefined },
+): Promise<Page<RunRow>> {
+  const status = page.status ? sql.fragment`AND status = ${page.status}` : sql.fragment``;
+  const rows = await pool.any(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs
+    WHERE job_id = ${jobId} AND owner_id = ${ownerId} ${status} AND ${keysetWhere(page)}
+    ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`);
+  return pageFrom(rows, page);
+}
+
+/** How many Runs of a Job wait to run. */
+export async function queuedRuns(pool: DatabasePool, jobId: string): Promise<number> {
+  return pool.oneFirst(sql.type(z.object({ n: z.coerce.number() }))`SELECT count(*) AS n FROM rm.runs WHERE job_id = ${jobId} AND status = 'queued'`);
+}

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DomainError, notFound } from '../domain/errors.js';
 import { emptyPipeline, type ConvertOutput, type Inspection, type Pipeline } from '../domain/workspaces/workspace.js';
 import { isoTime } from '../platform/db.js';
-import type { StoredDataset } from '../platform/file-store.js';
+import type { StoredDataset } from '../domain/datasets.js';
 import type { Projector } from './projector.js';
 
 const workspaces = (schema: string) => sql.identifier([schema, 'workspaces']);

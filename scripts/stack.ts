@@ -42,7 +42,7 @@ export async function startStack(
   });
   const children: ChildProcess[] = [api];
   const spawnWorker = () => {
-    const worker = spawn(process.execPath, ['--expose-gc', ...(options.workerNodeArgs ?? []), '--import', 'tsx', 'workflows/worker.ts'], {
+    const worker = spawn(process.execPath, ['--expose-gc', ...(options.workerNodeArgs ?? []), '--import', 'tsx', 'worker/worker.ts'], {
       env: serverEnv,
       stdio: 'inherit',
     });

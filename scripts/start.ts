@@ -79,7 +79,7 @@ try {
   if (await portAnswers(port, env.SVC_HOST ?? '127.0.0.1')) throw new Error(`something already listens on port ${port} (set SVC_PORT)`);
   const childEnv = { ...env, UV_THREADPOOL_SIZE: env.UV_THREADPOOL_SIZE ?? '8' };
   for (const [name, script] of [
-    ['worker', 'workflows/worker.ts'],
+    ['worker', 'worker/worker.ts'],
     ['api', 'api/server.ts'],
   ] as const) {
     supervisor.start({ name, command: process.execPath, args: ['--expose-gc', '--import', 'tsx', script], env: childEnv });

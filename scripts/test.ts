@@ -105,7 +105,7 @@ if (existsSync(pythonSuite) && process.argv.length <= 2) {
     SVC_TASK_QUEUE: 'python-e2e',
     SVC_LOG_LEVEL: 'warn',
   };
-  const worker = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'workflows/worker.ts'], { env: serverEnv, stdio: 'inherit' });
+  const worker = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'worker/worker.ts'], { env: serverEnv, stdio: 'inherit' });
   const api = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'api/server.ts'], { env: serverEnv, stdio: 'inherit' });
   try {
     await waitForPort(port, '127.0.0.1', 120_000);

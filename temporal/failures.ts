@@ -1,5 +1,5 @@
 import { ApplicationFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
-import { ConnectorError, type ConnectorFailureReason } from '../connectors/shared/errors.js';
+import { ConnectorError, type ConnectorFailureReason } from '../domain/transfers.js';
 import { DomainError } from '../domain/errors.js';
 import type { StepName } from '../domain/jobs/job.js';
 import type { RunError } from '../domain/runs/run.js';
@@ -8,11 +8,12 @@ import type { RunError } from '../domain/runs/run.js';
  * How refusals cross Temporal. Activities turn a DomainError into a non-retryable
  * ApplicationFailure of type DomainError (a bad SQL statement fails at once instead of being
  * retried); whoever waits on a workflow turns it back into the DomainError, so the API answers
- * with the same code. Workflow-safe: no I/O, only @temporalio/common and the domain's error type.
+ * with the same code. Workflow-safe: no I/O, only @temporalio/common and the domain's error types
+ * (domain/errors.ts, domain/transfers.ts).
  */
 
 export const DOMAIN_FAILURE = 'DomainError';
-/** A remote system failed (connectors/shared/errors.ts): retryable or not, as the connector classified it. */
+/** A remote system failed (domain/transfers.ts): retryable or not, as the connector classified it. */
 export const CONNECTOR_FAILURE = 'ConnectorError';
 
 interface FailureDetails {

@@ -1,6 +1,6 @@
-import type { DeliveryResult } from '../connectors/types.js';
+import type { DeliveryResult } from '../domain/transfers.js';
 import type { ConvertOutput, ConvertRequest } from '../domain/workspaces/workspace.js';
-import type { StoredDataset } from '../platform/file-store.js';
+import type { StoredDataset } from '../domain/datasets.js';
 
 /*
  * The Workspace workflows as their callers see them (application/workspaces.ts starts them by

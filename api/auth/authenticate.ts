@@ -1,92 +1,21 @@
 import type {} from '@fastify/cookie';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sql } from 'slonik';
-import { z } from 'zod';
-import { allScopes, isScope, type Scope } from '../../domain/accounts/scopes.js';
-import { TOKEN_USE_RESOLUTION_MS, tokenDecider, tokenStream } from '../../domain/accounts/token.js';
-import { record } from '../../application/commands.js';
-import { forbidden, unauthorized } from '../errors.js';
+import { createAuthenticator } from '../../application/authentication.js';
 import type { Services } from '../../application/services.js';
-import type { AuthRule, Principal } from './principal.js';
-import { SESSION_COOKIE, sessionUser } from './sessions.js';
-import { PrincipalCache, type CachedToken } from './principal-cache.js';
-import { looksLikeToken, sha256Hex } from './tokens.js';
-
-const tokenRow = z.object({
-  id: z.string(),
-  owner_id: z.string(),
-  scopes: z.array(z.string()),
-  expires_at: z.number().nullable(),
-  revoked_at: z.number().nullable(),
-  last_used_at: z.number().nullable(),
-  email: z.string(),
-  name: z.string(),
-});
-const userRow = z.object({ id: z.string(), email: z.string(), name: z.string() });
+import type { Scope } from '../../domain/accounts/scopes.js';
+import { forbidden, unauthorized } from '../errors.js';
+import { SESSION_COOKIE, type AuthRule } from './principal.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * Authenticates every request before its body is read (an anonymous upload is refused before a
- * byte is streamed), then checks the route's rule: public, session only, or scopes.
+ * byte is streamed), then checks the route's rule: public, session only, or scopes. Who a
+ * credential is comes from application/authentication.ts; this is the HTTP around it.
  */
 export async function registerAuthentication(app: FastifyInstance, services: Services): Promise<void> {
-  const lastRecorded = new Map<string, number>();
-  const cache = new PrincipalCache(services.config.databaseUrl, services.log);
-  await cache.start();
-  app.addHook('onClose', async () => cache.close());
-
-  /** The token's row, from the cache or the read model; revoked and unknown tokens are never cached. */
-  async function resolveToken(sha256: string): Promise<CachedToken> {
-    const cached = await cache.get(sha256);
-    if (cached) return cached;
-    const mark = cache.mark();
-    const row = await services.pool.maybeOne(
-      sql.type(tokenRow)`SELECT t.id, t.owner_id, t.scopes, t.expires_at, t.revoked_at, t.last_used_at, u.email, u.name
-        FROM rm.tokens t JOIN rm.users u ON u.id = t.owner_id WHERE t.token_sha256 = ${sha256}`,
-    );
-    if (!row) throw unauthorized('The personal access token is not valid');
-    if (row.revoked_at !== null) throw unauthorized('The personal access token has been revoked');
-    const entry: CachedToken = {
-      principal: { userId: row.owner_id, email: row.email, name: row.name, kind: 'token', scopes: row.scopes.filter(isScope), tokenId: row.id },
-      tokenId: row.id,
-      ownerId: row.owner_id,
-      expiresAt: row.expires_at,
-      lastUsedAt: row.last_used_at,
-    };
-    cache.set(sha256, entry, mark);
-    return entry;
-  }
-
-  async function fromToken(value: string): Promise<Principal> {
-    if (!looksLikeToken(value)) {
-      throw unauthorized('The Bearer value is not a personal access token (session cookies are not accepted as Bearer credentials)');
-    }
-    const entry = await resolveToken(sha256Hex(value));
-    const now = services.clock();
-    if (entry.expiresAt !== null && entry.expiresAt <= now.getTime()) throw unauthorized('The personal access token has expired');
-    recordUse(entry.tokenId, entry.lastUsedAt, now);
-    return entry.principal;
-  }
-
-  /** last_used_at: at most one event a minute per token, written after the response path. */
-  function recordUse(tokenId: string, lastUsedAt: number | null, now: Date) {
-    const last = Math.max(lastUsedAt ?? 0, lastRecorded.get(tokenId) ?? 0);
-    if (now.getTime() - last < TOKEN_USE_RESOLUTION_MS) return;
-    lastRecorded.set(tokenId, now.getTime());
-    record(services, tokenStream(tokenId), tokenDecider, { type: 'RecordTokenUse', tokenId, at: now }).catch((error) =>
-      services.log.warn({ err: error, tokenId }, 'could not record token use'),
-    );
-  }
-
-  async function fromSession(request: FastifyRequest, value: string): Promise<Principal> {
-    const userId = await sessionUser(services.pool, value, services.clock());
-    if (!userId) throw unauthorized('The session has ended; log in again');
-    const user = await services.pool.maybeOne(sql.type(userRow)`SELECT id, email, name FROM rm.users WHERE id = ${userId}`);
-    if (!user) throw unauthorized('The session has ended; log in again');
-    if (!SAFE_METHODS.has(request.method)) checkOrigin(request);
-    return { userId: user.id, email: user.email, name: user.name, kind: 'session', scopes: allScopes };
-  }
+  const authenticator = await createAuthenticator(services);
+  app.addHook('onClose', async () => authenticator.close());
 
   /** Cookie-authenticated writes from a browser must come from our own origin (CSRF). */
   function checkOrigin(request: FastifyRequest) {
@@ -104,9 +33,11 @@ export async function registerAuthentication(app: FastifyInstance, services: Ser
     if (header !== undefined) {
       const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
       if (!match) throw unauthorized('The Authorization header must be "Bearer <personal access token>"');
-      request.principal = await fromToken(match[1]!);
+      request.principal = await authenticator.fromToken(match[1]!);
     } else if (cookie) {
-      request.principal = await fromSession(request, cookie);
+      const principal = await authenticator.fromSession(cookie);
+      if (!SAFE_METHODS.has(request.method)) checkOrigin(request);
+      request.principal = principal;
     } else {
       throw unauthorized();
     }

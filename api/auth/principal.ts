@@ -1,14 +1,8 @@
+import type { Principal } from '../../domain/accounts/principal.js';
 import type { Scope } from '../../domain/accounts/scopes.js';
 
-/** Who is calling, and with what rights. A session holds every scope; a PAT only its own. */
-export interface Principal {
-  userId: string;
-  email: string;
-  name: string;
-  kind: 'session' | 'token';
-  scopes: readonly Scope[];
-  tokenId?: string;
-}
+/** The cookie that carries a browser session (application/sessions.ts keeps what it names). */
+export const SESSION_COOKIE = 'svc_session';
 
 /** What a route demands. Routes without a rule need an authenticated caller and no scope. */
 export type AuthRule = { public: true } | { session: true } | { scopes: Scope[] };

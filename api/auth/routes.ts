@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { allScopes } from '../../domain/accounts/scopes.js';
-import { checkCredentials, loginKeys, LoginThrottle } from '../auth/accounts.js';
-import { requirePrincipal } from '../auth/principal.js';
-import { createSession, deleteSession, SESSION_COOKIE, SESSION_TTL_MS } from '../auth/sessions.js';
-import { errorEnvelope, unauthorized } from '../errors.js';
-import { timestamp } from '../schemas.js';
+import * as accounts from '../../application/accounts.js';
+import { LoginThrottle } from '../../application/login-throttle.js';
 import type { Services } from '../../application/services.js';
+import { SESSION_TTL_MS } from '../../application/sessions.js';
+import { allScopes } from '../../domain/accounts/scopes.js';
+import { DomainError } from '../../domain/errors.js';
+import { requirePrincipal, SESSION_COOKIE } from '../auth/principal.js';
+import { errorEnvelope } from '../errors.js';
+import { timestamp } from '../schemas.js';
 
 const user = z.object({ id: z.string(), email: z.string(), name: z.string() }).meta({ id: 'User' });
 const me = user
@@ -33,28 +35,12 @@ export function authRoutes(services: Services): FastifyPluginAsyncZod {
         },
       },
       async (request, reply) => {
-        const now = services.clock().getTime();
-        const keys = loginKeys(request.body.email, request.ip);
-        const wait = throttle.attempt(keys, now);
-        if (wait > 0) {
-          const seconds = Math.ceil(wait / 1000);
-          request.log.warn(
-            { login: 'throttled', address: request.ip, retry_after_seconds: seconds },
-            'login refused: too many failed logins for this account from this address',
-          );
-          reply.header('retry-after', String(seconds));
-          throw unauthorized(`Too many failed logins for this account from this address; try again in ${seconds} seconds`, { retry_after_seconds: seconds });
-        }
-        const found = await checkCredentials(services, request.body.email, request.body.password);
-        if (!found) {
-          const { failures, retryAfterMs } = throttle.failed(keys, services.clock().getTime());
-          request.log.warn({ login: 'failed', address: request.ip, failures, retry_after_seconds: Math.ceil(retryAfterMs / 1000) }, 'failed login');
-          throw unauthorized('The e-mail or password is wrong');
-        }
-        const earlier = throttle.succeed(keys);
-        if (earlier > 0)
-          request.log.info({ login: 'succeeded', user_id: found.id, address: request.ip, failures_before: earlier }, 'login after failed attempts');
-        const session = await createSession(services.pool, found.id, services.clock());
+        const { user, session } = await accounts.logIn(services, throttle, { ...request.body, ip: request.ip }, request.log).catch((error: unknown) => {
+          // A throttled login says when to come back.
+          const wait = error instanceof DomainError ? error.details.retry_after_seconds : undefined;
+          if (wait !== undefined) reply.header('retry-after', String(wait));
+          throw error;
+        });
         reply.setCookie(SESSION_COOKIE, session, {
           path: '/',
           httpOnly: true,
@@ -62,7 +48,7 @@ export function authRoutes(services: Services): FastifyPluginAsyncZod {
           secure: request.protocol === 'https',
           maxAge: SESSION_TTL_MS / 1000,
         });
-        return { user: found };
+        return { user };
       },
     );
 
@@ -74,7 +60,7 @@ export function authRoutes(services: Services): FastifyPluginAsyncZod {
       },
       async (request, reply) => {
         const value = request.cookies[SESSION_COOKIE];
-        if (value) await deleteSession(services.pool, value);
+        if (value) await accounts.logOut(services, value);
         reply.clearCookie(SESSION_COOKIE, { path: '/' });
         return reply.code(204).send(null);
       },

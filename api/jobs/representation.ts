@@ -1,19 +1,17 @@
-import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { runWorkflowId } from '../../temporal/ids.js';
 import { connectorByType } from '../../connectors/registry.js';
-import { notFound } from '../../domain/errors.js';
 import { stagesOf, type ActiveJob } from '../../domain/jobs/job.js';
 import { nextFireTime } from '../../domain/jobs/schedule.js';
 import { operationShape } from '../../domain/operations.js';
-import type { ExistingRun } from '../../domain/runs/run.js';
-import { isoTime, isoTimeOrNull } from '../../platform/db.js';
+import { runStatuses, type ExistingRun } from '../../domain/runs/run.js';
+import type { JobRow } from '../../projections/jobs.js';
+import type { RunRow } from '../../projections/runs.js';
+import { runWorkflowId } from '../../temporal/ids.js';
 import { timestamp } from '../schemas.js';
 
-export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-
 /*
- * The Job and Run JSON shapes (docs/api-conventions.md), read from rm.jobs and rm.runs.
+ * The Job and Run JSON shapes (docs/api-conventions.md), made from the rows of their read models
+ * (projections/jobs.ts, projections/runs.ts).
  */
 
 const scheduleSchema = z
@@ -117,21 +115,6 @@ export const runSchema = z
   })
   .meta({ id: 'Run' });
 
-export const jobRow = z.object({
-  id: z.string(),
-  state: z.unknown(),
-  source_type: z.string().nullable(),
-  last_run_id: z.string().nullable(),
-  last_run_status: z.string().nullable(),
-  last_run_finished_at: isoTimeOrNull,
-  created_at: isoTime,
-  updated_at: isoTime,
-});
-export type JobRow = z.infer<typeof jobRow>;
-
-export const jobColumns = sql.fragment`j.id, j.state, c.type AS source_type, j.last_run_id, j.last_run_status, j.last_run_finished_at, j.created_at, j.updated_at`;
-export const jobFrom = sql.fragment`rm.jobs j LEFT JOIN rm.connections c ON c.id = j.source_id AND c.kind = 'source'`;
-
 export function representJob(row: JobRow, now: Date): z.infer<typeof jobSchema> {
   const state = row.state as ActiveJob;
   const d = state.definition;
@@ -157,35 +140,6 @@ export function representJob(row: JobRow, now: Date): z.infer<typeof jobSchema> 
   };
 }
 
-export async function loadJob(pool: DatabasePool, ownerId: string, id: string): Promise<JobRow> {
-  const row = await pool.maybeOne(sql.type(jobRow)`SELECT ${jobColumns} FROM ${jobFrom} WHERE j.id = ${id} AND j.owner_id = ${ownerId}`);
-  if (!row) throw notFound('job_not_found', 'Job', id);
-  return row;
-}
-
-export const runRow = z.object({
-  id: z.string(),
-  job_id: z.string(),
-  status: z.enum(runStatuses),
-  trigger: z.enum(['manual', 'schedule', 'retry']),
-  attempt: z.number(),
-  retry_of: z.string().nullable(),
-  retried_by: z.string().nullable(),
-  scheduled_for: isoTimeOrNull,
-  state: z.unknown(),
-  skipped_reason: z.string().nullable(),
-  error: z.unknown(),
-  workflow_id: z.string().nullable(),
-  workflow_run_id: z.string().nullable(),
-  created_at: isoTime,
-  started_at: isoTimeOrNull,
-  finished_at: isoTimeOrNull,
-});
-export type RunRow = z.infer<typeof runRow>;
-
-export const runColumns = sql.fragment`id, job_id, status, trigger, attempt, retry_of, retried_by, scheduled_for, state, skipped_reason, error, workflow_id,
-  workflow_run_id, created_at, started_at, finished_at`;
-
 export function representRun(row: RunRow): z.infer<typeof runSchema> {
   const state = row.state as ExistingRun;
   return {
@@ -207,10 +161,4 @@ export function representRun(row: RunRow): z.infer<typeof runSchema> {
     workflow: { workflow_id: row.workflow_id ?? runWorkflowId(row.id), run_id: row.workflow_run_id },
     job_snapshot: state.snapshot,
   };
-}
-
-export async function loadRun(pool: DatabasePool, ownerId: string, jobId: string, runId: string): Promise<RunRow> {
-  const row = await pool.maybeOne(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs WHERE id = ${runId} AND job_id = ${jobId} AND owner_id = ${ownerId}`);
-  if (!row) throw notFound('run_not_found', 'Run', runId);
-  return row;
 }

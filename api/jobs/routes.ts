@@ -1,32 +1,15 @@
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { sql } from 'slonik';
 import { z } from 'zod';
-import { execute } from '../../application/commands.js';
-import { jobDefinitionFrom, type JobBody } from '../../application/jobs.js';
-import { checkQueueRoom, checkRetryable, claimIdempotencyKey, recordQueuedRun, signalRun } from '../../application/runs.js';
-import type { RunTicket } from '../../temporal/tickets.js';
+import * as jobs from '../../application/jobs.js';
+import * as runs from '../../application/runs.js';
 import type { Services } from '../../application/services.js';
-import { DomainError } from '../../domain/errors.js';
-import { jobDecider, jobStream, type ActiveJob, type JobCommand } from '../../domain/jobs/job.js';
+import { runStatuses } from '../../domain/runs/run.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
-import {
-  jobColumns,
-  jobFrom,
-  jobRow,
-  jobSchema,
-  loadJob,
-  loadRun,
-  representJob,
-  representRun,
-  runColumns,
-  runRow,
-  runSchema,
-  runStatuses,
-} from './representation.js';
-import { keysetWhere, limitPlusOne, pageOf, pageQuery, toPage } from '../pagination.js';
+import { pageOf, pageQuery, pageView } from '../pagination.js';
 import { nonBlank, operationList } from '../schemas.js';
+import { jobSchema, representJob, representRun, runSchema } from './representation.js';
 
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
 const params = z.object({ id: z.string().min(1).max(100) });
@@ -97,39 +80,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
   const tags = ['Jobs'];
   const route = (path: string) => `/${base}${path}`;
   const ownerOf = (request: FastifyRequest) => requirePrincipal(request).userId;
-  const jobView = async (ownerId: string, id: string) => representJob(await loadJob(services.pool, ownerId, id), services.clock());
-
-  /** Runs a Job command; the answer waits for the read models and, briefly, for the Job's Schedule to follow. */
-  async function change(command: JobCommand) {
-    const result = await execute(services, jobStream(command.jobId), jobDecider, command);
-    if (result && services.reactors) {
-      await services.reactors
-        .waitFor(result.position, 5_000)
-        .catch((error) => services.log.warn({ err: error, jobId: command.jobId }, 'the Job schedule is catching up'));
-    }
-  }
-
-  /** The Job's stored state from its stream (for updates, which merge stage flags). */
-  async function storedJob(ownerId: string, id: string): Promise<ActiveJob> {
-    const row = await loadJob(services.pool, ownerId, id);
-    return row.state as ActiveJob;
-  }
-
-  /** Hands a ticket to the Job's coordinator, records the Run, waits for the read model. */
-  async function requestRun(ticket: RunTicket, request: FastifyRequest) {
-    try {
-      await signalRun(services, ticket);
-    } catch (error) {
-      request.log.error({ err: error, jobId: ticket.jobId }, 'could not hand the Run to Temporal');
-      throw new DomainError(
-        'service_unavailable',
-        'The Run could not be started: the workflow service does not answer; nothing was recorded, try again shortly',
-      );
-    }
-    const queued = await recordQueuedRun(services, ticket);
-    await services.projections.waitFor(BigInt(queued.position));
-    return representRun(await loadRun(services.pool, ticket.ownerId, ticket.jobId, ticket.runId));
-  }
+  const log = (request: FastifyRequest) => request.log as runs.Log;
 
   return async (app) => {
     app.get(
@@ -139,11 +90,9 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         schema: { hide, tags, summary: 'List your Jobs', querystring: pageQuery, response: { 200: pageOf(jobSchema), ...errors } },
       },
       async (request) => {
-        const rows = await services.pool.any(sql.type(jobRow)`SELECT ${jobColumns} FROM ${jobFrom}
-        WHERE j.owner_id = ${ownerOf(request)} AND ${keysetWhere(request.query, 'j')}
-        ORDER BY j.created_at DESC, j.id DESC LIMIT ${limitPlusOne(request.query)}`);
+        const page = await jobs.listJobs(services, ownerOf(request), request.query);
         const now = services.clock();
-        return toPage([...rows], request.query, (r) => representJob(r, now));
+        return pageView(page, (r) => representJob(r, now));
       },
     );
 
@@ -153,7 +102,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         config: { auth: { scopes: ['jobs:read'] } },
         schema: { hide, tags, summary: 'Get a Job', params, response: { 200: jobSchema, ...errors } },
       },
-      async (request) => jobView(ownerOf(request), request.params.id),
+      async (request) => representJob(await jobs.showJob(services, ownerOf(request), request.params.id), services.clock()),
     );
 
     app.post(
@@ -163,12 +112,8 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         schema: { hide, tags, summary: 'Create a Job', body: jobBody, response: { 201: jobSchema, ...errors } },
       },
       async (request, reply) => {
-        const ownerId = ownerOf(request);
-        const body = request.body as JobBody;
-        const definition = await jobDefinitionFrom(services, ownerId, body);
-        const jobId = services.newId('job');
-        await change({ type: 'CreateJob', jobId, actorId: ownerId, definition, enabled: body.enabled ?? true, at: services.clock() });
-        return reply.code(201).send(await jobView(ownerId, jobId));
+        const job = await jobs.createJob(services, ownerOf(request), request.body as jobs.JobBody);
+        return reply.code(201).send(representJob(job, services.clock()));
       },
     );
 
@@ -178,21 +123,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         config: { auth: { scopes: ['jobs:write'] } },
         schema: { hide, tags, summary: 'Replace a Job (stage flags not mentioned are kept)', params, body: jobBody, response: { 200: jobSchema, ...errors } },
       },
-      async (request) => {
-        const ownerId = ownerOf(request);
-        const body = request.body as JobBody;
-        const stored = await storedJob(ownerId, request.params.id);
-        const definition = await jobDefinitionFrom(services, ownerId, body, stored.definition);
-        await change({
-          type: 'UpdateJob',
-          jobId: request.params.id,
-          actorId: ownerId,
-          definition,
-          ...(body.enabled === undefined ? {} : { enabled: body.enabled }),
-          at: services.clock(),
-        });
-        return jobView(ownerId, request.params.id);
-      },
+      async (request) => representJob(await jobs.updateJob(services, ownerOf(request), request.params.id, request.body as jobs.JobBody), services.clock()),
     );
 
     app.delete(
@@ -208,7 +139,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         },
       },
       async (request, reply) => {
-        await change({ type: 'DeleteJob', jobId: request.params.id, actorId: ownerOf(request), at: services.clock() });
+        await jobs.deleteJob(services, ownerOf(request), request.params.id);
         return reply.code(204).send(null);
       },
     );
@@ -225,11 +156,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
           config: { auth: { scopes: ['jobs:write'] } },
           schema: { hide, tags, summary, params, response: { 200: jobSchema, ...errors } },
         },
-        async (request) => {
-          const ownerId = ownerOf(request);
-          await change({ type, jobId: request.params.id, actorId: ownerId, at: services.clock() });
-          return jobView(ownerId, request.params.id);
-        },
+        async (request) => representJob(await jobs.switchJob(services, ownerOf(request), request.params.id, type), services.clock()),
       );
     }
 
@@ -247,24 +174,9 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         },
       },
       async (request, reply) => {
-        const ownerId = ownerOf(request);
-        const jobId = request.params.id;
-        await loadJob(services.pool, ownerId, jobId);
-        const key = request.headers['idempotency-key'];
-        let runId = services.newId('run');
-        if (key) {
-          const claim = await claimIdempotencyKey(services, ownerId, jobId, key, runId);
-          runId = claim.runId;
-          if (claim.replayed) {
-            reply.header('idempotent-replayed', 'true');
-            const existing = await services.pool.maybeOne(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs WHERE id = ${runId}`);
-            if (existing) return reply.code(201).send(representRun(existing));
-            // The first request claimed the key but did not get its Run recorded: finish its work.
-          }
-        }
-        await checkQueueRoom(services, jobId);
-        const run = await requestRun({ runId, jobId, ownerId, trigger: 'manual', retryOf: null, scheduledFor: null }, request);
-        return reply.code(201).send(run);
+        const { run, replayed } = await runs.runNow(services, ownerOf(request), request.params.id, request.headers['idempotency-key'], log(request));
+        if (replayed) reply.header('idempotent-replayed', 'true');
+        return reply.code(201).send(representRun(run));
       },
     );
 
@@ -274,15 +186,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         config: { auth: { scopes: ['jobs:read'] } },
         schema: { hide, tags, summary: "List a Job's Runs, newest first", params, querystring: runsQuery, response: { 200: pageOf(runSchema), ...errors } },
       },
-      async (request) => {
-        const ownerId = ownerOf(request);
-        await loadJob(services.pool, ownerId, request.params.id);
-        const status = request.query.status ? sql.fragment`AND status = ${request.query.status}` : sql.fragment``;
-        const rows = await services.pool.any(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs
-        WHERE job_id = ${request.params.id} AND owner_id = ${ownerId} ${status} AND ${keysetWhere(request.query)}
-        ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(request.query)}`);
-        return toPage([...rows], request.query, representRun);
-      },
+      async (request) => pageView(await runs.listRuns(services, ownerOf(request), request.params.id, request.query), representRun),
     );
 
     app.get(
@@ -291,11 +195,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         config: { auth: { scopes: ['jobs:read'] } },
         schema: { hide, tags, summary: 'One Run', params: runParams, response: { 200: runSchema, ...errors } },
       },
-      async (request) => {
-        const ownerId = ownerOf(request);
-        await loadJob(services.pool, ownerId, request.params.id);
-        return representRun(await loadRun(services.pool, ownerId, request.params.id, request.params.runId));
-      },
+      async (request) => representRun(await runs.showRun(services, ownerOf(request), request.params.id, request.params.runId)),
     );
 
     app.post(
@@ -311,14 +211,8 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
         },
       },
       async (request, reply) => {
-        const ownerId = ownerOf(request);
-        const { id: jobId, runId } = request.params;
-        await loadJob(services.pool, ownerId, jobId);
-        await loadRun(services.pool, ownerId, jobId, runId);
-        await checkRetryable(services, ownerId, runId);
-        await checkQueueRoom(services, jobId);
-        const run = await requestRun({ runId: services.newId('run'), jobId, ownerId, trigger: 'retry', retryOf: runId, scheduledFor: null }, request);
-        return reply.code(201).send(run);
+        const run = await runs.retryRun(services, ownerOf(request), request.params.id, request.params.runId, log(request));
+        return reply.code(201).send(representRun(run));
       },
     );
   };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { WorkspaceRow } from '../../projections/workspaces.js';
 import { timestamp } from '../schemas.js';
 
 const layer = z
@@ -35,3 +36,31 @@ export const workspaceSchema = z
     expires_at: timestamp,
   })
   .meta({ id: 'Workspace' });
+
+/** What the API shows of a Workspace (its `Workspace`): the inspection fields flattened, no paths, no owner. */
+export function representWorkspace(row: WorkspaceRow): z.infer<typeof workspaceSchema> {
+  const i = row.inspection;
+  const origin = row.origin as { kind: string; source_id?: string; source_resource?: string | null };
+  return {
+    id: row.id,
+    status: row.status as 'inspected' | 'converting' | 'completed' | 'failed',
+    filename: row.filename,
+    size: row.size,
+    dataset_type: i.dataset_type,
+    format: i.format,
+    driver: i.driver,
+    layers: i.layers,
+    raster: i.raster,
+    crs: i.crs,
+    warnings: i.warnings,
+    source: origin.kind === 'source' ? { id: origin.source_id, resource: origin.source_resource ?? null } : null,
+    pipeline: row.pipeline as unknown as Record<string, unknown>,
+    output: row.output
+      ? { format: row.output.format, filename: row.output.filename, size: row.output.size, media_type: row.output.media_type, layers: row.output.layers }
+      : null,
+    errors: row.errors,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    expires_at: row.expires_at,
+  };
+}

@@ -10,11 +10,11 @@ import type { Pipeline } from '../../domain/workspaces/workspace.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
 import { operationList } from '../schemas.js';
-import { workspaceSchema } from './representation.js';
+import { representWorkspace, workspaceSchema } from './representation.js';
 
 /*
  * The Workspace routes: HTTP in (auth scopes, schemas, multipart), one use case of
- * application/workspaces.ts per route, the representation out.
+ * application/workspaces.ts per route, the representation (./representation.ts) out.
  */
 
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
@@ -166,7 +166,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
         const created = request.isMultipart()
           ? await workspaces.createFromUpload(services, userId, await filePart(request))
           : await workspaces.importFromSource(services, userId, importRequest(request.body, scopes), log(request));
-        return reply.code(201).send(created);
+        return reply.code(201).send(representWorkspace(created));
       },
     );
 
@@ -176,7 +176,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
         config: { auth: { scopes: ['workspaces:read'] } },
         schema: { tags: ['Workspaces'], summary: 'The Workspace representation', params, response: { 200: workspaceSchema, ...errors } },
       },
-      async (request) => workspaces.showWorkspace(services, userOf(request), request.params.id),
+      async (request) => representWorkspace(await workspaces.showWorkspace(services, userOf(request), request.params.id)),
     );
 
     app.get(
@@ -275,7 +275,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
           response: { 200: workspaceSchema, ...errors },
         },
       },
-      async (request) => workspaces.convert(services, userOf(request), request.params.id, request.body, log(request)),
+      async (request) => representWorkspace(await workspaces.convert(services, userOf(request), request.params.id, request.body, log(request))),
     );
 
     app.get(

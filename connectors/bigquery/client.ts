@@ -4,7 +4,7 @@ import { BigQuery, type Job } from '@google-cloud/bigquery';
 import { JWT } from 'google-auth-library';
 import { classify } from '../shared/classify.js';
 import { egressAgentFor, egressAgents } from '../shared/egress.js';
-import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 
 /*

@@ -1,4 +1,4 @@
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { failUnlessOk, httpRequest, publicUrl, readText } from '../shared/fetch.js';
 import type { ConnectorContext } from '../types.js';
 

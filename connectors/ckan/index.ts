@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { download } from '../shared/download.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { testSteps } from '../shared/http-test.js';

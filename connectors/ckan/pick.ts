@@ -1,4 +1,4 @@
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import type { CkanDataset, CkanResource } from './action.js';
 
 /*

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import type { CkanDataset } from './action.js';
 import { pickResource, sameFormat, unchangedByMetadata, type CkanCursor } from './pick.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { testSteps } from '../shared/http-test.js';

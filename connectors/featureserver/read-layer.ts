@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { gdal, type Dataset } from '../../geo/datasets/gdal.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 import { arcgis, type RestAccess } from './rest.js';
 

@@ -1,4 +1,4 @@
-import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import { failUnlessOk, httpRequest, publicUrl, readText } from '../shared/fetch.js';
 import type { ConnectorContext } from '../types.js';
 

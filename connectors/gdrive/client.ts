@@ -1,5 +1,5 @@
 import { auth as googleAuth, drive, type drive_v3 } from '@googleapis/drive';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { classify, reasonOfStatus } from '../shared/classify.js';
 import { egressAgentFor } from '../shared/egress.js';
 import { publicUrl } from '../shared/fetch.js';

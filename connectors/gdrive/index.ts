@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { saveObject } from '../shared/save-stream.js';
 import { defineConnector, type ConnectorContext } from '../types.js';

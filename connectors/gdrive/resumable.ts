@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { reasonOfStatus } from '../shared/classify.js';
 import type { ConnectorContext } from '../types.js';
 import type { DriveHandle } from './client.js';

@@ -1,5 +1,5 @@
 import { reasonOfStatus } from '../shared/classify.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { fetchJson, httpRequest, failUnlessOk, publicUrl, readText, type HttpRequest } from '../shared/fetch.js';
 import type { ConnectorContext } from '../types.js';
 

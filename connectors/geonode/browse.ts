@@ -1,4 +1,4 @@
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import type { ConnectorContext } from '../types.js';
 import { apiGet, apiUrl, pageUrl, type Dataset, type GeonodeAccess } from './api.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { download } from '../shared/download.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret, username } from '../shared/fields.js';
 import { testSteps } from '../shared/http-test.js';

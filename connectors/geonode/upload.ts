@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import { vectorInput } from '../shared/vector-input.js';
-import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
+import type { ConnectorContext, DeliverInput } from '../types.js';
 import { apiGet, apiSend, findDataset, pageUrl, type Dataset, type GeonodeAccess } from './api.js';
 
 /*

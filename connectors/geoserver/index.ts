@@ -2,7 +2,7 @@ import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret, username } from '../shared/fields.js';
 import { testSteps } from '../shared/http-test.js';

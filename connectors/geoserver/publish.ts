@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import { vectorInput } from '../shared/vector-input.js';
-import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
+import type { ConnectorContext, DeliverInput } from '../types.js';
 import { restGet, restSend, wrapped, type GeoserverAccess } from './rest.js';
 
 /*

@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { fetchJson, httpRequest, failUnlessOk, publicUrl, readText } from '../shared/fetch.js';
 import type { ConnectorContext } from '../types.js';
 import type { GeoserverAccess } from './rest.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { downloadIfChanged, publicUrl } from '../shared/download.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { hasHeader, headerName, plainHeaders } from '../shared/http-fields.js';
 import { testHttp, testSteps } from '../shared/http-test.js';

@@ -1,5 +1,5 @@
 import { arcgis } from '../featureserver/rest.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 import { currentUser, getItem, isFeatureService, openPortal, searchItems, serviceUrlOf, userFolders, type HubConfig, type PortalItem } from './portal.js';
 

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { arcgis, type RestAccess } from '../featureserver/rest.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import { vectorInput, type VectorInput } from '../shared/vector-input.js';
-import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
+import type { ConnectorContext, DeliverInput } from '../types.js';
 import { toEsriGeometry, type GeoJsonGeometry } from './esri-json.js';
 import {
   currentUser,

@@ -3,7 +3,7 @@ import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { arcgis } from '../featureserver/rest.js';
 import { readLayer, type LayerInfo } from '../featureserver/read-layer.js';
 import { download } from '../shared/download.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { downloadHeaders, getItem, isFeatureService, openPortal, searchItems, serviceUrlOf, type HubConfig, type Portal, type PortalItem } from './portal.js';
 

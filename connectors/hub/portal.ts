@@ -1,4 +1,4 @@
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { arcgisPost, type RestAnswer, type RestFile } from '../featureserver/rest.js';
 import type { ConnectorContext } from '../types.js';

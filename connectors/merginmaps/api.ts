@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { download } from '../shared/download.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { fetchJson, publicUrl } from '../shared/fetch.js';
 import type { ConnectorContext } from '../types.js';
 

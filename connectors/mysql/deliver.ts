@@ -1,5 +1,5 @@
 import type mysql from 'mysql2/promise';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import {
   deliveryTag,
   effectiveWriteMode,
@@ -12,7 +12,7 @@ import {
   type WriteMode,
 } from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
-import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
+import type { ConnectorContext, DeliverInput } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, ident, withConnection, type MysqlConfig } from './client.js';
 import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
 

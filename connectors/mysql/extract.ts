@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type mysql from 'mysql2/promise';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { asSubquery } from '../shared/sql.js';
 import { cursorWindow, previousCursorValue, whereClause, type SqlCursor } from '../shared/sql-cursor.js';
 import { extractedGeoPackage, unchangedExtract } from '../shared/sql-extract.js';

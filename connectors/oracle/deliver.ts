@@ -1,10 +1,10 @@
 import oracledb from 'oracledb';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import { deliveryTag, effectiveWriteMode, requireColumns, runStagedDelivery, targetExists, type WriteMode } from '../shared/sql-delivery.js';
 import { mapColumnNames } from '../shared/sql-names.js';
 import { layerColumns, layerExtent, layerRows } from '../shared/sql-rows.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
-import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
+import type { ConnectorContext, DeliverInput } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, rows, withConnection, type OracleConfig } from './client.js';
 import { wkbToSdo } from './sdo.js';
 import {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { host, identifier, port, secret, username, writeMode } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
 import { probeTest } from '../shared/test-result.js';

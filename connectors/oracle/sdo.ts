@@ -1,4 +1,4 @@
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 
 /*
  * ISO / OGC WKB → Oracle's SDO_GEOMETRY (its attributes as node-oracledb binds them), written from

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Discovery } from '../types.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 
 /*
  * What a PostGIS database holds, read from its catalogues: the schemas a role may use, the tables

@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { ConnectionOptions } from 'node:tls';
 import { classify } from '../shared/classify.js';
 import { egressAddress, parseAddress } from '../shared/egress.js';
-import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 import { destroySocket } from '../../platform/db.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import {
   effectiveWriteMode,
   LEDGER,
@@ -13,7 +13,7 @@ import {
   type WriteMode,
 } from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
-import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
+import type { ConnectorContext, DeliverInput } from '../types.js';
 import { geometryColumnOf, geometryColumnsOf, geometryColumnsSql, schemaMissing } from './catalog.js';
 import { classifyPg, CONNECT_TIMEOUT_MS, describeServer, ident, literal, onClient, qualified, triedOf, withClient, type PostgisConfig } from './client.js';
 import { libpqFor, ogr2ogrPg, pgLabel } from './ogr.js';

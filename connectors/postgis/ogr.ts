@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { egressAddress } from '../shared/egress.js';
-import type { ConnectorFailureReason } from '../shared/errors.js';
+import type { ConnectorFailureReason } from '../../domain/transfers.js';
 import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import type { ConnectorContext } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, triedOf, type PostgisConfig } from './client.js';

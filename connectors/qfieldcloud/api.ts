@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { download } from '../shared/download.js';
 import { fetchJson, publicUrl } from '../shared/fetch.js';
 import type { ConnectorContext } from '../types.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { connectionTest } from '../shared/connection-test.js';
 import { classify } from '../shared/classify.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { companionsOf, describeLayers, isVectorFile, localPathFor, singleLayerFile } from '../shared/project-files.js';

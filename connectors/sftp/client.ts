@@ -3,7 +3,7 @@ import SftpClient from 'ssh2-sftp-client';
 import type { ConnectorContext } from '../types.js';
 import { classify, describeReason } from '../shared/classify.js';
 import { egressAddress } from '../shared/egress.js';
-import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 
 /** An sftp configuration as the connector receives it (validated, secrets decrypted). */
 export interface SftpConfig {

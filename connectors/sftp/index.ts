@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { host, port, secret, username } from '../shared/fields.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { connectionTest } from '../shared/connection-test.js';
 import { relativeKey, underBase } from '../shared/remote-paths.js';
 import { PROGRESS_EVERY_BYTES } from '../shared/save-stream.js';

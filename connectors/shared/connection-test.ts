@@ -1,5 +1,5 @@
 import type { TestResult } from '../types.js';
-import type { ConnectorError } from './errors.js';
+import type { ConnectorError } from '../../domain/transfers.js';
 
 /**
  * A connection test as every connector answers it: `attempt` tries the real thing and says what

@@ -4,7 +4,7 @@ import type { Dispatcher } from 'undici';
 import { TRANSFER_BUFFER_BYTES } from '../../platform/file-writer.js';
 import { classify, reasonOfStatus } from './classify.js';
 import { egressDispatcher, egressFetch } from './egress.js';
-import { ConnectorError } from './errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 
 /*
  * HTTP requests for the HTTP-family connectors (url, http, ogcfeatures, stac, featureserver),

@@ -3,7 +3,7 @@ import { spawnProcess } from '../../platform/spawner.js';
 import { stat } from 'node:fs/promises';
 import { gdalErrors } from '../../geo/datasets/gdal-tool.js';
 import type { ConnectorContext } from '../types.js';
-import { ConnectorError, type ConnectorFailureReason } from './errors.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 
 /*
  * ogr2ogr as a child process, for the bulk transfers of the database connectors (a table into a

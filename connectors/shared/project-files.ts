@@ -3,7 +3,7 @@ import path from 'node:path';
 import { datasetAt, safeFilename } from '../../geo/datasets/dataset-files.js';
 import { inspectDataset } from '../../geo/datasets/inspect.js';
 import type { ConnectorContext, ProjectLayer } from '../types.js';
-import { ConnectorError } from './errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { runOgr2ogr, type Ogr2ogrFailure } from './ogr2ogr.js';
 
 /*

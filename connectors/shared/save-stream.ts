@@ -7,7 +7,7 @@ import { diskFullError, isDiskFull } from '../../geo/datasets/disk.js';
 import { TRANSFER_BUFFER_BYTES, transferWriter } from '../../platform/file-writer.js';
 import type { ConnectorContext } from '../types.js';
 import { classify } from './classify.js';
-import { ConnectorError } from './errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 
 /** How often (in bytes) a long transfer reports progress: an activity heartbeats with it. */
 export const PROGRESS_EVERY_BYTES = 8 * 1024 * 1024;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { DeliverInput, DeliveryResult } from '../types.js';
-import { ConnectorError } from './errors.js';
+import type { DeliverInput } from '../types.js';
+import { type DeliveryResult, ConnectorError } from '../../domain/transfers.js';
 import type { VectorInput } from './vector-input.js';
 
 /*

@@ -1,8 +1,8 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
-import { gdal, layerSrs, openDataset } from '../../geo/datasets/gdal.js';
+import { gdal, layerSrs, openDataset, type CoordinateTransformation } from '../../geo/datasets/gdal.js';
 import type { ConnectorContext } from '../types.js';
-import { ConnectorError } from './errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { runOgr2ogr, transferFailure } from './ogr2ogr.js';
 import type { VectorInput } from './vector-input.js';
 
@@ -184,7 +184,7 @@ async function writeLayerCsvByFeature(
       columns.push({ name: f.name, kind: kindOfField(f.type) });
     });
     const geometry = input.base !== 100;
-    let transform: gdal.CoordinateTransformation | null = null;
+    let transform: CoordinateTransformation | null = null;
     let epsg = input.epsg;
     if (geometry && options.targetEpsg && input.epsg !== options.targetEpsg) {
       const from = layerSrs(layer);

@@ -1,5 +1,5 @@
 import type { TestResult } from '../types.js';
-import type { ConnectorError } from './errors.js';
+import type { ConnectorError } from '../../domain/transfers.js';
 
 /**
  * A connection test around one probe: timed, and any failure turned into a classified result

@@ -1,9 +1,8 @@
 import { stat } from 'node:fs/promises';
-import gdal from 'gdal-async';
 import type { DatasetRef } from '../../geo/datasets/dataset-files.js';
-import { errorText, openDataset, scrubPaths } from '../../geo/datasets/gdal.js';
+import { errorText, gdal, openDataset, scrubPaths } from '../../geo/datasets/gdal.js';
 import type { ConnectorContext } from '../types.js';
-import { ConnectorError } from './errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 
 /*
  * A small transfer run by GDAL's ogr2ogr library function in this process

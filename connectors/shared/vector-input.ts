@@ -5,7 +5,7 @@ import { declaredTypeIsVague } from '../../geo/datasets/geometry-types.js';
 import { baseGeometryCode, baseGeometryName, crsLabel, splitGeometryType } from '../../geo/datasets/labels.js';
 import { DomainError } from '../../domain/errors.js';
 import type { DeliverInput } from '../types.js';
-import { ConnectorError } from './errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 
 /*
  * The converted output of a Workspace or Run, as one layer a database target can load: which file

@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import snowflake from 'snowflake-sdk';
 import { classify } from '../shared/classify.js';
 import { pinAgent } from '../shared/egress.js';
-import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 
 /*

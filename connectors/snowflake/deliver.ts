@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import { writeLayerCsv, type ColumnKind } from '../shared/table-csv.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
-import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
+import type { ConnectorContext, DeliverInput } from '../types.js';
 import { describeServer, ident, literal, withSession, type Session, type SnowflakeConfig } from './client.js';
 
 /*

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { rm, stat } from 'node:fs/promises';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { asSubquery } from '../shared/sql.js';
 import { csvToGeoPackage, RowsCsv, type ColumnKind, type CsvColumnKind } from '../shared/table-csv.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { httpUrl, identifier, secret, username, writeMode } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { probeTest } from '../shared/test-result.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { classifySnowflake, describeServer, triedOf, withSession, type SnowflakeConfig } from './client.js';

@@ -1,7 +1,7 @@
 import { Connection, Request, TYPES, type ConnectionConfiguration } from 'tedious';
 import { classify } from '../shared/classify.js';
 import { egressAddress } from '../shared/egress.js';
-import { ConnectorError, type ConnectorFailureReason } from '../shared/errors.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 
 /*

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { TYPES, type Connection } from 'tedious';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import {
   effectiveWriteMode,
   INTERNAL_PREFIX,
@@ -16,7 +16,7 @@ import { layerColumns, layerExtent, layerRows } from '../shared/sql-rows.js';
 import type { ColumnKind } from '../shared/table-csv.js';
 import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import { freeColumnName, vectorInput, type VectorInput } from '../shared/vector-input.js';
-import type { ConnectorContext, DeliverInput, DeliveryResult } from '../types.js';
+import type { ConnectorContext, DeliverInput } from '../types.js';
 import { classifySqlServer, CONNECT_TIMEOUT_MS, describeServer, inTransaction, query, triedOf, withConnection, type SqlServerConfig } from './client.js';
 import {
   appendStatement,

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { asSubquery } from '../shared/sql.js';
 import { cursorWindow, previousCursorValue, whereClause } from '../shared/sql-cursor.js';
 import { extractedGeoPackage, unchangedExtract } from '../shared/sql-extract.js';

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { classify, reasonOfStatus } from '../shared/classify.js';
 import { egressFetch } from '../shared/egress.js';
-import { ConnectorError } from '../shared/errors.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
 import { plainHeaders } from '../shared/http-fields.js';

@@ -11,7 +11,8 @@ export const runStream = (id: string) => `run-${id}`;
  * event), and nothing moves a finished Run.
  */
 
-export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof runStatuses)[number];
 export const finishedStatuses: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
 export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
 

@@ -1,7 +1,7 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
 import type { Operation } from '../operations.js';
-import type { StoredDataset } from '../../platform/file-store.js';
+import type { StoredDataset } from '../datasets.js';
 
 export const workspaceStream = (id: string) => `workspace-${id}`;
 

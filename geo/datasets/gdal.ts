@@ -1,24 +1,41 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import gdal from 'gdal-async';
+import { createRequire } from 'node:module';
+import type * as Gdal from 'gdal-async';
 import { DomainError } from '../../domain/errors.js';
 
 /*
- * The one place that imports gdal-async and sets process-wide GDAL options, so every geo module
+ * The one place that loads gdal-async and sets process-wide GDAL options, so every geo module
  * sees the same configuration.
  *
  * - Axis order: gdal-async builds SpatialReferences in the authority's order (latitude first for
  *   EPSG:4326). Everything we write (GeoJSON, GPKG, spatial previews) is longitude/latitude, so
  *   CRSs built here follow the traditional GIS order (x = easting/longitude).
  * - Uploaded files are untrusted: never let a GML file make GDAL download a schema.
+ *
+ * The native addon loads on first use, not on import: modules that only mention GDAL (the
+ * operation catalogue, the connectors' pure helpers) load, and their unit specs run, on a
+ * machine without the compiled addon; loading it costs about half a second, paid by whoever
+ * touches GDAL first.
  */
-gdal.config.set('OSR_DEFAULT_AXIS_MAPPING_STRATEGY', 'TRADITIONAL_GIS_ORDER');
-gdal.config.set('GML_DOWNLOAD_WFS_SCHEMA', 'NO');
-gdal.config.set('GDAL_HTTP_TIMEOUT', '20');
+let loaded: typeof Gdal | undefined;
+function loadGdal(): typeof Gdal {
+  if (loaded) return loaded;
+  loaded = createRequire(import.meta.url)('gdal-async') as typeof Gdal;
+  loaded.config.set('OSR_DEFAULT_AXIS_MAPPING_STRATEGY', 'TRADITIONAL_GIS_ORDER');
+  loaded.config.set('GML_DOWNLOAD_WFS_SCHEMA', 'NO');
+  loaded.config.set('GDAL_HTTP_TIMEOUT', '20');
+  // Importers see the module itself from now on (a live binding): the stand-in is done.
+  gdal = loaded;
+  return loaded;
+}
 
-export { gdal };
-export type Dataset = gdal.Dataset;
-export type Layer = gdal.Layer;
-export type SpatialReference = gdal.SpatialReference;
+/** gdal-async: a stand-in until the first property read loads it, then the module itself. */
+export let gdal: typeof Gdal = new Proxy({} as typeof Gdal, { get: (_target, key) => Reflect.get(loadGdal(), key) });
+
+export type Dataset = Gdal.Dataset;
+export type Layer = Gdal.Layer;
+export type SpatialReference = Gdal.SpatialReference;
+export type CoordinateTransformation = Gdal.CoordinateTransformation;
 
 /**
  * Drivers never used to open an upload: they follow references to other files or URLs
@@ -122,7 +139,7 @@ export interface DatasetRef {
 }
 
 /** Opens a prepared dataset read-only, with its open options, through the allowed drivers only. */
-export async function openDataset(ref: DatasetRef): Promise<gdal.Dataset> {
+export async function openDataset(ref: DatasetRef): Promise<Dataset> {
   try {
     if (ref.openOptions.length > 0 && ref.driver) {
       // Open options only exist on Driver.open, and gdal-async 3.12's Driver.openAsync drops them
@@ -161,7 +178,7 @@ export function errorText(err: unknown): string {
 }
 
 /** Runs fn on an open dataset and always closes it (GDAL handles are not freed until GC otherwise). */
-export async function withDataset<T>(ref: DatasetRef, fn: (ds: gdal.Dataset) => Promise<T>): Promise<T> {
+export async function withDataset<T>(ref: DatasetRef, fn: (ds: Dataset) => Promise<T>): Promise<T> {
   const ds = await openDataset(ref);
   try {
     return await fn(ds);
@@ -198,12 +215,12 @@ function collectStaleWrappers(): void {
 }
 
 /** Each SRS wrapper handed out, with the layer or dataset it was read from. */
-const readFrom = new WeakMap<gdal.SpatialReference, WeakRef<object>>();
+const readFrom = new WeakMap<SpatialReference, WeakRef<object>>();
 /** Full collections made because a read met a stale wrapper (tests look at it). */
 export const srsCollections = { count: 0 };
 
-function srsOf(owner: object, read: () => gdal.SpatialReference | null): gdal.SpatialReference | null {
-  const stale = (srs: gdal.SpatialReference | null) => srs !== null && readFrom.has(srs) && readFrom.get(srs)!.deref() !== owner;
+function srsOf(owner: object, read: () => SpatialReference | null): SpatialReference | null {
+  const stale = (srs: SpatialReference | null) => srs !== null && readFrom.has(srs) && readFrom.get(srs)!.deref() !== owner;
   let srs = read();
   if (stale(srs)) {
     srs = null; // the stale wrapper must be unreachable for the collection to drop it
@@ -225,7 +242,7 @@ function srsOf(owner: object, read: () => gdal.SpatialReference | null): gdal.Sp
 const knownSrs = new Map<string, string | null>();
 const KNOWN_SRS_MAX = 512;
 
-function fileIdentity(layer: gdal.Layer): string | undefined {
+function fileIdentity(layer: Layer): string | undefined {
   try {
     const file = layer.ds.description;
     const st = statSync(file);
@@ -236,7 +253,7 @@ function fileIdentity(layer: gdal.Layer): string | undefined {
   }
 }
 
-export function layerSrs(layer: gdal.Layer): gdal.SpatialReference | null {
+export function layerSrs(layer: Layer): SpatialReference | null {
   const key = fileIdentity(layer);
   const wkt = key === undefined ? undefined : knownSrs.get(key);
   if (wkt !== undefined) return wkt === null ? null : gdal.SpatialReference.fromWKT(wkt);
@@ -248,6 +265,6 @@ export function layerSrs(layer: gdal.Layer): gdal.SpatialReference | null {
   return srs;
 }
 
-export function datasetSrs(ds: gdal.Dataset): gdal.SpatialReference | null {
+export function datasetSrs(ds: Dataset): SpatialReference | null {
   return srsOf(ds, () => ds.srs);
 }

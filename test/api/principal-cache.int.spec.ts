@@ -1,6 +1,6 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PrincipalCache } from '../../api/auth/principal-cache.js';
+import { PrincipalCache } from '../../application/principal-cache.js';
 import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
 
 /** The cache on its own: what it does when its LISTEN connection stops answering. */

@@ -204,7 +204,7 @@ async function build(network: Network): Promise<Cluster> {
       kind,
       child: null,
       async start() {
-        const script = kind === 'api' ? 'api/server.ts' : 'workflows/worker.ts';
+        const script = kind === 'api' ? 'api/server.ts' : 'worker/worker.ts';
         const out = openSync(logFile, 'a');
         const child = host.spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script], {
           cwd: ROOT,

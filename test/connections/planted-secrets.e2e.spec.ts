@@ -127,7 +127,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
       child.stderr!.on('data', (d) => (output += d));
       return child;
     };
-    worker = start('workflows/worker.ts');
+    worker = start('worker/worker.ts');
     api = start('api/server.ts');
     base = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 90_000;

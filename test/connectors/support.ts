@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorError, type ConnectorFailureReason } from '../../connectors/shared/errors.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import type { ConnectorContext, ConnectorDefinition, DeliverInput } from '../../connectors/types.js';
 
 /** What a connector is given for one call: a fresh work folder, a silent logger, a size limit. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { convertDataset } from '../../geo/datasets/convert.js';
 import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
+import type { Point } from 'gdal-async';
 import { gdal } from '../../geo/datasets/gdal.js';
 import { readZipDirectory } from '../../geo/datasets/zip.js';
 import { addGpkgLayer, layerNames, readLayer, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
@@ -104,7 +105,7 @@ describe('convertDataset', { timeout: 120_000 }, () => {
     expect(r.filename).toBe('city.fgb');
     const f = readLayer(path.join(dir, r.filename));
     expect(f.srs).toBe('EPSG:2056');
-    const p = gdal.Geometry.fromWKT(f.features[0]!.wkt!) as gdal.Point;
+    const p = gdal.Geometry.fromWKT(f.features[0]!.wkt!) as Point;
     expect(p.x).toBeGreaterThan(2_680_000);
     expect(p.x).toBeLessThan(2_690_000);
   });

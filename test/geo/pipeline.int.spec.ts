@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../domain/errors.js';
 import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
+import type { Point, Polygon } from 'gdal-async';
 import { gdal } from '../../geo/datasets/gdal.js';
 import { operationCatalog } from '../../geo/operations/catalog.js';
 import { convertDataset } from '../../geo/datasets/convert.js';
@@ -12,7 +13,7 @@ import { bwrapPath } from '../../geo/sandbox/sandbox.js';
 import { checkSelectSql, checkSqlExpression } from '../../geo/operations/sql-guard.js';
 import { addGpkgLayer, envelopeMetres, layerNames, readLayer, refusal, sha256, tempFolder, vectorFromCsv, write } from './support.js';
 
-const area = (wkt: string) => (gdal.Geometry.fromWKT(wkt) as gdal.Polygon).getArea();
+const area = (wkt: string) => (gdal.Geometry.fromWKT(wkt) as Polygon).getArea();
 
 function envelopeOf(wkt: string) {
   return gdal.Geometry.fromWKT(wkt).getEnvelope();
@@ -186,27 +187,27 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     });
     const simplified = gdal.Geometry.fromWKT(readLayer(s.dataset.path, 'towns').features[0]!.wkt!);
     const buffered = gdal.Geometry.fromWKT(readLayer(r.dataset.path, 'towns').features[0]!.wkt!);
-    expect((simplified as gdal.Polygon).rings.get(0).points.count()).toBeLessThan((buffered as gdal.Polygon).rings.get(0).points.count());
+    expect((simplified as Polygon).rings.get(0).points.count()).toBeLessThan((buffered as Polygon).rings.get(0).points.count());
     const plain = await run({
       operations: [
         { type: 'buffer', distance: 500, units: 'meters', segments: 32 },
         { type: 'simplify', tolerance: 200, units: 'meters', preserve_topology: false },
       ],
     });
-    const dp = gdal.Geometry.fromWKT(readLayer(plain.dataset.path, 'towns').features[0]!.wkt!) as gdal.Polygon;
-    expect(dp.rings.get(0).points.count()).toBeLessThan((buffered as gdal.Polygon).rings.get(0).points.count());
+    const dp = gdal.Geometry.fromWKT(readLayer(plain.dataset.path, 'towns').features[0]!.wkt!) as Polygon;
+    expect(dp.rings.get(0).points.count()).toBeLessThan((buffered as Polygon).rings.get(0).points.count());
   });
 
   it('reprojects to EPSG:3857 with x = easting', async () => {
     const r = await run({ operations: [{ type: 'centroid' }, { type: 'reproject', target_crs: 'EPSG:4326' }] });
     const out = readLayer(r.dataset.path, 'towns');
     expect(out.srs).toBe('EPSG:4326');
-    const p = gdal.Geometry.fromWKT(out.features[0]!.wkt!) as gdal.Point;
+    const p = gdal.Geometry.fromWKT(out.features[0]!.wkt!) as Point;
     // centre of the Bern square (LV95 2600000/1200000) is about 7.4386 E, 46.9511 N
     expect(p.x).toBeCloseTo(7.4386, 3);
     expect(p.y).toBeCloseTo(46.9511, 3);
     const m = await run({ operations: [{ type: 'reproject', target_crs: 'EPSG:3857' }] }, 'stops');
-    const q = gdal.Geometry.fromWKT(readLayer(m.dataset.path, 'stops').features[0]!.wkt!) as gdal.Point;
+    const q = gdal.Geometry.fromWKT(readLayer(m.dataset.path, 'stops').features[0]!.wkt!) as Point;
     expect(q.x).toBeCloseTo(828217.0, 0); // 7.44° × 111 319.49 m
     expect(readLayer(m.dataset.path, 'stops').srs).toBe('EPSG:3857');
   });

@@ -50,7 +50,9 @@ export async function startServiceProcesses(cwd: string, env: Record<string, str
     child.stderr.on('data', keep);
     return child;
   };
-  const children = [start('workflows/worker.ts'), start('api/server.ts')];
+  // The worker's entry point moved to worker/ after v0.1.0 (issue 36).
+  const workerScript = existsSync(path.join(cwd, 'worker/worker.ts')) ? 'worker/worker.ts' : 'workflows/worker.ts';
+  const children = [start(workerScript), start('api/server.ts')];
   const stop = async () => {
     await Promise.all(
       children.map(

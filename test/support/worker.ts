@@ -2,7 +2,7 @@ import { Connection } from '@temporalio/client';
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Worker } from '@temporalio/worker';
 import type { Config } from '../../platform/config.js';
-import { createWorker } from '../../workflows/worker.js';
+import { createWorker } from '../../worker/worker.js';
 
 /** Resolves once Temporal lists a poller on the task queue: the API checks for one before a convert. */
 export async function waitForPoller(config: Config, timeoutMs = 20_000): Promise<void> {
@@ -42,14 +42,14 @@ export async function startTestWorker(config: Config): Promise<{ worker: Worker;
 export const temporalAddress = process.env.SVC_TEST_TEMPORAL_ADDRESS;
 
 /**
- * The worker as its own process (`node workflows/worker.ts`), as `npm start` runs it: for tests
+ * The worker as its own process (`node worker/worker.ts`), as `npm start` runs it: for tests
  * that kill it. Resolves once it polls the task queue.
  */
 export async function spawnWorkerProcess(
   env: Record<string, string>,
   config: Config,
 ): Promise<{ child: ChildProcess; exited: Promise<number | null>; kill(signal: NodeJS.Signals): Promise<void> }> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'workflows/worker.ts'], {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'worker/worker.ts'], {
     env: { ...process.env, ...env, UV_THREADPOOL_SIZE: '8' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -3,7 +3,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { workflowsPath } from '../../workflows/worker.js';
+import { workflowsPath } from '../../worker/worker.js';
 import { historyFromFile } from './history-json.js';
 
 /*

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
 import { loadConfig } from '../../platform/config.js';
 import { pingWorkflow } from '../../workflows/index.js';
-import { createWorker } from '../../workflows/worker.js';
+import { createWorker } from '../../worker/worker.js';
 
 const address = process.env.SVC_TEST_TEMPORAL_ADDRESS;
 

@@ -1,18 +1,5 @@
 import { isIPv6 } from 'node:net';
-import { sql } from 'slonik';
-import { z } from 'zod';
-import { normalizeEmail } from '../../domain/accounts/user.js';
-import { dummyPasswordHash, verifyPassword } from '../../platform/passwords.js';
-import type { Services } from '../../application/services.js';
-
-const userRow = z.object({ id: z.string(), email: z.string(), name: z.string(), password_hash: z.string() });
-
-/** Returns the user when the password matches; the same work is done when the user is unknown. */
-export async function checkCredentials(services: Services, email: string, password: string) {
-  const user = await services.pool.maybeOne(sql.type(userRow)`SELECT id, email, name, password_hash FROM rm.users WHERE email = ${normalizeEmail(email)}`);
-  const ok = await verifyPassword(password, user?.password_hash ?? dummyPasswordHash);
-  return ok && user ? { id: user.id, email: user.email, name: user.name } : null;
-}
+import { normalizeEmail } from '../domain/accounts/user.js';
 
 /** How one kind of key is throttled: failures allowed freely, then a delay that doubles with each failure, up to a cap. */
 export interface ThrottleRule {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { delayAfter, loginKeys, loginPolicy, LoginThrottle } from './accounts.js';
+import { delayAfter, loginKeys, loginPolicy, LoginThrottle } from './login-throttle.js';
 
 describe('login throttle', () => {
   const admin = 'admin@example.com';

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
+import { inTransaction } from '../platform/db.js';
 import { sha256Hex } from './tokens.js';
-import { inTransaction } from '../../platform/db.js';
 
 /**
  * Browser sessions. They are not a domain resource (nothing else refers to them), so they live
- * in a plain table instead of the event store; only the SHA-256 of the cookie value is kept.
+ * in a plain table of the application's own (app.sessions) instead of the event store and a
+ * read model; only the SHA-256 of the cookie value is kept.
  */
-export const SESSION_COOKIE = 'svc_session';
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
 export async function createSessionTable(pool: DatabasePool): Promise<void> {

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { ACCOUNTS_CHANNEL, type AccountsChange } from '../../projections/accounts.js';
-import type { Principal } from './principal.js';
-import { destroySocket } from '../../platform/db.js';
+import type { Principal } from '../domain/accounts/principal.js';
+import { destroySocket } from '../platform/db.js';
+import { ACCOUNTS_CHANNEL, type AccountsChange } from '../projections/accounts.js';
 
 /** What a token resolved to, as the token path needs it on the next request. */
 export interface CachedToken {

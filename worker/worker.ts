@@ -5,7 +5,7 @@ import { createActivities, defaultWorkerName } from '../activities/index.js';
 import { createServices } from '../application/bootstrap.js';
 import { loadConfig, type Config } from '../platform/config.js';
 
-export const workflowsPath = fileURLToPath(new URL('./index.ts', import.meta.url));
+export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 let runtimeInstalled = false;
 
@@ -47,7 +47,7 @@ export async function createWorker(config: Config, connection?: NativeConnection
   };
 }
 
-// Run as a process: `node --import tsx workflows/worker.ts`
+// Run as a process: `node --import tsx worker/worker.ts`
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const config = loadConfig();
   const { worker, services, close } = await createWorker(config);
