@@ -1,6 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { createBackup, pgProgram, runPgTool, tar } from '../application/backup.js';
@@ -24,6 +25,7 @@ const work = path.resolve('.data/bench/scale-files');
 const scratch = path.resolve('.data/bench/backup-scratch');
 rmSync(scratch, { recursive: true, force: true });
 mkdirSync(scratch, { recursive: true });
+chmodSync(scratch, 0o755);
 
 const stack = await startStack(
   'backup',
@@ -34,7 +36,27 @@ const stack = await startStack(
 );
 const api = stack.call;
 const seconds = (from: number) => (performance.now() - from) / 1000;
-const mb = (bytes: number) => `${(bytes / 1048576).toLocaleString('en', { maximumFractionDigits: 0 })} MB`;
+const mb = (bytes: number) => `${(bytes / 1048576).toLocaleString('en', { maximumFractionDigits: bytes < 10 * 1048576 ? 1 : 0 })} MB`;
+/** A folder of the scratch space the postgres user can reach (a restored cluster lives in it). */
+const folder = (prefix: string) => {
+  const dir = mkdtempSync(path.join(scratch, prefix));
+  chmodSync(dir, 0o755);
+  return dir;
+};
+/**
+ * Each side starts with the files out of the page cache (as root; else a line says so), so that
+ * the side that runs second does not read what the first one left in memory.
+ */
+let cacheNote = false;
+function coldCache(): void {
+  try {
+    spawnSync('sync');
+    writeFileSync('/proc/sys/vm/drop_caches', '1');
+  } catch {
+    if (!cacheNote) console.log('(the page cache cannot be emptied between sides here: run as root for even conditions)');
+    cacheNote = true;
+  }
+}
 
 try {
   // ---- The data folder: Workspaces of big datasets, and Runs in the database ------------------
@@ -80,9 +102,11 @@ try {
   // ---- Backup, the service running; and the same by hand ----------------------------------------
   const archive = path.join(scratch, 'install.tar');
   const load = loadavg()[0]!.toFixed(1);
+  coldCache();
   let t = performance.now();
   const backup = await createBackup(config, archive, { passphrase: 'benchmark passphrase' });
   const backupSeconds = seconds(t);
+  coldCache();
   t = performance.now();
   const dump = path.join(scratch, 'by-hand.dump');
   await runPgTool(pgProgram('pg_dump'), config.databaseUrl, ['--format=custom', '--file', dump]);
@@ -91,7 +115,8 @@ try {
   rmSync(path.join(scratch, 'by-hand.tar'));
 
   // ---- Restore into an empty data folder (a new local cluster there); and the same by hand -------
-  const into = mkdtempSync(path.join(scratch, 'restored-'));
+  const into = folder('restored-');
+  coldCache();
   t = performance.now();
   const restored = await restoreBackup(
     { archive, dataDir: into, databaseUrl: null, givenKey: null, passphrase: 'benchmark passphrase' },
@@ -102,10 +127,11 @@ try {
     },
   );
   const restoreSeconds = seconds(t);
-  const byHand = mkdtempSync(path.join(scratch, 'by-hand-'));
+  const byHand = folder('by-hand-');
+  coldCache();
   t = performance.now();
   const pg = await startPostgres(path.join(byHand, 'pg'), await freePort(), ['geoflow']);
-  await runPgTool(pgProgram('pg_restore'), pg.url('geoflow'), ['--no-owner', '--single-transaction', dump]).catch(() => undefined);
+  await runPgTool(pgProgram('pg_restore'), pg.url('geoflow'), ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction', dump]);
   tar(['-xf', archive, '-C', byHand, '--strip-components=1', 'files']);
   pg.stop();
   row('restore (new cluster + pg_restore + untar)', restoreSeconds, seconds(t), `${restored.interrupted.length} Runs interrupted`);
