@@ -68,10 +68,13 @@ describe.skipIf(skip)('several hosts under faults (network namespaces)', () => {
   };
   const count = async (table: string) => Number((await cluster.sql<{ n: string }>('target', `SELECT count(*) AS n FROM public."${table}"`))[0]!.n);
   /** The identities of the workers that started the Run's (non-local) activities, in order. */
+  // One connection for reading histories (the first tests run before Temporal is restarted).
+  let historyConnection: Awaited<ReturnType<Cluster['temporal']['connection']>> | undefined;
   const activityWorkers = async (runId: string) => {
-    const connection = await cluster.temporal.connection();
-    const history = await connection.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: `run-${runId}` } });
-    return (history.history?.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.identity ?? ''] : []));
+    historyConnection ??= await cluster.temporal.connection();
+    const connection = historyConnection;
+    const got = await connection.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId: `run-${runId}` } });
+    return (got.history?.events ?? []).flatMap((e) => (e.activityTaskStartedEventAttributes ? [e.activityTaskStartedEventAttributes.identity ?? ''] : []));
   };
 
   it('runs 200 Runs over both workers (each at least 35 %), every one succeeded, none delivered twice', async () => {
