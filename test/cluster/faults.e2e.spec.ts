@@ -8,6 +8,7 @@ import { multipartFile } from '../support/multipart.js';
 import { fileBody, finished, type RunJson } from '../support/jobs.js';
 import { SMALL_DISK_MB, sleep, startCluster, until, waitForRun, type ApiClient, type Cluster } from './cluster.js';
 import { networkUnavailable } from './network.js';
+import { temporalMissing } from '../support/worker.js';
 
 /*
  * "Runs on several machines", shown: the service on seven hosts made of network namespaces
@@ -19,11 +20,10 @@ import { networkUnavailable } from './network.js';
  * bucket held afterwards.
  */
 
-const temporalCli = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools/venv/bin/temporal');
 const skip =
   networkUnavailable() ||
   s3ServerUnavailable() ||
-  (!existsSync(temporalCli) && `the Temporal CLI is missing at ${temporalCli} (scripts/ensure.sh installs it)`) ||
+  temporalMissing ||
   (!existsSync('/usr/lib/postgresql/15/bin/initdb') && 'PostgreSQL 15 is missing (scripts/ensure.sh installs it)');
 
 describe.skipIf(skip)('several hosts under faults (network namespaces)', () => {

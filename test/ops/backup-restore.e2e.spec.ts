@@ -268,12 +268,15 @@ describe.skipIf(skipWithoutDatabase || s3ServerUnavailable())('backup and restor
       return res.json().id as string;
     };
     const [kept, lost] = [await upload(4), await upload(5)];
-    const objects = async () =>
-      ((await bucket.send(new ListObjectsV2Command({ Bucket: 'backups', Prefix: 'install/' }))).Contents ?? []).map((o) => o.Key!);
+    const objects = async () => ((await bucket.send(new ListObjectsV2Command({ Bucket: 'backups', Prefix: 'install/' }))).Contents ?? []).map((o) => o.Key!);
     const stored = await objects();
 
     const archive = path.join(folder(), 'bucket.tar');
-    const backup = await runScript('scripts/backup.ts', ['--out', archive], { ...storage, SVC_DATA_DIR: before.env.SVC_DATA_DIR!, SVC_DATABASE_URL: before.env.SVC_DATABASE_URL! });
+    const backup = await runScript('scripts/backup.ts', ['--out', archive], {
+      ...storage,
+      SVC_DATA_DIR: before.env.SVC_DATA_DIR!,
+      SVC_DATABASE_URL: before.env.SVC_DATABASE_URL!,
+    });
     expect(backup.code, backup.output).toBe(0);
     expect(backup.output).toMatch(/secrets key: NOT in the archive/);
     const manifest = readBackupManifest(archive);
@@ -295,7 +298,8 @@ describe.skipIf(skipWithoutDatabase || s3ServerUnavailable())('backup and restor
     await before.close();
     const after = await createTestApp({ databaseUrl: empty.url, env: into });
     cleanups.push(() => after.close());
-    for (const id of [kept, lost]) expect((await after.app.inject({ method: 'GET', url: `/api/v1/workspaces/${id}`, headers: bearer(token) })).statusCode).toBe(200);
+    for (const id of [kept, lost])
+      expect((await after.app.inject({ method: 'GET', url: `/api/v1/workspaces/${id}`, headers: bearer(token) })).statusCode).toBe(200);
     const preview = await after.app.inject({ method: 'GET', url: `/api/v1/workspaces/${kept}/data-preview`, headers: bearer(token) });
     expect(preview.statusCode, preview.body).toBe(200);
     expect(preview.json().row_count).toBe(4);

@@ -2,9 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 
-/** The Temporal CLI scripts/ensure.sh installs (the suites here start dev servers of their own). */
-export const temporalCli = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools/venv/bin/temporal');
-export const temporalMissing = !existsSync(temporalCli) && `the Temporal CLI is missing at ${temporalCli} (scripts/ensure.sh installs it)`;
+export { temporalMissing } from '../support/worker.js';
 
 /** Runs an npm script's program (`node --import tsx <script>`) with `env`; resolves with its exit code and output. */
 export function runScript(script: string, args: string[], env: Record<string, string>, cwd = process.cwd()): Promise<{ code: number | null; output: string }> {

@@ -1,8 +1,12 @@
 import { createServer, connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { freePort, startTemporal, type LocalTemporal } from '../../scripts/local-services.js';
 import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
+import { jobsClient } from '../support/jobs.js';
+import { temporalMissing } from '../support/worker.js';
 
 /**
  * A TCP proxy to PostgreSQL that can go silent as a network partition does: while `partitioned`,
@@ -112,5 +116,42 @@ describe.skipIf(skipWithoutDatabase)('the API while its database does not answer
     const read = await sut.app.inject({ method: 'GET', url: `/api/v1/recipes/${created.json().id}`, headers: bearer(token) });
     expect(read.json()).toMatchObject({ name: 'after' });
     expect((await sut.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+  }, 120_000);
+});
+
+/*
+ * Run Now hands the Run to Temporal before anything is recorded: when Temporal does not answer,
+ * 503 with Retry-After and no Run (the cluster suite stops Temporal with Runs in flight too).
+ */
+describe.skipIf(skipWithoutDatabase || temporalMissing)('Run Now while Temporal does not answer', () => {
+  let sut: TestApp;
+  let temporal: LocalTemporal;
+
+  afterAll(async () => {
+    temporal?.stop();
+    await sut?.close();
+  });
+
+  it('answers 503 with Retry-After and records no Run', async () => {
+    temporal = await startTemporal(path.resolve(process.env.SVC_DATA_DIR ?? '.data'), await freePort());
+    sut = await createTestApp({ temporal: true, env: { SVC_TEMPORAL_ADDRESS: temporal.address } });
+    const api = jobsClient(
+      () => sut.app,
+      await createToken(sut.app, await login(sut.app), ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']),
+    );
+    const source = await api.call('POST', '/api/v1/sources', { name: 's', type: 'url', configuration: { url: 'http://127.0.0.1:9/none.geojson' } });
+    const destination = await api.call('POST', '/api/v1/destinations', { name: 'd', type: 'webhook', configuration: { url: 'http://127.0.0.1:9/hook' } });
+    const job = (await api.call('POST', '/api/v1/jobs', { name: 'j', source_id: source.json().id, destination_id: destination.json().id })).json();
+    const exited = new Promise((r) => temporal.process.once('exit', r));
+    temporal.stop();
+    await exited;
+    const refused = await api.call('POST', `/api/v1/jobs/${job.id}/run`);
+    expect(refused.statusCode, refused.body).toBe(503);
+    expect(refused.headers['retry-after']).toBe('5');
+    expect(refused.json().error).toMatchObject({
+      code: 'service_unavailable',
+      message: expect.stringMatching(/workflow service does not answer; nothing was recorded/),
+    });
+    expect((await api.call('GET', `/api/v1/jobs/${job.id}/runs`)).json().items).toEqual([]);
   }, 120_000);
 });
