@@ -13,14 +13,16 @@ import { pointsFile } from './points.js';
 
 /**
  * `npm run bench:backup`: npm run backup and npm run restore of a large data folder: Workspaces
- * holding bench:scale's point datasets (BENCH_BACKUP_POINTS, default 1M, 4M and 10M points, 2.2 GB;
+ * holding bench:scale's point datasets (BENCH_BACKUP_POINTS, default 1M, 4M and 10M points, 2 GB;
  * kept in .data/bench/scale-files like bench:scale's) and BENCH_BACKUP_RUNS Runs (default 1,000,
  * across 20 Jobs) in the database; against the same work by hand in the same run (pg_dump + tar;
- * a new cluster + pg_restore + tar), with the archive's size.
+ * a new cluster + pg_restore + tar -x), BENCH_BACKUP_ROUNDS rounds (3) in alternating order, each
+ * side from a cold page cache; with the archive's size.
  */
 const sizes = (process.env.BENCH_BACKUP_POINTS ?? '1000000,4000000,10000000').split(',').map(Number).filter(Boolean);
 const RUNS = Number(process.env.BENCH_BACKUP_RUNS ?? 1000);
 const JOBS = 20;
+const ROUNDS = Number(process.env.BENCH_BACKUP_ROUNDS ?? 3);
 const work = path.resolve('.data/bench/scale-files');
 const scratch = path.resolve('.data/bench/backup-scratch');
 rmSync(scratch, { recursive: true, force: true });
@@ -96,50 +98,88 @@ try {
   const serverDir = path.join(stack.dir, 'server');
   const config = loadConfig({ ...process.env, SVC_DATA_DIR: serverDir, SVC_DATABASE_URL: stack.databaseUrl });
   const rows: string[] = [];
-  const row = (what: string, service: number, baseline: number, size: string) =>
-    rows.push(`| ${what} | ${service.toFixed(1)} s | ${baseline.toFixed(1)} s | ${(service / baseline).toFixed(2)} | ${size} |`);
-
-  // ---- Backup, the service running; and the same by hand ----------------------------------------
-  const archive = path.join(scratch, 'install.tar');
+  const times = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' / ');
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  const row = (what: string, service: number[], baseline: number[], size: string) =>
+    rows.push(`| ${what} | ${times(service)} s | ${times(baseline)} s | ${(median(service) / median(baseline)).toFixed(2)} | ${size} |`);
+  /** Times `work` from a cold page cache. */
+  const timed = async (work: () => Promise<unknown>) => {
+    coldCache();
+    const t = performance.now();
+    await work();
+    return seconds(t);
+  };
+  /** Both sides, ROUNDS times, the order alternating from one round to the next (neither always goes first). */
+  const alternate = async (service: () => Promise<unknown>, byHand: () => Promise<unknown>) => {
+    const times = { service: [] as number[], byHand: [] as number[] };
+    for (let round = 0; round < ROUNDS; round++) {
+      if (round % 2 === 0) {
+        times.service.push(await timed(service));
+        times.byHand.push(await timed(byHand));
+      } else {
+        times.byHand.push(await timed(byHand));
+        times.service.push(await timed(service));
+      }
+    }
+    return times;
+  };
   const load = loadavg()[0]!.toFixed(1);
-  coldCache();
-  let t = performance.now();
-  const backup = await createBackup(config, archive, { passphrase: 'benchmark passphrase' });
-  const backupSeconds = seconds(t);
-  coldCache();
-  t = performance.now();
-  const dump = path.join(scratch, 'by-hand.dump');
-  await runPgTool(pgProgram('pg_dump'), config.databaseUrl, ['--format=custom', '--file', dump]);
-  tar(['-cf', path.join(scratch, 'by-hand.tar'), '-C', serverDir, 'workspaces']);
-  row('backup (pg_dump + tar of the Workspaces)', backupSeconds, seconds(t), `archive ${mb(backup.bytes)} (dump ${mb(backup.manifest.database.bytes)})`);
-  rmSync(path.join(scratch, 'by-hand.tar'));
 
-  // ---- Restore into an empty data folder (a new local cluster there); and the same by hand -------
-  const into = folder('restored-');
-  coldCache();
-  t = performance.now();
-  const restored = await restoreBackup(
-    { archive, dataDir: into, databaseUrl: null, givenKey: null, passphrase: 'benchmark passphrase' },
-    (env) => loadConfig(env),
-    async (dir) => {
-      const pg = await startPostgres(path.join(dir, 'pg'), await freePort(), ['geoflow']);
-      return { url: pg.url('geoflow'), stop: () => pg.stop() };
+  // ---- Backup, the service running; and the same by hand (pg_dump + tar) ----------------------
+  const archive = path.join(scratch, 'install.tar');
+  let backup: Awaited<ReturnType<typeof createBackup>> | undefined;
+  const dump = path.join(scratch, 'by-hand.dump');
+  const backups = await alternate(
+    async () => {
+      rmSync(archive, { force: true });
+      backup = await createBackup(config, archive, { passphrase: 'benchmark passphrase' });
+    },
+    async () => {
+      rmSync(dump, { force: true });
+      await runPgTool(pgProgram('pg_dump'), config.databaseUrl, ['--format=custom', '--file', dump]);
+      tar(['-cf', path.join(scratch, 'by-hand.tar'), '-C', serverDir, 'workspaces']);
     },
   );
-  const restoreSeconds = seconds(t);
-  const byHand = folder('by-hand-');
-  coldCache();
-  t = performance.now();
-  const pg = await startPostgres(path.join(byHand, 'pg'), await freePort(), ['geoflow']);
-  await runPgTool(pgProgram('pg_restore'), pg.url('geoflow'), ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction', dump]);
-  tar(['-xf', archive, '-C', byHand, '--strip-components=1', 'files']);
-  pg.stop();
-  row('restore (new cluster + pg_restore + untar)', restoreSeconds, seconds(t), `${restored.interrupted.length} Runs interrupted`);
+  rmSync(path.join(scratch, 'by-hand.tar'), { force: true });
+  row(
+    'backup (pg_dump + tar of the Workspaces)',
+    backups.service,
+    backups.byHand,
+    `archive ${mb(backup!.bytes)} (dump ${mb(backup!.manifest.database.bytes)})`,
+  );
+
+  // ---- Restore into an empty data folder (a new local cluster there); and the same by hand -------
+  let interrupted = 0;
+  const restores = await alternate(
+    async () => {
+      const into = folder('restored-');
+      const restored = await restoreBackup(
+        { archive, dataDir: into, databaseUrl: null, givenKey: null, passphrase: 'benchmark passphrase' },
+        (env) => loadConfig(env),
+        async (dir) => {
+          const pg = await startPostgres(path.join(dir, 'pg'), await freePort(), ['geoflow']);
+          return { url: pg.url('geoflow'), stop: () => pg.stop() };
+        },
+      );
+      interrupted = restored.interrupted.length;
+      rmSync(into, { recursive: true, force: true });
+    },
+    async () => {
+      const byHand = folder('by-hand-');
+      const pg = await startPostgres(path.join(byHand, 'pg'), await freePort(), ['geoflow']);
+      await runPgTool(pgProgram('pg_restore'), pg.url('geoflow'), ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction', dump]);
+      tar(['-xf', archive, '-C', byHand, '--strip-components=1', 'files']);
+      pg.stop();
+      rmSync(byHand, { recursive: true, force: true });
+    },
+  );
+  row('restore (new cluster + pg_restore + untar)', restores.service, restores.byHand, `${interrupted} Runs interrupted`);
+  const manifest = backup!.manifest;
 
   console.log(
-    `\nBackup and restore of a data folder with ${sizes.map((n) => n.toLocaleString('en')).join(' + ')} points in Workspaces (${mb(backup.manifest.files.bytes)} in ${backup.manifest.files.objects} files) and ${backup.manifest.database.events.toLocaleString('en')} events (${RUNS} Runs); load average ${load} at the start:\n`,
+    `\nBackup and restore of a data folder with ${sizes.map((n) => n.toLocaleString('en')).join(' + ')} points in Workspaces (${mb(manifest.files.bytes)} in ${manifest.files.objects} files) and ${manifest.database.events.toLocaleString('en')} events (${RUNS} Runs); load average ${load} at the start:\n`,
   );
-  console.log(['| | service | by hand | ratio | size |', '|---|---|---|---|---|', ...rows].join('\n'));
+  console.log(['| | service (each round) | by hand | ratio of medians | size |', '|---|---|---|---|---|', ...rows].join('\n'));
 } finally {
   await stack.stop();
   rmSync(scratch, { recursive: true, force: true });
