@@ -120,11 +120,18 @@ export function runPgTool(program: string, url: string, args: string[]): Promise
   });
 }
 
-/** Runs tar; fails with its message. */
-export function tar(args: string[]): string {
-  const r = spawnSync('tar', args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+/**
+ * Runs tar; fails with its message. `changing`: files may change or go while they are read (a
+ * backup of a running service: an upload still streaming, a Workspace expiring), which GNU tar
+ * reports with exit status 1; those belong to no Workspace the dump names, so that is no failure.
+ */
+export function tar(args: string[], options: { changing?: boolean } = {}): string {
+  const r = spawnSync('tar', [...(options.changing ? ['--warning=no-file-changed', '--warning=no-file-removed'] : []), ...args], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (r.error) throw new Error(`tar could not run: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`tar ${args[0]} failed: ${r.stderr.trim()}`);
+  if (r.status !== 0 && !(options.changing && r.status === 1)) throw new Error(`tar ${args[0]} failed: ${r.stderr.trim()}`);
   return r.stdout;
 }
 
@@ -261,7 +268,7 @@ export async function createBackup(config: Config, out: string, options: { passp
     // whole. Readable by its owner only: it holds the sessions and the sealed connection secrets.
     const partial = `${out}.partial`;
     writeFileSync(partial, '', { mode: 0o600 });
-    tar(['-cf', partial, '-C', work, ...own, ...members.flat()]);
+    tar(['-cf', partial, '-C', work, ...own, ...members.flat()], { changing: true });
     renameSync(partial, out);
     return { archive: out, bytes: statSync(out).size, manifest, ms: Date.now() - started };
   } finally {

@@ -7,7 +7,7 @@ import { sql } from 'slonik';
 import { z } from 'zod';
 import { jobDecider, jobStream } from '../domain/jobs/job.js';
 import { runDecider, runStream, stepAtFault, type RunError } from '../domain/runs/run.js';
-import type { Config } from '../platform/config.js';
+import { loadConfig, type Config } from '../platform/config.js';
 import { ARCHIVE, bucketOf, keyFingerprint, pgProgram, readBackupManifest, runPgTool, tar, unsealKey, type BackupManifest } from './backup.js';
 import { createServices } from './bootstrap.js';
 import { load, record } from './commands.js';
@@ -155,7 +155,6 @@ export interface RestoreResult {
  */
 export async function restoreBackup(
   plan: RestorePlan,
-  loadConfigFor: (env: Record<string, string>) => Config,
   startLocalDatabase: (dataDir: string) => Promise<{ url: string; stop(): void }>,
 ): Promise<RestoreResult> {
   const started = Date.now();
@@ -196,7 +195,7 @@ export async function restoreBackup(
       SVC_DATABASE_URL: databaseUrl,
       SVC_SECRET_KEY: key.toString('hex'),
     };
-    const config = loadConfigFor(env);
+    const config = loadConfig(env);
     if (manifest.files.storage === 's3') {
       if (!config.storage) throw new Error(`the archive's files are in ${manifest.files.url}: set SVC_STORAGE_URL (and its settings) to restore`);
       files = await missingObjects(config, plan.archive);

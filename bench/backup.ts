@@ -153,14 +153,10 @@ try {
   const restores = await alternate(
     async () => {
       const into = folder('restored-');
-      const restored = await restoreBackup(
-        { archive, dataDir: into, databaseUrl: null, givenKey: null, passphrase: 'benchmark passphrase' },
-        (env) => loadConfig(env),
-        async (dir) => {
-          const pg = await startPostgres(path.join(dir, 'pg'), await freePort(), ['geoflow']);
-          return { url: pg.url('geoflow'), stop: () => pg.stop() };
-        },
-      );
+      const restored = await restoreBackup({ archive, dataDir: into, databaseUrl: null, givenKey: null, passphrase: 'benchmark passphrase' }, async (dir) => {
+        const pg = await startPostgres(path.join(dir, 'pg'), await freePort(), ['geoflow']);
+        return { url: pg.url('geoflow'), stop: () => pg.stop() };
+      });
       interrupted = restored.interrupted.length;
       rmSync(into, { recursive: true, force: true });
     },

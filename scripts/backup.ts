@@ -20,7 +20,7 @@ try {
   console.log(
     manifest.files.storage === 's3'
       ? `  files: a list of the ${manifest.files.objects} objects (${mb(manifest.files.bytes)}) in ${manifest.files.url}; the bucket is the object store's to keep`
-      : `  files: ${manifest.files.objects} files of Workspaces (${mb(manifest.files.bytes)})`,
+      : `  files: ${manifest.files.objects} ${manifest.files.objects === 1 ? 'file' : 'files'} of Workspaces (${mb(manifest.files.bytes)})`,
   );
   console.log(
     manifest.secret_key.included

@@ -2,7 +2,7 @@ import '../platform/runtime-notices.js';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { restoreBackup } from '../application/restore.js';
-import { loadConfig } from '../platform/config.js';
+import { parseSecretKey } from '../platform/config.js';
 import { freePort, startPostgres } from './local-services.js';
 
 /**
@@ -18,9 +18,7 @@ if (positionals.length !== 1) {
 }
 const env = process.env;
 const dataDir = path.resolve(env.SVC_DATA_DIR ?? '.data');
-const given = env.SVC_SECRET_KEY
-  ? loadConfig({ ...env, SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: env.SVC_DATABASE_URL || 'postgres://unused' }).secretKey
-  : null;
+const given = env.SVC_SECRET_KEY ? parseSecretKey(env.SVC_SECRET_KEY) : null;
 try {
   const result = await restoreBackup(
     {
@@ -30,7 +28,6 @@ try {
       givenKey: given,
       passphrase: env.SVC_BACKUP_PASSPHRASE || undefined,
     },
-    (e) => loadConfig(e),
     async (dir) => {
       // The cluster npm start will run from this folder; started here on a free port only to load it.
       const pg = await startPostgres(path.join(dir, 'pg'), await freePort(), ['geoflow']);
@@ -42,14 +39,19 @@ try {
   console.log(
     `  database: ${manifest.database.events} events${env.SVC_DATABASE_URL ? ' into SVC_DATABASE_URL' : `, in the local cluster ${path.join(dataDir, 'pg')}`}`,
   );
-  if ('restored' in files) console.log(`  files: ${files.restored} files of Workspaces`);
+  if ('restored' in files) console.log(`  files: ${files.restored} ${files.restored === 1 ? 'file' : 'files'} of Workspaces`);
   else if (files.missing.length)
     console.log(
       `  bucket: ${files.missing.length} of ${files.checked} objects the backup listed are missing or changed, e.g. ${files.missing.slice(0, 3).join(', ')}`,
     );
   else console.log(`  bucket: all ${files.checked} objects the backup listed are there`);
   console.log(result.keyFile ? `  secrets key: unsealed into ${result.keyFile}` : '  secrets key: SVC_SECRET_KEY, checked against the archive');
-  if (interrupted.length) console.log(`  ${interrupted.length} Runs in flight at the backup recorded as interrupted (retry them): ${interrupted.join(', ')}`);
+  if (interrupted.length) {
+    const one = interrupted.length === 1;
+    console.log(
+      `  ${interrupted.length} ${one ? 'Run' : 'Runs'} in flight at the backup recorded as interrupted (retry ${one ? 'it' : 'them'}): ${interrupted.join(', ')}`,
+    );
+  }
   console.log('  Job schedules: made again in Temporal by the API at its first start');
   console.log('next: npm start (the same settings)');
 } catch (error) {
