@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { Services } from '../application/services.js';
 import { gdal } from '../geo/datasets/gdal.js';
 import { deliveryActivities } from './deliveries.js';
-import { runActivities } from './runs.js';
+import { runActivities } from './runs/index.js';
 import { workspaceActivities } from './workspaces.js';
 
 export interface ActivityDeps {

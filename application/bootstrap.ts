@@ -1,5 +1,8 @@
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { closeIdleConnections } from '../connectors/registry.js';
+import { closeIsolation } from '../geo/isolation/index.js';
+import { setSandboxStaging } from '../geo/sandbox/sandbox.js';
 import { configureEgress } from '../connectors/shared/egress.js';
 import { createEventStore } from '../eventstore/index.js';
 import { createCipher } from '../platform/cipher.js';
@@ -57,6 +60,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const log = createLogger(config.logLevel, options.name ?? 'api');
   // Before anything can call a connector: the operator's lists, and the service's own ports refused.
   await configureEgress({ ...config.outbound, internal: internalEndpoints(config) });
+  // Sandboxed programs see their mounts' host paths: give them names that say nothing (geo/sandbox/sandbox.ts).
+  setSandboxStaging(path.join(config.dataDir, 'sandbox'));
   const store = createEventStore(config);
   await store.init();
   const pool = await createDatabasePool(config.databaseUrl);
@@ -119,6 +124,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await connection?.close();
       // Idle connections a connector keeps to users' databases between transfers.
       await closeIdleConnections();
+      // Sandboxed GDAL hosts this process started (geo/isolation/).
+      closeIsolation();
       await store.close();
       await pool.end();
       await reads.end();

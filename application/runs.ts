@@ -15,8 +15,8 @@ import type { Services } from './services.js';
 
 /*
  * Where a Job's Run starts: Run Now (runNow) and a retry (retryRun) here; a scheduled Run's
- * activity (activities/runs.ts, requestScheduledRun) hands its ticket on through the same
- * signalRun and recordQueuedRun. Every Run of a Job goes through the Job's coordinator workflow
+ * activity (requestScheduledRun, activities/runs/bookkeeping.ts) hands its ticket on through the
+ * same signalRun and recordQueuedRun. Every Run of a Job goes through the Job's coordinator workflow
  * (`job-<jobId>`, workflows/job-runs.ts), which runs them one at a time in the order they came:
  * that is what makes "two Runs of one Job never run at once" true by construction. A request
  * is a ticket signalled to the coordinator (signal-with-start: stored by Temporal even while no

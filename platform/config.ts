@@ -16,6 +16,12 @@ export interface Config {
   temporalUiUrl: string | null;
   /** Temporal's HTTP API port on the Temporal host (SVC_TEMPORAL_HTTP_PORT, default 7243): refused by the outbound policy. */
   temporalHttpPort: number;
+  /**
+   * Temporal's other listeners on its host (SVC_TEMPORAL_OTHER_PORTS, comma-separated; none by
+   * default), refused by the outbound policy: npm start lists every port of its dev server there
+   * (metrics, and the history, matching and worker services).
+   */
+  temporalOtherPorts: number[];
   taskQueue: string;
   secretKey: Buffer;
   adminEmail: string | undefined;
@@ -36,6 +42,10 @@ export interface Config {
   gdalTimeoutMs: number;
   /** Address-space limit of one GDAL process: SVC_GDAL_MEMORY_MB, default 4096. */
   gdalMemoryBytes: number;
+  /** Wall-clock limit of one preview (SVC_PREVIEW_TIMEOUT_S, default 30): a preview is stopped past it, and when its client goes away. */
+  previewTimeoutMs: number;
+  /** Largest file one stage of a transformed preview may write (SVC_PREVIEW_MAX_MB, default 256). */
+  previewMaxBytes: number;
   workspaceTtlMs: number;
   /** Consecutive failed scheduled Runs after which a Job disables itself (SVC_JOB_MAX_FAILURES, default 5). */
   jobMaxConsecutiveFailures: number;
@@ -102,6 +112,18 @@ function intFrom(value: string | undefined, fallback: number, name: string): num
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got "${value}"`);
   return n;
+}
+
+/** A comma-separated list of TCP ports (empty: none). */
+function portsFrom(value: string | undefined, name: string): number[] {
+  const ports = (value ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .map(Number);
+  const bad = ports.find((p) => !Number.isInteger(p) || p < 1 || p > 65535);
+  if (bad !== undefined) throw new Error(`${name} must list TCP ports separated by commas, got "${value}"`);
+  return ports;
 }
 
 /** The key that encrypts connection secrets: SVC_SECRET_KEY (hex or base64, 32 bytes) or a key file made on first start. */
@@ -183,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalNamespace: env.SVC_TEMPORAL_NAMESPACE ?? 'default',
     temporalUiUrl: temporalUiUrlFrom(env.SVC_TEMPORAL_UI_URL),
     temporalHttpPort: intFrom(env.SVC_TEMPORAL_HTTP_PORT, 7243, 'SVC_TEMPORAL_HTTP_PORT'),
+    temporalOtherPorts: portsFrom(env.SVC_TEMPORAL_OTHER_PORTS, 'SVC_TEMPORAL_OTHER_PORTS'),
     taskQueue: env.SVC_TASK_QUEUE ?? 'geoflow',
     secretKey: loadSecretKey(env, dataDir),
     adminEmail: env.SVC_ADMIN_EMAIL || undefined,
@@ -192,6 +215,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     heartbeatTimeoutMs: intFrom(env.SVC_HEARTBEAT_TIMEOUT_S, 30, 'SVC_HEARTBEAT_TIMEOUT_S') * 1000,
     gdalTimeoutMs: intFrom(env.SVC_GDAL_TIMEOUT_MIN, 50, 'SVC_GDAL_TIMEOUT_MIN') * 60_000,
     gdalMemoryBytes: intFrom(env.SVC_GDAL_MEMORY_MB, 4096, 'SVC_GDAL_MEMORY_MB') * 1024 * 1024,
+    previewTimeoutMs: intFrom(env.SVC_PREVIEW_TIMEOUT_S, 30, 'SVC_PREVIEW_TIMEOUT_S') * 1000,
+    previewMaxBytes: intFrom(env.SVC_PREVIEW_MAX_MB, 256, 'SVC_PREVIEW_MAX_MB') * 1024 * 1024,
     workspaceTtlMs: intFrom(env.SVC_JOB_TTL, 60, 'SVC_JOB_TTL') * 60_000,
     jobMaxConsecutiveFailures: Math.floor(intFrom(env.SVC_JOB_MAX_FAILURES, 5, 'SVC_JOB_MAX_FAILURES')),
     edition: env.SVC_EDITION ?? 'on-premise',

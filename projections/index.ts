@@ -8,9 +8,9 @@ import { workspacesProjector } from './workspaces.js';
 
 /**
  * Every projector of the service; a new read model is registered here.
- * A Run's end is recorded on its Job first (activities/runs.ts, finishRun), and the runs projector
- * follows the jobs projector (never applies past its checkpoint, whichever process projects
- * which), so a Run seen ended has its Job's last Run and sync cursor updated. Listing jobs first
- * saves the runs projector a wait within a pass.
+ * A Run's end is recorded on its Job first (finishRun, activities/runs/bookkeeping.ts), and the
+ * runs projector follows the jobs projector (never applies past its checkpoint, whichever process
+ * projects which), so a Run seen ended has its Job's last Run and sync cursor updated. Listing
+ * jobs first saves the runs projector a wait within a pass.
  */
 export const projectors: Projector[] = [accountsProjector, recipesProjector, workspacesProjector, connectionsProjector, jobsProjector, runsProjector];

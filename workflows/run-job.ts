@@ -9,7 +9,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
-import type { RunArtifact } from '../activities/runs.js';
+import type { RunArtifact } from '../activities/runs/artifact.js';
 import { runErrorOf } from '../temporal/failures.js';
 import type { RunTicket } from '../temporal/tickets.js';
 import type { StepName } from '../domain/jobs/job.js';
@@ -22,8 +22,9 @@ import { timeouts, withHeartbeatTimeout } from '../temporal/timeouts.js';
 // scheduled them as activities; `patched` keeps those replaying (and Runs started by an older
 // worker finishing) with the same commands.
 const LOCAL_BOOKKEEPING = 'local-bookkeeping';
-// A Job with no step between extract and deliver runs both in one activity (activities/runs.ts,
-// extractAndDeliverStep). Histories from before took two; `patched` keeps them replaying.
+// A Job with no step between extract and deliver runs both in one activity (extractAndDeliverStep,
+// activities/runs/extract-and-deliver.ts). Histories from before took two; `patched` keeps them
+// replaying.
 const EXTRACT_AND_DELIVER = 'extract-and-deliver';
 const remoteBookkeeping = proxyActivities<Activities>(timeouts.record);
 const localBookkeeping = proxyLocalActivities<Activities>(timeouts.localRecord);

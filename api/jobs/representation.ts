@@ -7,7 +7,7 @@ import { runStatuses, type ExistingRun } from '../../domain/runs/run.js';
 import type { JobRow } from '../../projections/jobs.js';
 import type { RunRow } from '../../projections/runs.js';
 import { runWorkflowId } from '../../temporal/ids.js';
-import { timestamp } from '../schemas.js';
+import { processingWarning, timestamp } from '../schemas.js';
 
 /*
  * The Job and Run JSON shapes (docs/api-conventions.md), made from the rows of their read models
@@ -107,6 +107,9 @@ export const runSchema = z
       bytes_written: z.number().nullable(),
     }),
     skipped_reason: z.string().nullable().describe('source_unchanged when the Source had not changed since the last Run'),
+    warnings: z
+      .array(processingWarning.extend({ step: z.string().describe('The step that said it: transform, python, convert') }))
+      .describe('What the steps changed or doubted without failing: fields a format renamed (with the mapping), values cut, geometries repaired'),
     error: runErrorSchema.nullable(),
     workflow: z
       .object({ workflow_id: z.string(), run_id: z.string().nullable() })
@@ -157,6 +160,7 @@ export function representRun(row: RunRow): z.infer<typeof runSchema> {
     steps: state.steps.map((s) => ({ ...s, failed_attempts: s.failed_attempts ?? 0, last_error: s.last_error ?? null, progress: s.progress ?? null })),
     stats: state.stats,
     skipped_reason: row.skipped_reason,
+    warnings: state.warnings ?? [],
     error: (row.error ?? null) as z.infer<typeof runSchema>['error'],
     workflow: { workflow_id: row.workflow_id ?? runWorkflowId(row.id), run_id: row.workflow_run_id },
     job_snapshot: state.snapshot,

@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
-import { gdal, type Dataset } from '../../geo/datasets/gdal.js';
+import { gdal, openAs, type Dataset } from '../../geo/datasets/gdal.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 import { arcgis, type RestAccess } from './rest.js';
@@ -77,8 +77,8 @@ export async function readLayer(access: RestAccess, layerId: number, where: stri
     await writeFile(pageFile, text);
     let src: Dataset | null = null;
     try {
-      src = await gdal.openAsync(pageFile);
-      if (src.driver.description !== 'ESRIJSON') throw new Error(`read as ${src.driver.description}`);
+      // The server's answer is opened as Esri JSON or not at all: no other driver looks at it.
+      src = await openAs('ESRIJSON', pageFile);
       const count = src.layers.get(0).features.count();
       if (count > 0 || !out) {
         const args = ['-nln', name, ...promote];

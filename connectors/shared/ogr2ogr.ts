@@ -1,6 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { spawnProcess } from '../../platform/spawner.js';
 import { stat } from 'node:fs/promises';
+import { unsandboxedGdalEnv } from '../../geo/datasets/gdal.js';
 import { gdalErrors } from '../../geo/datasets/gdal-tool.js';
 import type { ConnectorContext } from '../types.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
@@ -32,6 +33,9 @@ export interface Ogr2ogrFailure {
 
 const POLL_MS = 250;
 
+/** The databases the connectors' ogr2ogr reads from and writes to. */
+const DATABASE_DRIVERS = ['PostgreSQL', 'MySQL'];
+
 /**
  * Runs ogr2ogr; resolves with its stderr on success. A non-zero exit rejects with whatever
  * `fail` makes of GDAL's errors (connectors classify them); the signal and the size limit reject
@@ -40,7 +44,8 @@ const POLL_MS = 250;
 export async function runOgr2ogr(run: Ogr2ogrRun, ctx: ConnectorContext, fail: (failure: Ogr2ogrFailure) => ConnectorError): Promise<string> {
   if (ctx.signal.aborted) throw new ConnectorError('timeout', `${run.label}: stopped before it started`);
   const child = await spawnProcess('ogr2ogr', run.args, {
-    env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...run.env },
+    // What it reads may be a user's file: only the drivers the worker itself would open it with.
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...unsandboxedGdalEnv(DATABASE_DRIVERS), ...run.env },
     stdout: 'ignore',
     stderr: 'pipe',
   });

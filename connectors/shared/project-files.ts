@@ -1,10 +1,10 @@
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { datasetAt, safeFilename } from '../../geo/datasets/dataset-files.js';
-import { inspectDataset } from '../../geo/datasets/inspect.js';
+import { inspectDataset } from '../../geo/isolation/index.js';
 import type { ConnectorContext, ProjectLayer } from '../types.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { runOgr2ogr, type Ogr2ogrFailure } from './ogr2ogr.js';
+import { GdalWriteFailed, runGdalWrite } from '../../geo/datasets/translate.js';
 
 /*
  * The files of a field-data project (QFieldCloud, Mergin Maps) as geodata: which of them hold
@@ -75,17 +75,16 @@ export async function singleLayerFile(
   const filename = `${safeFilename(chosen)}.gpkg`;
   const out = path.join(ctx.workDir, filename);
   await rm(out, { force: true });
-  await runOgr2ogr(
-    { args: ['-f', 'GPKG', out, file, chosen, '-nln', chosen], limitFile: out, label },
-    ctx,
-    (failure: Ogr2ogrFailure) =>
-      new ConnectorError(
-        'invalid_data',
-        `${label}: layer ${chosen} could not be copied (${failure.errors[0] ?? `ogr2ogr exit ${failure.exitCode}`})`,
-        { layer: chosen },
-        false,
-      ),
-  );
+  // A file from the platform is a user's file: GDAL reads it in the sandbox, seeing only its folder.
+  await runGdalWrite(
+    'ogr2ogr',
+    ['-f', 'GPKG', out, file, chosen, '-nln', chosen],
+    { readable: [path.dirname(file)], writable: [path.resolve(ctx.workDir)], output: out },
+    { what: label, signal: ctx.signal, maxBytes: ctx.maxBytes },
+  ).catch((error: unknown) => {
+    if (!(error instanceof GdalWriteFailed)) throw error;
+    throw new ConnectorError('invalid_data', `${label}: layer ${chosen} could not be copied (${error.message})`, { layer: chosen }, false);
+  });
   // The download's own folder (see localPathFor) goes; the work folder itself stays.
   if (path.dirname(file) !== path.resolve(ctx.workDir)) await rm(path.dirname(file), { recursive: true, force: true });
   return { file: out, filename, bytes: (await stat(out)).size };

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { openAs } from '../../geo/datasets/gdal.js';
 import type { ExtractOptions, ExtractResult, SyncState } from '../types.js';
 
 /*
@@ -20,7 +20,7 @@ export const unchangedExtract = (options: ExtractOptions): ExtractResult => ({
 /** The written GeoPackage (one layer) as an extract result. */
 export async function extractedGeoPackage(file: string, filename: string, sync?: SyncState): Promise<ExtractResult> {
   const bytes = (await stat(file)).size;
-  const ds = await gdal.openAsync(file);
+  const ds = await openAs('GPKG', file);
   try {
     return { file, filename, bytes, features: await ds.layers.get(0).features.countAsync(), ...(sync ? { sync } : {}) };
   } finally {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { prepareUpload, type DatasetRef } from '../../geo/datasets/dataset-files.js';
 import { errorText, layerSrs, openDataset, scrubPaths, type Layer } from '../../geo/datasets/gdal.js';
+import { inProcessDataset, RasterDataset } from '../../geo/isolation/index.js';
 import { declaredTypeIsVague } from '../../geo/datasets/geometry-types.js';
 import { baseGeometryCode, baseGeometryName, crsLabel, splitGeometryType } from '../../geo/datasets/labels.js';
 import { DomainError } from '../../domain/errors.js';
@@ -73,6 +74,14 @@ function trustsDeclaredType(driver: string, layer: Layer): boolean {
   return driver === 'GPKG' && !declaredTypeIsVague(layer, driver);
 }
 
+const rasterOutput = (driver: string) =>
+  new ConnectorError(
+    'invalid_data',
+    `The output is a raster (${driver}); a database table takes vector features: deliver rasters to a file Destination (s3, azureblob, sftp)`,
+    {},
+    false,
+  );
+
 /**
  * Opens the output of a delivery and picks its one layer and the column type for it. Whether some
  * rows lack a geometry is answered only when asked (a loader whose spatial index needs NOT NULL):
@@ -83,7 +92,10 @@ export async function vectorInput(input: DeliverInput, workDir: string, ask: { n
   try {
     // Our own output: a .zip is unpacked like an upload (a shapefile with its companions).
     ref = await prepareUpload(input.file, input.filename, path.join(workDir, 'input'), { maxUncompressedBytes: 1024 ** 4 });
+    // Read in this process (and by a database's ogr2ogr) only in a format whose files name no others.
+    ref = await inProcessDataset(ref, path.join(workDir, 'readable'));
   } catch (error) {
+    if (error instanceof RasterDataset) throw rasterOutput(error.driver);
     throw new ConnectorError(
       'invalid_data',
       `The converted output cannot be opened: ${error instanceof DomainError ? error.message : scrubPaths(errorText(error))}`,
@@ -108,15 +120,8 @@ export async function vectorInput(input: DeliverInput, workDir: string, ask: { n
       layers.push(l.name);
     });
     if (layers.length === 0) {
-      const raster = ds.bands.count() > 0;
-      throw new ConnectorError(
-        'invalid_data',
-        raster
-          ? `The output is a raster (${ds.driver.description}); a database table takes vector features: deliver rasters to a file Destination (s3, azureblob, sftp)`
-          : 'The output has no layer to load',
-        {},
-        false,
-      );
+      if (ds.bands.count() > 0) throw rasterOutput(ds.driver.description);
+      throw new ConnectorError('invalid_data', 'The output has no layer to load', {}, false);
     }
     let layer: string | undefined;
     if (layers.length === 1) layer = layers[0];

@@ -33,6 +33,15 @@ export interface RunError {
   reason?: string;
 }
 
+/** What a step changed or doubted without failing (a field a format renamed, a repaired geometry). */
+export interface RunWarning {
+  step: StepName;
+  code: string;
+  message: string;
+  layer?: string;
+  details?: Record<string, unknown>;
+}
+
 /** The sync state a Run read with (domain/jobs/job.ts syncForRun). */
 export interface RunSync {
   cursor: unknown;
@@ -61,7 +70,16 @@ export type RunEvent =
   | { type: 'RunStepStarted'; data: { run_id: string; step: StepName; at: string } }
   | {
       type: 'RunStepFinished';
-      data: { run_id: string; step: StepName; status: 'succeeded' | 'skipped'; duration_ms: number | null; stats: Partial<RunStats>; at: string };
+      data: {
+        run_id: string;
+        step: StepName;
+        status: 'succeeded' | 'skipped';
+        duration_ms: number | null;
+        stats: Partial<RunStats>;
+        /** Absent in Runs recorded before warnings were kept. */
+        warnings?: Omit<RunWarning, 'step'>[];
+        at: string;
+      };
     }
   | { type: 'RunStepAttemptFailed'; data: { run_id: string; step: StepName; attempt: number; error: RunError; at: string } }
   | { type: 'RunStepProgressed'; data: { run_id: string; step: StepName; progress: StepProgress; at: string } }
@@ -86,7 +104,15 @@ export type RunCommand =
     }
   | { type: 'StartRun'; runId: string; workflowId: string; workflowRunId: string; sync: RunSync; at: Date }
   | { type: 'StartStep'; runId: string; step: StepName; at: Date }
-  | { type: 'FinishStep'; runId: string; step: StepName; status: 'succeeded' | 'skipped'; stats?: Partial<RunStats>; at: Date }
+  | {
+      type: 'FinishStep';
+      runId: string;
+      step: StepName;
+      status: 'succeeded' | 'skipped';
+      stats?: Partial<RunStats>;
+      warnings?: Omit<RunWarning, 'step'>[];
+      at: Date;
+    }
   /** An attempt of a running step failed (Temporal retries transient failures): noted for whoever watches the Run. */
   | { type: 'NoteFailedAttempt'; runId: string; step: StepName; attempt: number; error: RunError; at: Date }
   /** A long step says how far it is (features or bytes written), a few times a minute at most. */
@@ -127,6 +153,8 @@ export interface ExistingRun {
   snapshot: JobDefinition;
   steps: StepState[];
   stats: RunStats;
+  /** The steps' warnings, in order (absent in Runs recorded before they were kept). */
+  warnings?: RunWarning[];
   sync: RunSync | null;
   retriedBy: string | null;
 }
@@ -217,8 +245,12 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         const step = state.steps.find((s) => s.name === command.step);
         if (state.status !== 'running' || !step || step.status === 'succeeded' || step.status === 'skipped' || step.status === 'failed') return [];
         const duration = command.status === 'skipped' ? null : ms(step.started_at, at);
+        const warnings = command.warnings?.length ? { warnings: command.warnings } : {};
         return [
-          { type: 'RunStepFinished', data: { run_id, step: command.step, status: command.status, duration_ms: duration, stats: command.stats ?? {}, at } },
+          {
+            type: 'RunStepFinished',
+            data: { run_id, step: command.step, status: command.status, duration_ms: duration, stats: command.stats ?? {}, ...warnings, at },
+          },
         ];
       }
       case 'SucceedRun':
@@ -269,7 +301,8 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
       case 'RunStepFinished': {
         const { step, status, duration_ms, stats } = event.data;
         const merged = { ...state.stats, ...Object.fromEntries(Object.entries(stats).filter(([, v]) => v !== undefined && v !== null)) };
-        return { ...state, stats: merged, steps: withStep(state.steps, step, (s) => ({ ...s, status, finished_at: d.at, duration_ms })) };
+        const said = event.data.warnings?.length ? { warnings: [...(state.warnings ?? []), ...event.data.warnings.map((w) => ({ step, ...w }))] } : {};
+        return { ...state, stats: merged, ...said, steps: withStep(state.steps, step, (s) => ({ ...s, status, finished_at: d.at, duration_ms })) };
       }
       case 'RunStepAttemptFailed':
         return {

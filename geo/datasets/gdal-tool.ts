@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import { scrubPaths } from './gdal.js';
+import { scrubPaths, unsandboxedGdalEnv } from './gdal.js';
 import { runSandboxed, type Mount } from '../sandbox/sandbox.js';
 
 /*
@@ -20,6 +20,10 @@ export interface GdalToolOptions {
   timeoutMs?: number;
   /** Default 4 GiB. */
   memoryBytes?: number;
+  /** Largest file it may write; default 8 GiB. */
+  maxFileBytes?: number;
+  /** Stops the tool; the call then fails with the signal's reason (a preview's deadline, a closed request). */
+  signal?: AbortSignal;
 }
 
 export interface GdalToolResult {
@@ -41,6 +45,18 @@ export function mountsFor(options: Pick<GdalToolOptions, 'readable' | 'writable'
   return [...mounts.values()].sort((a, b) => a.host.length - b.host.length);
 }
 
+/**
+ * A GDAL tool run without bubblewrap (it cannot start on this host) reads a user's file with the
+ * drivers the service's own processes use, and writes with the one it is asked for (-f, -of);
+ * SQLite for the SQL dialect.
+ */
+export function directGdalEnv(args: string[]): Record<string, string> {
+  const writers = ['SQLite'];
+  for (let i = 0; i < args.length - 1; i++) if (args[i] === '-f' || args[i] === '-of') writers.push(args[i + 1]!);
+  const { SPATIALITE_LOAD: _spatialFunctionsNeeded, ...env } = unsandboxedGdalEnv(writers);
+  return env;
+}
+
 /** GDAL's error lines ("ERROR 1: …" plus indented continuations), cleaned for users. */
 export function gdalErrors(stderr: string): string[] {
   const errors: string[] = [];
@@ -58,6 +74,21 @@ export function gdalErrors(stderr: string): string[] {
   });
 }
 
+/** GDAL's warning lines ("Warning 6: …" plus indented continuations), cleaned for users. */
+export function gdalWarnings(stderr: string): string[] {
+  const warnings: string[] = [];
+  let inWarning = false;
+  for (const line of stderr.split('\n')) {
+    const m = /^Warning \d+: (.*)$/.exec(line);
+    if (m) {
+      warnings.push(m[1]!.trim());
+      inWarning = true;
+    } else if (inWarning && /^\s{2,}\S/.test(line)) warnings[warnings.length - 1] += ` ${line.trim()}`;
+    else inWarning = false;
+  }
+  return warnings.map(scrubPaths);
+}
+
 /**
  * Runs ogr2ogr or ogrinfo; a failure is an invalid_transformation whose message is GDAL's first
  * error (paths removed) and whose details carry the cleaned errors.
@@ -68,9 +99,17 @@ export async function runGdalTool(tool: 'ogr2ogr' | 'ogrinfo', args: string[], o
     timeoutMs: options.timeoutMs ?? 30 * 60_000,
     memoryBytes: options.memoryBytes ?? 4 * 1024 * 1024 * 1024,
     maxOutputBytes: 256 * 1024,
-    env: { GDAL_HTTP_TIMEOUT: '1', CPL_VSIL_CURL_ALLOWED_EXTENSIONS: '.none' },
+    ...(options.maxFileBytes ? { maxFileBytes: options.maxFileBytes } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    directEnv: directGdalEnv(args),
     fallback: 'direct',
   });
+  if (options.signal?.aborted) throw options.signal.reason ?? new DomainError('invalid_parameter', 'The request was cancelled');
+  if (options.maxFileBytes && result.signal === 'SIGXFSZ') {
+    throw new DomainError('invalid_transformation', `${failure}: the result grew past ${Math.round(options.maxFileBytes / 1024 ** 2)} MB`, {
+      max_bytes: options.maxFileBytes,
+    });
+  }
   if (result.timedOut) {
     throw new DomainError('invalid_transformation', `${failure}: stopped after ${Math.round((options.timeoutMs ?? 30 * 60_000) / 1000)} s`, {
       timed_out: true,

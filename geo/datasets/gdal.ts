@@ -2,6 +2,8 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Gdal from 'gdal-async';
 import { DomainError } from '../../domain/errors.js';
+import { gdalNoNetworkEnv } from '../sandbox/sandbox.js';
+import type { ParquetOrigin } from '../formats/geoparquet.js';
 
 /*
  * The one place that loads gdal-async and sets process-wide GDAL options, so every geo module
@@ -10,7 +12,9 @@ import { DomainError } from '../../domain/errors.js';
  * - Axis order: gdal-async builds SpatialReferences in the authority's order (latitude first for
  *   EPSG:4326). Everything we write (GeoJSON, GPKG, spatial previews) is longitude/latitude, so
  *   CRSs built here follow the traditional GIS order (x = easting/longitude).
- * - Uploaded files are untrusted: never let a GML file make GDAL download a schema.
+ * - Uploaded files are untrusted: GDAL has no network here (a GeoJSON `crs` link, a URL CRS or a
+ *   /vsicurl/ path fails before a socket opens; sandbox.ts, gdalNoNetworkEnv) and never downloads
+ *   a GML schema. GeoPackages are checked for virtual tables as they open (openInProcess).
  *
  * The native addon loads on first use, not on import: modules that only mention GDAL (the
  * operation catalogue, the connectors' pure helpers) load, and their unit specs run, on a
@@ -20,10 +24,14 @@ import { DomainError } from '../../domain/errors.js';
 let loaded: typeof Gdal | undefined;
 function loadGdal(): typeof Gdal {
   if (loaded) return loaded;
+  // SpatiaLite's file functions (BlobFromFile, ImportSHP …) exist only with this set; a view in a
+  // user's GeoPackage could call them. It is read when GDAL first loads SpatiaLite, so never here.
+  delete process.env.SPATIALITE_SECURITY;
   loaded = createRequire(import.meta.url)('gdal-async') as typeof Gdal;
   loaded.config.set('OSR_DEFAULT_AXIS_MAPPING_STRATEGY', 'TRADITIONAL_GIS_ORDER');
   loaded.config.set('GML_DOWNLOAD_WFS_SCHEMA', 'NO');
   loaded.config.set('GDAL_HTTP_TIMEOUT', '20');
+  for (const [key, value] of Object.entries(gdalNoNetworkEnv)) loaded.config.set(key, value);
   // Importers see the module itself from now on (a live binding): the stand-in is done.
   gdal = loaded;
   return loaded;
@@ -132,26 +140,148 @@ export interface DatasetRef {
    * by convention, and CSV has no place to say so.
    */
   assumedCrs?: string;
+  /** assumedCrs replaces the CRS the file declares (source_crs set on upload or import). */
+  crsOverride?: boolean;
   /** Remarks about what was chosen (several datasets in one ZIP, …), for the Workspace warnings. */
   warnings: string[];
   /** The driver of the uploaded file when GDAL reads a copy of it (a one-column CSV). */
   uploadDriver?: string;
+  /** A (Geo)Parquet upload, which GDAL reads through a GeoPackage copy (geo/formats/geoparquet.ts). */
+  parquet?: ParquetOrigin;
 }
 
-/** Opens a prepared dataset read-only, with its open options, through the allowed drivers only. */
-export async function openDataset(ref: DatasetRef): Promise<Dataset> {
-  try {
-    if (ref.openOptions.length > 0 && ref.driver) {
-      // Open options only exist on Driver.open, and gdal-async 3.12's Driver.openAsync drops them
-      // (measured): open synchronously. A CSV open reads the header and at most
-      // AUTODETECT_SIZE_LIMIT (100 kB) to guess types, so the event loop is held only briefly.
-      return gdal.drivers.get(ref.driver).open(ref.path, 'r', ref.openOptions);
+/**
+ * Drivers the service's own processes (API, worker) open a user's file with. Their files cannot
+ * name other files or services: a GeoPackage (SpatiaLite's virtual tables off, above), a
+ * FlatGeobuf, a shapefile's companions found by its own name, a GeoJSON (whose `crs` links fail
+ * without a network), a CSV, a FileGDB folder. Every other driver (a PDS4 label names any file,
+ * so do ISIS3, VICAR, MRF, ENVI headers, MapInfo seamless tables, GML schemas …) reads a user's
+ * file only in a sandboxed host that sees nothing but the dataset's folder (geo/isolation/).
+ * Order: the one GDAL itself tries them in, so a file opens here as it would anywhere.
+ */
+export const IN_PROCESS_DRIVERS = ['ESRI Shapefile', 'CSV', 'GeoJSON', 'GeoJSONSeq', 'GPKG', 'OpenFileGDB', 'FlatGeobuf'] as const;
+
+/**
+ * The environment of a GDAL program that reads a user's dataset outside the sandbox (a delivery's
+ * ogr2ogr, which must reach a database): no network for GDAL and PROJ, no SpatiaLite virtual
+ * tables, and every driver skipped (GDAL_SKIP, comma-separated so "MapInfo File" is one name) but
+ * IN_PROCESS_DRIVERS and the ones it writes with. Without GDAL_SKIP the program would open a file
+ * with the first driver that claims it, which need not be the one that opened it here: a PDS4
+ * label named x.csv opens here as a CSV and in a plain ogr2ogr as PDS4 (measured), reading
+ * whatever file the label names.
+ */
+export function unsandboxedGdalEnv(writers: string[]): Record<string, string> {
+  const key = writers.join(',');
+  let env = unsandboxedEnvs.get(key);
+  if (!env) {
+    const keep = new Set<string>([...IN_PROCESS_DRIVERS, ...writers, 'MEM', 'Memory']);
+    const skip: string[] = [];
+    gdal.drivers.forEach((d) => {
+      if (!keep.has(d.description)) skip.push(d.description);
+    });
+    env = { ...gdalNoNetworkEnv, SPATIALITE_LOAD: 'NO', GDAL_SKIP: skip.join(',') };
+    unsandboxedEnvs.set(key, env);
+  }
+  return env;
+}
+const unsandboxedEnvs = new Map<string, Record<string, string>>();
+
+/** Whether this process is a sandboxed GDAL host (geo/isolation/host-main.ts): there every upload driver may open. */
+export const insideSandbox = () => process.env.SVC_SANDBOXED === '1';
+
+/** A dataset none of IN_PROCESS_DRIVERS opens: it must be read in a sandboxed host. */
+export class NeedsSandbox extends Error {
+  constructor(readonly file: string) {
+    super('the dataset must be opened in the sandbox');
+  }
+}
+
+let inProcessOrder: string[] | undefined;
+/** IN_PROCESS_DRIVERS that this GDAL has, in its own registration order. */
+function inProcessDrivers(): string[] {
+  if (!inProcessOrder) {
+    const wanted = new Set<string>(IN_PROCESS_DRIVERS);
+    inProcessOrder = [];
+    gdal.drivers.forEach((d) => {
+      if (wanted.has(d.description)) inProcessOrder!.push(d.description);
+    });
+  }
+  return inProcessOrder;
+}
+
+/**
+ * Opens a user's dataset in this process with IN_PROCESS_DRIVERS only, one driver at a time
+ * (GDALOpenEx with that driver alone: no other driver ever looks at the file), or throws
+ * NeedsSandbox.
+ */
+async function openInProcess(ref: DatasetRef): Promise<Dataset> {
+  if (ref.openOptions.length > 0 && ref.driver) {
+    if (!inProcessDrivers().includes(ref.driver)) throw new NeedsSandbox(ref.path);
+    // Open options only exist on Driver.open, and gdal-async 3.12's Driver.openAsync drops them
+    // (measured): open synchronously. A CSV open reads the header and at most
+    // AUTODETECT_SIZE_LIMIT (100 kB) to guess types, so the event loop is held only briefly.
+    return gdal.drivers.get(ref.driver).open(ref.path, 'r', ref.openOptions);
+  }
+  for (const name of inProcessDrivers()) {
+    let ds: Dataset;
+    try {
+      ds = await gdal.drivers.get(name).openAsync(ref.path, 'r');
+    } catch {
+      continue; // not this driver's file
     }
+    if (name === 'GPKG' && !(await onlyIndexTables(ds))) {
+      ds.close();
+      throw new NeedsSandbox(ref.path);
+    }
+    return ds;
+  }
+  throw new NeedsSandbox(ref.path);
+}
+
+/**
+ * Whether a GeoPackage's virtual tables are only R-tree spatial indexes. SpatiaLite, which GDAL
+ * loads into every SQLite connection, brings virtual table modules that read files by name
+ * (VirtualText, VirtualShape, VirtualDbf …): a table declared with one, listed as a layer or read
+ * by a view, hands any file the server can read to whoever previews it (measured with GDAL
+ * 3.6.2). Asking sqlite_master touches no table, so nothing is read by asking; a declaration this
+ * cannot read plainly counts as suspect.
+ */
+async function onlyIndexTables(ds: Dataset): Promise<boolean> {
+  // The result set is released with the dataset.
+  const result = await ds.executeSQLAsync("SELECT sql FROM sqlite_master WHERE sql LIKE '%virtual%'");
+  for (let f = await result.features.firstAsync(); f; f = await result.features.nextAsync()) {
+    const sql = String(f.fields.get('sql') ?? '')
+      .replace(/\/\*[\s\S]*?\*\//g, ' ')
+      .replace(/--[^\n]*/g, ' ');
+    if (!/^\s*CREATE\s+VIRTUAL\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:"[^"]+"|\S+)\s+USING\s+rtree(?:_i32)?\s*\(/i.test(sql)) return false;
+  }
+  return true;
+}
+
+/**
+ * Opens a prepared dataset read-only, with its open options. In the service's own processes only
+ * through IN_PROCESS_DRIVERS (NeedsSandbox otherwise: geo/isolation/ then runs the work in a
+ * sandboxed host); inside such a host through every driver allowed for uploads.
+ */
+export async function openDataset(ref: DatasetRef): Promise<Dataset> {
+  // A VRT or service description is refused by its first bytes, here or in a host alike.
+  refuseIndirection(ref.path);
+  if (!insideSandbox()) {
+    try {
+      return await openInProcess(ref);
+    } catch (err) {
+      if (err instanceof NeedsSandbox) throw err;
+      throw new DomainError('invalid_source', 'GDAL cannot open the file as a dataset: it is damaged or not in a supported format', {
+        reason: scrubPaths(errorText(err)),
+      });
+    }
+  }
+  try {
+    if (ref.openOptions.length > 0 && ref.driver) return gdal.drivers.get(ref.driver).open(ref.path, 'r', ref.openOptions);
     // Not gdal.openAsync(path, mode, drivers): with a driver list gdal-async 3.12 opens the file
     // with every listed driver at once and keeps whichever finishes first (KML or LIBKML, GPKG or
     // SQLite, a different one from call to call), leaving the other handles open. One open in
     // GDAL's own driver order is deterministic; a driver we refuse is closed and refused after.
-    refuseIndirection(ref.path);
     const ds = await gdal.openAsync(ref.path, 'r');
     if (!uploadDrivers().includes(ds.driver.description)) {
       const name = ds.driver.description;
@@ -165,6 +295,14 @@ export async function openDataset(ref: DatasetRef): Promise<Dataset> {
       reason: scrubPaths(errorText(err)),
     });
   }
+}
+
+/**
+ * Opens a file the service knows the format of (one GDAL wrote, or a page a connector asked for
+ * as Esri JSON) with that driver alone, so no other driver ever looks at it.
+ */
+export function openAs(driver: string, file: string, mode: 'r' | 'r+' = 'r'): Promise<Dataset> {
+  return gdal.drivers.get(driver).openAsync(file, mode);
 }
 
 /** GDAL messages quote file names; the API never shows server paths. */

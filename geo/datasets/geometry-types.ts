@@ -1,4 +1,4 @@
-import { gdal, type Dataset, type Layer } from './gdal.js';
+import { gdal, openAs, type Dataset, type Layer } from './gdal.js';
 import { geometryTypeCode, geometryTypeLabel, splitGeometryType } from './labels.js';
 
 /*
@@ -119,7 +119,7 @@ export function declaredTypeIsVague(layer: Layer, driver: string): boolean {
  */
 export async function declareMeasuredTypes(gpkg: string): Promise<void> {
   const updates: { table: string; type: string; z: number; m: number }[] = [];
-  const ds = await gdal.openAsync(gpkg, 'r');
+  const ds = await openAs('GPKG', gpkg);
   try {
     for (let i = 0; i < ds.layers.count(); i++) {
       const layer = ds.layers.get(i);
@@ -141,7 +141,7 @@ export async function declareMeasuredTypes(gpkg: string): Promise<void> {
     ds.close();
   }
   if (updates.length === 0) return;
-  const rw = await gdal.openAsync(gpkg, 'r+');
+  const rw = await openAs('GPKG', gpkg, 'r+');
   try {
     for (const u of updates) {
       const literal = (s: string) => `'${s.replace(/'/g, "''")}'`;

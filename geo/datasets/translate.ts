@@ -2,7 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import type { DatasetRef } from './gdal.js';
-import { gdalErrors, mountsFor } from './gdal-tool.js';
+import { directGdalEnv, gdalErrors, gdalWarnings, mountsFor } from './gdal-tool.js';
 import { runSandboxed } from '../sandbox/sandbox.js';
 
 /*
@@ -29,6 +29,8 @@ export interface WriteLimits {
   timeoutMs?: number;
   /** Address-space limit; default 4 GiB (SVC_GDAL_MEMORY_MB). */
   memoryBytes?: number;
+  /** Largest file the tool may write (an import's size limit); default 8 GiB. */
+  maxBytes?: number;
   /** Called about once a second while the tool works. */
   progress?: (p: WriteProgress) => void;
   signal?: AbortSignal;
@@ -107,7 +109,8 @@ export class GdalWriteFailed extends Error {
 
 /**
  * Runs one GDAL tool that writes `output` (a file or folder) from the files in `readable`, with
- * progress. Resolves when the output is complete and closed. A tool that ran out of time, memory
+ * progress. Resolves when the output is complete and closed, with GDAL's warnings (a field name
+ * a format shortened, a value it cut). A tool that ran out of time, memory
  * or disk rejects with processing_timeout, out_of_memory or insufficient_storage; any other
  * failure with GdalWriteFailed carrying GDAL's cleaned error lines, for the caller to explain.
  */
@@ -116,7 +119,7 @@ export async function runGdalWrite(
   args: string[],
   io: { readable: string[]; writable: string[]; output: string },
   limits: WriteLimits & { what: string },
-): Promise<void> {
+): Promise<{ warnings: string[] }> {
   const timeoutMs = limits.timeoutMs ?? writeDefaults.timeoutMs;
   const memoryBytes = limits.memoryBytes ?? writeDefaults.memoryBytes;
   let percent: number | undefined;
@@ -148,7 +151,8 @@ export async function runGdalWrite(
         timeoutMs,
         memoryBytes,
         maxOutputBytes: 256 * 1024,
-        env: { GDAL_HTTP_TIMEOUT: '1', CPL_VSIL_CURL_ALLOWED_EXTENSIONS: '.none' },
+        ...(limits.maxBytes ? { maxFileBytes: limits.maxBytes } : {}),
+        directEnv: directGdalEnv(args),
         fallback: 'direct',
         onStdout: (chunk) => {
           // -progress prints "0...10...20..." as it goes: the last number is how far it is.
@@ -163,12 +167,16 @@ export async function runGdalWrite(
   }
   // Killed because the step was cancelled: say that, not what the kill looks like.
   if (limits.signal?.aborted) throw limits.signal.reason ?? new Error('cancelled');
+  if (limits.maxBytes && result.signal === 'SIGXFSZ') {
+    throw new DomainError('upload_too_large', `${limits.what}: the data is larger than the limit of ${limits.maxBytes} bytes`, { max_bytes: limits.maxBytes });
+  }
   const resource = resourceFailure(result, { timeoutMs, memoryBytes }, limits.what);
   if (resource) throw resource;
   const errors = gdalErrors(result.stderr);
   if (result.exitCode !== 0) throw new GdalWriteFailed(errors, result.exitCode, result.signal);
   percent = 100;
   await report();
+  return { warnings: gdalWarnings(result.stderr) };
 }
 
 /**

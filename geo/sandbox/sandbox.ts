@@ -1,5 +1,7 @@
 import { spawnProcess } from '../../platform/spawner.js';
 import { accessSync, constants, existsSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 /*
  * Runs untrusted work (a user's Python script, GDAL over user SQL) in bubblewrap: every namespace
@@ -30,6 +32,8 @@ export interface SandboxOptions {
   maxOutputBytes?: number;
   /** Extra environment variables (the environment starts empty). */
   env?: Record<string, string>;
+  /** More variables when it runs without the sandbox (fallback `direct`): what stands in for the missing walls. */
+  directEnv?: Record<string, string>;
   /**
    * Without bubblewrap: `refuse` throws SandboxUnavailable; `direct` runs the command as a plain
    * child process (empty environment, limits and timeout still applied, host paths unchanged, so
@@ -134,14 +138,20 @@ class Capped {
 
 let prlimitPath: string | null | undefined;
 
-/** Runs command (argv, no shell) in the sandbox and reports how it ended; never throws for a failing command. */
-export async function runSandboxed(command: string[], options: SandboxOptions, withoutBwrap = false): Promise<SandboxResult> {
-  const timeoutMs = options.timeoutMs ?? 60_000;
-  const limits = [`--as=${Math.floor(options.memoryBytes ?? 2 * GiB)}`, `--fsize=${Math.floor(options.maxFileBytes ?? 8 * GiB)}`, `--core=0`];
-  if (prlimitPath === undefined) prlimitPath = findExecutable('prlimit');
-  const prlimit = prlimitPath;
-  const limited = prlimit ? [prlimit, ...limits, '--', ...command] : command;
-  const env: Record<string, string> = {
+let staging = path.join(tmpdir(), 'geoflow-sandbox');
+/**
+ * Where files meant for a sandboxed program are put under names that say nothing (a folder the
+ * service owns; the data folder's sandbox/ in the service): the program sees its bind mounts'
+ * host paths in /proc/self/mountinfo, which should not name Workspaces, Runs or users.
+ */
+export const sandboxStaging = () => staging;
+export function setSandboxStaging(dir: string): void {
+  staging = dir;
+}
+
+/** The environment every sandboxed process starts from (the caller's variables are added). */
+export function sandboxEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return {
     PATH: '/usr/bin:/bin',
     HOME: '/tmp',
     LANG: 'C.UTF-8',
@@ -151,41 +161,93 @@ export async function runSandboxed(command: string[], options: SandboxOptions, w
     OMP_NUM_THREADS: '1',
     OPENBLAS_NUM_THREADS: '1',
     MKL_NUM_THREADS: '1',
-    ...options.env,
+    // GDAL and PROJ inside have no network (no namespace to reach one); saying so spares them the tries.
+    ...gdalNoNetworkEnv,
+    ...extra,
   };
-  const bw = withoutBwrap ? null : bwrapPath();
+}
+
+/**
+ * GDAL's and PROJ's network off, for every GDAL a user's data reaches (in the service's own
+ * processes too, where a network exists): libcurl is given a proxy of a scheme it does not know,
+ * so a fetch fails before any socket opens (measured with strace: no connect()), whatever asks
+ * for it (a GeoJSON `crs` link, a URL CRS, /vsicurl/); PROJ never downloads grids; SpatiaLite's
+ * virtual tables (VirtualText reads any file a SQLite or GeoPackage file names) are not loaded.
+ */
+export const gdalNoNetworkEnv: Readonly<Record<string, string>> = {
+  GDAL_HTTP_PROXY: 'refused://no-network-for-gdal',
+  GDAL_HTTPS_PROXY: 'refused://no-network-for-gdal',
+  CPL_VSIL_CURL_ALLOWED_EXTENSIONS: '.none',
+  GDAL_HTTP_MAX_RETRY: '0',
+  PROJ_NETWORK: 'OFF',
+};
+
+/**
+ * bubblewrap's arguments for a sandbox with options.mounts and an empty environment but `env`,
+ * up to the `--` that precedes the command: every namespace unshared (no network; `shareNet`
+ * keeps the host's, for a GDAL that must reach a database), capabilities dropped, a read-only
+ * root of /usr and a few /etc files, a private /tmp, and the process as a non-root user (its
+ * uid and gid 65534, "nobody", inside the sandbox's own user namespace).
+ */
+export function bwrapArgs(bw: string, options: Pick<SandboxOptions, 'mounts' | 'cwd'> & { shareNet?: boolean }, env: Record<string, string>): string[] {
+  return [
+    bw,
+    '--unshare-all',
+    ...(options.shareNet ? ['--share-net'] : []),
+    '--uid',
+    '65534',
+    '--gid',
+    '65534',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    ...['bin', 'sbin', 'lib', 'lib64', 'lib32', 'libx32'].flatMap((d) => (existsSync(`/${d}`) ? ['--symlink', `usr/${d}`, `/${d}`] : [])),
+    ...etcBinds(),
+    ...(options.shareNet ? netEtcBinds() : []),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--tmpfs',
+    '/tmp',
+    ...options.mounts.flatMap((m) => [m.writable ? '--bind' : '--ro-bind', m.host, m.inside]),
+    // The sandbox root is a tmpfs bwrap builds; make it read-only so only /tmp and writable mounts take writes.
+    '--remount-ro',
+    '/',
+    ...(options.cwd ? ['--chdir', options.cwd] : []),
+    '--clearenv',
+    ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]),
+    '--',
+  ];
+}
+
+/** What a client of a network server reads of /etc (TLS roots for a database's sslmode); never resolv.conf: addresses come checked. */
+function netEtcBinds(): string[] {
+  return ['ssl', 'ca-certificates', 'ca-certificates.conf'].flatMap((n) => (existsSync(`/etc/${n}`) ? ['--ro-bind', `/etc/${n}`, `/etc/${n}`] : []));
+}
+
+/** prlimit's arguments that bound a command's memory and file sizes (and no core dumps), or none without prlimit. */
+export function limitArgs(memoryBytes: number, maxFileBytes: number): string[] {
+  if (prlimitPath === undefined) prlimitPath = findExecutable('prlimit');
+  return prlimitPath ? [prlimitPath, `--as=${Math.floor(memoryBytes)}`, `--fsize=${Math.floor(maxFileBytes)}`, '--core=0', '--'] : [];
+}
+
+/** Runs command (argv, no shell) in the sandbox and reports how it ended; never throws for a failing command. */
+export async function runSandboxed(command: string[], options: SandboxOptions, withoutBwrap = false): Promise<SandboxResult> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const limited = [...limitArgs(options.memoryBytes ?? 2 * GiB, options.maxFileBytes ?? 8 * GiB), ...command];
+  // Inside a sandbox already (a GDAL host): its children run in it, under its own limits.
+  const inside = process.env.SVC_SANDBOXED === '1';
+  const bw = withoutBwrap || inside ? null : bwrapPath();
+  const env = sandboxEnv({ ...options.env, ...(bw || inside ? {} : options.directEnv) });
   let argv: string[];
-  if (bw) {
-    argv = [
-      bw,
-      '--unshare-all',
-      '--die-with-parent',
-      '--new-session',
-      '--cap-drop',
-      'ALL',
-      '--ro-bind',
-      '/usr',
-      '/usr',
-      ...['bin', 'sbin', 'lib', 'lib64', 'lib32', 'libx32'].flatMap((d) => (existsSync(`/${d}`) ? ['--symlink', `usr/${d}`, `/${d}`] : [])),
-      ...etcBinds(),
-      '--proc',
-      '/proc',
-      '--dev',
-      '/dev',
-      '--tmpfs',
-      '/tmp',
-      ...options.mounts.flatMap((m) => [m.writable ? '--bind' : '--ro-bind', m.host, m.inside]),
-      // The sandbox root is a tmpfs bwrap builds; make it read-only so only /tmp and writable mounts take writes.
-      '--remount-ro',
-      '/',
-      ...(options.cwd ? ['--chdir', options.cwd] : []),
-      '--clearenv',
-      ...Object.entries(env).flatMap(([k, v]) => ['--setenv', k, v]),
-      '--',
-      ...limited,
-    ];
-  } else {
-    if (options.fallback !== 'direct') throw new SandboxUnavailable();
+  if (bw) argv = [...bwrapArgs(bw, options, env), ...limited];
+  else {
+    if (options.fallback !== 'direct' && !inside) throw new SandboxUnavailable();
     argv = limited;
   }
   const child = await spawnProcess(argv[0]!, argv.slice(1), {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertDataset } from '../../geo/datasets/convert.js';
+import { convertDataset } from '../../geo/isolation/index.js';
 import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
 import type { Point } from 'gdal-async';
 import { gdal } from '../../geo/datasets/gdal.js';
@@ -57,6 +57,7 @@ describe('convertDataset', { timeout: 120_000 }, () => {
       size: statSync(path.join(dir, 'city.gpkg')).size,
       layers: all,
       media_type: 'application/geopackage+sqlite3',
+      warnings: [],
     });
     expect(layerNames(path.join(dir, r.filename)).sort()).toEqual(['closed', 'operators', 'stations']);
     expect(readLayer(path.join(dir, r.filename), 'stations').features.map((f) => f.props.name)).toEqual(['Zürich Hauptbahnhof', 'Genève-Cornavin']);

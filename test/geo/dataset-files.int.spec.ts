@@ -3,8 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvOpenOptions, datasetAtUpload, prepareUpload, safeFilename, withoutSecondName } from '../../geo/datasets/dataset-files.js';
 import { openDataset } from '../../geo/datasets/gdal.js';
-import { inspectDataset } from '../../geo/datasets/inspect.js';
-import { dataPreview } from '../../geo/datasets/preview.js';
+import { dataPreview, inspectDataset } from '../../geo/isolation/index.js';
 import { readZipDirectory, writeZip } from '../../geo/datasets/zip.js';
 import { pyZip, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
 
@@ -222,18 +221,13 @@ describe('prepareUpload', { timeout: 60_000 }, () => {
     await writeZip(kmz, [{ path: kml, name: 'doc.kml' }]);
     const ref = await prepareUpload(kmz, 'C:\\Users\\me\\Places.kmz', path.join(tmp.dir, 'ws10'), limits);
     expect(path.basename(ref.path)).toBe('Places.kmz');
-    const ds = await openDataset(ref);
-    try {
-      expect(ds.layers.get(0).features.count()).toBe(1);
-    } finally {
-      ds.close();
-    }
+    expect((await inspectDataset(ref)).layers[0]?.feature_count).toBe(1);
   });
 
   it('refuses a file GDAL cannot open with invalid_source and no server path', async () => {
     const junk = write(path.join(src, 'upload-11.bin'), 'this is not a dataset');
     const ref = await prepareUpload(junk, 'junk.geojson', path.join(tmp.dir, 'ws11'), limits);
-    const err = await refusal(openDataset(ref));
+    const err = await refusal(inspectDataset(ref));
     expect(err.code).toBe('invalid_source');
     expect(JSON.stringify(err.details) + err.message).not.toContain(tmp.dir);
   });

@@ -1,10 +1,10 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pythonStepAvailable, runPythonStep } from '../../geo/sandbox/python-step.js';
-import { bwrapPath } from '../../geo/sandbox/sandbox.js';
+import { bwrapPath, setSandboxStaging } from '../../geo/sandbox/sandbox.js';
 import { readLayer, refusal, tempFolder, vectorFromCsv } from './support.js';
 
 const hasBwrap = bwrapPath() !== null;
@@ -131,5 +131,26 @@ describe.skipIf(!hasBwrap)('runPythonStep (bubblewrap)', { timeout: 60_000 }, ()
     );
     expect(String(err.details.stderr).length).toBeLessThan(5000);
     expect(err.details.stderr).toMatch(/bytes omitted/);
+  });
+
+  it("runs as an unprivileged user, and its mounts name none of the service's folders", async () => {
+    setSandboxStaging(d('staging'));
+    const script = [
+      'import os, shutil, sys',
+      'print("uid", os.getuid(), "gid", os.getgid())',
+      'print(open("/proc/self/mountinfo").read())',
+      'shutil.copyfile(sys.argv[1], sys.argv[2])',
+    ].join('\n');
+    const stepDir = d('ws_secretname/tmp/preview-1/python');
+    const r = await runPythonStep({ script }, input, stepDir);
+    expect(r.stdout).toContain('uid 65534 gid 65534');
+    // The step's own folder and the input's (a Workspace's, in the service) are bound under staging names.
+    expect(r.stdout).toContain(' /step ');
+    expect(r.stdout).not.toContain('ws_secretname');
+    expect(r.stdout).not.toContain(path.dirname(input));
+    // Its folder came back to where the caller put it, output included; the staging is empty again.
+    expect(existsSync(r.outputPath)).toBe(true);
+    expect(r.outputPath.startsWith(stepDir)).toBe(true);
+    expect(readdirSync(d('staging'))).toEqual([]);
   });
 });

@@ -63,6 +63,24 @@ export type CreatedToken = {
   token: string;
 };
 
+export type CreationOptions = {
+  /** Dataset creation options (ogr2ogr -dsco, gdal_translate -co), e.g. {"SPATIAL_INDEX": "NO"} */
+  dataset?: Record<string, string | number | boolean>;
+  /** Layer creation options (ogr2ogr -lco), e.g. {"GEOMETRY": "AS_XY"} for CSV, {"COORDINATE_PRECISION": 6} for GeoJSON */
+  layer?: Record<string, string | number | boolean>;
+};
+
+export type CrsInfo = {
+  /** AUTHORITY:CODE, e.g. EPSG:2263; null for a CRS without one */
+  code: string | null;
+  /** e.g. NAD83 / New York Long Island (ftUS) */
+  name: string | null;
+  /** Unit of the coordinates: degree, metre, US survey foot, … */
+  unit: string | null;
+  /** Longitude/latitude: distances in source units are degrees */
+  geographic: boolean;
+};
+
 export type DataPreview = {
   workspace_id: string;
   layer: string;
@@ -74,6 +92,7 @@ export type DataPreview = {
   /** Present for spatial layers */
   geometry_type?: string;
   crs: string | null;
+  crs_info: CrsInfo | null;
   /** Layer row count when known */
   row_count: number | null;
   preview_row_count: number;
@@ -81,6 +100,8 @@ export type DataPreview = {
   truncated: boolean;
   /** Keyed by field name; geometry cells hold a type label such as POINT */
   rows: Record<string, unknown>[];
+  /** Transformed previews: the pipeline's warnings about this layer */
+  warnings?: ProcessingWarning[];
 };
 
 export type Delivery = {
@@ -683,7 +704,8 @@ export type HubItem = {
   title: string;
   /** Portal item type: Feature Service, GeoJson, Shapefile, CSV … */
   type: string;
-  owner: string;
+  /** The owner's user name (null when the portal does not say) */
+  owner: string | null;
   /** Service URL of a feature layer item */
   url: string | null;
   tags: string[];
@@ -710,7 +732,8 @@ export type HubLayers = {
     title: string;
     /** Portal item type: Feature Service, GeoJson, Shapefile, CSV … */
     type: string;
-    owner: string;
+    /** The owner's user name (null when the portal does not say) */
+    owner: string | null;
     /** Service URL of a feature layer item */
     url: string | null;
     tags: string[];
@@ -859,6 +882,15 @@ export type PostgisDiscovery = {
   })[];
 };
 
+export type ProcessingWarning = {
+  /** Stable: units_degrees, geometry_repaired, geometry_invalid, geometry_empty, field_renamed, type_changed, value_truncated, crs_changed, crs_outside_area, format_warning, … */
+  code: string;
+  message: string;
+  layer?: string;
+  /** What a client needs to act: the field mapping, the rows concerned */
+  details?: Record<string, unknown>;
+};
+
 export type Recipe = {
   id: string;
   name: string;
@@ -919,6 +951,17 @@ export type Run = {
   };
   /** source_unchanged when the Source had not changed since the last Run */
   skipped_reason: string | null;
+  /** What the steps changed or doubted without failing: fields a format renamed (with the mapping), values cut, geometries repaired */
+  warnings: {
+    /** Stable: units_degrees, geometry_repaired, geometry_invalid, geometry_empty, field_renamed, type_changed, value_truncated, crs_changed, crs_outside_area, format_warning, … */
+    code: string;
+    message: string;
+    layer?: string;
+    /** What a client needs to act: the field mapping, the rows concerned */
+    details?: Record<string, unknown>;
+    /** The step that said it: transform, python, convert */
+    step: string;
+  }[];
   error: {
     code: string;
     message: string;
@@ -1559,6 +1602,7 @@ export type SpatialPreview = {
   workspace_id: string;
   layer: string;
   source_crs: string | null;
+  source_crs_info: CrsInfo | null;
   preview_crs: "EPSG:4326";
   returned_count: number;
   feature_count: number | null;
@@ -1569,6 +1613,8 @@ export type SpatialPreview = {
     features: unknown[];
     [key: string]: unknown;
   };
+  /** Transformed previews: the pipeline's warnings about this layer */
+  warnings?: ProcessingWarning[];
 };
 
 export type StoredPipeline = {
@@ -1648,6 +1694,8 @@ export type Workspace = {
   layers: WorkspaceLayer[];
   raster: Record<string, unknown> | null;
   crs: string | null;
+  /** Code, name and unit of the CRS of the first spatial layer */
+  crs_info: CrsInfo | null;
   warnings: string[];
   /** The saved Source this Workspace imported, if any */
   source: Record<string, unknown> | null;
@@ -1658,6 +1706,8 @@ export type Workspace = {
     size: number;
     media_type: string | null;
     layers: string[];
+    /** What the pipeline and the output format changed or doubted: renamed fields with the mapping, cut values, repaired geometries */
+    warnings: ProcessingWarning[];
   } | null;
   errors: {
     code: string;
@@ -1677,6 +1727,8 @@ export type WorkspaceLayer = {
   has_geometry: boolean;
   feature_count: number | null;
   crs: string | null;
+  /** Code, name and unit of the CRS (absent in Workspaces inspected before it was shown) */
+  crs_info?: CrsInfo | null;
   fields: {
     name: string;
     type: string;

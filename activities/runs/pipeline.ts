@@ -1,0 +1,49 @@
+import path from 'node:path';
+import type { ExistingRun } from '../../domain/runs/run.js';
+import { stemOf } from '../../geo/datasets/dataset-files.js';
+import { localDataset, storedDataset } from '../../geo/datasets/stored.js';
+import { applyPipeline } from '../../geo/isolation/index.js';
+import type { PipelineSpec } from '../../geo/operations/pipeline.js';
+import { mediaTypeOf, type RunArtifact } from './artifact.js';
+import { runStep, type StepServices } from './steps.js';
+
+/** A transform-type step: the pipeline engine on the previous step's dataset, into a GeoPackage (a GeoTIFF for a raster). */
+async function pipelineStep(
+  services: StepServices,
+  runId: string,
+  name: 'transform' | 'python',
+  input: RunArtifact,
+  spec: (run: ExistingRun) => PipelineSpec,
+): Promise<RunArtifact> {
+  const { files } = services;
+  return runStep(services, runId, name, async (run, dir) => {
+    const result = await applyPipeline(await localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
+    if (!result.changed) return { result: input, warnings: result.warnings };
+    const file = files.nameOf(runId, result.dataset.path);
+    const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
+    const filename = `${stemOf(input.filename) || 'result'}${path.extname(result.dataset.path)}`;
+    return {
+      result: { dataset: storedDataset(files, runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers },
+      warnings: result.warnings,
+    };
+  });
+}
+
+export function pipelineActivities(services: StepServices) {
+  return {
+    /** Operations (with output_fields as a final column selection) or the SQL, on every layer. */
+    async transformStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
+      return pipelineStep(services, input.runId, 'transform', input.input, ({ snapshot }) => {
+        const fields = snapshot.output_fields?.length ? [{ type: 'select_columns', columns: snapshot.output_fields }] : [];
+        return { operations: [...snapshot.operations, ...fields], sql: snapshot.sql };
+      });
+    },
+
+    /** The Job's Python script, sandboxed, on the whole dataset. */
+    async pythonStep(input: { runId: string; input: RunArtifact }): Promise<RunArtifact> {
+      return pipelineStep(services, input.runId, 'python', input.input, ({ snapshot }) => ({
+        python: { script: snapshot.python_script ?? '', filename: snapshot.python_filename ?? 'step.py' },
+      }));
+    },
+  };
+}
