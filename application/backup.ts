@@ -166,7 +166,7 @@ export function bucketOf(config: Config): { client: S3Client; bucket: string; pr
 }
 
 /** Every object under the install's prefix: key (below the prefix), size, ETag. */
-async function bucketObjects(config: Config): Promise<{ key: string; size: number; etag: string }[]> {
+export async function bucketObjects(config: Config): Promise<{ key: string; size: number; etag: string }[]> {
   const { client, bucket, prefix } = bucketOf(config);
   const objects: { key: string; size: number; etag: string }[] = [];
   let token: string | undefined;
@@ -196,7 +196,7 @@ export function readBackupManifest(archive: string): BackupManifest {
 }
 
 /** How many files a folder holds and their bytes. */
-function filesUnder(dir: string): { objects: number; bytes: number } {
+export function filesUnder(dir: string): { objects: number; bytes: number } {
   let objects = 0;
   let bytes = 0;
   const listing = spawnSync('find', [dir, '-type', 'f', '-printf', '%s\n'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });

@@ -26,7 +26,7 @@ const skip =
   temporalMissing ||
   (!existsSync('/usr/lib/postgresql/15/bin/initdb') && 'PostgreSQL 15 is missing (scripts/ensure.sh installs it)');
 
-describe.skipIf(skip)('several hosts under faults (network namespaces)', () => {
+describe.skipIf(skip)(`several hosts under faults (network namespaces)${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let cluster: Cluster;
   let destinationId: string;
   const dir = fixtureDir();

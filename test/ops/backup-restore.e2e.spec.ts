@@ -30,7 +30,7 @@ const PASSPHRASE = 'correct horse battery staple';
 const SCOPES = ['account:read', 'recipes:read', 'recipes:write', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write'];
 const JOB_SCOPES = ['jobs:read', 'jobs:write', 'jobs:run', 'workspaces:read', 'workspaces:write'];
 
-describe.skipIf(skip)('backup, wipe, restore', () => {
+describe.skipIf(skip)(`backup, wipe, restore${skip ? ` (skipped: ${skip})` : ''}`, () => {
   const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   afterAll(async () => {

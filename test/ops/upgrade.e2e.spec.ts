@@ -24,7 +24,7 @@ const skip = skipWithoutDatabase || temporalMissing || ('missing' in release && 
 const SCOPES = ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write'];
 const ROWS = 3;
 
-describe.skipIf(skip)('upgrading from the previous release with Runs and schedules in flight', () => {
+describe.skipIf(skip)(`upgrading from the previous release with Runs and schedules in flight${skip ? ` (skipped: ${skip})` : ''}`, () => {
   const cleanups: (() => unknown)[] = [];
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
@@ -36,7 +36,7 @@ describe.skipIf(skip)('upgrading from the previous release with Runs and schedul
     chmodSync(work, 0o755);
     cleanups.push(() => rmSync(work, { recursive: true, force: true }));
     const oldTree = path.join(work, tag);
-    const { node_modules } = checkOutRelease(tag, oldTree);
+    const { node_modules } = checkOutRelease(tag, oldTree, path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'releases'));
     console.log(`[upgrade] from ${tag} (node_modules ${node_modules}) to HEAD`);
 
     const files = await startFileServer();
