@@ -65,12 +65,13 @@ describe.skipIf(skip)(`npm run disk${skip ? ` (skipped: ${skip})` : ''}`, () => 
     // The database as PostgreSQL measures it, the event store within it, the events counted.
     const client = new pg.Client({ connectionString: env.SVC_DATABASE_URL });
     await client.connect();
-    cleanups.push(() => client.end());
     const facts = (
       await client.query<{ db: string; events: string; n: string }>(
         "SELECT pg_database_size(current_database()) AS db, pg_total_relation_size('events') AS events, (SELECT count(*) FROM events) AS n",
       )
     ).rows[0]!;
+    // Closed before the app's close drops the database under it.
+    await client.end();
     const database = part(second, 'database')!.bytes!;
     expect(database).toBeGreaterThan(0);
     // The database grows only by what the script's own read leaves (statistics, a page or two).
@@ -82,10 +83,10 @@ describe.skipIf(skip)(`npm run disk${skip ? ` (skipped: ${skip})` : ''}`, () => 
     const shares = second.parts.filter((p) => p.part.startsWith('database.')).reduce((s, p) => s + p.bytes!, 0);
     expect(shares).toBeLessThanOrEqual(database);
 
-    // The stored files: what the Workspaces' folder holds, and the second upload's files on top.
+    // The stored files: what the Workspaces' folder holds, and the second upload's file (kept as uploaded) on top.
     const stored = walk(path.join(dataDir, 'workspaces'));
     expect(part(second, 'files.workspaces')).toMatchObject({ bytes: stored.bytes, objects: stored.objects });
-    expect(part(second, 'files.workspaces')!.bytes! - part(first, 'files.workspaces')!.bytes!).toBeGreaterThan(
+    expect(part(second, 'files.workspaces')!.bytes! - part(first, 'files.workspaces')!.bytes!).toBeGreaterThanOrEqual(
       statSync(pointsGeoJson(fixtureDir(), 5000)).size,
     );
 
