@@ -11,11 +11,12 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { DomainError } from '../domain/errors.js';
+import { watchDatabase } from '../platform/database-watch.js';
 import { isWellFormedText } from '../platform/text.js';
 import { createAccessLog, LazyChildLogger, logDestination, redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
 import { createSessionTable } from '../application/sessions.js';
-import { invalidParameter, registerErrorHandling } from './errors.js';
+import { databaseUnavailable, invalidParameter, registerErrorHandling, sendError } from './errors.js';
 import { trackRouteMethods } from './methods.js';
 import { registerTelemetry } from './telemetry.js';
 import { finishDocument } from './openapi.js';
@@ -205,7 +206,22 @@ export async function buildApp(
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  registerErrorHandling(app, trackRouteMethods(app));
+  // While the service database does not answer from this server (a partition, a restart), API
+  // requests get 503 with Retry-After at once, not after a connection timeout or a quarter of an
+  // hour of TCP retries (platform/database-watch.ts); /healthz still answers, /readyz says why.
+  const database = watchDatabase(services.config.databaseUrl, {
+    onChange: (reachable, error) =>
+      reachable
+        ? services.log.info('the service database answers again')
+        : services.log.error({ err: error }, 'the service database does not answer: API requests get 503 until it does'),
+  });
+  app.addHook('onClose', () => database.close());
+  app.addHook('onRequest', async (request, reply) => {
+    if (database.reachable() || !request.url.startsWith(`${API_PREFIX}/`)) return;
+    const unavailable = databaseUnavailable();
+    return sendError(reply, unavailable.code, unavailable.message);
+  });
+  registerErrorHandling(app, trackRouteMethods(app), database);
   // Request metrics and, with traces on, a span per request (before any route is added).
   registerTelemetry(app);
   // The access log: one line per request, written once the answer is sent, with what the incoming
@@ -238,7 +254,7 @@ export async function buildApp(
         version: pkg.version,
         description:
           'Public REST API (/api/v1). Authenticate with a personal access token (Authorization: Bearer svcpat_…) or the svc_session cookie. ' +
-          'Errors use {"error": {"code", "message", "details"}}. Lists take ?limit= and ?cursor= and return {items, next_cursor}.',
+          'Errors use {"error": {"code", "message", "details"}}; a server that cannot reach its database (or, for Run Now, Temporal) answers 503 service_unavailable with a Retry-After header. Lists take ?limit= and ?cursor= and return {items, next_cursor}.',
       },
       components: {
         securitySchemes: {
@@ -257,7 +273,7 @@ export async function buildApp(
   });
   await app.register(fastifySwaggerUi, { routePrefix: `${API_PREFIX}/docs`, uiConfig: { docExpansion: 'list' } });
   await registerAuthentication(app, services);
-  registerHealth(app, services);
+  registerHealth(app, services, database);
 
   app.get(`${API_PREFIX}/openapi.json`, { config: { auth: { public: true } }, schema: { hide: true } }, async () => app.swagger());
 

@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
 import { WrongExpectedRevisionError } from '../eventstore/port.js';
+import { looksLikeConnectionFailure, type DatabaseWatch } from '../platform/database-watch.js';
 import { scrubText } from '../platform/redact.js';
 
 /** HTTP status of every public error code (DESIGN.md's table; docs/api-conventions.md). */
@@ -41,7 +42,13 @@ const statusByCode: Record<string, number> = {
   processing_timeout: 500,
   out_of_memory: 500,
   insufficient_storage: 500,
+  // The database (or, for Run Now, Temporal) does not answer from this server: try again after
+  // Retry-After, or on another replica. The one status beyond the spec's list (issue 37).
+  service_unavailable: 503,
 };
+
+/** Seconds a client should wait before it tries again after a 503 (the Retry-After header). */
+export const RETRY_AFTER_SECONDS = 5;
 
 export const statusOf = (code: string) => statusByCode[code] ?? 400;
 
@@ -64,13 +71,21 @@ export const errorEnvelope = z
   .meta({ id: 'Error' });
 
 export function sendError(reply: FastifyReply, code: string, message: string, details: Record<string, unknown> = {}) {
+  if (code === 'service_unavailable') {
+    details = { retry_after_seconds: RETRY_AFTER_SECONDS, ...details };
+    reply.header('retry-after', String(details.retry_after_seconds));
+  }
   return reply
     .code(statusOf(code))
     .type('application/json')
     .send({ error: { code, message: scrubText(message), details } });
 }
 
-export function registerErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[] = () => []): void {
+/** The answer while the service database does not answer from this server. */
+export const databaseUnavailable = () =>
+  new ApiError('service_unavailable', 'The service database does not answer from this server; nothing was changed, try again shortly');
+
+export function registerErrorHandling(app: FastifyInstance, allowedMethods: (path: string) => string[] = () => [], database?: DatabaseWatch): void {
   /** No route for this method and path: 405 with Allow when the path exists under other methods. */
   const noRoute = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0]!;
@@ -83,7 +98,7 @@ export function registerErrorHandling(app: FastifyInstance, allowedMethods: (pat
   };
   app.setNotFoundHandler(noRoute);
 
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+  app.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
       const where = error.validationContext ?? 'body';
       const issues = error.validation.map((v) => ({
@@ -117,6 +132,13 @@ export function registerErrorHandling(app: FastifyInstance, allowedMethods: (pat
       }
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendError(reply, 'validation_error', 'The request body is too large');
       return sendError(reply, status === 404 ? 'not_found' : 'invalid_parameter', scrubText(error.message));
+    }
+    // A lost or refused connection, while the database does not answer this server (or did not
+    // a moment ago: a request cut off by a partition may fail just after it healed): 503.
+    if (database && looksLikeConnectionFailure(error) && (database.failedWithin(60_000) || !(await database.check()))) {
+      request.log.warn({ err: error }, 'the service database does not answer');
+      const unavailable = databaseUnavailable();
+      return sendError(reply, unavailable.code, unavailable.message);
     }
     request.log.error({ err: error }, 'unhandled error');
     return sendError(reply, 'internal_error', 'Something went wrong on the server; the error has been logged');

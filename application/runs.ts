@@ -217,7 +217,7 @@ async function requestRun(services: Services, ticket: RunTicket, log: Log): Prom
     await signalRun(services, ticket);
   } catch (error) {
     log.error({ err: error, jobId: ticket.jobId }, 'could not hand the Run to Temporal');
-    throw new DomainError('internal_error', 'The Run could not be started: the workflow service does not answer; nothing was recorded, try again');
+    throw new DomainError('service_unavailable', 'The Run could not be started: the workflow service does not answer; nothing was recorded, try again shortly');
   }
   const queued = await recordQueuedRun(services, ticket);
   await services.projections.waitFor(BigInt(queued.position));

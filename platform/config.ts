@@ -170,13 +170,16 @@ function portsFrom(value: string | undefined, name: string): number[] {
 }
 
 /** The key that encrypts connection secrets: SVC_SECRET_KEY (hex or base64, 32 bytes) or a key file made on first start. */
+/** SVC_SECRET_KEY's value as the key: 32 bytes, written as 64 hex characters or base64. */
+export function parseSecretKey(given: string): Buffer {
+  const key = /^[0-9a-f]{64}$/i.test(given) ? Buffer.from(given, 'hex') : Buffer.from(given, 'base64');
+  if (key.length !== 32) throw new Error('SVC_SECRET_KEY must be 32 bytes, as 64 hex characters or base64');
+  return key;
+}
+
 function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
   const given = env.SVC_SECRET_KEY;
-  if (given) {
-    const asHex = /^[0-9a-f]{64}$/i.test(given) ? Buffer.from(given, 'hex') : Buffer.from(given, 'base64');
-    if (asHex.length !== 32) throw new Error('SVC_SECRET_KEY must be 32 bytes, as 64 hex characters or base64');
-    return asHex;
-  }
+  if (given) return parseSecretKey(given);
   // With shared storage the processes run on several hosts, each with its own data folder: a key
   // made in one of them would not decrypt what another host's process encrypted.
   if (env.SVC_STORAGE_URL) {

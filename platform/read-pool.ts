@@ -30,7 +30,8 @@ export interface ReadPool {
 }
 
 export function createReadPool(url: string, max = 10): ReadPool {
-  const pool = new pg.Pool({ connectionString: url, max, types: types as never, application_name: 'geoflow-reads' });
+  // A connection that cannot be made in 5 s fails (as slonik's pool does) instead of waiting for TCP to give up.
+  const pool = new pg.Pool({ connectionString: url, max, types: types as never, application_name: 'geoflow-reads', connectionTimeoutMillis: 5_000 });
   pool.on('error', () => undefined); // an idle client's error surfaces on the next query
   return {
     async maybeOne(schema, text, values) {

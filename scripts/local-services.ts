@@ -12,8 +12,12 @@ import pg from 'pg';
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 const isRoot = process.getuid?.() === 0;
 
-function run(cmd: string, args: string[], opts: { asPostgres?: boolean } = {}) {
-  const [c, a] = opts.asPostgres && isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+/** Runs a command somewhere else, e.g. in a network namespace: `ip netns exec <ns> command …`. */
+export type Wrap = (command: string, args: string[]) => [string, string[]];
+const here: Wrap = (command, args) => [command, args];
+
+function run(cmd: string, args: string[], opts: { asPostgres?: boolean; wrap?: Wrap } = {}) {
+  const [c, a] = opts.asPostgres && isRoot ? (opts.wrap ?? here)('runuser', ['-u', 'postgres', '--', cmd, ...args]) : (opts.wrap ?? here)(cmd, args);
   const r = spawnSync(c, a, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
   return r.stdout;
@@ -68,6 +72,13 @@ export interface PostgresOptions {
    * clusters turn it off, for speed.
    */
   durable?: boolean;
+  /**
+   * Another host (the cluster suite's network namespaces): the postmaster runs through `wrap`,
+   * listens on `listen` and takes password logins from the `clients` range as well as loopback.
+   */
+  wrap?: Wrap;
+  listen?: string;
+  clients?: string;
 }
 
 /**
@@ -168,19 +179,20 @@ export async function startPostgres(dir: string, port: number, databases: string
     mkdirSync(socketDir);
     if (isRoot) run('chown', ['postgres:postgres', socketDir]);
   }
-  writeClusterFile(path.join(abs, 'pg_hba.conf'), PG_HBA);
+  const clients = options.clients ? `host    all   all   ${options.clients}   scram-sha-256\n` : '';
+  writeClusterFile(path.join(abs, 'pg_hba.conf'), PG_HBA + clients);
   const password = ensurePassword(passwordFile);
 
   const settings: Record<string, string> = {
     port: String(port),
-    listen_addresses: '127.0.0.1',
+    listen_addresses: options.listen ?? '127.0.0.1',
     unix_socket_permissions: '0700',
     fsync: durable ? 'on' : 'off',
     max_connections: '200',
   };
   const serverOptions = [`-k ${socketDir}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
   const pgCtlStart = (verb: 'start' | 'restart') =>
-    run(`${PG_BIN}/pg_ctl`, [verb, '-w', '-D', abs, '-l', path.join(abs, 'server.log'), '-o', serverOptions], { asPostgres: true });
+    run(`${PG_BIN}/pg_ctl`, [verb, '-w', '-D', abs, '-l', path.join(abs, 'server.log'), '-o', serverOptions], { asPostgres: true, wrap: options.wrap });
   const running = runningPort(abs);
   if (running === undefined) pgCtlStart('start');
   else {
@@ -209,7 +221,7 @@ export async function startPostgres(dir: string, port: number, databases: string
   return {
     dir: abs,
     passwordFile,
-    url: (database: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${database}`,
+    url: (database: string) => `postgres://postgres:${password}@${options.listen ?? '127.0.0.1'}:${port}/${database}`,
     stop() {
       pgCtl(['stop', '-m', 'fast', '-D', abs]);
     },
@@ -236,7 +248,8 @@ export function listeningPorts(pid: number): number[] {
     }
   }
   const ports = new Set<number>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+  // The process's own tables: a process in another network namespace (the cluster suite's hosts) sees other sockets.
+  for (const table of [`/proc/${pid}/net/tcp`, `/proc/${pid}/net/tcp6`]) {
     if (!existsSync(table)) continue;
     for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
@@ -256,18 +269,41 @@ export function listeningPorts(pid: number): number[] {
 export async function startTemporal(
   dataDir: string,
   port: number,
-  options: { dbFile?: string; uiPort?: number; httpPort?: number } = {},
+  options: {
+    dbFile?: string;
+    uiPort?: number;
+    httpPort?: number;
+    /**
+     * Another host (the cluster suite's network namespaces): the server runs through `wrap` and is
+     * reached at `host`. It then listens on all of that host's addresses: the dev server's own
+     * services call each other on 127.0.0.1 whatever address it is given.
+     */
+    wrap?: Wrap;
+    host?: string;
+  } = {},
 ): Promise<LocalTemporal> {
   const bin = path.resolve(dataDir, 'tools/venv/bin/temporal');
   if (!existsSync(bin)) throw new Error(`Temporal CLI missing at ${bin}; run scripts/ensure.sh`);
+  const ip = options.host ?? '127.0.0.1';
   const metricsPort = await freePort();
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort), '--log-level', 'error'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    options.host ? '0.0.0.0' : ip,
+    '--port',
+    String(port),
+    '--metrics-port',
+    String(metricsPort),
+    '--log-level',
+    'error',
+  ];
   if (options.dbFile) args.push('--db-filename', path.resolve(options.dbFile));
   if (options.httpPort) args.push('--http-port', String(options.httpPort));
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
-  const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'inherit'], detached: false });
-  await waitForPort(port);
+  const child = spawn(...(options.wrap ?? here)(bin, args), { stdio: ['ignore', 'ignore', 'inherit'], detached: false });
+  await waitForPort(port, ip);
   // The frontend answers last; the listeners are read until two reads agree (and hold the known ones).
   let ports: number[] = [];
   const expected = [port, metricsPort, ...(options.httpPort ? [options.httpPort] : [])];
@@ -278,7 +314,7 @@ export async function startTemporal(
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
-    address: `127.0.0.1:${port}`,
+    address: `${ip}:${port}`,
     process: child,
     ports,
     stop() {

@@ -75,6 +75,16 @@ export async function startStack(
     base,
     token,
     dir,
+    /** A request with the token: the JSON answer, or an error naming the status. */
+    async call(method: string, url: string, body?: unknown): Promise<any> {
+      const res = await fetch(`${base}${url}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
+      return res.status === 204 ? null : res.json();
+    },
     admin: { email: serverEnv.SVC_ADMIN_EMAIL, password: serverEnv.SVC_ADMIN_PASSWORD },
     databaseUrl: serverEnv.SVC_DATABASE_URL,
     /** A TCP URL of one of the cluster's databases (with its password): options.databases are created beside `bench`. */

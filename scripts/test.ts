@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from './local-services.js';
 import { rewordSummary, runSchemathesis } from './schemathesis.js';
+import { sweepNetworks } from '../test/cluster/network.js';
 
 /**
  * `npm test`: starts a throwaway PostgreSQL cluster and Temporal dev server, runs every vitest
@@ -15,6 +16,12 @@ const root = process.cwd();
 const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
 const testDir = path.join(dataDir, 'test');
 resetDir(testDir);
+// Hosts (network namespaces) an interrupted cluster suite left behind: removed before and after.
+const sweep = () => {
+  const removed = sweepNetworks();
+  if (removed.length) console.log(`[test] removed what an earlier cluster suite left: ${removed.join(', ')}`);
+};
+sweep();
 
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const problems: string[] = [];
@@ -32,6 +39,7 @@ chmodSync(runTmp, 0o1777);
 const cleanup = () => {
   temporal.stop();
   pg.stop();
+  sweep();
   rmSync(runTmp, { recursive: true, force: true });
 };
 process.on('SIGINT', () => {

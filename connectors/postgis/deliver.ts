@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import {
@@ -32,6 +33,12 @@ import { translateHere } from '../shared/translate-here.js';
  * never touches the target. The same transaction records the delivery id in
  * "<schema>"."_geoflow_deliveries", so a retried or resumed delivery finds its id and writes
  * nothing twice.
+ *
+ * Each attempt of a delivery loads into a staging table of its own (the delivery's tag plus a
+ * suffix of the attempt): an earlier attempt whose worker was cut off the network mid-load may
+ * still hold its table (PostgreSQL keeps the cut-off session, and its locks, until TCP gives up,
+ * hours later), and a retry loading under the same name would wait for it that long. Leftovers of
+ * earlier attempts are dropped when nothing holds them.
  */
 
 export type { WriteMode };
@@ -90,30 +97,49 @@ async function ensureLedger(client: pg.Client, schema: string): Promise<void> {
 
 /**
  * What a delivery checks before any data moves, in two round trips instead of nine (issue 20):
- * whether the schema, PostGIS, the target and the ledger exist; then, in one batch of
- * statements, whether this delivery was recorded already, the target's geometry column, and the
- * removal of a staging table an interrupted attempt of it left.
+ * whether the schema, PostGIS, the target and the ledger exist, and which staging tables earlier
+ * attempts of this delivery left; then, in one batch of statements, whether this delivery was
+ * recorded already and the target's geometry column.
  */
-async function deliveryFacts(client: pg.Client, schema: string, table: string, deliveryId: string, stage: string) {
-  const first = await client.query<{ schema: boolean; postgis: boolean; exists: boolean; ledger: boolean }>(
+async function deliveryFacts(client: pg.Client, schema: string, table: string, deliveryId: string, stagePrefix: string) {
+  const first = await client.query<{ schema: boolean; postgis: boolean; exists: boolean; ledger: boolean; leftovers: string[] }>(
     `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema,
             EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'postgis') AS postgis,
             EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2) AS exists,
-            to_regclass($3) IS NOT NULL AS ledger`,
-    [schema, table, qualified(schema, LEDGER)],
+            to_regclass($3) IS NOT NULL AS ledger,
+            ARRAY(SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                   WHERE n.nspname = $1 AND c.relkind = 'r' AND starts_with(c.relname, $4)) AS leftovers`,
+    [schema, table, qualified(schema, LEDGER), stagePrefix],
   );
   const facts = first.rows[0]!;
   if (!facts.schema) return { ...facts, done: null, geometry: null };
   // Statements without parameters travel together (simple protocol), values as quoted literals;
   // each answer is read at the position its statement has.
-  const statements = [`DROP TABLE IF EXISTS ${qualified(schema, stage)}`];
+  const statements: string[] = [];
   const ledgerAt = facts.ledger ? statements.push(recordedSql(schema, literal(deliveryId))) - 1 : -1;
   const geometryAt = facts.exists && facts.postgis ? statements.push(geometryColumnsSql(literal(schema), `${literal(table)}::text`)) - 1 : -1;
+  if (!statements.length) return { ...facts, done: null, geometry: null };
   const answers = await client.query(statements.join(';\n'));
   const results = Array.isArray(answers) ? (answers as pg.QueryResult[]) : [answers];
   const done = ledgerAt >= 0 ? recordedOf(results[ledgerAt]!.rows) : null;
   const geometry = geometryAt >= 0 ? (geometryColumnsOf(results[geometryAt]!.rows).get(table) ?? null) : null;
   return { ...facts, done, geometry };
+}
+
+/**
+ * Drops staging tables earlier attempts of this delivery left, each only if nothing holds it
+ * within a second: one that a cut-off attempt still loads is left to that attempt (which drops it
+ * when it ends) or to the next delivery's cleanup.
+ */
+async function dropLeftovers(client: pg.Client, schema: string, tables: string[]): Promise<void> {
+  for (const name of tables) {
+    try {
+      await client.query(`BEGIN; SET LOCAL lock_timeout = '1s'; DROP TABLE IF EXISTS ${qualified(schema, name)}; COMMIT`);
+    } catch (error) {
+      await client.query('ROLLBACK');
+      if ((error as { code?: string }).code !== '55P03') throw error;
+    }
+  }
 }
 
 /** The GiST index of a staging table, named as GDAL names it (renameDependents gives it the target's name). */
@@ -201,7 +227,9 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
   const mode = effectiveWriteMode(target.write_mode, input);
   const where = `"${schema}"."${table}"`;
   const what = describeServer(config);
-  const { stage, old } = stagingNames(input.deliveryId);
+  const { stage: stagePrefix, old } = stagingNames(input.deliveryId);
+  // This attempt's own staging table (see the comment at the top).
+  const stage = `${stagePrefix}_${randomBytes(3).toString('hex')}`;
   const result = (rows: number, m: WriteMode): DeliveryResult => ({ target: { schema, table, write_mode: m }, rows_written: rows });
 
   const layer = await vectorInput(input, ctx.workDir);
@@ -243,8 +271,9 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
       // Checks, and the geometry column name to keep, before any data moves.
       prepare: () =>
         session(async (client) => {
-          const facts = await deliveryFacts(client, schema, table, input.deliveryId, stage);
+          const facts = await deliveryFacts(client, schema, table, input.deliveryId, stagePrefix);
           if (!facts.schema) throw schemaMissing(schema, config.database);
+          if (facts.leftovers.length) await dropLeftovers(client, schema, facts.leftovers);
           if (facts.done) return { done: result(facts.done.rows_written, facts.done.write_mode) };
           // Without PostGIS, GDAL would quietly write the geometry as bytea, which no GIS reads as a layer.
           if (layer.nlt !== 'NONE' && !facts.postgis) {

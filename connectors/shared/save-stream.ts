@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
+import { diskFullError, isDiskFull } from '../../geo/datasets/disk.js';
 import { TRANSFER_BUFFER_BYTES, transferWriter } from '../../platform/file-writer.js';
 import type { ConnectorContext } from '../types.js';
 import { classify } from './classify.js';
@@ -38,7 +39,8 @@ export function byteMeter(ctx: Pick<ConnectorContext, 'progress'>, limit?: { max
 /**
  * Streams a remote body to `file` (inside ctx.workDir), never holding it in memory, and enforces
  * ctx.maxBytes while streaming. On any failure the partial file is removed and the error is
- * classified against `label` (a secret-free name of the remote: "S3 object s3://b/k").
+ * classified against `label` (a secret-free name of the remote: "S3 object s3://b/k"), except a
+ * full local disk, which is this worker's problem (insufficient_storage), not the remote's.
  * `declaredSize` (Content-Length, an object's size) is what progress reports count towards.
  */
 export async function saveStream(
@@ -62,6 +64,7 @@ export async function saveStream(
     await pipeline(body, meter.stream, transferWriter(file), { signal: ctx.signal });
   } catch (error) {
     await rm(file, { force: true });
+    if (isDiskFull(error)) throw diskFullError(`Saving ${label}`);
     throw classify(error, label, details);
   }
   if (meter.bytes() === 0) {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -45,6 +45,19 @@ describe('saveStream', () => {
     seen.length = 0;
     await saveStream(chunks(9, MiB), path.join(ctx.workDir, 'b.bin'), ctx, 'test body');
     expect(seen).toEqual([{ bytes: 8 * MiB }]);
+  });
+
+  it('says the worker ran out of disk (insufficient_storage, not a remote failure) when the disk is full, and removes the partial file', async () => {
+    const ctx = context(1000);
+    // The file is a link to /dev/full, which answers every write with ENOSPC; the link is what gets removed.
+    const file = path.join(ctx.workDir, 'a.bin');
+    symlinkSync('/dev/full', file);
+    await expect(saveStream(chunks(4, 100), file, ctx, 'test body')).rejects.toMatchObject({
+      code: 'insufficient_storage',
+      message: expect.stringMatching(/^Saving test body ran out of disk space on the worker: .*SVC_DATA_DIR/),
+    });
+    expect(() => lstatSync(file)).toThrow(/ENOENT/);
+    expect(existsSync('/dev/full')).toBe(true);
   });
 
   it('refuses an empty body', async () => {

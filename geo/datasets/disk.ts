@@ -37,3 +37,19 @@ export async function ensureFreeSpace(dir: string, input: DatasetRef, format: Pi
     { needed_bytes: needed, free_bytes: free, setting: 'SVC_DATA_DIR' },
   );
 }
+
+/** A local write failed because the disk (or a quota, or the file size limit) is full. */
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG';
+}
+
+/**
+ * What a step says when the worker's own disk filled up while it wrote (a download, a copy):
+ * not the remote system's fault, and not worth retrying on the same disk.
+ */
+export function diskFullError(what: string): DomainError {
+  return new DomainError('insufficient_storage', `${what} ran out of disk space on the worker: free space under its SVC_DATA_DIR, or give it a bigger disk`, {
+    setting: 'SVC_DATA_DIR',
+  });
+}

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { postgis } from '../../connectors/postgis/index.js';
 import { closeIdle, idleCount, poolLimits } from '../../connectors/postgis/pool.js';
+import { stagingNames } from '../../connectors/shared/sql-delivery.js';
 import { inProcessLimits, translatedHere } from '../../connectors/shared/translate-here.js';
 import type { DeliverInput } from '../../connectors/types.js';
 import { gdal } from '../../geo/datasets/gdal.js';
@@ -478,6 +479,42 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       expect(await count('Orte', 'Bäume')).toBe(10);
       const names = await db.sql<{ name: string }>('SELECT name FROM "Bäume"."Orte" ORDER BY ogc_fid LIMIT 2');
       expect(names.map((n) => n.name)).toEqual(['Genève 0', 'Zürich 1']);
+    });
+
+    it('a retry is not held up by an earlier attempt cut off mid-load (its own staging table), and drops the leftovers nothing holds', async () => {
+      const input = deliverInput(pointsGeoJson(dir, 4), { format: 'GeoJSON' });
+      const target = { schema: 'public', table: 'cut_off', write_mode: 'replace' as const };
+      const { stage: prefix } = stagingNames(input.deliveryId);
+      // An attempt cut off the network in its first transaction: its staging table created, never
+      // committed, and its session kept by the server (it has not noticed the client is gone).
+      const cut = await db.admin();
+      await cut.query('BEGIN');
+      await cut.query(`CREATE TABLE public."${prefix}" (id int)`);
+      // One cut off later: its table committed, a later chunk of rows still being written.
+      await db.sql(`CREATE TABLE public."${prefix}_0a0b0c" (id int)`);
+      const writing = await db.admin();
+      await writing.query('BEGIN');
+      await writing.query(`LOCK TABLE public."${prefix}_0a0b0c" IN ROW EXCLUSIVE MODE`);
+      // And one whose worker died between two chunks: nobody holds it.
+      await db.sql(`CREATE TABLE public."${prefix}_dead00" (id int)`);
+      const stages = async () =>
+        (await db.sql<{ name: string }>('SELECT relname AS name FROM pg_class WHERE starts_with(relname, $1) ORDER BY 1', [prefix])).map((r) => r.name);
+      try {
+        const held = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the delivery waited for the cut-off attempt')), 30_000).unref());
+        const delivered = await Promise.race([postgis.destination!.deliver(db.config, target, input, connectorContext()), held]);
+        expect(delivered.rows_written).toBe(4);
+        expect(await count('cut_off')).toBe(4);
+        expect(await stages()).toEqual([`${prefix}_0a0b0c`]);
+      } finally {
+        await cut.query('ROLLBACK');
+        await writing.query('ROLLBACK');
+        await cut.end();
+        await writing.end();
+      }
+      // The same delivery again (a cut-off attempt coming back): nothing twice, nothing left.
+      expect((await postgis.destination!.deliver(db.config, target, input, connectorContext())).rows_written).toBe(4);
+      expect(await count('cut_off')).toBe(4);
+      expect(await stages()).toEqual([]);
     });
 
     it('append with columns the target lacks fails and leaves the target as it was', async () => {

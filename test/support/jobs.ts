@@ -80,8 +80,11 @@ export interface FileServer {
   server: Server;
   /** What was POSTed to it (webhook deliveries), in order. */
   received: Received[];
-  /** Serves `body` at `path` (with an ETag of its own). */
-  put(path: string, body: Buffer | string, type?: string): void;
+  /**
+   * Serves `body` at `path`, with an ETag of its own; `validators: false` sends none, so every Run
+   * reads it again (a url Source skips a Run whose file has not changed).
+   */
+  put(path: string, body: Buffer | string, type?: string, options?: { validators?: boolean }): void;
   remove(path: string): void;
   /** Holds requests to `path` until release() (a slow Source). */
   hold(path: string): { release(): void; waiting(): number };
@@ -92,9 +95,12 @@ export interface FileServer {
   close(): Promise<void>;
 }
 
-/** A small HTTP server for url Sources: files by path, ETag / If-None-Match, held responses. */
-export async function startFileServer(): Promise<FileServer> {
-  const files = new Map<string, { body: Buffer; type: string; etag: string }>();
+/**
+ * A small HTTP server for url Sources: files by path, ETag / If-None-Match, held responses. On
+ * loopback, or on `host` (the cluster suite's bridge address, which its hosts reach).
+ */
+export async function startFileServer(host = '127.0.0.1'): Promise<FileServer> {
+  const files = new Map<string, { body: Buffer; type: string; etag: string | null }>();
   const holds = new Map<string, { queue: (() => void)[]; released: boolean }>();
   const counts = new Map<string, number>();
   const failures = new Map<string, { status: number; left: number }>();
@@ -122,22 +128,22 @@ export async function startFileServer(): Promise<FileServer> {
     const serve = () => {
       const file = files.get(path);
       if (!file) return res.writeHead(404).end('not found');
-      if (req.headers['if-none-match'] === file.etag) return res.writeHead(304, { etag: file.etag }).end();
-      res.writeHead(200, { 'content-type': file.type, etag: file.etag, 'content-length': file.body.length }).end(file.body);
+      if (file.etag && req.headers['if-none-match'] === file.etag) return res.writeHead(304, { etag: file.etag }).end();
+      res.writeHead(200, { 'content-type': file.type, ...(file.etag ? { etag: file.etag } : {}), 'content-length': file.body.length }).end(file.body);
     };
     const hold = holds.get(path);
     if (hold && !hold.released) hold.queue.push(serve);
     else serve();
   };
   const server = createServer(handle);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((r) => server.listen(0, host, r));
+  const url = `http://${host}:${(server.address() as AddressInfo).port}`;
   return {
     url,
     server,
     received,
-    put(path, body, type = 'application/geo+json') {
-      files.set(path, { body: Buffer.isBuffer(body) ? body : Buffer.from(body), type, etag: `"v${++version}"` });
+    put(path, body, type = 'application/geo+json', options = {}) {
+      files.set(path, { body: Buffer.isBuffer(body) ? body : Buffer.from(body), type, etag: options.validators === false ? null : `"v${++version}"` });
     },
     remove(path) {
       files.delete(path);
@@ -164,6 +170,19 @@ export async function startFileServer(): Promise<FileServer> {
 }
 
 export const fileBody = (file: string) => readFileSync(file);
+
+/** A postgis connection's configuration for a database URL (without TLS). */
+export function postgisConfiguration(databaseUrl: string) {
+  const url = new URL(databaseUrl);
+  return {
+    host: url.hostname,
+    port: Number(url.port || 5432),
+    database: decodeURIComponent(url.pathname.slice(1)),
+    username: decodeURIComponent(url.username),
+    password: decodeURIComponent(url.password),
+    ssl_mode: 'disable',
+  };
+}
 
 /**
  * A throwaway PostGIS database on the suite's cluster for Destinations to load into, with a
@@ -192,14 +211,7 @@ export async function createPostgisTarget() {
   };
   await query('CREATE EXTENSION postgis');
   return {
-    configuration: {
-      host: url.hostname,
-      port: Number(url.port || 5432),
-      database,
-      username: decodeURIComponent(url.username),
-      password: decodeURIComponent(url.password),
-      ssl_mode: 'disable',
-    },
+    configuration: postgisConfiguration(url.toString()),
     query,
     async drop() {
       const c = new pg.Client({ connectionString: adminUrl });

@@ -1,5 +1,7 @@
 import { Connection } from '@temporalio/client';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import type { Config } from '../../platform/config.js';
 import { createWorker } from '../../worker/worker.js';
@@ -40,6 +42,10 @@ export async function startTestWorker(config: Config): Promise<{ worker: Worker;
 }
 
 export const temporalAddress = process.env.SVC_TEST_TEMPORAL_ADDRESS;
+
+/** Why a suite that starts Temporal dev servers of its own cannot (the CLI scripts/ensure.sh installs), or false. */
+const temporalCli = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools/venv/bin/temporal');
+export const temporalMissing = !existsSync(temporalCli) && `the Temporal CLI is missing at ${temporalCli} (scripts/ensure.sh installs it)`;
 
 /**
  * The worker as its own process (`node worker/worker.ts`), as `npm start` runs it: for tests

@@ -3,7 +3,7 @@ An S3 API for the connector suites: moto's server on loopback, with IAM authenti
 on, so wrong keys are refused like AWS refuses them. Prints one JSON line (port and the keys of
 two users: one may use S3, one may not), then serves until stdin closes (the suite ended).
 
-Usage: serve.py PORT
+Usage: serve.py PORT [ADDRESS]   (ADDRESS: where to listen, 127.0.0.1 unless given)
 """
 import json
 import os
@@ -19,12 +19,13 @@ import boto3  # noqa: E402
 from moto.server import ThreadedMotoServer  # noqa: E402
 
 port = int(sys.argv[1])
-server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+address = sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"
+server = ThreadedMotoServer(ip_address=address, port=port, verbose=False)
 server.start()
 
 iam = boto3.client(
     "iam",
-    endpoint_url=f"http://127.0.0.1:{port}",
+    endpoint_url=f"http://{address}:{port}",
     region_name="us-east-1",
     aws_access_key_id="setup",
     aws_secret_access_key="setup",

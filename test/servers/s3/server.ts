@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '../../../scripts/local-services.js';
+import { freePort, type Wrap } from '../../../scripts/local-services.js';
 import { stopProcess } from '../processes.js';
 
 /*
@@ -33,10 +33,17 @@ export function s3ServerUnavailable(): string | false {
     : `moto is not installed in ${path.dirname(path.dirname(python))}: test/servers/s3/install.sh (run by \`npm test\`) installs it`;
 }
 
-export async function startS3Server(): Promise<S3Server> {
-  const port = await freePort();
+/** On loopback, or on another host (the cluster suite's network namespaces: `wrap` runs it there, listening on `host`). */
+export async function startS3Server(options: { host?: string; port?: number; wrap?: Wrap } = {}): Promise<S3Server> {
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? (await freePort());
+  const [command, args] = (options.wrap ?? ((c: string, a: string[]) => [c, a] as [string, string[]]))(python, [
+    path.join(import.meta.dirname, 'serve.py'),
+    String(port),
+    host,
+  ]);
   // stdin stays open while the suite runs: serve.py stops when it closes, even if we crash.
-  const child = spawn(python, [path.join(import.meta.dirname, 'serve.py'), String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   let log = '';
   child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000))); // stdout carries the keys
   const first = await new Promise<string>((resolve, reject) => {
@@ -53,7 +60,7 @@ export async function startS3Server(): Promise<S3Server> {
   });
   const keys = JSON.parse(first) as { writer: S3Keys; nobody: S3Keys };
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: `http://${host}:${port}`,
     ...keys,
     async stop() {
       await stopProcess(child, () => child.stdin!.end());
