@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /*
  * The previous release's code, for the upgrade test: the newest `v*` tag that HEAD contains and
  * that is not HEAD itself (SVC_UPGRADE_FROM names another), checked out with `git archive` into a
- * folder of its own. Its node_modules are the current ones when its package-lock.json is the
- * same (a link), else `npm ci` installs them once into `<data>/releases/<tag>-<lock hash>` (many
+ * folder of its own. Its node_modules are the current ones when its direct dependencies are
+ * installed here at the versions it locked (a link: lockIncluded), else `npm ci` installs them once into `<data>/releases/<tag>-<lock hash>` (many
  * minutes on a busy machine: gdal-async compiles), which later runs link.
  */
 
@@ -39,14 +39,13 @@ export function checkOutRelease(tag: string, dir: string, cacheRoot: string): { 
     if (archive.status !== 0) throw new Error(`git archive ${tag} failed: ${archive.stderr}`);
   };
   unpack(dir);
-  const sameLock = git(['diff', '--quiet', tag, 'HEAD', '--', 'package-lock.json']).status === 0;
+  const lock = git(['show', `${tag}:package-lock.json`]).stdout;
   const current = path.resolve('node_modules');
-  if (sameLock && existsSync(current)) {
+  if (lockIncluded(lock, readFileSync('package-lock.json', 'utf8')) && existsSync(current)) {
     symlinkSync(realpathSync(current), path.join(dir, 'node_modules'));
     return { node_modules: 'linked' };
   }
   // The release's own dependencies, installed once per lock file and kept between runs.
-  const lock = git(['show', `${tag}:package-lock.json`]).stdout;
   const cache = path.join(cacheRoot, `${tag}-${createHash('sha256').update(lock).digest('hex').slice(0, 12)}`);
   const done = path.join(cache, '.installed');
   let how: 'cached' | 'installed' = 'cached';
@@ -60,4 +59,18 @@ export function checkOutRelease(tag: string, dir: string, cacheRoot: string): { 
   }
   symlinkSync(path.join(cache, 'node_modules'), path.join(dir, 'node_modules'));
   return { node_modules: how };
+}
+
+/**
+ * Whether the release can run on `newer`'s node_modules: each of its direct dependencies is
+ * installed there at the version its own lock installed. npm then gave every one of them what its
+ * ranges ask for, so packages only added since, or moved deeper in the tree, do not matter.
+ */
+export function lockIncluded(older: string, newer: string): boolean {
+  type Lock = { packages?: Record<string, { version?: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string> }> };
+  const before = (JSON.parse(older) as Lock).packages ?? {};
+  const now = (JSON.parse(newer) as Lock).packages ?? {};
+  const root = before[''] ?? {};
+  const direct = [...Object.keys(root.dependencies ?? {}), ...Object.keys(root.devDependencies ?? {})];
+  return direct.every((name) => now[`node_modules/${name}`]?.version === before[`node_modules/${name}`]?.version);
 }
