@@ -1,6 +1,7 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
 import type { JobDefinition, RunTrigger, StepName } from '../jobs/job.js';
+import type { NotificationRecord } from '../notifications/subscriptions.js';
 
 export const runStream = (id: string) => `run-${id}`;
 
@@ -33,6 +34,40 @@ export interface RunError {
   reason?: string;
 }
 
+/** One layer as a step read or wrote it. */
+export interface LayerFacts {
+  name: string;
+  /** WKT spelling (POINT, MULTIPOLYGON …); null without geometry. */
+  geometry_type: string | null;
+  /** EPSG:4326 or the CRS's name; null when unknown or without geometry. */
+  crs: string | null;
+  features: number | null;
+}
+
+/** Data a step read or wrote: where (a Source or Destination and the place in it, or the Run's own file) and what. */
+export interface DataFacts {
+  /** The Source or Destination, by id and type (its settings are on the connection, never here). */
+  connection?: { id: string; type: string };
+  /** The table, object key, layer, URL without query … as the connector names it: public, never a secret. */
+  location?: Record<string, unknown>;
+  filename?: string;
+  /** GDAL driver short name (GPKG, GeoJSON …). */
+  format?: string | null;
+  bytes?: number | null;
+  features?: number | null;
+  layers?: LayerFacts[];
+}
+
+/** What one step of a Run read and wrote, and what GDAL (or the service) warned about meanwhile: the Run's log. */
+export interface StepLog {
+  read?: DataFacts;
+  wrote?: DataFacts;
+  /** GDAL's warnings and the service's own remarks (a shapefile without .prj, an assumed CRS …), at most 50. */
+  warnings: string[];
+  /** What a Python step printed, each truncated. */
+  output?: { stdout: string; stderr: string };
+}
+
 /** The sync state a Run read with (domain/jobs/job.ts syncForRun). */
 export interface RunSync {
   cursor: unknown;
@@ -57,18 +92,32 @@ export type RunEvent =
         at: string;
       };
     }
-  | { type: 'RunStarted'; data: { run_id: string; workflow_id: string; workflow_run_id: string; sync: RunSync; at: string } }
+  | {
+      type: 'RunStarted';
+      /** job_id: absent in events recorded before the notifications' reactor needed it. */
+      data: { run_id: string; job_id?: string; workflow_id: string; workflow_run_id: string; sync: RunSync; at: string };
+    }
   | { type: 'RunStepStarted'; data: { run_id: string; step: StepName; at: string } }
   | {
       type: 'RunStepFinished';
-      data: { run_id: string; step: StepName; status: 'succeeded' | 'skipped'; duration_ms: number | null; stats: Partial<RunStats>; at: string };
+      data: {
+        run_id: string;
+        step: StepName;
+        status: 'succeeded' | 'skipped';
+        duration_ms: number | null;
+        stats: Partial<RunStats>;
+        /** What the step read and wrote (absent in Runs recorded before the log was kept). */
+        log?: StepLog;
+        at: string;
+      };
     }
   | { type: 'RunStepAttemptFailed'; data: { run_id: string; step: StepName; attempt: number; error: RunError; at: string } }
   | { type: 'RunStepProgressed'; data: { run_id: string; step: StepName; progress: StepProgress; at: string } }
   | { type: 'RunSucceeded'; data: { run_id: string; skipped_reason: string | null; at: string } }
   | { type: 'RunFailed'; data: { run_id: string; error: RunError; at: string } }
   | { type: 'RunCancelled'; data: { run_id: string; reason: string; at: string } }
-  | { type: 'RunRetried'; data: { run_id: string; retry_run_id: string; at: string } };
+  | { type: 'RunRetried'; data: { run_id: string; retry_run_id: string; at: string } }
+  | { type: 'RunNotificationRecorded'; data: { run_id: string; notification: NotificationRecord; at: string } };
 
 export type RunCommand =
   | {
@@ -86,7 +135,7 @@ export type RunCommand =
     }
   | { type: 'StartRun'; runId: string; workflowId: string; workflowRunId: string; sync: RunSync; at: Date }
   | { type: 'StartStep'; runId: string; step: StepName; at: Date }
-  | { type: 'FinishStep'; runId: string; step: StepName; status: 'succeeded' | 'skipped'; stats?: Partial<RunStats>; at: Date }
+  | { type: 'FinishStep'; runId: string; step: StepName; status: 'succeeded' | 'skipped'; stats?: Partial<RunStats>; log?: StepLog; at: Date }
   /** An attempt of a running step failed (Temporal retries transient failures): noted for whoever watches the Run. */
   | { type: 'NoteFailedAttempt'; runId: string; step: StepName; attempt: number; error: RunError; at: Date }
   /** A long step says how far it is (features or bytes written), a few times a minute at most. */
@@ -94,7 +143,9 @@ export type RunCommand =
   | { type: 'SucceedRun'; runId: string; skippedReason: string | null; at: Date }
   | { type: 'FailRun'; runId: string; error: RunError; at: Date }
   | { type: 'CancelRun'; runId: string; reason: string; at: Date }
-  | { type: 'MarkRetried'; runId: string; actorId: string; retryRunId: string; at: Date };
+  | { type: 'MarkRetried'; runId: string; actorId: string; retryRunId: string; at: Date }
+  /** A notification about the Run was delivered, or given up on: recorded once per event and channel, whenever it ends (the Run may be finished). */
+  | { type: 'RecordNotification'; runId: string; notification: NotificationRecord; at: Date };
 
 /** How far a running step is: what it has written so far, and the share done when its tool says. */
 export interface StepProgress {
@@ -116,6 +167,8 @@ export interface StepState {
   last_error?: RunError | null;
   /** What the step reported last while it worked (absent before it reported, or in older Runs). */
   progress?: StepProgress | null;
+  /** What the step read and wrote, once it finished (absent in older Runs). */
+  log?: StepLog | null;
 }
 
 export interface ExistingRun {
@@ -129,6 +182,8 @@ export interface ExistingRun {
   stats: RunStats;
   sync: RunSync | null;
   retriedBy: string | null;
+  /** Notifications about this Run, as they were delivered or given up on (absent in older Runs). */
+  notifications?: NotificationRecord[];
 }
 export type RunState = { status: 'absent' } | ExistingRun;
 
@@ -196,7 +251,12 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
     switch (command.type) {
       case 'StartRun':
         if (state.status !== 'queued') return [];
-        return [{ type: 'RunStarted', data: { run_id, workflow_id: command.workflowId, workflow_run_id: command.workflowRunId, sync: command.sync, at } }];
+        return [
+          {
+            type: 'RunStarted',
+            data: { run_id, job_id: state.jobId, workflow_id: command.workflowId, workflow_run_id: command.workflowRunId, sync: command.sync, at },
+          },
+        ];
       case 'StartStep': {
         const step = state.steps.find((s) => s.name === command.step);
         if (state.status !== 'running' || !step || step.status !== 'pending') return [];
@@ -218,7 +278,18 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         if (state.status !== 'running' || !step || step.status === 'succeeded' || step.status === 'skipped' || step.status === 'failed') return [];
         const duration = command.status === 'skipped' ? null : ms(step.started_at, at);
         return [
-          { type: 'RunStepFinished', data: { run_id, step: command.step, status: command.status, duration_ms: duration, stats: command.stats ?? {}, at } },
+          {
+            type: 'RunStepFinished',
+            data: {
+              run_id,
+              step: command.step,
+              status: command.status,
+              duration_ms: duration,
+              stats: command.stats ?? {},
+              ...(command.log ? { log: command.log } : {}),
+              at,
+            },
+          },
         ];
       }
       case 'SucceedRun':
@@ -238,6 +309,9 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         }
         if (state.retriedBy) throw new DomainError('conflict', `Run ${run_id} was already retried by ${state.retriedBy}`, { retry_run_id: state.retriedBy });
         return [{ type: 'RunRetried', data: { run_id, retry_run_id: command.retryRunId, at } }];
+      case 'RecordNotification':
+        if ((state.notifications ?? []).some((n) => n.id === command.notification.id)) return [];
+        return [{ type: 'RunNotificationRecorded', data: { run_id, notification: command.notification, at } }];
       default:
         return unreachable(command);
     }
@@ -267,9 +341,13 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
       case 'RunStepStarted':
         return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, status: 'running', started_at: d.at })) };
       case 'RunStepFinished': {
-        const { step, status, duration_ms, stats } = event.data;
+        const { step, status, duration_ms, stats, log } = event.data;
         const merged = { ...state.stats, ...Object.fromEntries(Object.entries(stats).filter(([, v]) => v !== undefined && v !== null)) };
-        return { ...state, stats: merged, steps: withStep(state.steps, step, (s) => ({ ...s, status, finished_at: d.at, duration_ms })) };
+        return {
+          ...state,
+          stats: merged,
+          steps: withStep(state.steps, step, (s) => ({ ...s, status, finished_at: d.at, duration_ms, ...(log ? { log } : {}) })),
+        };
       }
       case 'RunStepAttemptFailed':
         return {
@@ -289,6 +367,8 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         return { ...state, status: 'cancelled', steps: closeSteps(state.steps, d.at, (s) => s.status === 'running') };
       case 'RunRetried':
         return { ...state, retriedBy: event.data.retry_run_id };
+      case 'RunNotificationRecorded':
+        return { ...state, notifications: [...(state.notifications ?? []), event.data.notification] };
       default:
         return unreachable(event);
     }
