@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import type { Services } from '../application/services.js';
 import { gdal } from '../geo/datasets/gdal.js';
 import { deliveryActivities } from './deliveries.js';
+import { notificationActivities } from './notifications.js';
 import { runActivities } from './runs/index.js';
 import { workspaceActivities } from './workspaces.js';
 
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...workspaceActivities(deps.services),
     ...deliveryActivities(deps.services),
     ...runActivities(deps.services),
+    ...notificationActivities(deps.services),
     async describeWorker(): Promise<{ gdal: string; worker: string }> {
       return { gdal: gdal.version, worker: deps.workerName };
     },

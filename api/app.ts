@@ -24,6 +24,7 @@ import { connectionRoutes, connectorCatalogRoutes } from './connections/routes.j
 import { registerHealth } from './health/routes.js';
 import { hubBrowseRoutes } from './hub/routes.js';
 import { jobRoutes, pipelineAliasRoutes } from './jobs/routes.js';
+import { channelTypeRoutes, notificationChannelRoutes } from './notification-channels/routes.js';
 import { recipeRoutes } from './recipes/routes.js';
 import { sourceProjectRoutes } from './source-projects/routes.js';
 import { tokenRoutes } from './tokens/routes.js';
@@ -107,6 +108,8 @@ const apiRoutes: RoutePlugin[] = [
   workspaceRoutes,
   jobRoutes,
   pipelineAliasRoutes,
+  notificationChannelRoutes,
+  channelTypeRoutes,
   connectionBrowseRoutes('source'),
   connectionBrowseRoutes('destination'),
 ];

@@ -18,6 +18,7 @@ import { ProjectionRunner } from '../projections/runner.js';
 import { ensureAdmin } from './accounts.js';
 import { internalEndpoints } from './internal-endpoints.js';
 import { jobScheduleReactor } from './job-schedules.js';
+import { runNotificationReactor } from './run-notifications.js';
 import type { Services } from './services.js';
 import { scheduleWorkspaceCleanup } from './workspace-cleanup.js';
 
@@ -101,10 +102,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
   let reactors: ProjectionRunner | undefined;
   if (runProjections && temporal) {
     let lastLogged = 0;
-    reactors = new ProjectionRunner(store, pool, [jobScheduleReactor(services)], undefined, (error) => {
+    reactors = new ProjectionRunner(store, pool, [jobScheduleReactor(services), runNotificationReactor(services)], undefined, (error) => {
       if (Date.now() - lastLogged < 30_000) return;
       lastLogged = Date.now();
-      log.warn({ err: error }, 'could not bring the Job schedules in line with Temporal; retrying');
+      log.warn({ err: error }, 'could not bring the Job schedules in line with Temporal, or start the notifications of a Run; retrying');
     });
     await reactors.init();
     reactors.start();

@@ -13,11 +13,14 @@ import {
   type TransformMode,
 } from '../domain/jobs/job.js';
 import { normalizeTimezone, type JobSchedule } from '../domain/jobs/schedule.js';
+import { channelNotFound } from '../domain/notifications/channel.js';
+import { checkSubscriptions, type NotificationEvent, type Subscription } from '../domain/notifications/subscriptions.js';
 import type { Operation } from '../domain/operations.js';
 import { resolveOutputFormat } from '../geo/datasets/formats.js';
 import { checkSelectSql } from '../geo/operations/sql-guard.js';
 import { connectionType } from '../projections/connections.js';
 import { listJobs as readJobs, loadJob, type JobRow } from '../projections/jobs.js';
+import { ownedChannelIds } from '../projections/notification-channels.js';
 import type { PageRequest } from '../projections/pagination.js';
 import { recipeOperations } from '../projections/recipes.js';
 import { execute } from './commands.js';
@@ -50,6 +53,7 @@ export interface JobBody {
   /** A flag set to null goes back to "inferred". */
   pipeline?: Partial<Record<Stage, boolean | null>> | null;
   enabled?: boolean;
+  notifications?: { channel_id: string; events: NotificationEvent[]; slow_after_seconds?: number | null | undefined }[] | null;
 }
 
 const refuse = (field: string, message: string) =>
@@ -105,6 +109,24 @@ async function transformFields(services: Pick<Services, 'pool'>, ownerId: string
   }
 }
 
+/** The subscriptions of a body: the rules of domain/notifications, and every channel the owner's (else notification_channel_not_found). */
+async function subscriptionsFrom(services: Pick<Services, 'pool'>, ownerId: string, body: JobBody): Promise<Subscription[]> {
+  const subscriptions = (body.notifications ?? []).map((n) => ({
+    channel_id: n.channel_id,
+    events: [...new Set(n.events)],
+    slow_after_seconds: n.slow_after_seconds ?? null,
+  }));
+  checkSubscriptions(subscriptions);
+  const owned = await ownedChannelIds(
+    services.pool,
+    ownerId,
+    subscriptions.map((s) => s.channel_id),
+  );
+  const missing = subscriptions.find((s) => !owned.has(s.channel_id));
+  if (missing) throw channelNotFound(missing.channel_id);
+  return subscriptions;
+}
+
 /**
  * Checks a Job body and turns it into the definition a Job stores: the Source and Destination
  * are the caller's (else their not-found code, never revealing another user's), the selector and
@@ -148,6 +170,7 @@ export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerI
   const target = destination ? parseSelector(destination, 'destination', body.destination_target, 'destination_target') : {};
 
   const schedule = body.schedule ? { ...body.schedule, timezone: normalizeTimezone(body.schedule.timezone) } : null;
+  const notifications = await subscriptionsFrom(services, ownerId, body);
 
   return {
     name: body.name,
@@ -160,6 +183,7 @@ export async function jobDefinitionFrom(services: Pick<Services, 'pool'>, ownerI
     destination_target: target,
     schedule,
     pipeline,
+    notifications,
   };
 }
 

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import * as jobs from '../../application/jobs.js';
 import * as runs from '../../application/runs.js';
 import type { Services } from '../../application/services.js';
+import { notificationEvents } from '../../domain/notifications/subscriptions.js';
 import { runStatuses } from '../../domain/runs/run.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
@@ -57,6 +58,22 @@ const jobBody = z
       .optional()
       .describe('Stage flags: false removes a stage, true keeps it, null (or absent on create) infers it; an update keeps the flags it does not mention'),
     enabled: z.boolean().optional(),
+    notifications: z
+      .array(
+        z.strictObject({
+          channel_id: z.string().min(1).max(100).describe('A notification channel you own'),
+          events: z
+            .array(z.enum(notificationEvents))
+            .min(1)
+            .max(notificationEvents.length)
+            .describe('failure, auto_disable, recovery (first success after a failure), success (every succeeded Run), slow'),
+          slow_after_seconds: z.number().int().min(1).max(604_800).nullable().optional().describe('With slow: tell the channel once a Run has run this long'),
+        }),
+      )
+      .max(20)
+      .nullable()
+      .optional()
+      .describe('Who is told about the Runs of this Job, and of what (docs/jobs.md, Notifications); left out or null: nobody'),
   })
   .meta({ id: 'JobBody' });
 

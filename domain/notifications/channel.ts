@@ -18,6 +18,8 @@ interface ChannelData {
   /** The channel type (webhook, email). */
   type: string;
   configuration: Record<string, unknown>;
+  /** Where it sends, without secrets (a webhook's origin, an SMTP server and recipients): worked out from the plain values when written. */
+  endpoint: string;
   /** Names of the secret fields that hold a value (what has_<field> shows). */
   secret_fields: string[];
   /** Sealed values; only the event store holds them, never a read model. */
@@ -36,6 +38,7 @@ interface Write {
   name: string;
   channelType: string;
   configuration: Record<string, unknown>;
+  endpoint: string;
   /** Secret fields the type knows; stored secrets of other fields (after a type change) are dropped. */
   secretFields: readonly string[];
   secrets: SecretChanges;
@@ -55,6 +58,7 @@ export type ChannelState =
       name: string;
       type: string;
       configuration: Record<string, unknown>;
+      endpoint: string;
       secrets: SealedSecrets;
     };
 
@@ -72,6 +76,7 @@ function written(command: Write, secrets: SealedSecrets): ChannelData {
     name: command.name,
     type: command.channelType,
     configuration: command.configuration,
+    endpoint: command.endpoint,
     secret_fields: Object.keys(secrets),
     secrets,
     at: command.at.toISOString(),
@@ -110,11 +115,19 @@ export const channelDecider: Decider<ChannelCommand, ChannelState, ChannelEvent>
           name: event.data.name,
           type: event.data.type,
           configuration: event.data.configuration,
+          endpoint: event.data.endpoint,
           secrets: event.data.secrets,
         };
       case 'NotificationChannelUpdated':
         if (state.status === 'absent') return state;
-        return { ...state, name: event.data.name, type: event.data.type, configuration: event.data.configuration, secrets: event.data.secrets };
+        return {
+          ...state,
+          name: event.data.name,
+          type: event.data.type,
+          configuration: event.data.configuration,
+          endpoint: event.data.endpoint,
+          secrets: event.data.secrets,
+        };
       case 'NotificationChannelDeleted':
         if (state.status === 'absent') return state;
         return { ...state, status: 'deleted' };

@@ -184,6 +184,12 @@ export interface ExistingRun {
   retriedBy: string | null;
   /** Notifications about this Run, as they were delivered or given up on (absent in older Runs). */
   notifications?: NotificationRecord[];
+  /** When it was queued, started and finished, and how it ended (absent in states folded before they were kept). */
+  createdAt?: string;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  error?: RunError | null;
+  skippedReason?: string | null;
 }
 export type RunState = { status: 'absent' } | ExistingRun;
 
@@ -331,13 +337,18 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         stats: emptyStats,
         sync: null,
         retriedBy: null,
+        createdAt: d.at,
+        startedAt: null,
+        finishedAt: null,
+        error: null,
+        skippedReason: null,
       };
     }
     if (state.status === 'absent') return state;
     const d = event.data;
     switch (event.type) {
       case 'RunStarted':
-        return { ...state, status: 'running', sync: event.data.sync };
+        return { ...state, status: 'running', sync: event.data.sync, startedAt: d.at };
       case 'RunStepStarted':
         return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, status: 'running', started_at: d.at })) };
       case 'RunStepFinished': {
@@ -358,13 +369,31 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, progress: event.data.progress })) };
       case 'RunSucceeded':
         // Steps never reached (an unchanged source skips the rest) are shown as skipped.
-        return { ...state, status: 'succeeded', steps: closeSteps(state.steps, d.at, () => false) };
+        return {
+          ...state,
+          status: 'succeeded',
+          steps: closeSteps(state.steps, d.at, () => false),
+          finishedAt: d.at,
+          skippedReason: event.data.skipped_reason,
+        };
       case 'RunFailed': {
         const failedStep = event.data.error.step;
-        return { ...state, status: 'failed', steps: closeSteps(state.steps, d.at, (s) => s.name === failedStep || s.status === 'running') };
+        return {
+          ...state,
+          status: 'failed',
+          steps: closeSteps(state.steps, d.at, (s) => s.name === failedStep || s.status === 'running'),
+          finishedAt: d.at,
+          error: event.data.error,
+        };
       }
       case 'RunCancelled':
-        return { ...state, status: 'cancelled', steps: closeSteps(state.steps, d.at, (s) => s.status === 'running') };
+        return {
+          ...state,
+          status: 'cancelled',
+          steps: closeSteps(state.steps, d.at, (s) => s.status === 'running'),
+          finishedAt: d.at,
+          error: { code: 'cancelled', message: event.data.reason, step: null, retryable: false },
+        };
       case 'RunRetried':
         return { ...state, retriedBy: event.data.retry_run_id };
       case 'RunNotificationRecorded':
