@@ -39,5 +39,6 @@ export async function convertToFile(services: Pick<Services, 'config' | 'files'>
     media_type: result.media_type ?? null,
     layers: result.layers,
     file: services.files.nameOf(input.owner, path.join(input.outDir, result.filename)),
+    warnings: result.warnings,
   };
 }

@@ -82,7 +82,14 @@ export function notificationActivities(services: Services) {
       let channel;
       try {
         const run = await runForNotice(services, input.runId, input.event !== 'slow');
-        if (input.event === 'slow' && !isSlow({ startedAt: run.startedAt ?? null, finishedAt: run.finishedAt ?? null, running: run.status === 'running' }, input.afterSeconds ?? 0, services.clock())) {
+        if (
+          input.event === 'slow' &&
+          !isSlow(
+            { startedAt: run.startedAt ?? null, finishedAt: run.finishedAt ?? null, running: run.status === 'running' },
+            input.afterSeconds ?? 0,
+            services.clock(),
+          )
+        ) {
           return { sent: false, attempt };
         }
         const job = (await load(services, jobStream(run.jobId), jobDecider)).state;

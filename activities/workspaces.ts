@@ -7,6 +7,7 @@ import type { StoredDataset } from '../domain/datasets.js';
 import { localDataset } from '../geo/datasets/stored.js';
 import { convertToFile } from './convert.js';
 import { startHeartbeats } from './heartbeats.js';
+import { DomainError } from '../domain/errors.js';
 
 export interface ConversionRef {
   workspaceId: string;
@@ -24,6 +25,10 @@ export interface ConvertWorkspaceInput extends ConversionRef {
   request: ConvertRequest;
   /** Output file name stem: the uploaded file's name without its extension. */
   baseName: string;
+  /** The uploaded file's name, which the download must not carry (absent in workflows started before). */
+  uploadFilename?: string;
+  /** Datasets of other Workspaces of the caller that operations read (workspace_id), by id. */
+  related?: Record<string, StoredDataset>;
 }
 
 export type FinishConversionInput = ConversionRef & ({ output: ConvertOutput } | { error: { code: string; message: string } });
@@ -75,7 +80,12 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
         const outDir = await files.workDir(input.workspaceId, outName);
         try {
           const upload = await localDataset(files, input.workspaceId, input.dataset);
-          const { dataset: source } = await applyPipeline(upload, input.pipeline, scratch);
+          const related = input.related ?? {};
+          const datasets = async (id: string) => {
+            if (!related[id]) throw new DomainError('invalid_transformation', `workspace_id ${JSON.stringify(id)} is not known here`, { workspace_id: id });
+            return localDataset(files, id, related[id]);
+          };
+          const { dataset: source, warnings: pipelineWarnings } = await applyPipeline(upload, input.pipeline, scratch, { datasets });
           const output = await convertToFile(services, {
             owner: input.workspaceId,
             dataset: source,
@@ -84,13 +94,16 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
               targetCrs: input.request.target_crs,
               layers: input.request.layers.length ? input.request.layers : null,
               baseName: input.baseName,
+              creationOptions: input.request.creation_options ?? null,
+              transformation: input.request.transformation ?? null,
+              ...(input.uploadFilename ? { avoidFilename: input.uploadFilename } : {}),
             },
             outDir,
             progress: (p) => heartbeat.progress(p),
           });
           // Stored before the conversion is recorded: the download may land on any API replica.
           await files.publish(input.workspaceId, outName);
-          return output;
+          return { ...output, warnings: [...pipelineWarnings, ...(output.warnings ?? [])] };
         } catch (error) {
           await files.remove(input.workspaceId, outName);
           throw error;

@@ -11,6 +11,7 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import { DomainError } from '../domain/errors.js';
+import { isWellFormedText } from '../platform/text.js';
 import { createAccessLog, LazyChildLogger, logDestination, redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
 import { createSessionTable } from '../application/sessions.js';
@@ -74,21 +75,28 @@ function describeUpload(doc: OpenApiDocument): OpenApiDocument {
   return doc;
 }
 
-function containsNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (depth > 64 || value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some((v) => containsNul(v, depth + 1));
-  return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v, depth + 1));
+/**
+ * Text PostgreSQL and the event store cannot hold: NUL (text and jsonb refuse it) and unpaired
+ * UTF-16 surrogates (JSON allows "\ud800"; UTF-8 has no encoding for it, so it failed deep in a
+ * write as a 500). The path of the first such string in a parsed body (`name`, `operations.0.…`),
+ * object keys included; null when there is none.
+ */
+function unstorableText(value: unknown, path = '', depth = 0): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') || !isWellFormedText(value) ? path || '(body)' : null;
+  if (depth > 64 || value === null || typeof value !== 'object') return null;
+  for (const [key, item] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key;
+    if (key.includes('\u0000') || !isWellFormedText(key)) return at;
+    const found = unstorableText(item, at, depth + 1);
+    if (found) return found;
+  }
+  return null;
 }
 
-/** The name of a path or query parameter holding NUL, if any. */
+/** The name of a path or query parameter holding NUL or an unpaired surrogate, if any. */
 function nulParameter(values: unknown): string | undefined {
   if (!values || typeof values !== 'object') return undefined;
-  for (const name in values) {
-    const value = (values as Record<string, unknown>)[name];
-    if (typeof value === 'string' ? value.includes('\u0000') : Array.isArray(value) && value.some((v) => typeof v === 'string' && v.includes('\u0000')))
-      return name;
-  }
+  for (const name in values) if (unstorableText((values as Record<string, unknown>)[name])) return name;
   return undefined;
 }
 
@@ -149,8 +157,8 @@ export async function buildApp(
   // Browser sessions are the API's own table (not events: nothing refers to a session).
   await createSessionTable(services.pool);
 
-  // JSON bodies: strings with NUL cannot be stored by PostgreSQL (text or jsonb), so they are
-  // refused here with a 422 instead of failing deep in a write.
+  // JSON bodies: text PostgreSQL cannot store (NUL, unpaired surrogates) is refused here, in one
+  // place for every route, with a 422 instead of failing deep in a write.
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(null, undefined);
     let parsed: unknown;
@@ -159,7 +167,16 @@ export async function buildApp(
     } catch {
       return done(new DomainError('validation_error', 'The request body is not valid JSON'), undefined);
     }
-    if (containsNul(parsed)) return done(new DomainError('validation_error', 'Text in the request body must not contain NUL (\\u0000) characters'), undefined);
+    const bad = unstorableText(parsed);
+    if (bad !== null)
+      return done(
+        new DomainError(
+          'validation_error',
+          `Text in the request body (${bad}) must be valid Unicode: no NUL (\\u0000) characters and no unpaired surrogates (\\ud800–\\udfff)`,
+          { issues: [{ path: `body.${bad}`, message: 'not valid Unicode text' }] },
+        ),
+        undefined,
+      );
     done(null, parsed);
   });
   app.setValidatorCompiler(validatorCompiler);
@@ -176,11 +193,15 @@ export async function buildApp(
       done();
     });
   }
-  // Path and query parameters with NUL would reach PostgreSQL (which cannot store it) or GDAL:
-  // refused up front, as the OpenAPI document's patterns say.
+  // Path and query parameters with NUL (or an unpaired surrogate) would reach PostgreSQL (which
+  // cannot store them) or GDAL: refused up front, as the OpenAPI document's patterns say.
   app.addHook('preValidation', (request, _reply, done) => {
     const name = nulParameter(request.params) ?? nulParameter(request.query);
-    done(name === undefined ? undefined : invalidParameter(`The parameter ${name} must not contain NUL (\\u0000) characters`, { parameter: name }));
+    done(
+      name === undefined
+        ? undefined
+        : invalidParameter(`The parameter ${name} must be valid Unicode: no NUL (\\u0000) characters and no unpaired surrogates`, { parameter: name }),
+    );
   });
   await app.register(fastifyCookie);
   await app.register(fastifySwagger, {

@@ -15,6 +15,8 @@ const statusByCode: Record<string, number> = {
   conversion_failed: 422,
   postgis_failed: 422,
   not_implemented: 422,
+  // GeoParquet or vector tiles asked of a server without the formats engine (docs/formats.md).
+  format_unavailable: 422,
   source_failed: 422,
   delivery_failed: 422,
   target_exists: 409,

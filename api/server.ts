@@ -2,10 +2,13 @@ import '../platform/runtime-notices.js';
 import { loadConfig } from '../platform/config.js';
 import { buildApp } from './app.js';
 import { createServices } from '../application/bootstrap.js';
+import { guardProcess } from '../platform/process-guard.js';
 
 /** Listens; everything else is in buildApp and createServices. Stops cleanly on SIGINT/SIGTERM. */
 const config = loadConfig();
 const services = await createServices(config);
+// A dependency that throws in one of its callbacks must not take every user's requests with it.
+guardProcess(services.log);
 const app = await buildApp(services);
 await app.listen({ port: config.port, host: config.host });
 

@@ -8,6 +8,7 @@ import {
   type SecretChanges,
 } from '../domain/connections/connection.js';
 import { DomainError } from '../domain/errors.js';
+import { readOptionsRecord, splitReadOptions } from '../geo/datasets/read-options.js';
 import { configurationBodySchema, connectorFor, requireImplemented, typesOf } from '../connectors/registry.js';
 import type { ConnectorContext, ConnectorDefinition, Discovery, TestResult } from '../connectors/types.js';
 import { ConnectorError } from '../domain/transfers.js';
@@ -181,6 +182,20 @@ export function parseSelector(
     }
     given = {};
   }
+  // Reading options (source_crs, x_column, …) apply to any Source: taken out before the
+  // connector's own schema sees the selector, kept beside what it parsed.
+  let read: Record<string, string> = {};
+  if (kind === 'source' && typeof given === 'object' && given !== null && !Array.isArray(given)) {
+    const split = splitReadOptions(given as Record<string, unknown>, field);
+    read = readOptionsRecord(split.options);
+    given = split.rest;
+    if (Object.keys(read).length && Object.keys(given as object).length === 0 && connector.source!.resourceRequired) {
+      throw new DomainError('invalid_parameter', `A ${connector.type} Source needs source_resource to say what to read, besides how to read it`, {
+        parameter: field,
+        schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }),
+      });
+    }
+  }
   if (typeof given === 'string') {
     if (!shorthand)
       throw new DomainError('validation_error', `Invalid request body: body.${field}: a ${connector.type} ${kind} takes an object here`, {
@@ -193,7 +208,7 @@ export function parseSelector(
     const issues = parsed.error.issues.map((i) => issue([field, ...(i.path as (string | number)[])], i.message));
     throw new DomainError('validation_error', `Invalid request body: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, { issues });
   }
-  return parsed.data as Record<string, unknown>;
+  return { ...(parsed.data as Record<string, unknown>), ...read };
 }
 
 /** A connector call with a deadline: its signal aborts after `ms`, and the call's own errors pass through. */

@@ -29,6 +29,8 @@ export function internalEndpoints(config: Config): InternalEndpoint[] {
     // Its HTTP API (7243 unless SVC_TEMPORAL_HTTP_PORT says otherwise; npm start pins the dev
     // server's) lists, starts, signals and terminates workflows with no credentials.
     temporal && { what: 'Temporal HTTP API', host: temporal.host, port: config.temporalHttpPort },
+    // The dev server's other listeners (metrics; history, matching and worker services), as npm start lists them.
+    ...config.temporalOtherPorts.map((port) => temporal && { what: 'Temporal (another of its listeners)', host: temporal.host, port }),
     { what: 'API', host: config.host, port: config.port },
     endpointOf('Temporal UI', config.temporalUiUrl ?? undefined, config.temporalUiUrl?.startsWith('https:') ? 443 : 80),
     // The bucket of Workspace and Run files (an S3 connection aimed there could read other users' files).

@@ -119,7 +119,8 @@ async function save(services: Services, ownerId: string, id: string, body: Chann
   return showChannel(services, ownerId, id);
 }
 
-export const createChannel = (services: Services, ownerId: string, body: ChannelBody) => save(services, ownerId, services.newId('channel'), body, 'CreateChannel');
+export const createChannel = (services: Services, ownerId: string, body: ChannelBody) =>
+  save(services, ownerId, services.newId('channel'), body, 'CreateChannel');
 
 /** Replaces a channel; secrets the body leaves out are kept, null clears one. */
 export async function updateChannel(services: Services, ownerId: string, id: string, body: ChannelBody) {

@@ -6,6 +6,7 @@ import type { ConnectorContext, DeliverInput, ExtractResult, SyncState } from '.
 import type { Delivery } from '../temporal/workspaces.js';
 import { openConnection } from './connections.js';
 import { transferErrorCode } from '../temporal/failures.js';
+import { splitReadOptions } from '../geo/datasets/read-options.js';
 import type { Services } from './services.js';
 
 /*
@@ -42,7 +43,9 @@ export async function extractFromSource(
 ): Promise<ExtractResult & { type: string }> {
   const source = await openConnection(services, 'source', request.sourceId, request.ownerId);
   requireImplemented(source.connector, 'source');
-  const result = await source.connector.source!.extract(source.config, request.resource, context(ctx), { sync: request.sync ?? null });
+  // The reading options (source_crs, x_column, …) are for opening the file, not for the connector.
+  const { rest: resource } = splitReadOptions(request.resource, 'source_resource');
+  const result = await source.connector.source!.extract(source.config, resource, context(ctx), { sync: request.sync ?? null });
   return { ...result, type: source.type };
 }
 

@@ -2,14 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../domain/errors.js';
-import { workspaceDecider, workspaceStream, type Pipeline, type WorkspaceOrigin } from '../domain/workspaces/workspace.js';
+import { workspaceDecider, workspaceStream, type ConvertRequest, type Pipeline, type WorkspaceOrigin } from '../domain/workspaces/workspace.js';
 import { ConnectorError } from '../domain/transfers.js';
 import { checkConvertRequest } from '../geo/datasets/convert.js';
 import { datasetAtUpload, prepareUpload, safeFilename } from '../geo/datasets/dataset-files.js';
+import { checkReadColumns, splitReadOptions, type ReadOptions } from '../geo/datasets/read-options.js';
 import { checkPipeline } from '../geo/operations/pipeline-check.js';
 import { dataPreview, inspectDataset, spatialPreview, transformDataPreview, transformSpatialPreview } from '../geo/isolation/index.js';
 import { parsePreviewLimit } from '../geo/datasets/preview.js';
 import { localDataset, storedDataset, type LocalDataset } from '../geo/datasets/stored.js';
+import type { StoredDataset } from '../domain/datasets.js';
 import { loadWorkspace, type WorkspaceRow } from '../projections/workspaces.js';
 import { connectorErrorFrom, domainErrorFrom, failurePosition } from '../temporal/failures.js';
 import { workspaceConvertWorkflowId, workspaceDeliverWorkflowId } from '../temporal/ids.js';
@@ -48,16 +50,19 @@ async function createWorkspace(
   userId: string,
   origin: WorkspaceOrigin,
   arrive: () => Promise<{ file: string; filename: string; size: number }>,
+  read: ReadOptions = {},
 ): Promise<WorkspaceRow> {
   const { files, config } = services;
   try {
     const arrived = await arrive();
     const prepared = await prepareUpload(arrived.file, arrived.filename, await files.workDir(workspaceId, 'dataset'), {
       maxUncompressedBytes: config.maxUploadBytes * 4,
+      read,
     });
     // The upload as it came is read where it is stored, not stored a second time as the dataset.
     const ref = await datasetAtUpload(arrived.file, prepared);
     const inspection = await inspectDataset(ref);
+    checkReadColumns(read, inspection.layers);
     // Stored before the Workspace is recorded: any API replica or worker may read it next.
     await files.publish(workspaceId, 'dataset');
     await execute(services, workspaceStream(workspaceId), workspaceDecider, {
@@ -84,19 +89,28 @@ async function createWorkspace(
 export async function createFromUpload(
   services: Services,
   userId: string,
-  upload: { filename: string; file: Readable & { truncated: boolean } },
+  upload: { filename: string; file: Readable & { truncated: boolean }; fields?: Record<string, unknown> },
 ): Promise<WorkspaceRow> {
+  // Reading options as form fields (source_crs, x_column, y_column, z_column), checked before the upload is stored.
+  const { options: read } = splitReadOptions(upload.fields ?? {}, 'body');
   const maxBytes = services.config.maxUploadBytes;
   const workspaceId = services.newId('workspace');
   const original = safeFilename(upload.filename || 'upload');
-  return createWorkspace(services, workspaceId, userId, { kind: 'upload' }, async () => {
-    const size = await services.files.put(workspaceId, `original/${original}`, upload.file);
-    if (upload.file.truncated) {
-      throw new DomainError('upload_too_large', `The upload exceeds the limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_MB)`, { max_bytes: maxBytes });
-    }
-    if (size === 0) throw new DomainError('invalid_source', 'The uploaded file is empty');
-    return { file: await services.files.local(workspaceId, `original/${original}`), filename: original, size };
-  });
+  return createWorkspace(
+    services,
+    workspaceId,
+    userId,
+    { kind: 'upload' },
+    async () => {
+      const size = await services.files.put(workspaceId, `original/${original}`, upload.file);
+      if (upload.file.truncated) {
+        throw new DomainError('upload_too_large', `The upload exceeds the limit of ${maxBytes} bytes (SVC_MAX_UPLOAD_MB)`, { max_bytes: maxBytes });
+      }
+      if (size === 0) throw new DomainError('invalid_source', 'The uploaded file is empty');
+      return { file: await services.files.local(workspaceId, `original/${original}`), filename: original, size };
+    },
+    read,
+  );
 }
 
 /**
@@ -111,26 +125,72 @@ export async function importFromSource(services: Services, userId: string, reque
     throw new DomainError('invalid_source', `${source.type} Sources cannot be imported into a Workspace; use a Job`, { type: source.type });
   }
   const resource = parseSelector(source.connector, 'source', request.selector, 'source_resource');
+  const { options: read } = splitReadOptions(resource, 'source_resource');
   const workspaceId = services.newId('workspace');
   const origin = { kind: 'source' as const, source_id: source.id, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null };
-  return createWorkspace(services, workspaceId, userId, origin, async () => {
-    const workDir = await services.files.workDir(workspaceId, 'original');
-    const extracted = await extractFromSource(
-      services,
-      { ownerId: userId, sourceId: source.id, resource },
-      { log, workDir, maxBytes: services.config.maxUploadBytes },
-    ).catch((error: unknown) => {
-      throw error instanceof ConnectorError ? transferError(error, 'import') : error;
-    });
-    await services.files.publish(workspaceId, 'original');
-    return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
-  });
+  return createWorkspace(
+    services,
+    workspaceId,
+    userId,
+    origin,
+    async () => {
+      const workDir = await services.files.workDir(workspaceId, 'original');
+      const extracted = await extractFromSource(
+        services,
+        { ownerId: userId, sourceId: source.id, resource },
+        { log, workDir, maxBytes: services.config.maxUploadBytes },
+      ).catch((error: unknown) => {
+        throw error instanceof ConnectorError ? transferError(error, 'import') : error;
+      });
+      await services.files.publish(workspaceId, 'original');
+      return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
+    },
+    read,
+  );
 }
+
+/**
+ * The other Workspaces a pipeline's operations read layers of (workspace_id: a second upload or
+ * import): the caller's, not expired, by id. Anything else is refused as the operation's error.
+ */
+async function relatedDatasets(services: Services, userId: string, self: string, pipeline: Pipeline): Promise<Map<string, StoredDataset>> {
+  const ids = new Set<string>();
+  for (const op of pipeline.operations) {
+    const ref = (op as Record<string, unknown>).workspace_id;
+    if (typeof ref === 'string') ids.add(ref);
+  }
+  const found = new Map<string, StoredDataset>();
+  for (const other of ids) {
+    if (other === self)
+      throw new DomainError('invalid_transformation', 'workspace_id names this Workspace itself: leave it out to use its own layers', { workspace_id: other });
+    try {
+      found.set(other, (await getWorkspace(services, userId, other)).dataset);
+    } catch (error) {
+      if (error instanceof DomainError && (error.code === 'job_not_found' || error.code === 'job_expired')) {
+        throw new DomainError(
+          'invalid_transformation',
+          `workspace_id ${JSON.stringify(other)}: ${error.code === 'job_expired' ? 'that Workspace has expired; upload the file again' : 'you have no Workspace with that id'}`,
+          { workspace_id: other },
+        );
+      }
+      throw error;
+    }
+  }
+  return found;
+}
+
+/** The resolver the pipeline engine asks for another Workspace's dataset. */
+const resolverOf = (services: Services, related: Map<string, StoredDataset>) => async (id: string) => {
+  const stored = related.get(id);
+  if (!stored) throw new DomainError('invalid_transformation', `workspace_id ${JSON.stringify(id)} is not known here`, { workspace_id: id });
+  return localDataset(services.files, id, stored);
+};
 
 /** Replaces the whole pipeline, checked against what the Workspace holds. */
 export async function setPipeline(services: Services, userId: string, id: string, pipeline: Pipeline): Promise<Pipeline> {
   const row = await getWorkspace(services, userId, id);
   checkPipeline(pipeline, { kind: row.inspection.dataset_type, layers: row.inspection.layers });
+  await relatedDatasets(services, userId, row.id, pipeline);
   await execute(services, workspaceStream(row.id), workspaceDecider, {
     type: 'SetPipeline',
     workspaceId: row.id,
@@ -151,8 +211,11 @@ export interface PreviewRequest {
 export async function previewData(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false, signal?: AbortSignal) {
   const row = await getWorkspace(services, userId, id);
   const limit = parsePreviewLimit(request.limit);
+  const datasets = transformed ? resolverOf(services, await relatedDatasets(services, userId, row.id, row.pipeline)) : undefined;
   const preview = await onDataset(services, row, transformed, signal, (dataset, scratch, bounds) =>
-    scratch ? transformDataPreview(dataset, row.pipeline, scratch, request.layer, limit, bounds) : dataPreview(dataset, request.layer, limit, bounds),
+    scratch
+      ? transformDataPreview(dataset, row.pipeline, scratch, request.layer, limit, { ...bounds, datasets })
+      : dataPreview(dataset, request.layer, limit, bounds),
   );
   return { workspace_id: row.id, ...preview };
 }
@@ -160,8 +223,9 @@ export async function previewData(services: Services, userId: string, id: string
 /** Sample features as GeoJSON in EPSG:4326, of the upload or (transformed) of the pipeline's result. */
 export async function previewSpatial(services: Services, userId: string, id: string, request: PreviewRequest, transformed = false, signal?: AbortSignal) {
   const row = await getWorkspace(services, userId, id);
+  const datasets = transformed ? resolverOf(services, await relatedDatasets(services, userId, row.id, row.pipeline)) : undefined;
   const preview = await onDataset(services, row, transformed, signal, (dataset, scratch, bounds) =>
-    scratch ? transformSpatialPreview(dataset, row.pipeline, scratch, request.layer, bounds) : spatialPreview(dataset, request.layer, bounds),
+    scratch ? transformSpatialPreview(dataset, row.pipeline, scratch, request.layer, { ...bounds, datasets }) : spatialPreview(dataset, request.layer, bounds),
   );
   return { workspace_id: row.id, ...preview };
 }
@@ -218,6 +282,8 @@ export interface ConvertBody {
   output_format: string;
   target_crs?: string | null | undefined;
   layers?: string[] | undefined;
+  creation_options?: ConvertRequest['creation_options'] | undefined;
+  transformation?: string | null | undefined;
 }
 
 /**
@@ -229,18 +295,36 @@ export async function convert(services: Services, userId: string, id: string, bo
   const row = await getWorkspace(services, userId, id);
   const layers = body.layers ?? [];
   // Refused here, before a conversion starts: a bad request never marks the Workspace failed.
+  const creationOptions = body.creation_options ?? null;
   const format = checkConvertRequest(
-    { outputFormat: body.output_format, targetCrs: body.target_crs ?? null, layers },
+    { outputFormat: body.output_format, targetCrs: body.target_crs ?? null, layers, creationOptions, transformation: body.transformation ?? null },
     { kind: row.inspection.dataset_type, layers: row.inspection.layers.map((l) => l.name) },
   );
+  const related = await relatedDatasets(services, userId, row.id, row.pipeline);
   await requireWorker(services);
   const conversionId = `cv_${randomBytes(8).toString('hex')}`;
-  const request = { output_format: format.id, target_crs: body.target_crs ?? null, layers };
+  const request: ConvertRequest = {
+    output_format: format.id,
+    target_crs: body.target_crs ?? null,
+    layers,
+    ...(creationOptions ? { creation_options: creationOptions } : {}),
+  };
   try {
     const { position } = await services.temporal!.workflow.execute<ConvertWorkspaceWorkflow>('convertWorkspaceWorkflow', {
       taskQueue: services.config.taskQueue,
       workflowId: workspaceConvertWorkflowId(row.id, conversionId),
-      args: [{ workspaceId: row.id, actorId: userId, conversionId, request, dataset: row.dataset, baseName: row.filename.replace(/\.[^.]+$/, '') || 'result' }],
+      args: [
+        {
+          workspaceId: row.id,
+          actorId: userId,
+          conversionId,
+          request,
+          dataset: row.dataset,
+          baseName: row.filename.replace(/\.[^.]+$/, '') || 'result',
+          uploadFilename: row.filename,
+          ...(related.size ? { related: Object.fromEntries(related) } : {}),
+        },
+      ],
     });
     await services.projections.waitFor(BigInt(position));
   } catch (error) {

@@ -2,6 +2,7 @@ import { execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
+import { Agent, fetch } from 'undici';
 import { startStack, uploadWithCurl } from '../scripts/stack.js';
 import { generatedGpkg, pointsFile } from './points.js';
 import { treeRss } from './processes.js';
@@ -16,6 +17,11 @@ import { treeRss } from './processes.js';
  *   ogr2ogr (plus zip for the Shapefile, which the API hands out as one ZIP);
  * - a Job url → PostGIS without and with an output format (GPKG), against curl + ogr2ogr (+ a
  *   GPKG ogr2ogr) + psql;
+ * - GeoParquet (issue 35): convert to GeoParquet against ogr2ogr to FlatGeobuf (the fastest
+ *   format ogr2ogr writes here), the GeoParquet upload (stream + inspect + the GeoPackage copy)
+ *   against the GeoPackage's upload, converts of the GeoParquet upload to GPKG and FlatGeobuf
+ *   against ogr2ogr from the GeoPackage, and a Job url (.parquet) → PostGIS against the script
+ *   from the GeoPackage;
  * with the time ratio and the peak resident memory of the worker (with its GDAL child processes)
  * and of the API during the row, beside their memory at rest.
  *
@@ -26,8 +32,8 @@ import { treeRss } from './processes.js';
  *
  * Choosing what runs (a full run takes hours; sizes can be run one after another):
  * - BENCH_SCALE_POINTS=1000000,4000000 and BENCH_SCALE_POLYGONS=0 choose the datasets;
- * - BENCH_SCALE_ROWS=upload,convert,job chooses the kinds of rows (default all three; a convert
- *   needs the upload), BENCH_SCALE_FORMATS=GPKG,CSV the convert formats;
+ * - BENCH_SCALE_ROWS=upload,convert,job,geoparquet chooses the kinds of rows (default all four; a
+ *   convert needs the upload), BENCH_SCALE_FORMATS=GPKG,CSV the convert formats;
  * - BENCH_SCALE_REPEAT=3 runs each row three times (noise shows as spread);
  * - BENCH_SCALE_DIVISOR=100 divides every size by 100 (a quick run while developing);
  * - BENCH_SCALE_KEEP=1 keeps the generated datasets (else they are removed at the end).
@@ -39,7 +45,7 @@ const pointSizes = (process.env.BENCH_SCALE_POINTS ?? '1000000,4000000,10000000'
   .filter((n) => n > 0)
   .map((n) => Math.max(1, Math.round(n / divisor)));
 const polygonCount = Math.round(Number(process.env.BENCH_SCALE_POLYGONS ?? 1_000_000) / divisor);
-const kinds = new Set((process.env.BENCH_SCALE_ROWS ?? 'upload,convert,job').split(',').map((k) => k.trim()));
+const kinds = new Set((process.env.BENCH_SCALE_ROWS ?? 'upload,convert,job,geoparquet').split(',').map((k) => k.trim()));
 const repeat = Math.max(1, Number(process.env.BENCH_SCALE_REPEAT ?? 1));
 const keep = process.env.BENCH_SCALE_KEEP === '1';
 /*
@@ -134,8 +140,14 @@ const stack = await startStack(
 );
 const targetUrl = new URL(stack.databaseUrlOf('target'));
 const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
+/*
+ * A convert answers when it is done: 10M points to a GeoPackage took over 300 s on a loaded
+ * machine, the default wait for response headers, so the bench waits as long as the service does.
+ */
+const patient = new Agent({ headersTimeout: 0, bodyTimeout: 0 });
 const api = async (method: string, url: string, body?: unknown) => {
   const res = await fetch(`${stack.base}${url}`, {
+    dispatcher: patient,
     method,
     headers: { authorization: `Bearer ${stack.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     ...(body ? { body: JSON.stringify(body) } : {}),
@@ -246,6 +258,92 @@ const inFreshOut = (command: string) => {
 const stepTimes = (run: { steps: { name: string; duration_ms: number | null }[] }) =>
   run.steps.map((st) => `${st.name} ${s(st.duration_ms ?? 0)} s`).join(', ');
 
+/** Runs a Job and waits for its Run to succeed; checks the rows that reached the table. */
+async function runJob(jobId: string, table: string, features: number) {
+  let seen = await api('POST', `/api/v1/jobs/${jobId}/run`);
+  while (seen.status !== 'succeeded') {
+    if (seen.status === 'failed' || seen.status === 'cancelled') throw new Error(`Run ${seen.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
+    await new Promise((r) => setTimeout(r, 200));
+    seen = await api('GET', `/api/v1/jobs/${jobId}/runs/${seen.id}`);
+  }
+  const rowsIn = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM ${table}`])
+    .toString()
+    .trim();
+  if (Number(rowsIn) !== features) throw new Error(`${table} holds ${rowsIn} rows, expected ${features} (Run ${seen.id})`);
+  console.log(`    Run ${seen.id}: ${stepTimes(seen)}`);
+  return seen;
+}
+
+/** The service's upload of a file, timed like a baseline (the API's tree for memory). */
+async function serviceUpload(file: string, keep: (ws: { id: string }) => void): Promise<{ ms: number; peak: number }> {
+  const { ms, result, peak } = await service(() => uploadWithCurl(stack.base, stack.token, file));
+  keep(result);
+  return { ms, peak: peak.api! };
+}
+
+/**
+ * The GeoParquet rows of a dataset (issue 35): its GeoParquet is the service's own output, kept
+ * beside the GeoPackage so the Job's Source can fetch it.
+ */
+async function geoparquetRows(d: { file: string; features: number }, size: string, destinationId: string) {
+  const gpkgWs = await uploadWithCurl(stack.base, stack.token, d.file);
+  const parquet = d.file.replace(/\.gpkg$/, '.parquet');
+  await measure(`${size}: convert to GeoParquet (vs ogr2ogr to FlatGeobuf, its fastest format)`, {
+    service: () => api('POST', `/api/v1/workspaces/${gpkgWs.id}/convert`, { output_format: 'GeoParquet' }),
+    baseline: () => inFreshOut(`${ogr2ogr} -f FlatGeobuf '${out}/ogr.fgb' '${d.file}'`),
+  });
+  execFileSync('curl', ['-sf', '-H', `Authorization: Bearer ${stack.token}`, '-o', parquet, `${stack.base}/api/v1/workspaces/${gpkgWs.id}/download`]);
+  await api('DELETE', `/api/v1/workspaces/${gpkgWs.id}`).catch(() => undefined);
+  const parquetSize = `${(statSync(parquet).size / 1e6).toFixed(0)} MB`;
+  const drop = (ws?: { id: string }) => (ws ? api('DELETE', `/api/v1/workspaces/${ws.id}`).catch(() => undefined) : undefined);
+  let parquetWs: { id: string } | undefined;
+  let gpkgAgain: { id: string } | undefined;
+  await measure(`${size}: upload GeoParquet (${parquetSize}) → inspect (vs the GeoPackage's upload)`, {
+    service: async () => {
+      await drop(parquetWs);
+      parquetWs = await uploadWithCurl(stack.base, stack.token, parquet);
+      const ws = await api('GET', `/api/v1/workspaces/${parquetWs.id}`);
+      if (ws.layers[0].feature_count !== d.features) throw new Error(`inspect says ${ws.layers[0].feature_count} features`);
+    },
+    baseline: async () => {
+      await drop(gpkgAgain);
+      return serviceUpload(d.file, (ws) => (gpkgAgain = ws));
+    },
+    input: parquet,
+  });
+  await drop(gpkgAgain);
+  for (const f of [
+    { id: 'GPKG', ext: 'gpkg' },
+    { id: 'FlatGeobuf', ext: 'fgb' },
+  ]) {
+    await measure(`${size}: convert GeoParquet upload to ${f.id} (vs ogr2ogr from the GeoPackage)`, {
+      service: () => api('POST', `/api/v1/workspaces/${parquetWs!.id}/convert`, { output_format: f.id }),
+      baseline: () => inFreshOut(`${ogr2ogr} -f '${f.id}' '${out}/ogr.${f.ext}' '${d.file}'`),
+    });
+  }
+  await drop(parquetWs);
+  const source = await api('POST', '/api/v1/sources', {
+    name: `${size} parquet`,
+    type: 'url',
+    configuration: { url: `${fileBase}/${path.basename(parquet)}` },
+  });
+  const job = await api('POST', '/api/v1/jobs', {
+    name: `${size} parquet → PostGIS`,
+    source_id: source.id,
+    destination_id: destinationId,
+    destination_target: { table: 'bench_parquet', write_mode: 'replace' },
+  });
+  await measure(`${size}: Job url (.parquet) → PostGIS (vs the script from the GeoPackage)`, {
+    service: () => runJob(job.id, 'bench_parquet', d.features),
+    baseline: () =>
+      inFreshOut(
+        `curl -sf -o '${out}/in.gpkg' '${fileBase}/${path.basename(d.file)}' && ogr2ogr -f PostgreSQL '${pgConnection}' '${out}/in.gpkg' -nln base_parquet -overwrite -lco GEOMETRY_NAME=geom && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM base_parquet' >/dev/null`,
+      ),
+    input: parquet,
+  });
+  if (!keep) rmSync(parquet, { force: true });
+}
+
 try {
   const destination = await api('POST', '/api/v1/destinations', {
     name: 'target',
@@ -286,6 +384,7 @@ try {
       }
       await api('DELETE', `/api/v1/workspaces/${ws!.id}`).catch(() => undefined);
     }
+    if (kinds.has('geoparquet')) await geoparquetRows(d, size, destination.id);
     if (!kinds.has('job')) continue;
 
     const source = await api('POST', '/api/v1/sources', { name: d.label, type: 'url', configuration: { url: `${fileBase}/${path.basename(d.file)}` } });

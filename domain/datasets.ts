@@ -8,4 +8,6 @@ export interface StoredDataset {
   driver: string | null;
   /** CRS assumed for layers that carry none (CSV coordinates are WGS 84 by convention). */
   assumed_crs: string | null;
+  /** assumed_crs replaces the file's own CRS (source_crs on upload or import); absent before it existed. */
+  crs_override?: boolean;
 }

@@ -1,53 +1,44 @@
 import { z } from 'zod';
+import { DomainError } from '../domain/errors.js';
+import { gdal, layerSrs, type DatasetRef, type Layer, type SpatialReference } from './datasets/gdal.js';
+import { crsLabel } from './datasets/labels.js';
 
 /*
- * Which CRS texts a user may give (a convert's target_crs, a reproject's, a box's CRS). GDAL's
- * SetFromUserInput, which reads them, also takes a file name (it reads the file), an http URL
- * (it fetches it) and a /vsi… path (/vsicurl/ fetches, /vsizip/ reads a file): a CRS text could
- * make the server read its own files or reach an address the outbound policy refuses. So only
- * the forms that name a CRS by itself pass, checked before GDAL sees the text:
- *   - an authority code: EPSG:2056, ESRI:102100, OGC:CRS84, IGNF:LAMB93, IAU_2015:49900 …
- *   - an OGC URN: urn:ogc:def:crs:EPSG::4326
- *   - WKT (1 or 2): PROJCS[…], GEOGCRS[…] …
- *   - PROJJSON: {"type": "ProjectedCRS", …}
- *   - a PROJ string: +proj=utm +zone=32 +datum=WGS84, without file or URL values (+nadgrids=@null is fine)
+ * Coordinate reference systems as users give them and as the API shows them. Users give an
+ * authority code (EPSG:2056, ESRI:102100, an OGC URN), WKT, PROJJSON or a PROJ string; GDAL's
+ * SetFromUserInput would also take a file name or a URL and read or fetch it, so anything else
+ * is refused before GDAL sees it.
  */
 
-const authorityCode = /^[A-Za-z][A-Za-z0-9_]*\s*:\s*[A-Za-z0-9_.-]+$/;
-/** Prefixes that look like an authority code but are schemes GDAL would open. */
-const schemes = /^(https?|ftp|file|vsi[a-z0-9_]*|data)\s*:/i;
-const urn = /^urn:ogc:def:crs:[A-Za-z0-9_.:-]+$/i;
-const wkt = /^[A-Za-z_]+\s*\[/;
-const projString = /^\+?proj=/;
+const WKT_KEYWORDS =
+  /^(GEOGCS|PROJCS|GEOCCS|VERT_CS|COMPD_CS|LOCAL_CS|FITTED_CS|GEOGCRS|GEOGRAPHICCRS|GEODCRS|GEODETICCRS|PROJCRS|PROJECTEDCRS|VERTCRS|VERTICALCRS|COMPOUNDCRS|ENGCRS|ENGINEERINGCRS|BOUNDCRS|DERIVEDPROJCRS|BASEGEOGCRS)\s*[[(]/i;
+
+/** Which of the accepted shapes `input` has, or null. */
+export function crsInputKind(input: string): 'code' | 'urn' | 'wkt' | 'projjson' | 'proj' | null {
+  const text = input.trim();
+  if (/^[A-Za-z][A-Za-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,32}(\+[A-Za-z0-9_.-]{1,32})?$/.test(text) && !/^(file|https?|ftp|vsi\w*):/i.test(text)) return 'code';
+  if (/^urn:ogc:def:crs(,crs)?:[A-Za-z0-9:.,_-]+$/i.test(text)) return 'urn';
+  if (WKT_KEYWORDS.test(text)) return 'wkt';
+  if (text.startsWith('{') && text.endsWith('}')) return 'projjson';
+  // PROJ strings: +key=value tokens; values naming files (grids, init files) are not accepted.
+  if (/^\+proj=/.test(text) && text.split(/\s+/).every((t) => /^\+[A-Za-z_][A-Za-z0-9_]*(=[^\s/\\@]*)?$/.test(t))) return 'proj';
+  return null;
+}
 
 export const CRS_FORMS = 'an authority code (EPSG:4326), an OGC URN, WKT, PROJJSON or a PROJ string (+proj=…)';
 
-/** Why a CRS text is refused, or null when it is one of the accepted forms. */
-export function crsTextProblem(text: string): string | null {
-  const t = text.trim();
-  if (!t) return 'is empty';
-  if (t.includes('\u0000')) return 'contains a NUL character';
-  if (t.startsWith('/') || t.startsWith('.') || t.startsWith('~') || /^[A-Za-z]:\\/.test(t)) return `looks like a file path; give ${CRS_FORMS}`;
-  if (schemes.test(t) || /^\/vsi/i.test(t)) return `looks like a URL or a GDAL virtual file; give ${CRS_FORMS}`;
-  if (authorityCode.test(t) || urn.test(t) || wkt.test(t)) return null;
-  if (t.startsWith('{')) {
-    try {
-      const parsed = JSON.parse(t) as unknown;
-      return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? null : 'is not a PROJJSON object';
-    } catch {
-      return 'is not valid JSON (PROJJSON)';
-    }
-  }
-  if (projString.test(t)) {
-    // PROJ reads grids and init files by name from its own search path; a path or URL names something else.
-    if (/[/\\]|\b(https?|ftp|file):|vsi/i.test(t))
-      return "names a file or URL in a PROJ string; only grid names from PROJ's own data may appear (e.g. +nadgrids=@null)";
-    return null;
-  }
-  return `is not a form accepted here; give ${CRS_FORMS}`;
+/** Why a CRS text is refused (a URL, a file path, another shape), or null when it has an accepted shape. */
+export function crsTextProblem(input: string): string | null {
+  if (crsInputKind(input)) return null;
+  const text = input.trim();
+  if (/^(https?|ftp|file|data)\s*:/i.test(text) || /^\/vsi/i.test(text))
+    return `looks like a URL or a GDAL virtual file, which GDAL would fetch or read; give ${CRS_FORMS}`;
+  if (/^[/.~]/.test(text) || /^[A-Za-z]:\\/.test(text)) return `looks like a file path, which GDAL would read; give ${CRS_FORMS}`;
+  if (/^\+proj=/.test(text)) return "names a file or URL in a PROJ string; only grid names from PROJ's own data may appear (e.g. +nadgrids=@null)";
+  return `is not a shape accepted here; give ${CRS_FORMS}`;
 }
 
-/** A CRS text in a request body: one of the accepted forms, refused with the reason otherwise. */
+/** A CRS text in a request body (an operation's parameter): an accepted shape, refused with the reason otherwise. */
 export const crsText = (description: string) =>
   z
     .string()
@@ -58,3 +49,80 @@ export const crsText = (description: string) =>
       if (problem) ctx.addIssue({ code: 'custom', message: `the CRS ${problem}` });
     })
     .describe(description);
+
+/**
+ * A CRS from user input, or invalid_parameter (invalid_transformation inside an operation) that
+ * says what is accepted. `what` names the parameter (target_crs, source_crs, assign_crs.crs).
+ */
+export function parseCrsInput(input: string, what: string, code: 'invalid_parameter' | 'invalid_transformation' = 'invalid_parameter'): SpatialReference {
+  const shown = JSON.stringify(input.trim().slice(0, 80));
+  const refuse = (message: string) => new DomainError(code, message, { parameter: what });
+  const problem = crsTextProblem(input);
+  if (problem) throw refuse(`${what}: ${shown} ${problem}`);
+  try {
+    const srs = gdal.SpatialReference.fromUserInput(input.trim());
+    srs.validate();
+    return srs;
+  } catch {
+    throw refuse(`${what}: ${shown} is not a coordinate reference system GDAL knows (try EPSG:4326)`);
+  }
+}
+
+/** The CRS as a client is shown it: its code, name and unit, besides the reusable label. */
+export interface CrsDescription {
+  /** AUTHORITY:CODE when known, else null. */
+  code: string | null;
+  name: string | null;
+  /** The unit of its coordinates: degree, metre, US survey foot, … */
+  unit: string | null;
+  geographic: boolean;
+}
+
+export function describeCrs(srs: SpatialReference | null): CrsDescription | null {
+  if (!srs) return null;
+  const label = crsLabel(srs);
+  const geographic = srs.isGeographic();
+  let name: string | null = null;
+  try {
+    name = srs.getAttrValue(geographic ? 'GEOGCS' : srs.isProjected() ? 'PROJCS' : srs.isCompound() ? 'COMPD_CS' : 'LOCAL_CS') ?? null;
+  } catch {
+    name = null;
+  }
+  let unit: string | null = null;
+  try {
+    const u = geographic ? srs.getAngularUnits() : srs.getLinearUnits();
+    unit = normaliseUnit(u.units);
+  } catch {
+    unit = null;
+  }
+  return { code: label && /^[A-Za-z]+:\S+$/.test(label) ? label : null, name, unit, geographic };
+}
+
+function normaliseUnit(unit: string | undefined): string | null {
+  if (!unit) return null;
+  const u = unit.toLowerCase();
+  if (u === 'metre' || u === 'meter') return 'metre';
+  if (u === 'degree' || u === 'degree (supplier to define representation)') return 'degree';
+  return unit;
+}
+
+/** A CRS label with its name and unit, for messages: `EPSG:2263 (NAD83 / New York Long Island (ftUS), US survey foot)`. */
+export function crsTitle(srs: SpatialReference | null): string {
+  const d = describeCrs(srs);
+  if (!d) return 'no CRS';
+  const about = [d.name, d.unit].filter(Boolean).join(', ');
+  return d.code ? `${d.code}${about ? ` (${about})` : ''}` : about || 'a custom CRS';
+}
+
+/** Whether the dataset's own CRS choice (source_crs on upload) applies to the layer instead of the file's. */
+export function crsAssigned(layer: Layer, ref: DatasetRef): boolean {
+  if (layer.geomType === gdal.wkbNone || !ref.assumedCrs) return false;
+  return ref.crsOverride === true || !layerSrs(layer);
+}
+
+/** The CRS a layer's coordinates are in: the one set on upload, the file's, or the assumed one (CSV). */
+export function sourceSrs(layer: Layer, ref: DatasetRef): SpatialReference | null {
+  if (layer.geomType === gdal.wkbNone) return null;
+  if (crsAssigned(layer, ref)) return gdal.SpatialReference.fromUserInput(ref.assumedCrs!);
+  return layerSrs(layer);
+}

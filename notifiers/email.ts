@@ -78,7 +78,15 @@ export const emailNotifier = defineNotifier({
   configuration,
   secrets: ['password'],
   requiredSecrets: [],
-  example: { host: 'smtp.example.org', port: 587, security: 'starttls', username: 'geoflow', password: '…', from: 'geoflow@example.org', to: ['gis-team@example.org'] },
+  example: {
+    host: 'smtp.example.org',
+    port: 587,
+    security: 'starttls',
+    username: 'geoflow',
+    password: '…',
+    from: 'geoflow@example.org',
+    to: ['gis-team@example.org'],
+  },
   notes: [
     'A plain-text UTF-8 email per notification, subject `[geoflow] Job "<name>" failed` (or disabled itself, recovered, succeeded, is running slowly), with the Job, the Run, its times, its error and a link to the Run page (when `SVC_PUBLIC_ORIGIN` is set); headers `X-Geoflow-Event` and `X-Geoflow-Delivery` (the notification id, the same on every retry).',
     '',

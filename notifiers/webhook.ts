@@ -74,7 +74,13 @@ export const webhookNotifier = defineNotifier({
     if (c.signing_secret) headers['x-geoflow-signature'] = await signature(c.signing_secret, timestamp, [body]);
     let response: Response;
     try {
-      response = await egressFetch(c.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(30_000)]) });
+      response = await egressFetch(c.url, {
+        method: 'POST',
+        headers,
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(30_000)]),
+      });
     } catch (error) {
       throw classify(error, label, { endpoint: label });
     }
@@ -82,7 +88,8 @@ export const webhookNotifier = defineNotifier({
     const status = response.status;
     if (status >= 200 && status < 300) return;
     const details = { endpoint: label, http_status: status };
-    if (status >= 300 && status < 400) throw new ConnectorError('invalid_response', `${label} answered a redirect (HTTP ${status}); save the final URL`, details, false);
+    if (status >= 300 && status < 400)
+      throw new ConnectorError('invalid_response', `${label} answered a redirect (HTTP ${status}); save the final URL`, details, false);
     throw new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}`, details);
   },
 });

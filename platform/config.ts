@@ -16,6 +16,12 @@ export interface Config {
   temporalUiUrl: string | null;
   /** Temporal's HTTP API port on the Temporal host (SVC_TEMPORAL_HTTP_PORT, default 7243): refused by the outbound policy. */
   temporalHttpPort: number;
+  /**
+   * Temporal's other listeners on its host (SVC_TEMPORAL_OTHER_PORTS, comma-separated; none by
+   * default), refused by the outbound policy: npm start lists every port of its dev server there
+   * (metrics, and the history, matching and worker services).
+   */
+  temporalOtherPorts: number[];
   taskQueue: string;
   secretKey: Buffer;
   adminEmail: string | undefined;
@@ -108,6 +114,18 @@ function intFrom(value: string | undefined, fallback: number, name: string): num
   return n;
 }
 
+/** A comma-separated list of TCP ports (empty: none). */
+function portsFrom(value: string | undefined, name: string): number[] {
+  const ports = (value ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .map(Number);
+  const bad = ports.find((p) => !Number.isInteger(p) || p < 1 || p > 65535);
+  if (bad !== undefined) throw new Error(`${name} must list TCP ports separated by commas, got "${value}"`);
+  return ports;
+}
+
 /** The key that encrypts connection secrets: SVC_SECRET_KEY (hex or base64, 32 bytes) or a key file made on first start. */
 function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Buffer {
   const given = env.SVC_SECRET_KEY;
@@ -184,6 +202,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     temporalNamespace: env.SVC_TEMPORAL_NAMESPACE ?? 'default',
     temporalUiUrl: temporalUiUrlFrom(env.SVC_TEMPORAL_UI_URL),
     temporalHttpPort: intFrom(env.SVC_TEMPORAL_HTTP_PORT, 7243, 'SVC_TEMPORAL_HTTP_PORT'),
+    temporalOtherPorts: portsFrom(env.SVC_TEMPORAL_OTHER_PORTS, 'SVC_TEMPORAL_OTHER_PORTS'),
     taskQueue: env.SVC_TASK_QUEUE ?? 'geoflow',
     secretKey: loadSecretKey(env, dataDir),
     adminEmail: env.SVC_ADMIN_EMAIL || undefined,

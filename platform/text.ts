@@ -14,3 +14,8 @@ export const nonBlank = (max: number) => z.string().max(max).regex(NOT_BLANK, 'm
 
 /** One token without white space (a host name …), with extra characters excluded. */
 export const noWhiteSpace = (exclude = '') => new RegExp(`^[^${WHITE_SPACE}\\u0000${exclude}]+$`);
+
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Text UTF-8 can encode: no unpaired UTF-16 surrogate (String.prototype.isWellFormed, before ES2024's lib). */
+export const isWellFormedText = (s: string): boolean => !loneSurrogate.test(s);

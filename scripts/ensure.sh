@@ -70,3 +70,19 @@ if [ ! -x "$ST_VENV/bin/schemathesis" ] || ! "$ST_VENV/bin/schemathesis" --versi
   "$py" -m venv "$ST_VENV"
   "$ST_VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
+
+# --- formats engine: GeoParquet in and out, vector tiles out (geo/formats/engine.ts) -----------
+# Debian's GDAL 3.6 has no Parquet or PMTiles driver and no registry has one that does; these
+# wheels carry what is needed (docs/decisions.md, "GeoParquet engine"). Built on Debian's
+# /usr/bin/python3 so that the sandbox, which sees only /usr and the venv, can run it.
+# The pins live in geo/formats/requirements.txt (the Dockerfile installs the same file).
+FORMATS_PINS="$(grep -v '^#' geo/formats/requirements.txt | tr -s '\n' ' ' | sed 's/ $//')"
+FORMATS_VENV="$DATA_DIR/tools/formats"
+if [ "$(cat "$FORMATS_VENV/.pins" 2>/dev/null)" != "$FORMATS_PINS" ]; then
+  log "installing the formats engine ($FORMATS_PINS)"
+  rm -rf "$FORMATS_VENV"
+  /usr/bin/python3 -m venv "$FORMATS_VENV"
+  # shellcheck disable=SC2086
+  "$FORMATS_VENV/bin/pip" install -q --disable-pip-version-check --no-compile -r geo/formats/requirements.txt
+  echo "$FORMATS_PINS" > "$FORMATS_VENV/.pins"
+fi

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
@@ -219,10 +219,40 @@ export async function startPostgres(dir: string, port: number, databases: string
 export interface LocalTemporal {
   address: string;
   process: ChildProcess;
+  /** Every TCP port the dev server listens on, once it answers: gRPC, HTTP API, UI, metrics and its internal services. */
+  ports: number[];
   stop(): void;
 }
 
-/** The Temporal dev server from the CLI that scripts/ensure.sh installed. */
+/** The TCP ports a process listens on (Linux: its socket inodes matched against /proc/net/tcp and tcp6). */
+export function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(table)) continue;
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // local_address is HEXIP:HEXPORT; state 0A is LISTEN; the inode is the tenth column.
+      if (cols[3] === '0A' && inodes.has(cols[9]!)) ports.add(parseInt(cols[1]!.split(':')[1]!, 16));
+    }
+  }
+  return [...ports].sort((a, b) => a - b);
+}
+
+/**
+ * The Temporal dev server from the CLI that scripts/ensure.sh installed. Besides its gRPC port it
+ * opens an HTTP API, a metrics endpoint (given a free port here, so it is known) and listeners of
+ * its history, matching and worker services on random ports: `ports` lists all of them, for the
+ * outbound policy (temporalServiceEnv).
+ */
 export async function startTemporal(
   dataDir: string,
   port: number,
@@ -230,19 +260,44 @@ export async function startTemporal(
 ): Promise<LocalTemporal> {
   const bin = path.resolve(dataDir, 'tools/venv/bin/temporal');
   if (!existsSync(bin)) throw new Error(`Temporal CLI missing at ${bin}; run scripts/ensure.sh`);
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];
+  const metricsPort = await freePort();
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--metrics-port', String(metricsPort), '--log-level', 'error'];
   if (options.dbFile) args.push('--db-filename', path.resolve(options.dbFile));
   if (options.httpPort) args.push('--http-port', String(options.httpPort));
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
   else args.push('--headless');
   const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'inherit'], detached: false });
   await waitForPort(port);
+  // The frontend answers last; the listeners are read until two reads agree (and hold the known ones).
+  let ports: number[] = [];
+  const expected = [port, metricsPort, ...(options.httpPort ? [options.httpPort] : [])];
+  for (let i = 0; i < 100; i++) {
+    const now = existsSync(`/proc/${child.pid}`) ? listeningPorts(child.pid!) : [];
+    if (expected.every((p) => now.includes(p)) && now.join() === ports.join()) break;
+    ports = now;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   return {
     address: `127.0.0.1:${port}`,
     process: child,
+    ports,
     stop() {
       child.kill('SIGTERM');
     },
+  };
+}
+
+/**
+ * What the service's processes are told about a local dev server (npm start): its address, its
+ * HTTP API port and every other listener, all refused by the outbound policy
+ * (application/internal-endpoints.ts).
+ */
+export function temporalServiceEnv(temporal: LocalTemporal, httpPort: number): Record<string, string> {
+  const grpc = Number(temporal.address.split(':').pop());
+  return {
+    SVC_TEMPORAL_ADDRESS: temporal.address,
+    SVC_TEMPORAL_HTTP_PORT: String(httpPort),
+    SVC_TEMPORAL_OTHER_PORTS: temporal.ports.filter((p) => p !== grpc && p !== httpPort).join(','),
   };
 }
 

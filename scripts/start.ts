@@ -3,7 +3,16 @@ import { chmodSync, existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { LOCAL_DATABASE_FILE } from '../platform/config.js';
 import { readEnvFile, writeEnvFile } from '../platform/env-file.js';
-import { freePort, portAnswers, startPostgres, startTemporal, waitForPort, type LocalPostgres, type LocalTemporal } from './local-services.js';
+import {
+  freePort,
+  portAnswers,
+  startPostgres,
+  startTemporal,
+  temporalServiceEnv,
+  waitForPort,
+  type LocalPostgres,
+  type LocalTemporal,
+} from './local-services.js';
 import { Supervisor } from './supervisor.js';
 
 /**
@@ -58,9 +67,9 @@ try {
     // Its HTTP API on a known port (the dev server picks a random one otherwise), which the
     // outbound policy refuses: it starts and terminates any workflow for whoever asks.
     const httpPort = env.SVC_TEMPORAL_HTTP_PORT ? Number(env.SVC_TEMPORAL_HTTP_PORT) : await freePort();
-    env.SVC_TEMPORAL_HTTP_PORT = String(httpPort);
     temporal = await startTemporal(dataDir, temporalPort, { dbFile: path.join(dataDir, 'temporal.db'), uiPort: temporalPort + 1000, httpPort });
-    env.SVC_TEMPORAL_ADDRESS = temporal.address;
+    // Its address, and every port it listens on for the outbound policy to refuse.
+    Object.assign(env, temporalServiceEnv(temporal, httpPort));
     // Run pages in the browser link to the UI this dev server serves.
     env.SVC_TEMPORAL_UI_URL ??= `http://127.0.0.1:${temporalPort + 1000}`;
     log(`Temporal ${temporal.address}, UI http://127.0.0.1:${temporalPort + 1000}, HTTP API port ${httpPort}`);

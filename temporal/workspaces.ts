@@ -15,6 +15,10 @@ export interface ConvertWorkspaceWorkflowInput {
   dataset: StoredDataset;
   /** Output file name stem: the uploaded file's name without its extension. */
   baseName: string;
+  /** The uploaded file's name, which the download must not carry (absent in workflows started before). */
+  uploadFilename?: string;
+  /** Datasets of the caller's other Workspaces that the pipeline's operations read (workspace_id), by id. */
+  related?: Record<string, StoredDataset>;
 }
 
 export type ConvertWorkspaceWorkflow = (input: ConvertWorkspaceWorkflowInput) => Promise<{ output: ConvertOutput; position: string }>;

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { createActivities, defaultWorkerName } from '../activities/index.js';
 import { createServices } from '../application/bootstrap.js';
 import { loadConfig, type Config } from '../platform/config.js';
+import { guardProcess } from '../platform/process-guard.js';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -51,6 +52,8 @@ export async function createWorker(config: Config, connection?: NativeConnection
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const config = loadConfig();
   const { worker, services, close } = await createWorker(config);
+  // A dependency that throws in one of its callbacks must not end every Run this worker holds.
+  guardProcess(services.log);
   services.log.info({ taskQueue: config.taskQueue }, 'worker started');
   // Once: Ctrl-C under `npm start` brings SIGINT from the terminal, then SIGTERM from start.ts,
   // and a second shutdown() throws, which would end the process in the middle of draining.

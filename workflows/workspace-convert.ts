@@ -20,7 +20,15 @@ export async function convertWorkspaceWorkflow(input: ConvertWorkspaceWorkflowIn
   const { convertWorkspace } = proxyActivities<Activities>(withHeartbeatTimeout(timeouts.processing, heartbeatTimeoutMs));
   let output: ConvertOutput;
   try {
-    output = await convertWorkspace({ ...ref, dataset: input.dataset, request: input.request, baseName: input.baseName, pipeline });
+    output = await convertWorkspace({
+      ...ref,
+      dataset: input.dataset,
+      request: input.request,
+      baseName: input.baseName,
+      ...(input.uploadFilename ? { uploadFilename: input.uploadFilename } : {}),
+      ...(input.related ? { related: input.related } : {}),
+      pipeline,
+    });
   } catch (error) {
     const domain = domainErrorFrom(error);
     const timeout = timeoutMessage(error, 'The conversion');

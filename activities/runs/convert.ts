@@ -28,6 +28,7 @@ export function convertActivities(services: StepServices) {
             media_type: out.media_type,
             layers: out.layers,
           },
+          ...(out.warnings?.length ? { warnings: out.warnings } : {}),
         };
       });
     },

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Services } from '../../application/services.js';
 import { extractFromSource } from '../../application/transfers.js';
 import { prepareUpload, withoutSecondName } from '../../geo/datasets/dataset-files.js';
+import { checkReadColumns, splitReadOptions } from '../../geo/datasets/read-options.js';
 import { storedDataset } from '../../geo/datasets/stored.js';
 import { inspectDataset } from '../../geo/isolation/index.js';
 import { mediaTypeOf, type RunArtifact } from './artifact.js';
@@ -42,12 +43,16 @@ export function extractWork(services: ExtractServices, runId: string): StepWork<
     );
     const sync = extracted.sync ? { cursor: extracted.sync.cursor } : null;
     if (extracted.unchanged) return { result: { unchanged: true, sync, artifact: nothing }, stats: { bytes_read: 0, features_read: 0 } };
+    // The Job's reading options (source_resource.source_crs, x_column, …): how to open what was read.
+    const { options: read } = splitReadOptions(snapshot.source_resource ?? {}, 'source_resource');
     const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), {
       maxUncompressedBytes: services.config.maxJobInputBytes * 4,
+      read,
     });
     // One name for a file the dataset holds as it came: the step's folder is stored once.
     const file = await withoutSecondName(extracted.file, ref);
     const info = await inspectDataset(ref);
+    checkReadColumns(read, info.layers);
     const counts = info.layers.map((l) => l.feature_count);
     const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
     const artifact: RunArtifact = {

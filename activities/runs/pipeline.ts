@@ -18,12 +18,13 @@ async function pipelineStep(
   const { files } = services;
   return runStep(services, runId, name, async (run, dir) => {
     const result = await applyPipeline(await localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
-    if (!result.changed) return { result: input };
+    if (!result.changed) return { result: input, warnings: result.warnings };
     const file = files.nameOf(runId, result.dataset.path);
     const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
     const filename = `${stemOf(input.filename) || 'result'}${path.extname(result.dataset.path)}`;
     return {
       result: { dataset: storedDataset(files, runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers },
+      warnings: result.warnings,
     };
   });
 }

@@ -7,6 +7,7 @@ import { DomainError } from '../../domain/errors.js';
 import type { StepName } from '../../domain/jobs/job.js';
 import { runDecider, runStream, type ExistingRun, type RunStats, type StepProgress } from '../../domain/runs/run.js';
 import { domainErrorsAsFailures, runErrorOf } from '../../temporal/failures.js';
+import type { ProcessingWarning } from '../../geo/warnings.js';
 import { startHeartbeats } from '../heartbeats.js';
 
 /*
@@ -23,7 +24,7 @@ export type StepWork<T> = (
   run: ExistingRun,
   dir: string,
   progress: (p: StepProgress) => void,
-) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean }>;
+) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean; warnings?: ProcessingWarning[] }>;
 
 /** Progress is recorded on the Run at most this often (heartbeats carry every update). */
 const PROGRESS_RECORD_MS = 5_000;
@@ -92,6 +93,7 @@ async function attemptStep<T>(services: StepServices, runId: string, name: StepN
         step: name,
         status: done.skipped ? 'skipped' : 'succeeded',
         stats: done.stats ?? {},
+        ...(done.warnings?.length ? { warnings: done.warnings } : {}),
         at: services.clock(),
       });
       return done.result;

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { connectorByType } from '../../connectors/registry.js';
-import type { ConnectorDefinition } from '../../connectors/types.js';
 import type { ConnectionRow } from '../../projections/connections.js';
 import { timestamp } from '../schemas.js';
 

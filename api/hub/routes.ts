@@ -23,7 +23,7 @@ const item = z.object({
   id: z.string(),
   title: z.string(),
   type: z.string().describe('Portal item type: Feature Service, GeoJson, Shapefile, CSV …'),
-  owner: z.string(),
+  owner: z.string().nullable().describe("The owner's user name (null when the portal does not say)"),
   url: z.string().nullable().describe('Service URL of a feature layer item'),
   tags: z.array(z.string()),
   access: z.string().nullable().describe('private, shared, org or public'),

@@ -8,7 +8,7 @@ import { runStatuses, type ExistingRun } from '../../domain/runs/run.js';
 import type { JobRow } from '../../projections/jobs.js';
 import type { RunRow } from '../../projections/runs.js';
 import { runWorkflowId } from '../../temporal/ids.js';
-import { timestamp } from '../schemas.js';
+import { processingWarning, timestamp } from '../schemas.js';
 
 /*
  * The Job and Run JSON shapes (docs/api-conventions.md), made from the rows of their read models
@@ -88,7 +88,6 @@ const stepLogSchema = z
   .object({
     read: dataFactsSchema.optional(),
     wrote: dataFactsSchema.optional(),
-    warnings: z.array(z.string()).describe("GDAL's warnings and the service's own remarks while the step ran"),
     output: z.object({ stdout: z.string(), stderr: z.string() }).optional().describe('What a Python step printed (truncated)'),
   })
   .meta({ id: 'RunStepLog' });
@@ -128,7 +127,9 @@ const stepSchema = z.object({
     })
     .nullable()
     .describe('What the step reported last while it worked (a long write reports every few seconds); null before it reported'),
-  log: stepLogSchema.nullable().describe('What the step read and wrote, and what GDAL warned about; null until it finished (and in Runs recorded before logs were kept)'),
+  log: stepLogSchema
+    .nullable()
+    .describe("What the step read and wrote (its warnings are in the Run's `warnings`); null until it finished (and in Runs recorded before logs were kept)"),
 });
 
 export const runSchema = z
@@ -152,6 +153,9 @@ export const runSchema = z
       bytes_written: z.number().nullable(),
     }),
     skipped_reason: z.string().nullable().describe('source_unchanged when the Source had not changed since the last Run'),
+    warnings: z
+      .array(processingWarning.extend({ step: z.string().describe('The step that said it: extract, transform, python, convert') }))
+      .describe('What the steps changed or doubted without failing: fields a format renamed (with the mapping), values cut, geometries repaired'),
     error: runErrorSchema.nullable(),
     workflow: z
       .object({ workflow_id: z.string(), run_id: z.string().nullable() })
@@ -210,6 +214,7 @@ export function representRun(row: RunRow): z.infer<typeof runSchema> {
     })),
     stats: state.stats,
     skipped_reason: row.skipped_reason,
+    warnings: state.warnings ?? [],
     error: (row.error ?? null) as z.infer<typeof runSchema>['error'],
     workflow: { workflow_id: row.workflow_id ?? runWorkflowId(row.id), run_id: row.workflow_run_id },
     job_snapshot: { ...state.snapshot, notifications: state.snapshot.notifications ?? [] },

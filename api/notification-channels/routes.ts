@@ -116,7 +116,12 @@ export function channelTypeRoutes(): FastifyPluginAsyncZod {
       '/notification-channel-types',
       {
         config: { auth: { public: true } },
-        schema: { security: [], tags: ['Catalogs'], summary: 'Notification channel types: their configuration (JSON Schema) and secrets', response: { 200: z.object({ items: z.array(channelTypeSchema) }) } },
+        schema: {
+          security: [],
+          tags: ['Catalogs'],
+          summary: 'Notification channel types: their configuration (JSON Schema) and secrets',
+          response: { 200: z.object({ items: z.array(channelTypeSchema) }) },
+        },
       },
       async () => ({ items }),
     );

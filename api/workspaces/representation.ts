@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { WorkspaceRow } from '../../projections/workspaces.js';
-import { timestamp } from '../schemas.js';
+import { crsInfo, processingWarning, timestamp } from '../schemas.js';
 
 const layer = z
   .object({
@@ -9,6 +9,7 @@ const layer = z
     has_geometry: z.boolean(),
     feature_count: z.number().nullable(),
     crs: z.string().nullable(),
+    crs_info: crsInfo.nullable().optional().describe('Code, name and unit of the CRS (absent in Workspaces inspected before it was shown)'),
     fields: z.array(z.object({ name: z.string(), type: z.string() })),
   })
   .catchall(z.unknown())
@@ -26,10 +27,22 @@ export const workspaceSchema = z
     layers: z.array(layer),
     raster: z.record(z.string(), z.unknown()).nullable(),
     crs: z.string().nullable(),
+    crs_info: crsInfo.nullable().describe('Code, name and unit of the CRS of the first spatial layer'),
     warnings: z.array(z.string()),
     source: z.record(z.string(), z.unknown()).nullable().describe('The saved Source this Workspace imported, if any'),
     pipeline: z.record(z.string(), z.unknown()),
-    output: z.object({ format: z.string(), filename: z.string(), size: z.number(), media_type: z.string().nullable(), layers: z.array(z.string()) }).nullable(),
+    output: z
+      .object({
+        format: z.string(),
+        filename: z.string(),
+        size: z.number(),
+        media_type: z.string().nullable(),
+        layers: z.array(z.string()),
+        warnings: z
+          .array(processingWarning)
+          .describe('What the pipeline and the output format changed or doubted: renamed fields with the mapping, cut values, repaired geometries'),
+      })
+      .nullable(),
     errors: z.array(z.object({ code: z.string(), message: z.string() })),
     created_at: timestamp,
     updated_at: timestamp,
@@ -52,11 +65,19 @@ export function representWorkspace(row: WorkspaceRow): z.infer<typeof workspaceS
     layers: i.layers,
     raster: i.raster,
     crs: i.crs,
+    crs_info: i.layers.find((l) => l.has_geometry && l.crs)?.crs_info ?? null,
     warnings: i.warnings,
     source: origin.kind === 'source' ? { id: origin.source_id, resource: origin.source_resource ?? null } : null,
     pipeline: row.pipeline as unknown as Record<string, unknown>,
     output: row.output
-      ? { format: row.output.format, filename: row.output.filename, size: row.output.size, media_type: row.output.media_type, layers: row.output.layers }
+      ? {
+          format: row.output.format,
+          filename: row.output.filename,
+          size: row.output.size,
+          media_type: row.output.media_type,
+          layers: row.output.layers,
+          warnings: row.output.warnings ?? [],
+        }
       : null,
     errors: row.errors,
     created_at: row.created_at,

@@ -9,8 +9,9 @@ import { operationShape } from '../../domain/operations.js';
 import type { Pipeline } from '../../domain/workspaces/workspace.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
-import { operationList } from '../schemas.js';
+import { creationOptions, crsInfo, operationList, processingWarning } from '../schemas.js';
 import { representWorkspace, workspaceSchema } from './representation.js';
+import { READ_OPTION_KEYS } from '../../geo/datasets/read-options.js';
 
 /*
  * The Workspace routes: HTTP in (auth scopes, schemas, multipart), one use case of
@@ -71,6 +72,21 @@ const convertBody = z.object({
       'e.g. EPSG:3857; omit to keep the CRS (GeoJSON: WGS 84, RFC 7946). An authority code, OGC URN, WKT, PROJJSON or PROJ string; a URL or file path is refused',
     ),
   layers: z.array(z.string().min(1)).optional().describe('Layers to convert; all by default'),
+  transformation: z
+    .string()
+    .min(1)
+    .max(10_000)
+    .nullable()
+    .optional()
+    .describe(
+      'With target_crs: a PROJ pipeline (+proj=pipeline …) to reproject with instead of the one PROJ chooses; the output reports the one used (warning crs_operation)',
+    ),
+  creation_options: creationOptions
+    .nullable()
+    .optional()
+    .describe(
+      'Creation options of the output format, checked against the driver\'s own list (a name or value it does not take is a 400 naming the allowed ones); GeoParquet, PMTiles and MBTiles take theirs in either list, e.g. {"dataset": {"ROW_GROUP_SIZE": "100000"}} (docs/formats.md)',
+    ),
 });
 
 const fieldEntry = z.object({ name: z.string(), type: z.string() });
@@ -82,11 +98,13 @@ const dataPreviewSchema = z
     has_geometry: z.boolean(),
     geometry_type: z.string().optional().describe('Present for spatial layers'),
     crs: z.string().nullable(),
+    crs_info: crsInfo.nullable(),
     row_count: z.number().nullable().describe('Layer row count when known'),
     preview_row_count: z.number(),
     limit: z.number(),
     truncated: z.boolean(),
     rows: z.array(z.record(z.string(), z.unknown())).describe('Keyed by field name; geometry cells hold a type label such as POINT'),
+    warnings: z.array(processingWarning).optional().describe("Transformed previews: the pipeline's warnings about this layer"),
   })
   .meta({ id: 'DataPreview' });
 const spatialPreviewSchema = z
@@ -94,6 +112,7 @@ const spatialPreviewSchema = z
     workspace_id: z.string(),
     layer: z.string(),
     source_crs: z.string().nullable(),
+    source_crs_info: crsInfo.nullable(),
     preview_crs: z.literal('EPSG:4326'),
     returned_count: z.number(),
     feature_count: z.number().nullable(),
@@ -102,6 +121,7 @@ const spatialPreviewSchema = z
       .object({ type: z.literal('FeatureCollection'), features: z.array(z.unknown()) })
       .catchall(z.unknown())
       .describe('RFC 7946 FeatureCollection, lon/lat, 2D'),
+    warnings: z.array(processingWarning).optional().describe("Transformed previews: the pipeline's warnings about this layer"),
   })
   .meta({ id: 'SpatialPreview' });
 
@@ -146,7 +166,23 @@ async function filePart(request: FastifyRequest) {
       issues: [{ path: 'body.file', message: 'required' }],
     });
   }
-  return { filename: part.filename, file: part.file };
+  // Reading options as form fields, sent before the file (busboy gives the fields seen so far).
+  const fields: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(part.fields)) {
+    const one = Array.isArray(field) ? field[0] : field;
+    if (one && one.type === 'field' && name !== 'file') fields[name] = one.value;
+  }
+  const unknown = Object.keys(fields).filter((k) => !(READ_OPTION_KEYS as readonly string[]).includes(k));
+  if (unknown.length) {
+    throw new DomainError(
+      'validation_error',
+      `Unknown form field ${unknown.map((u) => JSON.stringify(u)).join(', ')}; the upload takes file, ${READ_OPTION_KEYS.join(', ')}`,
+      {
+        issues: unknown.map((u) => ({ path: `body.${u}`, message: 'unknown field' })),
+      },
+    );
+  }
+  return { filename: part.filename, file: part.file, fields };
 }
 
 /** The JSON body of an import, and the extra scope it needs. */
@@ -176,7 +212,8 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
         config: { auth: { scopes: ['workspaces:write'] } },
         schema: {
           tags: ['Workspaces'],
-          summary: 'Create a Workspace: multipart upload (field `file`) or JSON import {source_id, source_resource?}',
+          summary:
+            'Create a Workspace: multipart upload (field `file`, and before it optional fields source_crs, x_column, y_column, z_column) or JSON import {source_id, source_resource?} (source_resource may carry the same reading options)',
           consumes: ['multipart/form-data', 'application/json'],
           response: { 201: workspaceSchema, ...errors },
         },

@@ -1,11 +1,10 @@
 import { createPrivateKey } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { BigQuery, type Job } from '@google-cloud/bigquery';
 import { JWT } from 'google-auth-library';
 import { classify } from '../shared/classify.js';
-import { egressAgentFor, egressAgents } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
+import { bigQueryFetch, useBigQueryTransport } from './transport.js';
 
 /*
  * BigQuery through Google's own client library (@google-cloud/bigquery): its authentication,
@@ -16,29 +15,11 @@ import type { ConnectorContext } from '../types.js';
  * BigQuery endpoint is. Errors are classified by the HTTP status and the `reason` of BigQuery's
  * error objects, never by message text.
  *
- * Every connection goes through the outbound policy (connectors/shared/egress.ts): the library
- * sends through @google-cloud/common, whose teeny-request takes no agent but keeps its agents in
- * a pool keyed by scheme, filled here with the policy's agents (so each socket, redirects' too,
- * opens to a checked address); the auth client's own requests (gaxios) get them as `agent`.
- * Left out: an HTTP(S)_PROXY in the environment, which teeny-request prefers to any pooled agent
- * (the operator's proxy then decides where BigQuery traffic goes).
+ * Every request goes through the outbound policy (connectors/shared/egress.ts) and its redirect
+ * rule (redirects.ts): the library's through transport.ts (in place of teeny-request's
+ * node-fetch), the auth client's through gaxios with the same fetch.
  */
-
-/** teeny-request's agent pool, as the copy @google-cloud/common loads sees it. */
-function useEgressAgentsForGoogleCloudCommon(): void {
-  const fromCommon = createRequire(createRequire(import.meta.url).resolve('@google-cloud/common'));
-  const { pool } = fromCommon('teeny-request/build/src/agents.js') as { pool: Map<string, unknown> };
-  const { http, https } = egressAgents();
-  // `forever` (keep-alive) is @google-cloud/common's default; the plain keys cover requests without it.
-  for (const [key, agent] of [
-    ['http', http],
-    ['http:forever', http],
-    ['https', https],
-    ['https:forever', https],
-  ] as const)
-    pool.set(key, agent);
-}
-useEgressAgentsForGoogleCloudCommon();
+useBigQueryTransport();
 
 export interface BigQueryConfig {
   project_id: string;
@@ -98,7 +79,7 @@ export function bigQueryClient(config: BigQueryConfig, retries = 2): BigQuery {
     ...(key.private_key_id ? { keyId: key.private_key_id } : {}),
     scopes: [SCOPE],
     // Token requests (none with a self-signed JWT, but the library may still make one) pass the policy too.
-    transporterOptions: { agent: egressAgentFor },
+    transporterOptions: { fetchImplementation: bigQueryFetch },
   });
   authClient.useJWTAccessWithScope = true;
   return new BigQuery({

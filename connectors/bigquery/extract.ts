@@ -202,6 +202,27 @@ async function plan(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuery,
   };
 }
 
+/**
+ * A user's query is read-only by construction: before it runs, a dry run (BigQuery plans it and
+ * runs nothing) must call it one SELECT. The subquery wrapping alone did not hold: a `)` in the
+ * text closes it, and BigQuery runs the rest as a multi-statement script (DML, DDL, anything the
+ * account may do). A dry run of a script answers SCRIPT; DML and DDL answer their own types.
+ */
+async function mustBeOneSelect(config: BigQueryConfig, ctx: ConnectorContext, bq: BigQuery, query: string): Promise<void> {
+  const [, dry] = await call(config, ctx, 'checking the query (dry run)', () =>
+    bq.createQueryJob({ query, dryRun: true, useLegacySql: false, ...(config.location ? { location: config.location } : {}) }),
+  );
+  const type = String((dry as { statistics?: { query?: { statementType?: string } } } | undefined)?.statistics?.query?.statementType ?? 'unknown');
+  if (type !== 'SELECT') {
+    throw new ConnectorError(
+      'invalid_data',
+      `${describeServer(config)}: the query is ${type === 'SCRIPT' ? 'a script of several statements' : `a ${type} statement`} (statementType ${type} in BigQuery's dry run), not one SELECT: a query Source only reads, and nothing was run`,
+      { statement_type: type },
+      false,
+    );
+  }
+}
+
 export async function extractBigQuery(
   config: BigQueryConfig,
   resource: BigQueryResource,
@@ -220,6 +241,7 @@ export async function extractBigQuery(
     source = { table: p.table };
   } else {
     const what = 'query' in resource ? 'running the query' : `reading ${config.dataset}.${p.name}`;
+    if ('query' in resource) await mustBeOneSelect(config, ctx, bq, p.query!);
     const [job] = await call(config, ctx, what, () =>
       bq.createQueryJob({
         query: p.query!,

@@ -1,8 +1,8 @@
 import { auth as googleAuth, drive, type drive_v3 } from '@googleapis/drive';
 import { ConnectorError } from '../../domain/transfers.js';
 import { classify, reasonOfStatus } from '../shared/classify.js';
-import { egressAgentFor } from '../shared/egress.js';
 import { publicUrl } from '../shared/fetch.js';
+import { policyFetch } from '../shared/policy-fetch.js';
 
 /*
  * Google Drive through Google's own Node client (@googleapis/drive on googleapis-common, with
@@ -21,9 +21,14 @@ import { publicUrl } from '../shared/fetch.js';
  * private endpoint.
  *
  * Every request (the API's, the token endpoint's, the resumable session's) goes through the auth
- * client's gaxios transporter, whose `agent` is the outbound policy's (connectors/shared/egress.ts):
- * each socket, a redirect's included, opens to a checked address.
+ * client's gaxios transporter, whose fetch is connectors/shared/policy-fetch.ts instead of
+ * node-fetch: each hop, a redirect's included, opens to an address the outbound policy checked,
+ * a redirect to another origin carries no token and no body (the token request's client_secret
+ * and refresh_token), and no redirect chain can throw where nothing catches (issue 32).
  */
+
+/** The fetch of every Google client here (Drive's and its auth's). */
+export const googleFetch = policyFetch({ secretHeaders: ['x-goog-api-key'] });
 
 export const DRIVE_SCOPE = 'https://www.googleapis.com/auth/drive';
 export const SHEET_TYPE = 'application/vnd.google-apps.spreadsheet';
@@ -62,8 +67,8 @@ interface ServiceAccountKey {
 function authOf(access: DriveAccess, signal: AbortSignal): Pick<DriveHandle, 'auth' | 'method' | 'principal'> {
   // Every request of the client, the token endpoint's included, ends with the call's signal
   // (a token refresh takes no signal of its own and would otherwise wait for ever).
-  // Every socket of the client opens to an address the outbound policy allowed.
-  const transporterOptions = { signal, agent: egressAgentFor };
+  // Every request of the client goes through the outbound policy and its redirect rule.
+  const transporterOptions = { signal, fetchImplementation: googleFetch };
   if (access.credentials_json) {
     let key: ServiceAccountKey;
     try {

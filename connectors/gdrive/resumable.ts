@@ -53,6 +53,9 @@ export async function resumableUpload(d: DriveHandle, upload: ResumableUpload, c
   if (opened.status >= 400)
     throw new ConnectorError(reasonOfStatus(opened.status), `${what} could not start (HTTP ${opened.status})`, { http_status: opened.status });
   if (!session) throw new ConnectorError('invalid_response', `${what}: no session URI in the answer`, {}, false);
+  // The chunks carry the credentials: only to Drive's own origin, whatever the answer names.
+  if (!URL.canParse(session, url) || new URL(session, url).origin !== new URL(url).origin)
+    throw new ConnectorError('invalid_response', `${what}: the session URI is not on ${new URL(url).origin}`, {}, false);
 
   const handle = await open(upload.file, 'r');
   try {

@@ -1,7 +1,18 @@
 import { arcgis } from '../featureserver/rest.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
-import { currentUser, getItem, isFeatureService, openPortal, searchItems, serviceUrlOf, userFolders, type HubConfig, type PortalItem } from './portal.js';
+import {
+  currentUser,
+  explainWithheld,
+  getItem,
+  isFeatureService,
+  openPortal,
+  searchItems,
+  serviceAccess,
+  userFolders,
+  type HubConfig,
+  type PortalItem,
+} from './portal.js';
 
 /*
  * What the browser's pickers and the Python client list before choosing a Source's item or a
@@ -13,23 +24,27 @@ export interface HubItemSummary {
   id: string;
   title: string;
   type: string;
-  owner: string;
+  owner: string | null;
   url: string | null;
   tags: string[];
   access: string | null;
   modified: string | null;
 }
 
+/** An item as listed: what the portal said, each field of the type it must have (a portal may leave any out). */
+const text = (v: unknown) => (typeof v === 'string' ? v : null);
 const summary = (i: PortalItem): HubItemSummary => ({
   id: i.id,
-  title: i.title,
-  type: i.type,
-  owner: i.owner,
-  url: i.url ?? null,
-  tags: i.tags ?? [],
-  access: i.access ?? null,
-  modified: typeof i.modified === 'number' ? new Date(i.modified).toISOString() : null,
+  title: text(i.title) ?? '',
+  type: text(i.type) ?? '',
+  owner: text(i.owner),
+  url: text(i.url),
+  tags: Array.isArray(i.tags) ? i.tags.filter((t): t is string => typeof t === 'string') : [],
+  access: text(i.access),
+  modified: typeof i.modified === 'number' && Number.isFinite(new Date(i.modified).getTime()) ? new Date(i.modified).toISOString() : null,
 });
+/** Items without an id cannot be chosen: they are left out. */
+const listable = (i: unknown): i is PortalItem => typeof (i as PortalItem | null)?.id === 'string';
 
 export async function browseItems(
   config: HubConfig,
@@ -47,7 +62,7 @@ export async function browseItems(
     total: page.total ?? 0,
     start: page.start ?? query.start,
     next_start: page.nextStart > 0 ? page.nextStart : null,
-    items: (page.results ?? []).map(summary),
+    items: (Array.isArray(page.results) ? page.results : []).filter(listable).map(summary),
   };
 }
 
@@ -68,19 +83,17 @@ export async function browseLayers(config: HubConfig, itemId: string, ctx: Conne
       false,
     );
   }
-  const access = { service: serviceUrlOf(item), ...(portal.token ? { token: portal.token } : {}) };
-  const { json } = await arcgis<{ layers?: { id: number; name: string; geometryType?: string }[]; tables?: { id: number; name: string }[] }>(
-    access,
-    '',
-    {},
-    ctx,
-    16 * 1024 * 1024,
-  );
+  const access = await serviceAccess(portal, item, ctx);
+  const { json } = await explainWithheld(access, portal, () => arcgis<{ layers?: unknown; tables?: unknown }>(access, '', {}, ctx, 16 * 1024 * 1024));
+  const entries = (v: unknown) =>
+    (Array.isArray(v) ? v : []).filter(
+      (l): l is { id: number; name: string; geometryType?: unknown } => typeof l?.id === 'number' && typeof l?.name === 'string',
+    );
   return {
     item: summary(item),
     layers: [
-      ...(json.layers ?? []).map((l) => ({ id: l.id, name: l.name, kind: 'layer' as const, geometry_type: l.geometryType ?? null })),
-      ...(json.tables ?? []).map((t) => ({ id: t.id, name: t.name, kind: 'table' as const, geometry_type: null })),
+      ...entries(json.layers).map((l) => ({ id: l.id, name: l.name, kind: 'layer' as const, geometry_type: text(l.geometryType) })),
+      ...entries(json.tables).map((t) => ({ id: t.id, name: t.name, kind: 'table' as const, geometry_type: null })),
     ],
   };
 }

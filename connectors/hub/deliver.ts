@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { arcgis, type RestAccess } from '../featureserver/rest.js';
+import { arcgis } from '../featureserver/rest.js';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
 import { vectorInput, type VectorInput } from '../shared/vector-input.js';
@@ -8,12 +8,13 @@ import type { ConnectorContext, DeliverInput } from '../types.js';
 import { toEsriGeometry, type GeoJsonGeometry } from './esri-json.js';
 import {
   currentUser,
+  explainWithheld,
   getItem,
   isFeatureService,
   openPortal,
   portalCall,
   searchItems,
-  serviceUrlOf,
+  serviceAccess,
   userFolders,
   type HubConfig,
   type Portal,
@@ -157,27 +158,25 @@ function failedEdits(results: EditResult[] | undefined, what: string, title: str
 
 /** replace / append into an existing hosted feature layer, in one applyEdits request. */
 async function updateLayer(item: PortalItem, portal: Portal, target: HubTarget, input: DeliverInput, ctx: ConnectorContext): Promise<number> {
-  const access: RestAccess = { service: serviceUrlOf(item), ...(portal.token ? { token: portal.token } : {}) };
+  const access = await serviceAccess(portal, item, ctx);
   const title = `layer ${target.layer} of "${item.title}" (${item.id})`;
-  const info = (await arcgis<LayerDescription>(access, String(target.layer), {}, ctx, 16 * 1024 * 1024)).json;
+  const info = (await explainWithheld(access, portal, () => arcgis<LayerDescription>(access, String(target.layer), {}, ctx, 16 * 1024 * 1024))).json;
   const layer = await vectorInput(input, ctx.workDir);
   const { features } = await outputFeatures(layer, info.geometryType ? srsOf(info) : null, ctx, 'edits');
   const adds = addsFor(features, info, title);
   let deletes: number[] = [];
   if (target.write_mode === 'replace') {
     const ids = (
-      await arcgis<{ objectIds?: number[] | null }>(access, `${target.layer}/query`, { where: '1=1', returnIdsOnly: 'true' }, ctx, 256 * 1024 * 1024)
+      await explainWithheld(access, portal, () =>
+        arcgis<{ objectIds?: number[] | null }>(access, `${target.layer}/query`, { where: '1=1', returnIdsOnly: 'true' }, ctx, 256 * 1024 * 1024),
+      )
     ).json;
     deletes = ids.objectIds ?? [];
   }
   const params: Record<string, string> = { adds: JSON.stringify(adds), rollbackOnFailure: 'true' };
   if (deletes.length) params.deletes = deletes.join(',');
-  const { json } = await arcgis<{ addResults?: EditResult[]; deleteResults?: EditResult[] }>(
-    access,
-    `${target.layer}/applyEdits`,
-    params,
-    ctx,
-    256 * 1024 * 1024,
+  const { json } = await explainWithheld(access, portal, () =>
+    arcgis<{ addResults?: EditResult[]; deleteResults?: EditResult[] }>(access, `${target.layer}/applyEdits`, params, ctx, 256 * 1024 * 1024),
   );
   failedEdits(json.addResults, 'added features were', title);
   failedEdits(json.deleteResults, 'deletes were', title);

@@ -5,7 +5,18 @@ import { readLayer, type LayerInfo } from '../featureserver/read-layer.js';
 import { download } from '../shared/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
-import { downloadHeaders, getItem, isFeatureService, openPortal, searchItems, serviceUrlOf, type HubConfig, type Portal, type PortalItem } from './portal.js';
+import {
+  downloadHeaders,
+  explainWithheld,
+  getItem,
+  isFeatureService,
+  openPortal,
+  searchItems,
+  serviceAccess,
+  type HubConfig,
+  type Portal,
+  type PortalItem,
+} from './portal.js';
 
 /*
  * A hub Source: one portal item, found by id or as the newest result of a search. A hosted
@@ -54,10 +65,14 @@ export async function extractHub(config: HubConfig, resource: HubResource, ctx: 
   const item = await findItem(portal, resource, ctx);
   const previous = (options.sync?.cursor ?? null) as HubCursor | null;
   if (isFeatureService(item)) {
-    const access = { service: serviceUrlOf(item), ...(portal.token ? { token: portal.token } : {}) };
+    const access = await serviceAccess(portal, item, ctx);
     const layerId = resource.layer ?? 0;
     // Edits do not change the item's modified date; the layer's last edit date says when its data did.
-    const info = (await arcgis<LayerInfo & { editingInfo?: { lastEditDate?: number } }>(access, String(layerId), {}, ctx, 16 * 1024 * 1024)).json;
+    const info = (
+      await explainWithheld(access, portal, () =>
+        arcgis<LayerInfo & { editingInfo?: { lastEditDate?: number } }>(access, String(layerId), {}, ctx, 16 * 1024 * 1024),
+      )
+    ).json;
     const cursor: HubCursor = { item_id: item.id, layer: layerId, modified: info.editingInfo?.lastEditDate ?? item.modified ?? null };
     if (
       previous &&
@@ -68,7 +83,7 @@ export async function extractHub(config: HubConfig, resource: HubResource, ctx: 
     ) {
       return { file: '', filename: '', bytes: 0, sync: { cursor: previous }, unchanged: true };
     }
-    const read = await readLayer(access, layerId, resource.where, ctx);
+    const read = await explainWithheld(access, portal, () => readLayer(access, layerId, resource.where, ctx));
     return { file: read.file, filename: read.filename, bytes: read.bytes, features: read.features, sync: { cursor } };
   }
   const extension = fileTypes[item.type];

@@ -8,6 +8,12 @@ import type { ConnectorContext } from '../types.js';
  * from, and the calls the hub connector makes. Every call is a POST with the token in the body
  * (featureserver/rest.ts), so it never sits in a URL; file downloads send it in the
  * X-Esri-Authorization header instead, to the portal's own origin only.
+ *
+ * The services items name: anyone who can publish an item can make its `url` point anywhere, so
+ * the token goes only where Esri's own client sends a portal's token (ArcGISIdentityManager): the
+ * portal's origin, the servers the portal says it federates with (portals/self/servers, ArcGIS
+ * Enterprise), and for ArcGIS Online its own services on *.arcgis.com. Any other service is read
+ * without the token; when that fails, the error says why the token was kept back (issue 32).
  */
 
 export interface HubConfig {
@@ -26,11 +32,14 @@ export interface Portal {
   token?: string;
   /** The configured user (username/password), when known without asking. */
   username?: string;
+  /** The origins of the servers the portal federates with, once asked (federatedOrigins). */
+  federated?: Promise<Set<string>>;
 }
 
+/** An item as the portal describes it: a hostile or odd portal may leave anything out. */
 export interface PortalItem {
   id: string;
-  owner: string;
+  owner?: string | null;
   title: string;
   type: string;
   name?: string | null;
@@ -155,10 +164,83 @@ export async function userFolders(portal: Portal, user: string, ctx: ConnectorCo
 /** The service URL of a feature layer item (…/FeatureServer, without a layer id or trailing slash). */
 export function serviceUrlOf(item: PortalItem): string {
   if (!item.url) throw new ConnectorError('invalid_response', `item ${item.id} (${item.type}) has no service URL`, { item_id: item.id }, false);
-  return item.url
+  const url = item.url
     .replace(/[?#].*$/, '')
     .replace(/\/+$/, '')
     .replace(/\/\d+$/, '');
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol) || new URL(url).username || new URL(url).password)
+    throw new ConnectorError('invalid_response', `item ${item.id} names a service URL that is not a plain http(s) URL`, { item_id: item.id }, false);
+  return url;
+}
+
+/** ArcGIS Online's environment of a URL on *.arcgis.com (production, dev or qa), as Esri's client tells them apart; null elsewhere. */
+function onlineEnvironment(url: URL): string | null {
+  const m = /^(.+)\.arcgis\.com$/i.exec(url.hostname);
+  if (!m || url.protocol !== 'https:') return null;
+  const label = m[1]!.split('.').pop()!.toLowerCase();
+  return label.includes('dev') ? 'dev' : label.includes('qa') ? 'qa' : 'production';
+}
+
+/**
+ * The origins of the servers the portal federates with (ArcGIS Enterprise's portals/self/servers:
+ * each server's `url` and `adminUrl`), asked once per portal. ArcGIS Online has no such list; a
+ * portal that refuses the call or answers nonsense federates with nothing.
+ */
+function federatedOrigins(portal: Portal, ctx: ConnectorContext): Promise<Set<string>> {
+  portal.federated ??= portalCall<{ servers?: { url?: unknown; adminUrl?: unknown }[] }>(portal, 'portals/self/servers', {}, ctx).then(
+    ({ json }) =>
+      new Set(
+        (Array.isArray(json.servers) ? json.servers : [])
+          .flatMap((s) => [s?.url, s?.adminUrl])
+          .filter((u): u is string => typeof u === 'string' && URL.canParse(u) && /^https?:$/.test(new URL(u).protocol))
+          .map((u) => new URL(u).origin),
+      ),
+    () => new Set<string>(),
+  );
+  return portal.federated;
+}
+
+/** Whether the portal's token may be sent to `url`: the portal's origin, a federated server's, or (ArcGIS Online) its own services. */
+export async function mayCarryToken(portal: Portal, url: string, ctx: ConnectorContext): Promise<boolean> {
+  const target = new URL(url);
+  const home = new URL(portal.sharing);
+  if (target.origin === home.origin) return true;
+  const online = onlineEnvironment(home);
+  if (online && onlineEnvironment(target) === online) return true;
+  return (await federatedOrigins(portal, ctx)).has(target.origin);
+}
+
+/** How the service an item names is read: with the portal's token where it may go, else without. */
+export interface ServiceAccess {
+  service: string;
+  token?: string;
+  /** The portal has a token but the service is not where it may go (mayCarryToken). */
+  withheld: boolean;
+}
+
+export async function serviceAccess(portal: Portal, item: PortalItem, ctx: ConnectorContext): Promise<ServiceAccess> {
+  const service = serviceUrlOf(item);
+  if (!portal.token) return { service, withheld: false };
+  if (await mayCarryToken(portal, service, ctx)) return { service, token: portal.token, withheld: false };
+  return { service, withheld: true };
+}
+
+/**
+ * Runs a call to a service read without the portal's token; a refusal (token required, no
+ * permission) then says why the token was kept back, so a user knows it is not their key.
+ */
+export async function explainWithheld<T>(access: ServiceAccess, portal: Portal, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!access.withheld || !(error instanceof ConnectorError) || !['authentication_failed', 'permission_denied'].includes(error.reason)) throw error;
+    throw new ConnectorError(
+      error.reason,
+      `${new URL(access.service).origin} is neither ${portal.label} nor a server it federates with (portals/self/servers), so the portal's credentials were not sent there; read without them, it answered: ${error.message}`,
+      { ...error.details, service: publicUrl(access.service), credentials_withheld: true },
+      false,
+    );
+  }
 }
 
 export const isFeatureService = (item: PortalItem) => item.type === 'Feature Service';

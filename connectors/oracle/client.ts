@@ -87,6 +87,7 @@ const codeReasons: Record<string, ConnectorFailureReason> = {
   'ORA-28001': 'authentication_failed', // password expired
   'ORA-01045': 'permission_denied', // no CREATE SESSION
   'ORA-01031': 'permission_denied', // insufficient privileges
+  'ORA-01456': 'permission_denied', // a write inside a READ ONLY transaction (a query Source's)
   'ORA-01950': 'permission_denied', // no quota on tablespace
   'ORA-01536': 'permission_denied', // quota exceeded
   'ORA-00942': 'not_found', // table or view does not exist

@@ -51,7 +51,13 @@ async function* resultRows(c: oracledb.Connection, sql: string): AsyncGenerator<
 
 export async function extractOracle(config: OracleConfig, resource: OracleResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
   const what = describeServer(config);
+  // A user's query runs in a read-only transaction (Oracle refuses DML there: ORA-01456); the
+  // driver sends one statement per execute, and the query is wrapped in a SELECT.
+  const readOnly = async (c: oracledb.Connection) => {
+    if ('query' in resource) await c.execute('SET TRANSACTION READ ONLY');
+  };
   const planned = await withConnection(config, ctx, async (c) => {
+    await readOnly(c);
     let from: string;
     let layer: string;
     if ('query' in resource) {
@@ -113,8 +119,9 @@ export async function extractOracle(config: OracleConfig, resource: OracleResour
   if ('unchanged' in planned && planned.unchanged) return unchangedExtract(options);
   const filename = `${safeFilename(planned.layer)}.gpkg`;
   const file = path.join(ctx.workDir, filename);
-  await withConnection(config, ctx, (c) =>
-    writeRowsAsGeoPackage(
+  await withConnection(config, ctx, async (c) => {
+    await readOnly(c);
+    await writeRowsAsGeoPackage(
       {
         file,
         layer: planned.layer,
@@ -124,7 +131,7 @@ export async function extractOracle(config: OracleConfig, resource: OracleResour
         label: `Reading ${planned.layer} (${what})`,
       },
       ctx,
-    ),
-  );
+    );
+  });
   return extractedGeoPackage(file, filename, 'sync' in planned ? planned.sync : undefined);
 }

@@ -17,6 +17,8 @@ const configuration = z.strictObject({
     .string()
     .min(1)
     .max(2000)
+    // SQL*Plus's user/password@service would be stored and shown in plain text (this field is not secret), like a URL with credentials.
+    .refine((s) => !s.includes('@'), 'put the user name and password in username and password, not in connect_string (no "user/password@")')
     .optional()
     .describe('Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB'),
   username,
@@ -74,7 +76,8 @@ export const oracle = defineConnector({
     '',
     '**Import** (`source_resource`): `{"schema": "GIS", "table": "PARCELS"}` (the string `"PARCELS"` means that, in the',
     "connecting user's schema; names are as stored, so plain ones are upper case), with `geometry_column` to pick one",
-    'of several, or `{"query": "SELECT …"}`. The geometry comes as WKB from Oracle\'s `SDO_UTIL.TO_WKBGEOMETRY` (points,',
+    'of several, or `{"query": "SELECT …"}` (one statement per call by the driver, wrapped in a SELECT, read in a',
+    "`SET TRANSACTION READ ONLY` transaction). The geometry comes as WKB from Oracle's `SDO_UTIL.TO_WKBGEOMETRY` (points,",
     "lines, polygons and their collections, 2D and 3D; arcs are refused by Oracle), the SRID from the first row (Oracle's",
     '8307, 8265 … read as EPSG:4326, 4269 …). Types: NUMBER with scale 0 up to 18 digits → Integer64, other NUMBER,',
     'FLOAT, BINARY_DOUBLE/FLOAT → Real, DATE and TIMESTAMP → DateTime (UTC), VARCHAR2, NVARCHAR2, CHAR, CLOB, INTERVAL →',

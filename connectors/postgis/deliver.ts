@@ -14,7 +14,19 @@ import {
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { geometryColumnsOf, geometryColumnsSql, schemaMissing } from './catalog.js';
-import { classifyPg, CONNECT_TIMEOUT_MS, describeServer, ident, literal, onClient, pgName, qualified, triedOf, withClient, type PostgisConfig } from './client.js';
+import {
+  classifyPg,
+  CONNECT_TIMEOUT_MS,
+  describeServer,
+  ident,
+  literal,
+  onClient,
+  pgName,
+  qualified,
+  triedOf,
+  withClient,
+  type PostgisConfig,
+} from './client.js';
 import { libpqFor, ogr2ogrPg, pgLabel } from './ogr.js';
 import { borrow, giveBack } from './pool.js';
 import { appendRows, upsertIntoNewTable, upsertRows, type UpsertCounts } from './rows.js';

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type pg from 'pg';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { asSubquery } from '../shared/sql.js';
@@ -21,6 +22,9 @@ export type PostgisResource = { schema: string; table: string; cursor_column?: s
 /** What a PostGIS Source remembers between Runs; the value as PostgreSQL prints it (`max(col)::text`). */
 export type PostgisCursor = SqlCursor;
 
+/** A query sent over the extended protocol, which takes one statement (pg's queryMode; @types/pg does not list it). */
+const extended = (text: string): pg.QueryConfig => Object.assign({ text }, { queryMode: 'extended' });
+
 export async function extractPostgis(config: PostgisConfig, resource: PostgisResource, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult> {
   const what = describeServer(config);
   let sql: string;
@@ -32,9 +36,15 @@ export async function extractPostgis(config: PostgisConfig, resource: PostgisRes
     const subquery = asSubquery(resource.query);
     await withClient(config, ctx, async (client) => {
       // Planned and run with no rows, in a read-only transaction: a single SELECT that can run.
+      // The extended protocol takes one statement only: over the simple one, a `)` could close
+      // the subquery and `; COMMIT; …` leave the read-only transaction (issue 32).
       await client.query('BEGIN READ ONLY');
       try {
-        await client.query(`SELECT * FROM ${subquery} AS geoflow_query LIMIT 0`);
+        await client.query(extended(`SELECT * FROM ${subquery} AS geoflow_query LIMIT 0`)).catch((error: { code?: string }) => {
+          if (error?.code === '42601' && /multiple commands/i.test(String((error as Error).message)))
+            throw new ConnectorError('invalid_data', `${what}: the query must be one SELECT statement: it closes its parentheses and goes on`, {}, false);
+          throw error;
+        });
       } finally {
         await client.query('ROLLBACK').catch(() => undefined);
       }

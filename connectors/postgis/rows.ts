@@ -53,16 +53,22 @@ export async function appendRows(client: pg.Client, schema: string, table: strin
 
 /** Whether a staging row's marker says "delete", as SQL (false without a marker). */
 const markedSql = (spec: UpsertSpec, alias: string) =>
-  spec.deleteMarker
-    ? `coalesce(lower(${alias}.${ident(spec.deleteMarker)}::text) IN (${DELETE_MARKER_VALUES.map(literal).join(', ')}), false)`
-    : 'false';
+  spec.deleteMarker ? `coalesce(lower(${alias}.${ident(spec.deleteMarker)}::text) IN (${DELETE_MARKER_VALUES.map(literal).join(', ')}), false)` : 'false';
 
 /**
  * Prepares the staging table of an upsert: refuses rows without a key, and keeps only the last
  * row of each key (the highest staging id: the latest in the output). Returns the columns the
  * target receives (without the staging id and the marker).
  */
-async function prepareUpsertStage(client: pg.Client, schema: string, stage: string, fid: string, spec: UpsertSpec, where: string, targetColumns: string[] | null) {
+async function prepareUpsertStage(
+  client: pg.Client,
+  schema: string,
+  stage: string,
+  fid: string,
+  spec: UpsertSpec,
+  where: string,
+  targetColumns: string[] | null,
+) {
   const stageColumns = (await columnsOf(client, schema, stage)).map((c) => c.name).filter((c) => c !== fid);
   const written = upsertColumns(where, spec, stageColumns, targetColumns, quote);
   const st = qualified(schema, stage);
@@ -109,8 +115,11 @@ export async function upsertRows(client: pg.Client, schema: string, table: strin
   const deleted = spec.deleteMarker ? ((await client.query(`DELETE FROM ${t} AS t USING ${st} AS s WHERE ${match} AND ${marked}`)).rowCount ?? 0) : 0;
   const assigned = written.map((c, i) => ({ c, v: values[i]! })).filter(({ c }) => !spec.keys.includes(c));
   const updated = assigned.length
-    ? ((await client.query(`UPDATE ${t} AS t SET ${assigned.map(({ c, v }) => `${ident(c)} = ${v}`).join(', ')} FROM ${st} AS s WHERE ${match} AND NOT ${marked}`))
-        .rowCount ?? 0)
+    ? ((
+        await client.query(
+          `UPDATE ${t} AS t SET ${assigned.map(({ c, v }) => `${ident(c)} = ${v}`).join(', ')} FROM ${st} AS s WHERE ${match} AND NOT ${marked}`,
+        )
+      ).rowCount ?? 0)
     : Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${t} AS t JOIN ${st} AS s ON ${match} WHERE NOT ${marked}`)).rows[0]!.n);
   const inserted =
     (

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { ConnectorError } from '../../domain/transfers.js';
 import { download } from '../shared/download.js';
 import { fetchJson, publicUrl } from '../shared/fetch.js';
+import { listedPathSegments } from '../shared/remote-paths.js';
 import type { ConnectorContext } from '../types.js';
 
 /*
@@ -46,8 +47,6 @@ export function apiRoot(url: string): string {
   const base = url.replace(/\/+$/, '');
   return /\/api\/v1$/.test(base) ? `${base}/` : `${base}/api/v1/`;
 }
-
-const segment = (s: string) => s.split('/').map(encodeURIComponent).join('/');
 
 export class QfcClient {
   private token: string | undefined;
@@ -141,7 +140,7 @@ export class QfcClient {
   /** Streams a project file to `file` (size-limited); the project path never becomes a server path. */
   async download(projectId: string, name: string, file: string): Promise<number> {
     if (!this.token) await this.signIn();
-    const url = `${this.root}files/${encodeURIComponent(projectId)}/${segment(name)}/`;
+    const url = `${this.root}files/${encodeURIComponent(projectId)}/${listedPathSegments(name, this.label)}/`;
     try {
       const got = await download(
         { url, headers: this.headers(), label: `${this.label}: ${name}`, filename: path.basename(file) },

@@ -41,6 +41,12 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** The ConnectorError an SDK wrapped (as `cause`), if any. */
+export function connectorErrorIn(error: unknown): ConnectorError | undefined {
+  for (let e: any = error, depth = 0; e && depth < 6; e = e.cause, depth++) if (e instanceof ConnectorError) return e;
+  return undefined;
+}
+
 /** The reason of an HTTP status from a remote server. */
 export function reasonOfStatus(status: number): ConnectorFailureReason {
   if (status === 401) return 'authentication_failed';
@@ -73,6 +79,9 @@ const sentences: Record<ConnectorFailureReason, string> = {
  */
 export function classify(error: unknown, what: string, details: Record<string, unknown> = {}): ConnectorError {
   if (error instanceof ConnectorError) return error;
+  // An SDK that wraps what our own transport threw (gaxios around policy-fetch.ts): that is the answer.
+  const ours = connectorErrorIn(error);
+  if (ours) return ours;
   // SDKs and fetch wrap a socket's error in their own: a policy refusal stays what it is.
   const refused = egressRefusalIn(error);
   if (refused) return refused;

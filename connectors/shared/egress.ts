@@ -11,13 +11,15 @@ import { ConnectorError } from '../../domain/transfers.js';
  * decision, applied where the connection is made, so it holds after DNS resolution (the name is
  * resolved here and the socket is opened to the address that was checked: no DNS-rebinding
  * window), on every redirect (each hop opens its own connection through the same check), and for
- * every client the connectors use.
+ * every client the connectors use. What a redirect may carry to another origin is redirects.ts's
+ * rule.
  *
  * The API, for a connector (existing or new):
  *
  *   egressFetch(url, init)            fetch() whose connections pass the policy (undici
- *                                     dispatcher); use it instead of the global fetch, or pass
- *                                     `dispatcher: egressDispatcher()` yourself.
+ *                                     dispatcher) and that follows no redirect itself; to follow
+ *                                     them, use fetch.ts (httpRequest, fetchJson, httpStream) or,
+ *                                     for an SDK that takes a fetch, policy-fetch.ts.
  *   egressAgents()                    { http, https } node:http Agents that check and pin every
  *                                     socket: give them to SDKs (AWS: requestHandler.httpAgent /
  *                                     httpsAgent; Azure: azureEgressHttpClient(); googleapis /
@@ -310,13 +312,18 @@ export function egressPolicy(): EgressPolicy {
 }
 
 /**
- * The address to connect to for `host:port`, checked: an IP literal as it is, a name resolved
- * here (the first allowed address; every address refused means the first refusal). Throws
+ * The address to connect to for `host:port`, checked: an IP literal as it is, a name refused by
+ * a rule on names before it is resolved, else resolved here (the first allowed address; every
+ * address refused means the first refusal). Throws
  * EgressRefused, or the resolver's error (classified unreachable) when the name does not resolve.
  */
 export async function egressAddress(host: string, port: number, policy: EgressPolicy = egressPolicy()): Promise<string> {
   const bare = host.replace(/^\[|\]$/g, '');
   const literal = parseAddress(bare) !== null;
+  // A rule on the name (metadata.google.internal, an operator's *.corp.example) beats every
+  // address rule, so it decides before the name is resolved: no DNS query goes out for it.
+  const byName = literal ? undefined : decide(policy, { address: '', port, host: bare });
+  if (byName?.host !== undefined && byName.action === 'deny') throw EgressRefused.of(bare, port, byName.why);
   const candidates = literal ? [bare] : (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
   let refusal: EgressRule | undefined;
   for (const address of candidates) {
@@ -361,9 +368,14 @@ export function egressDispatcher(): Dispatcher {
   return dispatcher;
 }
 
-/** fetch() through the outbound policy. Redirects: follow them by hand (fetch.ts) or let fetch follow; every hop is checked. */
+/**
+ * fetch() through the outbound policy. It never follows a redirect itself (fetch's own following
+ * would send a 307's body and every header but Authorization to another origin): with
+ * `redirect: 'manual'` the caller gets the 3xx (fetch.ts follows under redirects.ts's rule),
+ * otherwise a redirect is an error.
+ */
 export function egressFetch(input: string | URL, init: RequestInit = {}): Promise<Response> {
-  return fetch(input, { ...init, dispatcher: egressDispatcher() } as RequestInit);
+  return fetch(input, { ...init, redirect: init.redirect === 'manual' ? 'manual' : 'error', dispatcher: egressDispatcher() } as RequestInit);
 }
 
 type CreateConnection = (options: any, callback: (error: Error | null, socket?: net.Socket) => void) => net.Socket | undefined;

@@ -1,5 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { lookup } from 'node:dns/promises';
+import { describe, expect, it, vi } from 'vitest';
 import { decide, defaultRules, egressAddress, EgressRefused, internalRules, parseAddress, parseRules, type EgressPolicy } from './egress.js';
+
+// The resolver, watched: a refusal by name must be decided before any DNS query is sent.
+vi.mock('node:dns/promises', async (original) => {
+  const real = await original<typeof import('node:dns/promises')>();
+  return { ...real, lookup: vi.fn(real.lookup) };
+});
 
 const policy = (allow = '', deny = '', extra: EgressPolicy['rules'] = []): EgressPolicy => ({
   rules: [...defaultRules, ...extra, ...parseRules(allow, 'allow'), ...parseRules(deny, 'deny')],
@@ -63,5 +70,17 @@ describe('outbound policy rules', () => {
     expect(await egressAddress('127.0.0.2', 9, p)).toBe('127.0.0.2');
     expect(() => parseRules('10.0.0.0/33', 'deny')).toThrow(/SVC_OUTBOUND_DENY: .*prefix/);
     expect(() => parseRules('http://x', 'allow')).toThrow(/SVC_OUTBOUND_ALLOW/);
+  });
+
+  it('refuses a name a rule names before resolving it: no DNS query is sent for metadata.google.internal', async () => {
+    const watched = vi.mocked(lookup);
+    watched.mockClear();
+    await expect(egressAddress('metadata.google.internal', 80, policy())).rejects.toBeInstanceOf(EgressRefused);
+    await expect(egressAddress('METADATA.google.internal.', 80, policy())).rejects.toBeInstanceOf(EgressRefused);
+    await expect(egressAddress('db.corp.example', 5432, policy('', '*.corp.example'))).rejects.toThrow(/SVC_OUTBOUND_DENY entry \*\.corp\.example/);
+    expect(watched).not.toHaveBeenCalled();
+    // A name no rule names is resolved, as before; an allow on the name still resolves it.
+    expect(await egressAddress('localhost', 9, policy())).toMatch(/^(127\.0\.0\.1|::1)$/);
+    expect(watched).toHaveBeenCalledTimes(1);
   });
 });

@@ -5,20 +5,21 @@ import { TRANSFER_BUFFER_BYTES } from '../../platform/file-writer.js';
 import { classify, reasonOfStatus } from './classify.js';
 import { egressDispatcher, egressFetch } from './egress.js';
 import { ConnectorError } from '../../domain/transfers.js';
+import { nextHop, publicUrl, REDIRECT_STATUSES, type HopRequest, type RedirectRules } from './redirects.js';
 
 /*
- * HTTP requests for the HTTP-family connectors (url, http, ogcfeatures, stac, featureserver),
- * every hop through the outbound policy (egress.ts):
- * redirects followed by hand so that credentials never travel to another origin, and JSON
- * answers read with a size limit and classified failures.
+ * HTTP requests for the connectors that speak HTTP themselves (url, http, ogcfeatures, stac,
+ * featureserver, hub, ckan, geoserver, geonode, qfieldcloud, merginmaps), every hop through the
+ * outbound policy (egress.ts): redirects followed by hand under redirects.ts's rule, so that
+ * credentials never travel to another origin, and JSON answers read with a size limit and
+ * classified failures.
  *
  * Why not fetch's own redirect: 'follow'? It drops Authorization on a cross-origin redirect but
- * keeps every other header, so an API key in X-API-Key (or any custom header a user marked
- * secret) would be sent to whatever host a redirect names.
+ * keeps every other header (an API key in X-API-Key) and sends a 307's body (a sign-in's
+ * password) wherever the redirect points.
  */
 
-/** Headers that carry credentials by definition; never sent to another origin after a redirect. */
-const credentialHeaders = ['authorization', 'proxy-authorization', 'cookie'];
+export { publicUrl };
 
 export interface HttpRequest {
   url: string;
@@ -28,6 +29,8 @@ export interface HttpRequest {
   body?: string | Uint8Array<ArrayBuffer> | FormData;
   /** More header names (any case) that carry secrets: dropped when a redirect leaves the origin. */
   secretHeaders?: readonly string[];
+  /** The body holds no secret and may follow a 307/308 to another origin (redirects.ts refuses that by default). */
+  bodyMayLeaveOrigin?: boolean;
   /** How the URL is named in messages (without credentials or query secrets). */
   label?: string;
   /** Most redirects to follow (default 10); 0 makes any redirect an invalid_response. */
@@ -40,18 +43,8 @@ export interface HttpResponse {
   finalUrl: string;
 }
 
-/** A URL as shown in messages and results: no user info, no query string (it may carry keys). */
-export function publicUrl(raw: string): string {
-  try {
-    const u = new URL(raw);
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(invalid url)';
-  }
-}
-
-/** One hop of a request, as the redirect loop needs it; `value` is what the transport answered. */
-interface Hop<T> {
+/** The answer to one hop of a request, as the redirect loop needs it; `value` is what the transport answered. */
+export interface HopAnswer<T> {
   status: number;
   location: string | null;
   /** Discards the body of a redirect. */
@@ -59,16 +52,20 @@ interface Hop<T> {
   value: T;
 }
 
-type Send<T> = (url: string, init: { method: string; headers: Record<string, string>; body: HttpRequest['body']; signal: AbortSignal }) => Promise<Hop<T>>;
+export type Send<T, B = HttpRequest['body']> = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body: B | undefined; signal: AbortSignal },
+) => Promise<HopAnswer<T>>;
 
 /**
  * One request, following up to `maxRedirects` redirects: 301/302 turn a POST into a GET (as
  * browsers do), 303 always does, 307/308 repeat the request. When a redirect changes origin,
- * credential headers and `secretHeaders` are left behind. Network failures are classified;
- * HTTP error statuses are returned for the caller to judge.
+ * credential headers and `secretHeaders` are left behind and a body is not sent there
+ * (redirects.ts). Network failures are classified; HTTP error statuses are returned for the
+ * caller to judge.
  */
 export async function httpRequest(request: HttpRequest, signal: AbortSignal): Promise<HttpResponse> {
-  const { value, finalUrl } = await followRedirects(request, signal, async (url, init) => {
+  const { value, finalUrl } = await followRedirects(redirecting(request), signal, async (url, init) => {
     const response = await egressFetch(url, { ...init, redirect: 'manual' });
     const discard = async () => void (await response.body?.cancel());
     return { status: response.status, location: response.headers.get('location'), discard, value: response };
@@ -93,7 +90,7 @@ export interface StreamedResponse {
  */
 export async function httpStream(request: HttpRequest, signal: AbortSignal): Promise<StreamedResponse> {
   if (request.body instanceof FormData) throw new Error('httpStream sends no multipart forms: use httpRequest');
-  const { value, finalUrl } = await followRedirects(request, signal, (url, init) => streamOnce(url, init));
+  const { value, finalUrl } = await followRedirects(redirecting(request), signal, (url, init) => streamOnce(url, init));
   return { ...value, finalUrl };
 }
 
@@ -106,7 +103,7 @@ function headerText(bytes: Buffer): string {
   }
 }
 
-function streamOnce(url: string, init: Parameters<Send<unknown>>[1]): Promise<Hop<Omit<StreamedResponse, 'finalUrl'>>> {
+function streamOnce(url: string, init: Parameters<Send<unknown>>[1]): Promise<HopAnswer<Omit<StreamedResponse, 'finalUrl'>>> {
   const target = new URL(url);
   const { signal } = init;
   return new Promise((resolve, reject) => {
@@ -185,49 +182,65 @@ function inflated(body: Readable, encoding: string | null): Readable {
   return body.pipe(decoder);
 }
 
-async function followRedirects<T>(request: HttpRequest, signal: AbortSignal, send: Send<T>): Promise<{ value: T; finalUrl: string }> {
-  const label = request.label ?? publicUrl(request.url);
-  const secret = new Set([...credentialHeaders, ...(request.secretHeaders ?? []).map((h) => h.toLowerCase())]);
-  const origin = new URL(request.url).origin;
-  let url = request.url;
-  let method = request.method ?? 'GET';
-  let body = request.body;
-  let headers: Record<string, string> = { 'user-agent': 'geoflow', ...request.headers };
-  const maxRedirects = request.maxRedirects ?? 10;
-  for (let hop = 0; ; hop++) {
-    let answer: Hop<T>;
+/** How followRedirects is asked to send: the first request, its label and the redirect rules. */
+export interface RedirectingRequest<B> {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: B | undefined;
+  label: string;
+  maxRedirects: number;
+  rules?: Omit<RedirectRules, 'label'>;
+}
+
+/**
+ * Sends a request and the ones its redirects ask for (up to `maxRedirects`; 0 makes any redirect
+ * an invalid_response that names the new address), each hop under redirects.ts's rule. Network
+ * failures are classified; HTTP error statuses are returned for the caller to judge.
+ */
+export async function followRedirects<T, B>(request: RedirectingRequest<B>, signal: AbortSignal, send: Send<T, B>): Promise<{ value: T; finalUrl: string }> {
+  const { label, maxRedirects } = request;
+  let hop: HopRequest<B> = { url: request.url, method: request.method, headers: request.headers, body: request.body };
+  for (let count = 0; ; count++) {
+    let answer: HopAnswer<T>;
     try {
-      answer = await send(url, { method, headers, body: method === 'GET' || method === 'HEAD' ? undefined : body, signal });
+      answer = await send(hop.url, {
+        method: hop.method,
+        headers: hop.headers,
+        body: hop.method === 'GET' || hop.method === 'HEAD' ? undefined : hop.body,
+        signal,
+      });
     } catch (error) {
       throw classify(error, label, { url: label });
     }
     const location = answer.location;
-    if (![301, 302, 303, 307, 308].includes(answer.status) || !location) return { value: answer.value, finalUrl: url };
+    if (!REDIRECT_STATUSES.includes(answer.status) || !location) return { value: answer.value, finalUrl: hop.url };
     await answer.discard();
-    const next = new URL(location, url);
     if (maxRedirects === 0) {
       throw new ConnectorError(
         'invalid_response',
-        `${label} answered a redirect (HTTP ${answer.status}) to ${publicUrl(next.toString())}: save that address instead`,
+        `${label} answered a redirect (HTTP ${answer.status}) to ${publicUrl(new URL(location, hop.url))}: save that address instead`,
         { url: label, http_status: answer.status },
         false,
       );
     }
-    if (hop >= maxRedirects) {
+    if (count >= maxRedirects) {
       throw new ConnectorError('invalid_response', `${label} redirected more than ${maxRedirects} times`, { url: label, http_status: answer.status }, false);
     }
-    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-      throw new ConnectorError('invalid_response', `${label} redirected to a ${next.protocol} URL, which is not followed`, { url: label }, false);
-    }
-    if (next.origin !== origin) headers = Object.fromEntries(Object.entries(headers).filter(([name]) => !secret.has(name.toLowerCase())));
-    if (answer.status === 303 || ((answer.status === 301 || answer.status === 302) && method === 'POST')) {
-      method = method === 'HEAD' ? 'HEAD' : 'GET';
-      body = undefined;
-      headers = Object.fromEntries(Object.entries(headers).filter(([name]) => !/^content-(type|length|encoding)$/i.test(name)));
-    }
-    url = next.toString();
+    hop = nextHop(hop, request.url, answer.status, location, { label, ...request.rules });
   }
 }
+
+/** An HttpRequest as followRedirects takes it. */
+const redirecting = (request: HttpRequest): RedirectingRequest<HttpRequest['body']> => ({
+  url: request.url,
+  method: request.method ?? 'GET',
+  headers: { 'user-agent': 'geoflow', ...request.headers },
+  body: request.body,
+  label: request.label ?? publicUrl(request.url),
+  maxRedirects: request.maxRedirects ?? 10,
+  rules: { secretHeaders: request.secretHeaders, bodyMayLeaveOrigin: request.bodyMayLeaveOrigin },
+});
 
 /** Throws the classified ConnectorError of a non-2xx answer (its body is discarded). */
 export async function failUnlessOk(got: HttpResponse, label: string): Promise<void> {

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { ConnectorError } from '../../domain/transfers.js';
 import { objectKey } from './fields.js';
 
 /*
@@ -25,4 +26,23 @@ export function underPrefix(prefix: string, key: string, filename?: string): str
 export function underBase(basePath: string, relative: string, filename?: string): string {
   const name = relative.endsWith('/') && filename ? `${relative}${filename}` : relative;
   return path.posix.join(basePath || '.', name);
+}
+
+/**
+ * A relative path a server listed (a project file's name) as the path segments of a URL on that
+ * server, each percent-encoded. A name with an empty, "." or ".." segment is refused: URL
+ * resolution would climb out of the folder it belongs to, to another path of the same server,
+ * with our credentials on the request (issue 32).
+ */
+export function listedPathSegments(name: string, label: string): string {
+  const segments = name.split('/');
+  if (segments.some((s) => s === '' || s === '.' || s === '..' || s.includes('\\'))) {
+    throw new ConnectorError(
+      'invalid_response',
+      `${label} lists a file named ${JSON.stringify(name.slice(0, 200))}, which is not a path inside the project: not requested`,
+      {},
+      false,
+    );
+  }
+  return segments.map(encodeURIComponent).join('/');
 }

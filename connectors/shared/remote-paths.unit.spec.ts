@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { relativeKey, underBase, underPrefix } from './remote-paths.js';
+import { listedPathSegments, relativeKey, underBase, underPrefix } from './remote-paths.js';
 
 describe('remote paths', () => {
   it('puts keys under the prefix as a folder, with or without its trailing slash', () => {
@@ -21,5 +21,12 @@ describe('remote paths', () => {
     expect(key.safeParse('/etc/passwd').success).toBe(false);
     expect(key.safeParse('').success).toBe(false);
     expect(key.safeParse('a/b..c/d.gpkg').success).toBe(true);
+  });
+
+  it('makes a listed name URL path segments, refusing the ones that would climb out', () => {
+    expect(listedPathSegments('DCIM/tree 1#.jpg', 'the server')).toBe('DCIM/tree%201%23.jpg');
+    expect(listedPathSegments('a..b/c.gpkg', 'the server')).toBe('a..b/c.gpkg');
+    for (const name of ['..', '../../auth/user', 'a/../../b.gpkg', './x.gpkg', 'a//b.gpkg', '/etc/x', 'a\\..\\b'])
+      expect(() => listedPathSegments(name, 'the server'), name).toThrow(/not a path inside the project/);
   });
 });

@@ -39,7 +39,13 @@ export const DELETE_MARKER_VALUES = ['true', 't', '1', 'yes', 'y'] as const;
  * An upsert's columns: the keys (and the marker) must be columns of the output, and every key a
  * column of an existing target; what is written is the output's columns without the marker.
  */
-export function upsertColumns(where: string, spec: UpsertSpec, outputColumns: string[], targetColumns: string[] | null, quote: (name: string) => string): string[] {
+export function upsertColumns(
+  where: string,
+  spec: UpsertSpec,
+  outputColumns: string[],
+  targetColumns: string[] | null,
+  quote: (name: string) => string,
+): string[] {
   const missing = [...spec.keys, ...(spec.deleteMarker ? [spec.deleteMarker] : [])].filter((c) => !outputColumns.includes(c));
   if (missing.length) {
     throw new ConnectorError(

@@ -3,9 +3,10 @@ import type http from 'node:http';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import snowflake from 'snowflake-sdk';
-import { classify } from '../shared/classify.js';
+import { classify, connectorErrorIn } from '../shared/classify.js';
 import { pinAgent } from '../shared/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
+import { nextHop, publicUrl } from '../shared/redirects.js';
 import type { ConnectorContext } from '../types.js';
 
 /*
@@ -54,6 +55,43 @@ function pinSnowflakeAgents(): void {
   NodeHttpClient.prototype.getAgent = Object.assign(pinned, { egress: true as const });
 }
 pinSnowflakeAgents();
+
+/*
+ * Redirects: the driver's requests go through its own axios instance, which follows redirects
+ * and, on a 307/308, sends the body again wherever the redirect points: the login request's body
+ * holds the password (issue 32). Every request it makes gets a redirect hook that applies
+ * connectors/shared/redirects.ts's rule against the request's first URL: a body never goes to
+ * another origin (the redirect is refused, and the driver reports the ConnectorError as its
+ * cause), nor do credential headers.
+ */
+interface AxiosLike {
+  interceptors: { request: { use(f: (config: Record<string, any>) => Record<string, any>): void } };
+}
+type BeforeRedirect = (options: Record<string, any>, response: { statusCode: number }, request: { url: string; method: string }) => void;
+
+function keepSnowflakeCredentialsAtHome(): void {
+  const fromDriver = createRequire(createRequire(import.meta.url).resolve('snowflake-sdk'));
+  const axios = (fromDriver('./lib/http/axios_instance.js') as { default: AxiosLike & { egress?: true } }).default;
+  if (axios.egress) return;
+  axios.egress = true;
+  axios.interceptors.request.use((config) => {
+    const first = new URL(String(config.url ?? ''), config.baseURL).toString();
+    const theirs = config.beforeRedirect as BeforeRedirect | undefined;
+    const hook: BeforeRedirect = (options, response, request) => {
+      const hop = nextHop(
+        { url: request.url, method: request.method, headers: options.headers ?? {}, body: config.data ?? undefined },
+        first,
+        response.statusCode,
+        String(options.href),
+        { label: `Snowflake at ${publicUrl(first)}` },
+      );
+      options.headers = hop.headers;
+      theirs?.(options, response, request);
+    };
+    return { ...config, beforeRedirect: hook };
+  });
+}
+keepSnowflakeCredentialsAtHome();
 
 export const CONNECT_TIMEOUT_MS = 15_000;
 export const describeServer = (c: SnowflakeConfig) => `Snowflake account ${c.account}`;
@@ -111,6 +149,9 @@ interface DriverError {
 
 export function classifySnowflake(error: unknown, what: string, details: Record<string, unknown> = {}): ConnectorError {
   if (error instanceof ConnectorError) return error;
+  // Our own refusal (a redirect hook's, the outbound policy's) under the driver's wrapping.
+  const ours = connectorErrorIn(error);
+  if (ours) return ours;
   const e = (error ?? {}) as DriverError;
   const raw = e.data?.errorCode ?? e.code;
   const code = raw === undefined || raw === null ? undefined : /^\d+$/.test(String(raw)) ? String(raw).padStart(6, '0') : String(raw);
@@ -210,6 +251,9 @@ export async function withSession<T>(config: SnowflakeConfig, ctx: ConnectorCont
     new Promise<{ statement: snowflake.RowStatement; rows: unknown[] | undefined }>((resolve, reject) => {
       const statement = connection.execute({
         sqlText,
+        // One statement per request, whatever the account's MULTI_STATEMENT_COUNT says: a query
+        // Source's text cannot become a script of several (issue 32).
+        parameters: { MULTI_STATEMENT_COUNT: 1 },
         ...(binds ? { binds } : {}),
         ...(stream
           ? { streamResult: true, rowMode: 'array' as const, fetchAsString: ['Number', 'Date', 'Boolean', 'JSON', 'Buffer'] as snowflake.DataType[] }

@@ -28,7 +28,7 @@ const geometryColumn = identifier('GEOGRAPHY or GEOMETRY column to read as the g
 const source: SourceSupport<SnowflakeResource, SnowflakeConfig> = {
   resource: z.union([
     z.strictObject({ table: identifier('Table or view of the schema'), cursor_column: cursorColumn(), geometry_column: geometryColumn }),
-    selectQuery('One SELECT statement (run as a subquery, so it cannot modify anything)').extend({ geometry_column: geometryColumn }),
+    selectQuery('One SELECT statement (run as a subquery, one statement per request)').extend({ geometry_column: geometryColumn }),
   ]),
   shorthand: 'table',
   resourceRequired: true,
@@ -76,7 +76,8 @@ export const snowflake = defineConnector({
     '',
     '**Import** (`source_resource`): `{"table": "PARCELS"}` (the string `"PARCELS"` means that; names are used quoted, so',
     'write them in the case Snowflake stores them, upper case for unquoted names) or `{"query": "SELECT …"}` (run as a',
-    'subquery, so it cannot modify anything), each with an optional `geometry_column`. The columns are described',
+    'subquery, every request with `MULTI_STATEMENT_COUNT` 1 so that Snowflake refuses a second statement whatever the',
+    'account sets), each with an optional `geometry_column`. The columns are described',
     'first; the geometry (the GEOGRAPHY or GEOMETRY column named, else the first) is read as WKT, in EPSG:4326 for',
     'GEOGRAPHY and in the SRID of its first value for GEOMETRY; other spatial columns stay WKT text. Rows are streamed',
     'by the driver. NUMBER with scale 0 → Integer64, other numbers → Real, DATE, TIME and TIMESTAMP_* keep their kind,',

@@ -266,6 +266,20 @@ export async function inTransaction<T>(connection: Connection, fn: () => Promise
   }
 }
 
+/**
+ * Runs fn inside a transaction that is always rolled back: a user's query is read this way, so
+ * whatever it could change in the database (SQL Server has no read-only session) is undone. The
+ * one-statement check (one-select.ts) is what keeps it a SELECT; this is the second line.
+ */
+export async function rolledBack<T>(connection: Connection, fn: () => Promise<T>): Promise<T> {
+  await new Promise<void>((resolve, reject) => connection.beginTransaction((e) => (e ? reject(e) : resolve())));
+  try {
+    return await fn();
+  } finally {
+    await new Promise<void>((resolve) => connection.rollbackTransaction(() => resolve()));
+  }
+}
+
 /** Runs fn with a connection and always closes it; errors are classified; the signal closes the connection. */
 export async function withConnection<T>(config: SqlServerConfig, ctx: ConnectorContext, fn: (c: Connection) => Promise<T>): Promise<T> {
   const connection = await connect(config, ctx);

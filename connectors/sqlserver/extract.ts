@@ -5,8 +5,10 @@ import { asSubquery } from '../shared/sql.js';
 import { cursorWindow, previousCursorValue, whereClause } from '../shared/sql-cursor.js';
 import { extractedGeoPackage, unchangedExtract } from '../shared/sql-extract.js';
 import { writeRowsAsGeoPackage, type RowColumn } from '../shared/sql-rows.js';
+import type { Connection } from 'tedious';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
-import { describeServer, query, streamRows, withConnection, type ColumnInfo, type SqlServerConfig } from './client.js';
+import { describeServer, query, rolledBack, streamRows, withConnection, type ColumnInfo, type SqlServerConfig } from './client.js';
+import { oneSelect } from './one-select.js';
 import { cursorMaxExpression, ident, isSpatial, kindOfColumn, literal, qualified, selectExpression } from './sql.js';
 
 /*
@@ -15,7 +17,9 @@ import { cursorMaxExpression, ident, isSpatial, kindOfColumn, literal, qualified
  * error number before anything moves), then the rows stream into typed CSV that ogr2ogr turns into
  * the GeoPackage (connectors/shared/sql-rows.ts). The geometry (or geography) column comes as ISO
  * WKB with its Z and M values (AsBinaryZM); its SRID is read from the first row that has one.
- * The read runs at READ COMMITTED in one statement, so it sees one consistent table.
+ * The read runs at READ COMMITTED in one statement, so it sees one consistent table. A query is
+ * checked to be one SELECT before anything is sent (one-select.ts), and read in a transaction
+ * that is rolled back.
  */
 
 export type SqlServerResource = { schema: string; table: string; geometry_column?: string | undefined; cursor_column?: string | undefined } | { query: string };
@@ -35,11 +39,15 @@ async function describe(c: Parameters<typeof query>[0], from: string): Promise<C
 
 async function plan(config: SqlServerConfig, resource: SqlServerResource, ctx: ConnectorContext, kept: unknown): Promise<Plan> {
   const what = describeServer(config);
-  return withConnection(config, ctx, async (c) => {
+  // Checked before anything is sent: one SELECT that cannot leave its parentheses.
+  const checked = 'query' in resource ? oneSelect(resource.query) : null;
+  return withConnection(config, ctx, (c) => (checked === null ? planOn(c) : rolledBack(c, () => planOn(c))));
+
+  async function planOn(c: Connection): Promise<Plan> {
     let from: string;
     let layer: string;
     if ('query' in resource) {
-      from = `${asSubquery(resource.query)} AS geoflow_query`;
+      from = `${asSubquery(checked!)} AS geoflow_query`;
       layer = 'query';
     } else {
       const object = qualified(resource.schema, resource.table);
@@ -89,7 +97,7 @@ async function plan(config: SqlServerConfig, resource: SqlServerResource, ctx: C
       sync: { cursor: window.cursor },
       unchanged: window.unchanged,
     };
-  });
+  }
 }
 
 export async function extractSqlServer(
@@ -103,7 +111,7 @@ export async function extractSqlServer(
   const filename = `${safeFilename(p.layer)}.gpkg`;
   const file = path.join(ctx.workDir, filename);
   const label = `Reading ${'query' in resource ? 'the query' : qualified(resource.schema, resource.table)} (${describeServer(config)})`;
-  await withConnection(config, ctx, (c) =>
+  const read = (c: Connection) =>
     writeRowsAsGeoPackage(
       {
         file,
@@ -114,7 +122,8 @@ export async function extractSqlServer(
         label,
       },
       ctx,
-    ),
-  );
+    );
+  // A user's query is read in a transaction that is rolled back (client.ts, rolledBack).
+  await withConnection(config, ctx, (c) => ('query' in resource ? rolledBack(c, () => read(c)) : read(c)));
   return extractedGeoPackage(file, filename, p.sync);
 }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { loopbackDriverCases } from '../../test/connectors/support.js';
+import { connectorContext, loopbackDriverCases } from '../../test/connectors/support.js';
 import { sqlserver } from './index.js';
+import { ConnectorError } from '../../domain/transfers.js';
 import { classifySqlServer, connectionConfig, reasonOfNumber } from './client.js';
+import { oneSelect } from './one-select.js';
 import {
   appendStatement,
   columnType,
@@ -155,3 +157,44 @@ loopbackDriverCases(sqlserver, (port) => ({
   encrypt: true,
   trust_server_certificate: false,
 }));
+
+describe('a query Source is one SELECT (one-select.ts, issue 32)', () => {
+  it('takes SELECTs whatever their strings, names and comments hold', () => {
+    for (const q of [
+      'SELECT name, geom FROM dbo.stations',
+      "SELECT name FROM dbo.stations WHERE name <> N'Chur;)' -- a comment ; )\n AND id > 0;",
+      'SELECT [odd ]] name)] FROM [dbo].[a;b] /* a comment /* nested ) */ still ; */ ORDER BY 1',
+      'SELECT "quoted "")" FROM t',
+      '(SELECT 1 AS x) UNION ALL (SELECT 2)',
+      'SELECT COUNT(*) FROM t GROUP BY x HAVING (MAX(y) > 1)',
+      'SELECT 1 AS go_on\nFROM t',
+    ])
+      expect(oneSelect(q), q).toBe(q.trim().replace(/[;\s]+$/, ''));
+  });
+
+  it('refuses what would close the wrapping, add a statement, or begin anything but a SELECT', () => {
+    for (const [q, why] of [
+      ['SELECT 1 AS x) AS q DELETE FROM dbo.t SELECT * FROM (SELECT 1 AS y', 'closes a parenthesis'],
+      ['SELECT 1 AS x); DROP TABLE dbo.t; SELECT (1', 'closes a parenthesis'],
+      ['SELECT 1; DELETE FROM dbo.t', 'holds a ";"'],
+      ['SELECT 1\nGO\nDELETE FROM dbo.t', 'GO line'],
+      ['SELECT 1\n  go 2\n', 'GO line'],
+      ["SELECT 'unclosed", 'string literal is not closed'],
+      ['SELECT [unclosed', 'quoted name'],
+      ['SELECT 1 /* /* */ )', 'comment is not closed'],
+      ['SELECT (1', 'do not balance'],
+      ['DELETE FROM dbo.t', 'begins with DELETE'],
+      ['WITH a AS (SELECT 1 AS x) SELECT * FROM a', 'begins with WITH'],
+      ['EXEC sp_who', 'begins with EXEC'],
+    ] as const) {
+      expect(() => oneSelect(q), q).toThrow(ConnectorError);
+      expect(() => oneSelect(q), q).toThrow(why);
+    }
+  });
+
+  it('refuses before any connection is made: against a port nobody listens on the answer is invalid_data, not unreachable', async () => {
+    const config = sqlserver.configuration.parse({ host: '127.0.0.1', port: 9, database: 'gis', username: 'u', password: 'pw' });
+    const attempt = sqlserver.source!.extract(config, { query: 'SELECT 1 AS x) AS q DELETE FROM dbo.t SELECT * FROM (SELECT 1 AS y' }, connectorContext(), {});
+    await expect(attempt).rejects.toMatchObject({ reason: 'invalid_data', message: expect.stringContaining('one SELECT statement') });
+  });
+});

@@ -11,7 +11,6 @@ import { applySecretChanges as applyChanges, type SealedSecrets, type SecretChan
 
 export const channelStream = (id: string) => `channel-${id}`;
 
-
 interface ChannelData {
   channel_id: string;
   name: string;

@@ -52,7 +52,8 @@ export function checkSubscriptions(subscriptions: Subscription[]): void {
     seen.add(s.channel_id);
     if (s.events.length === 0) throw refuse(`notifications.${i}.events`, 'name at least one event');
     if (s.events.includes('slow') && !s.slow_after_seconds) throw refuse(`notifications.${i}.slow_after_seconds`, 'the slow event needs slow_after_seconds');
-    if (!s.events.includes('slow') && s.slow_after_seconds) throw refuse(`notifications.${i}.slow_after_seconds`, 'slow_after_seconds is used with the slow event');
+    if (!s.events.includes('slow') && s.slow_after_seconds)
+      throw refuse(`notifications.${i}.slow_after_seconds`, 'slow_after_seconds is used with the slow event');
   });
 }
 
@@ -71,7 +72,10 @@ export function outcomeEvents(status: 'succeeded' | 'failed' | 'cancelled', prev
  * which event: each subscribed channel once, as the first candidate it subscribed to (a channel
  * with both recovery and success is told of a recovery once, as a recovery).
  */
-export function recipients(subscriptions: readonly Subscription[], candidates: readonly NotificationEvent[]): { channelId: string; event: NotificationEvent }[] {
+export function recipients(
+  subscriptions: readonly Subscription[],
+  candidates: readonly NotificationEvent[],
+): { channelId: string; event: NotificationEvent }[] {
   const out: { channelId: string; event: NotificationEvent }[] = [];
   for (const s of subscriptions) {
     const event = candidates.find((c) => s.events.includes(c));

@@ -58,14 +58,21 @@ export interface DataFacts {
   layers?: LayerFacts[];
 }
 
-/** What one step of a Run read and wrote, and what GDAL (or the service) warned about meanwhile: the Run's log. */
+/** What one step of a Run read and wrote: the Run's log (its warnings are the Run's `warnings`, each naming its step). */
 export interface StepLog {
   read?: DataFacts;
   wrote?: DataFacts;
-  /** GDAL's warnings and the service's own remarks (a shapefile without .prj, an assumed CRS …), at most 50. */
-  warnings: string[];
   /** What a Python step printed, each truncated. */
   output?: { stdout: string; stderr: string };
+}
+
+/** What a step changed or doubted without failing (a field a format renamed, a repaired geometry). */
+export interface RunWarning {
+  step: StepName;
+  code: string;
+  message: string;
+  layer?: string;
+  details?: Record<string, unknown>;
 }
 
 /** The sync state a Run read with (domain/jobs/job.ts syncForRun). */
@@ -108,6 +115,8 @@ export type RunEvent =
         stats: Partial<RunStats>;
         /** What the step read and wrote (absent in Runs recorded before the log was kept). */
         log?: StepLog;
+        /** Absent in Runs recorded before warnings were kept. */
+        warnings?: Omit<RunWarning, 'step'>[];
         at: string;
       };
     }
@@ -135,7 +144,16 @@ export type RunCommand =
     }
   | { type: 'StartRun'; runId: string; workflowId: string; workflowRunId: string; sync: RunSync; at: Date }
   | { type: 'StartStep'; runId: string; step: StepName; at: Date }
-  | { type: 'FinishStep'; runId: string; step: StepName; status: 'succeeded' | 'skipped'; stats?: Partial<RunStats>; log?: StepLog; at: Date }
+  | {
+      type: 'FinishStep';
+      runId: string;
+      step: StepName;
+      status: 'succeeded' | 'skipped';
+      stats?: Partial<RunStats>;
+      warnings?: Omit<RunWarning, 'step'>[];
+      log?: StepLog;
+      at: Date;
+    }
   /** An attempt of a running step failed (Temporal retries transient failures): noted for whoever watches the Run. */
   | { type: 'NoteFailedAttempt'; runId: string; step: StepName; attempt: number; error: RunError; at: Date }
   /** A long step says how far it is (features or bytes written), a few times a minute at most. */
@@ -180,6 +198,8 @@ export interface ExistingRun {
   snapshot: JobDefinition;
   steps: StepState[];
   stats: RunStats;
+  /** The steps' warnings, in order (absent in Runs recorded before they were kept). */
+  warnings?: RunWarning[];
   sync: RunSync | null;
   retriedBy: string | null;
   /** Notifications about this Run, as they were delivered or given up on (absent in older Runs). */
@@ -283,6 +303,7 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         const step = state.steps.find((s) => s.name === command.step);
         if (state.status !== 'running' || !step || step.status === 'succeeded' || step.status === 'skipped' || step.status === 'failed') return [];
         const duration = command.status === 'skipped' ? null : ms(step.started_at, at);
+        const warnings = command.warnings?.length ? { warnings: command.warnings } : {};
         return [
           {
             type: 'RunStepFinished',
@@ -292,6 +313,7 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
               status: command.status,
               duration_ms: duration,
               stats: command.stats ?? {},
+              ...warnings,
               ...(command.log ? { log: command.log } : {}),
               at,
             },
@@ -354,9 +376,11 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
       case 'RunStepFinished': {
         const { step, status, duration_ms, stats, log } = event.data;
         const merged = { ...state.stats, ...Object.fromEntries(Object.entries(stats).filter(([, v]) => v !== undefined && v !== null)) };
+        const said = event.data.warnings?.length ? { warnings: [...(state.warnings ?? []), ...event.data.warnings.map((w) => ({ step, ...w }))] } : {};
         return {
           ...state,
           stats: merged,
+          ...said,
           steps: withStep(state.steps, step, (s) => ({ ...s, status, finished_at: d.at, duration_ms, ...(log ? { log } : {}) })),
         };
       }

@@ -16,6 +16,8 @@ export interface Inspection {
     has_geometry: boolean;
     feature_count: number | null;
     crs: string | null;
+    /** Code, name and unit (absent in Workspaces inspected before it was kept). */
+    crs_info?: { code: string | null; name: string | null; unit: string | null; geographic: boolean } | null;
     fields: { name: string; type: string }[];
   }[];
   raster: Record<string, unknown> | null;
@@ -35,6 +37,18 @@ export interface ConvertRequest {
   output_format: string;
   target_crs: string | null;
   layers: string[];
+  /** GDAL creation options (absent in conversions recorded before they were accepted); the engine's formats take theirs in either list. */
+  creation_options?: { dataset?: Record<string, string | number | boolean>; layer?: Record<string, string | number | boolean> } | null;
+  /** A PROJ pipeline for the reprojection to target_crs (absent in conversions recorded before). */
+  transformation?: string | null;
+}
+
+/** What processing changed or doubted without failing (geo/warnings.ts ProcessingWarning). */
+export interface OutputWarning {
+  code: string;
+  message: string;
+  layer?: string;
+  details?: Record<string, unknown>;
 }
 
 export interface ConvertOutput {
@@ -45,6 +59,8 @@ export interface ConvertOutput {
   layers: string[];
   /** Where the file is, relative to the Workspace folder; never shown to clients. */
   file: string;
+  /** The pipeline's and the format's warnings (absent in outputs recorded before they were kept). */
+  warnings?: OutputWarning[];
 }
 
 /** Where the data came from: an upload, or a saved Source with its selector. */

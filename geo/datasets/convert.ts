@@ -6,10 +6,17 @@ import { crsTextProblem } from '../crs.js';
 import { datasetAt, safeFilename, stemOf, type DatasetRef } from './dataset-files.js';
 import { formatCatalog, resolveOutputFormat, type FormatEntry } from './formats.js';
 import { errorText, gdal, layerSrs, openAs, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
+import { crsLabel } from './labels.js';
+import { crsAssigned, parseCrsInput } from '../crs.js';
+import { checkPipeline, coordinateOperations } from '../crs-operations.js';
 import { ensureFreeSpace } from './disk.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from './translate.js';
 import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sameGeometryType } from './geometry-types.js';
 import { writeZip } from './zip.js';
+import { creationOptionArgs, formatWarnings, outputStem, withoutOverridden, type CreationOptions } from './output-fidelity.js';
+import { distinctWarnings, type ProcessingWarning } from '../warnings.js';
+import { engineCreationOptions, isEngineOutput } from '../formats/catalog.js';
+import { convertWithEngine } from '../formats/convert-engine.js';
 
 export interface ConvertRequest {
   /** A driver id from GET /api/v1/formats (case-insensitive) or one of its extensions. */
@@ -19,6 +26,12 @@ export interface ConvertRequest {
   layers?: string[] | null;
   /** File name stem of the result (default: the input's name). */
   baseName?: string;
+  /** Creation options, checked against the driver's lists (geo/datasets/output-fidelity.ts) or the engine's (geo/formats/catalog.ts). */
+  creationOptions?: CreationOptions | null;
+  /** A file name the download must not carry: the upload's own. */
+  avoidFilename?: string | null;
+  /** A PROJ pipeline to reproject with (target_crs), instead of the one PROJ chooses. */
+  transformation?: string | null;
 }
 
 /** How a conversion reports its progress and how long and large its GDAL process may grow. */
@@ -32,9 +45,20 @@ export interface ConvertResult {
   size: number;
   layers: string[];
   media_type: string;
+  /** What the format changed (field names, types, values, the CRS), with the mapping. */
+  warnings: ProcessingWarning[];
 }
 
 const badParameter = (message: string, details: Record<string, unknown> = {}) => new DomainError('invalid_parameter', message, details);
+
+/**
+ * The engine's formats (GeoParquet, PMTiles, MBTiles) have one list of options: those given as
+ * dataset or layer creation options, as text.
+ */
+function engineOptionsOf(options: CreationOptions | null | undefined): Record<string, string> {
+  const all = { ...options?.dataset, ...options?.layer };
+  return Object.fromEntries(Object.entries(all).map(([k, v]) => [k, String(v)]));
+}
 
 /** Finds the writable format, or explains precisely why the name does not fit. */
 export function chooseOutputFormat(name: string, kind: 'vector' | 'raster'): FormatEntry {
@@ -62,20 +86,13 @@ const preferredExtension: Record<string, string> = { GeoJSON: 'geojson', GeoJSON
 
 function primaryExtension(format: FormatEntry): string {
   if (preferredExtension[format.id]) return preferredExtension[format.id]!;
+  if (format.kind === 'vector' && isEngineOutput(format.id)) return format.extensions[0]!;
   const md = gdal.drivers.get(format.id).getMetadata() as Record<string, string>;
   return md.DMD_EXTENSION || format.extensions[0] || format.id.toLowerCase().replace(/[^a-z0-9]/g, '');
 }
 
 function checkCrs(targetCrs: string): void {
-  const problem = crsTextProblem(targetCrs);
-  if (problem) throw badParameter(`target_crs ${problem}`, { parameter: 'target_crs' });
-  try {
-    gdal.SpatialReference.fromUserInput(targetCrs);
-  } catch {
-    throw badParameter(`target_crs ${JSON.stringify(targetCrs.slice(0, 80))} is not a coordinate reference system GDAL knows (try EPSG:4326)`, {
-      parameter: 'target_crs',
-    });
-  }
+  parseCrsInput(targetCrs, 'target_crs');
 }
 
 function checkLayers(wanted: string[], available: string[]): void {
@@ -96,7 +113,13 @@ function checkLayers(wanted: string[], available: string[]): void {
 export function checkConvertRequest(request: ConvertRequest, dataset: { kind: 'vector' | 'raster'; layers: string[] }): FormatEntry {
   const format = chooseOutputFormat(request.outputFormat, dataset.kind);
   if (request.targetCrs) checkCrs(request.targetCrs);
+  if (request.transformation) {
+    if (!request.targetCrs) throw badParameter('transformation applies to a reprojection: give target_crs too', { parameter: 'transformation' });
+    checkPipeline(request.transformation, 'transformation', 'invalid_parameter');
+  }
   if (request.layers?.length) checkLayers(request.layers, dataset.layers);
+  if (format.kind === 'vector' && isEngineOutput(format.id)) engineCreationOptions(format.id, engineOptionsOf(request.creationOptions));
+  else creationOptionArgs(format, request.creationOptions);
   return format;
 }
 
@@ -149,14 +172,15 @@ export async function convertDataset(input: DatasetRef, request: ConvertRequest,
     });
     const raster = layerNames.length === 0 && ds.bands.count() > 0;
     const format = chooseOutputFormat(request.outputFormat, raster ? 'raster' : 'vector');
-    const stem = stemOf(safeFilename(request.baseName || path.basename(input.path))) || 'output';
     const ext = primaryExtension(format);
+    const wanted = stemOf(safeFilename(request.baseName || path.basename(input.path))) || 'output';
     // Before anything is written: a full disk fails here, clearly, not halfway through the file.
     await ensureFreeSpace(outDir, input, format, 'The conversion');
     if (raster) {
-      await convertRaster(input, ds, format, request, work, `${stem}.${ext}`, options);
+      const stem = outputStem(wanted, [`${wanted}.${ext}`], request.avoidFilename, format);
+      const warnings = await convertRaster(input, ds, format, request, work, `${stem}.${ext}`, options);
       // Every file the driver wrote: ENVI's .hdr, EHdr's .hdr and .prj belong to the download.
-      return await deliver(work, outDir, await filesIn(work), `${stem}.${ext}`, format, []);
+      return { ...(await deliver(work, outDir, await filesIn(work), `${stem}.${ext}`, format, [])), warnings };
     }
     let selected = layerNames;
     if (request.layers && request.layers.length > 0) {
@@ -164,9 +188,17 @@ export async function convertDataset(input: DatasetRef, request: ConvertRequest,
       selected = layerNames.filter((l) => request.layers!.includes(l));
     }
     if (selected.length === 0) throw badParameter('The dataset has no layers to convert', { parameter: 'layers' });
-    await convertVector(ds, input, format, request, selected, work, stem, ext, options);
+    // The name the download will have: a ZIP for a Shapefile, or for several layers of a one-layer format.
+    const zipped = format.id === 'ESRI Shapefile' || (!format.multi_layer && selected.length > 1);
+    const stem = outputStem(wanted, [zipped ? `${wanted}.zip` : `${wanted}.${ext}`], request.avoidFilename, format);
+    if (isEngineOutput(format.id)) {
+      const creation = engineCreationOptions(format.id, engineOptionsOf(request.creationOptions));
+      await convertWithEngine({ ds, input, format, request: { ...request, layers: selected }, creation, work, stem, ext, limits: options });
+      return { ...(await deliver(work, outDir, await filesIn(work), `${stem}.${ext}`, format, selected, stem)), warnings: [] };
+    }
+    const warnings = await convertVector(ds, input, format, request, selected, work, stem, ext, options);
     const files = await filesIn(work);
-    return await deliver(work, outDir, files, `${stem}.${ext}`, format, selected, stem);
+    return { ...(await deliver(work, outDir, files, `${stem}.${ext}`, format, selected, stem)), warnings: distinctWarnings(warnings) };
   } finally {
     ds.close();
     await rm(work, { recursive: true, force: true });
@@ -203,10 +235,12 @@ async function convertVector(
   stem: string,
   ext: string,
   options: ConvertOptions,
-): Promise<void> {
+): Promise<ProcessingWarning[]> {
   const id = format.id;
+  const warnings: ProcessingWarning[] = [];
   const layerObjects = layers.map((n) => ds.layers.get(n));
-  const missingCrs = layerObjects.filter((l) => l.geomType !== gdal.wkbNone && !layerSrs(l));
+  // Layers without a CRS, and layers whose CRS was set on upload (source_crs), get the dataset's.
+  const missingCrs = layerObjects.filter((l) => l.geomType !== gdal.wkbNone && (!layerSrs(l) || crsAssigned(l, input)));
   let target = request.targetCrs ?? null;
   // GPX is WGS 84 by definition; GDAL writes coordinates as they are, so reproject for it.
   if (!target && id === 'GPX') target = 'EPSG:4326';
@@ -217,7 +251,9 @@ async function convertVector(
   }
   // Layers without a CRS get the assumed one (CSV coordinates are WGS 84 by convention).
   const assumed = missingCrs.length && input.assumedCrs ? [target ? '-s_srs' : '-a_srs', input.assumedCrs] : [];
-  const reproject = target ? ['-t_srs', target] : [];
+  const pipeline = target && request.transformation ? checkPipeline(request.transformation, 'transformation', 'invalid_parameter') : null;
+  const reproject = target ? ['-t_srs', target, ...(pipeline ? ['-ct', pipeline] : [])] : [];
+  if (target) warnings.push(...(await reprojectionNotes(layerObjects, input, target, pipeline)));
   const output: string[] = ['-f', id];
   if (id === 'ESRI Shapefile') output.push('-lco', 'ENCODING=UTF-8');
   if (id === 'CSV') output.push('-lco', 'GEOMETRY=AS_WKT');
@@ -227,6 +263,23 @@ async function convertVector(
   // GeoJSON is RFC 7946 (WGS 84 longitude/latitude; GDAL reprojects) unless another CRS is
   // asked for, which gives the 2008 form with a "crs" member (docs/decisions.md).
   if (id === 'GeoJSON' && (!target || isWgs84(target))) output.push('-lco', 'RFC7946=YES');
+  // The caller's creation options, checked against the driver's lists; theirs win over our defaults.
+  const asked = creationOptionArgs(format, request.creationOptions);
+  const chosen = withoutOverridden(withoutOverridden(output, '-lco', asked.layer), '-dsco', asked.dataset);
+  output.splice(0, output.length, ...chosen, ...asked.dataset, ...asked.layer);
+  if (!request.targetCrs && (target || output.includes('RFC7946=YES'))) warnings.push(...forcedWgs84(layerObjects, format, input));
+  // CSV's X/Y columns hold points only: GDAL leaves other geometries out without a word.
+  if (id === 'CSV' && asked.layer.some((a) => /^GEOMETRY=AS_(XY|YX|XYZ)$/i.test(a))) {
+    for (const layer of layerObjects) {
+      if (layer.geomType === gdal.wkbNone || /point/i.test(gdal.Geometry.getName(layer.geomType) ?? '')) continue;
+      warnings.push({
+        code: 'geometry_dropped',
+        message: `CSV X/Y columns hold points only: the geometries of layer ${layer.name} are left out (use GEOMETRY=AS_WKT, or centroid first)`,
+        layer: layer.name,
+        details: { option: 'GEOMETRY' },
+      });
+    }
+  }
   const common = [...output, ...reproject, ...assumed];
 
   const extra: string[][] = [];
@@ -236,12 +289,13 @@ async function convertVector(
   /** One ogr2ogr process: options, then the layers to copy (geo/datasets/translate.ts says why not in-process). */
   const translate = async (dest: string, args: string[], names: string[], from: DatasetRef = input, output = dest) => {
     try {
-      await runGdalWrite(
+      const written = await runGdalWrite(
         'ogr2ogr',
         [...args, dest, ...inputArgs(from), ...names],
         { readable: from === input ? readable : [await readableOf(from)], writable: [work], output },
         { ...options, what: 'The conversion' },
       );
+      warnings.push(...formatWarnings(written.warnings, format, names.length === 1 ? names[0] : undefined));
     } catch (err) {
       throw explainFailure(err, { format, names });
     }
@@ -254,7 +308,7 @@ async function convertVector(
     for (const [i, name] of layers.entries()) {
       await translate(dir, [...common, ...extra[i]!, '-nln', safeFilename(name).replace(/\.shp$/i, '')], [name], input, dir);
     }
-    return;
+    return warnings;
   }
   if (format.multi_layer || layers.length === 1) {
     const dest = path.join(work, `${stem}.${ext}`);
@@ -262,11 +316,11 @@ async function convertVector(
       // The usual case, and the one whose speed matters: one pass, exactly ogr2ogr's work.
       await translate(dest, [...common, ...extra[0]!, ...(format.multi_layer ? [] : ['-nln', layers[0]!])], layers);
       if (id === 'FlatGeobuf') await refuseDroppedRows(layerObjects[0]!, dest, format);
-      return;
+      return warnings;
     }
     if (id === 'GPKG' || id === 'SQLite') {
       for (const [i, name] of layers.entries()) await translate(dest, [...common, ...(i > 0 ? ['-update'] : []), ...extra[i]!], [name]);
-      return;
+      return warnings;
     }
     // Layers needing different geometry types, into a format that cannot be appended to (KML,
     // GML…): each gets its type in a GeoPackage first, which then goes over in one pass.
@@ -283,7 +337,7 @@ async function convertVector(
     } finally {
       await rm(stageDir, { recursive: true, force: true });
     }
-    return;
+    return warnings;
   }
   // Several layers into a one-layer format: one file per layer, zipped together.
   for (const [i, name] of layers.entries()) {
@@ -291,6 +345,53 @@ async function convertVector(
     await translate(dest, [...common, ...extra[i]!, '-nln', name], [name]);
     if (id === 'FlatGeobuf') await refuseDroppedRows(layerObjects[i]!, dest, format);
   }
+  return warnings;
+}
+
+/** The coordinate operation each reprojected layer goes through: the one given, or PROJ's choice for the layer's CRS pair. */
+async function reprojectionNotes(layers: Layer[], input: DatasetRef, target: string, pipeline: string | null): Promise<ProcessingWarning[]> {
+  const out: ProcessingWarning[] = [];
+  for (const layer of layers) {
+    if (layer.geomType === gdal.wkbNone) continue;
+    const srs = crsAssigned(layer, input) ? gdal.SpatialReference.fromUserInput(input.assumedCrs!) : layerSrs(layer);
+    if (!srs) continue;
+    const from = crsLabel(srs) ?? srs.toWKT();
+    const answer = pipeline ? null : await coordinateOperations(from, target, null).catch(() => null);
+    const used = pipeline ? { name: 'the transformation given', accuracy_m: null, pipeline } : answer?.operations[0];
+    if (!used) continue;
+    out.push({
+      code: 'crs_operation',
+      message: `${layer.name} to ${target}: ${pipeline ? 'with the transformation given' : `PROJ uses "${used.name}" (${used.accuracy_m === null ? 'accuracy unknown' : `accuracy ${used.accuracy_m} m`})`}`,
+      layer: layer.name,
+      details: {
+        chosen_by: pipeline ? 'request' : 'proj',
+        name: used.name,
+        accuracy_m: used.accuracy_m,
+        pipeline: used.pipeline,
+        alternatives: answer?.operations.slice(1) ?? [],
+        unavailable: answer?.unavailable ?? [],
+      },
+    });
+  }
+  return out;
+}
+
+/** GeoJSON (RFC 7946) and GPX are WGS 84 by definition: layers in another CRS are reprojected, and say so. */
+function forcedWgs84(layers: Layer[], format: FormatEntry, input: DatasetRef): ProcessingWarning[] {
+  const out: ProcessingWarning[] = [];
+  for (const layer of layers) {
+    if (layer.geomType === gdal.wkbNone) continue;
+    const srs = crsAssigned(layer, input) ? null : layerSrs(layer);
+    const label = srs ? (crsLabel(srs) ?? 'its CRS') : (input.assumedCrs ?? null);
+    if (!label || isWgs84(srs ? srs.toWKT() : label)) continue;
+    out.push({
+      code: 'crs_changed',
+      message: `${format.name} is WGS 84 longitude/latitude by definition: layer ${layer.name} is reprojected from ${label.length > 40 ? 'its CRS' : label} to EPSG:4326`,
+      layer: layer.name,
+      details: { from: label.length > 200 ? null : label, to: 'EPSG:4326' },
+    });
+  }
+  return out;
 }
 
 /**
@@ -344,7 +445,7 @@ async function convertRaster(
   work: string,
   filename: string,
   options: ConvertOptions,
-): Promise<void> {
+): Promise<ProcessingWarning[]> {
   const md = gdal.drivers.get(format.id).getMetadata() as Record<string, string>;
   const supported = (md.DMD_CREATIONDATATYPES ?? '').split(/\s+/).filter(Boolean);
   const args = ['-of', format.id];
@@ -364,7 +465,13 @@ async function convertRaster(
       source = path.join(work, 'warped.vrt');
       await runGdalWrite('gdalwarp', ['-of', 'VRT', '-t_srs', request.targetCrs, input.path, source], { readable, writable: [work], output: source }, limits);
     }
-    await runGdalWrite('gdal_translate', [...args, source, dest], { readable, writable: [work], output: dest }, limits);
+    const written = await runGdalWrite(
+      'gdal_translate',
+      [...args, ...creationOptionArgs(format, request.creationOptions).dataset, source, dest],
+      { readable, writable: [work], output: dest },
+      limits,
+    );
+    return formatWarnings(written.warnings, format, undefined);
   } catch (err) {
     if (err instanceof DomainError) throw err;
     const reason = err instanceof GdalWriteFailed ? err.errors.slice(0, 3).join('; ') || err.message : scrubPaths(errorText(err));
@@ -381,7 +488,7 @@ async function deliver(
   format: FormatEntry,
   layers: string[],
   stem?: string,
-): Promise<ConvertResult> {
+): Promise<Omit<ConvertResult, 'warnings'>> {
   // The warp step's VRT and GDAL's .aux.xml side files (PAM statistics) are not part of the
   // download; anything else a driver writes (a GML's .xsd, ENVI's .hdr) is.
   const wanted = files.filter((f) => f !== 'warped.vrt' && !(format.kind === 'raster' && f.endsWith('.aux.xml')));

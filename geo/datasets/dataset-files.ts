@@ -6,6 +6,8 @@ import { pipeline } from 'node:stream/promises';
 import { DomainError } from '../../domain/errors.js';
 import { errorText, gdal, openAs, scrubPaths, type DatasetRef } from './gdal.js';
 import { extractZip } from './zip.js';
+import type { ReadOptions } from './read-options.js';
+import { isParquetDataset, prepareParquet } from '../formats/geoparquet.js';
 
 // Defined beside openDataset, which opens one; most callers know it from here.
 export type { DatasetRef } from './gdal.js';
@@ -25,6 +27,8 @@ export interface PrepareOptions {
   maxUncompressedBytes: number;
   /** Most entries a ZIP may hold. */
   maxEntries?: number;
+  /** The CRS and (CSV) coordinate columns the caller says the data has (geo/datasets/read-options.ts). */
+  read?: ReadOptions;
 }
 
 /**
@@ -58,8 +62,37 @@ export async function prepareUpload(uploadPath: string, originalFilename: string
     await linkOrCopy(uploadPath, target);
     ref = refFor(target);
   }
+  if (options.read) ref = withReadOptions(ref, options.read);
   if (ref.driver === 'CSV' && (await isOneColumnCsv(ref.path))) return readOneColumnCsv(ref, path.join(workDir, 'one-column-csv'));
+  // GDAL 3.6 has no Parquet driver: the formats engine copies the rows into a GeoPackage.
+  if (await isParquetDataset(ref.path)) return prepareParquet(ref, path.join(workDir, 'parquet'));
   return ref;
+}
+
+/** The caller's reading options on a prepared dataset: its CRS, and the columns of a CSV's coordinates. */
+function withReadOptions(ref: DatasetRef, read: ReadOptions): DatasetRef {
+  let out = ref;
+  if (read.xColumn && read.yColumn) {
+    if (ref.driver !== 'CSV') {
+      throw new DomainError('invalid_parameter', 'x_column and y_column apply to CSV files; this upload holds its geometries itself', {
+        parameter: 'x_column',
+      });
+    }
+    for (const name of [read.xColumn, read.yColumn, read.zColumn].filter(Boolean) as string[]) {
+      if (/[,*]/.test(name))
+        throw new DomainError('invalid_parameter', `Column names with commas or asterisks cannot be coordinate columns: ${JSON.stringify(name)}`, {
+          parameter: 'x_column',
+        });
+    }
+    const kept = ref.openOptions.filter((o) => !/^(X|Y|Z|GEOM)_POSSIBLE_NAMES=/.test(o));
+    const columns = [`X_POSSIBLE_NAMES=${read.xColumn}`, `Y_POSSIBLE_NAMES=${read.yColumn}`, ...(read.zColumn ? [`Z_POSSIBLE_NAMES=${read.zColumn}`] : [])];
+    out = { ...out, openOptions: [...columns, ...kept] };
+  }
+  if (read.sourceCrs) {
+    // A CSV has no CRS of its own: the given one is simply assumed. Other files have theirs replaced.
+    out = { ...out, assumedCrs: read.sourceCrs, ...(ref.driver === 'CSV' ? {} : { crsOverride: true }) };
+  }
+  return out;
 }
 
 /** Whether two paths name one regular file (prepareUpload hard-links what it need not change). */
@@ -299,6 +332,20 @@ async function walk(root: string): Promise<Found[]> {
   return found;
 }
 
+/** The deepest folder holding every path (relative, POSIX), "" for the root; Hive key=value folders are not roots. */
+function commonFolder(rels: string[]): string {
+  const split = rels.map((r) =>
+    path.posix
+      .dirname(r)
+      .split('/')
+      .filter((p) => p !== '.'),
+  );
+  const common: string[] = [];
+  for (let i = 0; split.every((parts) => i < parts.length && parts[i] === split[0]![i]); i++) common.push(split[0]![i]!);
+  while (common.length && common[common.length - 1]!.includes('=')) common.pop();
+  return common.join('/');
+}
+
 /** Finds the dataset GDAL should open in an extracted folder. */
 export async function findDatasetIn(folder: string): Promise<DatasetRef> {
   const files = await walk(folder);
@@ -329,6 +376,12 @@ export async function findDatasetIn(folder: string): Promise<DatasetRef> {
     }
     // One shapefile opens as a file; several open as their folder (one layer each).
     chosen = refFor(siblings.length > 1 ? path.join(folder, dir) : path.join(folder, best.rel));
+  } else if (best.ext === 'parquet') {
+    // A partitioned dataset (Hive folders, part-0.parquet …) is one dataset: the folder above its parts.
+    const parts = candidates.filter((c) => c.ext === 'parquet');
+    const root = commonFolder(parts.map((p) => p.rel));
+    used = new Set(parts.map((p) => p.rel));
+    chosen = refFor(parts.length > 1 ? path.join(folder, root) : path.join(folder, best.rel));
   } else {
     used = new Set([best.rel]);
     chosen = refFor(path.join(folder, best.rel));

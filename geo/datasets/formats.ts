@@ -1,4 +1,6 @@
 import { gdal, uploadDrivers } from './gdal.js';
+import { engineFormats } from '../formats/catalog.js';
+import { engineAvailable } from '../formats/engine.js';
 
 /**
  * The format catalog, read from the GDAL build at start: one entry per file format and kind,
@@ -129,6 +131,15 @@ export function formatCatalog(): FormatEntry[] {
       });
     }
   });
+  // GeoParquet in and out, vector tiles out: the formats engine's (geo/formats/catalog.ts).
+  if (engineAvailable()) {
+    for (const f of engineFormats) {
+      const { creation_options: _options, ...entry } = f;
+      const gdalEntry = entries.findIndex((e) => e.id === f.id && e.kind === 'vector');
+      if (gdalEntry >= 0) entries[gdalEntry] = { ...entries[gdalEntry]!, write: true, multi_layer: f.multi_layer };
+      else entries.push({ ...entry, kind: 'vector' });
+    }
+  }
   cached = entries.sort((a, b) => a.id.localeCompare(b.id) || a.kind.localeCompare(b.kind));
   return cached;
 }

@@ -74,6 +74,21 @@ export function gdalErrors(stderr: string): string[] {
   });
 }
 
+/** GDAL's warning lines ("Warning 6: …" plus indented continuations), cleaned for users. */
+export function gdalWarnings(stderr: string): string[] {
+  const warnings: string[] = [];
+  let inWarning = false;
+  for (const line of stderr.split('\n')) {
+    const m = /^Warning \d+: (.*)$/.exec(line);
+    if (m) {
+      warnings.push(m[1]!.trim());
+      inWarning = true;
+    } else if (inWarning && /^\s{2,}\S/.test(line)) warnings[warnings.length - 1] += ` ${line.trim()}`;
+    else inWarning = false;
+  }
+  return warnings.map(scrubPaths);
+}
+
 /**
  * Runs ogr2ogr or ogrinfo; a failure is an invalid_transformation whose message is GDAL's first
  * error (paths removed) and whose details carry the cleaned errors.

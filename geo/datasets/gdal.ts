@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type * as Gdal from 'gdal-async';
 import { DomainError } from '../../domain/errors.js';
 import { gdalNoNetworkEnv } from '../sandbox/sandbox.js';
+import type { ParquetOrigin } from '../formats/geoparquet.js';
 
 /*
  * The one place that loads gdal-async and sets process-wide GDAL options, so every geo module
@@ -23,6 +24,9 @@ import { gdalNoNetworkEnv } from '../sandbox/sandbox.js';
 let loaded: typeof Gdal | undefined;
 function loadGdal(): typeof Gdal {
   if (loaded) return loaded;
+  // SpatiaLite's file functions (BlobFromFile, ImportSHP …) exist only with this set; a view in a
+  // user's GeoPackage could call them. It is read when GDAL first loads SpatiaLite, so never here.
+  delete process.env.SPATIALITE_SECURITY;
   loaded = createRequire(import.meta.url)('gdal-async') as typeof Gdal;
   loaded.config.set('OSR_DEFAULT_AXIS_MAPPING_STRATEGY', 'TRADITIONAL_GIS_ORDER');
   loaded.config.set('GML_DOWNLOAD_WFS_SCHEMA', 'NO');
@@ -136,10 +140,14 @@ export interface DatasetRef {
    * by convention, and CSV has no place to say so.
    */
   assumedCrs?: string;
+  /** assumedCrs replaces the CRS the file declares (source_crs set on upload or import). */
+  crsOverride?: boolean;
   /** Remarks about what was chosen (several datasets in one ZIP, …), for the Workspace warnings. */
   warnings: string[];
   /** The driver of the uploaded file when GDAL reads a copy of it (a one-column CSV). */
   uploadDriver?: string;
+  /** A (Geo)Parquet upload, which GDAL reads through a GeoPackage copy (geo/formats/geoparquet.ts). */
+  parquet?: ParquetOrigin;
 }
 
 /**

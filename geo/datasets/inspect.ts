@@ -4,6 +4,8 @@ import path from 'node:path';
 import type { DatasetRef } from './dataset-files.js';
 import { datasetSrs, gdal, layerSrs, withDataset, type Dataset, type Layer } from './gdal.js';
 import { crsLabel, fieldTypeLabel, geometryTypeLabel } from './labels.js';
+import { crsAssigned, describeCrs, sourceSrs, type CrsDescription } from '../crs.js';
+import type { ParquetInspection } from '../formats/geoparquet.js';
 
 export interface FieldInfo {
   name: string;
@@ -18,6 +20,8 @@ export interface LayerInfo {
   /** Null when counting would mean reading a large file through. */
   feature_count: number | null;
   crs: string | null;
+  /** The CRS's code, name and unit (what a user needs before choosing units). */
+  crs_info: CrsDescription | null;
   fields: FieldInfo[];
   /** [min_x, min_y, max_x, max_y] in the layer CRS; null when empty or too costly. */
   extent: [number, number, number, number] | null;
@@ -101,9 +105,10 @@ export function layerFields(layer: Layer): FieldInfo[] {
   return out;
 }
 
-/** The CRS label of a layer, or the dataset's assumed one (CSV) when it carries none. */
+/** The CRS label of a layer: the one set on upload, the file's, or the dataset's assumed one (CSV). */
 export function layerCrs(layer: Layer, ref: DatasetRef): string | null {
   if (!hasGeometry(layer)) return null;
+  if (crsAssigned(layer, ref)) return ref.assumedCrs!;
   return crsLabel(layerSrs(layer)) ?? ref.assumedCrs ?? null;
 }
 
@@ -115,6 +120,7 @@ export async function describeLayer(layer: Layer, ref: DatasetRef, cheap: boolea
     has_geometry: spatial,
     feature_count: await cheapFeatureCount(layer, cheap),
     crs: layerCrs(layer, ref),
+    crs_info: describeCrs(sourceSrs(layer, ref)),
     fields: layerFields(layer),
     extent: cheapExtent(layer, cheap),
   };
@@ -137,7 +143,7 @@ function describeRaster(ds: Dataset): RasterInfo {
  */
 export async function inspectDataset(ref: DatasetRef): Promise<DatasetInfo> {
   const cheap = (await datasetBytes(ref.path)) <= CHEAP_SCAN_BYTES;
-  return withDataset(ref, async (ds) => {
+  const info = await withDataset(ref, async (ds): Promise<DatasetInfo> => {
     // A one-column CSV is read through a GeoPackage copy: the Workspace still says CSV.
     const driver = ref.uploadDriver ?? ds.driver.description;
     const md = gdal.drivers.get(driver).getMetadata() as Record<string, string>;
@@ -153,7 +159,13 @@ export async function inspectDataset(ref: DatasetRef): Promise<DatasetInfo> {
     if (ref.assumedCrs) {
       for (let i = 0; i < ds.layers.count(); i++) {
         const layer = ds.layers.get(i);
-        if (hasGeometry(layer) && !layerSrs(layer)) warnings.push(`Layer ${layer.name}: no CRS in the file; ${ref.assumedCrs} (longitude/latitude) is assumed`);
+        if (!hasGeometry(layer)) continue;
+        const own = layerSrs(layer);
+        if (ref.crsOverride) warnings.push(`Layer ${layer.name}: ${ref.assumedCrs} as source_crs says${own ? ` (the file says ${crsLabel(own)})` : ''}`);
+        else if (!own)
+          warnings.push(
+            `Layer ${layer.name}: no CRS in the file; ${ref.assumedCrs}${ref.assumedCrs === 'EPSG:4326' ? ' (longitude/latitude)' : ''} is assumed`,
+          );
       }
     }
     if (!isRaster && layers.length === 0) {
@@ -178,4 +190,28 @@ export async function inspectDataset(ref: DatasetRef): Promise<DatasetInfo> {
       warnings,
     };
   });
+  return ref.parquet ? asParquet(info, ref.parquet.inspection) : info;
+}
+
+/**
+ * A GeoParquet upload as the Workspace shows it: GDAL reads its GeoPackage copy (whose fields the
+ * pipeline uses), but what the file is and says comes from the Parquet footers: the format, the
+ * feature count, the CRS, the geometry type and the bbox of the `geo` metadata.
+ */
+function asParquet(info: DatasetInfo, parquet: ParquetInspection): DatasetInfo {
+  const meta = parquet.layer;
+  const layers = info.layers.map((l) => ({
+    ...l,
+    feature_count: meta.feature_count,
+    ...(meta.has_geometry ? { geometry_type: meta.geometry_type ?? l.geometry_type, crs: meta.crs ?? l.crs, extent: meta.extent ?? l.extent } : {}),
+  }));
+  return {
+    ...info,
+    format: parquet.geoparquet_version ? `GeoParquet ${parquet.geoparquet_version}` : 'Parquet',
+    driver: 'GeoParquet',
+    layers,
+    crs: layers.find((l) => l.has_geometry && l.crs)?.crs ?? null,
+    // The count is the footers' own: the copy's "count unknown" warning does not apply.
+    warnings: info.warnings.filter((w) => !/feature count is not known/.test(w)),
+  };
 }

@@ -4,6 +4,7 @@ import type { DatasetRef } from './dataset-files.js';
 import { errorText, gdal, layerSrs, scrubPaths, withDataset, type Dataset, type Layer } from './gdal.js';
 import { CHEAP_SCAN_BYTES, cheapFeatureCount, datasetBytes, hasGeometry, layerCrs, layerFields, type FieldInfo } from './inspect.js';
 import { geometryTypeLabel } from './labels.js';
+import { crsAssigned, describeCrs, sourceSrs, type CrsDescription } from '../crs.js';
 
 export const PREVIEW_LIMIT_DEFAULT = 100;
 export const PREVIEW_LIMIT_MAX = 500;
@@ -61,6 +62,7 @@ export interface DataPreview {
   has_geometry: boolean;
   geometry_type?: string;
   crs: string | null;
+  crs_info: CrsDescription | null;
   row_count: number | null;
   preview_row_count: number;
   limit: number;
@@ -147,6 +149,7 @@ export async function dataPreview(ref: DatasetRef, layerName?: string, limit: nu
       fields: geomKey ? [...attributes, { name: geomKey, type: 'Geometry' }] : attributes,
       has_geometry: spatial,
       crs: layerCrs(layer, ref),
+      crs_info: describeCrs(sourceSrs(layer, ref)),
       row_count: rowCount,
       preview_row_count: rows.length,
       limit: applied,
@@ -163,6 +166,7 @@ export async function dataPreview(ref: DatasetRef, layerName?: string, limit: nu
 export interface SpatialPreview {
   layer: string;
   source_crs: string | null;
+  source_crs_info: CrsDescription | null;
   preview_crs: 'EPSG:4326';
   returned_count: number;
   feature_count: number | null;
@@ -219,7 +223,8 @@ export async function spatialPreview(ref: DatasetRef, layerName?: string): Promi
     const sourceCrs = layerCrs(layer, ref);
     const args = ['-f', 'GeoJSON', '-lco', 'RFC7946=YES', '-t_srs', 'EPSG:4326', '-dim', 'XY', '-limit', String(SPATIAL_PREVIEW_CAP + 1)];
     args.push(...previewSimplification(layer, cheap));
-    if (!layerSrs(layer)) {
+    if (crsAssigned(layer, ref)) args.push('-s_srs', ref.assumedCrs!);
+    else if (!layerSrs(layer)) {
       // Without a CRS the coordinates can only be shown if they already are longitudes/latitudes.
       if (ref.assumedCrs) args.push('-s_srs', ref.assumedCrs);
       else if (looksLikeLonLat(layer)) args.push('-s_srs', 'EPSG:4326');
@@ -259,6 +264,7 @@ export async function spatialPreview(ref: DatasetRef, layerName?: string): Promi
     return {
       layer: layer.name,
       source_crs: sourceCrs,
+      source_crs_info: describeCrs(sourceSrs(layer, ref)),
       preview_crs: 'EPSG:4326',
       returned_count: features.length,
       feature_count: count,

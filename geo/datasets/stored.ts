@@ -13,12 +13,19 @@ export interface LocalDataset {
   openOptions: string[];
   driver?: string;
   assumedCrs?: string;
+  crsOverride?: boolean;
   warnings: string[];
 }
 
 /** What events keep of a dataset prepared among the owner's files. */
 export function storedDataset(files: FileStore, owner: string, local: LocalDataset): StoredDataset {
-  return { path: files.nameOf(owner, local.path), open_options: local.openOptions, driver: local.driver ?? null, assumed_crs: local.assumedCrs ?? null };
+  return {
+    path: files.nameOf(owner, local.path),
+    open_options: local.openOptions,
+    driver: local.driver ?? null,
+    assumed_crs: local.assumedCrs ?? null,
+    ...(local.crsOverride ? { crs_override: true } : {}),
+  };
 }
 
 /**
@@ -32,6 +39,7 @@ export async function localDataset(files: FileStore, owner: string, stored: Stor
     openOptions: stored.open_options,
     ...(stored.driver ? { driver: stored.driver } : {}),
     ...(stored.assumed_crs ? { assumedCrs: stored.assumed_crs } : {}),
+    ...(stored.crs_override ? { crsOverride: true } : {}),
     warnings: [],
   };
 }

@@ -2,7 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import type { DatasetRef } from './gdal.js';
-import { directGdalEnv, gdalErrors, mountsFor } from './gdal-tool.js';
+import { directGdalEnv, gdalErrors, gdalWarnings, mountsFor } from './gdal-tool.js';
 import { runSandboxed } from '../sandbox/sandbox.js';
 
 /*
@@ -109,7 +109,8 @@ export class GdalWriteFailed extends Error {
 
 /**
  * Runs one GDAL tool that writes `output` (a file or folder) from the files in `readable`, with
- * progress. Resolves when the output is complete and closed. A tool that ran out of time, memory
+ * progress. Resolves when the output is complete and closed, with GDAL's warnings (a field name
+ * a format shortened, a value it cut). A tool that ran out of time, memory
  * or disk rejects with processing_timeout, out_of_memory or insufficient_storage; any other
  * failure with GdalWriteFailed carrying GDAL's cleaned error lines, for the caller to explain.
  */
@@ -118,7 +119,7 @@ export async function runGdalWrite(
   args: string[],
   io: { readable: string[]; writable: string[]; output: string },
   limits: WriteLimits & { what: string },
-): Promise<void> {
+): Promise<{ warnings: string[] }> {
   const timeoutMs = limits.timeoutMs ?? writeDefaults.timeoutMs;
   const memoryBytes = limits.memoryBytes ?? writeDefaults.memoryBytes;
   let percent: number | undefined;
@@ -175,6 +176,7 @@ export async function runGdalWrite(
   if (result.exitCode !== 0) throw new GdalWriteFailed(errors, result.exitCode, result.signal);
   percent = 100;
   await report();
+  return { warnings: gdalWarnings(result.stderr) };
 }
 
 /**

@@ -24,7 +24,7 @@ import {
   type PipelineSpec,
 } from '../operations/pipeline.js';
 import { type HostBinds, HostPool, privateBundleDir } from '../sandbox/host-pool.js';
-import type { HostArgs, HostOp } from './ops.js';
+import type { HostArgs, HostOp, HostPipelineOptions } from './ops.js';
 
 /*
  * Where GDAL reads a user's dataset. The service's own processes (the API, the worker) hold the
@@ -181,14 +181,36 @@ export function spatialPreview(ref: DatasetRef, layer?: string, options: Isolati
   return isolated(ref, 'spatialPreview', [ref, layer], reading(ref), () => spatialPreviewHere(ref, layer), options);
 }
 
-/**
- * A pipeline's binds: the dataset's folder to read and the parent of its scratch folder to write,
- * so the previews of one Workspace (each in a scratch folder of its own beside the others) share
- * one host.
- */
-const piping = (ref: DatasetRef, workDir: string): HostBinds => ({ readable: [datasetFolder(ref)], writable: [path.dirname(path.resolve(workDir))] });
+/** The other Workspaces' datasets a pipeline's operations name (workspace_id), resolved here by the caller's resolver. */
+async function relatedOf(spec: PipelineSpec, options: PipelineOptions): Promise<Record<string, DatasetRef>> {
+  const ids = new Set<string>();
+  for (const op of spec.operations ?? []) {
+    const id = (op as { workspace_id?: unknown } | null)?.workspace_id;
+    if (typeof id === 'string') ids.add(id);
+  }
+  const related: Record<string, DatasetRef> = {};
+  if (!options.datasets) return related;
+  for (const id of ids) related[id] = await options.datasets(id);
+  return related;
+}
 
-export function transformDataPreview(
+/**
+ * A pipeline's binds: the dataset's folder (and those of other Workspaces' datasets it names) to
+ * read, and the parent of its scratch folder to write, so the previews of one Workspace (each in
+ * a scratch folder of its own beside the others) share one host.
+ */
+const piping = (ref: DatasetRef, workDir: string, related: Record<string, DatasetRef>): HostBinds => ({
+  readable: [datasetFolder(ref), ...Object.values(related).map(datasetFolder)],
+  writable: [path.dirname(path.resolve(workDir))],
+});
+
+/** A pipeline's options as a host takes them: JSON, with the other Workspaces' datasets resolved beforehand. */
+function hostPipelineOptions(options: PipelineOptions & IsolationOptions, related: Record<string, DatasetRef>): HostPipelineOptions {
+  const { signal: _signal, datasets: _datasets, ...limits } = options;
+  return { ...limits, related };
+}
+
+export async function transformDataPreview(
   ref: DatasetRef,
   spec: PipelineSpec,
   workDir: string,
@@ -196,38 +218,50 @@ export function transformDataPreview(
   limit: number,
   options: PipelineOptions & IsolationOptions = {},
 ): Promise<DataPreview> {
-  const { signal, ...limits } = options;
+  const related = insideSandbox() || (await opensHere(ref)) ? {} : await relatedOf(spec, options);
   return isolated(
     ref,
     'transformDataPreview',
-    [ref, spec, workDir, layer, limit, limits],
-    piping(ref, workDir),
+    [ref, spec, workDir, layer, limit, hostPipelineOptions(options, related)],
+    piping(ref, workDir, related),
     () => transformDataPreviewHere(ref, spec, workDir, layer, limit, options),
     options,
   );
 }
 
-export function transformSpatialPreview(
+export async function transformSpatialPreview(
   ref: DatasetRef,
   spec: PipelineSpec,
   workDir: string,
   layer: string | undefined,
   options: PipelineOptions & IsolationOptions = {},
 ): Promise<SpatialPreview> {
-  const { signal, ...limits } = options;
+  const related = insideSandbox() || (await opensHere(ref)) ? {} : await relatedOf(spec, options);
   return isolated(
     ref,
     'transformSpatialPreview',
-    [ref, spec, workDir, layer, limits],
-    piping(ref, workDir),
+    [ref, spec, workDir, layer, hostPipelineOptions(options, related)],
+    piping(ref, workDir, related),
     () => transformSpatialPreviewHere(ref, spec, workDir, layer, options),
     options,
   );
 }
 
-export function applyPipeline(ref: DatasetRef, spec: PipelineSpec, workDir: string, options: PipelineOptions & IsolationOptions = {}): Promise<PipelineResult> {
-  const { signal, ...limits } = options;
-  return isolated(ref, 'applyPipeline', [ref, spec, workDir, limits], piping(ref, workDir), () => applyPipelineHere(ref, spec, workDir, options), options);
+export async function applyPipeline(
+  ref: DatasetRef,
+  spec: PipelineSpec,
+  workDir: string,
+  options: PipelineOptions & IsolationOptions = {},
+): Promise<PipelineResult> {
+  const related = insideSandbox() || (await opensHere(ref)) ? {} : await relatedOf(spec, options);
+  return isolated(
+    ref,
+    'applyPipeline',
+    [ref, spec, workDir, hostPipelineOptions(options, related)],
+    piping(ref, workDir, related),
+    () => applyPipelineHere(ref, spec, workDir, options),
+    options,
+  );
 }
 
 /** A raster where a vector dataset was wanted (inProcessDataset), with its driver. */
@@ -265,7 +299,8 @@ export function convertDataset(input: DatasetRef, request: ConvertRequest, outDi
     input,
     'convertDataset',
     [input, request, outDir, limits],
-    { readable: [datasetFolder(input)], writable: [path.resolve(outDir)] },
+    // The outputs' folder, not this output's: the conversions of one dataset share a host.
+    { readable: [datasetFolder(input)], writable: [path.dirname(path.resolve(outDir))] },
     () => convertHere(input, request, outDir, options),
     { signal, timeoutMs: limits.timeoutMs, onProgress: progress as ((p: unknown) => void) | undefined },
   );

@@ -1,17 +1,19 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { DatasetRef } from '../datasets/dataset-files.js';
-import { gdal, layerSrs, openAs, withDataset, type SpatialReference } from '../datasets/gdal.js';
+import { gdal, openAs, withDataset, type SpatialReference } from '../datasets/gdal.js';
+import { sourceSrs } from '../crs.js';
 import { runGdalTool } from '../datasets/gdal-tool.js';
 import { datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
 import { fieldTypeLabel, gdalFieldType, geometryTypeCode, splitGeometryType } from '../datasets/labels.js';
 import { quoteIdent } from './sql-guard.js';
+import type { ProcessingWarning } from '../warnings.js';
+import { runGeoStep } from './geo-step.js';
 import { refuseGeometryOperations } from './pipeline-check.js';
 import { compileOperation, type ValidatedOperation } from './catalog.js';
 import {
   crsSpecOf,
   invalid,
-  parseCrs,
   pickName,
   selectAll,
   type FieldSpec,
@@ -19,6 +21,9 @@ import {
   type Family,
   type Probe,
   type Relation,
+  type AttachedLayer,
+  type CompileContext,
+  type CrsSpec,
   type Source,
 } from './relation.js';
 
@@ -47,6 +52,8 @@ export interface OperationRun {
   /** Stops the stage running (a preview's deadline, a closed request). */
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** The datasets of the caller's other Workspaces that operations name (workspace_id). */
+  datasets?: DatasetResolver;
 }
 
 /** The limits of one GDAL stage of a run. */
@@ -60,6 +67,9 @@ function stageLimits(run: OperationRun) {
 
 /** ogr2ogr's -limit for a run's stage output, when it has one. */
 const outputLimitArgs = (run: OperationRun) => (run.outputLimit ? ['-limit', String(run.outputLimit)] : []);
+
+/** Finds the dataset of another Workspace of the caller; refuses ids that are not the caller's. */
+export type DatasetResolver = (workspaceId: string) => Promise<DatasetRef>;
 
 function geometryFromCode(code: number): GeometrySpec | null {
   const { base, z, m } = splitGeometryType(code);
@@ -102,7 +112,7 @@ async function describeSource(ref: DatasetRef, layerName: string, sample?: numbe
       fields.push({ name: f.name, type: fieldTypeLabel(f.type), width: f.width, precision: f.precision });
     });
     const geom = geometryFromCode(layer.geomType);
-    const srs = geom ? (layerSrs(layer) ?? (ref.assumedCrs ? parseCrs(ref.assumedCrs, 'assumed CRS') : null)) : null;
+    const srs = geom ? sourceSrs(layer, ref) : null;
     const crs = srs ? crsSpecOf(srs) : null;
     let extentLonLat: Relation['extentLonLat'] = null;
     if (geom && srs) {
@@ -202,6 +212,95 @@ async function runStage(rel: Relation, target: { path: string; layer: string }, 
   );
 }
 
+/** Fields and geometry of a layer as `ogrinfo -so` lists them (read in the sandbox). */
+function parseLayerSummary(text: string): { fields: FieldSpec[]; geomName: string | null; geomType: string | null; hasSrs: boolean } {
+  const fields: FieldSpec[] = [];
+  let geomName: string | null = null;
+  let geomType: string | null = null;
+  let hasSrs = false;
+  let afterColumns = false;
+  for (const line of text.split('\n')) {
+    const g = /^Geometry: (.+)$/.exec(line);
+    if (g) geomType = g[1]!.trim();
+    if (/^Layer SRS WKT:/.test(line)) hasSrs = true;
+    if (/^\(unknown\)$/.test(line.trim())) hasSrs = false;
+    const c = /^Geometry Column = (.+)$/.exec(line);
+    if (c) geomName = c[1]!.trim();
+    if (/^(FID Column|Geometry Column) = /.test(line)) {
+      afterColumns = true;
+      continue;
+    }
+    const f = /^(.+): (\w+)(?: \((\d+)\.(\d+)\))?$/.exec(line);
+    if (afterColumns && f) fields.push({ name: f[1]!, type: f[2]!, width: Number(f[3] ?? 0), precision: Number(f[4] ?? 0) });
+  }
+  return { fields, geomName, geomType: geomType && geomType !== 'None' ? geomType : null, hasSrs };
+}
+
+/**
+ * Copies a layer another operation reads into the stage's folder as a GeoPackage, in the
+ * relation's CRS (ogr2ogr in the sandbox, like every read of user data here), and says what it
+ * holds. A layer without a CRS is taken as being in the relation's, with a warning.
+ */
+async function attachLayer(
+  ref: DatasetRef,
+  layer: string,
+  target: { file: string; table: string },
+  crs: CrsSpec | null,
+  op: string,
+  run: OperationRun,
+): Promise<{ layer: AttachedLayer; warnings: Omit<ProcessingWarning, 'layer'>[] }> {
+  const warnings: Omit<ProcessingWarning, 'layer'>[] = [];
+  const timing = run.timeoutMs ? { timeoutMs: run.timeoutMs } : {};
+  const read = { readable: [ref.path], writable: [], ...timing };
+  const listed = await runGdalTool('ogrinfo', ['-ro', '-q', ref.path, ...openOptionArgs(ref)], read, `${op}: the dataset cannot be read`);
+  const names = [...listed.stdout.matchAll(/^\d+: (.+?)(?: \([^)]*\))?$/gm)].map((m) => m[1]!);
+  if (!names.includes(layer)) throw invalid(`${op}: no layer named ${JSON.stringify(layer)}; the layers are: ${names.join(', ')}`, { layer, layers: names });
+  const own = parseLayerSummary((await runGdalTool('ogrinfo', ['-ro', '-so', ref.path, ...openOptionArgs(ref), layer], read, `${op}: layer ${layer}`)).stdout);
+  // The CRS its coordinates are in: set on upload (or assumed, CSV), else the file's.
+  const from = ref.assumedCrs && (ref.crsOverride || !own.hasSrs) ? ['-s_srs', ref.assumedCrs] : [];
+  let reproject: string[] = [];
+  if (crs && own.geomType) {
+    if (from.length || own.hasSrs) reproject = [...from, '-t_srs', crs.wkt];
+    else {
+      warnings.push({
+        code: 'crs_assumed',
+        message: `${op}: layer ${layer} has no CRS; its coordinates are taken as being in the CRS of the layer being processed`,
+        details: { operation: op, other_layer: layer },
+      });
+    }
+  }
+  const { file, table } = target;
+  await runGdalTool(
+    'ogr2ogr',
+    ['-update', '-f', 'GPKG', file, ref.path, ...openOptionArgs(ref), layer, '-nln', table, '-lco', 'GEOMETRY_NAME=geom', '-lco', 'FID=fid', ...reproject],
+    { readable: [ref.path], writable: [run.workDir], ...timing },
+    `${op}: layer ${layer} cannot be read`,
+  );
+  const summary = parseLayerSummary(
+    (await runGdalTool('ogrinfo', ['-ro', '-so', file, table], { readable: [file], writable: [], ...timing }, `${op}: layer ${layer}`)).stdout,
+  );
+  const geom = summary.geomType ? geometryFromLabel(summary.geomType) : null;
+  return {
+    layer: { table: quoteIdent(table), name: layer, fields: summary.fields, geomName: geom ? (summary.geomName ?? 'geom') : null, geom },
+    warnings,
+  };
+}
+
+/** A GeometrySpec from ogrinfo's geometry label (Point, Multi Polygon, 3D Line String, Unknown (any)). */
+function geometryFromLabel(label: string): GeometrySpec {
+  const l = label.toLowerCase();
+  const family: Family | null = l.includes('polygon')
+    ? 'polygon'
+    : l.includes('line')
+      ? 'line'
+      : l.includes('point')
+        ? 'point'
+        : l.includes('collection')
+          ? 'collection'
+          : null;
+  return { family, z: l.includes('3d') || / z\b/.test(l), m: / m\b|measured/.test(l) };
+}
+
 /** Starts a new relation from a stage's output layer. */
 function continueFrom(rel: Relation, stagePath: string, table: string): Relation {
   const source: Source = { ref: { path: stagePath, openOptions: [], warnings: [] }, table, geomColumn: rel.geom ? rel.geomName : null };
@@ -210,34 +309,69 @@ function continueFrom(rel: Relation, stagePath: string, table: string): Relation
 
 /**
  * Applies validated operations, in order, to one layer of the input and writes the result as a
- * layer of the output GeoPackage. The input is only read.
+ * layer of the output GeoPackage. The input is only read. Answers the warnings of the operations
+ * (a distance in degrees, features repaired), each naming the layer.
  */
-export async function runOperations(operations: ValidatedOperation[], run: OperationRun): Promise<void> {
+export async function runOperations(operations: ValidatedOperation[], run: OperationRun): Promise<ProcessingWarning[]> {
+  const warnings: ProcessingWarning[] = [];
+  const warn = (w: Omit<ProcessingWarning, 'layer'>) => void warnings.push({ ...w, layer: run.layer });
   let rel = await describeSource(run.input, run.layer, run.sampleFeatures);
   refuseGeometryOperations(operations, { name: run.layer, has_geometry: rel.geom !== null });
   const probe: Probe = async (current, sql) => {
     const { stdout } = await runGdalTool(
       'ogrinfo',
       ['-ro', '-q', current.source.ref.path, ...openOptionArgs(current.source.ref), '-dialect', 'SQLite', '-sql', sql],
-      { readable: [current.source.ref.path], writable: [], ...stageLimits(run), timeoutMs: run.timeoutMs ?? 5 * 60_000 },
+      // The work folder too: attached layers live there.
+      { readable: [current.source.ref.path, run.workDir], writable: [], ...stageLimits(run), timeoutMs: run.timeoutMs ?? 5 * 60_000 },
       'The expression failed',
     );
-    return /\bt \([A-Za-z0-9]+\) = (\w+)/.exec(stdout)?.[1] ?? null;
+    return /\bt \([A-Za-z0-9]+\) = (-?[\w.]+)/.exec(stdout)?.[1] ?? null;
   };
   let stage = 0;
+  const stagePath = () => path.join(run.workDir, `stage-${++stage}-${Date.now().toString(36)}.gpkg`);
+  // Other layers go into a GeoPackage with the relation so far, so that one SQLite database
+  // holds every table the next SQL reads, whatever the drivers of the datasets.
+  const attach: CompileContext['attach'] = async (current, layers, workspaceId, op) => {
+    if (workspaceId && !run.datasets)
+      throw invalid(`${op}: workspace_id names another Workspace, which only Workspace pipelines can read`, { parameter: 'workspace_id' });
+    const ref = workspaceId ? await run.datasets!(workspaceId) : run.input;
+    const written = stagePath();
+    await runStage(current, { path: written, layer: 'stage' }, run, false);
+    const out: AttachedLayer[] = [];
+    for (const [i, layer] of layers.entries()) {
+      const said = await attachLayer(ref, layer, { file: written, table: `attached_${i + 1}` }, current.crs, op, run);
+      for (const w of said.warnings) warn(w);
+      out.push(said.layer);
+    }
+    return { rel: continueFrom(current, written, 'stage'), layers: out };
+  };
   for (const op of operations) {
-    const compiled = await compileOperation(op, rel, { probe });
+    const compiled = await compileOperation(op, rel, { layer: run.layer, probe, warn, attach });
     if (compiled.explode) {
-      stage++;
-      const stagePath = path.join(run.workDir, `stage-${stage}-${Date.now().toString(36)}.gpkg`);
-      await runStage(rel, { path: stagePath, layer: 'stage' }, run, true);
-      rel = continueFrom(compiled.rel, stagePath, 'stage');
+      const written = stagePath();
+      await runStage(rel, { path: written, layer: 'stage' }, run, true);
+      rel = continueFrom(compiled.rel, written, 'stage');
+    } else if (compiled.geoStep) {
+      // The SQL so far is written out, the geo step works on that, and the chain goes on from its output.
+      const written = stagePath();
+      await runStage(rel, { path: written, layer: 'stage' }, run, false);
+      const stepped = stagePath();
+      const said = await runGeoStep(
+        compiled.geoStep,
+        { input: written, layer: 'stage', output: stepped, outLayer: 'stage', geometryName: rel.geomName, workDir: run.workDir, ...timing(run) },
+        op.type,
+      );
+      for (const w of said) warn(w);
+      rel = continueFrom(compiled.rel, stepped, 'stage');
     } else {
       rel = compiled.rel;
     }
   }
   await runStage(rel, run.output, run, false);
+  return warnings;
 }
+
+const timing = (run: OperationRun) => (run.timeoutMs ? { timeoutMs: run.timeoutMs } : {});
 
 export interface SqlRun extends OperationRun {
   /** Checked SQL (geo/operations/sql-guard checkSelectSql) against the relation `source`. */

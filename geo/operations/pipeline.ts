@@ -5,13 +5,15 @@ import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import { datasetAt, stemOf, type DatasetRef } from '../datasets/dataset-files.js';
 import { errorText, gdal, scrubPaths, withDataset } from '../datasets/gdal.js';
+import { crsAssigned } from '../crs.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../datasets/translate.js';
 import { declareMeasuredTypes } from '../datasets/geometry-types.js';
 import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
-import { runOperations, runUserSql } from './execute.js';
+import { runOperations, runUserSql, type DatasetResolver } from './execute.js';
 import { checkPipeline, isEmptyPipeline, type DatasetFacts, type PipelineSpec } from './pipeline-check.js';
 import { dataPreview, spatialPreview, type DataPreview, type SpatialPreview } from '../datasets/preview.js';
 import { runPythonStep, type PythonStepOptions } from '../sandbox/python-step.js';
+import { distinctWarnings, type ProcessingWarning } from '../warnings.js';
 
 export { isEmptyPipeline, type PipelineSpec } from './pipeline-check.js';
 
@@ -27,6 +29,8 @@ export interface PipelineOptions {
   /** Stops whatever stage runs; the pipeline then fails with the signal's reason. */
   signal?: AbortSignal;
   python?: PythonStepOptions;
+  /** The datasets of the caller's other Workspaces that operations name (clip, joins, merge with workspace_id). */
+  datasets?: DatasetResolver;
 }
 
 export interface PipelineResult {
@@ -38,6 +42,8 @@ export interface PipelineResult {
   changed: boolean;
   /** What the Python step printed (truncated), for the Run's log. */
   python: { stdout: string; stderr: string } | null;
+  /** What the operations changed or doubted without failing (geo/warnings.ts). */
+  warnings: ProcessingWarning[];
 }
 
 const invalid = (message: string, details: Record<string, unknown> = {}) => new DomainError('invalid_transformation', message, details);
@@ -71,12 +77,15 @@ async function copyLayers(
 ): Promise<void> {
   if (layers.length === 0) return;
   const spatial = await withDataset(input, async (ds) => new Set(layers.filter((name) => ds.layers.get(name).geomType !== gdal.wkbNone)));
+  // Layers whose CRS was set on upload (or assumed, for CSV) carry it from here on.
+  const assigned = await withDataset(input, async (ds) => new Set(layers.filter((name) => crsAssigned(ds.layers.get(name), input))));
   const readable = [await readableOf(input)];
   try {
     for (const name of layers) {
       const args = ['-f', 'GPKG', ...(existsSync(out) ? ['-update'] : [])];
       if (options.sample) args.push('-limit', String(options.sample));
       if (spatial.has(name)) args.push('-nlt', 'GEOMETRY');
+      if (assigned.has(name)) args.push('-a_srs', input.assumedCrs!);
       const target = options.rename?.get(name);
       if (target) args.push('-nln', target);
       // A child process (geo/datasets/translate.ts): the GeoPackage's index is built as it closes.
@@ -104,7 +113,7 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
   const facts = await factsOf(input);
   const { operations, sql, targets } = checkPipeline(spec, facts);
   const names = facts.layers.map((l) => l.name);
-  if (isEmptyPipeline(spec)) return { dataset: input, layers: names, changed: false, python: null };
+  if (isEmptyPipeline(spec)) return { dataset: input, layers: names, changed: false, python: null, warnings: [] };
   await mkdir(workDir, { recursive: true });
   const runDir = await mkdtemp(path.join(workDir, 'pipeline-'));
   const pythonOptions = { ...options.python, ...(options.signal ? { signal: options.signal } : {}) };
@@ -112,7 +121,7 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
   if (facts.kind === 'raster') {
     const py = await runPythonStep(spec.python!, input.path, path.join(runDir, 'python'), { outputName: 'output.tif', ...pythonOptions });
     await assertOpens(py.outputPath);
-    return { dataset: datasetAt(py.outputPath), layers: [], changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
+    return { dataset: datasetAt(py.outputPath), layers: [], changed: true, python: { stdout: py.stdout, stderr: py.stderr }, warnings: [] };
   }
 
   const chosen = new Set(targets);
@@ -128,6 +137,7 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
   const transform = operations.length > 0 || sql !== null;
   // Layers keep their order; consecutive untouched ones are copied in one call.
   let pending: string[] = [];
+  const warnings: ProcessingWarning[] = [];
   for (const name of names) {
     if (!transform || !chosen.has(name)) {
       pending.push(name);
@@ -135,7 +145,15 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
     }
     await copyLayers(input, pending, out, { sample: options.sampleFeatures, limits: copyLimits });
     pending = [];
-    const run = { input, layer: name, output: { path: out, layer: name }, workDir: runDir, ...timing, ...sample };
+    const run = {
+      input,
+      layer: name,
+      output: { path: out, layer: name },
+      workDir: runDir,
+      ...timing,
+      ...sample,
+      ...(options.datasets ? { datasets: options.datasets } : {}),
+    };
     if (sql !== null) {
       // GDAL types the SQL result's geometry column itself; copying it over gives it the
       // GEOMETRY column every other layer of the result has.
@@ -144,14 +162,14 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
       await copyLayers(datasetAt(staged), [name], out, { failure: 'Copying the SQL result failed', limits: copyLimits });
       await rm(staged, { force: true });
     } else {
-      await runOperations(operations, run);
+      warnings.push(...(await runOperations(operations, run)));
     }
   }
   await copyLayers(input, pending, out, { sample: options.sampleFeatures, limits: copyLimits });
 
   if (!spec.python) {
     await declareMeasuredTypes(out);
-    return { dataset: datasetAt(out), layers: names, changed: true, python: null };
+    return { dataset: datasetAt(out), layers: names, changed: true, python: null, warnings: distinctWarnings(warnings) };
   }
 
   const outputName = 'output.gpkg';
@@ -171,7 +189,13 @@ export async function applyPipeline(input: DatasetRef, spec: PipelineSpec, workD
     limits: copyLimits,
   });
   await declareMeasuredTypes(result);
-  return { dataset: datasetAt(result), layers: await layerNamesOf(datasetAt(result)), changed: true, python: { stdout: py.stdout, stderr: py.stderr } };
+  return {
+    dataset: datasetAt(result),
+    layers: await layerNamesOf(datasetAt(result)),
+    changed: true,
+    python: { stdout: py.stdout, stderr: py.stderr },
+    warnings: distinctWarnings(warnings),
+  };
 }
 
 async function assertOpens(file: string): Promise<string> {
@@ -210,13 +234,17 @@ export async function transformDataPreview(
   layer: string | undefined,
   limit: number,
   options: PipelineOptions = {},
-): Promise<DataPreview> {
+): Promise<DataPreview & { warnings: ProcessingWarning[] }> {
   const sample = options.sampleFeatures ?? TRANSFORM_PREVIEW_SAMPLE;
   const result = await applyPipeline(input, spec, workDir, { ...options, sampleFeatures: sample, outputLimit: options.outputLimit ?? sample });
   const preview = await dataPreview(result.dataset, layer, limit);
-  if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, row_count: null, truncated: true };
-  return preview;
+  const warnings = warningsOf(result, preview.layer);
+  if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, row_count: null, truncated: true, warnings };
+  return { ...preview, warnings };
 }
+
+/** The pipeline's warnings about the previewed layer (or about no layer in particular). */
+const warningsOf = (result: PipelineResult, layer: string) => result.warnings.filter((w) => !w.layer || w.layer === layer);
 
 /** The spatial preview of the pipeline's result, on a sample of the input (see transformDataPreview). */
 export async function transformSpatialPreview(
@@ -225,10 +253,11 @@ export async function transformSpatialPreview(
   workDir: string,
   layer: string | undefined,
   options: PipelineOptions = {},
-): Promise<SpatialPreview> {
+): Promise<SpatialPreview & { warnings: ProcessingWarning[] }> {
   const sample = options.sampleFeatures ?? TRANSFORM_PREVIEW_SAMPLE;
   const result = await applyPipeline(input, spec, workDir, { ...options, sampleFeatures: sample, outputLimit: options.outputLimit ?? sample });
   const preview = await spatialPreview(result.dataset, layer);
-  if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, feature_count: null, truncated: true };
-  return preview;
+  const warnings = warningsOf(result, preview.layer);
+  if (result.changed && (await sampleWasCut(input, layer, sample))) return { ...preview, feature_count: null, truncated: true, warnings };
+  return { ...preview, warnings };
 }

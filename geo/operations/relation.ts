@@ -1,9 +1,10 @@
 import { DomainError } from '../../domain/errors.js';
-import { crsTextProblem } from '../crs.js';
 import type { DatasetRef } from '../datasets/dataset-files.js';
-import { gdal, type SpatialReference } from '../datasets/gdal.js';
+import type { SpatialReference } from '../datasets/gdal.js';
 import { crsDefinition } from '../datasets/labels.js';
-import { quoteIdent, quoteString } from './sql-guard.js';
+import type { ProcessingWarning } from '../warnings.js';
+import { parseCrsInput } from '../crs.js';
+import { quoteIdent } from './sql-guard.js';
 
 /*
  * What an operation compiles against: a relation (a SELECT in GDAL's SQLite dialect, with the
@@ -36,8 +37,6 @@ export interface CrsSpec {
   wkt: string;
   /** AUTHORITY:CODE or WKT, as PROJ (and SpatiaLite's ST_Transform) read it. */
   definition: string;
-  /** PROJ.4 form, used to build local azimuthal-equidistant projections on the same datum. */
-  proj4: string;
   geographic: boolean;
   /** Metres per unit of a projected CRS. */
   metresPerUnit: number | null;
@@ -62,15 +61,49 @@ export interface Relation {
   extentLonLat: [number, number, number, number] | null;
 }
 
-/** What compiling one operation gives: the next relation, and whether the stage ends there (-explodecollections). */
-export type Compiled = { rel: Relation; explode?: boolean };
+/**
+ * Metric work on longitude/latitude that SQL cannot do right across the antimeridian and the
+ * poles: run by geo/operations/geo_step.py on the stage written so far (distances in metres).
+ */
+export type GeoStep =
+  | { kind: 'buffer'; distance: number; segments: number }
+  | { kind: 'simplify'; tolerance: number; preserve_topology: boolean }
+  | { kind: 'densify'; max_segment: number }
+  | { kind: 'measure'; column: string; measure: 'area' | 'length' | 'perimeter'; factor: number };
+
+/**
+ * What compiling one operation gives: the next relation, and whether the stage ends there
+ * (-explodecollections, or a geo step that works on the stage's output).
+ */
+export type Compiled = { rel: Relation; explode?: boolean; geoStep?: GeoStep };
 
 /** Runs a probe query against the relation (ogrinfo in the sandbox); answers the value of its column t. */
 export type Probe = (rel: Relation, sql: string) => Promise<string | null>;
 
+/** Another layer an operation reads (a clip layer, a join table), copied for the stage in the relation's CRS. */
+export interface AttachedLayer {
+  /** The table as the SQL over the relation answered with it names it (quoted). */
+  table: string;
+  name: string;
+  fields: FieldSpec[];
+  /** Its geometry column (null for a table). */
+  geomName: string | null;
+  geom: GeometrySpec | null;
+}
+
 /** What an operation may ask of the engine while it compiles. */
 export interface CompileContext {
+  /** The layer the pipeline applies to, as its dataset names it. */
+  layer: string;
   probe: Probe;
+  /**
+   * Other layers of the same dataset, or of another Workspace of the caller (workspaceId), ready
+   * to be read by SQL over the relation answered with them (the relation so far, written out with
+   * those layers beside it), reprojected to the relation's CRS when they have another.
+   */
+  attach: (rel: Relation, layers: string[], workspaceId: string | undefined, op: string) => Promise<{ rel: Relation; layers: AttachedLayer[] }>;
+  /** Records a warning for the result (the engine adds the layer). */
+  warn: (warning: Omit<ProcessingWarning, 'layer'>) => void;
 }
 
 export const invalid = (message: string, details: Record<string, unknown> = {}) => new DomainError('invalid_transformation', message, details);
@@ -89,23 +122,11 @@ export function crsSpecOf(srs: SpatialReference): CrsSpec {
       metresPerUnit = null;
     }
   }
-  let proj4 = '';
-  try {
-    proj4 = srs.toProj4();
-  } catch {
-    proj4 = '';
-  }
-  return { wkt: srs.toWKT(), definition: crsDefinition(srs), proj4, geographic, metresPerUnit };
+  return { wkt: srs.toWKT(), definition: crsDefinition(srs), geographic, metresPerUnit };
 }
 
 export function parseCrs(input: string, what: string): SpatialReference {
-  const problem = crsTextProblem(input);
-  if (problem) throw invalid(`${what}: the CRS ${problem}`);
-  try {
-    return gdal.SpatialReference.fromUserInput(input);
-  } catch {
-    throw invalid(`${what}: ${JSON.stringify(input.slice(0, 80))} is not a coordinate reference system GDAL knows (try EPSG:4326)`);
-  }
+  return parseCrsInput(input, what, 'invalid_transformation');
 }
 
 export function pickName(candidates: string[], fields: FieldSpec[]): string {
@@ -135,42 +156,53 @@ export function selectAll(rel: Relation, replace: Map<string, string> = new Map(
 }
 
 export function requireCrs(rel: Relation, op: string): CrsSpec {
-  if (!rel.crs) throw invalid(`${op}: the layer has no coordinate reference system; assign one or use units "source"`);
+  if (!rel.crs) {
+    throw invalid(`${op}: the layer has no coordinate reference system: set one first ({"type": "assign_crs", "crs": "EPSG:…"}), or use units "source"`);
+  }
   return rel.crs;
 }
 
+/** A distance as an operation applies it: in the layer's own unit, or metres on longitude/latitude (a geo step). */
+export type Distance = { on: 'layer'; value: number } | { on: 'lonlat'; metres: number };
+
+/** Degrees from which a `source` distance on longitude/latitude is doubted (about 55 km), and refused. */
+export const DEGREES_WARN = 0.5;
+export const DEGREES_MAX = 20;
+
 /**
- * Wraps a distance-based SpatiaLite call so its distance is in metres, whatever the CRS:
- * geographic data goes through an azimuthal-equidistant projection centred on the layer (or on
- * each feature when the layer spans more than 10°), projected data has the distance converted to
- * its unit.
+ * The distance an operation works with. Metric units (the default) are honoured on any CRS:
+ * converted to a projected CRS's unit, or kept in metres for longitude/latitude, which the geo
+ * step handles per feature. `source` takes the layer's unit as it is; on longitude/latitude that
+ * is degrees, so a large one warns, and one no sensible user means is refused, naming the unit.
  */
-export function metricCall(rel: Relation, op: string, units: string, distance: number, call: (geom: string, d: number) => string): string {
-  const g = quoteIdent(rel.geomName);
-  if (units === 'source') return call(g, distance);
-  const metres = distance * metresPer[units]!;
+export function distanceOf(rel: Relation, op: string, what: string, units: string, value: number, ctx: Pick<CompileContext, 'warn'>): Distance {
+  if (units === 'source') {
+    if (rel.crs?.geographic) {
+      const km = Math.round(Math.abs(value) * 111.32);
+      const unit = `degrees (units "source" on ${crsName(rel.crs)}, a longitude/latitude CRS)`;
+      if (Math.abs(value) > DEGREES_MAX) {
+        throw invalid(`${op}: ${what} ${value} is in ${unit}, about ${km} km; give it in metres: {"units": "meters"}`, { [what]: value, unit: 'degree' });
+      }
+      if (Math.abs(value) >= DEGREES_WARN) {
+        ctx.warn({
+          code: 'units_degrees',
+          message: `${op}: ${what} ${value} is in ${unit}, about ${km} km at the equator; for a distance on the ground use {"units": "meters"}`,
+          details: { operation: op, [what]: value, unit: 'degree', approx_km: km },
+        });
+      }
+    }
+    return { on: 'layer', value };
+  }
+  const metres = value * metresPer[units]!;
   const crs = requireCrs(rel, op);
-  if (!crs.geographic) {
-    if (!crs.metresPerUnit) throw invalid(`${op}: the layer CRS has no linear unit; use units "source"`);
-    return call(g, metres / crs.metresPerUnit);
-  }
-  const from = crs.proj4 || '+proj=longlat +datum=WGS84 +no_defs';
-  const datum = (from.match(/\+(?:datum|ellps|a|b|rf|f|R|towgs84)=\S+/g) ?? ['+datum=WGS84']).join(' ');
-  const e = rel.extentLonLat;
-  let aeqd: string;
-  if (e && e[2] - e[0] <= 10 && e[3] - e[1] <= 10) {
-    const lon = ((e[0] + e[2]) / 2).toFixed(6);
-    const lat = ((e[1] + e[3]) / 2).toFixed(6);
-    aeqd = quoteString(`+proj=aeqd +lat_0=${lat} +lon_0=${lon} +x_0=0 +y_0=0 ${datum} +units=m +no_defs`);
-  } else {
-    // Per-feature centre, rounded so consecutive features reuse SpatiaLite's cached transformation.
-    const lat = `round((MbrMinY(${g}) + MbrMaxY(${g})) / 2, 1)`;
-    const lon = `round((MbrMinX(${g}) + MbrMaxX(${g})) / 2, 1)`;
-    aeqd = `('+proj=aeqd +lat_0=' || ${lat} || ' +lon_0=' || ${lon} || ${quoteString(` +x_0=0 +y_0=0 ${datum} +units=m +no_defs`)})`;
-  }
-  const src = quoteString(from);
-  const projected = `ST_Transform(${g}, ST_SRID(${g}), NULL, ${src}, ${aeqd})`;
-  return `ST_Transform(${call(projected, metres)}, ST_SRID(${g}), NULL, ${aeqd}, ${src})`;
+  if (crs.geographic) return { on: 'lonlat', metres };
+  if (!crs.metresPerUnit) throw invalid(`${op}: the layer CRS has no linear unit; use units "source"`);
+  return { on: 'layer', value: metres / crs.metresPerUnit };
+}
+
+/** A CRS as messages name it: its authority code, else "the layer CRS". */
+function crsName(crs: CrsSpec): string {
+  return /^[A-Z]+:\d+$/.test(crs.definition) ? crs.definition : 'the layer CRS';
 }
 
 /** SQLite text that is an integer / a decimal number (sign, digits, one dot, optional exponent). */

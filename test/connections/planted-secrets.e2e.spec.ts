@@ -1,18 +1,14 @@
 import { Client, Connection } from '@temporalio/client';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectors } from '../../connectors/registry.js';
 import type { ConnectorDefinition } from '../../connectors/types.js';
-import { loadConfig } from '../../platform/config.js';
-import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
+import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
-import { waitForPoller, temporalAddress } from '../support/worker.js';
+import { startServiceProcesses, type ServiceProcesses } from '../support/service-processes.js';
+import { temporalAddress } from '../support/worker.js';
 import { readFileSync } from 'node:fs';
 
 /*
@@ -25,7 +21,6 @@ import { readFileSync } from 'node:fs';
  */
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
-const ADMIN = { email: 'admin@example.com', password: 'planted secrets password' };
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -47,13 +42,7 @@ function readable(value: unknown): unknown {
 describe.skipIf(skip)('planted secrets appear nowhere', () => {
   const planted: string[] = [];
   const responses: string[] = [];
-  let output = '';
-  let api: ChildProcess;
-  let worker: ChildProcess;
-  let base: string;
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  let env: Record<string, string>;
-  let headers: Record<string, string>;
+  let svc: ServiceProcesses;
   let closedPort: number;
 
   const plant = (type: string, field: string) => {
@@ -95,84 +84,19 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
   }
 
   async function call(method: string, url: string, body?: unknown) {
-    const res = await fetch(`${base}${url}`, {
-      method,
-      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    responses.push(text);
-    return { status: res.status, text, json: () => JSON.parse(text) };
+    const res = await svc.call(method, url, body);
+    responses.push(res.text);
+    return res;
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     closedPort = await freePort();
-    const port = await freePort();
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'svc-planted-'));
-    env = {
-      ...(process.env as Record<string, string>),
-      SVC_DATA_DIR: dataDir,
-      SVC_DATABASE_URL: db.url,
-      SVC_TEMPORAL_ADDRESS: temporalAddress!,
-      SVC_TASK_QUEUE: `planted-${randomBytes(4).toString('hex')}`,
-      SVC_PORT: String(port),
-      SVC_LOG_LEVEL: 'debug',
-      SVC_ADMIN_EMAIL: ADMIN.email,
-      SVC_ADMIN_PASSWORD: ADMIN.password,
-    };
-    const start = (script: string) => {
-      const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      child.stdout!.on('data', (d) => (output += d));
-      child.stderr!.on('data', (d) => (output += d));
-      return child;
-    };
-    worker = start('worker/worker.ts');
-    api = start('api/server.ts');
-    base = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 90_000;
-    while (Date.now() < deadline) {
-      const ok = await fetch(`${base}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    await waitForPoller(loadConfig(env), 60_000);
-    const login = await fetch(`${base}/api/v1/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: base },
-      body: JSON.stringify(ADMIN),
-    });
-    const cookie = login.headers
-      .getSetCookie()
-      .map((c) => c.split(';')[0])
-      .join('; ');
-    const allScopes = [
-      'sources:read',
-      'sources:write',
-      'destinations:read',
-      'destinations:write',
-      'workspaces:read',
-      'workspaces:write',
-      'workspaces:run',
-      'jobs:read',
-      'jobs:write',
-      'jobs:run',
-    ];
-    const created = await fetch(`${base}/api/v1/account/tokens`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', cookie, origin: base },
-      body: JSON.stringify({ name: 'planted', scopes: allScopes }),
-    });
-    headers = { authorization: `Bearer ${(await created.json()).token}` };
+    // The API and the worker as processes, logging at debug: the secrets must not be there either.
+    svc = await startServiceProcesses({ SVC_LOG_LEVEL: 'debug' });
   }, 180_000);
 
   afterAll(async () => {
-    for (const child of [api, worker]) child?.kill('SIGTERM');
-    await Promise.all([api, worker].filter(Boolean).map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
-    await db?.drop();
+    await svc?.stop();
   });
 
   it('through every route that touches a connection, for every type', async () => {
@@ -180,7 +104,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     const file = pointsGeoJson(fixtureDir(), 3);
     const form = new FormData();
     form.append('file', new Blob([readFileSync(file)]), 'places.geojson');
-    const uploaded = await fetch(`${base}/api/v1/workspaces`, { method: 'POST', headers, body: form });
+    const uploaded = await fetch(`${svc.base}/api/v1/workspaces`, { method: 'POST', headers: svc.headers, body: form });
     expect(uploaded.status).toBe(201);
     const workspace = (await uploaded.json()) as { id: string };
     expect((await call('POST', `/api/v1/workspaces/${workspace.id}/convert`, { output_format: 'GeoJSON' })).status).toBe(200);
@@ -251,7 +175,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
       for (;;) {
         pending.length = 0;
         let waiting = 0;
-        for await (const wf of temporal.workflow.list({ query: `TaskQueue = "${env.SVC_TASK_QUEUE}" AND ExecutionStatus = "Running"` })) {
+        for await (const wf of temporal.workflow.list({ query: `TaskQueue = "${svc.env.SVC_TASK_QUEUE}" AND ExecutionStatus = "Running"` })) {
           const raw = (await temporal.workflow.getHandle(wf.workflowId, wf.runId).describe()).raw;
           waiting += (raw.pendingActivities ?? []).filter((a) => !a.lastFailure).length;
           pending.push(JSON.stringify(readable(raw)));
@@ -277,7 +201,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     for (const secret of planted) expect(everything, 'a response').not.toContain(secret);
 
     // Events (sealed values only) and every read model
-    const client = new pg.Client({ connectionString: db.url });
+    const client = new pg.Client({ connectionString: svc.env.SVC_DATABASE_URL });
     await client.connect();
     try {
       const events = (await client.query('SELECT data::text AS d FROM events')).rows.map((r) => r.d as string).join('\n');
@@ -306,7 +230,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
       const temporal = new Client({ connection });
       let histories = '';
       let count = 0;
-      for await (const wf of temporal.workflow.list({ query: `TaskQueue = "${env.SVC_TASK_QUEUE}"` })) {
+      for await (const wf of temporal.workflow.list({ query: `TaskQueue = "${svc.env.SVC_TASK_QUEUE}"` })) {
         const history = await temporal.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
         histories += JSON.stringify(readable(history));
         count += 1;
@@ -321,7 +245,7 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     for (const secret of planted) expect(pending.join('\n'), 'a pending Run attempt (its last failure)').not.toContain(secret);
 
     // Logs of both processes, at debug level
-    expect(output).toContain('"level"');
-    for (const secret of planted) expect(output, 'the logs').not.toContain(secret);
+    expect(svc.output()).toContain('"level"');
+    for (const secret of planted) expect(svc.output(), 'the logs').not.toContain(secret);
   }, 600_000);
 });

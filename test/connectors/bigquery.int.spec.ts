@@ -73,6 +73,8 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
       missing_table: 'NotFound',
       out_of_range_geography: 'BadRequest',
       no_permission: 'Forbidden',
+      dry_runs: ['SELECT', 'SCRIPT'],
+      script: [{ left_rows: 1 }],
     });
   });
 
@@ -226,6 +228,24 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
     await rows("INSERT INTO gis.boroughs (BoroCode, BoroName) VALUES (4, 'Queens')");
     const next = await connector.source!.extract(config, { table: 'boroughs', cursor_column: 'BoroCode' }, connectorContext(), { sync: first.sync! });
     expect(next).toMatchObject({ features: 1, sync: { cursor: { value: '4' } } });
+  });
+
+  it('a query that closes its subquery and goes on as a script is refused by a dry run; nothing runs (issue 32)', async () => {
+    const before = await numRows('countries');
+    for (const query of [
+      'SELECT 1 AS x); DELETE FROM gis.countries WHERE TRUE; SELECT (1',
+      "SELECT 1 AS x)\n; INSERT INTO gis.countries (ADMIN) VALUES ('Atlantis'); SELECT (1",
+    ]) {
+      const ctx = connectorContext();
+      const attempt = connector.source!.extract(config, { query }, ctx, {});
+      await attempt.catch(() => undefined);
+      // First what matters: the table is as it was (before the fix, the DELETE ran).
+      expect(await numRows('countries'), query).toBe(before);
+      const error = await expectConnectorError(attempt, 'invalid_data');
+      expect(error.message).toContain('statementType SCRIPT');
+      expect(error.details).toMatchObject({ statement_type: 'SCRIPT' });
+      expect(filesIn(ctx.workDir)).toEqual([]);
+    }
   });
 
   it('a missing table, a bad query and a size limit fail classified and leave no files', async () => {

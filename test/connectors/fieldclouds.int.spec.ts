@@ -106,6 +106,22 @@ describe('qfieldcloud', () => {
     await expectConnectorError(qfieldcloud.projects!.inspect(config(), { project: 'nobody/Nothing' }, connectorContext()), 'not_found');
   });
 
+  it('never turns a listed file name into a request for another path of the server (issue 32)', async () => {
+    const crafted = server.addProject('Crafted names');
+    server.putFile(crafted, '../../../../admin/settings.gpkg', survey);
+    server.putFile(crafted, 'ok.gpkg', survey);
+    const before = server.requests.length;
+    const inspected = await qfieldcloud.projects!.inspect(config(), { project: crafted }, connectorContext());
+    expect(inspected.files.find((f) => f.name === '../../../../admin/settings.gpkg')).toMatchObject({
+      layers: null,
+      error: expect.stringContaining('not a path inside the project'),
+    });
+    expect(inspected.files.find((f) => f.name === 'ok.gpkg')!.layers).toHaveLength(2);
+    const paths = server.requests.slice(before).map((r) => r.path);
+    expect(paths.filter((p) => !p.startsWith('/api/v1/'))).toEqual([]);
+    expect(paths.filter((p) => p.startsWith('/api/v1/files/') && !p.startsWith(`/api/v1/files/${crafted}/`))).toEqual([]);
+  });
+
   it('extracts one layer; the same md5 is unchanged; a new upload is read again', async () => {
     const resource = { project: projectId, file: 'survey.gpkg', layer: 'trees' };
     const first = await qfieldcloud.source!.extract(config(), resource, connectorContext(), {});

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browseFolders, browseItems, browseLayers } from '../../connectors/hub/browse.js';
 import { hub as sut } from '../../connectors/hub/index.js';
 import type { SyncState } from '../../connectors/types.js';
+import { cityLayers, startFeatureServer, type FeatureServerFixture } from '../servers/featureserver/server.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../servers/http/server.js';
 import { startHubStandIn, type HubItem, type HubStandIn } from '../servers/hub/server.js';
 import { boroughsShapefileZip, countriesGeoJson, fixtureDir } from '../support/fixtures.js';
@@ -264,5 +265,63 @@ describe('hub connector against the portal and hosted FeatureServer stand-in', (
     expect(layers.layers).toEqual([{ id: 0, name: 'stations', kind: 'layer', geometry_type: 'esriGeometryPoint' }]);
     await expectConnectorError(browseLayers(withKey(), countriesFile.id, connectorContext()), 'invalid_data');
     await expectConnectorError(browseFolders(config({ url: portal.url }), connectorContext()), 'authentication_failed');
+  });
+});
+
+/*
+ * Issue 32, finding 6: an item's `url` is whatever its publisher wrote, so the portal's token goes
+ * only where Esri's own client sends it: the portal, and the servers the portal says it federates
+ * with (portals/self/servers). A service anywhere else is read without the token; when that
+ * fails, the error says why the token was kept back.
+ */
+describe('hub sends its credentials only to the portal and the servers it federates with', () => {
+  let federated: FeatureServerFixture;
+  let stranger: FeatureServerFixture;
+  let guarded: FeatureServerFixture;
+  let portal: HubStandIn;
+  const root = (service: string) => service.replace(/\/rest\/services\/.*$/, '');
+  const config = (c: Record<string, unknown>) => sut.configuration.parse(c) as { url: string; username?: string; password?: string; api_key?: string };
+  const credentials = () => [
+    config({ url: portal.url, api_key: portal.apiKey }),
+    config({ url: portal.url, username: portal.users[0]!.username, password: portal.users[0]!.password }),
+  ];
+
+  beforeAll(async () => {
+    federated = await startFeatureServer();
+    stranger = await startFeatureServer();
+    guarded = await startFeatureServer({ token: 'a token this server issued itself' });
+    portal = await startHubStandIn({ federated: [root(federated.url)] });
+  });
+  afterAll(async () => {
+    for (const s of [portal, federated, stranger, guarded]) await s?.stop();
+  });
+
+  it('a federated server gets the token; a service elsewhere is read without it', async () => {
+    const owner = portal.users[0]!.username;
+    const onFederated = portal.addServiceItem(owner, 'City on a federated server', federated.url, 'org');
+    const elsewhere = portal.addServiceItem(owner, 'City anywhere', stranger.url, 'public');
+    for (const c of credentials()) {
+      const layers = await browseLayers(c, onFederated.id, connectorContext());
+      expect(layers.layers.map((l) => l.name)).toEqual(['Parcels', 'Hydrants', 'Owners']);
+      expect((await browseLayers(c, elsewhere.id, connectorContext())).layers).toHaveLength(3);
+      const read = await sut.source!.extract(c, sut.source!.resource.parse({ item_id: elsewhere.id, layer: 1 }), connectorContext(), {});
+      expect(read.features).toBe(cityLayers()[1]!.features.length);
+    }
+    expect(federated.requests.length).toBeGreaterThan(0);
+    expect(federated.requests.every((r) => r.token === 'body')).toBe(true);
+    expect(stranger.requests.length).toBeGreaterThan(0);
+    expect(stranger.requests.filter((r) => r.token !== null)).toEqual([]);
+  });
+
+  it('a service elsewhere that wants a token fails with an error that says the credentials were kept back', async () => {
+    const item = portal.addServiceItem(portal.users[0]!.username, 'City behind its own token', guarded.url, 'public');
+    for (const c of credentials()) {
+      const error = await expectConnectorError(browseLayers(c, item.id, connectorContext()), 'authentication_failed');
+      expect(error.message).toContain('is neither');
+      expect(error.message).toContain('portals/self/servers');
+      expect(error.message).toContain('Token Required');
+      expect(error.details).toMatchObject({ credentials_withheld: true });
+    }
+    expect(guarded.requests.filter((r) => r.token !== null)).toEqual([]);
   });
 });

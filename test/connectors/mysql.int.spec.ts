@@ -101,6 +101,19 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     await expectConnectorError(connector.source!.extract({ ...config, ssl: true }, { table: 'plain' }, connectorContext(), {}), 'tls_error');
   });
 
+  it('a query that closes its subquery and adds statements is refused: one statement per query (issue 32)', async () => {
+    const before = await count('Orte Ü');
+    for (const query of [
+      'SELECT 1 AS x) AS a; COMMIT; DELETE FROM `Orte Ü`; SELECT * FROM (SELECT 1 AS y',
+      'SELECT 1 AS x) AS a; DELETE FROM `Orte Ü`; SELECT * FROM (SELECT 1 AS y',
+    ]) {
+      const attempt = connector.source!.extract(config, { query }, connectorContext(), {});
+      await attempt.catch(() => undefined);
+      expect(await count('Orte Ü'), query).toBe(before);
+      await expectConnectorError(attempt, 'invalid_data');
+    }
+  });
+
   it('reads incrementally with cursor_column: new rows only, then unchanged', async () => {
     await sql(`CREATE TABLE events (id INT PRIMARY KEY AUTO_INCREMENT, seen_at DATETIME NOT NULL, label VARCHAR(20), geom POINT REF_SYSTEM_ID=4326);
       INSERT INTO events (seen_at, label, geom) VALUES ('2024-01-01 10:00:00', 'a', ST_GeomFromText('POINT(7 46)', 4326)), ('2024-01-02 10:00:00', 'b', ST_GeomFromText('POINT(8 47)', 4326));`);

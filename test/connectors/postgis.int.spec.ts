@@ -183,6 +183,21 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       expect((await db.sql<{ n: string }>('SELECT count(*) AS n FROM "Bäume"."Parzellen Ü"'))[0]!.n).toBe('2');
     });
 
+    it('a query that closes its subquery and commits its way out of the read-only transaction is one statement too many (issue 32)', async () => {
+      const escapes = [
+        'SELECT 1 AS x) AS a; COMMIT; CREATE TABLE "Bäume".escaped (x int); SELECT * FROM (SELECT 1 AS y',
+        'SELECT 1 AS x) AS a; COMMIT; DELETE FROM "Bäume"."Parzellen Ü"; SELECT * FROM (SELECT 1 AS y',
+      ];
+      for (const query of escapes) {
+        const attempt = postgis.source!.extract(db.config, { query }, connectorContext(), {});
+        await attempt.catch(() => undefined);
+        expect((await db.sql<{ n: string }>(`SELECT count(*) AS n FROM pg_tables WHERE tablename = 'escaped'`))[0]!.n, query).toBe('0');
+        expect((await db.sql<{ n: string }>('SELECT count(*) AS n FROM "Bäume"."Parzellen Ü"'))[0]!.n, query).toBe('2');
+        const error = await expectConnectorError(attempt, 'invalid_data');
+        expect(error.message).toContain('one SELECT statement');
+      }
+    });
+
     it('reads an empty table and a table with two geometry columns (the first one is kept)', async () => {
       await db.sql(`CREATE TABLE public.empty_one (id int, geom geometry(Point, 4326)); ALTER TABLE public.empty_one OWNER TO ${db.config.username};
         CREATE TABLE public.two_geoms (id int, area geometry(Polygon, 2056), centre geometry(Point, 2056)); ALTER TABLE public.two_geoms OWNER TO ${db.config.username};

@@ -57,6 +57,7 @@ describe('convertDataset', { timeout: 120_000 }, () => {
       size: statSync(path.join(dir, 'city.gpkg')).size,
       layers: all,
       media_type: 'application/geopackage+sqlite3',
+      warnings: [],
     });
     expect(layerNames(path.join(dir, r.filename)).sort()).toEqual(['closed', 'operators', 'stations']);
     expect(readLayer(path.join(dir, r.filename), 'stations').features.map((f) => f.props.name)).toEqual(['Zürich Hauptbahnhof', 'Genève-Cornavin']);

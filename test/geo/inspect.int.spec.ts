@@ -38,19 +38,27 @@ describe('inspectDataset', { timeout: 60_000 }, () => {
       has_geometry: true,
       feature_count: 2,
       crs: 'EPSG:4326',
+      crs_info: { code: 'EPSG:4326', name: 'WGS 84', unit: 'degree', geographic: true },
       fields: [
         { name: 'id', type: 'Integer' },
         { name: 'name', type: 'String' },
       ],
       extent: [6.1, 46.2, 8.6, 47.4],
     });
-    expect(owners).toMatchObject({ has_geometry: false, geometry_type: null, crs: null, feature_count: 2, extent: null });
+    expect(owners).toMatchObject({ has_geometry: false, geometry_type: null, crs: null, crs_info: null, feature_count: 2, extent: null });
     expect(owners!.fields).toEqual([
       { name: 'owner_id', type: 'Integer' },
       { name: 'full_name', type: 'String' },
       { name: 'share', type: 'Real' },
     ]);
-    expect(planned).toMatchObject({ has_geometry: true, geometry_type: 'POINT', feature_count: 0, crs: 'EPSG:2056', extent: null });
+    expect(planned).toMatchObject({
+      has_geometry: true,
+      geometry_type: 'POINT',
+      feature_count: 0,
+      crs: 'EPSG:2056',
+      crs_info: { code: 'EPSG:2056', name: 'CH1903+ / LV95', unit: 'metre', geographic: false },
+      extent: null,
+    });
     expect(JSON.stringify(info)).not.toContain(tmp.dir);
   });
 

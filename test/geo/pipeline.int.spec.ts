@@ -44,9 +44,26 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     addGpkgLayer(
       gpkg,
       'examples',
-      'id,NAME_EN,tmp,shape_area,population,area_km2,status,region,wkt\n1,Bern,x,1.5,134000,51.6,active,BE,"POLYGON ((7.4 46.9,7.5 46.9,7.5 47,7.4 47,7.4 46.9))"\n',
+      'id,NAME_EN,tmp,shape_area,population,area_km2,status,region,owner_id,wkt\n1,Bern,x,1.5,134000,51.6,active,BE,1,"POLYGON ((7.4 46.9,7.5 46.9,7.5 47,7.4 47,7.4 46.9))"\n',
       ['-a_srs', 'EPSG:4326', '-nlt', 'POLYGON'],
     );
+    // The other layers the catalog's examples name (clip, spatial_join, merge), around the example.
+    addGpkgLayer(gpkg, 'study_area', 'name,wkt\nBern area,"POLYGON ((7.35 46.85,7.45 46.85,7.45 46.95,7.35 46.95,7.35 46.85))"\n', [
+      '-a_srs',
+      'EPSG:4326',
+      '-nlt',
+      'POLYGON',
+    ]);
+    addGpkgLayer(gpkg, 'districts', 'district,wkt\nBern-Mittelland,"POLYGON ((7 46.5,8 46.5,8 47.5,7 47.5,7 46.5))"\n', [
+      '-nlt',
+      'POLYGON',
+      '-s_srs',
+      'EPSG:4326',
+      '-t_srs',
+      'EPSG:2056',
+    ]);
+    addGpkgLayer(gpkg, 'roads_north', 'road,wkt\nA1,"LINESTRING (7.4 47.1,7.6 47.2)"\n', ['-a_srs', 'EPSG:4326', '-nlt', 'LINESTRING']);
+    addGpkgLayer(gpkg, 'roads_south', 'road,wkt\nA6,"LINESTRING (7.4 46.8,7.6 46.7)"\n', ['-a_srs', 'EPSG:4326', '-nlt', 'LINESTRING']);
     addGpkgLayer(gpkg, 'owners', 'owner_id,full_name\n1,Anna Müller\n2,José Núñez\n');
     addGpkgLayer(gpkg, 'stops', 'id,kind,wkt\n1,bus,"POINT (7.44 46.95)"\n', ['-a_srs', 'EPSG:4326', '-nlt', 'POINT']);
     addGpkgLayer(
@@ -258,7 +275,17 @@ describe('applyPipeline', { timeout: 120_000 }, () => {
     const err = await refusal(applyPipeline(datasetAt(gpkg), { operations: [{ type: 'centroid' }] }, work()), 'invalid_parameter');
     expect(err.details.layers).toEqual(expect.arrayContaining(['towns', 'owners', 'stops', 'estates']));
     const r = await run({ operations: [{ type: 'centroid' }] });
-    expect(layerNames(r.dataset.path).sort()).toEqual(['estates', 'examples', 'owners', 'stops', 'towns']);
+    expect(layerNames(r.dataset.path).sort()).toEqual([
+      'districts',
+      'estates',
+      'examples',
+      'owners',
+      'roads_north',
+      'roads_south',
+      'stops',
+      'study_area',
+      'towns',
+    ]);
     expect(readLayer(r.dataset.path, 'owners').features).toHaveLength(2);
     expect(readLayer(r.dataset.path, 'estates').features[0]!.type).toBe('MULTIPOLYGON');
     expect(readLayer(r.dataset.path, 'towns').features[0]!.type).toBe('POINT');

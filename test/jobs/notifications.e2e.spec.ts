@@ -101,7 +101,12 @@ describe.skipIf(skip)('notifications', () => {
 
   /** Waits until a Run has recorded `count` notifications (each delivered or given up on). */
   const notified = async (jobId: string, runId: string, count: number): Promise<RunWithNotifications> =>
-    (await api.waitForRun(jobId, runId, (r) => finished(r.status) && (r as RunWithNotifications).notifications.length >= count, 120_000)) as RunWithNotifications;
+    (await api.waitForRun(
+      jobId,
+      runId,
+      (r) => finished(r.status) && (r as RunWithNotifications).notifications.length >= count,
+      120_000,
+    )) as RunWithNotifications;
 
   it('saves channels with write-only secrets, shows where they send, and tests them', async () => {
     const email = await api.call('POST', '/api/v1/notification-channels', emailChannel());
@@ -220,7 +225,11 @@ describe.skipIf(skip)('notifications', () => {
     expect(posted[0]).toMatchObject({ signatureValid: true, status: 200 });
     expect(posted[0]!.headers['x-geoflow-event']).toBe('failure');
     const body = JSON.parse(posted[0]!.body.toString());
-    expect(body).toMatchObject({ event: 'failure', job: { id: job.id, name: 'Parcels' }, run: { id: failedId, status: 'failed', error: { code: 'source_failed' } } });
+    expect(body).toMatchObject({
+      event: 'failure',
+      job: { id: job.id, name: 'Parcels' },
+      run: { id: failedId, status: 'failed', error: { code: 'source_failed' } },
+    });
     expect(posted[0]!.headers['x-geoflow-delivery']).toBe(`${failedId}:failure:${webhookId}`);
 
     // The Source comes back: the next Run succeeds, which the webhook hears of as a recovery, the email (failure only) not at all.
@@ -297,7 +306,8 @@ describe.skipIf(skip)('notifications', () => {
 
   it('tells of a slow Run while it still runs', async () => {
     files.put('/slow.geojson', fileBody(pointsGeoJson(dir, 3)));
-    const slowSource = (await api.call('POST', '/api/v1/sources', { name: 'slow', type: 'url', configuration: { url: `${files.url}/slow.geojson` } })).json().id;
+    const slowSource = (await api.call('POST', '/api/v1/sources', { name: 'slow', type: 'url', configuration: { url: `${files.url}/slow.geojson` } })).json()
+      .id;
     const held = files.hold('/slow.geojson');
     const job = await createJob({ source_id: slowSource, notifications: [{ channel_id: webhookId, events: ['slow'], slow_after_seconds: 1 }] });
     const before = hook.received.length;

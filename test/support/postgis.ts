@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { adminUrl } from './database.js';
@@ -72,4 +73,16 @@ export async function untilStagingTable(query: (text: string) => Promise<unknown
     await new Promise((r) => setTimeout(r, 25));
   }
   return false;
+}
+
+/**
+ * Loads a layer into the database with ogr2ogr (table `table`, geometry column `geom`, FID `fid`),
+ * for tests that compare results with what PostGIS computes from the same data.
+ */
+export function loadLayer(db: PostgisDatabase, file: string, layer: string, table: string, extra: string[] = []): void {
+  const c = db.config;
+  const target = `PG:host=${c.host} port=${c.port} dbname=${c.database} user=${c.username} password=${c.password}`;
+  execFileSync('ogr2ogr', ['-f', 'PostgreSQL', target, file, layer, '-nln', table, '-lco', 'GEOMETRY_NAME=geom', '-lco', 'FID=fid', '-overwrite', ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }

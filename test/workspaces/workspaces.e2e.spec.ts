@@ -268,7 +268,7 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
       details: { layer: 'things', format: 'ESRI Shapefile' },
     });
     const after = (await get(`/api/v1/workspaces/${ws.id}`)).json();
-    expect(after).toMatchObject({ status: 'failed', output: { format: 'GPKG', filename: 'things.gpkg' }, errors: [{ code: 'conversion_failed' }] });
+    expect(after).toMatchObject({ status: 'failed', output: { format: 'GPKG', filename: 'things-gpkg.gpkg' }, errors: [{ code: 'conversion_failed' }] });
     const download = await get(`/api/v1/workspaces/${ws.id}/download`);
     expect(download.statusCode).toBe(200);
     expect(download.rawPayload.subarray(0, 15).toString()).toBe('SQLite format 3');

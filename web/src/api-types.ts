@@ -63,6 +63,24 @@ export type CreatedToken = {
   token: string;
 };
 
+export type CreationOptions = {
+  /** Dataset creation options (ogr2ogr -dsco, gdal_translate -co), e.g. {"SPATIAL_INDEX": "NO"} */
+  dataset?: Record<string, string | number | boolean>;
+  /** Layer creation options (ogr2ogr -lco), e.g. {"GEOMETRY": "AS_XY"} for CSV, {"COORDINATE_PRECISION": 6} for GeoJSON */
+  layer?: Record<string, string | number | boolean>;
+};
+
+export type CrsInfo = {
+  /** AUTHORITY:CODE, e.g. EPSG:2263; null for a CRS without one */
+  code: string | null;
+  /** e.g. NAD83 / New York Long Island (ftUS) */
+  name: string | null;
+  /** Unit of the coordinates: degree, metre, US survey foot, … */
+  unit: string | null;
+  /** Longitude/latitude: distances in source units are degrees */
+  geographic: boolean;
+};
+
 export type DataPreview = {
   workspace_id: string;
   layer: string;
@@ -74,6 +92,7 @@ export type DataPreview = {
   /** Present for spatial layers */
   geometry_type?: string;
   crs: string | null;
+  crs_info: CrsInfo | null;
   /** Layer row count when known */
   row_count: number | null;
   preview_row_count: number;
@@ -81,6 +100,8 @@ export type DataPreview = {
   truncated: boolean;
   /** Keyed by field name; geometry cells hold a type label such as POINT */
   rows: Record<string, unknown>[];
+  /** Transformed previews: the pipeline's warnings about this layer */
+  warnings?: ProcessingWarning[];
 };
 
 export type Delivery = {
@@ -683,7 +704,8 @@ export type HubItem = {
   title: string;
   /** Portal item type: Feature Service, GeoJson, Shapefile, CSV … */
   type: string;
-  owner: string;
+  /** The owner's user name (null when the portal does not say) */
+  owner: string | null;
   /** Service URL of a feature layer item */
   url: string | null;
   tags: string[];
@@ -710,7 +732,8 @@ export type HubLayers = {
     title: string;
     /** Portal item type: Feature Service, GeoJson, Shapefile, CSV … */
     type: string;
-    owner: string;
+    /** The owner's user name (null when the portal does not say) */
+    owner: string | null;
     /** Service URL of a feature layer item */
     url: string | null;
     tags: string[];
@@ -749,6 +772,12 @@ export type Job = {
     convert?: boolean;
     python?: boolean;
   };
+  /** Who is told about the Runs of this Job, and of what */
+  notifications: ({
+    channel_id: string;
+    events: ("failure" | "auto_disable" | "recovery" | "success" | "slow")[];
+    slow_after_seconds: number | null;
+  })[];
   id: string;
   /** The stages a Run of this Job runs (flags applied, the rest inferred) */
   stages: {
@@ -818,6 +847,15 @@ export type JobBody = {
     python?: boolean | null;
   } | null;
   enabled?: boolean;
+  /** Who is told about the Runs of this Job, and of what (docs/jobs.md, Notifications); left out or null: nobody */
+  notifications?: ({
+    /** A notification channel you own */
+    channel_id: string;
+    /** failure, auto_disable, recovery (first success after a failure), success (every succeeded Run), slow */
+    events: ("failure" | "auto_disable" | "recovery" | "success" | "slow")[];
+    /** With slow: tell the channel once a Run has run this long */
+    slow_after_seconds?: number | null;
+  })[] | null;
 };
 
 /** Runs once a day at hour:minute in the IANA timezone (see docs/jobs.md for daylight-saving days) */
@@ -834,10 +872,79 @@ export type Me = {
   name: string;
   auth: {
     kind: "session" | "token";
-    scopes: ("account:read" | "sources:read" | "sources:write" | "destinations:read" | "destinations:write" | "jobs:read" | "jobs:write" | "jobs:run" | "workspaces:read" | "workspaces:write" | "workspaces:run" | "recipes:read" | "recipes:write")[];
+    scopes: ("account:read" | "sources:read" | "sources:write" | "destinations:read" | "destinations:write" | "jobs:read" | "jobs:write" | "jobs:run" | "workspaces:read" | "workspaces:write" | "workspaces:run" | "recipes:read" | "recipes:write" | "notifications:read" | "notifications:write")[];
   };
   /** ISO 8601 UTC */
   created_at?: string;
+};
+
+export type NotificationChannel = {
+  id: string;
+  name: string;
+  type: string;
+  /** Public fields, plus has_<secret> flags instead of secret values */
+  configuration: Record<string, unknown>;
+  /** Where it sends, without secrets: a webhook's origin and format, an SMTP server and its recipients */
+  endpoint: string;
+  /** ISO 8601 UTC */
+  created_at: string;
+  /** ISO 8601 UTC */
+  updated_at: string;
+};
+
+export type NotificationChannelBody = {
+  name: string;
+  type: "webhook";
+  /** Webhook: secrets (url, signing_secret) are write-only; omit one to keep it, null clears it */
+  configuration: {
+    url?: string | null;
+    /** geoflow: the notification's facts as JSON; slack: a Slack incoming-webhook message; teams: an Adaptive Card for a Teams Workflows webhook */
+    format: "geoflow" | "slack" | "teams";
+    /** Extra request headers, stored in plain text */
+    headers: Record<string, string>;
+    signing_secret?: string | null;
+  };
+} | {
+  name: string;
+  type: "email";
+  /** Email (SMTP): secrets (password) are write-only; omit one to keep it, null clears it */
+  configuration: {
+    /** Host name or IP address */
+    host: string;
+    /** TCP port (default 587) */
+    port: number;
+    /** starttls: plain connection upgraded with STARTTLS, which the server must offer (port 587); tls: TLS from the first byte (port 465); none: no TLS (a relay on a trusted network only: credentials and messages travel in the clear) */
+    security: "starttls" | "tls" | "none";
+    /** SMTP AUTH user; without it, no AUTH */
+    username?: string;
+    password?: string | null;
+    /** The sender address (From) */
+    from: string;
+    /** Recipients */
+    to: string[];
+    /** PEM of a CA to trust besides the system's (a relay with a certificate of your own CA) */
+    ca_certificate?: string;
+  };
+};
+
+export type NotificationChannelTestResult = {
+  ok: boolean;
+  /** ok, unreachable, timeout, authentication_failed, permission_denied, tls_error, not_found, invalid_response, server_error */
+  status: string;
+  message: string;
+  endpoint: string;
+  duration_ms: number;
+};
+
+export type NotificationChannelType = {
+  type: string;
+  label: string;
+  description: string;
+  /** JSON Schema of the configuration */
+  configuration: Record<string, unknown>;
+  secrets: string[];
+  required_secrets: string[];
+  example: Record<string, unknown>;
 };
 
 /** A transform operation: `type` plus the parameters listed for it in GET /api/v1/transformations. */
@@ -857,6 +964,15 @@ export type PostgisDiscovery = {
     has_geometry: boolean;
     geometry_type: string | null;
   })[];
+};
+
+export type ProcessingWarning = {
+  /** Stable: units_degrees, geometry_repaired, geometry_invalid, geometry_empty, field_renamed, type_changed, value_truncated, crs_changed, crs_outside_area, format_warning, … */
+  code: string;
+  message: string;
+  layer?: string;
+  /** What a client needs to act: the field mapping, the rows concerned */
+  details?: Record<string, unknown>;
 };
 
 export type Recipe = {
@@ -910,6 +1026,8 @@ export type Run = {
       /** Share done, when the GDAL tool reports it */
       percent?: number;
     } | null;
+    /** What the step read and wrote (its warnings are in the Run's `warnings`); null until it finished (and in Runs recorded before logs were kept) */
+    log: RunStepLog | null;
   })[];
   stats: {
     features_read: number | null;
@@ -919,6 +1037,17 @@ export type Run = {
   };
   /** source_unchanged when the Source had not changed since the last Run */
   skipped_reason: string | null;
+  /** What the steps changed or doubted without failing: fields a format renamed (with the mapping), values cut, geometries repaired */
+  warnings: {
+    /** Stable: units_degrees, geometry_repaired, geometry_invalid, geometry_empty, field_renamed, type_changed, value_truncated, crs_changed, crs_outside_area, format_warning, … */
+    code: string;
+    message: string;
+    layer?: string;
+    /** What a client needs to act: the field mapping, the rows concerned */
+    details?: Record<string, unknown>;
+    /** The step that said it: extract, transform, python, convert */
+    step: string;
+  }[];
   error: {
     code: string;
     message: string;
@@ -954,6 +1083,75 @@ export type Run = {
       convert?: boolean;
       python?: boolean;
     };
+    /** Who is told about the Runs of this Job, and of what */
+    notifications: ({
+      channel_id: string;
+      events: ("failure" | "auto_disable" | "recovery" | "success" | "slow")[];
+      slow_after_seconds: number | null;
+    })[];
+  };
+  /** Notifications about this Run, once each was delivered or given up on */
+  notifications: RunNotification[];
+};
+
+export type RunNotification = {
+  id: string;
+  event: "failure" | "auto_disable" | "recovery" | "success" | "slow";
+  channel_id: string;
+  channel_type: string;
+  channel_name: string;
+  status: "delivered" | "failed";
+  attempts: number;
+  error: string | null;
+  /** ISO 8601 UTC */
+  at: string;
+};
+
+export type RunStepLog = {
+  read?: {
+    /** The Source or Destination */
+    connection?: {
+      id: string;
+      type: string;
+    };
+    /** The table, object key, layer or URL (without query) read or written */
+    location?: Record<string, unknown>;
+    filename?: string;
+    /** GDAL driver short name */
+    format?: string | null;
+    bytes?: number | null;
+    features?: number | null;
+    layers?: ({
+      name: string;
+      geometry_type: string | null;
+      crs: string | null;
+      features: number | null;
+    })[];
+  };
+  wrote?: {
+    /** The Source or Destination */
+    connection?: {
+      id: string;
+      type: string;
+    };
+    /** The table, object key, layer or URL (without query) read or written */
+    location?: Record<string, unknown>;
+    filename?: string;
+    /** GDAL driver short name */
+    format?: string | null;
+    bytes?: number | null;
+    features?: number | null;
+    layers?: ({
+      name: string;
+      geometry_type: string | null;
+      crs: string | null;
+      features: number | null;
+    })[];
+  };
+  /** What a Python step printed (truncated) */
+  output?: {
+    stdout: string;
+    stderr: string;
   };
 };
 
@@ -1559,6 +1757,7 @@ export type SpatialPreview = {
   workspace_id: string;
   layer: string;
   source_crs: string | null;
+  source_crs_info: CrsInfo | null;
   preview_crs: "EPSG:4326";
   returned_count: number;
   feature_count: number | null;
@@ -1569,6 +1768,8 @@ export type SpatialPreview = {
     features: unknown[];
     [key: string]: unknown;
   };
+  /** Transformed previews: the pipeline's warnings about this layer */
+  warnings?: ProcessingWarning[];
 };
 
 export type StoredPipeline = {
@@ -1648,6 +1849,8 @@ export type Workspace = {
   layers: WorkspaceLayer[];
   raster: Record<string, unknown> | null;
   crs: string | null;
+  /** Code, name and unit of the CRS of the first spatial layer */
+  crs_info: CrsInfo | null;
   warnings: string[];
   /** The saved Source this Workspace imported, if any */
   source: Record<string, unknown> | null;
@@ -1658,6 +1861,8 @@ export type Workspace = {
     size: number;
     media_type: string | null;
     layers: string[];
+    /** What the pipeline and the output format changed or doubted: renamed fields with the mapping, cut values, repaired geometries */
+    warnings: ProcessingWarning[];
   } | null;
   errors: {
     code: string;
@@ -1677,6 +1882,8 @@ export type WorkspaceLayer = {
   has_geometry: boolean;
   feature_count: number | null;
   crs: string | null;
+  /** Code, name and unit of the CRS (absent in Workspaces inspected before it was shown) */
+  crs_info?: CrsInfo | null;
   fields: {
     name: string;
     type: string;

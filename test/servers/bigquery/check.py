@@ -73,6 +73,19 @@ seen["query_rows"] = len(result)
 seen["query_and_wait"] = [dict(r) for r in bq.query_and_wait("SELECT CAST(MAX(n) AS STRING) AS m FROM pycheck.points")]
 assert seen["query_and_wait"] == [{"m": "2"}], seen
 
+# Dry runs (nothing runs; the statement type comes back) and a script (its results are the last statement's).
+dry = bq.query("SELECT n FROM pycheck.points", job_config=bigquery.QueryJobConfig(dry_run=True, use_query_cache=False))
+assert dry.state == "DONE" and dry.statement_type == "SELECT", (dry.state, dry.statement_type)
+script_sql = "SELECT 1 AS x; DELETE FROM pycheck.points WHERE n = 2; SELECT COUNT(*) AS left_rows FROM pycheck.points"
+dry_script = bq.query(script_sql, job_config=bigquery.QueryJobConfig(dry_run=True, use_query_cache=False))
+assert dry_script.statement_type == "SCRIPT", dry_script.statement_type
+assert bq.get_table(f"{project}.pycheck.points").num_rows == 2, "a dry run changed the table"
+seen["dry_runs"] = [dry.statement_type, dry_script.statement_type]
+script = bq.query(script_sql)
+seen["script"] = [dict(r) for r in script.result()]
+assert script.statement_type == "SCRIPT" and seen["script"] == [{"left_rows": 1}], (script.statement_type, seen["script"])
+bq.query("INSERT INTO pycheck.points (n, name) VALUES (2, NULL)").result()
+
 copy = bq.copy_table(f"{project}.pycheck.points", f"{project}.pycheck.copied", job_id="pycheck_copy_1", job_config=bigquery.CopyJobConfig(write_disposition="WRITE_TRUNCATE"))
 copy.result()
 assert bq.get_table(f"{project}.pycheck.copied").num_rows == 2

@@ -6,7 +6,10 @@ get), jobs.query, getQueryResults, and the upload endpoint of load jobs (multipa
 resumable). Requests are authenticated as BigQuery authenticates service accounts that sign
 their own tokens: an RS256 JWT whose key id and signature must match a service account key this
 server issued (google-auth verifies it). GoogleSQL runs on SQLite: enough for the statements the
-connector sends and plain user SELECTs; no ST_ functions. GEOGRAPHY values are WKT text, checked
+connector sends and plain user SELECTs; no ST_ functions. As BigQuery does, a query of several
+statements separated by semicolons runs as a script (each statement in turn, the job's results
+those of the last one, statementType SCRIPT), and a job with configuration.dryRun runs nothing
+and answers the statement type it would have (SELECT, INSERT, DELETE, SCRIPT …). GEOGRAPHY values are WKT text, checked
 on load as BigQuery does (well-formed, longitude and latitude in range).
 
 Its answers are checked in the suite by Google's own Python client (check.py), so it cannot
@@ -316,35 +319,65 @@ def translate(sql, default_dataset):
     return "".join(pieces)
 
 
-def run_query(project, config_query, params_in):
-    query = config_query.get("query", "")
-    if config_query.get("useLegacySql") is not False and "useLegacySql" in config_query:
-        raise ApiError(400, "invalid", "The stand-in runs GoogleSQL only (useLegacySql: false)")
-    default = (config_query.get("defaultDataset") or {}).get("datasetId")
-    params = {}
-    for p in config_query.get("queryParameters") or []:
-        ptype = p.get("parameterType", {}).get("type", "STRING")
-        value = (p.get("parameterValue") or {}).get("value")
-        try:
-            params[p["name"]] = to_storage(ptype, value)
-        except (ValueError, TypeError) as e:
-            raise ApiError(400, "invalidQuery", f"Invalid query parameter {p.get('name')}: {e}")
-    sql = translate(query, default)
-    statement = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else ""
-    if statement not in ("SELECT", "WITH", "INSERT"):
-        raise ApiError(400, "invalidQuery", f"The stand-in runs SELECT and INSERT statements only, not {statement}")
+STATEMENT_TYPES = {"SELECT": "SELECT", "WITH": "SELECT", "INSERT": "INSERT", "DELETE": "DELETE", "UPDATE": "UPDATE", "MERGE": "MERGE"}
+
+
+def split_statements(sql):
+    """A script's statements: split on semicolons outside string literals, quoted names and comments."""
+    statements, current, i = [], [], 0
+    while i < len(sql):
+        c = sql[i]
+        if c in "'\"`":
+            j = i + 1
+            while j < len(sql) and sql[j] != c:
+                j += 2 if sql[j] == "\\" else 1
+            current.append(sql[i : j + 1])
+            i = j + 1
+        elif sql.startswith("--", i) or c == "#":
+            j = sql.find("\n", i)
+            i = len(sql) if j < 0 else j
+        elif sql.startswith("/*", i):
+            j = sql.find("*/", i + 2)
+            i = len(sql) if j < 0 else j + 2
+        elif c == ";":
+            statements.append("".join(current))
+            current, i = [], i + 1
+        else:
+            current.append(c)
+            i += 1
+    statements.append("".join(current))
+    return [st for st in statements if st.strip()]
+
+
+def statement_type(query):
+    """What BigQuery's statistics.query.statementType would say: SCRIPT for several statements."""
+    statements = split_statements(query)
+    if len(statements) != 1:
+        return "SCRIPT"
+    word = statements[0].lstrip().lstrip("(").split(None, 1)[0].upper() if statements[0].strip() else ""
+    if word not in STATEMENT_TYPES:
+        raise ApiError(400, "invalidQuery", f"Syntax error: Unexpected keyword {word} (the stand-in knows {', '.join(sorted(STATEMENT_TYPES))})")
+    return STATEMENT_TYPES[word]
+
+
+def run_statement(sql, params):
+    """One translated statement: (schema, rows, affected rows or None, kind)."""
+    word = sql.lstrip().lstrip("(").split(None, 1)[0].upper() if sql.strip() else ""
+    kind = STATEMENT_TYPES.get(word)
+    if kind not in ("SELECT", "INSERT", "DELETE"):
+        raise ApiError(400, "invalidQuery", f"The stand-in runs SELECT, INSERT and DELETE statements only, not {word}")
     try:
         cur = db.execute(sql, params)
-        rows = cur.fetchall() if statement != "INSERT" else []
+        rows = cur.fetchall() if kind == "SELECT" else []
     except sqlite3.Error as e:
         raise ApiError(400, "invalidQuery", f"Syntax error or unsupported SQL: {e}")
-    if statement == "INSERT":
-        touched = re.search(r'INSERT\s+INTO\s+"([^"]+)"', sql, re.I)
+    if kind != "SELECT":
+        touched = re.search(r'(?:INSERT\s+INTO|DELETE\s+FROM)\s+"([^"]+)"', sql, re.I)
         if touched:
             parts = touched.group(1).split(".")
             if len(parts) == 3 and tuple(parts) in tables:
                 tables[tuple(parts)]["modified"] = now_ms()
-        return [], [], cur.rowcount, "INSERT"
+        return [], [], cur.rowcount, kind
     # Result types: a column of a table the query reads keeps its type; else from the values.
     known = {}
     for key, t in tables.items():
@@ -360,6 +393,47 @@ def run_query(project, config_query, params_in):
             ftype = "INTEGER" if isinstance(sample, int) else "FLOAT" if isinstance(sample, float) else "STRING"
         schema.append({"name": name, "type": ftype, "mode": "NULLABLE"})
     return schema, rows, None, "SELECT"
+
+
+def run_query(project, config_query, params_in):
+    query = config_query.get("query", "")
+    if config_query.get("useLegacySql") is not False and "useLegacySql" in config_query:
+        raise ApiError(400, "invalid", "The stand-in runs GoogleSQL only (useLegacySql: false)")
+    default = (config_query.get("defaultDataset") or {}).get("datasetId")
+    params = {}
+    for p in config_query.get("queryParameters") or []:
+        ptype = p.get("parameterType", {}).get("type", "STRING")
+        value = (p.get("parameterValue") or {}).get("value")
+        try:
+            params[p["name"]] = to_storage(ptype, value)
+        except (ValueError, TypeError) as e:
+            raise ApiError(400, "invalidQuery", f"Invalid query parameter {p.get('name')}: {e}")
+    kind = statement_type(query)
+    # A script runs its statements in turn; its results are the last statement's.
+    result = None
+    for statement in split_statements(query):
+        result = run_statement(translate(statement, default), params)
+    schema, rows, affected, last = result
+    return schema, rows, affected, kind if kind == "SCRIPT" else last
+
+
+def dry_run(project, body):
+    """jobs.insert with configuration.dryRun: nothing runs; the statement type it would have, as BigQuery answers."""
+    config = body.get("configuration") or {}
+    query = config.get("query")
+    if not query:
+        raise ApiError(400, "invalid", "The stand-in dry-runs query jobs only")
+    kind = statement_type(query.get("query", ""))
+    for statement in split_statements(query.get("query", "")):
+        translate(statement, (query.get("defaultDataset") or {}).get("datasetId"))  # unknown tables are errors, as in BigQuery
+    location = (body.get("jobReference") or {}).get("location") or "US"
+    return {
+        "kind": "bigquery#job",
+        "jobReference": {"projectId": project, "location": location},
+        "configuration": config,
+        "status": {"state": "DONE"},
+        "statistics": {"creationTime": now_ms(), "totalBytesProcessed": "0", "query": {"totalBytesProcessed": "0", "statementType": kind}},
+    }
 
 
 # --- jobs -----------------------------------------------------------------------------------
@@ -636,7 +710,10 @@ class Handler(BaseHTTPRequestHandler):
                 drop_table(project, d, t)
                 return self.reply(204)
         if rest == "/jobs" and method == "POST":
-            entry = new_job(project, json.loads(self.body() or b"{}"), email)
+            body = json.loads(self.body() or b"{}")
+            if (body.get("configuration") or {}).get("dryRun"):
+                return self.reply(200, dry_run(project, body))
+            entry = new_job(project, body, email)
             if "load" in entry["resource"]["configuration"]:
                 raise ApiError(400, "invalid", "Load jobs from local data go to the upload endpoint")
             run_job(project, entry)

@@ -16,6 +16,10 @@ import { matcher } from '../featureserver/server.js';
  *   {url}/sharing/rest/…                                   the portal (url = http://127.0.0.1:port/portal)
  *   http://127.0.0.1:port/server/rest/services/Hosted/{name}/FeatureServer[/{layer}[/query|/applyEdits]]
  *
+ * portals/self/servers lists the servers the portal federates with (ArcGIS Enterprise's answer:
+ * id, name, url, adminUrl, isHosted, serverType, serverRole, serverFunction): the stand-in's own
+ * /server (its hosting server) and any `federated` server URLs it is started with.
+ *
  * Tokens come from generateToken (username/password), or are the API key; they are read from
  * the body, the query or the X-Esri-Authorization header, and recorded as such. Errors are ArcGIS
  * error objects with HTTP 200 (498 invalid token, 499 token required, 400 item does not exist or
@@ -82,6 +86,8 @@ export interface HubStandIn {
     layer: { name: string; geometryType: string | null; wkid: number; fields: Field[]; features: HubFeature[] },
     access?: HubItem['access'],
   ): HubItem;
+  /** A Feature Service item whose service lives at `url` (anywhere: anyone who can publish an item can name any URL). */
+  addServiceItem(owner: string, title: string, url: string, access?: HubItem['access']): HubItem;
   /** A file item (GeoJson, Shapefile, CSV …) holding `data`. */
   addFileItem(owner: string, title: string, type: string, name: string, data: Buffer, access?: HubItem['access']): HubItem;
   /** The rows of a feature layer item's layer, as stored. */
@@ -145,7 +151,9 @@ async function formOf(req: IncomingMessage, url: URL): Promise<{ fields: Map<str
   return { fields, files };
 }
 
-export async function startHubStandIn(options: { users?: { username: string; password: string }[]; apiKeyUser?: string } = {}): Promise<HubStandIn> {
+export async function startHubStandIn(
+  options: { users?: { username: string; password: string }[]; apiKeyUser?: string; federated?: string[] } = {},
+): Promise<HubStandIn> {
   const users = options.users ?? [
     { username: 'gis_team', password: `pw-${newId().slice(0, 8)}` },
     { username: 'other_user', password: `pw-${newId().slice(0, 8)}` },
@@ -204,6 +212,25 @@ export async function startHubStandIn(options: { users?: { username: string; pas
       access,
       ownerFolder: null,
       service: name,
+    };
+    items.set(item.id, item);
+    return item;
+  }
+
+  function addServiceItem(owner: string, title: string, url: string, access: HubItem['access'] = 'public'): HubItem {
+    const item: HubItem = {
+      id: newId(),
+      owner,
+      title,
+      type: 'Feature Service',
+      name: null,
+      url,
+      tags: [],
+      typeKeywords: ['ArcGIS Server', 'Data', 'Feature Access', 'Feature Service', 'Service'],
+      created: now(),
+      modified: now(),
+      access,
+      ownerFolder: null,
     };
     items.set(item.id, item);
     return item;
@@ -271,6 +298,22 @@ export async function startHubStandIn(options: { users?: { username: string; pas
           currentVersion: '2024.1',
           urlKey: null,
           ...(user ? { user: { username: user, role: 'org_admin', orgId: 'org0stand' } } : {}),
+        });
+      }
+      if (route === 'portals/self/servers') {
+        if (!user) return error(499, 'Token Required');
+        const servers = [`${origin}/server`, ...(options.federated ?? [])];
+        return json({
+          servers: servers.map((url, i) => ({
+            id: `srv${i}stand`,
+            name: new URL(url).host,
+            url,
+            adminUrl: url,
+            isHosted: i === 0,
+            serverType: 'ArcGIS',
+            serverRole: i === 0 ? 'HOSTING_SERVER' : 'FEDERATED_SERVER',
+            serverFunction: '',
+          })),
         });
       }
       if (route === 'community/self') {
@@ -597,6 +640,7 @@ export async function startHubStandIn(options: { users?: { username: string; pas
     items,
     requests,
     addFeatureLayer,
+    addServiceItem,
     addFileItem,
     layer: layerOf,
     rows: (itemId, l = 0) => [...layerOf(itemId, l).features.values()],

@@ -40,7 +40,9 @@ export interface SmtpServer {
 }
 
 export function smtpServerUnavailable(): string | false {
-  return existsSync(python) ? false : `aiosmtpd is not installed in ${path.dirname(path.dirname(python))}: test/servers/smtp/install.sh (run by \`npm test\`) installs it`;
+  return existsSync(python)
+    ? false
+    : `aiosmtpd is not installed in ${path.dirname(path.dirname(python))}: test/servers/smtp/install.sh (run by \`npm test\`) installs it`;
 }
 
 /** `tempfail`: how many messages to answer 451 (try again later) before accepting. */
@@ -52,13 +54,39 @@ export async function startSmtpServer(options: { mode?: 'starttls' | 'tls'; temp
   const key = path.join(dir, 'key.pem');
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
     { stdio: 'pipe' },
   );
   const port = await freePort();
   const username = 'geoflow-notify';
   const password = `pw-${randomBytes(8).toString('hex')}`;
-  const args = [path.join(import.meta.dirname, 'serve.py'), String(port), options.mode ?? 'starttls', cert, key, username, password, out, String(options.tempfail ?? 0)];
+  const args = [
+    path.join(import.meta.dirname, 'serve.py'),
+    String(port),
+    options.mode ?? 'starttls',
+    cert,
+    key,
+    username,
+    password,
+    out,
+    String(options.tempfail ?? 0),
+  ];
   const child = spawn(python, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   let log = '';
   child.stderr!.on('data', (chunk: Buffer) => (log = (log + chunk.toString()).slice(-4000)));

@@ -15,3 +15,10 @@ export async function drawMap(container: HTMLElement, geojson: FeatureCollection
   const basemap = document.querySelector<HTMLMetaElement>('meta[name="svc-basemap"]')?.content || null;
   return renderLeafletMap(container, geojson, { label, basemap });
 }
+
+/** A PMTiles output on a map (its own chunk, loaded on demand like the map). */
+export async function drawPmtiles(container: HTMLElement, url: string, label: string) {
+  const { renderPmtilesMap } = await import('./pmtiles-map.js');
+  const basemap = document.querySelector<HTMLMetaElement>('meta[name="svc-basemap"]')?.content || null;
+  return renderPmtilesMap(container, url, { label, basemap });
+}

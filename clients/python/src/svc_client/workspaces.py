@@ -33,11 +33,23 @@ class Workspaces:
     def __init__(self, client: Client) -> None:
         self._client = client
 
-    def upload(self, path: StrPath, *, progress: Progress | None = None) -> Workspace:
+    def upload(
+        self,
+        path: StrPath,
+        *,
+        progress: Progress | None = None,
+        source_crs: str | None = None,
+        x_column: str | None = None,
+        y_column: str | None = None,
+        z_column: str | None = None,
+    ) -> Workspace:
         """Upload and inspect a local dataset; returns its :class:`Workspace` handle.
 
         A shapefile must be one ZIP holding its .shp, .shx, .dbf (and .prj) files.
+        ``source_crs`` says which CRS the coordinates are in (a shapefile without .prj, a wrong
+        one); ``x_column``/``y_column`` (and ``z_column``) name a CSV's coordinate columns.
         """
+        options = {"source_crs": source_crs, "x_column": x_column, "y_column": y_column, "z_column": z_column}
         file = Path(path)
         if not file.is_file():
             raise ConfigError(f"no such file: {file}", code="missing_file")
@@ -53,8 +65,10 @@ class Workspaces:
             raise ConfigError(f"cannot read {file}: {exc.strerror}", code="unreadable_file") from None
         with handle:
             body = _CountingReader(handle, file.stat().st_size, progress)
+            # The reading options go before the file: the server reads the fields it has seen by then.
+            fields: list[tuple[str, Any]] = [(k, (None, v)) for k, v in options.items() if v is not None]
             data = self._client._object(
-                "POST", self.path, files={"file": (file.name, body)}, long=True
+                "POST", self.path, files=[*fields, ("file", (file.name, body))], long=True
             )
         return Workspace(self._client, data)
 
@@ -199,12 +213,18 @@ class Workspace:
         output_format: str,
         layers: Sequence[str] | None = None,
         target_crs: str | None = None,
+        creation_options: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> JSON:
         """Convert the upload through the stored pipeline (synchronous; status becomes completed).
 
-        ``output_format`` is an id from ``client.formats.list()``.
+        ``output_format`` is an id from ``client.formats.list()``. ``creation_options`` are GDAL's,
+        ``{"dataset": {...}, "layer": {...}}`` (``{"layer": {"GEOMETRY": "AS_XY"}}`` for CSV);
+        the server checks them against the driver's list. What the format changed (renamed
+        fields, with the mapping) is in the result's ``output["warnings"]``.
         """
         body: JSON = {"output_format": output_format}
+        if creation_options is not None:
+            body["creation_options"] = {k: dict(v) for k, v in creation_options.items()}
         if layers is not None:
             body["layers"] = [layers] if isinstance(layers, str) else list(layers)
         if target_crs is not None:

@@ -61,6 +61,28 @@ def test_upload_streams_multipart_and_reports_progress(server: FakeServer, clien
     assert len(progress) > 1
 
 
+def test_upload_sends_reading_options_before_the_file(server: FakeServer, client: Client, tmp_path: Path) -> None:
+    path = tmp_path / "stations.csv"
+    path.write_bytes(b"station,easting,northing\nA,980000,195000\n")
+    server.on("POST", "/workspaces", WS, status=201)
+
+    client.workspaces.upload(path, source_crs="EPSG:2263", x_column="easting", y_column="northing")
+
+    content = server.last.content
+    assert b'name="source_crs"\r\n\r\nEPSG:2263' in content
+    assert b'name="x_column"\r\n\r\neasting' in content
+    assert b'name="z_column"' not in content
+    assert content.index(b'name="y_column"') < content.index(b'name="file"')
+
+
+def test_convert_sends_creation_options(server: FakeServer, client: Client) -> None:
+    server.on("GET", "/workspaces/ws_1", WS)
+    handle = client.workspaces.get("ws_1")
+    server.on("POST", "/workspaces/ws_1/convert", {**WS, "status": "completed"})
+    handle.convert("CSV", creation_options={"layer": {"GEOMETRY": "AS_XY"}})
+    assert server.body() == {"output_format": "CSV", "creation_options": {"layer": {"GEOMETRY": "AS_XY"}}}
+
+
 def test_upload_missing_file_is_config_error(client: Client, tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         client.workspaces.upload(tmp_path / "absent.gpkg")

@@ -98,7 +98,7 @@ export function hubBrowser(options: HubBrowserOptions): HTMLElement {
           h(
             'tr',
             { 'data-item': item.id },
-            h('th', { scope: 'row' }, item.title, h('span', { class: 'hint' }, ` ${item.owner}`)),
+            h('th', { scope: 'row' }, item.title, item.owner ? h('span', { class: 'hint' }, ` ${item.owner}`) : null),
             h('td', null, item.type),
             h(
               'td',

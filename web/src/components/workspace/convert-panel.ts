@@ -2,8 +2,12 @@ import { API_BASE, post } from '../../api.js';
 import { bytes, h, replace } from '../../dom.js';
 import { busy, FormErrors, input, labelled, statusLine } from '../../forms.js';
 import type { Format, Workspace } from '../../types.js';
+import { drawPmtiles, type MapHandle } from '../map-view.js';
 
-const COMMON_FORMATS = ['GPKG', 'GeoJSON', 'ESRI Shapefile', 'FlatGeobuf', 'CSV', 'KML', 'GML', 'Parquet', 'XLSX', 'GTiff', 'COG', 'PNG', 'JPEG'];
+const COMMON_FORMATS = ['GPKG', 'GeoJSON', 'ESRI Shapefile', 'FlatGeobuf', 'GeoParquet', 'PMTiles', 'CSV', 'KML', 'GML', 'XLSX', 'GTiff', 'COG', 'PNG', 'JPEG'];
+
+/** Tilesets larger than this are offered for download only: the map reads the whole file. */
+const MAP_TILES_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Output formats of the dataset's kind that produce a file, common ones first. */
 export function formatOptions(formats: Format[], kind: 'vector' | 'raster'): HTMLOptGroupElement[] {
@@ -61,8 +65,46 @@ export function convertPanel(workspacePath: string, initial: Workspace, formats:
           ` · ${o.format} · ${bytes(o.size)}${o.layers.length ? ` · ${o.layers.length} layer${o.layers.length === 1 ? '' : 's'}` : ''}`,
         ),
         h('a', { class: 'button', href: `${API_BASE}${path}/download`, download: o.filename, 'data-testid': 'download' }, `Download ${o.filename}`),
+        o.format === 'PMTiles' ? tilesMap(o.size) : null,
       ),
     );
+  }
+  let tilesHandle: MapHandle | null = null;
+  /** A PMTiles output drawn on a map on request (the whole file is fetched). */
+  function tilesMap(size: number): HTMLElement {
+    const box = h('div', { class: 'map', 'data-testid': 'pmtiles-map', hidden: true });
+    const status = statusLine();
+    const legend = h('p', { class: 'hint', 'data-testid': 'pmtiles-legend' });
+    if (size > MAP_TILES_MAX_BYTES)
+      return h('p', { class: 'hint' }, `The tileset is ${bytes(size)}: download it to view it (the map shows tilesets up to ${bytes(MAP_TILES_MAX_BYTES)}).`);
+    const show = h(
+      'button',
+      {
+        type: 'button',
+        class: 'button secondary',
+        'data-testid': 'show-pmtiles',
+        onclick: async () => {
+          tilesHandle?.dispose();
+          box.hidden = false;
+          status.set('Loading the tiles…', 'busy');
+          try {
+            const handle = await drawPmtiles(box, `${API_BASE}${path}/download`, 'Map of the PMTiles output');
+            tilesHandle = handle;
+            status.set('');
+            replace(
+              legend,
+              [...handle.layers].map(([name, colour]) =>
+                h('span', { class: 'legend-item' }, h('span', { style: `color:${colour}`, 'aria-hidden': 'true' }, '■ '), `${name} `),
+              ),
+            );
+          } catch (error) {
+            status.set(error instanceof Error ? error.message : String(error), 'error');
+          }
+        },
+      },
+      'Show the tiles on a map',
+    );
+    return h('div', { class: 'stack tiles-view' }, show, status.node, box, legend);
   }
   renderOutput();
   const convertForm = h(
