@@ -19,6 +19,7 @@ import { ensureAdmin } from './accounts.js';
 import { internalEndpoints } from './internal-endpoints.js';
 import { jobScheduleReactor } from './job-schedules.js';
 import { runNotificationReactor } from './run-notifications.js';
+import { scheduleRunRetention } from './run-retention.js';
 import type { Services } from './services.js';
 import { scheduleWorkspaceCleanup } from './workspace-cleanup.js';
 
@@ -96,6 +97,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     ...(temporal ? { temporal } : {}),
   };
   let stopCleanup = (): void => undefined;
+  let stopRetention = (): void => undefined;
   if (runProjections) await projections.waitFor(0n);
   // Reactors follow the events like projections but act on Temporal (the Jobs' Schedules); they
   // run with their own runner so that a Temporal outage never holds up read-your-writes.
@@ -114,12 +116,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
   if (housekeeping) {
     await ensureAdmin(services);
     stopCleanup = scheduleWorkspaceCleanup(services);
+    stopRetention = scheduleRunRetention(services);
   }
 
   return {
     ...services,
     async close() {
       stopCleanup();
+      stopRetention();
       await reactors?.stop();
       await projections.stop();
       await connection?.close();

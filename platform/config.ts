@@ -49,6 +49,11 @@ export interface Config {
   workspaceTtlMs: number;
   /** Consecutive failed scheduled Runs after which a Job disables itself (SVC_JOB_MAX_FAILURES, default 5). */
   jobMaxConsecutiveFailures: number;
+  /**
+   * Days a finished Run is kept (SVC_RUN_RETENTION_DAYS, default 90): then its record, its files
+   * and its workflow histories are removed (application/run-retention.ts). 0 keeps Runs forever.
+   */
+  runRetentionDays: number;
   edition: string;
   containerImage: string | null;
   publicOrigin: string | undefined;
@@ -105,6 +110,14 @@ function storageFrom(env: NodeJS.ProcessEnv): StorageConfig | null {
           }
         : undefined,
   };
+}
+
+/** A whole number of days where 0 means "never". */
+function daysFrom(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number of days (0 keeps forever), got "${value}"`);
+  return n;
 }
 
 function intFrom(value: string | undefined, fallback: number, name: string): number {
@@ -216,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     previewMaxBytes: intFrom(env.SVC_PREVIEW_MAX_MB, 256, 'SVC_PREVIEW_MAX_MB') * 1024 * 1024,
     workspaceTtlMs: intFrom(env.SVC_JOB_TTL, 60, 'SVC_JOB_TTL') * 60_000,
     jobMaxConsecutiveFailures: Math.floor(intFrom(env.SVC_JOB_MAX_FAILURES, 5, 'SVC_JOB_MAX_FAILURES')),
+    runRetentionDays: daysFrom(env.SVC_RUN_RETENTION_DAYS, 90, 'SVC_RUN_RETENTION_DAYS'),
     edition: env.SVC_EDITION ?? 'on-premise',
     containerImage: env.SVC_CONTAINER_IMAGE || null,
     publicOrigin: env.SVC_PUBLIC_ORIGIN || undefined,

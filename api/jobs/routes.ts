@@ -215,6 +215,22 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
       async (request) => representRun(await runs.showRun(services, ownerOf(request), request.params.id, request.params.runId)),
     );
 
+    if (!hide) {
+      app.get(
+        '/runs',
+        {
+          config: { auth: { scopes: ['jobs:read'] } },
+          schema: {
+            tags,
+            summary: "List your Runs of every Job, a deleted Job's too (until retention removes them), newest first",
+            querystring: runsQuery.extend({ job_id: z.string().min(1).max(100).optional().describe('Only Runs of this Job') }),
+            response: { 200: pageOf(runSchema), ...errors },
+          },
+        },
+        async (request) => pageView(await runs.listAllRuns(services, ownerOf(request), request.query), representRun),
+      );
+    }
+
     app.post(
       route('/:id/runs/:runId/retry'),
       {
