@@ -7,7 +7,6 @@ import { eventStoreContract } from './contract.js';
 describe.skipIf(skipWithoutDatabase)('PostgreSQL adapter', async () => {
   if (skipWithoutDatabase) return;
   const db = await createTestDatabase();
-  eventStoreContract('postgres', async () => new PostgresEventStore(db.url), db.drop);
 
   it('stays append-only for every DELETE but deleteStream’s own', async () => {
     const store = new PostgresEventStore(db.url);
@@ -29,4 +28,6 @@ describe.skipIf(skipWithoutDatabase)('PostgreSQL adapter', async () => {
     expect(await store.readStream('keep-me')).toHaveLength(1);
     await store.close();
   });
+  // Last: the contract's suite drops the database when it is done.
+  eventStoreContract('postgres', async () => new PostgresEventStore(db.url), db.drop);
 });

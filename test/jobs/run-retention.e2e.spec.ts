@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'slonik';
 import { pruneRuns } from '../../application/run-retention.js';
@@ -52,6 +53,8 @@ describe.skipIf(skip)("Run retention (SVC_RUN_RETENTION_DAYS) and a deleted Job'
     expect(shown.statusCode, shown.body).toBe(200);
     expect(shown.json()).toMatchObject({ id: run.id, status: 'succeeded', job_snapshot: { name: 'kept a while' } });
     expect((await api.call('GET', '/api/v1/runs')).json().items.map((r: { id: string }) => r.id)).toContain(run.id);
+    // A Run's files go when it ends; what a crashed worker left behind goes with the Run.
+    await sut.services.files.put(run.id, 'left-behind/part.gpkg', Readable.from(['not finished']));
     expect((await sut.services.files.list('runs')).map((f) => f.owner)).toContain(run.id);
 
     const services = sut.services;

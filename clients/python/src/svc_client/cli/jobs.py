@@ -307,7 +307,7 @@ def jobs_runs(state: State, id: str, limit: int | None, cursor: str | None, page
 @table_option
 @pass_state
 def runs_show(state: State, job_id: str, run_id: str) -> None:
-    """Show a Run: status, times, counts, each step with its duration, and the error."""
+    """Show a Run: status, times, counts, each step with its duration, its log (what each step read and wrote, warnings), and the error."""
     emit(state, state.client().jobs.get_run(job_id, run_id), view=views.run)
 
 
