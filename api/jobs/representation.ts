@@ -74,15 +74,17 @@ const layerFactsSchema = z.object({
   features: z.number().nullable(),
 });
 
-const dataFactsSchema = z.object({
-  connection: z.object({ id: z.string(), type: z.string() }).optional().describe('The Source or Destination'),
-  location: z.record(z.string(), z.unknown()).optional().describe('The table, object key, layer or URL (without query) read or written'),
-  filename: z.string().optional(),
-  format: z.string().nullable().optional().describe('GDAL driver short name'),
-  bytes: z.number().nullable().optional(),
-  features: z.number().nullable().optional(),
-  layers: z.array(layerFactsSchema).optional(),
-});
+const dataFactsSchema = z
+  .object({
+    connection: z.object({ id: z.string(), type: z.string() }).optional().describe('The Source or Destination'),
+    location: z.record(z.string(), z.unknown()).optional().describe('The table, object key, layer or URL (without query) read or written'),
+    filename: z.string().optional(),
+    format: z.string().nullable().optional().describe('GDAL driver short name'),
+    bytes: z.number().nullable().optional(),
+    features: z.number().nullable().optional(),
+    layers: z.array(layerFactsSchema).optional(),
+  })
+  .meta({ id: 'RunDataFacts' });
 
 const stepLogSchema = z
   .object({

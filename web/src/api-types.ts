@@ -1094,6 +1094,27 @@ export type Run = {
   notifications: RunNotification[];
 };
 
+export type RunDataFacts = {
+  /** The Source or Destination */
+  connection?: {
+    id: string;
+    type: string;
+  };
+  /** The table, object key, layer or URL (without query) read or written */
+  location?: Record<string, unknown>;
+  filename?: string;
+  /** GDAL driver short name */
+  format?: string | null;
+  bytes?: number | null;
+  features?: number | null;
+  layers?: ({
+    name: string;
+    geometry_type: string | null;
+    crs: string | null;
+    features: number | null;
+  })[];
+};
+
 export type RunNotification = {
   id: string;
   event: "failure" | "auto_disable" | "recovery" | "success" | "slow";
@@ -1108,46 +1129,8 @@ export type RunNotification = {
 };
 
 export type RunStepLog = {
-  read?: {
-    /** The Source or Destination */
-    connection?: {
-      id: string;
-      type: string;
-    };
-    /** The table, object key, layer or URL (without query) read or written */
-    location?: Record<string, unknown>;
-    filename?: string;
-    /** GDAL driver short name */
-    format?: string | null;
-    bytes?: number | null;
-    features?: number | null;
-    layers?: ({
-      name: string;
-      geometry_type: string | null;
-      crs: string | null;
-      features: number | null;
-    })[];
-  };
-  wrote?: {
-    /** The Source or Destination */
-    connection?: {
-      id: string;
-      type: string;
-    };
-    /** The table, object key, layer or URL (without query) read or written */
-    location?: Record<string, unknown>;
-    filename?: string;
-    /** GDAL driver short name */
-    format?: string | null;
-    bytes?: number | null;
-    features?: number | null;
-    layers?: ({
-      name: string;
-      geometry_type: string | null;
-      crs: string | null;
-      features: number | null;
-    })[];
-  };
+  read?: RunDataFacts;
+  wrote?: RunDataFacts;
   /** What a Python step printed (truncated) */
   output?: {
     stdout: string;
