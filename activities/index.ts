@@ -3,6 +3,7 @@ import type { Services } from '../application/services.js';
 import { gdal } from '../geo/datasets/gdal.js';
 import { automationActivities } from './automation.js';
 import { deliveryActivities } from './deliveries.js';
+import { notificationActivities } from './notifications.js';
 import { runActivities } from './runs/index.js';
 import { workspaceActivities } from './workspaces.js';
 
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...deliveryActivities(deps.services),
     ...runActivities(deps.services),
     ...automationActivities(deps.services),
+    ...notificationActivities(deps.services),
     async describeWorker(): Promise<{ gdal: string; worker: string }> {
       return { gdal: gdal.version, worker: deps.workerName };
     },

@@ -28,6 +28,7 @@ import { registerHealth } from './health/routes.js';
 import { hookRoutes } from './hooks/routes.js';
 import { hubBrowseRoutes } from './hub/routes.js';
 import { jobRoutes, pipelineAliasRoutes } from './jobs/routes.js';
+import { channelTypeRoutes, notificationChannelRoutes } from './notification-channels/routes.js';
 import { recipeRoutes } from './recipes/routes.js';
 import { scheduleRoutes } from './schedules/routes.js';
 import { sourceProjectRoutes } from './source-projects/routes.js';
@@ -143,6 +144,8 @@ const apiRoutes: RoutePlugin[] = [
   scheduleRoutes,
   hookRoutes,
   pipelineAliasRoutes,
+  notificationChannelRoutes,
+  channelTypeRoutes,
   connectionBrowseRoutes('source'),
   connectionBrowseRoutes('destination'),
 ];

@@ -32,6 +32,7 @@ const statusByCode: Record<string, number> = {
   destination_not_found: 404,
   run_not_found: 404,
   token_not_found: 404,
+  notification_channel_not_found: 404,
   job_expired: 404,
   conflict: 409,
   job_not_ready: 409,

@@ -20,6 +20,8 @@ import { ensureAdmin } from './accounts.js';
 import { internalEndpoints } from './internal-endpoints.js';
 import { jobChainReactor } from './job-chains.js';
 import { jobScheduleReactor } from './job-schedules.js';
+import { runNotificationReactor } from './run-notifications.js';
+import { scheduleRunRetention } from './run-retention.js';
 import type { Services } from './services.js';
 import { scheduleWorkspaceCleanup } from './workspace-cleanup.js';
 
@@ -101,6 +103,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     ...(temporal ? { temporal } : {}),
   };
   let stopCleanup = (): void => undefined;
+  let stopRetention = (): void => undefined;
   if (runProjections) await projections.waitFor(0n);
   // Reactors follow the events like projections but act on Temporal (the Jobs' Schedules, the
   // Runs of Jobs that run after others); they run with their own runner so that a Temporal
@@ -108,11 +111,17 @@ export async function createServices(config: Config, options: ServiceOptions = {
   let reactors: ProjectionRunner | undefined;
   if (runProjections && temporal) {
     let lastLogged = 0;
-    reactors = new ProjectionRunner(store, pool, [jobScheduleReactor(services), jobChainReactor(services)], undefined, (error) => {
-      if (Date.now() - lastLogged < 30_000) return;
-      lastLogged = Date.now();
-      log.warn({ err: error }, 'could not bring the Job schedules or chained Runs in line with Temporal; retrying');
-    });
+    reactors = new ProjectionRunner(
+      store,
+      pool,
+      [jobScheduleReactor(services), jobChainReactor(services), runNotificationReactor(services)],
+      undefined,
+      (error) => {
+        if (Date.now() - lastLogged < 30_000) return;
+        lastLogged = Date.now();
+        log.warn({ err: error }, 'could not bring the Job schedules or chained Runs in line with Temporal, or start the notifications of a Run; retrying');
+      },
+    );
     await reactors.init();
     reactors.start();
     services.reactors = reactors;
@@ -120,12 +129,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
   if (housekeeping) {
     await ensureAdmin(services);
     stopCleanup = scheduleWorkspaceCleanup(services);
+    stopRetention = scheduleRunRetention(services);
   }
 
   return {
     ...services,
     async close() {
       stopCleanup();
+      stopRetention();
       await reactors?.stop();
       await projections.stop();
       await connection?.close();

@@ -25,6 +25,8 @@ import {
 } from '../domain/jobs/parameters.js';
 import { checkSchedule, type JobSchedule } from '../domain/jobs/schedule.js';
 import { cycleError, findCycle, MAX_AFTER, type AfterTrigger, type JobTriggers } from '../domain/jobs/triggers.js';
+import { channelNotFound } from '../domain/notifications/channel.js';
+import { checkSubscriptions, type NotificationEvent, type Subscription } from '../domain/notifications/subscriptions.js';
 import type { Operation } from '../domain/operations.js';
 import type { ConnectorDefinition } from '../connectors/types.js';
 import { typesWithChangeCheck } from '../connectors/registry.js';
@@ -32,6 +34,7 @@ import { resolveOutputFormat } from '../geo/datasets/formats.js';
 import { checkSelectSql } from '../geo/operations/sql-guard.js';
 import { connectionType } from '../projections/connections.js';
 import { followersOf, listJobs as readJobs, loadJob, ownedJobIds, upstreamGraph, type JobRow } from '../projections/jobs.js';
+import { ownedChannelIds } from '../projections/notification-channels.js';
 import type { PageRequest } from '../projections/pagination.js';
 import { recipeOperations } from '../projections/recipes.js';
 import { execute } from './commands.js';
@@ -66,6 +69,7 @@ export interface JobBody {
   /** A flag set to null goes back to "inferred". */
   pipeline?: Partial<Record<Stage, boolean | null>> | null;
   enabled?: boolean;
+  notifications?: { channel_id: string; events: NotificationEvent[]; slow_after_seconds?: number | null | undefined }[] | null;
 }
 
 /** A parameter as a body declares it (api/jobs/routes.ts). */
@@ -129,6 +133,24 @@ async function transformFields(services: Pick<Services, 'pool'>, ownerId: string
     default:
       throw refuse('transform_mode', 'must be manual, recipe or sql');
   }
+}
+
+/** The subscriptions of a body: the rules of domain/notifications, and every channel the owner's (else notification_channel_not_found). */
+async function subscriptionsFrom(services: Pick<Services, 'pool'>, ownerId: string, body: JobBody): Promise<Subscription[]> {
+  const subscriptions = (body.notifications ?? []).map((n) => ({
+    channel_id: n.channel_id,
+    events: [...new Set(n.events)],
+    slow_after_seconds: n.slow_after_seconds ?? null,
+  }));
+  checkSubscriptions(subscriptions);
+  const owned = await ownedChannelIds(
+    services.pool,
+    ownerId,
+    subscriptions.map((s) => s.channel_id),
+  );
+  const missing = subscriptions.find((s) => !owned.has(s.channel_id));
+  if (missing) throw channelNotFound(missing.channel_id);
+  return subscriptions;
 }
 
 /**
@@ -274,6 +296,7 @@ export async function jobDefinitionFrom(
       `parameter "${required.name}" has no default, so a Run started by the ${schedule ? 'schedule' : 'trigger'} would have no value for it: give it a default`,
     );
   }
+  const notifications = await subscriptionsFrom(services, ownerId, body);
 
   return {
     name: body.name,
@@ -288,6 +311,7 @@ export async function jobDefinitionFrom(
     triggers,
     parameters,
     pipeline,
+    notifications,
   };
 }
 

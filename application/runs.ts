@@ -9,7 +9,7 @@ import { runDecider, runStream, type ExistingRun, type RetryDefinition, type Run
 import { WrongExpectedRevisionError } from '../eventstore/port.js';
 import { loadJob } from '../projections/jobs.js';
 import type { PageRequest } from '../projections/pagination.js';
-import { findRun, listRuns as readRuns, loadRun, queuedRuns, waitingOrRunning, type RunRow } from '../projections/runs.js';
+import { findRun, hasRuns, listOwnerRuns, listRuns as readRuns, loadRun, queuedRuns, waitingOrRunning, type RunRow } from '../projections/runs.js';
 import { currentTraceparent } from '../platform/tracing.js';
 import { jobWorkflowId } from '../temporal/ids.js';
 import type { RunTicket } from '../temporal/tickets.js';
@@ -318,14 +318,30 @@ export async function requestAutomatedRun(
   return queued.status === 'skipped' ? { runId: null, skipped: 'job_disabled' } : { runId: ticket.runId };
 }
 
-/** The Runs of the owner's Job, newest first, of one status if asked. */
+/**
+ * The owner's Job, or a deleted Job of the owner's that still has Runs: a deleted Job's Runs stay
+ * readable until retention removes them (application/run-retention.ts). Neither is job_not_found.
+ */
+async function requireJobOrItsRuns(services: Services, ownerId: string, jobId: string): Promise<void> {
+  try {
+    await loadJob(services.pool, ownerId, jobId);
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.code !== 'job_not_found' || !(await hasRuns(services.pool, ownerId, jobId))) throw error;
+  }
+}
+
+/** The Runs of the owner's Job (deleted or not), newest first, of one status if asked. */
 export async function listRuns(services: Services, ownerId: string, jobId: string, page: PageRequest & { status?: RunStatus | undefined }) {
-  await loadJob(services.pool, ownerId, jobId);
+  await requireJobOrItsRuns(services, ownerId, jobId);
   return readRuns(services.pool, ownerId, jobId, page);
 }
 
-/** One Run of the owner's Job. */
+/** The owner's Runs of every Job, a deleted Job's too, newest first; of one Job or status if asked. */
+export const listAllRuns = (services: Services, ownerId: string, page: PageRequest & { status?: RunStatus | undefined; job_id?: string | undefined }) =>
+  listOwnerRuns(services.pool, ownerId, page);
+
+/** One Run of the owner's Job (deleted or not). */
 export async function showRun(services: Services, ownerId: string, jobId: string, runId: string): Promise<RunRow> {
-  await loadJob(services.pool, ownerId, jobId);
+  await requireJobOrItsRuns(services, ownerId, jobId);
   return loadRun(services.pool, ownerId, jobId, runId);
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import type { ConnectorError } from '../domain/transfers.js';
 import { requireImplemented } from '../connectors/registry.js';
+import { publicUrl } from '../connectors/shared/fetch.js';
 import type { ConnectorContext, ConnectorDefinition, DeliverInput, ExtractResult, SyncState } from '../connectors/types.js';
 import { fillTemplate, placeholdersIn, type ParameterValues } from '../domain/jobs/parameters.js';
 import type { Delivery } from '../temporal/workspaces.js';
@@ -50,13 +51,23 @@ export async function extractFromSource(
   services: Pick<Services, 'store' | 'cipher'>,
   request: ExtractRequest,
   ctx: TransferContext,
-): Promise<ExtractResult & { type: string }> {
+): Promise<ExtractResult & { type: string; location: Record<string, unknown> }> {
   const source = await openConnection(services, 'source', request.sourceId, request.ownerId);
   requireImplemented(source.connector, 'source');
   // The reading options (source_crs, x_column, …) are for opening the file, not for the connector.
   const { rest: resource } = splitReadOptions(selectorFor(source.connector, 'source', request.resource, request.parameters), 'source_resource');
   const result = await source.connector.source!.extract(source.config, resource, context(ctx), { sync: request.sync ?? null });
-  return { ...result, type: source.type };
+  return { ...result, type: source.type, location: sourceLocation(source.connector.secrets, source.config, resource) };
+}
+
+/**
+ * What a Run's log names as the place read: the selector (table, object key, layer …), or for a
+ * Source whose configuration says everything (url, http) its URL without the query. Public
+ * fields only: the secrets of the type are never looked at.
+ */
+export function sourceLocation(secrets: readonly string[], config: Record<string, unknown>, resource: Record<string, unknown>): Record<string, unknown> {
+  if (Object.keys(resource).length) return resource;
+  return typeof config.url === 'string' && !secrets.includes('url') ? { url: publicUrl(config.url) } : {};
 }
 
 /**

@@ -75,6 +75,15 @@ export class KurrentEventStore implements EventStore {
     }
   }
 
+  /** A soft delete: the stream reads as empty at once, and the server's scavenge reclaims its events. */
+  async deleteStream(streamId: string): Promise<void> {
+    try {
+      await this.client.deleteStream(streamId);
+    } catch (error) {
+      if (!(error instanceof StreamNotFoundError)) throw error;
+    }
+  }
+
   async readAll(after: bigint, limit: number): Promise<StoredEvent[]> {
     const out: StoredEvent[] = [];
     const fromPosition = after === 0n ? START : { commit: after, prepare: after };

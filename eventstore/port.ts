@@ -52,6 +52,12 @@ export interface EventStore {
   /** Keeps `snapshot` for the stream under `version`, unless a later one is kept already. */
   saveSnapshot(streamId: string, version: string, snapshot: Snapshot): Promise<void>;
   appendToStream(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Removes a stream's events (and its snapshot): only for retention (application/run-retention.ts
+   * prunes the Runs past SVC_RUN_RETENTION_DAYS). The store is otherwise append-only. A stream
+   * that does not exist is nothing to do.
+   */
+  deleteStream(streamId: string): Promise<void>;
   /** Events with position > `after`, in global order, at most `limit` of them. */
   readAll(after: bigint, limit: number): Promise<StoredEvent[]>;
   /** A hint that new events may exist; subscribers still poll as a safety net. */

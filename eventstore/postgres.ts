@@ -35,7 +35,10 @@ CREATE TABLE IF NOT EXISTS snapshots (
   saved_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE OR REPLACE RULE events_no_update AS ON UPDATE TO events DO INSTEAD NOTHING;
-CREATE OR REPLACE RULE events_no_delete AS ON DELETE TO events DO INSTEAD NOTHING;
+-- Append-only, except a stream that retention removes (deleteStream names it for its own
+-- transaction): a DELETE of any other row does nothing.
+CREATE OR REPLACE RULE events_no_delete AS ON DELETE TO events
+  WHERE old.stream_id IS DISTINCT FROM current_setting('svc.delete_stream', true) DO INSTEAD NOTHING;
 -- An append in one round trip (issue 20: four round trips each, about seven appends per Run).
 -- p_expected: the stream's last revision, -1 for a stream that must not exist, NULL for any.
 CREATE OR REPLACE FUNCTION events_append(p_stream text, p_expected integer, p_types text[], p_data jsonb[], p_metadata jsonb[])
@@ -166,6 +169,23 @@ export class PostgresEventStore implements EventStore {
     const answer = rows[0]!;
     if (answer.conflict) throw new WrongExpectedRevisionError(streamId, expected, answer.actual ?? 'no_stream');
     return { revision: answer.last_revision!, position: BigInt(answer.last_position!) };
+  }
+
+  async deleteStream(streamId: string): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // The only rows the rule lets a DELETE remove: this stream's, in this transaction.
+      await client.query("SELECT set_config('svc.delete_stream', $1, true)", [streamId]);
+      await client.query('DELETE FROM events WHERE stream_id = $1', [streamId]);
+      await client.query('DELETE FROM snapshots WHERE stream_id = $1', [streamId]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   async readAll(after: bigint, limit: number): Promise<StoredEvent[]> {

@@ -61,6 +61,11 @@ export interface Config {
    * are back within it, once (docs/jobs.md, "After downtime").
    */
   scheduleCatchupMs: number;
+  /**
+   * Days a finished Run is kept (SVC_RUN_RETENTION_DAYS, default 90): then its record, its files
+   * and its workflow histories are removed (application/run-retention.ts). 0 keeps Runs forever.
+   */
+  runRetentionDays: number;
   edition: string;
   containerImage: string | null;
   publicOrigin: string | undefined;
@@ -140,6 +145,14 @@ function storageFrom(env: NodeJS.ProcessEnv): StorageConfig | null {
           }
         : undefined,
   };
+}
+
+/** A whole number of days where 0 means "never". */
+function daysFrom(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number of days (0 keeps forever), got "${value}"`);
+  return n;
 }
 
 function intFrom(value: string | undefined, fallback: number, name: string): number {
@@ -287,6 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobMaxConsecutiveFailures: Math.floor(intFrom(env.SVC_JOB_MAX_FAILURES, 5, 'SVC_JOB_MAX_FAILURES')),
     // Temporal's least catch-up window is 10 s.
     scheduleCatchupMs: Math.max(10_000, intFrom(env.SVC_SCHEDULE_CATCHUP_MIN, 1440, 'SVC_SCHEDULE_CATCHUP_MIN') * 60_000),
+    runRetentionDays: daysFrom(env.SVC_RUN_RETENTION_DAYS, 90, 'SVC_RUN_RETENTION_DAYS'),
     edition: env.SVC_EDITION ?? 'on-premise',
     containerImage: env.SVC_CONTAINER_IMAGE || null,
     publicOrigin: env.SVC_PUBLIC_ORIGIN || undefined,

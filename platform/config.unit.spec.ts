@@ -155,3 +155,18 @@ describe('loadConfig: the metrics listeners', () => {
     expect(() => loadConfig({ ...base, SVC_WORKER_METRICS_PORT: '70000' })).toThrow('SVC_WORKER_METRICS_PORT must be a TCP port');
   });
 });
+
+describe('loadConfig: Run retention', () => {
+  const base = { SVC_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'svc-config-')), SVC_DATABASE_URL: 'postgres://gis@db/geo' };
+
+  it('keeps finished Runs 90 days unless told; 0 keeps them forever', () => {
+    expect(loadConfig(base).runRetentionDays).toBe(90);
+    expect(loadConfig({ ...base, SVC_RUN_RETENTION_DAYS: '7' }).runRetentionDays).toBe(7);
+    expect(loadConfig({ ...base, SVC_RUN_RETENTION_DAYS: '0' }).runRetentionDays).toBe(0);
+  });
+
+  it('refuses what is not a whole number of days', () => {
+    expect(() => loadConfig({ ...base, SVC_RUN_RETENTION_DAYS: '1.5' })).toThrow(/SVC_RUN_RETENTION_DAYS must be a whole number of days/);
+    expect(() => loadConfig({ ...base, SVC_RUN_RETENTION_DAYS: '-1' })).toThrow(/SVC_RUN_RETENTION_DAYS/);
+  });
+});

@@ -9,6 +9,7 @@ export const idPrefixes = {
   workspace: 'ws',
   run: 'run',
   token: 'tok',
+  channel: 'nch',
 } as const;
 export type IdKind = keyof typeof idPrefixes;
 

@@ -1,6 +1,7 @@
 import { accountsProjector } from './accounts.js';
 import { connectionsProjector } from './connections.js';
 import { jobsProjector } from './jobs.js';
+import { notificationChannelsProjector } from './notification-channels.js';
 import type { Projector } from './projector.js';
 import { recipesProjector } from './recipes.js';
 import { runsProjector } from './runs.js';
@@ -13,4 +14,12 @@ import { workspacesProjector } from './workspaces.js';
  * projects which), so a Run seen ended has its Job's last Run and sync cursor updated. Listing
  * jobs first saves the runs projector a wait within a pass.
  */
-export const projectors: Projector[] = [accountsProjector, recipesProjector, workspacesProjector, connectionsProjector, jobsProjector, runsProjector];
+export const projectors: Projector[] = [
+  accountsProjector,
+  recipesProjector,
+  workspacesProjector,
+  connectionsProjector,
+  notificationChannelsProjector,
+  jobsProjector,
+  runsProjector,
+];

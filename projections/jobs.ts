@@ -178,3 +178,12 @@ export async function jobsUsing(pool: DatabasePool, kind: ConnectionKind, id: st
   );
   return [...rows];
 }
+
+/** Jobs of the owner whose notifications name a channel: deleting it is refused while they exist. */
+export async function jobsNotifying(pool: DatabasePool, channelId: string, ownerId: string) {
+  const rows = await pool.any(
+    sql.type(z.object({ id: z.string(), name: z.string() }))`SELECT id, name FROM rm.jobs
+      WHERE owner_id = ${ownerId} AND state -> 'definition' -> 'notifications' @> ${sql.jsonb([{ channel_id: channelId }])} ORDER BY created_at, id`,
+  );
+  return [...rows];
+}

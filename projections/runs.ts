@@ -43,6 +43,8 @@ export const runsProjector: Projector = {
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_job ON ${runs(schema)} (job_id, created_at DESC, id DESC)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_job_status ON ${runs(schema)} (job_id, status, created_at DESC, id DESC)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_triggered_by ON ${runs(schema)} (triggered_by_run_id) WHERE triggered_by_run_id IS NOT NULL`);
+    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_owner ON ${runs(schema)} (owner_id, created_at DESC, id DESC)`);
+    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_finished ON ${runs(schema)} (finished_at) WHERE finished_at IS NOT NULL`);
   },
   async apply(tx, schema, event) {
     if (!event.type.startsWith('Run')) return;
@@ -149,6 +151,33 @@ export async function waitingOrRunning(pool: DatabasePool, jobId: string): Promi
     )`SELECT status, trigger FROM rm.runs WHERE job_id = ${jobId} AND status IN ('queued', 'running')`,
   );
   return { queued: rows.filter((r) => r.status === 'queued').map((r) => r.trigger), running: rows.filter((r) => r.status === 'running').length };
+}
+
+/** Whether the owner has Runs of this Job (it may have been deleted since: its Runs stay until retention removes them). */
+export async function hasRuns(pool: DatabasePool, ownerId: string, jobId: string): Promise<boolean> {
+  return pool.exists(sql.unsafe`SELECT 1 FROM rm.runs WHERE job_id = ${jobId} AND owner_id = ${ownerId}`);
+}
+
+/** The owner's Runs across Jobs (deleted Jobs' too), newest first, of one Job or status if asked. */
+export async function listOwnerRuns(
+  pool: DatabasePool,
+  ownerId: string,
+  page: PageRequest & { status?: RunStatus | undefined; job_id?: string | undefined },
+): Promise<Page<RunRow>> {
+  const status = page.status ? sql.fragment`AND status = ${page.status}` : sql.fragment``;
+  const job = page.job_id ? sql.fragment`AND job_id = ${page.job_id}` : sql.fragment``;
+  const rows = await pool.any(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs
+    WHERE owner_id = ${ownerId} ${job} ${status} AND ${keysetWhere(page)}
+    ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`);
+  return pageFrom(rows, page);
+}
+
+/**
+ * Removes a pruned Run's row (application/run-retention.ts): its events are gone from the store
+ * already, so a rebuild would not bring it back either.
+ */
+export async function forgetRun(pool: DatabasePool, runId: string): Promise<void> {
+  await pool.query(sql.unsafe`DELETE FROM rm.runs WHERE id = ${runId}`);
 }
 
 /** How many Runs of a Job wait to run. */

@@ -19,3 +19,5 @@ export const watchWorkflowId = (jobId: string) => `job-${jobId}-watch`;
 export const workspaceConvertWorkflowId = (workspaceId: string, conversionId: string) => `workspace-convert-${workspaceId}-${conversionId}`;
 /** One delivery of a Workspace's output (workflows/workspace-deliver.ts). */
 export const workspaceDeliverWorkflowId = (workspaceId: string, deliveryId: string) => `workspace-deliver-${workspaceId}-${deliveryId}`;
+/** The notifications about one Run (workflows/notify-run.ts): its end (`outcome`), its Job disabling itself, a slow watch. */
+export const notifyWorkflowId = (runId: string, about: 'outcome' | 'auto_disable' | 'slow') => `notify-${runId}-${about}`;

@@ -66,6 +66,16 @@ export const timeouts = {
     heartbeatTimeout: '30 seconds',
     retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '5 minutes', maximumAttempts: 6, nonRetryableErrorTypes: ['DomainError'] },
   },
+  /**
+   * Sending one notification (a webhook POST, an email): nobody waits, and a receiver that is
+   * down for a while should still hear of the failure, so transient failures are retried with
+   * backoff for about twenty minutes (2 s, tripling, at most 10 minutes apart, 8 attempts);
+   * refusals that retrying cannot change (bad credentials, 4xx, a deleted channel) fail at once.
+   */
+  notify: {
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '2 seconds', backoffCoefficient: 3, maximumInterval: '10 minutes', maximumAttempts: 8, nonRetryableErrorTypes: ['DomainError'] },
+  },
 } satisfies Record<string, ActivityOptions>;
 
 /**

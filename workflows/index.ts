@@ -5,6 +5,7 @@ import { timeouts } from '../temporal/timeouts.js';
 export { convertWorkspaceWorkflow } from './workspace-convert.js';
 export { deliverWorkspaceWorkflow } from './workspace-deliver.js';
 export { jobRunsWorkflow } from './job-runs.js';
+export { notifyRunWorkflow } from './notify-run.js';
 export { runJobWorkflow } from './run-job.js';
 export { scheduledRunWorkflow } from './scheduled-run.js';
 export { watchSourceWorkflow } from './watch-source.js';

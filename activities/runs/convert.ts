@@ -2,6 +2,7 @@ import { stemOf } from '../../geo/datasets/dataset-files.js';
 import { localDataset } from '../../geo/datasets/stored.js';
 import { convertToFile } from '../convert.js';
 import type { RunArtifact } from './artifact.js';
+import { artifactFacts, stepLog } from './log.js';
 import { runStep, type StepServices } from './steps.js';
 
 export function convertActivities(services: StepServices) {
@@ -29,6 +30,15 @@ export function convertActivities(services: StepServices) {
             layers: out.layers,
           },
           ...(out.warnings?.length ? { warnings: out.warnings } : {}),
+          log: stepLog({
+            read: artifactFacts(from),
+            wrote: {
+              filename: out.filename,
+              format: out.format,
+              bytes: out.size,
+              layers: out.layers.map((name: string) => ({ name, geometry_type: null, crs: null, features: null })),
+            },
+          }),
         };
       });
     },

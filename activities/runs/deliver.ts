@@ -4,6 +4,7 @@ import { deliverToDestination } from '../../application/transfers.js';
 import { DomainError } from '../../domain/errors.js';
 import { localFile } from '../../platform/file-store.js';
 import type { RunArtifact } from './artifact.js';
+import { artifactFacts, stepLog } from './log.js';
 import { runStep, transferContext, type StepServices, type StepWork } from './steps.js';
 
 type DeliverServices = StepServices & Pick<Services, 'cipher'>;
@@ -38,7 +39,19 @@ export function deliverWork(services: DeliverServices, runId: string, artifact: 
       transferContext(services, dir, progress),
     );
     const size = delivery.bytes_written ?? (await stat(await localFile(files, runId, artifact.file)).catch(() => null))?.size ?? null;
-    return { result: {}, stats: { features_written: delivery.rows_written ?? null, bytes_written: size } };
+    return {
+      result: {},
+      stats: { features_written: delivery.rows_written ?? null, bytes_written: size },
+      log: stepLog({
+        read: { ...artifactFacts(artifact), bytes: size },
+        wrote: {
+          connection: { id: delivery.destination_id, type: delivery.destination_type },
+          location: delivery.target,
+          features: delivery.rows_written ?? null,
+          bytes: delivery.bytes_written ?? null,
+        },
+      }),
+    };
   };
 }
 

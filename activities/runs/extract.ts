@@ -6,6 +6,7 @@ import { checkReadColumns, splitReadOptions } from '../../geo/datasets/read-opti
 import { storedDataset } from '../../geo/datasets/stored.js';
 import { inspectDataset } from '../../geo/isolation/index.js';
 import { mediaTypeOf, type RunArtifact } from './artifact.js';
+import { featuresOf, layerFacts, stepLog } from './log.js';
 import { runStep, transferContext, type StepServices, type StepWork } from './steps.js';
 
 export interface ExtractOutcome {
@@ -48,7 +49,14 @@ export function extractWork(services: ExtractServices, runId: string): StepWork<
       transferContext(services, path.join(dir, 'download'), progress),
     );
     const sync = extracted.sync ? { cursor: extracted.sync.cursor } : null;
-    if (extracted.unchanged) return { result: { unchanged: true, sync, artifact: nothing }, stats: { bytes_read: 0, features_read: 0 } };
+    const source = { connection: { id: snapshot.source_id, type: extracted.type }, location: extracted.location };
+    if (extracted.unchanged) {
+      return {
+        result: { unchanged: true, sync, artifact: nothing },
+        stats: { bytes_read: 0, features_read: 0 },
+        log: stepLog({ read: { ...source, bytes: 0, features: 0 } }),
+      };
+    }
     // The Job's reading options (source_resource.source_crs, x_column, …): how to open what was read.
     const { options: read } = splitReadOptions(snapshot.source_resource ?? {}, 'source_resource');
     const ref = await prepareUpload(extracted.file, extracted.filename, path.join(dir, 'dataset'), {
@@ -59,8 +67,8 @@ export function extractWork(services: ExtractServices, runId: string): StepWork<
     const file = await withoutSecondName(extracted.file, ref);
     const info = await inspectDataset(ref);
     checkReadColumns(read, info.layers);
-    const counts = info.layers.map((l) => l.feature_count);
-    const features = extracted.features ?? (counts.every((n) => n !== null) ? counts.reduce<number>((a, n) => a + (n ?? 0), 0) : null);
+    const layers = layerFacts(info);
+    const features = extracted.features ?? featuresOf(layers);
     const artifact: RunArtifact = {
       dataset: storedDataset(files, runId, ref),
       file: files.nameOf(runId, file),
@@ -69,7 +77,13 @@ export function extractWork(services: ExtractServices, runId: string): StepWork<
       media_type: mediaTypeOf(info.driver),
       layers: info.layers.map((l) => l.name),
     };
-    return { result: { unchanged: false, sync, artifact }, stats: { bytes_read: extracted.bytes, features_read: features } };
+    return {
+      result: { unchanged: false, sync, artifact },
+      stats: { bytes_read: extracted.bytes, features_read: features },
+      // What opening the data remarked (a shapefile without .prj, an assumed CRS …).
+      warnings: info.warnings.map((message) => ({ code: 'dataset_note', message })),
+      log: stepLog({ read: { ...source, filename: extracted.filename, format: info.driver, bytes: extracted.bytes, features, layers } }),
+    };
   };
 }
 

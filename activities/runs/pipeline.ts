@@ -3,9 +3,10 @@ import path from 'node:path';
 import type { ExistingRun } from '../../domain/runs/run.js';
 import { stemOf } from '../../geo/datasets/dataset-files.js';
 import { localDataset, storedDataset } from '../../geo/datasets/stored.js';
-import { applyPipeline } from '../../geo/isolation/index.js';
+import { applyPipeline, inspectDataset } from '../../geo/isolation/index.js';
 import type { PipelineSpec } from '../../geo/operations/pipeline.js';
 import { mediaTypeOf, type RunArtifact } from './artifact.js';
+import { artifactFacts, featuresOf, layerFacts, stepLog } from './log.js';
 import { runStep, type StepServices } from './steps.js';
 
 /** A transform-type step: the pipeline engine on the previous step's dataset, into a GeoPackage (a GeoTIFF for a raster). */
@@ -19,13 +20,22 @@ async function pipelineStep(
   const { files } = services;
   return runStep(services, runId, name, async (run, dir) => {
     const result = await applyPipeline(await localDataset(files, runId, input.dataset), { layers: input.layers, ...spec(run) }, dir);
-    if (!result.changed) return { result: input, warnings: result.warnings };
+    if (!result.changed)
+      return { result: input, warnings: result.warnings, log: stepLog({ read: artifactFacts(input), wrote: artifactFacts(input), output: result.python }) };
     const file = files.nameOf(runId, result.dataset.path);
     const format = result.layers.length === 0 ? 'GTiff' : 'GPKG';
     const filename = `${stemOf(input.filename) || 'result'}${path.extname(result.dataset.path)}`;
+    // What the step wrote, as the next step will read it: its layers, geometry types, CRSs and counts.
+    const written = await inspectDataset(result.dataset);
+    const layers = layerFacts(written);
     return {
       result: { dataset: storedDataset(files, runId, result.dataset), file, filename, format, media_type: mediaTypeOf(format), layers: result.layers },
       warnings: result.warnings,
+      log: stepLog({
+        read: artifactFacts(input),
+        wrote: { filename, format, layers, features: featuresOf(layers) },
+        output: result.python,
+      }),
     };
   });
 }

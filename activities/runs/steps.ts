@@ -5,7 +5,7 @@ import type { Services } from '../../application/services.js';
 import type { TransferContext } from '../../application/transfers.js';
 import { DomainError } from '../../domain/errors.js';
 import type { StepName } from '../../domain/jobs/job.js';
-import { runDecider, runStream, type ExistingRun, type RunStats, type StepProgress } from '../../domain/runs/run.js';
+import { runDecider, runStream, type ExistingRun, type RunStats, type StepLog, type StepProgress } from '../../domain/runs/run.js';
 import { domainErrorsAsFailures, runErrorOf } from '../../temporal/failures.js';
 import type { ProcessingWarning } from '../../geo/warnings.js';
 import { withSpan } from '../../platform/tracing.js';
@@ -26,7 +26,7 @@ export type StepWork<T> = (
   run: ExistingRun,
   dir: string,
   progress: (p: StepProgress) => void,
-) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean; warnings?: ProcessingWarning[] }>;
+) => Promise<{ result: T; stats?: Partial<RunStats>; skipped?: boolean; warnings?: ProcessingWarning[]; log?: StepLog }>;
 
 /** Progress is recorded on the Run at most this often (heartbeats carry every update). */
 const PROGRESS_RECORD_MS = 5_000;
@@ -117,6 +117,7 @@ async function attemptStep<T>(
         status: done.skipped ? 'skipped' : 'succeeded',
         stats: done.stats ?? {},
         ...(done.warnings?.length ? { warnings: done.warnings } : {}),
+        ...(done.log ? { log: done.log } : {}),
         at: services.clock(),
       });
       return { result: done.result, skipped: done.skipped ?? false };

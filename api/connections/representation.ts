@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { connectorByType } from '../../connectors/registry.js';
-import type { ConnectorDefinition } from '../../connectors/types.js';
 import type { ConnectionRow } from '../../projections/connections.js';
 import { timestamp } from '../schemas.js';
 
@@ -74,9 +73,9 @@ export const connectionSchema = (Noun: string) =>
     })
     .meta({ id: Noun });
 
-/** The public configuration as responses show it: fields plus has_<secret> flags. */
-function publicConfiguration(connector: ConnectorDefinition | undefined, configuration: Record<string, unknown>, storedSecrets: readonly string[]) {
-  const flags = Object.fromEntries((connector?.secrets ?? storedSecrets).map((field) => [`has_${field}`, storedSecrets.includes(field)]));
+/** The public configuration as responses show it: fields plus a has_<secret> flag per secret field of the type (`secrets`). */
+export function publicConfiguration(secrets: readonly string[] | undefined, configuration: Record<string, unknown>, storedSecrets: readonly string[]) {
+  const flags = Object.fromEntries((secrets ?? storedSecrets).map((field) => [`has_${field}`, storedSecrets.includes(field)]));
   return { ...configuration, ...flags };
 }
 
@@ -84,7 +83,7 @@ export const representConnection = (row: ConnectionRow) => ({
   id: row.id,
   name: row.name,
   type: row.type,
-  configuration: publicConfiguration(connectorByType(row.type), row.configuration, row.secret_fields),
+  configuration: publicConfiguration(connectorByType(row.type)?.secrets, row.configuration, row.secret_fields),
   created_at: row.created_at,
   updated_at: row.updated_at,
 });

@@ -3,6 +3,7 @@ import { connectorByType } from '../../connectors/registry.js';
 import { runTriggers, stagesOf, withDefaults, type ActiveJob } from '../../domain/jobs/job.js';
 import { describeSchedule, nextFireTimes } from '../../domain/jobs/schedule.js';
 import { operationShape } from '../../domain/operations.js';
+import { notificationEvents } from '../../domain/notifications/subscriptions.js';
 import { runStatuses, type ExistingRun } from '../../domain/runs/run.js';
 import type { JobRow } from '../../projections/jobs.js';
 import type { RunRow } from '../../projections/runs.js';
@@ -39,6 +40,9 @@ export const jobDefinitionSchema = z.object({
   triggers: triggersSchema,
   parameters: parametersSchema,
   pipeline: stageFlags.describe('The stage flags as set: a missing flag means the stage is inferred from the fields'),
+  notifications: z
+    .array(z.object({ channel_id: z.string(), events: z.array(z.enum(notificationEvents)), slow_after_seconds: z.number().int().nullable() }))
+    .describe('Who is told about the Runs of this Job, and of what'),
 });
 
 export const jobSchema = jobDefinitionSchema
@@ -79,6 +83,47 @@ export const jobSchema = jobDefinitionSchema
 
 const runErrorSchema = z.object({ code: z.string(), message: z.string(), step: z.string().nullable(), retryable: z.boolean(), reason: z.string().optional() });
 
+const layerFactsSchema = z.object({
+  name: z.string(),
+  geometry_type: z.string().nullable(),
+  crs: z.string().nullable(),
+  features: z.number().nullable(),
+});
+
+const dataFactsSchema = z
+  .object({
+    connection: z.object({ id: z.string(), type: z.string() }).optional().describe('The Source or Destination'),
+    location: z.record(z.string(), z.unknown()).optional().describe('The table, object key, layer or URL (without query) read or written'),
+    filename: z.string().optional(),
+    format: z.string().nullable().optional().describe('GDAL driver short name'),
+    bytes: z.number().nullable().optional(),
+    features: z.number().nullable().optional(),
+    layers: z.array(layerFactsSchema).optional(),
+  })
+  .meta({ id: 'RunDataFacts' });
+
+const stepLogSchema = z
+  .object({
+    read: dataFactsSchema.optional(),
+    wrote: dataFactsSchema.optional(),
+    output: z.object({ stdout: z.string(), stderr: z.string() }).optional().describe('What a Python step printed (truncated)'),
+  })
+  .meta({ id: 'RunStepLog' });
+
+export const notificationRecordSchema = z
+  .object({
+    id: z.string(),
+    event: z.enum(notificationEvents),
+    channel_id: z.string(),
+    channel_type: z.string(),
+    channel_name: z.string(),
+    status: z.enum(['delivered', 'failed']),
+    attempts: z.number().int(),
+    error: z.string().nullable(),
+    at: timestamp,
+  })
+  .meta({ id: 'RunNotification' });
+
 const stepSchema = z.object({
   name: z.enum(['extract', 'transform', 'python', 'convert', 'deliver']),
   status: z.enum(['pending', 'running', 'succeeded', 'failed', 'skipped']),
@@ -105,6 +150,9 @@ const stepSchema = z.object({
     })
     .nullable()
     .describe('What the step reported last while it worked (a long write reports every few seconds); null before it reported'),
+  log: stepLogSchema
+    .nullable()
+    .describe("What the step read and wrote (its warnings are in the Run's `warnings`); null until it finished (and in Runs recorded before logs were kept)"),
 });
 
 export const runSchema = z
@@ -140,13 +188,14 @@ export const runSchema = z
     }),
     skipped_reason: z.string().nullable().describe('source_unchanged when the Source had not changed since the last Run'),
     warnings: z
-      .array(processingWarning.extend({ step: z.string().describe('The step that said it: transform, python, convert') }))
+      .array(processingWarning.extend({ step: z.string().describe('The step that said it: extract, transform, python, convert') }))
       .describe('What the steps changed or doubted without failing: fields a format renamed (with the mapping), values cut, geometries repaired'),
     error: runErrorSchema.nullable(),
     workflow: z
       .object({ workflow_id: z.string(), run_id: z.string().nullable() })
       .describe('Find it in the Temporal UI or with `temporal workflow show --workflow-id …`'),
     job_snapshot: jobDefinitionSchema.describe('The Job as this Run runs it'),
+    notifications: z.array(notificationRecordSchema).describe('Notifications about this Run, once each was delivered or given up on'),
   })
   .meta({ id: 'Run' });
 
@@ -160,6 +209,7 @@ export function representJob(row: JobRow, now: Date, origin = ''): z.infer<typeo
   return {
     id: row.id,
     ...d,
+    notifications: d.notifications ?? [],
     stages: stagesOf(d),
     enabled: state.enabled,
     disabled_reason: state.disabledReason?.kind === 'consecutive_failures' ? state.disabledReason.message : null,
@@ -204,12 +254,19 @@ export function representRun(row: RunRow): z.infer<typeof runSchema> {
     created_at: row.created_at,
     started_at: row.started_at,
     finished_at: row.finished_at,
-    steps: state.steps.map((s) => ({ ...s, failed_attempts: s.failed_attempts ?? 0, last_error: s.last_error ?? null, progress: s.progress ?? null })),
+    steps: state.steps.map((s) => ({
+      ...s,
+      failed_attempts: s.failed_attempts ?? 0,
+      last_error: s.last_error ?? null,
+      progress: s.progress ?? null,
+      log: s.log ?? null,
+    })),
     stats: state.stats,
     skipped_reason: row.skipped_reason,
     warnings: state.warnings ?? [],
     error: (row.error ?? null) as z.infer<typeof runSchema>['error'],
     workflow: { workflow_id: row.workflow_id ?? runWorkflowId(row.id), run_id: row.workflow_run_id },
-    job_snapshot: withDefaults(state.snapshot),
+    job_snapshot: { ...withDefaults(state.snapshot), notifications: state.snapshot.notifications ?? [] },
+    notifications: state.notifications ?? [],
   };
 }

@@ -5,6 +5,7 @@ import * as jobs from '../../application/jobs.js';
 import * as runs from '../../application/runs.js';
 import type { Services } from '../../application/services.js';
 import * as webhooks from '../../application/webhooks.js';
+import { notificationEvents } from '../../domain/notifications/subscriptions.js';
 import { runStatuses } from '../../domain/runs/run.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
@@ -52,6 +53,22 @@ const jobBody = z
       .optional()
       .describe('Stage flags: false removes a stage, true keeps it, null (or absent on create) infers it; an update keeps the flags it does not mention'),
     enabled: z.boolean().optional(),
+    notifications: z
+      .array(
+        z.strictObject({
+          channel_id: z.string().min(1).max(100).describe('A notification channel you own'),
+          events: z
+            .array(z.enum(notificationEvents))
+            .min(1)
+            .max(notificationEvents.length)
+            .describe('failure, auto_disable, recovery (first success after a failure), success (every succeeded Run), slow'),
+          slow_after_seconds: z.number().int().min(1).max(604_800).nullable().optional().describe('With slow: tell the channel once a Run has run this long'),
+        }),
+      )
+      .max(20)
+      .nullable()
+      .optional()
+      .describe('Who is told about the Runs of this Job, and of what (docs/jobs.md, Notifications); left out or null: nobody'),
   })
   .meta({ id: 'JobBody' });
 
@@ -227,6 +244,22 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
       },
       async (request) => representRun(await runs.showRun(services, ownerOf(request), request.params.id, request.params.runId)),
     );
+
+    if (!hide) {
+      app.get(
+        '/runs',
+        {
+          config: { auth: { scopes: ['jobs:read'] } },
+          schema: {
+            tags,
+            summary: "List your Runs of every Job, a deleted Job's too (until retention removes them), newest first",
+            querystring: runsQuery.extend({ job_id: z.string().min(1).max(100).optional().describe('Only Runs of this Job') }),
+            response: { 200: pageOf(runSchema), ...errors },
+          },
+        },
+        async (request) => pageView(await runs.listAllRuns(services, ownerOf(request), request.query), representRun),
+      );
+    }
 
     app.post(
       route('/:id/runs/:runId/retry'),

@@ -1,14 +1,19 @@
 import type mysql from 'mysql2/promise';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import {
+  DELETE_MARKER_VALUES,
   deliveryTag,
   effectiveWriteMode,
+  keysMissing,
   LEDGER,
   requireColumns,
   runStagedDelivery,
   stagingLoadArgs,
   stagingNames,
   targetExists,
+  upsertColumns,
+  upsertSpecOf,
+  type UpsertSpec,
   type WriteMode,
 } from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
@@ -34,6 +39,8 @@ export type { WriteMode };
 export interface MysqlTarget {
   table: string;
   write_mode: WriteMode;
+  upsert_keys?: string[] | undefined;
+  delete_marker?: string | undefined;
 }
 
 const geometryDataTypes = [
@@ -101,15 +108,83 @@ async function renameMetadata(c: mysql.Connection, stage: string, table: string)
   await c.query('UPDATE geometry_columns SET f_table_name = ? WHERE f_table_name = ?', [table, stage]);
 }
 
+const quote = (m: string) => `\`${m}\``;
+
+/** Whether a staging row's marker says "delete", as SQL (false without a marker). */
+const markedSql = (spec: UpsertSpec, alias: string) =>
+  spec.deleteMarker
+    ? `COALESCE(LOWER(CAST(${alias}.${ident(spec.deleteMarker)} AS CHAR)) IN (${DELETE_MARKER_VALUES.map((v) => `'${v}'`).join(', ')}), 0)`
+    : '0';
+
+/**
+ * Prepares the staging table of an upsert: refuses rows without a key and keeps the last row of
+ * each key (the highest staging id). Returns the columns the target receives.
+ */
+async function prepareUpsertStage(c: mysql.Connection, stage: string, fid: string, spec: UpsertSpec, where: string, targetColumns: string[] | null) {
+  const stageColumns = (await columnsOf(c, stage)).map((col) => col.name).filter((n) => n !== fid);
+  const written = upsertColumns(where, spec, stageColumns, targetColumns, quote);
+  const [row] = await rows(c, `SELECT COUNT(*) AS n FROM ${ident(stage)} WHERE ${spec.keys.map((k) => `${ident(k)} IS NULL`).join(' OR ')}`);
+  if (Number(row?.n) > 0) throw keysMissing(where, Number(row!.n), spec.keys, quote);
+  // A derived table inside a derived table: MySQL does not delete from a table its own subquery reads otherwise.
+  await c.query(
+    `DELETE FROM ${ident(stage)} WHERE ${ident(fid)} IN (SELECT ${ident(fid)} FROM (SELECT ${ident(fid)}, ROW_NUMBER() OVER (PARTITION BY ${spec.keys.map(ident).join(', ')} ORDER BY ${ident(fid)} DESC) AS n FROM ${ident(stage)}) AS r WHERE n > 1)`,
+  );
+  return written;
+}
+
+/**
+ * Upserts the staging rows into an existing target inside the caller's transaction: marked rows
+ * delete the target rows with their key, the others update those rows or are inserted.
+ */
+async function upsertRows(c: mysql.Connection, table: string, stage: string, fid: string, spec: UpsertSpec) {
+  const where = `\`${table}\``;
+  const written = await prepareUpsertStage(
+    c,
+    stage,
+    fid,
+    spec,
+    where,
+    (await columnsOf(c, table)).map((col) => col.name),
+  );
+  const match = spec.keys.map((k) => `t.${ident(k)} = s.${ident(k)}`).join(' AND ');
+  const marked = markedSql(spec, 's');
+  const affected = async (text: string) => ((await c.query(text))[0] as { affectedRows: number }).affectedRows;
+  const deleted = spec.deleteMarker ? await affected(`DELETE t FROM ${ident(table)} AS t JOIN ${ident(stage)} AS s ON ${match} WHERE ${marked}`) : 0;
+  const assigned = written.filter((col) => !spec.keys.includes(col));
+  const updated = assigned.length
+    ? await affected(
+        `UPDATE ${ident(table)} AS t JOIN ${ident(stage)} AS s ON ${match} SET ${assigned.map((col) => `t.${ident(col)} = s.${ident(col)}`).join(', ')} WHERE NOT ${marked}`,
+      )
+    : 0;
+  const list = written.map(ident).join(', ');
+  const inserted = await affected(
+    `INSERT INTO ${ident(table)} (${list}) SELECT ${written.map((col) => `s.${ident(col)}`).join(', ')} FROM ${ident(stage)} AS s WHERE NOT ${marked} AND NOT EXISTS (SELECT 1 FROM ${ident(table)} AS t WHERE ${match})`,
+  );
+  return { inserted, updated, deleted };
+}
+
+/** A first upsert: the staging table, without its deleted rows and marker column and with one row per key, becomes the target. */
+async function upsertStageAsTable(c: mysql.Connection, table: string, stage: string, fid: string, spec: UpsertSpec): Promise<void> {
+  await prepareUpsertStage(c, stage, fid, spec, `\`${table}\``, null);
+  if (spec.deleteMarker) {
+    await c.query(`DELETE s FROM ${ident(stage)} AS s WHERE ${markedSql(spec, 's')}`);
+    await c.query(`ALTER TABLE ${ident(stage)} DROP COLUMN ${ident(spec.deleteMarker)}`);
+  }
+}
+
 export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> {
   refuseTls(config);
   const { table } = target;
   const mode = effectiveWriteMode(target.write_mode, input);
+  const upsert = upsertSpecOf({ ...target, write_mode: mode });
   const where = `\`${table}\``;
   const what = describeServer(config);
   const { stage, old } = stagingNames(input.deliveryId);
   const mark = markOf(input.deliveryId);
-  const result = (count: number, m: WriteMode): DeliveryResult => ({ target: { database: config.database, table, write_mode: m }, rows_written: count });
+  const result = (count: number, m: WriteMode, counts?: Record<string, number>): DeliveryResult => ({
+    target: { database: config.database, table, write_mode: m, ...(counts ?? {}) },
+    rows_written: count,
+  });
 
   // MySQL's SPATIAL index needs NOT NULL geometries: ask whether some rows have none.
   const layer = await vectorInput(input, ctx.workDir, { nullGeometries: true });
@@ -157,6 +232,19 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
           if (done) return result(done.rows_written, done.write_mode);
           if (layer.nlt !== 'NONE') await useEpsg(c, stage, geometryName, layer.epsg);
           const existing = await tableInfo(c, table);
+          if (upsert && existing) {
+            await c.query('START TRANSACTION');
+            try {
+              const counts = await upsertRows(c, table, stage, fid, upsert);
+              const count = counts.inserted + counts.updated;
+              await record(c, input.deliveryId, table, mode, count);
+              await c.query('COMMIT');
+              return result(count, mode, counts);
+            } catch (error) {
+              await c.query('ROLLBACK').catch(() => undefined);
+              throw error;
+            }
+          }
           if (mode === 'append' && existing) {
             const stageColumns = (await columnsOf(c, stage)).map((col) => col.name).filter((n) => n !== fid);
             requireColumns(
@@ -179,6 +267,7 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
             }
           }
           if (mode === 'create' && existing) throw targetExists(where, config.database, { table }, true);
+          if (upsert) await upsertStageAsTable(c, table, stage, fid, upsert);
           const count = await countRows(c, stage);
           await c.query(`ALTER TABLE ${ident(stage)} COMMENT = ?`, [mark]);
           if (existing) {
@@ -189,7 +278,7 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
           }
           await renameMetadata(c, stage, table);
           await record(c, input.deliveryId, table, mode, count);
-          return result(count, mode);
+          return result(count, mode, upsert ? { inserted: count, updated: 0, deleted: 0 } : undefined);
         } finally {
           await c.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => undefined);
         }

@@ -1,6 +1,6 @@
 import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql-cursor.js';
 import { z } from 'zod';
-import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
+import { host, identifier, name, port, secret, upsertTarget, username } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
 import { probeTest } from '../shared/test-result.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
@@ -39,7 +39,7 @@ const source: SourceSupport<MysqlResource, MysqlConfig> = {
 };
 
 const destination: DestinationSupport<MysqlTarget, MysqlConfig> = {
-  target: z.strictObject({ table: identifier('Table (created when missing)'), write_mode: writeMode }),
+  target: upsertTarget({ table: identifier('Table (created when missing)') }),
   deliverable: true,
   deliver: (config, target, input, ctx) => deliverMysql(config, target, input, ctx),
 };
@@ -71,7 +71,14 @@ export const mysql = defineConnector({
     'never none; grants, which MySQL keeps by table name, still apply); `append` inserts the staging rows (columns matched',
     'by name; every output column must exist in the target) in one transaction that also records the delivery; a missing',
     'target is created; `create` fails with `target_exists` when the table exists. A failed load leaves the target',
-    'untouched. Idempotent per delivery: appends record their id in `_geoflow_deliveries` in the same transaction; a',
+    'untouched. `upsert` (with `upsert_keys`, optionally `delete_marker`) keeps one row per key: in one transaction with',
+    'the ledger, staging rows whose marker is true (`true`, `t`, `1`, `yes`, `y`) delete the target rows with their key, the',
+    'others update the rows with their key or are inserted (of several rows with one key, the last wins; a row without a',
+    'key value fails the delivery with `invalid_data` before the target changes). A missing target is created from the',
+    'rows not marked deleted, without the marker column (no unique index is added: MySQL indexes text columns by prefix',
+    'only; add one yourself to enforce the keys). The Run records the rows inserted, updated and deleted (MySQL counts an',
+    'updated row whose values did not change as not updated).',
+    'Idempotent per delivery: appends and upserts record their id in `_geoflow_deliveries` in the same transaction; a',
     "replaced or created table carries the delivery's mark in its table comment, so a retry after the rename only records",
     'it. New tables get `geom` (with a spatial index when every feature has a geometry) and `ogc_fid` (`geometry` and `fid` when an attribute already has that name); a replaced table',
     "keeps its geometry column name; field names are kept (quoted), text is utf8mb4; a new table's numbers are DOUBLE and its text TEXT (declared widths are not kept: shapefiles often hold wider values than they declare). On MariaDB GDAL keeps its own",

@@ -200,3 +200,10 @@ export async function onClient<T>(config: PostgisConfig, ctx: ConnectorContext, 
 export const qualified = (schema: string, table: string) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`;
 export const ident = (name: string) => pg.escapeIdentifier(name);
 export const literal = (value: string) => pg.escapeLiteral(value);
+
+/** PostgreSQL truncates identifiers to 63 bytes; so do we, on a character boundary. */
+export function pgName(name: string): string {
+  let out = name;
+  while (Buffer.byteLength(out) > 63) out = out.slice(0, -1);
+  return out;
+}

@@ -4,20 +4,33 @@ import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import {
   effectiveWriteMode,
   LEDGER,
-  requireColumns,
   runStagedDelivery,
   stagingLayerArgs,
   stagingLoadArgs,
   stagingNames,
   targetExists,
+  upsertSpecOf,
   type WriteMode,
 } from '../shared/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
-import { geometryColumnOf, geometryColumnsOf, geometryColumnsSql, schemaMissing } from './catalog.js';
-import { classifyPg, CONNECT_TIMEOUT_MS, describeServer, ident, literal, onClient, qualified, triedOf, withClient, type PostgisConfig } from './client.js';
+import { geometryColumnsOf, geometryColumnsSql, schemaMissing } from './catalog.js';
+import {
+  classifyPg,
+  CONNECT_TIMEOUT_MS,
+  describeServer,
+  ident,
+  literal,
+  onClient,
+  pgName,
+  qualified,
+  triedOf,
+  withClient,
+  type PostgisConfig,
+} from './client.js';
 import { libpqFor, ogr2ogrPg, pgLabel } from './ogr.js';
 import { borrow, giveBack } from './pool.js';
+import { appendRows, upsertIntoNewTable, upsertRows, type UpsertCounts } from './rows.js';
 import { translateHere } from '../shared/translate-here.js';
 
 /*
@@ -55,14 +68,11 @@ export interface PostgisTarget {
   schema: string;
   table: string;
   write_mode: WriteMode;
+  upsert_keys?: string[] | undefined;
+  delete_marker?: string | undefined;
 }
 
-/** PostgreSQL truncates identifiers to 63 bytes; so do we, on a character boundary. */
-export function pgName(name: string): string {
-  let out = name;
-  while (Buffer.byteLength(out) > 63) out = out.slice(0, -1);
-  return out;
-}
+export { pgName };
 
 interface Recorded {
   rows_written: number;
@@ -192,45 +202,20 @@ async function copyGrants(client: pg.Client, schema: string, from: string, to: s
   }
 }
 
-async function columnsOf(client: pg.Client, schema: string, table: string): Promise<string[]> {
-  const r = await client.query<{ name: string }>(
-    'SELECT attname AS name FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum',
-    [qualified(schema, table)],
-  );
-  return r.rows.map((row) => row.name);
-}
-
-/** INSERT … SELECT from the staging table into an existing target, matching columns by name. */
-async function appendRows(client: pg.Client, schema: string, table: string, stage: string, fid: string): Promise<number> {
-  const targetColumns = new Set(await columnsOf(client, schema, table));
-  const stageColumns = (await columnsOf(client, schema, stage)).filter((c) => c !== fid);
-  requireColumns(`"${schema}"."${table}"`, stageColumns, targetColumns, (m) => `"${m}"`);
-  const targetGeometry = await geometryColumnOf(client, schema, table);
-  const stageGeometry = await geometryColumnOf(client, schema, stage);
-  const select = stageColumns.map((c) => {
-    if (!stageGeometry || c !== stageGeometry.column || !targetGeometry) return ident(c);
-    let expr = ident(c);
-    // Keep the target's CRS and multi-ness: reproject, and promote single parts.
-    if (targetGeometry.srid > 0 && stageGeometry.srid > 0 && targetGeometry.srid !== stageGeometry.srid) expr = `ST_Transform(${expr}, ${targetGeometry.srid})`;
-    if (/^MULTI/i.test(targetGeometry.type) && !/^MULTI/i.test(stageGeometry.type)) expr = `ST_Multi(${expr})`;
-    return expr;
-  });
-  const r = await client.query(
-    `INSERT INTO ${qualified(schema, table)} (${stageColumns.map(ident).join(', ')}) SELECT ${select.join(', ')} FROM ${qualified(schema, stage)}`,
-  );
-  return r.rowCount ?? 0;
-}
-
 export async function deliverPostgis(config: PostgisConfig, target: PostgisTarget, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> {
   const { schema, table } = target;
   // Reinitialising an incremental Job rebuilds the table (staged and swapped) instead of appending.
   const mode = effectiveWriteMode(target.write_mode, input);
+  const upsert = upsertSpecOf({ ...target, write_mode: mode });
   const where = `"${schema}"."${table}"`;
   const what = describeServer(config);
   const { stage: stagePrefix, old } = stagingNames(input.deliveryId);
   // This attempt's own staging table (see the comment at the top).
   const stage = `${stagePrefix}_${randomBytes(3).toString('hex')}`;
-  const result = (rows: number, m: WriteMode): DeliveryResult => ({ target: { schema, table, write_mode: m }, rows_written: rows });
+  const result = (rows: number, m: WriteMode, counts?: UpsertCounts): DeliveryResult => ({
+    target: { schema, table, write_mode: m, ...(counts ?? {}) },
+    rows_written: rows,
+  });
 
   const layer = await vectorInput(input, ctx.workDir);
   // The staging table's key: not a name an attribute already has (GDAL would take it as the key).
@@ -289,7 +274,7 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
           const geometryName = facts.geometry?.column ?? freeColumnName(layer.fields, 'geom', 'geometry');
           // Rows appended to an existing target go through its own index; a staging table that
           // becomes the target gets one.
-          const indexed = layer.nlt !== 'NONE' && !(mode === 'append' && facts.exists);
+          const indexed = layer.nlt !== 'NONE' && !((mode === 'append' || mode === 'upsert') && facts.exists);
           return { done: null, plan: { geometryName, indexed } };
         }),
       load: async ({ geometryName, indexed }) => {
@@ -346,14 +331,23 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
             }
             const exists = await relationExists(client, schema, table);
             let rows: number;
-            if (mode === 'append' && exists) {
+            let counts: UpsertCounts | undefined;
+            if (upsert && exists) {
+              counts = await upsertRows(client, schema, table, stage, fid, upsert);
+              rows = counts.inserted + counts.updated;
+              await client.query(`DROP TABLE ${qualified(schema, stage)}`);
+            } else if (mode === 'append' && exists) {
               rows = await appendRows(client, schema, table, stage, fid);
               await client.query(`DROP TABLE ${qualified(schema, stage)}`);
             } else {
               if (mode === 'create' && exists) throw targetExists(where, config.database, { schema, table }, true);
               // ogr2ogr loads every feature or fails, so the layer's count is the staging table's
               // (counting 4M rows again cost about a second inside the swap's transaction).
-              rows = layer.features ?? Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${qualified(schema, stage)}`)).rows[0]!.n);
+              // A first upsert keeps one row per key of what it loaded, without the deleted ones.
+              rows = upsert
+                ? await upsertIntoNewTable(client, schema, table, stage, fid, upsert)
+                : (layer.features ?? Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${qualified(schema, stage)}`)).rows[0]!.n));
+              if (upsert) counts = { inserted: rows, updated: 0, deleted: 0 };
               if (exists) {
                 await client.query(`ALTER TABLE ${qualified(schema, table)} RENAME TO ${ident(old)}`);
                 await client.query(`ALTER TABLE ${qualified(schema, stage)} RENAME TO ${ident(table)}`);
@@ -375,7 +369,7 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
             await client.query('COMMIT');
             // The staging table is the target now (or was dropped by append): nothing to clean up.
             swapped = true;
-            return result(rows, mode);
+            return result(rows, mode, counts);
           } catch (error) {
             await client.query('ROLLBACK').catch(() => undefined);
             if ((error as { code?: string }).code === '2BP01') {

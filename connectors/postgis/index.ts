@@ -1,6 +1,6 @@
 import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql-cursor.js';
 import { z } from 'zod';
-import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
+import { host, identifier, name, port, secret, upsertTarget, username } from '../shared/fields.js';
 import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
 import { probeTest } from '../shared/test-result.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
@@ -47,10 +47,9 @@ const source: SourceSupport<PostgisResource, PostgisConfig> = {
 };
 
 const destination: DestinationSupport<PostgisTarget, PostgisConfig> = {
-  target: z.strictObject({
+  target: upsertTarget({
     schema: identifier('Schema (must exist)').default('public'),
     table: identifier('Table (created when missing)'),
-    write_mode: writeMode,
   }),
   deliverable: true,
   deliver: (config, target, input, ctx) => deliverPostgis(config, target, input, ctx),
@@ -102,7 +101,15 @@ export const postgis = defineConnector({
     "of one kind become the multi type, unrelated kinds a generic `geometry` column. A new table's geometry column is",
     '`geom` and its key `ogc_fid` (`geometry` and `fid` when an attribute already has that name); a replaced table keeps its geometry column name. Triggers, comments, row-level',
     'security and dependent views of a replaced table are not carried over (a view that depends on it stops the',
-    'replace: use `append`). Each delivery records its id in `"<schema>"."_geoflow_deliveries"` in the same',
+    'replace: use `append`). `upsert` (with `upsert_keys`, and optionally `delete_marker`) keeps one row per key: in',
+    'the same transaction, the staging rows whose marker is true (`true`, `t`, `1`, `yes`, `y`) delete the target rows',
+    'with their key, the rows whose key is in the target update every column of the output there (keys compared in the',
+    "target column's type), the others are inserted; of several rows with one key in one output the last wins, and a row",
+    'without a key value fails the delivery (`invalid_data`) before the target changes. A missing target is created from',
+    'the rows not marked deleted, without the marker column, with a unique index on the keys. The Run records how many',
+    'rows were inserted, updated and deleted. An incremental Job (a `cursor_column` Source) with `upsert` therefore keeps',
+    'one row per key however often a row changes; `sync/reinitialize` rebuilds the table (replace) once.',
+    'Each delivery records its id in `"<schema>"."_geoflow_deliveries"` in the same',
     'transaction, so a retried delivery never writes twice. The checks and the swap run on a connection a finished',
     'delivery into the same database left open, when there is one: each worker keeps at most 8 idle connections per',
     'database (`SVC_POSTGIS_IDLE_CONNECTIONS`, 0 for none), each closed after 10 s unused (a new connection costs the server a process, authentication and loading',

@@ -13,7 +13,73 @@ import type { VectorInput } from './vector-input.js';
  * synonym switch): that part stays in each connector, the sequence and the names are here.
  */
 
-export type WriteMode = 'replace' | 'append' | 'create';
+export type WriteMode = 'replace' | 'append' | 'create' | 'upsert';
+
+/**
+ * An upsert: the rows of the output whose key columns match a target row replace it, the others
+ * are inserted, and rows whose delete marker is true delete the target row with their key. Within
+ * one output, the last row of a key wins (an incremental read can see a row change twice).
+ */
+export interface UpsertSpec {
+  keys: string[];
+  /** A column of the output whose true values delete; never written to the target. */
+  deleteMarker: string | null;
+}
+
+/** The upsert of a target (`write_mode: "upsert"` with `upsert_keys`), or null for the other modes. */
+export function upsertSpecOf(target: { write_mode: WriteMode; upsert_keys?: string[] | undefined; delete_marker?: string | undefined }): UpsertSpec | null {
+  if (target.write_mode !== 'upsert') return null;
+  return { keys: target.upsert_keys ?? [], deleteMarker: target.delete_marker ?? null };
+}
+
+/** Values of a delete marker that mean "delete", compared in lower case as text (a boolean, 1, 'yes' …). */
+export const DELETE_MARKER_VALUES = ['true', 't', '1', 'yes', 'y'] as const;
+
+/**
+ * An upsert's columns: the keys (and the marker) must be columns of the output, and every key a
+ * column of an existing target; what is written is the output's columns without the marker.
+ */
+export function upsertColumns(
+  where: string,
+  spec: UpsertSpec,
+  outputColumns: string[],
+  targetColumns: string[] | null,
+  quote: (name: string) => string,
+): string[] {
+  const missing = [...spec.keys, ...(spec.deleteMarker ? [spec.deleteMarker] : [])].filter((c) => !outputColumns.includes(c));
+  if (missing.length) {
+    throw new ConnectorError(
+      'invalid_data',
+      `The output has no column ${missing.map(quote).join(', ')}: upsert_keys and delete_marker name columns of the data delivered`,
+      { missing_columns: missing },
+      false,
+    );
+  }
+  const written = outputColumns.filter((c) => c !== spec.deleteMarker);
+  if (targetColumns) {
+    const absent = spec.keys.filter((k) => !targetColumns.includes(k));
+    if (absent.length) {
+      throw new ConnectorError(
+        'invalid_data',
+        `${where} has no column ${absent.map(quote).join(', ')}: upsert matches rows by upsert_keys, which the target must have`,
+        { missing_columns: absent },
+        false,
+      );
+    }
+    requireColumns(where, written, targetColumns, quote);
+  }
+  return written;
+}
+
+/** Rows of the output without a value in a key column cannot be matched: refused before the target changes. */
+export function keysMissing(where: string, count: number, keys: string[], quote: (name: string) => string): ConnectorError {
+  return new ConnectorError(
+    'invalid_data',
+    `${count} row(s) of the output have no value in ${keys.map(quote).join(' or ')}: an upsert into ${where} needs every key column filled`,
+    { rows_without_key: count, upsert_keys: keys },
+    false,
+  );
+}
 
 /** Tables the service keeps beside a delivery target (staging, old, ledger): hidden by discovery. */
 export const INTERNAL_PREFIX = '_geoflow_';
@@ -30,9 +96,9 @@ export function stagingNames(deliveryId: string): { tag: string; stage: string; 
   return { tag, stage: `${INTERNAL_PREFIX}stage_${tag}`, old: `${INTERNAL_PREFIX}old_${tag}` };
 }
 
-/** Reinitialising an incremental Job rebuilds the table (staged and swapped) instead of appending. */
+/** Reinitialising an incremental Job rebuilds the table (staged and swapped) instead of appending or upserting. */
 export const effectiveWriteMode = (mode: WriteMode, input: Pick<DeliverInput, 'reinitialize'>): WriteMode =>
-  input.reinitialize && mode === 'append' ? 'replace' : mode;
+  input.reinitialize && (mode === 'append' || mode === 'upsert') ? 'replace' : mode;
 
 /** `create` never overwrites: before the load, or when someone created the target meanwhile. */
 export function targetExists(where: string, database: string, details: Record<string, unknown>, meanwhile = false): ConnectorError {

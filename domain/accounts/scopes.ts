@@ -13,6 +13,9 @@ export const scopes = {
   'workspaces:run': 'Convert a Workspace, or deliver the result (delivery also needs destinations:read). Excludes workspaces:read and jobs:run.',
   'recipes:read': 'List and get Recipes.',
   'recipes:write': 'Create, update, delete Recipes.',
+  // Beyond the spec's table: notification channels are a resource of their own (docs/api-conventions.md).
+  'notifications:read': 'List and get notification channels.',
+  'notifications:write': 'Create, update, delete and test notification channels.',
 } as const;
 
 export type Scope = keyof typeof scopes;

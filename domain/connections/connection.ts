@@ -1,5 +1,6 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
+import { applySecretChanges as applyChanges, type SealedSecrets, type SecretChanges } from '../secrets.js';
 
 /*
  * Sources and Destinations: saved connections, one aggregate shape for both kinds (a kind is a
@@ -18,9 +19,7 @@ const noun = (kind: ConnectionKind) => (kind === 'source' ? 'Source' : 'Destinat
 const eventName = <S extends 'Created' | 'Updated' | 'Deleted'>(kind: ConnectionKind, suffix: S) =>
   `${kind === 'source' ? 'Source' : 'Destination'}${suffix}` as `${'Source' | 'Destination'}${S}`;
 
-/** Sealed secret values by field. In a command: a string sets, null clears, absent keeps. */
-export type SealedSecrets = Record<string, string>;
-export type SecretChanges = Record<string, string | null>;
+export type { SealedSecrets, SecretChanges };
 
 interface ConnectionData {
   id: string;
@@ -73,16 +72,6 @@ export type ConnectionState =
 export function ownedConnection(kind: ConnectionKind, state: ConnectionState, actorId: string, id: string) {
   if (state.status !== 'active' || state.ownerId !== actorId) throw notFound(notFoundCode(kind), noun(kind), id);
   return state;
-}
-
-function applyChanges(stored: SealedSecrets, changes: SecretChanges, fields: readonly string[]): SealedSecrets {
-  const next: SealedSecrets = {};
-  for (const field of fields) {
-    const change = changes[field];
-    if (typeof change === 'string') next[field] = change;
-    else if (change === undefined && stored[field] !== undefined) next[field] = stored[field]!;
-  }
-  return next;
 }
 
 export function connectionDecider(kind: ConnectionKind): Decider<ConnectionCommand, ConnectionState, ConnectionEvent> {

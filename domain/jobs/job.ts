@@ -1,5 +1,6 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
+import type { Subscription } from '../notifications/subscriptions.js';
 import type { Operation } from '../operations.js';
 import type { ParameterDeclaration } from './parameters.js';
 import type { JobSchedule } from './schedule.js';
@@ -38,6 +39,8 @@ export interface JobDefinition {
   /** Run-time parameters, used as {{name}} in source_resource, destination_target and sql (absent before: none). */
   parameters: ParameterDeclaration[];
   pipeline: StageFlags;
+  /** Who is told about this Job's Runs (absent in Jobs saved before notifications existed: none). */
+  notifications?: Subscription[];
 }
 
 /** A definition as stored by any version: fields added later get their "none" value. */
@@ -93,7 +96,7 @@ export interface WebhookState {
 }
 
 /** Why a Job is disabled: the owner said so, or its automated Runs kept failing. */
-export type DisabledReason = { kind: 'manual' } | { kind: 'consecutive_failures'; failures: number; message: string };
+export type DisabledReason = { kind: 'manual' } | { kind: 'consecutive_failures'; failures: number; message: string; run_id?: string };
 
 /**
  * Incremental reading. `seq` counts reset/reinitialize requests; a Run takes the sync state when
@@ -124,7 +127,19 @@ export type JobEvent =
   | { type: 'JobDeleted'; data: { job_id: string; at: string } }
   | { type: 'JobSyncReset'; data: { job_id: string; seq: number; at: string } }
   | { type: 'JobSyncReinitializeRequested'; data: { job_id: string; seq: number; at: string } }
-  | { type: 'JobRunRecorded'; data: { job_id: string; run_id: string; trigger: RunTrigger; status: RunOutcome; consecutive_failures: number; at: string } }
+  | {
+      type: 'JobRunRecorded';
+      data: {
+        job_id: string;
+        run_id: string;
+        trigger: RunTrigger;
+        status: RunOutcome;
+        consecutive_failures: number;
+        /** How the Job's previous finished Run ended (null for its first; absent in events recorded before it was kept). */
+        previous_status?: 'succeeded' | 'failed' | null;
+        at: string;
+      };
+    }
   | { type: 'JobSyncAdvanced'; data: { job_id: string; run_id: string; cursor: unknown; at: string } }
   | { type: 'JobWebhookIssued'; data: { job_id: string; auth: WebhookState['auth']; sealed_secret: string; rotated: boolean; at: string } }
   | { type: 'JobWebhookRevoked'; data: { job_id: string; at: string } };
@@ -163,6 +178,8 @@ export interface ActiveJob {
   webhook: WebhookState | null;
   /** Recent Runs whose outcome is recorded: a retried activity records one once. */
   recordedRuns: string[];
+  /** How the latest succeeded or failed Run ended (a cancelled one leaves it): what makes a success a recovery. */
+  lastOutcome?: 'succeeded' | 'failed' | null;
 }
 export type JobState = { status: 'absent' } | ActiveJob;
 
@@ -222,7 +239,15 @@ export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
         const events: JobEvent[] = [
           {
             type: 'JobRunRecorded',
-            data: { job_id, run_id: command.runId, trigger: command.trigger, status: command.status, consecutive_failures: failures, at },
+            data: {
+              job_id,
+              run_id: command.runId,
+              trigger: command.trigger,
+              status: command.status,
+              consecutive_failures: failures,
+              previous_status: state.lastOutcome ?? null,
+              at,
+            },
           },
         ];
         const sync = state.sync;
@@ -234,7 +259,7 @@ export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
         }
         if (state.enabled && isAutomated(command.trigger) && failures >= command.maxConsecutiveFailures && command.status === 'failed') {
           const message = `Disabled after ${failures} consecutive failed automated Runs (scheduled or triggered; the last: ${command.runId}); fix the cause, then enable the Job again`;
-          events.push({ type: 'JobDisabled', data: { job_id, reason: { kind: 'consecutive_failures', failures, message }, at } });
+          events.push({ type: 'JobDisabled', data: { job_id, reason: { kind: 'consecutive_failures', failures, message, run_id: command.runId }, at } });
         }
         return events;
       }
@@ -273,7 +298,12 @@ export const jobDecider: Decider<JobCommand, JobState, JobEvent> = {
       case 'JobSyncReinitializeRequested':
         return { ...state, sync: { ...state.sync, seq: event.data.seq, reset_pending: true, reinitialize_pending: true, updated_at: event.data.at } };
       case 'JobRunRecorded':
-        return { ...state, consecutiveFailures: event.data.consecutive_failures, recordedRuns: [...state.recordedRuns, event.data.run_id].slice(-RECENT_RUNS) };
+        return {
+          ...state,
+          consecutiveFailures: event.data.consecutive_failures,
+          recordedRuns: [...state.recordedRuns, event.data.run_id].slice(-RECENT_RUNS),
+          lastOutcome: event.data.status === 'cancelled' ? (state.lastOutcome ?? null) : event.data.status,
+        };
       case 'JobSyncAdvanced':
         return { ...state, sync: { ...state.sync, cursor: event.data.cursor, updated_at: event.data.at, reset_pending: false, reinitialize_pending: false } };
       case 'JobWebhookIssued': {

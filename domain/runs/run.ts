@@ -2,6 +2,7 @@ import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
 import type { JobDefinition, RunTrigger, StepName } from '../jobs/job.js';
 import { usesDefaults, type ParameterValues } from '../jobs/parameters.js';
+import type { NotificationRecord } from '../notifications/subscriptions.js';
 
 export const runStream = (id: string) => `run-${id}`;
 
@@ -43,6 +44,37 @@ export interface TriggeredBy {
 
 /** What a retry ran: the Job as it is now (default), or the failed Run's own snapshot and values. */
 export type RetryDefinition = 'current' | 'original';
+/** One layer as a step read or wrote it. */
+export interface LayerFacts {
+  name: string;
+  /** WKT spelling (POINT, MULTIPOLYGON …); null without geometry. */
+  geometry_type: string | null;
+  /** EPSG:4326 or the CRS's name; null when unknown or without geometry. */
+  crs: string | null;
+  features: number | null;
+}
+
+/** Data a step read or wrote: where (a Source or Destination and the place in it, or the Run's own file) and what. */
+export interface DataFacts {
+  /** The Source or Destination, by id and type (its settings are on the connection, never here). */
+  connection?: { id: string; type: string };
+  /** The table, object key, layer, URL without query … as the connector names it: public, never a secret. */
+  location?: Record<string, unknown>;
+  filename?: string;
+  /** GDAL driver short name (GPKG, GeoJSON …). */
+  format?: string | null;
+  bytes?: number | null;
+  features?: number | null;
+  layers?: LayerFacts[];
+}
+
+/** What one step of a Run read and wrote: the Run's log (its warnings are the Run's `warnings`, each naming its step). */
+export interface StepLog {
+  read?: DataFacts;
+  wrote?: DataFacts;
+  /** What a Python step printed, each truncated. */
+  output?: { stdout: string; stderr: string };
+}
 
 /** What a step changed or doubted without failing (a field a format renamed, a repaired geometry). */
 export interface RunWarning {
@@ -83,8 +115,14 @@ export type RunEvent =
         at: string;
       };
     }
-  /** sync null: the Run reads in full and moves no cursor (its parameter values are not the Job's defaults). */
-  | { type: 'RunStarted'; data: { run_id: string; workflow_id: string; workflow_run_id: string; sync: RunSync | null; at: string } }
+  | {
+      type: 'RunStarted';
+      /**
+       * job_id: absent in events recorded before the notifications' reactor needed it. sync null:
+       * the Run reads in full and moves no cursor (its parameter values are not the Job's defaults).
+       */
+      data: { run_id: string; job_id?: string; workflow_id: string; workflow_run_id: string; sync: RunSync | null; at: string };
+    }
   | { type: 'RunStepStarted'; data: { run_id: string; step: StepName; at: string } }
   | {
       type: 'RunStepFinished';
@@ -94,6 +132,8 @@ export type RunEvent =
         status: 'succeeded' | 'skipped';
         duration_ms: number | null;
         stats: Partial<RunStats>;
+        /** What the step read and wrote (absent in Runs recorded before the log was kept). */
+        log?: StepLog;
         /** Absent in Runs recorded before warnings were kept. */
         warnings?: Omit<RunWarning, 'step'>[];
         at: string;
@@ -104,7 +144,8 @@ export type RunEvent =
   | { type: 'RunSucceeded'; data: { run_id: string; skipped_reason: string | null; at: string } }
   | { type: 'RunFailed'; data: { run_id: string; error: RunError; at: string } }
   | { type: 'RunCancelled'; data: { run_id: string; reason: string; at: string } }
-  | { type: 'RunRetried'; data: { run_id: string; retry_run_id: string; at: string } };
+  | { type: 'RunRetried'; data: { run_id: string; retry_run_id: string; at: string } }
+  | { type: 'RunNotificationRecorded'; data: { run_id: string; notification: NotificationRecord; at: string } };
 
 export type RunCommand =
   | {
@@ -133,6 +174,7 @@ export type RunCommand =
       status: 'succeeded' | 'skipped';
       stats?: Partial<RunStats>;
       warnings?: Omit<RunWarning, 'step'>[];
+      log?: StepLog;
       at: Date;
     }
   /** An attempt of a running step failed (Temporal retries transient failures): noted for whoever watches the Run. */
@@ -142,7 +184,9 @@ export type RunCommand =
   | { type: 'SucceedRun'; runId: string; skippedReason: string | null; at: Date }
   | { type: 'FailRun'; runId: string; error: RunError; at: Date }
   | { type: 'CancelRun'; runId: string; reason: string; at: Date }
-  | { type: 'MarkRetried'; runId: string; actorId: string; retryRunId: string; at: Date };
+  | { type: 'MarkRetried'; runId: string; actorId: string; retryRunId: string; at: Date }
+  /** A notification about the Run was delivered, or given up on: recorded once per event and channel, whenever it ends (the Run may be finished). */
+  | { type: 'RecordNotification'; runId: string; notification: NotificationRecord; at: Date };
 
 /** How far a running step is: what it has written so far, and the share done when its tool says. */
 export interface StepProgress {
@@ -166,6 +210,8 @@ export interface StepState {
   last_error?: RunError | null;
   /** What the step reported last while it worked (absent before it reported, or in older Runs). */
   progress?: StepProgress | null;
+  /** What the step read and wrote, once it finished (absent in older Runs). */
+  log?: StepLog | null;
 }
 
 export interface ExistingRun {
@@ -188,6 +234,14 @@ export interface ExistingRun {
   /** When the Run was queued, and for a scheduled Run the fire time meant (what its metrics measure from). */
   queuedAt?: string;
   scheduledFor?: string | null;
+  /** Notifications about this Run, as they were delivered or given up on (absent in older Runs). */
+  notifications?: NotificationRecord[];
+  /** When it was queued, started and finished, and how it ended (absent in states folded before they were kept). */
+  createdAt?: string;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  error?: RunError | null;
+  skippedReason?: string | null;
 }
 export type RunState = { status: 'absent' } | ExistingRun;
 
@@ -264,6 +318,7 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
             type: 'RunStarted',
             data: {
               run_id,
+              job_id: state.jobId,
               workflow_id: command.workflowId,
               workflow_run_id: command.workflowRunId,
               sync: usesDefaults(state.snapshot.parameters ?? [], state.parameters) ? command.sync : null,
@@ -295,7 +350,16 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         return [
           {
             type: 'RunStepFinished',
-            data: { run_id, step: command.step, status: command.status, duration_ms: duration, stats: command.stats ?? {}, ...warnings, at },
+            data: {
+              run_id,
+              step: command.step,
+              status: command.status,
+              duration_ms: duration,
+              stats: command.stats ?? {},
+              ...warnings,
+              ...(command.log ? { log: command.log } : {}),
+              at,
+            },
           },
         ];
       }
@@ -316,6 +380,9 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         }
         if (state.retriedBy) throw new DomainError('conflict', `Run ${run_id} was already retried by ${state.retriedBy}`, { retry_run_id: state.retriedBy });
         return [{ type: 'RunRetried', data: { run_id, retry_run_id: command.retryRunId, at } }];
+      case 'RecordNotification':
+        if ((state.notifications ?? []).some((n) => n.id === command.notification.id)) return [];
+        return [{ type: 'RunNotificationRecorded', data: { run_id, notification: command.notification, at } }];
       default:
         return unreachable(command);
     }
@@ -341,20 +408,30 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         retriedBy: null,
         queuedAt: d.at,
         scheduledFor: d.scheduled_for,
+        createdAt: d.at,
+        startedAt: null,
+        finishedAt: null,
+        error: null,
+        skippedReason: null,
       };
     }
     if (state.status === 'absent') return state;
     const d = event.data;
     switch (event.type) {
       case 'RunStarted':
-        return { ...state, status: 'running', sync: event.data.sync };
+        return { ...state, status: 'running', sync: event.data.sync, startedAt: d.at };
       case 'RunStepStarted':
         return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, status: 'running', started_at: d.at })) };
       case 'RunStepFinished': {
-        const { step, status, duration_ms, stats } = event.data;
+        const { step, status, duration_ms, stats, log } = event.data;
         const merged = { ...state.stats, ...Object.fromEntries(Object.entries(stats).filter(([, v]) => v !== undefined && v !== null)) };
         const said = event.data.warnings?.length ? { warnings: [...(state.warnings ?? []), ...event.data.warnings.map((w) => ({ step, ...w }))] } : {};
-        return { ...state, stats: merged, ...said, steps: withStep(state.steps, step, (s) => ({ ...s, status, finished_at: d.at, duration_ms })) };
+        return {
+          ...state,
+          stats: merged,
+          ...said,
+          steps: withStep(state.steps, step, (s) => ({ ...s, status, finished_at: d.at, duration_ms, ...(log ? { log } : {}) })),
+        };
       }
       case 'RunStepAttemptFailed':
         return {
@@ -365,15 +442,35 @@ export const runDecider: Decider<RunCommand, RunState, RunEvent> = {
         return { ...state, steps: withStep(state.steps, event.data.step, (s) => ({ ...s, progress: event.data.progress })) };
       case 'RunSucceeded':
         // Steps never reached (an unchanged source skips the rest) are shown as skipped.
-        return { ...state, status: 'succeeded', steps: closeSteps(state.steps, d.at, () => false) };
+        return {
+          ...state,
+          status: 'succeeded',
+          steps: closeSteps(state.steps, d.at, () => false),
+          finishedAt: d.at,
+          skippedReason: event.data.skipped_reason,
+        };
       case 'RunFailed': {
         const failedStep = event.data.error.step;
-        return { ...state, status: 'failed', steps: closeSteps(state.steps, d.at, (s) => s.name === failedStep || s.status === 'running') };
+        return {
+          ...state,
+          status: 'failed',
+          steps: closeSteps(state.steps, d.at, (s) => s.name === failedStep || s.status === 'running'),
+          finishedAt: d.at,
+          error: event.data.error,
+        };
       }
       case 'RunCancelled':
-        return { ...state, status: 'cancelled', steps: closeSteps(state.steps, d.at, (s) => s.status === 'running') };
+        return {
+          ...state,
+          status: 'cancelled',
+          steps: closeSteps(state.steps, d.at, (s) => s.status === 'running'),
+          finishedAt: d.at,
+          error: { code: 'cancelled', message: event.data.reason, step: null, retryable: false },
+        };
       case 'RunRetried':
         return { ...state, retriedBy: event.data.retry_run_id };
+      case 'RunNotificationRecorded':
+        return { ...state, notifications: [...(state.notifications ?? []), event.data.notification] };
       default:
         return unreachable(event);
     }

@@ -40,6 +40,20 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
       expect(await sut.readStream(stream('missing'))).toEqual([]);
     });
 
+    it('deletes one stream for retention, leaving the others, and nothing else can delete', async () => {
+      const gone = stream('pruned');
+      const kept = stream('kept');
+      await sut.appendToStream(gone, [event(1), event(2)], 'no_stream');
+      await sut.appendToStream(kept, [event(3)], 'no_stream');
+      await sut.deleteStream(gone);
+      expect(await sut.readStream(gone)).toEqual([]);
+      expect((await sut.readStream(kept)).map((e) => e.data.n)).toEqual([3]);
+      const all = await sut.readAll(0n, 100_000);
+      expect(all.some((e) => e.streamId === gone)).toBe(false);
+      // A stream that is not there is nothing to do.
+      await sut.deleteStream(stream('never'));
+    });
+
     it('refuses an append with a stale expected revision', async () => {
       const id = stream('occ');
       await sut.appendToStream(id, [event(1)], 'no_stream');

@@ -1,7 +1,6 @@
 import gdal from 'gdal-async';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { sql } from 'slonik';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerUser } from '../../application/accounts.js';
 import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
@@ -269,6 +268,21 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     expect(run.stats).toMatchObject({ features_read: 25 });
     expect(run.stats.bytes_read).toBeGreaterThan(0);
     expect(run.error).toBeNull();
+    // The Run's log: what each step read and wrote, where, and how much.
+    const [extract, transform, convert, deliver] = run.steps.map((s) => (s as unknown as { log: Record<string, any> }).log);
+    expect(extract!.read).toMatchObject({
+      connection: { id: sourceId, type: 'url' },
+      location: { url: `${files.url}/places.geojson` },
+      filename: 'places.geojson',
+      format: 'GeoJSON',
+      features: 25,
+      layers: [{ geometry_type: expect.stringMatching(/POINT/), crs: 'EPSG:4326', features: 25 }],
+    });
+    expect(extract!.read.bytes).toBe(run.stats.bytes_read);
+    expect(transform!.wrote).toMatchObject({ format: 'GPKG', features: 25, layers: [{ geometry_type: expect.stringMatching(/POINT/), crs: 'EPSG:4326' }] });
+    expect(convert!.wrote).toMatchObject({ format: 'GPKG', filename: expect.stringMatching(/\.gpkg$/) });
+    expect(deliver!.wrote).toMatchObject({ connection: { id: hookId, type: 'webhook' } });
+    expect(JSON.stringify(run.steps)).not.toContain('not used here');
     // What arrived: a GeoPackage with the 25 places, the column renamed, labelled with the Run.
     const delivery = files.received.find((r) => r.headers['x-geoflow-delivery'] === run.id)!;
     expect(delivery.headers['x-geoflow-format']).toBe('GPKG');
@@ -527,7 +541,13 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   });
 
-  it('deleting a Job cancels its Run in progress and the Runs waiting behind it', async () => {
+  const otherToken = async () => {
+    const who = { email: 'reader@example.com', password: 'a reader long password' };
+    await registerUser(sut.services, who);
+    return createToken(sut.app, await login(sut.app, who), ['jobs:read']);
+  };
+
+  it('deleting a Job cancels its Run in progress and the Runs waiting behind it; they stay readable to their owner', async () => {
     const job = await create({ pipeline: { transform: false, convert: false } });
     const gate = files.hold('/places.geojson');
     try {
@@ -536,16 +556,14 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       while (gate.waiting() === 0) await new Promise((r) => setTimeout(r, 100));
       const waiting = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json();
       expect((await api.call('DELETE', `/api/v1/jobs/${job.id}`)).statusCode).toBe(204);
-      // The Runs stay readable where they are recorded (the Job's routes are gone with it).
+      // The Runs stay readable to their owner through the API, under the deleted Job and across Jobs.
       const read = async (id: string) => {
         const deadline = Date.now() + 30_000;
         for (;;) {
-          const row = (await sut.services.pool.one(sql.unsafe`SELECT status, error, state FROM rm.runs WHERE id = ${id}`)) as {
-            status: string;
-            error: { code: string };
-            state: { steps: { status: string }[] };
-          };
-          if (['cancelled', 'succeeded', 'failed'].includes(row.status) || Date.now() > deadline) return row;
+          const res = await api.call('GET', `/api/v1/jobs/${job.id}/runs/${id}`);
+          expect(res.statusCode, res.body).toBe(200);
+          const row = res.json() as { status: string; error: { code: string }; steps: { status: string }[] };
+          if (['cancelled', 'succeeded', 'failed'].includes(row.status) || Date.now() > deadline) return { ...row, state: row };
           await new Promise((r) => setTimeout(r, 250));
         }
       };
@@ -554,6 +572,15 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       expect(first.error.code).toBe('cancelled');
       expect(first.state.steps.map((st) => st.status)).toEqual(['failed', 'skipped']);
       expect((await read(waiting.id)).status).toBe('cancelled');
+      const listed = (await api.call('GET', `/api/v1/jobs/${job.id}/runs`)).json();
+      expect(listed.items.map((r: { id: string }) => r.id).sort()).toEqual([running.id, waiting.id].sort());
+      const everywhere = (await api.call('GET', `/api/v1/runs?job_id=${job.id}`)).json();
+      expect(everywhere.items.map((r: { id: string }) => r.id).sort()).toEqual([running.id, waiting.id].sort());
+      // The Job itself stays gone; another user sees none of it.
+      expect((await api.call('GET', `/api/v1/jobs/${job.id}`)).statusCode).toBe(404);
+      const other = jobsClient(() => sut.app, await otherToken());
+      expect((await other.call('GET', `/api/v1/jobs/${job.id}/runs/${running.id}`)).json().error.code).toBe('job_not_found');
+      expect((await other.call('GET', `/api/v1/runs?job_id=${job.id}`)).json().items).toEqual([]);
     } finally {
       gate.release();
     }

@@ -787,6 +787,12 @@ export type Job = {
     convert?: boolean;
     python?: boolean;
   };
+  /** Who is told about the Runs of this Job, and of what */
+  notifications: ({
+    channel_id: string;
+    events: ("failure" | "auto_disable" | "recovery" | "success" | "slow")[];
+    slow_after_seconds: number | null;
+  })[];
   id: string;
   /** The stages a Run of this Job runs (flags applied, the rest inferred) */
   stages: {
@@ -871,6 +877,15 @@ export type JobBody = {
     python?: boolean | null;
   } | null;
   enabled?: boolean;
+  /** Who is told about the Runs of this Job, and of what (docs/jobs.md, Notifications); left out or null: nobody */
+  notifications?: ({
+    /** A notification channel you own */
+    channel_id: string;
+    /** failure, auto_disable, recovery (first success after a failure), success (every succeeded Run), slow */
+    events: ("failure" | "auto_disable" | "recovery" | "success" | "slow")[];
+    /** With slow: tell the channel once a Run has run this long */
+    slow_after_seconds?: number | null;
+  })[] | null;
 };
 
 export type JobParameters = ({
@@ -959,10 +974,79 @@ export type Me = {
   name: string;
   auth: {
     kind: "session" | "token";
-    scopes: ("account:read" | "sources:read" | "sources:write" | "destinations:read" | "destinations:write" | "jobs:read" | "jobs:write" | "jobs:run" | "workspaces:read" | "workspaces:write" | "workspaces:run" | "recipes:read" | "recipes:write")[];
+    scopes: ("account:read" | "sources:read" | "sources:write" | "destinations:read" | "destinations:write" | "jobs:read" | "jobs:write" | "jobs:run" | "workspaces:read" | "workspaces:write" | "workspaces:run" | "recipes:read" | "recipes:write" | "notifications:read" | "notifications:write")[];
   };
   /** ISO 8601 UTC */
   created_at?: string;
+};
+
+export type NotificationChannel = {
+  id: string;
+  name: string;
+  type: string;
+  /** Public fields, plus has_<secret> flags instead of secret values */
+  configuration: Record<string, unknown>;
+  /** Where it sends, without secrets: a webhook's origin and format, an SMTP server and its recipients */
+  endpoint: string;
+  /** ISO 8601 UTC */
+  created_at: string;
+  /** ISO 8601 UTC */
+  updated_at: string;
+};
+
+export type NotificationChannelBody = {
+  name: string;
+  type: "webhook";
+  /** Webhook: secrets (url, signing_secret) are write-only; omit one to keep it, null clears it */
+  configuration: {
+    url?: string | null;
+    /** geoflow: the notification's facts as JSON; slack: a Slack incoming-webhook message; teams: an Adaptive Card for a Teams Workflows webhook */
+    format: "geoflow" | "slack" | "teams";
+    /** Extra request headers, stored in plain text */
+    headers: Record<string, string>;
+    signing_secret?: string | null;
+  };
+} | {
+  name: string;
+  type: "email";
+  /** Email (SMTP): secrets (password) are write-only; omit one to keep it, null clears it */
+  configuration: {
+    /** Host name or IP address */
+    host: string;
+    /** TCP port (default 587) */
+    port: number;
+    /** starttls: plain connection upgraded with STARTTLS, which the server must offer (port 587); tls: TLS from the first byte (port 465); none: no TLS (a relay on a trusted network only: credentials and messages travel in the clear) */
+    security: "starttls" | "tls" | "none";
+    /** SMTP AUTH user; without it, no AUTH */
+    username?: string;
+    password?: string | null;
+    /** The sender address (From) */
+    from: string;
+    /** Recipients */
+    to: string[];
+    /** PEM of a CA to trust besides the system's (a relay with a certificate of your own CA) */
+    ca_certificate?: string;
+  };
+};
+
+export type NotificationChannelTestResult = {
+  ok: boolean;
+  /** ok, unreachable, timeout, authentication_failed, permission_denied, tls_error, not_found, invalid_response, server_error */
+  status: string;
+  message: string;
+  endpoint: string;
+  duration_ms: number;
+};
+
+export type NotificationChannelType = {
+  type: string;
+  label: string;
+  description: string;
+  /** JSON Schema of the configuration */
+  configuration: Record<string, unknown>;
+  secrets: string[];
+  required_secrets: string[];
+  example: Record<string, unknown>;
 };
 
 /** A transform operation: `type` plus the parameters listed for it in GET /api/v1/transformations. */
@@ -1063,6 +1147,8 @@ export type Run = {
       /** Share done, when the GDAL tool reports it */
       percent?: number;
     } | null;
+    /** What the step read and wrote (its warnings are in the Run's `warnings`); null until it finished (and in Runs recorded before logs were kept) */
+    log: RunStepLog | null;
   })[];
   stats: {
     features_read: number | null;
@@ -1080,7 +1166,7 @@ export type Run = {
     layer?: string;
     /** What a client needs to act: the field mapping, the rows concerned */
     details?: Record<string, unknown>;
-    /** The step that said it: transform, python, convert */
+    /** The step that said it: extract, transform, python, convert */
     step: string;
   }[];
   error: {
@@ -1120,6 +1206,58 @@ export type Run = {
       convert?: boolean;
       python?: boolean;
     };
+    /** Who is told about the Runs of this Job, and of what */
+    notifications: ({
+      channel_id: string;
+      events: ("failure" | "auto_disable" | "recovery" | "success" | "slow")[];
+      slow_after_seconds: number | null;
+    })[];
+  };
+  /** Notifications about this Run, once each was delivered or given up on */
+  notifications: RunNotification[];
+};
+
+export type RunDataFacts = {
+  /** The Source or Destination */
+  connection?: {
+    id: string;
+    type: string;
+  };
+  /** The table, object key, layer or URL (without query) read or written */
+  location?: Record<string, unknown>;
+  filename?: string;
+  /** GDAL driver short name */
+  format?: string | null;
+  bytes?: number | null;
+  features?: number | null;
+  layers?: ({
+    name: string;
+    geometry_type: string | null;
+    crs: string | null;
+    features: number | null;
+  })[];
+};
+
+export type RunNotification = {
+  id: string;
+  event: "failure" | "auto_disable" | "recovery" | "success" | "slow";
+  channel_id: string;
+  channel_type: string;
+  channel_name: string;
+  status: "delivered" | "failed";
+  attempts: number;
+  error: string | null;
+  /** ISO 8601 UTC */
+  at: string;
+};
+
+export type RunStepLog = {
+  read?: RunDataFacts;
+  wrote?: RunDataFacts;
+  /** What a Python step printed (truncated) */
+  output?: {
+    stdout: string;
+    stderr: string;
   };
 };
 

@@ -6,6 +6,7 @@
 import { get, plainMessage, post } from '../api.js';
 import { live } from '../components/jobs/live.js';
 import { progressText } from '../components/progress-text.js';
+import { runLog } from '../components/jobs/run-log.js';
 import { duration, isFinished, runDuration, skippedText, statusBadge, STEP_LABELS, TRIGGER_LABELS } from '../components/jobs/run-status.js';
 import { bytes, count, focusQuietly, h, replace, time } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
@@ -34,12 +35,13 @@ function temporalLink(system: System | null, run: Run): HTMLElement | null {
 export async function runPage({ app, params }: PageContext): Promise<Page> {
   const jobPath = `/jobs/${enc(params.id!)}`;
   const path = `${jobPath}/runs/${enc(params.runId!)}`;
-  const [initial, job, system] = await Promise.all([get<Run>(path), get<Job>(jobPath), app.system().catch(() => null)]);
+  const [initial, job, system] = await Promise.all([get<Run>(path), get<Job>(jobPath).catch(() => null), app.system().catch(() => null)]);
   let run = initial;
 
   const heading = h('h1', null);
   const summary = h('div');
   const steps = h('div');
+  const log = h('div');
   const errorBox = h('div');
   const workflow = h('div');
   const status = statusLine();
@@ -163,10 +165,11 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
               h('dt', null, 'retryable'),
               h('dd', null, run.error.retryable ? 'yes: a retry may succeed' : 'no: fix the Job or its connections first'),
             ),
-            run.status === 'failed' && !run.retried_by ? retryButton() : null,
+            run.status === 'failed' && !run.retried_by && job ? retryButton() : null,
           )
         : null,
     );
+    replace(log, runLog(run) ?? h('p', { class: 'empty' }, 'Each step says what it read and wrote once it has finished.'));
     replace(workflow, temporalLink(system, run));
   }
 
@@ -220,13 +223,21 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
     node: h(
       'section',
       { class: 'run-page' },
-      h('p', { class: 'breadcrumb' }, h('a', { href: '#/jobs' }, 'Jobs'), ' / ', h('a', { href: `#${jobPath}` }, job.name), ' / '),
+      h(
+        'p',
+        { class: 'breadcrumb' },
+        h('a', { href: '#/jobs' }, 'Jobs'),
+        ' / ',
+        job ? h('a', { href: `#${jobPath}` }, job.name) : `${run.job_snapshot.name} (deleted)`,
+        ' / ',
+      ),
       heading,
       announce,
       status.node,
       summary,
       errorBox,
       h('section', { class: 'card', 'aria-labelledby': 'steps-title' }, h('h2', { id: 'steps-title' }, 'Steps'), steps),
+      h('section', { class: 'card', 'aria-labelledby': 'log-title' }, h('h2', { id: 'log-title' }, 'Log'), log),
       h('section', { class: 'card', 'aria-labelledby': 'workflow-title' }, h('h2', { id: 'workflow-title' }, 'Behind the scenes'), workflow),
     ),
   };

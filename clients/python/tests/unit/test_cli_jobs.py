@@ -233,6 +233,10 @@ def test_runs_list_show_wait_retry(server: FakeServer, no_sleep: list[float]) ->
     assert listed[2].split()[:2] == ["run_2", "succeeded"] and "4.0 s" in listed[2]
     assert listed[3].split()[:2] == ["run_1", "failed"] and "delivery_failed at deliver" in listed[3]
     assert svc(server, "jobs", "runs", "job_1", as_json=False).stdout.splitlines() == listed
+    # Without a Job: every Job's Runs (a deleted Job's too), from GET /runs.
+    server.on("GET", "/runs", {"items": [failed], "next_cursor": None})
+    everywhere = svc(server, "runs", "list", as_json=False).stdout.splitlines()
+    assert everywhere[2].split()[:2] == ["run_1", "failed"] and len(everywhere) == 3
 
     shown = svc(server, "runs", "show", "job_1", "run_1", as_json=False)
     assert shown.exit_code == 0  # showing a failed Run is not a failure

@@ -94,3 +94,27 @@ def test_steps_show_failed_attempts() -> None:
     assert "failed attempts" in table
     assert "2: source_failed (server_error)" in table
     assert "0:" not in table  # a step without failed attempts shows nothing there
+
+
+def test_run_view_shows_each_steps_log_and_warnings() -> None:
+    text = views.run({"id": "run_3", "status": "succeeded", "stats": {}, "warnings": [
+        {"step": "convert", "code": "field_renamed", "message": "Field names cut to 10 characters", "layer": "roads"}],
+        "steps": [
+            {"name": "extract", "status": "succeeded", "duration_ms": 10, "log": {
+                "read": {"connection": {"id": "src_1", "type": "url"}, "location": {"url": "https://data.test/r.geojson"},
+                         "filename": "r.geojson", "format": "GeoJSON", "bytes": 5120, "features": 25,
+                         "layers": [{"name": "roads", "geometry_type": "LINESTRING", "crs": "EPSG:4326", "features": 25}]}}},
+            {"name": "convert", "status": "succeeded", "duration_ms": 5, "log": {
+                "wrote": {"filename": "r.zip", "format": "ESRI Shapefile", "bytes": 9000,
+                          "layers": [{"name": "roads", "geometry_type": None, "crs": None, "features": None}]}}},
+            {"name": "deliver", "status": "pending", "log": None},
+        ]})
+    assert "url src_1 · url: https://data.test/r.geojson · r.geojson · GeoJSON · 5,120 bytes · 25 features" in text
+    assert "roads: LINESTRING · EPSG:4326 · 25 features" in text
+    assert "wrote: r.zip · ESRI Shapefile · 9,000 bytes" in text
+    assert "warning: roads: Field names cut to 10 characters [field_renamed]" in text
+    assert "deliver:" not in text
+
+
+def test_run_view_without_logs_says_nothing_of_them() -> None:
+    assert "Log" not in views.run({"id": "run_4", "status": "queued", "stats": {}, "steps": []})

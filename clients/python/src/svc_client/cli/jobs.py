@@ -302,13 +302,19 @@ def _runs_list(state: State, id: str, limit: int | None, cursor: str | None, pag
 
 
 @runs.command("list")
-@click.argument("job_id")
+@click.argument("job_id", required=False)
 @list_options
 @table_option
 @pass_state
-def runs_list(state: State, job_id: str, limit: int | None, cursor: str | None, page_size: int | None) -> None:
-    """List a Job's Runs, newest first."""
-    _runs_list(state, job_id, limit, cursor, page_size)
+def runs_list(state: State, job_id: str | None, limit: int | None, cursor: str | None, page_size: int | None) -> None:
+    """List a Job's Runs, newest first; without JOB_ID, the Runs of every Job (deleted Jobs' too)."""
+    if job_id:
+        _runs_list(state, job_id, limit, cursor, page_size)
+        return
+    jobs_ = state.client().jobs
+    emit_list(state, lambda size: list(jobs_.iter_all_runs(page_size=size)),
+              lambda lim, cur: jobs_.all_runs_page(limit=lim, cursor=cur),
+              limit, cursor, page_size, view=views.runs)
 
 
 @jobs.command("runs")
@@ -327,7 +333,7 @@ def jobs_runs(state: State, id: str, limit: int | None, cursor: str | None, page
 @table_option
 @pass_state
 def runs_show(state: State, job_id: str, run_id: str) -> None:
-    """Show a Run: status, times, counts, each step with its duration, and the error."""
+    """Show a Run: status, times, counts, each step with its duration, its log (what each step read and wrote, warnings), and the error."""
     emit(state, state.client().jobs.get_run(job_id, run_id), view=views.run)
 
 

@@ -453,10 +453,68 @@ def run(item: JSON) -> str:
     if workflow.get("workflow_id"):
         rows.append(("temporal workflow", workflow["workflow_id"]))
     text = _key_values(rows) + "\n\n" + steps(item)
+    log = run_log(item)
+    if log:
+        text += "\n\n" + log
     error = item.get("error")
     if isinstance(error, Mapping):
         text += "\n\n" + run_error(item)
     return text
+
+
+def _facts(facts: Any) -> str:
+    """``url https://…/a.geojson · places.geojson · GeoJSON · 5,120 bytes · 25 features``."""
+    if not isinstance(facts, Mapping):
+        return ""
+    said: list[str] = []
+    connection = facts.get("connection")
+    if isinstance(connection, Mapping):
+        said.append(f"{connection.get('type')} {connection.get('id')}")
+    location = facts.get("location")
+    if isinstance(location, Mapping) and location:
+        said.append(", ".join(f"{k}: {v}" for k, v in location.items()))
+    for key in ("filename", "format"):
+        if facts.get(key):
+            said.append(str(facts[key]))
+    if isinstance(facts.get("bytes"), int):
+        said.append(f"{facts['bytes']:,} bytes")
+    if isinstance(facts.get("features"), int):
+        said.append(f"{facts['features']:,} features")
+    return " · ".join(said)
+
+
+def run_log(item: JSON) -> str:
+    """Each finished step's log: what it read and wrote (layers with geometry type and CRS), and its warnings."""
+    lines: list[str] = []
+    warnings = [w for w in item.get("warnings") or [] if isinstance(w, Mapping)]
+    for step in item.get("steps") or []:
+        if not isinstance(step, Mapping):
+            continue
+        log = step.get("log") if isinstance(step.get("log"), Mapping) else {}
+        said = [w for w in warnings if w.get("step") == step.get("name")]
+        if not log and not said:
+            continue
+        lines.append(f"{step.get('name')}:")
+        for label, key in (("read", "read"), ("wrote", "wrote")):
+            facts = log.get(key)
+            if not isinstance(facts, Mapping):
+                continue
+            lines.append(f"  {label}: {_facts(facts) or '—'}")
+            for layer in facts.get("layers") or []:
+                if isinstance(layer, Mapping) and (layer.get("geometry_type") or layer.get("crs") or layer.get("features") is not None):
+                    parts = [str(p) for p in (layer.get("geometry_type"), layer.get("crs")) if p]
+                    if isinstance(layer.get("features"), int):
+                        parts.append(f"{layer['features']:,} features")
+                    lines.append(f"    {layer.get('name')}: {' · '.join(parts)}")
+        for w in said:
+            where_ = f"{w['layer']}: " if w.get("layer") else ""
+            lines.append(f"  warning: {where_}{w.get('message')} [{w.get('code')}]")
+        output = log.get("output")
+        if isinstance(output, Mapping):
+            for stream in ("stdout", "stderr"):
+                if output.get(stream):
+                    lines.append(f"  {stream}: " + str(output[stream]).rstrip().replace("\n", "\n    "))
+    return ("Log\n" + "\n".join(lines)) if lines else ""
 
 
 def run_error(item: JSON) -> str:

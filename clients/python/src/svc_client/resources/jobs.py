@@ -96,6 +96,14 @@ class Jobs(Collection):
         """One page of a Job's Runs, newest first (``next_cursor`` for the next)."""
         return self._client._page(self._item(id, "runs"), limit=limit, cursor=cursor)
 
+    def iter_all_runs(self, *, page_size: int | None = None) -> Iterator[JSON]:
+        """Your Runs of every Job, a deleted Job's too (until retention removes them), newest first."""
+        return self._client._paginate("/runs", page_size=page_size)
+
+    def all_runs_page(self, *, limit: int | None = None, cursor: str | None = None) -> Page:
+        """One page of your Runs of every Job, newest first."""
+        return self._client._page("/runs", limit=limit, cursor=cursor)
+
     def get_run(self, id: str, run_id: str) -> JSON:
         return self._client._object("GET", self._item(id, "runs", segment(run_id)))
 

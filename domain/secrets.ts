@@ -1,0 +1,20 @@
+/*
+ * Secrets of saved connections and notification channels as their deciders see them: sealed text
+ * (AES-256-GCM, platform/cipher.ts) by field, never a plain value.
+ */
+
+/** Sealed secret values by field. */
+export type SealedSecrets = Record<string, string>;
+/** In a command: a string sets, null clears, absent keeps. */
+export type SecretChanges = Record<string, string | null>;
+
+/** The stored secrets after a write: only fields the type knows; a value sets, null clears, absent keeps. */
+export function applySecretChanges(stored: SealedSecrets, changes: SecretChanges, fields: readonly string[]): SealedSecrets {
+  const next: SealedSecrets = {};
+  for (const field of fields) {
+    const change = changes[field];
+    if (typeof change === 'string') next[field] = change;
+    else if (change === undefined && stored[field] !== undefined) next[field] = stored[field]!;
+  }
+  return next;
+}

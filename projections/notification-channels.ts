@@ -1,0 +1,88 @@
+import { sql, type DatabasePool } from 'slonik';
+import { z } from 'zod';
+import { channelNotFound } from '../domain/notifications/channel.js';
+import { isoTime } from '../platform/db.js';
+import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
+import type { Projector } from './projector.js';
+
+const channels = (schema: string) => sql.identifier([schema, 'notification_channels']);
+
+/**
+ * Notification channels: public fields, where they send (`endpoint`) and the names of the secrets
+ * that hold a value. Sealed secrets stay in the event store.
+ */
+export const notificationChannelsProjector: Projector = {
+  name: 'notification-channels',
+  version: 1,
+  tables: ['notification_channels'],
+  async createTables(tx, schema) {
+    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${channels(schema)} (
+      id text PRIMARY KEY,
+      owner_id text NOT NULL,
+      name text NOT NULL,
+      type text NOT NULL,
+      configuration jsonb NOT NULL,
+      endpoint text NOT NULL,
+      secret_fields text[] NOT NULL,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL)`);
+    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS notification_channels_owner ON ${channels(schema)} (owner_id, created_at DESC, id DESC)`);
+  },
+  async apply(tx, schema, event) {
+    const d = event.data as Record<string, any>;
+    switch (event.type) {
+      case 'NotificationChannelCreated':
+        await tx.query(sql.unsafe`INSERT INTO ${channels(schema)} (id, owner_id, name, type, configuration, endpoint, secret_fields, created_at, updated_at)
+          VALUES (${d.channel_id}, ${d.owner_id}, ${d.name}, ${d.type}, ${sql.jsonb(d.configuration)}, ${d.endpoint}, ${sql.array(d.secret_fields, 'text')}, ${d.at}, ${d.at})
+          ON CONFLICT (id) DO NOTHING`);
+        break;
+      case 'NotificationChannelUpdated':
+        await tx.query(sql.unsafe`UPDATE ${channels(schema)} SET name = ${d.name}, type = ${d.type}, configuration = ${sql.jsonb(d.configuration)},
+          endpoint = ${d.endpoint}, secret_fields = ${sql.array(d.secret_fields, 'text')}, updated_at = ${d.at} WHERE id = ${d.channel_id}`);
+        break;
+      case 'NotificationChannelDeleted':
+        await tx.query(sql.unsafe`DELETE FROM ${channels(schema)} WHERE id = ${d.channel_id}`);
+        break;
+      default:
+        break;
+    }
+  },
+};
+
+/** A channel as the use cases read it: public fields and the names of the secrets it holds, never their values. */
+const channelRow = z.object({
+  id: z.string(),
+  name: z.string(),
+  type: z.string(),
+  configuration: z.record(z.string(), z.unknown()),
+  endpoint: z.string(),
+  secret_fields: z.array(z.string()),
+  created_at: isoTime,
+  updated_at: isoTime,
+});
+export type ChannelRow = z.infer<typeof channelRow>;
+
+const columns = sql.fragment`id, name, type, configuration, endpoint, secret_fields, created_at, updated_at`;
+
+/** The owner's channel; any other is notification_channel_not_found. */
+export async function loadChannel(pool: DatabasePool, ownerId: string, id: string): Promise<ChannelRow> {
+  const row = await pool.maybeOne(sql.type(channelRow)`SELECT ${columns} FROM rm.notification_channels WHERE id = ${id} AND owner_id = ${ownerId}`);
+  if (!row) throw channelNotFound(id);
+  return row;
+}
+
+/** The owner's channels, newest first. */
+export async function listChannels(pool: DatabasePool, ownerId: string, page: PageRequest): Promise<Page<ChannelRow>> {
+  const rows = await pool.any(sql.type(channelRow)`SELECT ${columns} FROM rm.notification_channels
+    WHERE owner_id = ${ownerId} AND ${keysetWhere(page)} ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`);
+  return pageFrom(rows, page);
+}
+
+/** Which of these ids are channels of the owner's. */
+export async function ownedChannelIds(pool: DatabasePool, ownerId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const found = await pool.anyFirst(
+    sql.type(z.object({ id: z.string() }))`SELECT id FROM rm.notification_channels WHERE owner_id = ${ownerId} AND id = ANY(${sql.array(ids, 'text')})`,
+  );
+  return new Set(found);
+}
