@@ -42,7 +42,7 @@ const kinds = {
 /** A schedule in a body: strict, one of five kinds. */
 export const scheduleBody = z
   .discriminatedUnion('kind', [kinds.daily.strict(), kinds.weekly.strict(), kinds.monthly.strict(), kinds.cron.strict(), kinds.interval.strict()])
-  .meta({ id: 'ScheduleInput', description: 'When the Job runs: daily, weekly, monthly, cron or interval, in an IANA timezone (docs/jobs.md, "Schedules")' });
+  .meta({ id: 'ScheduleBody', description: 'When the Job runs: daily, weekly, monthly, cron or interval, in an IANA timezone (docs/jobs.md, "Schedules")' });
 
 /** A schedule as stored and shown. */
 export const scheduleSchema = z
@@ -70,7 +70,7 @@ export const triggersBody = z
       .describe('Run when a Run of one of these Jobs ends as named; a circle of Jobs is refused'),
   })
   .strict()
-  .meta({ id: 'JobTriggersInput' });
+  .meta({ id: 'JobTriggersBody' });
 
 export const triggersSchema = z
   .object({
@@ -98,7 +98,7 @@ export const parametersBody = z
       .strict(),
   )
   .max(MAX_PARAMETERS)
-  .meta({ id: 'JobParametersInput' });
+  .meta({ id: 'JobParametersBody' });
 
 export const parametersSchema = z
   .array(z.object({ ...parameterFields, default: parameterValue.nullable(), description: z.string().nullable(), choices: z.array(parameterValue).nullable() }))

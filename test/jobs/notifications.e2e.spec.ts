@@ -344,7 +344,7 @@ describe.skipIf(skip)('notifications', () => {
     expect(told.notifications).toMatchObject([{ event: 'auto_disable', channel_id: emailId, status: 'delivered' }]);
     const mail = smtp.messages().at(-1)!;
     expect(mail.subject).toBe('[geoflow] Job "Parcels" disabled itself after repeated failures');
-    expect(mail.text).toMatch(/Why: Disabled after 2 consecutive failed scheduled Runs/);
+    expect(mail.text).toMatch(/Why: Disabled after 2 consecutive failed automated Runs/);
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   }, 240_000);
 });

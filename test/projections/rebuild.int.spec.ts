@@ -58,6 +58,12 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
     await conn('POST', '/api/v1/destinations', { name: 'd', type: 's3', configuration: { bucket: 'b-1', secret_key: 'k' } });
     const gone = (await conn('POST', '/api/v1/destinations', { name: 'gone', type: 'webhook', configuration: { url: 'https://example.org/hook' } })).json();
     await conn('DELETE', `/api/v1/destinations/${gone.id}`);
+    // Notification channels: one kept (its secret sealed), one deleted
+    const hook = { type: 'webhook', configuration: { url: 'https://example.org/notify?token=t', format: 'geoflow', signing_secret: 'a signing secret' } };
+    const kept = await conn('POST', '/api/v1/notification-channels', { name: 'ops', ...hook });
+    expect(kept.statusCode, kept.body).toBe(201);
+    const dropped = (await conn('POST', '/api/v1/notification-channels', { name: 'old', ...hook })).json();
+    await conn('DELETE', `/api/v1/notification-channels/${dropped.id}`);
     // Jobs and Runs: a Job changed a few times, and a Run's life recorded as the worker would
     const source = await sut.app.inject({
       method: 'POST',

@@ -230,7 +230,7 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
         .getByLabel(/^Write mode/)
         .locator('option')
         .allTextContents(),
-    ).toEqual(['replace', 'append', 'create']);
+    ).toEqual(['replace', 'append', 'create', 'upsert']);
     await deliver.getByRole('textbox', { name: /^Table/ }).fill('points');
     await deliver.getByLabel(/^Write mode/).selectOption('create');
     await deliver.getByRole('button', { name: 'Deliver' }).click();

@@ -867,9 +867,9 @@ export type JobBody = {
   destination_id?: string | null;
   /** Per-run target (schema and table, write_mode, object key …), checked by the Destination's connector */
   destination_target?: string | Record<string, unknown> | null;
-  schedule?: ScheduleInput | null;
-  triggers?: JobTriggersInput | null;
-  parameters?: JobParametersInput | null;
+  schedule?: ScheduleBody | null;
+  triggers?: JobTriggersBody | null;
+  parameters?: JobParametersBody | null;
   /** Stage flags: false removes a stage, true keeps it, null (or absent on create) infers it; an update keeps the flags it does not mention */
   pipeline?: {
     transform?: boolean | null;
@@ -897,7 +897,7 @@ export type JobParameters = ({
   choices: (string | number | boolean)[] | null;
 })[];
 
-export type JobParametersInput = ({
+export type JobParametersBody = ({
   /** Used as {{name}} in source_resource, destination_target and sql */
   name: string;
   type: "string" | "integer" | "number" | "boolean" | "date";
@@ -954,7 +954,7 @@ export type JobTriggers = {
   })[];
 };
 
-export type JobTriggersInput = {
+export type JobTriggersBody = {
   /** Run when the Source changes, checked every N minutes with its connector's cheap check (never by reading the data) */
   on_change?: {
     every_minutes: number;
@@ -1262,7 +1262,7 @@ export type RunStepLog = {
 };
 
 /** When the Job runs: daily, weekly, monthly, cron or interval, in an IANA timezone (docs/jobs.md, "Schedules") */
-export type ScheduleInput = {
+export type ScheduleBody = {
   kind: "daily";
   /** IANA timezone, e.g. Europe/Berlin (stored canonical: US/Eastern → America/New_York) */
   timezone: string;
