@@ -1,21 +1,15 @@
 import path from 'node:path';
 import type { StoredDataset } from '../../domain/datasets.js';
 import type { FileStore } from '../../platform/file-store.js';
+import type { DatasetRef } from './gdal.js';
 
 /*
  * A dataset between the file store and GDAL: what events and payloads keep of it (a name among its
  * owner's files, domain/datasets.ts) and where GDAL opens it in this process (a local path).
  */
 
-/** A dataset opened where it lies: the shape geo's DatasetRef takes (an absolute local path). */
-export interface LocalDataset {
-  path: string;
-  openOptions: string[];
-  driver?: string;
-  assumedCrs?: string;
-  crsOverride?: boolean;
-  warnings: string[];
-}
+/** A dataset opened where it lies: the part of geo's DatasetRef that events keep (an absolute local path). */
+export type LocalDataset = Pick<DatasetRef, 'path' | 'openOptions' | 'driver' | 'assumedCrs' | 'crsOverride' | 'warnings'>;
 
 /** What events keep of a dataset prepared among the owner's files. */
 export function storedDataset(files: FileStore, owner: string, local: LocalDataset): StoredDataset {

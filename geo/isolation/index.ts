@@ -204,6 +204,14 @@ const piping = (ref: DatasetRef, workDir: string, related: Record<string, Datase
   writable: [path.dirname(path.resolve(workDir))],
 });
 
+/**
+ * The other Workspaces' datasets a pipeline reads, resolved for a host; none when the pipeline runs
+ * here (inside the sandbox already, or on a dataset this process opens), where it resolves them itself.
+ */
+async function relatedFor(ref: DatasetRef, spec: PipelineSpec, options: PipelineOptions & IsolationOptions): Promise<Record<string, DatasetRef>> {
+  return insideSandbox() || (await opensHere(ref)) ? {} : relatedOf(spec, options);
+}
+
 /** A pipeline's options as a host takes them: JSON, with the other Workspaces' datasets resolved beforehand. */
 function hostPipelineOptions(options: PipelineOptions & IsolationOptions, related: Record<string, DatasetRef>): HostPipelineOptions {
   const { signal: _signal, datasets: _datasets, ...limits } = options;
@@ -218,7 +226,7 @@ export async function transformDataPreview(
   limit: number,
   options: PipelineOptions & IsolationOptions = {},
 ): Promise<DataPreview> {
-  const related = insideSandbox() || (await opensHere(ref)) ? {} : await relatedOf(spec, options);
+  const related = await relatedFor(ref, spec, options);
   return isolated(
     ref,
     'transformDataPreview',
@@ -236,7 +244,7 @@ export async function transformSpatialPreview(
   layer: string | undefined,
   options: PipelineOptions & IsolationOptions = {},
 ): Promise<SpatialPreview> {
-  const related = insideSandbox() || (await opensHere(ref)) ? {} : await relatedOf(spec, options);
+  const related = await relatedFor(ref, spec, options);
   return isolated(
     ref,
     'transformSpatialPreview',
@@ -253,7 +261,7 @@ export async function applyPipeline(
   workDir: string,
   options: PipelineOptions & IsolationOptions = {},
 ): Promise<PipelineResult> {
-  const related = insideSandbox() || (await opensHere(ref)) ? {} : await relatedOf(spec, options);
+  const related = await relatedFor(ref, spec, options);
   return isolated(
     ref,
     'applyPipeline',
