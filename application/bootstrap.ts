@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import { closeIdleConnections } from '../connectors/registry.js';
 import { closeIsolation } from '../geo/isolation/index.js';
 import { setSandboxStaging } from '../geo/sandbox/sandbox.js';
-import { configureEgress } from '../connectors/shared/egress.js';
+import { configureEgress } from '../connectors/shared/policy/egress.js';
 import { createEventStore } from '../eventstore/index.js';
 import { createCipher } from '../platform/cipher.js';
 import type { Config } from '../platform/config.js';

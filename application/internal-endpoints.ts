@@ -1,4 +1,4 @@
-import type { InternalEndpoint } from '../connectors/shared/egress.js';
+import type { InternalEndpoint } from '../connectors/shared/policy/egress.js';
 import type { Config } from '../platform/config.js';
 
 /** host:port of a URL, or null when it does not parse (the policy then simply has one rule fewer). */

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import type { ConnectorError } from '../domain/transfers.js';
 import { requireImplemented } from '../connectors/registry.js';
-import { publicUrl } from '../connectors/shared/fetch.js';
+import { publicUrl } from '../connectors/shared/http/fetch.js';
 import type { ConnectorContext, ConnectorDefinition, DeliverInput, ExtractResult, SyncState } from '../connectors/types.js';
 import { fillTemplate, placeholdersIn, type ParameterValues } from '../domain/jobs/parameters.js';
 import type { Delivery } from '../temporal/workspaces.js';

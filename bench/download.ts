@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { download } from '../connectors/shared/download.js';
+import { download } from '../connectors/shared/http/download.js';
 
 /**
- * `npm run bench:download`: the connectors' HTTP download (connectors/shared/download.ts, what a
+ * `npm run bench:download`: the connectors' HTTP download (connectors/shared/http/download.ts, what a
  * url, http or STAC extract runs: fetch through the outbound policy, size limit and progress,
  * streamed to disk) against curl, on one file served by a separate process over loopback.
  * BENCH_DOWNLOAD_MB (default 500) sizes the file; BENCH_ROUNDS (default 4) the rounds.
@@ -65,6 +65,6 @@ console.log(
   `| curl (baseline) | ${best(curlTimes).toFixed(2)} (${curlTimes.map((t) => t.toFixed(2)).join(', ')}) | ${(bytes / 1e6 / best(curlTimes)).toFixed(0)} | |`,
 );
 console.log(
-  `| connectors/shared/download.ts | ${best(serviceTimes).toFixed(2)} (${serviceTimes.map((t) => t.toFixed(2)).join(', ')}) | ${(bytes / 1e6 / best(serviceTimes)).toFixed(0)} | ${(best(serviceTimes) / best(curlTimes)).toFixed(2)} |`,
+  `| connectors/shared/http/download.ts | ${best(serviceTimes).toFixed(2)} (${serviceTimes.map((t) => t.toFixed(2)).join(', ')}) | ${(bytes / 1e6 / best(serviceTimes)).toFixed(0)} | ${(best(serviceTimes) / best(curlTimes)).toFixed(2)} |`,
 );
 rmSync(dir, { recursive: true, force: true });

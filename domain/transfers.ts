@@ -19,7 +19,7 @@ export type ConnectorFailureReason =
   | 'too_large'
   | 'server_error'
   | 'not_implemented'
-  /** The service's outbound policy (connectors/shared/egress.ts) refused the address: nothing was sent. */
+  /** The service's outbound policy (connectors/shared/policy/egress.ts) refused the address: nothing was sent. */
   | 'refused_by_policy';
 
 /** Reasons worth retrying with backoff: the same request may well succeed a little later. */

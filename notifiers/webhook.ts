@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ConnectorError } from '../domain/transfers.js';
-import { classify, reasonOfStatus } from '../connectors/shared/classify.js';
-import { egressFetch } from '../connectors/shared/egress.js';
+import { classify, reasonOfStatus } from '../connectors/shared/policy/classify.js';
+import { egressFetch } from '../connectors/shared/policy/egress.js';
 import { httpUrl, secret } from '../connectors/shared/fields.js';
-import { plainHeaders } from '../connectors/shared/http-fields.js';
+import { plainHeaders } from '../connectors/shared/http/http-fields.js';
 import { signature } from '../connectors/webhook/request.js';
 import { geoflowPayload, slackPayload, teamsPayload, type NotificationFacts } from './message.js';
 import { defineNotifier } from './types.js';

@@ -72,7 +72,7 @@ export interface Config {
   logLevel: string;
   /**
    * The outbound policy's operator lists (SVC_OUTBOUND_ALLOW, SVC_OUTBOUND_DENY): CIDR ranges,
-   * addresses, host names and groups, parsed and applied by connectors/shared/egress.ts.
+   * addresses, host names and groups, parsed and applied by connectors/shared/policy/egress.ts.
    */
   outbound: { allow: string; deny: string };
   /**

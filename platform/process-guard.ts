@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 
 /*
  * The second line behind "no user request can end a process" (issue 32). The first is that every
- * outbound client catches what a remote server can make it do (connectors/shared/policy-fetch.ts
+ * outbound client catches what a remote server can make it do (connectors/shared/http/policy-fetch.ts
  * replaced the node-fetch whose redirect handling threw inside a socket's event handler). This
  * one is for the next library that throws where nothing can catch: an exception whose first
  * stack frame is in a dependency (node_modules), thrown from one of its callbacks, is logged and

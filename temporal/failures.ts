@@ -94,7 +94,7 @@ export function failurePosition(error: unknown): bigint | undefined {
 }
 
 /**
- * The API's answer to a connection the outbound policy refused (connectors/shared/egress.ts): 403,
+ * The API's answer to a connection the outbound policy refused (connectors/shared/policy/egress.ts): 403,
  * naming the settings that decide it. Nothing was sent, so it is the same for open and closed ports.
  */
 export function outboundRefusal(message: string): DomainError {

@@ -1,6 +1,6 @@
 import { AnonymousCredential, ContainerClient, RestError, StorageSharedKeyCredential, type StoragePipelineOptions } from '@azure/storage-blob';
-import { classify, describeReason, reasonOfStatus } from '../shared/classify.js';
-import { egressAgents } from '../shared/egress.js';
+import { classify, describeReason, reasonOfStatus } from '../shared/policy/classify.js';
+import { egressAgents } from '../shared/policy/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 
 /** An azureblob configuration as the connector receives it (validated, secrets decrypted). */

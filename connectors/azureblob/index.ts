@@ -3,9 +3,9 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { httpUrl, secret } from '../shared/fields.js';
-import { relativeKey, underPrefix } from '../shared/remote-paths.js';
+import { relativeKey, underPrefix } from '../shared/files/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { alreadyDelivered, objectChanged, readObjectIfChanged } from '../shared/object-store.js';
+import { alreadyDelivered, objectChanged, readObjectIfChanged } from '../shared/files/object-store.js';
 import { defineConnector, type ConnectorContext, type DestinationSupport, type SourceSupport, type TestResult } from '../types.js';
 import { azureFailure, azureWhere, containerClient, credentialKind, isDenied, isMissing, isNotModified, type AzureConfig } from './client.js';
 

@@ -1,7 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { BigQuery, type Job } from '@google-cloud/bigquery';
 import { JWT } from 'google-auth-library';
-import { classify } from '../shared/classify.js';
+import { classify } from '../shared/policy/classify.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 import { bigQueryFetch, useBigQueryTransport } from './transport.js';
@@ -15,7 +15,7 @@ import { bigQueryFetch, useBigQueryTransport } from './transport.js';
  * BigQuery endpoint is. Errors are classified by the HTTP status and the `reason` of BigQuery's
  * error objects, never by message text.
  *
- * Every request goes through the outbound policy (connectors/shared/egress.ts) and its redirect
+ * Every request goes through the outbound policy (connectors/shared/policy/egress.ts) and its redirect
  * rule (redirects.ts): the library's through transport.ts (in place of teeny-request's
  * node-fetch), the auth client's through gaxios with the same fetch.
  */

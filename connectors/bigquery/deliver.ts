@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { BigQuery, Job } from '@google-cloud/bigquery';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
-import { writeLayerCsv, type ColumnKind } from '../shared/table-csv.js';
-import { freeColumnName, vectorInput } from '../shared/vector-input.js';
+import { writeLayerCsv, type ColumnKind } from '../shared/sql/table-csv.js';
+import { freeColumnName, vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { bigQueryClient, call, classifyBigQuery, describeServer, GEOGRAPHY_EPSG, ident, tableRef, waitForJob, type BigQueryConfig } from './client.js';
 

@@ -3,8 +3,8 @@ import { rm, stat } from 'node:fs/promises';
 import type { BigQuery } from '@google-cloud/bigquery';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { asSubquery } from '../shared/sql.js';
-import { csvToGeoPackage, RowsCsv, type ColumnKind } from '../shared/table-csv.js';
+import { asSubquery } from '../shared/sql/sql.js';
+import { csvToGeoPackage, RowsCsv, type ColumnKind } from '../shared/sql/table-csv.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { bigQueryClient, call, describeServer, GEOGRAPHY_EPSG, ident, tableRef, waitForJob, type BigQueryConfig } from './client.js';
 

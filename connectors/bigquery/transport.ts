@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
 import { stringify } from 'node:querystring';
 import { PassThrough, Readable } from 'node:stream';
-import { nodeReadable, policyFetch } from '../shared/policy-fetch.js';
+import { nodeReadable, policyFetch } from '../shared/http/policy-fetch.js';
 
 /*
  * The BigQuery client's HTTP transport. @google-cloud/bigquery sends every request through
@@ -12,7 +12,7 @@ import { nodeReadable, policyFetch } from '../shared/policy-fetch.js';
  * of the same host. So the `teenyRequest` that @google-cloud/common calls is replaced, in the
  * copy of teeny-request it loads, by this one: the same request options and answers (callback,
  * stream and two-part multipart uploads, the forms @google-cloud/common uses) over
- * connectors/shared/policy-fetch.ts, so every hop passes the outbound policy and redirects.ts's
+ * connectors/shared/http/policy-fetch.ts, so every hop passes the outbound policy and redirects.ts's
  * rule. An HTTP(S)_PROXY in the environment is not used (as for every other connector).
  */
 

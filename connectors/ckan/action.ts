@@ -1,5 +1,5 @@
 import { ConnectorError } from '../../domain/transfers.js';
-import { failUnlessOk, httpRequest, publicUrl, readText } from '../shared/fetch.js';
+import { failUnlessOk, httpRequest, publicUrl, readText } from '../shared/http/fetch.js';
 import type { ConnectorContext } from '../types.js';
 
 /*

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { changedSince, download } from '../shared/download.js';
+import { changedSince, download } from '../shared/http/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { publicUrl } from '../shared/fetch.js';
+import { publicUrl } from '../shared/http/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
-import { testSteps } from '../shared/http-test.js';
+import { testSteps } from '../shared/http/http-test.js';
 import { defineConnector, type SourceSupport } from '../types.js';
 import { action, authHeaders, portalOf, type CkanAccess, type CkanDataset, type CkanResource } from './action.js';
 import { ckanFormat } from './formats.js';

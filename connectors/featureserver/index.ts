@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { ConnectorError } from '../../domain/transfers.js';
-import { publicUrl } from '../shared/fetch.js';
+import { publicUrl } from '../shared/http/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
-import { testSteps } from '../shared/http-test.js';
+import { testSteps } from '../shared/http/http-test.js';
 import { defineConnector, type SourceSupport } from '../types.js';
-import { readLayer } from './read-layer.js';
-import { arcgis, type RestAccess } from './rest.js';
+import { readLayer } from '../shared/arcgis/read-layer.js';
+import { arcgis, type RestAccess } from '../shared/arcgis/rest.js';
 
 const configuration = z.strictObject({
   url: httpUrl

@@ -1,8 +1,8 @@
 import { auth as googleAuth, drive, type drive_v3 } from '@googleapis/drive';
 import { ConnectorError } from '../../domain/transfers.js';
-import { classify, reasonOfStatus } from '../shared/classify.js';
-import { publicUrl } from '../shared/fetch.js';
-import { policyFetch } from '../shared/policy-fetch.js';
+import { classify, reasonOfStatus } from '../shared/policy/classify.js';
+import { publicUrl } from '../shared/http/fetch.js';
+import { policyFetch } from '../shared/http/policy-fetch.js';
 
 /*
  * Google Drive through Google's own Node client (@googleapis/drive on googleapis-common, with
@@ -21,7 +21,7 @@ import { policyFetch } from '../shared/policy-fetch.js';
  * private endpoint.
  *
  * Every request (the API's, the token endpoint's, the resumable session's) goes through the auth
- * client's gaxios transporter, whose fetch is connectors/shared/policy-fetch.ts instead of
+ * client's gaxios transporter, whose fetch is connectors/shared/http/policy-fetch.ts instead of
  * node-fetch: each hop, a redirect's included, opens to an address the outbound policy checked,
  * a redirect to another origin carries no token and no body (the token request's client_secret
  * and refresh_token), and no redirect chain can throw where nothing catches (issue 32).

@@ -6,8 +6,8 @@ import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { connectionTest } from '../shared/connection-test.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { httpUrl, secret } from '../shared/fields.js';
-import { nodeReadable } from '../shared/policy-fetch.js';
-import { saveObject } from '../shared/save-stream.js';
+import { nodeReadable } from '../shared/http/policy-fetch.js';
+import { saveObject } from '../shared/files/save-stream.js';
 import { defineConnector, type ConnectorContext } from '../types.js';
 import { driveClient, driveFailure, FOLDER_TYPE, quoted, SHEET_TYPE, type DriveHandle } from './client.js';
 import { resumableUpload, RESUMABLE_FROM_BYTES } from './resumable.js';
@@ -170,7 +170,7 @@ export const gdrive = defineConnector({
     '- **Unchanged skip**: the file id, its `modifiedTime` and `md5Checksum` are kept; a Run that finds them the same ends early as unchanged without downloading.',
     "- **Destination** (Jobs only: the spec refuses gdrive on Workspace delivery): the output is written into `folder_id` as `filename` (default the output's name). `replace` uploads a new revision of the existing file of that name, so its id and shared links stay; `create` fails with `target_exists` when the name exists. Outputs over 5 MiB go up in a resumable upload session (8 MiB chunks); smaller ones in one multipart request. The delivery id is kept in the file's `appProperties`, so a retried delivery that already finished is not repeated.",
     '- **Failures**: 401 and a refused refresh token or client → `authentication_failed`; 403 → `permission_denied` (403 rate limits → `server_error`, retried); 404 → `not_found`.',
-    "- **Outbound policy**: every request (the API's, `token_url`'s and the resumable upload session's) passes it, through the client's fetch (`connectors/shared/policy-fetch.ts`, not node-fetch); a redirect to another origin carries no token and no body (a token request's `client_secret` and `refresh_token` stay home), and a resumable session URI on another origin is refused (docs/security.md).",
+    "- **Outbound policy**: every request (the API's, `token_url`'s and the resumable upload session's) passes it, through the client's fetch (`connectors/shared/http/policy-fetch.ts`, not node-fetch); a redirect to another origin carries no token and no body (a token request's `client_secret` and `refresh_token` stay home), and a resumable session URI on another origin is refused (docs/security.md).",
   ].join('\n'),
   async test(config, ctx) {
     return connectionTest(

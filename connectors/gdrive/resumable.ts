@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { ConnectorError } from '../../domain/transfers.js';
-import { reasonOfStatus } from '../shared/classify.js';
+import { reasonOfStatus } from '../shared/policy/classify.js';
 import type { ConnectorContext } from '../types.js';
 import type { DriveHandle } from './client.js';
 

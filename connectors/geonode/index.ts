@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { download } from '../shared/download.js';
+import { download } from '../shared/http/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { publicUrl } from '../shared/fetch.js';
+import { publicUrl } from '../shared/http/fetch.js';
 import { httpUrl, secret, username } from '../shared/fields.js';
-import { testSteps } from '../shared/http-test.js';
+import { testSteps } from '../shared/http/http-test.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { accessOf, apiGet, apiUrl, findDataset, type Dataset, type Link } from './api.js';
 import { uploadDataset } from './upload.js';

@@ -1,5 +1,5 @@
 import { ConnectorError } from '../../domain/transfers.js';
-import { publicUrl } from '../shared/fetch.js';
+import { publicUrl } from '../shared/http/fetch.js';
 import type { ConnectorContext } from '../types.js';
 import { listOf, restGet, type GeoserverAccess } from './rest.js';
 

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
-import { publicUrl } from '../shared/fetch.js';
-import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
-import { vectorInput } from '../shared/vector-input.js';
+import { publicUrl } from '../shared/http/fetch.js';
+import { runOgr2ogr, transferFailure } from '../shared/files/ogr2ogr.js';
+import { vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { restGet, restSend, wrapped, type GeoserverAccess } from './rest.js';
 

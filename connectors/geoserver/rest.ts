@@ -1,6 +1,6 @@
-import { reasonOfStatus } from '../shared/classify.js';
+import { reasonOfStatus } from '../shared/policy/classify.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { failUnlessOk, fetchJson, httpRequest, publicUrl, readText, type HttpRequest } from '../shared/fetch.js';
+import { failUnlessOk, fetchJson, httpRequest, publicUrl, readText, type HttpRequest } from '../shared/http/fetch.js';
 import type { ConnectorContext } from '../types.js';
 
 /*

@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { ConnectorError } from '../../domain/transfers.js';
-import { fetchJson, httpRequest, failUnlessOk, publicUrl, readText } from '../shared/fetch.js';
+import { fetchJson, httpRequest, failUnlessOk, publicUrl, readText } from '../shared/http/fetch.js';
 import type { ConnectorContext } from '../types.js';
 import type { GeoserverAccess } from './rest.js';
 

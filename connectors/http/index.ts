@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { changedSince, downloadIfChanged, publicUrl } from '../shared/download.js';
+import { changedSince, downloadIfChanged, publicUrl } from '../shared/http/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { httpUrl, secret } from '../shared/fields.js';
-import { hasHeader, headerName, plainHeaders } from '../shared/http-fields.js';
-import { testHttp, testSteps } from '../shared/http-test.js';
+import { hasHeader, headerName, plainHeaders } from '../shared/http/http-fields.js';
+import { testHttp, testSteps } from '../shared/http/http-test.js';
 import { defineConnector, type SourceSupport } from '../types.js';
 
 const configuration = z.strictObject({

@@ -1,4 +1,4 @@
-import { arcgis } from '../featureserver/rest.js';
+import { arcgis } from '../shared/arcgis/rest.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 import {

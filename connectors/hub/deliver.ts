@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { arcgis } from '../featureserver/rest.js';
+import { arcgis } from '../shared/arcgis/rest.js';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
-import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
-import { vectorInput, type VectorInput } from '../shared/vector-input.js';
+import { runOgr2ogr, transferFailure } from '../shared/files/ogr2ogr.js';
+import { vectorInput, type VectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { toEsriGeometry, type GeoJsonGeometry } from './esri-json.js';
 import {

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
-import { arcgis } from '../featureserver/rest.js';
-import { readLayer, type LayerInfo } from '../featureserver/read-layer.js';
-import { download } from '../shared/download.js';
+import { arcgis } from '../shared/arcgis/rest.js';
+import { readLayer, type LayerInfo } from '../shared/arcgis/read-layer.js';
+import { download } from '../shared/http/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import {
@@ -20,7 +20,7 @@ import {
 
 /*
  * A hub Source: one portal item, found by id or as the newest result of a search. A hosted
- * feature layer is read through its FeatureServer (featureserver/read-layer.ts pages it); a file
+ * feature layer is read through its FeatureServer (shared/arcgis/read-layer.ts pages it); a file
  * item (GeoJSON, a zipped shapefile, CSV, GeoPackage …) is downloaded from content/items/{id}/data.
  */
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConnectorError } from '../../domain/transfers.js';
 import { httpUrl, secret } from '../shared/fields.js';
-import { testSteps } from '../shared/http-test.js';
+import { testSteps } from '../shared/http/http-test.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { deliverHub, type HubTarget } from './deliver.js';
 import { extractHub, hubChanged, type HubResource } from './extract.js';

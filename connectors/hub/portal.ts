@@ -1,12 +1,12 @@
 import { ConnectorError } from '../../domain/transfers.js';
-import { publicUrl } from '../shared/fetch.js';
-import { arcgisPost, type RestAnswer, type RestFile } from '../featureserver/rest.js';
+import { publicUrl } from '../shared/http/fetch.js';
+import { arcgisPost, type RestAnswer, type RestFile } from '../shared/arcgis/rest.js';
 import type { ConnectorContext } from '../types.js';
 
 /*
  * A portal's sharing API (ArcGIS Online, or ArcGIS Enterprise's Portal): where the token comes
  * from, and the calls the hub connector makes. Every call is a POST with the token in the body
- * (featureserver/rest.ts), so it never sits in a URL; file downloads send it in the
+ * (shared/arcgis/rest.ts), so it never sits in a URL; file downloads send it in the
  * X-Esri-Authorization header instead, to the portal's own origin only.
  *
  * The services items name: anyone who can publish an item can make its `url` point anywhere, so

@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { download } from '../shared/download.js';
+import { download } from '../shared/http/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { fetchJson, publicUrl } from '../shared/fetch.js';
+import { fetchJson, publicUrl } from '../shared/http/fetch.js';
 import type { ConnectorContext } from '../types.js';
 
 /*

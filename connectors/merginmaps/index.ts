@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { classify } from '../shared/classify.js';
+import { classify } from '../shared/policy/classify.js';
 import { connectionTest } from '../shared/connection-test.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { publicUrl } from '../shared/fetch.js';
+import { publicUrl } from '../shared/http/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
-import { companionsOf, describeLayers, isVectorFile, localPathFor, singleLayerFile } from '../shared/project-files.js';
+import { companionsOf, describeLayers, isVectorFile, localPathFor, singleLayerFile } from '../shared/files/project-files.js';
 import { defineConnector, type ConnectorContext, type ProjectFile, type ProjectSummary } from '../types.js';
 import { MerginClient, type MerginProject } from './api.js';
 

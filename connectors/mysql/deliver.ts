@@ -15,8 +15,8 @@ import {
   upsertSpecOf,
   type UpsertSpec,
   type WriteMode,
-} from '../shared/sql-delivery.js';
-import { freeColumnName, vectorInput } from '../shared/vector-input.js';
+} from '../shared/sql/sql-delivery.js';
+import { freeColumnName, vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, ident, withConnection, type MysqlConfig } from './client.js';
 import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';

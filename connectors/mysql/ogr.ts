@@ -1,6 +1,6 @@
-import { egressAddress } from '../shared/egress.js';
+import { egressAddress } from '../shared/policy/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
-import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
+import { runOgr2ogr, transferFailure } from '../shared/files/ogr2ogr.js';
 import type { ConnectorContext } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, triedOf, type MysqlConfig } from './client.js';
 

@@ -3,10 +3,10 @@ import path from 'node:path';
 import { z } from 'zod';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { fetchJson, publicUrl } from '../shared/fetch.js';
+import { fetchJson, publicUrl } from '../shared/http/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
-import { headerName } from '../shared/http-fields.js';
-import { testSteps } from '../shared/http-test.js';
+import { headerName } from '../shared/http/http-fields.js';
+import { testSteps } from '../shared/http/http-test.js';
 import { defineConnector, type SourceSupport } from '../types.js';
 import { accept, apiUrl, readItems, type ApiAccess } from './items.js';
 

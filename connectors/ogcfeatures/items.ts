@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { ConnectorError } from '../../domain/transfers.js';
-import { fetchJson, publicUrl } from '../shared/fetch.js';
+import { fetchJson, publicUrl } from '../shared/http/fetch.js';
 import type { ConnectorContext } from '../types.js';
 
 /*

@@ -1,6 +1,6 @@
 import oracledb from 'oracledb';
-import { classify } from '../shared/classify.js';
-import { egressAddress } from '../shared/egress.js';
+import { classify } from '../shared/policy/classify.js';
+import { egressAddress } from '../shared/policy/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 

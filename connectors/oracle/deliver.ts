@@ -1,9 +1,9 @@
 import oracledb from 'oracledb';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
-import { deliveryTag, effectiveWriteMode, requireColumns, runStagedDelivery, targetExists, type WriteMode } from '../shared/sql-delivery.js';
-import { mapColumnNames } from '../shared/sql-names.js';
-import { layerColumns, layerExtent, layerRows } from '../shared/sql-rows.js';
-import { freeColumnName, vectorInput } from '../shared/vector-input.js';
+import { deliveryTag, effectiveWriteMode, requireColumns, runStagedDelivery, targetExists, type WriteMode } from '../shared/sql/sql-delivery.js';
+import { mapColumnNames } from '../shared/sql/sql-names.js';
+import { layerColumns, layerExtent, layerRows } from '../shared/sql/sql-rows.js';
+import { freeColumnName, vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, rows, withConnection, type OracleConfig } from './client.js';
 import { wkbToSdo } from './sdo.js';

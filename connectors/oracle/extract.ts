@@ -2,10 +2,10 @@ import path from 'node:path';
 import oracledb from 'oracledb';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { asSubquery } from '../shared/sql.js';
-import { cursorWindow, previousCursorValue, whereClause } from '../shared/sql-cursor.js';
-import { extractedGeoPackage, unchangedExtract } from '../shared/sql-extract.js';
-import { writeRowsAsGeoPackage, type RowColumn } from '../shared/sql-rows.js';
+import { asSubquery } from '../shared/sql/sql.js';
+import { cursorWindow, previousCursorValue, whereClause } from '../shared/sql/sql-cursor.js';
+import { extractedGeoPackage, unchangedExtract } from '../shared/sql/sql-extract.js';
+import { writeRowsAsGeoPackage, type RowColumn } from '../shared/sql/sql-rows.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { describeServer, rows, withConnection, type OracleConfig } from './client.js';
 import { epsgOfOracleSrid } from './sdo.js';
@@ -15,7 +15,7 @@ import { cursorMaxExpression, ident, kindOfColumn, literal, qualified, selectExp
  * A table, view or synonym, or one SELECT, read through node-oracledb (Thin) into one GeoPackage
  * layer. The columns are described first (no rows), so a missing table or privilege is named by
  * its ORA- code before anything moves; then the rows stream from a result set into typed CSV that
- * ogr2ogr turns into the GeoPackage (connectors/shared/sql-rows.ts). SDO_GEOMETRY comes as WKB
+ * ogr2ogr turns into the GeoPackage (connectors/shared/sql/sql-rows.ts). SDO_GEOMETRY comes as WKB
  * from Oracle's own SDO_UTIL.TO_WKBGEOMETRY; its SRID from the first row that has one (Oracle's
  * own geodetic SRIDs such as 8307 read as their EPSG codes). Dates and timestamps are fetched as
  * ISO 8601 text (the session's formats, UTC), LOBs as text or bytes.

@@ -1,4 +1,4 @@
-import type { ColumnKind } from '../shared/table-csv.js';
+import type { ColumnKind } from '../shared/sql/table-csv.js';
 
 /*
  * Every statement the Oracle connector sends, built from plain values and unit-tested

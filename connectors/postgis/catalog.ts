@@ -9,7 +9,7 @@ import { ConnectorError } from '../../domain/transfers.js';
  */
 
 /** Tables the service itself keeps beside a delivery target: not shown by discovery. */
-export { INTERNAL_PREFIX } from '../shared/sql-delivery.js';
+export { INTERNAL_PREFIX } from '../shared/sql/sql-delivery.js';
 
 /** PostGIS type + coordinate dimension as WKT labels: MULTIPOLYGON, POINT Z, LINESTRING M. */
 export function geometryLabel(type: string, dims: number): string {

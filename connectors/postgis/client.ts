@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { ConnectionOptions } from 'node:tls';
-import { classify } from '../shared/classify.js';
-import { egressAddress, parseAddress } from '../shared/egress.js';
+import { classify } from '../shared/policy/classify.js';
+import { egressAddress, parseAddress } from '../shared/policy/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import type { ConnectorContext } from '../types.js';
 import { destroySocket } from '../../platform/db.js';

@@ -11,8 +11,8 @@ import {
   targetExists,
   upsertSpecOf,
   type WriteMode,
-} from '../shared/sql-delivery.js';
-import { freeColumnName, vectorInput } from '../shared/vector-input.js';
+} from '../shared/sql/sql-delivery.js';
+import { freeColumnName, vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { geometryColumnsOf, geometryColumnsSql, schemaMissing } from './catalog.js';
 import {
@@ -31,7 +31,7 @@ import {
 import { libpqFor, ogr2ogrPg, pgLabel } from './ogr.js';
 import { borrow, giveBack } from './pool.js';
 import { appendRows, upsertIntoNewTable, upsertRows, type UpsertCounts } from './rows.js';
-import { translateHere } from '../shared/translate-here.js';
+import { translateHere } from '../shared/files/translate-here.js';
 
 /*
  * Delivery into a PostGIS table. Every write mode first loads the output into a staging table of

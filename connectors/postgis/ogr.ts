@@ -1,14 +1,14 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { egressAddress } from '../shared/egress.js';
+import { egressAddress } from '../shared/policy/egress.js';
 import type { ConnectorFailureReason } from '../../domain/transfers.js';
-import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
+import { runOgr2ogr, transferFailure } from '../shared/files/ogr2ogr.js';
 import type { ConnectorContext } from '../types.js';
 import { CONNECT_TIMEOUT_MS, describeServer, triedOf, type PostgisConfig } from './client.js';
 
 /*
  * GDAL's PostgreSQL driver (libpq) for the bulk part of an extract or a delivery, run as ogr2ogr
- * (or, for a small delivery, ogr2ogr's library call in the worker: shared/translate-here.ts).
+ * (or, for a small delivery, ogr2ogr's library call in the worker: shared/files/translate-here.ts).
  * The password never appears in the connection string (which is on ogr2ogr's command line), in
  * the service's environment or in a log: it is written to a libpq password file, mode 0600, in a
  * folder of its own (mode 0700) inside the call's work folder, named by the connection string's

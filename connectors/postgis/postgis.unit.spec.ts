@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { columnGeometryType, nltOf } from '../shared/vector-input.js';
+import { columnGeometryType, nltOf } from '../shared/files/vector-input.js';
 import { geometryLabel } from './catalog.js';
 import { classifyPg, reasonOfSqlstate } from './client.js';
 import { pgName } from './deliver.js';
-import { asSubquery } from '../shared/sql.js';
+import { asSubquery } from '../shared/sql/sql.js';
 import { libpqFor } from './ogr.js';
 
 describe('postgis connector pieces', () => {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { DELETE_MARKER_VALUES, keysMissing, requireColumns, upsertColumns, type UpsertSpec } from '../shared/sql-delivery.js';
+import { DELETE_MARKER_VALUES, keysMissing, requireColumns, upsertColumns, type UpsertSpec } from '../shared/sql/sql-delivery.js';
 import { geometryColumnOf } from './catalog.js';
 import { ident, literal, pgName, qualified } from './client.js';
 

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ConnectorError } from '../../domain/transfers.js';
-import { download } from '../shared/download.js';
-import { fetchJson, publicUrl } from '../shared/fetch.js';
-import { listedPathSegments } from '../shared/remote-paths.js';
+import { download } from '../shared/http/download.js';
+import { fetchJson, publicUrl } from '../shared/http/fetch.js';
+import { listedPathSegments } from '../shared/files/remote-paths.js';
 import type { ConnectorContext } from '../types.js';
 
 /*

@@ -1,7 +1,7 @@
 import { S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { Logger } from 'pino';
-import { classify, describeReason, reasonOfStatus } from '../shared/classify.js';
-import { egressAgents } from '../shared/egress.js';
+import { classify, describeReason, reasonOfStatus } from '../shared/policy/classify.js';
+import { egressAgents } from '../shared/policy/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 
 /** An s3 configuration as the connector receives it (validated, secrets decrypted). */

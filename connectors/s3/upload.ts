@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { createReadStream } from 'node:fs';
 import type { ConnectorContext } from '../types.js';
-import { byteMeter } from '../shared/save-stream.js';
+import { byteMeter } from '../shared/files/save-stream.js';
 
 /** Above this size an object goes up in parts (S3 takes at most 5 GiB in one PutObject). */
 export const SINGLE_PUT_MAX_BYTES = 64 * 1024 * 1024;

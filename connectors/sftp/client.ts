@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import SftpClient from 'ssh2-sftp-client';
 import type { ConnectorContext } from '../types.js';
-import { classify, describeReason } from '../shared/classify.js';
-import { egressAddress } from '../shared/egress.js';
+import { classify, describeReason } from '../shared/policy/classify.js';
+import { egressAddress } from '../shared/policy/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 
 /** An sftp configuration as the connector receives it (validated, secrets decrypted). */

@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { host, port, secret, username } from '../shared/fields.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { relativeKey, underBase } from '../shared/remote-paths.js';
-import { PROGRESS_EVERY_BYTES } from '../shared/save-stream.js';
+import { relativeKey, underBase } from '../shared/files/remote-paths.js';
+import { PROGRESS_EVERY_BYTES } from '../shared/files/save-stream.js';
 import { defineConnector, type ConnectorContext, type DestinationSupport, type TestResult } from '../types.js';
 import { abortable, cancelled, openSftp, sftpFailure, sftpWhere, type OpenSftp, type SftpConfig } from './client.js';
 

@@ -52,7 +52,7 @@ export const writeMode = z
 
 /**
  * A database target that can upsert: `write_mode` with `upsert`, the key columns, and the
- * optional column whose true values delete rows (connectors/shared/sql-delivery.ts, upsertPlan).
+ * optional column whose true values delete rows (connectors/shared/sql/sql-delivery.ts, upsertPlan).
  */
 export function upsertTarget<S extends z.ZodRawShape>(shape: S) {
   return z

@@ -3,10 +3,10 @@ import type http from 'node:http';
 import { createRequire } from 'node:module';
 import type { Readable } from 'node:stream';
 import snowflake from 'snowflake-sdk';
-import { classify, connectorErrorIn } from '../shared/classify.js';
-import { pinAgent } from '../shared/egress.js';
+import { classify, connectorErrorIn } from '../shared/policy/classify.js';
+import { pinAgent } from '../shared/policy/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
-import { nextHop, publicUrl } from '../shared/redirects.js';
+import { nextHop, publicUrl } from '../shared/http/redirects.js';
 import type { ConnectorContext } from '../types.js';
 
 /*
@@ -33,7 +33,7 @@ export interface SnowflakeConfig {
 snowflake.configure({ logLevel: 'OFF' });
 
 /*
- * The outbound policy (connectors/shared/egress.ts). The driver takes no agent: it builds its own
+ * The outbound policy (connectors/shared/policy/egress.ts). The driver takes no agent: it builds its own
  * per connection (an OCSP- or CRL-checking https.Agent, or a proxy agent) in
  * NodeHttpClient.getAgent, for every request to the account (login, statements, result chunks).
  * That method is wrapped so each agent it hands out is pinned: its sockets open only to an
@@ -60,7 +60,7 @@ pinSnowflakeAgents();
  * Redirects: the driver's requests go through its own axios instance, which follows redirects
  * and, on a 307/308, sends the body again wherever the redirect points: the login request's body
  * holds the password (issue 32). Every request it makes gets a redirect hook that applies
- * connectors/shared/redirects.ts's rule against the request's first URL: a body never goes to
+ * connectors/shared/http/redirects.ts's rule against the request's first URL: a body never goes to
  * another origin (the redirect is refused, and the driver reports the ConnectorError as its
  * cause), nor do credential headers.
  */

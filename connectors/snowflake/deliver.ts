@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
-import { writeLayerCsv, type ColumnKind } from '../shared/table-csv.js';
-import { freeColumnName, vectorInput } from '../shared/vector-input.js';
+import { writeLayerCsv, type ColumnKind } from '../shared/sql/table-csv.js';
+import { freeColumnName, vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { describeServer, ident, literal, withSession, type Session, type SnowflakeConfig } from './client.js';
 

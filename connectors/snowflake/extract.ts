@@ -2,8 +2,8 @@ import path from 'node:path';
 import { rm, stat } from 'node:fs/promises';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { asSubquery } from '../shared/sql.js';
-import { csvToGeoPackage, RowsCsv, type ColumnKind, type CsvColumnKind } from '../shared/table-csv.js';
+import { asSubquery } from '../shared/sql/sql.js';
+import { csvToGeoPackage, RowsCsv, type ColumnKind, type CsvColumnKind } from '../shared/sql/table-csv.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { describeServer, ident, withSession, type Session, type SnowflakeConfig } from './client.js';
 

@@ -1,7 +1,7 @@
-import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql-cursor.js';
+import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql/sql-cursor.js';
 import { z } from 'zod';
 import { httpUrl, identifier, secret, username, writeMode } from '../shared/fields.js';
-import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
+import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql/sql.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { probeTest } from '../shared/test-result.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';

@@ -10,12 +10,12 @@ import {
   stagingNames,
   targetExists,
   type WriteMode,
-} from '../shared/sql-delivery.js';
-import { mapColumnNames } from '../shared/sql-names.js';
-import { layerColumns, layerExtent, layerRows } from '../shared/sql-rows.js';
-import type { ColumnKind } from '../shared/table-csv.js';
-import { runOgr2ogr, transferFailure } from '../shared/ogr2ogr.js';
-import { freeColumnName, vectorInput, type VectorInput } from '../shared/vector-input.js';
+} from '../shared/sql/sql-delivery.js';
+import { mapColumnNames } from '../shared/sql/sql-names.js';
+import { layerColumns, layerExtent, layerRows } from '../shared/sql/sql-rows.js';
+import type { ColumnKind } from '../shared/sql/table-csv.js';
+import { runOgr2ogr, transferFailure } from '../shared/files/ogr2ogr.js';
+import { freeColumnName, vectorInput, type VectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { classifySqlServer, CONNECT_TIMEOUT_MS, describeServer, inTransaction, query, triedOf, withConnection, type SqlServerConfig } from './client.js';
 import {

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { asSubquery } from '../shared/sql.js';
-import { cursorWindow, previousCursorValue, whereClause } from '../shared/sql-cursor.js';
-import { extractedGeoPackage, unchangedExtract } from '../shared/sql-extract.js';
-import { writeRowsAsGeoPackage, type RowColumn } from '../shared/sql-rows.js';
+import { asSubquery } from '../shared/sql/sql.js';
+import { cursorWindow, previousCursorValue, whereClause } from '../shared/sql/sql-cursor.js';
+import { extractedGeoPackage, unchangedExtract } from '../shared/sql/sql-extract.js';
+import { writeRowsAsGeoPackage, type RowColumn } from '../shared/sql/sql-rows.js';
 import type { Connection } from 'tedious';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { describeServer, query, rolledBack, streamRows, withConnection, type ColumnInfo, type SqlServerConfig } from './client.js';
@@ -15,7 +15,7 @@ import { cursorMaxExpression, ident, isSpatial, kindOfColumn, literal, qualified
  * A table (or view) or one SELECT, read through tedious into one GeoPackage layer: the columns are
  * described first (TOP 0, so a missing table, a bad query or a missing privilege is named by its
  * error number before anything moves), then the rows stream into typed CSV that ogr2ogr turns into
- * the GeoPackage (connectors/shared/sql-rows.ts). The geometry (or geography) column comes as ISO
+ * the GeoPackage (connectors/shared/sql/sql-rows.ts). The geometry (or geography) column comes as ISO
  * WKB with its Z and M values (AsBinaryZM); its SRID is read from the first row that has one.
  * The read runs at READ COMMITTED in one statement, so it sees one consistent table. A query is
  * checked to be one SELECT before anything is sent (one-select.ts), and read in a transaction

@@ -1,8 +1,8 @@
-import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql-cursor.js';
+import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql/sql-cursor.js';
 import { z } from 'zod';
 import { ConnectorError } from '../../domain/transfers.js';
 import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
-import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql.js';
+import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql/sql.js';
 import { probeTest } from '../shared/test-result.js';
 import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
 import { classifySqlServer, describeServer, query, triedOf, withConnection, type SqlServerConfig } from './client.js';

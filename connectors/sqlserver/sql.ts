@@ -1,4 +1,4 @@
-import type { ColumnKind } from '../shared/table-csv.js';
+import type { ColumnKind } from '../shared/sql/table-csv.js';
 import type { ColumnInfo } from './client.js';
 
 /*

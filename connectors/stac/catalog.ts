@@ -1,5 +1,5 @@
 import { ConnectorError } from '../../domain/transfers.js';
-import { fetchJson, publicUrl } from '../shared/fetch.js';
+import { fetchJson, publicUrl } from '../shared/http/fetch.js';
 import type { ConnectorContext } from '../types.js';
 
 /*

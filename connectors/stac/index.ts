@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { changedSince, downloadIfChanged, extensionForMediaType } from '../shared/download.js';
+import { changedSince, downloadIfChanged, extensionForMediaType } from '../shared/http/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { publicUrl } from '../shared/fetch.js';
+import { publicUrl } from '../shared/http/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
-import { testSteps } from '../shared/http-test.js';
+import { testSteps } from '../shared/http/http-test.js';
 import { defineConnector, type ConnectorContext, type SourceSupport } from '../types.js';
 import { chooseAsset, StacReader, type StacDocument } from './catalog.js';
 

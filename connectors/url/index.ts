@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { changedSince, downloadIfChanged, publicUrl } from '../shared/download.js';
+import { changedSince, downloadIfChanged, publicUrl } from '../shared/http/download.js';
 import { httpUrl } from '../shared/fields.js';
 import { defineConnector, type SourceSupport } from '../types.js';
-import { testHttp } from '../shared/http-test.js';
+import { testHttp } from '../shared/http/http-test.js';
 
 const configuration = z.strictObject({
   url: httpUrl.describe('Address of the file: GeoJSON, a zipped shapefile, GeoPackage, CSV, KML … (redirects are followed)'),

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { classify, reasonOfStatus } from '../shared/classify.js';
-import { egressFetch } from '../shared/egress.js';
+import { classify, reasonOfStatus } from '../shared/policy/classify.js';
+import { egressFetch } from '../shared/policy/egress.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { publicUrl } from '../shared/fetch.js';
+import { publicUrl } from '../shared/http/fetch.js';
 import { httpUrl, secret } from '../shared/fields.js';
-import { plainHeaders } from '../shared/http-fields.js';
-import { testSteps } from '../shared/http-test.js';
+import { plainHeaders } from '../shared/http/http-fields.js';
+import { testSteps } from '../shared/http/http-test.js';
 import { defineConnector, type ConnectorContext, type DestinationSupport } from '../types.js';
 import { fileBody, fileChunks, payloadHeaders, signature, type Payload, type WebhookConfig } from './request.js';
 

@@ -4,8 +4,8 @@ import path from 'node:path';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { wkbToSdo } from '../../connectors/oracle/sdo.js';
-import { layerColumns, layerExtent, layerRows, wkbType, WkbTypes, writeRowsAsGeoPackage } from '../../connectors/shared/sql-rows.js';
-import { vectorInput } from '../../connectors/shared/vector-input.js';
+import { layerColumns, layerExtent, layerRows, wkbType, WkbTypes, writeRowsAsGeoPackage } from '../../connectors/shared/sql/sql-rows.js';
+import { vectorInput } from '../../connectors/shared/files/vector-input.js';
 import { gdal } from '../../geo/datasets/gdal.js';
 
 /* What the SQL connectors share that reads and writes through GDAL (the rest: connectors/shared/sql-shared.unit.spec.ts). */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { internalEndpoints } from '../../application/internal-endpoints.js';
-import { decide, defaultRules, internalRules } from '../../connectors/shared/egress.js';
+import { decide, defaultRules, internalRules } from '../../connectors/shared/policy/egress.js';
 import { loadConfig } from '../../platform/config.js';
 import { freePort, startTemporal, temporalServiceEnv } from '../../scripts/local-services.js';
 

@@ -1,10 +1,10 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
-import { gdal, layerSrs, openDataset, type CoordinateTransformation } from '../../geo/datasets/gdal.js';
-import type { ConnectorContext } from '../types.js';
-import { ConnectorError } from '../../domain/transfers.js';
-import { runOgr2ogr, transferFailure } from './ogr2ogr.js';
-import type { VectorInput } from './vector-input.js';
+import { gdal, layerSrs, openDataset, type CoordinateTransformation } from '../../../geo/datasets/gdal.js';
+import type { ConnectorContext } from '../../types.js';
+import { ConnectorError } from '../../../domain/transfers.js';
+import { runOgr2ogr, transferFailure } from '../files/ogr2ogr.js';
+import type { VectorInput } from '../files/vector-input.js';
 
 /*
  * CSV as the bulk format between a database and GDAL. The cloud warehouses (BigQuery, Snowflake)

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { egressFetch } from './egress.js';
+import { egressFetch } from '../policy/egress.js';
 import { followRedirects } from './fetch.js';
 import { publicUrl } from './redirects.js';
 

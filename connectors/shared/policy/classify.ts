@@ -1,5 +1,5 @@
 import { egressRefusalIn } from './egress.js';
-import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../../domain/transfers.js';
 
 /*
  * Turns the errors of Node's network stack and of protocol clients into a ConnectorError with a

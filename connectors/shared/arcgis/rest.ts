@@ -1,6 +1,6 @@
-import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
-import { failUnlessOk, httpRequest, publicUrl, readText } from '../shared/fetch.js';
-import type { ConnectorContext } from '../types.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../../domain/transfers.js';
+import { failUnlessOk, httpRequest, publicUrl, readText } from '../http/fetch.js';
+import type { ConnectorContext } from '../../types.js';
 
 /*
  * Requests to the ArcGIS REST API. Every request is a POST with a form body: the token then

@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
-import type { DatasetRef } from '../../geo/datasets/dataset-files.js';
-import { errorText, gdal, openDataset, scrubPaths } from '../../geo/datasets/gdal.js';
-import type { ConnectorContext } from '../types.js';
-import { ConnectorError } from '../../domain/transfers.js';
-import { withSpan } from '../../platform/tracing.js';
+import type { DatasetRef } from '../../../geo/datasets/dataset-files.js';
+import { errorText, gdal, openDataset, scrubPaths } from '../../../geo/datasets/gdal.js';
+import type { ConnectorContext } from '../../types.js';
+import { ConnectorError } from '../../../domain/transfers.js';
+import { withSpan } from '../../../platform/tracing.js';
 
 /*
  * A small transfer run by GDAL's ogr2ogr library function in this process

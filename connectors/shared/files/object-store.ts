@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { ConnectorContext, ExtractResult, SyncState } from '../types.js';
-import type { ConnectorError } from '../../domain/transfers.js';
+import type { ConnectorContext, ExtractResult, SyncState } from '../../types.js';
+import type { ConnectorError } from '../../../domain/transfers.js';
 import { saveObject } from './save-stream.js';
 
 /*

@@ -1,4 +1,4 @@
-import { ConnectorError } from '../../domain/transfers.js';
+import { ConnectorError } from '../../../domain/transfers.js';
 
 /*
  * What a redirect may take along to the next address: the one rule every HTTP client of the

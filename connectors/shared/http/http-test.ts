@@ -1,5 +1,5 @@
-import type { ConnectorContext, TestResult } from '../types.js';
-import { classify, reasonOfStatus } from './classify.js';
+import type { ConnectorContext, TestResult } from '../../types.js';
+import { classify, reasonOfStatus } from '../policy/classify.js';
 import { httpRequest, publicUrl, type HttpRequest } from './fetch.js';
 
 /**

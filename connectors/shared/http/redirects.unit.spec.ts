@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectorError } from '../../domain/transfers.js';
+import { ConnectorError } from '../../../domain/transfers.js';
 import { nextHop, type HopRequest } from './redirects.js';
 
 const first = 'https://api.example.org:8443/login';

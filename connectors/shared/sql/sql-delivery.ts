@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { DeliverInput } from '../types.js';
-import { type DeliveryResult, ConnectorError } from '../../domain/transfers.js';
-import type { VectorInput } from './vector-input.js';
+import type { DeliverInput } from '../../types.js';
+import { type DeliveryResult, ConnectorError } from '../../../domain/transfers.js';
+import type { VectorInput } from '../files/vector-input.js';
 
 /*
  * The staged delivery every database Destination performs (PostGIS, MySQL, SQL Server, Oracle):

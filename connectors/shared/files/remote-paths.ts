@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { ConnectorError } from '../../domain/transfers.js';
-import { objectKey } from './fields.js';
+import { ConnectorError } from '../../../domain/transfers.js';
+import { objectKey } from '../fields.js';
 
 /*
  * Names of files in object stores and on file servers (s3 keys, Azure blob names, SFTP paths):

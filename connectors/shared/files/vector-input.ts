@@ -1,12 +1,12 @@
 import path from 'node:path';
-import { prepareUpload, type DatasetRef } from '../../geo/datasets/dataset-files.js';
-import { errorText, layerSrs, openDataset, scrubPaths, type Layer } from '../../geo/datasets/gdal.js';
-import { inProcessDataset, RasterDataset } from '../../geo/isolation/index.js';
-import { declaredTypeIsVague } from '../../geo/datasets/geometry-types.js';
-import { baseGeometryCode, baseGeometryName, crsLabel, splitGeometryType } from '../../geo/datasets/labels.js';
-import { DomainError } from '../../domain/errors.js';
-import type { DeliverInput } from '../types.js';
-import { ConnectorError } from '../../domain/transfers.js';
+import { prepareUpload, type DatasetRef } from '../../../geo/datasets/dataset-files.js';
+import { errorText, layerSrs, openDataset, scrubPaths, type Layer } from '../../../geo/datasets/gdal.js';
+import { inProcessDataset, RasterDataset } from '../../../geo/isolation/index.js';
+import { declaredTypeIsVague } from '../../../geo/datasets/geometry-types.js';
+import { baseGeometryCode, baseGeometryName, crsLabel, splitGeometryType } from '../../../geo/datasets/labels.js';
+import { DomainError } from '../../../domain/errors.js';
+import type { DeliverInput } from '../../types.js';
+import { ConnectorError } from '../../../domain/transfers.js';
 
 /*
  * The converted output of a Workspace or Run, as one layer a database target can load: which file

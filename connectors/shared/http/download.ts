@@ -1,8 +1,8 @@
 import path from 'node:path';
-import { safeFilename } from '../../geo/datasets/dataset-files.js';
-import type { ConnectorContext, ExtractResult, SyncState } from '../types.js';
+import { safeFilename } from '../../../geo/datasets/dataset-files.js';
+import type { ConnectorContext, ExtractResult, SyncState } from '../../types.js';
 import { httpStream, publicUrl, statusError } from './fetch.js';
-import { refuseDeclaredSize, saveStream } from './save-stream.js';
+import { refuseDeclaredSize, saveStream } from '../files/save-stream.js';
 
 export { publicUrl };
 

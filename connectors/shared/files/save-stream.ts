@@ -2,12 +2,12 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { safeFilename } from '../../geo/datasets/dataset-files.js';
-import { diskFullError, isDiskFull } from '../../geo/datasets/disk.js';
-import { TRANSFER_BUFFER_BYTES, transferWriter } from '../../platform/file-writer.js';
-import type { ConnectorContext } from '../types.js';
-import { classify } from './classify.js';
-import { ConnectorError } from '../../domain/transfers.js';
+import { safeFilename } from '../../../geo/datasets/dataset-files.js';
+import { diskFullError, isDiskFull } from '../../../geo/datasets/disk.js';
+import { TRANSFER_BUFFER_BYTES, transferWriter } from '../../../platform/file-writer.js';
+import type { ConnectorContext } from '../../types.js';
+import { classify } from '../policy/classify.js';
+import { ConnectorError } from '../../../domain/transfers.js';
 
 /** How often (in bytes) a long transfer reports progress: an activity heartbeats with it. */
 export const PROGRESS_EVERY_BYTES = 8 * 1024 * 1024;

@@ -4,7 +4,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { ConnectorError } from '../../domain/transfers.js';
+import { ConnectorError } from '../../../domain/transfers.js';
 
 /*
  * The outbound policy: which addresses a connector may open a connection to. One module, one

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
-import { openAs } from '../../geo/datasets/gdal.js';
-import type { ExtractOptions, ExtractResult, SyncState } from '../types.js';
+import { openAs } from '../../../geo/datasets/gdal.js';
+import type { ExtractOptions, ExtractResult, SyncState } from '../../types.js';
 
 /*
  * How every SQL Source ends an extract: the GeoPackage it wrote, with its size and feature count,

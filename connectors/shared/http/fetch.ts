@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Dispatcher } from 'undici';
-import { TRANSFER_BUFFER_BYTES } from '../../platform/file-writer.js';
-import { classify, reasonOfStatus } from './classify.js';
-import { egressDispatcher, egressFetch } from './egress.js';
-import { ConnectorError } from '../../domain/transfers.js';
+import { TRANSFER_BUFFER_BYTES } from '../../../platform/file-writer.js';
+import { classify, reasonOfStatus } from '../policy/classify.js';
+import { egressDispatcher, egressFetch } from '../policy/egress.js';
+import { ConnectorError } from '../../../domain/transfers.js';
 import { nextHop, publicUrl, REDIRECT_STATUSES, type HopRequest, type RedirectRules } from './redirects.js';
 
 /*

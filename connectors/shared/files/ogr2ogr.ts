@@ -1,10 +1,10 @@
 import { StringDecoder } from 'node:string_decoder';
-import { spawnProcess } from '../../platform/spawner.js';
+import { spawnProcess } from '../../../platform/spawner.js';
 import { stat } from 'node:fs/promises';
-import { unsandboxedGdalEnv } from '../../geo/datasets/gdal.js';
-import { gdalErrors } from '../../geo/datasets/gdal-tool.js';
-import type { ConnectorContext } from '../types.js';
-import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
+import { unsandboxedGdalEnv } from '../../../geo/datasets/gdal.js';
+import { gdalErrors } from '../../../geo/datasets/gdal-tool.js';
+import type { ConnectorContext } from '../../types.js';
+import { ConnectorError, type ConnectorFailureReason } from '../../../domain/transfers.js';
 
 /*
  * ogr2ogr as a child process, for the bulk transfers of the database connectors (a table into a

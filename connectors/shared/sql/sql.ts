@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { identifier } from './fields.js';
+import { identifier } from '../fields.js';
 
 /**
  * A user's SELECT as a subquery `(…)`: trailing semicolons dropped, on lines of its own so that a

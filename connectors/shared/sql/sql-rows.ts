@@ -1,14 +1,14 @@
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { gdal, openDataset } from '../../geo/datasets/gdal.js';
-import type { ConnectorContext } from '../types.js';
+import { gdal, openDataset } from '../../../geo/datasets/gdal.js';
+import type { ConnectorContext } from '../../types.js';
 import { csvToGeoPackage, freeName, kindOfField, RowsCsv, type ColumnKind, type CsvGeometry } from './table-csv.js';
-import { columnGeometryType, nltOf, type VectorInput } from './vector-input.js';
+import { columnGeometryType, nltOf, type VectorInput } from '../files/vector-input.js';
 
 /*
  * Rows between a database driver and a GeoPackage, for the SQL types whose data GDAL cannot reach
  * itself (SQL Server through tedious, Oracle through node-oracledb in thin mode). A Source's rows
- * go through the warehouses' CSV (connectors/shared/table-csv.ts), with the geometry as hex WKB,
+ * go through the warehouses' CSV (connectors/shared/sql/table-csv.ts), with the geometry as hex WKB,
  * which GDAL's CSV driver reads as geometry: streamed, so a table of any size passes through a
  * bounded amount of memory. A Destination reads the converted output back feature by feature, as
  * values plus ISO WKB.
