@@ -237,7 +237,7 @@ export const ckan = defineConnector({
   example: { url: 'https://data.example.org' },
   implemented: true,
   verifiedAgainst:
-    "a stand-in for CKAN's Action API and file store (status_show, package_show, resource_show, user_show, uploads under ckan.site_url, format normalisation) started by the tests, following CKAN 2.12 as ckan/ckan's source reads (checked at commit 2dbe2c1), and checked in the same suite by driving it with ckanapi 4.11 (PyPI); real CKAN (which needs Solr) is not run by the suite",
+    "real server in npm test: CKAN 2.12.0 (PyPI ckan[requirements]) with Solr 9.10.1 (Maven Central, JettySolrRunner, CKAN's own schema.xml), Redis and PostgreSQL, started by the tests and seeded with ckanapi 4.11 (connection test and wrong tokens, formats as CKAN stores them, private uploads through ckan.site_url, Last-Modified / If-Modified-Since, a Job into PostGIS); a stand-in of its Action API, checked with ckanapi, only for resources dated at will and the log of which requests carried the token",
   notes: [
     'A Job Source only: the spec refuses ckan for Workspace import (`source_resource` is checked when a Job is saved).',
     '',

@@ -10,7 +10,7 @@ import { createPostgisTarget, jobsClient } from '../support/jobs.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../servers/http/server.js';
 import { realCkanMissing, startRealCkan, type CkanResourceRecord, type RealCkan } from '../servers/ckan/real.js';
-import { connectorContext, expectConnectorError } from './support.js';
+import { closedPort, connectorContext, expectConnectorError } from './support.js';
 
 /*
  * The ckan connector against a real CKAN 2.12.0 with a real Solr 9.10.1 (test/servers/ckan/real.ts),
@@ -77,7 +77,7 @@ describe.skipIf(skip)('ckan connector against a real CKAN 2.12 with Solr', () =>
     await links?.stop();
   });
 
-  it('the connection test: CKAN 2.12.0, the token signs in, a wrong token is refused, the other site_url noted', async () => {
+  it('the connection test: CKAN 2.12.0, the token signs in, a wrong token is refused, the other site_url noted; nobody listening, not a CKAN', async () => {
     const anonymous = await sut.test!(config({ url: portal.siteUrl }), connectorContext());
     expect(anonymous).toMatchObject({ ok: true, status: 'ok' });
     expect(anonymous.message).toContain('CKAN 2.12.0 (geoflow test portal)');
@@ -91,6 +91,11 @@ describe.skipIf(skip)('ckan connector against a real CKAN 2.12 with Solr', () =>
     const otherOrigin = await sut.test!(config({ url: portal.url, api_key: portal.token }), connectorContext());
     expect(otherOrigin).toMatchObject({ ok: true });
     expect(otherOrigin.message).toContain(`ckan.site_url is ${portal.siteUrl}`);
+    const closed = await sut.test!(config({ url: `http://127.0.0.1:${await closedPort()}` }), connectorContext());
+    expect(closed).toMatchObject({ ok: false, status: 'unreachable' });
+    const notCkan = await sut.test!(config({ url: links.url }), connectorContext());
+    expect(notCkan.ok).toBe(false);
+    expect(['not_found', 'invalid_response']).toContain(notCkan.status);
   });
 
   it('formats as CKAN writes them: normalised on save, guessed from the file name, matched by the selector', async () => {
@@ -187,6 +192,8 @@ describe.skipIf(skip)('ckan connector against a real CKAN 2.12 with Solr', () =>
         'sources:write',
         'destinations:read',
         'destinations:write',
+        'workspaces:read',
+        'workspaces:write',
         'jobs:read',
         'jobs:write',
         'jobs:run',
@@ -209,6 +216,15 @@ describe.skipIf(skip)('ckan connector against a real CKAN 2.12 with Solr', () =>
       expect(source.statusCode, source.body).toBe(201);
       expect(source.body).not.toContain(portal.token);
       expect((await api.call('POST', `/api/v1/sources/${source.json().id}/test`)).json()).toMatchObject({ ok: true, status: 'ok' });
+      // a draft against a closed port is a classified failure; the spec refuses ckan for Workspace import
+      const draft = await api.call('POST', '/api/v1/sources/test', { type: 'ckan', configuration: { url: `http://127.0.0.1:${await closedPort()}/` } });
+      expect(draft.json()).toMatchObject({ ok: false, status: 'unreachable' });
+      const imported = await api.call('POST', '/api/v1/workspaces', {
+        source_id: source.json().id,
+        source_resource: { dataset: 'countries', resource: 'Admin 0' },
+      });
+      expect(imported.statusCode, imported.body).toBe(400);
+      expect(imported.json().error.code).toBe('invalid_source');
       const destination = (await api.call('POST', '/api/v1/destinations', { name: 'warehouse', type: 'postgis', configuration: target.configuration })).json();
       const created = await api.call('POST', '/api/v1/jobs', {
         name: 'Countries from the portal',
