@@ -12,7 +12,7 @@ const TOKEN = 'arcgis-token-77f0c2';
 
 /*
  * The reads run against Koop (the second describe); the stand-in keeps what Koop lacks: tokens and
- * ArcGIS error objects, layers without pagination (read by objectIds), tables, projected layers.
+ * ArcGIS error objects, layers without pagination (read by objectIds), tables, projected layers, MapServer.
  */
 describe('featureserver connector against the stand-in, for what Koop lacks', () => {
   let open: FeatureServerFixture;
@@ -73,7 +73,7 @@ describe('featureserver connector against the stand-in, for what Koop lacks', ()
     expect(sut.configuration.safeParse({ url: 'not a url' }).success).toBe(false);
   });
 
-  it('reads layers without pagination by objectIds, tables without geometry, and a projected layer (EPSG:2056)', async () => {
+  it('reads layers without pagination by objectIds (also through a MapServer), tables without geometry, and a projected layer (EPSG:2056)', async () => {
     const parcels = read((await extract({ url: open.url }, { layer: 0, where: "zone = 'commercial' AND area > 5000" })).file);
     expect(parcels).toMatchObject({ layer: 'Parcels', geometryType: gdal.wkbMultiPolygon, epsg: '2056' });
     expect(parcels.rows.every((r) => r.zone === 'commercial')).toBe(true);
@@ -84,6 +84,10 @@ describe('featureserver connector against the stand-in, for what Koop lacks', ()
     expect(points).toMatchObject({ layer: 'Hydrants', count: 45, geometryType: gdal.wkbPoint, epsg: '4326' });
     // ids first, then 20 at a time
     expect(open.requests.slice(before).filter((r) => r.path.endsWith('/1/query'))).toHaveLength(4);
+
+    // the same layer through the service's MapServer
+    const viaMap = read((await extract({ url: open.url.replace(/FeatureServer$/, 'MapServer') }, { layer: 1 })).file);
+    expect(viaMap).toMatchObject({ layer: 'Hydrants', count: 45 });
 
     const owners = read((await extract({ url: open.url }, { layer: 2 })).file);
     expect(owners.count).toBe(5);

@@ -7,11 +7,13 @@ import type { AddressInfo } from 'node:net';
  * FeatureServer the connector's reads run against) lacks: tokens (499 Token Required, 498
  * Invalid Token, sent in the POST body), ArcGIS error objects (HTTP 200 with {"error": {code,
  * message, details}}, e.g. an invalid where clause), layers without pagination (read by
- * returnIdsOnly + objectIds), tables without geometry and projected layers (EPSG:2056). The
- * reads themselves (paging, object ids, field types, multipart polygons, where, layer ids, the
- * size limit) are tested against Koop. It also serves the hub stand-in's federated services.
+ * returnIdsOnly + objectIds), tables without geometry, projected layers (EPSG:2056) and
+ * MapServer URLs. The reads themselves (paging, object ids, field types, multipart polygons,
+ * where, layer ids, the size limit) are tested against Koop. The hub suite also uses it for the
+ * services a portal federates.
  *
- *   /arcgis/rest/services/City/FeatureServer         layers 0 Parcels (polygons, EPSG:2056, paging)
+ *   /arcgis/rest/services/City/FeatureServer         (and …/City/MapServer, the same layers)
+ *                                                     layers 0 Parcels (polygons, EPSG:2056, paging)
  *                                                     and 1 Hydrants (points, WGS 84, no paging: objectIds)
  *                                                     table 2 Owners (no geometry)
  */
@@ -172,7 +174,9 @@ export interface FeatureServerFixture {
 export async function startFeatureServer(options: { token?: string } = {}): Promise<FeatureServerFixture> {
   const layers = cityLayers();
   const requests: FeatureServerFixture['requests'] = [];
-  const base = '/arcgis/rest/services/City/FeatureServer';
+  // The same layers as a MapServer too (ArcGIS Server publishes a map service beside each feature
+  // service, whose layers answer the same query): Koop has no MapServer.
+  const base = /^\/arcgis\/rest\/services\/City\/(FeatureServer|MapServer)/;
   const server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url!, 'http://x').pathname.replace(/\/+$/, '');
@@ -184,12 +188,13 @@ export async function startFeatureServer(options: { token?: string } = {}): Prom
       if (params.get('f') !== 'json' && params.get('f') !== 'pjson')
         return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>ArcGIS REST Services Directory</html>');
       if (!path.startsWith('/arcgis/rest/services/')) return error(400, 'Invalid URL', ['Invalid URL']);
-      if (!path.startsWith(base)) return error(500, `Service ${path.slice('/arcgis/rest/services/'.length)} not found`);
+      const service = base.exec(path)?.[0];
+      if (!service) return error(500, `Service ${path.slice('/arcgis/rest/services/'.length)} not found`);
       if (options.token) {
         if (!params.get('token')) return error(499, 'Token Required');
         if (params.get('token') !== options.token) return error(498, 'Invalid Token');
       }
-      const rest = path.slice(base.length).split('/').filter(Boolean);
+      const rest = path.slice(service.length).split('/').filter(Boolean);
       if (rest.length === 0) {
         return json(200, {
           currentVersion: 11.1,
@@ -239,7 +244,7 @@ export async function startFeatureServer(options: { token?: string } = {}): Prom
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${base}`,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/arcgis/rest/services/City/FeatureServer`,
     layers,
     requests,
     async stop() {
