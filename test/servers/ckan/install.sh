@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A real CKAN 2.12.0 for the ckan suites, everything under the data folder:
 # - CKAN itself with its pinned requirements (PyPI `ckan[requirements]`) in the venv .data/tools/ckan,
-#   plus ckanapi 4.11 (CKAN's own client, which seeds the portal and checks the stand-in);
+#   plus ckanapi 4.11 (CKAN's own client, which seeds the portal; also in .data/tools/ckanapi, where
+#   it checks the stand-in);
 # - Solr 9.10.1 (Maven Central's solr-core and solr-test-framework; Debian has no Solr) in
 #   .data/tools/ckan-solr, started by the suite through JettySolrRunner (SolrRunner.java, compiled
 #   here) with the schema.xml the ckan package ships;
@@ -20,7 +21,9 @@ if ! command -v redis-server >/dev/null; then
 fi
 # psycopg2 is built from source: libpq's headers and a C compiler (both Debian's).
 command -v pg_config >/dev/null || install_without_daemon libpq-dev "psycopg2 for CKAN" || true
-venv_install ckan 'the real-CKAN cases (and the ckanapi checks) will be skipped' 'ckan[requirements]==2.12.0' ckanapi==4.11
+venv_install ckan 'the real-CKAN cases will be skipped' 'ckan[requirements]==2.12.0' ckanapi==4.11
+# ckanapi alone too: the stand-in's check runs even where CKAN does not install.
+venv_install ckanapi 'the ckanapi checks of the CKAN stand-in will be skipped' ckanapi==4.11
 
 # Solr: the jars, and SolrRunner compiled against them. The stamp names the pom and the runner,
 # so a change to either fetches/compiles again.
