@@ -116,6 +116,8 @@ describe('featureserver connector against the stand-in, for what Koop lacks', ()
 
 describe('featureserver connector against Koop 10.4 (a real FeatureServer: @koopjs/koop-core with the file GeoJSON provider)', () => {
   let koop: KoopServer;
+  const extractFrom = (url: string, r: Record<string, unknown>, ctx = connectorContext()) =>
+    sut.source!.extract(sut.configuration.parse({ url }), sut.source!.resource.parse(r), ctx, { sync: null });
   const trees = Array.from({ length: 130 }, (_, i) => ({
     type: 'Feature',
     // ids that are not 1…N, a height declared Integer by Koop (its first value is whole) that has decimals later, and non-ASCII text
@@ -158,7 +160,7 @@ describe('featureserver connector against Koop 10.4 (a real FeatureServer: @koop
   it('tests the service, and reads a paged layer keeping ids, decimals and text; where filters', async () => {
     const url = koop.serviceUrl('trees');
     expect(await sut.test!(sut.configuration.parse({ url }), connectorContext())).toMatchObject({ ok: true, status: 'ok' });
-    const got = await sut.source!.extract(sut.configuration.parse({ url }), sut.source!.resource.parse({ layer: 0 }), connectorContext(), { sync: null });
+    const got = await extractFrom(url, { layer: 0 });
     expect(got).toMatchObject({ filename: 'Trees.gpkg', features: 130 });
     const ds = gdal.open(got.file);
     try {
@@ -172,19 +174,14 @@ describe('featureserver connector against Koop 10.4 (a real FeatureServer: @koop
     } finally {
       ds.close();
     }
-    const lindens = await sut.source!.extract(
-      sut.configuration.parse({ url }),
-      sut.source!.resource.parse({ layer: 0, where: "species = 'Tilia cordata'" }),
-      connectorContext(),
-      { sync: null },
-    );
+    const lindens = await extractFrom(url, { layer: 0, where: "species = 'Tilia cordata'" });
     expect(lindens.features).toBe(65);
   });
 
   it('reads a paged polygon layer into one GeoPackage layer, the multipart parcel kept; an empty where result; the size limit while paging', async () => {
     const url = koop.serviceUrl('parcels');
     const ctx = connectorContext();
-    const got = await sut.source!.extract(sut.configuration.parse({ url }), sut.source!.resource.parse({ layer: 0 }), ctx, { sync: null });
+    const got = await extractFrom(url, { layer: 0 }, ctx);
     expect(got).toMatchObject({ filename: 'Parcels.gpkg', features: 230 });
     expect(filesIn(ctx.workDir)).toEqual(['Parcels.gpkg']);
     const ds = gdal.open(got.file);
@@ -203,31 +200,16 @@ describe('featureserver connector against Koop 10.4 (a real FeatureServer: @koop
     } finally {
       ds.close();
     }
-    const none = await sut.source!.extract(
-      sut.configuration.parse({ url }),
-      sut.source!.resource.parse({ layer: 0, where: "zone = 'none'" }),
-      connectorContext(),
-      {
-        sync: null,
-      },
-    );
+    const none = await extractFrom(url, { layer: 0, where: "zone = 'none'" });
     expect(none.features).toBe(0);
     const small = connectorContext({ maxBytes: 30 * 1024 });
-    const error = await expectConnectorError(
-      sut.source!.extract(sut.configuration.parse({ url }), sut.source!.resource.parse({ layer: 0 }), small, { sync: null }),
-      'too_large',
-    );
+    const error = await expectConnectorError(extractFrom(url, { layer: 0 }, small), 'too_large');
     expect(error.details.max_bytes).toBe(30 * 1024);
     expect(filesIn(small.workDir)).toEqual([]);
   });
 
   it('refuses the layer Koop answers for an id it lacks (layer 0); a missing service fails the connection test', async () => {
-    const missing = await expectConnectorError(
-      sut.source!.extract(sut.configuration.parse({ url: koop.serviceUrl('trees') }), sut.source!.resource.parse({ layer: 7 }), connectorContext(), {
-        sync: null,
-      }),
-      'not_found',
-    );
+    const missing = await expectConnectorError(extractFrom(koop.serviceUrl('trees'), { layer: 7 }), 'not_found');
     expect(missing.message).toContain('no layer 7');
     const test = await sut.test!(sut.configuration.parse({ url: koop.serviceUrl('nothing-here') }), connectorContext());
     expect(test.ok).toBe(false);
