@@ -60,6 +60,8 @@ export const unauthorized = (
 ) => new ApiError('unauthorized', message, details);
 export const forbidden = (message: string, details: Record<string, unknown> = {}) => new ApiError('forbidden', message, details);
 export const invalidParameter = (message: string, details: Record<string, unknown> = {}) => new ApiError('invalid_parameter', message, details);
+/** A resource addressed by the path that is not there (not one of the stored resources, which have their own *_not_found). */
+export const notFound = (message: string) => new ApiError('not_found', message);
 
 export const errorEnvelope = z
   .object({

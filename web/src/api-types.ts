@@ -997,9 +997,10 @@ export type NotificationChannel = {
 export type NotificationChannelBody = {
   name: string;
   type: "webhook";
-  /** Webhook: secrets (url, signing_secret) are write-only; omit one to keep it, null clears it */
+  /** Webhook: secrets (url, signing_secret) are write-only */
   configuration: {
-    url?: string | null;
+    /** http:// or https:// URL */
+    url: string;
     /** geoflow: the notification's facts as JSON; slack: a Slack incoming-webhook message; teams: an Adaptive Card for a Teams Workflows webhook */
     format: "geoflow" | "slack" | "teams";
     /** Extra request headers, stored in plain text */
@@ -1009,7 +1010,43 @@ export type NotificationChannelBody = {
 } | {
   name: string;
   type: "email";
-  /** Email (SMTP): secrets (password) are write-only; omit one to keep it, null clears it */
+  /** Email (SMTP): secrets (password) are write-only */
+  configuration: {
+    /** Host name or IP address */
+    host: string;
+    /** TCP port (default 587) */
+    port: number;
+    /** starttls: plain connection upgraded with STARTTLS, which the server must offer (port 587); tls: TLS from the first byte (port 465); none: no TLS (a relay on a trusted network only: credentials and messages travel in the clear) */
+    security: "starttls" | "tls" | "none";
+    /** SMTP AUTH user; without it, no AUTH */
+    username?: string;
+    password?: string | null;
+    /** The sender address (From) */
+    from: string;
+    /** Recipients */
+    to: string[];
+    /** PEM of a CA to trust besides the system's (a relay with a certificate of your own CA) */
+    ca_certificate?: string;
+  };
+};
+
+export type NotificationChannelReplaceBody = {
+  name: string;
+  type: "webhook";
+  /** Webhook: secrets (url, signing_secret) are write-only; omit one to keep it, null clears one the type does not need */
+  configuration: {
+    /** Where the POST goes (secret: write-only, since a Slack or Teams webhook URL is itself the credential; the channel shows its origin as endpoint). Required on create */
+    url?: string;
+    /** geoflow: the notification's facts as JSON; slack: a Slack incoming-webhook message; teams: an Adaptive Card for a Teams Workflows webhook */
+    format: "geoflow" | "slack" | "teams";
+    /** Extra request headers, stored in plain text */
+    headers: Record<string, string>;
+    signing_secret?: string | null;
+  };
+} | {
+  name: string;
+  type: "email";
+  /** Email (SMTP): secrets (password) are write-only; omit one to keep it, null clears one the type does not need */
   configuration: {
     /** Host name or IP address */
     host: string;
