@@ -56,13 +56,15 @@ function points(): string {
 }
 
 /** 60 columns with 60-character names and long non-ASCII values. */
-const WIDE_COLUMNS = Array.from({ length: 60 }, (_, i) => `${String(i + 1).padStart(2, '0')}_Straßenabschnitt_Länge_Gemeindegrenze_Zürich_東京都_Ωμέγα_xyz`.slice(0, 60));
+const WIDE_COLUMNS = Array.from({ length: 60 }, (_, i) =>
+  `${String(i + 1).padStart(2, '0')}_Straßenabschnitt_Länge_Gemeindegrenze_Zürich_Москва_Ωμέγα_xyz`.slice(0, 60),
+);
 
 function wideLayer(): string {
   const features = [0, 1, 2, 3, 4].map((row) => ({
     type: 'Feature',
     properties: Object.fromEntries(
-      WIDE_COLUMNS.map((c, i) => [c, i % 3 === 0 ? row * 1000 + i : `Übergangsbestimmung für Grundstücke – 北京市朝阳区 – Ελλάδα ${row}-${i}`]),
+      WIDE_COLUMNS.map((c, i) => [c, i % 3 === 0 ? row * 1000 + i : `Übergangsbestimmung für Grundstücke – Санкт-Петербург – Ελλάδα ${row}-${i}`]),
     ),
     geometry: { type: 'Point', coordinates: [8.535 + row * 0.002, 47.37] },
   }));
@@ -184,7 +186,7 @@ describe.skipIf(skip)(`browser: the shipped basemap contacts no other host; wide
         ths.filter((th) => th.scrollWidth > th.clientWidth + 1 || th.scrollHeight > th.clientHeight + 1).map((th) => th.getAttribute('title')),
       );
       expect(cut).toEqual([]);
-      expect(await headers.first().innerText()).toContain(WIDE_COLUMNS[0]!.slice(0, 20));
+      expect(await headers.first().textContent()).toContain(WIDE_COLUMNS[0]);
       // The field list wraps the long names too
       expect(await page.getByTestId('fields').evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
     }

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allScopes } from '../../domain/accounts/scopes.js';
 import { createToken, login } from '../support/app.js';
 import { fixtureDir, manyPointsGpkg } from '../support/fixtures.js';
 import { fileBody, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
@@ -74,15 +75,7 @@ describe.skipIf(skip)(`browser: a Run's page while it runs${skip ? ` (skipped: $
 
   it('shows the deliver step’s progress with total and percentage, and the log of extract and convert; then the finished Run', async () => {
     const app = server.sut.app;
-    const token = await createToken(app, await login(app), [
-      'jobs:read',
-      'jobs:write',
-      'jobs:run',
-      'sources:read',
-      'sources:write',
-      'destinations:read',
-      'destinations:write',
-    ]);
+    const token = await createToken(app, await login(app), [...allScopes]);
     const api = jobsClient(() => app, token);
     const source = (
       await api.call('POST', '/api/v1/sources', { name: 'World points', type: 'url', configuration: { url: `${files.url}/points.gpkg` } })
