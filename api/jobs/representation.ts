@@ -144,7 +144,9 @@ const stepSchema = z.object({
         .number()
         .int()
         .optional()
-        .describe('Bytes the step will have written when done, when known up front (the declared size of what a Source sends)'),
+        .describe(
+          'Bytes the step will have written when done, when known up front (the declared size of what a Source sends, the size of the file a delivery uploads)',
+        ),
       features_written: z.number().int().optional().describe('Features written so far'),
       percent: z.number().min(0).max(100).optional().describe('Share done, when the GDAL tool reports it'),
     })

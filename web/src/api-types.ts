@@ -1177,7 +1177,7 @@ export type Run = {
     progress: {
       /** Bytes of output written so far */
       bytes_written?: number;
-      /** Bytes the step will have written when done, when known up front (the declared size of what a Source sends) */
+      /** Bytes the step will have written when done, when known up front (the declared size of what a Source sends, the size of the file a delivery uploads) */
       bytes_total?: number;
       /** Features written so far */
       features_written?: number;
