@@ -166,6 +166,9 @@ def geometry_plan(schema, options):
             raise UserError(f"Column {named!r} holds {field.type}, not WKB (binary) or WKT (text)")
         kind = "wkb" if pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type) else "wkt"
         return {"kind": kind, "column": named, "encoding": kind, "crs": crs_option, "geometry_types": [], "bbox": None, "version": None, "covering": None, "other_geometry_columns": []}
+    for key in ("X_COLUMN", "Y_COLUMN"):
+        if options.get(key) and options[key] not in names:
+            raise UserError(f"No column named {options[key]!r}; the columns are: {', '.join(names)}")
     x = options.get("X_COLUMN") or find_name(names, X_NAMES)
     y = options.get("Y_COLUMN") or find_name(names, Y_NAMES)
     if x and y and x in names and y in names:
