@@ -1,4 +1,4 @@
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, S3Client, type _Object } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type _Object } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -172,10 +172,11 @@ export class S3FileStore implements FileStore {
       if (!m) return { body: got.Body as Readable, size: Number(got.ContentLength ?? 0) }; // a store that ignored the range: the whole object
       return { body: got.Body as Readable, size: Number(m[3]), range: { start: Number(m[1]), end: Number(m[2]) } };
     } catch (err) {
-      const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; $response?: { headers?: Record<string, string> } };
+      const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
       if (e.name === 'InvalidRange' || e.$metadata?.httpStatusCode === 416) {
-        const total = /\/(\d+)$/.exec(e.$response?.headers?.['content-range'] ?? '');
-        throw new RangeNotSatisfiable(total ? Number(total[1]) : 0);
+        // The SDK's error does not carry the object's size: ask for it (the 416 answer says it).
+        const head = await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: this.key(owner, n) }));
+        throw new RangeNotSatisfiable(Number(head.ContentLength ?? 0));
       }
       throw err;
     }
