@@ -214,7 +214,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
         schema: {
           tags: ['Workspaces'],
           summary:
-            'Create a Workspace: multipart upload (field `file`, and before it optional fields source_crs, x_column, y_column, z_column) or JSON import {source_id, source_resource?} (source_resource may carry the same reading options)',
+            'Create a Workspace: multipart upload (field `file`, and before it optional fields source_crs, x_column, y_column, z_column, geometry_column (plain Parquet)) or JSON import {source_id, source_resource?} (source_resource may carry the same reading options)',
           consumes: ['multipart/form-data', 'application/json'],
           response: { 201: workspaceSchema, ...errors },
         },
