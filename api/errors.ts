@@ -35,6 +35,8 @@ const statusByCode: Record<string, number> = {
   notification_channel_not_found: 404,
   job_expired: 404,
   conflict: 409,
+  // A download's Range header beyond the file (RFC 9110 §15.5.17); the answer says its size.
+  range_not_satisfiable: 416,
   job_not_ready: 409,
   run_queue_full: 409,
   internal_error: 500,

@@ -15,7 +15,11 @@ export function convertActivities(services: StepServices) {
         const out = await convertToFile(services, {
           owner: runId,
           dataset: await localDataset(files, runId, from.dataset),
-          request: { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' },
+          request: {
+            outputFormat: run.snapshot.output_format!,
+            creationOptions: run.snapshot.creation_options ?? null,
+            baseName: stemOf(from.filename) || 'result',
+          },
           outDir: dir,
           progress,
         });

@@ -3,6 +3,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import type { DatasetRef } from '../datasets/gdal.js';
+import type { ReadOptions } from '../datasets/read-options.js';
 import { EngineRefusal, runEngine, type EngineLimits } from './engine.js';
 
 /*
@@ -71,16 +72,12 @@ export async function isParquetDataset(p: string): Promise<boolean> {
   return entries.some((e) => e.isFile() && /\.(geo)?parquet$/i.test(e.name)) && !entries.some((e) => /\.shp$/i.test(e.name));
 }
 
-/** Open options a user may give a plain Parquet file (GDAL's spelling, KEY=VALUE). */
-const parquetOpenOptions = new Set(['GEOMETRY_COLUMN', 'X_COLUMN', 'Y_COLUMN', 'CRS']);
-
-function openOptionsOf(ref: DatasetRef): Record<string, string> {
+/** The engine's reading options of a plain Parquet file, from the caller's reading options (geo/datasets/read-options.ts). */
+function openOptionsOf(read: ReadOptions | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const o of ref.openOptions) {
-    const eq = o.indexOf('=');
-    const key = (eq < 0 ? o : o.slice(0, eq)).toUpperCase();
-    if (parquetOpenOptions.has(key)) out[key] = eq < 0 ? '' : o.slice(eq + 1);
-  }
+  if (read?.geometryColumn) out.GEOMETRY_COLUMN = read.geometryColumn;
+  if (read?.xColumn && read.yColumn) Object.assign(out, { X_COLUMN: read.xColumn, Y_COLUMN: read.yColumn });
+  if (read?.sourceCrs) out.CRS = read.sourceCrs;
   return out;
 }
 
@@ -99,6 +96,7 @@ export function parquetLayerName(p: string): string {
 export async function prepareParquet(
   ref: DatasetRef,
   workDir: string,
+  read?: ReadOptions,
   limits: Omit<EngineLimits, 'what'> = {},
 ): Promise<DatasetRef & { parquet: ParquetOrigin }> {
   const name = parquetLayerName(ref.path);
@@ -109,7 +107,7 @@ export async function prepareParquet(
     // One process reads the footers, then copies the rows (the interpreter starts once).
     ({ inspection } = await runEngine<{ inspection: ParquetInspection }>(
       'prepare',
-      { paths: [ref.path], open_options: openOptionsOf(ref), layer_name: name, output: gpkg },
+      { paths: [ref.path], open_options: openOptionsOf(read), layer_name: name, output: gpkg },
       { readable: [ref.path], writable: [workDir] },
       { ...limits, what: 'Reading the GeoParquet file' },
     ));
