@@ -775,6 +775,7 @@ export type Job = {
   python_script: string | null;
   python_filename: string | null;
   output_format: string | null;
+  creation_options: CreationOptions | null;
   /** null while the Job has no Destination (its Runs then fail at deliver) */
   destination_id: string | null;
   destination_target: Record<string, unknown>;
@@ -863,6 +864,8 @@ export type JobBody = {
   python_filename?: string | null;
   /** An id (or extension) from GET /api/v1/formats */
   output_format?: string | null;
+  /** With output_format: the format's creation options, checked as a Workspace convert checks them (GET /api/v1/formats lists the engine formats' options) */
+  creation_options?: CreationOptions | null;
   /** A Destination you own; a Job saved without one fails its Runs at deliver until it has one */
   destination_id?: string | null;
   /** Per-run target (schema and table, write_mode, object key …), checked by the Destination's connector */
@@ -1231,6 +1234,7 @@ export type Run = {
     python_script: string | null;
     python_filename: string | null;
     output_format: string | null;
+    creation_options: CreationOptions | null;
     /** null while the Job has no Destination (its Runs then fail at deliver) */
     destination_id: string | null;
     destination_target: Record<string, unknown>;
