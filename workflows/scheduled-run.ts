@@ -1,15 +1,9 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { patched, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { timeouts } from '../temporal/timeouts.js';
 
-// The request as a local activity: it runs inside the workflow's first task, so a fire costs one
-// workflow task instead of two plus an activity task (500 Jobs firing on the same second queue
-// 500 fewer tasks behind each other). Histories recorded before the change scheduled it as an
-// activity; `patched` keeps those replaying with the same commands.
-const LOCAL_REQUEST = 'local-scheduled-request';
-const remote = proxyActivities<Activities>(timeouts.record);
-const local = proxyLocalActivities<Activities>(timeouts.localRecord);
+const { requestScheduledRun } = proxyActivities<Activities>(timeouts.record);
 
 /** Set by Temporal on workflows a Schedule starts: the fire time it meant. */
 const scheduledStartTime = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
@@ -22,6 +16,5 @@ const scheduledStartTime = defineSearchAttributeKey('TemporalScheduledStartTime'
 export async function scheduledRunWorkflow(input: { jobId: string; ownerId: string }): Promise<{ runId: string | null }> {
   const info = workflowInfo();
   const at = info.typedSearchAttributes.get(scheduledStartTime);
-  const { requestScheduledRun } = patched(LOCAL_REQUEST) ? local : remote;
   return requestScheduledRun({ ...input, workflowId: info.workflowId, scheduledFor: at ? new Date(at).toISOString() : null });
 }
