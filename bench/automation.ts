@@ -3,7 +3,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { startStack } from '../scripts/stack.js';
+import { scheduleIdOf } from '../temporal/ids.js';
 import { processTable, treeCpuSeconds, treeRss } from './processes.js';
 
 /**
@@ -185,13 +187,37 @@ const scheduled = await createJobs(SCHEDULED, (i) => ({
 }));
 log(`${scheduled.length} scheduled Jobs created`);
 await firstRuns(scheduled, 'scheduled');
+/** What the scheduled Jobs' Temporal Schedules counted: fires taken, skipped by overlap, missed the catch-up window. */
+const temporalConnection = await Connection.connect({ address: stack.temporalAddress });
+const temporal = new Client({ connection: temporalConnection });
+/** Temporal's own delay from a fire time to the start of its workflow (its recent actions, up to 10 per Schedule). */
+const startLag: number[] = [];
+async function scheduleCounts(window?: [number, number]) {
+  const sum = { taken: 0, skipped_overlap: 0, missed_catchup: 0 };
+  for (let i = 0; i < scheduled.length; i += 20) {
+    const described = await Promise.all(scheduled.slice(i, i + 20).map((id) => temporal.schedule.getHandle(scheduleIdOf(id)).describe()));
+    for (const d of described) {
+      sum.taken += d.info.numActionsTaken;
+      sum.skipped_overlap += d.info.numActionsSkippedOverlap;
+      sum.missed_catchup += d.info.numActionsMissedCatchupWindow;
+      if (window)
+        for (const a of d.info.recentActions) {
+          const due = a.scheduledAt.getTime();
+          if (due >= window[0] && due < window[1]) startLag.push(a.takenAt.getTime() - due);
+        }
+    }
+  }
+  return sum;
+}
 await toNextMinute(-2);
+const counts0 = await scheduleCounts();
 const windowStart = Date.now();
 c0 = cpu();
 await pause(MINUTES * 60_000);
 const windowEnd = Date.now();
 const all = diff(c0, cpu());
 const rssEnd = sampleRss();
+const counts1 = await scheduleCounts([windowStart, windowEnd]);
 // Let the last minute's Runs finish before reading them.
 await pause(30_000);
 
@@ -219,6 +245,9 @@ const allResult = {
   watched_jobs: watched.length,
   fires_expected: expected,
   runs_seen: fires,
+  // Counted from just before the window's first fire to just after its end (the describes take seconds): one more minute's fires may be in it.
+  schedule_actions: diff(counts0, counts1),
+  temporal_start_lag_ms: { sampled: startLag.length, p50: pct(startLag, 50), p99: pct(startLag, 99), max: pct(startLag, 100) },
   recorded_lateness_ms: { p50: pct(requested, 50), p99: pct(requested, 99), max: pct(requested, 100) },
   started_lateness_ms: { p50: pct(started, 50), p99: pct(started, 99), max: pct(started, 100) },
   goal_p99_ms: GOAL_P99_MS,
@@ -237,6 +266,7 @@ console.log(
 );
 mkdirSync(stack.dir, { recursive: true });
 writeFileSync(path.join(stack.dir, 'result.json'), JSON.stringify(result, null, 2));
+await temporalConnection.close();
 await stack.stop();
 files.close();
 process.exit(0);
