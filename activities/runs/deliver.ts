@@ -5,7 +5,8 @@ import { DomainError } from '../../domain/errors.js';
 import { localFile } from '../../platform/file-store.js';
 import type { RunArtifact } from './artifact.js';
 import { artifactFacts, stepLog } from './log.js';
-import { runStep, transferContext, type StepServices, type StepWork } from './steps.js';
+import type { StepServices } from './step-services.js';
+import { runStep, transferContext, type StepWork } from './steps.js';
 
 type DeliverServices = StepServices & Pick<Services, 'cipher'>;
 
