@@ -3,7 +3,8 @@ import { localDataset } from '../../geo/datasets/stored.js';
 import { convertToFile } from '../convert.js';
 import type { RunArtifact } from './artifact.js';
 import { artifactFacts, stepLog } from './log.js';
-import { runStep, type StepServices } from './steps.js';
+import type { StepServices } from './step-services.js';
+import { runStep } from './steps.js';
 
 export function convertActivities(services: StepServices) {
   const { files } = services;

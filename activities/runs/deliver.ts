@@ -6,7 +6,8 @@ import { localFile } from '../../platform/file-store.js';
 import type { StepProgress } from '../../domain/runs/run.js';
 import type { RunArtifact } from './artifact.js';
 import { artifactFacts, stepLog } from './log.js';
-import { runStep, transferContext, type StepServices, type StepWork } from './steps.js';
+import type { StepServices } from './step-services.js';
+import { runStep, transferContext, type StepWork } from './steps.js';
 
 type DeliverServices = StepServices & Pick<Services, 'cipher'>;
 

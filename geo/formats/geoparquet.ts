@@ -2,7 +2,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import type { DatasetRef } from '../datasets/gdal.js';
+import type { DatasetRef, ParquetInspection, ParquetOrigin } from '../datasets/dataset-ref.js';
 import type { ReadOptions } from '../datasets/read-options.js';
 import { EngineRefusal, runEngine, type EngineLimits } from './engine.js';
 
@@ -14,30 +14,6 @@ import { EngineRefusal, runEngine, type EngineLimits } from './engine.js';
  * "GeoParquet in"). GeoParquet out: the engine reads the layer with its own GDAL and writes
  * GeoParquet 1.1.
  */
-
-/** What the Parquet footers say of the one layer a (Geo)Parquet file or folder holds. */
-export interface ParquetInspection {
-  layer: {
-    name: string;
-    feature_count: number;
-    fields: { name: string; type: string }[];
-    geometry_type: string | null;
-    has_geometry: boolean;
-    crs: string | null;
-    crs_projjson?: Record<string, unknown> | null;
-    extent: [number, number, number, number] | null;
-  };
-  geoparquet_version: string | null;
-  encoding: string | null;
-  warnings: string[];
-  files: number;
-}
-
-/** The parts of a DatasetRef that a GeoParquet input adds: where the Parquet is and what it said. */
-export interface ParquetOrigin {
-  paths: string[];
-  inspection: ParquetInspection;
-}
 
 const MAGIC = 'PAR1';
 
