@@ -1,5 +1,6 @@
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { test } from 'vitest';
+import { multipartFile } from './multipart.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from './app.js';
 import { startTestWorker } from './worker.js';
 
@@ -8,6 +9,9 @@ import { startTestWorker } from './worker.js';
  * fourth argument is another token (a string) or the whole header set (to send other or no credentials).
  */
 export type Send = (method: InjectOptions['method'], url: string, payload?: unknown, as?: string | Record<string, string>) => Promise<LightMyRequestResponse>;
+
+/** Uploads a file as a new Workspace (the raw answer: specs assert on it). */
+export type Upload = (file: string, options?: { filename?: string; fields?: Record<string, string>; token?: string }) => Promise<LightMyRequestResponse>;
 
 export interface E2eOptions {
   /** The scopes of the token `send` uses (none: no token is created). */
@@ -27,6 +31,9 @@ export interface E2eFixtures {
   cookie: string;
   token: string;
   send: Send;
+  /** `send('GET', url)`, the most frequent request. */
+  get: (url: string, as?: string | Record<string, string>) => Promise<LightMyRequestResponse>;
+  upload: Upload;
 }
 
 /**
@@ -75,6 +82,15 @@ export function e2eTest(options: E2eOptions = {}) {
             ...(payload === undefined ? {} : { payload: payload as InjectOptions['payload'] }),
           }),
         ),
+      { scope: 'file' },
+    ],
+    get: [async ({ send }, use) => use((url, as) => send('GET', url, undefined, as)), { scope: 'file' }],
+    upload: [
+      async ({ sut, token, worker: _worker }, use) =>
+        use((file, { filename, fields, token: as = token } = {}) => {
+          const m = multipartFile(file, filename, 'file', fields);
+          return sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(as) } });
+        }),
       { scope: 'file' },
     ],
   });
