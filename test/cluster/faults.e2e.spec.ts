@@ -2,12 +2,12 @@ import { existsSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs
 import { request } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3ServerUnavailable } from '../servers/s3/server.js';
+import { s3ServerUnavailable } from '../../devservers/s3/server.js';
 import { fixtureDir, manyPointsGpkg, pointsGeoJson } from '../support/fixtures.js';
 import { multipartFile } from '../support/multipart.js';
 import { fileBody, finished, type RunJson } from '../support/jobs.js';
 import { SMALL_DISK_MB, sleep, startCluster, until, waitForRun, type ApiClient, type Cluster } from './cluster.js';
-import { networkUnavailable } from './network.js';
+import { networkUnavailable } from '../../devservers/network.js';
 import { temporalMissing } from '../support/worker.js';
 
 /*

@@ -11,7 +11,8 @@ import { createTestApp, createToken, login, type TestApp } from '../support/app.
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { fileBody, finished, jobsClient, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
-import { waitForPoller, temporalAddress } from '../support/worker.js';
+import { waitForPoller } from '../../devservers/temporal.js';
+import { temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 

@@ -17,7 +17,7 @@ import { createPostgisTarget, fileBody, finished, jobsClient, startFileServer, t
 import { untilStagingTable } from '../support/postgis.js';
 import { multipartFile } from '../support/multipart.js';
 import { spawnWorkerProcess, temporalAddress } from '../support/worker.js';
-import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
+import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
 
 /*
  * Several hosts sharing nothing but the database, Temporal and an S3 bucket (moto): two API

@@ -2,7 +2,7 @@ import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, GetObjec
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
+import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
 import type { Locator, Page } from 'playwright-core';
 import path from 'node:path';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort, waitForPort } from '../../../scripts/local-services.js';
-import { stopProcess, tail } from '../processes.js';
+import { stopProcess, tail } from '../../../devservers/processes.js';
 
 /*
  * A real CKAN 2.12.0 (PyPI `ckan[requirements]`, venv .data/tools/ckan) with a real Solr 9.10.1
