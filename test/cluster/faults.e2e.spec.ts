@@ -111,7 +111,13 @@ describe.skipIf(skip)(`several hosts under faults (network namespaces)${skip ? `
       'SELECT status, count(*) AS n FROM rm.runs WHERE id = ANY($1) GROUP BY status',
       [runIds],
     );
-    expect(statuses.map((s) => [s.status, Number(s.n)])).toEqual([['succeeded', JOBS * PER_JOB]]);
+    // A Run that did not succeed names its error in the failure message.
+    const unsuccessful = await cluster.sql<{ id: string; status: string; error: unknown }>(
+      'geoflow',
+      "SELECT id, status, error FROM rm.runs WHERE id = ANY($1) AND status <> 'succeeded'",
+      [runIds],
+    );
+    expect(statuses.map((s) => [s.status, Number(s.n)]), JSON.stringify(unsuccessful)).toEqual([['succeeded', JOBS * PER_JOB]]);
     // Every Run's rows once: ten deliveries of five rows per table, one ledger row per Run.
     for (let i = 0; i < JOBS; i++) expect(await count(`spread_${i}`), `spread_${i}`).toBe(PER_JOB * ROWS);
     const ledger = await cluster.sql<{ n: string; ids: string }>(
