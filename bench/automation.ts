@@ -111,17 +111,23 @@ async function createJobs(n: number, body: (i: number) => object): Promise<strin
   }
   return ids;
 }
-/** Waits until every Job has had a succeeded Run (its first: the file read and delivered). */
+/**
+ * Waits until every Job has had a succeeded Run (its first: the file read and delivered). A Job
+ * seen once with a succeeded last Run counts from then on: a one-minute schedule on a busy machine
+ * may always have its next Run queued or running when the list is read.
+ */
 async function firstRuns(ids: string[], label: string) {
   const started = Date.now();
+  const succeeded = new Set<string>();
+  const wanted = new Set(ids);
   for (;;) {
-    let done = 0;
     let cursor: string | null = null;
     do {
       const page: any = await api('GET', `/api/v1/jobs?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      done += page.items.filter((j: any) => ids.includes(j.id) && j.last_run?.status === 'succeeded').length;
+      for (const j of page.items) if (wanted.has(j.id) && j.last_run?.status === 'succeeded') succeeded.add(j.id);
       cursor = page.next_cursor;
     } while (cursor);
+    const done = succeeded.size;
     if (done === ids.length) return log(`${label}: every Job has had its first Run (${Math.round((Date.now() - started) / 1000)} s)`);
     if (Date.now() - started > 30 * 60_000) throw new Error(`${label}: ${done} of ${ids.length} Jobs had a first Run after 30 minutes`);
     await pause(5_000);
