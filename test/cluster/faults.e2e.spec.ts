@@ -117,7 +117,10 @@ describe.skipIf(skip)(`several hosts under faults (network namespaces)${skip ? `
       "SELECT id, status, error FROM rm.runs WHERE id = ANY($1) AND status <> 'succeeded'",
       [runIds],
     );
-    expect(statuses.map((s) => [s.status, Number(s.n)]), JSON.stringify(unsuccessful)).toEqual([['succeeded', JOBS * PER_JOB]]);
+    expect(
+      statuses.map((s) => [s.status, Number(s.n)]),
+      JSON.stringify(unsuccessful),
+    ).toEqual([['succeeded', JOBS * PER_JOB]]);
     // Every Run's rows once: ten deliveries of five rows per table, one ledger row per Run.
     for (let i = 0; i < JOBS; i++) expect(await count(`spread_${i}`), `spread_${i}`).toBe(PER_JOB * ROWS);
     const ledger = await cluster.sql<{ n: string; ids: string }>(
