@@ -8,6 +8,8 @@ export default defineConfig({
     maxWorkers: 2,
     // geo/datasets/gdal.ts collects gdal-async's stale CRS wrappers before each CRS read (see layerSrs).
     execArgv: ['--expose-gc'],
+    // Fails a *.unit.spec.ts that loads gdal-async: the unit tier runs without the native build.
+    setupFiles: ['./vitest.unit-tier.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },

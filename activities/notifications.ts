@@ -9,6 +9,7 @@ import { isSlow, notificationId, type NotificationEvent } from '../domain/notifi
 import { isFinished, runDecider, runStream, type ExistingRun } from '../domain/runs/run.js';
 import { ConnectorError } from '../domain/transfers.js';
 import type { NotificationFacts, RunFacts } from '../notifiers/message.js';
+import { countNotificationDelivery } from '../platform/metrics.js';
 import { NOTIFICATION_FAILURE, type NotificationFailureDetails } from '../temporal/notifications.js';
 
 interface About {
@@ -114,7 +115,10 @@ export function notificationActivities(services: Services) {
       }
       try {
         await channel.notifier.send(channel.config, facts, { signal: Context.current().cancellationSignal });
+        countNotificationDelivery(channel.notifier.type, 'sent');
       } catch (error) {
+        // Every attempt counts, so a channel that needs retries shows as failures before its success.
+        countNotificationDelivery(channel.notifier.type, 'failed');
         if (error instanceof ConnectorError) throw fail(error.message, error.retryable);
         services.log.warn({ err: error, runId: input.runId, channelId: input.channelId }, 'a notification failed unexpectedly');
         throw fail(`Sending through ${channel.notifier.label} failed unexpectedly; the worker's log has the details`, true);

@@ -35,6 +35,8 @@ const statusByCode: Record<string, number> = {
   notification_channel_not_found: 404,
   job_expired: 404,
   conflict: 409,
+  // A download's Range header beyond the file (RFC 9110 §15.5.17); the answer says its size.
+  range_not_satisfiable: 416,
   job_not_ready: 409,
   run_queue_full: 409,
   internal_error: 500,
@@ -60,6 +62,8 @@ export const unauthorized = (
 ) => new ApiError('unauthorized', message, details);
 export const forbidden = (message: string, details: Record<string, unknown> = {}) => new ApiError('forbidden', message, details);
 export const invalidParameter = (message: string, details: Record<string, unknown> = {}) => new ApiError('invalid_parameter', message, details);
+/** A resource addressed by the path that is not there (not one of the stored resources, which have their own *_not_found). */
+export const notFound = (message: string) => new ApiError('not_found', message);
 
 export const errorEnvelope = z
   .object({

@@ -65,14 +65,6 @@ function describeOperations(schemas: Record<string, Schema>): void {
   }
 }
 
-function admitsNul(pattern: string): boolean {
-  try {
-    return new RegExp(pattern, 'u').test('\u0000');
-  } catch {
-    return true;
-  }
-}
-
 const isOpen = (s: unknown) => s === true || (typeof s === 'object' && s !== null && Object.keys(s).length === 0);
 const hasType = (s: Schema, type: string) => s.type === type || (Array.isArray(s.type) && s.type.includes(type));
 
@@ -83,8 +75,10 @@ function refuseNul(schema: unknown): unknown {
   const s = schema as Schema;
   if (s.$ref || s.enum || s.const !== undefined) return s;
   if (hasType(s, 'string') && s.format !== 'binary') {
+    // A pattern of its own may still admit NUL somewhere (an unanchored one, `[\s\S]*` inside):
+    // rather than judge each, every one gets the NUL-free pattern beside it.
     if (typeof s.pattern !== 'string') s.pattern = NUL_FREE;
-    else if (admitsNul(s.pattern)) s.allOf = [...((s.allOf as unknown[]) ?? []), { pattern: NUL_FREE }];
+    else if (s.pattern !== NUL_FREE) s.allOf = [...((s.allOf as unknown[]) ?? []), { pattern: NUL_FREE }];
   }
   if (hasType(s, 'object') || s.properties) {
     if (s.additionalProperties === undefined || isOpen(s.additionalProperties)) s.additionalProperties = anyValueRef;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { createCipher } from '../platform/cipher.js';
 import type { Config } from '../platform/config.js';
+import { filesUnder } from '../platform/folder-size.js';
 import { parseStorageUrl } from '../platform/s3-file-store.js';
 import pkg from '../package.json' with { type: 'json' };
 
@@ -196,18 +197,6 @@ export function readBackupManifest(archive: string): BackupManifest {
 }
 
 /** How many files a folder holds and their bytes. */
-export function filesUnder(dir: string): { objects: number; bytes: number } {
-  let objects = 0;
-  let bytes = 0;
-  const listing = spawnSync('find', [dir, '-type', 'f', '-printf', '%s\n'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-  for (const line of listing.stdout.split('\n')) {
-    if (!line) continue;
-    objects += 1;
-    bytes += Number(line);
-  }
-  return { objects, bytes };
-}
-
 function gitCommit(): string | null {
   const r = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8', cwd: path.dirname(new URL(import.meta.url).pathname) });
   return r.status === 0 ? r.stdout.trim() : null;
@@ -249,7 +238,7 @@ export async function createBackup(config: Config, out: string, options: { passp
     } else {
       // A Run's files live only while it runs, and Runs in flight are not resumed: Workspaces only.
       const workspaces = path.join(config.dataDir, 'workspaces');
-      files = existsSync(workspaces) ? { storage: 'data-folder', ...filesUnder(workspaces) } : { storage: 'data-folder', objects: 0, bytes: 0 };
+      files = existsSync(workspaces) ? { storage: 'data-folder', ...(await filesUnder(workspaces)) } : { storage: 'data-folder', objects: 0, bytes: 0 };
       if (existsSync(workspaces)) members.push(['--transform', `s,^workspaces,${ARCHIVE.files}/workspaces,`, '-C', config.dataDir, 'workspaces']);
     }
     if (options.passphrase) writeFileSync(path.join(work, ARCHIVE.key), `${JSON.stringify(sealKey(config.secretKey, options.passphrase))}\n`, { mode: 0o600 });

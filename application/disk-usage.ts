@@ -2,7 +2,8 @@ import { existsSync, readdirSync, statfsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { Config } from '../platform/config.js';
-import { bucketObjects, filesUnder } from './backup.js';
+import { filesUnder } from '../platform/folder-size.js';
+import { bucketObjects } from './backup.js';
 
 /*
  * The disk each part of an install uses, for `npm run disk` (docs/operators.md, "Disk usage"):
@@ -44,7 +45,7 @@ function databaseWhere(url: string): string {
   }
 }
 
-async function databaseParts(url: string): Promise<{ parts: DiskPart[]; counts: DiskUsage['counts'] }> {
+async function databaseParts(url: string, withCounts: boolean): Promise<{ parts: DiskPart[]; counts: DiskUsage['counts'] }> {
   const where = databaseWhere(url);
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   try {
@@ -68,6 +69,8 @@ async function databaseParts(url: string): Promise<{ parts: DiskPart[]; counts: 
     for (const row of bySchema) {
       parts.push({ part: `database.${row.name}`, bytes: Number(row.n), where, note: label[row.name] ?? `schema ${row.name}` });
     }
+    // Counting reads the whole events table: for `npm run disk`, not for every scrape.
+    if (!withCounts) return { parts, counts: null };
     const counts = (
       await client.query<{ events: string; runs: string }>(
         `SELECT (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM events WHERE type = 'RunQueued') AS runs`,
@@ -109,15 +112,49 @@ async function bucketParts(config: Config): Promise<DiskPart[]> {
   }
 }
 
-/** Measures every part. Reads only: the service may run meanwhile. */
-export async function measureDiskUsage(config: Config): Promise<DiskUsage> {
+/** Everything else in the data folder (the secrets key, scratch folders, logs, installed tools). */
+async function restOfDataFolder(dataDir: string): Promise<DiskPart> {
+  let bytes = 0;
+  let objects = 0;
+  const skip = new Set([...OWN_FOLDERS, ...TEMPORAL_FILES]);
+  for (const entry of existsSync(dataDir) ? readdirSync(dataDir, { withFileTypes: true }) : []) {
+    if (skip.has(entry.name) || entry.isSymbolicLink()) continue;
+    const full = path.join(dataDir, entry.name);
+    if (entry.isDirectory()) {
+      const sum = await filesUnder(full);
+      bytes += sum.bytes;
+      objects += sum.objects;
+    } else if (entry.isFile()) {
+      bytes += statSync(full).size;
+      objects += 1;
+    }
+  }
+  return { part: 'data_other', bytes, objects, where: dataDir, note: 'the rest of the data folder (secrets key, scratch, tools)' };
+}
+
+export interface MeasureOptions {
+  /**
+   * List the bucket's objects (SVC_STORAGE_URL), walk the rest of the data folder and count the
+   * events and Runs. `npm run disk` does; the API's metrics, measuring every minute, leave these
+   * out: a bucket's own metrics tell its size, the rest (installed tools, scratch) hardly changes,
+   * and counting reads every event.
+   */
+  everything?: boolean;
+}
+
+/**
+ * Measures every part: `npm run disk` prints it, and the API's `geoflow_storage_bytes` gauge is
+ * set from it (application/metrics-collectors.ts), so both name the same parts. Reads only: the
+ * service may run meanwhile.
+ */
+export async function measureDiskUsage(config: Config, { everything = true }: MeasureOptions = {}): Promise<DiskUsage> {
   const { dataDir } = config;
-  const database = await databaseParts(config.databaseUrl);
+  const database = await databaseParts(config.databaseUrl, everything);
   const parts = [...database.parts];
 
   const pgFolder = path.join(dataDir, 'pg');
   if (existsSync(pgFolder)) {
-    const sum = filesUnder(pgFolder);
+    const sum = await filesUnder(pgFolder);
     parts.push({
       part: 'postgres_folder',
       bytes: sum.bytes,
@@ -128,10 +165,10 @@ export async function measureDiskUsage(config: Config): Promise<DiskUsage> {
   }
 
   if (config.storage) {
-    parts.push(...(await bucketParts(config)));
+    if (everything) parts.push(...(await bucketParts(config)));
   } else {
     for (const folder of ['workspaces', 'runs']) {
-      const sum = filesUnder(path.join(dataDir, folder));
+      const sum = await filesUnder(path.join(dataDir, folder));
       parts.push({ part: `files.${folder}`, bytes: sum.bytes, objects: sum.objects, where: path.join(dataDir, folder) });
     }
   }
@@ -148,23 +185,7 @@ export async function measureDiskUsage(config: Config): Promise<DiskUsage> {
       : { part: 'temporal', bytes: null, where: config.temporalAddress, note: 'Temporal keeps its history in its own persistence: measure it there' },
   );
 
-  // Everything else in the data folder (the secrets key, scratch folders, logs, installed tools).
-  let other = 0;
-  let otherObjects = 0;
-  const skip = new Set([...OWN_FOLDERS, ...TEMPORAL_FILES]);
-  for (const entry of existsSync(dataDir) ? readdirSync(dataDir, { withFileTypes: true }) : []) {
-    if (skip.has(entry.name) || entry.isSymbolicLink()) continue;
-    const full = path.join(dataDir, entry.name);
-    if (entry.isDirectory()) {
-      const sum = filesUnder(full);
-      other += sum.bytes;
-      otherObjects += sum.objects;
-    } else if (entry.isFile()) {
-      other += statSync(full).size;
-      otherObjects += 1;
-    }
-  }
-  parts.push({ part: 'data_other', bytes: other, objects: otherObjects, where: dataDir, note: 'the rest of the data folder (secrets key, scratch, tools)' });
+  if (everything) parts.push(await restOfDataFolder(dataDir));
 
   const fs = statfsSync(existsSync(dataDir) ? dataDir : path.dirname(dataDir));
   const size = fs.blocks * fs.bsize;

@@ -30,11 +30,16 @@ import type { Services } from './services.js';
  * of losing them, and a restart of the API, the worker or the Temporal server loses nothing.
  * Deleting a Job also cancels its coordinator, which cancels a Run in progress cleanly.
  *
- * After downtime: both Schedules skip a fire while the workflow of the previous one has not
- * finished (overlap SKIP), so a worker that was down finds one waiting, not one per missed
- * fire; Temporal takes a fire missed while it was itself down within the catch-up window
- * (SVC_SCHEDULE_CATCHUP_MIN), and the Run request refuses one older than that window
- * (application/runs.ts), so a worker back after a long outage does not run yesterday's fire.
+ * Overlap: the Job's Schedule buffers one fire while the previous fire's Run request is still in
+ * flight (BUFFER_ONE) and drops further ones: a request that is merely late (a busy worker) loses
+ * no fire, while a worker that was down finds at most two requests waiting, not one per missed
+ * fire. Whether a request becomes a Run is the application's rule (application/runs.ts
+ * requestAutomatedRun: a Run waiting behind a running one, or a catch-up fire, folds; a Run that
+ * merely waits for a worker does not absorb the next minute's fire). The on-change Schedule skips
+ * a check while the previous one runs (SKIP): a check is not worth making late. Temporal takes a
+ * fire missed while it was itself down within the catch-up window (SVC_SCHEDULE_CATCHUP_MIN), and
+ * the Run request refuses one older than that window, so a worker back after a long outage does
+ * not run yesterday's fire.
  */
 
 const months: Month[] = ['JANUARY', 'FEBRUARY', 'MARCH', 'APRIL', 'MAY', 'JUNE', 'JULY', 'AUGUST', 'SEPTEMBER', 'OCTOBER', 'NOVEMBER', 'DECEMBER'];
@@ -138,7 +143,7 @@ export async function syncJobSchedule(
             scheduleId: scheduleIdOf(jobId),
             spec: temporalSpecOf(schedule, services.clock()),
             action: action(services, 'scheduledRunWorkflow', scheduledRunWorkflowId(jobId), [{ jobId, ownerId: active!.ownerId }]),
-            policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow },
+            policies: { overlap: ScheduleOverlapPolicy.BUFFER_ONE, catchupWindow },
             state: paused!,
           }
         : null,
@@ -179,7 +184,9 @@ const scheduleEvents = new Set(['JobCreated', 'JobUpdated', 'JobEnabled', 'JobDi
 export function jobScheduleReactor(services: Pick<Services, 'store' | 'temporal' | 'config' | 'clock'>): Projector {
   return {
     name: 'job-schedules',
-    version: 1,
+    // 2: the Job's Schedule buffers one fire instead of skipping it; a new version replays every
+    // Job event once, so Schedules made before are updated to the new policy.
+    version: 2,
     tables: [],
     async createTables() {
       /* state lives in Temporal */

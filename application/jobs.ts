@@ -31,6 +31,8 @@ import type { Operation } from '../domain/operations.js';
 import type { ConnectorDefinition } from '../connectors/types.js';
 import { typesWithChangeCheck } from '../connectors/registry.js';
 import { resolveOutputFormat } from '../geo/datasets/formats.js';
+import { checkCreationOptions } from '../geo/datasets/convert.js';
+import type { ConvertRequest } from '../domain/workspaces/workspace.js';
 import { checkSelectSql } from '../geo/operations/sql-guard.js';
 import { connectionType } from '../projections/connections.js';
 import { followersOf, listJobs as readJobs, loadJob, ownedJobIds, upstreamGraph, type JobRow } from '../projections/jobs.js';
@@ -61,6 +63,7 @@ export interface JobBody {
   python_script?: string | null;
   python_filename?: string | null;
   output_format?: string | null;
+  creation_options?: ConvertRequest['creation_options'];
   destination_id?: string | null;
   destination_target?: unknown;
   schedule?: JobSchedule | null;
@@ -278,6 +281,9 @@ export async function jobDefinitionFrom(
     const format = resolveOutputFormat(body.output_format, 'vector') ?? resolveOutputFormat(body.output_format, 'raster');
     if (!format) throw refuse('output_format', `"${body.output_format}" is not a format this server writes; see GET /api/v1/formats`);
     output_format = format.id;
+    checkCreationOptions(format, body.creation_options);
+  } else if (body.creation_options) {
+    throw refuse('creation_options', 'creation options belong to the convert stage: give output_format too');
   }
 
   const source = await ownedConnectionType(services, 'source', body.source_id, ownerId);
@@ -305,6 +311,7 @@ export async function jobDefinitionFrom(
     ...transform,
     ...python,
     output_format,
+    ...(output_format && body.creation_options ? { creation_options: body.creation_options } : {}),
     destination_id: body.destination_id ?? null,
     destination_target: target,
     schedule,

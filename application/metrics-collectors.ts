@@ -1,8 +1,6 @@
-import { readdir, stat, statfs } from 'node:fs/promises';
-import path from 'node:path';
-import { sql } from 'slonik';
-import { z } from 'zod';
+import { statfs } from 'node:fs/promises';
 import { addCollector, metrics } from '../platform/metrics.js';
+import { measureDiskUsage } from './disk-usage.js';
 import type { Services } from './services.js';
 
 /*
@@ -76,40 +74,8 @@ async function projectionLag(services: Services): Promise<void> {
   }
 }
 
-/** Bytes under a folder (files only; a file removed meanwhile counts nothing). */
-async function folderBytes(folder: string): Promise<number> {
-  const entries = await readdir(folder, { withFileTypes: true, recursive: true }).catch(() => []);
-  let total = 0;
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    const info = await stat(path.join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name)).catch(() => null);
-    total += info?.size ?? 0;
-  }
-  return total;
-}
-
-async function fileBytes(file: string): Promise<number | null> {
-  const info = await stat(file).catch(() => null);
-  return info ? info.size : null;
-}
-
+/** The parts `npm run disk` reports (application/disk-usage.ts), bucket and the data folder's rest left out. */
 async function storage(services: Services): Promise<void> {
-  const { config, pool, store } = services;
-  const sizes = await pool.one(
-    sql.type(z.object({ database: z.coerce.number(), events: z.coerce.number().nullable() }))`
-      SELECT pg_database_size(current_database()) AS database,
-             pg_total_relation_size(to_regclass('events')) AS events`,
-  );
-  metrics.storageBytes.set({ part: 'database' }, sizes.database);
-  // The PostgreSQL event store's table; a KurrentDB store keeps its events elsewhere.
-  if (store.kind === 'postgres' && sizes.events !== null) metrics.storageBytes.set({ part: 'event_store' }, sizes.events);
-  // Stored files in the data folder; with a bucket (SVC_STORAGE_URL) the bucket's own metrics tell its size.
-  if (!config.storage) {
-    const [workspaces, runs] = await Promise.all([folderBytes(path.join(config.dataDir, 'workspaces')), folderBytes(path.join(config.dataDir, 'runs'))]);
-    metrics.storageBytes.set({ part: 'files' }, workspaces + runs);
-  }
-  // The local Temporal dev server's database (npm start keeps it at <data>/temporal.db), with its write-ahead log.
-  const temporalDb = path.join(config.dataDir, 'temporal.db');
-  const [db, wal] = await Promise.all([fileBytes(temporalDb), fileBytes(`${temporalDb}-wal`)]);
-  if (db !== null) metrics.storageBytes.set({ part: 'temporal_history' }, db + (wal ?? 0));
+  const usage = await measureDiskUsage(services.config, { everything: false });
+  for (const part of usage.parts) if (part.bytes !== null) metrics.storageBytes.set({ part: part.part }, part.bytes);
 }

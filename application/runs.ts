@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
 import { isAutomated, jobDecider, jobStream, ownedJob, plannedSteps, type ActiveJob, type JobDefinition } from '../domain/jobs/job.js';
 import { resolveValues, type ParameterValues } from '../domain/jobs/parameters.js';
-import { missedBeyondCatchUp } from '../domain/jobs/schedule.js';
+import { missedBeyondCatchUp, nextFireTime } from '../domain/jobs/schedule.js';
+import { automatedRequestSkip, type SkipReason } from '../domain/runs/automated-request.js';
 import { runDecider, runStream, type ExistingRun, type RetryDefinition, type RunState, type RunStatus } from '../domain/runs/run.js';
 import { WrongExpectedRevisionError } from '../eventstore/port.js';
 import { loadJob } from '../projections/jobs.js';
@@ -282,16 +283,15 @@ export async function retryRun(
   return requestRun(services, ticket, log);
 }
 
-/** Why an automated Run request started nothing. */
-export type SkipReason = 'job_disabled' | 'beyond_catch_up' | 'already_waiting' | 'queue_full';
+export type { SkipReason };
 
 /**
  * An automated Run request (a schedule's fire, an on-change check that found a change, another
  * Job's Run that ended): a Run like Run Now's, with these rules, so automation never piles up.
  * Skipped: when the Job is disabled or gone; a scheduled fire older than the catch-up window;
- * when a Run of the same trigger already waits (one waits, the rest fold into it — a schedule
- * faster than its Runs queues one Run, not ten); when the queue is full. A request seen before
- * (the same Run id: a retried activity) finishes what it started.
+ * otherwise as domain/runs/automated-request.ts decides (a Run of the same trigger waiting
+ * behind a running one, or a catch-up fire, folds into it; a full queue refuses). A request
+ * seen before (the same Run id: a retried activity) finishes what it started.
  */
 export async function requestAutomatedRun(
   services: Pick<Services, 'store' | 'clock' | 'pool' | 'temporal' | 'config' | 'log'>,
@@ -305,13 +305,23 @@ export async function requestAutomatedRun(
       services.log.info({ jobId: ticket.jobId, trigger: ticket.trigger, scheduledFor: ticket.scheduledFor, skipped }, message);
       return { runId: null, skipped };
     };
+    const now = services.clock();
     const scheduledFor = ticket.scheduledFor ? new Date(ticket.scheduledFor) : null;
-    if (missedBeyondCatchUp(scheduledFor, services.clock(), services.config.scheduleCatchupMs)) {
+    if (missedBeyondCatchUp(scheduledFor, now, services.config.scheduleCatchupMs)) {
       return skip('beyond_catch_up', 'scheduled Run skipped: its fire time is older than the catch-up window (SVC_SCHEDULE_CATCHUP_MIN)');
     }
+    const schedule = job.definition.schedule;
+    const next = scheduledFor && schedule ? nextFireTime(schedule, scheduledFor) : null;
     const waiting = await waitingOrRunning(services.pool, ticket.jobId);
-    if (waiting.queued.includes(ticket.trigger)) return skip('already_waiting', `${ticket.trigger} Run skipped: one is already waiting to run`);
-    if (waiting.queued.length >= MAX_QUEUED_RUNS) return skip('queue_full', 'automated Run skipped: the Job has too many Runs waiting');
+    const skipped = automatedRequestSkip({
+      trigger: ticket.trigger,
+      queued: waiting.queued,
+      running: waiting.running,
+      superseded: next !== null && next.getTime() <= now.getTime(),
+      maxQueued: MAX_QUEUED_RUNS,
+    });
+    if (skipped === 'already_waiting') return skip(skipped, `${ticket.trigger} Run skipped: one already waits to run after the one in progress`);
+    if (skipped) return skip(skipped, 'automated Run skipped: the Job has too many Runs waiting');
   }
   await signalRun(services, ticket);
   const queued = await recordQueuedRun(services, ticket);

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { DomainError } from '../domain/errors.js';
+import { RangeNotSatisfiable, type ByteRange, type ResolvedRange } from '../platform/byte-range.js';
 import { workspaceDecider, workspaceStream, type ConvertRequest, type Pipeline, type WorkspaceOrigin } from '../domain/workspaces/workspace.js';
 import { ConnectorError } from '../domain/transfers.js';
 import { checkConvertRequest } from '../geo/datasets/convert.js';
@@ -347,10 +348,22 @@ export async function convert(services: Services, userId: string, id: string, bo
 }
 
 /** The converted result, streamed. */
-export async function download(services: Services, userId: string, id: string): Promise<{ body: Readable; size: number; filename: string }> {
+export async function download(
+  services: Services,
+  userId: string,
+  id: string,
+  range?: ByteRange,
+): Promise<{ body: Readable; size: number; range?: ResolvedRange; filename: string }> {
   const row = await getWorkspace(services, userId, id);
   if (!row.output) throw new DomainError('job_not_ready', 'Nothing to download yet: POST /convert first', { status: row.status });
-  return { ...(await services.files.get(row.id, row.output.file)), filename: row.output.filename };
+  try {
+    return { ...(await services.files.get(row.id, row.output.file, range)), filename: row.output.filename };
+  } catch (err) {
+    if (err instanceof RangeNotSatisfiable) {
+      throw new DomainError('range_not_satisfiable', `The requested range is beyond the download's ${err.size} bytes`, { size: err.size });
+    }
+    throw err;
+  }
 }
 
 /**

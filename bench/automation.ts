@@ -3,7 +3,9 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { startStack } from '../scripts/stack.js';
+import { scheduleIdOf } from '../temporal/ids.js';
 import { processTable, treeCpuSeconds, treeRss } from './processes.js';
 
 /**
@@ -109,17 +111,23 @@ async function createJobs(n: number, body: (i: number) => object): Promise<strin
   }
   return ids;
 }
-/** Waits until every Job has had a succeeded Run (its first: the file read and delivered). */
+/**
+ * Waits until every Job has had a succeeded Run (its first: the file read and delivered). A Job
+ * seen once with a succeeded last Run counts from then on: a one-minute schedule on a busy machine
+ * may always have its next Run queued or running when the list is read.
+ */
 async function firstRuns(ids: string[], label: string) {
   const started = Date.now();
+  const succeeded = new Set<string>();
+  const wanted = new Set(ids);
   for (;;) {
-    let done = 0;
     let cursor: string | null = null;
     do {
       const page: any = await api('GET', `/api/v1/jobs?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      done += page.items.filter((j: any) => ids.includes(j.id) && j.last_run?.status === 'succeeded').length;
+      for (const j of page.items) if (wanted.has(j.id) && j.last_run?.status === 'succeeded') succeeded.add(j.id);
       cursor = page.next_cursor;
     } while (cursor);
+    const done = succeeded.size;
     if (done === ids.length) return log(`${label}: every Job has had its first Run (${Math.round((Date.now() - started) / 1000)} s)`);
     if (Date.now() - started > 30 * 60_000) throw new Error(`${label}: ${done} of ${ids.length} Jobs had a first Run after 30 minutes`);
     await pause(5_000);
@@ -185,13 +193,37 @@ const scheduled = await createJobs(SCHEDULED, (i) => ({
 }));
 log(`${scheduled.length} scheduled Jobs created`);
 await firstRuns(scheduled, 'scheduled');
+/** What the scheduled Jobs' Temporal Schedules counted: fires taken, skipped by overlap, missed the catch-up window. */
+const temporalConnection = await Connection.connect({ address: stack.temporalAddress });
+const temporal = new Client({ connection: temporalConnection });
+/** Temporal's own delay from a fire time to the start of its workflow (its recent actions, up to 10 per Schedule). */
+const startLag: number[] = [];
+async function scheduleCounts(window?: [number, number]) {
+  const sum = { taken: 0, skipped_overlap: 0, missed_catchup: 0 };
+  for (let i = 0; i < scheduled.length; i += 20) {
+    const described = await Promise.all(scheduled.slice(i, i + 20).map((id) => temporal.schedule.getHandle(scheduleIdOf(id)).describe()));
+    for (const d of described) {
+      sum.taken += d.info.numActionsTaken;
+      sum.skipped_overlap += d.info.numActionsSkippedOverlap;
+      sum.missed_catchup += d.info.numActionsMissedCatchupWindow;
+      if (window)
+        for (const a of d.info.recentActions) {
+          const due = a.scheduledAt.getTime();
+          if (due >= window[0] && due < window[1]) startLag.push(a.takenAt.getTime() - due);
+        }
+    }
+  }
+  return sum;
+}
 await toNextMinute(-2);
+const counts0 = await scheduleCounts();
 const windowStart = Date.now();
 c0 = cpu();
 await pause(MINUTES * 60_000);
 const windowEnd = Date.now();
 const all = diff(c0, cpu());
 const rssEnd = sampleRss();
+const counts1 = await scheduleCounts([windowStart, windowEnd]);
 // Let the last minute's Runs finish before reading them.
 await pause(30_000);
 
@@ -219,6 +251,9 @@ const allResult = {
   watched_jobs: watched.length,
   fires_expected: expected,
   runs_seen: fires,
+  // Counted from just before the window's first fire to just after its end (the describes take seconds): one more minute's fires may be in it.
+  schedule_actions: diff(counts0, counts1),
+  temporal_start_lag_ms: { sampled: startLag.length, p50: pct(startLag, 50), p99: pct(startLag, 99), max: pct(startLag, 100) },
   recorded_lateness_ms: { p50: pct(requested, 50), p99: pct(requested, 99), max: pct(requested, 100) },
   started_lateness_ms: { p50: pct(started, 50), p99: pct(started, 99), max: pct(started, 100) },
   goal_p99_ms: GOAL_P99_MS,
@@ -237,6 +272,7 @@ console.log(
 );
 mkdirSync(stack.dir, { recursive: true });
 writeFileSync(path.join(stack.dir, 'result.json'), JSON.stringify(result, null, 2));
+await temporalConnection.close();
 await stack.stop();
 files.close();
 process.exit(0);

@@ -32,7 +32,7 @@ import { runWorkflowId } from '../temporal/ids.js';
  * runs right before the service's: the machine is shared, and load from elsewhere should fall on
  * both sides of a ratio.
  * BENCH_STORAGE=s3 runs the service with its files in object storage: a moto S3 server started
- * here (test/servers/s3, installed by `npm test`), handed to every process as SVC_STORAGE_URL,
+ * here (devservers/s3, installed by `npm test`), handed to every process as SVC_STORAGE_URL,
  * SVC_STORAGE_ENDPOINT, SVC_STORAGE_PATH_STYLE and the AWS_* keys; any other S3 is used as is when
  * SVC_STORAGE_URL is already set in the environment (BENCH_STORAGE=local, the default, clears it).
  */
@@ -77,7 +77,7 @@ const midUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/mid.gp
 async function storageEnv(): Promise<{ env: Record<string, string>; label: string; stop(): Promise<void> }> {
   if (STORAGE === 'local') return { env: { SVC_STORAGE_URL: '' }, label: 'local data folder', stop: async () => undefined };
   if (process.env.SVC_STORAGE_URL) return { env: {}, label: `${process.env.SVC_STORAGE_URL} (from the environment)`, stop: async () => undefined };
-  const { s3ServerUnavailable, startS3Server } = await import('../test/servers/s3/server.js');
+  const { s3ServerUnavailable, startS3Server } = await import('../devservers/s3/server.js');
   const missing = s3ServerUnavailable();
   if (missing) {
     console.error(`BENCH_STORAGE=s3: ${missing}`);

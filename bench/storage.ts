@@ -4,12 +4,12 @@ import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { S3FileStore } from '../platform/s3-file-store.js';
-import { s3ServerUnavailable, startS3Server } from '../test/servers/s3/server.js';
+import { s3ServerUnavailable, startS3Server } from '../devservers/s3/server.js';
 import { pointsFile } from './points.js';
 
 /**
  * `npm run bench:storage`: how GDAL should read a dataset kept in object storage (moto's S3 on
- * loopback; installed by test/servers/s3/install.sh). For a GeoPackage and a GeoJSON of
+ * loopback; installed by devservers/s3/install.sh). For a GeoPackage and a GeoJSON of
  * BENCH_POINTS points, each converted to FlatGeobuf by ogr2ogr, best of BENCH_ROUNDS:
  *   local      the file already on this disk (the floor: a one-machine install, or a warm cache)
  *   download   S3FileStore.local() into an empty cache, then ogr2ogr on the local copy

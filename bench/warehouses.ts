@@ -6,9 +6,9 @@ import { bigQueryClient } from '../connectors/bigquery/client.js';
 import { bigquery } from '../connectors/bigquery/index.js';
 import { withSession } from '../connectors/snowflake/client.js';
 import { snowflake } from '../connectors/snowflake/index.js';
-import { connectorContext, deliverInput } from '../test/connectors/support.js';
-import { startBigQueryServer } from '../test/servers/bigquery/server.js';
-import { startFakesnow } from '../test/servers/fakesnow/server.js';
+import { connectorContext, deliverInput } from '../devservers/connector-context.js';
+import { startBigQueryServer } from '../devservers/bigquery/server.js';
+import { startFakesnow } from '../devservers/fakesnow/server.js';
 import { pointsFile } from './points.js';
 
 /**

@@ -92,6 +92,12 @@ export function renderConnectorsDoc(): string {
     'an event, a log line, an error or a workflow history. The per-use selector (`source_resource`)',
     'and target (`destination_target`) belong to a Workspace import, a delivery or a Job.',
     '',
+    '"Verified against" starts with what `npm test` runs the connector against: **real server in npm test**',
+    "(the product itself, from a package registry or Debian; for plain HTTP the tests' own server), **emulator",
+    "in npm test** (an emulator of the service: Azurite, moto, fakesnow), **stand-in checked with the vendor's",
+    "client** (a server written here from the vendor's reference, whose answers the vendor's own client checks",
+    'in the same suite), **stand-in only**, or **no server here** (unit tests and an opt-in contract suite).',
+    '',
     '| type | label | Source | Destination | import | deliver | test | discover | verified against |',
     '|---|---|---|---|---|---|---|---|---|',
   ];

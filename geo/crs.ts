@@ -64,6 +64,15 @@ export function crsTextProblem(input: string): string | null {
 /** `word` matched in any case by a pattern without flags (JSON Schema patterns have none). */
 const anyCase = (word: string) => word.replace(/[A-Za-z]/g, (c) => `[${c.toUpperCase()}${c.toLowerCase()}]`);
 
+/** An authority code and an OGC URN as pattern text (crsInputKind's first two shapes). */
+const CODE_SHAPES = [
+  '[A-Za-z][A-Za-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,32}(?:\\+[A-Za-z0-9_.-]{1,32})?',
+  `${anyCase('urn:ogc:def:crs')}(?:,${anyCase('crs')})?:[A-Za-z0-9:.,_-]+`,
+];
+
+/** An authority code or an OGC URN, what GET /crs/{code} looks up. */
+export const CRS_CODE_PATTERN = `^\\s*(?:${CODE_SHAPES.join('|')})\\s*$`;
+
 /**
  * The accepted shapes as one JSON Schema pattern, so the OpenAPI document says what the server
  * checks (crsInputKind, which also refuses `http:`/`file:`/`vsi…:` authority names).
@@ -71,8 +80,7 @@ const anyCase = (word: string) => word.replace(/[A-Za-z]/g, (c) => `[${c.toUpper
 export const CRS_PATTERN = [
   '^\\s*(?:',
   [
-    '[A-Za-z][A-Za-z0-9_-]{0,31}:[A-Za-z0-9_.-]{1,32}(?:\\+[A-Za-z0-9_.-]{1,32})?',
-    `${anyCase('urn:ogc:def:crs')}(?:,${anyCase('crs')})?:[A-Za-z0-9:.,_-]+`,
+    ...CODE_SHAPES,
     `(?:${WKT_WORDS.map(anyCase).join('|')})\\s*[[(][\\s\\S]*`,
     '\\{[\\s\\S]*\\}',
     '\\+proj=[^\\s/\\\\@]*(?:\\s+\\+[A-Za-z_][A-Za-z0-9_]*(?:=[^\\s/\\\\@]*)?)*',

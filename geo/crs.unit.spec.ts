@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CRS_PATTERN, crsInputKind } from './crs.js';
+import { CRS_CODE_PATTERN, CRS_PATTERN, crsInputKind } from './crs.js';
 
 describe('the CRS pattern the OpenAPI document publishes', () => {
   const pattern = new RegExp(CRS_PATTERN);
@@ -39,6 +39,20 @@ describe('the CRS pattern the OpenAPI document publishes', () => {
   it('refuses what the server refuses', () => {
     for (const text of refused) {
       expect(crsInputKind(text), text).toBeNull();
+      expect(pattern.test(text), text).toBe(false);
+    }
+  });
+});
+
+describe('the code pattern of GET /crs/{code}', () => {
+  const pattern = new RegExp(CRS_CODE_PATTERN);
+
+  it('accepts codes and URNs, which the route looks up, and nothing else', () => {
+    for (const text of ['EPSG:4326', ' ESRI:102100 ', 'EPSG:4326+5773', 'urn:ogc:def:crs:EPSG::4326']) {
+      expect(['code', 'urn'], text).toContain(crsInputKind(text));
+      expect(pattern.test(text), text).toBe(true);
+    }
+    for (const text of ['0000000000', 'GEOGCS["WGS 84"]', '{"type": "GeographicCRS"}', '+proj=longlat', '']) {
       expect(pattern.test(text), text).toBe(false);
     }
   });

@@ -3,6 +3,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { resolveRange, RangeNotSatisfiable, type ByteRange, type ResolvedRange } from './byte-range.js';
 import { transferWriter } from './file-writer.js';
 
 /*
@@ -42,8 +43,11 @@ export function checkedName(owner: string, name: string): string {
 export interface FileStore {
   /** Streams `body` into the owner's file `name` (replacing it); resolves to its size in bytes. */
   put(owner: string, name: string, body: Readable): Promise<number>;
-  /** Streams one of the owner's files back. */
-  get(owner: string, name: string): Promise<{ body: Readable; size: number }>;
+  /**
+   * Streams one of the owner's files back (`size` is the whole file's); with a range, only those
+   * bytes (`range` says which), or RangeNotSatisfiable when the range is beyond the file.
+   */
+  get(owner: string, name: string, range?: ByteRange): Promise<{ body: Readable; size: number; range?: ResolvedRange }>;
   /**
    * A local path of the owner's file or folder `name`, with everything in it. With object storage
    * this is a copy in a bounded cache: use it for the work at hand, never keep the path.
@@ -88,10 +92,8 @@ export class LocalFileStore implements FileStore {
     return (await stat(file)).size;
   }
 
-  async get(owner: string, name: string): Promise<{ body: Readable; size: number }> {
-    const file = this.localPath(owner, name);
-    const { size } = await stat(file);
-    return { body: createReadStream(file), size };
+  async get(owner: string, name: string, range?: ByteRange): Promise<{ body: Readable; size: number; range?: ResolvedRange }> {
+    return readLocal(this.localPath(owner, name), range);
   }
 
   /** The files are here already: no copy. */
@@ -126,6 +128,15 @@ export class LocalFileStore implements FileStore {
   async remove(owner: string, name?: string): Promise<void> {
     await rm(name === undefined ? this.root(owner) : this.localPath(owner, name), { recursive: true, force: true });
   }
+}
+
+/** A local file, whole or one range of it. */
+export async function readLocal(file: string, range?: ByteRange): Promise<{ body: Readable; size: number; range?: ResolvedRange }> {
+  const { size } = await stat(file);
+  if (!range) return { body: createReadStream(file), size };
+  const resolved = resolveRange(range, size);
+  if (!resolved) throw new RangeNotSatisfiable(size);
+  return { body: createReadStream(file, resolved), size, range: resolved };
 }
 
 /** A local path of one of the owner's files, with the rest of its folder beside it (a delivery's input). */

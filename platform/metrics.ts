@@ -116,7 +116,7 @@ export const metrics = {
   }),
   storageBytes: new Gauge({
     name: 'geoflow_storage_bytes',
-    help: "Bytes each part of the service keeps: database (the whole service database), event_store (its events table), files (Workspace and Run files, in the data folder or the bucket), temporal_history (the local Temporal dev server's database file)",
+    help: "Bytes each part of the service keeps, as npm run disk names them: database (the whole service database), database.events (the event store's table), database.rm (read models), files.workspaces and files.runs (stored files in the data folder), postgres_folder (npm start's local cluster), temporal (the local Temporal dev server's file)",
     labelNames: ['part'] as const,
     registers,
   }),
@@ -133,9 +133,8 @@ export const metrics = {
 };
 
 /**
- * THE HOOK FOR NOTIFICATIONS: what sends a notification about a Run (an email, a webhook, a chat
- * message) calls this once per attempt. Nothing calls it yet: this branch has no notification
- * code, so geoflow_notification_deliveries_total has no series until that code lands and calls it.
+ * One attempt to send a notification about a Run (activities/notifications.ts), by channel type
+ * (`email`, `webhook`) and outcome: a retried delivery counts its failed attempts, then its success.
  */
 export function countNotificationDelivery(channel: string, outcome: 'sent' | 'failed'): void {
   metrics.notificationDeliveries.inc({ channel, outcome });

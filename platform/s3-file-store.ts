@@ -1,4 +1,4 @@
-import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, S3Client, type _Object } from '@aws-sdk/client-s3';
+import { DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type _Object } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -7,7 +7,8 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { areaOf, checkedName, isOwnerOf, type FileArea, type FileStore } from './file-store.js';
+import { rangeHeader, RangeNotSatisfiable, type ByteRange, type ResolvedRange } from './byte-range.js';
+import { areaOf, checkedName, isOwnerOf, readLocal, type FileArea, type FileStore } from './file-store.js';
 import { transferWriter } from './file-writer.js';
 
 /*
@@ -154,14 +155,31 @@ export class S3FileStore implements FileStore {
     return size;
   }
 
-  async get(owner: string, name: string): Promise<{ body: Readable; size: number }> {
+  async get(owner: string, name: string, range?: ByteRange): Promise<{ body: Readable; size: number; range?: ResolvedRange }> {
     const n = checkedName(owner, name);
     if (this.covering(owner, n)) {
       const info = await stat(this.cachePath(owner, n)).catch(() => null);
-      if (info?.isFile()) return { body: createReadStream(this.cachePath(owner, n)), size: info.size };
+      if (info?.isFile()) return readLocal(this.cachePath(owner, n), range);
     }
-    const got = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.key(owner, n) }));
-    return { body: got.Body as Readable, size: Number(got.ContentLength ?? 0) };
+    if (!range) {
+      const got = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.key(owner, n) }));
+      return { body: got.Body as Readable, size: Number(got.ContentLength ?? 0) };
+    }
+    // The store answers the range itself: "Content-Range: bytes a-b/size", or 416 InvalidRange.
+    try {
+      const got = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: this.key(owner, n), Range: rangeHeader(range) }));
+      const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(got.ContentRange ?? '');
+      if (!m) return { body: got.Body as Readable, size: Number(got.ContentLength ?? 0) }; // a store that ignored the range: the whole object
+      return { body: got.Body as Readable, size: Number(m[3]), range: { start: Number(m[1]), end: Number(m[2]) } };
+    } catch (err) {
+      const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+      if (e.name === 'InvalidRange' || e.$metadata?.httpStatusCode === 416) {
+        // The SDK's error does not carry the object's size: ask for it (the 416 answer says it).
+        const head = await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: this.key(owner, n) }));
+        throw new RangeNotSatisfiable(Number(head.ContentLength ?? 0));
+      }
+      throw err;
+    }
   }
 
   async local(owner: string, name: string): Promise<string> {

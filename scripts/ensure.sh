@@ -56,18 +56,31 @@ if [ ! -x "$TOOLS_VENV/bin/temporal" ]; then
 fi
 
 # --- schemathesis (npm test fuzzes the real API against its OpenAPI document) -----------------
-# From PyPI, pinned, in its own venv. Python 3.12+ where there is one: 3.11's parser trips over
-# the deeply nested lambdas Hypothesis describes ("AST constructor recursion depth mismatch").
+# From PyPI, pinned, in its own venv. Python 3.12+ where there is one: 3.11's AST constructor
+# keeps its recursion depth in shared state (CPython gh-106905), and Hypothesis describing its
+# filters in schemathesis' two worker threads failed a CI run with "AST constructor recursion
+# depth mismatch".
 SCHEMATHESIS_VERSION=4.32.5
 ST_VENV="$DATA_DIR/tools/schemathesis"
-if [ ! -x "$ST_VENV/bin/schemathesis" ] || ! "$ST_VENV/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
-  log "installing schemathesis $SCHEMATHESIS_VERSION"
-  py=python3
-  for candidate in python3.13 python3.12; do
-    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import venv' 2>/dev/null; then py=$candidate; break; fi
+# The first Python 3.12+ found: on PATH, or installed by pyenv but not selected (its shims then
+# answer "command not found" for python3.13, which is how a 3.11 venv came about before).
+st_python() {
+  local candidate
+  for candidate in python3.13 python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[3-9]*/bin/python3 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys, venv; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      echo "$candidate"
+      return
+    fi
   done
+  echo python3
+}
+ST_PY="$(st_python)"
+st_minor() { "$1" -c 'import sys; print(sys.version_info[:2])' 2>/dev/null; }
+if [ ! -x "$ST_VENV/bin/schemathesis" ] || ! "$ST_VENV/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION" \
+  || [ "$(st_minor "$ST_VENV/bin/python")" != "$(st_minor "$ST_PY")" ]; then
+  log "installing schemathesis $SCHEMATHESIS_VERSION (with $("$ST_PY" --version 2>&1))"
   rm -rf "$ST_VENV"
-  "$py" -m venv "$ST_VENV"
+  "$ST_PY" -m venv "$ST_VENV"
   "$ST_VENV/bin/pip" install -q --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION"
 fi
 

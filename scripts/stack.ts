@@ -52,7 +52,7 @@ export async function startStack(
   if (!options.noWorker) spawnWorker();
   await waitForPort(port, '127.0.0.1', 120_000);
   if (!options.noWorker) {
-    const { waitForPoller } = await import('../test/support/worker.js');
+    const { waitForPoller } = await import('../devservers/temporal.js');
     const { loadConfig } = await import('../platform/config.js');
     await waitForPoller(loadConfig(serverEnv), 60_000);
   }

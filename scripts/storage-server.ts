@@ -1,5 +1,5 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-import { startS3Server, s3ServerUnavailable } from '../test/servers/s3/server.js';
+import { startS3Server, s3ServerUnavailable } from '../devservers/s3/server.js';
 
 /*
  * `npx tsx scripts/storage-server.ts [bucket]`: moto's S3 on a free loopback port with one

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from './local-services.js';
 import { rewordSummary, runSchemathesis } from './schemathesis.js';
-import { sweepNetworks } from '../test/cluster/network.js';
+import { sweepNetworks } from '../devservers/network.js';
 
 /**
  * `npm test`: starts a throwaway PostgreSQL cluster and Temporal dev server, runs every vitest
@@ -110,7 +110,7 @@ if (existsSync(pythonSuite) && process.argv.length <= 2) {
   try {
     await waitForPort(port, '127.0.0.1', 120_000);
     // conversions need the worker polling, as the API checks before it starts one
-    const { waitForPoller } = await import('../test/support/worker.js');
+    const { waitForPoller } = await import('../devservers/temporal.js');
     const { loadConfig } = await import('../platform/config.js');
     await waitForPoller(loadConfig(serverEnv), 60_000);
     const junit = path.join(testDir, 'pytest.xml');

@@ -3,7 +3,8 @@ import { localDataset } from '../../geo/datasets/stored.js';
 import { convertToFile } from '../convert.js';
 import type { RunArtifact } from './artifact.js';
 import { artifactFacts, stepLog } from './log.js';
-import { runStep, type StepServices } from './steps.js';
+import type { StepServices } from './step-services.js';
+import { runStep } from './steps.js';
 
 export function convertActivities(services: StepServices) {
   const { files } = services;
@@ -15,7 +16,11 @@ export function convertActivities(services: StepServices) {
         const out = await convertToFile(services, {
           owner: runId,
           dataset: await localDataset(files, runId, from.dataset),
-          request: { outputFormat: run.snapshot.output_format!, baseName: stemOf(from.filename) || 'result' },
+          request: {
+            outputFormat: run.snapshot.output_format!,
+            creationOptions: run.snapshot.creation_options ?? null,
+            baseName: stemOf(from.filename) || 'result',
+          },
           outDir: dir,
           progress,
         });

@@ -3,9 +3,11 @@ import type { Services } from '../../application/services.js';
 import { deliverToDestination } from '../../application/transfers.js';
 import { DomainError } from '../../domain/errors.js';
 import { localFile } from '../../platform/file-store.js';
+import type { StepProgress } from '../../domain/runs/run.js';
 import type { RunArtifact } from './artifact.js';
 import { artifactFacts, stepLog } from './log.js';
-import { runStep, transferContext, type StepServices, type StepWork } from './steps.js';
+import type { StepServices } from './step-services.js';
+import { runStep, transferContext, type StepWork } from './steps.js';
 
 type DeliverServices = StepServices & Pick<Services, 'cipher'>;
 
@@ -19,6 +21,11 @@ export function deliverWork(services: DeliverServices, runId: string, artifact: 
     if (!run.snapshot.destination_id) {
       throw new DomainError('invalid_destination', 'The Job has no Destination: set its destination_id, then run it again', { step: 'deliver' });
     }
+    const file = await localFile(files, runId, artifact.file);
+    // What an upload is heading for is the artifact's size: a connector counting the bytes it has
+    // sent gets the total (and so a percentage) on the Run page without knowing it.
+    const total = (await stat(file).catch(() => null))?.size;
+    const withTotal = (p: StepProgress) => progress(p.bytes_written !== undefined && p.bytes_total === undefined && total ? { ...p, bytes_total: total } : p);
     const delivery = await deliverToDestination(
       services,
       {
@@ -27,7 +34,7 @@ export function deliverWork(services: DeliverServices, runId: string, artifact: 
         target: run.snapshot.destination_target,
         parameters: run.parameters,
         input: {
-          file: await localFile(files, runId, artifact.file),
+          file,
           filename: artifact.filename,
           format: artifact.format,
           mediaType: artifact.media_type,
@@ -36,9 +43,9 @@ export function deliverWork(services: DeliverServices, runId: string, artifact: 
           reinitialize: run.sync?.reinitialize ?? false,
         },
       },
-      transferContext(services, dir, progress),
+      transferContext(services, dir, withTotal),
     );
-    const size = delivery.bytes_written ?? (await stat(await localFile(files, runId, artifact.file)).catch(() => null))?.size ?? null;
+    const size = delivery.bytes_written ?? total ?? null;
     return {
       result: {},
       stats: { features_written: delivery.rows_written ?? null, bytes_written: size },

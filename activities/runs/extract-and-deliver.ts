@@ -1,7 +1,8 @@
 import type { Services } from '../../application/services.js';
 import { deliverWork } from './deliver.js';
 import { extractWork, type ExtractOutcome } from './extract.js';
-import { runStep, type StepServices } from './steps.js';
+import type { StepServices } from './step-services.js';
+import { runStep } from './steps.js';
 
 export function extractAndDeliverActivities(services: StepServices & Pick<Services, 'cipher'>) {
   const { files } = services;

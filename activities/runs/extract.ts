@@ -7,7 +7,8 @@ import { storedDataset } from '../../geo/datasets/stored.js';
 import { inspectDataset } from '../../geo/isolation/index.js';
 import { mediaTypeOf, type RunArtifact } from './artifact.js';
 import { featuresOf, layerFacts, stepLog } from './log.js';
-import { runStep, transferContext, type StepServices, type StepWork } from './steps.js';
+import type { StepServices } from './step-services.js';
+import { runStep, transferContext, type StepWork } from './steps.js';
 
 export interface ExtractOutcome {
   unchanged: boolean;

@@ -7,7 +7,8 @@ import { applyPipeline, inspectDataset } from '../../geo/isolation/index.js';
 import type { PipelineSpec } from '../../geo/operations/pipeline.js';
 import { mediaTypeOf, type RunArtifact } from './artifact.js';
 import { artifactFacts, featuresOf, layerFacts, stepLog } from './log.js';
-import { runStep, type StepServices } from './steps.js';
+import type { StepServices } from './step-services.js';
+import { runStep } from './steps.js';
 
 /** A transform-type step: the pipeline engine on the previous step's dataset, into a GeoPackage (a GeoTIFF for a raster). */
 async function pipelineStep(

@@ -2,7 +2,7 @@ import { describeConnection } from '../../application/connections.js';
 import type { StepName } from '../../domain/jobs/job.js';
 import type { ExistingRun } from '../../domain/runs/run.js';
 import { metrics } from '../../platform/metrics.js';
-import type { StepServices } from './steps.js';
+import type { StepServices } from './step-services.js';
 
 export type StepOutcome = 'succeeded' | 'skipped' | 'failed' | 'cancelled';
 

@@ -1,7 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdirSync } from 'node:fs';
 import { record } from '../../application/commands.js';
-import type { Services } from '../../application/services.js';
 import type { TransferContext } from '../../application/transfers.js';
 import { DomainError } from '../../domain/errors.js';
 import type { StepName } from '../../domain/jobs/job.js';
@@ -11,6 +10,7 @@ import type { ProcessingWarning } from '../../geo/warnings.js';
 import { withSpan } from '../../platform/tracing.js';
 import { startHeartbeats } from '../heartbeats.js';
 import { observeStep, type StepOutcome } from './step-metrics.js';
+import type { StepServices } from './step-services.js';
 
 /*
  * The machinery every step of a Run shares: each step activity records its own start and finish
@@ -18,8 +18,6 @@ import { observeStep, type StepOutcome } from './step-metrics.js';
  * so a dead worker's attempt is retried elsewhere, and leaves its files under the Run's folder
  * for the next step.
  */
-
-export type StepServices = Pick<Services, 'store' | 'clock' | 'log' | 'files' | 'config'>;
 
 /** A step's work: the Run, its folder, and where to say how far it is (heartbeats and the Run record). */
 export type StepWork<T> = (
@@ -164,7 +162,7 @@ function progressRecorder(services: StepServices, runId: string, name: StepName)
 }
 
 /** What a step that talks to a Source or Destination gives its connector: the step's folder, the Job input limit, cancellation and progress. */
-export function transferContext(services: Pick<Services, 'log' | 'config'>, dir: string, progress: (p: StepProgress) => void): TransferContext {
+export function transferContext(services: Pick<StepServices, 'log' | 'config'>, dir: string, progress: (p: StepProgress) => void): TransferContext {
   mkdirSync(dir, { recursive: true });
   return {
     log: services.log,

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { crsInputKind, describeCrs, parseCrsInput } from '../../geo/crs.js';
+import { CRS_CODE_PATTERN, crsInputKind, describeCrs, parseCrsInput } from '../../geo/crs.js';
 import { formatCatalog, gdalSummary } from '../../geo/datasets/formats.js';
 import { publicCatalog } from '../../geo/operations/catalog.js';
 import { pythonStepAvailable } from '../../geo/sandbox/python-step.js';
-import { errorEnvelope, invalidParameter } from '../errors.js';
+import { errorEnvelope, invalidParameter, notFound } from '../errors.js';
 import { crsInfo } from '../schemas.js';
 import type { Services } from '../../application/services.js';
 import pkg from '../../package.json' with { type: 'json' };
@@ -133,8 +133,10 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
           security: [],
           tags: ['Catalogs'],
           summary: "A coordinate reference system by its code: name and unit (what a Job or an operation names, shown like a layer's crs_info)",
-          params: z.object({ code: z.string().min(1).max(100).describe('An authority code (EPSG:2263, ESRI:102100) or an OGC URN') }),
-          response: { 200: crsInfo, 400: errorEnvelope },
+          params: z.object({
+            code: z.string().min(1).max(100).regex(new RegExp(CRS_CODE_PATTERN)).describe('An authority code (EPSG:2263, ESRI:102100) or an OGC URN'),
+          }),
+          response: { 200: crsInfo, 400: errorEnvelope, 404: errorEnvelope },
         },
       },
       async (request) => {
@@ -142,7 +144,14 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
         const kind = crsInputKind(code);
         if (kind !== 'code' && kind !== 'urn')
           throw invalidParameter(`code: give an authority code such as EPSG:4326 or an OGC URN, not ${JSON.stringify(code.slice(0, 40))}`);
-        return describeCrs(parseCrsInput(code, 'code'))!;
+        // A well-formed code that PROJ's database does not hold is a resource that is not there.
+        let srs: ReturnType<typeof parseCrsInput>;
+        try {
+          srs = parseCrsInput(code, 'code');
+        } catch {
+          throw notFound(`No coordinate reference system ${JSON.stringify(code.trim().slice(0, 80))} is known here (PROJ's database); try EPSG:4326`);
+        }
+        return describeCrs(srs)!;
       },
     );
 

@@ -8,7 +8,7 @@ import { runStatuses, type ExistingRun } from '../../domain/runs/run.js';
 import type { JobRow } from '../../projections/jobs.js';
 import type { RunRow } from '../../projections/runs.js';
 import { runWorkflowId } from '../../temporal/ids.js';
-import { processingWarning, timestamp } from '../schemas.js';
+import { creationOptions, processingWarning, timestamp } from '../schemas.js';
 import { parametersSchema, scheduleSchema, triggersSchema } from './automation-schemas.js';
 
 /*
@@ -34,6 +34,7 @@ export const jobDefinitionSchema = z.object({
   python_script: z.string().nullable(),
   python_filename: z.string().nullable(),
   output_format: z.string().nullable(),
+  creation_options: creationOptions.nullable(),
   destination_id: z.string().nullable().describe('null while the Job has no Destination (its Runs then fail at deliver)'),
   destination_target: z.record(z.string(), z.unknown()),
   schedule: scheduleSchema.nullable(),
@@ -144,7 +145,9 @@ const stepSchema = z.object({
         .number()
         .int()
         .optional()
-        .describe('Bytes the step will have written when done, when known up front (the declared size of what a Source sends)'),
+        .describe(
+          'Bytes the step will have written when done, when known up front (the declared size of what a Source sends, the size of the file a delivery uploads)',
+        ),
       features_written: z.number().int().optional().describe('Features written so far'),
       percent: z.number().min(0).max(100).optional().describe('Share done, when the GDAL tool reports it'),
     })
@@ -209,6 +212,7 @@ export function representJob(row: JobRow, now: Date, origin = ''): z.infer<typeo
   return {
     id: row.id,
     ...d,
+    creation_options: d.creation_options ?? null,
     notifications: d.notifications ?? [],
     stages: stagesOf(d),
     enabled: state.enabled,
@@ -266,7 +270,11 @@ export function representRun(row: RunRow): z.infer<typeof runSchema> {
     warnings: state.warnings ?? [],
     error: (row.error ?? null) as z.infer<typeof runSchema>['error'],
     workflow: { workflow_id: row.workflow_id ?? runWorkflowId(row.id), run_id: row.workflow_run_id },
-    job_snapshot: { ...withDefaults(state.snapshot), notifications: state.snapshot.notifications ?? [] },
+    job_snapshot: {
+      ...withDefaults(state.snapshot),
+      notifications: state.snapshot.notifications ?? [],
+      creation_options: state.snapshot.creation_options ?? null,
+    },
     notifications: state.notifications ?? [],
   };
 }

@@ -10,7 +10,7 @@ import { runStatuses } from '../../domain/runs/run.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
 import { pageOf, pageQuery, pageView } from '../pagination.js';
-import { nonBlank, operationList } from '../schemas.js';
+import { creationOptions, nonBlank, operationList } from '../schemas.js';
 import { parametersBody, parameterValues, scheduleBody, triggersBody } from './automation-schemas.js';
 import { jobSchema, representJob, representRun, runSchema, webhookUrl } from './representation.js';
 
@@ -35,6 +35,12 @@ const jobBody = z
     python_script: z.string().min(1).max(1_000_000).nullable().optional(),
     python_filename: z.string().min(1).max(255).nullable().optional(),
     output_format: z.string().min(1).max(100).nullable().optional().describe('An id (or extension) from GET /api/v1/formats'),
+    creation_options: creationOptions
+      .nullable()
+      .optional()
+      .describe(
+        "With output_format: the format's creation options, checked as a Workspace convert checks them (GET /api/v1/formats lists the engine formats' options)",
+      ),
     destination_id: z
       .string()
       .min(1)

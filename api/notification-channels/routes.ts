@@ -19,20 +19,42 @@ import { channelSchema, channelTestSchema, channelTypeCatalog, channelTypeSchema
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
 const tags = ['Notification channels'];
 
-const channelBody = z
-  .discriminatedUnion(
-    'type',
-    notifiers.map((n) =>
-      z.strictObject({
-        name: nonBlank(200),
-        type: z.literal(n.type),
-        configuration: n.configuration
-          .extend(Object.fromEntries(n.secrets.map((f) => [f, n.configuration.shape[f]!.nullable()])))
-          .describe(`${n.label}: secrets (${n.secrets.join(', ')}) are write-only; omit one to keep it, null clears it`),
-      }),
-    ) as unknown as [z.ZodObject, ...z.ZodObject[]],
-  )
-  .meta({ id: 'NotificationChannelBody' });
+/**
+ * A channel's body by type. Secrets are write-only: on replace one left out is kept and null
+ * clears it; on create a secret the type needs (a webhook's url) is required, so the document
+ * says what the server checks.
+ */
+const channelBody = (mode: 'create' | 'replace') =>
+  z
+    .discriminatedUnion(
+      'type',
+      notifiers.map((n) =>
+        z.strictObject({
+          name: nonBlank(200),
+          type: z.literal(n.type),
+          configuration: n.configuration
+            .extend(
+              Object.fromEntries(
+                n.secrets.map((f) => {
+                  const field = n.configuration.shape[f]!;
+                  // A secret the type needs: required on create; on replace it may be left out
+                  // (kept) but not cleared.
+                  if (!n.requiredSecrets.includes(f)) return [f, field.nullable()];
+                  return [f, mode === 'create' && field instanceof z.ZodOptional ? (field.unwrap() as z.ZodType) : field];
+                }),
+              ),
+            )
+            .describe(
+              mode === 'create'
+                ? `${n.label}: secrets (${n.secrets.join(', ')}) are write-only`
+                : `${n.label}: secrets (${n.secrets.join(', ')}) are write-only; omit one to keep it, null clears one the type does not need`,
+            ),
+        }),
+      ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+    )
+    .meta({ id: mode === 'create' ? 'NotificationChannelBody' : 'NotificationChannelReplaceBody' });
+const createBody = channelBody('create');
+const replaceBody = channelBody('replace');
 
 export function notificationChannelRoutes(services: Services): FastifyPluginAsyncZod {
   const ownerOf = (request: FastifyRequest) => requirePrincipal(request).userId;
@@ -59,7 +81,7 @@ export function notificationChannelRoutes(services: Services): FastifyPluginAsyn
       '/notification-channels',
       {
         config: { auth: { scopes: ['notifications:write'] } },
-        schema: { tags, summary: 'Create a notification channel', body: channelBody, response: { 201: channelSchema, ...errors } },
+        schema: { tags, summary: 'Create a notification channel', body: createBody, response: { 201: channelSchema, ...errors } },
       },
       async (request, reply) =>
         reply.code(201).send(representChannel(await channels.createChannel(services, ownerOf(request), request.body as channels.ChannelBody))),
@@ -73,7 +95,7 @@ export function notificationChannelRoutes(services: Services): FastifyPluginAsyn
           tags,
           summary: 'Replace a notification channel (secrets left out are kept; null clears one)',
           params: idParam,
-          body: channelBody,
+          body: replaceBody,
           response: { 200: channelSchema, ...errors },
         },
       },

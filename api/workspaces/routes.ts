@@ -12,6 +12,7 @@ import { errorEnvelope } from '../errors.js';
 import { creationOptions, crsInfo, operationList, processingWarning } from '../schemas.js';
 import { representWorkspace, workspaceSchema } from './representation.js';
 import { READ_OPTION_KEYS } from '../../geo/datasets/read-options.js';
+import { parseRange } from '../../platform/byte-range.js';
 
 /*
  * The Workspace routes: HTTP in (auth scopes, schemas, multipart), one use case of
@@ -213,7 +214,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
         schema: {
           tags: ['Workspaces'],
           summary:
-            'Create a Workspace: multipart upload (field `file`, and before it optional fields source_crs, x_column, y_column, z_column) or JSON import {source_id, source_resource?} (source_resource may carry the same reading options)',
+            'Create a Workspace: multipart upload (field `file`, and before it optional fields source_crs, x_column, y_column, z_column, geometry_column (plain Parquet)) or JSON import {source_id, source_resource?} (source_resource may carry the same reading options)',
           consumes: ['multipart/form-data', 'application/json'],
           response: { 201: workspaceSchema, ...errors },
         },
@@ -339,16 +340,39 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       '/workspaces/:id/download',
       {
         config: { auth: { scopes: ['workspaces:read'] } },
-        schema: { tags: ['Workspaces'], summary: 'The converted result (binary)', params, response: { ...errors } },
+        schema: {
+          tags: ['Workspaces'],
+          summary: 'The converted result (binary)',
+          description:
+            'Answers one byte range when asked (`Range: bytes=a-b`, `bytes=a-` or `bytes=-n`) with 206 and Content-Range, as a PMTiles viewer reading the archive in place does; ' +
+            '416 with `Content-Range: bytes */size` for a range beyond the file. Several ranges in one header are answered with the whole file.',
+          params,
+          response: { ...errors, 416: errorEnvelope },
+        },
       },
       async (request, reply) => {
-        const { body, size, filename } = await workspaces.download(services, userOf(request), request.params.id);
+        const asked = parseRange(request.headers.range);
+        let got: Awaited<ReturnType<typeof workspaces.download>>;
+        try {
+          got = await workspaces.download(services, userOf(request), request.params.id, asked);
+        } catch (err) {
+          if (err instanceof DomainError && err.code === 'range_not_satisfiable') reply.header('content-range', `bytes */${String(err.details.size)}`);
+          throw err;
+        }
+        const { body, size, range, filename } = got;
         const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
-        return reply
+        reply
           .header('content-type', 'application/octet-stream')
-          .header('content-length', size)
-          .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`)
-          .send(body as never);
+          .header('accept-ranges', 'bytes')
+          .header('content-disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`);
+        if (range) {
+          return reply
+            .code(206)
+            .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+            .header('content-length', range.end - range.start + 1)
+            .send(body as never);
+        }
+        return reply.header('content-length', size).send(body as never);
       },
     );
 

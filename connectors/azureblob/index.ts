@@ -178,7 +178,7 @@ export const azureblob = defineConnector({
   secrets: ['account_key', 'sas_token'],
   example: { account_name: 'gisdata', container: 'exports', prefix: 'nightly/', account_key: '…' },
   implemented: true,
-  verifiedAgainst: 'Azurite 3.35 (the Azure Storage emulator) started by the tests, with its own account and key',
+  verifiedAgainst: 'emulator in npm test: Azurite 3.35 (the Azure Storage emulator) started by the tests, with its own account and key',
   notes: [
     "- **Credentials**: `account_key` (Shared Key), else `sas_token` (a container SAS: `r` to import, `c`+`w` to deliver, `l` for the connection test; with `r` a retried delivery also sees that it already finished), else none for a public container. They go into this call's own SDK client and nowhere else. GDAL's `/vsiaz/` is not used because gdal-async offers no per-path credential option, only the process-wide `gdal.config.set`, which another request could read; a whole-blob transfer needs no random access anyway.",
     '- **Import** (`source_resource`: `{"blob": "parcels.gpkg"}` or just `"parcels.gpkg"`): the blob under `prefix` is streamed to disk with the upload limit enforced while it streams, then opened like an upload.',

@@ -53,7 +53,7 @@ export const bigquery = defineConnector({
   example: { project_id: 'my-project', dataset: 'gis', location: 'EU', credentials_json: '{"type": "service_account", …}' },
   implemented: true,
   verifiedAgainst:
-    "a BigQuery REST API stand-in written from Google's API reference (test/servers/bigquery), whose answers the suite checks with Google's own Python client (google-cloud-bigquery 3.47); not verified against BigQuery itself, and the stand-in runs GoogleSQL on SQLite (no ST_ functions)",
+    "stand-in checked with the vendor's client: a BigQuery REST API stand-in written from Google's API reference (devservers/bigquery), whose answers the suite checks with Google's own Python client (google-cloud-bigquery 3.47); not verified against BigQuery itself, and the stand-in runs GoogleSQL on SQLite (no ST_ functions). `replace` (a copy job with WRITE_TRUNCATE), the retried-delivery protection (repeated job ids answered 409 duplicate) and GEOGRAPHY values are verified by the stand-in only: goccy's bigquery-emulator v0.6.6 cannot show them",
   notes: [
     "**Credentials**: a service account's JSON key (`credentials_json`, secret) for `project_id`; the account needs the",
     'roles BigQuery Job User on the project and BigQuery Data Editor on the dataset (Data Viewer for Sources). The key',

@@ -60,7 +60,7 @@ export const featureserver = defineConnector({
   example: { url: 'https://services.arcgis.com/xyz/arcgis/rest/services/Parcels/FeatureServer' },
   implemented: true,
   verifiedAgainst:
-    "Koop 10.4 (npm @koopjs/koop-core 10.4.19 with @koopjs/output-geoservices 8.1.25 and @koopjs/provider-file-geojson 2.2.0, Esri's open-source FeatureServer implementation) started by the tests for reads (paging, where, object ids, field types, layer ids); a local stand-in for what Koop lacks (tokens, ArcGIS error objects, servers without pagination read by objectIds batches, MapServer); no ArcGIS server can run here, so real ArcGIS Online / Enterprise is not verified",
+    "real server in npm test: Koop 10.4 (npm @koopjs/koop-core 10.4.19 with @koopjs/output-geoservices 8.1.25 and @koopjs/provider-file-geojson 2.2.0, Esri's open-source FeatureServer implementation) for reads (paging, where, object ids, field types, multipart polygons, layer ids, the size limit); a stand-in only for what Koop lacks (tokens, ArcGIS error objects, layers without pagination read by objectIds batches, tables, projected layers, MapServer); no ArcGIS server can run here, so real ArcGIS Online / Enterprise is not verified",
   notes: [
     'A read asks the layer for its description (`{url}/{layer}`: name, geometry type, `maxRecordCount`, whether it pages), then queries it with `where`, `outFields=*` and `returnGeometry=true`:',
     '',

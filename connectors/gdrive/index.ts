@@ -161,7 +161,7 @@ export const gdrive = defineConnector({
   example: { folder_id: '1AbCdEfGhIjKlMnOp', credentials_json: '{"type": "service_account", …}' },
   implemented: true,
   verifiedAgainst:
-    "a stand-in of the Drive v3 REST API (test/servers/gdrive, written from Google's Drive v3 reference: files list/get/export/create/update, multipart and resumable uploads, shared drives, self-signed JWT and refresh-token auth), driven by this connector through @googleapis/drive 22.0.0 (npm) and checked in the suite by google-api-python-client 2.202.0 (PyPI) listing, downloading and uploading (resumable) files; Google Drive itself cannot run here",
+    "stand-in checked with the vendor's client: a stand-in of the Drive v3 REST API (test/servers/gdrive, written from Google's Drive v3 reference: files list/get/export/create/update, multipart and resumable uploads, shared drives, self-signed JWT and refresh-token auth), driven by this connector through @googleapis/drive 22.0.0 (npm) and checked in the suite by google-api-python-client 2.202.0 (PyPI) listing, downloading and uploading (resumable) files; Google Drive itself cannot run here",
   notes: [
     "Uses Google's Node client (`@googleapis/drive`, `google-auth-library`), with every request asking for shared drives too (`supportsAllDrives`).",
     '',

@@ -99,7 +99,7 @@ export const geonode = defineConnector({
   example: { url: 'https://geonode.example.org', username: 'editor', api_key: '…' },
   implemented: true,
   verifiedAgainst:
-    "a stand-in for GeoNode's REST API v2 (datasets, uploads, execution requests) written from GeoNode's API reference and code (test/servers/geonode), checked in the suite with the geonodectl 0.3 client library (PyPI, GeoNode API v2): the real GeoNode needs a GeoServer, which cannot run here",
+    "stand-in checked with the vendor's client: a stand-in for GeoNode's REST API v2 (datasets, uploads, execution requests) written from GeoNode's API reference and code (test/servers/geonode), checked in the suite with the geonodectl 0.3 client library (PyPI, GeoNode API v2): the real GeoNode needs a GeoServer, which cannot run here",
   notes: [
     '**Test**: `GET {url}/api/v2/datasets?page_size=1` with the credentials (an API key as `Authorization: Bearer`, else user name and password as Basic): `authentication_failed` (401), `permission_denied` (403), `not_found` (no API v2 at that URL), `unreachable`, `timeout`.',
     '',

@@ -131,7 +131,7 @@ export const geoserver = defineConnector({
   example: { url: 'https://maps.example.org/geoserver', username: 'admin', password: '…', workspace: 'topp' },
   implemented: true,
   verifiedAgainst:
-    "reading: MapServer 8.0 (Debian cgi-mapserver), a real WFS 2.0 server, started by the tests; REST (test, publish, browse): a stand-in written from GeoServer's REST API reference (test/servers/geoserver), checked in the suite with the geoserver-rest 2.10 client (PyPI), that serves what it publishes through that MapServer",
+    "real server in npm test for reading, stand-in checked with the vendor's client for REST: reading: MapServer 8.0 (Debian cgi-mapserver), a real WFS 2.0 server, started by the tests; REST (test, publish, browse): a stand-in written from GeoServer's REST API reference (test/servers/geoserver), checked in the suite with the geoserver-rest 2.10 client (PyPI), that serves what it publishes through that MapServer",
   notes: [
     "**Test**: with a user name, `GET {url}/rest/about/version.json` (Basic authentication), which reports the GeoServer version; without one, the server's WFS capabilities (`{url}/ows`). `authentication_failed` (401), `permission_denied` (403: the user may not use the REST API), `not_found`, `unreachable`, `timeout`.",
     '',

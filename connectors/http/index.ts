@@ -97,7 +97,7 @@ export const http = defineConnector({
   secrets: ['password', 'bearer_token', 'api_key'],
   example: { url: 'https://intranet.example.org/export/roads.zip', method: 'GET', auth: 'bearer', bearer_token: '…' },
   implemented: true,
-  verifiedAgainst: 'a local HTTP server in the tests (basic, bearer and API-key auth, POST export, redirects, ETag)',
+  verifiedAgainst: 'real server in npm test: a local HTTP server in the tests (basic, bearer and API-key auth, POST export, redirects, ETag)',
   notes: [
     'Each use sends one request and streams the answer to disk, with the upload size limit enforced while it streams. The file name comes from `Content-Disposition`, else from the URL, and an extension is added from `Content-Type` when the name has none.',
     '',

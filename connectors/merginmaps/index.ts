@@ -75,7 +75,7 @@ export const merginmaps = defineConnector({
   example: { url: 'https://app.merginmaps.com', username: 'surveyor', password: '…', workspace: 'my-team' },
   implemented: true,
   verifiedAgainst:
-    'a stand-in of the Mergin Maps server API (test/servers/merginmaps) following MerginMaps/server 2026.4 as its source reads (history from v1, change counts, problem+json errors, list and detail dates, /v1/workspaces, stale sessions), checked in the suite by mergin-client 0.15.0 (PyPI) listing projects and downloading a project version; no Mergin Maps server is installable from the package registries',
+    "stand-in checked with the vendor's client: a stand-in of the Mergin Maps server API (test/servers/merginmaps) following MerginMaps/server 2026.4 as its source reads (history from v1, change counts, problem+json errors, list and detail dates, /v1/workspaces, stale sessions), checked in the suite by mergin-client 0.15.0 (PyPI) listing projects and downloading a project version; no Mergin Maps server is installable from the package registries",
   notes: [
     "Reads through the Mergin Maps server API as `mergin-client` does: `POST /v1/auth/login` with the user name and password answers a session token, sent as `Authorization: Bearer …`; `/v1/project/paginated?only_namespace=<workspace>` lists the workspace's projects; `/v1/project/<workspace>/<project>?version=vN` lists a version's files (path, size, SHA-1 checksum); `/v1/project/raw/<workspace>/<project>?file=…&version=vN` answers a file as it was at that version.",
     '',

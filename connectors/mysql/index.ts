@@ -52,7 +52,7 @@ export const mysql = defineConnector({
   secrets: ['password'],
   example: { host: 'mysql.example.org', port: 3306, database: 'gis', username: 'loader', password: '…' },
   implemented: true,
-  verifiedAgainst: 'MariaDB 10.11 (Debian) started by the tests',
+  verifiedAgainst: 'real server in npm test: MariaDB 10.11 (Debian) started by the tests',
   notes: [
     "**Test** connects (mysql2) and reports the server version. Failures are classified by the server's error codes:",
     '`authentication_failed` (wrong password, unknown user), `not_found` (no such database), `permission_denied` (no',

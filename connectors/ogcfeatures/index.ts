@@ -89,7 +89,7 @@ export const ogcfeatures = defineConnector({
   secrets: ['api_key'],
   example: { url: 'https://demo.pygeoapi.io/master' },
   implemented: true,
-  verifiedAgainst: 'pygeoapi 0.21 (PyPI) started by the tests, serving local files',
+  verifiedAgainst: 'real server in npm test: pygeoapi 0.21 (PyPI) started by the tests, serving local files',
   notes: [
     "A read asks for `{url}/collections/{collection}/items` with `limit=page_size` (plus `bbox` and `datetime` when set) and `Accept: application/geo+json`, then follows each page's `next` link until a page has no `next` or no features. Features are written as they arrive into one GeoJSON file named after the collection (so the layer is named after it too); the upload size limit counts the bytes the server sends. Coordinates are the API's default, CRS84 (longitude, latitude).",
     '',

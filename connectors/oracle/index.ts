@@ -67,7 +67,7 @@ export const oracle = defineConnector({
   example: { host: 'ora.example.org', port: 1521, service_name: 'GISPDB', username: 'loader', password: '…' },
   implemented: true,
   verifiedAgainst:
-    'not verified against a server here: no Oracle Database can run on this machine; the statements and the WKB → SDO_GEOMETRY conversion are unit-tested, a closed port and a silent one are tested through node-oracledb, and test/connectors/oracle.contract.spec.ts runs the PostGIS cases when SVC_TEST_ORACLE_URL names a server',
+    'no server here: no Oracle Database can run on this machine; the statements and the WKB → SDO_GEOMETRY conversion are unit-tested, a closed port and a silent one are tested through node-oracledb, and test/connectors/oracle.contract.spec.ts runs the PostGIS cases when SVC_TEST_ORACLE_URL names a server',
   notes: [
     '**Driver**: node-oracledb in Thin mode (pure JavaScript: no Instant Client, no wallet), Oracle Database 12.1 or',
     'later. Connect with `host`, `port` and `service_name`, or an Easy Connect `connect_string` (`tcps://…` for TLS,',

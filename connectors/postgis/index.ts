@@ -63,7 +63,7 @@ export const postgis = defineConnector({
   secrets: ['password'],
   example: { host: 'db.example.org', port: 5432, database: 'gis', username: 'loader', password: '…', ssl_mode: 'prefer' },
   implemented: true,
-  verifiedAgainst: 'PostgreSQL 15 + PostGIS 3 (Debian) started by the tests',
+  verifiedAgainst: 'real server in npm test: PostgreSQL 15 + PostGIS 3 (Debian) started by the tests',
   notes: [
     '**Test** connects with the configuration and reports the server and PostGIS versions. Failures are classified by',
     'SQLSTATE: `authentication_failed` (wrong password, unknown role), `not_found` (no such database), `permission_denied`',

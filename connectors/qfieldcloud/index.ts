@@ -87,7 +87,7 @@ export const qfieldcloud = defineConnector({
   example: { url: 'https://app.qfield.cloud', username: 'surveyor', password: '…' },
   implemented: true,
   verifiedAgainst:
-    'a stand-in of the QFieldCloud REST API (test/servers/qfieldcloud) following QFieldCloud v26.25 as its source reads (tokens that expire each other, error bodies, downloads, project names), checked in the suite by qfieldcloud-sdk 0.18.0 (PyPI) listing and downloading its projects; no QFieldCloud server is installable from the package registries. (what a server built from its repository answered in issue 38 is reproduced by the stand-in, not re-run here)',
+    "stand-in checked with the vendor's client: a stand-in of the QFieldCloud REST API (test/servers/qfieldcloud) following QFieldCloud v26.25 as its source reads (tokens that expire each other, error bodies, downloads, project names), checked in the suite by qfieldcloud-sdk 0.18.0 (PyPI) listing and downloading its projects; no QFieldCloud server is installable from the package registries. (what a server built from its repository answered in issue 38 is reproduced by the stand-in, not re-run here)",
   notes: [
     "Reads through QFieldCloud's REST API (`/api/v1/`) as `qfieldcloud-sdk` does: `POST auth/login/` with the user name and password answers a token (or the saved API token is used), sent as `Authorization: Token …`; `projects/` lists the projects the account can see; `files/{project}/` lists a project's files with their md5 (the storage ETag); `files/{project}/{file}/` answers the file (a redirect to another origin is followed without the token).",
     '',

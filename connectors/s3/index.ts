@@ -156,7 +156,7 @@ export const s3 = defineConnector({
   secrets: ['secret_key', 'session_token'],
   example: { bucket: 'gis-exports', region: 'eu-central-1', access_key: 'AKIA…', secret_key: '…', prefix: 'nightly/' },
   implemented: true,
-  verifiedAgainst: 'moto 5.2 in server mode (S3 API with IAM authentication on), started by the tests',
+  verifiedAgainst: 'emulator in npm test: moto 5.2 in server mode (S3 API with IAM authentication on), started by the tests',
   notes: [
     '- **Import** (`source_resource`: `{"key": "parcels.gpkg"}` or just `"parcels.gpkg"`): the object under `prefix` is streamed to disk with the upload limit enforced while it streams, then opened like an upload (its key\'s extension picks the driver; a `.zip` may hold a shapefile).',
     '- **Deliver** (`destination_target`: `{"key": "out/parcels.gpkg"}`; a key ending in `/` keeps the output\'s filename): a single PutObject, or a multipart upload above 64 MiB. Both are atomic in S3: the object appears, or replaces the old one, only when the upload completes, so no reader sees part of a file and no temporary key is left behind (a copy-then-delete would double the transfer for nothing; a failed multipart upload is aborted). The object carries the metadata `geoflow-delivery-id`; a retried delivery finds its finished object and does not upload again. The result is `{"target": {"bucket", "key"}, "bytes_written"}`.',

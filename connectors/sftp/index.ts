@@ -135,7 +135,7 @@ export const sftp = defineConnector({
     base_path: '/incoming',
   },
   implemented: true,
-  verifiedAgainst: 'OpenSSH 9.2 sshd (Debian) started by the tests, with a password account and a key account',
+  verifiedAgainst: 'real server in npm test: OpenSSH 9.2 sshd (Debian) started by the tests, with a password account and a key account',
   notes: [
     "- **Authentication**: `private_key` (OpenSSH or PEM, with `passphrase` when it is encrypted) and/or `password`; nothing else (no agent, no keyboard-interactive). They go into this call's own connection (ssh2, through ssh2-sftp-client) and nowhere else.",
     '- **Host key**: with `host_key_sha256` the server must present that key, else the connection is refused as `tls_error`. Without it any key is accepted; the connection test shows the fingerprint the server presented (`tried.host_key_sha256`) so it can be pinned.',

@@ -68,7 +68,7 @@ export const snowflake = defineConnector({
   example: { account: 'myorg-myaccount', username: 'loader', password: '…', warehouse: 'LOAD_WH', database: 'GIS', schema: 'PUBLIC', role: 'LOADER' },
   implemented: true,
   verifiedAgainst:
-    "fakesnow 0.12 (PyPI, DuckDB underneath) in server mode, driven through snowflake-sdk; fakesnow checks no password or key, has no GEOGRAPHY type and keeps no SRIDs, so authentication, Snowflake's spatial parsing and SRIDs are not verified (see the notes)",
+    "emulator in npm test: fakesnow 0.12 (PyPI, DuckDB underneath) in server mode, driven through snowflake-sdk; fakesnow checks no password or key, has no GEOGRAPHY type and keeps no SRIDs, so authentication, Snowflake's spatial parsing and SRIDs are not verified (see the notes)",
   notes: [
     '**Credentials**: `username` with `password`, or key-pair authentication with `private_key` (PEM, PKCS#8; encrypted',
     'keys with `private_key_passphrase`): the driver signs a JWT with it (`SNOWFLAKE_JWT`); all three are secrets.',

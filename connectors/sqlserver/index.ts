@@ -69,7 +69,7 @@ export const sqlserver = defineConnector({
   example: { host: 'sql.example.org', port: 1433, database: 'gis', username: 'loader', password: '…', encrypt: true, trust_server_certificate: false },
   implemented: true,
   verifiedAgainst:
-    'not verified against a server here: no SQL Server can run on this machine; the statements are unit-tested, a closed port and a silent one are tested through tedious, and test/connectors/sqlserver.contract.spec.ts runs the PostGIS cases when SVC_TEST_SQLSERVER_URL names a server',
+    'no server here: no SQL Server can run on this machine; the statements are unit-tested, a closed port and a silent one are tested through tedious, and test/connectors/sqlserver.contract.spec.ts runs the PostGIS cases when SVC_TEST_SQLSERVER_URL names a server',
   notes: [
     "**Driver**: tedious (Microsoft's TDS client for Node), SQL Server 2016 or later and Azure SQL. **Test** logs in and",
     "reports the server version within 10 s. Failures are classified by SQL Server's error numbers and tedious' codes:",

@@ -72,7 +72,7 @@ export const stac = defineConnector({
   example: { url: 'https://stac.example.org/catalog.json' },
   implemented: true,
   verifiedAgainst:
-    'a static STAC catalog (catalog → collection → item → assets) served over HTTP by the tests, and the same catalog as a STAC API through stac-fastapi-static 1.0.1 (PyPI)',
+    'real server in npm test: a static STAC catalog (catalog → collection → item → assets) served over HTTP by the tests, and the same catalog as a STAC API through stac-fastapi-static 1.0.1 (PyPI)',
   notes: [
     'A read finds one Item and downloads one of its assets, streamed to disk with the upload size limit; the file is then inspected like an upload (a GeoTIFF, a GeoPackage, GeoJSON, a zipped shapefile …).',
     '',

@@ -32,7 +32,7 @@ export const url = defineConnector({
   secrets: [],
   example: { url: 'https://example.org/data/parcels.geojson' },
   implemented: true,
-  verifiedAgainst: 'a local HTTP server in the tests (redirects, ETag and Last-Modified, large files streamed, 401/404/5xx)',
+  verifiedAgainst: 'real server in npm test: a local HTTP server in the tests (redirects, ETag and Last-Modified, large files streamed, 401/404/5xx)',
   notes: [
     'Each use downloads the file again and streams it to disk; the upload size limit is enforced while it streams (a `Content-Length` over the limit is refused before the first byte). The file name comes from `Content-Disposition`, else from the last segment of the URL, and an extension is added from `Content-Type` when the name has none. The file is then prepared and inspected like an upload (a `.zip` may hold a shapefile).',
     '',

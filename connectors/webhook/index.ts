@@ -97,7 +97,7 @@ export const webhook = defineConnector({
   secrets: ['signing_secret', 'bearer_token'],
   example: { url: 'https://hooks.example.org/geoflow', signing_secret: '…' },
   implemented: true,
-  verifiedAgainst: 'a local HTTP receiver in the tests that checks the signature, the timestamp and the delivery id',
+  verifiedAgainst: 'real server in npm test: a local HTTP receiver in the tests that checks the signature, the timestamp and the delivery id',
   notes: [
     'A delivery is one `POST` to `url` whose body is the converted file itself, byte for byte (a `.zip` for shapefiles and other several-file outputs), streamed with its `Content-Length`. The body is not wrapped in JSON or multipart, so a receiver can store or forward it as is and check the signature over exactly the bytes it received. Headers describe it:',
     '',

@@ -1,3 +1,4 @@
+import type { ConvertRequest } from '../workspaces/workspace.js';
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
 import type { Subscription } from '../notifications/subscriptions.js';
@@ -30,6 +31,8 @@ export interface JobDefinition {
   python_script: string | null;
   python_filename: string | null;
   output_format: string | null;
+  /** The output format's creation options, as a Workspace convert takes them (absent in Jobs saved before: none). */
+  creation_options?: ConvertRequest['creation_options'];
   /** Null while the Job has no Destination yet: its Runs then fail at deliver, saying so. */
   destination_id: string | null;
   destination_target: Record<string, unknown>;

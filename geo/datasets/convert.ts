@@ -118,9 +118,14 @@ export function checkConvertRequest(request: ConvertRequest, dataset: { kind: 'v
     checkPipeline(request.transformation, 'transformation', 'invalid_parameter');
   }
   if (request.layers?.length) checkLayers(request.layers, dataset.layers);
-  if (format.kind === 'vector' && isEngineOutput(format.id)) engineCreationOptions(format.id, engineOptionsOf(request.creationOptions));
-  else creationOptionArgs(format, request.creationOptions);
+  checkCreationOptions(format, request.creationOptions);
   return format;
+}
+
+/** Creation options checked against the format's own list: the one check Workspace converts and Jobs share. */
+export function checkCreationOptions(format: FormatEntry, options: CreationOptions | null | undefined): void {
+  if (format.kind === 'vector' && isEngineOutput(format.id)) engineCreationOptions(format.id, engineOptionsOf(options));
+  else creationOptionArgs(format, options);
 }
 
 function isWgs84(crs: string): boolean {

@@ -62,10 +62,17 @@ export async function prepareUpload(uploadPath: string, originalFilename: string
     await linkOrCopy(uploadPath, target);
     ref = refFor(target);
   }
+  // GDAL 3.6 has no Parquet driver: the formats engine copies the rows into a GeoPackage (it reads
+  // the coordinate or geometry columns named; the CRS given replaces the file's, as for any file).
+  if (await isParquetDataset(ref.path)) {
+    const copy = await prepareParquet(ref, path.join(workDir, 'parquet'), options.read);
+    return options.read?.sourceCrs ? { ...copy, assumedCrs: options.read.sourceCrs, crsOverride: true } : copy;
+  }
+  if (options.read?.geometryColumn) {
+    throw new DomainError('invalid_parameter', 'geometry_column applies to Parquet files; this upload is not one', { parameter: 'geometry_column' });
+  }
   if (options.read) ref = withReadOptions(ref, options.read);
   if (ref.driver === 'CSV' && (await isOneColumnCsv(ref.path))) return readOneColumnCsv(ref, path.join(workDir, 'one-column-csv'));
-  // GDAL 3.6 has no Parquet driver: the formats engine copies the rows into a GeoPackage.
-  if (await isParquetDataset(ref.path)) return prepareParquet(ref, path.join(workDir, 'parquet'));
   return ref;
 }
 

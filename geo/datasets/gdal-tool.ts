@@ -1,7 +1,8 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import { scrubPaths, unsandboxedGdalEnv } from './gdal.js';
+import { unsandboxedGdalEnv } from './gdal.js';
+import { scrubPaths } from './gdal-text.js';
 import { runSandboxed, type Mount } from '../sandbox/sandbox.js';
 
 /*

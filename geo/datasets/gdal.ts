@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import type * as Gdal from 'gdal-async';
 import { DomainError } from '../../domain/errors.js';
 import { gdalNoNetworkEnv } from '../sandbox/sandbox.js';
-import type { ParquetOrigin } from '../formats/geoparquet.js';
+import type { DatasetRef } from './dataset-ref.js';
+import { errorText, scrubPaths } from './gdal-text.js';
 
 /*
  * The one place that loads gdal-async and sets process-wide GDAL options, so every geo module
@@ -39,6 +40,9 @@ function loadGdal(): typeof Gdal {
 
 /** gdal-async: a stand-in until the first property read loads it, then the module itself. */
 export let gdal: typeof Gdal = new Proxy({} as typeof Gdal, { get: (_target, key) => Reflect.get(loadGdal(), key) });
+
+export type { DatasetRef } from './dataset-ref.js';
+export { errorText, scrubPaths } from './gdal-text.js';
 
 export type Dataset = Gdal.Dataset;
 export type Layer = Gdal.Layer;
@@ -121,33 +125,6 @@ function refuseIndirection(file: string): void {
   ) {
     throw new DomainError('invalid_source', 'Files that describe other datasets (VRT, service descriptions) are not accepted as uploads');
   }
-}
-
-/**
- * What GDAL opens for a Workspace: a path on the server plus the open options it needs.
- * Internal only: it holds a filesystem path, so it is stored server-side and never returned by
- * the API (inspect, preview and convert results carry no paths).
- */
-export interface DatasetRef {
-  /** File or folder GDAL opens (a folder for several shapefiles side by side, or a .gdb). */
-  path: string;
-  /** Driver open options (`KEY=VALUE`), e.g. the CSV geometry column guesses. */
-  openOptions: string[];
-  /** Driver that the open options belong to (only set with openOptions). */
-  driver?: string;
-  /**
-   * CRS assumed for layers that carry none: coordinates in CSV lon/lat or WKT columns are WGS 84
-   * by convention, and CSV has no place to say so.
-   */
-  assumedCrs?: string;
-  /** assumedCrs replaces the CRS the file declares (source_crs set on upload or import). */
-  crsOverride?: boolean;
-  /** Remarks about what was chosen (several datasets in one ZIP, …), for the Workspace warnings. */
-  warnings: string[];
-  /** The driver of the uploaded file when GDAL reads a copy of it (a one-column CSV). */
-  uploadDriver?: string;
-  /** A (Geo)Parquet upload, which GDAL reads through a GeoPackage copy (geo/formats/geoparquet.ts). */
-  parquet?: ParquetOrigin;
 }
 
 /**
@@ -303,16 +280,6 @@ export async function openDataset(ref: DatasetRef): Promise<Dataset> {
  */
 export function openAs(driver: string, file: string, mode: 'r' | 'r+' = 'r'): Promise<Dataset> {
   return gdal.drivers.get(driver).openAsync(file, mode);
-}
-
-/** GDAL messages quote file names; the API never shows server paths. */
-export function scrubPaths(message: string): string {
-  // Two segments at least, so a value like "Biel/Bienne" in a message is left alone.
-  return message.replace(/(?:\/[^\s'"`,;:()/]+){2,}\/?/g, (m) => `<${m.split('/').filter(Boolean).pop() || 'file'}>`);
-}
-
-export function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** Runs fn on an open dataset and always closes it (GDAL handles are not freed until GC otherwise). */

@@ -5,7 +5,7 @@ import type { DatasetRef } from './dataset-files.js';
 import { datasetSrs, gdal, layerSrs, withDataset, type Dataset, type Layer } from './gdal.js';
 import { crsLabel, fieldTypeLabel, geometryTypeLabel } from './labels.js';
 import { crsAssigned, describeCrs, sourceSrs, type CrsDescription } from '../crs.js';
-import type { ParquetInspection } from '../formats/geoparquet.js';
+import type { ParquetInspection } from './dataset-ref.js';
 
 export interface FieldInfo {
   name: string;

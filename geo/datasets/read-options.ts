@@ -4,8 +4,8 @@ import { parseCrsInput } from '../crs.js';
 
 /*
  * How to read a dataset, besides what it says itself: the CRS its coordinates are in
- * (source_crs, replacing the file's own or filling its absence) and, for CSV, the columns holding
- * X, Y and Z. Given as form fields on upload and inside source_resource on a Workspace import or
+ * (source_crs, replacing the file's own or filling its absence) and, for CSV and plain Parquet, the
+ * columns holding X, Y and Z, or (Parquet) the one holding WKB or WKT. Given as form fields on upload and inside source_resource on a Workspace import or
  * a Job (docs/api-conventions.md, "Reading options"), the same names everywhere.
  */
 
@@ -14,9 +14,11 @@ export interface ReadOptions {
   xColumn?: string;
   yColumn?: string;
   zColumn?: string;
+  /** Parquet without GeoParquet metadata: the column holding WKB or WKT geometry. */
+  geometryColumn?: string;
 }
 
-export const READ_OPTION_KEYS = ['source_crs', 'x_column', 'y_column', 'z_column'] as const;
+export const READ_OPTION_KEYS = ['source_crs', 'x_column', 'y_column', 'z_column', 'geometry_column'] as const;
 
 const invalidParameter = (message: string, parameter: string) => new DomainError('invalid_parameter', message, { parameter });
 
@@ -49,6 +51,10 @@ export function splitReadOptions(given: Record<string, unknown>, at: string): { 
     if (!options.xColumn) throw invalidParameter(`${at}.z_column needs x_column and y_column`, `${at}.z_column`);
     options.zColumn = raw.z_column.trim();
   }
+  if (raw.geometry_column) {
+    if (options.xColumn) throw invalidParameter(`${at}: geometry_column or x_column and y_column, not both`, `${at}.geometry_column`);
+    options.geometryColumn = raw.geometry_column.trim();
+  }
   return { options, rest };
 }
 
@@ -59,6 +65,7 @@ export function readOptionsRecord(options: ReadOptions): Record<string, string> 
     ...(options.xColumn ? { x_column: options.xColumn } : {}),
     ...(options.yColumn ? { y_column: options.yColumn } : {}),
     ...(options.zColumn ? { z_column: options.zColumn } : {}),
+    ...(options.geometryColumn ? { geometry_column: options.geometryColumn } : {}),
   };
 }
 

@@ -2,7 +2,8 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import type { DatasetRef } from '../datasets/gdal.js';
+import type { DatasetRef, ParquetInspection, ParquetOrigin } from '../datasets/dataset-ref.js';
+import type { ReadOptions } from '../datasets/read-options.js';
 import { EngineRefusal, runEngine, type EngineLimits } from './engine.js';
 
 /*
@@ -13,30 +14,6 @@ import { EngineRefusal, runEngine, type EngineLimits } from './engine.js';
  * "GeoParquet in"). GeoParquet out: the engine reads the layer with its own GDAL and writes
  * GeoParquet 1.1.
  */
-
-/** What the Parquet footers say of the one layer a (Geo)Parquet file or folder holds. */
-export interface ParquetInspection {
-  layer: {
-    name: string;
-    feature_count: number;
-    fields: { name: string; type: string }[];
-    geometry_type: string | null;
-    has_geometry: boolean;
-    crs: string | null;
-    crs_projjson?: Record<string, unknown> | null;
-    extent: [number, number, number, number] | null;
-  };
-  geoparquet_version: string | null;
-  encoding: string | null;
-  warnings: string[];
-  files: number;
-}
-
-/** The parts of a DatasetRef that a GeoParquet input adds: where the Parquet is and what it said. */
-export interface ParquetOrigin {
-  paths: string[];
-  inspection: ParquetInspection;
-}
 
 const MAGIC = 'PAR1';
 
@@ -71,16 +48,12 @@ export async function isParquetDataset(p: string): Promise<boolean> {
   return entries.some((e) => e.isFile() && /\.(geo)?parquet$/i.test(e.name)) && !entries.some((e) => /\.shp$/i.test(e.name));
 }
 
-/** Open options a user may give a plain Parquet file (GDAL's spelling, KEY=VALUE). */
-const parquetOpenOptions = new Set(['GEOMETRY_COLUMN', 'X_COLUMN', 'Y_COLUMN', 'CRS']);
-
-function openOptionsOf(ref: DatasetRef): Record<string, string> {
+/** The engine's reading options of a plain Parquet file, from the caller's reading options (geo/datasets/read-options.ts). */
+function openOptionsOf(read: ReadOptions | undefined): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const o of ref.openOptions) {
-    const eq = o.indexOf('=');
-    const key = (eq < 0 ? o : o.slice(0, eq)).toUpperCase();
-    if (parquetOpenOptions.has(key)) out[key] = eq < 0 ? '' : o.slice(eq + 1);
-  }
+  if (read?.geometryColumn) out.GEOMETRY_COLUMN = read.geometryColumn;
+  if (read?.xColumn && read.yColumn) Object.assign(out, { X_COLUMN: read.xColumn, Y_COLUMN: read.yColumn });
+  if (read?.sourceCrs) out.CRS = read.sourceCrs;
   return out;
 }
 
@@ -99,6 +72,7 @@ export function parquetLayerName(p: string): string {
 export async function prepareParquet(
   ref: DatasetRef,
   workDir: string,
+  read?: ReadOptions,
   limits: Omit<EngineLimits, 'what'> = {},
 ): Promise<DatasetRef & { parquet: ParquetOrigin }> {
   const name = parquetLayerName(ref.path);
@@ -109,7 +83,7 @@ export async function prepareParquet(
     // One process reads the footers, then copies the rows (the interpreter starts once).
     ({ inspection } = await runEngine<{ inspection: ParquetInspection }>(
       'prepare',
-      { paths: [ref.path], open_options: openOptionsOf(ref), layer_name: name, output: gpkg },
+      { paths: [ref.path], open_options: openOptionsOf(read), layer_name: name, output: gpkg },
       { readable: [ref.path], writable: [workDir] },
       { ...limits, what: 'Reading the GeoParquet file' },
     ));

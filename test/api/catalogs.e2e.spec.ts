@@ -84,8 +84,8 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
       geographic: true,
     });
     const unknown = await sut.app.inject({ method: 'GET', url: '/api/v1/crs/EPSG:999999' });
-    expect(unknown.statusCode).toBe(400);
-    expect(unknown.json().error).toMatchObject({ code: 'invalid_parameter' });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error).toMatchObject({ code: 'not_found' });
     expect(unknown.json().error.message).toContain('EPSG:999999');
     for (const bad of ['%2Fetc%2Fpasswd', 'http:%2F%2Fexample.org%2Fcrs', '%2Bproj%3Dlonglat']) {
       const res = await sut.app.inject({ method: 'GET', url: `/api/v1/crs/${bad}` });

@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { startHubStandIn, type HubStandIn } from '../servers/hub/server.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { bearer } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
 import { ALL_SCOPES } from '../support/service-processes.js';
 
 /*
@@ -11,30 +13,36 @@ import { ALL_SCOPES } from '../support/service-processes.js';
  * in plain text); a portal item without an owner is listed (the hub browse answered 500).
  */
 
+/** The harness's request, but with the body written by JSON.stringify (see below). */
+const it = e2eTest({ scopes: ALL_SCOPES }).extend<{
+  $file: { call: (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) => Promise<LightMyRequestResponse> };
+}>({
+  call: [
+    async ({ sut, token }, use) =>
+      use((method, url, payload) =>
+        sut.app.inject({
+          method,
+          url,
+          headers: { ...bearer(token), 'content-type': 'application/json' },
+          // JSON.stringify writes a lone surrogate as the escape \ud800: valid JSON, which parses back to it.
+          ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
+        }),
+      ),
+    { scope: 'file' },
+  ],
+});
+
 describe.skipIf(skipWithoutDatabase)('input the service cannot keep, answers it cannot trust', () => {
-  let sut: TestApp;
-  let token: string;
   let portal: HubStandIn;
-  const call = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown) =>
-    sut.app.inject({
-      method,
-      url,
-      headers: { ...bearer(token), 'content-type': 'application/json' },
-      // JSON.stringify writes a lone surrogate as the escape \ud800: valid JSON, which parses back to it.
-      ...(payload === undefined ? {} : { payload: JSON.stringify(payload) }),
-    });
 
   beforeAll(async () => {
-    sut = await createTestApp();
-    token = await createToken(sut.app, await login(sut.app), ALL_SCOPES);
     portal = await startHubStandIn();
   });
   afterAll(async () => {
     await portal?.stop();
-    await sut?.close();
   });
 
-  it('a lone surrogate anywhere in a JSON body is a 422 validation_error naming where, on every route, and nothing is stored', async () => {
+  it('a lone surrogate anywhere in a JSON body is a 422 validation_error naming where, on every route, and nothing is stored', async ({ call }) => {
     const lone = 'Parcels \ud800';
     const url = { type: 'url', configuration: { url: 'https://example.org/data.geojson' } };
     const attempts: [string, unknown, string][] = [
@@ -58,7 +66,7 @@ describe.skipIf(skipWithoutDatabase)('input the service cannot keep, answers it 
     expect(listed.map((s) => s.name)).toEqual(['Parcels 🗺']);
   });
 
-  it('an Oracle connect_string carrying user/password@ is refused, and the password is not repeated', async () => {
+  it('an Oracle connect_string carrying user/password@ is refused, and the password is not repeated', async ({ call }) => {
     const res = await call('POST', '/api/v1/sources', {
       name: 'ora',
       type: 'oracle',
@@ -70,7 +78,7 @@ describe.skipIf(skipWithoutDatabase)('input the service cannot keep, answers it 
     expect((await call('GET', '/api/v1/sources')).json().items.some((s: { type: string }) => s.type === 'oracle')).toBe(false);
   });
 
-  it('a portal item without an owner (or title, or tags) is listed, not a 500', async () => {
+  it('a portal item without an owner (or title, or tags) is listed, not a 500', async ({ call }) => {
     const item = portal.addServiceItem(portal.users[0]!.username, 'Odd item', 'https://services.example.org/arcgis/rest/services/X/FeatureServer');
     Object.assign(portal.items.get(item.id)!, { owner: undefined, tags: undefined });
     const source = await call('POST', '/api/v1/sources', { name: 'hub', type: 'hub', configuration: { url: portal.url, api_key: portal.apiKey } });

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { operationCatalog } from '../../geo/operations/catalog.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
 
 type Schema = Record<string, any>;
 
@@ -38,22 +38,12 @@ function admits(schema: Schema, value: string): boolean {
   return patterns.every((p: string) => new RegExp(p, 'u').test(value));
 }
 
+const it = e2eTest({ scopes: ['recipes:read', 'recipes:write'] }).extend<{ $file: { doc: Schema } }>({
+  doc: [async ({ sut }, use) => use((await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json()), { scope: 'file' }],
+});
+
 describe.skipIf(skipWithoutDatabase)('the OpenAPI document is as strict as the server', () => {
-  let sut: TestApp;
-  let token: string;
-  let doc: Schema;
-  beforeAll(async () => {
-    sut = await createTestApp();
-    const cookie = await login(sut.app);
-    token = await createToken(sut.app, cookie, ['recipes:read', 'recipes:write']);
-    doc = (await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
-  });
-  afterAll(async () => sut?.close());
-
-  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown) =>
-    sut.app.inject({ method, url, headers: bearer(token), ...(payload !== undefined ? { payload: payload as object } : {}) });
-
-  it('describes operations as a union discriminated by type, one member per catalog entry with its parameters', async () => {
+  it('describes operations as a union discriminated by type, one member per catalog entry with its parameters', async ({ doc, send: call }) => {
     for (const name of ['OperationInput', 'Operation']) {
       const union = doc.components.schemas[name];
       expect(Object.keys(union.discriminator.mapping)).toEqual(operationCatalog.map((d) => d.id));
@@ -75,7 +65,7 @@ describe.skipIf(skipWithoutDatabase)('the OpenAPI document is as strict as the s
     expect(extraKey.statusCode).toBe(422);
   });
 
-  it('gives every request string a pattern that refuses NUL, and the server refuses NUL in bodies, paths and queries', async () => {
+  it('gives every request string a pattern that refuses NUL, and the server refuses NUL in bodies, paths and queries', async ({ doc, send: call }) => {
     const strings = requestStrings(doc);
     expect(strings.length).toBeGreaterThan(20);
     for (const { where, schema } of strings) expect(admits(schema, 'a\u0000b'), where).toBe(false);
@@ -91,7 +81,7 @@ describe.skipIf(skipWithoutDatabase)('the OpenAPI document is as strict as the s
     expect(inQuery.statusCode).toBe(400);
   });
 
-  it('says what a cursor looks like, and every cursor the server issues matches it', async () => {
+  it('says what a cursor looks like, and every cursor the server issues matches it', async ({ doc, send: call }) => {
     const cursor = doc.paths['/api/v1/recipes'].get.parameters.find((p: Schema) => p.name === 'cursor').schema;
     for (let i = 0; i < 3; i++) expect((await call('POST', '/api/v1/recipes', { name: `r${i}`, operations: [] })).statusCode).toBe(201);
     const page = (await call('GET', '/api/v1/recipes?limit=2')).json();
@@ -104,7 +94,7 @@ describe.skipIf(skipWithoutDatabase)('the OpenAPI document is as strict as the s
     expect((await call('GET', '/api/v1/recipes?cursor=garbage')).statusCode).toBe(400);
   });
 
-  it('refuses blank names in the document as on the server, whatever white space they hold', async () => {
+  it('refuses blank names in the document as on the server, whatever white space they hold', async ({ doc, send: call }) => {
     const name = doc.paths['/api/v1/recipes'].post.requestBody.content['application/json'].schema.properties.name;
     for (const blank of [' ', '\t\n', '\u00a0', '\ufeff', '\u3000 ']) {
       expect(admits(name, blank), JSON.stringify(blank)).toBe(false);
@@ -115,7 +105,7 @@ describe.skipIf(skipWithoutDatabase)('the OpenAPI document is as strict as the s
     expect(created.json().name).toBe('kept');
   });
 
-  it('answers 405 with Allow for a method a known path does not take', async () => {
+  it('answers 405 with Allow for a method a known path does not take', async ({ sut, send: call }) => {
     const res = await sut.app.inject({ method: 'DELETE', url: '/api/v1/formats' });
     expect(res.statusCode).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD');

@@ -1,24 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { registerUser } from '../../application/accounts.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { createToken, login } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
+
+const it = e2eTest({ scopes: ['recipes:read', 'recipes:write'] });
 
 describe.skipIf(skipWithoutDatabase)('Recipes through /api/v1', () => {
-  let sut: TestApp;
-  let cookie: string;
-  let token: string;
-
-  beforeAll(async () => {
-    sut = await createTestApp();
-    cookie = await login(sut.app);
-    token = await createToken(sut.app, cookie, ['recipes:read', 'recipes:write']);
-  });
-  afterAll(async () => sut?.close());
-
-  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, t = token) =>
-    sut.app.inject({ method, url, headers: bearer(t), ...(payload === undefined ? {} : { payload: payload as object }) });
-
-  it('creates, lists, gets, updates and deletes, each write visible to the next read', async () => {
+  it('creates, lists, gets, updates and deletes, each write visible to the next read', async ({ send: call }) => {
     const created = await call('POST', '/api/v1/recipes', {
       name: 'Clean parcels',
       operations: [
@@ -53,7 +42,7 @@ describe.skipIf(skipWithoutDatabase)('Recipes through /api/v1', () => {
     expect((await call('DELETE', `/api/v1/recipes/${recipe.id}`)).statusCode).toBe(404);
   });
 
-  it("hides another user's Recipe exactly like a missing one", async () => {
+  it("hides another user's Recipe exactly like a missing one", async ({ sut, send: call }) => {
     const mine = (await call('POST', '/api/v1/recipes', { name: 'private', operations: [] })).json();
     await registerUser(sut.services, { email: 'second@example.com', password: 'another long password' });
     const otherCookie = await login(sut.app, { email: 'second@example.com', password: 'another long password' });
@@ -69,14 +58,14 @@ describe.skipIf(skipWithoutDatabase)('Recipes through /api/v1', () => {
     expect((await call('GET', `/api/v1/recipes/${mine.id}`)).statusCode).toBe(200);
   });
 
-  it('refuses a write without recipes:write with 403 and names the scope', async () => {
+  it('refuses a write without recipes:write with 403 and names the scope', async ({ sut, cookie, send: call }) => {
     const readOnly = await createToken(sut.app, cookie, ['recipes:read']);
     const res = await call('POST', '/api/v1/recipes', { name: 'x', operations: [] }, readOnly);
     expect(res.statusCode).toBe(403);
     expect(res.json().error).toMatchObject({ code: 'forbidden', details: { missing_scopes: ['recipes:write'] } });
   });
 
-  it('validates operations against the catalog and names the field', async () => {
+  it('validates operations against the catalog and names the field', async ({ send: call }) => {
     const res = await call('POST', '/api/v1/recipes', {
       name: 'bad',
       operations: [{ type: 'buffer', distance: 'far' }, { type: 'teleport' }, { type: 'simplify', tolerance: 1, layer: 'a' }],
@@ -89,7 +78,7 @@ describe.skipIf(skipWithoutDatabase)('Recipes through /api/v1', () => {
     expect((await call('POST', '/api/v1/recipes', { operations: [] })).json().error.details.issues[0].path).toBe('body.name');
   });
 
-  it('pages through a list with limit and cursor', async () => {
+  it('pages through a list with limit and cursor', async ({ send: call }) => {
     for (let i = 0; i < 5; i++) await call('POST', '/api/v1/recipes', { name: `page ${i}`, operations: [] });
     const seen: string[] = [];
     let cursor: string | null = null;

@@ -8,9 +8,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { allScopes } from '../../domain/accounts/scopes.js';
 import { startPostgres, startTemporal, type LocalPostgres, type LocalTemporal } from '../../scripts/local-services.js';
-import { startS3Server } from '../servers/s3/server.js';
+import { startS3Server } from '../../devservers/s3/server.js';
 import { finished, postgisConfiguration, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
-import { createNetwork, type Host, type Network } from './network.js';
+import { createNetwork, type Host, type Network } from '../../devservers/network.js';
 
 /*
  * The whole service on seven hosts of a namespace network (./network.ts), sharing only what

@@ -2,12 +2,12 @@ import { existsSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs
 import { request } from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3ServerUnavailable } from '../servers/s3/server.js';
+import { s3ServerUnavailable } from '../../devservers/s3/server.js';
 import { fixtureDir, manyPointsGpkg, pointsGeoJson } from '../support/fixtures.js';
 import { multipartFile } from '../support/multipart.js';
 import { fileBody, finished, type RunJson } from '../support/jobs.js';
 import { SMALL_DISK_MB, sleep, startCluster, until, waitForRun, type ApiClient, type Cluster } from './cluster.js';
-import { networkUnavailable } from './network.js';
+import { networkUnavailable } from '../../devservers/network.js';
 import { temporalMissing } from '../support/worker.js';
 
 /*
@@ -111,7 +111,16 @@ describe.skipIf(skip)(`several hosts under faults (network namespaces)${skip ? `
       'SELECT status, count(*) AS n FROM rm.runs WHERE id = ANY($1) GROUP BY status',
       [runIds],
     );
-    expect(statuses.map((s) => [s.status, Number(s.n)])).toEqual([['succeeded', JOBS * PER_JOB]]);
+    // A Run that did not succeed names its error in the failure message.
+    const unsuccessful = await cluster.sql<{ id: string; status: string; error: unknown }>(
+      'geoflow',
+      "SELECT id, status, error FROM rm.runs WHERE id = ANY($1) AND status <> 'succeeded'",
+      [runIds],
+    );
+    expect(
+      statuses.map((s) => [s.status, Number(s.n)]),
+      JSON.stringify(unsuccessful),
+    ).toEqual([['succeeded', JOBS * PER_JOB]]);
     // Every Run's rows once: ten deliveries of five rows per table, one ledger row per Run.
     for (let i = 0; i < JOBS; i++) expect(await count(`spread_${i}`), `spread_${i}`).toBe(PER_JOB * ROWS);
     const ledger = await cluster.sql<{ n: string; ids: string }>(

@@ -1,23 +1,20 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { registerUser } from '../../application/accounts.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { createToken, login } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
 
 const SECRET = 'pw-0f1e2d3c-plain-secret';
+const it = e2eTest({ scopes: ['sources:read', 'sources:write', 'destinations:read', 'destinations:write'] });
 
 describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1', () => {
-  let sut: TestApp;
-  let token: string;
   let files: Server;
   let filesUrl: string;
 
   beforeAll(async () => {
-    sut = await createTestApp();
-    const cookie = await login(sut.app);
-    token = await createToken(sut.app, cookie, ['sources:read', 'sources:write', 'destinations:read', 'destinations:write']);
     files = createServer((req, res) => {
       if (req.url === '/data.geojson') return res.writeHead(200, { 'content-type': 'application/geo+json' }).end('{"type":"FeatureCollection","features":[]}');
       res.writeHead(404).end();
@@ -25,16 +22,13 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
     filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
   });
-  afterAll(async () => {
+  afterAll(() => {
     files?.close();
-    await sut?.close();
   });
 
-  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, t = token) =>
-    sut.app.inject({ method, url, headers: bearer(t), ...(payload === undefined ? {} : { payload: payload as object }) });
   const postgis = { host: '127.0.0.1', database: 'gis', username: 'loader', password: SECRET };
 
-  it('creates, lists, gets, updates and deletes; secrets are write-only flags', async () => {
+  it('creates, lists, gets, updates and deletes; secrets are write-only flags', async ({ send: call }) => {
     const created = await call('POST', '/api/v1/sources', { name: 'Warehouse', type: 'postgis', configuration: postgis });
     expect(created.statusCode).toBe(201);
     const source = created.json();
@@ -68,7 +62,7 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     expect((await call('GET', `/api/v1/sources/${source.id}`)).json().error.code).toBe('source_not_found');
   });
 
-  it('keeps plain secrets out of events and read models (sealed with AES-256-GCM)', async () => {
+  it('keeps plain secrets out of events and read models (sealed with AES-256-GCM)', async ({ sut, send: call }) => {
     const created = (await call('POST', '/api/v1/destinations', { name: 'Out', type: 'postgis', configuration: postgis })).json();
     const events = await sut.services.pool.anyFirst(sql.unsafe`SELECT data::text FROM events WHERE stream_id = ${`destination-${created.id}`}`);
     expect(events.length).toBe(1);
@@ -79,7 +73,7 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     expect(String(row.j)).not.toContain('v1.');
   });
 
-  it('refuses unknown types, unknown fields and Source-only types as Destinations with a 422 naming the field', async () => {
+  it('refuses unknown types, unknown fields and Source-only types as Destinations with a 422 naming the field', async ({ send: call }) => {
     const unknown = await call('POST', '/api/v1/sources', { name: 'x', type: 'duckdb', configuration: {} });
     expect(unknown.statusCode).toBe(422);
     expect(unknown.json().error.details.issues[0].path).toBe('body.type');
@@ -99,7 +93,7 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     expect(missing.json().error.details.issues.map((i: { path: string }) => i.path)).toContain('body.configuration.database');
   });
 
-  it("another user's connections are missing to them; scopes are enforced", async () => {
+  it("another user's connections are missing to them; scopes are enforced", async ({ sut, send: call }) => {
     const mine = (await call('POST', '/api/v1/sources', { name: 'Mine', type: 'url', configuration: { url: `${filesUrl}/data.geojson` } })).json();
     await registerUser(sut.services, { email: 'other@example.com', password: 'another long password' });
     const otherCookie = await login(sut.app, { email: 'other@example.com', password: 'another long password' });
@@ -120,7 +114,7 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     expect(refused.statusCode).toBe(403);
   });
 
-  it('tests drafts and saved connections with a classified, secret-free result', async () => {
+  it('tests drafts and saved connections with a classified, secret-free result', async ({ send: call }) => {
     const ok = await call('POST', '/api/v1/sources/test', { type: 'url', configuration: { url: `${filesUrl}/data.geojson` } });
     expect(ok.statusCode).toBe(200);
     expect(ok.json()).toMatchObject({ ok: true, status: 'ok' });
@@ -147,14 +141,14 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     expect(later.body).not.toContain(SECRET);
   });
 
-  it('discovery is for types that can list their tables (not url)', async () => {
+  it('discovery is for types that can list their tables (not url)', async ({ send: call }) => {
     const saved = (await call('POST', '/api/v1/sources', { name: 'File', type: 'url', configuration: { url: `${filesUrl}/data.geojson` } })).json();
     const res = await call('GET', `/api/v1/sources/${saved.id}/discover`);
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('invalid_source');
   });
 
-  it('serves the connector catalogue without a token', async () => {
+  it('serves the connector catalogue without a token', async ({ sut }) => {
     const res = await sut.app.inject({ method: 'GET', url: '/api/v1/connectors' });
     expect(res.statusCode).toBe(200);
     const items = res.json().items as { type: string; kinds: string[]; secrets: string[] }[];

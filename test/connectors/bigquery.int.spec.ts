@@ -7,14 +7,14 @@ import { bigQueryColumnNames } from '../../connectors/bigquery/deliver.js';
 import { bigquery as connector } from '../../connectors/bigquery/index.js';
 import { gdal } from '../../geo/datasets/gdal.js';
 import { fixtureDir } from '../support/fixtures.js';
-import { bigQueryPython, bigQueryServerUnavailable, startBigQueryServer, type BigQueryServer } from '../servers/bigquery/server.js';
+import { bigQueryPython, bigQueryServerUnavailable, startBigQueryServer, type BigQueryServer } from '../../devservers/bigquery/server.js';
 import { closedPort, connectorContext, deliverInput, expectConnectorError, filesIn, pollUntilStopped } from './support.js';
 import { boroughsGpkg, countriesGpkg, LONG_FIELD, nullGeometriesGpkg } from './warehouse-fixtures.js';
 
 const unavailable = bigQueryServerUnavailable();
 
 /**
- * The bigquery connector against the BigQuery REST stand-in (test/servers/bigquery), whose
+ * The bigquery connector against the BigQuery REST stand-in (devservers/bigquery), whose
  * answers are first checked with Google's own Python client (check.py).
  */
 describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? ` — skipped: ${unavailable}` : ''}`, () => {
@@ -56,7 +56,7 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
   };
 
   it("answers Google's Python client as BigQuery does (datasets, load upload, tabledata.list, query jobs, copy, errors)", async () => {
-    const child = execFile(bigQueryPython, [path.resolve('test/servers/bigquery/check.py'), server.endpoint, server.project]);
+    const child = execFile(bigQueryPython, [path.resolve('devservers/bigquery/check.py'), server.endpoint, server.project]);
     child.stdin!.end(JSON.stringify({ writer: server.keys.writer, nobody: server.keys.nobody }));
     const [stdout, stderr] = await new Promise<[string, string]>((resolve, reject) => {
       let out = '';

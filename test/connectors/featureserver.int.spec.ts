@@ -10,7 +10,11 @@ import { closedPort, connectorContext, expectConnectorError, filesIn } from './s
 
 const TOKEN = 'arcgis-token-77f0c2';
 
-describe('featureserver connector against a local FeatureServer-protocol server', () => {
+/*
+ * The reads run against Koop (the second describe); the stand-in keeps what Koop lacks: tokens and
+ * ArcGIS error objects, layers without pagination (read by objectIds), tables, projected layers, MapServer.
+ */
+describe('featureserver connector against the stand-in, for what Koop lacks', () => {
   let open: FeatureServerFixture;
   let secured: FeatureServerFixture;
   let files: HttpFixtureServer;
@@ -69,28 +73,10 @@ describe('featureserver connector against a local FeatureServer-protocol server'
     expect(sut.configuration.safeParse({ url: 'not a url' }).success).toBe(false);
   });
 
-  it('reads a paged polygon layer into one GeoPackage layer, multipart parcels included', async () => {
-    const ctx = connectorContext();
-    const got = await extract({ url: open.url }, { layer: 0 }, ctx);
-    expect(got).toMatchObject({ filename: 'Parcels.gpkg', features: 230 });
-    expect(filesIn(ctx.workDir)).toEqual(['Parcels.gpkg']);
-    const layer = read(got.file);
-    expect(layer).toMatchObject({ driver: 'GPKG', layer: 'Parcels', count: 230, geometryType: gdal.wkbMultiPolygon, epsg: '2056' });
-    expect(layer.fields).toEqual(expect.arrayContaining(['parcel_id', 'zone', 'area']));
-    expect(new Set(layer.rows.map((r) => r.parcel_id)).size).toBe(230);
-    // parcel 10 has two rings apart: a multipolygon of two parts; the others are single parts
-    expect(layer.parts[layer.rows.findIndex((r) => r.parcel_id === 'P-0010')]).toBe(2);
-    expect(layer.parts[layer.rows.findIndex((r) => r.parcel_id === 'P-0001')]).toBe(1);
-    // 100 a page (the layer's maxRecordCount): three queries after the description
-    const queries = open.requests.filter((r) => r.path.endsWith('/0/query'));
-    expect(queries.length).toBeGreaterThanOrEqual(3);
-  });
-
-  it('filters with where, reads layers without pagination by objectIds, and tables without geometry', async () => {
-    const zoned = await extract({ url: open.url }, { layer: 0, where: "zone = 'commercial' AND area > 5000" });
-    const zonedRows = read(zoned.file).rows;
-    expect(zonedRows.length).toBe(open.layers[0]!.features.filter((f) => f.attributes.zone === 'commercial' && (f.attributes.area as number) > 5000).length);
-    expect(zonedRows.every((r) => r.zone === 'commercial')).toBe(true);
+  it('reads layers without pagination by objectIds (also through a MapServer), tables without geometry, and a projected layer (EPSG:2056)', async () => {
+    const parcels = read((await extract({ url: open.url }, { layer: 0, where: "zone = 'commercial' AND area > 5000" })).file);
+    expect(parcels).toMatchObject({ layer: 'Parcels', geometryType: gdal.wkbMultiPolygon, epsg: '2056' });
+    expect(parcels.rows.every((r) => r.zone === 'commercial')).toBe(true);
 
     const before = open.requests.length;
     const hydrants = await extract({ url: open.url }, { layer: 1 });
@@ -98,6 +84,10 @@ describe('featureserver connector against a local FeatureServer-protocol server'
     expect(points).toMatchObject({ layer: 'Hydrants', count: 45, geometryType: gdal.wkbPoint, epsg: '4326' });
     // ids first, then 20 at a time
     expect(open.requests.slice(before).filter((r) => r.path.endsWith('/1/query'))).toHaveLength(4);
+
+    // the same layer through the service's MapServer
+    const viaMap = read((await extract({ url: open.url.replace(/FeatureServer$/, 'MapServer') }, { layer: 1 })).file);
+    expect(viaMap).toMatchObject({ layer: 'Hydrants', count: 45 });
 
     const owners = read((await extract({ url: open.url }, { layer: 2 })).file);
     expect(owners.count).toBe(5);
@@ -122,42 +112,12 @@ describe('featureserver connector against a local FeatureServer-protocol server'
     const badWhere = await expectConnectorError(extract({ url: open.url }, { layer: 0, where: 'zone LIKE x%' }), 'invalid_response');
     expect(badWhere.message).toContain('Unable to complete operation');
   });
-
-  it("keeps the server's object ids on every page, widens Integer fields that carry decimals, and refuses another layer than the one asked for (issue 38)", async () => {
-    const koopLike = await startFeatureServer({ assessments: true, missingLayerAsLayer0: true });
-    try {
-      const got = await extract({ url: koopLike.url }, { layer: 3 });
-      expect(got.features).toBe(120);
-      const ds = gdal.open(got.file);
-      try {
-        const layer = ds.layers.get(0);
-        const rows = layer.features.map((f) => ({ fid: f.fid, ...(f.fields.toObject() as { parcel: string; assessed: number }) }));
-        // 50 a page: ids from pages 2 and 3 too are the server's (5001, 5004, …), not renumbered
-        expect(rows.map((r) => r.fid)).toEqual(koopLike.layers[3]!.features.map((f) => f.attributes.OBJECTID));
-        expect(layer.fields.get('assessed').type).toBe(gdal.OFTReal);
-        expect(rows.find((r) => r.parcel === 'P-51')!.assessed).toBe(10192317.3 + 50);
-        expect(rows.find((r) => r.parcel === 'P-1')!.assessed).toBe(400000);
-      } finally {
-        ds.close();
-      }
-      // Koop answers a layer id it lacks with layer 0: that is not_found, not Parcels
-      const missing = await expectConnectorError(extract({ url: koopLike.url }, { layer: 7 }), 'not_found');
-      expect(missing.message).toContain('no layer 7');
-    } finally {
-      await koopLike.stop();
-    }
-  });
-
-  it('stops at the size limit while paging, leaving nothing behind', async () => {
-    const ctx = connectorContext({ maxBytes: 30 * 1024 });
-    const error = await expectConnectorError(extract({ url: open.url }, { layer: 0 }, ctx), 'too_large');
-    expect(error.details.max_bytes).toBe(30 * 1024);
-    expect(filesIn(ctx.workDir)).toEqual([]);
-  });
 });
 
 describe('featureserver connector against Koop 10.4 (a real FeatureServer: @koopjs/koop-core with the file GeoJSON provider)', () => {
   let koop: KoopServer;
+  const extractFrom = (url: string, r: Record<string, unknown>, ctx = connectorContext()) =>
+    sut.source!.extract(sut.configuration.parse({ url }), sut.source!.resource.parse(r), ctx, { sync: null });
   const trees = Array.from({ length: 130 }, (_, i) => ({
     type: 'Feature',
     // ids that are not 1…N, a height declared Integer by Koop (its first value is whole) that has decimals later, and non-ASCII text
@@ -170,17 +130,37 @@ describe('featureserver connector against Koop 10.4 (a real FeatureServer: @koop
     geometry: { type: 'Point', coordinates: [7.4 + i * 0.001, 46.9 + (i % 10) * 0.001] },
   }));
 
+  // 230 squares a row of 20 wide; parcel 10 has two squares apart (a multipolygon)
+  const square = (x: number, y: number) => [
+    [
+      [x, y],
+      [x + 0.0008, y],
+      [x + 0.0008, y + 0.0008],
+      [x, y + 0.0008],
+      [x, y],
+    ],
+  ];
+  const parcels = Array.from({ length: 230 }, (_, i) => {
+    const [x, y] = [7.4 + (i % 20) * 0.001, 46.9 + Math.floor(i / 20) * 0.001];
+    return {
+      type: 'Feature',
+      properties: { parcel_no: 1001 + i, parcel_id: `P-${String(i + 1).padStart(4, '0')}`, zone: ['residential', 'commercial', 'agricultural'][i % 3] },
+      geometry: i === 9 ? { type: 'MultiPolygon', coordinates: [square(x, y), square(x + 0.5, y)] } : { type: 'Polygon', coordinates: square(x, y) },
+    };
+  });
+
   beforeAll(async () => {
     koop = await startKoop(path.join(fixtureDir(), 'koop'));
     console.log(`Koop ${KOOP_VERSION} started in ${koop.startupMs} ms`);
     koop.addGeoJson('trees', { type: 'FeatureCollection', metadata: { idField: 'tree_id', maxRecordCount: 50, name: 'Trees' }, features: trees });
+    koop.addGeoJson('parcels', { type: 'FeatureCollection', metadata: { idField: 'parcel_no', maxRecordCount: 100, name: 'Parcels' }, features: parcels });
   });
   afterAll(async () => koop?.stop());
 
   it('tests the service, and reads a paged layer keeping ids, decimals and text; where filters', async () => {
     const url = koop.serviceUrl('trees');
     expect(await sut.test!(sut.configuration.parse({ url }), connectorContext())).toMatchObject({ ok: true, status: 'ok' });
-    const got = await sut.source!.extract(sut.configuration.parse({ url }), sut.source!.resource.parse({ layer: 0 }), connectorContext(), { sync: null });
+    const got = await extractFrom(url, { layer: 0 });
     expect(got).toMatchObject({ filename: 'Trees.gpkg', features: 130 });
     const ds = gdal.open(got.file);
     try {
@@ -194,22 +174,42 @@ describe('featureserver connector against Koop 10.4 (a real FeatureServer: @koop
     } finally {
       ds.close();
     }
-    const lindens = await sut.source!.extract(
-      sut.configuration.parse({ url }),
-      sut.source!.resource.parse({ layer: 0, where: "species = 'Tilia cordata'" }),
-      connectorContext(),
-      { sync: null },
-    );
+    const lindens = await extractFrom(url, { layer: 0, where: "species = 'Tilia cordata'" });
     expect(lindens.features).toBe(65);
   });
 
+  it('reads a paged polygon layer into one GeoPackage layer, the multipart parcel kept; an empty where result; the size limit while paging', async () => {
+    const url = koop.serviceUrl('parcels');
+    const ctx = connectorContext();
+    const got = await extractFrom(url, { layer: 0 }, ctx);
+    expect(got).toMatchObject({ filename: 'Parcels.gpkg', features: 230 });
+    expect(filesIn(ctx.workDir)).toEqual(['Parcels.gpkg']);
+    const ds = gdal.open(got.file);
+    try {
+      const layer = ds.layers.get(0);
+      expect(layer.geomType).toBe(gdal.wkbMultiPolygon);
+      const parts = new Map(
+        layer.features.map((f) => {
+          const g = f.getGeometry();
+          return [f.fields.get('parcel_id') as string, g instanceof gdal.GeometryCollection ? g.children.count() : 1];
+        }),
+      );
+      expect(parts.size).toBe(230);
+      expect(parts.get('P-0010')).toBe(2);
+      expect(parts.get('P-0001')).toBe(1);
+    } finally {
+      ds.close();
+    }
+    const none = await extractFrom(url, { layer: 0, where: "zone = 'none'" });
+    expect(none.features).toBe(0);
+    const small = connectorContext({ maxBytes: 30 * 1024 });
+    const error = await expectConnectorError(extractFrom(url, { layer: 0 }, small), 'too_large');
+    expect(error.details.max_bytes).toBe(30 * 1024);
+    expect(filesIn(small.workDir)).toEqual([]);
+  });
+
   it('refuses the layer Koop answers for an id it lacks (layer 0); a missing service fails the connection test', async () => {
-    const missing = await expectConnectorError(
-      sut.source!.extract(sut.configuration.parse({ url: koop.serviceUrl('trees') }), sut.source!.resource.parse({ layer: 7 }), connectorContext(), {
-        sync: null,
-      }),
-      'not_found',
-    );
+    const missing = await expectConnectorError(extractFrom(koop.serviceUrl('trees'), { layer: 7 }), 'not_found');
     expect(missing.message).toContain('no layer 7');
     const test = await sut.test!(sut.configuration.parse({ url: koop.serviceUrl('nothing-here') }), connectorContext());
     expect(test.ok).toBe(false);

@@ -12,7 +12,7 @@ import { startTestWorker, temporalAddress } from '../support/worker.js';
 import { startGdrive, type GdriveStandIn } from '../servers/gdrive/server.js';
 import { startMerginmaps, type MerginStandIn } from '../servers/merginmaps/server.js';
 import { startQfieldcloud, type QfcStandIn } from '../servers/qfieldcloud/server.js';
-import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
+import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
 import { closedPort } from './support.js';
 
 /*

@@ -10,7 +10,7 @@ import { fixtureDir, pointsGeoJson, zippedShapefile } from '../support/fixtures.
 import { multipartFile } from '../support/multipart.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
 import { azuriteUnavailable, startAzurite, type AzuriteServer } from '../servers/azurite/server.js';
-import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
+import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
 import { sshdUnavailable, startSshd, type Sshd } from '../servers/sshd/server.js';
 
 /*

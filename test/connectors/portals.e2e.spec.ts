@@ -3,17 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerUser } from '../../application/accounts.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
-import { boroughCentroidsCsv, boroughsShapefileZip, fixtureDir } from '../support/fixtures.js';
+import { boroughsShapefileZip, fixtureDir } from '../support/fixtures.js';
 import { createPostgisTarget, jobsClient } from '../support/jobs.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
-import { startCkanStandIn, type CkanStandIn } from '../servers/ckan/server.js';
 import { startHubStandIn, type HubItem, type HubStandIn } from '../servers/hub/server.js';
 import { closedPort } from './support.js';
 
 /*
- * CKAN and ArcGIS portals through /api/v1 as a user drives them, with the real worker, Temporal
- * and PostGIS: create → test → browse → import (hub; the spec refuses ckan) → a Job through Run
- * Now to succeeded, the data checked where it landed (the PostGIS table, the hosted layer).
+ * ArcGIS portals through /api/v1 as a user drives them, with the real worker, Temporal and
+ * PostGIS: create → test → browse → import → a Job through Run Now to succeeded, the data checked
+ * where it landed (the PostGIS table, the hosted layer). CKAN's Job runs against a real CKAN in
+ * ckan-real.e2e.spec.ts.
  */
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
@@ -22,7 +22,6 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
   let sut: TestApp;
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let api: ReturnType<typeof jobsClient>;
-  let ckan: CkanStandIn;
   let arcgis: HubStandIn;
   let target: Awaited<ReturnType<typeof createPostgisTarget>>;
   let postgisId: string;
@@ -45,22 +44,6 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
       'jobs:run',
     ]);
     api = jobsClient(() => sut.app, token);
-    ckan = await startCkanStandIn();
-    ckan.addDataset({ name: 'nyc-boroughs', title: 'NYC boroughs' });
-    ckan.upload('nyc-boroughs', {
-      name: 'Centroids 2023',
-      format: 'CSV',
-      filename: 'centroids-2023.csv',
-      body: readFileSync(boroughCentroidsCsv(dir, 'a.csv', 3)),
-      at: '2023-05-01T00:00:00.000000',
-    });
-    ckan.upload('nyc-boroughs', {
-      name: 'Centroids 2024',
-      format: 'CSV',
-      filename: 'centroids-2024.csv',
-      body: readFileSync(boroughCentroidsCsv(dir, 'b.csv', 5)),
-      at: '2024-05-01T00:00:00.000000',
-    });
     arcgis = await startHubStandIn();
     stations = arcgis.addFeatureLayer('gis_team', 'Fire stations', {
       name: 'stations',
@@ -76,7 +59,6 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
   afterAll(async () => {
     await worker?.stop();
     await sut?.close();
-    await ckan?.stop();
     await arcgis?.stop();
     await target?.drop();
   });
@@ -91,31 +73,6 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     expect(created.statusCode, created.body).toBe(201);
     return created.json() as { id: string };
   };
-
-  it('ckan: the newest CSV of a dataset into PostGIS, every night (Run Now twice: the second is unchanged)', async () => {
-    const source = (await api.call('POST', '/api/v1/sources', { name: 'NYC open data', type: 'ckan', configuration: { url: ckan.url } })).json();
-    expect((await api.call('POST', `/api/v1/sources/${source.id}/test`)).json()).toMatchObject({ ok: true, status: 'ok' });
-    // a draft against a closed port is a classified failure, never not_implemented
-    const draft = await api.call('POST', '/api/v1/sources/test', { type: 'ckan', configuration: { url: `http://127.0.0.1:${await closedPort()}/` } });
-    expect(draft.json()).toMatchObject({ ok: false, status: 'unreachable' });
-    const imported = await api.call('POST', '/api/v1/workspaces', { source_id: source.id, source_resource: { dataset: 'nyc-boroughs', format: 'CSV' } });
-    expect(imported.statusCode).toBe(400);
-    expect(imported.json().error.code).toBe('invalid_source');
-
-    const job = await createJob({
-      name: 'Newest borough CSV',
-      source_id: source.id,
-      source_resource: { dataset: 'nyc-boroughs', format: 'CSV' },
-      destination_id: postgisId,
-      destination_target: { table: 'borough_centroids', write_mode: 'replace' },
-    });
-    const run = await runNow(job);
-    expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'succeeded', skipped_reason: null });
-    const rows = await target.query<{ n: string; srid: number }>('SELECT count(*) AS n, max(ST_SRID(geom)) AS srid FROM public.borough_centroids');
-    expect(rows[0]).toMatchObject({ n: '5', srid: 4326 });
-    const again = await runNow(job);
-    expect(again).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
-  });
 
   it('hub: test, browse (scopes, ownership), import a hosted layer, and a Job into PostGIS', async () => {
     const configuration = { url: arcgis.url, username: 'gis_team', password: arcgis.users[0]!.password };
@@ -138,7 +95,9 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     const notLayer = await api.call('GET', `/api/v1/sources/${source.id}/hub/items/${boroughsFile.id}/layers`);
     expect(notLayer.statusCode).toBe(422);
     expect(notLayer.json().error).toMatchObject({ code: 'source_failed', details: { reason: 'invalid_data' } });
-    const ckanSource = (await api.call('POST', '/api/v1/sources', { name: 'c', type: 'ckan', configuration: { url: ckan.url } })).json();
+    const ckanSource = (
+      await api.call('POST', '/api/v1/sources', { name: 'c', type: 'ckan', configuration: { url: `http://127.0.0.1:${await closedPort()}/` } })
+    ).json();
     expect((await api.call('GET', `/api/v1/sources/${ckanSource.id}/hub/folders`)).json().error.code).toBe('invalid_source');
     // another user's connection is not found; a token without the scope is forbidden
     await registerUser(sut.services, { email: 'other@example.com', password: 'another long password' });

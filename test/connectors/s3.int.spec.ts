@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3Client } from '../../connectors/s3/client.js';
 import { s3 } from '../../connectors/s3/index.js';
 import { uploadObject } from '../../connectors/s3/upload.js';
-import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
+import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
 import { closedPort, connectorContext, expectConnectorError, deliverInput as deliverFile, filesIn } from './support.js';
 
 const BUCKET = 'geoflow-int';

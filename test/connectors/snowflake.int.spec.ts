@@ -5,7 +5,7 @@ import { snowflakeColumnNames, spatialColumn } from '../../connectors/snowflake/
 import { snowflake as connector } from '../../connectors/snowflake/index.js';
 import { gdal } from '../../geo/datasets/gdal.js';
 import { fixtureDir } from '../support/fixtures.js';
-import { fakesnowUnavailable, startFakesnow, type FakesnowServer } from '../servers/fakesnow/server.js';
+import { fakesnowUnavailable, startFakesnow, type FakesnowServer } from '../../devservers/fakesnow/server.js';
 import { closedPort, connectorContext, deliverInput, expectConnectorError, filesIn, pollUntilStopped } from './support.js';
 import { boroughsGpkg, countriesGpkg, LONG_FIELD, nullGeometriesGpkg } from './warehouse-fixtures.js';
 

@@ -1,22 +1,15 @@
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
-import type { ConnectorContext, ConnectorDefinition, DeliverInput } from '../../connectors/types.js';
+import type { ConnectorDefinition } from '../../connectors/types.js';
 
-/** What a connector is given for one call: a fresh work folder, a silent logger, a size limit. */
-export function connectorContext(overrides: Partial<ConnectorContext> = {}): ConnectorContext {
-  return {
-    signal: new AbortController().signal,
-    log: pino({ level: 'silent' }),
-    workDir: mkdtempSync(path.join(tmpdir(), 'svc-connector-')),
-    maxBytes: 10 * 1024 * 1024,
-    ...overrides,
-  };
-}
+// Built in devservers/ so the warehouses bench can hand a connector the same call as the specs.
+import { connectorContext } from '../../devservers/connector-context.js';
+
+export { connectorContext };
+export { deliverInput } from '../../devservers/connector-context.js';
 
 /** Files left in a work folder (a failed extract must leave none). */
 export const filesIn = (dir: string) => readdirSync(dir);
@@ -139,16 +132,6 @@ export function pollUntilStopped(read: () => Promise<number>): { stop(): Promise
     },
   };
 }
-
-/** What an activity hands a connector's deliver: the converted file and a stable delivery id. */
-export const deliverInput = (file: string, deliveryId: string, mediaType: string | null = null): DeliverInput => ({
-  file,
-  filename: path.basename(file),
-  format: 'GPKG',
-  mediaType,
-  layers: ['layer'],
-  deliveryId,
-});
 
 /**
  * What a database type's driver must answer before any server exists, against loopback ports: a

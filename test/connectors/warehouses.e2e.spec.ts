@@ -7,8 +7,8 @@ import { fixtureDir } from '../support/fixtures.js';
 import { createPostgisTarget, fileBody, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
 import { multipartFile } from '../support/multipart.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
-import { bigQueryServerUnavailable, startBigQueryServer } from '../servers/bigquery/server.js';
-import { fakesnowUnavailable, startFakesnow } from '../servers/fakesnow/server.js';
+import { bigQueryServerUnavailable, startBigQueryServer } from '../../devservers/bigquery/server.js';
+import { fakesnowUnavailable, startFakesnow } from '../../devservers/fakesnow/server.js';
 import { closedPort, connectorContext, pollUntilStopped } from './support.js';
 import { boroughsGpkg, countriesGpkg } from './warehouse-fixtures.js';
 

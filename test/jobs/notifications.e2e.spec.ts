@@ -1,6 +1,7 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metrics } from '../../platform/metrics.js';
 import { scheduleIdOf } from '../../temporal/ids.js';
 import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
@@ -257,6 +258,10 @@ describe.skipIf(skip)('notifications', () => {
   }, 240_000);
 
   it('retries a webhook that is briefly down, records a channel that refuses for good as failed, and never stores a secret', async () => {
+    // The worker runs in this process: its delivery counter (what /metrics shows) is read here.
+    const deliveries = async (outcome: 'sent' | 'failed') =>
+      (await metrics.notificationDeliveries.get()).values.find((v) => v.labels.channel === 'webhook' && v.labels.outcome === outcome)?.value ?? 0;
+    const [sentBefore, failedBefore] = [await deliveries('sent'), await deliveries('failed')];
     const flaky = await startWebhookReceiver({ secret: 'flaky-secret', answers: [503] });
     const broken = await startWebhookReceiver({ secret: 'other-secret', answers: [] });
     try {
@@ -287,6 +292,9 @@ describe.skipIf(skip)('notifications', () => {
       expect(by[flakyId]).toMatchObject({ event: 'success', status: 'delivered', attempts: 2, error: null });
       expect(by[brokenId]).toMatchObject({ event: 'success', status: 'failed', attempts: 1 });
       expect(by[brokenId]!.error).toMatch(/answered HTTP 401/);
+      // Each attempt counted: the flaky channel's 503 and the refusal failed, the retry was sent.
+      expect(await deliveries('sent')).toBe(sentBefore + 1);
+      expect(await deliveries('failed')).toBe(failedBefore + 2);
       // The Slack payload: a text line and blocks, signed all the same.
       expect(flaky.accepted()).toHaveLength(1);
       const slack = JSON.parse(flaky.accepted()[0]!.body.toString());

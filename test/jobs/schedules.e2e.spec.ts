@@ -1,6 +1,9 @@
 import type { Worker } from '@temporalio/worker';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { derivedRunId, requestAutomatedRun } from '../../application/runs.js';
+import { load } from '../../application/commands.js';
+import { jobDecider, jobStream } from '../../domain/jobs/job.js';
 import { nextFireTimes, type JobSchedule } from '../../domain/jobs/schedule.js';
 import { scheduleIdOf, watchScheduleIdOf } from '../../temporal/ids.js';
 import { createWorker } from '../../worker/worker.js';
@@ -8,7 +11,8 @@ import { createTestApp, createToken, login, type TestApp } from '../support/app.
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { fileBody, finished, jobsClient, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
-import { waitForPoller, temporalAddress } from '../support/worker.js';
+import { waitForPoller } from '../../devservers/temporal.js';
+import { temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 
@@ -268,54 +272,103 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   }, 150_000);
 
-  it('after the worker was down: one Run for the fires it missed, none for a fire older than the catch-up window', async () => {
+  it('a fire is a Run while the previous scheduled Run merely waits; behind a running Run one waits and the next folds', async () => {
+    files.put('/slow.geojson', fileBody(pointsGeoJson(fixtureDir(), 3)));
+    const slowId = (await api.call('POST', '/api/v1/sources', { name: 'slow', type: 'url', configuration: { url: `${files.url}/slow.geojson` } })).json().id;
+    const job = await create({ kind: 'daily', timezone: 'UTC', hour: 3, minute: 0 }, { source_id: slowId, pipeline: { transform: false, convert: false } });
+    const { ownerId } = (await load(sut.services, jobStream(job.id), jobDecider)).state as { ownerId: string };
+    // What a Schedule's request activity does at a fire (the fire "now": neither late nor superseded).
+    const fire = (seed: string) =>
+      requestAutomatedRun(sut.services, {
+        runId: derivedRunId(`${job.id}-${seed}`),
+        jobId: job.id,
+        ownerId,
+        trigger: 'schedule',
+        retryOf: null,
+        scheduledFor: new Date().toISOString(),
+      });
+    const settle = () => sut.services.projections.catchUp();
+
+    // No worker: the first fire's Run waits for one; the next fire still becomes a Run of its own.
+    const next = await prepareWorker();
+    await stopWorker();
+    const first = await fire('a');
+    await settle();
+    expect(first.runId).not.toBeNull();
+    const second = await fire('b');
+    await settle();
+    expect(second).toEqual({ runId: expect.any(String) });
+    expect((await runsOf(job.id)).map((r) => r.status)).toEqual(['queued', 'queued']);
+
+    // The worker comes back and the Source answers slowly: the first Run is in progress, the second waits.
+    const hold = files.hold('/slow.geojson');
+    await next.start();
+    await until(
+      'the first Run running',
+      () => runsOf(job.id),
+      (runs) => runs.some((r) => r.id === first.runId && r.status === 'running'),
+    );
+    // A fire now folds into the scheduled Run waiting behind the running one.
+    expect(await fire('c')).toEqual({ runId: null, skipped: 'already_waiting' });
+    hold.release();
+    for (const id of [first.runId!, second.runId!]) expect((await api.waitForRun(job.id, id)).status).toBe('succeeded');
+    expect((await runsOf(job.id)).length).toBe(2);
+    await api.call('DELETE', `/api/v1/jobs/${job.id}`);
+  }, 240_000);
+
+  it('after the worker was down: one Run per fire Temporal kept (one in flight, one buffered), none for a fire older than the catch-up window', async () => {
     const job = await create({ kind: 'daily', timezone: 'UTC', hour: 3, minute: 0 }, { pipeline: { transform: false, convert: false } });
     const handle = temporal().schedule.getHandle(scheduleIdOf(job.id));
     const next = await prepareWorker();
     await stopWorker();
-    // Two fires while no worker runs: the first waits for a worker, the second is skipped (overlap).
-    // A manual trigger() defaults to ALLOW_ALL in the SDK: it is given the policy the Schedule's own fires use.
+    // Three fires while no worker runs: the first's request waits for a worker, the second is
+    // buffered behind it, the third is dropped (overlap). A manual trigger() defaults to
+    // ALLOW_ALL in the SDK: it is given the policy the Schedule's own fires use.
     const { policies } = await handle.describe();
-    expect(policies.overlap).toBe(ScheduleOverlapPolicy.SKIP);
+    expect(policies.overlap).toBe(ScheduleOverlapPolicy.BUFFER_ONE);
     const first = new Date();
-    await handle.trigger(ScheduleOverlapPolicy.SKIP);
+    await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
     await new Promise((r) => setTimeout(r, 1_500));
-    await handle.trigger(ScheduleOverlapPolicy.SKIP);
+    const second = new Date();
+    await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
+    await new Promise((r) => setTimeout(r, 1_500));
+    await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
     const described = await until(
-      'two actions seen',
+      'a fire dropped',
       () => handle.describe(),
-      (d) => d.info.numActionsTaken + d.info.numActionsSkippedOverlap >= 2,
+      (d) => d.info.numActionsSkippedOverlap >= 1,
       20_000,
     );
-    expect(described.info.numActionsSkippedOverlap).toBeGreaterThanOrEqual(1);
+    expect(described.info.numActionsTaken).toBe(1);
     await next.start();
-    const [caughtUp] = await until(
-      'the catch-up Run',
+    const caughtUp = await until(
+      'the two Runs',
       () => runsOf(job.id),
-      (runs) => runs.length > 0,
+      (runs) => runs.length >= 2,
       60_000,
     );
-    expect(caughtUp!.trigger).toBe('schedule');
-    expect(Date.parse(caughtUp!.scheduled_for!)).toBeGreaterThanOrEqual(first.getTime() - 1_000);
-    expect(Date.parse(caughtUp!.scheduled_for!)).toBeLessThan(first.getTime() + 1_500);
-    await api.waitForRun(job.id, caughtUp!.id);
+    const times = caughtUp.map((r) => Date.parse(r.scheduled_for!)).sort((a, b) => a - b);
+    expect(caughtUp.every((r) => r.trigger === 'schedule')).toBe(true);
+    expect(times[0]).toBeGreaterThanOrEqual(first.getTime() - 1_000);
+    expect(times[0]).toBeLessThan(second.getTime() - 500);
+    expect(times[1]).toBeGreaterThanOrEqual(second.getTime() - 1_000);
+    for (const run of caughtUp) await api.waitForRun(job.id, run.id);
     // Now a fire that waits longer than the window (15 s here) for a worker: it starts nothing.
     const later = await prepareWorker();
     await stopWorker();
-    await handle.trigger(ScheduleOverlapPolicy.SKIP);
     const fired = Date.now();
+    await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
     await new Promise((r) => setTimeout(r, Math.max(0, fired + 17_000 - Date.now())));
     await later.start();
     const late = await until(
       'the late fire handled',
-      async () => (await handle.describe()).info.recentActions,
-      // Two: the first fire and the late one (the fire skipped for overlap is not an action).
-      (actions) => actions.length >= 2 && actions.every((a) => a.action?.workflow),
+      async () => (await handle.describe()).info.recentActions.filter((a) => a.scheduledAt.getTime() >= fired - 1_000),
+      (actions) => actions.length === 1 && Boolean(actions[0]!.action?.workflow),
       30_000,
     );
-    const lastWorkflow = temporal().workflow.getHandle(late.at(-1)!.action.workflow.workflowId);
+    const lastWorkflow = temporal().workflow.getHandle(late[0]!.action.workflow.workflowId);
     expect(await lastWorkflow.result()).toEqual({ runId: null });
-    expect((await runsOf(job.id)).length).toBe(1);
+    expect((await runsOf(job.id)).length).toBe(2);
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   }, 300_000);
 });

@@ -166,8 +166,11 @@ describe.skipIf(skip)('metrics and traces of the running service', () => {
 
     const api = await scrape(apiMetrics);
     expect(total(api, 'geoflow_storage_bytes', { part: 'database' })).toBeGreaterThan(1_000_000);
-    expect(total(api, 'geoflow_storage_bytes', { part: 'event_store' })).toBeGreaterThan(0);
-    expect(has(api, 'geoflow_storage_bytes', { part: 'files' })).toBe(true);
+    // The parts as `npm run disk` names them (one measurement serves both).
+    expect(total(api, 'geoflow_storage_bytes', { part: 'database.events' })).toBeGreaterThan(0);
+    expect(total(api, 'geoflow_storage_bytes', { part: 'database.rm' })).toBeGreaterThan(0);
+    expect(has(api, 'geoflow_storage_bytes', { part: 'files.workspaces' })).toBe(true);
+    expect(has(api, 'geoflow_storage_bytes', { part: 'files.runs' })).toBe(true);
     expect(has(api, 'geoflow_projection_lag_events', { projector: 'runs' })).toBe(true);
     expect(total(api, 'geoflow_worker_pollers', { task_type: 'workflow' })).toBeGreaterThan(0);
     expect(total(api, 'geoflow_worker_pollers', { task_type: 'activity' })).toBeGreaterThan(0);

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { keyFingerprint, readBackupManifest } from '../../application/backup.js';
 import { freePort, startPostgres, startTemporal, type LocalPostgres, type LocalTemporal } from '../../scripts/local-services.js';
 import { scheduleIdOf } from '../../temporal/ids.js';
-import { s3ServerUnavailable, startS3Server } from '../servers/s3/server.js';
+import { s3ServerUnavailable, startS3Server } from '../../devservers/s3/server.js';
 import { bearer, createTestApp, createToken, login } from '../support/app.js';
 import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';

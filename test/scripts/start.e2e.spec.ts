@@ -10,6 +10,7 @@ import { readEnvFile } from '../../platform/env-file.js';
 import { freePort, portAnswers } from '../../scripts/local-services.js';
 import { manyPointsGpkg } from '../support/fixtures.js';
 import { temporalAddress } from '../support/worker.js';
+import { until } from '../support/until.js';
 
 /**
  * `npm start` as a user runs it (scripts/start.ts, real processes): its own PostgreSQL cluster
@@ -32,16 +33,6 @@ const userEnv = () => {
   for (const k of ['SVC_DATABASE_URL', 'SVC_ADMIN_EMAIL', 'SVC_ADMIN_PASSWORD', 'SVC_TEST_DATABASE_URL']) delete env[k];
   return env;
 };
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const alive = (pid: number) => {
   try {

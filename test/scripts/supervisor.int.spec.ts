@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Supervisor, type ChildSpec } from '../../scripts/supervisor.js';
+import { until as waitUntil } from '../support/until.js';
 
 /** The supervision `npm start` uses, against real processes (small Node programs). */
 const node = (name: string, program: string): ChildSpec => ({ name, command: process.execPath, args: ['-e', program], env: process.env });
@@ -14,13 +15,8 @@ const alive = (pid: number | undefined) => {
   }
 };
 
-async function until(what: string, ok: () => boolean, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** The supervisor's checks come every few ms: poll as often. */
+const until = (what: string, ok: () => boolean, timeoutMs = 10_000) => waitUntil(what, ok, timeoutMs, 20);
 
 describe('Supervisor', () => {
   const lines: string[] = [];
@@ -63,6 +59,7 @@ describe('Supervisor', () => {
   it('does not restart a child that fails before the service is ready: the start failed', async () => {
     make().start(node('api', 'process.exit(3)'));
     await until('the start failure', () => startFailures.length > 0);
+    // The claim is that no restart follows: nothing to wait for, so give one the time it would take.
     await new Promise((r) => setTimeout(r, 300));
     expect(startFailures).toEqual([['api', 3]]);
     expect(lines.filter((l) => l.includes('running (pid'))).toHaveLength(1);
@@ -76,6 +73,7 @@ describe('Supervisor', () => {
     await new Promise((r) => setTimeout(r, 300)); // the stubborn one installs its handler
     await sut.stop(500);
     expect(pids.map(alive)).toEqual([false, false]);
+    // No restart after stop(): a negative, so a time in which one would have shown.
     await new Promise((r) => setTimeout(r, 200));
     expect(lines.filter((l) => l.includes('restarting'))).toEqual([]);
     expect([sut.pid('polite'), sut.pid('stubborn')]).toEqual(pids);

@@ -4,14 +4,14 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { gdal } from '../../geo/datasets/gdal.js';
 import { bwrapPath } from '../../geo/sandbox/sandbox.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { bearer } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
-import { multipartFile } from '../support/multipart.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { temporalAddress } from '../support/worker.js';
 
 /*
  * Issue 32's findings 1, 3 and 4 through the API, as a user would try them: a label that names a
@@ -19,6 +19,7 @@ import { startTestWorker, temporalAddress } from '../support/worker.js';
  * preview whose SQL never ends.
  */
 
+const it = e2eTest({ worker: true, scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run'] });
 const skip =
   skipWithoutDatabase ||
   (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal') ||
@@ -71,19 +72,13 @@ async function until(condition: () => boolean, ms: number): Promise<boolean> {
 }
 
 describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, () => {
-  let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let token: string;
   let listener: Server;
   let port: number;
   const requests: string[] = [];
   const dir = fixtureDir();
   const canaryText = `geoflow-canary-${randomBytes(8).toString('hex')}`;
 
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    token = await createToken(sut.app, await login(sut.app), ['workspaces:read', 'workspaces:write', 'workspaces:run']);
+  it.beforeAll(async ({ sut }) => {
     // What a crafted file would like to read: a file in the service's own data folder.
     writeFileSync(path.join(sut.services.config.dataDir, 'canary.txt'), `${canaryText}\r\n${canaryText}\r\n`);
     listener = createServer((req, res) => {
@@ -93,23 +88,14 @@ describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, ()
     await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
     port = (listener.address() as AddressInfo).port;
   });
-  afterAll(async () => {
+  it.afterAll(async () => {
     await new Promise((r) => listener?.close(r));
-    await worker?.stop();
-    await sut?.close();
   });
-  beforeEach(() => {
+  it.beforeEach(() => {
     requests.length = 0;
   });
 
-  const upload = (file: string, filename?: string) => {
-    const m = multipartFile(file, filename);
-    return sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } });
-  };
-  const get = (url: string) => sut.app.inject({ method: 'GET', url, headers: bearer(token) });
-  const send = (method: 'PUT' | 'POST', url: string, payload: object) => sut.app.inject({ method, url, payload, headers: bearer(token) });
-
-  it('answers a PDS4 label naming a file outside its folder with a clear 400, and leaks nothing', async () => {
+  it('answers a PDS4 label naming a file outside its folder with a clear 400, and leaks nothing', async ({ sut, upload }) => {
     // From the Workspace's original/ folder, enough ../ reach / whatever the data folder's depth.
     const outside = `${'../'.repeat(20)}${path.join(sut.services.config.dataDir, 'canary.txt').slice(1)}`;
     const label = path.join(dir, 'label.xml');
@@ -124,7 +110,7 @@ describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, ()
     expect(res.body).not.toContain(canaryText);
   });
 
-  it('still reads formats the service opens only in the sandbox (a KML), upload to convert', async () => {
+  it('still reads formats the service opens only in the sandbox (a KML), upload to convert', async ({ upload, get, send }) => {
     const kml = path.join(dir, 'places.kml');
     execFileSync('ogr2ogr', ['-f', 'KML', kml, pointsGeoJson(dir)]);
     const created = await upload(kml);
@@ -140,7 +126,7 @@ describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, ()
     expect(converted.json().output).toMatchObject({ format: 'GPKG' });
   });
 
-  it('reads a GeoJSON whose crs links to a URL without any request leaving: upload, previews, convert', async () => {
+  it('reads a GeoJSON whose crs links to a URL without any request leaving: upload, previews, convert', async ({ upload, get, send }) => {
     const base = `http://127.0.0.1:${port}`;
     for (const crs of [
       { type: 'link', properties: { href: `${base}/crs-link`, type: 'proj4' } },
@@ -167,7 +153,7 @@ describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, ()
     expect(requests).toEqual([]);
   });
 
-  it('refuses URL, virtual-file and path CRS texts before GDAL sees them', async () => {
+  it('refuses URL, virtual-file and path CRS texts before GDAL sees them', async ({ upload, send }) => {
     const created = await upload(pointsGeoJson(dir));
     const id = created.json().id;
     for (const target_crs of [
@@ -191,7 +177,7 @@ describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, ()
     expect(requests).toEqual([]);
   });
 
-  it('caps what a preview query can make: an endless WITH RECURSIVE shows its first rows', async () => {
+  it('caps what a preview query can make: an endless WITH RECURSIVE shows its first rows', async ({ upload, get, send }) => {
     const id = (await upload(pointsGeoJson(dir))).json().id;
     const set = await send('PUT', `/api/v1/workspaces/${id}/transformations`, {
       sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT x FROM c',
@@ -202,7 +188,7 @@ describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, ()
     expect(res.json()).toMatchObject({ preview_row_count: 100, truncated: true });
   });
 
-  it('stops a preview query at SVC_PREVIEW_TIMEOUT_S, its GDAL process gone with it', async () => {
+  it('stops a preview query at SVC_PREVIEW_TIMEOUT_S, its GDAL process gone with it', async ({ sut, upload, get, send }) => {
     sut.services.config.previewTimeoutMs = 3_000;
     const marker = `n_${randomBytes(6).toString('hex')}`;
     const id = (await upload(pointsGeoJson(dir))).json().id;
@@ -215,7 +201,7 @@ describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, ()
     expect(processesWith(marker)).toEqual([]);
   });
 
-  it('stops a preview query when its client goes away', async () => {
+  it('stops a preview query when its client goes away', async ({ sut, token, upload, send }) => {
     sut.services.config.previewTimeoutMs = 120_000;
     const marker = `n_${randomBytes(6).toString('hex')}`;
     const id = (await upload(pointsGeoJson(dir))).json().id;

@@ -17,7 +17,7 @@ import { createPostgisTarget, fileBody, finished, jobsClient, startFileServer, t
 import { untilStagingTable } from '../support/postgis.js';
 import { multipartFile } from '../support/multipart.js';
 import { spawnWorkerProcess, temporalAddress } from '../support/worker.js';
-import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
+import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
 
 /*
  * Several hosts sharing nothing but the database, Temporal and an S3 bucket (moto): two API
@@ -266,6 +266,17 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     const download = await apiA.app.inject({ method: 'GET', url: `/api/v1/workspaces/${id}/download`, headers: bearer(token) });
     expect(download.statusCode).toBe(200);
     expect(download.body.trim().split('\n')).toHaveLength(13);
+    // Byte ranges are the object store's own ranged GET (a PMTiles viewer reads outputs this way).
+    const size = download.rawPayload.length;
+    const ranged = (range: string) => apiA.app.inject({ method: 'GET', url: `/api/v1/workspaces/${id}/download`, headers: { ...bearer(token), range } });
+    const part = await ranged('bytes=5-14');
+    expect([part.statusCode, part.headers['content-range']]).toEqual([206, `bytes 5-14/${size}`]);
+    expect(part.rawPayload).toEqual(download.rawPayload.subarray(5, 15));
+    const last = await ranged('bytes=-7');
+    expect([last.statusCode, last.headers['content-range']]).toEqual([206, `bytes ${size - 7}-${size - 1}/${size}`]);
+    expect(last.rawPayload).toEqual(download.rawPayload.subarray(size - 7));
+    const beyond = await ranged(`bytes=${size + 10}-`);
+    expect([beyond.statusCode, beyond.headers['content-range']]).toEqual([416, `bytes */${size}`]);
   }, 120_000);
 
   const setUpJob = async (url: string, extra: Record<string, unknown> = {}) => {

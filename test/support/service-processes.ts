@@ -7,7 +7,8 @@ import { allScopes } from '../../domain/accounts/scopes.js';
 import { loadConfig } from '../../platform/config.js';
 import { freePort } from '../../scripts/local-services.js';
 import { createTestDatabase } from './database.js';
-import { temporalAddress, waitForPoller } from './worker.js';
+import { waitForPoller } from '../../devservers/temporal.js';
+import { temporalAddress } from './worker.js';
 
 /** Every scope a personal access token can have. */
 export const ALL_SCOPES = allScopes;

@@ -2,9 +2,22 @@ import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, GetObjec
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { s3ServerUnavailable, startS3Server, type S3Server } from '../servers/s3/server.js';
+import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
-import { chooseConnection, launchBrowser, logIn, skipReason, snapBoth, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
+import type { Locator, Page } from 'playwright-core';
+import path from 'node:path';
+import {
+  chooseConnection,
+  launchBrowser,
+  logIn,
+  screenshotsDir,
+  skipReason,
+  snapBoth,
+  startServer,
+  unlabelledControls,
+  type Browser,
+  type Server,
+} from './browser.js';
 
 const skip = skipReason({ temporal: true }) || s3ServerUnavailable();
 const BUCKET = 'gis-exports';
@@ -206,6 +219,7 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     await page.getByLabel('Run when the Source changes').check();
     expect(await unlabelledControls(page)).toEqual([]);
     await snapBoth(page, 'job-editor');
+    await snapSections(page, 'job-editor-schedule', [stageOf(page, 'Schedule'), stageOf(page, 'Triggers')]);
     await page.getByRole('button', { name: 'Create Job' }).click();
     // (the field's message is the server's, made a sentence: capitalized)
     await expect.poll(() => page.locator('form').textContent()).toContain('On-change for a postgis Source needs cursor_column');
@@ -262,6 +276,20 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     expect(await link.getAttribute('href')).toBe(
       `${TEMPORAL_UI}/namespaces/default/workflows/${encodeURIComponent(run.workflow.workflow_id)}/${encodeURIComponent(run.workflow.run_id)}/history`,
     );
+    // The Log: what each step read and wrote, as the Run recorded it.
+    const log = page.getByTestId('run-log');
+    await log.waitFor();
+    const extract = run.steps.find((s: { name: string }) => s.name === 'extract').log;
+    const deliver = run.steps.find((s: { name: string }) => s.name === 'deliver').log;
+    expect(extract.read).toMatchObject({ features: 12, location: { schema: 'public', table: 'parcels' } });
+    expect(deliver.wrote).toMatchObject({ location: { key: KEY } });
+    const extractText = await log.locator('li[data-step=extract]').textContent();
+    expect(extractText).toContain('Read: ');
+    expect(extractText).toContain('table: parcels');
+    expect(extractText).toContain('12 features');
+    const deliverText = await log.locator('li[data-step=deliver]').textContent();
+    expect(deliverText).toContain('Wrote: ');
+    expect(deliverText).toContain(`key: ${KEY}`);
     await snapBoth(page, 'run');
   });
 
@@ -412,4 +440,57 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     await snapBoth(page, 'jobs');
     expect(browser.problems).toEqual([]);
   });
+
+  it('a deleted Job’s Run stays readable: its page says the Job is gone, with its steps and log', async () => {
+    const { page } = browser;
+    const job = (await api('/jobs')).items.find((j: { name: string }) => j.name === 'Flaky mirror');
+    const [run] = (await api(`/jobs/${job.id}/runs`)).items;
+    const cookies = await browser.context.cookies(server.url);
+    const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
+    expect((await server.sut.app.inject({ method: 'DELETE', url: `/api/v1/jobs/${job.id}`, headers })).statusCode).toBe(204);
+    expect((await api(`/jobs/${job.id}`)).error.code).toBe('job_not_found');
+    await page.goto(`${server.url}/#/jobs/${encodeURIComponent(job.id)}/runs/${encodeURIComponent(run.id)}`);
+    await page.getByTestId('run-status').waitFor();
+    expect(await page.getByTestId('run-status').textContent()).toBe('Succeeded');
+    const crumbs = page.locator('.run-page .breadcrumb');
+    expect(await crumbs.textContent()).toContain('Flaky mirror (deleted)');
+    expect(await crumbs.getByRole('link', { name: 'Flaky mirror' }).count()).toBe(0);
+    expect(await page.locator(`tr[data-step=extract]`).getAttribute('data-status')).toBe('succeeded');
+    expect(await page.getByTestId('run-log').locator('li[data-step=extract]').textContent()).toContain('12 features');
+    expect(browser.problems).toEqual([]);
+  });
 });
+
+/** The editor's numbered stage titled `title` (its section). */
+const stageOf = (page: Page, title: string) => page.locator('section.job-stage', { has: page.getByRole('heading', { level: 2, name: title }) });
+
+/**
+ * Pictures of parts of a page for the docs, when SVC_UPDATE_SCREENSHOTS=1: the sections together
+ * at the desktop width, then at 375 px (`name.png`, `name-mobile.png`), as snapBoth does for pages.
+ */
+async function snapSections(page: Page, name: string, sections: Locator[]): Promise<void> {
+  if (process.env.SVC_UPDATE_SCREENSHOTS !== '1') return;
+  const shoot = async (file: string) => {
+    await sections[0]!.scrollIntoViewIfNeeded();
+    const boxes = (await Promise.all(sections.map((l) => l.boundingBox()))).filter((b) => b !== null);
+    const scroll = (await page.evaluate('[window.scrollX, window.scrollY]')) as [number, number];
+    const x = Math.min(...boxes.map((b) => b.x));
+    const y = Math.min(...boxes.map((b) => b.y));
+    const clip = {
+      x: x + scroll[0],
+      y: y + scroll[1],
+      width: Math.max(...boxes.map((b) => b.x + b.width)) - x,
+      height: Math.max(...boxes.map((b) => b.y + b.height)) - y,
+    };
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(screenshotsDir, `${file}.png`), clip, fullPage: true });
+  };
+  await shoot(name);
+  const size = page.viewportSize() ?? { width: 1280, height: 860 };
+  await page.setViewportSize({ width: 375, height: 800 });
+  try {
+    await shoot(`${name}-mobile`);
+  } finally {
+    await page.setViewportSize(size);
+  }
+}

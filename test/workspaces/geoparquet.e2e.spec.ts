@@ -1,4 +1,7 @@
 import path from 'node:path';
+import { VectorTile } from '@mapbox/vector-tile';
+import { PbfReader } from 'pbf';
+import { FetchSource, PMTiles } from 'pmtiles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { convertDataset } from '../../geo/datasets/convert.js';
 import { datasetAt } from '../../geo/datasets/dataset-files.js';
@@ -28,7 +31,14 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
   beforeAll(async () => {
     sut = await createTestApp({ temporal: true });
     worker = await startTestWorker(sut.services.config);
-    token = await createToken(sut.app, await login(sut.app), ['workspaces:read', 'workspaces:write', 'workspaces:run']);
+    token = await createToken(sut.app, await login(sut.app), [
+      'workspaces:read',
+      'workspaces:write',
+      'workspaces:run',
+      'sources:write',
+      'jobs:read',
+      'jobs:write',
+    ]);
     // The fixture: the service's own GeoParquet of 25 points (interop.int.spec.ts checks it against other readers).
     const written = await convertDataset(datasetAt(pointsGeoJson(dir)), { outputFormat: 'GeoParquet' }, path.join(dir, 'parquet'));
     parquet = path.join(dir, 'parquet', written.filename);
@@ -97,5 +107,78 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
     // PMTiles v3: "PMTiles" then the version byte 3; header bytes 100/101 hold the min and max zoom.
     expect(tiles.subarray(0, 7).toString('latin1')).toBe('PMTiles');
     expect([tiles[7], tiles[100], tiles[101]]).toEqual([3, 0, 6]);
+  });
+
+  it('serves a PMTiles output by byte ranges: the pmtiles client reads it in place through the API', async () => {
+    const m = multipartFile(parquet, 'places.parquet');
+    const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } })).json();
+    const converted = await post(`/api/v1/workspaces/${ws.id}/convert`, {
+      output_format: 'PMTiles',
+      creation_options: { dataset: { MINZOOM: '0', MAXZOOM: '6' } },
+    });
+    expect(converted.statusCode, converted.body).toBe(200);
+    const url = `/api/v1/workspaces/${ws.id}/download`;
+    const whole = await get(url);
+    expect(whole.headers['accept-ranges']).toBe('bytes');
+    const size = whole.rawPayload.length;
+
+    const ranged = (range: string) => sut.app.inject({ method: 'GET', url, headers: { ...bearer(token), range } });
+    const head = await ranged('bytes=0-126');
+    expect(head.statusCode).toBe(206);
+    expect(head.headers['content-range']).toBe(`bytes 0-126/${size}`);
+    expect(head.rawPayload).toEqual(whole.rawPayload.subarray(0, 127));
+    const tail = await ranged('bytes=-10');
+    expect([tail.statusCode, tail.headers['content-range']]).toEqual([206, `bytes ${size - 10}-${size - 1}/${size}`]);
+    expect(tail.rawPayload).toEqual(whole.rawPayload.subarray(size - 10));
+    const beyond = await ranged(`bytes=${size}-`);
+    expect(beyond.statusCode).toBe(416);
+    expect(beyond.headers['content-range']).toBe(`bytes */${size}`);
+    expect(beyond.json().error).toMatchObject({ code: 'range_not_satisfiable', details: { size } });
+    // Several ranges in one header: answered with the whole file, as RFC 9110 allows.
+    expect((await ranged('bytes=0-1,5-6')).statusCode).toBe(200);
+
+    // The client library, over real HTTP: it reads the header, the directories and each tile by ranges.
+    const base = await sut.app.listen({ port: 0, host: '127.0.0.1' });
+    const archive = new PMTiles(new FetchSource(`${base}${url}`, new Headers({ authorization: `Bearer ${token}` })));
+    const header = await archive.getHeader();
+    expect([header.minZoom, header.maxZoom]).toEqual([0, 6]);
+    const featuresIn = async (z: number, x: number, y: number) => {
+      const tile = await archive.getZxy(z, x, y);
+      expect(tile, `tile ${z}/${x}/${y}`).toBeDefined();
+      const layer = new VectorTile(new PbfReader(new Uint8Array(tile!.data))).layers.places!;
+      return Array.from({ length: layer.length }, (_, i) => layer.feature(i).properties);
+    };
+    // The 25 points lie in Switzerland (6–8.4° E, 46–47.2° N): the one tile at zoom 0 and tile 33/22 at zoom 6.
+    expect(await featuresIn(0, 0, 0)).toHaveLength(25);
+    expect(await featuresIn(6, 33, 22)).toHaveLength(25);
+  });
+
+  it('takes the same creation options on a Job as on a Workspace convert, checked by the same rules', async () => {
+    const source = (
+      await sut.app.inject({
+        method: 'POST',
+        url: '/api/v1/sources',
+        payload: { name: 'parquet', type: 'url', configuration: { url: 'http://127.0.0.1:9/places.parquet' } },
+        headers: bearer(token),
+      })
+    ).json();
+    const job = (body: object) =>
+      sut.app.inject({ method: 'POST', url: '/api/v1/jobs', payload: { name: 'to parquet', source_id: source.id, ...body }, headers: bearer(token) });
+    const bad = await job({ output_format: 'GeoParquet', creation_options: { dataset: { ROW_GROUPS: '10' } } });
+    expect(bad.statusCode, bad.body).toBe(400);
+    expect(bad.json().error).toMatchObject({ code: 'invalid_parameter', details: { parameter: 'creation_options', option: 'ROW_GROUPS' } });
+    const level = await job({ output_format: 'GeoParquet', creation_options: { dataset: { COMPRESSION: 'GZIP', COMPRESSION_LEVEL: '12' } } });
+    expect(level.statusCode).toBe(400);
+    expect(level.json().error.message).toContain('COMPRESSION_LEVEL for GZIP is 1–9');
+    const gdalOption = await job({ output_format: 'GPKG', creation_options: { layer: { NO_SUCH_OPTION: 'YES' } } });
+    expect(gdalOption.statusCode).toBe(400);
+    const withoutFormat = await job({ creation_options: { dataset: { COMPRESSION: 'SNAPPY' } } });
+    expect(withoutFormat.statusCode).toBe(422);
+    expect(withoutFormat.json().error.details.issues[0]).toMatchObject({ path: 'body.creation_options' });
+
+    const created = await job({ output_format: 'parquet', creation_options: { dataset: { COMPRESSION: 'SNAPPY', ROW_GROUP_SIZE: '5000' } } });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json()).toMatchObject({ output_format: 'GeoParquet', creation_options: { dataset: { COMPRESSION: 'SNAPPY', ROW_GROUP_SIZE: '5000' } } });
+    expect((await get(`/api/v1/jobs/${created.json().id}`)).json().creation_options).toEqual({ dataset: { COMPRESSION: 'SNAPPY', ROW_GROUP_SIZE: '5000' } });
   });
 });

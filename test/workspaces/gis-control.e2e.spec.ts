@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { describe, expect } from 'vitest';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
 import { boroughsShapefileZip, fixtureDir } from '../support/fixtures.js';
-import { multipartFile } from '../support/multipart.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { temporalAddress } from '../support/worker.js';
 
+const it = e2eTest({ worker: true, scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run'] });
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 
 /*
@@ -15,9 +15,6 @@ const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDR
  * options checked, the download's name, and a second Workspace read by a clip, on the worker.
  */
 describe.skipIf(skip)('CRS control, output options and a second dataset through /api/v1', () => {
-  let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let token: string;
   const base = fixtureDir();
   let fresh = 0;
   /** A folder of its own per fixture: the fixture helpers write fixed file names. */
@@ -26,24 +23,6 @@ describe.skipIf(skip)('CRS control, output options and a second dataset through 
     mkdirSync(d, { recursive: true });
     return d;
   };
-
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    const cookie = await login(sut.app);
-    token = await createToken(sut.app, cookie, ['workspaces:read', 'workspaces:write', 'workspaces:run']);
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await sut?.close();
-  });
-
-  const upload = (file: string, fields: Record<string, string> = {}) => {
-    const m = multipartFile(file, path.basename(file), 'file', fields);
-    return sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } });
-  };
-  const get = (url: string) => sut.app.inject({ method: 'GET', url, headers: bearer(token) });
-  const send = (method: 'PUT' | 'POST', url: string, payload: object) => sut.app.inject({ method, url, payload, headers: bearer(token) });
 
   /** NYC boroughs (EPSG:2263) zipped without their .prj. */
   function withoutPrj(): string {
@@ -56,11 +35,11 @@ describe.skipIf(skip)('CRS control, output options and a second dataset through 
     return renamed;
   }
 
-  it('takes source_crs on upload, shows the CRS with its name and unit, and refuses paths as CRSs', async () => {
+  it('takes source_crs on upload, shows the CRS with its name and unit, and refuses paths as CRSs', async ({ upload, get }) => {
     const zip = withoutPrj();
     const plain = (await upload(zip)).json();
     expect(plain.layers[0]).toMatchObject({ crs: null, crs_info: null });
-    const created = await upload(zip, { source_crs: 'EPSG:2263' });
+    const created = await upload(zip, { fields: { source_crs: 'EPSG:2263' } });
     expect(created.statusCode, created.body).toBe(201);
     const ws = created.json();
     expect(ws.layers[0]).toMatchObject({
@@ -72,14 +51,14 @@ describe.skipIf(skip)('CRS control, output options and a second dataset through 
     expect(preview.crs_info).toMatchObject({ unit: 'US survey foot' });
     const map = (await get(`/api/v1/workspaces/${ws.id}/spatial-preview`)).json();
     expect(map.geojson.features[0].geometry.coordinates[0][0][0][0]).toBeCloseTo(-74, 0);
-    const refused = await upload(zip, { source_crs: '/etc/passwd' });
+    const refused = await upload(zip, { fields: { source_crs: '/etc/passwd' } });
     expect(refused.statusCode).toBe(400);
     expect(refused.json().error).toMatchObject({ code: 'invalid_parameter', details: { parameter: 'body.source_crs' } });
-    const unknown = await upload(zip, { sauce_crs: 'EPSG:2263' });
+    const unknown = await upload(zip, { fields: { sauce_crs: 'EPSG:2263' } });
     expect(unknown.statusCode).toBe(422);
   });
 
-  it('checks creation options against the driver, applies them, and never names the download after the upload', async () => {
+  it('checks creation options against the driver, applies them, and never names the download after the upload', async ({ upload, get, send }) => {
     const zip = boroughsShapefileZip(dirFor());
     const ws = (await upload(zip)).json();
     const bad = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG', creation_options: { layer: { SPATIAL_INDX: 'NO' } } });
@@ -111,7 +90,7 @@ describe.skipIf(skip)('CRS control, output options and a second dataset through 
     expect((await get(`/api/v1/workspaces/${ws.id}/download`)).body.split('\n')[0]).toMatch(/^X,Y,BoroCode/);
   });
 
-  it("clips a layer by another Workspace's polygons, in previews and on the worker", async () => {
+  it("clips a layer by another Workspace's polygons, in previews and on the worker", async ({ upload, get, send }) => {
     const dir = dirFor();
     const boroughs = (await upload(boroughsShapefileZip(dir))).json();
     // Lower Manhattan's west half, in WGS 84: the clip layer is reprojected to the boroughs' CRS.

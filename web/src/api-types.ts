@@ -775,6 +775,7 @@ export type Job = {
   python_script: string | null;
   python_filename: string | null;
   output_format: string | null;
+  creation_options: CreationOptions | null;
   /** null while the Job has no Destination (its Runs then fail at deliver) */
   destination_id: string | null;
   destination_target: Record<string, unknown>;
@@ -863,6 +864,8 @@ export type JobBody = {
   python_filename?: string | null;
   /** An id (or extension) from GET /api/v1/formats */
   output_format?: string | null;
+  /** With output_format: the format's creation options, checked as a Workspace convert checks them (GET /api/v1/formats lists the engine formats' options) */
+  creation_options?: CreationOptions | null;
   /** A Destination you own; a Job saved without one fails its Runs at deliver until it has one */
   destination_id?: string | null;
   /** Per-run target (schema and table, write_mode, object key …), checked by the Destination's connector */
@@ -997,9 +1000,10 @@ export type NotificationChannel = {
 export type NotificationChannelBody = {
   name: string;
   type: "webhook";
-  /** Webhook: secrets (url, signing_secret) are write-only; omit one to keep it, null clears it */
+  /** Webhook: secrets (url, signing_secret) are write-only */
   configuration: {
-    url?: string | null;
+    /** http:// or https:// URL */
+    url: string;
     /** geoflow: the notification's facts as JSON; slack: a Slack incoming-webhook message; teams: an Adaptive Card for a Teams Workflows webhook */
     format: "geoflow" | "slack" | "teams";
     /** Extra request headers, stored in plain text */
@@ -1009,7 +1013,43 @@ export type NotificationChannelBody = {
 } | {
   name: string;
   type: "email";
-  /** Email (SMTP): secrets (password) are write-only; omit one to keep it, null clears it */
+  /** Email (SMTP): secrets (password) are write-only */
+  configuration: {
+    /** Host name or IP address */
+    host: string;
+    /** TCP port (default 587) */
+    port: number;
+    /** starttls: plain connection upgraded with STARTTLS, which the server must offer (port 587); tls: TLS from the first byte (port 465); none: no TLS (a relay on a trusted network only: credentials and messages travel in the clear) */
+    security: "starttls" | "tls" | "none";
+    /** SMTP AUTH user; without it, no AUTH */
+    username?: string;
+    password?: string | null;
+    /** The sender address (From) */
+    from: string;
+    /** Recipients */
+    to: string[];
+    /** PEM of a CA to trust besides the system's (a relay with a certificate of your own CA) */
+    ca_certificate?: string;
+  };
+};
+
+export type NotificationChannelReplaceBody = {
+  name: string;
+  type: "webhook";
+  /** Webhook: secrets (url, signing_secret) are write-only; omit one to keep it, null clears one the type does not need */
+  configuration: {
+    /** Where the POST goes (secret: write-only, since a Slack or Teams webhook URL is itself the credential; the channel shows its origin as endpoint). Required on create */
+    url?: string;
+    /** geoflow: the notification's facts as JSON; slack: a Slack incoming-webhook message; teams: an Adaptive Card for a Teams Workflows webhook */
+    format: "geoflow" | "slack" | "teams";
+    /** Extra request headers, stored in plain text */
+    headers: Record<string, string>;
+    signing_secret?: string | null;
+  };
+} | {
+  name: string;
+  type: "email";
+  /** Email (SMTP): secrets (password) are write-only; omit one to keep it, null clears one the type does not need */
   configuration: {
     /** Host name or IP address */
     host: string;
@@ -1140,7 +1180,7 @@ export type Run = {
     progress: {
       /** Bytes of output written so far */
       bytes_written?: number;
-      /** Bytes the step will have written when done, when known up front (the declared size of what a Source sends) */
+      /** Bytes the step will have written when done, when known up front (the declared size of what a Source sends, the size of the file a delivery uploads) */
       bytes_total?: number;
       /** Features written so far */
       features_written?: number;
@@ -1194,6 +1234,7 @@ export type Run = {
     python_script: string | null;
     python_filename: string | null;
     output_format: string | null;
+    creation_options: CreationOptions | null;
     /** null while the Job has no Destination (its Runs then fail at deliver) */
     destination_id: string | null;
     destination_target: Record<string, unknown>;

@@ -158,6 +158,35 @@ for year, n in ((2023, 2), (2024, 3)):
     expect(partsInfo.layers[0]!.fields.map((f) => f.name)).toEqual(expect.arrayContaining(['id', 'x', 'y', 'year']));
   });
 
+  it('reads the geometry or coordinate columns the user names, and says which columns there are when one is missing', async () => {
+    const script = `
+import pyarrow as pa, pyarrow.parquet as pq, shapely, os, sys
+root = sys.argv[1]
+pq.write_table(pa.table({'name': ['a', 'b'], 'shape_wkb': shapely.to_wkb(shapely.points([2600000, 2700000], [1200000, 1250000])), 'e': [1.0, 2.0], 'n': [3.0, 4.0]}), os.path.join(root, 'named.parquet'))
+`;
+    mkdirSync(d('named'), { recursive: true });
+    execFileSync(interopPython, ['-c', script, d('named')]);
+    const file = d('named/named.parquet');
+    const byGeometry = await prepareUpload(file, 'named.parquet', d('read-named-g'), {
+      maxUncompressedBytes: 1e9,
+      read: { geometryColumn: 'shape_wkb', sourceCrs: 'EPSG:2056' },
+    });
+    const g = (await inspectDataset(byGeometry)).layers[0]!;
+    // Footers only: without GeoParquet metadata the geometry type is not known before the rows are read.
+    expect(g).toMatchObject({ feature_count: 2, geometry_type: 'GEOMETRY', crs: 'EPSG:2056', has_geometry: true });
+    expect(g.fields.map((f) => f.name)).toEqual(['name', 'e', 'n']);
+    const byColumns = await prepareUpload(file, 'named.parquet', d('read-named-xy'), { maxUncompressedBytes: 1e9, read: { xColumn: 'e', yColumn: 'n' } });
+    expect((await inspectDataset(byColumns)).layers[0]).toMatchObject({ feature_count: 2, geometry_type: 'POINT', crs: 'EPSG:4326' });
+    await expect(
+      prepareUpload(file, 'named.parquet', d('read-named-bad'), { maxUncompressedBytes: 1e9, read: { geometryColumn: 'geom' } }),
+    ).rejects.toMatchObject({ code: 'invalid_source', message: expect.stringContaining("No column named 'geom'; the columns are: name, shape_wkb, e, n") });
+    const csv = write(d('named/points.csv'), 'id,wkt\n1,"POINT (1 2)"\n');
+    await expect(prepareUpload(csv, 'points.csv', d('read-named-csv'), { maxUncompressedBytes: 1e9, read: { geometryColumn: 'wkt' } })).rejects.toMatchObject({
+      code: 'invalid_parameter',
+      details: { parameter: 'geometry_column' },
+    });
+  });
+
   it('writes rows in Hilbert order, so each row group covers a small part of the extent', async () => {
     // 4,000 points on a 200 × 20 grid, listed in a scrambled order.
     const points = Array.from({ length: 4000 }, (_, i) => i).sort((a, b) => ((a * 7919) % 4001) - ((b * 7919) % 4001));

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, waitForPort } from '../../../scripts/local-services.js';
-import { stopProcess, tail } from '../processes.js';
+import { stopProcess, tail } from '../../../devservers/processes.js';
 
 /*
  * Azurite's Blob service (the npm devDependency) on a free loopback port, its data in a temporary

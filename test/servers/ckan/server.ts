@@ -9,8 +9,17 @@ import type { AddressInfo } from 'node:net';
  * resource_show, package_search, user_show), ckan/logic/auth/get.py, ckan/views/resource.py
  * (download), ckan/logic/validators.py (if_empty_guess_format, clean_format) and
  * ckan/config/resource_formats.json. It is checked by ckanapi (PyPI) in
- * test/connectors/ckan.int.spec.ts. Real CKAN needs Solr to index datasets at creation; see
- * test/servers/README.md.
+ * test/connectors/ckan.int.spec.ts, and what it answers was compared with a real CKAN 2.12.0
+ * (PyPI, with Solr 9.10.1) in this repository's test/connectors/ckan-real.e2e.spec.ts: private
+ * downloads without a token 403, formats ("csv" → "CSV", "Shapefile" → "SHP", ".csv" kept as
+ * typed, none → guessed from the file name), upload URLs under ckan.site_url, Last-Modified and
+ * 304 on downloads, an unknown token read as anonymous.
+ *
+ * The real CKAN runs in npm test (test/servers/ckan/real.ts); this stand-in is kept only for what
+ * the real one cannot show: resources dated at will (CKAN stamps last_modified with the upload's
+ * own time, so "the newest of a format" among older dates, and a re-upload under a chosen date,
+ * cannot be arranged), and a log of which requests carried the API token (the real portal keeps
+ * none). It also runs where Java or the CKAN install is missing.
  *
  * - POST (JSON or form body) or GET (query) /api/3/action/{name}; answers
  *   {"help": …, "success": true, "result": …} or {"help": …, "success": false, "error":

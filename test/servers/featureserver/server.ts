@@ -2,24 +2,20 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /*
- * A small server that speaks the part of the ArcGIS REST FeatureServer protocol a client reads
- * with: the service description, layer descriptions, and `query` with where clauses, outFields,
- * resultOffset/resultRecordCount paging (capped at maxRecordCount, with exceededTransferLimit),
- * orderByFields, returnIdsOnly and objectIds; GET or POST with a form body; tokens; and errors the
- * way ArcGIS sends them (HTTP 200 with {"error": {code, message, details}}). No ArcGIS server can
- * run here: this stands in for one, and the connector's docs say so.
+ * A stand-in for an ArcGIS Server FeatureServer (the REST API as Esri's reference documents it for
+ * ArcGIS Enterprise 11.x), kept only for what Koop 10.4 (test/servers/koop, the real
+ * FeatureServer the connector's reads run against) lacks: tokens (499 Token Required, 498
+ * Invalid Token, sent in the POST body), ArcGIS error objects (HTTP 200 with {"error": {code,
+ * message, details}}, e.g. an invalid where clause), layers without pagination (read by
+ * returnIdsOnly + objectIds), tables without geometry, projected layers (EPSG:2056) and
+ * MapServer URLs. The reads themselves (paging, object ids, field types, multipart polygons,
+ * where, layer ids, the size limit) are tested against Koop. The hub suite also uses it for the
+ * services a portal federates.
  *
- *   /arcgis/rest/services/City/FeatureServer         layers 0 Parcels (polygons, EPSG:2056, paging)
+ *   /arcgis/rest/services/City/FeatureServer         (and …/City/MapServer, the same layers)
+ *                                                     layers 0 Parcels (polygons, EPSG:2056, paging)
  *                                                     and 1 Hydrants (points, WGS 84, no paging: objectIds)
  *                                                     table 2 Owners (no geometry)
- *                                                     with {assessments: true} also layer 3 Assessments
- *                                                     (points, paging by 50): object ids that are not
- *                                                     1…N, and a field declared Integer whose values
- *                                                     include decimals, as Koop 10.4 declares a field
- *                                                     from the first value it sees
- *
- * With {missingLayerAsLayer0: true} a layer id the service lacks is answered with layer 0, as
- * Koop 10.4 (@koopjs/output-geoservices) does; ArcGIS answers "Invalid URL".
  */
 
 type Attributes = Record<string, string | number | null>;
@@ -122,30 +118,6 @@ export function cityLayers(): Layer[] {
   ];
 }
 
-/** Points whose object ids start at 5001 and step by 3, and whose `assessed` values are whole numbers on the first page only. */
-export function assessments(count: number): Feature[] {
-  return Array.from({ length: count }, (_, i) => ({
-    attributes: { OBJECTID: 5001 + i * 3, parcel: `P-${i + 1}`, assessed: i < 50 ? 400000 + i : 10192317.3 + i },
-    geometry: { x: 7.4 + i * 0.001, y: 46.9 },
-  }));
-}
-
-const assessmentsLayer = (): Layer => ({
-  id: 3,
-  name: 'Assessments',
-  type: 'Feature Layer',
-  geometryType: 'esriGeometryPoint',
-  spatialReference: { wkid: 4326, latestWkid: 4326 },
-  maxRecordCount: 50,
-  supportsPagination: true,
-  fields: [
-    { name: 'OBJECTID', type: 'esriFieldTypeOID', alias: 'OBJECTID' },
-    { name: 'parcel', type: 'esriFieldTypeString', alias: 'Parcel', length: 20 },
-    { name: 'assessed', type: 'esriFieldTypeInteger', alias: 'Assessed value' },
-  ],
-  features: assessments(120),
-});
-
 /** Where clauses of the form `1=1` or `field op literal [AND …]` (op: = <> < <= > >=); anything else is refused as ArcGIS does. */
 export function matcher(where: string): ((a: Attributes) => boolean) | null {
   const clauses = where.split(/\s+AND\s+/i).map((c) => c.trim());
@@ -199,12 +171,12 @@ export interface FeatureServerFixture {
   stop(): Promise<void>;
 }
 
-export async function startFeatureServer(
-  options: { token?: string; assessments?: boolean; missingLayerAsLayer0?: boolean } = {},
-): Promise<FeatureServerFixture> {
-  const layers = [...cityLayers(), ...(options.assessments ? [assessmentsLayer()] : [])];
+export async function startFeatureServer(options: { token?: string } = {}): Promise<FeatureServerFixture> {
+  const layers = cityLayers();
   const requests: FeatureServerFixture['requests'] = [];
-  const base = '/arcgis/rest/services/City/FeatureServer';
+  // The same layers as a MapServer too (ArcGIS Server publishes a map service beside each feature
+  // service, whose layers answer the same query): Koop has no MapServer.
+  const base = /^\/arcgis\/rest\/services\/City\/(FeatureServer|MapServer)/;
   const server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url!, 'http://x').pathname.replace(/\/+$/, '');
@@ -216,12 +188,13 @@ export async function startFeatureServer(
       if (params.get('f') !== 'json' && params.get('f') !== 'pjson')
         return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>ArcGIS REST Services Directory</html>');
       if (!path.startsWith('/arcgis/rest/services/')) return error(400, 'Invalid URL', ['Invalid URL']);
-      if (!path.startsWith(base)) return error(500, `Service ${path.slice('/arcgis/rest/services/'.length)} not found`);
+      const service = base.exec(path)?.[0];
+      if (!service) return error(500, `Service ${path.slice('/arcgis/rest/services/'.length)} not found`);
       if (options.token) {
         if (!params.get('token')) return error(499, 'Token Required');
         if (params.get('token') !== options.token) return error(498, 'Invalid Token');
       }
-      const rest = path.slice(base.length).split('/').filter(Boolean);
+      const rest = path.slice(service.length).split('/').filter(Boolean);
       if (rest.length === 0) {
         return json(200, {
           currentVersion: 11.1,
@@ -230,7 +203,7 @@ export async function startFeatureServer(
           tables: layers.filter((l) => l.type === 'Table').map((l) => ({ id: l.id, name: l.name })),
         });
       }
-      const layer = layers.find((l) => String(l.id) === rest[0]) ?? (options.missingLayerAsLayer0 ? layers[0] : undefined);
+      const layer = layers.find((l) => String(l.id) === rest[0]);
       if (!layer) return error(400, 'Invalid URL', ['Invalid URL']);
       const { features: _all, supportsPagination, ...described } = layer;
       if (rest.length === 1) return json(200, { ...described, objectIdField: 'OBJECTID', advancedQueryCapabilities: { supportsPagination } });
@@ -271,7 +244,7 @@ export async function startFeatureServer(
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${base}`,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/arcgis/rest/services/City/FeatureServer`,
     layers,
     requests,
     async stop() {

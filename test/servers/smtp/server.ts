@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '../../../scripts/local-services.js';
-import { stopProcess } from '../processes.js';
+import { stopProcess } from '../../../devservers/processes.js';
 
 /*
  * A real SMTP server (aiosmtpd, serve.py) on a free loopback port with a certificate made for

@@ -4,7 +4,7 @@ import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, rea
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort, waitForPort } from '../../../scripts/local-services.js';
-import { stopProcess, tail } from '../processes.js';
+import { stopProcess, tail } from '../../../devservers/processes.js';
 
 /*
  * OpenSSH's sshd on a free loopback port, with its own host key, configuration and files in a

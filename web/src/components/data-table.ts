@@ -31,7 +31,7 @@ export function dataTable(preview: DataPreview, label: string): HTMLElement {
         h(
           'tr',
           null,
-          columns.map((c) => h('th', { scope: 'col' }, c, types.get(c) ? h('span', { class: 'col-type' }, types.get(c)!) : null)),
+          columns.map((c) => h('th', { scope: 'col', title: c }, c, types.get(c) ? h('span', { class: 'col-type' }, types.get(c)!) : null)),
         ),
       ),
       h(
@@ -41,7 +41,11 @@ export function dataTable(preview: DataPreview, label: string): HTMLElement {
           h(
             'tr',
             null,
-            columns.map((c) => h('td', { class: typeof row[c] === 'number' ? 'num' : null }, cell(row[c]))),
+            columns.map((c) => {
+              const text = cell(row[c]);
+              // A value longer than the cell shows is cut with an ellipsis; its title holds all of it.
+              return h('td', { class: typeof row[c] === 'number' ? 'num' : null, title: text.length > 24 ? text : null }, text);
+            }),
           ),
         ),
       ),

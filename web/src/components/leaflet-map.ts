@@ -66,6 +66,10 @@ export function renderLeafletMap(container: HTMLElement, geojson: FeatureCollect
       for (const unlink of [...linksOf(map)]) unlink();
       observer.disconnect();
       map.remove();
+      // Leaflet 1.9 ends a zoom animation on a 250 ms timer that remove() does not cancel; on a map
+      // left mid-zoom (the page changed) it would throw reading the removed panes
+      // (Leaflet/Leaflet#9575). Marked as ended, the timer finds nothing to do.
+      (map as unknown as { _animatingZoom: boolean })._animatingZoom = false;
     },
     zoomToLayer,
     bounds: () => (layerBounds.isValid() ? toBounds(layerBounds) : null),

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '../../../scripts/local-services.js';
+import { freePort } from '../../scripts/local-services.js';
 import { stopProcess } from '../processes.js';
 
 /*
@@ -21,7 +21,7 @@ export interface FakesnowServer {
 export function fakesnowUnavailable(): string | false {
   return existsSync(python)
     ? false
-    : `fakesnow is not installed in ${path.dirname(path.dirname(python))}: test/servers/fakesnow/install.sh (run by \`npm test\`) installs it`;
+    : `fakesnow is not installed in ${path.dirname(path.dirname(python))}: devservers/fakesnow/install.sh (run by \`npm test\`) installs it`;
 }
 
 export async function startFakesnow(): Promise<FakesnowServer> {

@@ -15,6 +15,21 @@ on load as BigQuery does (well-formed, longitude and latitude in range).
 Its answers are checked in the suite by Google's own Python client (check.py), so it cannot
 drift from what Google's client libraries expect.
 
+Which real behaviour it follows, and where that was checked. BigQuery REST API v2 as Google's
+reference documents it (2026): a jobs.insert whose job id was used before fails 409 "Already
+Exists: Job …" (reason duplicate), as the reference's jobs.insert and google-cloud-bigquery's
+design note "query retries" say; a copy job with WRITE_TRUNCATE replaces the destination's rows
+and schema when the job succeeds, and nothing before (JobConfigurationTableCopy); WRITE_EMPTY
+fails on a table that has rows; GEOGRAPHY columns load WKT in WGS 84 and refuse coordinates out of
+range ("Geospatial analytics" / loading GEOGRAPHY data). check.py drives each of these through
+google-cloud-bigquery 3.47 (copy_table with WRITE_TRUNCATE, the same copy job id again →
+Conflict, a GEOGRAPHY schema, an out-of-range point → BadRequest). Not checked against BigQuery
+itself: none can be reached here, and goccy's bigquery-emulator v0.6.6 (which issue 38's author
+ran from its source) cannot show GEOGRAPHY values, copy jobs or repeated job ids. So the
+connector's `replace` (a copy job with WRITE_TRUNCATE) and its retried-delivery protection (job
+ids derived from the delivery id; a 409 duplicate means an earlier attempt's job, which is then
+looked up instead of loading twice) are verified by this stand-in only.
+
 Prints one JSON line (port, project, service account keys: "writer" may do anything, "nobody" is
 a valid account without any permission, "stranger" is signed with a key the server does not
 know), then serves until stdin closes.

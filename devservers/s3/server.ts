@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort, type Wrap } from '../../../scripts/local-services.js';
+import { freePort, type Wrap } from '../../scripts/local-services.js';
 import { stopProcess } from '../processes.js';
 
 /*
@@ -30,7 +30,7 @@ export interface S3Server {
 export function s3ServerUnavailable(): string | false {
   return existsSync(python)
     ? false
-    : `moto is not installed in ${path.dirname(path.dirname(python))}: test/servers/s3/install.sh (run by \`npm test\`) installs it`;
+    : `moto is not installed in ${path.dirname(path.dirname(python))}: devservers/s3/install.sh (run by \`npm test\`) installs it`;
 }
 
 /** On loopback, or on another host (the cluster suite's network namespaces: `wrap` runs it there, listening on `host`). */

@@ -2,7 +2,7 @@
 # A Snowflake stand-in for the snowflake connector suite: fakesnow's server (PyPI, DuckDB
 # underneath), in a venv under the data folder.
 set -euo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 VENV="${SVC_DATA_DIR:-.data}/tools/fakesnow"
 FAKESNOW_VERSION=0.12.1
 # fakesnow 0.12 imports snowflake.connector.converter, which the connector's 5.x line dropped.

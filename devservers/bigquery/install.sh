@@ -4,7 +4,7 @@
 # google-auth) and checks the stand-in's answers in the bigquery suite, so the stand-in cannot
 # drift from the protocol the client library speaks.
 set -euo pipefail
-cd "$(dirname "$0")/../../.."
+cd "$(dirname "$0")/../.."
 VENV="${SVC_DATA_DIR:-.data}/tools/bigquery"
 BIGQUERY_VERSION=3.47.0
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('google-cloud-bigquery') != '$BIGQUERY_VERSION')" 2>/dev/null; then

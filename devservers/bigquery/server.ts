@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '../../../scripts/local-services.js';
+import { freePort } from '../../scripts/local-services.js';
 import { stopProcess } from '../processes.js';
 
 /*
@@ -31,7 +31,7 @@ export interface BigQueryServer {
 export function bigQueryServerUnavailable(): string | false {
   return existsSync(bigQueryPython)
     ? false
-    : `google-cloud-bigquery is not installed in ${path.dirname(path.dirname(bigQueryPython))}: test/servers/bigquery/install.sh (run by \`npm test\`) installs it`;
+    : `google-cloud-bigquery is not installed in ${path.dirname(path.dirname(bigQueryPython))}: devservers/bigquery/install.sh (run by \`npm test\`) installs it`;
 }
 
 export async function startBigQueryServer(project = 'geoflow-test'): Promise<BigQueryServer> {

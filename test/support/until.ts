@@ -1,0 +1,19 @@
+/**
+ * Waits on a condition, not a clock: calls `probe` every `intervalMs` until it gives a value
+ * (anything but undefined or false) and returns it; after `timeoutMs` it throws, saying what it
+ * waited for. A spec whose point is that nothing happens within a time sleeps instead, and says so.
+ */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 10_000,
+  intervalMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
