@@ -7,7 +7,7 @@ import { adminUrl, skipWithoutDatabase } from '../support/database.js';
 import { closedPort } from '../connectors/support.js';
 
 /*
- * The outbound policy (connectors/shared/egress.ts) through /api/v1, one connection test per
+ * The outbound policy (connectors/shared/policy/egress.ts) through /api/v1, one connection test per
  * connector family and one through a redirect. Only loopback addresses are used: the servers
  * below count the connections they are sent, so "refused" means nothing reached them, and the
  * deny list names them (SVC_OUTBOUND_DENY). The metadata and link-local cases are refused before

@@ -8,7 +8,7 @@ import { layerColumns, layerExtent, layerRows, wkbType, WkbTypes, writeRowsAsGeo
 import { vectorInput } from '../../connectors/shared/files/vector-input.js';
 import { gdal } from '../../geo/datasets/gdal.js';
 
-/* What the SQL connectors share that reads and writes through GDAL (the rest: connectors/shared/sql-shared.unit.spec.ts). */
+/* What the SQL connectors share that reads and writes through GDAL (the rest: connectors/shared/sql/sql-shared.unit.spec.ts). */
 describe('what the SQL connectors share', () => {
   it('reads WKB geometry types (ISO and EWKB flags) and picks one layer type', () => {
     const pointZ = new gdal.Point(1, 2, 3).toWKB(gdal.wkbNDR, gdal.wkbVariantIso);
