@@ -32,6 +32,7 @@ import { libpqFor, ogr2ogrPg, pgLabel } from './ogr.js';
 import { borrow, giveBack } from './pool.js';
 import { appendRows, upsertIntoNewTable, upsertRows, type UpsertCounts } from './rows.js';
 import { translateHere } from '../shared/files/translate-here.js';
+import type { SqlUpsertTarget } from '../shared/sql/definition.js';
 
 /*
  * Delivery into a PostGIS table. Every write mode first loads the output into a staging table of
@@ -64,13 +65,7 @@ export type { WriteMode };
  * hold a connection idle for as long as the load takes.
  */
 const KEEP_CONNECTION_FEATURES = 100_000;
-export interface PostgisTarget {
-  schema: string;
-  table: string;
-  write_mode: WriteMode;
-  upsert_keys?: string[] | undefined;
-  delete_marker?: string | undefined;
-}
+export type PostgisTarget = SqlUpsertTarget<{ schema: string }>;
 
 export { pgName };
 
