@@ -3,6 +3,7 @@ import { BigQuery, type Job } from '@google-cloud/bigquery';
 import { JWT } from 'google-auth-library';
 import { classify } from '../shared/policy/classify.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
+import { untilAborted } from '../shared/sql/session.js';
 import type { ConnectorContext } from '../types.js';
 import { bigQueryFetch, useBigQueryTransport } from './transport.js';
 
@@ -149,19 +150,10 @@ export function classifyBigQuery(error: unknown, what: string, details: Record<s
 export async function call<T>(config: BigQueryConfig, ctx: ConnectorContext, what: string, fn: () => Promise<T>): Promise<T> {
   const label = `${describeServer(config)}: ${what}`;
   if (ctx.signal.aborted) throw new ConnectorError('timeout', `${label}: stopped before it started`, triedOf(config));
-  let onAbort = (): void => undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new ConnectorError('timeout', `${label}: no answer in time (deadline or cancellation)`, triedOf(config)));
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-  });
-  const work = fn();
-  work.catch(() => undefined);
   try {
-    return await Promise.race([work, aborted]);
+    return await untilAborted(ctx.signal, fn(), () => new ConnectorError('timeout', `${label}: no answer in time (deadline or cancellation)`, triedOf(config)));
   } catch (error) {
     throw classifyBigQuery(error, label, triedOf(config));
-  } finally {
-    ctx.signal.removeEventListener('abort', onAbort);
   }
 }
 

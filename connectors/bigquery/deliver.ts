@@ -6,6 +6,7 @@ import { writeLayerCsv, type ColumnKind } from '../shared/sql/table-csv.js';
 import { freeColumnName, vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { bigQueryClient, call, classifyBigQuery, describeServer, GEOGRAPHY_EPSG, ident, tableRef, waitForJob, type BigQueryConfig } from './client.js';
+import type { SqlTarget } from '../shared/sql/definition.js';
 
 /*
  * Delivery into a BigQuery table, with load jobs (never streaming inserts): the output is written
@@ -22,10 +23,7 @@ import { bigQueryClient, call, classifyBigQuery, describeServer, GEOGRAPHY_EPSG,
  */
 
 export type WriteMode = 'replace' | 'append' | 'create';
-export interface BigQueryTarget {
-  table: string;
-  write_mode: WriteMode;
-}
+export type BigQueryTarget = SqlTarget;
 
 export const STAGE_PREFIX = '_geoflow_stage_';
 const tag = (deliveryId: string) => createHash('sha256').update(deliveryId).digest('hex').slice(0, 24);

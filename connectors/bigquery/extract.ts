@@ -7,6 +7,7 @@ import { asSubquery } from '../shared/sql/sql.js';
 import { csvToGeoPackage, RowsCsv, type ColumnKind } from '../shared/sql/table-csv.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { bigQueryClient, call, describeServer, GEOGRAPHY_EPSG, ident, tableRef, waitForJob, type BigQueryConfig } from './client.js';
+import type { SqlResource } from '../shared/sql/definition.js';
 
 /*
  * A BigQuery table or query into one GeoPackage layer. A table is read page by page with
@@ -17,9 +18,7 @@ import { bigQueryClient, call, describeServer, GEOGRAPHY_EPSG, ident, tableRef, 
  * the first) is the layer's geometry in EPSG:4326, other GEOGRAPHY columns stay WKT text.
  */
 
-export type BigQueryResource =
-  | { table: string; cursor_column?: string | undefined; geometry_column?: string | undefined }
-  | { query: string; geometry_column?: string | undefined };
+export type BigQueryResource = SqlResource<{ geometry_column?: string | undefined }, { geometry_column?: string | undefined }>;
 
 /** What a BigQuery Source remembers between Runs: the cursor column, its type and the largest value read. */
 export interface BigQueryCursor {

@@ -1,12 +1,11 @@
-import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql/sql-cursor.js';
 import { z } from 'zod';
-import { httpUrl, identifier, secret, writeMode } from '../shared/fields.js';
-import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql/sql.js';
+import { httpUrl, identifier, secret } from '../shared/fields.js';
+import { sqlDestination, sqlSource } from '../shared/sql/definition.js';
 import { probeTest } from '../shared/test-result.js';
-import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
-import { bigQueryClient, call, classifyBigQuery, describeServer, endpointOf, serviceAccount, triedOf, type BigQueryConfig } from './client.js';
-import { deliverBigQuery, STAGE_PREFIX, type BigQueryTarget } from './deliver.js';
-import { extractBigQuery, bigQueryChanged, type BigQueryResource } from './extract.js';
+import { defineConnector } from '../types.js';
+import { bigQueryClient, call, classifyBigQuery, describeServer, endpointOf, serviceAccount, triedOf } from './client.js';
+import { deliverBigQuery, STAGE_PREFIX } from './deliver.js';
+import { extractBigQuery, bigQueryChanged } from './extract.js';
 
 const configuration = z.strictObject({
   project_id: z.string().min(1).max(255).describe('Google Cloud project id (jobs run and are billed there)'),
@@ -16,33 +15,16 @@ const configuration = z.strictObject({
   api_endpoint: httpUrl.optional().describe("BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's"),
 });
 
-const geometryColumn = identifier('GEOGRAPHY column to read as the geometry (default: the first one)').optional();
+const source = sqlSource({
+  type: 'bigquery',
+  table: 'Table or view of the dataset',
+  geometryColumn: { what: 'GEOGRAPHY column to read as the geometry (default: the first one)', onQuery: true },
+  query: "One GoogleSQL SELECT statement (BigQuery's dry run must call it a SELECT: scripts, DML and DDL are refused before anything runs)",
+  extract: extractBigQuery,
+  changed: bigQueryChanged,
+});
 
-const source: SourceSupport<BigQueryResource, BigQueryConfig> = {
-  resource: z.union([
-    z.strictObject({ table: identifier('Table or view of the dataset'), cursor_column: cursorColumn(), geometry_column: geometryColumn }),
-    selectQuery("One GoogleSQL SELECT statement (BigQuery's dry run must call it a SELECT: scripts, DML and DDL are refused before anything runs)").extend({
-      geometry_column: geometryColumn,
-    }),
-  ]),
-  shorthand: 'table',
-  resourceRequired: true,
-  importable: true,
-  incremental: true,
-  incrementalNote: cursorIncrementalNote,
-  extract: (config, resource, ctx, options) => extractBigQuery(config, resource, ctx, options),
-  changeCheck: {
-    note: cursorCheckNote,
-    unsupported: cursorCheckUnsupported('bigquery'),
-    changed: (config, resource, ctx, sync) => bigQueryChanged(config, resource, ctx, sync?.cursor),
-  },
-};
-
-const destination: DestinationSupport<BigQueryTarget, BigQueryConfig> = {
-  target: z.strictObject({ table: identifier('Table of the dataset (created when missing)'), write_mode: writeMode }),
-  deliverable: true,
-  deliver: (config, target, input, ctx) => deliverBigQuery(config, target, input, ctx),
-};
+const destination = sqlDestination({ table: 'Table of the dataset (created when missing)', upsert: false, deliver: deliverBigQuery });
 
 export const bigquery = defineConnector({
   type: 'bigquery',

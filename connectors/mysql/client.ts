@@ -1,8 +1,7 @@
 import mysql from 'mysql2/promise';
 import { classify } from '../shared/policy/classify.js';
-import { egressAddress } from '../shared/policy/egress.js';
+import { sessionsOf } from '../shared/sql/session.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
-import type { ConnectorContext } from '../types.js';
 
 /*
  * Connections to a user's MySQL or MariaDB through mysql2, for everything that is SQL rather than
@@ -73,75 +72,40 @@ export function classifyMysql(error: unknown, what: string, details: Record<stri
 }
 
 /**
- * A connected mysql2 connection. `ssl: true` requires TLS and verifies the certificate against
- * Node's CA store; a server without TLS fails with tls_error.
+ * mysql2 sessions. `ssl: true` requires TLS and verifies the certificate against Node's CA store;
+ * a server without TLS fails with tls_error.
  */
-export async function connect(config: MysqlConfig, ctx: ConnectorContext): Promise<mysql.Connection> {
-  if (ctx.signal.aborted) throw new ConnectorError('timeout', `${describeServer(config)}: stopped before connecting`, triedOf(config));
-  // The address the outbound policy checked (a name is resolved once, there): no second lookup to rebind.
-  let address: string;
-  try {
-    address = await egressAddress(config.host, config.port);
-  } catch (error) {
-    throw classifyMysql(error, describeServer(config), triedOf(config));
-  }
-  const pending = mysql.createConnection({
-    host: address,
-    port: config.port,
-    database: config.database,
-    user: config.username,
-    password: config.password ?? '',
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    charset: 'utf8mb4_unicode_ci',
-    ...(config.ssl ? { ssl: { rejectUnauthorized: true } } : {}),
-    supportBigNumbers: true,
-    bigNumberStrings: true,
-    dateStrings: true,
-  });
-  let aborted = false;
-  const onAbort = () => {
-    aborted = true;
-  };
-  ctx.signal.addEventListener('abort', onAbort, { once: true });
-  const abortPromise = new Promise<never>((_, reject) => {
-    ctx.signal.addEventListener('abort', () => reject(new ConnectorError('timeout', `${describeServer(config)} did not answer in time`, triedOf(config))), {
-      once: true,
+const mysqlSessions = sessionsOf<MysqlConfig, mysql.Connection>({
+  describe: describeServer,
+  tried: triedOf,
+  classify: classifyMysql,
+  connectTimeoutMs: CONNECT_TIMEOUT_MS,
+  endpoint: (c) => ({ host: c.host, port: c.port }),
+  async open(config, address) {
+    const connection = await mysql.createConnection({
+      host: address!,
+      port: config.port,
+      database: config.database,
+      user: config.username,
+      password: config.password ?? '',
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      charset: 'utf8mb4_unicode_ci',
+      ...(config.ssl ? { ssl: { rejectUnauthorized: true } } : {}),
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      dateStrings: true,
     });
-  });
-  abortPromise.catch(() => undefined);
-  try {
-    const connection = await Promise.race([pending, abortPromise]);
     connection.on('error', () => undefined);
     return connection;
-  } catch (error) {
-    // A connection that arrives after the deadline is closed at once.
-    if (aborted)
-      pending.then(
-        (c) => c.destroy(),
-        () => undefined,
-      );
-    throw classifyMysql(error, describeServer(config), triedOf(config));
-  } finally {
-    ctx.signal.removeEventListener('abort', onAbort);
-  }
-}
+  },
+  interrupt: (connection) => connection.destroy(),
+  close: (connection) => connection.end().catch(() => connection.destroy()),
+});
 
 /** Runs fn with a connection and always closes it; errors are classified; the signal destroys the connection. */
-export async function withConnection<T>(config: MysqlConfig, ctx: ConnectorContext, fn: (c: mysql.Connection) => Promise<T>): Promise<T> {
-  const connection = await connect(config, ctx);
-  const abort = () => connection.destroy();
-  ctx.signal.addEventListener('abort', abort, { once: true });
-  try {
-    return await fn(connection);
-  } catch (error) {
-    if (ctx.signal.aborted && !(error instanceof ConnectorError))
-      throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
-    throw classifyMysql(error, describeServer(config), triedOf(config));
-  } finally {
-    ctx.signal.removeEventListener('abort', abort);
-    await connection.end().catch(() => connection.destroy());
-  }
-}
+export const withConnection = mysqlSessions.with;
+/** Runs fn with a connection of its own deadline, for cleanup; never throws. */
+export const cleanupConnection = mysqlSessions.cleanup;
 
 /** `name`, quoted for MySQL whatever it holds. */
 export const ident = (name: string) => `\`${name.replace(/`/g, '``')}\``;

@@ -2,7 +2,7 @@ import type mysql from 'mysql2/promise';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import {
   DELETE_MARKER_VALUES,
-  deliveryTag,
+  deliveryMark,
   effectiveWriteMode,
   keysMissing,
   LEDGER,
@@ -18,8 +18,9 @@ import {
 } from '../shared/sql/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
-import { CONNECT_TIMEOUT_MS, describeServer, ident, withConnection, type MysqlConfig } from './client.js';
+import { cleanupConnection, describeServer, ident, withConnection, type MysqlConfig } from './client.js';
 import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
+import type { SqlUpsertTarget } from '../shared/sql/definition.js';
 
 /*
  * Delivery into a MySQL / MariaDB table. The output is first loaded by ogr2ogr (GDAL's MySQL
@@ -36,12 +37,7 @@ import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
  */
 
 export type { WriteMode };
-export interface MysqlTarget {
-  table: string;
-  write_mode: WriteMode;
-  upsert_keys?: string[] | undefined;
-  delete_marker?: string | undefined;
-}
+export type MysqlTarget = SqlUpsertTarget;
 
 const geometryDataTypes = [
   'point',
@@ -57,8 +53,6 @@ const geometryDataTypes = [
 
 /** The delivery ledger: InnoDB, so an append and its record commit together. */
 const CREATE_LEDGER = `CREATE TABLE IF NOT EXISTS ${ident(LEDGER)} (delivery_id VARCHAR(255) PRIMARY KEY, target_table VARCHAR(64) NOT NULL, write_mode VARCHAR(16) NOT NULL, rows_written BIGINT NOT NULL, delivered_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB`;
-
-const markOf = (deliveryId: string) => `geoflow delivery ${deliveryTag(deliveryId)}`;
 
 type Row = Record<string, unknown>;
 const rows = async (c: mysql.Connection, sql: string, values: unknown[] = []) => (await c.query(sql, values))[0] as Row[];
@@ -180,7 +174,7 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
   const where = `\`${table}\``;
   const what = describeServer(config);
   const { stage, old } = stagingNames(input.deliveryId);
-  const mark = markOf(input.deliveryId);
+  const mark = deliveryMark(input.deliveryId);
   const result = (count: number, m: WriteMode, counts?: Record<string, number>): DeliveryResult => ({
     target: { database: config.database, table, write_mode: m, ...(counts ?? {}) },
     rows_written: count,
@@ -283,10 +277,6 @@ export async function deliverMysql(config: MysqlConfig, target: MysqlTarget, inp
           await c.query('SELECT RELEASE_LOCK(?)', [lock]).catch(() => undefined);
         }
       }),
-    dropStage: () =>
-      withConnection(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (c) => c.query(`DROP TABLE IF EXISTS ${ident(stage)}`)).then(
-        () => undefined,
-        () => undefined,
-      ),
+    dropStage: () => cleanupConnection(config, ctx, (c) => c.query(`DROP TABLE IF EXISTS ${ident(stage)}`)),
   });
 }

@@ -3,11 +3,12 @@ import type mysql from 'mysql2/promise';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { asSubquery } from '../shared/sql/sql.js';
-import { cursorWindow, previousCursorValue, whereClause, type SqlCursor } from '../shared/sql/sql-cursor.js';
+import { readWindow, windowedRead, type SqlCursor } from '../shared/sql/sql-cursor.js';
 import { extractedGeoPackage, unchangedExtract } from '../shared/sql/sql-extract.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { describeServer, ident, withConnection, type MysqlConfig } from './client.js';
 import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
+import type { SqlResource } from '../shared/sql/definition.js';
 
 /*
  * A table or a SELECT, read into one GeoPackage by ogr2ogr with GDAL's MySQL driver. Checks come
@@ -16,7 +17,7 @@ import { mysqlDataset, ogr2ogrMysql, refuseTls } from './ogr.js';
  * not read the CRS of MariaDB columns, so the SRID is read here and assigned.
  */
 
-export type MysqlResource = { table: string; cursor_column?: string } | { query: string };
+export type MysqlResource = SqlResource;
 
 /** What a MySQL Source remembers between Runs; the value as the server prints it (`CAST(MAX(col) AS CHAR)`). */
 export type MysqlCursor = SqlCursor;
@@ -92,13 +93,18 @@ async function plan(config: MysqlConfig, resource: MysqlResource, ctx: Connector
       const base = { name: table, srid, geometry: Boolean(geometry), anchor: [table], ...(nlt ? { nlt } : {}) };
       const column = resource.cursor_column;
       if (!column) return { ...base, sql: `SELECT * FROM ${ident(table)}` };
-      const last = previousCursorValue(column, previous);
-      const [maxRows] = await c.query(
-        `SELECT CAST(MAX(${ident(column)}) AS CHAR) AS max FROM ${ident(table)}${last !== null ? ` WHERE ${ident(column)} > ${c.escape(last)}` : ''}`,
+      const window = await readWindow(
+        column,
+        ident(column),
+        previous,
+        (v) => c.escape(v),
+        async (where) => {
+          const [maxRows] = await c.query(`SELECT CAST(MAX(${ident(column)}) AS CHAR) AS max FROM ${ident(table)}${where}`);
+          return (maxRows as { max: string | null }[])[0]?.max ?? null;
+        },
       );
-      const max = ((maxRows as { max: string | null }[])[0]?.max ?? null) as string | null;
-      const window = cursorWindow(column, ident(column), last, max, (v) => c.escape(v));
-      return { ...base, sql: `SELECT * FROM ${ident(table)}${whereClause(window.where)}`, cursor: window.cursor, unchanged: window.unchanged };
+      const read = windowedRead(`SELECT * FROM ${ident(table)}`, window);
+      return { ...base, sql: read.sql, cursor: window.cursor, unchanged: window.unchanged };
     } finally {
       await c.query('ROLLBACK').catch(() => undefined);
     }

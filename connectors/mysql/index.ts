@@ -1,12 +1,11 @@
-import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql/sql-cursor.js';
 import { z } from 'zod';
-import { host, identifier, name, port, secret, upsertTarget, username } from '../shared/fields.js';
-import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql/sql.js';
+import { host, name, port, secret, username } from '../shared/fields.js';
+import { sqlDestination, sqlSource } from '../shared/sql/definition.js';
 import { probeTest } from '../shared/test-result.js';
-import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
-import { classifyMysql, describeServer, triedOf, withConnection, type MysqlConfig } from './client.js';
-import { deliverMysql, type MysqlTarget } from './deliver.js';
-import { extractMysql, mysqlChanged, type MysqlResource } from './extract.js';
+import { defineConnector } from '../types.js';
+import { classifyMysql, describeServer, triedOf, withConnection } from './client.js';
+import { deliverMysql } from './deliver.js';
+import { extractMysql, mysqlChanged } from './extract.js';
 
 const configuration = z.strictObject({
   host,
@@ -17,32 +16,9 @@ const configuration = z.strictObject({
   ssl: z.boolean().default(false).describe("Require TLS, the certificate verified against the system's CAs (connection tests only: see the notes)"),
 });
 
-const source: SourceSupport<MysqlResource, MysqlConfig> = {
-  resource: z.union([
-    z.strictObject({
-      table: identifier('Table or view'),
-      cursor_column: cursorColumn(),
-    }),
-    selectQuery(),
-  ]),
-  shorthand: 'table',
-  resourceRequired: true,
-  importable: true,
-  incremental: true,
-  incrementalNote: cursorIncrementalNote,
-  extract: (config, resource, ctx, options) => extractMysql(config, resource, ctx, options),
-  changeCheck: {
-    note: cursorCheckNote,
-    unsupported: cursorCheckUnsupported('mysql'),
-    changed: (config, resource, ctx, sync) => mysqlChanged(config, resource, ctx, sync?.cursor),
-  },
-};
+const source = sqlSource({ type: 'mysql', extract: extractMysql, changed: mysqlChanged });
 
-const destination: DestinationSupport<MysqlTarget, MysqlConfig> = {
-  target: upsertTarget({ table: identifier('Table (created when missing)') }),
-  deliverable: true,
-  deliver: (config, target, input, ctx) => deliverMysql(config, target, input, ctx),
-};
+const destination = sqlDestination({ upsert: true, deliver: deliverMysql });
 
 export const mysql = defineConnector({
   type: 'mysql',

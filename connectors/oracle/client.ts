@@ -1,8 +1,7 @@
 import oracledb from 'oracledb';
 import { classify } from '../shared/policy/classify.js';
-import { egressAddress } from '../shared/policy/egress.js';
+import { sessionsOf } from '../shared/sql/session.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
-import type { ConnectorContext } from '../types.js';
 
 /*
  * Connections to a user's Oracle Database through node-oracledb in Thin mode: pure JavaScript,
@@ -52,13 +51,16 @@ export function easyConnectEndpoint(connectString: string): { host: string; port
 }
 
 /**
- * The connect string to open, after the outbound policy: a descriptor of ours connects to the
+ * Where a configuration connects, for the outbound policy: a descriptor of ours connects to the
  * checked address (no second lookup); an Easy Connect string is checked by its host and port
  * (its name is resolved again by the driver, which keeps TLS server-name checks working for
  * tcps://). A connect_string that is a full descriptor cannot be checked and is refused.
  */
-async function checkedConnectString(c: OracleConfig): Promise<string> {
-  if (!c.connect_string) return connectStringOf(c, await egressAddress(c.host ?? '', c.port));
+export function endpointOf(c: OracleConfig): { host: string; port: number } {
+  if (!c.connect_string) {
+    connectStringOf(c);
+    return { host: c.host!, port: c.port };
+  }
   const endpoint = easyConnectEndpoint(c.connect_string);
   if (!endpoint) {
     throw new ConnectorError(
@@ -68,8 +70,7 @@ async function checkedConnectString(c: OracleConfig): Promise<string> {
       false,
     );
   }
-  await egressAddress(endpoint.host, endpoint.port);
-  return c.connect_string;
+  return endpoint;
 }
 
 export const describeServer = (c: OracleConfig) => `Oracle at ${c.connect_string ?? `${c.host ?? '?'}:${c.port}/${c.service_name ?? '?'}`}`;
@@ -144,62 +145,39 @@ export function classifyOracle(error: unknown, what: string, details: Record<str
 /** Formats the session prints and reads dates and numbers in. */
 export const SESSION_SETUP = `ALTER SESSION SET NLS_DATE_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS' NLS_TIMESTAMP_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.FF6' NLS_TIMESTAMP_TZ_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.FF6TZH:TZM' NLS_NUMERIC_CHARACTERS = '.,' TIME_ZONE = '+00:00'`;
 
-/** A connected Thin-mode session; the signal ends a pending connect with a timeout (a late session is closed). */
-export async function connect(config: OracleConfig, ctx: ConnectorContext): Promise<oracledb.Connection> {
-  if (ctx.signal.aborted) throw new ConnectorError('timeout', `${describeServer(config)}: stopped before connecting`, triedOf(config));
-  let connectString: string;
-  try {
-    connectString = await checkedConnectString(config);
-  } catch (error) {
-    throw classifyOracle(error, describeServer(config), triedOf(config));
-  }
-  const pending = oracledb.getConnection({
-    user: config.username,
-    password: config.password ?? '',
-    connectString,
-    connectTimeout: CONNECT_TIMEOUT_MS / 1000,
-    transportConnectTimeout: CONNECT_TIMEOUT_MS / 1000,
-  });
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new ConnectorError('timeout', `${describeServer(config)} did not answer in time`, triedOf(config)));
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-  });
-  aborted.catch(() => undefined);
-  try {
-    const connection = await Promise.race([pending, aborted]);
-    await connection.execute(SESSION_SETUP);
+/** Thin-mode sessions; the signal breaks a running call. */
+const oracleSessions = sessionsOf<OracleConfig, oracledb.Connection>({
+  describe: describeServer,
+  tried: triedOf,
+  classify: classifyOracle,
+  connectTimeoutMs: CONNECT_TIMEOUT_MS,
+  endpoint: endpointOf,
+  async open(config, address) {
+    const connection = await oracledb.getConnection({
+      user: config.username,
+      password: config.password ?? '',
+      connectString: config.connect_string ?? connectStringOf(config, address!),
+      connectTimeout: CONNECT_TIMEOUT_MS / 1000,
+      transportConnectTimeout: CONNECT_TIMEOUT_MS / 1000,
+    });
+    try {
+      await connection.execute(SESSION_SETUP);
+    } catch (error) {
+      await connection.close().catch(() => undefined);
+      throw error;
+    }
     return connection;
-  } catch (error) {
-    if (ctx.signal.aborted)
-      pending.then(
-        (c) => c.close(),
-        () => undefined,
-      );
-    throw classifyOracle(error, describeServer(config), triedOf(config));
-  } finally {
-    ctx.signal.removeEventListener('abort', onAbort!);
-  }
-}
+  },
+  interrupt: (connection) => void connection.break().catch(() => undefined),
+  close: (connection) => connection.close().catch(() => undefined),
+});
 
+/** A connected Thin-mode session (the caller closes it); the signal ends a pending connect with a timeout (a late session is closed). */
+export const connect = oracleSessions.open;
 /** Runs fn with a session and always closes it; errors are classified; the signal breaks the session. */
-export async function withConnection<T>(config: OracleConfig, ctx: ConnectorContext, fn: (c: oracledb.Connection) => Promise<T>): Promise<T> {
-  const connection = await connect(config, ctx);
-  const abort = () => {
-    connection.break().catch(() => undefined);
-  };
-  ctx.signal.addEventListener('abort', abort, { once: true });
-  try {
-    return await fn(connection);
-  } catch (error) {
-    if (ctx.signal.aborted && !(error instanceof ConnectorError))
-      throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
-    throw classifyOracle(error, describeServer(config), triedOf(config));
-  } finally {
-    ctx.signal.removeEventListener('abort', abort);
-    await connection.close().catch(() => undefined);
-  }
-}
+export const withConnection = oracleSessions.with;
+/** Runs fn with a session of its own deadline, for cleanup; never throws. */
+export const cleanupConnection = oracleSessions.cleanup;
 
 /** Rows of a small query as arrays. */
 export async function rows(c: oracledb.Connection, sql: string, binds: oracledb.BindParameters = {}): Promise<unknown[][]> {

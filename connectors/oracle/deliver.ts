@@ -5,7 +5,7 @@ import { mapColumnNames } from '../shared/sql/sql-names.js';
 import { layerColumns, layerExtent, layerRows } from '../shared/sql/sql-rows.js';
 import { freeColumnName, vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
-import { CONNECT_TIMEOUT_MS, describeServer, rows, withConnection, type OracleConfig } from './client.js';
+import { cleanupConnection, describeServer, rows, withConnection, type OracleConfig } from './client.js';
 import { wkbToSdo } from './sdo.js';
 import {
   appendStatement,
@@ -22,6 +22,7 @@ import {
   versionTable,
   type StageColumn,
 } from './sql.js';
+import type { SqlTarget } from '../shared/sql/definition.js';
 
 /*
  * Delivery into an Oracle table of the connecting user's schema (USER_SDO_GEOM_METADATA, where
@@ -43,10 +44,7 @@ import {
  * the delivery ledger, or by the synonym already pointing at its own version.
  */
 
-export interface OracleTarget {
-  table: string;
-  write_mode: WriteMode;
-}
+export type OracleTarget = SqlTarget;
 
 const BATCH = 5_000;
 
@@ -230,13 +228,10 @@ export async function deliverOracle(config: OracleConfig, target: OracleTarget, 
       }),
     // The new version stays when a synonym points to it; otherwise (append, failure) it is dropped.
     dropStage: () =>
-      withConnection(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, async (c) => {
+      cleanupConnection(config, ctx, async (c) => {
         if ((await rows(c, 'SELECT 1 FROM user_synonyms WHERE table_name = :v', { v: version })).length) return;
         for (const s of dropVersion(version)) await c.execute(s).catch(() => undefined);
         await c.commit();
-      }).then(
-        () => undefined,
-        () => undefined,
-      ),
+      }),
   });
 }

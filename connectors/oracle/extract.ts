@@ -3,13 +3,14 @@ import oracledb from 'oracledb';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { asSubquery } from '../shared/sql/sql.js';
-import { cursorWindow, previousCursorValue, whereClause } from '../shared/sql/sql-cursor.js';
+import { cursorColumnMissing, readWindow, windowedRead } from '../shared/sql/sql-cursor.js';
 import { extractedGeoPackage, unchangedExtract } from '../shared/sql/sql-extract.js';
 import { writeRowsAsGeoPackage, type RowColumn } from '../shared/sql/sql-rows.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { describeServer, rows, withConnection, type OracleConfig } from './client.js';
 import { epsgOfOracleSrid } from './sdo.js';
 import { cursorMaxExpression, ident, kindOfColumn, literal, qualified, selectExpression } from './sql.js';
+import type { SqlResource } from '../shared/sql/definition.js';
 
 /*
  * A table, view or synonym, or one SELECT, read through node-oracledb (Thin) into one GeoPackage
@@ -21,9 +22,7 @@ import { cursorMaxExpression, ident, kindOfColumn, literal, qualified, selectExp
  * ISO 8601 text (the session's formats, UTC), LOBs as text or bytes.
  */
 
-export type OracleResource =
-  | { schema?: string | undefined; table: string; geometry_column?: string | undefined; cursor_column?: string | undefined }
-  | { query: string };
+export type OracleResource = SqlResource<{ schema?: string | undefined; geometry_column?: string | undefined }>;
 
 /** Fetch dates as the session's ISO text, LOBs whole. */
 const fetchTypeHandler = (meta: oracledb.Metadata<unknown>): oracledb.FetchTypeResponse | undefined => {
@@ -106,19 +105,13 @@ async function plan(config: OracleConfig, resource: OracleResource, ctx: Connect
     const base = { layer, columns, geometry: geometry ? { name: geometry.name, epsg: srid } : null };
     const column = 'query' in resource ? undefined : resource.cursor_column;
     if (!column) return { ...base, sql: `SELECT ${select.join(', ')} FROM ${from}` };
-    if (!meta.some((m) => m.name === column))
-      throw new ConnectorError('not_found', `${what}: ${layer} has no column ${ident(column)} (cursor_column)`, { cursor_column: column });
+    if (!meta.some((m) => m.name === column)) throw cursorColumnMissing(what, layer, ident(column), column);
     const quoted = `${alias}.${ident(column)}`;
-    const last = previousCursorValue(column, kept);
-    const r = await rows(c, `SELECT ${cursorMaxExpression(quoted)} FROM ${from}${last !== null ? ` WHERE ${quoted} > ${literal(last)}` : ''}`);
-    const max = (r[0]?.[0] ?? null) as string | null;
-    const window = cursorWindow(column, quoted, last, max, literal);
-    return {
-      ...base,
-      sql: `SELECT ${select.join(', ')} FROM ${from}${whereClause(window.where)}`,
-      sync: { cursor: window.cursor },
-      unchanged: window.unchanged,
-    };
+    const window = await readWindow(column, quoted, kept, literal, async (where) => {
+      const r = await rows(c, `SELECT ${cursorMaxExpression(quoted)} FROM ${from}${where}`);
+      return (r[0]?.[0] ?? null) as string | null;
+    });
+    return { ...base, ...windowedRead(`SELECT ${select.join(', ')} FROM ${from}`, window) };
   });
 }
 

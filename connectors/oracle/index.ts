@@ -1,13 +1,12 @@
-import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql/sql-cursor.js';
 import { z } from 'zod';
 import { ConnectorError } from '../../domain/transfers.js';
-import { host, identifier, port, secret, username, writeMode } from '../shared/fields.js';
-import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql/sql.js';
+import { host, port, secret, username } from '../shared/fields.js';
+import { sqlDestination, sqlSource } from '../shared/sql/definition.js';
 import { probeTest } from '../shared/test-result.js';
-import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
-import { classifyOracle, describeServer, rows, triedOf, withConnection, type OracleConfig } from './client.js';
-import { deliverOracle, type OracleTarget } from './deliver.js';
-import { extractOracle, oracleChanged, type OracleResource } from './extract.js';
+import { defineConnector } from '../types.js';
+import { classifyOracle, describeServer, rows, triedOf, withConnection } from './client.js';
+import { deliverOracle } from './deliver.js';
+import { extractOracle, oracleChanged } from './extract.js';
 import { schemasQuery, tablesQuery } from './sql.js';
 
 const configuration = z.strictObject({
@@ -26,37 +25,21 @@ const configuration = z.strictObject({
   password: secret('Password'),
 });
 
-const source: SourceSupport<OracleResource, OracleConfig> = {
-  resource: z.union([
-    z.strictObject({
-      schema: identifier('Owner (schema); the connecting user when left out').optional(),
-      table: identifier('Table, view or synonym (as stored: plain names are upper case)'),
-      geometry_column: identifier('SDO_GEOMETRY column (the first one when left out)').optional(),
-      cursor_column: cursorColumn(),
-    }),
-    selectQuery('One SELECT statement (run as a subquery)'),
-  ]),
-  shorthand: 'table',
-  resourceRequired: true,
-  importable: true,
-  incremental: true,
-  incrementalNote: cursorIncrementalNote,
-  extract: (config, resource, ctx, options) => extractOracle(config, resource, ctx, options),
-  changeCheck: {
-    note: cursorCheckNote,
-    unsupported: cursorCheckUnsupported('oracle'),
-    changed: (config, resource, ctx, sync) => oracleChanged(config, resource, ctx, sync?.cursor),
-  },
-};
+const source = sqlSource({
+  type: 'oracle',
+  schema: { optional: 'Owner (schema); the connecting user when left out' },
+  table: 'Table, view or synonym (as stored: plain names are upper case)',
+  geometryColumn: { what: 'SDO_GEOMETRY column (the first one when left out)' },
+  query: 'One SELECT statement (run as a subquery)',
+  extract: extractOracle,
+  changed: oracleChanged,
+});
 
-const destination: DestinationSupport<OracleTarget, OracleConfig> = {
-  target: z.strictObject({
-    table: identifier("Table in the connecting user's schema (as stored: plain names are upper case); created when missing"),
-    write_mode: writeMode,
-  }),
-  deliverable: true,
-  deliver: (config, target, input, ctx) => deliverOracle(config, target, input, ctx),
-};
+const destination = sqlDestination({
+  table: "Table in the connecting user's schema (as stored: plain names are upper case); created when missing",
+  upsert: false,
+  deliver: deliverOracle,
+});
 
 export const oracle = defineConnector({
   type: 'oracle',

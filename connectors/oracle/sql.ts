@@ -16,28 +16,23 @@ export const VERSION_PREFIX = '_GEOFLOW_V_';
 export const versionTable = (tag: string) => `${VERSION_PREFIX}${tag.toUpperCase()}`;
 export const LEDGER = '_GEOFLOW_DELIVERIES';
 
+/** Oracle's column types of the delivered layer's kinds but text. */
+const columnTypes: Record<Exclude<ColumnKind, 'string'>, string> = {
+  integer: 'NUMBER(19)',
+  // Declared widths are not kept: shapefiles often hold wider values than they declare.
+  real: 'BINARY_DOUBLE',
+  boolean: 'NUMBER(1)',
+  date: 'DATE',
+  datetime: 'TIMESTAMP(3)',
+  time: 'VARCHAR2(16 BYTE)',
+  binary: 'BLOB',
+};
+
 /** Oracle's column type for a kind of the delivered layer (`maxBytes`: the longest string in UTF-8). */
 export function columnType(kind: ColumnKind, maxBytes = 0): string {
-  switch (kind) {
-    case 'integer':
-      return 'NUMBER(19)';
-    case 'real':
-      // Declared widths are not kept: shapefiles often hold wider values than they declare.
-      return 'BINARY_DOUBLE';
-    case 'boolean':
-      return 'NUMBER(1)';
-    case 'date':
-      return 'DATE';
-    case 'datetime':
-      return 'TIMESTAMP(3)';
-    case 'time':
-      return 'VARCHAR2(16 BYTE)';
-    case 'binary':
-      return 'BLOB';
-    default:
-      // VARCHAR2 holds 4000 bytes everywhere (32767 only with MAX_STRING_SIZE=EXTENDED): longer text is a CLOB.
-      return maxBytes > 4000 ? 'CLOB' : 'VARCHAR2(4000 BYTE)';
-  }
+  // VARCHAR2 holds 4000 bytes everywhere (32767 only with MAX_STRING_SIZE=EXTENDED): longer text is a CLOB.
+  if (kind === 'string') return maxBytes > 4000 ? 'CLOB' : 'VARCHAR2(4000 BYTE)';
+  return columnTypes[kind];
 }
 
 /** The kind of a result column from node-oracledb's metadata; null for SDO_GEOMETRY, undefined for what cannot travel. */

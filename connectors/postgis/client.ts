@@ -1,9 +1,9 @@
 import pg from 'pg';
 import type { ConnectionOptions } from 'node:tls';
 import { classify } from '../shared/policy/classify.js';
-import { egressAddress, parseAddress } from '../shared/policy/egress.js';
+import { parseAddress } from '../shared/policy/egress.js';
+import { sessionsOf } from '../shared/sql/session.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
-import type { ConnectorContext } from '../types.js';
 import { destroySocket } from '../../platform/db.js';
 
 const egressIsIp = (host: string) => parseAddress(host) !== null;
@@ -104,9 +104,7 @@ function tlsOptions(config: PostgisConfig, mode: 'plain' | 'tls'): false | Conne
   }
 }
 
-async function connectOnce(config: PostgisConfig, mode: 'plain' | 'tls', ctx: ConnectorContext, extra: pg.ClientConfig): Promise<pg.Client> {
-  // The address the outbound policy checked (a name is resolved once, there): no second lookup to rebind.
-  const address = await egressAddress(config.host, config.port);
+async function connectOnce(config: PostgisConfig, address: string, mode: 'plain' | 'tls', signal: AbortSignal): Promise<pg.Client> {
   const tls = tlsOptions(config, mode);
   const client = new pg.Client({
     host: address,
@@ -118,83 +116,64 @@ async function connectOnce(config: PostgisConfig, mode: 'plain' | 'tls', ctx: Co
     ssl: tls && !egressIsIp(config.host) ? { servername: config.host, ...tls } : tls,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     application_name: 'geoflow',
-    ...extra,
   });
   // A server that goes away later must not crash the process: errors surface on the next query.
   client.on('error', () => undefined);
-  const abort = () => {
-    // Closing the socket makes the pending connect or query fail at once.
-    destroySocket(client);
-  };
-  if (ctx.signal.aborted) throw new ConnectorError('timeout', `${describeServer(config)}: stopped before connecting`, triedOf(config));
-  ctx.signal.addEventListener('abort', abort, { once: true });
+  // Closing the socket makes the pending connect fail at once.
+  const abort = () => destroySocket(client);
+  signal.addEventListener('abort', abort, { once: true });
   try {
     await client.connect();
     return client;
   } catch (error) {
     await client.end().catch(() => undefined);
-    if (ctx.signal.aborted) throw new ConnectorError('timeout', `${describeServer(config)} did not answer in time`, triedOf(config));
     throw error;
   } finally {
-    ctx.signal.removeEventListener('abort', abort);
+    signal.removeEventListener('abort', abort);
   }
 }
 
 /**
- * A connected client, honouring ssl_mode as libpq does: `prefer` falls back to a plain connection
- * when the server has no TLS, `allow` tries plain first and TLS when the server demands it,
- * `require` and the verify modes fail with tls_error without TLS. Verification uses Node's CA
- * store (the system's certificates).
+ * node-postgres sessions, honouring ssl_mode as libpq does: `prefer` falls back to a plain
+ * connection when the server has no TLS, `allow` tries plain first and TLS when the server
+ * demands it, `require` and the verify modes fail with tls_error without TLS. Verification uses
+ * Node's CA store (the system's certificates). The signal closes the socket.
  */
-export async function connect(config: PostgisConfig, ctx: ConnectorContext, extra: pg.ClientConfig = {}): Promise<pg.Client> {
-  const what = describeServer(config);
-  const attempts: ('plain' | 'tls')[] =
-    config.ssl_mode === 'disable' ? ['plain'] : config.ssl_mode === 'allow' ? ['plain', 'tls'] : config.ssl_mode === 'prefer' ? ['tls', 'plain'] : ['tls'];
-  let last: ConnectorError | undefined;
-  for (const mode of attempts) {
-    try {
-      return await connectOnce(config, mode, ctx, extra);
-    } catch (error) {
-      last = classifyPg(error, what, triedOf(config));
-      const tlsRefused = mode === 'tls' && last.reason === 'tls_error';
-      // pg_hba.conf may accept only TLS (hostssl): for `allow` that is the cue to try TLS.
-      const plainRefused = mode === 'plain' && last.reason === 'authentication_failed';
-      if (!tlsRefused && !plainRefused) break;
+const postgisSessions = sessionsOf<PostgisConfig, pg.Client>({
+  describe: describeServer,
+  tried: triedOf,
+  classify: classifyPg,
+  connectTimeoutMs: CONNECT_TIMEOUT_MS,
+  endpoint: (c) => ({ host: c.host, port: c.port }),
+  async open(config, address, signal) {
+    const attempts: ('plain' | 'tls')[] =
+      config.ssl_mode === 'disable' ? ['plain'] : config.ssl_mode === 'allow' ? ['plain', 'tls'] : config.ssl_mode === 'prefer' ? ['tls', 'plain'] : ['tls'];
+    let last: ConnectorError | undefined;
+    for (const mode of attempts) {
+      try {
+        return await connectOnce(config, address!, mode, signal);
+      } catch (error) {
+        last = classifyPg(error, describeServer(config), triedOf(config));
+        const tlsRefused = mode === 'tls' && last.reason === 'tls_error';
+        // pg_hba.conf may accept only TLS (hostssl): for `allow` that is the cue to try TLS.
+        const plainRefused = mode === 'plain' && last.reason === 'authentication_failed';
+        if (signal.aborted || (!tlsRefused && !plainRefused)) break;
+      }
     }
-  }
-  throw last!;
-}
+    throw last!;
+  },
+  interrupt: destroySocket,
+  close: (client) => client.end().catch(() => undefined),
+});
 
+/** A connected client (the caller closes it). */
+export const connect = postgisSessions.open;
 /** Runs fn with a connected client and always closes it. Query errors are classified. */
-export async function withClient<T>(
-  config: PostgisConfig,
-  ctx: ConnectorContext,
-  fn: (client: pg.Client) => Promise<T>,
-  extra: pg.ClientConfig = {},
-): Promise<T> {
-  const client = await connect(config, ctx, extra);
-  try {
-    return await onClient(config, ctx, client, fn);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
+export const withClient = postgisSessions.with;
 /** Runs fn with a client already connected (left open): the signal closes its socket, query errors are classified. */
-export async function onClient<T>(config: PostgisConfig, ctx: ConnectorContext, client: pg.Client, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const abort = () => destroySocket(client);
-  if (ctx.signal.aborted) abort();
-  ctx.signal.addEventListener('abort', abort, { once: true });
-  try {
-    return await fn(client);
-  } catch (error) {
-    if (ctx.signal.aborted && !(error instanceof ConnectorError))
-      throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
-    throw classifyPg(error, describeServer(config), triedOf(config));
-  } finally {
-    ctx.signal.removeEventListener('abort', abort);
-  }
-}
+export const onClient = postgisSessions.on;
+/** Runs fn with a client of its own deadline, for cleanup; never throws. */
+export const cleanupClient = postgisSessions.cleanup;
 
 /** "schema"."table", quoted, whatever the names hold. */
 export const qualified = (schema: string, table: string) => `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(table)}`;

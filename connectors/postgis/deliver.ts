@@ -3,7 +3,6 @@ import type pg from 'pg';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import {
   effectiveWriteMode,
-  LEDGER,
   runStagedDelivery,
   stagingLayerArgs,
   stagingLoadArgs,
@@ -14,7 +13,7 @@ import {
 } from '../shared/sql/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
-import { geometryColumnsOf, geometryColumnsSql, schemaMissing } from './catalog.js';
+import { schemaMissing } from './catalog.js';
 import {
   classifyPg,
   CONNECT_TIMEOUT_MS,
@@ -28,10 +27,13 @@ import {
   withClient,
   type PostgisConfig,
 } from './client.js';
+import { deliveryFacts, dropLeftovers, ensureLedger, record, recorded } from './ledger.js';
 import { libpqFor, ogr2ogrPg, pgLabel } from './ogr.js';
 import { borrow, giveBack } from './pool.js';
 import { appendRows, upsertIntoNewTable, upsertRows, type UpsertCounts } from './rows.js';
+import { copyGrants, relationExists, renameDependents, spatialIndexSql } from './swap.js';
 import { translateHere } from '../shared/files/translate-here.js';
+import type { SqlUpsertTarget } from '../shared/sql/definition.js';
 
 /*
  * Delivery into a PostGIS table. Every write mode first loads the output into a staging table of
@@ -64,143 +66,9 @@ export type { WriteMode };
  * hold a connection idle for as long as the load takes.
  */
 const KEEP_CONNECTION_FEATURES = 100_000;
-export interface PostgisTarget {
-  schema: string;
-  table: string;
-  write_mode: WriteMode;
-  upsert_keys?: string[] | undefined;
-  delete_marker?: string | undefined;
-}
+export type PostgisTarget = SqlUpsertTarget<{ schema: string }>;
 
 export { pgName };
-
-interface Recorded {
-  rows_written: number;
-  write_mode: WriteMode;
-}
-
-/** The ledger's row of a delivery; `deliveryId` as a parameter ($1) or a quoted literal. */
-const recordedSql = (schema: string, deliveryId = '$1') =>
-  `SELECT rows_written, write_mode FROM ${qualified(schema, LEDGER)} WHERE delivery_id = ${deliveryId}`;
-
-const recordedOf = (rows: { rows_written: string; write_mode: WriteMode }[]): Recorded | null =>
-  rows[0] ? { rows_written: Number(rows[0].rows_written), write_mode: rows[0].write_mode } : null;
-
-async function recorded(client: pg.Client, schema: string, deliveryId: string): Promise<Recorded | null> {
-  const exists = await client.query('SELECT to_regclass($1) IS NOT NULL AS ok', [qualified(schema, LEDGER)]);
-  if (!exists.rows[0]?.ok) return null;
-  return recordedOf((await client.query(recordedSql(schema), [deliveryId])).rows);
-}
-
-async function ensureLedger(client: pg.Client, schema: string): Promise<void> {
-  try {
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${qualified(schema, LEDGER)} (
-         delivery_id text PRIMARY KEY, target_table text NOT NULL, write_mode text NOT NULL,
-         rows_written bigint NOT NULL, delivered_at timestamptz NOT NULL DEFAULT now())`,
-    );
-  } catch (error) {
-    // Two first deliveries into one schema at once: the other one created it.
-    if (!['23505', '42P07'].includes((error as { code?: string }).code ?? '')) throw error;
-  }
-}
-
-/**
- * What a delivery checks before any data moves, in two round trips instead of nine (issue 20):
- * whether the schema, PostGIS, the target and the ledger exist, and which staging tables earlier
- * attempts of this delivery left; then, in one batch of statements, whether this delivery was
- * recorded already and the target's geometry column.
- */
-async function deliveryFacts(client: pg.Client, schema: string, table: string, deliveryId: string, stagePrefix: string) {
-  const first = await client.query<{ schema: boolean; postgis: boolean; exists: boolean; ledger: boolean; leftovers: string[] }>(
-    `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1) AS schema,
-            EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'postgis') AS postgis,
-            EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2) AS exists,
-            to_regclass($3) IS NOT NULL AS ledger,
-            ARRAY(SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                   WHERE n.nspname = $1 AND c.relkind = 'r' AND starts_with(c.relname, $4)) AS leftovers`,
-    [schema, table, qualified(schema, LEDGER), stagePrefix],
-  );
-  const facts = first.rows[0]!;
-  if (!facts.schema) return { ...facts, done: null, geometry: null };
-  // Statements without parameters travel together (simple protocol), values as quoted literals;
-  // each answer is read at the position its statement has.
-  const statements: string[] = [];
-  const ledgerAt = facts.ledger ? statements.push(recordedSql(schema, literal(deliveryId))) - 1 : -1;
-  const geometryAt = facts.exists && facts.postgis ? statements.push(geometryColumnsSql(literal(schema), `${literal(table)}::text`)) - 1 : -1;
-  if (!statements.length) return { ...facts, done: null, geometry: null };
-  const answers = await client.query(statements.join(';\n'));
-  const results = Array.isArray(answers) ? (answers as pg.QueryResult[]) : [answers];
-  const done = ledgerAt >= 0 ? recordedOf(results[ledgerAt]!.rows) : null;
-  const geometry = geometryAt >= 0 ? (geometryColumnsOf(results[geometryAt]!.rows).get(table) ?? null) : null;
-  return { ...facts, done, geometry };
-}
-
-/**
- * Drops staging tables earlier attempts of this delivery left, each only if nothing holds it
- * within a second: one that a cut-off attempt still loads is left to that attempt (which drops it
- * when it ends) or to the next delivery's cleanup.
- */
-async function dropLeftovers(client: pg.Client, schema: string, tables: string[]): Promise<void> {
-  for (const name of tables) {
-    try {
-      await client.query(`BEGIN; SET LOCAL lock_timeout = '1s'; DROP TABLE IF EXISTS ${qualified(schema, name)}; COMMIT`);
-    } catch (error) {
-      await client.query('ROLLBACK');
-      if ((error as { code?: string }).code !== '55P03') throw error;
-    }
-  }
-}
-
-/** The GiST index of a staging table, named as GDAL names it (renameDependents gives it the target's name). */
-const spatialIndexSql = (schema: string, stage: string, geometryName: string) =>
-  `CREATE INDEX ${ident(pgName(`${stage}_${geometryName}_geom_idx`))} ON ${qualified(schema, stage)} USING GIST (${ident(geometryName)})`;
-
-const relationExists = async (client: pg.Client, schema: string, table: string) =>
-  ((await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [schema, table]))
-    .rowCount ?? 0) > 0;
-
-/** Indexes, constraints and sequences of a swapped-in table take the target's name instead of the staging name. */
-async function renameDependents(client: pg.Client, schema: string, table: string, stage: string): Promise<void> {
-  const target = qualified(schema, table);
-  const deps = await client.query<{ name: string; kind: string }>(
-    `SELECT c.relname AS name, c.relkind AS kind FROM pg_class c
-       WHERE c.relnamespace = (SELECT oid FROM pg_namespace WHERE nspname = $1)
-         AND (c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = $2::regclass)
-              OR c.oid IN (SELECT objid FROM pg_depend WHERE refobjid = $2::regclass AND classid = 'pg_class'::regclass AND deptype IN ('a', 'i')))
-         AND c.relkind IN ('i', 'S') AND starts_with(c.relname, $3)`,
-    [schema, target, stage],
-  );
-  if (deps.rows.length === 0) return;
-  const renames = deps.rows.map((dep) => ({ ...dep, renamed: pgName(table + dep.name.slice(stage.length)) }));
-  // Names already taken stay as they are; the rest in one round trip (a swap is one short transaction).
-  const taken = new Set(
-    (
-      await client.query<{ name: string }>(
-        'SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = ANY($2)',
-        [schema, renames.map((r) => r.renamed)],
-      )
-    ).rows.map((r) => r.name),
-  );
-  const statements = renames
-    .filter((r) => !taken.has(r.renamed))
-    .map((r) => `ALTER ${r.kind === 'S' ? 'SEQUENCE' : 'INDEX'} ${qualified(schema, r.name)} RENAME TO ${ident(r.renamed)}`);
-  if (statements.length) await client.query(statements.join('; '));
-}
-
-/** The old table's grants, given to the table that replaces it (a reader role keeps reading). */
-async function copyGrants(client: pg.Client, schema: string, from: string, to: string): Promise<void> {
-  const r = await client.query<{ grantee: string | null; privilege: string; grantable: boolean }>(
-    `SELECT CASE WHEN a.grantee = 0 THEN NULL ELSE pg_get_userbyid(a.grantee) END AS grantee, a.privilege_type AS privilege, a.is_grantable AS grantable
-       FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = $1::regclass AND a.grantee <> c.relowner`,
-    [qualified(schema, from)],
-  );
-  for (const g of r.rows) {
-    await client.query(
-      `GRANT ${g.privilege} ON ${qualified(schema, to)} TO ${g.grantee === null ? 'PUBLIC' : ident(g.grantee)}${g.grantable ? ' WITH GRANT OPTION' : ''}`,
-    );
-  }
-}
 
 export async function deliverPostgis(config: PostgisConfig, target: PostgisTarget, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> {
   const { schema, table } = target;
@@ -360,12 +228,7 @@ export async function deliverPostgis(config: PostgisConfig, target: PostgisTarge
               }
               await renameDependents(client, schema, table, stage);
             }
-            await client.query(`INSERT INTO ${qualified(schema, LEDGER)} (delivery_id, target_table, write_mode, rows_written) VALUES ($1, $2, $3, $4)`, [
-              input.deliveryId,
-              table,
-              mode,
-              rows,
-            ]);
+            await record(client, schema, input.deliveryId, table, mode, rows);
             await client.query('COMMIT');
             // The staging table is the target now (or was dropped by append): nothing to clean up.
             swapped = true;

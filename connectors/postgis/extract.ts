@@ -3,12 +3,13 @@ import type pg from 'pg';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { asSubquery } from '../shared/sql/sql.js';
-import { cursorWindow, previousCursorValue, whereClause, type SqlCursor } from '../shared/sql/sql-cursor.js';
+import { readWindow, whereClause, type SqlCursor } from '../shared/sql/sql-cursor.js';
 import { extractedGeoPackage, unchangedExtract } from '../shared/sql/sql-extract.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { geometryColumnOf, geometryLabel } from './catalog.js';
 import { describeServer, ident, literal, qualified, withClient, type PostgisConfig } from './client.js';
 import { libpqFor, ogr2ogrPg } from './ogr.js';
+import type { SqlResource } from '../shared/sql/definition.js';
 
 /*
  * A table (or view) or a SELECT, read into one GeoPackage in the work folder by ogr2ogr. Checks
@@ -17,7 +18,7 @@ import { libpqFor, ogr2ogrPg } from './ogr.js';
  * writes, whatever its query says.
  */
 
-export type PostgisResource = { schema: string; table: string; cursor_column?: string } | { query: string };
+export type PostgisResource = SqlResource<{ schema: string }>;
 
 /** What a PostGIS Source remembers between Runs; the value as PostgreSQL prints it (`max(col)::text`). */
 export type PostgisCursor = SqlCursor;
@@ -32,8 +33,7 @@ async function planTable(config: PostgisConfig, resource: TableResource, ctx: Co
   const what = describeServer(config);
   const { schema, table, cursor_column: cursorColumn } = resource;
   const relation = qualified(schema, table);
-  const last = cursorColumn ? previousCursorValue(cursorColumn, kept) : null;
-  const found = await withClient(config, ctx, async (client) => {
+  return withClient(config, ctx, async (client) => {
     const exists = await client.query('SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2', [
       schema,
       table,
@@ -42,17 +42,14 @@ async function planTable(config: PostgisConfig, resource: TableResource, ctx: Co
       throw new ConnectorError('not_found', `${what}: no table or view "${schema}"."${table}" in database ${config.database}`, { schema, table });
     await client.query(`SELECT * FROM ${relation} LIMIT 0`);
     const geometry = await geometryColumnOf(client, schema, table);
-    let max: string | null = null;
-    if (cursorColumn) {
-      const r = await client.query<{ max: string | null }>(
-        `SELECT max(${ident(cursorColumn)})::text AS max FROM ${relation}${last !== null ? ` WHERE ${ident(cursorColumn)} > ${literal(last)}` : ''}`,
-      );
-      max = r.rows[0]?.max ?? null;
-    }
-    return { geometry, max };
+    const window = cursorColumn
+      ? await readWindow(cursorColumn, ident(cursorColumn), kept, literal, async (where) => {
+          const r = await client.query<{ max: string | null }>(`SELECT max(${ident(cursorColumn)})::text AS max FROM ${relation}${where}`);
+          return r.rows[0]?.max ?? null;
+        })
+      : null;
+    return { found: { geometry }, window };
   });
-  const window = cursorColumn ? cursorWindow(cursorColumn, ident(cursorColumn), last, found.max, literal) : null;
-  return { found, window };
 }
 
 /** On-change: whether the cursor column holds a value above the last Run's. */

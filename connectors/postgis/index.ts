@@ -1,13 +1,12 @@
-import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql/sql-cursor.js';
 import { z } from 'zod';
-import { host, identifier, name, port, secret, upsertTarget, username } from '../shared/fields.js';
-import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql/sql.js';
+import { host, name, port, secret, username } from '../shared/fields.js';
+import { sqlDestination, sqlSource } from '../shared/sql/definition.js';
 import { probeTest } from '../shared/test-result.js';
-import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
+import { defineConnector } from '../types.js';
 import { listSchemas, listTables, requireSchema } from './catalog.js';
-import { classifyPg, describeServer, triedOf, withClient, type PostgisConfig } from './client.js';
-import { deliverPostgis, type PostgisTarget } from './deliver.js';
-import { extractPostgis, postgisChanged, type PostgisResource } from './extract.js';
+import { classifyPg, describeServer, triedOf, withClient } from './client.js';
+import { deliverPostgis } from './deliver.js';
+import { extractPostgis, postgisChanged } from './extract.js';
 import { closeIdle } from './pool.js';
 
 const configuration = z.strictObject({
@@ -24,36 +23,15 @@ const configuration = z.strictObject({
     ),
 });
 
-const source: SourceSupport<PostgisResource, PostgisConfig> = {
-  resource: z.union([
-    z.strictObject({
-      schema: identifier('Schema').default('public'),
-      table: identifier('Table or view'),
-      cursor_column: cursorColumn(),
-    }),
-    selectQuery('One SELECT statement (run in a read-only session)'),
-  ]),
-  shorthand: 'table',
-  resourceRequired: true,
-  importable: true,
-  incremental: true,
-  incrementalNote: cursorIncrementalNote,
-  extract: (config, resource, ctx, options) => extractPostgis(config, resource, ctx, options),
-  changeCheck: {
-    note: cursorCheckNote,
-    unsupported: cursorCheckUnsupported('postgis'),
-    changed: (config, resource, ctx, sync) => postgisChanged(config, resource, ctx, sync?.cursor),
-  },
-};
+const source = sqlSource({
+  type: 'postgis',
+  schema: { default: 'public' },
+  query: 'One SELECT statement (run in a read-only session)',
+  extract: extractPostgis,
+  changed: postgisChanged,
+});
 
-const destination: DestinationSupport<PostgisTarget, PostgisConfig> = {
-  target: upsertTarget({
-    schema: identifier('Schema (must exist)').default('public'),
-    table: identifier('Table (created when missing)'),
-  }),
-  deliverable: true,
-  deliver: (config, target, input, ctx) => deliverPostgis(config, target, input, ctx),
-};
+const destination = sqlDestination({ schema: 'public', upsert: true, deliver: deliverPostgis });
 
 export const postgis = defineConnector({
   type: 'postgis',

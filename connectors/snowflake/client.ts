@@ -7,7 +7,7 @@ import { classify, connectorErrorIn } from '../shared/policy/classify.js';
 import { pinAgent } from '../shared/policy/egress.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
 import { nextHop, publicUrl } from '../shared/http/redirects.js';
-import type { ConnectorContext } from '../types.js';
+import { sessionsOf } from '../shared/sql/session.js';
 
 /*
  * Connections to a user's Snowflake account through Snowflake's Node.js driver (snowflake-sdk):
@@ -236,20 +236,30 @@ export interface Session {
   describe(sqlText: string): Promise<{ name: string; type: string; scale: number }[]>;
 }
 
-/** Runs fn in one Snowflake session and always closes it; errors are classified; the signal ends the session. */
-export async function withSession<T>(config: SnowflakeConfig, ctx: ConnectorContext, fn: (s: Session) => Promise<T>): Promise<T> {
-  const what = describeServer(config);
-  if (ctx.signal.aborted) throw new ConnectorError('timeout', `${what}: stopped before connecting`, triedOf(config));
-  const connection = snowflake.createConnection(connectionOptions(config));
-  let onAbort = (): void => undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(new ConnectorError('timeout', `${what}: no answer in time (deadline or cancellation)`, triedOf(config)));
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
+/**
+ * One Snowflake session. The driver cannot cancel a call it has sent: when the caller's signal
+ * fires, the calls waiting on it fail with a timeout and their late answers are dropped.
+ */
+class DriverSession implements Session {
+  private stop: (error: Error) => void = () => undefined;
+  private readonly stopped = new Promise<never>((_, reject) => {
+    this.stop = reject;
   });
-  aborted.catch(() => undefined);
-  const execute = (sqlText: string, binds: snowflake.Binds | undefined, stream: boolean) =>
-    new Promise<{ statement: snowflake.RowStatement; rows: unknown[] | undefined }>((resolve, reject) => {
-      const statement = connection.execute({
+
+  constructor(
+    readonly connection: snowflake.Connection,
+    private readonly config: SnowflakeConfig,
+  ) {
+    this.stopped.catch(() => undefined);
+  }
+
+  interrupt(): void {
+    this.stop(new ConnectorError('timeout', `${describeServer(this.config)}: no answer in time (deadline or cancellation)`, triedOf(this.config)));
+  }
+
+  private execute(sqlText: string, binds: snowflake.Binds | undefined, stream: boolean) {
+    const done = new Promise<{ statement: snowflake.RowStatement; rows: unknown[] | undefined }>((resolve, reject) => {
+      this.connection.execute({
         sqlText,
         // One statement per request, whatever the account's MULTI_STATEMENT_COUNT says: a query
         // Source's text cannot become a script of several (issue 32).
@@ -260,37 +270,50 @@ export async function withSession<T>(config: SnowflakeConfig, ctx: ConnectorCont
           : {}),
         complete: (error, s, rows) => (error ? reject(error) : resolve({ statement: s, rows })),
       });
-      void statement;
     });
-  const columnsOf = (statement: snowflake.RowStatement) =>
-    (statement.getColumns() ?? []).map((c) => ({ name: c.getName(), type: c.getType().toLowerCase(), scale: c.getScale() ?? 0 }));
-  const session: Session = {
-    async query(sqlText, binds) {
-      return ((await Promise.race([execute(sqlText, binds, false), aborted])).rows ?? []) as Row[];
-    },
-    async stream(sqlText, binds) {
-      const { statement } = await Promise.race([execute(sqlText, binds, true), aborted]);
-      return { columns: columnsOf(statement), rows: statement.streamRows() };
-    },
-    async describe(sqlText) {
-      const { statement } = await Promise.race([execute(`SELECT * FROM ${sqlText} LIMIT 0`, undefined, false), aborted]);
-      return columnsOf(statement);
-    },
-  };
-  try {
-    await Promise.race([new Promise<void>((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve()))), aborted]);
-    return await fn(session);
-  } catch (error) {
-    throw classifySnowflake(error, what, triedOf(config));
-  } finally {
-    ctx.signal.removeEventListener('abort', onAbort);
-    await new Promise<void>((resolve) => {
-      if (!connection.isUp()) return resolve();
-      connection.destroy(() => resolve());
-      setTimeout(resolve, 5_000).unref();
-    });
+    return Promise.race([done, this.stopped]);
+  }
+
+  private static columnsOf(statement: snowflake.RowStatement) {
+    return (statement.getColumns() ?? []).map((c) => ({ name: c.getName(), type: c.getType().toLowerCase(), scale: c.getScale() ?? 0 }));
+  }
+
+  async query(sqlText: string, binds?: snowflake.Binds) {
+    return ((await this.execute(sqlText, binds, false)).rows ?? []) as Row[];
+  }
+
+  async stream(sqlText: string, binds?: snowflake.Binds) {
+    const { statement } = await this.execute(sqlText, binds, true);
+    return { columns: DriverSession.columnsOf(statement), rows: statement.streamRows() };
+  }
+
+  async describe(sqlText: string) {
+    const { statement } = await this.execute(`SELECT * FROM ${sqlText} LIMIT 0`, undefined, false);
+    return DriverSession.columnsOf(statement);
   }
 }
+
+/** Sessions of the driver, whose own HTTP agents the outbound policy pins (above): no endpoint to check here. */
+const snowflakeSessions = sessionsOf<SnowflakeConfig, DriverSession>({
+  describe: describeServer,
+  tried: triedOf,
+  classify: classifySnowflake,
+  connectTimeoutMs: CONNECT_TIMEOUT_MS,
+  open(config) {
+    const connection = snowflake.createConnection(connectionOptions(config));
+    return new Promise((resolve, reject) => connection.connect((error) => (error ? reject(error) : resolve(new DriverSession(connection, config)))));
+  },
+  interrupt: (session) => session.interrupt(),
+  close: (session) =>
+    new Promise<void>((resolve) => {
+      if (!session.connection.isUp()) return resolve();
+      session.connection.destroy(() => resolve());
+      setTimeout(resolve, 5_000).unref();
+    }),
+});
+
+/** Runs fn in one Snowflake session and always closes it; errors are classified; the signal ends the session's calls. */
+export const withSession = snowflakeSessions.with;
 
 /** `name` quoted for Snowflake whatever it holds (quoted identifiers keep their case). */
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;

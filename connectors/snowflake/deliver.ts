@@ -1,10 +1,11 @@
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ConnectorError, type DeliveryResult } from '../../domain/transfers.js';
 import { writeLayerCsv, type ColumnKind } from '../shared/sql/table-csv.js';
+import { deliveryMark, deliveryTag, INTERNAL_PREFIX, LEDGER } from '../shared/sql/sql-delivery.js';
 import { freeColumnName, vectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
 import { describeServer, ident, literal, withSession, type Session, type SnowflakeConfig } from './client.js';
+import type { SqlTarget } from '../shared/sql/definition.js';
 
 /*
  * Delivery into a Snowflake table, in bulk: the output is written as CSV (geometry as WKT first),
@@ -23,16 +24,9 @@ import { describeServer, ident, literal, withSession, type Session, type Snowfla
 
 export type WriteMode = 'replace' | 'append' | 'create';
 export type SpatialType = 'auto' | 'geography' | 'geometry';
-export interface SnowflakeTarget {
-  table: string;
-  write_mode: WriteMode;
-  spatial_type: SpatialType;
-}
+export type SnowflakeTarget = SqlTarget<{ spatial_type: SpatialType }>;
 
-export const INTERNAL_PREFIX = '_geoflow_';
-const LEDGER = `${INTERNAL_PREFIX}deliveries`;
-const tag = (deliveryId: string) => createHash('sha256').update(deliveryId).digest('hex').slice(0, 16);
-const markOf = (deliveryId: string) => `geoflow delivery ${tag(deliveryId)}`;
+export { INTERNAL_PREFIX };
 
 /** Column kinds → Snowflake types of a new table. */
 const snowflakeTypes: Record<ColumnKind, string> = {
@@ -82,9 +76,9 @@ async function columnsOf(s: Session, config: SnowflakeConfig, table: string): Pr
 export async function deliverSnowflake(config: SnowflakeConfig, target: SnowflakeTarget, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> {
   const { table } = target;
   const requested: WriteMode = input.reinitialize && target.write_mode === 'append' ? 'replace' : target.write_mode;
-  const id = tag(input.deliveryId);
+  const id = deliveryTag(input.deliveryId);
   const names = { stage: `${INTERNAL_PREFIX}stage_${id}`, raw: `${INTERNAL_PREFIX}raw_${id}`, next: `${INTERNAL_PREFIX}new_${id}` };
-  const mark = markOf(input.deliveryId);
+  const mark = deliveryMark(input.deliveryId);
   const where = `${config.schema}.${table}`;
 
   const layer = await vectorInput(input, ctx.workDir);

@@ -6,6 +6,7 @@ import { asSubquery } from '../shared/sql/sql.js';
 import { csvToGeoPackage, RowsCsv, type ColumnKind, type CsvColumnKind } from '../shared/sql/table-csv.js';
 import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.js';
 import { describeServer, ident, withSession, type Session, type SnowflakeConfig } from './client.js';
+import type { SqlResource } from '../shared/sql/definition.js';
 
 /*
  * A Snowflake table or query into one GeoPackage layer. The result's columns are described first
@@ -15,9 +16,7 @@ import { describeServer, ident, withSession, type Session, type SnowflakeConfig 
  * with GDAL types, and ogr2ogr makes the GeoPackage.
  */
 
-export type SnowflakeResource =
-  | { table: string; cursor_column?: string | undefined; geometry_column?: string | undefined }
-  | { query: string; geometry_column?: string | undefined };
+export type SnowflakeResource = SqlResource<{ geometry_column?: string | undefined }, { geometry_column?: string | undefined }>;
 
 /** What a Snowflake Source remembers between Runs: the cursor column, its type and the largest value read. */
 export interface SnowflakeCursor {
@@ -84,6 +83,20 @@ async function firstSrid(s: Session, from: string, column: string): Promise<numb
 }
 
 /**
+ * The cursor column among a table's columns (named without regard to case; else not_found), the
+ * type its values are compared in, and the last Run's value when it was kept for this same column
+ * and type (a Job that changed its column starts over).
+ */
+function cursorOf(config: SnowflakeConfig, table: string, name: string, columns: Column[], previous: SnowflakeCursor | null) {
+  const column = columns.find((c) => c.name.toLowerCase() === name.toLowerCase());
+  if (!column) {
+    throw new ConnectorError('not_found', `${describeServer(config)}: table ${config.schema}.${table} has no column ${name}`, { column: name }, false);
+  }
+  const type = cursorType(column);
+  return { column, type, last: previous?.column === column.name && previous.type === type ? previous.value : null };
+}
+
+/**
  * On-change: whether the cursor column holds a value above the last Run's: the column looked up
  * as the read looks it up, then one `LIMIT 1` probe (no rows leave the warehouse).
  */
@@ -92,17 +105,7 @@ export async function snowflakeChanged(config: SnowflakeConfig, resource: Snowfl
   const previous = (kept ?? null) as SnowflakeCursor | null;
   return withSession(config, ctx, async (s) => {
     const from = qualified(config, resource.table);
-    const column = (await s.describe(from)).find((c) => c.name.toLowerCase() === resource.cursor_column!.toLowerCase());
-    if (!column) {
-      throw new ConnectorError(
-        'not_found',
-        `${describeServer(config)}: table ${config.schema}.${resource.table} has no column ${resource.cursor_column}`,
-        { column: resource.cursor_column },
-        false,
-      );
-    }
-    const type = cursorType(column);
-    const last = previous?.column === column.name && previous.type === type ? previous.value : null;
+    const { column, type, last } = cursorOf(config, resource.table, resource.cursor_column!, await s.describe(from), previous);
     if (last === null) return true;
     const rows = await s.query(`SELECT 1 AS NEWER FROM ${from} WHERE ${ident(column.name)} > CAST(? AS ${type}) LIMIT 1`, [last]);
     return rows.length > 0;
@@ -158,17 +161,7 @@ export async function extractSnowflake(
     const binds: string[] = [];
     let cursor: SnowflakeCursor | undefined;
     if ('table' in resource && resource.cursor_column) {
-      const column = columns.find((c) => c.name.toLowerCase() === resource.cursor_column!.toLowerCase());
-      if (!column)
-        throw new ConnectorError(
-          'not_found',
-          `${describeServer(config)}: table ${config.schema}.${resource.table} has no column ${resource.cursor_column}`,
-          { column: resource.cursor_column },
-          false,
-        );
-      const type = cursorType(column);
-      // A cursor kept for another column (the Job changed it) does not apply.
-      const last = previous?.column === column.name && previous.type === type ? previous.value : null;
+      const { column, type, last } = cursorOf(config, resource.table, resource.cursor_column, columns, previous);
       if (last !== null) {
         where.push(`${ident(column.name)} > CAST(? AS ${type})`);
         binds.push(last);

@@ -1,13 +1,12 @@
-import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql/sql-cursor.js';
 import { z } from 'zod';
-import { httpUrl, identifier, secret, username, writeMode } from '../shared/fields.js';
-import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql/sql.js';
+import { httpUrl, identifier, secret, username } from '../shared/fields.js';
+import { sqlDestination, sqlSource } from '../shared/sql/definition.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { probeTest } from '../shared/test-result.js';
-import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
-import { classifySnowflake, describeServer, triedOf, withSession, type SnowflakeConfig } from './client.js';
-import { deliverSnowflake, INTERNAL_PREFIX, type SnowflakeTarget } from './deliver.js';
-import { extractSnowflake, snowflakeChanged, type SnowflakeResource } from './extract.js';
+import { defineConnector } from '../types.js';
+import { classifySnowflake, describeServer, triedOf, withSession } from './client.js';
+import { deliverSnowflake, INTERNAL_PREFIX } from './deliver.js';
+import { extractSnowflake, snowflakeChanged } from './extract.js';
 
 const configuration = z.strictObject({
   account: z.string().min(1).max(255).describe('Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1)'),
@@ -24,40 +23,28 @@ const configuration = z.strictObject({
     .describe('Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com)'),
 });
 
-const geometryColumn = identifier('GEOGRAPHY or GEOMETRY column to read as the geometry (default: the first one)').optional();
+const source = sqlSource({
+  type: 'snowflake',
+  table: 'Table or view of the schema',
+  geometryColumn: { what: 'GEOGRAPHY or GEOMETRY column to read as the geometry (default: the first one)', onQuery: true },
+  query: 'One SELECT statement (run as a subquery, one statement per request)',
+  extract: extractSnowflake,
+  changed: snowflakeChanged,
+});
 
-const source: SourceSupport<SnowflakeResource, SnowflakeConfig> = {
-  resource: z.union([
-    z.strictObject({ table: identifier('Table or view of the schema'), cursor_column: cursorColumn(), geometry_column: geometryColumn }),
-    selectQuery('One SELECT statement (run as a subquery, one statement per request)').extend({ geometry_column: geometryColumn }),
-  ]),
-  shorthand: 'table',
-  resourceRequired: true,
-  importable: true,
-  incremental: true,
-  incrementalNote: cursorIncrementalNote,
-  extract: (config, resource, ctx, options) => extractSnowflake(config, resource, ctx, options),
-  changeCheck: {
-    note: cursorCheckNote,
-    unsupported: cursorCheckUnsupported('snowflake'),
-    changed: (config, resource, ctx, sync) => snowflakeChanged(config, resource, ctx, sync?.cursor),
-  },
-};
-
-const destination: DestinationSupport<SnowflakeTarget, SnowflakeConfig> = {
-  target: z.strictObject({
-    table: identifier('Table of the schema (created when missing)'),
-    write_mode: writeMode,
+const destination = sqlDestination({
+  table: 'Table of the schema (created when missing)',
+  upsert: false,
+  extra: {
     spatial_type: z
       .enum(['auto', 'geography', 'geometry'])
       .default('auto')
       .describe(
         "Type of a new table's geometry column: auto (GEOGRAPHY for WGS 84 data, else GEOMETRY with the SRID), geography (reprojected to WGS 84) or geometry (SRID kept)",
       ),
-  }),
-  deliverable: true,
-  deliver: (config, target, input, ctx) => deliverSnowflake(config, target, input, ctx),
-};
+  },
+  deliver: deliverSnowflake,
+});
 
 export const snowflake = defineConnector({
   type: 'snowflake',

@@ -1,8 +1,7 @@
 import { Connection, Request, TYPES, type ConnectionConfiguration } from 'tedious';
 import { classify } from '../shared/policy/classify.js';
-import { egressAddress } from '../shared/policy/egress.js';
+import { sessionsOf } from '../shared/sql/session.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../domain/transfers.js';
-import type { ConnectorContext } from '../types.js';
 
 /*
  * Connections to a user's SQL Server (or Azure SQL) through tedious, Microsoft's maintained
@@ -135,33 +134,39 @@ export function connectionConfig(c: SqlServerConfig, address = c.host): Connecti
   };
 }
 
-/** A connected tedious connection; the signal ends a pending connect with a timeout. */
-export async function connect(config: SqlServerConfig, ctx: ConnectorContext): Promise<Connection> {
-  if (ctx.signal.aborted) throw new ConnectorError('timeout', `${describeServer(config)}: stopped before connecting`, triedOf(config));
-  let address: string;
-  try {
-    address = await egressAddress(config.host, config.port);
-  } catch (error) {
-    throw classifySqlServer(error, describeServer(config), triedOf(config));
-  }
-  const connection = new Connection(connectionConfig(config, address));
-  // Errors after connecting surface on the next request.
-  connection.on('error', () => undefined);
-  return new Promise<Connection>((resolve, reject) => {
-    const onAbort = () => {
-      connection.close();
-      reject(new ConnectorError('timeout', `${describeServer(config)} did not answer in time`, triedOf(config)));
-    };
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    connection.connect((error) => {
-      ctx.signal.removeEventListener('abort', onAbort);
-      if (error) {
-        connection.close();
-        reject(classifySqlServer(error, describeServer(config), triedOf(config)));
-      } else resolve(connection);
+/** tedious connections; closing one ends a pending connect or a running request at once. */
+const sqlServerSessions = sessionsOf<SqlServerConfig, Connection>({
+  describe: describeServer,
+  tried: triedOf,
+  classify: classifySqlServer,
+  connectTimeoutMs: CONNECT_TIMEOUT_MS,
+  endpoint: (c) => ({ host: c.host, port: c.port }),
+  open(config, address, signal) {
+    const connection = new Connection(connectionConfig(config, address!));
+    // Errors after connecting surface on the next request.
+    connection.on('error', () => undefined);
+    const onAbort = () => connection.close();
+    signal.addEventListener('abort', onAbort, { once: true });
+    return new Promise<Connection>((resolve, reject) => {
+      connection.connect((error) => {
+        signal.removeEventListener('abort', onAbort);
+        if (error) {
+          connection.close();
+          reject(error);
+        } else resolve(connection);
+      });
     });
-  });
-}
+  },
+  interrupt: (connection) => connection.close(),
+  close: async (connection) => connection.close(),
+});
+
+/** A connected tedious connection (the caller closes it); the signal ends a pending connect with a timeout. */
+export const connect = sqlServerSessions.open;
+/** Runs fn with a connection and always closes it; errors are classified; the signal closes the connection. */
+export const withConnection = sqlServerSessions.with;
+/** Runs fn with a connection of its own deadline, for cleanup; never throws. */
+export const cleanupConnection = sqlServerSessions.cleanup;
 
 /** What tedious says about a result column (the parts used here). */
 export interface ColumnInfo {
@@ -277,22 +282,5 @@ export async function rolledBack<T>(connection: Connection, fn: () => Promise<T>
     return await fn();
   } finally {
     await new Promise<void>((resolve) => connection.rollbackTransaction(() => resolve()));
-  }
-}
-
-/** Runs fn with a connection and always closes it; errors are classified; the signal closes the connection. */
-export async function withConnection<T>(config: SqlServerConfig, ctx: ConnectorContext, fn: (c: Connection) => Promise<T>): Promise<T> {
-  const connection = await connect(config, ctx);
-  const abort = () => connection.close();
-  ctx.signal.addEventListener('abort', abort, { once: true });
-  try {
-    return await fn(connection);
-  } catch (error) {
-    if (ctx.signal.aborted && !(error instanceof ConnectorError))
-      throw new ConnectorError('timeout', `${describeServer(config)}: stopped (deadline or cancellation)`, triedOf(config));
-    throw classifySqlServer(error, describeServer(config), triedOf(config));
-  } finally {
-    ctx.signal.removeEventListener('abort', abort);
-    connection.close();
   }
 }

@@ -17,7 +17,7 @@ import type { ColumnKind } from '../shared/sql/table-csv.js';
 import { runOgr2ogr, transferFailure } from '../shared/files/ogr2ogr.js';
 import { freeColumnName, vectorInput, type VectorInput } from '../shared/files/vector-input.js';
 import type { ConnectorContext, DeliverInput } from '../types.js';
-import { classifySqlServer, CONNECT_TIMEOUT_MS, describeServer, inTransaction, query, triedOf, withConnection, type SqlServerConfig } from './client.js';
+import { classifySqlServer, cleanupConnection, describeServer, inTransaction, query, triedOf, withConnection, type SqlServerConfig } from './client.js';
 import {
   appendStatement,
   applock,
@@ -37,6 +37,7 @@ import {
   type SpatialType,
   type StageColumn,
 } from './sql.js';
+import type { SqlTarget } from '../shared/sql/definition.js';
 
 /*
  * Delivery into a SQL Server table. The output is bulk-loaded (tedious' BulkLoad: the TDS bulk
@@ -52,12 +53,7 @@ import {
  * target empty, missing or half-written. A failed load never touches the target.
  */
 
-export interface SqlServerTarget {
-  schema: string;
-  table: string;
-  write_mode: WriteMode;
-  spatial_type: SpatialType;
-}
+export type SqlServerTarget = SqlTarget<{ schema: string; spatial_type: SpatialType }>;
 
 const bulkType: Record<ColumnKind, { type: (typeof TYPES)[keyof typeof TYPES]; length?: number; scale?: number }> = {
   integer: { type: TYPES.BigInt },
@@ -260,12 +256,6 @@ export async function deliverSqlServer(config: SqlServerConfig, target: SqlServe
         }
         throw classifySqlServer(error, `${what}: delivering to ${where}`, { schema, table });
       }),
-    dropStage: () =>
-      withConnection(config, { ...ctx, signal: AbortSignal.timeout(2 * CONNECT_TIMEOUT_MS) }, (c) =>
-        query(c, `${dropIfExists(schema, stage)}; ${dropIfExists(schema, load)}`),
-      ).then(
-        () => undefined,
-        () => undefined,
-      ),
+    dropStage: () => cleanupConnection(config, ctx, (c) => query(c, `${dropIfExists(schema, stage)}; ${dropIfExists(schema, load)}`)),
   });
 }

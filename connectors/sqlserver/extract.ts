@@ -2,7 +2,7 @@ import path from 'node:path';
 import { safeFilename } from '../../geo/datasets/dataset-files.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { asSubquery } from '../shared/sql/sql.js';
-import { cursorWindow, previousCursorValue, whereClause } from '../shared/sql/sql-cursor.js';
+import { cursorColumnMissing, readWindow, windowedRead } from '../shared/sql/sql-cursor.js';
 import { extractedGeoPackage, unchangedExtract } from '../shared/sql/sql-extract.js';
 import { writeRowsAsGeoPackage, type RowColumn } from '../shared/sql/sql-rows.js';
 import type { Connection } from 'tedious';
@@ -10,6 +10,7 @@ import type { ConnectorContext, ExtractOptions, ExtractResult } from '../types.j
 import { describeServer, query, rolledBack, streamRows, withConnection, type ColumnInfo, type SqlServerConfig } from './client.js';
 import { oneSelect } from './one-select.js';
 import { cursorMaxExpression, ident, isSpatial, kindOfColumn, literal, qualified, selectExpression } from './sql.js';
+import type { SqlResource } from '../shared/sql/definition.js';
 
 /*
  * A table (or view) or one SELECT, read through tedious into one GeoPackage layer: the columns are
@@ -22,7 +23,7 @@ import { cursorMaxExpression, ident, isSpatial, kindOfColumn, literal, qualified
  * that is rolled back.
  */
 
-export type SqlServerResource = { schema: string; table: string; geometry_column?: string | undefined; cursor_column?: string | undefined } | { query: string };
+export type SqlServerResource = SqlResource<{ schema: string; geometry_column?: string | undefined }>;
 
 interface Plan {
   sql: string;
@@ -85,18 +86,13 @@ async function plan(config: SqlServerConfig, resource: SqlServerResource, ctx: C
     const column = 'query' in resource ? undefined : resource.cursor_column;
     if (!column) return { ...base, sql: `SELECT ${select.join(', ')} FROM ${from}` };
     const cursorInfo = info.find((i) => i.colName === column);
-    if (!cursorInfo) throw new ConnectorError('not_found', `${what}: ${layer} has no column ${ident(column)} (cursor_column)`, { cursor_column: column });
+    if (!cursorInfo) throw cursorColumnMissing(what, layer, ident(column), column);
     const quoted = `${alias}.${ident(column)}`;
-    const last = previousCursorValue(column, kept);
-    const r = await query(c, `SELECT ${cursorMaxExpression(cursorInfo, quoted)} FROM ${from}${last !== null ? ` WHERE ${quoted} > ${literal(last)}` : ''}`);
-    const max = (r.rows[0]?.[0] ?? null) as string | null;
-    const window = cursorWindow(column, quoted, last, max, literal);
-    return {
-      ...base,
-      sql: `SELECT ${select.join(', ')} FROM ${from}${whereClause(window.where)}`,
-      sync: { cursor: window.cursor },
-      unchanged: window.unchanged,
-    };
+    const window = await readWindow(column, quoted, kept, literal, async (where) => {
+      const r = await query(c, `SELECT ${cursorMaxExpression(cursorInfo, quoted)} FROM ${from}${where}`);
+      return (r.rows[0]?.[0] ?? null) as string | null;
+    });
+    return { ...base, ...windowedRead(`SELECT ${select.join(', ')} FROM ${from}`, window) };
   }
 }
 

@@ -1,13 +1,12 @@
-import { cursorCheckNote, cursorCheckUnsupported } from '../shared/sql/sql-cursor.js';
 import { z } from 'zod';
 import { ConnectorError } from '../../domain/transfers.js';
-import { host, identifier, name, port, secret, username, writeMode } from '../shared/fields.js';
-import { cursorColumn, cursorIncrementalNote, selectQuery } from '../shared/sql/sql.js';
+import { host, name, port, secret, username } from '../shared/fields.js';
+import { sqlDestination, sqlSource } from '../shared/sql/definition.js';
 import { probeTest } from '../shared/test-result.js';
-import { defineConnector, type DestinationSupport, type SourceSupport } from '../types.js';
-import { classifySqlServer, describeServer, query, triedOf, withConnection, type SqlServerConfig } from './client.js';
-import { deliverSqlServer, type SqlServerTarget } from './deliver.js';
-import { extractSqlServer, sqlServerChanged, type SqlServerResource } from './extract.js';
+import { defineConnector } from '../types.js';
+import { classifySqlServer, describeServer, query, triedOf, withConnection } from './client.js';
+import { deliverSqlServer } from './deliver.js';
+import { extractSqlServer, sqlServerChanged } from './extract.js';
 import { schemasQuery, tablesQuery } from './sql.js';
 
 const configuration = z.strictObject({
@@ -23,42 +22,26 @@ const configuration = z.strictObject({
     .describe("Accept a server certificate that does not verify against the system's CAs (self-signed): opt-in"),
 });
 
-const source: SourceSupport<SqlServerResource, SqlServerConfig> = {
-  resource: z.union([
-    z.strictObject({
-      schema: identifier('Schema').default('dbo'),
-      table: identifier('Table or view'),
-      geometry_column: identifier('Geometry or geography column (the first one when left out)').optional(),
-      cursor_column: cursorColumn(),
-    }),
-    selectQuery('One SELECT statement (every column named; run as a subquery: no ;, no GO, no CTE, parentheses balanced)'),
-  ]),
-  shorthand: 'table',
-  resourceRequired: true,
-  importable: true,
-  incremental: true,
-  incrementalNote: cursorIncrementalNote,
-  extract: (config, resource, ctx, options) => extractSqlServer(config, resource, ctx, options),
-  changeCheck: {
-    note: cursorCheckNote,
-    unsupported: cursorCheckUnsupported('sqlserver'),
-    changed: (config, resource, ctx, sync) => sqlServerChanged(config, resource, ctx, sync?.cursor),
-  },
-};
+const source = sqlSource({
+  type: 'sqlserver',
+  schema: { default: 'dbo' },
+  geometryColumn: { what: 'Geometry or geography column (the first one when left out)' },
+  query: 'One SELECT statement (every column named; run as a subquery: no ;, no GO, no CTE, parentheses balanced)',
+  extract: extractSqlServer,
+  changed: sqlServerChanged,
+});
 
-const destination: DestinationSupport<SqlServerTarget, SqlServerConfig> = {
-  target: z.strictObject({
-    schema: identifier('Schema (must exist)').default('dbo'),
-    table: identifier('Table (created when missing)'),
-    write_mode: writeMode,
+const destination = sqlDestination({
+  schema: 'dbo',
+  upsert: false,
+  extra: {
     spatial_type: z
       .enum(['geometry', 'geography'])
       .default('geometry')
       .describe('Column type of a new table: geometry (planar, any SRID) or geography (WGS 84: the output is reprojected)'),
-  }),
-  deliverable: true,
-  deliver: (config, target, input, ctx) => deliverSqlServer(config, target, input, ctx),
-};
+  },
+  deliver: deliverSqlServer,
+});
 
 export const sqlserver = defineConnector({
   type: 'sqlserver',

@@ -15,29 +15,24 @@ export const literal = (value: string) => `N'${value.replace(/'/g, "''")}'`;
 
 export type SpatialType = 'geometry' | 'geography';
 
+/** The SQL Server column types of the delivered layer's kinds but text. */
+const columnTypes: Record<Exclude<ColumnKind, 'string'>, string> = {
+  integer: 'BIGINT',
+  // Declared widths are not kept: shapefiles often hold wider values than their DBF declares.
+  real: 'FLOAT(53)',
+  boolean: 'BIT',
+  date: 'DATE',
+  // UTC: GDAL's time zones are resolved to UTC before loading.
+  datetime: 'DATETIME2(3)',
+  time: 'TIME(3)',
+  binary: 'VARBINARY(MAX)',
+};
+
 /** The SQL Server column type a kind of the delivered layer gets (`maxLength`: the longest string). */
 export function columnType(kind: ColumnKind, maxLength = 0): string {
-  switch (kind) {
-    case 'integer':
-      return 'BIGINT';
-    case 'real':
-      // Declared widths are not kept: shapefiles often hold wider values than their DBF declares.
-      return 'FLOAT(53)';
-    case 'boolean':
-      return 'BIT';
-    case 'date':
-      return 'DATE';
-    case 'datetime':
-      // UTC: GDAL's time zones are resolved to UTC before loading.
-      return 'DATETIME2(3)';
-    case 'time':
-      return 'TIME(3)';
-    case 'binary':
-      return 'VARBINARY(MAX)';
-    default:
-      // NVARCHAR holds any Unicode text; past 4000 characters it must be MAX.
-      return maxLength > 4000 ? 'NVARCHAR(MAX)' : 'NVARCHAR(4000)';
-  }
+  // NVARCHAR holds any Unicode text; past 4000 characters it must be MAX.
+  if (kind === 'string') return maxLength > 4000 ? 'NVARCHAR(MAX)' : 'NVARCHAR(4000)';
+  return columnTypes[kind];
 }
 
 /** The kind of a result column, from tedious' metadata; null for geometry and geography. */

@@ -1,3 +1,5 @@
+import { ConnectorError } from '../../../domain/transfers.js';
+
 /*
  * The incremental cursor every SQL Source offers to Jobs (PostGIS, MySQL, SQL Server, Oracle):
  * a Run reads the rows whose cursor column is above the largest value the previous Run read, up
@@ -41,6 +43,34 @@ export function cursorWindow(column: string, quotedColumn: string, last: string 
 
 /** `… WHERE a AND b`, or nothing. */
 export const whereClause = (conditions: string[]) => (conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '');
+
+/**
+ * This Run's window of a read: the previous Run's value (when kept for this column), the largest
+ * value above it as `maxAbove` asks the database for it (given the condition to add, or ''), and
+ * the window between them.
+ */
+export async function readWindow(
+  column: string,
+  quotedColumn: string,
+  kept: unknown,
+  literal: (value: string) => string,
+  maxAbove: (where: string) => Promise<string | null>,
+): Promise<CursorWindow> {
+  const last = previousCursorValue(column, kept);
+  const max = await maxAbove(last !== null ? ` WHERE ${quotedColumn} > ${literal(last)}` : '');
+  return cursorWindow(column, quotedColumn, last, max, literal);
+}
+
+/** A read (`SELECT … FROM …`) limited to a window, with the cursor to keep. */
+export const windowedRead = (select: string, window: CursorWindow) => ({
+  sql: `${select}${whereClause(window.where)}`,
+  sync: { cursor: window.cursor },
+  unchanged: window.unchanged,
+});
+
+/** A cursor_column that is not a column of what is read. */
+export const cursorColumnMissing = (what: string, layer: string, quotedColumn: string, column: string) =>
+  new ConnectorError('not_found', `${what}: ${layer} has no column ${quotedColumn} (cursor_column)`, { cursor_column: column });
 
 /**
  * Which SQL selectors an on-change trigger can check: a table with a cursor column (a newer

@@ -90,6 +90,13 @@ export const LEDGER = `${INTERNAL_PREFIX}deliveries`;
 /** A short stable tag of a delivery id, for staging-table names that a retry finds again. */
 export const deliveryTag = (deliveryId: string) => createHash('sha256').update(deliveryId).digest('hex').slice(0, 16);
 
+/**
+ * The mark a swapped-in table carries in its comment where DDL commits on its own (MySQL,
+ * Snowflake): a retry that finds its own mark on the target knows the swap happened and only
+ * records it.
+ */
+export const deliveryMark = (deliveryId: string) => `geoflow delivery ${deliveryTag(deliveryId)}`;
+
 /** The staging and old-table names of one delivery. */
 export function stagingNames(deliveryId: string): { tag: string; stage: string; old: string } {
   const tag = deliveryTag(deliveryId);
