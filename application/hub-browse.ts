@@ -1,5 +1,5 @@
 import { browseFolders, browseItems, browseLayers } from '../connectors/hub/browse.js';
-import { hubConfiguration } from '../connectors/hub/index.js';
+import { hubConfiguration } from '../connectors/hub/declaration.js';
 import type { HubConfig } from '../connectors/hub/portal.js';
 import { ConnectorError } from '../domain/transfers.js';
 import type { ConnectorContext } from '../connectors/types.js';

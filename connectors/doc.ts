@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { connectors } from './registry.js';
 import type { ConnectorDefinition } from './types.js';
@@ -45,6 +46,18 @@ function shapeTables(schema: JsonSchema): string[] {
   return [...fieldTable(schema), ''];
 }
 
+/**
+ * A type's notes (payloads, incremental reads, caveats): its connectors/<type>/README.md below the
+ * title line, which names the connector for someone reading the folder.
+ */
+export function notesOf(type: string): string {
+  return readmeOf(type)
+    .replace(/^# .*\n/, '')
+    .trim();
+}
+
+export const readmeOf = (type: string) => readFileSync(new URL(`./${type}/README.md`, import.meta.url), 'utf8');
+
 const yes = (b: boolean) => (b ? 'yes' : '—');
 
 function section(c: ConnectorDefinition): string[] {
@@ -75,11 +88,12 @@ function section(c: ConnectorDefinition): string[] {
     out.push('### As a Destination: `destination_target`', '', ...shapeTables(json(c.destination.target)));
     if (!c.destination.deliverable) out.push('Workspaces cannot deliver to this type (the spec refuses it): use a Job.', '');
   }
-  if (c.notes) out.push('### Notes', '', c.notes.trim(), '');
+  const notes = notesOf(c.type);
+  if (notes) out.push('### Notes', '', notes, '');
   return out;
 }
 
-/** The connector reference (docs/connectors.md), generated from the registry so it cannot drift. */
+/** The connector reference (docs/connectors.md), generated from the registry's declarations and the READMEs so it cannot drift. */
 export function renderConnectorsDoc(): string {
   const out = [
     '# Connectors',

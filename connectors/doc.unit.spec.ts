@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configurationBodySchema, connectors } from './registry.js';
-import { renderConnectorsDoc } from './doc.js';
+import { notesOf, readmeOf, renderConnectorsDoc } from './doc.js';
 
 describe('connector catalogue', () => {
   it("every type's example configuration is valid for its type", () => {
@@ -17,6 +17,13 @@ describe('connector catalogue', () => {
         expect(c.configuration.shape[field], `${c.type}.${field}`).toBeDefined();
         expect((c.configuration.shape[field] as { isOptional(): boolean }).isOptional(), `${c.type}.${field}`).toBe(true);
       }
+    }
+  });
+
+  it("every type's notes are its README.md, titled with its label and type", () => {
+    for (const c of connectors) {
+      expect(readmeOf(c.type).split('\n')[0], c.type).toBe(`# ${c.label} (\`${c.type}\`)`);
+      expect(notesOf(c.type).length, `${c.type}: connectors/${c.type}/README.md has no notes below its title`).toBeGreaterThan(0);
     }
   });
 

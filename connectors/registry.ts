@@ -1,56 +1,61 @@
 import { z } from 'zod';
-import { azureblob } from './azureblob/index.js';
-import { bigquery } from './bigquery/index.js';
-import { ckan } from './ckan/index.js';
-import { featureserver } from './featureserver/index.js';
-import { gdrive } from './gdrive/index.js';
-import { geonode } from './geonode/index.js';
-import { geoserver } from './geoserver/index.js';
-import { http } from './http/index.js';
-import { hub } from './hub/index.js';
-import { merginmaps } from './merginmaps/index.js';
-import { mysql } from './mysql/index.js';
-import { ogcfeatures } from './ogcfeatures/index.js';
-import { oracle } from './oracle/index.js';
-import { postgis } from './postgis/index.js';
-import { qfieldcloud } from './qfieldcloud/index.js';
-import { s3 } from './s3/index.js';
-import { sftp } from './sftp/index.js';
-import { snowflake } from './snowflake/index.js';
-import { sqlserver } from './sqlserver/index.js';
-import { stac } from './stac/index.js';
-import { url } from './url/index.js';
-import { webhook } from './webhook/index.js';
+import { azureblobDeclaration } from './azureblob/declaration.js';
+import { bigqueryDeclaration } from './bigquery/declaration.js';
+import { ckanDeclaration } from './ckan/declaration.js';
+import { featureserverDeclaration } from './featureserver/declaration.js';
+import { gdriveDeclaration } from './gdrive/declaration.js';
+import { geonodeDeclaration } from './geonode/declaration.js';
+import { geoserverDeclaration } from './geoserver/declaration.js';
+import { httpDeclaration } from './http/declaration.js';
+import { hubDeclaration } from './hub/declaration.js';
+import { merginmapsDeclaration } from './merginmaps/declaration.js';
+import { mysqlDeclaration } from './mysql/declaration.js';
+import { ogcfeaturesDeclaration } from './ogcfeatures/declaration.js';
+import { oracleDeclaration } from './oracle/declaration.js';
+import { postgisDeclaration } from './postgis/declaration.js';
+import { qfieldcloudDeclaration } from './qfieldcloud/declaration.js';
+import { s3Declaration } from './s3/declaration.js';
+import { sftpDeclaration } from './sftp/declaration.js';
+import { snowflakeDeclaration } from './snowflake/declaration.js';
+import { sqlserverDeclaration } from './sqlserver/declaration.js';
+import { stacDeclaration } from './stac/declaration.js';
+import { urlDeclaration } from './url/declaration.js';
+import { webhookDeclaration } from './webhook/declaration.js';
 import { ConnectorError } from '../domain/transfers.js';
+import { lazyConnector } from './lazy.js';
 import type { ConnectionKind, ConnectorDefinition } from './types.js';
+
+export { loadConnector, loadedTypes } from './lazy.js';
 
 /**
  * Every connection type, once. Routes, workflows, the OpenAPI document, the docs and the browser
- * read the catalogue from here; a new type is a folder plus one line below.
+ * read the catalogue from here; a new type is a folder plus one line below. Each line pairs the
+ * type's declaration, imported now, with its behaviour module, imported (with its SDK) the first
+ * time the type tests, browses, reads or writes (connectors/lazy.ts).
  */
 export const connectors: readonly ConnectorDefinition[] = [
-  url,
-  http,
-  postgis,
-  mysql,
-  s3,
-  azureblob,
-  sftp,
-  webhook,
-  ogcfeatures,
-  stac,
-  featureserver,
-  sqlserver,
-  oracle,
-  bigquery,
-  snowflake,
-  gdrive,
-  geoserver,
-  geonode,
-  ckan,
-  hub,
-  qfieldcloud,
-  merginmaps,
+  lazyConnector(urlDeclaration, () => import('./url/index.js').then((m) => m.url)),
+  lazyConnector(httpDeclaration, () => import('./http/index.js').then((m) => m.http)),
+  lazyConnector(postgisDeclaration, () => import('./postgis/index.js').then((m) => m.postgis)),
+  lazyConnector(mysqlDeclaration, () => import('./mysql/index.js').then((m) => m.mysql)),
+  lazyConnector(s3Declaration, () => import('./s3/index.js').then((m) => m.s3)),
+  lazyConnector(azureblobDeclaration, () => import('./azureblob/index.js').then((m) => m.azureblob)),
+  lazyConnector(sftpDeclaration, () => import('./sftp/index.js').then((m) => m.sftp)),
+  lazyConnector(webhookDeclaration, () => import('./webhook/index.js').then((m) => m.webhook)),
+  lazyConnector(ogcfeaturesDeclaration, () => import('./ogcfeatures/index.js').then((m) => m.ogcfeatures)),
+  lazyConnector(stacDeclaration, () => import('./stac/index.js').then((m) => m.stac)),
+  lazyConnector(featureserverDeclaration, () => import('./featureserver/index.js').then((m) => m.featureserver)),
+  lazyConnector(sqlserverDeclaration, () => import('./sqlserver/index.js').then((m) => m.sqlserver)),
+  lazyConnector(oracleDeclaration, () => import('./oracle/index.js').then((m) => m.oracle)),
+  lazyConnector(bigqueryDeclaration, () => import('./bigquery/index.js').then((m) => m.bigquery)),
+  lazyConnector(snowflakeDeclaration, () => import('./snowflake/index.js').then((m) => m.snowflake)),
+  lazyConnector(gdriveDeclaration, () => import('./gdrive/index.js').then((m) => m.gdrive)),
+  lazyConnector(geoserverDeclaration, () => import('./geoserver/index.js').then((m) => m.geoserver)),
+  lazyConnector(geonodeDeclaration, () => import('./geonode/index.js').then((m) => m.geonode)),
+  lazyConnector(ckanDeclaration, () => import('./ckan/index.js').then((m) => m.ckan)),
+  lazyConnector(hubDeclaration, () => import('./hub/index.js').then((m) => m.hub)),
+  lazyConnector(qfieldcloudDeclaration, () => import('./qfieldcloud/index.js').then((m) => m.qfieldcloud)),
+  lazyConnector(merginmapsDeclaration, () => import('./merginmaps/index.js').then((m) => m.merginmaps)),
 ];
 
 const byType = new Map(connectors.map((c) => [c.type, c]));
@@ -71,7 +76,7 @@ export function connectorFor(kind: ConnectionKind, type: string): ConnectorDefin
 
 export const connectorByType = (type: string) => byType.get(type);
 
-/** Closes what every connector keeps open between transfers (idle database connections): a worker shutting down. */
+/** Closes what every loaded connector keeps open between transfers (idle database connections): a worker shutting down. */
 export async function closeIdleConnections(): Promise<void> {
   await Promise.all(connectors.map((c) => c.closeIdle?.()));
 }

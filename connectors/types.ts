@@ -150,21 +150,34 @@ export interface ProjectBrowsing<C extends object = Config> {
   inspect(config: C, query: { project: string; version?: string }, ctx: ConnectorContext): Promise<ProjectInspection>;
 }
 
+/*
+ * A connection type comes in two parts. Its declaration (connectors/<type>/declaration.ts) is what
+ * the API, the OpenAPI document, the docs and the browser need: schemas, secrets, the example and
+ * what it can do. Its behaviour (connectors/<type>/index.ts) talks to the service, through a vendor
+ * SDK where there is one. The registry imports every declaration and loads a behaviour, with its
+ * SDK, the first time a type is used; `defineConnector` joins the two into a ConnectorDefinition.
+ */
+
 /**
  * The cheap check an on-change trigger makes every few minutes: the same test the connector's
  * extract makes to skip unchanged data (ETag / Last-Modified, a checksum, a project version, a
  * cursor), made without reading the data.
  */
-export interface ChangeCheck<R = unknown, C extends object = Config> {
+export interface ChangeCheckDeclaration<R = unknown> {
   /** One line for docs/connectors.md: what is compared. */
   note: string;
   /** Why this selector cannot be checked (a table without cursor_column), or null when it can. */
   unsupported?(resource: R): string | null;
+}
+
+export interface ChangeCheckBehaviour<R = unknown, C extends object = Config> {
   /** True when the data differs from what `sync` (the cursor the last succeeded Run kept) describes; no cursor yet: true. */
   changed(config: C, resource: R, ctx: ConnectorContext, sync: SyncState | null): Promise<boolean>;
 }
 
-export interface SourceSupport<R = unknown, C extends object = Config> {
+export interface ChangeCheck<R = unknown, C extends object = Config> extends ChangeCheckDeclaration<R>, ChangeCheckBehaviour<R, C> {}
+
+export interface SourceDeclaration<R = unknown> {
   /** source_resource: the per-use selector (table, query, object key, layer, collection, asset); strict. */
   resource: z.ZodType<R>;
   /** A plain string given as source_resource means this field (postgis: table, s3: key …). */
@@ -177,27 +190,34 @@ export interface SourceSupport<R = unknown, C extends object = Config> {
   incrementalNote?: string;
   /** Whether extract honours options.sync. */
   incremental: boolean;
-  extract(config: C, resource: R, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult>;
   /** On-change triggers: absent for a type that cannot tell a change without reading the data. */
+  changeCheck?: ChangeCheckDeclaration<R>;
+}
+
+export interface SourceBehaviour<R = unknown, C extends object = Config> {
+  extract(config: C, resource: R, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult>;
+  changeCheck?: ChangeCheckBehaviour<R, C>;
+}
+
+export interface SourceSupport<R = unknown, C extends object = Config> extends SourceDeclaration<R>, SourceBehaviour<R, C> {
   changeCheck?: ChangeCheck<R, C>;
 }
 
-export interface DestinationSupport<T = unknown, C extends object = Config> {
+export interface DestinationDeclaration<T = unknown> {
   /** destination_target: the per-use target (schema, table, write_mode, object key, remote path …); strict. */
   target: z.ZodType<T>;
   /** Whether a Workspace may deliver to it (the spec refuses gdrive). */
   deliverable: boolean;
+}
+
+export interface DestinationBehaviour<T = unknown, C extends object = Config> {
   deliver(config: C, target: T, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult>;
 }
 
-/**
- * One connection type. `C` is its parsed configuration: write a module with `defineConnector`,
- * which infers `C` from the configuration schema, so no connector casts what it is given. The
- * registry holds them as `ConnectorDefinition` (the default), which every typed one is
- * assignable to: the methods below are declared as methods, so their parameters are compared
- * bivariantly, and the registry only ever passes a configuration its schema parsed.
- */
-export interface ConnectorDefinition<C extends object = Config, R = unknown, T = unknown> {
+export interface DestinationSupport<T = unknown, C extends object = Config> extends DestinationDeclaration<T>, DestinationBehaviour<T, C> {}
+
+/** The declarative part of a connection type: eager, and free of any SDK. */
+export interface ConnectorDeclaration<R = unknown, T = unknown> {
   /** The `type` value of the spec's lists (url, postgis, s3 …). */
   type: string;
   label: string;
@@ -215,8 +235,23 @@ export interface ConnectorDefinition<C extends object = Config, R = unknown, T =
   implemented: boolean;
   /** The server the integration tests run it against, or why it is not verified (docs). */
   verifiedAgainst: string;
-  /** More for docs/connectors.md, in Markdown: payloads, incremental reads, caveats. */
-  notes?: string;
+  /** Its behaviour has `discover` (schemas and tables: the SQL types). */
+  discovers?: boolean;
+  /** Its behaviour has `projects` (the field-data platforms). */
+  browsesProjects?: boolean;
+  source?: SourceDeclaration<R>;
+  destination?: DestinationDeclaration<T>;
+}
+
+/**
+ * One connection type, declaration and behaviour together. `C` is its parsed configuration: a
+ * module's `defineConnector` infers `C`, `R` and `T` from its declaration's schemas, so no
+ * connector casts what it is given. The registry holds them as `ConnectorDefinition` (the
+ * default), which every typed one is assignable to: the methods below are declared as methods,
+ * so their parameters are compared bivariantly, and the registry only ever passes a configuration
+ * its schema parsed. Its Markdown notes for docs/connectors.md are connectors/<type>/README.md.
+ */
+export interface ConnectorDefinition<C extends object = Config, R = unknown, T = unknown> extends Omit<ConnectorDeclaration<R, T>, 'source' | 'destination'> {
   test(config: C, ctx: ConnectorContext): Promise<TestResult>;
   discover?(config: C, query: { schema?: string }, ctx: ConnectorContext): Promise<Discovery>;
   /** Projects and their files, for the field-data platforms (qfieldcloud, merginmaps). */
@@ -227,13 +262,60 @@ export interface ConnectorDefinition<C extends object = Config, R = unknown, T =
   closeIdle?(): Promise<void>;
 }
 
+/** A module's declaration, its literal types kept (`discovers: true`, its schemas) for `defineConnector`. */
+export function declareConnector<const D extends ConnectorDeclaration>(declaration: D): D {
+  return declaration;
+}
+
+type ConfigOf<D extends ConnectorDeclaration> = z.output<D['configuration']>;
+type ResourceOf<D> = D extends { source: { resource: z.ZodType<infer R> } } ? R : unknown;
+type TargetOf<D> = D extends { destination: { target: z.ZodType<infer T> } } ? T : unknown;
+
 /**
- * A connector module's definition, typed by its own configuration schema: `test`, `discover`,
- * `extract` and `deliver` receive `z.output<typeof configuration>` (and `configuration.parse` gives
- * that type too, for tests that call a connector directly).
+ * The behaviour a declaration promises, no more and no less: `discover` when it `discovers`,
+ * `projects` when it `browsesProjects`, `extract` for a Source, `changeCheck.changed` when the
+ * Source declares a change check, `deliver` for a Destination.
  */
-export function defineConnector<S extends z.ZodObject, R = unknown, T = unknown>(
-  definition: ConnectorDefinition<z.output<S>, R, T> & { configuration: S },
-): ConnectorDefinition<z.output<S>, R, T> & { configuration: S } {
-  return definition;
+export type BehaviourOf<D extends ConnectorDeclaration, C extends object = ConfigOf<D>, R = ResourceOf<D>, T = TargetOf<D>> = {
+  test(config: C, ctx: ConnectorContext): Promise<TestResult>;
+  closeIdle?(): Promise<void>;
+} & (D extends { discovers: true } ? { discover(config: C, query: { schema?: string }, ctx: ConnectorContext): Promise<Discovery> } : { discover?: never }) &
+  (D extends { browsesProjects: true } ? { projects: ProjectBrowsing<C> } : { projects?: never }) &
+  (D extends { source: infer S }
+    ? {
+        source: Pick<SourceBehaviour<R, C>, 'extract'> &
+          (S extends { changeCheck: object } ? { changeCheck: ChangeCheckBehaviour<R, C> } : { changeCheck?: never });
+      }
+    : { source?: never }) &
+  (D extends { destination: object } ? { destination: DestinationBehaviour<T, C> } : { destination?: never });
+
+/**
+ * A connector module's definition: its declaration joined with its behaviour, typed by its own
+ * schemas (`test`, `discover`, `extract` and `deliver` receive `z.output<typeof configuration>`, and
+ * `configuration.parse` gives that type too, for tests that call a connector directly).
+ */
+export function defineConnector<const D extends ConnectorDeclaration>(
+  declaration: D,
+  behaviour: BehaviourOf<D>,
+): ConnectorDefinition<ConfigOf<D>, ResourceOf<D>, TargetOf<D>> & { configuration: D['configuration'] } {
+  const { source: sourceBehaviour, destination: destinationBehaviour, ...methods } = behaviour as ConnectorBehaviourParts;
+  const { source, destination, ...fields } = declaration as ConnectorDeclaration;
+  const definition: ConnectorDefinition = { ...fields, ...methods };
+  if (source && sourceBehaviour) {
+    const { changeCheck, ...parts } = source;
+    definition.source = {
+      ...parts,
+      extract: sourceBehaviour.extract,
+      ...(changeCheck && sourceBehaviour.changeCheck ? { changeCheck: { ...changeCheck, changed: sourceBehaviour.changeCheck.changed } } : {}),
+    };
+  }
+  if (destination && destinationBehaviour) definition.destination = { ...destination, deliver: destinationBehaviour.deliver };
+  // The one cast: BehaviourOf<D> has made sure that every part D declares has its behaviour.
+  return definition as ConnectorDefinition<ConfigOf<D>, ResourceOf<D>, TargetOf<D>> & { configuration: D['configuration'] };
+}
+
+/** Any behaviour as `defineConnector` reads it (BehaviourOf<D> without the conditions). */
+interface ConnectorBehaviourParts extends Omit<ConnectorDefinition, keyof ConnectorDeclaration> {
+  source?: SourceBehaviour;
+  destination?: DestinationBehaviour;
 }

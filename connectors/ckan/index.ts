@@ -1,33 +1,17 @@
 import path from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { changedSince, download } from '../shared/http/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/http/fetch.js';
-import { httpUrl, secret } from '../shared/fields.js';
 import { testSteps } from '../shared/http/http-test.js';
-import { defineConnector, type SourceSupport } from '../types.js';
 import { action, authHeaders, portalOf, type CkanAccess, type CkanDataset, type CkanResource } from './action.js';
 import { ckanFormat } from './formats.js';
 import { pickResource, unchangedByMetadata, type CkanCursor } from './pick.js';
+import { type configuration, type resource, ckanDeclaration } from './declaration.js';
+import { defineConnector, type SourceBehaviour } from '../types.js';
 
-const configuration = z.strictObject({
-  url: httpUrl.describe('CKAN portal URL (its home page, e.g. https://data.example.org)'),
-  api_key: secret('API token (for private datasets), sent to the portal only'),
-});
 type CkanConfig = z.output<typeof configuration>;
 
-const text = (what: string) => z.string().min(1).max(255).describe(what);
-const resource = z
-  .strictObject({
-    dataset: text('Dataset id or name (package_show)').optional(),
-    resource: text("Resource id; with dataset, also the resource's name").optional(),
-    format: z.string().min(1).max(50).optional().describe('With dataset: take the newest resource of this format (CSV, GeoJSON, SHP …)'),
-  })
-  .refine(
-    (r) => r.resource !== undefined || (r.dataset !== undefined && r.format !== undefined),
-    'give resource (an id), dataset + resource (id or name), or dataset + format',
-  )
-  .refine((r) => !(r.resource !== undefined && r.format !== undefined), 'give resource or format, not both');
 type CkanSelector = z.output<typeof resource>;
 
 const accessOf = (c: CkanConfig): CkanAccess => ({ portal: portalOf(c.url), ...(c.api_key ? { token: c.api_key } : {}) });
@@ -132,14 +116,7 @@ async function tokenUser(access: CkanAccess, ctx: Parameters<typeof action>[3]):
   );
 }
 
-const source: SourceSupport<CkanSelector, CkanConfig> = {
-  resource,
-  shorthand: 'resource',
-  resourceRequired: true,
-  // The spec refuses ckan for Workspace import: a Job Source only.
-  importable: false,
-  incremental: true,
-  incrementalNote: "the resource's last_modified and hash (else the file's ETag): an unchanged resource skips the rest of the Run",
+const source = {
   async extract(config, selector, ctx, options) {
     const access = accessOf(config);
     const { resource: found } = await findResource(access, selector, ctx);
@@ -187,7 +164,6 @@ const source: SourceSupport<CkanSelector, CkanConfig> = {
     return { file: got.file, filename: got.filename, bytes: got.bytes, sync };
   },
   changeCheck: {
-    note: "the resource's last_modified and hash from the Action API (a portal that keeps neither: a HEAD of its file with the last ETag / Last-Modified)",
     async changed(config, selector, ctx, sync) {
       const access = accessOf(config);
       const { resource: found } = await findResource(access, selector, ctx);
@@ -202,7 +178,7 @@ const source: SourceSupport<CkanSelector, CkanConfig> = {
       });
     },
   },
-};
+} satisfies SourceBehaviour<CkanSelector, CkanConfig>;
 
 /** The resource's file as a URL that may be downloaded (http or https, relative ones on the portal). */
 function downloadUrl(found: { id: string; url?: string | null | undefined }, portal: string): URL {
@@ -228,27 +204,7 @@ function downloadUrl(found: { id: string; url?: string | null | undefined }, por
   return target;
 }
 
-export const ckan = defineConnector({
-  type: 'ckan',
-  label: 'CKAN',
-  description: 'Resources of a CKAN open-data portal, read through its Action API.',
-  configuration,
-  secrets: ['api_key'],
-  example: { url: 'https://data.example.org' },
-  implemented: true,
-  verifiedAgainst:
-    "real server in npm test: CKAN 2.12.0 (PyPI ckan[requirements]) with Solr 9.10.1 (Maven Central, JettySolrRunner, CKAN's own schema.xml), Redis and PostgreSQL, started by the tests and seeded with ckanapi 4.11 (connection test and wrong tokens, formats as CKAN stores them, private uploads through ckan.site_url, Last-Modified / If-Modified-Since, a Job into PostGIS); a stand-in of its Action API, checked with ckanapi, only for resources dated at will and the log of which requests carried the token",
-  notes: [
-    'A Job Source only: the spec refuses ckan for Workspace import (`source_resource` is checked when a Job is saved).',
-    '',
-    '- **`source_resource`**: `{"resource": "<id>"}` (the string `"<id>"` means that; read with `resource_show`), `{"dataset": "nyc-boroughs", "resource": "Boroughs 2024"}` (a resource id or name within the dataset, read with `package_show`), or `{"dataset": "nyc-boroughs", "format": "CSV"}`: the newest resource of that format, by `last_modified` (else `metadata_modified`, else `created`). Formats are compared by the short name CKAN stores for them (its resource_formats table: `csv`, `text/csv` → `CSV`; `Shapefile`, `esri shapefile` → `SHP`; GeoPackage, FlatGeobuf and GeoParquet added; a leading dot, as in `.csv`, which CKAN 2.12 keeps as typed, is ignored), and a resource without a format is matched by the one CKAN would guess from its file name (`parcels.geojson` → `GeoJSON`).',
-    "- **Download**: the resource's `url` is streamed to disk with the upload size limit and inspected like an upload; its name comes from the URL, else the resource's name plus an extension from its format (`SHP` → `.zip`). Redirects are followed.",
-    "- **Private datasets**: `api_key` (a CKAN API token) is sent in the `Authorization` header to the portal's own origin only (the origin of the Source's `url`): to the Action API and to uploaded files (`url_type: upload`), never to a link on another host, and never after a redirect to another origin.",
-    "- **`site_url`**: CKAN builds the URLs of uploaded files from its `ckan.site_url`. When that is another origin than the Source's `url` (a proxy, an internal host name), the token is not sent there, and a private upload refused without it fails `permission_denied` with a message naming both URLs and the choice: set the Source's `url` to the `site_url`, or set `ckan.site_url` on the portal. The connection test mentions the difference.",
-    "- **Incremental reads** (Jobs): the resource's id, `last_modified` and `hash` are kept; the same resource with the same values ends the Run early as unchanged without downloading. When the portal keeps neither, the file's `ETag` / `Last-Modified` are sent back and a 304 does the same. Choosing by format follows a newer resource as soon as one is added.",
-    '- **Failures**: CKAN error objects are classified: `Not Found Error` → `not_found`, `Authorization Error` → `authentication_failed` without a token, `permission_denied` with one; a selector that matches nothing names what the dataset has.',
-    "- **Connection test**: `status_show`, which must answer CKAN's envelope with `ckan_version`; with `api_key`, also `user_show` for the token's own user, because CKAN answers an unknown or expired token as anonymous (public data reads succeed either way): a token it does not know → `authentication_failed`.",
-  ].join('\n'),
+export const ckan = defineConnector(ckanDeclaration, {
   test(config, ctx) {
     const access = accessOf(config);
     const label = publicUrl(access.portal);

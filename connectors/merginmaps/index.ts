@@ -1,34 +1,14 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { classify } from '../shared/policy/classify.js';
 import { connectionTest } from '../shared/connection-test.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/http/fetch.js';
-import { httpUrl, secret } from '../shared/fields.js';
 import { companionsOf, describeLayers, isVectorFile, localPathFor, singleLayerFile } from '../shared/files/project-files.js';
-import { defineConnector, type ConnectorContext, type ProjectFile, type ProjectSummary } from '../types.js';
 import { MerginClient, type MerginProject } from './api.js';
+import { type configuration, version, merginmapsDeclaration } from './declaration.js';
+import { defineConnector, type ConnectorContext, type ProjectFile, type ProjectSummary } from '../types.js';
 
-const configuration = z.strictObject({
-  url: httpUrl.default('https://app.merginmaps.com').describe('Mergin Maps server: the public one or a self-hosted one'),
-  username: z.string().min(1).max(255).describe('User name or e-mail'),
-  password: secret('Password'),
-  workspace: z.string().min(1).max(255).describe('Workspace (namespace) whose projects are read'),
-});
 type MerginConfig = z.output<typeof configuration>;
-
-const version = z.string().regex(/^v\d{1,9}$/, 'a project version such as v12');
-
-const resource = z.strictObject({
-  project: z.string().min(1).max(255).describe('Project name in the workspace'),
-  file: z
-    .string()
-    .min(1)
-    .max(1024)
-    .refine((f) => !f.split('/').includes('..'), 'must not contain ".." segments')
-    .describe('File in the project, e.g. survey.gpkg'),
-  layer: z.string().min(1).max(255).optional().describe('Layer of the file (a GeoPackage holds several); default: the whole file'),
-  version: version.optional().describe('Project version to read (default: the latest)'),
-});
 
 /** What a merginmaps Source remembers between Runs: the project version it read and the file's checksum there. */
 interface MerginCursor {
@@ -66,27 +46,7 @@ const summary = (p: MerginProject): ProjectSummary => ({
   version: p.version ?? null,
 });
 
-export const merginmaps = defineConnector({
-  type: 'merginmaps',
-  label: 'Mergin Maps',
-  description: 'Files and layers of Mergin Maps projects (field data collected with the Mergin Maps app), by project version.',
-  configuration,
-  secrets: ['password'],
-  example: { url: 'https://app.merginmaps.com', username: 'surveyor', password: '…', workspace: 'my-team' },
-  implemented: true,
-  verifiedAgainst:
-    "stand-in checked with the vendor's client: a stand-in of the Mergin Maps server API (test/servers/merginmaps) following MerginMaps/server 2026.4 as its source reads (history from v1, change counts, problem+json errors, list and detail dates, /v1/workspaces, stale sessions), checked in the suite by mergin-client 0.15.0 (PyPI) listing projects and downloading a project version; no Mergin Maps server is installable from the package registries",
-  notes: [
-    "Reads through the Mergin Maps server API as `mergin-client` does: `POST /v1/auth/login` with the user name and password answers a session token, sent as `Authorization: Bearer …`; `/v1/project/paginated?only_namespace=<workspace>` lists the workspace's projects; `/v1/project/<workspace>/<project>?version=vN` lists a version's files (path, size, SHA-1 checksum); `/v1/project/raw/<workspace>/<project>?file=…&version=vN` answers a file as it was at that version.",
-    '',
-    '- **source_resource**: `project` (its name in the workspace), `file` (e.g. `survey.gpkg`), optionally `layer` (copied into its own GeoPackage for the Run) and `version` (e.g. `v12`; default the latest).',
-    "- **Unchanged skip** (Jobs): the project version read and the file's checksum are kept; a Run that finds the same version, or a newer version in which the file did not change, ends early as unchanged without downloading. A new version that changed the file is read.",
-    "- **Projects and inspect** (`POST /api/v1/sources/{id}/projects`, `/inspect-project` with an optional `version`): projects with name, workspace, description, last update and latest version; a version's files, the project's versions (newest first, at most 100), and for each vector file its layers with geometry type, CRS and feature count, read with GDAL from a temporary copy.",
-    '- **Not a Workspace import**: the spec refuses merginmaps on `POST /workspaces`; use it as a Job Source.',
-    '- **Workspace**: checked against `GET /v1/workspaces` (the workspaces the user belongs to) before projects are listed, because the server lists an unknown workspace as empty: one the user does not belong to → `not_found`, naming the ones they do.',
-    '- **Stale sessions**: the server answers a session that went stale with 403 or empty lists rather than 401; such an answer signs in again once and repeats the request before it counts.',
-    '- **Failures**: wrong user name or password → `authentication_failed`, 403 (after signing in again) → `permission_denied`, a missing workspace, project, version or file → `not_found`.',
-  ].join('\n'),
+export const merginmaps = defineConnector(merginmapsDeclaration, {
   async test(config, ctx) {
     const client = clientOf(config, ctx);
     return connectionTest(
@@ -134,13 +94,6 @@ export const merginmaps = defineConnector({
     },
   },
   source: {
-    resource,
-    resourceRequired: true,
-    // The spec refuses merginmaps for Workspace import: Jobs only.
-    importable: false,
-    incremental: true,
-    incrementalNote:
-      "the project version and the file's checksum: the same version, or a newer one that left the file as it was, ends the Run early as unchanged",
     async extract(config, selector, ctx, options) {
       const { client, name, project, at, file, cursor } = await locateFile(config, selector, ctx);
       if (sameMerginFile((options.sync?.cursor ?? null) as MerginCursor | null, cursor))
@@ -156,7 +109,6 @@ export const merginmaps = defineConnector({
       return { ...taken, sync: { cursor } };
     },
     changeCheck: {
-      note: "the project's version and the file's checksum from the project's metadata",
       async changed(config, selector, ctx, sync) {
         return !sameMerginFile((sync?.cursor ?? null) as MerginCursor | null, (await locateFile(config, selector, ctx)).cursor);
       },

@@ -1,30 +1,13 @@
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { z } from 'zod';
-import { httpUrl, secret } from '../shared/fields.js';
-import { relativeKey, underPrefix } from '../shared/files/remote-paths.js';
+import { underPrefix } from '../shared/files/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
 import { alreadyDelivered, objectChanged, readObjectIfChanged } from '../shared/files/object-store.js';
-import { defineConnector, type ConnectorContext, type DestinationSupport, type SourceSupport, type TestResult } from '../types.js';
 import { isMissing, isNotModified, s3Client, s3Failure, s3Where, type S3Config } from './client.js';
 import { uploadObject } from './upload.js';
-
-const configuration = z.strictObject({
-  bucket: z
-    .string()
-    .min(3)
-    .max(63)
-    .regex(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/, 'an S3 bucket name')
-    .describe('Bucket'),
-  region: z.string().min(1).max(64).default('us-east-1').describe('Region'),
-  endpoint: httpUrl.optional().describe('Endpoint of an S3-compatible store (MinIO, Ceph …); omit for AWS'),
-  force_path_style: z.boolean().default(false).describe('Path-style addressing (most S3-compatible stores need it)'),
-  prefix: z.string().max(512).default('').describe('Folder (key prefix) every object key is relative to'),
-  access_key: z.string().min(1).max(256).optional().describe('Access key id; without one, requests are anonymous (public buckets)'),
-  secret_key: secret('Secret access key'),
-  session_token: secret('Session token (temporary credentials)'),
-});
+import { s3Declaration } from './declaration.js';
+import { defineConnector, type ConnectorContext, type DestinationBehaviour, type SourceBehaviour, type TestResult } from '../types.js';
 
 /** Metadata on every delivered object: a retried delivery recognises its own finished upload. */
 const DELIVERY_META = 'geoflow-delivery-id';
@@ -56,13 +39,7 @@ async function test(config: S3Config, ctx: ConnectorContext): Promise<TestResult
   );
 }
 
-const source: SourceSupport<{ key: string }, S3Config> = {
-  resource: z.strictObject({ key: relativeKey('Object key, relative to the prefix') }),
-  shorthand: 'key',
-  resourceRequired: true,
-  importable: true,
-  incremental: true,
-  incrementalNote: 'ETag: an object that has not changed since the last Run (HTTP 304 to If-None-Match) skips the rest of the Run',
+const source = {
   async extract(config, resource, ctx, options) {
     const c = config;
     const key = underPrefix(c.prefix, resource.key);
@@ -93,7 +70,6 @@ const source: SourceSupport<{ key: string }, S3Config> = {
     }
   },
   changeCheck: {
-    note: "the object's ETag from a HEAD",
     async changed(config, resource, ctx, sync) {
       const key = underPrefix(config.prefix, resource.key);
       const client = s3Client(config, ctx.log);
@@ -112,13 +88,9 @@ const source: SourceSupport<{ key: string }, S3Config> = {
       }
     },
   },
-};
+} satisfies SourceBehaviour<{ key: string }, S3Config>;
 
-const destination: DestinationSupport<{ key: string }, S3Config> = {
-  target: z.strictObject({
-    key: relativeKey('Object key to write, relative to the prefix; ending in "/" it names a folder and the output keeps its filename'),
-  }),
-  deliverable: true,
+const destination = {
   async deliver(config, target, input, ctx) {
     const c = config;
     const key = underPrefix(c.prefix, target.key, input.filename);
@@ -146,24 +118,9 @@ const destination: DestinationSupport<{ key: string }, S3Config> = {
     }
     return result;
   },
-};
+} satisfies DestinationBehaviour<{ key: string }, S3Config>;
 
-export const s3 = defineConnector({
-  type: 's3',
-  label: 'Amazon S3 (or S3-compatible)',
-  description: 'Objects in an S3 bucket, or in any S3-compatible store (MinIO, Ceph, …) through endpoint.',
-  configuration,
-  secrets: ['secret_key', 'session_token'],
-  example: { bucket: 'gis-exports', region: 'eu-central-1', access_key: 'AKIA…', secret_key: '…', prefix: 'nightly/' },
-  implemented: true,
-  verifiedAgainst: 'emulator in npm test: moto 5.2 in server mode (S3 API with IAM authentication on), started by the tests',
-  notes: [
-    '- **Import** (`source_resource`: `{"key": "parcels.gpkg"}` or just `"parcels.gpkg"`): the object under `prefix` is streamed to disk with the upload limit enforced while it streams, then opened like an upload (its key\'s extension picks the driver; a `.zip` may hold a shapefile).',
-    '- **Deliver** (`destination_target`: `{"key": "out/parcels.gpkg"}`; a key ending in `/` keeps the output\'s filename): a single PutObject, or a multipart upload above 64 MiB. Both are atomic in S3: the object appears, or replaces the old one, only when the upload completes, so no reader sees part of a file and no temporary key is left behind (a copy-then-delete would double the transfer for nothing; a failed multipart upload is aborted). The object carries the metadata `geoflow-delivery-id`; a retried delivery finds its finished object and does not upload again. The result is `{"target": {"bucket", "key"}, "bytes_written"}`.',
-    '- **Test** lists one key under `prefix`: `authentication_failed` for an unknown access key or a wrong secret, `permission_denied` when the credentials may not list the bucket, `not_found` for a missing bucket, `unreachable`/`timeout` for the endpoint.',
-    "- **Credentials** go into this call's own SDK client and nowhere else. Without `access_key` requests are anonymous (public buckets): the service never lends its own AWS credentials (environment, instance profile) to a connection. GDAL's `/vsis3/` is not used because gdal-async offers no per-path credential option, only the process-wide `gdal.config.set`, which another request could read; a whole-object transfer needs no random access anyway.",
-    '- **S3-compatible stores** (`endpoint` set; most need `force_path_style: true`) get requests without the CRC32 checksum headers the AWS SDK sends to AWS by default, which several stores refuse.',
-  ].join('\n'),
+export const s3 = defineConnector(s3Declaration, {
   test,
   source,
   destination,

@@ -1,30 +1,12 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
-import { host, port, secret, username } from '../shared/fields.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { connectionTest } from '../shared/connection-test.js';
-import { relativeKey, underBase } from '../shared/files/remote-paths.js';
+import { underBase } from '../shared/files/remote-paths.js';
 import { PROGRESS_EVERY_BYTES } from '../shared/files/save-stream.js';
-import { defineConnector, type ConnectorContext, type DestinationSupport, type TestResult } from '../types.js';
 import { abortable, cancelled, openSftp, sftpFailure, sftpWhere, type OpenSftp, type SftpConfig } from './client.js';
-
-const configuration = z.strictObject({
-  host,
-  port: port(22),
-  username,
-  password: secret('Password'),
-  private_key: secret('Private key (OpenSSH or PEM)'),
-  passphrase: secret('Passphrase of the private key'),
-  host_key_sha256: z
-    .string()
-    .regex(/^SHA256:[A-Za-z0-9+/]{43}$/, 'a host key fingerprint as ssh-keygen -l prints it: SHA256: and 43 base64 characters')
-    .optional()
-    .describe(
-      'Expected host key fingerprint (SHA256:…, as `ssh-keygen -l -E sha256` prints it); recommended: the connection test shows the one the server presents',
-    ),
-  base_path: z.string().min(1).max(1024).default('.').describe('Folder remote paths are relative to (relative to the login folder unless it starts with /)'),
-});
+import { sftpDeclaration } from './declaration.js';
+import { defineConnector, type ConnectorContext, type DestinationBehaviour, type TestResult } from '../types.js';
 
 const serverName = (c: SftpConfig) => `SFTP server ${c.host}:${c.port}`;
 
@@ -67,9 +49,7 @@ async function test(config: SftpConfig, ctx: ConnectorContext): Promise<TestResu
  */
 const unsupported = (error: unknown) => /does not support/i.test(String((error as Error)?.message));
 
-const destination: DestinationSupport<{ path: string }, SftpConfig> = {
-  target: z.strictObject({ path: relativeKey('Remote file path, relative to base_path; ending in "/" it names a folder and the output keeps its filename') }),
-  deliverable: true,
+const destination = {
   async deliver(config, target, input, ctx) {
     const c = config;
     const remote = underBase(c.base_path, target.path, input.filename);
@@ -118,30 +98,9 @@ const destination: DestinationSupport<{ path: string }, SftpConfig> = {
       }
     }
   },
-};
+} satisfies DestinationBehaviour<{ path: string }, SftpConfig>;
 
-export const sftp = defineConnector({
-  type: 'sftp',
-  label: 'SFTP server',
-  description: 'Files written to a folder on an SSH server over SFTP.',
-  configuration,
-  secrets: ['password', 'private_key', 'passphrase'],
-  example: {
-    host: 'sftp.example.org',
-    port: 22,
-    username: 'upload',
-    private_key: '-----BEGIN OPENSSH PRIVATE KEY-----…',
-    host_key_sha256: 'SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU',
-    base_path: '/incoming',
-  },
-  implemented: true,
-  verifiedAgainst: 'real server in npm test: OpenSSH 9.2 sshd (Debian) started by the tests, with a password account and a key account',
-  notes: [
-    "- **Authentication**: `private_key` (OpenSSH or PEM, with `passphrase` when it is encrypted) and/or `password`; nothing else (no agent, no keyboard-interactive). They go into this call's own connection (ssh2, through ssh2-sftp-client) and nowhere else.",
-    '- **Host key**: with `host_key_sha256` the server must present that key, else the connection is refused as `tls_error`. Without it any key is accepted; the connection test shows the fingerprint the server presented (`tried.host_key_sha256`) so it can be pinned.',
-    '- **Deliver** (`destination_target`: `{"path": "daily/parcels.gpkg"}`; a path ending in `/` keeps the output\'s filename): missing folders below `base_path` are created; the file is written, with many writes in flight (ssh2\'s fastPut, ten times faster than one write at a time), as `.<name>.<delivery id>.part` beside the target, then renamed over it with OpenSSH\'s `posix-rename@openssh.com`, which replaces the target atomically: readers see the old file or the new one, never part of one. Servers without that extension get a delete then a plain rename (the file is briefly missing, never half-written). A retried delivery writes the same temporary name again, so nothing is duplicated; a failed one removes its temporary file (a cancelled one cannot, its connection is gone: the retry overwrites it). The result is `{"target": {"host", "port", "path"}, "bytes_written"}`.',
-    '- **Test** logs in and checks that `base_path` is a folder: `authentication_failed` for a wrong password or key (or an unreadable key), `not_found` for a missing `base_path`, `tls_error` for a host key that is not the pinned one, `unreachable`/`timeout` for the server.',
-  ].join('\n'),
+export const sftp = defineConnector(sftpDeclaration, {
   test,
   destination,
 });

@@ -1,22 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { z } from 'zod';
 import { classify, reasonOfStatus } from '../shared/policy/classify.js';
 import { egressFetch } from '../shared/policy/egress.js';
 import { ConnectorError } from '../../domain/transfers.js';
 import { publicUrl } from '../shared/http/fetch.js';
-import { httpUrl, secret } from '../shared/fields.js';
-import { plainHeaders } from '../shared/http/http-fields.js';
 import { testSteps } from '../shared/http/http-test.js';
-import { defineConnector, type ConnectorContext, type DestinationSupport } from '../types.js';
 import { fileBody, fileChunks, payloadHeaders, signature, type Payload, type WebhookConfig } from './request.js';
-
-const configuration = z.strictObject({
-  url: httpUrl.describe('Endpoint that receives the converted file in a POST (no redirects are followed)'),
-  headers: plainHeaders.describe('Extra request headers, stored in plain text (credentials belong in bearer_token)'),
-  signing_secret: secret('Shared secret: each request then carries X-Geoflow-Signature, an HMAC-SHA256 of the timestamp and the body'),
-  bearer_token: secret('Token sent as Authorization: Bearer'),
-});
+import { webhookDeclaration } from './declaration.js';
+import { defineConnector, type ConnectorContext, type DestinationBehaviour } from '../types.js';
 
 /** How often a delivery reports progress (an activity heartbeats with it). */
 const PROGRESS_EVERY_BYTES = 4 * 1024 * 1024;
@@ -63,9 +54,7 @@ async function post(config: WebhookConfig, payload: Payload, body: Body, ctx: Co
   throw new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}`, details);
 }
 
-const destination: DestinationSupport<Record<string, never>, WebhookConfig> = {
-  target: z.strictObject({}).describe('No target fields: the configuration says where the file goes'),
-  deliverable: true,
+const destination = {
   async deliver(config, _target, input, ctx) {
     const c = config;
     const { size } = await stat(input.file);
@@ -86,40 +75,10 @@ const destination: DestinationSupport<Record<string, never>, WebhookConfig> = {
     const status = await post(c, payload, { stream: () => fileBody(input.file, progress), chunks: () => fileChunks(input.file) }, ctx);
     return { target: { url: publicUrl(c.url), http_status: status }, bytes_written: size };
   },
-};
+} satisfies DestinationBehaviour<Record<string, never>, WebhookConfig>;
 
 /** Sends the converted output to an HTTP endpoint of the user's (a workflow engine, an ingest service, a chat bot …). */
-export const webhook = defineConnector({
-  type: 'webhook',
-  label: 'Webhook',
-  description: 'POSTs the converted output to an HTTP endpoint, optionally signed with HMAC-SHA256.',
-  configuration,
-  secrets: ['signing_secret', 'bearer_token'],
-  example: { url: 'https://hooks.example.org/geoflow', signing_secret: '…' },
-  implemented: true,
-  verifiedAgainst: 'real server in npm test: a local HTTP receiver in the tests that checks the signature, the timestamp and the delivery id',
-  notes: [
-    'A delivery is one `POST` to `url` whose body is the converted file itself, byte for byte (a `.zip` for shapefiles and other several-file outputs), streamed with its `Content-Length`. The body is not wrapped in JSON or multipart, so a receiver can store or forward it as is and check the signature over exactly the bytes it received. Headers describe it:',
-    '',
-    '| header | value |',
-    '|---|---|',
-    '| `Content-Type` | the media type of the output format (`application/geopackage+sqlite3`, `application/geo+json`, `application/zip` …), else `application/octet-stream` |',
-    '| `Content-Disposition` | `attachment; filename="…"; filename*=UTF-8\'\'…` |',
-    '| `X-Geoflow-Event` | `delivery` (or `ping` for a connection test) |',
-    '| `X-Geoflow-Delivery`, `Idempotency-Key` | the delivery id: the same on every retry of one delivery, so a receiver can ignore repeats |',
-    '| `X-Geoflow-Timestamp` | Unix time in seconds when this attempt was signed |',
-    '| `X-Geoflow-Signature` | with a `signing_secret`: `sha256=` + hex HMAC-SHA256 of `<X-Geoflow-Timestamp>.<body>` |',
-    '| `X-Geoflow-Filename` | the file name, percent-encoded (UTF-8) |',
-    '| `X-Geoflow-Format` | the output format id (`GPKG`, `GeoJSON`, `ESRI Shapefile` …, see `GET /api/v1/formats`) |',
-    '| `X-Geoflow-Layers` | the layer names, each percent-encoded, joined with `,` |',
-    '| `Authorization` | `Bearer <bearer_token>` when one is saved |',
-    '',
-    'Plus the plain `headers` of the configuration. **Verifying** (receiver side): compute HMAC-SHA256 with the shared secret over the timestamp header, a `.`, then the raw body; compare it with the hex after `sha256=` in constant time; refuse timestamps more than five minutes from your clock (a replayed request keeps its old timestamp, and a new timestamp breaks the signature); remember delivery ids you have accepted and answer 2xx to a repeat without acting on it again. Because the timestamp is signed with the body, the signature covers `<timestamp>.<body>` rather than the body alone.',
-    '',
-    "**Answers**: any 2xx is delivered. Redirects are not followed (`invalid_response`: save the final URL). 401 → `authentication_failed`, 403 → `permission_denied`, 404/410 → `not_found`, 413 → `too_large`, other 4xx → `invalid_response`: none of these is retried. 5xx, 429, 408, timeouts and refused connections are retried (a Workspace delivery a few times, a Run by its retry policy), each attempt with a fresh timestamp and the same delivery id. The receiver's answer body is never read or shown. Delivery is at least once: a receiver that acted on a request but answered 5xx, or whose answer was lost, gets it again, and the delivery id is how it tells.",
-    '',
-    '**Connection test**: a `POST` with `X-Geoflow-Event: ping`, the body `{"event":"ping"}` (`application/json`), a fresh delivery id, signed like a delivery; any 2xx passes. There is no destination target.',
-  ].join('\n'),
+export const webhook = defineConnector(webhookDeclaration, {
   async test(config, ctx) {
     const c = config;
     const label = publicUrl(c.url);

@@ -1,6 +1,19 @@
 import { z } from 'zod';
 import { identifier, upsertTarget, writeMode } from '../fields.js';
-import type { ConnectorContext, DeliverInput, DestinationSupport, ExtractOptions, ExtractResult, SourceSupport } from '../../types.js';
+import type {
+  ChangeCheckBehaviour,
+  ChangeCheckDeclaration,
+  ConnectorContext,
+  DeliverInput,
+  DestinationBehaviour,
+  DestinationDeclaration,
+  DestinationSupport,
+  ExtractOptions,
+  ExtractResult,
+  SourceBehaviour,
+  SourceDeclaration,
+  SourceSupport,
+} from '../../types.js';
 import type { DeliveryResult } from '../../../domain/transfers.js';
 import { cursorCheckNote, cursorCheckUnsupported } from './sql-cursor.js';
 import type { WriteMode } from './sql-delivery.js';
@@ -66,14 +79,8 @@ export function sqlResource(shape: SqlSourceShape) {
   ]);
 }
 
-/** A SQL type's Source: its selector, its extract, and the cursor check of on-change triggers. */
-export function sqlSource<R extends SqlResource, C extends object>(
-  shape: SqlSourceShape & {
-    extract(config: C, resource: R, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult>;
-    /** Whether the cursor column holds a value above `cursor` (the last Run's). */
-    changed(config: C, resource: R, ctx: ConnectorContext, cursor: unknown): Promise<boolean>;
-  },
-): SourceSupport<R, C> {
+/** A SQL type's Source as the registry knows it before loading the type (connectors/<type>/declaration.ts). */
+export function sqlSourceDeclaration<R extends SqlResource>(shape: SqlSourceShape): SourceDeclaration<R> & { changeCheck: ChangeCheckDeclaration<R> } {
   return {
     // The selector's fields are the ones R declares (a schema with a default is always there).
     resource: sqlResource(shape) as unknown as z.ZodType<R>,
@@ -82,13 +89,31 @@ export function sqlSource<R extends SqlResource, C extends object>(
     importable: true,
     incremental: true,
     incrementalNote: cursorIncrementalNote,
-    extract: (config, resource, ctx, options) => shape.extract(config, resource, ctx, options),
-    changeCheck: {
-      note: cursorCheckNote,
-      unsupported: cursorCheckUnsupported(shape.type),
-      changed: (config, resource, ctx, sync) => shape.changed(config, resource, ctx, sync?.cursor),
-    },
+    changeCheck: { note: cursorCheckNote, unsupported: cursorCheckUnsupported(shape.type) },
   };
+}
+
+export interface SqlSourceBehaviour<R, C> {
+  extract(config: C, resource: R, ctx: ConnectorContext, options: ExtractOptions): Promise<ExtractResult>;
+  /** Whether the cursor column holds a value above `cursor` (the last Run's). */
+  changed(config: C, resource: R, ctx: ConnectorContext, cursor: unknown): Promise<boolean>;
+}
+
+/** What a SQL Source does (connectors/<type>/index.ts): its extract, and the cursor check of on-change triggers. */
+export function sqlSourceBehaviour<R extends SqlResource, C extends object>(
+  behaviour: SqlSourceBehaviour<R, C>,
+): SourceBehaviour<R, C> & { changeCheck: ChangeCheckBehaviour<R, C> } {
+  return {
+    extract: (config, resource, ctx, options) => behaviour.extract(config, resource, ctx, options),
+    changeCheck: { changed: (config, resource, ctx, sync) => behaviour.changed(config, resource, ctx, sync?.cursor) },
+  };
+}
+
+/** A SQL type's Source whole: declaration and behaviour. */
+export function sqlSource<R extends SqlResource, C extends object>(shape: SqlSourceShape & SqlSourceBehaviour<R, C>): SourceSupport<R, C> {
+  const declared = sqlSourceDeclaration<R>(shape);
+  const behaviour = sqlSourceBehaviour<R, C>(shape);
+  return { ...declared, ...behaviour, changeCheck: { ...declared.changeCheck, ...behaviour.changeCheck } };
 }
 
 export interface SqlTargetShape {
@@ -111,14 +136,22 @@ export function sqlTarget(shape: SqlTargetShape) {
   return shape.upsert ? upsertTarget({ ...fields, ...shape.extra }) : z.strictObject({ ...fields, write_mode: writeMode, ...shape.extra });
 }
 
-/** A SQL type's Destination: its target and its delivery. */
+/** A SQL type's Destination as the registry knows it before loading the type. */
+export function sqlDestinationDeclaration<T extends SqlTarget<object, WriteMode>>(shape: SqlTargetShape): DestinationDeclaration<T> {
+  // The target's fields are the ones T declares.
+  return { target: sqlTarget(shape) as unknown as z.ZodType<T>, deliverable: true };
+}
+
+type Deliver<T, C> = (config: C, target: T, input: DeliverInput, ctx: ConnectorContext) => Promise<DeliveryResult>;
+
+/** What a SQL Destination does: its delivery. */
+export function sqlDestinationBehaviour<T extends SqlTarget<object, WriteMode>, C extends object>(deliver: Deliver<T, C>): DestinationBehaviour<T, C> {
+  return { deliver: (config, target, input, ctx) => deliver(config, target, input, ctx) };
+}
+
+/** A SQL type's Destination whole: its target and its delivery. */
 export function sqlDestination<T extends SqlTarget<object, WriteMode>, C extends object>(
-  shape: SqlTargetShape & { deliver(config: C, target: T, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> },
+  shape: SqlTargetShape & { deliver: Deliver<T, C> },
 ): DestinationSupport<T, C> {
-  return {
-    // The target's fields are the ones T declares.
-    target: sqlTarget(shape) as unknown as z.ZodType<T>,
-    deliverable: true,
-    deliver: (config, target, input, ctx) => shape.deliver(config, target, input, ctx),
-  };
+  return { ...sqlDestinationDeclaration<T>(shape), ...sqlDestinationBehaviour<T, C>(shape.deliver) };
 }
