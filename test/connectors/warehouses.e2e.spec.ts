@@ -10,7 +10,7 @@ import { startTestWorker, temporalAddress } from '../support/worker.js';
 import { bigQueryServerUnavailable, startBigQueryServer } from '../../devservers/bigquery/server.js';
 import { fakesnowUnavailable, startFakesnow } from '../../devservers/fakesnow/server.js';
 import { closedPort, connectorContext, pollUntilStopped } from './support.js';
-import { boroughsGpkg, countriesGpkg } from './warehouse-fixtures.js';
+import { boroughsGpkg, countriesGpkg } from './sql-fixtures.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 
