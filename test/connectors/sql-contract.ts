@@ -274,14 +274,15 @@ export function sqlContractSuite(contract: SqlContract): void {
         const deliver = async (count: number) => {
           const ws = await uploadOf(upload)(pointsGeoJson(dir, count));
           await convertOf(send)(ws.id);
-          const target = { ...server.target(server.tables.upserted, 'upsert'), upsert_keys: ['id'] };
+          // population is unique in the points (1000 × their number); their id becomes the GeoPackage's FID.
+          const target = { ...server.target(server.tables.upserted, 'upsert'), upsert_keys: ['population'] };
           return send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: dst.id, destination_target: target });
         };
         const first = await deliver(12);
         expect(first.statusCode, first.body).toBe(200);
         expect(first.json()).toMatchObject({ target: { table: server.tables.upserted, write_mode: 'upsert' } });
         expect(await countOf(server.tables.upserted)).toBe(12);
-        // Ids 1 to 20: the first 12 are there already.
+        // Points 1 to 20: the first 12 are there already.
         const second = await deliver(20);
         expect(second.statusCode, second.body).toBe(200);
         expect(await countOf(server.tables.upserted)).toBe(20);
