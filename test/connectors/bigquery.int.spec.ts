@@ -5,11 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bigQueryClient } from '../../connectors/bigquery/client.js';
 import { bigQueryColumnNames } from '../../connectors/bigquery/deliver.js';
 import { bigquery as connector } from '../../connectors/bigquery/index.js';
-import { gdal } from '../../geo/datasets/gdal.js';
 import { fixtureDir } from '../support/fixtures.js';
 import { bigQueryPython, bigQueryServerUnavailable, startBigQueryServer, type BigQueryServer } from '../../devservers/bigquery/server.js';
 import { closedPort, connectorContext, deliverInput, expectConnectorError, filesIn, pollUntilStopped } from './support.js';
-import { boroughsGpkg, countriesGpkg, LONG_FIELD, nullGeometriesGpkg } from './warehouse-fixtures.js';
+import { boroughsGpkg, countriesGpkg, LONG_FIELD, expectExtractFailures, NULL_GEOMETRY_ROWS, nullGeometriesGpkg, readLayer } from './sql-fixtures.js';
 
 const unavailable = bigQueryServerUnavailable();
 
@@ -43,17 +42,6 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
     return result as Record<string, any>[];
   };
   const numRows = async (table: string) => Number((await bigQueryClient(config).dataset('gis').table(table).getMetadata())[0].numRows);
-  const read = async (file: string) => {
-    const ds = await gdal.openAsync(file);
-    try {
-      const layer = ds.layers.get(0);
-      const out = [];
-      for await (const f of layer.features) out.push({ ...f.fields.toObject(), wkt: f.getGeometry()?.toWKT() ?? null });
-      return { name: layer.name, srs: layer.srs?.getAuthorityCode(null) ?? null, fields: layer.fields.map((f) => `${f.name}:${f.type}`), rows: out };
-    } finally {
-      ds.close();
-    }
-  };
 
   it("answers Google's Python client as BigQuery does (datasets, load upload, tabledata.list, query jobs, copy, errors)", async () => {
     const child = execFile(bigQueryPython, [path.resolve('devservers/bigquery/check.py'), server.endpoint, server.project]);
@@ -188,13 +176,8 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
       connectorContext(),
     );
     expect((await rows('SELECT id FROM gis.addresses WHERE geom IS NULL ORDER BY id')).map((r) => r.id)).toEqual([2, 4]);
-    const back = await read((await connector.source!.extract(config, { table: 'addresses' }, connectorContext(), {})).file);
-    expect(back.rows.map((r) => [r.id, r.wkt])).toEqual([
-      [1, 'POINT (8.54 47.37)'],
-      [2, null],
-      [3, 'POINT (6.15 46.2)'],
-      [4, null],
-    ]);
+    const back = await readLayer((await connector.source!.extract(config, { table: 'addresses' }, connectorContext(), {})).file);
+    expect(back.rows.map((r) => [r.id, r.wkt])).toEqual(NULL_GEOMETRY_ROWS);
     expect(back.rows[3]!.address).toBeNull();
   });
 
@@ -215,9 +198,9 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
   });
 
   it('extracts a table (types, WGS 84), a query, and a cursor column across Runs', async () => {
-    const table = await read((await connector.source!.extract(config, { table: 'countries' }, connectorContext(), {})).file);
+    const table = await readLayer((await connector.source!.extract(config, { table: 'countries' }, connectorContext(), {})).file);
     expect(table).toMatchObject({ name: 'countries', srs: '4326' });
-    expect(table.fields).toEqual(['ADMIN:string', 'NAME_ZH:string', 'POP_EST:integer64', 'GDP_MD:real']);
+    expect(table.fieldTypes).toEqual(['ADMIN:string', 'NAME_ZH:string', 'POP_EST:integer64', 'GDP_MD:real']);
     expect(table.rows).toHaveLength(6);
     const query = await connector.source!.extract(config, { query: "SELECT ADMIN, geom FROM gis.countries WHERE ADMIN = 'Fiji';" }, connectorContext(), {});
     expect(query).toMatchObject({ filename: 'query.gpkg', features: 2 });
@@ -249,17 +232,14 @@ describe.skipIf(unavailable)(`bigquery connector (REST stand-in)${unavailable ? 
   });
 
   it('a missing table, a bad query and a size limit fail classified and leave no files', async () => {
-    for (const [resource, reason] of [
-      [{ table: 'missing' }, 'not_found'],
-      [{ query: 'SELECT * FROM gis.missing' }, 'not_found'],
-      [{ query: 'SELEC 1' }, 'invalid_data'],
-    ] as const) {
-      const ctx = connectorContext();
-      await expectConnectorError(connector.source!.extract(config, resource, ctx, {}), reason);
-      expect(filesIn(ctx.workDir)).toEqual([]);
-    }
-    const ctx = connectorContext({ maxBytes: 200 });
-    await expectConnectorError(connector.source!.extract(config, { table: 'countries' }, ctx, {}), 'too_large');
-    expect(filesIn(ctx.workDir)).toEqual([]);
+    await expectExtractFailures(
+      (resource, ctx) => connector.source!.extract(config, resource, ctx, {}),
+      [
+        [{ table: 'missing' }, 'not_found'],
+        [{ query: 'SELECT * FROM gis.missing' }, 'not_found'],
+        [{ query: 'SELEC 1' }, 'invalid_data'],
+        [{ table: 'countries' }, 'too_large', 200],
+      ],
+    );
   });
 });

@@ -1,32 +1,21 @@
-import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mysql as connector } from '../../connectors/mysql/index.js';
-import type { DeliverInput } from '../../connectors/types.js';
-import { gdal } from '../../geo/datasets/gdal.js';
 import { closedPort, connectorContext, expectConnectorError, pollUntilStopped, silentServer } from './support.js';
 import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson } from '../support/fixtures.js';
 import { mariadbMissing, startMariadb, type LocalMariadb } from '../servers/mariadb/server.js';
+import { geoJsonFile, layerInput as deliverInput, mariadbAccess, readLayer as read } from './sql-fixtures.js';
 
 /** The mysql connector against a throwaway MariaDB (Debian's mariadb-server). */
 describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
   let server: LocalMariadb;
-  let config: { host: string; port: number; database: string; username: string; password: string; ssl: boolean };
+  let config: ReturnType<typeof mariadbAccess>['config'];
   let dir: string;
-  const sql = async (text: string, values: unknown[] = []) => {
-    const c = await server.root(server.database);
-    try {
-      return (await c.query(text, values))[0] as Record<string, unknown>[];
-    } finally {
-      await c.end();
-    }
-  };
+  const sql = (text: string, values: unknown[] = []) => mariadbAccess(server).sql(text, values);
 
   beforeAll(async () => {
     server = await startMariadb();
-    config = { host: server.host, port: server.port, database: server.database, username: server.username, password: server.password, ssl: false };
+    config = mariadbAccess(server).config;
     dir = fixtureDir();
     await sql(`CREATE TABLE \`Orte Ü\` (id INT PRIMARY KEY AUTO_INCREMENT, \`Name\` VARCHAR(50), \`größe\` DOUBLE, geom POINT REF_SYSTEM_ID=2056 NOT NULL, SPATIAL INDEX(geom));
       INSERT INTO \`Orte Ü\` (\`Name\`, \`größe\`, geom) VALUES ('Zürich', 12.5, ST_GeomFromText('POINT(2600000 1200000)', 2056)), ('Genève', 3, ST_GeomFromText('POINT(2500000 1100000)', 2056));
@@ -36,26 +25,6 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
     await server?.stop();
   });
 
-  const deliverInput = (file: string, extra: Partial<DeliverInput> = {}): DeliverInput => ({
-    file,
-    filename: path.basename(file),
-    format: 'GPKG',
-    mediaType: null,
-    layers: [],
-    deliveryId: randomUUID(),
-    ...extra,
-  });
-  const read = async (file: string) => {
-    const ds = await gdal.openAsync(file);
-    try {
-      const layer = ds.layers.get(0);
-      const rows = [];
-      for await (const f of layer.features) rows.push({ ...f.fields.toObject(), wkt: f.getGeometry()?.toWKT() });
-      return { name: layer.name, geomType: gdal.Geometry.getName(layer.geomType), srs: layer.srs?.getAuthorityCode(null) ?? null, rows };
-    } finally {
-      ds.close();
-    }
-  };
   const count = async (table: string) => Number((await sql(`SELECT COUNT(*) AS n FROM \`${table}\``))[0]!.n);
 
   it('test: ok, then wrong password, unknown database, no privilege, TLS, closed port and a silent server, classified', async () => {
@@ -226,14 +195,9 @@ describe.skipIf(mariadbMissing)('mysql connector (MariaDB)', () => {
   });
 
   it('attributes named like the columns the loader adds (geom, ogc_fid) keep their names and values', async () => {
-    const file = path.join(dir, 'clash.geojson');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        type: 'FeatureCollection',
-        features: [{ type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } }],
-      }),
-    );
+    const file = geoJsonFile(dir, 'clash.geojson', [
+      { type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } },
+    ]);
     const loaded = await connector.destination!.deliver(
       config,
       { table: 'clash', write_mode: 'replace' },

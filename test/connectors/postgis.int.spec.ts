@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
@@ -8,12 +7,11 @@ import { postgis } from '../../connectors/postgis/index.js';
 import { closeIdle, idleCount, poolLimits } from '../../connectors/postgis/pool.js';
 import { stagingNames } from '../../connectors/shared/sql/sql-delivery.js';
 import { inProcessLimits, translatedHere } from '../../connectors/shared/files/translate-here.js';
-import type { DeliverInput } from '../../connectors/types.js';
-import { gdal } from '../../geo/datasets/gdal.js';
 import { closedPort, connectorContext, expectConnectorError, silentServer, stallingPgProxy } from './support.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';
 import { createPostgisDatabase, type PostgisDatabase, untilStagingTable } from '../support/postgis.js';
+import { geoJsonFile, layerInput as deliverInput, readLayer as read } from './sql-fixtures.js';
 
 /** The postgis connector against the suite's real PostgreSQL 15 + PostGIS 3. */
 describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
@@ -39,16 +37,6 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
   });
   afterAll(async () => {
     await db?.drop();
-  });
-
-  const deliverInput = (file: string, extra: Partial<DeliverInput> = {}): DeliverInput => ({
-    file,
-    filename: path.basename(file),
-    format: 'GPKG',
-    mediaType: null,
-    layers: [],
-    deliveryId: randomUUID(),
-    ...extra,
   });
 
   describe('test', () => {
@@ -120,29 +108,6 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
   });
 
   describe('extract', () => {
-    const read = async (file: string) => {
-      const ds = await gdal.openAsync(file);
-      try {
-        const layer = ds.layers.get(0);
-        const rows = [];
-        for await (const f of layer.features) rows.push({ ...f.fields.toObject(), wkt: f.getGeometry()?.toWKT() });
-        const fields: string[] = [];
-        layer.fields.forEach((f) => {
-          fields.push(f.name);
-        });
-        return {
-          driver: ds.driver.description,
-          name: layer.name,
-          geomType: gdal.Geometry.getName(layer.geomType),
-          srs: layer.srs?.getAuthorityCode(null),
-          fields,
-          rows,
-        };
-      } finally {
-        ds.close();
-      }
-    };
-
     it('reads a table into a GeoPackage, keeping names, geometry type, CRS and non-ASCII text', async () => {
       const ctx = connectorContext();
       const r = await postgis.source!.extract(db.config, { schema: 'Bäume', table: 'Parzellen Ü' }, ctx, {});
@@ -381,16 +346,9 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('attributes named like the columns the loader adds (geom, ogc_fid) keep their names and values', async () => {
-      const file = path.join(dir, 'clash.geojson');
-      writeFileSync(
-        file,
-        JSON.stringify({
-          type: 'FeatureCollection',
-          features: [
-            { type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17', name: 'Zürich' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } },
-          ],
-        }),
-      );
+      const file = geoJsonFile(dir, 'clash.geojson', [
+        { type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17', name: 'Zürich' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } },
+      ]);
       const loaded = await postgis.destination!.deliver(
         db.config,
         { schema: 'public', table: 'clash', write_mode: 'replace' },
@@ -453,14 +411,9 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('keeps the Z dimension', async () => {
-      const file = path.join(dir, 'heights.geojson');
-      writeFileSync(
-        file,
-        JSON.stringify({
-          type: 'FeatureCollection',
-          features: [{ type: 'Feature', properties: { peak: 'Säntis' }, geometry: { type: 'Point', coordinates: [9.34, 47.25, 2502] } }],
-        }),
-      );
+      const file = geoJsonFile(dir, 'heights.geojson', [
+        { type: 'Feature', properties: { peak: 'Säntis' }, geometry: { type: 'Point', coordinates: [9.34, 47.25, 2502] } },
+      ]);
       await postgis.destination!.deliver(db.config, { schema: 'public', table: 'peaks', write_mode: 'create' }, deliverInput(file), connectorContext());
       const [column] = await db.sql<{ type: string; dims: number }>("SELECT type, coord_dimension AS dims FROM geometry_columns WHERE f_table_name = 'peaks'");
       expect(column).toEqual({ type: 'POINT', dims: 3 });
@@ -618,7 +571,6 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
           'GeoJSON with non-ASCII field names and text, polygons and multipolygons',
           'strassen',
           () => {
-            const file = path.join(dir, 'strassen.geojson');
             const square = (x: number) => [
               [
                 [x, 47],
@@ -627,24 +579,18 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
                 [x, 47],
               ],
             ];
-            writeFileSync(
-              file,
-              JSON.stringify({
-                type: 'FeatureCollection',
-                features: [
-                  {
-                    type: 'Feature',
-                    properties: { Straßenname: 'Zürichstraße', höhe: 412.5, n: 3, seit: '2024-05-01' },
-                    geometry: { type: 'Polygon', coordinates: square(8.5) },
-                  },
-                  {
-                    type: 'Feature',
-                    properties: { Straßenname: 'Åsgatan', höhe: null, n: 4, seit: null },
-                    geometry: { type: 'MultiPolygon', coordinates: [square(8.6), square(8.7)] },
-                  },
-                ],
-              }),
-            );
+            const file = geoJsonFile(dir, 'strassen.geojson', [
+              {
+                type: 'Feature',
+                properties: { Straßenname: 'Zürichstraße', höhe: 412.5, n: 3, seit: '2024-05-01' },
+                geometry: { type: 'Polygon', coordinates: square(8.5) },
+              },
+              {
+                type: 'Feature',
+                properties: { Straßenname: 'Åsgatan', höhe: null, n: 4, seit: null },
+                geometry: { type: 'MultiPolygon', coordinates: [square(8.6), square(8.7)] },
+              },
+            ]);
             return deliverInput(file, { format: 'GeoJSON' });
           },
           2,

@@ -3,11 +3,10 @@ import snowflakeSdk from 'snowflake-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { snowflakeColumnNames, spatialColumn } from '../../connectors/snowflake/deliver.js';
 import { snowflake as connector } from '../../connectors/snowflake/index.js';
-import { gdal } from '../../geo/datasets/gdal.js';
 import { fixtureDir } from '../support/fixtures.js';
 import { fakesnowUnavailable, startFakesnow, type FakesnowServer } from '../../devservers/fakesnow/server.js';
-import { closedPort, connectorContext, deliverInput, expectConnectorError, filesIn, pollUntilStopped } from './support.js';
-import { boroughsGpkg, countriesGpkg, LONG_FIELD, nullGeometriesGpkg } from './warehouse-fixtures.js';
+import { closedPort, connectorContext, deliverInput, expectConnectorError, pollUntilStopped } from './support.js';
+import { boroughsGpkg, countriesGpkg, LONG_FIELD, expectExtractFailures, NULL_GEOMETRY_ROWS, nullGeometriesGpkg, readLayer } from './sql-fixtures.js';
 
 const unavailable = fakesnowUnavailable();
 
@@ -46,17 +45,6 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` â€
   });
 
   const count = async (table: string) => Number((await sql(`SELECT COUNT(*) AS N FROM "${table}"`))[0]!.N);
-  const read = async (file: string) => {
-    const ds = await gdal.openAsync(file);
-    try {
-      const layer = ds.layers.get(0);
-      const out = [];
-      for await (const f of layer.features) out.push({ ...f.fields.toObject(), wkt: f.getGeometry()?.toWKT() ?? null });
-      return { name: layer.name, fields: layer.fields.map((f) => `${f.name}:${f.type}`), rows: out };
-    } finally {
-      ds.close();
-    }
-  };
 
   it('test: password and key-pair sessions, then a bad key, no credentials and a closed port, classified and secret-free', async () => {
     const ok = await connector.test!(config, connectorContext());
@@ -182,13 +170,8 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` â€
       connectorContext(),
     );
     expect((await sql('SELECT "id" FROM ADDRESSES WHERE "geom" IS NULL ORDER BY "id"')).map((r) => r.id)).toEqual([2, 4]);
-    const back = await read((await connector.source!.extract(config, { table: 'ADDRESSES' }, connectorContext(), {})).file);
-    expect(back.rows.map((r) => [r.id, r.wkt])).toEqual([
-      [1, 'POINT (8.54 47.37)'],
-      [2, null],
-      [3, 'POINT (6.15 46.2)'],
-      [4, null],
-    ]);
+    const back = await readLayer((await connector.source!.extract(config, { table: 'ADDRESSES' }, connectorContext(), {})).file);
+    expect(back.rows.map((r) => [r.id, r.wkt])).toEqual(NULL_GEOMETRY_ROWS);
   });
 
   it('discover lists schemas, then tables with their spatial columns in the PostGIS shape', async () => {
@@ -207,9 +190,9 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` â€
   });
 
   it('extracts a table (types kept), a query, and a cursor column across Runs', async () => {
-    const table = await read((await connector.source!.extract(config, { table: 'BOROUGHS' }, connectorContext(), {})).file);
+    const table = await readLayer((await connector.source!.extract(config, { table: 'BOROUGHS' }, connectorContext(), {})).file);
     expect(table.name).toBe('BOROUGHS');
-    expect(table.fields).toEqual(['BoroCode:integer64', 'BoroName:string', `${LONG_FIELD}:integer64`, 'Shape_Area:real']);
+    expect(table.fieldTypes).toEqual(['BoroCode:integer64', 'BoroName:string', `${LONG_FIELD}:integer64`, 'Shape_Area:real']);
     expect(table.rows[1]).toMatchObject({
       BoroName: 'The BrÃ¶nx',
       wkt: 'MULTIPOLYGON (((1000000 240000,1010000 240000,1010000 250000,1000000 250000,1000000 240000)))',
@@ -232,16 +215,13 @@ describe.skipIf(unavailable)(`snowflake connector (fakesnow)${unavailable ? ` â€
   });
 
   it('a missing table, a bad query and a size limit fail classified and leave no files', async () => {
-    for (const [resource, reason] of [
-      [{ table: 'MISSING' }, 'not_found'],
-      [{ query: 'SELEC 1' }, 'invalid_data'],
-    ] as const) {
-      const ctx = connectorContext();
-      await expectConnectorError(connector.source!.extract(config, resource, ctx, {}), reason);
-      expect(filesIn(ctx.workDir)).toEqual([]);
-    }
-    const ctx = connectorContext({ maxBytes: 200 });
-    await expectConnectorError(connector.source!.extract(config, { table: 'COUNTRIES' }, ctx, {}), 'too_large');
-    expect(filesIn(ctx.workDir)).toEqual([]);
+    await expectExtractFailures(
+      (resource, ctx) => connector.source!.extract(config, resource, ctx, {}),
+      [
+        [{ table: 'MISSING' }, 'not_found'],
+        [{ query: 'SELEC 1' }, 'invalid_data'],
+        [{ table: 'COUNTRIES' }, 'too_large', 200],
+      ],
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
@@ -7,6 +7,7 @@ import { wkbToSdo } from '../../connectors/oracle/sdo.js';
 import { layerColumns, layerExtent, layerRows, wkbType, WkbTypes, writeRowsAsGeoPackage } from '../../connectors/shared/sql/sql-rows.js';
 import { vectorInput } from '../../connectors/shared/files/vector-input.js';
 import { gdal } from '../../geo/datasets/gdal.js';
+import { geoJsonFile } from './sql-fixtures.js';
 
 /* What the SQL connectors share that reads and writes through GDAL (the rest: connectors/shared/sql/sql-shared.unit.spec.ts). */
 describe('what the SQL connectors share', () => {
@@ -63,32 +64,25 @@ describe('what the SQL connectors share', () => {
 
   it('reads a delivered layer back as typed values and ISO WKB that the Oracle conversion takes', async () => {
     const workDir = mkdtempSync(path.join(tmpdir(), 'svc-sqlrows-'));
-    const file = path.join(workDir, 'parcels.geojson');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        type: 'FeatureCollection',
-        features: [
-          {
-            type: 'Feature',
-            properties: { name: 'Müller', area: 12.5, n: 3, day: '2024-02-29', at: '2024-02-29T10:00:00Z' },
-            geometry: {
-              type: 'Polygon',
-              coordinates: [
-                [
-                  [0, 0],
-                  [0, 1],
-                  [1, 1],
-                  [1, 0],
-                  [0, 0],
-                ],
-              ],
-            },
-          },
-          { type: 'Feature', properties: { name: 'x'.repeat(5000), area: null, n: null, day: null, at: null }, geometry: null },
-        ],
-      }),
-    );
+    const file = geoJsonFile(workDir, 'parcels.geojson', [
+      {
+        type: 'Feature',
+        properties: { name: 'Müller', area: 12.5, n: 3, day: '2024-02-29', at: '2024-02-29T10:00:00Z' },
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [0, 0],
+              [0, 1],
+              [1, 1],
+              [1, 0],
+              [0, 0],
+            ],
+          ],
+        },
+      },
+      { type: 'Feature', properties: { name: 'x'.repeat(5000), area: null, n: null, day: null, at: null }, geometry: null },
+    ]);
     const layer = await vectorInput({ file, filename: 'parcels.geojson', format: 'GeoJSON', mediaType: null, layers: [], deliveryId: 'd' }, workDir);
     const columns = await layerColumns(layer);
     expect(columns.map((c) => [c.name, c.kind])).toEqual([

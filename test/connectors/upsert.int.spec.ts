@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mysql as mysqlConnector } from '../../connectors/mysql/index.js';
 import { postgis } from '../../connectors/postgis/index.js';
@@ -10,6 +8,7 @@ import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir } from '../support/fixtures.js';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
 import { mariadbMissing, startMariadb, type LocalMariadb } from '../servers/mariadb/server.js';
+import { geoJsonFile, layerInput, mariadbAccess } from './sql-fixtures.js';
 
 /*
  * write_mode "upsert" against the real servers: PostgreSQL 15 + PostGIS 3 and MariaDB. An
@@ -26,25 +25,15 @@ interface Row {
 
 /** A GeoJSON file of point rows (`id`, `name`, optional `deleted`), as a Source's changed rows arrive. */
 function rowsFile(dir: string, rows: Row[]): string {
-  const file = path.join(dir, `rows-${randomUUID()}.geojson`);
   const features = rows.map((r) => ({
     type: 'Feature',
     properties: { id: r.id, name: r.name, ...(r.deleted === undefined ? {} : { deleted: r.deleted }) },
     geometry: { type: 'Point', coordinates: [r.x, 46] },
   }));
-  writeFileSync(file, JSON.stringify({ type: 'FeatureCollection', features }));
-  return file;
+  return geoJsonFile(dir, `rows-${randomUUID()}.geojson`, features);
 }
 
-const input = (file: string, extra: Partial<DeliverInput> = {}): DeliverInput => ({
-  file,
-  filename: path.basename(file),
-  format: 'GeoJSON',
-  mediaType: null,
-  layers: [],
-  deliveryId: randomUUID(),
-  ...extra,
-});
+const input = (file: string, extra: Partial<DeliverInput> = {}) => layerInput(file, { format: 'GeoJSON', ...extra });
 
 describe.skipIf(skipWithoutDatabase)('upsert into PostGIS', () => {
   let db: PostgisDatabase;
@@ -177,19 +166,12 @@ describe.skipIf(skipWithoutDatabase)('upsert into PostGIS', () => {
 
 describe.skipIf(mariadbMissing)('upsert into MariaDB', () => {
   let server: LocalMariadb;
-  let config: { host: string; port: number; database: string; username: string; password: string; ssl: boolean };
+  let config: ReturnType<typeof mariadbAccess>['config'];
   let dir: string;
-  const sql = async (text: string) => {
-    const c = await server.root(server.database);
-    try {
-      return (await c.query(text))[0] as Record<string, unknown>[];
-    } finally {
-      await c.end();
-    }
-  };
+  const sql = (text: string) => mariadbAccess(server).sql(text);
   beforeAll(async () => {
     server = await startMariadb();
-    config = { host: server.host, port: server.port, database: server.database, username: server.username, password: server.password, ssl: false };
+    config = mariadbAccess(server).config;
     dir = fixtureDir();
   });
   afterAll(async () => {
