@@ -6,7 +6,7 @@ import { treeRss } from './processes.js';
 import { geoparquetRows } from './scale/geoparquet.js';
 import { polygonsFile, startFileServer } from './scale/inputs.js';
 import { MB, measurer, ogr2ogr } from './scale/measure.js';
-import { scaleService } from './scale/service.js';
+import { benchService } from './service.js';
 
 /**
  * `npm run bench:scale` (issue 22): datasets as large as GIS teams have, through the whole service
@@ -40,7 +40,7 @@ import { scaleService } from './scale/service.js';
  * - BENCH_SCALE_KEEP=1 keeps the generated datasets (else they are removed at the end).
  *
  * bench/scale/: measure.ts times the two sides of a row, inputs.ts makes and serves the datasets,
- * service.ts calls the service, geoparquet.ts holds the GeoParquet rows.
+ * geoparquet.ts holds the GeoParquet rows; bench/service.ts calls the service.
  */
 const divisor = Number(process.env.BENCH_SCALE_DIVISOR ?? 1);
 const pointSizes = (process.env.BENCH_SCALE_POINTS ?? '1000000,4000000,10000000')
@@ -83,7 +83,7 @@ const stack = await startStack(
     databases: ['target'],
   },
 );
-const service = scaleService(stack);
+const service = benchService(stack);
 const { api, runJob, baselineLoad } = service;
 const [workerRest, apiRest] = treeRss([stack.workerPid!, stack.apiPid]);
 const rest = { worker: workerRest!, api: apiRest! };

@@ -3,12 +3,12 @@ import { rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { uploadWithCurl, type startStack } from '../../scripts/stack.js';
 import { ogr2ogr, type Measurer } from './measure.js';
-import type { ScaleService } from './service.js';
+import type { BenchService } from '../service.js';
 
 /** What the GeoParquet rows work with: the stack, its client, the measuring, where the Source files are served, and whether to keep them. */
 export interface GeoParquetBench {
   stack: Awaited<ReturnType<typeof startStack>>;
-  service: ScaleService;
+  service: BenchService;
   measurer: Measurer;
   fileBase: string;
   keep: boolean;

@@ -1,17 +1,20 @@
 import { execFileSync } from 'node:child_process';
 import { Agent, fetch } from 'undici';
-import type { startStack } from '../../scripts/stack.js';
-import { s } from './measure.js';
+import type { startStack } from '../scripts/stack.js';
 
 type Stack = Awaited<ReturnType<typeof startStack>>;
-export type ScaleService = ReturnType<typeof scaleService>;
+export type BenchService = ReturnType<typeof benchService>;
 
+const s = (ms: number) => (ms / 1000).toFixed(1);
 /** The Run's steps and how long each took (from the Run record), for where a Job's time goes. */
 const stepTimes = (run: { steps: { name: string; duration_ms: number | null }[] }) =>
   run.steps.map((st) => `${st.name} ${s(st.duration_ms ?? 0)} s`).join(', ');
 
-/** The bench's calls to the service under test, and the PostGIS database its Jobs deliver to (`target`). */
-export function scaleService(stack: Stack) {
+/**
+ * A bench's calls to the service under test (a stack started with `databases: ['target']`), and
+ * the PostGIS database `target` its Jobs deliver to, as the service and the baseline script see it.
+ */
+export function benchService(stack: Stack) {
   const targetUrl = new URL(stack.databaseUrlOf('target'));
   const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
   /*
@@ -30,18 +33,29 @@ export function scaleService(stack: Stack) {
     return res.status === 204 ? null : ((await res.json()) as any);
   };
 
-  /** Runs a Job and waits for its Run to succeed; checks the rows that reached the table. */
-  async function runJob(jobId: string, table: string, features: number) {
+  /** Run Now, then polls the Run every `pollMs` until it succeeded (anything else ends the bench). */
+  async function runToSuccess(jobId: string, pollMs: number) {
     let seen = await api('POST', `/api/v1/jobs/${jobId}/run`);
     while (seen.status !== 'succeeded') {
       if (seen.status === 'failed' || seen.status === 'cancelled') throw new Error(`Run ${seen.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, pollMs));
       seen = await api('GET', `/api/v1/jobs/${jobId}/runs/${seen.id}`);
     }
-    const rowsIn = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM ${table}`])
+    return seen;
+  }
+
+  /** Throws unless a table of `target` holds `expected` rows; `what` names who wrote it. */
+  function expectRows(table: string, expected: number, what = '') {
+    const rows = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM ${table}`])
       .toString()
       .trim();
-    if (Number(rowsIn) !== features) throw new Error(`${table} holds ${rowsIn} rows, expected ${features} (Run ${seen.id})`);
+    if (Number(rows) !== expected) throw new Error(`${table} holds ${rows} rows, expected ${expected}${what}`);
+  }
+
+  /** Runs a Job to success (polling every 200 ms) and checks the rows that reached the table; logs its steps' times. */
+  async function runJob(jobId: string, table: string, features: number) {
+    const seen = await runToSuccess(jobId, 200);
+    expectRows(table, features, ` (Run ${seen.id})`);
     console.log(`    Run ${seen.id}: ${stepTimes(seen)}`);
     return seen;
   }
@@ -64,9 +78,9 @@ export function scaleService(stack: Stack) {
       },
     });
 
-  /** The baseline's load of a GeoPackage into a table of `target`, and its count of the rows. */
+  /** The baseline script's load of a file into a table of `target` (ogr2ogr), and its count of the rows (psql). */
   const baselineLoad = (file: string, table: string) =>
     `ogr2ogr -f PostgreSQL '${pgConnection}' '${file}' -nln ${table} -overwrite -lco GEOMETRY_NAME=geom && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM ${table}' >/dev/null`;
 
-  return { api, runJob, dropWorkspace, createDestination, baselineLoad };
+  return { targetUrl, api, runToSuccess, expectRows, runJob, dropWorkspace, createDestination, baselineLoad };
 }
