@@ -1,9 +1,9 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { notFoundCode, type ConnectionKind } from '../domain/connections/connection.js';
+import { kindNoun, notFoundCode, type ConnectionKind } from '../domain/connections/kinds.js';
 import { notFound } from '../domain/errors.js';
 import { isoTime } from '../platform/db.js';
-import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
+import { readPage, type Page, type PageRequest } from './pagination.js';
 import type { Projector } from './projector.js';
 
 const connections = (schema: string) => sql.identifier([schema, 'connections']);
@@ -64,27 +64,18 @@ const connectionRow = z.object({
   updated_at: isoTime,
 });
 export type ConnectionRow = z.infer<typeof connectionRow>;
-
-const noun = (kind: ConnectionKind) => (kind === 'source' ? 'Source' : 'Destination');
+const columns = sql.fragment`id, name, type, configuration, secret_fields, created_at, updated_at`;
 
 /** The owner's Source or Destination; any other is source_not_found or destination_not_found. */
 export async function loadConnection(pool: DatabasePool, kind: ConnectionKind, ownerId: string, id: string): Promise<ConnectionRow> {
-  const row = await pool.maybeOne(
-    sql.type(connectionRow)`SELECT id, name, type, configuration, secret_fields, created_at, updated_at
-      FROM rm.connections WHERE id = ${id} AND owner_id = ${ownerId} AND kind = ${kind}`,
-  );
-  if (!row) throw notFound(notFoundCode(kind), noun(kind), id);
+  const row = await pool.maybeOne(sql.type(connectionRow)`SELECT ${columns} FROM rm.connections WHERE id = ${id} AND owner_id = ${ownerId} AND kind = ${kind}`);
+  if (!row) throw notFound(notFoundCode(kind), kindNoun(kind), id);
   return row;
 }
 
 /** The owner's Sources or Destinations, newest first. */
 export async function listConnections(pool: DatabasePool, kind: ConnectionKind, ownerId: string, page: PageRequest): Promise<Page<ConnectionRow>> {
-  const rows = await pool.any(
-    sql.type(connectionRow)`SELECT id, name, type, configuration, secret_fields, created_at, updated_at FROM rm.connections
-    WHERE owner_id = ${ownerId} AND kind = ${kind} AND ${keysetWhere(page)}
-    ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`,
-  );
-  return pageFrom(rows, page);
+  return readPage(pool, connectionRow, sql.fragment`SELECT ${columns} FROM rm.connections`, sql.fragment`owner_id = ${ownerId} AND kind = ${kind}`, page);
 }
 
 /** The type of the owner's Source or Destination, or null when the owner has none by that id. */

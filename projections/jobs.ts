@@ -1,12 +1,13 @@
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
-import type { ConnectionKind } from '../domain/connections/connection.js';
+import type { ConnectionKind } from '../domain/connections/kinds.js';
 import { notFound } from '../domain/errors.js';
-import { jobDecider, type JobEvent, type JobState } from '../domain/jobs/job.js';
+import { jobDecider, type ActiveJob, type JobEvent, type JobState } from '../domain/jobs/job.js';
 import { afterWhen, type AfterWhen } from '../domain/jobs/triggers.js';
+import { runStatuses } from '../domain/runs/statuses.js';
 import type { StoredEvent } from '../eventstore/port.js';
 import { isoTime, isoTimeOrNull } from '../platform/db.js';
-import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
+import { readPage, type Page, type PageRequest } from './pagination.js';
 import type { Projector } from './projector.js';
 
 const jobs = (schema: string) => sql.identifier([schema, 'jobs']);
@@ -102,10 +103,10 @@ async function applyJobEvent(tx: DatabaseTransactionConnection, schema: string, 
 /** A Job as the use cases read it: the decider's state, its Source's type (does it sync?) and its newest Run. */
 const jobRow = z.object({
   id: z.string(),
-  state: z.unknown(),
+  state: z.custom<ActiveJob>(),
   source_type: z.string().nullable(),
   last_run_id: z.string().nullable(),
-  last_run_status: z.string().nullable(),
+  last_run_status: z.enum(runStatuses).nullable(),
   last_run_finished_at: isoTimeOrNull,
   created_at: isoTime,
   updated_at: isoTime,
@@ -130,10 +131,7 @@ export async function loadJob(pool: DatabasePool, ownerId: string, id: string): 
 
 /** The owner's Jobs, newest first. */
 export async function listJobs(pool: DatabasePool, ownerId: string, page: PageRequest): Promise<Page<JobRow>> {
-  const rows = await pool.any(sql.type(jobRow)`SELECT ${jobColumns} FROM ${jobFrom}
-    WHERE j.owner_id = ${ownerId} AND ${keysetWhere(page, 'j')}
-    ORDER BY j.created_at DESC, j.id DESC LIMIT ${limitPlusOne(page)}`);
-  return pageFrom(rows, page);
+  return readPage(pool, jobRow, sql.fragment`SELECT ${jobColumns} FROM ${jobFrom}`, sql.fragment`j.owner_id = ${ownerId}`, page, 'j');
 }
 
 /** Which of these ids are Jobs of the owner. */

@@ -2,7 +2,7 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { channelNotFound } from '../domain/notifications/channel.js';
 import { isoTime } from '../platform/db.js';
-import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
+import { readPage, type Page, type PageRequest } from './pagination.js';
 import type { Projector } from './projector.js';
 
 const channels = (schema: string) => sql.identifier([schema, 'notification_channels']);
@@ -73,9 +73,7 @@ export async function loadChannel(pool: DatabasePool, ownerId: string, id: strin
 
 /** The owner's channels, newest first. */
 export async function listChannels(pool: DatabasePool, ownerId: string, page: PageRequest): Promise<Page<ChannelRow>> {
-  const rows = await pool.any(sql.type(channelRow)`SELECT ${columns} FROM rm.notification_channels
-    WHERE owner_id = ${ownerId} AND ${keysetWhere(page)} ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`);
-  return pageFrom(rows, page);
+  return readPage(pool, channelRow, sql.fragment`SELECT ${columns} FROM rm.notification_channels`, sql.fragment`owner_id = ${ownerId}`, page);
 }
 
 /** Which of these ids are channels of the owner's. */

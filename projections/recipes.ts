@@ -4,7 +4,7 @@ import { notFound } from '../domain/errors.js';
 import { operationShape, type Operation } from '../domain/operations.js';
 import { isoTime } from '../platform/db.js';
 import type { ReadPool } from '../platform/read-pool.js';
-import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
+import { readPage, type Page, type PageRequest } from './pagination.js';
 import type { Projector } from './projector.js';
 
 const recipes = (schema: string) => sql.identifier([schema, 'recipes']);
@@ -68,12 +68,13 @@ export async function loadRecipe(reads: ReadPool, ownerId: string, id: string): 
 
 /** The owner's Recipes, newest first. */
 export async function listRecipes(pool: DatabasePool, ownerId: string, page: PageRequest): Promise<Page<RecipeRow>> {
-  const rows = await pool.any(
-    sql.type(recipeRow)`SELECT id, name, description, operations, created_at, updated_at FROM rm.recipes
-    WHERE owner_id = ${ownerId} AND ${keysetWhere(page)}
-    ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`,
+  return readPage(
+    pool,
+    recipeRow,
+    sql.fragment`SELECT id, name, description, operations, created_at, updated_at FROM rm.recipes`,
+    sql.fragment`owner_id = ${ownerId}`,
+    page,
   );
-  return pageFrom(rows, page);
 }
 
 /** The operations of the owner's Recipe (a Job copies them); any other Recipe is recipe_not_found. */

@@ -1,7 +1,7 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { DomainError, notFound } from '../domain/errors.js';
-import { emptyPipeline, type ConvertOutput, type Inspection, type Pipeline } from '../domain/workspaces/workspace.js';
+import { emptyPipeline, type ConvertOutput, type Inspection, type Pipeline } from '../domain/workspaces/contents.js';
 import { isoTime } from '../platform/db.js';
 import type { StoredDataset } from '../domain/datasets.js';
 import type { Projector } from './projector.js';

@@ -5,7 +5,7 @@ import * as connections from '../../application/connections.js';
 import type { Services } from '../../application/services.js';
 import { configurationBodySchema, connectors, publicConnectorCatalog } from '../../connectors/registry.js';
 import type { Scope } from '../../domain/accounts/scopes.js';
-import type { ConnectionKind } from '../../domain/connections/connection.js';
+import { kindNoun, type ConnectionKind } from '../../domain/connections/kinds.js';
 import { nonBlank } from '../../platform/text.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
@@ -37,7 +37,7 @@ function bodySchema(kind: ConnectionKind, draft: boolean) {
 
 export function connectionRoutes(kind: ConnectionKind): (services: Services) => FastifyPluginAsyncZod {
   const plural = `${kind}s`;
-  const Noun = connections.kindNoun(kind);
+  const Noun = kindNoun(kind);
   const tag = `${Noun}s`;
   const read: Scope[] = [kind === 'source' ? 'sources:read' : 'destinations:read'];
   const write: Scope[] = [kind === 'source' ? 'sources:write' : 'destinations:write'];
