@@ -4,7 +4,7 @@ import { kindNoun, notFoundCode, type ConnectionKind } from '../domain/connectio
 import { notFound } from '../domain/errors.js';
 import { isoTime } from '../platform/db.js';
 import { readPage, type Page, type PageRequest } from './pagination.js';
-import type { Projector } from './projector.js';
+import { createOwnedTable, type Projector } from './projector.js';
 
 const connections = (schema: string) => sql.identifier([schema, 'connections']);
 
@@ -17,17 +17,13 @@ export const connectionsProjector: Projector = {
   version: 1,
   tables: ['connections'],
   async createTables(tx, schema) {
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${connections(schema)} (
-      id text PRIMARY KEY,
-      kind text NOT NULL,
-      owner_id text NOT NULL,
-      name text NOT NULL,
-      type text NOT NULL,
-      configuration jsonb NOT NULL,
-      secret_fields text[] NOT NULL,
-      created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL)`);
-    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS connections_owner ON ${connections(schema)} (owner_id, kind, created_at DESC, id DESC)`);
+    await createOwnedTable(
+      tx,
+      schema,
+      'connections',
+      sql.fragment`kind text NOT NULL, name text NOT NULL, type text NOT NULL, configuration jsonb NOT NULL, secret_fields text[] NOT NULL`,
+      'kind',
+    );
   },
   async apply(tx, schema, event) {
     const d = event.data as Record<string, any>;

@@ -8,7 +8,7 @@ import { runStatuses } from '../domain/runs/statuses.js';
 import type { StoredEvent } from '../eventstore/port.js';
 import { isoTime, isoTimeOrNull } from '../platform/db.js';
 import { readPage, type Page, type PageRequest } from './pagination.js';
-import type { Projector } from './projector.js';
+import { createOwnedTable, type Projector } from './projector.js';
 
 const jobs = (schema: string) => sql.identifier([schema, 'jobs']);
 
@@ -24,21 +24,13 @@ export const jobsProjector: Projector = {
   version: 2,
   tables: ['jobs'],
   async createTables(tx, schema) {
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${jobs(schema)} (
-      id text PRIMARY KEY,
-      owner_id text NOT NULL,
-      name text NOT NULL,
-      source_id text NOT NULL,
-      destination_id text,
-      enabled boolean NOT NULL,
-      upstream_job_ids text[] NOT NULL DEFAULT '{}',
-      state jsonb NOT NULL,
-      last_run_id text,
-      last_run_status text,
-      last_run_finished_at timestamptz,
-      created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL)`);
-    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_owner ON ${jobs(schema)} (owner_id, created_at DESC, id DESC)`);
+    await createOwnedTable(
+      tx,
+      schema,
+      'jobs',
+      sql.fragment`name text NOT NULL, source_id text NOT NULL, destination_id text, enabled boolean NOT NULL, upstream_job_ids text[] NOT NULL DEFAULT '{}',
+        state jsonb NOT NULL, last_run_id text, last_run_status text, last_run_finished_at timestamptz`,
+    );
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_source ON ${jobs(schema)} (source_id)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_destination ON ${jobs(schema)} (destination_id)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_last_run ON ${jobs(schema)} (last_run_id)`);

@@ -5,7 +5,7 @@ import { operationShape, type Operation } from '../domain/operations.js';
 import { isoTime } from '../platform/db.js';
 import type { ReadPool } from '../platform/read-pool.js';
 import { readPage, type Page, type PageRequest } from './pagination.js';
-import type { Projector } from './projector.js';
+import { createOwnedTable, type Projector } from './projector.js';
 
 const recipes = (schema: string) => sql.identifier([schema, 'recipes']);
 
@@ -14,15 +14,7 @@ export const recipesProjector: Projector = {
   version: 2,
   tables: ['recipes'],
   async createTables(tx, schema) {
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${recipes(schema)} (
-      id text PRIMARY KEY,
-      owner_id text NOT NULL,
-      name text NOT NULL,
-      description text NOT NULL DEFAULT '',
-      operations json NOT NULL,
-      created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL)`);
-    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS recipes_owner ON ${recipes(schema)} (owner_id, created_at DESC, id DESC)`);
+    await createOwnedTable(tx, schema, 'recipes', sql.fragment`name text NOT NULL, description text NOT NULL DEFAULT '', operations json NOT NULL`);
   },
   async apply(tx, schema, event) {
     const d = event.data as Record<string, any>;

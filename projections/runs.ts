@@ -11,7 +11,7 @@ import { runStatuses, type RunStatus } from '../domain/runs/statuses.js';
 import { runTriggers, type RunTrigger } from '../domain/runs/triggers.js';
 import { isoTime, isoTimeOrNull } from '../platform/db.js';
 import { readPage, type Page, type PageRequest } from './pagination.js';
-import type { Projector } from './projector.js';
+import { createOwnedTable, type Projector } from './projector.js';
 
 const runs = (schema: string) => sql.identifier([schema, 'runs']);
 
@@ -26,30 +26,17 @@ export const runsProjector: Projector = {
   tables: ['runs'],
   follows: ['jobs'],
   async createTables(tx, schema) {
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${runs(schema)} (
-      id text PRIMARY KEY,
-      job_id text NOT NULL,
-      owner_id text NOT NULL,
-      status text NOT NULL,
-      trigger text NOT NULL,
-      attempt integer NOT NULL,
-      retry_of text,
-      retried_by text,
-      scheduled_for timestamptz,
-      triggered_by_run_id text,
-      state jsonb NOT NULL,
-      skipped_reason text,
-      error jsonb,
-      workflow_id text,
-      workflow_run_id text,
-      created_at timestamptz NOT NULL,
-      started_at timestamptz,
-      finished_at timestamptz,
-      updated_at timestamptz NOT NULL)`);
+    await createOwnedTable(
+      tx,
+      schema,
+      'runs',
+      sql.fragment`job_id text NOT NULL, status text NOT NULL, trigger text NOT NULL, attempt integer NOT NULL, retry_of text, retried_by text,
+        scheduled_for timestamptz, triggered_by_run_id text, state jsonb NOT NULL, skipped_reason text, error jsonb, workflow_id text, workflow_run_id text,
+        started_at timestamptz, finished_at timestamptz`,
+    );
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_job ON ${runs(schema)} (job_id, created_at DESC, id DESC)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_job_status ON ${runs(schema)} (job_id, status, created_at DESC, id DESC)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_triggered_by ON ${runs(schema)} (triggered_by_run_id) WHERE triggered_by_run_id IS NOT NULL`);
-    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_owner ON ${runs(schema)} (owner_id, created_at DESC, id DESC)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_finished ON ${runs(schema)} (finished_at) WHERE finished_at IS NOT NULL`);
   },
   async apply(tx, schema, event) {

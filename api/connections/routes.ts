@@ -22,6 +22,24 @@ import { connectionSchema, connectorSchema, discoverySchema, representConnection
 
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
 
+/**
+ * Each type's configuration as a body takes it, made once and named (PostgisConfiguration …):
+ * Source and Destination bodies and drafts share it, so the OpenAPI document and
+ * web/src/api-types.ts say it once.
+ */
+const configurationBodies = new Map<string, z.ZodObject>();
+function configurationBody(c: (typeof connectors)[number]): z.ZodObject {
+  let schema = configurationBodies.get(c.type);
+  if (!schema) {
+    const name = c.type.replace(/(^|[^a-z0-9])([a-z0-9])/g, (_, __, first: string) => first.toUpperCase());
+    schema = configurationBodySchema(c)
+      .describe(`${c.label}: secrets are write-only; omit one to keep it, null clears it`)
+      .meta({ id: `${name}Configuration` });
+    configurationBodies.set(c.type, schema);
+  }
+  return schema;
+}
+
 function bodySchema(kind: ConnectionKind, draft: boolean) {
   const options = connectors
     .filter((c) => (kind === 'source' ? c.source : c.destination))
@@ -29,7 +47,7 @@ function bodySchema(kind: ConnectionKind, draft: boolean) {
       z.strictObject({
         name: draft ? nonBlank(200).optional() : nonBlank(200),
         type: z.literal(c.type),
-        configuration: configurationBodySchema(c).describe(`${c.label}: secrets are write-only; omit one to keep it, null clears it`),
+        configuration: configurationBody(c),
       }),
     );
   return z.discriminatedUnion('type', options as unknown as [z.ZodObject, ...z.ZodObject[]]);
