@@ -4,7 +4,7 @@
  * webhook and the CLI give values, and a Run records the values it ran with.
  */
 import { h, uid } from '../../dom.js';
-import { groupError, type FormErrors } from '../../forms.js';
+import { fieldset, groupError, type FormErrors } from '../../forms.js';
 import { rowList } from '../row-list.js';
 import type { Job, JobBody } from '../../types.js';
 
@@ -71,10 +71,9 @@ export function parametersField(initial: Job['parameters'] | undefined): Paramet
   const list = rowList({ class: 'parameter-rows', addLabel: 'Add a parameter', fresh: () => row(), focus: (e) => e.name });
   for (const p of initial ?? []) list.push(row(p));
   const { rows, add, entries } = list;
-  const node = h(
-    'fieldset',
-    { class: 'field parameters' },
-    h('legend', null, 'Parameters'),
+  const node = fieldset(
+    'field parameters',
+    'Parameters',
     h(
       'p',
       { class: 'hint' },

@@ -5,7 +5,7 @@
  * page: it has a secret, which exists only once the Job does.
  */
 import { h, uid } from '../../dom.js';
-import { groupError, labelled, type FormErrors } from '../../forms.js';
+import { fieldset, groupError, labelled, type FormErrors } from '../../forms.js';
 import { rowList } from '../row-list.js';
 import type { Job, JobBody } from '../../types.js';
 
@@ -63,10 +63,9 @@ export function triggersField(initial: Job['triggers'] | undefined, otherJobs: P
   const list = rowList({ class: 'after-rows', addLabel: 'Add a Job to run after', fresh: () => row(), focus: (e) => e.job });
   for (const a of initial?.after ?? []) list.push(row(a.job_id, a.when as When));
   const { rows, add, entries } = list;
-  const after = h(
-    'fieldset',
-    { class: 'field' },
-    h('legend', null, 'After other Jobs'),
+  const after = fieldset(
+    'field',
+    'After other Jobs',
     h(
       'p',
       { class: 'hint' },
