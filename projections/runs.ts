@@ -1,12 +1,10 @@
 import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { notFound } from '../domain/errors.js';
-import { withDefaults, type JobDefinition } from '../domain/jobs/definition.js';
-import type { ParameterValues } from '../domain/jobs/parameters.js';
-import type { NotificationRecord, Subscription } from '../domain/notifications/subscriptions.js';
-import type { RunError, RunStats, RunWarning, StepLog, StepProgress } from '../domain/runs/facts.js';
+import { withDefaults } from '../domain/jobs/definition.js';
+import type { RunError } from '../domain/runs/facts.js';
 import { runDecider, type RunEvent } from '../domain/runs/run.js';
-import type { ExistingRun, RetryDefinition, RunState, StepState } from '../domain/runs/state.js';
+import type { ExistingRun, RunState } from '../domain/runs/state.js';
 import { runStatuses, type RunStatus } from '../domain/runs/statuses.js';
 import { runTriggers, type RunTrigger } from '../domain/runs/triggers.js';
 import { isoTime, isoTimeOrNull } from '../platform/db.js';
@@ -109,35 +107,9 @@ type RunRow = z.infer<typeof runRow>;
  * A Run as the use cases and the API read it: the record's columns and what its folded state
  * holds, with the fields Runs recorded before they existed filled in with their "none".
  */
-export interface RunView {
-  id: string;
-  job_id: string;
-  status: RunStatus;
-  trigger: RunTrigger;
-  attempt: number;
-  retry_of: string | null;
-  retried_by: string | null;
-  retry_definition: RetryDefinition | null;
-  parameters: ParameterValues;
-  triggered_by: { job_id: string; run_id: string } | null;
-  started_runs: { job_id: string; run_id: string }[];
-  delivery_id: string | null;
-  scheduled_for: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  steps: (Required<Omit<StepState, 'last_error' | 'progress' | 'log'>> & { last_error: RunError | null; progress: StepProgress | null; log: StepLog | null })[];
-  stats: RunStats;
-  skipped_reason: string | null;
-  warnings: RunWarning[];
-  error: RunError | null;
-  workflow_id: string | null;
-  workflow_run_id: string | null;
-  job_snapshot: JobDefinition & { notifications: Subscription[]; creation_options: NonNullable<JobDefinition['creation_options']> | null };
-  notifications: NotificationRecord[];
-}
+export type RunView = ReturnType<typeof runView>;
 
-function runView(row: RunRow): RunView {
+function runView(row: RunRow) {
   const state = row.state as ExistingRun;
   return {
     id: row.id,
