@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import path from 'node:path';
 import type { Services } from '../application/services.js';
-import type { StepProgress } from '../domain/runs/run.js';
-import type { ConvertOutput } from '../domain/workspaces/workspace.js';
+import type { StepProgress } from '../domain/runs/facts.js';
+import type { ConvertOutput } from '../domain/workspaces/contents.js';
 import type { ConvertRequest } from '../geo/datasets/convert.js';
 import type { LocalDataset } from '../geo/datasets/stored.js';
 import { convertDataset } from '../geo/isolation/index.js';

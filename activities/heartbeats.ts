@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 
-import type { StepProgress } from '../domain/runs/run.js';
+import type { StepProgress } from '../domain/runs/facts.js';
 
 export interface Heartbeats {
   /** The latest progress; sent with the next heartbeat. */

@@ -1,7 +1,8 @@
 import { record } from '../application/commands.js';
 import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
-import { workspaceDecider, workspaceStream, type ConvertOutput, type ConvertRequest, type Pipeline } from '../domain/workspaces/workspace.js';
+import type { ConvertOutput, ConvertRequest, Pipeline } from '../domain/workspaces/contents.js';
+import { workspaceDecider, workspaceStream } from '../domain/workspaces/workspace.js';
 import { applyPipeline } from '../geo/isolation/index.js';
 import type { StoredDataset } from '../domain/datasets.js';
 import { localDataset } from '../geo/datasets/stored.js';

@@ -1,6 +1,7 @@
 import type { Decider } from '../domain/decider.js';
 import type { EventStore, ExpectedRevision, NewEvent } from '../eventstore/port.js';
-import { runStream, type RunState } from '../domain/runs/run.js';
+import { runStream } from '../domain/runs/run.js';
+import type { RunState } from '../domain/runs/state.js';
 import { observeRunEvents } from './run-metrics.js';
 import type { Services } from './services.js';
 

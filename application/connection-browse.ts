@@ -4,9 +4,9 @@ import { accessOf as geoserverAccess, type GeoserverAccess } from '../connectors
 import { listLayers, listStores, listWorkspaces } from '../connectors/geoserver/browse.js';
 import { ConnectorError } from '../domain/transfers.js';
 import type { ConnectorContext } from '../connectors/types.js';
-import type { ConnectionKind } from '../domain/connections/connection.js';
+import { kindNoun, type ConnectionKind } from '../domain/connections/kinds.js';
 import { DomainError } from '../domain/errors.js';
-import { kindNoun, openConnection, withDeadline } from './connections.js';
+import { openConnection, withDeadline } from './connections.js';
 import type { Services } from './services.js';
 
 /*

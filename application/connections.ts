@@ -1,12 +1,6 @@
 import { z } from 'zod';
-import {
-  connectionDecider,
-  connectionStream,
-  notFoundCode,
-  ownedConnection,
-  type ConnectionKind,
-  type SecretChanges,
-} from '../domain/connections/connection.js';
+import { connectionDecider, connectionStream, ownedConnection, type SecretChanges } from '../domain/connections/connection.js';
+import { kindNoun, notFoundCode, type ConnectionKind } from '../domain/connections/kinds.js';
 import { DomainError } from '../domain/errors.js';
 import { readOptionsRecord, splitReadOptions } from '../geo/datasets/read-options.js';
 import { configurationBodySchema, connectorFor, requireImplemented, typesOf } from '../connectors/registry.js';
@@ -26,8 +20,6 @@ import type { Services } from './services.js';
  * (decrypted, in the process that uses it) for test, discover, extract and deliver; and the
  * use cases of /sources and /destinations (at the end): create, replace, delete, read, test, discover.
  */
-
-export const kindNoun = (kind: ConnectionKind) => (kind === 'source' ? 'Source' : 'Destination');
 
 /** A Source or Destination body after its schema (api/connections/routes.ts); a type alias, so a route's parsed body converts to it. */
 export type ConnectionBody = {

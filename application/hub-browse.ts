@@ -3,9 +3,9 @@ import { hubConfiguration } from '../connectors/hub/declaration.js';
 import type { HubConfig } from '../connectors/hub/portal.js';
 import { ConnectorError } from '../domain/transfers.js';
 import type { ConnectorContext } from '../connectors/types.js';
-import type { ConnectionKind } from '../domain/connections/connection.js';
+import { kindNoun, type ConnectionKind } from '../domain/connections/kinds.js';
 import { DomainError } from '../domain/errors.js';
-import { kindNoun, openConnection, withDeadline } from './connections.js';
+import { openConnection, withDeadline } from './connections.js';
 import { transferError } from './transfers.js';
 import type { Services } from './services.js';
 

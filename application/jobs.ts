@@ -1,372 +1,93 @@
-import { connectorFor } from '../connectors/registry.js';
-import { notFoundCode, type ConnectionKind } from '../domain/connections/connection.js';
-import { DomainError, notFound } from '../domain/errors.js';
-import {
-  jobDecider,
-  jobStream,
-  stagesOf,
-  type ActiveJob,
-  type JobCommand,
-  type JobDefinition,
-  type Stage,
-  type StageFlags,
-  type TransformMode,
-} from '../domain/jobs/job.js';
-import {
-  checkDeclarations,
-  checkReferences,
-  fillSql,
-  fillTemplate,
-  placeholdersIn,
-  resolveValues,
-  sampleValues,
-  type ParameterType,
-  type ParameterValues,
-} from '../domain/jobs/parameters.js';
-import { checkSchedule, type JobSchedule } from '../domain/jobs/schedule.js';
-import { cycleError, findCycle, MAX_AFTER, type AfterTrigger, type JobTriggers } from '../domain/jobs/triggers.js';
-import { channelNotFound } from '../domain/notifications/channel.js';
-import { checkSubscriptions, type NotificationEvent, type Subscription } from '../domain/notifications/subscriptions.js';
-import type { Operation } from '../domain/operations.js';
-import type { ConnectorDefinition } from '../connectors/types.js';
-import { typesWithChangeCheck } from '../connectors/registry.js';
-import { resolveOutputFormat } from '../geo/datasets/formats.js';
-import { checkCreationOptions } from '../geo/datasets/convert.js';
-import type { ConvertRequest } from '../domain/workspaces/workspace.js';
-import { checkSelectSql } from '../geo/operations/sql-guard.js';
-import { connectionType } from '../projections/connections.js';
-import { followersOf, listJobs as readJobs, loadJob, ownedJobIds, upstreamGraph, type JobRow } from '../projections/jobs.js';
-import { ownedChannelIds } from '../projections/notification-channels.js';
-import type { PageRequest } from '../projections/pagination.js';
-import { recipeOperations } from '../projections/recipes.js';
+import { connectorByType } from '../connectors/registry.js';
+import { DomainError } from '../domain/errors.js';
+import { stagesOf, withDefaults, type JobDefinition, type Stage } from '../domain/jobs/definition.js';
+import { jobDecider, jobStream, type JobCommand } from '../domain/jobs/job.js';
+import { describeSchedule, nextFireTimes } from '../domain/jobs/schedule.js';
+import type { RunStatus } from '../domain/runs/statuses.js';
+import { followersOf, listJobs as readJobs, loadJob, type JobRow } from '../projections/jobs.js';
+import type { Page, PageRequest } from '../projections/pagination.js';
 import { execute } from './commands.js';
-import { kindNoun, parseSelector } from './connections.js';
+import { jobDefinitionFrom, type JobBody } from './job-definitions.js';
 import type { Services } from './services.js';
 
 /*
  * The Job use cases: create, replace, delete, enable and disable a Job, reset its sync; read one
- * or a page of them. A body is checked and turned into the definition the Job stores here; the
- * Job's decider (domain/jobs/job.ts) decides, its read model (projections/jobs.ts) answers. Runs
- * of a Job start in application/runs.ts.
+ * or a page of them. A body is checked and turned into the definition the Job stores in
+ * application/job-definitions.ts; the Job's decider (domain/jobs/job.ts) decides, its read model
+ * (projections/jobs.ts) answers, and each answer is a JobView. Runs of a Job start in
+ * application/runs.ts.
  */
 
-/** A Job body after its schema (api/jobs/routes.ts): shapes are right, references and rules not yet checked. */
-export interface JobBody {
-  name: string;
-  source_id: string;
-  source_resource?: unknown;
-  transform_mode?: TransformMode | null;
-  operations?: Operation[] | null;
-  output_fields?: string[] | null;
-  recipe_id?: string | null;
-  sql?: string | null;
-  python_script?: string | null;
-  python_filename?: string | null;
-  output_format?: string | null;
-  creation_options?: ConvertRequest['creation_options'];
-  destination_id?: string | null;
-  destination_target?: unknown;
-  schedule?: JobSchedule | null;
-  triggers?: { on_change?: { every_minutes: number } | null; after?: AfterTrigger[] | null } | null;
-  parameters?: ParameterInput[] | null;
-  /** A flag set to null goes back to "inferred". */
-  pipeline?: Partial<Record<Stage, boolean | null>> | null;
-  enabled?: boolean;
-  notifications?: { channel_id: string; events: NotificationEvent[]; slow_after_seconds?: number | null | undefined }[] | null;
-}
+export type { JobBody };
 
-/** A parameter as a body declares it (api/jobs/routes.ts). */
-export interface ParameterInput {
-  name: string;
-  type: ParameterType;
-  default?: string | number | boolean | null;
-  description?: string | null;
-  choices?: (string | number | boolean)[] | null;
-}
-
-const refuse = (field: string, message: string) =>
-  new DomainError('validation_error', `Invalid request body: body.${field}: ${message}`, { issues: [{ path: `body.${field}`, message }] });
+/** How many coming fire times a Job shows. */
+export const NEXT_RUNS = 5;
 
 /**
- * The stage flags after a write: on create, the flags sent; on update, the stored flags with the
- * sent ones applied on top (null clears one). A stage set to false therefore stays absent
- * through updates that do not mention it, as the spec asks ("create and update preserve
- * explicit false flags").
+ * A Job as the use cases answer it: its definition (fields added after it was saved filled in
+ * with their "none"), the stages a Run of it runs, its schedule's next fire times and its state.
  */
-export function mergeFlags(stored: StageFlags | undefined, sent: JobBody['pipeline']): StageFlags {
-  const flags: StageFlags = { ...(stored ?? {}) };
-  for (const stage of ['transform', 'python', 'convert'] as const) {
-    const value = sent?.[stage];
-    if (value === null) delete flags[stage];
-    else if (value !== undefined) flags[stage] = value;
-  }
-  return flags;
-}
+export type JobView = Omit<JobDefinition, 'creation_options' | 'notifications'> & {
+  id: string;
+  creation_options: NonNullable<JobDefinition['creation_options']> | null;
+  notifications: NonNullable<JobDefinition['notifications']>;
+  stages: Record<Stage, boolean>;
+  enabled: boolean;
+  /** Why the Job disabled itself (repeated failed automated Runs); null otherwise. */
+  disabled_reason: string | null;
+  next_run_at: string | null;
+  next_run_times: string[];
+  schedule_description: string | null;
+  /** The webhook trigger, if issued, without its sealed secret. */
+  webhook: { auth: 'hmac' | 'bearer'; created_at: string; rotated_at: string | null } | null;
+  followers: JobRow['followers'];
+  last_run: { id: string; status: RunStatus; finished_at: string | null } | null;
+  sync: { supported: boolean; cursor: unknown; updated_at: string | null; reset_pending: boolean; reinitialize_pending: boolean };
+  created_at: string;
+  updated_at: string;
+};
 
-async function ownedConnectionType(services: Pick<Services, 'pool'>, kind: ConnectionKind, id: string, ownerId: string) {
-  const type = await connectionType(services.pool, kind, ownerId, id);
-  const connector = type === null ? undefined : connectorFor(kind, type);
-  if (!connector) throw notFound(notFoundCode(kind), kindNoun(kind), id);
-  return connector;
-}
-
-/** The transform stage's fields, by mode; absent stage: none of them. */
-async function transformFields(services: Pick<Services, 'pool'>, ownerId: string, body: JobBody, present: boolean, samples: ParameterValues) {
-  const none = { transform_mode: null, operations: [], output_fields: null, recipe_id: null, sql: null };
-  if (!present) return none;
-  const mode: TransformMode = body.transform_mode ?? (body.sql ? 'sql' : body.recipe_id ? 'recipe' : 'manual');
-  if (mode !== 'manual' && body.output_fields) throw refuse('output_fields', 'output_fields is used with transform_mode manual');
-  if (mode !== 'sql' && body.sql) throw refuse('sql', `sql is used with transform_mode sql, not ${mode}`);
-  if (mode !== 'recipe' && body.recipe_id) throw refuse('recipe_id', `recipe_id is used with transform_mode recipe, not ${mode}`);
-  switch (mode) {
-    case 'manual':
-      return { ...none, transform_mode: mode, operations: body.operations ?? [], output_fields: body.output_fields ?? null };
-    case 'recipe': {
-      if (!body.recipe_id) throw refuse('recipe_id', 'transform_mode recipe needs recipe_id');
-      // A snapshot: the Recipe's operations as they are now; later Recipe edits leave the Job
-      // alone. Operations sent with the body are ignored (a Job read and sent back has them).
-      return { ...none, transform_mode: mode, recipe_id: body.recipe_id, operations: await recipeOperations(services.pool, ownerId, body.recipe_id) };
-    }
-    case 'sql':
-      if (!body.sql) throw refuse('sql', 'transform_mode sql needs sql: one SELECT against the relation "source"');
-      if (body.operations?.length) throw refuse('operations', 'operations are used with transform_mode manual; sql excludes them');
-      // With parameters: what a Run would run, with the defaults (or samples of their types).
-      checkSelectSql(fillSql(body.sql, samples));
-      return { ...none, transform_mode: mode, sql: body.sql };
-    default:
-      throw refuse('transform_mode', 'must be manual, recipe or sql');
-  }
-}
-
-/** The subscriptions of a body: the rules of domain/notifications, and every channel the owner's (else notification_channel_not_found). */
-async function subscriptionsFrom(services: Pick<Services, 'pool'>, ownerId: string, body: JobBody): Promise<Subscription[]> {
-  const subscriptions = (body.notifications ?? []).map((n) => ({
-    channel_id: n.channel_id,
-    events: [...new Set(n.events)],
-    slow_after_seconds: n.slow_after_seconds ?? null,
-  }));
-  checkSubscriptions(subscriptions);
-  const owned = await ownedChannelIds(
-    services.pool,
-    ownerId,
-    subscriptions.map((s) => s.channel_id),
-  );
-  const missing = subscriptions.find((s) => !owned.has(s.channel_id));
-  if (missing) throw channelNotFound(missing.channel_id);
-  return subscriptions;
-}
-
-/**
- * A selector or target as stored: checked by its connector. One that uses parameters is stored
- * as written (a shorthand string as the object it stands for) and checked filled with `samples`;
- * a Run fills it with its own values (checked again then).
- */
-function selectorOf(
-  connector: ConnectorDefinition,
-  kind: 'source' | 'destination',
-  value: unknown,
-  field: 'source_resource' | 'destination_target',
-  samples: ParameterValues,
-) {
-  if (placeholdersIn(value).length === 0) return parseSelector(connector, kind, value, field);
-  const shorthand = kind === 'source' ? connector.source?.shorthand : undefined;
-  const template = typeof value === 'string' && shorthand ? { [shorthand]: value } : value;
-  parseSelector(connector, kind, fillTemplate(template, samples), field);
-  return template as Record<string, unknown>;
-}
-
-/**
- * The triggers of a body: on change needs a Source type (and selector) whose connector can tell
- * a change without reading the data; `after` names the caller's own other Jobs and must not
- * close a circle (a Job not saved yet cannot be in one).
- */
-async function triggersFrom(
-  services: Pick<Services, 'pool'>,
-  ownerId: string,
-  jobId: string | undefined,
-  sent: JobBody['triggers'],
-  source: ConnectorDefinition,
-  resource: unknown,
-): Promise<JobTriggers> {
-  let on_change: JobTriggers['on_change'] = null;
-  if (sent?.on_change) {
-    const check = source.source?.changeCheck;
-    if (!check) {
-      throw refuse(
-        'triggers.on_change',
-        `a ${source.type} Source cannot tell whether it changed without reading the data; on-change triggers work with ${typesWithChangeCheck().join(', ')} Sources`,
-      );
-    }
-    const why = placeholdersIn(resource).length ? null : (check.unsupported?.(resource as never) ?? null);
-    if (why) throw refuse('triggers.on_change', why);
-    on_change = { every_minutes: sent.on_change.every_minutes };
-  }
-  const after: AfterTrigger[] = [];
-  for (const [i, t] of (sent?.after ?? []).entries()) {
-    if (after.some((a) => a.job_id === t.job_id)) throw refuse(`triggers.after[${i}].job_id`, `${t.job_id} is named twice`);
-    after.push({ job_id: t.job_id, when: t.when });
-  }
-  if (after.length > MAX_AFTER) throw refuse('triggers.after', `at most ${MAX_AFTER} Jobs`);
-  if (after.length) {
-    const known = await ownedJobIds(
-      services.pool,
-      ownerId,
-      after.map((a) => a.job_id),
-    );
-    const missing = after.find((a) => !known.has(a.job_id) && a.job_id !== jobId);
-    if (missing) throw notFound('job_not_found', 'Job', missing.job_id);
-    if (jobId) {
-      const graph = await upstreamGraph(services.pool, ownerId);
-      const cycle = findCycle(
-        jobId,
-        after.map((a) => a.job_id),
-        (id) => graph.get(id) ?? [],
-      );
-      if (cycle) throw cycleError(cycle);
-    }
-  }
-  return { on_change, after };
-}
-
-/**
- * Checks a Job body and turns it into the definition a Job stores: the Source and Destination
- * are the caller's (else their not-found code, never revealing another user's), the selector and
- * target pass their connector's schema, a Recipe's operations are copied, SQL passes the same
- * guard as Workspaces, the output format is one this server writes, the schedule is one that
- * fires (its timezone IANA), triggers and parameters hold together, and the fields of a stage
- * set to false are dropped. `jobId` is the Job being replaced (cycles are checked against it).
- */
-export async function jobDefinitionFrom(
-  services: Pick<Services, 'pool' | 'clock'>,
-  ownerId: string,
-  body: JobBody,
-  stored?: JobDefinition,
-  jobId?: string,
-): Promise<JobDefinition> {
-  const now = services.clock();
-  const parameters = checkDeclarations(
-    (body.parameters ?? []).map((d) => ({
-      name: d.name,
-      type: d.type,
-      default: d.default ?? null,
-      description: d.description ?? null,
-      choices: d.choices ?? null,
-    })),
-  );
-  checkReferences(parameters, { source_resource: body.source_resource, destination_target: body.destination_target, sql: body.sql });
-  const samples = sampleValues(parameters, now.toISOString().slice(0, 10));
-  const pipeline = mergeFlags(stored?.pipeline, body.pipeline);
-  const sent = {
-    pipeline,
-    transform_mode: body.transform_mode ?? null,
-    operations: body.operations ?? [],
-    recipe_id: body.recipe_id ?? null,
-    sql: body.sql ?? null,
-    python_script: body.python_script ?? null,
-    output_format: body.output_format ?? null,
-  };
-  const stages = stagesOf(sent);
-
-  const transform = await transformFields(services, ownerId, body, stages.transform, samples);
-
-  if (stages.python && !body.python_script) throw refuse('python_script', 'the python stage needs python_script');
-  const python = stages.python
-    ? { python_script: body.python_script!, python_filename: body.python_filename ?? 'step.py' }
-    : { python_script: null, python_filename: null };
-  if (python.python_filename !== null && !/^[^/\\\0]+$/.test(python.python_filename)) throw refuse('python_filename', 'a file name, without folders');
-
-  let output_format: string | null = null;
-  if (stages.convert) {
-    if (!body.output_format) throw refuse('output_format', 'the convert stage needs output_format (see GET /api/v1/formats)');
-    const format = resolveOutputFormat(body.output_format, 'vector') ?? resolveOutputFormat(body.output_format, 'raster');
-    if (!format) throw refuse('output_format', `"${body.output_format}" is not a format this server writes; see GET /api/v1/formats`);
-    output_format = format.id;
-    checkCreationOptions(format, body.creation_options);
-  } else if (body.creation_options) {
-    throw refuse('creation_options', 'creation options belong to the convert stage: give output_format too');
-  }
-
-  const source = await ownedConnectionType(services, 'source', body.source_id, ownerId);
-  const resource = selectorOf(source, 'source', body.source_resource, 'source_resource', samples);
-  // A Job may be saved before it has a Destination (a draft); its Runs fail at deliver until it has one.
-  const destination = body.destination_id ? await ownedConnectionType(services, 'destination', body.destination_id, ownerId) : null;
-  const target = destination ? selectorOf(destination, 'destination', body.destination_target, 'destination_target', samples) : {};
-
-  const schedule = body.schedule ? checkSchedule(body.schedule, now) : null;
-  const triggers = await triggersFrom(services, ownerId, jobId, body.triggers, source, resource);
-  // Nobody is there to give a value when a schedule or a trigger starts a Run.
-  const required = parameters.find((p) => p.default === null);
-  if (required && (schedule || triggers.on_change || triggers.after.length)) {
-    throw refuse(
-      `parameters`,
-      `parameter "${required.name}" has no default, so a Run started by the ${schedule ? 'schedule' : 'trigger'} would have no value for it: give it a default`,
-    );
-  }
-  const notifications = await subscriptionsFrom(services, ownerId, body);
-
+/** What the read model's row of a Job says, as of `now` (its next fire times). */
+export function jobView(row: JobRow, now: Date): JobView {
+  const { state } = row;
+  const d = withDefaults(state.definition);
+  const next = state.enabled && d.schedule ? nextFireTimes(d.schedule, now, NEXT_RUNS).map((t) => t.toISOString()) : [];
   return {
-    name: body.name,
-    source_id: body.source_id,
-    source_resource: Object.keys(resource).length ? resource : null,
-    ...transform,
-    ...python,
-    output_format,
-    ...(output_format && body.creation_options ? { creation_options: body.creation_options } : {}),
-    destination_id: body.destination_id ?? null,
-    destination_target: target,
-    schedule,
-    triggers,
-    parameters,
-    pipeline,
-    notifications,
+    id: row.id,
+    ...d,
+    creation_options: d.creation_options ?? null,
+    notifications: d.notifications ?? [],
+    stages: stagesOf(d),
+    enabled: state.enabled,
+    disabled_reason: state.disabledReason?.kind === 'consecutive_failures' ? state.disabledReason.message : null,
+    next_run_at: next[0] ?? null,
+    next_run_times: next,
+    schedule_description: d.schedule ? describeSchedule(d.schedule) : null,
+    webhook: state.webhook ? { auth: state.webhook.auth, created_at: state.webhook.created_at, rotated_at: state.webhook.rotated_at } : null,
+    followers: row.followers,
+    last_run: row.last_run_id ? { id: row.last_run_id, status: row.last_run_status ?? 'queued', finished_at: row.last_run_finished_at } : null,
+    sync: {
+      supported: Boolean(row.source_type && connectorByType(row.source_type)?.source?.incremental),
+      cursor: state.sync.cursor ?? null,
+      updated_at: state.sync.updated_at,
+      reset_pending: state.sync.reset_pending,
+      reinitialize_pending: state.sync.reinitialize_pending,
+    },
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
-}
-
-/**
- * The parameter values of a Run of this definition (given ones checked, defaults for the rest),
- * with what they make of the selector, the target and the SQL checked as a save would check
- * them: Run Now, a webhook or a retry refuses bad values with a 422 before a Run exists.
- */
-export async function checkRunValues(
-  services: Pick<Services, 'pool'>,
-  ownerId: string,
-  definition: JobDefinition,
-  given: Record<string, unknown> | null | undefined,
-): Promise<ParameterValues> {
-  const values = resolveValues(definition.parameters, given);
-  if (definition.parameters.length === 0) return values;
-  const filled = (what: string, check: () => unknown) => {
-    try {
-      check();
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error;
-      throw new DomainError(
-        error.code === 'invalid_parameter' ? 'invalid_parameter' : 'validation_error',
-        `With these parameter values, ${what}: ${error.message}`,
-        {
-          ...error.details,
-          parameters: values,
-        },
-      );
-    }
-  };
-  const source = await ownedConnectionType(services, 'source', definition.source_id, ownerId);
-  filled('source_resource is not valid', () => parseSelector(source, 'source', fillTemplate(definition.source_resource, values) ?? {}, 'source_resource'));
-  if (definition.destination_id) {
-    const destination = await ownedConnectionType(services, 'destination', definition.destination_id, ownerId);
-    filled('destination_target is not valid', () =>
-      parseSelector(destination, 'destination', fillTemplate(definition.destination_target, values), 'destination_target'),
-    );
-  }
-  if (definition.sql) filled('the SQL is refused', () => checkSelectSql(fillSql(definition.sql!, values)));
-  return values;
 }
 
 /** The owner's Job (another owner's is job_not_found). */
-export const showJob = (services: Services, ownerId: string, id: string): Promise<JobRow> => loadJob(services.pool, ownerId, id);
+export const showJob = async (services: Services, ownerId: string, id: string): Promise<JobView> =>
+  jobView(await loadJob(services.pool, ownerId, id), services.clock());
 
 /** The owner's Jobs, newest first. */
-export const listJobs = (services: Services, ownerId: string, page: PageRequest) => readJobs(services.pool, ownerId, page);
+export async function listJobs(services: Services, ownerId: string, page: PageRequest): Promise<Page<JobView>> {
+  const rows = await readJobs(services.pool, ownerId, page);
+  const now = services.clock();
+  return { items: rows.items.map((row) => jobView(row, now)), next_cursor: rows.next_cursor };
+}
 
 /** Runs a Job command; the answer waits for the read models and, briefly, for the Job's Schedule to follow. */
 async function change(services: Services, command: JobCommand): Promise<void> {
@@ -378,7 +99,7 @@ async function change(services: Services, command: JobCommand): Promise<void> {
   }
 }
 
-export async function createJob(services: Services, ownerId: string, body: JobBody): Promise<JobRow> {
+export async function createJob(services: Services, ownerId: string, body: JobBody): Promise<JobView> {
   const definition = await jobDefinitionFrom(services, ownerId, body);
   const jobId = services.newId('job');
   await change(services, { type: 'CreateJob', jobId, actorId: ownerId, definition, enabled: body.enabled ?? true, at: services.clock() });
@@ -386,8 +107,8 @@ export async function createJob(services: Services, ownerId: string, body: JobBo
 }
 
 /** Replaces a Job's definition; stage flags the body does not mention keep their stored value. */
-export async function updateJob(services: Services, ownerId: string, jobId: string, body: JobBody): Promise<JobRow> {
-  const stored = (await showJob(services, ownerId, jobId)).state as ActiveJob;
+export async function updateJob(services: Services, ownerId: string, jobId: string, body: JobBody): Promise<JobView> {
+  const stored = (await loadJob(services.pool, ownerId, jobId)).state;
   const definition = await jobDefinitionFrom(services, ownerId, body, stored.definition, jobId);
   await change(services, {
     type: 'UpdateJob',
@@ -405,7 +126,7 @@ export async function updateJob(services: Services, ownerId: string, jobId: stri
  * Jobs run after it (`details.jobs`), as a Source a Job reads cannot be deleted.
  */
 export async function deleteJob(services: Services, ownerId: string, jobId: string): Promise<void> {
-  await showJob(services, ownerId, jobId);
+  await loadJob(services.pool, ownerId, jobId);
   const followers = await followersOf(services.pool, ownerId, jobId);
   if (followers.length) {
     throw new DomainError('conflict', `Other Jobs run after this one: ${followers.map((f) => f.name).join(', ')}; remove it from their triggers first`, {
@@ -418,7 +139,7 @@ export async function deleteJob(services: Services, ownerId: string, jobId: stri
 /** What a Job's switches do: enable, disable, forget the sync cursor, rebuild the target on the next Run. */
 export type JobSwitch = 'EnableJob' | 'DisableJob' | 'ResetSync' | 'ReinitializeSync';
 
-export async function switchJob(services: Services, ownerId: string, jobId: string, type: JobSwitch): Promise<JobRow> {
+export async function switchJob(services: Services, ownerId: string, jobId: string, type: JobSwitch): Promise<JobView> {
   await change(services, { type, jobId, actorId: ownerId, at: services.clock() });
   return showJob(services, ownerId, jobId);
 }

@@ -1,4 +1,5 @@
-import type { RunEvent, RunState } from '../domain/runs/run.js';
+import type { RunEvent } from '../domain/runs/run.js';
+import type { RunState } from '../domain/runs/state.js';
 import { metrics } from '../platform/metrics.js';
 
 /*

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ExistingRun } from '../domain/runs/run.js';
+import type { ExistingRun } from '../domain/runs/state.js';
 import { registry } from '../platform/metrics.js';
 import { observeRunEvents } from './run-metrics.js';
 

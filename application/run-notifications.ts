@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
-import { jobDecider, jobStream, type DisabledReason, type RunOutcome } from '../domain/jobs/job.js';
+import { jobDecider, jobStream, type DisabledReason } from '../domain/jobs/job.js';
+import type { RunOutcome } from '../domain/runs/triggers.js';
 import { outcomeEvents, recipients, slowWatches } from '../domain/notifications/subscriptions.js';
 import type { StoredEvent } from '../eventstore/port.js';
 import type { Projector } from '../projections/projector.js';

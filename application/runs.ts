@@ -2,20 +2,24 @@ import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.js';
-import { isAutomated, jobDecider, jobStream, ownedJob, plannedSteps, type ActiveJob, type JobDefinition } from '../domain/jobs/job.js';
+import { plannedSteps, type JobDefinition } from '../domain/jobs/definition.js';
+import { jobDecider, jobStream, ownedJob, type ActiveJob } from '../domain/jobs/job.js';
+import { isAutomated } from '../domain/runs/triggers.js';
 import { resolveValues, type ParameterValues } from '../domain/jobs/parameters.js';
 import { missedBeyondCatchUp, nextFireTime } from '../domain/jobs/schedule.js';
 import { automatedRequestSkip, type SkipReason } from '../domain/runs/automated-request.js';
-import { runDecider, runStream, type ExistingRun, type RetryDefinition, type RunState, type RunStatus } from '../domain/runs/run.js';
+import { runDecider, runStream } from '../domain/runs/run.js';
+import type { ExistingRun, RetryDefinition, RunState } from '../domain/runs/state.js';
+import type { RunStatus } from '../domain/runs/statuses.js';
 import { WrongExpectedRevisionError } from '../eventstore/port.js';
 import { loadJob } from '../projections/jobs.js';
 import type { PageRequest } from '../projections/pagination.js';
-import { findRun, hasRuns, listOwnerRuns, listRuns as readRuns, loadRun, queuedRuns, waitingOrRunning, type RunRow } from '../projections/runs.js';
+import { findRun, hasRuns, listOwnerRuns, listRuns as readRuns, loadRun, queuedRuns, waitingOrRunning, type RunView } from '../projections/runs.js';
 import { currentTraceparent } from '../platform/tracing.js';
 import { jobWorkflowId } from '../temporal/ids.js';
 import type { RunTicket } from '../temporal/tickets.js';
 import { load, record } from './commands.js';
-import { checkRunValues } from './jobs.js';
+import { checkRunValues } from './job-definitions.js';
 import type { Services } from './services.js';
 
 /*
@@ -213,7 +217,7 @@ async function recordQueuedRunOnce(
 export type Log = Pick<Logger, 'error'>;
 
 /** Hands a ticket to the Job's coordinator, records the Run, waits for the read model. */
-async function requestRun(services: Services, ticket: RunTicket, log: Log): Promise<RunRow> {
+async function requestRun(services: Services, ticket: RunTicket, log: Log): Promise<RunView> {
   try {
     await signalRun(services, ticket);
   } catch (error) {
@@ -237,7 +241,7 @@ export async function runNow(
   idempotencyKey: string | undefined,
   log: Log,
   parameters: Record<string, unknown> = {},
-): Promise<{ run: RunRow; replayed: boolean }> {
+): Promise<{ run: RunView; replayed: boolean }> {
   const job = await loadJob(services.pool, ownerId, jobId);
   let runId = services.newId('run');
   let replayed = false;
@@ -269,7 +273,7 @@ export async function retryRun(
   runId: string,
   log: Log,
   definition: RetryDefinition = 'current',
-): Promise<RunRow> {
+): Promise<RunView> {
   const job = (await loadJob(services.pool, ownerId, jobId)).state as ActiveJob;
   await loadRun(services.pool, ownerId, jobId, runId);
   await checkRetryable(services, ownerId, runId);
@@ -351,7 +355,7 @@ export const listAllRuns = (services: Services, ownerId: string, page: PageReque
   listOwnerRuns(services.pool, ownerId, page);
 
 /** One Run of the owner's Job (deleted or not). */
-export async function showRun(services: Services, ownerId: string, jobId: string, runId: string): Promise<RunRow> {
+export async function showRun(services: Services, ownerId: string, jobId: string, runId: string): Promise<RunView> {
   await requireJobOrItsRuns(services, ownerId, jobId);
   return loadRun(services.pool, ownerId, jobId, runId);
 }

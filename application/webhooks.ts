@@ -2,9 +2,9 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../domain/errors.js';
 import { jobDecider, jobStream, type ActiveJob, type WebhookState } from '../domain/jobs/job.js';
 import { loadJob } from '../projections/jobs.js';
-import { findRun, type RunRow } from '../projections/runs.js';
+import { findRun, type RunView } from '../projections/runs.js';
 import { execute, load } from './commands.js';
-import { checkRunValues } from './jobs.js';
+import { checkRunValues } from './job-definitions.js';
 import { checkQueueRoom, claimIdempotencyKey, recordQueuedRun, signalRun, type Log } from './runs.js';
 import type { Services } from './services.js';
 
@@ -119,7 +119,7 @@ function parametersOf(raw: Buffer): Record<string, unknown> {
  * `webhook` (a disabled Job refuses it: 409; its failures count towards disabling the Job).
  * The same delivery id within 24 hours answers the same Run (`replayed`).
  */
-export async function triggerByWebhook(services: Services, call: WebhookCall, log: Log): Promise<{ run: RunRow; replayed: boolean }> {
+export async function triggerByWebhook(services: Services, call: WebhookCall, log: Log): Promise<{ run: RunView; replayed: boolean }> {
   const { state } = await load(services, jobStream(call.jobId), jobDecider);
   if (state.status !== 'active' || !state.webhook) throw refused();
   let secret: string;

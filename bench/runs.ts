@@ -1,8 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createReadStream, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
@@ -11,7 +10,9 @@ import { connectorByType } from '../connectors/registry.js';
 import { startStack } from '../scripts/stack.js';
 import { pointsFile } from './points.js';
 import { processTable, treeCpuSeconds } from './processes.js';
-import { runWorkflowId } from '../temporal/ids.js';
+import { activityTime, type RunTimes } from './runs/history.js';
+import { storageEnv } from './runs/storage.js';
+import { benchService } from './service.js';
 
 /**
  * `npm run bench:runs`: Jobs from a url Source into PostGIS, through the whole service (API,
@@ -73,42 +74,7 @@ const fileUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/one.g
 const bigUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/big.gpkg`;
 const midUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/mid.gpkg`;
 
-/** The storage settings every process of the service gets (none for the local data folder). */
-async function storageEnv(): Promise<{ env: Record<string, string>; label: string; stop(): Promise<void> }> {
-  if (STORAGE === 'local') return { env: { SVC_STORAGE_URL: '' }, label: 'local data folder', stop: async () => undefined };
-  if (process.env.SVC_STORAGE_URL) return { env: {}, label: `${process.env.SVC_STORAGE_URL} (from the environment)`, stop: async () => undefined };
-  const { s3ServerUnavailable, startS3Server } = await import('../devservers/s3/server.js');
-  const missing = s3ServerUnavailable();
-  if (missing) {
-    console.error(`BENCH_STORAGE=s3: ${missing}`);
-    process.exit(1);
-  }
-  const s3 = await startS3Server();
-  const { S3Client, CreateBucketCommand } = await import('@aws-sdk/client-s3');
-  const client = new S3Client({
-    endpoint: s3.endpoint,
-    region: 'us-east-1',
-    forcePathStyle: true,
-    credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key },
-  });
-  await client.send(new CreateBucketCommand({ Bucket: 'bench' }));
-  client.destroy();
-  return {
-    env: {
-      SVC_STORAGE_URL: 's3://bench/runs',
-      SVC_STORAGE_ENDPOINT: s3.endpoint,
-      SVC_STORAGE_PATH_STYLE: 'true',
-      AWS_ACCESS_KEY_ID: s3.writer.access_key,
-      AWS_SECRET_ACCESS_KEY: s3.writer.secret_key,
-      AWS_REGION: 'us-east-1',
-      // Every host decrypts connection secrets with one key when storage is shared.
-      SVC_SECRET_KEY: process.env.SVC_SECRET_KEY ?? randomBytes(32).toString('hex'),
-    },
-    label: `S3 (moto at ${s3.endpoint}, s3://bench/runs)`,
-    stop: () => s3.stop(),
-  };
-}
-const storage = await storageEnv();
+const storage = await storageEnv(STORAGE);
 
 // BENCH_WORKER_PROFILE=dir writes a CPU profile of the worker there (when it stops).
 const workerNodeArgs = process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(process.env.BENCH_WORKER_PROFILE)}`] : [];
@@ -117,7 +83,7 @@ const stack = await startStack('runs', storage.env, {
   scopes: ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write'],
   databases: ['target'],
 });
-const targetUrl = new URL(stack.databaseUrlOf('target'));
+const { targetUrl, api, runToSuccess, expectRows, createDestination, baselineLoad } = benchService(stack);
 // BENCH_TARGET_TABLES=5000: the target database holds that many other geometry tables, as an
 // enterprise PostGIS does (GDAL lists a database's tables when it opens it for writing).
 const TARGET_TABLES = Number(process.env.BENCH_TARGET_TABLES ?? 0);
@@ -137,112 +103,15 @@ if (TARGET_TABLES > 0) {
 const connection = await Connection.connect({ address: stack.temporalAddress });
 const temporal = new Client({ connection });
 
-const api = async (method: string, url: string, body?: unknown) => {
-  const res = await fetch(`${stack.base}${url}`, {
-    method,
-    headers: { authorization: `Bearer ${stack.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? null : ((await res.json()) as any);
-};
-/** Run Now, then polls the Run every `pollMs` until it succeeded (anything else ends the bench). */
-async function runToSuccess(jobId: string, pollMs: number) {
-  const run = await api('POST', `/api/v1/jobs/${jobId}/run`);
-  let seen = run;
-  while (seen.status !== 'succeeded') {
-    if (seen.status === 'failed' || seen.status === 'cancelled') throw new Error(`Run ${run.id} ${seen.status}: ${JSON.stringify(seen.error)}`);
-    await new Promise((r) => setTimeout(r, pollMs));
-    seen = await api('GET', `/api/v1/jobs/${jobId}/runs/${run.id}`);
-  }
-  return seen;
-}
 /** CPU seconds a process used, with its children that have exited (not those still running). */
 const cpuSeconds = (pid: number, table = processTable()) => table.get(pid)?.cpuSeconds ?? 0;
 /** The PostgreSQL cluster: its postmaster, with its backends. */
 const postmasterOf = (dir: string) => Number(readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
-interface RunTimes {
-  /** In the step activities (…Step), and in every activity (remote ones: local ones are markers). */
-  steps: number;
-  all: number;
-  /** Activities scheduled but not yet started (waiting for a worker slot). */
-  waiting: number;
-  /** First event to last. */
-  wall: number;
-  /** Each remote activity's time by name; local activities (markers) counted. */
-  byName: Map<string, number>;
-  workflowTasks: number;
-  localActivities: number;
-  /** Epoch ms of the Run's workflow start, first activity scheduled, last activity completed, workflow end. */
-  marks: { start: number; firstScheduled: number; lastCompleted: number; end: number };
-  /** Each history event after the first, with the ms since the one before it (BENCH_TIMELINE=1 prints them). */
-  timeline: { event: string; ms: number }[];
-}
-
-/** A history event's kind, from the one attributes field it has set (activityTaskScheduled, …). */
-const eventName = (e: object) =>
-  Object.entries(e)
-    .find(([key, value]) => key.endsWith('EventAttributes') && value)?.[0]
-    .replace(/EventAttributes$/, '') ?? 'event';
-
-/** Where a Run's time went, from its workflow history. */
-async function activityTime(runId: string): Promise<RunTimes> {
-  const history = await temporal.workflow.getHandle(runWorkflowId(runId)).fetchHistory();
-  const started = new Map<string, number>();
-  const scheduled = new Map<string, number>();
-  const names = new Map<string, string>();
-  const byName = new Map<string, number>();
-  let steps = 0;
-  let all = 0;
-  let waiting = 0;
-  let workflowTasks = 0;
-  let localActivities = 0;
-  let firstScheduled = 0;
-  let lastCompleted = 0;
-  const events = history.events ?? [];
-  for (const e of events) {
-    const id = String(e.eventId);
-    if (e.workflowTaskCompletedEventAttributes) workflowTasks += 1;
-    if (e.markerRecordedEventAttributes?.markerName === 'core_local_activity') localActivities += 1;
-    if (e.activityTaskScheduledEventAttributes) {
-      names.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
-      scheduled.set(id, ms(e.eventTime));
-      firstScheduled ||= ms(e.eventTime);
-    }
-    if (e.activityTaskStartedEventAttributes) {
-      const of = String(e.activityTaskStartedEventAttributes.scheduledEventId);
-      started.set(of, ms(e.eventTime));
-      waiting += ms(e.eventTime) - scheduled.get(of)!;
-    }
-    const done = e.activityTaskCompletedEventAttributes;
-    if (done) {
-      const name = names.get(String(done.scheduledEventId)) ?? '';
-      const took = ms(e.eventTime) - started.get(String(done.scheduledEventId))!;
-      lastCompleted = ms(e.eventTime);
-      all += took;
-      byName.set(name, (byName.get(name) ?? 0) + took);
-      if (/Step$/.test(name)) steps += took;
-    }
-  }
-  const start = ms(events[0]?.eventTime);
-  const end = ms(events[events.length - 1]?.eventTime);
-  const timeline = events.slice(1).map((e, i) => ({
-    event: `${eventName(e)}${e.markerRecordedEventAttributes ? ' (local activity)' : ''}${
-      e.activityTaskScheduledEventAttributes ? ` ${e.activityTaskScheduledEventAttributes.activityType?.name}` : ''
-    }`,
-    ms: ms(e.eventTime) - ms(events[i]!.eventTime),
-  }));
-  return { steps, all, waiting, wall: end - start, byName, workflowTasks, localActivities, marks: { start, firstScheduled, lastCompleted, end }, timeline };
-}
-
-const pgConnection = `PG:host=${targetUrl.hostname} port=${targetUrl.port} dbname=target user=${decodeURIComponent(targetUrl.username)} password=${decodeURIComponent(targetUrl.password)}`;
 // The file server lives in this process: the script runs asynchronously, never blocking it.
 const sh = (command: string) => promisify(execFile)('bash', ['-c', command]);
-const script = (table: string, file: string, url = fileUrl) =>
-  `curl -sf -o ${file} '${url}' && ogr2ogr -f PostgreSQL '${pgConnection}' ${file} -nln ${table} -overwrite -lco GEOMETRY_NAME=geom && psql '${targetUrl.toString()}' -qAtc 'SELECT count(*) FROM ${table}' >/dev/null`;
+const script = (table: string, file: string, url = fileUrl) => `curl -sf -o '${file}' '${url}' && ${baselineLoad(file, table)}`;
 
 try {
   const work = path.join(stack.dir, 'files');
@@ -250,18 +119,7 @@ try {
   const source = await api('POST', '/api/v1/sources', { name: 'one feature', type: 'url', configuration: { url: fileUrl } });
   const bigSource = await api('POST', '/api/v1/sources', { name: 'many points', type: 'url', configuration: { url: bigUrl } });
   const midSource = await api('POST', '/api/v1/sources', { name: 'some points', type: 'url', configuration: { url: midUrl } });
-  const destination = await api('POST', '/api/v1/destinations', {
-    name: 'target',
-    type: 'postgis',
-    configuration: {
-      host: targetUrl.hostname,
-      port: Number(targetUrl.port),
-      database: 'target',
-      username: decodeURIComponent(targetUrl.username),
-      password: decodeURIComponent(targetUrl.password),
-      ssl_mode: 'disable',
-    },
-  });
+  const destination = await createDestination();
   const createJob = (table: string, sourceId = source.id) =>
     api('POST', '/api/v1/jobs', { name: table, source_id: sourceId, destination_id: destination.id, destination_target: { table, write_mode: 'replace' } });
   const lines: string[] = [
@@ -293,7 +151,7 @@ try {
     if (round < 0) continue; // warm-up
     totals.push(total);
     for (const step of seen.steps) stepTimes.set(step.name, [...(stepTimes.get(step.name) ?? []), step.duration_ms]);
-    const times = await activityTime(seen.id);
+    const times = await activityTime(temporal, seen.id);
     inside.push(times);
     const m = times.marks;
     segments.push({
@@ -345,8 +203,7 @@ try {
       service.push(performance.now() - t0);
       steps.push(seen.steps.map((st: { name: string; duration_ms: number }) => `${st.name} ${st.duration_ms} ms`).join(', '));
     }
-    const rows = execFileSync('psql', [targetUrl.toString(), '-qAtc', 'SELECT count(*) FROM bench_mid']).toString().trim();
-    if (Number(rows) !== MID_POINTS) throw new Error(`bench_mid holds ${rows} rows, expected ${MID_POINTS}`);
+    expectRows('bench_mid', MID_POINTS);
     const m = median(service);
     lines.push(
       `${MID_POINTS} points (GeoPackage, ${(statSync(midFile).size / 1e6).toFixed(1)} MB) url → PostGIS, median of ${MID_ROUNDS}:`,
@@ -398,7 +255,7 @@ try {
       if (failed.length) throw new Error(`Job ${j.id}: ${failed.length} failed Runs`);
     }
     // Where a Run's time went under this load, from the histories of a sample of them.
-    const sample = await Promise.all(runs.filter((_, i) => i % 10 === 5).map((r) => activityTime(r.id)));
+    const sample = await Promise.all(runs.filter((_, i) => i % 10 === 5).map((r) => activityTime(temporal, r.id)));
     const loaded = (key: 'wall' | 'all' | 'waiting') => median(sample.map((x) => x[key]));
     const used = Object.fromEntries(Object.entries(cpuAfter).map(([name, after]) => [name, after - cpuBefore[name]!]));
     return {
@@ -424,8 +281,7 @@ try {
   const one = await throughput();
   workerPids.push(await stack.addWorker());
   const two = await throughput();
-  const count = execFileSync('psql', [targetUrl.toString(), '-qAtc', `SELECT count(*) FROM bench_job_0`]).toString().trim();
-  if (count !== '1') throw new Error(`bench_job_0 holds ${count} rows, expected 1`);
+  expectRows('bench_job_0', 1);
   const rate = (t: { n: number; seconds: number }) => t.n / t.seconds;
   const allCores = (t: typeof one) => Object.values(t.used).reduce((sum, s) => sum + s, 0) / t.seconds;
   const workersCores = (t: typeof one) =>
@@ -464,8 +320,7 @@ try {
       stepsOf.push(seen.steps.map((st: { name: string; duration_ms: number }) => `${st.name} ${(st.duration_ms / 1000).toFixed(1)} s`).join(', '));
     }
     const steps = stepsOf[service.indexOf(Math.min(...service))];
-    const rows = execFileSync('psql', [targetUrl.toString(), '-qAtc', 'SELECT count(*) FROM bench_big']).toString().trim();
-    if (Number(rows) !== BIG_POINTS) throw new Error(`bench_big holds ${rows} rows, expected ${BIG_POINTS}`);
+    expectRows('bench_big', BIG_POINTS);
     const best = (xs: number[]) => Math.min(...xs) / 1000;
     lines.push(
       `Volume, ${BIG_POINTS} points (GeoPackage, ${(statSync(bigFile).size / 1e6).toFixed(0)} MB) url → PostGIS, best of ${BIG_ROUNDS}:`,

@@ -1,5 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 
+/** Runs a command somewhere else, e.g. in a network namespace: `ip netns exec <ns> command …`. */
+export type Wrap = (command: string, args: string[]) => [string, string[]];
+
 /**
  * Asks a test server to stop (SIGTERM unless `ask` says otherwise) and waits until it has exited,
  * killing it after a grace period.

@@ -2,7 +2,7 @@ import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slon
 import { z } from 'zod';
 import { notFound } from '../domain/errors.js';
 import { isoTime, isoTimeOrNull } from '../platform/db.js';
-import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
+import { readPage, type Page, type PageRequest } from './pagination.js';
 import type { Projector } from './projector.js';
 
 const t = (schema: string, table: string) => sql.identifier([schema, table]);
@@ -99,25 +99,18 @@ const tokenRow = z.object({
   revoked_at: isoTimeOrNull,
 });
 export type TokenRow = z.infer<typeof tokenRow>;
+const tokenColumns = sql.fragment`id, name, scopes, prefix, created_at, expires_at, last_used_at, revoked_at`;
 
 /** The owner's token; any other is token_not_found. */
 export async function loadToken(pool: DatabasePool, ownerId: string, id: string): Promise<TokenRow> {
-  const row = await pool.maybeOne(
-    sql.type(tokenRow)`SELECT id, name, scopes, prefix, created_at, expires_at, last_used_at, revoked_at
-      FROM rm.tokens WHERE id = ${id} AND owner_id = ${ownerId}`,
-  );
+  const row = await pool.maybeOne(sql.type(tokenRow)`SELECT ${tokenColumns} FROM rm.tokens WHERE id = ${id} AND owner_id = ${ownerId}`);
   if (!row) throw notFound('token_not_found', 'Token', id);
   return row;
 }
 
 /** The owner's tokens, newest first. */
 export async function listTokens(pool: DatabasePool, ownerId: string, page: PageRequest): Promise<Page<TokenRow>> {
-  const rows = await pool.any(
-    sql.type(tokenRow)`SELECT id, name, scopes, prefix, created_at, expires_at, last_used_at, revoked_at FROM rm.tokens
-    WHERE owner_id = ${ownerId} AND ${keysetWhere(page)}
-    ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`,
-  );
-  return pageFrom(rows, page);
+  return readPage(pool, tokenRow, sql.fragment`SELECT ${tokenColumns} FROM rm.tokens`, sql.fragment`owner_id = ${ownerId}`, page);
 }
 
 /** A token by the SHA-256 of its value, with its owner: what authenticating a request needs (times in epoch ms). */

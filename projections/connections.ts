@@ -1,10 +1,10 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { notFoundCode, type ConnectionKind } from '../domain/connections/connection.js';
+import { kindNoun, notFoundCode, type ConnectionKind } from '../domain/connections/kinds.js';
 import { notFound } from '../domain/errors.js';
 import { isoTime } from '../platform/db.js';
-import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
-import type { Projector } from './projector.js';
+import { readPage, type Page, type PageRequest } from './pagination.js';
+import { createOwnedTable, type Projector } from './projector.js';
 
 const connections = (schema: string) => sql.identifier([schema, 'connections']);
 
@@ -17,17 +17,13 @@ export const connectionsProjector: Projector = {
   version: 1,
   tables: ['connections'],
   async createTables(tx, schema) {
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${connections(schema)} (
-      id text PRIMARY KEY,
-      kind text NOT NULL,
-      owner_id text NOT NULL,
-      name text NOT NULL,
-      type text NOT NULL,
-      configuration jsonb NOT NULL,
-      secret_fields text[] NOT NULL,
-      created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL)`);
-    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS connections_owner ON ${connections(schema)} (owner_id, kind, created_at DESC, id DESC)`);
+    await createOwnedTable(
+      tx,
+      schema,
+      'connections',
+      sql.fragment`kind text NOT NULL, name text NOT NULL, type text NOT NULL, configuration jsonb NOT NULL, secret_fields text[] NOT NULL`,
+      'kind',
+    );
   },
   async apply(tx, schema, event) {
     const d = event.data as Record<string, any>;
@@ -64,27 +60,18 @@ const connectionRow = z.object({
   updated_at: isoTime,
 });
 export type ConnectionRow = z.infer<typeof connectionRow>;
-
-const noun = (kind: ConnectionKind) => (kind === 'source' ? 'Source' : 'Destination');
+const columns = sql.fragment`id, name, type, configuration, secret_fields, created_at, updated_at`;
 
 /** The owner's Source or Destination; any other is source_not_found or destination_not_found. */
 export async function loadConnection(pool: DatabasePool, kind: ConnectionKind, ownerId: string, id: string): Promise<ConnectionRow> {
-  const row = await pool.maybeOne(
-    sql.type(connectionRow)`SELECT id, name, type, configuration, secret_fields, created_at, updated_at
-      FROM rm.connections WHERE id = ${id} AND owner_id = ${ownerId} AND kind = ${kind}`,
-  );
-  if (!row) throw notFound(notFoundCode(kind), noun(kind), id);
+  const row = await pool.maybeOne(sql.type(connectionRow)`SELECT ${columns} FROM rm.connections WHERE id = ${id} AND owner_id = ${ownerId} AND kind = ${kind}`);
+  if (!row) throw notFound(notFoundCode(kind), kindNoun(kind), id);
   return row;
 }
 
 /** The owner's Sources or Destinations, newest first. */
 export async function listConnections(pool: DatabasePool, kind: ConnectionKind, ownerId: string, page: PageRequest): Promise<Page<ConnectionRow>> {
-  const rows = await pool.any(
-    sql.type(connectionRow)`SELECT id, name, type, configuration, secret_fields, created_at, updated_at FROM rm.connections
-    WHERE owner_id = ${ownerId} AND kind = ${kind} AND ${keysetWhere(page)}
-    ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`,
-  );
-  return pageFrom(rows, page);
+  return readPage(pool, connectionRow, sql.fragment`SELECT ${columns} FROM rm.connections`, sql.fragment`owner_id = ${ownerId} AND kind = ${kind}`, page);
 }
 
 /** The type of the owner's Source or Destination, or null when the owner has none by that id. */

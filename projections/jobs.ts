@@ -1,13 +1,14 @@
 import { sql, type DatabasePool, type DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
-import type { ConnectionKind } from '../domain/connections/connection.js';
+import type { ConnectionKind } from '../domain/connections/kinds.js';
 import { notFound } from '../domain/errors.js';
-import { jobDecider, type JobEvent, type JobState } from '../domain/jobs/job.js';
+import { jobDecider, type ActiveJob, type JobEvent, type JobState } from '../domain/jobs/job.js';
 import { afterWhen, type AfterWhen } from '../domain/jobs/triggers.js';
+import { runStatuses } from '../domain/runs/statuses.js';
 import type { StoredEvent } from '../eventstore/port.js';
 import { isoTime, isoTimeOrNull } from '../platform/db.js';
-import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
-import type { Projector } from './projector.js';
+import { readPage, type Page, type PageRequest } from './pagination.js';
+import { createOwnedTable, type Projector } from './projector.js';
 
 const jobs = (schema: string) => sql.identifier([schema, 'jobs']);
 
@@ -23,21 +24,13 @@ export const jobsProjector: Projector = {
   version: 2,
   tables: ['jobs'],
   async createTables(tx, schema) {
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${jobs(schema)} (
-      id text PRIMARY KEY,
-      owner_id text NOT NULL,
-      name text NOT NULL,
-      source_id text NOT NULL,
-      destination_id text,
-      enabled boolean NOT NULL,
-      upstream_job_ids text[] NOT NULL DEFAULT '{}',
-      state jsonb NOT NULL,
-      last_run_id text,
-      last_run_status text,
-      last_run_finished_at timestamptz,
-      created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL)`);
-    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_owner ON ${jobs(schema)} (owner_id, created_at DESC, id DESC)`);
+    await createOwnedTable(
+      tx,
+      schema,
+      'jobs',
+      sql.fragment`name text NOT NULL, source_id text NOT NULL, destination_id text, enabled boolean NOT NULL, upstream_job_ids text[] NOT NULL DEFAULT '{}',
+        state jsonb NOT NULL, last_run_id text, last_run_status text, last_run_finished_at timestamptz`,
+    );
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_source ON ${jobs(schema)} (source_id)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_destination ON ${jobs(schema)} (destination_id)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS jobs_last_run ON ${jobs(schema)} (last_run_id)`);
@@ -102,10 +95,10 @@ async function applyJobEvent(tx: DatabaseTransactionConnection, schema: string, 
 /** A Job as the use cases read it: the decider's state, its Source's type (does it sync?) and its newest Run. */
 const jobRow = z.object({
   id: z.string(),
-  state: z.unknown(),
+  state: z.custom<ActiveJob>(),
   source_type: z.string().nullable(),
   last_run_id: z.string().nullable(),
-  last_run_status: z.string().nullable(),
+  last_run_status: z.enum(runStatuses).nullable(),
   last_run_finished_at: isoTimeOrNull,
   created_at: isoTime,
   updated_at: isoTime,
@@ -130,10 +123,7 @@ export async function loadJob(pool: DatabasePool, ownerId: string, id: string): 
 
 /** The owner's Jobs, newest first. */
 export async function listJobs(pool: DatabasePool, ownerId: string, page: PageRequest): Promise<Page<JobRow>> {
-  const rows = await pool.any(sql.type(jobRow)`SELECT ${jobColumns} FROM ${jobFrom}
-    WHERE j.owner_id = ${ownerId} AND ${keysetWhere(page, 'j')}
-    ORDER BY j.created_at DESC, j.id DESC LIMIT ${limitPlusOne(page)}`);
-  return pageFrom(rows, page);
+  return readPage(pool, jobRow, sql.fragment`SELECT ${jobColumns} FROM ${jobFrom}`, sql.fragment`j.owner_id = ${ownerId}`, page, 'j');
 }
 
 /** Which of these ids are Jobs of the owner. */

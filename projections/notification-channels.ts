@@ -2,8 +2,8 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { channelNotFound } from '../domain/notifications/channel.js';
 import { isoTime } from '../platform/db.js';
-import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
-import type { Projector } from './projector.js';
+import { readPage, type Page, type PageRequest } from './pagination.js';
+import { createOwnedTable, type Projector } from './projector.js';
 
 const channels = (schema: string) => sql.identifier([schema, 'notification_channels']);
 
@@ -16,17 +16,12 @@ export const notificationChannelsProjector: Projector = {
   version: 1,
   tables: ['notification_channels'],
   async createTables(tx, schema) {
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${channels(schema)} (
-      id text PRIMARY KEY,
-      owner_id text NOT NULL,
-      name text NOT NULL,
-      type text NOT NULL,
-      configuration jsonb NOT NULL,
-      endpoint text NOT NULL,
-      secret_fields text[] NOT NULL,
-      created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL)`);
-    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS notification_channels_owner ON ${channels(schema)} (owner_id, created_at DESC, id DESC)`);
+    await createOwnedTable(
+      tx,
+      schema,
+      'notification_channels',
+      sql.fragment`name text NOT NULL, type text NOT NULL, configuration jsonb NOT NULL, endpoint text NOT NULL, secret_fields text[] NOT NULL`,
+    );
   },
   async apply(tx, schema, event) {
     const d = event.data as Record<string, any>;
@@ -73,9 +68,7 @@ export async function loadChannel(pool: DatabasePool, ownerId: string, id: strin
 
 /** The owner's channels, newest first. */
 export async function listChannels(pool: DatabasePool, ownerId: string, page: PageRequest): Promise<Page<ChannelRow>> {
-  const rows = await pool.any(sql.type(channelRow)`SELECT ${columns} FROM rm.notification_channels
-    WHERE owner_id = ${ownerId} AND ${keysetWhere(page)} ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`);
-  return pageFrom(rows, page);
+  return readPage(pool, channelRow, sql.fragment`SELECT ${columns} FROM rm.notification_channels`, sql.fragment`owner_id = ${ownerId}`, page);
 }
 
 /** Which of these ids are channels of the owner's. */

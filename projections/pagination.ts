@@ -1,4 +1,5 @@
-import { sql, type ValueExpression } from 'slonik';
+import { sql, type DatabasePool, type FragmentSqlToken, type ValueExpression } from 'slonik';
+import type { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
 
 /*
@@ -53,4 +54,22 @@ export function pageFrom<R extends { id: string; created_at: string }>(rows: rea
   const items = more ? rows.slice(0, query.limit) : [...rows];
   const last = items[items.length - 1];
   return { items, next_cursor: more && last ? encodeCursor({ t: Date.parse(last.created_at), id: last.id }) : null };
+}
+
+/**
+ * One page of a read model's rows, newest first: `select` is the SELECT … FROM … of the list
+ * (its table aliased `table`, when given), `where` what its rows satisfy besides the cursor.
+ */
+export async function readPage<R extends { id: string; created_at: string }>(
+  pool: DatabasePool,
+  row: z.ZodType<R>,
+  select: FragmentSqlToken,
+  where: FragmentSqlToken,
+  page: PageRequest,
+  table?: string,
+): Promise<Page<R>> {
+  const column = (name: string) => sql.identifier(table ? [table, name] : [name]);
+  const rows = await pool.any(sql.type(row)`${select} WHERE ${where} AND ${keysetWhere(page, table)}
+    ORDER BY ${column('created_at')} DESC, ${column('id')} DESC LIMIT ${limitPlusOne(page)}`);
+  return pageFrom(rows, page);
 }

@@ -1,4 +1,4 @@
-import type { DatabaseTransactionConnection } from 'slonik';
+import { sql, type DatabaseTransactionConnection, type FragmentSqlToken } from 'slonik';
 import type { StoredEvent } from '../eventstore/port.js';
 
 /**
@@ -21,4 +21,28 @@ export interface Projector {
    * ended has its Job's last Run and sync cursor updated, whichever process projects what.
    */
   follows?: string[];
+}
+
+/**
+ * Creates (if missing) a table of rows that an owner has, as most read models keep them: `id`,
+ * `owner_id`, the table's own `columns`, `created_at` and `updated_at`, with the index its
+ * newest-first pages read (projections/pagination.ts readPage): `<table>_owner` on owner_id,
+ * `indexBy` when given, created_at DESC, id DESC.
+ */
+export async function createOwnedTable(
+  tx: DatabaseTransactionConnection,
+  schema: string,
+  table: string,
+  columns: FragmentSqlToken,
+  indexBy?: string,
+): Promise<void> {
+  const name = sql.identifier([schema, table]);
+  await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${name} (
+      id text PRIMARY KEY,
+      owner_id text NOT NULL,
+      ${columns},
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL)`);
+  const by = indexBy ? sql.fragment`${sql.identifier([indexBy])}, ` : sql.fragment``;
+  await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS ${sql.identifier([`${table}_owner`])} ON ${name} (owner_id, ${by}created_at DESC, id DESC)`);
 }

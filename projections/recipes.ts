@@ -4,8 +4,8 @@ import { notFound } from '../domain/errors.js';
 import { operationShape, type Operation } from '../domain/operations.js';
 import { isoTime } from '../platform/db.js';
 import type { ReadPool } from '../platform/read-pool.js';
-import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
-import type { Projector } from './projector.js';
+import { readPage, type Page, type PageRequest } from './pagination.js';
+import { createOwnedTable, type Projector } from './projector.js';
 
 const recipes = (schema: string) => sql.identifier([schema, 'recipes']);
 
@@ -14,15 +14,7 @@ export const recipesProjector: Projector = {
   version: 2,
   tables: ['recipes'],
   async createTables(tx, schema) {
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${recipes(schema)} (
-      id text PRIMARY KEY,
-      owner_id text NOT NULL,
-      name text NOT NULL,
-      description text NOT NULL DEFAULT '',
-      operations json NOT NULL,
-      created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL)`);
-    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS recipes_owner ON ${recipes(schema)} (owner_id, created_at DESC, id DESC)`);
+    await createOwnedTable(tx, schema, 'recipes', sql.fragment`name text NOT NULL, description text NOT NULL DEFAULT '', operations json NOT NULL`);
   },
   async apply(tx, schema, event) {
     const d = event.data as Record<string, any>;
@@ -68,12 +60,13 @@ export async function loadRecipe(reads: ReadPool, ownerId: string, id: string): 
 
 /** The owner's Recipes, newest first. */
 export async function listRecipes(pool: DatabasePool, ownerId: string, page: PageRequest): Promise<Page<RecipeRow>> {
-  const rows = await pool.any(
-    sql.type(recipeRow)`SELECT id, name, description, operations, created_at, updated_at FROM rm.recipes
-    WHERE owner_id = ${ownerId} AND ${keysetWhere(page)}
-    ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`,
+  return readPage(
+    pool,
+    recipeRow,
+    sql.fragment`SELECT id, name, description, operations, created_at, updated_at FROM rm.recipes`,
+    sql.fragment`owner_id = ${ownerId}`,
+    page,
   );
-  return pageFrom(rows, page);
 }
 
 /** The operations of the owner's Recipe (a Job copies them); any other Recipe is recipe_not_found. */

@@ -1,11 +1,15 @@
-import { sql, type DatabasePool } from 'slonik';
+import { sql, type DatabasePool, type FragmentSqlToken } from 'slonik';
 import { z } from 'zod';
 import { notFound } from '../domain/errors.js';
-import { runTriggers, type RunTrigger } from '../domain/jobs/job.js';
-import { runDecider, runStatuses, type RunEvent, type RunState, type RunStatus } from '../domain/runs/run.js';
+import { withDefaults } from '../domain/jobs/definition.js';
+import type { RunError } from '../domain/runs/facts.js';
+import { runDecider, type RunEvent } from '../domain/runs/run.js';
+import type { ExistingRun, RunState } from '../domain/runs/state.js';
+import { runStatuses, type RunStatus } from '../domain/runs/statuses.js';
+import { runTriggers, type RunTrigger } from '../domain/runs/triggers.js';
 import { isoTime, isoTimeOrNull } from '../platform/db.js';
-import { keysetWhere, limitPlusOne, pageFrom, type Page, type PageRequest } from './pagination.js';
-import type { Projector } from './projector.js';
+import { readPage, type Page, type PageRequest } from './pagination.js';
+import { createOwnedTable, type Projector } from './projector.js';
 
 const runs = (schema: string) => sql.identifier([schema, 'runs']);
 
@@ -20,30 +24,17 @@ export const runsProjector: Projector = {
   tables: ['runs'],
   follows: ['jobs'],
   async createTables(tx, schema) {
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${runs(schema)} (
-      id text PRIMARY KEY,
-      job_id text NOT NULL,
-      owner_id text NOT NULL,
-      status text NOT NULL,
-      trigger text NOT NULL,
-      attempt integer NOT NULL,
-      retry_of text,
-      retried_by text,
-      scheduled_for timestamptz,
-      triggered_by_run_id text,
-      state jsonb NOT NULL,
-      skipped_reason text,
-      error jsonb,
-      workflow_id text,
-      workflow_run_id text,
-      created_at timestamptz NOT NULL,
-      started_at timestamptz,
-      finished_at timestamptz,
-      updated_at timestamptz NOT NULL)`);
+    await createOwnedTable(
+      tx,
+      schema,
+      'runs',
+      sql.fragment`job_id text NOT NULL, status text NOT NULL, trigger text NOT NULL, attempt integer NOT NULL, retry_of text, retried_by text,
+        scheduled_for timestamptz, triggered_by_run_id text, state jsonb NOT NULL, skipped_reason text, error jsonb, workflow_id text, workflow_run_id text,
+        started_at timestamptz, finished_at timestamptz`,
+    );
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_job ON ${runs(schema)} (job_id, created_at DESC, id DESC)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_job_status ON ${runs(schema)} (job_id, status, created_at DESC, id DESC)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_triggered_by ON ${runs(schema)} (triggered_by_run_id) WHERE triggered_by_run_id IS NOT NULL`);
-    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_owner ON ${runs(schema)} (owner_id, created_at DESC, id DESC)`);
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS runs_finished ON ${runs(schema)} (finished_at) WHERE finished_at IS NOT NULL`);
   },
   async apply(tx, schema, event) {
@@ -89,7 +80,7 @@ export const runsProjector: Projector = {
   },
 };
 
-/** A Run as the use cases read it: the decider's state plus the record's timestamps, error and workflow ids. */
+/** A Run's row as stored: the record's columns beside the folded state. */
 const runRow = z.object({
   id: z.string(),
   job_id: z.string(),
@@ -110,7 +101,54 @@ const runRow = z.object({
   /** The Runs of other Jobs this Run's end started (after-triggers). */
   started_runs: z.array(z.object({ job_id: z.string(), run_id: z.string() })),
 });
-export type RunRow = z.infer<typeof runRow>;
+type RunRow = z.infer<typeof runRow>;
+
+/**
+ * A Run as the use cases and the API read it: the record's columns and what its folded state
+ * holds, with the fields Runs recorded before they existed filled in with their "none".
+ */
+export type RunView = ReturnType<typeof runView>;
+
+function runView(row: RunRow) {
+  const state = row.state as ExistingRun;
+  return {
+    id: row.id,
+    job_id: row.job_id,
+    status: row.status,
+    trigger: row.trigger,
+    attempt: row.attempt,
+    retry_of: row.retry_of,
+    retried_by: row.retried_by,
+    retry_definition: state.retryDefinition ?? null,
+    parameters: state.parameters ?? {},
+    triggered_by: state.triggeredBy ? { job_id: state.triggeredBy.job_id, run_id: state.triggeredBy.run_id } : null,
+    started_runs: [...row.started_runs],
+    delivery_id: state.deliveryId ?? null,
+    scheduled_for: row.scheduled_for,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    steps: state.steps.map((s) => ({
+      ...s,
+      failed_attempts: s.failed_attempts ?? 0,
+      last_error: s.last_error ?? null,
+      progress: s.progress ?? null,
+      log: s.log ?? null,
+    })),
+    stats: state.stats,
+    skipped_reason: row.skipped_reason,
+    warnings: state.warnings ?? [],
+    error: (row.error ?? null) as RunError | null,
+    workflow_id: row.workflow_id,
+    workflow_run_id: row.workflow_run_id,
+    job_snapshot: {
+      ...withDefaults(state.snapshot),
+      notifications: state.snapshot.notifications ?? [],
+      creation_options: state.snapshot.creation_options ?? null,
+    },
+    notifications: state.notifications ?? [],
+  };
+}
 
 const runColumns = sql.fragment`id, job_id, status, trigger, attempt, retry_of, retried_by, scheduled_for, state, skipped_reason, error, workflow_id,
   workflow_run_id, created_at, started_at, finished_at,
@@ -118,15 +156,23 @@ const runColumns = sql.fragment`id, job_id, status, trigger, attempt, retry_of, 
     FROM rm.runs s WHERE s.triggered_by_run_id = rm.runs.id) AS started_runs`;
 
 /** The owner's Run of that Job; any other is run_not_found. */
-export async function loadRun(pool: DatabasePool, ownerId: string, jobId: string, runId: string): Promise<RunRow> {
+export async function loadRun(pool: DatabasePool, ownerId: string, jobId: string, runId: string): Promise<RunView> {
   const row = await pool.maybeOne(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs WHERE id = ${runId} AND job_id = ${jobId} AND owner_id = ${ownerId}`);
   if (!row) throw notFound('run_not_found', 'Run', runId);
-  return row;
+  return runView(row);
 }
 
 /** A Run by its id alone, if the read model has it yet (a repeated Idempotency-Key's Run). */
-export async function findRun(pool: DatabasePool, runId: string): Promise<RunRow | null> {
-  return pool.maybeOne(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs WHERE id = ${runId}`);
+export async function findRun(pool: DatabasePool, runId: string): Promise<RunView | null> {
+  const row = await pool.maybeOne(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs WHERE id = ${runId}`);
+  return row && runView(row);
+}
+
+/** A page of Runs, newest first, of one status if asked. */
+async function readRunPage(pool: DatabasePool, where: FragmentSqlToken, page: PageRequest & { status?: RunStatus | undefined }): Promise<Page<RunView>> {
+  const status = page.status ? sql.fragment` AND status = ${page.status}` : sql.fragment``;
+  const rows = await readPage(pool, runRow, sql.fragment`SELECT ${runColumns} FROM rm.runs`, sql.fragment`${where}${status}`, page);
+  return { items: rows.items.map(runView), next_cursor: rows.next_cursor };
 }
 
 /** A Job's Runs, newest first, of one status if asked. */
@@ -135,12 +181,8 @@ export async function listRuns(
   ownerId: string,
   jobId: string,
   page: PageRequest & { status?: RunStatus | undefined },
-): Promise<Page<RunRow>> {
-  const status = page.status ? sql.fragment`AND status = ${page.status}` : sql.fragment``;
-  const rows = await pool.any(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs
-    WHERE job_id = ${jobId} AND owner_id = ${ownerId} ${status} AND ${keysetWhere(page)}
-    ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`);
-  return pageFrom(rows, page);
+): Promise<Page<RunView>> {
+  return readRunPage(pool, sql.fragment`job_id = ${jobId} AND owner_id = ${ownerId}`, page);
 }
 
 /** The triggers of the Runs of a Job that wait, and how many run (0 or 1). */
@@ -163,13 +205,8 @@ export async function listOwnerRuns(
   pool: DatabasePool,
   ownerId: string,
   page: PageRequest & { status?: RunStatus | undefined; job_id?: string | undefined },
-): Promise<Page<RunRow>> {
-  const status = page.status ? sql.fragment`AND status = ${page.status}` : sql.fragment``;
-  const job = page.job_id ? sql.fragment`AND job_id = ${page.job_id}` : sql.fragment``;
-  const rows = await pool.any(sql.type(runRow)`SELECT ${runColumns} FROM rm.runs
-    WHERE owner_id = ${ownerId} ${job} ${status} AND ${keysetWhere(page)}
-    ORDER BY created_at DESC, id DESC LIMIT ${limitPlusOne(page)}`);
-  return pageFrom(rows, page);
+): Promise<Page<RunView>> {
+  return readRunPage(pool, page.job_id ? sql.fragment`owner_id = ${ownerId} AND job_id = ${page.job_id}` : sql.fragment`owner_id = ${ownerId}`, page);
 }
 
 /**

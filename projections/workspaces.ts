@@ -1,10 +1,10 @@
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { DomainError, notFound } from '../domain/errors.js';
-import { emptyPipeline, type ConvertOutput, type Inspection, type Pipeline } from '../domain/workspaces/workspace.js';
+import { emptyPipeline, type ConvertOutput, type Inspection, type Pipeline } from '../domain/workspaces/contents.js';
 import { isoTime } from '../platform/db.js';
 import type { StoredDataset } from '../domain/datasets.js';
-import type { Projector } from './projector.js';
+import { createOwnedTable, type Projector } from './projector.js';
 
 const workspaces = (schema: string) => sql.identifier([schema, 'workspaces']);
 
@@ -15,24 +15,13 @@ export const workspacesProjector: Projector = {
   version: 2,
   tables: ['workspaces'],
   async createTables(tx, schema) {
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS ${workspaces(schema)} (
-      id text PRIMARY KEY,
-      owner_id text NOT NULL,
-      status text NOT NULL,
-      filename text NOT NULL,
-      size bigint NOT NULL,
-      origin json NOT NULL,
-      inspection json NOT NULL,
-      dataset json NOT NULL,
-      pipeline json NOT NULL,
-      conversion_id text,
-      conversion json,
-      output json,
-      errors json NOT NULL DEFAULT '[]',
-      created_at timestamptz NOT NULL,
-      updated_at timestamptz NOT NULL,
-      expires_at timestamptz NOT NULL)`);
-    await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS workspaces_owner ON ${workspaces(schema)} (owner_id, created_at DESC, id DESC)`);
+    await createOwnedTable(
+      tx,
+      schema,
+      'workspaces',
+      sql.fragment`status text NOT NULL, filename text NOT NULL, size bigint NOT NULL, origin json NOT NULL, inspection json NOT NULL, dataset json NOT NULL,
+        pipeline json NOT NULL, conversion_id text, conversion json, output json, errors json NOT NULL DEFAULT '[]', expires_at timestamptz NOT NULL`,
+    );
     await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS workspaces_expiry ON ${workspaces(schema)} (expires_at) WHERE status <> 'expired'`);
   },
   async apply(tx, schema, event) {

@@ -1,9 +1,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort, portAnswers, waitForPort } from '../devservers/ports.js';
+import type { Wrap } from '../devservers/processes.js';
+
+// Where the scripts, tests and benches have always found them.
+export { freePort, portAnswers, waitForPort };
+export type { Wrap };
 
 /**
  * Starts the local infrastructure `npm start` and `npm test` need when no external one is
@@ -12,8 +17,6 @@ import pg from 'pg';
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 const isRoot = process.getuid?.() === 0;
 
-/** Runs a command somewhere else, e.g. in a network namespace: `ip netns exec <ns> command …`. */
-export type Wrap = (command: string, args: string[]) => [string, string[]];
 const here: Wrap = (command, args) => [command, args];
 
 function run(cmd: string, args: string[], opts: { asPostgres?: boolean; wrap?: Wrap } = {}) {
@@ -21,37 +24,6 @@ function run(cmd: string, args: string[], opts: { asPostgres?: boolean; wrap?: W
   const r = spawnSync(c, a, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
   return r.stdout;
-}
-
-/** Whether something accepts TCP connections on host:port. */
-export function portAnswers(port: number, host = '127.0.0.1'): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const socket = net.connect(port, host, () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
-
-export async function waitForPort(port: number, host = '127.0.0.1', timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await portAnswers(port, host)) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`nothing listens on ${host}:${port} after ${timeoutMs} ms`);
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 export interface LocalPostgres {

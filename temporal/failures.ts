@@ -1,8 +1,8 @@
 import { ApplicationFailure, TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { ConnectorError, type ConnectorFailureReason } from '../domain/transfers.js';
 import { DomainError } from '../domain/errors.js';
-import type { StepName } from '../domain/jobs/job.js';
-import type { RunError } from '../domain/runs/run.js';
+import type { StepName } from '../domain/jobs/definition.js';
+import type { RunError } from '../domain/runs/facts.js';
 
 /*
  * How refusals cross Temporal. Activities turn a DomainError into a non-retryable

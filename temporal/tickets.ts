@@ -1,5 +1,5 @@
-import type { RunTrigger } from '../domain/jobs/job.js';
-import type { RetryDefinition, TriggeredBy } from '../domain/runs/run.js';
+import type { RunTrigger } from '../domain/runs/triggers.js';
+import type { RetryDefinition, TriggeredBy } from '../domain/runs/state.js';
 
 /**
  * What a Job's coordinator needs to run one Run (signalled to it by application/runs.ts, carried

@@ -1,5 +1,5 @@
 import type { DeliveryResult } from '../domain/transfers.js';
-import type { ConvertOutput, ConvertRequest } from '../domain/workspaces/workspace.js';
+import type { ConvertOutput, ConvertRequest } from '../domain/workspaces/contents.js';
 import type { StoredDataset } from '../domain/datasets.js';
 
 /*

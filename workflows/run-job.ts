@@ -12,8 +12,8 @@ import type { Activities } from '../activities/index.js';
 import type { RunArtifact } from '../activities/runs/artifact.js';
 import { runErrorOf } from '../temporal/failures.js';
 import type { RunTicket } from '../temporal/tickets.js';
-import type { StepName } from '../domain/jobs/job.js';
-import type { RunError } from '../domain/runs/run.js';
+import type { StepName } from '../domain/jobs/definition.js';
+import type { RunError } from '../domain/runs/facts.js';
 import { timeouts, withHeartbeatTimeout } from '../temporal/timeouts.js';
 
 // The Run's bookkeeping (record that it started, how it ended; remove its folder) as local

@@ -2,7 +2,7 @@ import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { domainErrorFrom, domainFailure, timeoutMessage } from '../temporal/failures.js';
 import { DomainError } from '../domain/errors.js';
-import type { ConvertOutput } from '../domain/workspaces/workspace.js';
+import type { ConvertOutput } from '../domain/workspaces/contents.js';
 import { timeouts, withHeartbeatTimeout } from '../temporal/timeouts.js';
 import type { ConvertWorkspaceWorkflow, ConvertWorkspaceWorkflowInput } from '../temporal/workspaces.js';
 

@@ -2,8 +2,11 @@ import { load, record } from '../../application/commands.js';
 import { recordQueuedRun } from '../../application/runs.js';
 import type { Services } from '../../application/services.js';
 import { DomainError } from '../../domain/errors.js';
-import { jobDecider, jobStream, syncForRun, type StepName } from '../../domain/jobs/job.js';
-import { runDecider, runStream, stepAtFault, type ExistingRun, type RunError } from '../../domain/runs/run.js';
+import type { StepName } from '../../domain/jobs/definition.js';
+import { jobDecider, jobStream, syncForRun } from '../../domain/jobs/job.js';
+import type { RunError } from '../../domain/runs/facts.js';
+import { runDecider, runStream, stepAtFault } from '../../domain/runs/run.js';
+import type { ExistingRun } from '../../domain/runs/state.js';
 import { domainErrorsAsFailures } from '../../temporal/failures.js';
 import type { RunTicket } from '../../temporal/tickets.js';
 

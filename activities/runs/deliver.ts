@@ -3,7 +3,7 @@ import type { Services } from '../../application/services.js';
 import { deliverToDestination } from '../../application/transfers.js';
 import { DomainError } from '../../domain/errors.js';
 import { localFile } from '../../platform/file-store.js';
-import type { StepProgress } from '../../domain/runs/run.js';
+import type { StepProgress } from '../../domain/runs/facts.js';
 import type { RunArtifact } from './artifact.js';
 import { artifactFacts, stepLog } from './log.js';
 import type { StepServices } from './step-services.js';

@@ -1,4 +1,4 @@
-import type { DataFacts, LayerFacts, StepLog } from '../../domain/runs/run.js';
+import type { DataFacts, LayerFacts, StepLog } from '../../domain/runs/facts.js';
 import type { DatasetInfo } from '../../geo/datasets/inspect.js';
 import type { RunArtifact } from './artifact.js';
 

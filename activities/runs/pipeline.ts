@@ -1,6 +1,6 @@
 import { fillSql } from '../../domain/jobs/parameters.js';
 import path from 'node:path';
-import type { ExistingRun } from '../../domain/runs/run.js';
+import type { ExistingRun } from '../../domain/runs/state.js';
 import { stemOf } from '../../geo/datasets/dataset-files.js';
 import { localDataset, storedDataset } from '../../geo/datasets/stored.js';
 import { applyPipeline, inspectDataset } from '../../geo/isolation/index.js';

@@ -1,6 +1,6 @@
 import { describeConnection } from '../../application/connections.js';
-import type { StepName } from '../../domain/jobs/job.js';
-import type { ExistingRun } from '../../domain/runs/run.js';
+import type { StepName } from '../../domain/jobs/definition.js';
+import type { ExistingRun } from '../../domain/runs/state.js';
 import { metrics } from '../../platform/metrics.js';
 import type { StepServices } from './step-services.js';
 

@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { browseGeonode, browseGeoserver, listLayers, listStores, listWorkspaces } from '../../application/connection-browse.js';
-import { kindNoun } from '../../application/connections.js';
 import type { Services } from '../../application/services.js';
 import type { Scope } from '../../domain/accounts/scopes.js';
-import type { ConnectionKind } from '../../domain/connections/connection.js';
+import { kindNoun, type ConnectionKind } from '../../domain/connections/kinds.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
 import { idParam } from '../schemas.js';

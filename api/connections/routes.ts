@@ -5,7 +5,7 @@ import * as connections from '../../application/connections.js';
 import type { Services } from '../../application/services.js';
 import { configurationBodySchema, connectors, publicConnectorCatalog } from '../../connectors/registry.js';
 import type { Scope } from '../../domain/accounts/scopes.js';
-import type { ConnectionKind } from '../../domain/connections/connection.js';
+import { kindNoun, type ConnectionKind } from '../../domain/connections/kinds.js';
 import { nonBlank } from '../../platform/text.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
@@ -22,6 +22,24 @@ import { connectionSchema, connectorSchema, discoverySchema, representConnection
 
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 409: errorEnvelope, 422: errorEnvelope };
 
+/**
+ * Each type's configuration as a body takes it, made once and named (PostgisConfiguration …):
+ * Source and Destination bodies and drafts share it, so the OpenAPI document and
+ * web/src/api-types.ts say it once.
+ */
+const configurationBodies = new Map<string, z.ZodObject>();
+function configurationBody(c: (typeof connectors)[number]): z.ZodObject {
+  let schema = configurationBodies.get(c.type);
+  if (!schema) {
+    const name = c.type.replace(/(^|[^a-z0-9])([a-z0-9])/g, (_, __, first: string) => first.toUpperCase());
+    schema = configurationBodySchema(c)
+      .describe(`${c.label}: secrets are write-only; omit one to keep it, null clears it`)
+      .meta({ id: `${name}Configuration` });
+    configurationBodies.set(c.type, schema);
+  }
+  return schema;
+}
+
 function bodySchema(kind: ConnectionKind, draft: boolean) {
   const options = connectors
     .filter((c) => (kind === 'source' ? c.source : c.destination))
@@ -29,7 +47,7 @@ function bodySchema(kind: ConnectionKind, draft: boolean) {
       z.strictObject({
         name: draft ? nonBlank(200).optional() : nonBlank(200),
         type: z.literal(c.type),
-        configuration: configurationBodySchema(c).describe(`${c.label}: secrets are write-only; omit one to keep it, null clears it`),
+        configuration: configurationBody(c),
       }),
     );
   return z.discriminatedUnion('type', options as unknown as [z.ZodObject, ...z.ZodObject[]]);
@@ -37,7 +55,7 @@ function bodySchema(kind: ConnectionKind, draft: boolean) {
 
 export function connectionRoutes(kind: ConnectionKind): (services: Services) => FastifyPluginAsyncZod {
   const plural = `${kind}s`;
-  const Noun = connections.kindNoun(kind);
+  const Noun = kindNoun(kind);
   const tag = `${Noun}s`;
   const read: Scope[] = [kind === 'source' ? 'sources:read' : 'destinations:read'];
   const write: Scope[] = [kind === 'source' ? 'sources:write' : 'destinations:write'];

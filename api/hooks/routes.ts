@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Services } from '../../application/services.js';
 import * as webhooks from '../../application/webhooks.js';
-import { runTriggers } from '../../domain/jobs/job.js';
-import { runStatuses } from '../../domain/runs/run.js';
+import { runTriggers } from '../../domain/runs/triggers.js';
+import { runStatuses } from '../../domain/runs/statuses.js';
 import { errorEnvelope } from '../errors.js';
 
 const params = z.object({ id: z.string().min(1).max(100) });
@@ -75,14 +75,13 @@ export function hookRoutes(services: Services): FastifyPluginAsyncZod {
           request.log,
         );
         if (replayed) reply.header('idempotent-replayed', 'true');
-        const state = run.state as { parameters?: Record<string, string | number | boolean>; deliveryId?: string | null };
         return reply.code(201).send({
           id: run.id,
           job_id: run.job_id,
           status: run.status,
           trigger: run.trigger,
-          parameters: state.parameters ?? {},
-          delivery_id: state.deliveryId ?? null,
+          parameters: run.parameters,
+          delivery_id: run.delivery_id,
           created_at: run.created_at,
         });
       },

@@ -1,23 +1,18 @@
 import { z } from 'zod';
-import { connectorByType } from '../../connectors/registry.js';
-import { runTriggers, stagesOf, withDefaults, type ActiveJob } from '../../domain/jobs/job.js';
-import { describeSchedule, nextFireTimes } from '../../domain/jobs/schedule.js';
+import { NEXT_RUNS, type JobView } from '../../application/jobs.js';
+import { runTriggers } from '../../domain/runs/triggers.js';
 import { operationShape } from '../../domain/operations.js';
 import { notificationEvents } from '../../domain/notifications/subscriptions.js';
-import { runStatuses, type ExistingRun } from '../../domain/runs/run.js';
-import type { JobRow } from '../../projections/jobs.js';
-import type { RunRow } from '../../projections/runs.js';
+import { runStatuses } from '../../domain/runs/statuses.js';
+import type { RunView } from '../../projections/runs.js';
 import { runWorkflowId } from '../../temporal/ids.js';
 import { creationOptions, processingWarning, timestamp } from '../schemas.js';
 import { parametersSchema, scheduleSchema, triggersSchema } from './automation-schemas.js';
 
 /*
- * The Job and Run JSON shapes (docs/api-conventions.md), made from the rows of their read models
- * (projections/jobs.ts, projections/runs.ts).
+ * The Job and Run JSON shapes (docs/api-conventions.md), made from what their readers answer
+ * (application/jobs.ts JobView, projections/runs.ts RunView).
  */
-
-/** How many coming fire times a Job shows. */
-export const NEXT_RUNS = 5;
 
 const stageFlags = z.object({ transform: z.boolean().optional(), convert: z.boolean().optional(), python: z.boolean().optional() });
 
@@ -205,76 +200,13 @@ export const runSchema = z
 /** Where a Job's webhook is: an absolute URL when the public origin is known (SVC_PUBLIC_ORIGIN, or the request's). */
 export const webhookUrl = (origin: string, jobId: string) => `${origin}/api/v1/hooks/jobs/${jobId}`;
 
-export function representJob(row: JobRow, now: Date, origin = ''): z.infer<typeof jobSchema> {
-  const state = row.state as ActiveJob;
-  const d = withDefaults(state.definition);
-  const next = state.enabled && d.schedule ? nextFireTimes(d.schedule, now, NEXT_RUNS).map((t) => t.toISOString()) : [];
-  return {
-    id: row.id,
-    ...d,
-    creation_options: d.creation_options ?? null,
-    notifications: d.notifications ?? [],
-    stages: stagesOf(d),
-    enabled: state.enabled,
-    disabled_reason: state.disabledReason?.kind === 'consecutive_failures' ? state.disabledReason.message : null,
-    next_run_at: next[0] ?? null,
-    next_run_times: next,
-    schedule_description: d.schedule ? describeSchedule(d.schedule) : null,
-    webhook: state.webhook
-      ? { url: webhookUrl(origin, row.id), auth: state.webhook.auth, created_at: state.webhook.created_at, rotated_at: state.webhook.rotated_at }
-      : null,
-    followers: row.followers,
-    last_run: row.last_run_id
-      ? { id: row.last_run_id, status: (row.last_run_status ?? 'queued') as (typeof runStatuses)[number], finished_at: row.last_run_finished_at }
-      : null,
-    sync: {
-      supported: Boolean(row.source_type && connectorByType(row.source_type)?.source?.incremental),
-      cursor: state.sync.cursor ?? null,
-      updated_at: state.sync.updated_at,
-      reset_pending: state.sync.reset_pending,
-      reinitialize_pending: state.sync.reinitialize_pending,
-    },
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+/** A Job as the API shows it: what its use cases answer, with its webhook's URL. */
+export function representJob(job: JobView, origin = ''): z.infer<typeof jobSchema> {
+  return { ...job, webhook: job.webhook ? { url: webhookUrl(origin, job.id), ...job.webhook } : null };
 }
 
-export function representRun(row: RunRow): z.infer<typeof runSchema> {
-  const state = row.state as ExistingRun;
-  return {
-    id: row.id,
-    job_id: row.job_id,
-    status: row.status,
-    trigger: row.trigger,
-    attempt: row.attempt,
-    retry_of: row.retry_of,
-    retried_by: row.retried_by,
-    retry_definition: state.retryDefinition ?? null,
-    parameters: state.parameters ?? {},
-    triggered_by: state.triggeredBy ? { job_id: state.triggeredBy.job_id, run_id: state.triggeredBy.run_id } : null,
-    started_runs: row.started_runs,
-    delivery_id: state.deliveryId ?? null,
-    scheduled_for: row.scheduled_for,
-    created_at: row.created_at,
-    started_at: row.started_at,
-    finished_at: row.finished_at,
-    steps: state.steps.map((s) => ({
-      ...s,
-      failed_attempts: s.failed_attempts ?? 0,
-      last_error: s.last_error ?? null,
-      progress: s.progress ?? null,
-      log: s.log ?? null,
-    })),
-    stats: state.stats,
-    skipped_reason: row.skipped_reason,
-    warnings: state.warnings ?? [],
-    error: (row.error ?? null) as z.infer<typeof runSchema>['error'],
-    workflow: { workflow_id: row.workflow_id ?? runWorkflowId(row.id), run_id: row.workflow_run_id },
-    job_snapshot: {
-      ...withDefaults(state.snapshot),
-      notifications: state.snapshot.notifications ?? [],
-      creation_options: state.snapshot.creation_options ?? null,
-    },
-    notifications: state.notifications ?? [],
-  };
+/** A Run as the API shows it: what its reader answers, with where to find its workflow. */
+export function representRun(run: RunView): z.infer<typeof runSchema> {
+  const { workflow_id, workflow_run_id, ...shown } = run;
+  return { ...shown, workflow: { workflow_id: workflow_id ?? runWorkflowId(run.id), run_id: workflow_run_id } };
 }

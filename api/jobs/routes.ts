@@ -6,7 +6,7 @@ import * as runs from '../../application/runs.js';
 import type { Services } from '../../application/services.js';
 import * as webhooks from '../../application/webhooks.js';
 import { notificationEvents } from '../../domain/notifications/subscriptions.js';
-import { runStatuses } from '../../domain/runs/run.js';
+import { runStatuses } from '../../domain/runs/statuses.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
 import { pageOf, pageQuery, pageView } from '../pagination.js';
@@ -125,7 +125,7 @@ export function jobRoutes(services: Services, base: 'jobs' | 'pipelines' = 'jobs
   const ownerOf = (request: FastifyRequest) => requirePrincipal(request).userId;
   const log = (request: FastifyRequest) => request.log as runs.Log;
   const originOf = (request: FastifyRequest) => services.config.publicOrigin ?? `${request.protocol}://${request.host}`;
-  const show = (request: FastifyRequest, row: Parameters<typeof representJob>[0]) => representJob(row, services.clock(), originOf(request));
+  const show = (request: FastifyRequest, job: jobs.JobView) => representJob(job, originOf(request));
 
   return async (app) => {
     app.get(

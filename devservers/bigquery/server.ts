@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '../../scripts/local-services.js';
+import { freePort } from '../ports.js';
 import { stopProcess } from '../processes.js';
 
 /*

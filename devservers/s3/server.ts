@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort, type Wrap } from '../../scripts/local-services.js';
-import { stopProcess } from '../processes.js';
+import { freePort } from '../ports.js';
+import { stopProcess, type Wrap } from '../processes.js';
 
 /*
  * moto's S3 API on a free loopback port (serve.py), with IAM authentication on: an access key

@@ -1,6 +1,7 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
 import { applySecretChanges as applyChanges, type SealedSecrets, type SecretChanges } from '../secrets.js';
+import { kindNoun, notFoundCode, type ConnectionKind } from './kinds.js';
 
 /*
  * Sources and Destinations: saved connections, one aggregate shape for both kinds (a kind is a
@@ -11,11 +12,7 @@ import { applySecretChanges as applyChanges, type SealedSecrets, type SecretChan
  * fields only.
  */
 
-export type ConnectionKind = 'source' | 'destination';
-
 export const connectionStream = (kind: ConnectionKind, id: string) => `${kind}-${id}`;
-export const notFoundCode = (kind: ConnectionKind) => (kind === 'source' ? 'source_not_found' : 'destination_not_found');
-const noun = (kind: ConnectionKind) => (kind === 'source' ? 'Source' : 'Destination');
 const eventName = <S extends 'Created' | 'Updated' | 'Deleted'>(kind: ConnectionKind, suffix: S) =>
   `${kind === 'source' ? 'Source' : 'Destination'}${suffix}` as `${'Source' | 'Destination'}${S}`;
 
@@ -70,7 +67,7 @@ export type ConnectionState =
 
 /** Another user's connection is answered exactly like a missing one. */
 export function ownedConnection(kind: ConnectionKind, state: ConnectionState, actorId: string, id: string) {
-  if (state.status !== 'active' || state.ownerId !== actorId) throw notFound(notFoundCode(kind), noun(kind), id);
+  if (state.status !== 'active' || state.ownerId !== actorId) throw notFound(notFoundCode(kind), kindNoun(kind), id);
   return state;
 }
 
@@ -81,7 +78,7 @@ export function connectionDecider(kind: ConnectionKind): Decider<ConnectionComma
     decide(command, state) {
       switch (command.type) {
         case 'CreateConnection': {
-          if (state.status !== 'absent') throw new DomainError('conflict', `${noun(kind)} ${command.connectionId} already exists`);
+          if (state.status !== 'absent') throw new DomainError('conflict', `${kindNoun(kind)} ${command.connectionId} already exists`);
           const secrets = applyChanges({}, command.secrets, command.secretFields);
           return [
             {

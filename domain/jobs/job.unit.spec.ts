@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider.js';
-import {
-  jobDecider,
-  plannedSteps,
-  type ActiveJob,
-  stagesOf,
-  syncForRun,
-  withDefaults,
-  type JobCommand,
-  type JobDefinition,
-  type JobEvent,
-  type RunTrigger,
-} from './job.js';
+import { plannedSteps, stagesOf, withDefaults, type JobDefinition } from './definition.js';
+import { jobDecider, syncForRun, type ActiveJob, type JobCommand, type JobEvent } from './job.js';
+import type { RunTrigger } from '../runs/triggers.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const { state, decide } = deciderSpec(jobDecider);

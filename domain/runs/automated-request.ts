@@ -1,4 +1,4 @@
-import type { RunTrigger } from '../jobs/job.js';
+import type { RunTrigger } from './triggers.js';
 
 /** Why an automated Run request (a schedule's fire, an on-change check, an after-trigger) started nothing. */
 export type SkipReason = 'job_disabled' | 'beyond_catch_up' | 'already_waiting' | 'queue_full';

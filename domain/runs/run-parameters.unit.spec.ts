@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider.js';
-import type { JobDefinition } from '../jobs/job.js';
+import type { JobDefinition } from '../jobs/definition.js';
 import type { ParameterDeclaration } from '../jobs/parameters.js';
-import { runDecider, type ExistingRun, type RunCommand } from './run.js';
+import { runDecider, type RunCommand } from './run.js';
+import type { ExistingRun } from './state.js';
 
 const { state, play } = deciderSpec(runDecider);
 const at = new Date(Date.UTC(2026, 0, 1));

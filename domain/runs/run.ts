@@ -1,8 +1,12 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
-import type { JobDefinition, RunTrigger, StepName } from '../jobs/job.js';
+import type { JobDefinition, StepName } from '../jobs/definition.js';
 import { usesDefaults, type ParameterValues } from '../jobs/parameters.js';
 import type { NotificationRecord } from '../notifications/subscriptions.js';
+import { emptyStats, type RunError, type RunStats, type RunWarning, type StepLog, type StepProgress } from './facts.js';
+import type { ExistingRun, RetryDefinition, RunState, RunSync, StepState, TriggeredBy } from './state.js';
+import { isFinished } from './statuses.js';
+import type { RunTrigger } from './triggers.js';
 
 export const runStream = (id: string) => `run-${id}`;
 
@@ -12,85 +16,6 @@ export const runStream = (id: string) => `run-${id}`;
  * every command is idempotent: a repeat appends nothing (a retried activity never duplicates an
  * event), and nothing moves a finished Run.
  */
-
-export const runStatuses = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
-export type RunStatus = (typeof runStatuses)[number];
-export const finishedStatuses: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
-export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped';
-
-export interface RunStats {
-  features_read: number | null;
-  features_written: number | null;
-  bytes_read: number | null;
-  bytes_written: number | null;
-}
-export const emptyStats: RunStats = { features_read: null, features_written: null, bytes_read: null, bytes_written: null };
-
-export interface RunError {
-  code: string;
-  message: string;
-  step: StepName | null;
-  retryable: boolean;
-  /** Classified cause of a remote failure (unreachable, authentication_failed …), when there is one. */
-  reason?: string;
-}
-
-/** The Run of another Job whose end started this one (an `after` trigger), and how long the chain is so far. */
-export interface TriggeredBy {
-  job_id: string;
-  run_id: string;
-  depth: number;
-}
-
-/** What a retry ran: the Job as it is now (default), or the failed Run's own snapshot and values. */
-export type RetryDefinition = 'current' | 'original';
-/** One layer as a step read or wrote it. */
-export interface LayerFacts {
-  name: string;
-  /** WKT spelling (POINT, MULTIPOLYGON …); null without geometry. */
-  geometry_type: string | null;
-  /** EPSG:4326 or the CRS's name; null when unknown or without geometry. */
-  crs: string | null;
-  features: number | null;
-}
-
-/** Data a step read or wrote: where (a Source or Destination and the place in it, or the Run's own file) and what. */
-export interface DataFacts {
-  /** The Source or Destination, by id and type (its settings are on the connection, never here). */
-  connection?: { id: string; type: string };
-  /** The table, object key, layer, URL without query … as the connector names it: public, never a secret. */
-  location?: Record<string, unknown>;
-  filename?: string;
-  /** GDAL driver short name (GPKG, GeoJSON …). */
-  format?: string | null;
-  bytes?: number | null;
-  features?: number | null;
-  layers?: LayerFacts[];
-}
-
-/** What one step of a Run read and wrote: the Run's log (its warnings are the Run's `warnings`, each naming its step). */
-export interface StepLog {
-  read?: DataFacts;
-  wrote?: DataFacts;
-  /** What a Python step printed, each truncated. */
-  output?: { stdout: string; stderr: string };
-}
-
-/** What a step changed or doubted without failing (a field a format renamed, a repaired geometry). */
-export interface RunWarning {
-  step: StepName;
-  code: string;
-  message: string;
-  layer?: string;
-  details?: Record<string, unknown>;
-}
-
-/** The sync state a Run read with (domain/jobs/job.ts syncForRun). */
-export interface RunSync {
-  cursor: unknown;
-  reinitialize: boolean;
-  seq: number;
-}
 
 export type RunEvent =
   | {
@@ -187,65 +112,6 @@ export type RunCommand =
   | { type: 'MarkRetried'; runId: string; actorId: string; retryRunId: string; at: Date }
   /** A notification about the Run was delivered, or given up on: recorded once per event and channel, whenever it ends (the Run may be finished). */
   | { type: 'RecordNotification'; runId: string; notification: NotificationRecord; at: Date };
-
-/** How far a running step is: what it has written so far, and the share done when its tool says. */
-export interface StepProgress {
-  bytes_written?: number;
-  /** What bytes_written is heading for, when known up front (a download's declared size). */
-  bytes_total?: number;
-  features_written?: number;
-  /** 0–100. */
-  percent?: number;
-}
-
-export interface StepState {
-  name: StepName;
-  status: StepStatus;
-  started_at: string | null;
-  finished_at: string | null;
-  duration_ms: number | null;
-  /** Attempts of the step that failed (absent in Runs recorded before this was kept: 0). */
-  failed_attempts?: number;
-  /** The error of the latest failed attempt. */
-  last_error?: RunError | null;
-  /** What the step reported last while it worked (absent before it reported, or in older Runs). */
-  progress?: StepProgress | null;
-  /** What the step read and wrote, once it finished (absent in older Runs). */
-  log?: StepLog | null;
-}
-
-export interface ExistingRun {
-  status: RunStatus;
-  jobId: string;
-  ownerId: string;
-  trigger: RunTrigger;
-  attempt: number;
-  snapshot: JobDefinition;
-  parameters: ParameterValues;
-  triggeredBy: TriggeredBy | null;
-  retryDefinition: RetryDefinition | null;
-  deliveryId: string | null;
-  steps: StepState[];
-  stats: RunStats;
-  /** The steps' warnings, in order (absent in Runs recorded before they were kept). */
-  warnings?: RunWarning[];
-  sync: RunSync | null;
-  retriedBy: string | null;
-  /** When the Run was queued, and for a scheduled Run the fire time meant (what its metrics measure from). */
-  queuedAt?: string;
-  scheduledFor?: string | null;
-  /** Notifications about this Run, as they were delivered or given up on (absent in older Runs). */
-  notifications?: NotificationRecord[];
-  /** When it was queued, started and finished, and how it ended (absent in states folded before they were kept). */
-  createdAt?: string;
-  startedAt?: string | null;
-  finishedAt?: string | null;
-  error?: RunError | null;
-  skippedReason?: string | null;
-}
-export type RunState = { status: 'absent' } | ExistingRun;
-
-export const isFinished = (status: RunStatus | 'absent') => (finishedStatuses as string[]).includes(status);
 
 /** A Run of another user's Job, or of another Job, is answered like a missing one. */
 export function ownedRun(state: RunState, actorId: string, jobId: string, runId: string): ExistingRun {

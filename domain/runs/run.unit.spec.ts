@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider.js';
-import type { JobDefinition } from '../jobs/job.js';
-import { runDecider, type ExistingRun, type RunCommand } from './run.js';
+import type { JobDefinition } from '../jobs/definition.js';
+import { runDecider, type RunCommand } from './run.js';
+import type { ExistingRun } from './state.js';
 
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 const { state, decide, play, given } = deciderSpec(runDecider);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deciderSpec } from '../../test/support/decider.js';
-import { emptyPipeline, workspaceDecider, type WorkspaceCommand, type WorkspaceEvent } from './workspace.js';
+import { emptyPipeline } from './contents.js';
+import { workspaceDecider, type WorkspaceCommand, type WorkspaceEvent } from './workspace.js';
 
 const at = new Date('2026-01-01T00:00:00Z');
 const { state, decide } = deciderSpec(workspaceDecider);

@@ -2,6 +2,40 @@
 // @generated
 // Do not edit: run `node --import tsx scripts/gen-web-types.ts` after changing a schema.
 
+/** Azure Blob Storage: secrets are write-only; omit one to keep it, null clears it */
+export type AzureblobConfiguration = {
+  /** Storage account name */
+  account_name: string;
+  /** Container */
+  container: string;
+  /** Blob endpoint of the account (Azurite: http://127.0.0.1:10000/<account>); omit for https://<account>.blob.core.windows.net */
+  endpoint?: string;
+  /** Folder (blob name prefix) every blob name is relative to */
+  prefix: string;
+  account_key?: string | null;
+  sas_token?: string | null;
+};
+
+/** Google BigQuery: secrets are write-only; omit one to keep it, null clears it */
+export type BigqueryConfiguration = {
+  /** Google Cloud project id (jobs run and are billed there) */
+  project_id: string;
+  /** Dataset */
+  dataset: string;
+  /** Dataset location, e.g. EU or europe-west3 (jobs run there) */
+  location?: string;
+  credentials_json?: string | null;
+  /** BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's */
+  api_endpoint?: string;
+};
+
+/** CKAN: secrets are write-only; omit one to keep it, null clears it */
+export type CkanConfiguration = {
+  /** CKAN portal URL (its home page, e.g. https://data.example.org) */
+  url: string;
+  api_key?: string | null;
+};
+
 export type ConnectionTestResult = {
   ok: boolean;
   /** ok, unreachable, timeout, authentication_failed, permission_denied, tls_error, not_found, invalid_response … */
@@ -137,461 +171,117 @@ export type Destination = {
 export type DestinationBody = {
   name: string;
   type: "postgis";
-  /** PostGIS: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 5432) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** libpq sslmode: prefer tries TLS and falls back to plain; require needs TLS; verify-ca / verify-full also check the server's certificate against the system's CAs */
-    ssl_mode: "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full";
-  };
+  configuration: PostgisConfiguration;
 } | {
   name: string;
   type: "mysql";
-  /** MySQL / MariaDB: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 3306) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** Require TLS, the certificate verified against the system's CAs (connection tests only: see the notes) */
-    ssl: boolean;
-  };
+  configuration: MysqlConfiguration;
 } | {
   name: string;
   type: "s3";
-  /** Amazon S3 (or S3-compatible): secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Bucket */
-    bucket: string;
-    /** Region */
-    region: string;
-    /** Endpoint of an S3-compatible store (MinIO, Ceph …); omit for AWS */
-    endpoint?: string;
-    /** Path-style addressing (most S3-compatible stores need it) */
-    force_path_style: boolean;
-    /** Folder (key prefix) every object key is relative to */
-    prefix: string;
-    /** Access key id; without one, requests are anonymous (public buckets) */
-    access_key?: string;
-    secret_key?: string | null;
-    session_token?: string | null;
-  };
+  configuration: S3Configuration;
 } | {
   name: string;
   type: "azureblob";
-  /** Azure Blob Storage: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Storage account name */
-    account_name: string;
-    /** Container */
-    container: string;
-    /** Blob endpoint of the account (Azurite: http://127.0.0.1:10000/<account>); omit for https://<account>.blob.core.windows.net */
-    endpoint?: string;
-    /** Folder (blob name prefix) every blob name is relative to */
-    prefix: string;
-    account_key?: string | null;
-    sas_token?: string | null;
-  };
+  configuration: AzureblobConfiguration;
 } | {
   name: string;
   type: "sftp";
-  /** SFTP server: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 22) */
-    port: number;
-    /** User name */
-    username: string;
-    password?: string | null;
-    private_key?: string | null;
-    passphrase?: string | null;
-    /** Expected host key fingerprint (SHA256:…, as `ssh-keygen -l -E sha256` prints it); recommended: the connection test shows the one the server presents */
-    host_key_sha256?: string;
-    /** Folder remote paths are relative to (relative to the login folder unless it starts with /) */
-    base_path: string;
-  };
+  configuration: SftpConfiguration;
 } | {
   name: string;
   type: "webhook";
-  /** Webhook: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Endpoint that receives the converted file in a POST (no redirects are followed) */
-    url: string;
-    /** Extra request headers, stored in plain text (credentials belong in bearer_token) */
-    headers: Record<string, string>;
-    signing_secret?: string | null;
-    bearer_token?: string | null;
-  };
+  configuration: WebhookConfiguration;
 } | {
   name: string;
   type: "sqlserver";
-  /** Microsoft SQL Server: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 1433) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** Encrypt the connection (TLS); on by default */
-    encrypt: boolean;
-    /** Accept a server certificate that does not verify against the system's CAs (self-signed): opt-in */
-    trust_server_certificate: boolean;
-  };
+  configuration: SqlserverConfiguration;
 } | {
   name: string;
   type: "oracle";
-  /** Oracle Spatial: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host?: string;
-    /** TCP port (default 1521) */
-    port: number;
-    /** Service name (with host and port) */
-    service_name?: string;
-    /** Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB */
-    connect_string?: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-  };
+  configuration: OracleConfiguration;
 } | {
   name: string;
   type: "bigquery";
-  /** Google BigQuery: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Google Cloud project id (jobs run and are billed there) */
-    project_id: string;
-    /** Dataset */
-    dataset: string;
-    /** Dataset location, e.g. EU or europe-west3 (jobs run there) */
-    location?: string;
-    credentials_json?: string | null;
-    /** BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's */
-    api_endpoint?: string;
-  };
+  configuration: BigqueryConfiguration;
 } | {
   name: string;
   type: "snowflake";
-  /** Snowflake: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1) */
-    account: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    private_key?: string | null;
-    private_key_passphrase?: string | null;
-    /** Warehouse that runs the statements (default: the user's default warehouse) */
-    warehouse?: string;
-    /** Database */
-    database: string;
-    /** Schema */
-    schema: string;
-    /** Role (default: the user's default role) */
-    role?: string;
-    /** Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com) */
-    access_url?: string;
-  };
+  configuration: SnowflakeConfiguration;
 } | {
   name: string;
   type: "gdrive";
-  /** Google Drive: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    credentials_json?: string | null;
-    client_id?: string | null;
-    client_secret?: string | null;
-    refresh_token?: string | null;
-    /** Folder that names are looked up and files are written in, unless a Job says another (a shared drive's folder works too) */
-    folder_id?: string;
-    /** Drive API root (Google's by default) */
-    api_url: string;
-    /** OAuth token endpoint for refresh tokens (Google's by default) */
-    token_url: string;
-  };
+  configuration: GdriveConfiguration;
 } | {
   name: string;
   type: "geoserver";
-  /** GeoServer: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** GeoServer base URL, e.g. https://maps.example.org/geoserver */
-    url: string;
-    /** User name */
-    username?: string;
-    password?: string | null;
-    /** Default GeoServer workspace */
-    workspace?: string;
-  };
+  configuration: GeoserverConfiguration;
 } | {
   name: string;
   type: "geonode";
-  /** GeoNode: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** GeoNode base URL */
-    url: string;
-    /** User name */
-    username?: string;
-    password?: string | null;
-    api_key?: string | null;
-  };
+  configuration: GeonodeConfiguration;
 } | {
   name: string;
   type: "hub";
-  /** ArcGIS Online / Hub: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Portal URL: https://www.arcgis.com, or an Enterprise portal (https://gis.example.org/portal) */
-    url: string;
-    /** Portal user (with password: a token is generated per use; with api_key: the owner of what is published) */
-    username?: string;
-    password?: string | null;
-    api_key?: string | null;
-  };
+  configuration: HubConfiguration;
 };
 
 export type DestinationDraft = {
   name?: string;
   type: "postgis";
-  /** PostGIS: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 5432) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** libpq sslmode: prefer tries TLS and falls back to plain; require needs TLS; verify-ca / verify-full also check the server's certificate against the system's CAs */
-    ssl_mode: "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full";
-  };
+  configuration: PostgisConfiguration;
 } | {
   name?: string;
   type: "mysql";
-  /** MySQL / MariaDB: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 3306) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** Require TLS, the certificate verified against the system's CAs (connection tests only: see the notes) */
-    ssl: boolean;
-  };
+  configuration: MysqlConfiguration;
 } | {
   name?: string;
   type: "s3";
-  /** Amazon S3 (or S3-compatible): secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Bucket */
-    bucket: string;
-    /** Region */
-    region: string;
-    /** Endpoint of an S3-compatible store (MinIO, Ceph …); omit for AWS */
-    endpoint?: string;
-    /** Path-style addressing (most S3-compatible stores need it) */
-    force_path_style: boolean;
-    /** Folder (key prefix) every object key is relative to */
-    prefix: string;
-    /** Access key id; without one, requests are anonymous (public buckets) */
-    access_key?: string;
-    secret_key?: string | null;
-    session_token?: string | null;
-  };
+  configuration: S3Configuration;
 } | {
   name?: string;
   type: "azureblob";
-  /** Azure Blob Storage: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Storage account name */
-    account_name: string;
-    /** Container */
-    container: string;
-    /** Blob endpoint of the account (Azurite: http://127.0.0.1:10000/<account>); omit for https://<account>.blob.core.windows.net */
-    endpoint?: string;
-    /** Folder (blob name prefix) every blob name is relative to */
-    prefix: string;
-    account_key?: string | null;
-    sas_token?: string | null;
-  };
+  configuration: AzureblobConfiguration;
 } | {
   name?: string;
   type: "sftp";
-  /** SFTP server: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 22) */
-    port: number;
-    /** User name */
-    username: string;
-    password?: string | null;
-    private_key?: string | null;
-    passphrase?: string | null;
-    /** Expected host key fingerprint (SHA256:…, as `ssh-keygen -l -E sha256` prints it); recommended: the connection test shows the one the server presents */
-    host_key_sha256?: string;
-    /** Folder remote paths are relative to (relative to the login folder unless it starts with /) */
-    base_path: string;
-  };
+  configuration: SftpConfiguration;
 } | {
   name?: string;
   type: "webhook";
-  /** Webhook: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Endpoint that receives the converted file in a POST (no redirects are followed) */
-    url: string;
-    /** Extra request headers, stored in plain text (credentials belong in bearer_token) */
-    headers: Record<string, string>;
-    signing_secret?: string | null;
-    bearer_token?: string | null;
-  };
+  configuration: WebhookConfiguration;
 } | {
   name?: string;
   type: "sqlserver";
-  /** Microsoft SQL Server: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 1433) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** Encrypt the connection (TLS); on by default */
-    encrypt: boolean;
-    /** Accept a server certificate that does not verify against the system's CAs (self-signed): opt-in */
-    trust_server_certificate: boolean;
-  };
+  configuration: SqlserverConfiguration;
 } | {
   name?: string;
   type: "oracle";
-  /** Oracle Spatial: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host?: string;
-    /** TCP port (default 1521) */
-    port: number;
-    /** Service name (with host and port) */
-    service_name?: string;
-    /** Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB */
-    connect_string?: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-  };
+  configuration: OracleConfiguration;
 } | {
   name?: string;
   type: "bigquery";
-  /** Google BigQuery: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Google Cloud project id (jobs run and are billed there) */
-    project_id: string;
-    /** Dataset */
-    dataset: string;
-    /** Dataset location, e.g. EU or europe-west3 (jobs run there) */
-    location?: string;
-    credentials_json?: string | null;
-    /** BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's */
-    api_endpoint?: string;
-  };
+  configuration: BigqueryConfiguration;
 } | {
   name?: string;
   type: "snowflake";
-  /** Snowflake: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1) */
-    account: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    private_key?: string | null;
-    private_key_passphrase?: string | null;
-    /** Warehouse that runs the statements (default: the user's default warehouse) */
-    warehouse?: string;
-    /** Database */
-    database: string;
-    /** Schema */
-    schema: string;
-    /** Role (default: the user's default role) */
-    role?: string;
-    /** Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com) */
-    access_url?: string;
-  };
+  configuration: SnowflakeConfiguration;
 } | {
   name?: string;
   type: "gdrive";
-  /** Google Drive: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    credentials_json?: string | null;
-    client_id?: string | null;
-    client_secret?: string | null;
-    refresh_token?: string | null;
-    /** Folder that names are looked up and files are written in, unless a Job says another (a shared drive's folder works too) */
-    folder_id?: string;
-    /** Drive API root (Google's by default) */
-    api_url: string;
-    /** OAuth token endpoint for refresh tokens (Google's by default) */
-    token_url: string;
-  };
+  configuration: GdriveConfiguration;
 } | {
   name?: string;
   type: "geoserver";
-  /** GeoServer: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** GeoServer base URL, e.g. https://maps.example.org/geoserver */
-    url: string;
-    /** User name */
-    username?: string;
-    password?: string | null;
-    /** Default GeoServer workspace */
-    workspace?: string;
-  };
+  configuration: GeoserverConfiguration;
 } | {
   name?: string;
   type: "geonode";
-  /** GeoNode: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** GeoNode base URL */
-    url: string;
-    /** User name */
-    username?: string;
-    password?: string | null;
-    api_key?: string | null;
-  };
+  configuration: GeonodeConfiguration;
 } | {
   name?: string;
   type: "hub";
-  /** ArcGIS Online / Hub: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Portal URL: https://www.arcgis.com, or an Enterprise portal (https://gis.example.org/portal) */
-    url: string;
-    /** Portal user (with password: a token is generated per use; with api_key: the owner of what is published) */
-    username?: string;
-    password?: string | null;
-    api_key?: string | null;
-  };
+  configuration: HubConfiguration;
 };
 
 export type Error = {
@@ -602,6 +292,13 @@ export type Error = {
     message: string;
     details: Record<string, unknown>;
   };
+};
+
+/** ArcGIS FeatureServer: secrets are write-only; omit one to keep it, null clears it */
+export type FeatureserverConfiguration = {
+  /** Service URL ending in /FeatureServer (or /MapServer) */
+  url: string;
+  token?: string | null;
 };
 
 export type FieldProject = {
@@ -658,6 +355,30 @@ export type Format = {
   multi_layer: boolean;
 };
 
+/** Google Drive: secrets are write-only; omit one to keep it, null clears it */
+export type GdriveConfiguration = {
+  credentials_json?: string | null;
+  client_id?: string | null;
+  client_secret?: string | null;
+  refresh_token?: string | null;
+  /** Folder that names are looked up and files are written in, unless a Job says another (a shared drive's folder works too) */
+  folder_id?: string;
+  /** Drive API root (Google's by default) */
+  api_url: string;
+  /** OAuth token endpoint for refresh tokens (Google's by default) */
+  token_url: string;
+};
+
+/** GeoNode: secrets are write-only; omit one to keep it, null clears it */
+export type GeonodeConfiguration = {
+  /** GeoNode base URL */
+  url: string;
+  /** User name */
+  username?: string;
+  password?: string | null;
+  api_key?: string | null;
+};
+
 export type GeonodeDatasets = {
   items: ({
     id: string;
@@ -670,6 +391,17 @@ export type GeonodeDatasets = {
   total: number | null;
   page: number;
   page_size: number;
+};
+
+/** GeoServer: secrets are write-only; omit one to keep it, null clears it */
+export type GeoserverConfiguration = {
+  /** GeoServer base URL, e.g. https://maps.example.org/geoserver */
+  url: string;
+  /** User name */
+  username?: string;
+  password?: string | null;
+  /** Default GeoServer workspace */
+  workspace?: string;
 };
 
 export type GeoserverLayers = {
@@ -692,6 +424,37 @@ export type GeoserverWorkspaces = {
   items: {
     name: string;
   }[];
+};
+
+/** HTTP endpoint: secrets are write-only; omit one to keep it, null clears it */
+export type HttpConfiguration = {
+  /** Address of the endpoint that answers with one file (GeoJSON, zipped shapefile, GeoPackage, CSV …) */
+  url: string;
+  /** HTTP method */
+  method: "GET" | "POST";
+  /** Extra request headers, stored in plain text (credentials belong in the auth fields) */
+  headers: Record<string, string>;
+  /** Request body, sent with POST only; its Content-Type is the one in headers, else application/json when the body is JSON, else text/plain */
+  body?: string;
+  /** none; basic (username + password); bearer (bearer_token); header (api_key in the header api_key_header) */
+  auth: "none" | "basic" | "bearer" | "header";
+  /** User for basic authentication */
+  username?: string;
+  password?: string | null;
+  bearer_token?: string | null;
+  /** Header that carries api_key when auth is "header" (e.g. X-API-Key) */
+  api_key_header?: string;
+  api_key?: string | null;
+};
+
+/** ArcGIS Online / Hub: secrets are write-only; omit one to keep it, null clears it */
+export type HubConfiguration = {
+  /** Portal URL: https://www.arcgis.com, or an Enterprise portal (https://gis.example.org/portal) */
+  url: string;
+  /** Portal user (with password: a token is generated per use; with api_key: the owner of what is published) */
+  username?: string;
+  password?: string | null;
+  api_key?: string | null;
 };
 
 export type HubFolders = {
@@ -983,6 +746,32 @@ export type Me = {
   created_at?: string;
 };
 
+/** Mergin Maps: secrets are write-only; omit one to keep it, null clears it */
+export type MerginmapsConfiguration = {
+  /** Mergin Maps server: the public one or a self-hosted one */
+  url: string;
+  /** User name or e-mail */
+  username: string;
+  password?: string | null;
+  /** Workspace (namespace) whose projects are read */
+  workspace: string;
+};
+
+/** MySQL / MariaDB: secrets are write-only; omit one to keep it, null clears it */
+export type MysqlConfiguration = {
+  /** Host name or IP address */
+  host: string;
+  /** TCP port (default 3306) */
+  port: number;
+  /** Database name */
+  database: string;
+  /** User name */
+  username: string;
+  password?: string | null;
+  /** Require TLS, the certificate verified against the system's CAs (connection tests only: see the notes) */
+  ssl: boolean;
+};
+
 export type NotificationChannel = {
   id: string;
   name: string;
@@ -1089,10 +878,49 @@ export type NotificationChannelType = {
   example: Record<string, unknown>;
 };
 
+/** OGC API – Features: secrets are write-only; omit one to keep it, null clears it */
+export type OgcfeaturesConfiguration = {
+  /** Landing page of the API (the URL that lists /collections) */
+  url: string;
+  api_key?: string | null;
+  /** Header that carries api_key (Authorization works too, with a value such as "Bearer …") */
+  api_key_header: string;
+};
+
 /** A transform operation: `type` plus the parameters listed for it in GET /api/v1/transformations. */
 export type Operation = {
   type: string;
   [key: string]: unknown;
+};
+
+/** Oracle Spatial: secrets are write-only; omit one to keep it, null clears it */
+export type OracleConfiguration = {
+  /** Host name or IP address */
+  host?: string;
+  /** TCP port (default 1521) */
+  port: number;
+  /** Service name (with host and port) */
+  service_name?: string;
+  /** Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB */
+  connect_string?: string;
+  /** User name */
+  username: string;
+  password?: string | null;
+};
+
+/** PostGIS: secrets are write-only; omit one to keep it, null clears it */
+export type PostgisConfiguration = {
+  /** Host name or IP address */
+  host: string;
+  /** TCP port (default 5432) */
+  port: number;
+  /** Database name */
+  database: string;
+  /** User name */
+  username: string;
+  password?: string | null;
+  /** libpq sslmode: prefer tries TLS and falls back to plain; require needs TLS; verify-ca / verify-full also check the server's certificate against the system's CAs */
+  ssl_mode: "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full";
 };
 
 export type PostgisDiscovery = {
@@ -1115,6 +943,16 @@ export type ProcessingWarning = {
   layer?: string;
   /** What a client needs to act: the field mapping, the rows concerned */
   details?: Record<string, unknown>;
+};
+
+/** QFieldCloud: secrets are write-only; omit one to keep it, null clears it */
+export type QfieldcloudConfiguration = {
+  /** QFieldCloud server: the public cloud or a self-hosted one */
+  url: string;
+  /** User name or e-mail (with password) */
+  username?: string;
+  password?: string | null;
+  token?: string | null;
 };
 
 export type Recipe = {
@@ -1302,6 +1140,24 @@ export type RunStepLog = {
   };
 };
 
+/** Amazon S3 (or S3-compatible): secrets are write-only; omit one to keep it, null clears it */
+export type S3Configuration = {
+  /** Bucket */
+  bucket: string;
+  /** Region */
+  region: string;
+  /** Endpoint of an S3-compatible store (MinIO, Ceph …); omit for AWS */
+  endpoint?: string;
+  /** Path-style addressing (most S3-compatible stores need it) */
+  force_path_style: boolean;
+  /** Folder (key prefix) every object key is relative to */
+  prefix: string;
+  /** Access key id; without one, requests are anonymous (public buckets) */
+  access_key?: string;
+  secret_key?: string | null;
+  session_token?: string | null;
+};
+
 /** When the Job runs: daily, weekly, monthly, cron or interval, in an IANA timezone (docs/jobs.md, "Schedules") */
 export type ScheduleBody = {
   kind: "daily";
@@ -1344,6 +1200,44 @@ export type SchedulePreview = {
   next_run_times: string[];
 };
 
+/** SFTP server: secrets are write-only; omit one to keep it, null clears it */
+export type SftpConfiguration = {
+  /** Host name or IP address */
+  host: string;
+  /** TCP port (default 22) */
+  port: number;
+  /** User name */
+  username: string;
+  password?: string | null;
+  private_key?: string | null;
+  passphrase?: string | null;
+  /** Expected host key fingerprint (SHA256:…, as `ssh-keygen -l -E sha256` prints it); recommended: the connection test shows the one the server presents */
+  host_key_sha256?: string;
+  /** Folder remote paths are relative to (relative to the login folder unless it starts with /) */
+  base_path: string;
+};
+
+/** Snowflake: secrets are write-only; omit one to keep it, null clears it */
+export type SnowflakeConfiguration = {
+  /** Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1) */
+  account: string;
+  /** User name */
+  username: string;
+  password?: string | null;
+  private_key?: string | null;
+  private_key_passphrase?: string | null;
+  /** Warehouse that runs the statements (default: the user's default warehouse) */
+  warehouse?: string;
+  /** Database */
+  database: string;
+  /** Schema */
+  schema: string;
+  /** Role (default: the user's default role) */
+  role?: string;
+  /** Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com) */
+  access_url?: string;
+};
+
 export type Source = {
   id: string;
   name: string;
@@ -1359,587 +1253,165 @@ export type Source = {
 export type SourceBody = {
   name: string;
   type: "url";
-  /** File at a URL: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Address of the file: GeoJSON, a zipped shapefile, GeoPackage, CSV, KML … (redirects are followed) */
-    url: string;
-  };
+  configuration: UrlConfiguration;
 } | {
   name: string;
   type: "http";
-  /** HTTP endpoint: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Address of the endpoint that answers with one file (GeoJSON, zipped shapefile, GeoPackage, CSV …) */
-    url: string;
-    /** HTTP method */
-    method: "GET" | "POST";
-    /** Extra request headers, stored in plain text (credentials belong in the auth fields) */
-    headers: Record<string, string>;
-    /** Request body, sent with POST only; its Content-Type is the one in headers, else application/json when the body is JSON, else text/plain */
-    body?: string;
-    /** none; basic (username + password); bearer (bearer_token); header (api_key in the header api_key_header) */
-    auth: "none" | "basic" | "bearer" | "header";
-    /** User for basic authentication */
-    username?: string;
-    password?: string | null;
-    bearer_token?: string | null;
-    /** Header that carries api_key when auth is "header" (e.g. X-API-Key) */
-    api_key_header?: string;
-    api_key?: string | null;
-  };
+  configuration: HttpConfiguration;
 } | {
   name: string;
   type: "postgis";
-  /** PostGIS: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 5432) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** libpq sslmode: prefer tries TLS and falls back to plain; require needs TLS; verify-ca / verify-full also check the server's certificate against the system's CAs */
-    ssl_mode: "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full";
-  };
+  configuration: PostgisConfiguration;
 } | {
   name: string;
   type: "mysql";
-  /** MySQL / MariaDB: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 3306) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** Require TLS, the certificate verified against the system's CAs (connection tests only: see the notes) */
-    ssl: boolean;
-  };
+  configuration: MysqlConfiguration;
 } | {
   name: string;
   type: "s3";
-  /** Amazon S3 (or S3-compatible): secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Bucket */
-    bucket: string;
-    /** Region */
-    region: string;
-    /** Endpoint of an S3-compatible store (MinIO, Ceph …); omit for AWS */
-    endpoint?: string;
-    /** Path-style addressing (most S3-compatible stores need it) */
-    force_path_style: boolean;
-    /** Folder (key prefix) every object key is relative to */
-    prefix: string;
-    /** Access key id; without one, requests are anonymous (public buckets) */
-    access_key?: string;
-    secret_key?: string | null;
-    session_token?: string | null;
-  };
+  configuration: S3Configuration;
 } | {
   name: string;
   type: "azureblob";
-  /** Azure Blob Storage: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Storage account name */
-    account_name: string;
-    /** Container */
-    container: string;
-    /** Blob endpoint of the account (Azurite: http://127.0.0.1:10000/<account>); omit for https://<account>.blob.core.windows.net */
-    endpoint?: string;
-    /** Folder (blob name prefix) every blob name is relative to */
-    prefix: string;
-    account_key?: string | null;
-    sas_token?: string | null;
-  };
+  configuration: AzureblobConfiguration;
 } | {
   name: string;
   type: "ogcfeatures";
-  /** OGC API – Features: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Landing page of the API (the URL that lists /collections) */
-    url: string;
-    api_key?: string | null;
-    /** Header that carries api_key (Authorization works too, with a value such as "Bearer …") */
-    api_key_header: string;
-  };
+  configuration: OgcfeaturesConfiguration;
 } | {
   name: string;
   type: "stac";
-  /** STAC catalog: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Root catalog (catalog.json of a static catalog) or STAC API landing page */
-    url: string;
-    token?: string | null;
-  };
+  configuration: StacConfiguration;
 } | {
   name: string;
   type: "featureserver";
-  /** ArcGIS FeatureServer: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Service URL ending in /FeatureServer (or /MapServer) */
-    url: string;
-    token?: string | null;
-  };
+  configuration: FeatureserverConfiguration;
 } | {
   name: string;
   type: "sqlserver";
-  /** Microsoft SQL Server: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 1433) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** Encrypt the connection (TLS); on by default */
-    encrypt: boolean;
-    /** Accept a server certificate that does not verify against the system's CAs (self-signed): opt-in */
-    trust_server_certificate: boolean;
-  };
+  configuration: SqlserverConfiguration;
 } | {
   name: string;
   type: "oracle";
-  /** Oracle Spatial: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host?: string;
-    /** TCP port (default 1521) */
-    port: number;
-    /** Service name (with host and port) */
-    service_name?: string;
-    /** Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB */
-    connect_string?: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-  };
+  configuration: OracleConfiguration;
 } | {
   name: string;
   type: "bigquery";
-  /** Google BigQuery: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Google Cloud project id (jobs run and are billed there) */
-    project_id: string;
-    /** Dataset */
-    dataset: string;
-    /** Dataset location, e.g. EU or europe-west3 (jobs run there) */
-    location?: string;
-    credentials_json?: string | null;
-    /** BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's */
-    api_endpoint?: string;
-  };
+  configuration: BigqueryConfiguration;
 } | {
   name: string;
   type: "snowflake";
-  /** Snowflake: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1) */
-    account: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    private_key?: string | null;
-    private_key_passphrase?: string | null;
-    /** Warehouse that runs the statements (default: the user's default warehouse) */
-    warehouse?: string;
-    /** Database */
-    database: string;
-    /** Schema */
-    schema: string;
-    /** Role (default: the user's default role) */
-    role?: string;
-    /** Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com) */
-    access_url?: string;
-  };
+  configuration: SnowflakeConfiguration;
 } | {
   name: string;
   type: "gdrive";
-  /** Google Drive: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    credentials_json?: string | null;
-    client_id?: string | null;
-    client_secret?: string | null;
-    refresh_token?: string | null;
-    /** Folder that names are looked up and files are written in, unless a Job says another (a shared drive's folder works too) */
-    folder_id?: string;
-    /** Drive API root (Google's by default) */
-    api_url: string;
-    /** OAuth token endpoint for refresh tokens (Google's by default) */
-    token_url: string;
-  };
+  configuration: GdriveConfiguration;
 } | {
   name: string;
   type: "geoserver";
-  /** GeoServer: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** GeoServer base URL, e.g. https://maps.example.org/geoserver */
-    url: string;
-    /** User name */
-    username?: string;
-    password?: string | null;
-    /** Default GeoServer workspace */
-    workspace?: string;
-  };
+  configuration: GeoserverConfiguration;
 } | {
   name: string;
   type: "geonode";
-  /** GeoNode: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** GeoNode base URL */
-    url: string;
-    /** User name */
-    username?: string;
-    password?: string | null;
-    api_key?: string | null;
-  };
+  configuration: GeonodeConfiguration;
 } | {
   name: string;
   type: "ckan";
-  /** CKAN: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** CKAN portal URL (its home page, e.g. https://data.example.org) */
-    url: string;
-    api_key?: string | null;
-  };
+  configuration: CkanConfiguration;
 } | {
   name: string;
   type: "hub";
-  /** ArcGIS Online / Hub: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Portal URL: https://www.arcgis.com, or an Enterprise portal (https://gis.example.org/portal) */
-    url: string;
-    /** Portal user (with password: a token is generated per use; with api_key: the owner of what is published) */
-    username?: string;
-    password?: string | null;
-    api_key?: string | null;
-  };
+  configuration: HubConfiguration;
 } | {
   name: string;
   type: "qfieldcloud";
-  /** QFieldCloud: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** QFieldCloud server: the public cloud or a self-hosted one */
-    url: string;
-    /** User name or e-mail (with password) */
-    username?: string;
-    password?: string | null;
-    token?: string | null;
-  };
+  configuration: QfieldcloudConfiguration;
 } | {
   name: string;
   type: "merginmaps";
-  /** Mergin Maps: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Mergin Maps server: the public one or a self-hosted one */
-    url: string;
-    /** User name or e-mail */
-    username: string;
-    password?: string | null;
-    /** Workspace (namespace) whose projects are read */
-    workspace: string;
-  };
+  configuration: MerginmapsConfiguration;
 };
 
 export type SourceDraft = {
   name?: string;
   type: "url";
-  /** File at a URL: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Address of the file: GeoJSON, a zipped shapefile, GeoPackage, CSV, KML … (redirects are followed) */
-    url: string;
-  };
+  configuration: UrlConfiguration;
 } | {
   name?: string;
   type: "http";
-  /** HTTP endpoint: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Address of the endpoint that answers with one file (GeoJSON, zipped shapefile, GeoPackage, CSV …) */
-    url: string;
-    /** HTTP method */
-    method: "GET" | "POST";
-    /** Extra request headers, stored in plain text (credentials belong in the auth fields) */
-    headers: Record<string, string>;
-    /** Request body, sent with POST only; its Content-Type is the one in headers, else application/json when the body is JSON, else text/plain */
-    body?: string;
-    /** none; basic (username + password); bearer (bearer_token); header (api_key in the header api_key_header) */
-    auth: "none" | "basic" | "bearer" | "header";
-    /** User for basic authentication */
-    username?: string;
-    password?: string | null;
-    bearer_token?: string | null;
-    /** Header that carries api_key when auth is "header" (e.g. X-API-Key) */
-    api_key_header?: string;
-    api_key?: string | null;
-  };
+  configuration: HttpConfiguration;
 } | {
   name?: string;
   type: "postgis";
-  /** PostGIS: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 5432) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** libpq sslmode: prefer tries TLS and falls back to plain; require needs TLS; verify-ca / verify-full also check the server's certificate against the system's CAs */
-    ssl_mode: "disable" | "allow" | "prefer" | "require" | "verify-ca" | "verify-full";
-  };
+  configuration: PostgisConfiguration;
 } | {
   name?: string;
   type: "mysql";
-  /** MySQL / MariaDB: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 3306) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** Require TLS, the certificate verified against the system's CAs (connection tests only: see the notes) */
-    ssl: boolean;
-  };
+  configuration: MysqlConfiguration;
 } | {
   name?: string;
   type: "s3";
-  /** Amazon S3 (or S3-compatible): secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Bucket */
-    bucket: string;
-    /** Region */
-    region: string;
-    /** Endpoint of an S3-compatible store (MinIO, Ceph …); omit for AWS */
-    endpoint?: string;
-    /** Path-style addressing (most S3-compatible stores need it) */
-    force_path_style: boolean;
-    /** Folder (key prefix) every object key is relative to */
-    prefix: string;
-    /** Access key id; without one, requests are anonymous (public buckets) */
-    access_key?: string;
-    secret_key?: string | null;
-    session_token?: string | null;
-  };
+  configuration: S3Configuration;
 } | {
   name?: string;
   type: "azureblob";
-  /** Azure Blob Storage: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Storage account name */
-    account_name: string;
-    /** Container */
-    container: string;
-    /** Blob endpoint of the account (Azurite: http://127.0.0.1:10000/<account>); omit for https://<account>.blob.core.windows.net */
-    endpoint?: string;
-    /** Folder (blob name prefix) every blob name is relative to */
-    prefix: string;
-    account_key?: string | null;
-    sas_token?: string | null;
-  };
+  configuration: AzureblobConfiguration;
 } | {
   name?: string;
   type: "ogcfeatures";
-  /** OGC API – Features: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Landing page of the API (the URL that lists /collections) */
-    url: string;
-    api_key?: string | null;
-    /** Header that carries api_key (Authorization works too, with a value such as "Bearer …") */
-    api_key_header: string;
-  };
+  configuration: OgcfeaturesConfiguration;
 } | {
   name?: string;
   type: "stac";
-  /** STAC catalog: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Root catalog (catalog.json of a static catalog) or STAC API landing page */
-    url: string;
-    token?: string | null;
-  };
+  configuration: StacConfiguration;
 } | {
   name?: string;
   type: "featureserver";
-  /** ArcGIS FeatureServer: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Service URL ending in /FeatureServer (or /MapServer) */
-    url: string;
-    token?: string | null;
-  };
+  configuration: FeatureserverConfiguration;
 } | {
   name?: string;
   type: "sqlserver";
-  /** Microsoft SQL Server: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host: string;
-    /** TCP port (default 1433) */
-    port: number;
-    /** Database name */
-    database: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    /** Encrypt the connection (TLS); on by default */
-    encrypt: boolean;
-    /** Accept a server certificate that does not verify against the system's CAs (self-signed): opt-in */
-    trust_server_certificate: boolean;
-  };
+  configuration: SqlserverConfiguration;
 } | {
   name?: string;
   type: "oracle";
-  /** Oracle Spatial: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Host name or IP address */
-    host?: string;
-    /** TCP port (default 1521) */
-    port: number;
-    /** Service name (with host and port) */
-    service_name?: string;
-    /** Instead of host, port and service_name: an Easy Connect string such as db.example.org:1521/GISPDB or tcps://db.example.org:2484/GISPDB */
-    connect_string?: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-  };
+  configuration: OracleConfiguration;
 } | {
   name?: string;
   type: "bigquery";
-  /** Google BigQuery: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Google Cloud project id (jobs run and are billed there) */
-    project_id: string;
-    /** Dataset */
-    dataset: string;
-    /** Dataset location, e.g. EU or europe-west3 (jobs run there) */
-    location?: string;
-    credentials_json?: string | null;
-    /** BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's */
-    api_endpoint?: string;
-  };
+  configuration: BigqueryConfiguration;
 } | {
   name?: string;
   type: "snowflake";
-  /** Snowflake: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Account identifier, e.g. myorg-myaccount (or the legacy xy12345.eu-central-1) */
-    account: string;
-    /** User name */
-    username: string;
-    password?: string | null;
-    private_key?: string | null;
-    private_key_passphrase?: string | null;
-    /** Warehouse that runs the statements (default: the user's default warehouse) */
-    warehouse?: string;
-    /** Database */
-    database: string;
-    /** Schema */
-    schema: string;
-    /** Role (default: the user's default role) */
-    role?: string;
-    /** Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com) */
-    access_url?: string;
-  };
+  configuration: SnowflakeConfiguration;
 } | {
   name?: string;
   type: "gdrive";
-  /** Google Drive: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    credentials_json?: string | null;
-    client_id?: string | null;
-    client_secret?: string | null;
-    refresh_token?: string | null;
-    /** Folder that names are looked up and files are written in, unless a Job says another (a shared drive's folder works too) */
-    folder_id?: string;
-    /** Drive API root (Google's by default) */
-    api_url: string;
-    /** OAuth token endpoint for refresh tokens (Google's by default) */
-    token_url: string;
-  };
+  configuration: GdriveConfiguration;
 } | {
   name?: string;
   type: "geoserver";
-  /** GeoServer: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** GeoServer base URL, e.g. https://maps.example.org/geoserver */
-    url: string;
-    /** User name */
-    username?: string;
-    password?: string | null;
-    /** Default GeoServer workspace */
-    workspace?: string;
-  };
+  configuration: GeoserverConfiguration;
 } | {
   name?: string;
   type: "geonode";
-  /** GeoNode: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** GeoNode base URL */
-    url: string;
-    /** User name */
-    username?: string;
-    password?: string | null;
-    api_key?: string | null;
-  };
+  configuration: GeonodeConfiguration;
 } | {
   name?: string;
   type: "ckan";
-  /** CKAN: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** CKAN portal URL (its home page, e.g. https://data.example.org) */
-    url: string;
-    api_key?: string | null;
-  };
+  configuration: CkanConfiguration;
 } | {
   name?: string;
   type: "hub";
-  /** ArcGIS Online / Hub: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Portal URL: https://www.arcgis.com, or an Enterprise portal (https://gis.example.org/portal) */
-    url: string;
-    /** Portal user (with password: a token is generated per use; with api_key: the owner of what is published) */
-    username?: string;
-    password?: string | null;
-    api_key?: string | null;
-  };
+  configuration: HubConfiguration;
 } | {
   name?: string;
   type: "qfieldcloud";
-  /** QFieldCloud: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** QFieldCloud server: the public cloud or a self-hosted one */
-    url: string;
-    /** User name or e-mail (with password) */
-    username?: string;
-    password?: string | null;
-    token?: string | null;
-  };
+  configuration: QfieldcloudConfiguration;
 } | {
   name?: string;
   type: "merginmaps";
-  /** Mergin Maps: secrets are write-only; omit one to keep it, null clears it */
-  configuration: {
-    /** Mergin Maps server: the public one or a self-hosted one */
-    url: string;
-    /** User name or e-mail */
-    username: string;
-    password?: string | null;
-    /** Workspace (namespace) whose projects are read */
-    workspace: string;
-  };
+  configuration: MerginmapsConfiguration;
 };
 
 export type SpatialPreview = {
@@ -1959,6 +1431,30 @@ export type SpatialPreview = {
   };
   /** Transformed previews: the pipeline's warnings about this layer */
   warnings?: ProcessingWarning[];
+};
+
+/** Microsoft SQL Server: secrets are write-only; omit one to keep it, null clears it */
+export type SqlserverConfiguration = {
+  /** Host name or IP address */
+  host: string;
+  /** TCP port (default 1433) */
+  port: number;
+  /** Database name */
+  database: string;
+  /** User name */
+  username: string;
+  password?: string | null;
+  /** Encrypt the connection (TLS); on by default */
+  encrypt: boolean;
+  /** Accept a server certificate that does not verify against the system's CAs (self-signed): opt-in */
+  trust_server_certificate: boolean;
+};
+
+/** STAC catalog: secrets are write-only; omit one to keep it, null clears it */
+export type StacConfiguration = {
+  /** Root catalog (catalog.json of a static catalog) or STAC API landing page */
+  url: string;
+  token?: string | null;
 };
 
 export type StoredPipeline = {
@@ -2032,10 +1528,26 @@ export type Transformation = {
   example: Record<string, unknown>;
 };
 
+/** File at a URL: secrets are write-only; omit one to keep it, null clears it */
+export type UrlConfiguration = {
+  /** Address of the file: GeoJSON, a zipped shapefile, GeoPackage, CSV, KML … (redirects are followed) */
+  url: string;
+};
+
 export type User = {
   id: string;
   email: string;
   name: string;
+};
+
+/** Webhook: secrets are write-only; omit one to keep it, null clears it */
+export type WebhookConfiguration = {
+  /** Endpoint that receives the converted file in a POST (no redirects are followed) */
+  url: string;
+  /** Extra request headers, stored in plain text (credentials belong in bearer_token) */
+  headers: Record<string, string>;
+  signing_secret?: string | null;
+  bearer_token?: string | null;
 };
 
 export type WebhookRun = {

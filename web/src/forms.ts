@@ -251,3 +251,7 @@ export async function busy<T>(button: HTMLButtonElement, busyLabel: string, work
     if (hadFocus && button.isConnected) button.focus();
   }
 }
+
+/** A fieldset of a form: its class, its legend, and the fields it groups. */
+export const fieldset = (className: string, legend: Child, ...children: Child[]): HTMLFieldSetElement =>
+  h('fieldset', { class: className }, h('legend', null, legend), ...children);

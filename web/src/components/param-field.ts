@@ -5,7 +5,7 @@
  * falls back to a JSON text area, so a new catalog entry never needs new UI code.
  */
 import { h, uid } from '../dom.js';
-import { groupError, labelled, type FieldHandle } from '../forms.js';
+import { groupError, labelled, type Control, type FieldHandle, type FieldOptions } from '../forms.js';
 import type { JsonSchema } from '../types.js';
 
 export interface ParamField {
@@ -64,6 +64,24 @@ export interface ParamFieldOptions {
   idPrefix?: string;
 }
 
+/**
+ * A field of one labelled control (with the column suggestions, when given): shown with what
+ * `write` puts in it for no value (the schema's default), read as `read` says.
+ */
+function single(
+  name: string,
+  control: Control,
+  field: FieldOptions,
+  write: (value: unknown) => void,
+  read: () => unknown,
+  datalist: HTMLElement | null = null,
+): ParamField {
+  const f = labelled(control, field);
+  if (datalist) f.row.append(datalist);
+  write(undefined);
+  return { name, node: f.row, handle: f.handle, write, read };
+}
+
 export function paramField(name: string, schema: JsonSchema, options: ParamFieldOptions): ParamField {
   const label = humanize(name);
   const type = typeOf(schema);
@@ -91,28 +109,24 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
       blank ? h('option', { value: '' }, '—') : null,
       schema.enum.map((v) => h('option', { value: String(v) }, String(v))),
     );
-    const f = labelled(control, { label, required: options.required, hint: hintFor(schema, undefined, label) });
-    const write = (v: unknown) => (control.value = v === undefined || v === null ? (schema.default !== undefined ? String(schema.default) : '') : String(v));
-    write(undefined);
-    return {
+    return single(
       name,
-      node: f.row,
-      handle: f.handle,
-      write,
-      read: () => {
-        if (control.value === '') return undefined;
-        const original = schema.enum!.find((v) => String(v) === control.value);
-        return original ?? control.value;
-      },
-    };
+      control,
+      { label, required: options.required, hint: hintFor(schema, undefined, label) },
+      (v) => (control.value = v === undefined || v === null ? (schema.default !== undefined ? String(schema.default) : '') : String(v)),
+      () => (control.value === '' ? undefined : (schema.enum!.find((v) => String(v) === control.value) ?? control.value)),
+    );
   }
 
   if (type === 'boolean') {
     const control = h('input', { id, name, type: 'checkbox' });
-    const f = labelled(control, { label, hint: hintFor(schema, undefined, label) });
-    const write = (v: unknown) => (control.checked = v === undefined ? schema.default === true : v === true);
-    write(undefined);
-    return { name, node: f.row, handle: f.handle, write, read: () => control.checked };
+    return single(
+      name,
+      control,
+      { label, hint: hintFor(schema, undefined, label) },
+      (v) => (control.checked = v === undefined ? schema.default === true : v === true),
+      () => control.checked,
+    );
   }
 
   if (type === 'number' || type === 'integer') {
@@ -132,21 +146,18 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
         : schema.minimum !== undefined && schema.maximum !== undefined
           ? `From ${schema.minimum} to ${schema.maximum}.`
           : undefined;
-    const f = labelled(control, { label, required: options.required, hint: hintFor(schema, bounds, label) });
-    const write = (v: unknown) => (control.value = typeof v === 'number' ? String(v) : schema.default !== undefined ? String(schema.default) : '');
-    write(undefined);
-    return {
+    return single(
       name,
-      node: f.row,
-      handle: f.handle,
-      write,
-      read: () => {
+      control,
+      { label, required: options.required, hint: hintFor(schema, bounds, label) },
+      (v) => (control.value = typeof v === 'number' ? String(v) : schema.default !== undefined ? String(schema.default) : ''),
+      () => {
         const raw = control.value.trim();
         if (raw === '') return control.validity.badInput ? 'not a number' : undefined;
         const n = Number(raw);
         return Number.isFinite(n) ? n : raw;
       },
-    };
+    );
   }
 
   if (type === 'array' && schema.prefixItems?.length && schema.prefixItems.every((s) => typeOf(s) === 'number' || typeOf(s) === 'integer')) {
@@ -197,16 +208,12 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
   if (type === 'array' && typeof schema.items === 'object' && ['string', 'number', 'integer'].includes(typeOf(schema.items) ?? '')) {
     const numeric = typeOf(schema.items) !== 'string';
     const control = h('input', { id, name, type: 'text', autocomplete: 'off', placeholder, list: datalist ? datalist.id : null });
-    const f = labelled(control, { label, required: options.required, hint: hintFor(schema, 'Separate several values with commas.', label) });
-    if (datalist) f.row.append(datalist);
-    const write = (v: unknown) => (control.value = Array.isArray(v) ? v.join(', ') : Array.isArray(schema.default) ? schema.default.join(', ') : '');
-    write(undefined);
-    return {
+    return single(
       name,
-      node: f.row,
-      handle: f.handle,
-      write,
-      read: () => {
+      control,
+      { label, required: options.required, hint: hintFor(schema, 'Separate several values with commas.', label) },
+      (v) => (control.value = Array.isArray(v) ? v.join(', ') : Array.isArray(schema.default) ? schema.default.join(', ') : ''),
+      () => {
         const items = control.value
           .split(',')
           .map((s) => s.trim())
@@ -214,7 +221,8 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
         if (!items.length) return options.required ? [] : undefined;
         return numeric ? items.map((s) => (Number.isFinite(Number(s)) ? Number(s) : s)) : items;
       },
-    };
+      datalist,
+    );
   }
 
   if (type === 'string') {
@@ -231,30 +239,24 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
           maxlength: schema.maxLength ?? null,
           list: datalist ? datalist.id : null,
         });
-    const f = labelled(control, { label, required: options.required, hint: hintFor(schema, undefined, label) });
-    if (datalist) f.row.append(datalist);
-    const write = (v: unknown) => (control.value = typeof v === 'string' ? v : typeof schema.default === 'string' ? schema.default : '');
-    write(undefined);
-    return {
+    return single(
       name,
-      node: f.row,
-      handle: f.handle,
-      write,
-      read: () => (control.value === '' ? undefined : control.value),
-    };
+      control,
+      { label, required: options.required, hint: hintFor(schema, undefined, label) },
+      (v) => (control.value = typeof v === 'string' ? v : typeof schema.default === 'string' ? schema.default : ''),
+      () => (control.value === '' ? undefined : control.value),
+      datalist,
+    );
   }
 
   // Unknown shape: edit it as JSON.
   const control = h('textarea', { id, name, rows: '3', class: 'mono', spellcheck: 'false' });
-  const f = labelled(control, { label, required: options.required, hint: hintFor(schema, 'A JSON value.', label) });
-  const write = (v: unknown) => (control.value = v === undefined ? (schema.default !== undefined ? JSON.stringify(schema.default) : '') : JSON.stringify(v));
-  write(undefined);
-  return {
+  return single(
     name,
-    node: f.row,
-    handle: f.handle,
-    write,
-    read: () => {
+    control,
+    { label, required: options.required, hint: hintFor(schema, 'A JSON value.', label) },
+    (v) => (control.value = v === undefined ? (schema.default !== undefined ? JSON.stringify(schema.default) : '') : JSON.stringify(v)),
+    () => {
       if (!control.value.trim()) return undefined;
       try {
         return JSON.parse(control.value) as unknown;
@@ -262,5 +264,5 @@ export function paramField(name: string, schema: JsonSchema, options: ParamField
         return control.value;
       }
     },
-  };
+  );
 }

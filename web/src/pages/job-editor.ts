@@ -14,7 +14,7 @@ import { scheduleField } from '../components/jobs/schedule-field.js';
 import { triggersField } from '../components/jobs/triggers-field.js';
 import { operationEditor } from '../components/operation-editor.js';
 import { h, uid } from '../dom.js';
-import { busy, FormErrors, groupError, input, labelled } from '../forms.js';
+import { busy, fieldset, FormErrors, groupError, input, labelled } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Format, Job, JobBody, Page as ListPage, Recipe, TransformMode } from '../types.js';
 import { summarize } from './recipes.js';
@@ -106,10 +106,9 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   const modeRadios = modes.map((m) =>
     h('input', { type: 'radio', name: modeName, id: `${modeName}-${m.value}`, value: m.value, checked: (job?.transform_mode ?? 'manual') === m.value }),
   );
-  const modeSet = h(
-    'fieldset',
-    { class: 'field mode' },
-    h('legend', null, 'Transform with'),
+  const modeSet = fieldset(
+    'field mode',
+    'Transform with',
     h(
       'div',
       { class: 'segmented' },

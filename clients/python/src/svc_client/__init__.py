@@ -9,55 +9,22 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from . import errors as _errors, jobs_helpers as _jobs_helpers  # noqa: E402
 from .client import Client  # noqa: E402
-from .errors import (  # noqa: E402
-    AuthenticationError,
-    AuthorizationError,
-    ConfigError,
-    LocalFileExistsError,
-    MissingCredentialsError,
-    NetworkError,
-    NotFoundError,
-    ServerError,
-    SvcError,
-    ValidationError,
-    WaitTimeoutError,
-)
-from .jobs_helpers import (  # noqa: E402
-    JOB_BODY_FIELDS,
-    STAGES,
-    job_body,
-    job_pipeline,
-    job_write_body,
-    pipeline_stages,
-    stage_included,
-)
+from .errors import *  # noqa: E402,F403  (every exception class)
+from .jobs_helpers import *  # noqa: E402,F403  (building Job bodies)
 from .resources.base import Page  # noqa: E402
 from .resources.jobs import FINISHED_STATUSES  # noqa: E402
 from .workspaces import Workspace  # noqa: E402
 
+# The package's names: the client, the exceptions (errors.py) and the Job body helpers
+# (jobs_helpers.py), each module's list said once, in that module.
 __all__ = [
     "__version__",
     "Client",
     "Workspace",
     "Page",
     "FINISHED_STATUSES",
-    "SvcError",
-    "AuthenticationError",
-    "AuthorizationError",
-    "NotFoundError",
-    "ValidationError",
-    "NetworkError",
-    "ServerError",
-    "WaitTimeoutError",
-    "ConfigError",
-    "MissingCredentialsError",
-    "LocalFileExistsError",
-    "STAGES",
-    "pipeline_stages",
-    "job_pipeline",
-    "stage_included",
-    "job_write_body",
-    "JOB_BODY_FIELDS",
-    "job_body",
+    *(name for name in _errors.__all__ if name != "error_from_response"),
+    *(name for name in _jobs_helpers.__all__ if name != "STAGE_FIELDS"),
 ]

@@ -5,6 +5,7 @@
 import { ApiError, get, plainMessage, query } from '../../api.js';
 import { h, replace, uid } from '../../dom.js';
 import { busy, statusLine } from '../../forms.js';
+import { browseTable, failure as browseFailure, useButton } from './browse.js';
 import type { Discovery } from '../../types.js';
 
 export interface DiscoverOptions {
@@ -14,12 +15,8 @@ export interface DiscoverOptions {
   pickLabel?: string;
 }
 
-function failure(error: unknown): string {
-  if (error instanceof ApiError && error.code === 'postgis_failed' && typeof error.details.reason === 'string') {
-    return `${error.message} (${error.details.reason.replace(/_/g, ' ')})`;
-  }
-  return plainMessage(error);
-}
+/** Only PostGIS's own failures carry a reason worth showing here. */
+const failure = (error: unknown) => (error instanceof ApiError && error.code === 'postgis_failed' ? browseFailure(error) : plainMessage(error));
 
 export function discoverBrowser(options: DiscoverOptions): HTMLElement {
   const selectId = uid('schema');
@@ -59,55 +56,32 @@ export function discoverBrowser(options: DiscoverOptions): HTMLElement {
       if (!list.length) return;
       replace(
         tables,
-        h(
-          'div',
-          { class: 'table-wrap', role: 'region', 'aria-label': `Tables of ${schema}`, tabindex: '0' },
-          h(
-            'table',
-            { class: 'table compact' },
+        browseTable(
+          `Tables of ${schema}`,
+          ['Table or view', 'Geometry'],
+          list.map((t) =>
             h(
-              'thead',
-              null,
-              h(
-                'tr',
-                null,
-                h('th', { scope: 'col' }, 'Table or view'),
-                h('th', { scope: 'col' }, 'Geometry'),
-                options.onPick ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Use')) : null,
-              ),
-            ),
-            h(
-              'tbody',
-              null,
-              list.map((t) =>
-                h(
-                  'tr',
-                  { 'data-table': `${t.schema}.${t.name}` },
-                  h('th', { scope: 'row' }, t.name),
-                  h('td', null, t.has_geometry ? (t.geometry_type ?? 'geometry') : h('span', { class: 'hint' }, 'none (a plain table)')),
-                  options.onPick
-                    ? h(
-                        'td',
-                        null,
-                        h(
-                          'button',
-                          {
-                            type: 'button',
-                            class: 'button secondary small',
-                            'aria-label': `${options.pickLabel ?? 'Use'} ${t.schema}.${t.name}`,
-                            onclick: () => {
-                              options.onPick!({ schema: t.schema, name: t.name });
-                              status.set(`${t.schema}.${t.name} chosen.`, 'ok');
-                            },
-                          },
-                          options.pickLabel ?? 'Use',
-                        ),
-                      )
-                    : null,
-                ),
-              ),
+              'tr',
+              { 'data-table': `${t.schema}.${t.name}` },
+              h('th', { scope: 'row' }, t.name),
+              h('td', null, t.has_geometry ? (t.geometry_type ?? 'geometry') : h('span', { class: 'hint' }, 'none (a plain table)')),
+              options.onPick
+                ? h(
+                    'td',
+                    null,
+                    useButton(
+                      `${options.pickLabel ?? 'Use'} ${t.schema}.${t.name}`,
+                      () => {
+                        options.onPick!({ schema: t.schema, name: t.name });
+                        status.set(`${t.schema}.${t.name} chosen.`, 'ok');
+                      },
+                      options.pickLabel ?? 'Use',
+                    ),
+                  )
+                : null,
             ),
           ),
+          { buttons: options.onPick ? 'Use' : undefined },
         ),
       );
     } catch (error) {

@@ -3,9 +3,10 @@
  * Source and Destination pickers: search the portal, list an item's layers, the user's folders,
  * and fill the selector or target with what was chosen.
  */
-import { ApiError, get, plainMessage, query } from '../../api.js';
+import { get, query } from '../../api.js';
 import { h, replace, uid } from '../../dom.js';
 import { busy, statusLine } from '../../forms.js';
+import { browseTable, failure, useButton } from './browse.js';
 import type { HubFolders, HubItem, HubItems, HubLayers } from '../../types.js';
 
 export interface HubBrowserOptions {
@@ -16,13 +17,6 @@ export interface HubBrowserOptions {
   fill: (values: Record<string, unknown>) => void;
 }
 
-function failure(error: unknown): string {
-  if (error instanceof ApiError && typeof error.details.reason === 'string') return `${error.message} (${error.details.reason.replace(/_/g, ' ')})`;
-  return plainMessage(error);
-}
-
-const useButton = (label: string, onclick: () => void) => h('button', { type: 'button', class: 'button secondary small', 'aria-label': label, onclick }, 'Use');
-
 export function hubBrowser(options: HubBrowserOptions): HTMLElement {
   const searchId = uid('hub-q');
   const q = h('input', { id: searchId, type: 'search', placeholder: 'e.g. parcels, or type:"Feature Service"' });
@@ -31,26 +25,7 @@ export function hubBrowser(options: HubBrowserOptions): HTMLElement {
   const more = h('button', { type: 'button', class: 'button secondary', hidden: true }, 'Show more');
   const status = statusLine('status small');
   const rows = h('tbody');
-  const results = h(
-    'div',
-    { class: 'table-wrap', role: 'region', 'aria-label': 'Portal items', tabindex: '0', hidden: true },
-    h(
-      'table',
-      { class: 'table compact' },
-      h(
-        'thead',
-        null,
-        h(
-          'tr',
-          null,
-          h('th', { scope: 'col' }, 'Item'),
-          h('th', { scope: 'col' }, 'Type'),
-          h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Use')),
-        ),
-      ),
-      rows,
-    ),
-  );
+  const results = browseTable('Portal items', ['Item', 'Type'], rows, { buttons: 'Use', hidden: true });
   const layers = h('div', { class: 'stack' });
   let next: number | null = null;
 

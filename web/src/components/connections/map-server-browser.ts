@@ -3,40 +3,13 @@
  * GeoServer's workspaces, then the layers and stores of one (GET …/geoserver/…), and GeoNode's
  * datasets with search and paging (GET …/geonode/datasets). "Use" fills the selector or target.
  */
-import { ApiError, get, plainMessage, query } from '../../api.js';
+import { get, query } from '../../api.js';
 import { h, replace, uid } from '../../dom.js';
 import { busy, statusLine } from '../../forms.js';
+import { browseTable, failure, useButton } from './browse.js';
 
 interface Named {
   name: string;
-}
-
-function failure(error: unknown): string {
-  if (error instanceof ApiError && typeof error.details.reason === 'string') return `${error.message} (${error.details.reason.replace(/_/g, ' ')})`;
-  return plainMessage(error);
-}
-
-const useButton = (label: string, onclick: () => void) => h('button', { type: 'button', class: 'button secondary small', 'aria-label': label, onclick }, 'Use');
-
-function table(caption: string, headings: string[], rows: HTMLElement[]): HTMLElement {
-  return h(
-    'div',
-    { class: 'table-wrap', role: 'region', 'aria-label': caption, tabindex: '0' },
-    h(
-      'table',
-      { class: 'table compact' },
-      h(
-        'thead',
-        null,
-        h(
-          'tr',
-          null,
-          headings.map((t, i) => h('th', { scope: 'col' }, i === headings.length - 1 ? h('span', { class: 'visually-hidden' }, t) : t)),
-        ),
-      ),
-      h('tbody', null, rows),
-    ),
-  );
 }
 
 export interface GeoserverBrowserOptions {
@@ -85,9 +58,9 @@ export function geoserverBrowser(options: GeoserverBrowserOptions): HTMLElement 
       if (!layers.items.length) return;
       replace(
         list,
-        table(
+        browseTable(
           `Layers of ${workspace}`,
-          ['Layer', 'Use'],
+          ['Layer'],
           layers.items.map((l) =>
             h(
               'tr',
@@ -103,6 +76,7 @@ export function geoserverBrowser(options: GeoserverBrowserOptions): HTMLElement 
               ),
             ),
           ),
+          { buttons: 'Use' },
         ),
       );
     } catch (error) {
@@ -155,9 +129,9 @@ export function geonodeBrowser(options: GeonodeBrowserOptions): HTMLElement {
       replace(
         list,
         d.items.length
-          ? table(
+          ? browseTable(
               'Datasets',
-              ['Dataset', 'Name', 'Use'],
+              ['Dataset', 'Name'],
               d.items.map((x) =>
                 h(
                   'tr',
@@ -174,6 +148,7 @@ export function geonodeBrowser(options: GeonodeBrowserOptions): HTMLElement {
                   ),
                 ),
               ),
+              { buttons: 'Use' },
             )
           : null,
         h(

@@ -4,9 +4,10 @@
  * layer (and each vector file) has a "Use" button that fills a Job's source_resource with
  * project, file, layer and, for Mergin Maps, the version inspected.
  */
-import { ApiError, plainMessage, post } from '../../api.js';
+import { post } from '../../api.js';
 import { h, replace, uid } from '../../dom.js';
 import { busy, statusLine } from '../../forms.js';
+import { browseTable, failure, useButton } from './browse.js';
 import type { FieldProject, FieldProjectInspection } from '../../types.js';
 
 export interface ProjectPick {
@@ -20,11 +21,6 @@ export interface ProjectBrowserOptions {
   /** `/sources/src_…` */
   connectionPath: string;
   onPick?: (pick: ProjectPick) => void;
-}
-
-function failure(error: unknown): string {
-  if (error instanceof ApiError && typeof error.details.reason === 'string') return `${error.message} (${error.details.reason.replace(/_/g, ' ')})`;
-  return plainMessage(error);
 }
 
 const cell = (value: string | number | null | undefined) =>
@@ -46,41 +42,22 @@ export function projectBrowser(options: ProjectBrowserOptions): HTMLElement {
       if (!answer.items.length) return replace(projects);
       replace(
         projects,
-        h(
-          'div',
-          { class: 'table-wrap', role: 'region', 'aria-label': 'Projects', tabindex: '0' },
-          h(
-            'table',
-            { class: 'table compact' },
-            h(
-              'thead',
-              null,
-              h(
-                'tr',
-                null,
-                ['Project', 'Owner', 'Updated', 'Version', ''].map((t) =>
-                  h('th', { scope: 'col' }, t ? t : h('span', { class: 'visually-hidden' }, 'Inspect')),
-                ),
-              ),
-            ),
-            h(
-              'tbody',
-              null,
-              answer.items.map((p) => {
-                const inspect = h('button', { type: 'button', class: 'button secondary small', 'aria-label': `Inspect ${p.name}` }, 'Inspect');
-                inspect.addEventListener('click', () => void inspectProject(p, inspect));
-                return h(
-                  'tr',
-                  { 'data-project': p.id },
-                  h('th', { scope: 'row' }, p.name, p.description ? h('div', { class: 'hint' }, p.description) : null),
-                  h('td', null, cell(p.owner)),
-                  h('td', null, cell(p.updated)),
-                  h('td', null, cell(p.version)),
-                  h('td', null, inspect),
-                );
-              }),
-            ),
-          ),
+        browseTable(
+          'Projects',
+          ['Project', 'Owner', 'Updated', 'Version'],
+          answer.items.map((p) => {
+            const inspect: HTMLButtonElement = useButton(`Inspect ${p.name}`, () => void inspectProject(p, inspect), 'Inspect');
+            return h(
+              'tr',
+              { 'data-project': p.id },
+              h('th', { scope: 'row' }, p.name, p.description ? h('div', { class: 'hint' }, p.description) : null),
+              h('td', null, cell(p.owner)),
+              h('td', null, cell(p.updated)),
+              h('td', null, cell(p.version)),
+              h('td', null, inspect),
+            );
+          }),
+          { buttons: 'Inspect' },
         ),
       );
     } catch (error) {
@@ -96,19 +73,10 @@ export function projectBrowser(options: ProjectBrowserOptions): HTMLElement {
       status.set(`${project.name}${answer.version ? ` at ${answer.version}` : ''}: ${answer.files.length} file${answer.files.length === 1 ? '' : 's'}.`, 'ok');
       const use = (pick: ProjectPick, label: string) =>
         options.onPick
-          ? h(
-              'button',
-              {
-                type: 'button',
-                class: 'button secondary small',
-                'aria-label': `Use ${label}`,
-                onclick: () => {
-                  options.onPick!(answer.version && version ? { ...pick, version: answer.version } : pick);
-                  status.set(`${label} chosen.`, 'ok');
-                },
-              },
-              'Use',
-            )
+          ? useButton(`Use ${label}`, () => {
+              options.onPick!(answer.version && version ? { ...pick, version: answer.version } : pick);
+              status.set(`${label} chosen.`, 'ok');
+            })
           : null;
       const versionPicker = answer.versions.length
         ? (() => {
@@ -157,26 +125,7 @@ export function projectBrowser(options: ProjectBrowserOptions): HTMLElement {
         detail,
         h('h3', null, `Files of ${project.name}`),
         versionPicker,
-        h(
-          'div',
-          { class: 'table-wrap', role: 'region', 'aria-label': `Files of ${project.name}`, tabindex: '0' },
-          h(
-            'table',
-            { class: 'table compact', 'data-testid': 'project-files' },
-            h(
-              'thead',
-              null,
-              h(
-                'tr',
-                null,
-                ['File', 'Layer', 'Geometry', 'CRS', 'Features', ''].map((t) =>
-                  h('th', { scope: 'col' }, t ? t : h('span', { class: 'visually-hidden' }, 'Use')),
-                ),
-              ),
-            ),
-            h('tbody', null, rows),
-          ),
-        ),
+        browseTable(`Files of ${project.name}`, ['File', 'Layer', 'Geometry', 'CRS', 'Features'], rows, { buttons: 'Use', testId: 'project-files' }),
       );
     } catch (error) {
       status.set(failure(error), 'error');

@@ -4,7 +4,8 @@
  * webhook and the CLI give values, and a Run records the values it ran with.
  */
 import { h, uid } from '../../dom.js';
-import { groupError, type FormErrors } from '../../forms.js';
+import { fieldset, groupError, type FormErrors } from '../../forms.js';
+import { rowList } from '../row-list.js';
 import type { Job, JobBody } from '../../types.js';
 
 type Declaration = NonNullable<JobBody['parameters']>[number];
@@ -25,16 +26,7 @@ export interface ParametersField {
 }
 
 export function parametersField(initial: Job['parameters'] | undefined): ParametersField {
-  const rows = h('div', { class: 'stack parameter-rows' });
-  const entries: {
-    name: HTMLInputElement;
-    type: HTMLSelectElement;
-    fallback: HTMLInputElement;
-    choices: HTMLInputElement;
-    note: HTMLInputElement;
-    node: HTMLElement;
-  }[] = [];
-  function addRow(p?: Job['parameters'][number]) {
+  function row(p?: Job['parameters'][number]) {
     const id = uid('param');
     const name = h('input', {
       type: 'text',
@@ -64,7 +56,6 @@ export function parametersField(initial: Job['parameters'] | undefined): Paramet
       value: (p?.choices ?? []).join(', '),
     });
     const note = h('input', { type: 'text', 'aria-label': 'Description', placeholder: 'what it is for', value: p?.description ?? '' });
-    const remove = h('button', { type: 'button', class: 'button secondary small' }, 'Remove');
     const node = h(
       'div',
       { class: 'parameter-row' },
@@ -74,26 +65,15 @@ export function parametersField(initial: Job['parameters'] | undefined): Paramet
       fallback,
       choices,
       note,
-      remove,
     );
-    const entry = { name, type, fallback, choices, note, node };
-    remove.addEventListener('click', () => {
-      entries.splice(entries.indexOf(entry), 1);
-      node.remove();
-    });
-    entries.push(entry);
-    rows.append(node);
+    return { name, type, fallback, choices, note, node };
   }
-  for (const p of initial ?? []) addRow(p);
-  const add = h('button', { type: 'button', class: 'button secondary small' }, 'Add a parameter');
-  add.addEventListener('click', () => {
-    addRow();
-    entries.at(-1)?.name.focus();
-  });
-  const node = h(
-    'fieldset',
-    { class: 'field parameters' },
-    h('legend', null, 'Parameters'),
+  const list = rowList({ class: 'parameter-rows', addLabel: 'Add a parameter', fresh: () => row(), focus: (e) => e.name });
+  for (const p of initial ?? []) list.push(row(p));
+  const { rows, add, entries } = list;
+  const node = fieldset(
+    'field parameters',
+    'Parameters',
     h(
       'p',
       { class: 'hint' },

@@ -7,7 +7,7 @@
  */
 import { ApiError, plainMessage, post } from '../../api.js';
 import { h, replace, uid } from '../../dom.js';
-import { labelled, type FormErrors } from '../../forms.js';
+import { fieldset, labelled, type FormErrors } from '../../forms.js';
 import type { Schedule } from '../../types.js';
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -122,10 +122,9 @@ export function scheduleField(initial: Schedule | null | undefined): ScheduleFie
     const box = h('input', { type: 'checkbox', id: uid(`day-${value}`), value, checked: chosenDays.has(value) });
     return { value, box, node: h('div', { class: 'check-line' }, box, h('label', { for: box.id }, label)) };
   });
-  const weekdays = h(
-    'fieldset',
-    { class: 'field weekdays' },
-    h('legend', null, 'Days'),
+  const weekdays = fieldset(
+    'field weekdays',
+    'Days',
     h(
       'div',
       { class: 'segmented' },

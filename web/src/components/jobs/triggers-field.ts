@@ -5,7 +5,8 @@
  * page: it has a secret, which exists only once the Job does.
  */
 import { h, uid } from '../../dom.js';
-import { groupError, labelled, type FormErrors } from '../../forms.js';
+import { fieldset, groupError, labelled, type FormErrors } from '../../forms.js';
+import { rowList } from '../row-list.js';
 import type { Job, JobBody } from '../../types.js';
 
 type Triggers = NonNullable<JobBody['triggers']>;
@@ -42,9 +43,7 @@ export function triggersField(initial: Job['triggers'] | undefined, otherJobs: P
   onChange.addEventListener('change', syncEvery);
   syncEvery();
 
-  const rows = h('div', { class: 'stack after-rows' });
-  const entries: { job: HTMLSelectElement; when: HTMLSelectElement; node: HTMLElement }[] = [];
-  function addRow(jobId = '', when: When = 'succeeded') {
+  function row(jobId = '', when: When = 'succeeded') {
     const job = h(
       'select',
       { 'aria-label': 'Run after this Job' },
@@ -58,27 +57,15 @@ export function triggersField(initial: Job['triggers'] | undefined, otherJobs: P
       WHEN.map(([value, label]) => h('option', { value }, label)),
     );
     whenSelect.value = when;
-    const remove = h('button', { type: 'button', class: 'button secondary small' }, 'Remove');
     const node = h('div', { class: 'after-row' }, h('span', null, 'After '), job, h('span', null, ' '), whenSelect);
-    node.append(remove);
-    const entry = { job, when: whenSelect, node };
-    remove.addEventListener('click', () => {
-      entries.splice(entries.indexOf(entry), 1);
-      node.remove();
-    });
-    entries.push(entry);
-    rows.append(node);
+    return { job, when: whenSelect, node };
   }
-  for (const a of initial?.after ?? []) addRow(a.job_id, a.when as When);
-  const add = h('button', { type: 'button', class: 'button secondary small' }, 'Add a Job to run after');
-  add.addEventListener('click', () => {
-    addRow();
-    entries.at(-1)?.job.focus();
-  });
-  const after = h(
-    'fieldset',
-    { class: 'field' },
-    h('legend', null, 'After other Jobs'),
+  const list = rowList({ class: 'after-rows', addLabel: 'Add a Job to run after', fresh: () => row(), focus: (e) => e.job });
+  for (const a of initial?.after ?? []) list.push(row(a.job_id, a.when as When));
+  const { rows, add, entries } = list;
+  const after = fieldset(
+    'field',
+    'After other Jobs',
     h(
       'p',
       { class: 'hint' },

@@ -1,6 +1,6 @@
 import { get, post, put } from '../../api.js';
 import { h, replace, uid } from '../../dom.js';
-import { busy, FormErrors, groupError, input, labelled, statusLine } from '../../forms.js';
+import { busy, fieldset, FormErrors, groupError, input, labelled, statusLine } from '../../forms.js';
 import type { Layer, Page as ListPage, Pipeline, Recipe, Transformation } from '../../types.js';
 import { confirmDialog } from '../dialog.js';
 import { operationEditor } from '../operation-editor.js';
@@ -38,10 +38,9 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
     const box = h('input', { type: 'checkbox', id: boxId, value: l.name, checked: stored.layers.length ? stored.layers.includes(l.name) : l === selected() });
     return { layer: l, box, row: h('div', { class: 'check-line' }, box, h('label', { for: boxId }, l.name)) };
   });
-  const layersSet = h(
-    'fieldset',
-    { class: 'field' },
-    h('legend', null, 'Apply to layers'),
+  const layersSet = fieldset(
+    'field',
+    'Apply to layers',
     h('p', { class: 'hint' }, 'Other layers pass through unchanged.'),
     layerBoxes.map((b) => b.row),
   );
@@ -50,10 +49,9 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
   const modeName = uid('mode');
   const modeOps = h('input', { type: 'radio', name: modeName, id: `${modeName}-ops`, value: 'operations', checked: stored.sql === null });
   const modeSql = h('input', { type: 'radio', name: modeName, id: `${modeName}-sql`, value: 'sql', checked: stored.sql !== null });
-  const modeSet = h(
-    'fieldset',
-    { class: 'field mode' },
-    h('legend', null, 'Transform with'),
+  const modeSet = fieldset(
+    'field mode',
+    'Transform with',
     h(
       'div',
       { class: 'segmented' },
