@@ -38,7 +38,7 @@ import sys  # noqa: E402
 
 # -I leaves the script's folder off sys.path (nothing the user can write is imported); the
 # package beside this file is ours, mounted read-only in the sandbox like this script.
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from geoparquet_engine.parquet_metadata import inspect  # noqa: E402
 from geoparquet_engine.reporting import UserError  # noqa: E402

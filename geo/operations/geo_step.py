@@ -29,7 +29,7 @@ from shapely.validation import explain_validity, make_valid
 
 # -I leaves the script's folder off sys.path (nothing the user can write is imported); the
 # package beside this file is ours, mounted read-only in the sandbox like this script.
-sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from lonlat_geometry.ellipsoid import Ellipsoid  # noqa: E402
 from lonlat_geometry.metric_operations import buffer_lonlat, densify_geodesic, measure, simplify_lonlat  # noqa: E402
