@@ -49,7 +49,7 @@ const kinds = new Set((process.env.BENCH_SCALE_ROWS ?? 'upload,convert,job,geopa
 const repeat = Math.max(1, Number(process.env.BENCH_SCALE_REPEAT ?? 1));
 const keep = process.env.BENCH_SCALE_KEEP === '1';
 /*
- * The service writes with OGR_SQLITE_SYNCHRONOUS=OFF (geo/datasets/translate.ts: a half-written
+ * The service writes with OGR_SQLITE_SYNCHRONOUS=OFF (geo/gdal/translate.ts: a half-written
  * output is removed anyway), so the baseline ogr2ogr gets the same setting: without it SQLite
  * syncs the GeoPackage to disk at every commit, and ogr2ogr alone was the slower one (0.73×).
  */

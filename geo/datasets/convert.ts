@@ -5,18 +5,18 @@ import { DomainError } from '../../domain/errors.js';
 import { crsTextProblem } from '../crs.js';
 import { datasetAt, safeFilename, stemOf, type DatasetRef } from './dataset-files.js';
 import { formatCatalog, resolveOutputFormat, type FormatEntry } from './formats.js';
-import { errorText, gdal, layerSrs, openAs, openDataset, scrubPaths, type Dataset, type Layer } from './gdal.js';
-import { crsLabel } from './labels.js';
+import { errorText, gdal, layerSrs, openAs, openDataset, scrubPaths, type Dataset, type Layer } from '../gdal/gdal.js';
+import { crsLabel } from '../gdal/labels.js';
 import { crsAssigned, parseCrsInput } from '../crs.js';
 import { checkPipeline, coordinateOperations } from '../crs-operations.js';
 import { ensureFreeSpace } from './disk.js';
-import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from './translate.js';
+import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../gdal/translate.js';
 import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sameGeometryType } from './geometry-types.js';
 import { writeZip } from './zip.js';
 import { creationOptionArgs, formatWarnings, outputStem, withoutOverridden, type CreationOptions } from './output-fidelity.js';
 import { distinctWarnings, type ProcessingWarning } from '../warnings.js';
 import { engineCreationOptions, isEngineOutput } from '../formats/catalog.js';
-import { convertWithEngine } from '../formats/convert-engine.js';
+import { convertWithEngine } from './convert-engine.js';
 
 export interface ConvertRequest {
   /** A driver id from GET /api/v1/formats (case-insensitive) or one of its extensions. */
@@ -291,7 +291,7 @@ async function convertVector(
   for (const layer of layerObjects) extra.push(await geometryArgs(ds, layer, format));
 
   const readable = [await readableOf(input)];
-  /** One ogr2ogr process: options, then the layers to copy (geo/datasets/translate.ts says why not in-process). */
+  /** One ogr2ogr process: options, then the layers to copy (geo/gdal/translate.ts says why not in-process). */
   const translate = async (dest: string, args: string[], names: string[], from: DatasetRef = input, output = dest) => {
     try {
       const written = await runGdalWrite(

@@ -4,13 +4,13 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError } from '../../domain/errors.js';
-import { errorText, gdal, openAs, scrubPaths, type DatasetRef } from './gdal.js';
+import { errorText, gdal, openAs, scrubPaths, type DatasetRef } from '../gdal/gdal.js';
 import { extractZip } from './zip.js';
 import type { ReadOptions } from './read-options.js';
 import { isParquetDataset, prepareParquet } from '../formats/geoparquet.js';
 
 // Defined beside openDataset, which opens one; most callers know it from here.
-export type { DatasetRef } from './gdal.js';
+export type { DatasetRef } from '../gdal/gdal.js';
 
 /** GDAL CSV open options that turn WKT or lon/lat columns into a geometry. */
 export const csvOpenOptions = [

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { gdal } from '../datasets/gdal.js';
+import { gdal } from '../gdal/gdal.js';
 import { crsText } from '../crs.js';
 import { checkSqlExpression, quoteIdent, quoteString } from './sql-guard.js';
 import { checkPipeline, coordinateOperations, outsideAreaSql, withinArea } from '../crs-operations.js';

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { DatasetRef } from '../datasets/dataset-files.js';
-import { gdal, openAs, withDataset, type SpatialReference } from '../datasets/gdal.js';
+import { gdal, openAs, withDataset, type SpatialReference } from '../gdal/gdal.js';
 import { sourceSrs } from '../crs.js';
-import { runGdalTool } from '../datasets/gdal-tool.js';
+import { runGdalTool } from '../gdal/gdal-tool.js';
 import { datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
-import { fieldTypeLabel, gdalFieldType, geometryTypeCode, splitGeometryType } from '../datasets/labels.js';
+import { fieldTypeLabel, gdalFieldType, geometryTypeCode, splitGeometryType } from '../gdal/labels.js';
 import { quoteIdent } from './sql-guard.js';
 import type { ProcessingWarning } from '../warnings.js';
 import { runGeoStep } from './geo-step.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bigQueryClient } from '../../connectors/bigquery/client.js';
 import { bigQueryColumnNames } from '../../connectors/bigquery/deliver.js';
 import { bigquery as connector } from '../../connectors/bigquery/index.js';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import { fixtureDir } from '../support/fixtures.js';
 import { bigQueryPython, bigQueryServerUnavailable, startBigQueryServer, type BigQueryServer } from '../../devservers/bigquery/server.js';
 import { closedPort, connectorContext, deliverInput, expectConnectorError, filesIn, pollUntilStopped } from './support.js';

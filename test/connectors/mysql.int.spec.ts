@@ -5,7 +5,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mysql as connector } from '../../connectors/mysql/index.js';
 import type { DeliverInput } from '../../connectors/types.js';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import { closedPort, connectorContext, expectConnectorError, pollUntilStopped, silentServer } from './support.js';
 import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson } from '../support/fixtures.js';
 import { mariadbMissing, startMariadb, type LocalMariadb } from '../servers/mariadb/server.js';

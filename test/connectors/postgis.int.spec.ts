@@ -9,7 +9,7 @@ import { closeIdle, idleCount, poolLimits } from '../../connectors/postgis/pool.
 import { stagingNames } from '../../connectors/shared/sql/sql-delivery.js';
 import { inProcessLimits, translatedHere } from '../../connectors/shared/files/translate-here.js';
 import type { DeliverInput } from '../../connectors/types.js';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import { closedPort, connectorContext, expectConnectorError, silentServer, stallingPgProxy } from './support.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';

@@ -3,7 +3,7 @@ import snowflakeSdk from 'snowflake-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { snowflakeColumnNames, spatialColumn } from '../../connectors/snowflake/deliver.js';
 import { snowflake as connector } from '../../connectors/snowflake/index.js';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import { fixtureDir } from '../support/fixtures.js';
 import { fakesnowUnavailable, startFakesnow, type FakesnowServer } from '../../devservers/fakesnow/server.js';
 import { closedPort, connectorContext, deliverInput, expectConnectorError, filesIn, pollUntilStopped } from './support.js';
