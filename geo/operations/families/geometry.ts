@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { distanceOf, familyCode, findColumn, invalid, wrap, type FieldSpec } from '../relation.js';
+import { distanceOf, findColumn, invalid, wrap, type FieldSpec, type Relation } from '../relation.js';
 import { quoteIdent } from '../sql-guard.js';
 import { define } from './definition.js';
-import { geomOf, withGeometry, withValidGeometry } from './geometry-sql.js';
+import { geomOf, repairedSql, withGeometry, withValidGeometry } from './geometry-sql.js';
 import { column, metresPer, squareMetresPer, units } from './parameters.js';
 
 /*
@@ -52,46 +52,27 @@ export const simplify = define({
   },
 });
 
-export const makeValid = define({
+export const makeValid = geometryFunction({
   id: 'make_valid',
   label: 'Repair geometries',
   description: 'Repairs invalid geometries (self-intersections, bad rings) without losing vertices.',
-  category: 'geometry',
-  requiresGeometry: true,
-  parameters: z.object({}),
-  example: { type: 'make_valid' },
-  compile(_params, rel) {
-    const fam = rel.geom!.family;
-    const g = geomOf(rel);
-    // Repair can turn a polygon into a polygon plus stray lines: keep the layer's own kind.
-    return withGeometry(rel, fam === 'line' || fam === 'polygon' ? `CollectionExtract(ST_MakeValid(${g}), ${familyCode[fam]})` : `ST_MakeValid(${g})`);
-  },
+  call: (g, rel) => repairedSql(g, rel.geom!.family),
 });
 
-export const centroid = define({
+export const centroid = geometryFunction({
   id: 'centroid',
   label: 'Centroids',
   description: 'Replaces each geometry with its centroid.',
-  category: 'geometry',
-  requiresGeometry: true,
-  parameters: z.object({}),
-  example: { type: 'centroid' },
-  compile(_params, rel) {
-    return withGeometry(rel, `ST_Centroid(${geomOf(rel)})`, { geom: { family: 'point', z: false, m: false } });
-  },
+  call: (g) => `ST_Centroid(${g})`,
+  change: () => ({ geom: { family: 'point', z: false, m: false } }),
 });
 
-export const pointOnSurface = define({
+export const pointOnSurface = geometryFunction({
   id: 'point_on_surface',
   label: 'Point on surface',
   description: 'Replaces each geometry with a point guaranteed to lie on it (labels on odd shapes).',
-  category: 'geometry',
-  requiresGeometry: true,
-  parameters: z.object({}),
-  example: { type: 'point_on_surface' },
-  compile(_params, rel) {
-    return withGeometry(rel, `ST_PointOnSurface(${geomOf(rel)})`, { geom: { family: 'point', z: false, m: false } });
-  },
+  call: (g) => `ST_PointOnSurface(${g})`,
+  change: () => ({ geom: { family: 'point', z: false, m: false } }),
 });
 
 export const explodeMultipart = define({
@@ -108,30 +89,19 @@ export const explodeMultipart = define({
   },
 });
 
-export const promoteToMulti = define({
+export const promoteToMulti = geometryFunction({
   id: 'promote_to_multi',
   label: 'Promote to multi',
   description: 'Turns single geometries into multi-geometries, so mixed Polygon/MultiPolygon layers get one type.',
-  category: 'geometry',
-  requiresGeometry: true,
-  parameters: z.object({}),
-  example: { type: 'promote_to_multi' },
-  compile(_params, rel) {
-    return withGeometry(rel, `CastToMulti(${geomOf(rel)})`);
-  },
+  call: (g) => `CastToMulti(${g})`,
 });
 
-export const force2d = define({
+export const force2d = geometryFunction({
   id: 'force_2d',
   label: 'Drop Z and M',
   description: 'Removes Z and M coordinates.',
-  category: 'geometry',
-  requiresGeometry: true,
-  parameters: z.object({}),
-  example: { type: 'force_2d' },
-  compile(_params, rel) {
-    return withGeometry(rel, `CastToXY(${geomOf(rel)})`, { geom: { ...rel.geom!, z: false, m: false } });
-  },
+  call: (g) => `CastToXY(${g})`,
+  change: (rel) => ({ geom: { ...rel.geom!, z: false, m: false } }),
 });
 
 export const dissolve = define({
@@ -210,3 +180,24 @@ export const densify = define({
     return withValidGeometry(rel, `ST_Segmentize(${geomOf(rel)}, ${d.value})`);
   },
 });
+
+/** An operation without parameters that replaces each geometry by a SpatiaLite function of it (`call` of the quoted column). */
+function geometryFunction(d: {
+  id: string;
+  label: string;
+  description: string;
+  call: (g: string, rel: Relation) => string;
+  /** What the operation changes in the relation besides the SQL (the geometry's kind or dimensions). */
+  change?: (rel: Relation) => Partial<Relation>;
+}) {
+  return define({
+    id: d.id,
+    label: d.label,
+    description: d.description,
+    category: 'geometry',
+    requiresGeometry: true,
+    parameters: z.object({}),
+    example: { type: d.id },
+    compile: (_params, rel) => withGeometry(rel, d.call(geomOf(rel), rel), d.change?.(rel)),
+  });
+}
