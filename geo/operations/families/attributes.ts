@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { castExpression, findColumn, invalid, selectAll, wrap, type FieldSpec } from '../relation.js';
+import { castExpression, findColumn, invalid, selectAll, wrap, type Compiled, type FieldSpec, type Relation } from '../relation.js';
 import { checkSqlExpression, quoteIdent } from '../sql-guard.js';
 import { define } from './definition.js';
 import { geomOf } from './geometry-sql.js';
@@ -35,9 +35,7 @@ export const selectColumns = define({
   parameters: z.object({ columns }),
   example: { type: 'select_columns', columns: ['id', 'name'] },
   compile({ columns }, rel) {
-    const keep = [...new Set(columns.map((c) => findColumn(rel, c, 'select_columns')))];
-    const next = { ...rel, fields: keep };
-    return { rel: { ...next, sql: wrap(rel, selectAll(next)) } };
+    return withFields(rel, [...new Set(columns.map((c) => findColumn(rel, c, 'select_columns')))]);
   },
 });
 
@@ -51,8 +49,10 @@ export const dropColumns = define({
   example: { type: 'drop_columns', columns: ['tmp', 'shape_area'] },
   compile({ columns }, rel) {
     const drop = new Set(columns.map((c) => findColumn(rel, c, 'drop_columns')));
-    const next = { ...rel, fields: rel.fields.filter((f) => !drop.has(f)) };
-    return { rel: { ...next, sql: wrap(rel, selectAll(next)) } };
+    return withFields(
+      rel,
+      rel.fields.filter((f) => !drop.has(f)),
+    );
   },
 });
 
@@ -115,3 +115,8 @@ export const sort = define({
     return { rel: { ...rel, sql: wrap(rel, selectAll(rel), ` ORDER BY ${keys.join(', ')}`) } };
   },
 });
+
+/** The relation with only these attribute columns (and the geometry), in this order. */
+function withFields(rel: Relation, fields: FieldSpec[]): Compiled {
+  return { rel: { ...rel, fields, sql: wrap(rel, selectAll({ ...rel, fields })) } };
+}
