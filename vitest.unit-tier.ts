@@ -17,6 +17,6 @@ afterAll(() => {
   const loaded = Object.keys(require.cache).filter((id) => id.includes(addon));
   expect(
     loaded.slice(0, 3),
-    'a unit spec loaded gdal-async (the native GDAL addon); take its types with `import type` and reach GDAL through the lazy `gdal` of geo/datasets/gdal.ts, or move pure logic out of modules that call it',
+    'a unit spec loaded gdal-async (the native GDAL addon); take its types with `import type` and reach GDAL through the lazy `gdal` of geo/gdal/gdal.ts, or move pure logic out of modules that call it',
   ).toEqual([]);
 });

@@ -12,7 +12,7 @@ export interface Heartbeats {
 
 /**
  * Heartbeats an activity at a quarter of its heartbeat timeout (at most every 5 s), carrying the
- * latest progress. GDAL work runs in child processes (geo/datasets/translate.ts), so this timer
+ * latest progress. GDAL work runs in child processes (geo/gdal/translate.ts), so this timer
  * keeps firing however long a write or an index build takes.
  */
 export function startHeartbeats(heartbeatTimeoutMs: number): Heartbeats {

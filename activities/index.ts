@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { Services } from '../application/services.js';
-import { gdal } from '../geo/datasets/gdal.js';
+import { gdal } from '../geo/gdal/gdal.js';
 import { automationActivities } from './automation.js';
 import { deliveryActivities } from './deliveries.js';
 import { notificationActivities } from './notifications.js';

@@ -6,7 +6,7 @@ import oracledb from 'oracledb';
 import pino from 'pino';
 import { TYPES } from 'tedious';
 import type { Point } from 'gdal-async';
-import { gdal } from '../geo/datasets/gdal.js';
+import { gdal } from '../geo/gdal/gdal.js';
 import { connect as connectOracle, type OracleConfig } from '../connectors/oracle/client.js';
 import { deliverOracle } from '../connectors/oracle/deliver.js';
 import { connect as connectSqlServer, query, type SqlServerConfig } from '../connectors/sqlserver/client.js';

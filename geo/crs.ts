@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
-import { gdal, layerSrs, type DatasetRef, type Layer, type SpatialReference } from './datasets/gdal.js';
-import { crsLabel } from './datasets/labels.js';
+import { gdal, layerSrs, type DatasetRef, type Layer, type SpatialReference } from './gdal/gdal.js';
+import { crsLabel } from './gdal/labels.js';
 
 /*
  * Coordinate reference systems as users give them and as the API shows them. Users give an

@@ -14,7 +14,7 @@ export const MB = (n: number) => `${Math.round(n / (1024 * 1024))}`;
 export const s = (ms: number) => (ms / 1000).toFixed(1);
 
 /*
- * The service writes with OGR_SQLITE_SYNCHRONOUS=OFF (geo/datasets/translate.ts: a half-written
+ * The service writes with OGR_SQLITE_SYNCHRONOUS=OFF (geo/gdal/translate.ts: a half-written
  * output is removed anyway), so the baseline ogr2ogr gets the same setting: without it SQLite
  * syncs the GeoPackage to disk at every commit, and ogr2ogr alone was the slower one (0.73×).
  */

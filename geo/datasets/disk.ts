@@ -1,8 +1,8 @@
 import { statfs } from 'node:fs/promises';
 import { DomainError } from '../../domain/errors.js';
 import type { FormatEntry } from './formats.js';
-import type { DatasetRef } from './gdal.js';
-import { bytesUnder } from './translate.js';
+import type { DatasetRef } from '../gdal/gdal.js';
+import { bytesUnder } from '../gdal/translate.js';
 
 /*
  * A big output is refused before it is written when the disk cannot hold it: a clear

@@ -1,4 +1,4 @@
-import { gdal, uploadDrivers } from './gdal.js';
+import { gdal, uploadDrivers } from '../gdal/gdal.js';
 import { engineFormats } from '../formats/catalog.js';
 import { engineAvailable } from '../formats/engine.js';
 

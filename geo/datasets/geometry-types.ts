@@ -1,5 +1,5 @@
-import { gdal, openAs, type Dataset, type Layer } from './gdal.js';
-import { geometryTypeCode, geometryTypeLabel, splitGeometryType } from './labels.js';
+import { gdal, openAs, type Dataset, type Layer } from '../gdal/gdal.js';
+import { geometryTypeCode, geometryTypeLabel, splitGeometryType } from '../gdal/labels.js';
 
 /*
  * What geometry types a layer really holds, and what type an output layer must declare to hold

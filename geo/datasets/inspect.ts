@@ -2,10 +2,10 @@ import { readdir, stat } from 'node:fs/promises';
 import { DomainError } from '../../domain/errors.js';
 import path from 'node:path';
 import type { DatasetRef } from './dataset-files.js';
-import { datasetSrs, gdal, layerSrs, withDataset, type Dataset, type Layer } from './gdal.js';
-import { crsLabel, fieldTypeLabel, geometryTypeLabel } from './labels.js';
+import { datasetSrs, gdal, layerSrs, withDataset, type Dataset, type Layer } from '../gdal/gdal.js';
+import { crsLabel, fieldTypeLabel, geometryTypeLabel } from '../gdal/labels.js';
 import { crsAssigned, describeCrs, sourceSrs, type CrsDescription } from '../crs.js';
-import type { ParquetInspection } from './dataset-ref.js';
+import type { ParquetInspection } from '../gdal/dataset-ref.js';
 
 export interface FieldInfo {
   name: string;

@@ -1,7 +1,7 @@
 import { DomainError } from '../../domain/errors.js';
 import type { ProcessingWarning } from '../warnings.js';
 import type { FormatEntry } from './formats.js';
-import { gdal } from './gdal.js';
+import { gdal } from '../gdal/gdal.js';
 
 /*
  * What a conversion may ask of a format and what the format forces on the data:

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { DomainError } from '../../domain/errors.js';
 import type { DatasetRef } from './dataset-files.js';
-import { errorText, gdal, layerSrs, scrubPaths, withDataset, type Dataset, type Layer } from './gdal.js';
+import { errorText, gdal, layerSrs, scrubPaths, withDataset, type Dataset, type Layer } from '../gdal/gdal.js';
 import { CHEAP_SCAN_BYTES, cheapFeatureCount, datasetBytes, hasGeometry, layerCrs, layerFields, type FieldInfo } from './inspect.js';
-import { geometryTypeLabel } from './labels.js';
+import { geometryTypeLabel } from '../gdal/labels.js';
 import { crsAssigned, describeCrs, sourceSrs, type CrsDescription } from '../crs.js';
 
 export const PREVIEW_LIMIT_DEFAULT = 100;

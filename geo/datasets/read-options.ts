@@ -1,6 +1,7 @@
 import { DomainError } from '../../domain/errors.js';
-import { crsDefinition } from './labels.js';
+import { crsDefinition } from '../gdal/labels.js';
 import { parseCrsInput } from '../crs.js';
+import type { ReadOptions } from '../gdal/dataset-ref.js';
 
 /*
  * How to read a dataset, besides what it says itself: the CRS its coordinates are in
@@ -9,14 +10,7 @@ import { parseCrsInput } from '../crs.js';
  * a Job (docs/api-conventions.md, "Reading options"), the same names everywhere.
  */
 
-export interface ReadOptions {
-  sourceCrs?: string;
-  xColumn?: string;
-  yColumn?: string;
-  zColumn?: string;
-  /** Parquet without GeoParquet metadata: the column holding WKB or WKT geometry. */
-  geometryColumn?: string;
-}
+export type { ReadOptions };
 
 export const READ_OPTION_KEYS = ['source_crs', 'x_column', 'y_column', 'z_column', 'geometry_column'] as const;
 

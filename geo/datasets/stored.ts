@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { StoredDataset } from '../../domain/datasets.js';
 import type { FileStore } from '../../platform/file-store.js';
-import type { DatasetRef } from './gdal.js';
+import type { DatasetRef } from '../gdal/gdal.js';
 
 /*
  * A dataset between the file store and GDAL: what events and payloads keep of it (a name among its

@@ -2,9 +2,9 @@ import { existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DomainError } from '../../domain/errors.js';
-import { scrubPaths } from '../datasets/gdal-text.js';
-import { resourceFailure } from '../datasets/resource-failure.js';
-import type { WriteLimits } from '../datasets/translate.js';
+import { scrubPaths } from '../gdal/gdal-text.js';
+import { resourceFailure } from '../gdal/resource-failure.js';
+import type { WriteLimits } from '../gdal/translate.js';
 import { runSandboxed, type Mount } from '../sandbox/sandbox.js';
 
 /*

@@ -2,8 +2,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import type { DatasetRef, ParquetInspection, ParquetOrigin } from '../datasets/dataset-ref.js';
-import type { ReadOptions } from '../datasets/read-options.js';
+import type { DatasetRef, ParquetInspection, ParquetOrigin, ReadOptions } from '../gdal/dataset-ref.js';
 import { EngineRefusal, runEngine, type EngineLimits } from './engine.js';
 
 /*

@@ -1,8 +1,8 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import type { DatasetRef } from '../datasets/gdal.js';
-import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../datasets/translate.js';
+import type { DatasetRef } from '../gdal/gdal.js';
+import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../gdal/translate.js';
 import { runEngineTool } from './engine.js';
 
 /*

@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline';
 import { DomainError } from '../../domain/errors.js';
-import { errorText, scrubPaths } from '../datasets/gdal.js';
+import { errorText, scrubPaths } from '../gdal/gdal.js';
 import { type HostOp, hostOps } from './ops.js';
 
 /*

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { convertDataset as convertHere, type ConvertOptions, type ConvertRequest, type ConvertResult } from '../datasets/convert.js';
 import { datasetAt, type DatasetRef } from '../datasets/dataset-files.js';
-import { inputArgs, runGdalWrite, type WriteLimits } from '../datasets/translate.js';
-import { insideSandbox, NeedsSandbox, openDataset } from '../datasets/gdal.js';
+import { inputArgs, runGdalWrite, type WriteLimits } from '../gdal/translate.js';
+import { insideSandbox, NeedsSandbox, openDataset } from '../gdal/gdal.js';
 import { inspectDataset as inspectHere, type DatasetInfo } from '../datasets/inspect.js';
 import {
   dataPreview as dataPreviewHere,
@@ -29,7 +29,7 @@ import type { HostArgs, HostOp, HostPipelineOptions } from './ops.js';
 /*
  * Where GDAL reads a user's dataset. The service's own processes (the API, the worker) hold the
  * secrets key, sessions and every user's files, so GDAL opens a dataset there only with drivers
- * whose files cannot name another file or a service (geo/datasets/gdal.ts, IN_PROCESS_DRIVERS:
+ * whose files cannot name another file or a service (geo/gdal/gdal.ts, IN_PROCESS_DRIVERS:
  * GeoPackage, shapefile, GeoJSON, CSV, FlatGeobuf, FileGDB) — the formats nearly every upload and
  * Run has, at the speed of a library call. Any other dataset is read by the same code in a
  * sandboxed host (geo/sandbox/host-pool.ts) that sees only the dataset's folder and the folder it

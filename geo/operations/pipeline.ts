@@ -4,9 +4,9 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import { datasetAt, stemOf, type DatasetRef } from '../datasets/dataset-files.js';
-import { errorText, gdal, scrubPaths, withDataset } from '../datasets/gdal.js';
+import { errorText, gdal, scrubPaths, withDataset } from '../gdal/gdal.js';
 import { crsAssigned } from '../crs.js';
-import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../datasets/translate.js';
+import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../gdal/translate.js';
 import { declareMeasuredTypes } from '../datasets/geometry-types.js';
 import { cheapFeatureCount, datasetBytes, CHEAP_SCAN_BYTES } from '../datasets/inspect.js';
 import { runOperations, runUserSql, type DatasetResolver } from './execute.js';
@@ -88,7 +88,7 @@ async function copyLayers(
       if (assigned.has(name)) args.push('-a_srs', input.assumedCrs!);
       const target = options.rename?.get(name);
       if (target) args.push('-nln', target);
-      // A child process (geo/datasets/translate.ts): the GeoPackage's index is built as it closes.
+      // A child process (geo/gdal/translate.ts): the GeoPackage's index is built as it closes.
       await runGdalWrite(
         'ogr2ogr',
         [...args, out, ...inputArgs(input), name],

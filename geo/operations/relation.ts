@@ -1,7 +1,7 @@
 import { DomainError } from '../../domain/errors.js';
 import type { DatasetRef } from '../datasets/dataset-files.js';
-import type { SpatialReference } from '../datasets/gdal.js';
-import { crsDefinition } from '../datasets/labels.js';
+import type { SpatialReference } from '../gdal/gdal.js';
+import { crsDefinition } from '../gdal/labels.js';
 import type { ProcessingWarning } from '../warnings.js';
 import { parseCrsInput } from '../crs.js';
 import { quoteIdent } from './sql-guard.js';

@@ -6,7 +6,7 @@ import { gdrive } from '../../connectors/gdrive/index.js';
 import { merginmaps } from '../../connectors/merginmaps/index.js';
 import { forgetQfcSessions } from '../../connectors/qfieldcloud/api.js';
 import { qfieldcloud } from '../../connectors/qfieldcloud/index.js';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import { fixtureDir, surveyGpkg } from '../support/fixtures.js';
 import { startGdrive, type GdriveStandIn } from '../servers/gdrive/server.js';
 import { startMerginmaps, type MerginStandIn } from '../servers/merginmaps/server.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import type { ConnectorContext, DeliverInput } from '../../connectors/types.js';
 import type { ConnectorFailureReason } from '../../domain/transfers.js';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import type { LocalMariadb } from '../servers/mariadb/server.js';
 import { connectorContext, expectConnectorError, filesIn } from './support.js';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { wkbToSdo } from '../../connectors/oracle/sdo.js';
 import { layerColumns, layerExtent, layerRows, wkbType, WkbTypes, writeRowsAsGeoPackage } from '../../connectors/shared/sql/sql-rows.js';
 import { vectorInput } from '../../connectors/shared/files/vector-input.js';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import { geoJsonFile } from './sql-fixtures.js';
 
 /* What the SQL connectors share that reads and writes through GDAL (the rest: connectors/shared/sql/sql-shared.unit.spec.ts). */

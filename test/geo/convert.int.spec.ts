@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { convertDataset } from '../../geo/isolation/index.js';
 import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
 import type { Point } from 'gdal-async';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import { readZipDirectory } from '../../geo/datasets/zip.js';
 import { addGpkgLayer, layerNames, readLayer, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
 

@@ -58,7 +58,7 @@ describe('CRS control', { timeout: 180_000 }, () => {
     const layer = readLayer(result.dataset.path, 'boroughs');
     expect(layer.srs).toBe('EPSG:4326');
     // Manhattan's box lies in New York: about 74° W, 40.7° N.
-    const env = (await import('../../geo/datasets/gdal.js')).gdal.Geometry.fromWKT(layer.features[0]!.wkt!).getEnvelope();
+    const env = (await import('../../geo/gdal/gdal.js')).gdal.Geometry.fromWKT(layer.features[0]!.wkt!).getEnvelope();
     expect(env.minX).toBeGreaterThan(-74.2);
     expect(env.maxX).toBeLessThan(-73.8);
     expect(env.minY).toBeGreaterThan(40.5);

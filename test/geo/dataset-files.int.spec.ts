@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvOpenOptions, datasetAtUpload, prepareUpload, safeFilename, withoutSecondName } from '../../geo/datasets/dataset-files.js';
-import { openDataset } from '../../geo/datasets/gdal.js';
+import { openDataset } from '../../geo/gdal/gdal.js';
 import { dataPreview, inspectDataset } from '../../geo/isolation/index.js';
 import { readZipDirectory, writeZip } from '../../geo/datasets/zip.js';
 import { pyZip, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { convertDataset } from '../../geo/isolation/index.js';
 import { datasetAt, type DatasetRef } from '../../geo/datasets/dataset-files.js';
 import { formatCatalog } from '../../geo/datasets/formats.js';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import { addGpkgLayer, run, tempFolder, vectorFromCsv } from './support.js';
 import { engineAvailable } from '../../geo/formats/engine.js';
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../domain/errors.js';
 import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
 import type { Point, Polygon } from 'gdal-async';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import { operationCatalog } from '../../geo/operations/catalog.js';
 import { convertDataset } from '../../geo/datasets/convert.js';
 import { inspectDataset } from '../../geo/datasets/inspect.js';

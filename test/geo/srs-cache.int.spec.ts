@@ -3,13 +3,13 @@ import { copyFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { datasetAt } from '../../geo/datasets/dataset-files.js';
-import { srsCollections } from '../../geo/datasets/gdal.js';
+import { srsCollections } from '../../geo/gdal/gdal.js';
 import { inspectDataset } from '../../geo/datasets/inspect.js';
 import { tempFolder, write } from './support.js';
 
 /**
  * gdal-async caches CRS wrappers by a native address that GDAL reuses after a dataset closes;
- * without the collection in geo/datasets/gdal.ts layerSrs, alternating files report each other's CRS.
+ * without the collection in geo/gdal/gdal.ts layerSrs, alternating files report each other's CRS.
  * The collection runs only when a read met a stale wrapper (a full one costs a worker 100–300 ms).
  */
 describe('CRS of consecutive files', () => {

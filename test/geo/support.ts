@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { DomainError } from '../../domain/errors.js';
-import { gdal, layerSrs } from '../../geo/datasets/gdal.js';
+import { gdal, layerSrs } from '../../geo/gdal/gdal.js';
 
 /*
  * Small fixtures for the GDAL integration tests, generated with the installed GDAL CLIs so each
@@ -98,7 +98,7 @@ export function readLayer(
       const g = f.getGeometry();
       features.push({ fid: f.fid, props: f.fields.toObject() as Record<string, unknown>, wkt: g ? g.toWKT() : null, type: g ? g.name : null });
     });
-    // layerSrs collects gdal-async's stale CRS wrappers first (see geo/datasets/gdal.ts).
+    // layerSrs collects gdal-async's stale CRS wrappers first (see geo/gdal/gdal.ts).
     const srs = layerSrs(l);
     let code: string | null = null;
     if (srs) {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../domain/errors.js';
 import { datasetAt } from '../../geo/datasets/dataset-files.js';
-import { gdal, IN_PROCESS_DRIVERS, NeedsSandbox, openDataset, unsandboxedGdalEnv, uploadDrivers, type DatasetRef } from '../../geo/datasets/gdal.js';
+import { gdal, IN_PROCESS_DRIVERS, NeedsSandbox, openDataset, unsandboxedGdalEnv, uploadDrivers, type DatasetRef } from '../../geo/gdal/gdal.js';
 import { closeIsolation, convertDataset, dataPreview, inspectDataset, spatialPreview } from '../../geo/isolation/index.js';
 import { bwrapArgs, bwrapPath } from '../../geo/sandbox/sandbox.js';
 import {

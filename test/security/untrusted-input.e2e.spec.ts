@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect } from 'vitest';
-import { gdal } from '../../geo/datasets/gdal.js';
+import { gdal } from '../../geo/gdal/gdal.js';
 import { bwrapPath } from '../../geo/sandbox/sandbox.js';
 import { bearer } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { safeFilename } from '../../../geo/datasets/dataset-files.js';
-import { gdal, openAs, type Dataset } from '../../../geo/datasets/gdal.js';
+import { gdal, openAs, type Dataset } from '../../../geo/gdal/gdal.js';
 import { ConnectorError } from '../../../domain/transfers.js';
 import type { ConnectorContext } from '../../types.js';
 import { arcgis, type RestAccess } from './rest.js';

@@ -1,8 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import { spawnProcess } from '../../../platform/spawner.js';
 import { stat } from 'node:fs/promises';
-import { unsandboxedGdalEnv } from '../../../geo/datasets/gdal.js';
-import { gdalErrors } from '../../../geo/datasets/gdal-tool.js';
+import { unsandboxedGdalEnv } from '../../../geo/gdal/gdal.js';
+import { gdalErrors } from '../../../geo/gdal/gdal-tool.js';
 import type { ConnectorContext } from '../../types.js';
 import { ConnectorError, type ConnectorFailureReason } from '../../../domain/transfers.js';
 

@@ -4,7 +4,7 @@ import { datasetAt, safeFilename } from '../../../geo/datasets/dataset-files.js'
 import { inspectDataset } from '../../../geo/isolation/index.js';
 import type { ConnectorContext, ProjectLayer } from '../../types.js';
 import { ConnectorError } from '../../../domain/transfers.js';
-import { GdalWriteFailed, runGdalWrite } from '../../../geo/datasets/translate.js';
+import { GdalWriteFailed, runGdalWrite } from '../../../geo/gdal/translate.js';
 
 /*
  * The files of a field-data project (QFieldCloud, Mergin Maps) as geodata: which of them hold

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { DatasetRef } from '../../../geo/datasets/dataset-files.js';
-import { errorText, gdal, openDataset, scrubPaths } from '../../../geo/datasets/gdal.js';
+import { errorText, gdal, openDataset, scrubPaths } from '../../../geo/gdal/gdal.js';
 import type { ConnectorContext } from '../../types.js';
 import { ConnectorError } from '../../../domain/transfers.js';
 import { withSpan } from '../../../platform/tracing.js';

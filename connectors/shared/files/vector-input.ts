@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { prepareUpload, type DatasetRef } from '../../../geo/datasets/dataset-files.js';
-import { errorText, layerSrs, openDataset, scrubPaths, type Layer } from '../../../geo/datasets/gdal.js';
+import { errorText, layerSrs, openDataset, scrubPaths, type Layer } from '../../../geo/gdal/gdal.js';
 import { inProcessDataset, RasterDataset } from '../../../geo/isolation/index.js';
 import { declaredTypeIsVague } from '../../../geo/datasets/geometry-types.js';
-import { baseGeometryCode, baseGeometryName, crsLabel, splitGeometryType } from '../../../geo/datasets/labels.js';
+import { baseGeometryCode, baseGeometryName, crsLabel, splitGeometryType } from '../../../geo/gdal/labels.js';
 import { DomainError } from '../../../domain/errors.js';
 import type { DeliverInput } from '../../types.js';
 import { ConnectorError } from '../../../domain/transfers.js';

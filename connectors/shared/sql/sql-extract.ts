@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { openAs } from '../../../geo/datasets/gdal.js';
+import { openAs } from '../../../geo/gdal/gdal.js';
 import type { ExtractOptions, ExtractResult, SyncState } from '../../types.js';
 
 /*

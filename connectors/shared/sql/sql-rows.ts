@@ -1,6 +1,6 @@
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { gdal, openDataset } from '../../../geo/datasets/gdal.js';
+import { gdal, openDataset } from '../../../geo/gdal/gdal.js';
 import type { ConnectorContext } from '../../types.js';
 import { csvToGeoPackage, freeName, kindOfField, RowsCsv, type ColumnKind, type CsvGeometry } from './table-csv.js';
 import { columnGeometryType, nltOf, type VectorInput } from '../files/vector-input.js';

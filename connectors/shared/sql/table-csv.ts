@@ -1,6 +1,6 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { stat, writeFile } from 'node:fs/promises';
-import { gdal, layerSrs, openDataset, type CoordinateTransformation } from '../../../geo/datasets/gdal.js';
+import { gdal, layerSrs, openDataset, type CoordinateTransformation } from '../../../geo/gdal/gdal.js';
 import type { ConnectorContext } from '../../types.js';
 import { ConnectorError } from '../../../domain/transfers.js';
 import { runOgr2ogr, transferFailure } from '../files/ogr2ogr.js';

@@ -1,11 +1,11 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
-import type { FormatEntry } from '../datasets/formats.js';
-import { gdal, layerSrs, type Dataset, type DatasetRef } from '../datasets/gdal.js';
-import { bytesUnder, GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../datasets/translate.js';
-import { writeGeoParquet } from './geoparquet.js';
-import { writeVectorTiles } from './vector-tiles.js';
+import type { FormatEntry } from './formats.js';
+import { gdal, layerSrs, type Dataset, type DatasetRef } from '../gdal/gdal.js';
+import { bytesUnder, GdalWriteFailed, inputArgs, readableOf, runGdalWrite, type WriteLimits } from '../gdal/translate.js';
+import { writeGeoParquet } from '../formats/geoparquet.js';
+import { writeVectorTiles } from '../formats/vector-tiles.js';
 
 /*
  * convertDataset's branch for the formats the engine writes (geo/formats/catalog.ts). GeoParquet

@@ -1,6 +1,6 @@
 /*
- * The description of a dataset that GDAL opens, shared by geo/datasets and geo/formats as a type
- * alone (no module here loads GDAL).
+ * The description of a dataset that GDAL opens, and how to read it, shared by geo/datasets and
+ * geo/formats as types alone (no module here loads GDAL).
  */
 
 /**
@@ -52,4 +52,18 @@ export interface ParquetInspection {
 export interface ParquetOrigin {
   paths: string[];
   inspection: ParquetInspection;
+}
+
+/**
+ * How to read a dataset besides what it says itself (geo/datasets/read-options.ts takes them from
+ * a request): the CRS of its coordinates, the CSV columns of X, Y and Z, or the Parquet column
+ * holding WKB or WKT.
+ */
+export interface ReadOptions {
+  sourceCrs?: string;
+  xColumn?: string;
+  yColumn?: string;
+  zColumn?: string;
+  /** Parquet without GeoParquet metadata: the column holding WKB or WKT geometry. */
+  geometryColumn?: string;
 }
