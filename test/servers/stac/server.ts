@@ -1,8 +1,9 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../../scripts/local-services.js';
+import { untilServing } from '../serving.js';
 import { pointsGeoJson } from '../../support/fixtures.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../http/server.js';
 
@@ -191,27 +192,6 @@ export async function startStacApi(): Promise<{ url: string; stop(): Promise<voi
     env: { ...process.env, CATALOG_HREF: `file://${dir}/catalog.json`, APP_HOST: '127.0.0.1', APP_PORT: String(port), RELOAD: 'false', LOG_LEVEL: 'warning' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}/`;
-  const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await exited;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`stac-fastapi exited at start: ${stderr}`);
-    try {
-      if ((await fetch(url)).ok) return { url, stop };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`stac-fastapi did not answer within 60 s: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  return { url, stop: await untilServing('stac-fastapi', child, dir, url) };
 }
