@@ -19,18 +19,9 @@ export const skipWithoutWorker =
   skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 
 /** The spec's token may do all a user of connections does: Sources, Destinations, Workspaces, Jobs. */
-export const CONNECTOR_SCOPES = [
-  'sources:read',
-  'sources:write',
-  'destinations:read',
-  'destinations:write',
-  'workspaces:read',
-  'workspaces:write',
-  'workspaces:run',
-  'jobs:read',
-  'jobs:write',
-  'jobs:run',
-];
+export const CONNECTOR_SCOPES = ['sources', 'destinations', 'workspaces', 'jobs']
+  .flatMap((r) => [`${r}:read`, `${r}:write`])
+  .concat('workspaces:run', 'jobs:run');
 
 /** The part of a Job body that copies data as read: no operations, a GeoPackage in between. */
 export const AS_READ = { output_format: 'GPKG', transform_mode: 'manual', operations: [] };
@@ -95,10 +86,8 @@ export type ConnectorApi = ReturnType<typeof connectorApi>;
  *   it('…', async ({ api, send }) => { … });
  */
 export function connectorTest(options: E2eOptions = {}) {
-  return e2eTest({ scopes: CONNECTOR_SCOPES, worker: true, ...options }).extend(
-    'api',
-    { scope: 'file' },
+  return e2eTest({ scopes: CONNECTOR_SCOPES, worker: true, ...options }).extend<{ api: ConnectorApi }>({
     // The worker is asked for so that a Run started through `api` finds one polling.
-    async ({ sut, token, cookie, worker: _worker }) => connectorApi(sut, token, cookie),
-  );
+    api: [async ({ sut, token, cookie, worker: _worker }, use) => use(connectorApi(sut, token, cookie)), { scope: 'file' }],
+  });
 }

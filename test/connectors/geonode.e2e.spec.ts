@@ -1,16 +1,12 @@
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import gdal from 'gdal-async';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { boroughsGpkg, countriesGpkg, fixtureDir } from '../support/fixtures.js';
 import { startGeonode, type GeonodeStandIn } from '../servers/geonode/server.js';
 import { ogrLayerInfo } from '../servers/ogrinfo.js';
+import { checkWithClient, mapClientMissing } from '../servers/geoserver/map-clients.js';
 import { AS_READ, connectorTest, skipWithoutWorker } from './e2e.js';
 import { closedPort, pollUntilStopped } from './support.js';
 
-const clients = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools', 'map-clients', 'bin', 'python');
 const it = connectorTest();
 
 /** What a stored dataset holds, read on the server side with GDAL. */
@@ -45,16 +41,10 @@ describe.skipIf(skipWithoutWorker)('GeoNode: read datasets through their links, 
     await gn?.stop();
   });
 
-  it.skipIf(!existsSync(clients) && 'the geonodectl client is not installed (test/servers/geoserver/install.sh)')(
+  it.skipIf(mapClientMissing('geonodectl'))(
     'the stand-in answers the geonodectl client library as GeoNode API v2 does',
     async () => {
-      // asynchronously: the stand-in answers from this very process
-      const ran = await promisify(execFile)(
-        clients,
-        [path.resolve('test/servers/geonode/check-client.py'), gn.url, gn.username, gn.password, boroughsGpkg(dir, ['Staten Island'])],
-        { encoding: 'utf8', timeout: 120_000 },
-      );
-      const out = JSON.parse(ran.stdout);
+      const out = await checkWithClient('geonode', [gn.url, gn.username, gn.password, boroughsGpkg(dir, ['Staten Island'])]);
       expect(out.upload).toMatchObject({ success: true, execution_id: expect.any(String) });
       expect(out.execution).toMatchObject({ status: 'finished', output_params: { resources: [{ id: expect.anything() }] } });
       expect(out.dataset).toMatchObject({
@@ -150,10 +140,7 @@ describe.skipIf(skipWithoutWorker)('GeoNode: read datasets through their links, 
     expect(meta.items).toEqual([expect.objectContaining({ id: String(target.dataset_id), title: 'Boroughs 2026' })]);
   }, 180_000);
 
-  it("a Job reads a dataset and replaces another one's data twice through Run Now while a reader polls its download: never missing", async ({
-    send,
-    api,
-  }) => {
+  it("a Job reads a dataset and replaces another one's data twice through Run Now while a reader polls its download: never missing", async ({ send, api }) => {
     const src = (await send('POST', '/api/v1/sources', { name: 'countries', type: 'geonode', configuration })).json();
     const dst = (await send('POST', '/api/v1/destinations', { name: 'replace', type: 'geonode', configuration })).json();
     const targetPk = gn.add('countries_copy', 'Countries (copy)', boroughsGpkg(dir, ['Placeholder']));

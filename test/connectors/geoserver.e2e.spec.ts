@@ -1,15 +1,12 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { basicAuth } from '../servers/standin.js';
 import { boroughsGpkg, countriesGpkg, fixtureDir } from '../support/fixtures.js';
 import { skipWithoutMapserver, startGeoserver, type GeoserverStandIn } from '../servers/geoserver/server.js';
+import { checkWithClient, mapClientMissing } from '../servers/geoserver/map-clients.js';
 import { AS_READ, connectorTest, skipWithoutWorker } from './e2e.js';
 import { closedPort, pollUntilStopped } from './support.js';
 
-const clients = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools', 'map-clients', 'bin', 'python');
 const it = connectorTest();
 
 /**
@@ -63,16 +60,10 @@ describe.skipIf(skipWithoutWorker || skipWithoutMapserver)('GeoServer: read laye
     await gs?.stop();
   });
 
-  it.skipIf(!existsSync(clients) && 'the geoserver-rest client is not installed (test/servers/geoserver/install.sh)')(
+  it.skipIf(mapClientMissing('geoserver-rest'))(
     'the stand-in answers the geoserver-rest client library as GeoServer does',
     async () => {
-      // asynchronously: the stand-in answers from this very process
-      const ran = await promisify(execFile)(
-        clients,
-        [path.resolve('test/servers/geoserver/check-client.py'), gs.url, gs.username, gs.password, boroughsGpkg(dir)],
-        { encoding: 'utf8', timeout: 120_000 },
-      );
-      const out = JSON.parse(ran.stdout);
+      const out = await checkWithClient('geoserver', [gs.url, gs.username, gs.password, boroughsGpkg(dir)]);
       expect(out.version.about.resource[0]).toMatchObject({ '@name': 'GeoServer' });
       expect(out.workspaces.workspaces.workspace.map((w: { name: string }) => w.name)).toContain('clientcheck');
       expect(out.workspace.workspace.name).toBe('clientcheck');
@@ -181,7 +172,14 @@ describe.skipIf(skipWithoutWorker || skipWithoutMapserver)('GeoServer: read laye
     const src = (await send('POST', '/api/v1/sources', { name: 'boroughs', type: 'geoserver', configuration })).json();
     const dst = (await send('POST', '/api/v1/destinations', { name: 'publish', type: 'geoserver', configuration })).json();
     const job = (target: object) =>
-      api.createJob({ name: 'Publish boroughs', source_id: src.id, source_resource: 'nyc:nybb', destination_id: dst.id, destination_target: target, ...AS_READ });
+      api.createJob({
+        name: 'Publish boroughs',
+        source_id: src.id,
+        source_resource: 'nyc:nybb',
+        destination_id: dst.id,
+        destination_target: target,
+        ...AS_READ,
+      });
 
     const create = await job({
       workspace: 'nyc',

@@ -48,7 +48,13 @@ describe.skipIf(skipWithoutWorker)('HTTP-family Sources and the webhook Destinat
   };
 
   /** Create → test (saved) → import → preview → convert; returns the Workspace after convert. */
-  async function importAndConvert(call: Send, type: string, configuration: Record<string, unknown>, resource: unknown, expected: { features: number; layer?: string }) {
+  async function importAndConvert(
+    call: Send,
+    type: string,
+    configuration: Record<string, unknown>,
+    resource: unknown,
+    expected: { features: number; layer?: string },
+  ) {
     const created = await call('POST', '/api/v1/sources', { name: `${type} source`, type, configuration });
     expect(created.statusCode, created.body).toBe(201);
     noSecrets(created.body);

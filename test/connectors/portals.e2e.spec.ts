@@ -76,9 +76,7 @@ describe.skipIf(skipWithoutWorker)('CKAN and ArcGIS portal connections through t
       for (const p of ['hub/items', 'hub/folders', 'hub/items/{itemId}/layers'])
         expect(doc.paths[`/api/v1/${kind}/{id}/${p}`]?.get?.responses?.['200'], `${kind}/${p}`).toBeTruthy();
     }
-    const catalog = (await get('/api/v1/connectors', {}))
-      .json()
-      .items.filter((c: { type: string }) => ['ckan', 'hub'].includes(c.type));
+    const catalog = (await get('/api/v1/connectors', {})).json().items.filter((c: { type: string }) => ['ckan', 'hub'].includes(c.type));
     expect(catalog.map((c: { type: string; implemented: boolean; source: { importable: boolean } }) => [c.type, c.implemented, c.source.importable])).toEqual([
       ['ckan', true, false],
       ['hub', true, true],

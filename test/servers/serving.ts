@@ -8,7 +8,14 @@ import { until } from '../support/until.js';
  * 2xx, and returns its stop (the process ended, its folder `dir` removed). When it exits first or
  * does not answer within `timeoutMs`, it is stopped and the error ends with what it printed last.
  */
-export async function untilServing(name: string, child: ChildProcess, dir: string, url: string, init?: RequestInit, timeoutMs = 60_000): Promise<() => Promise<void>> {
+export async function untilServing(
+  name: string,
+  child: ChildProcess,
+  dir: string,
+  url: string,
+  init?: RequestInit,
+  timeoutMs = 60_000,
+): Promise<() => Promise<void>> {
   const log = tail(child);
   const stop = async () => {
     await stopProcess(child);

@@ -70,49 +70,54 @@ function hydrants(count: number): Feature[] {
   }));
 }
 
+const oid = { name: 'OBJECTID', type: 'esriFieldTypeOID', alias: 'OBJECTID' };
+
+function featureLayer(
+  id: number,
+  name: string,
+  geometryType: string,
+  wkid: number,
+  paging: Pick<Layer, 'maxRecordCount' | 'supportsPagination'>,
+  fields: Layer['fields'],
+  features: Feature[],
+): Layer {
+  return { id, name, type: 'Feature Layer', geometryType, spatialReference: { wkid, latestWkid: wkid }, ...paging, fields: [oid, ...fields], features };
+}
+
 export function cityLayers(): Layer[] {
   return [
-    {
-      id: 0,
-      name: 'Parcels',
-      type: 'Feature Layer',
-      geometryType: 'esriGeometryPolygon',
-      spatialReference: { wkid: 2056, latestWkid: 2056 },
-      maxRecordCount: 100,
-      supportsPagination: true,
-      fields: [
-        { name: 'OBJECTID', type: 'esriFieldTypeOID', alias: 'OBJECTID' },
+    featureLayer(
+      0,
+      'Parcels',
+      'esriGeometryPolygon',
+      2056,
+      { maxRecordCount: 100, supportsPagination: true },
+      [
         { name: 'parcel_id', type: 'esriFieldTypeString', alias: 'Parcel', length: 20 },
         { name: 'zone', type: 'esriFieldTypeString', alias: 'Zone', length: 20 },
         { name: 'area', type: 'esriFieldTypeDouble', alias: 'Area' },
       ],
-      features: parcels(230),
-    },
-    {
-      id: 1,
-      name: 'Hydrants',
-      type: 'Feature Layer',
-      geometryType: 'esriGeometryPoint',
-      spatialReference: { wkid: 4326, latestWkid: 4326 },
-      maxRecordCount: 20,
-      supportsPagination: false,
-      fields: [
-        { name: 'OBJECTID', type: 'esriFieldTypeOID', alias: 'OBJECTID' },
+      parcels(230),
+    ),
+    featureLayer(
+      1,
+      'Hydrants',
+      'esriGeometryPoint',
+      4326,
+      { maxRecordCount: 20, supportsPagination: false },
+      [
         { name: 'hydrant_id', type: 'esriFieldTypeString', alias: 'Hydrant', length: 10 },
         { name: 'pressure', type: 'esriFieldTypeInteger', alias: 'Pressure' },
       ],
-      features: hydrants(45),
-    },
+      hydrants(45),
+    ),
     {
       id: 2,
       name: 'Owners',
       type: 'Table',
       maxRecordCount: 1000,
       supportsPagination: true,
-      fields: [
-        { name: 'OBJECTID', type: 'esriFieldTypeOID', alias: 'OBJECTID' },
-        { name: 'owner', type: 'esriFieldTypeString', alias: 'Owner', length: 50 },
-      ],
+      fields: [oid, { name: 'owner', type: 'esriFieldTypeString', alias: 'Owner', length: 50 }],
       features: ['Ana', 'Bo', 'Çelik', 'Dana', 'Émile'].map((owner, i) => ({ attributes: { OBJECTID: i + 1, owner } })),
     },
   ];

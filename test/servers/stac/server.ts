@@ -61,6 +61,8 @@ function item(id: string, collection: string, assets: Record<string, unknown>, b
   };
 }
 
+const catalog = (id: string, description: string, links: ReturnType<typeof link>[]) => ({ type: 'Catalog', stac_version: stacVersion, id, description, links });
+
 function collection(id: string, items: string[], rootHref: string) {
   return {
     type: 'Collection',
@@ -80,13 +82,14 @@ const write = (file: string, json: unknown) => {
 
 /** Writes the catalog into `dir`; `sceneHref` is where scene-1's GeoTIFF is said to be. */
 export function writeStaticCatalog(dir: string, sceneHref = './scene.tif'): void {
-  write(path.join(dir, 'catalog.json'), {
-    type: 'Catalog',
-    stac_version: stacVersion,
-    id: 'geoflow-test',
-    description: 'geoflow test catalog',
-    links: [link('root', './catalog.json'), link('child', './parcels/collection.json'), link('child', './imagery/catalog.json')],
-  });
+  write(
+    path.join(dir, 'catalog.json'),
+    catalog('geoflow-test', 'geoflow test catalog', [
+      link('root', './catalog.json'),
+      link('child', './parcels/collection.json'),
+      link('child', './imagery/catalog.json'),
+    ]),
+  );
 
   const parcels = path.join(dir, 'parcels');
   write(
@@ -114,13 +117,10 @@ export function writeStaticCatalog(dir: string, sceneHref = './scene.tif'): void
   });
 
   const imagery = path.join(dir, 'imagery');
-  write(path.join(imagery, 'catalog.json'), {
-    type: 'Catalog',
-    stac_version: stacVersion,
-    id: 'imagery',
-    description: 'imagery',
-    links: [link('root', '../catalog.json'), link('parent', '../catalog.json'), link('child', './scenes/collection.json')],
-  });
+  write(
+    path.join(imagery, 'catalog.json'),
+    catalog('imagery', 'imagery', [link('root', '../catalog.json'), link('parent', '../catalog.json'), link('child', './scenes/collection.json')]),
+  );
   const scenes = path.join(imagery, 'scenes');
   write(path.join(scenes, 'collection.json'), collection('scenes', ['./scene-1/scene-1.json'], '../../catalog.json'));
   const scene = path.join(scenes, 'scene-1');
