@@ -182,15 +182,17 @@ describe.skipIf(skip)('ckan connector against a real CKAN 2.12 with Solr', () =>
 
   describe('through the API with the real worker', () => {
     let target: Awaited<ReturnType<typeof createPostgisTarget>>;
+    let warehouse: string;
 
-    beforeAll(async () => {
+    // through the fixture, so that the app and its worker start in this hook's time, not the test's
+    it.beforeAll(async ({ api }) => {
       target = await createPostgisTarget();
+      warehouse = (await api.create('destinations', 'postgis', target.configuration, 'warehouse')).id;
     });
     afterAll(async () => {
       await target?.drop();
     });
 
-    // the app and its worker start within this test (the fixture): more time than the default
     it('a Job: the private boundaries of a CKAN dataset into PostGIS with the API token, then unchanged', async ({ api }) => {
       const source = await api.call('POST', '/api/v1/sources', {
         name: 'City portal',
@@ -209,13 +211,12 @@ describe.skipIf(skip)('ckan connector against a real CKAN 2.12 with Solr', () =>
       });
       expect(imported.statusCode, imported.body).toBe(400);
       expect(imported.json().error.code).toBe('invalid_source');
-      const destination = await api.create('destinations', 'postgis', target.configuration, 'warehouse');
       const job = await api.createJob({
         name: 'Countries from the portal',
         ...AS_READ,
         source_id: source.json().id,
         source_resource: { dataset: 'countries', resource: 'Admin 0' },
-        destination_id: destination.id,
+        destination_id: warehouse,
         destination_target: { table: 'countries', write_mode: 'replace' },
       });
       const run = await api.runNow(job);
@@ -225,6 +226,6 @@ describe.skipIf(skip)('ckan connector against a real CKAN 2.12 with Solr', () =>
       // the second upload of the unchanged-resources case: two countries
       expect(Number(rows[0]!.n)).toBe(2);
       expect(await api.runNow(job)).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
-    }, 180_000);
+    });
   });
 });

@@ -91,3 +91,13 @@ export function connectorTest(options: E2eOptions = {}) {
     api: [async ({ sut, token, cookie, worker: _worker }, use) => use(connectorApi(sut, token, cookie)), { scope: 'file' }],
   });
 }
+
+export type ConnectorTest = ReturnType<typeof connectorTest>;
+
+/**
+ * Starts the spec file's app and worker in a beforeAll of the calling describe, so that their
+ * start counts against the hook's time (hookTimeout), not against the first test's.
+ */
+export function startAppBeforeAll(it: ConnectorTest): void {
+  it.beforeAll(async ({ api: _api }) => undefined);
+}

@@ -8,7 +8,7 @@ import { startGdrive, type GdriveStandIn } from '../servers/gdrive/server.js';
 import { startMerginmaps, type MerginStandIn } from '../servers/merginmaps/server.js';
 import { startQfieldcloud, type QfcStandIn } from '../servers/qfieldcloud/server.js';
 import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
-import { connectorTest, skipWithoutWorker } from './e2e.js';
+import { connectorTest, skipWithoutWorker, startAppBeforeAll } from './e2e.js';
 import { bucketOf } from './s3-bucket.js';
 import { closedPort } from './support.js';
 
@@ -23,6 +23,7 @@ import { closedPort } from './support.js';
 const it = connectorTest();
 
 describe.skipIf(skipWithoutWorker)('field data platforms and Google Drive through /api/v1', () => {
+  startAppBeforeAll(it);
   let qfc: QfcStandIn;
   let mergin: MerginStandIn;
   let drive: GdriveStandIn;

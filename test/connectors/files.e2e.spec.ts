@@ -9,7 +9,7 @@ import { fixtureDir, pointsGeoJson, zippedShapefile } from '../support/fixtures.
 import { azuriteUnavailable, startAzurite, type AzuriteServer } from '../servers/azurite/server.js';
 import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
 import { sshdUnavailable, startSshd, type Sshd } from '../servers/sshd/server.js';
-import { type ConnectorApi, connectorTest, skipWithoutWorker } from './e2e.js';
+import { type ConnectorApi, connectorTest, skipWithoutWorker, startAppBeforeAll } from './e2e.js';
 import { bucketOf } from './s3-bucket.js';
 
 /*
@@ -21,6 +21,7 @@ import { bucketOf } from './s3-bucket.js';
 const it = connectorTest();
 
 describe.skipIf(skipWithoutWorker)('s3, azureblob and sftp through /api/v1', () => {
+  startAppBeforeAll(it);
   const dir = fixtureDir();
 
   /** Import from a saved Source, then preview and convert to GeoPackage; answers the Workspace. */

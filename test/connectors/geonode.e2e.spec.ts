@@ -4,7 +4,7 @@ import { boroughsGpkg, countriesGpkg, fixtureDir } from '../support/fixtures.js'
 import { startGeonode, type GeonodeStandIn } from '../servers/geonode/server.js';
 import { ogrLayerInfo } from '../servers/ogrinfo.js';
 import { checkWithClient, mapClientMissing } from '../servers/geoserver/map-clients.js';
-import { AS_READ, connectorTest, skipWithoutWorker } from './e2e.js';
+import { AS_READ, connectorTest, skipWithoutWorker, startAppBeforeAll } from './e2e.js';
 import { closedPort, pollUntilStopped } from './support.js';
 
 const it = connectorTest();
@@ -26,6 +26,7 @@ async function served(file: string): Promise<{ count: number; names: string[]; e
 
 /** GeoNode Sources and Destinations through /api/v1 with the real worker, against the GeoNode API v2 stand-in. */
 describe.skipIf(skipWithoutWorker)('GeoNode: read datasets through their links, upload and replace through the upload API, browse', () => {
+  startAppBeforeAll(it);
   let gn: GeonodeStandIn;
   let configuration: Record<string, unknown>;
   let countriesPk: number;

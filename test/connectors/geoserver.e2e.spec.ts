@@ -4,7 +4,7 @@ import { basicAuth } from '../servers/standin.js';
 import { boroughsGpkg, countriesGpkg, fixtureDir } from '../support/fixtures.js';
 import { skipWithoutMapserver, startGeoserver, type GeoserverStandIn } from '../servers/geoserver/server.js';
 import { checkWithClient, mapClientMissing } from '../servers/geoserver/map-clients.js';
-import { AS_READ, connectorTest, skipWithoutWorker } from './e2e.js';
+import { AS_READ, connectorTest, skipWithoutWorker, startAppBeforeAll } from './e2e.js';
 import { closedPort, pollUntilStopped } from './support.js';
 
 const it = connectorTest();
@@ -14,6 +14,7 @@ const it = connectorTest();
  * the GeoServer stand-in (REST, test/servers/geoserver) whose layers MapServer serves over WFS.
  */
 describe.skipIf(skipWithoutWorker || skipWithoutMapserver)('GeoServer: read layers over WFS, publish through REST, browse', () => {
+  startAppBeforeAll(it);
   let gs: GeoserverStandIn;
   let configuration: Record<string, unknown>;
   const dir = fixtureDir();

@@ -9,7 +9,7 @@ import { startHttpFixtureServer, type HttpFixtureServer } from '../servers/http/
 import { startWebhookReceiver, type WebhookReceiver } from '../servers/http/webhook-receiver.js';
 import { placesCollection, skipWithoutPygeoapi, startPygeoapi, type Pygeoapi } from '../servers/pygeoapi/server.js';
 import { startStacServer, type StacServer } from '../servers/stac/server.js';
-import { type ConnectorApi, connectorTest, skipWithoutWorker } from './e2e.js';
+import { type ConnectorApi, connectorTest, skipWithoutWorker, startAppBeforeAll } from './e2e.js';
 
 /*
  * The HTTP-family connectors through /api/v1, as a user drives them: create the Source, test it,
@@ -21,6 +21,7 @@ const it = connectorTest({ env: { SVC_MAX_UPLOAD_MB: '1' } });
 const SECRETS = { password: 'e2e-pw-3c9a1f', bearer: 'e2e-bearer-77d2e0', token: 'e2e-token-1b5c4d', signing: 'e2e-sign-0f6e2a' };
 
 describe.skipIf(skipWithoutWorker)('HTTP-family Sources and the webhook Destination through /api/v1', () => {
+  startAppBeforeAll(it);
   let files: HttpFixtureServer;
   let catalog: StacServer;
   let arcgis: FeatureServerFixture;

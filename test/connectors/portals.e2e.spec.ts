@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { boroughsShapefileZip, fixtureDir } from '../support/fixtures.js';
 import { createPostgisTarget } from '../support/jobs.js';
 import { startHubStandIn, type HubItem, type HubStandIn } from '../servers/hub/server.js';
@@ -18,11 +18,13 @@ const it = connectorTest();
 describe.skipIf(skipWithoutWorker)('CKAN and ArcGIS portal connections through the API', () => {
   let arcgis: HubStandIn;
   let target: Awaited<ReturnType<typeof createPostgisTarget>>;
+  let warehouse: string;
   let stations: HubItem;
   let boroughsFile: HubItem;
   const dir = fixtureDir();
 
-  beforeAll(async () => {
+  // through the fixture, so that the app and its worker start in this hook's time, not a test's
+  it.beforeAll(async ({ api }) => {
     arcgis = await startHubStandIn();
     stations = arcgis.addFeatureLayer('gis_team', 'Fire stations', {
       name: 'stations',
@@ -33,6 +35,7 @@ describe.skipIf(skipWithoutWorker)('CKAN and ArcGIS portal connections through t
     });
     boroughsFile = arcgis.addFileItem('gis_team', 'NYC borough boundaries', 'Shapefile', 'nybb_16a.zip', readFileSync(boroughsShapefileZip(dir)));
     target = await createPostgisTarget();
+    warehouse = (await api.create('destinations', 'postgis', target.configuration, 'warehouse')).id;
   });
   afterAll(async () => {
     await arcgis?.stop();
@@ -86,12 +89,11 @@ describe.skipIf(skipWithoutWorker)('CKAN and ArcGIS portal connections through t
     expect(imported.statusCode, imported.body).toBe(201);
     expect(imported.json().layers[0]).toMatchObject({ name: 'stations', feature_count: 60, crs: 'EPSG:4326' });
 
-    const warehouse = await api.create('destinations', 'postgis', target.configuration, 'warehouse');
     const job = await api.createJob({
       name: 'Boroughs from the portal',
       source_id: source.id,
       source_resource: { item_id: boroughsFile.id },
-      destination_id: warehouse.id,
+      destination_id: warehouse,
       destination_target: { table: 'boroughs', write_mode: 'replace' },
       ...AS_READ,
     });
