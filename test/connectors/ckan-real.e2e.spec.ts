@@ -1,15 +1,15 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import gdal from 'gdal-async';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { ckan as sut } from '../../connectors/ckan/index.js';
 import type { SyncState } from '../../connectors/types.js';
-import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { boroughCentroidsCsv, boroughsShapefileZip, countriesGeoJson, fixtureDir } from '../support/fixtures.js';
-import { createPostgisTarget, jobsClient } from '../support/jobs.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { createPostgisTarget } from '../support/jobs.js';
+import { temporalAddress } from '../support/worker.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../servers/http/server.js';
 import { realCkanMissing, startRealCkan, type CkanResourceRecord, type RealCkan } from '../servers/ckan/real.js';
+import { AS_READ, connectorTest } from './e2e.js';
 import { closedPort, connectorContext, expectConnectorError } from './support.js';
 
 /*
@@ -22,6 +22,8 @@ import { closedPort, connectorContext, expectConnectorError } from './support.js
 
 const skip = realCkanMissing() || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 if (skip) console.warn(`[ckan-real] skipped: ${skip}`);
+// The connector's own calls need no app; the Job at the end gets one (and a worker) from the fixture.
+const it = connectorTest();
 
 describe.skipIf(skip)('ckan connector against a real CKAN 2.12 with Solr', () => {
   let portal: RealCkan;
@@ -179,35 +181,19 @@ describe.skipIf(skip)('ckan connector against a real CKAN 2.12 with Solr', () =>
   });
 
   describe('through the API with the real worker', () => {
-    let app: TestApp;
-    let worker: Awaited<ReturnType<typeof startTestWorker>>;
-    let api: ReturnType<typeof jobsClient>;
     let target: Awaited<ReturnType<typeof createPostgisTarget>>;
+    let warehouse: string;
 
-    beforeAll(async () => {
-      app = await createTestApp({ temporal: true });
-      worker = await startTestWorker(app.services.config);
-      const token = await createToken(app.app, await login(app.app), [
-        'sources:read',
-        'sources:write',
-        'destinations:read',
-        'destinations:write',
-        'workspaces:read',
-        'workspaces:write',
-        'jobs:read',
-        'jobs:write',
-        'jobs:run',
-      ]);
-      api = jobsClient(() => app.app, token);
+    // through the fixture, so that the app and its worker start in this hook's time, not the test's
+    it.beforeAll(async ({ api }) => {
       target = await createPostgisTarget();
-    }, 120_000);
+      warehouse = (await api.create('destinations', 'postgis', target.configuration, 'warehouse')).id;
+    });
     afterAll(async () => {
-      await worker?.stop();
-      await app?.close();
       await target?.drop();
     });
 
-    it('a Job: the private boundaries of a CKAN dataset into PostGIS with the API token, then unchanged', async () => {
+    it('a Job: the private boundaries of a CKAN dataset into PostGIS with the API token, then unchanged', async ({ api }) => {
       const source = await api.call('POST', '/api/v1/sources', {
         name: 'City portal',
         type: 'ckan',
@@ -225,30 +211,21 @@ describe.skipIf(skip)('ckan connector against a real CKAN 2.12 with Solr', () =>
       });
       expect(imported.statusCode, imported.body).toBe(400);
       expect(imported.json().error.code).toBe('invalid_source');
-      const destination = (await api.call('POST', '/api/v1/destinations', { name: 'warehouse', type: 'postgis', configuration: target.configuration })).json();
-      const created = await api.call('POST', '/api/v1/jobs', {
+      const job = await api.createJob({
         name: 'Countries from the portal',
-        transform_mode: 'manual',
-        operations: [],
-        output_format: 'GPKG',
+        ...AS_READ,
         source_id: source.json().id,
         source_resource: { dataset: 'countries', resource: 'Admin 0' },
-        destination_id: destination.id,
+        destination_id: warehouse,
         destination_target: { table: 'countries', write_mode: 'replace' },
       });
-      expect(created.statusCode, created.body).toBe(201);
-      const runNow = async () => {
-        const started = await api.call('POST', `/api/v1/jobs/${created.json().id}/run`);
-        expect(started.statusCode, started.body).toBe(201);
-        return api.waitForRun(created.json().id, started.json().id);
-      };
-      const run = await runNow();
+      const run = await api.runNow(job);
       expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'succeeded', skipped_reason: null });
       const rows = await target.query<{ n: string; srid: number }>('SELECT count(*) AS n, max(ST_SRID(geom)) AS srid FROM public.countries');
       expect(rows[0]!.srid).toBe(4326);
       // the second upload of the unchanged-resources case: two countries
       expect(Number(rows[0]!.n)).toBe(2);
-      expect(await runNow()).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
+      expect(await api.runNow(job)).toMatchObject({ status: 'succeeded', skipped_reason: 'source_unchanged' });
     });
   });
 });

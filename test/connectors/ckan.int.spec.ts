@@ -47,14 +47,10 @@ describe('ckan connector against the Action API stand-in', () => {
   beforeAll(async () => {
     portal = await startCkanStandIn();
     portal.addDataset({ name: 'nyc-boroughs', title: 'NYC Borough Boundaries' });
-    ids.csv2023 = portal.upload('nyc-boroughs', {
-      name: 'Borough centroids 2023',
-      format: 'CSV',
-      filename: 'centroids-2023.csv',
-      body: readFileSync(boroughCentroidsCsv(dir, 'a.csv', 3)),
-      at: '2023-05-01T10:00:00.000000',
-      mimetype: 'text/csv',
-    }).id;
+    // a CSV of `rows` borough centroids, uploaded as a publisher would
+    const centroids = (name: string, format: string, filename: string, rows: number, at: string) =>
+      portal.upload('nyc-boroughs', { name, format, filename, body: readFileSync(boroughCentroidsCsv(dir, `${rows}.csv`, rows)), at, mimetype: 'text/csv' }).id;
+    ids.csv2023 = centroids('Borough centroids 2023', 'CSV', 'centroids-2023.csv', 3, '2023-05-01T10:00:00.000000');
     ids.shp = portal.upload('nyc-boroughs', {
       name: 'Borough boundaries',
       format: 'SHP',
@@ -63,14 +59,7 @@ describe('ckan connector against the Action API stand-in', () => {
       at: '2024-01-01T00:00:00.000000',
       mimetype: 'application/zip',
     }).id;
-    ids.csv2024 = portal.upload('nyc-boroughs', {
-      name: 'Borough centroids 2024',
-      format: 'csv',
-      filename: 'centroids-2024.csv',
-      body: readFileSync(boroughCentroidsCsv(dir, 'b.csv', 5)),
-      at: '2024-05-01T10:00:00.000000',
-      mimetype: 'text/csv',
-    }).id;
+    ids.csv2024 = centroids('Borough centroids 2024', 'csv', 'centroids-2024.csv', 5, '2024-05-01T10:00:00.000000');
     portal.addDataset({ name: 'countries', title: 'Countries (private)', private: true });
     ids.countries = portal.upload('countries', {
       name: 'Admin 0',

@@ -1,18 +1,15 @@
-import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import gdal from 'gdal-async';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerUser } from '../../application/accounts.js';
-import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
-import { skipWithoutDatabase } from '../support/database.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { fixtureDir, surveyGpkg } from '../support/fixtures.js';
-import { createPostgisTarget, jobsClient } from '../support/jobs.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { createPostgisTarget } from '../support/jobs.js';
 import { startGdrive, type GdriveStandIn } from '../servers/gdrive/server.js';
 import { startMerginmaps, type MerginStandIn } from '../servers/merginmaps/server.js';
 import { startQfieldcloud, type QfcStandIn } from '../servers/qfieldcloud/server.js';
 import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
+import { connectorTest, skipWithoutWorker, startAppBeforeAll } from './e2e.js';
+import { bucketOf } from './s3-bucket.js';
 import { closedPort } from './support.js';
 
 /*
@@ -23,41 +20,23 @@ import { closedPort } from './support.js';
  * A second Run with nothing changed is skipped as unchanged; a new version is picked up.
  */
 
-const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+const it = connectorTest();
 
-describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', () => {
-  let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let api: ReturnType<typeof jobsClient>;
+describe.skipIf(skipWithoutWorker)('field data platforms and Google Drive through /api/v1', () => {
+  startAppBeforeAll(it);
   let qfc: QfcStandIn;
   let mergin: MerginStandIn;
   let drive: GdriveStandIn;
-  let cookie: string;
   const dir = fixtureDir();
 
   beforeAll(async () => {
     [qfc, mergin, drive] = await Promise.all([startQfieldcloud(), startMerginmaps(), startGdrive()]);
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    cookie = await login(sut.app);
-    api = jobsClient(
-      () => sut.app,
-      await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write']),
-    );
   });
   afterAll(async () => {
-    await worker?.stop();
-    await sut?.close();
     await Promise.all([qfc?.stop(), mergin?.stop(), drive?.stop()]);
   });
 
-  const created = async (kind: 'sources' | 'destinations', type: string, configuration: object) => {
-    const res = await api.call('POST', `/api/v1/${kind}`, { name: `${type} ${kind}`, type, configuration });
-    expect(res.statusCode, res.body).toBe(201);
-    return res.json() as { id: string; configuration: Record<string, unknown> };
-  };
-
-  it('lists the three types as implemented; a draft against a closed port is a classified failure', async () => {
+  it('lists the three types as implemented; a draft against a closed port is a classified failure', async ({ api }) => {
     const items = (await api.call('GET', '/api/v1/connectors')).json().items as { type: string; implemented: boolean; capabilities: Record<string, boolean> }[];
     for (const type of ['qfieldcloud', 'merginmaps', 'gdrive'])
       expect(
@@ -77,8 +56,11 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     }
   });
 
-  it('projects and inspect-project: field Sources answer; other types are invalid_source; another user gets 404; no sources:read is 403', async () => {
-    const field = await created('sources', 'qfieldcloud', { url: qfc.url, username: qfc.user.username, password: qfc.user.password });
+  it('projects and inspect-project: field Sources answer; other types are invalid_source; another user gets 404; no sources:read is 403', async ({
+    api,
+    send,
+  }) => {
+    const field = await api.create('sources', 'qfieldcloud', { url: qfc.url, username: qfc.user.username, password: qfc.user.password });
     expect(field.configuration).toMatchObject({ has_password: true, has_token: false });
     const id = qfc.addProject('Parks', 'Benches and bins');
     qfc.putFile(id, 'parks.gpkg', readFileSync(surveyGpkg(dir, 4)));
@@ -107,7 +89,7 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
 
     mergin.addProject('benches');
     mergin.push('benches', { 'benches.gpkg': readFileSync(surveyGpkg(dir, 3)) });
-    const mm = await created('sources', 'merginmaps', {
+    const mm = await api.create('sources', 'merginmaps', {
       url: mergin.url,
       username: mergin.user.username,
       password: mergin.user.password,
@@ -131,32 +113,30 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
       ],
     });
 
-    const other = await created('sources', 'url', { url: 'http://127.0.0.1:9/x.geojson' });
+    const other = await api.create('sources', 'url', { url: 'http://127.0.0.1:9/x.geojson' });
     for (const route of ['projects', 'inspect-project']) {
       const res = await api.call('POST', `/api/v1/sources/${other.id}/${route}`, route === 'projects' ? undefined : { project: 'x' });
       expect(res.statusCode, route).toBe(400);
       expect(res.json().error.code).toBe('invalid_source');
     }
-    await registerUser(sut.services, { email: 'field-other@example.com', password: 'another long password' });
-    const otherCookie = await login(sut.app, { email: 'field-other@example.com', password: 'another long password' });
-    const stranger = jobsClient(() => sut.app, await createToken(sut.app, otherCookie, ['sources:read', 'sources:write']));
-    const foreign = await stranger.call('POST', `/api/v1/sources/${field.id}/projects`);
+    const stranger = await api.tokenFor(['sources:read', 'sources:write'], 'field-other@example.com');
+    const foreign = await send('POST', `/api/v1/sources/${field.id}/projects`, undefined, stranger);
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json().error.code).toBe('source_not_found');
-    expect((await stranger.call('POST', '/api/v1/sources/src_nope/inspect-project', { project: 'x' })).json().error.code).toBe('source_not_found');
-    const writeOnly = jobsClient(() => sut.app, await createToken(sut.app, cookie, ['sources:write']));
-    expect((await writeOnly.call('POST', `/api/v1/sources/${field.id}/projects`)).statusCode).toBe(403);
-    expect((await writeOnly.call('POST', `/api/v1/sources/${field.id}/inspect-project`, { project: id })).statusCode).toBe(403);
+    expect((await send('POST', '/api/v1/sources/src_nope/inspect-project', { project: 'x' }, stranger)).json().error.code).toBe('source_not_found');
+    const writeOnly = await api.tokenFor(['sources:write']);
+    expect((await send('POST', `/api/v1/sources/${field.id}/projects`, undefined, writeOnly)).statusCode).toBe(403);
+    expect((await send('POST', `/api/v1/sources/${field.id}/inspect-project`, { project: id }, writeOnly)).statusCode).toBe(403);
   });
 
-  it('a Job from a QFieldCloud GeoPackage layer into PostGIS: succeeded, unchanged on a second Run, a new upload picked up', async () => {
+  it('a Job from a QFieldCloud GeoPackage layer into PostGIS: succeeded, unchanged on a second Run, a new upload picked up', async ({ api }) => {
     const target = await createPostgisTarget();
     try {
       const projectId = qfc.addProject('street-trees-2026');
       qfc.putFile(projectId, 'survey.gpkg', readFileSync(surveyGpkg(dir, 12)));
-      const source = await created('sources', 'qfieldcloud', { url: qfc.url, username: qfc.user.username, password: qfc.user.password });
-      const destination = await created('destinations', 'postgis', target.configuration);
-      const job = await api.call('POST', '/api/v1/jobs', {
+      const source = await api.create('sources', 'qfieldcloud', { url: qfc.url, username: qfc.user.username, password: qfc.user.password });
+      const destination = await api.create('destinations', 'postgis', target.configuration);
+      const jobId = await api.createJob({
         name: "The day's QField survey into PostGIS",
         source_id: source.id,
         source_resource: { project: projectId, file: 'survey.gpkg', layer: 'trees' },
@@ -164,8 +144,6 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
         destination_target: { schema: 'public', table: 'trees', write_mode: 'replace' },
         schedule: { kind: 'daily', timezone: 'Europe/Zurich', hour: 22, minute: 0 },
       });
-      expect(job.statusCode, job.body).toBe(201);
-      const jobId = job.json().id as string;
       const first = await api.runNow(jobId);
       expect(first.status, JSON.stringify(first.error)).toBe('succeeded');
       expect(await target.query('SELECT count(*)::int AS n FROM public.trees')).toEqual([{ n: 12 }]);
@@ -183,33 +161,27 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
 
   describe.skipIf(s3ServerUnavailable())('into S3', () => {
     let s3: S3Server;
-    let admin: S3Client;
+    let exports: Awaited<ReturnType<typeof bucketOf>>;
     beforeAll(async () => {
       s3 = await startS3Server();
-      admin = new S3Client({
-        region: 'us-east-1',
-        endpoint: s3.endpoint,
-        forcePathStyle: true,
-        credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key },
-      });
-      await admin.send(new CreateBucketCommand({ Bucket: 'field-exports' }));
+      exports = await bucketOf(s3, 'field-exports');
     });
     afterAll(async () => {
-      admin?.destroy();
+      exports?.client.destroy();
       await s3?.stop();
     });
 
-    it('a Job from a Mergin Maps project into S3: succeeded, unchanged on a second Run, a new project version picked up', async () => {
+    it('a Job from a Mergin Maps project into S3: succeeded, unchanged on a second Run, a new project version picked up', async ({ api }) => {
       mergin.addProject('hedges');
       mergin.push('hedges', { 'survey.gpkg': readFileSync(surveyGpkg(dir, 8)), 'project.qgz': Buffer.from('qgz') });
-      const source = await created('sources', 'merginmaps', {
+      const source = await api.create('sources', 'merginmaps', {
         url: mergin.url,
         username: mergin.user.username,
         password: mergin.user.password,
         workspace: mergin.workspace,
       });
-      const destination = await created('destinations', 's3', { bucket: 'field-exports', endpoint: s3.endpoint, force_path_style: true, ...s3.writer });
-      const job = await api.call('POST', '/api/v1/jobs', {
+      const destination = await api.create('destinations', 's3', { bucket: 'field-exports', endpoint: s3.endpoint, force_path_style: true, ...s3.writer });
+      const jobId = await api.createJob({
         name: 'Hedges to S3',
         source_id: source.id,
         source_resource: { project: 'hedges', file: 'survey.gpkg', layer: 'trees' },
@@ -217,14 +189,7 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
         destination_id: destination.id,
         destination_target: { key: 'hedges/trees.geojson' },
       });
-      expect(job.statusCode, job.body).toBe(201);
-      const jobId = job.json().id as string;
-      const read = async () =>
-        JSON.parse(
-          Buffer.from(
-            await (await admin.send(new GetObjectCommand({ Bucket: 'field-exports', Key: 'hedges/trees.geojson' }))).Body!.transformToByteArray(),
-          ).toString('utf8'),
-        ) as { features: unknown[] };
+      const read = async () => JSON.parse((await exports.read('hedges/trees.geojson')).toString('utf8')) as { features: unknown[] };
       const first = await api.runNow(jobId);
       expect(first.status, JSON.stringify(first.error)).toBe('succeeded');
       expect((await read()).features).toHaveLength(8);
@@ -238,14 +203,14 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
     });
   });
 
-  it('a Job from a Drive file into Drive with replace: the file keeps its id; unchanged skipped; an edit picked up', async () => {
+  it('a Job from a Drive file into Drive with replace: the file keeps its id; unchanged skipped; an edit picked up', async ({ api }) => {
     const folder = drive.addFolder('Nightly');
     const fileId = drive.addFile(folder, 'survey.gpkg', readFileSync(surveyGpkg(dir, 6)));
     const configuration = { credentials_json: JSON.stringify(drive.serviceAccountKey), folder_id: folder, api_url: drive.url };
-    const source = await created('sources', 'gdrive', configuration);
+    const source = await api.create('sources', 'gdrive', configuration);
     expect(source.configuration).toMatchObject({ has_credentials_json: true, has_refresh_token: false });
-    const destination = await created('destinations', 'gdrive', { ...drive.oauth, folder_id: folder, api_url: drive.url, token_url: `${drive.url}/token` });
-    const job = await api.call('POST', '/api/v1/jobs', {
+    const destination = await api.create('destinations', 'gdrive', { ...drive.oauth, folder_id: folder, api_url: drive.url, token_url: `${drive.url}/token` });
+    const jobId = await api.createJob({
       name: 'Survey to the shared folder',
       source_id: source.id,
       source_resource: { file_id: fileId },
@@ -255,8 +220,6 @@ describe.skipIf(skip)('field data platforms and Google Drive through /api/v1', (
       destination_id: destination.id,
       destination_target: { filename: 'survey-clean.gpkg', write_mode: 'replace' },
     });
-    expect(job.statusCode, job.body).toBe(201);
-    const jobId = job.json().id as string;
     const first = await api.runNow(jobId);
     expect(first.status, JSON.stringify(first.error)).toBe('succeeded');
     const delivered = drive.filesIn(folder).find((f) => f.name === 'survey-clean.gpkg')!;

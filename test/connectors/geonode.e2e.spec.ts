@@ -1,22 +1,13 @@
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import gdal from 'gdal-async';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerUser } from '../../application/accounts.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
-import { skipWithoutDatabase } from '../support/database.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { boroughsGpkg, countriesGpkg, fixtureDir } from '../support/fixtures.js';
-import { jobsClient } from '../support/jobs.js';
-import { multipartFile } from '../support/multipart.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
 import { startGeonode, type GeonodeStandIn } from '../servers/geonode/server.js';
 import { ogrLayerInfo } from '../servers/ogrinfo.js';
+import { checkWithClient, mapClientMissing } from '../servers/geoserver/map-clients.js';
+import { AS_READ, connectorTest, skipWithoutWorker, startAppBeforeAll } from './e2e.js';
 import { closedPort, pollUntilStopped } from './support.js';
 
-const clients = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools', 'map-clients', 'bin', 'python');
-const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+const it = connectorTest();
 
 /** What a stored dataset holds, read on the server side with GDAL. */
 async function served(file: string): Promise<{ count: number; names: string[]; epsg: string | null }> {
@@ -34,10 +25,8 @@ async function served(file: string): Promise<{ count: number; names: string[]; e
 }
 
 /** GeoNode Sources and Destinations through /api/v1 with the real worker, against the GeoNode API v2 stand-in. */
-describe.skipIf(skip)('GeoNode: read datasets through their links, upload and replace through the upload API, browse', () => {
-  let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let token: string;
+describe.skipIf(skipWithoutWorker)('GeoNode: read datasets through their links, upload and replace through the upload API, browse', () => {
+  startAppBeforeAll(it);
   let gn: GeonodeStandIn;
   let configuration: Record<string, unknown>;
   let countriesPk: number;
@@ -48,43 +37,15 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     countriesPk = gn.add('ne_countries', 'Natural Earth countries', countriesGpkg(dir));
     gn.add('nybb', 'NYC boroughs', boroughsGpkg(dir));
     configuration = { url: gn.url, username: gn.username, password: gn.password };
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    token = await createToken(sut.app, await login(sut.app), [
-      'workspaces:read',
-      'workspaces:write',
-      'workspaces:run',
-      'sources:read',
-      'sources:write',
-      'destinations:read',
-      'destinations:write',
-      'jobs:read',
-      'jobs:write',
-      'jobs:run',
-    ]);
   });
   afterAll(async () => {
-    try {
-      await worker?.stop();
-      await sut?.close();
-    } finally {
-      await gn?.stop();
-    }
+    await gn?.stop();
   });
 
-  const send = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object, headers = bearer(token)) =>
-    sut.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
-
-  it.skipIf(!existsSync(clients) && 'the geonodectl client is not installed (test/servers/geoserver/install.sh)')(
+  it.skipIf(mapClientMissing('geonodectl'))(
     'the stand-in answers the geonodectl client library as GeoNode API v2 does',
     async () => {
-      // asynchronously: the stand-in answers from this very process
-      const ran = await promisify(execFile)(
-        clients,
-        [path.resolve('test/servers/geonode/check-client.py'), gn.url, gn.username, gn.password, boroughsGpkg(dir, ['Staten Island'])],
-        { encoding: 'utf8', timeout: 120_000 },
-      );
-      const out = JSON.parse(ran.stdout);
+      const out = await checkWithClient('geonode', [gn.url, gn.username, gn.password, boroughsGpkg(dir, ['Staten Island'])]);
       expect(out.upload).toMatchObject({ success: true, execution_id: expect.any(String) });
       expect(out.execution).toMatchObject({ status: 'finished', output_params: { resources: [{ id: expect.anything() }] } });
       expect(out.dataset).toMatchObject({
@@ -102,7 +63,7 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     180_000,
   );
 
-  it('tests with a classified result, browses datasets (search, paging), imports by id, name and alternate; refuses others', async () => {
+  it('tests with a classified result, browses datasets (search, paging), imports by id, name and alternate; refuses others', async ({ send, api }) => {
     const port = await closedPort();
     expect((await send('POST', '/api/v1/sources/test', { type: 'geonode', configuration: { url: `http://127.0.0.1:${port}` } })).json()).toMatchObject({
       ok: false,
@@ -140,17 +101,11 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     expect((await send('GET', `/api/v1/sources/${src.id}/geonode/datasets?page=0`)).statusCode).toBe(400);
     expect((await send('GET', `/api/v1/sources/${src.id}/geonode/datasets?page=99`)).json()).toMatchObject({ items: [], page: 99 });
 
-    await registerUser(sut.services, { email: 'gn-other@example.com', password: 'another long password' });
-    const other = bearer(
-      await createToken(sut.app, await login(sut.app, { email: 'gn-other@example.com', password: 'another long password' }), ['sources:read']),
-    );
+    const other = await api.tokenFor(['sources:read'], 'gn-other@example.com');
     const hidden = await send('GET', `/api/v1/sources/${src.id}/geonode/datasets`, undefined, other);
     expect(hidden.statusCode).toBe(404);
     expect(hidden.json().error.code).toBe('source_not_found');
-    expect(
-      (await send('GET', `/api/v1/sources/${src.id}/geonode/datasets`, undefined, bearer(await createToken(sut.app, await login(sut.app), ['jobs:read']))))
-        .statusCode,
-    ).toBe(403);
+    expect((await send('GET', `/api/v1/sources/${src.id}/geonode/datasets`, undefined, await api.tokenFor(['jobs:read']))).statusCode).toBe(403);
 
     for (const key of [String(countriesPk), 'ne_countries', 'geonode:ne_countries']) {
       const imported = await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: key });
@@ -164,13 +119,11 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     expect(gn.requests.length).toBeGreaterThan(0);
   }, 180_000);
 
-  it('a Workspace delivery uploads a new dataset whose result carries its id and page URL', async () => {
+  it('a Workspace delivery uploads a new dataset whose result carries its id and page URL', async ({ send, api }) => {
     const dst = (await send('POST', '/api/v1/destinations', { name: 'GeoNode out', type: 'geonode', configuration })).json();
     expect((await send('GET', `/api/v1/destinations/${dst.id}/geonode/datasets?search=boroughs`)).json().total).toBe(1);
-    const m = multipartFile(boroughsGpkg(dir, ['Manhattan', 'Brooklyn', 'Queens', 'The Bronx']));
-    const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } })).json();
-    expect((await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' })).statusCode).toBe(200);
-    const delivered = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, {
+    const wsId = await api.convertedUpload(boroughsGpkg(dir, ['Manhattan', 'Brooklyn', 'Queens', 'The Bronx']));
+    const delivered = await send('POST', `/api/v1/workspaces/${wsId}/deliver`, {
       destination_id: dst.id,
       destination_target: { title: 'Boroughs 2026', abstract: 'Four of five' },
     });
@@ -188,30 +141,25 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     expect(meta.items).toEqual([expect.objectContaining({ id: String(target.dataset_id), title: 'Boroughs 2026' })]);
   }, 180_000);
 
-  it("a Job reads a dataset and replaces another one's data twice through Run Now while a reader polls its download: never missing", async () => {
-    const api = jobsClient(() => sut.app, token);
+  it("a Job reads a dataset and replaces another one's data twice through Run Now while a reader polls its download: never missing", async ({ send, api }) => {
     const src = (await send('POST', '/api/v1/sources', { name: 'countries', type: 'geonode', configuration })).json();
     const dst = (await send('POST', '/api/v1/destinations', { name: 'replace', type: 'geonode', configuration })).json();
     const targetPk = gn.add('countries_copy', 'Countries (copy)', boroughsGpkg(dir, ['Placeholder']));
-    const created = await api.call('POST', '/api/v1/jobs', {
+    const job = await api.createJob({
       name: 'Countries nightly',
       source_id: src.id,
       source_resource: String(countriesPk),
       destination_id: dst.id,
       destination_target: { dataset: String(targetPk), title: 'Countries (nightly)', abstract: 'From Natural Earth' },
-      output_format: 'GPKG',
-      transform_mode: 'manual',
-      operations: [],
+      ...AS_READ,
     });
-    expect(created.statusCode, created.body).toBe(201);
-    const job = created.json();
     const reader = pollUntilStopped(async () => {
       const res = await fetch(`${gn.url}/download/${targetPk}/x.gpkg`, { headers: { authorization: `Bearer ${gn.token}` } });
       await res.arrayBuffer();
       return res.status;
     });
     for (let i = 0; i < 2; i++) {
-      const done = await api.runNow(job.id);
+      const done = await api.runNow(job);
       expect(done.status, JSON.stringify(done.error)).toBe('succeeded');
     }
     const { seen, errors } = await reader.stop();
@@ -220,17 +168,15 @@ describe.skipIf(skip)('GeoNode: read datasets through their links, upload and re
     expect(await served(gn.fileOf(targetPk)!)).toEqual({ count: 3, names: ['Iceland', 'New Zealand', 'Switzerland'], epsg: '4326' });
     const after = (await send('GET', `/api/v1/destinations/${dst.id}/geonode/datasets?search=nightly`)).json();
     expect(after.items).toEqual([expect.objectContaining({ id: String(targetPk), title: 'Countries (nightly)' })]);
-    const gone = await api.call('POST', '/api/v1/jobs', {
+    const gone = await api.createJob({
       name: 'to nowhere',
       source_id: src.id,
       source_resource: String(countriesPk),
       destination_id: dst.id,
       destination_target: { dataset: '9999', title: 'x' },
-      output_format: 'GPKG',
-      transform_mode: 'manual',
-      operations: [],
+      ...AS_READ,
     });
-    const failed = await api.runNow(gone.json().id);
+    const failed = await api.runNow(gone);
     expect(failed).toMatchObject({ status: 'failed', error: { code: 'delivery_failed', reason: 'not_found' } });
   }, 300_000);
 });

@@ -1,29 +1,20 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerUser } from '../../application/accounts.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
-import { skipWithoutDatabase } from '../support/database.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { basicAuth } from '../servers/standin.js';
 import { boroughsGpkg, countriesGpkg, fixtureDir } from '../support/fixtures.js';
-import { jobsClient } from '../support/jobs.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
 import { skipWithoutMapserver, startGeoserver, type GeoserverStandIn } from '../servers/geoserver/server.js';
+import { checkWithClient, mapClientMissing } from '../servers/geoserver/map-clients.js';
+import { AS_READ, connectorTest, skipWithoutWorker, startAppBeforeAll } from './e2e.js';
 import { closedPort, pollUntilStopped } from './support.js';
 
-const clients = path.resolve(process.env.SVC_DATA_DIR ?? '.data', 'tools', 'map-clients', 'bin', 'python');
-const skip =
-  skipWithoutDatabase || skipWithoutMapserver || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+const it = connectorTest();
 
 /**
  * GeoServer Sources and Destinations through /api/v1 with the real worker and Temporal, against
  * the GeoServer stand-in (REST, test/servers/geoserver) whose layers MapServer serves over WFS.
  */
-describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, browse', () => {
-  let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let token: string;
+describe.skipIf(skipWithoutWorker || skipWithoutMapserver)('GeoServer: read layers over WFS, publish through REST, browse', () => {
+  startAppBeforeAll(it);
   let gs: GeoserverStandIn;
   let configuration: Record<string, unknown>;
   const dir = fixtureDir();
@@ -31,7 +22,7 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
   const rest = (method: string, p: string, body?: Buffer<ArrayBuffer> | string, type?: string) =>
     fetch(`${gs.url}/rest/${p}`, {
       method,
-      headers: { authorization: `Basic ${Buffer.from(`${gs.username}:${gs.password}`).toString('base64')}`, ...(type ? { 'content-type': type } : {}) },
+      headers: { authorization: basicAuth(gs.username, gs.password), ...(type ? { 'content-type': type } : {}) },
       ...(body ? { body } : {}),
     });
   /** What the WFS (MapServer) serves for a layer: the server-side check of a publication. */
@@ -65,42 +56,15 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     expect(
       (await rest('PUT', 'workspaces/world/datastores/ne/file.gpkg?configure=all', readFileSync(countriesGpkg(dir)), 'application/x-sqlite3')).status,
     ).toBe(201);
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    token = await createToken(sut.app, await login(sut.app), [
-      'workspaces:read',
-      'workspaces:write',
-      'sources:read',
-      'sources:write',
-      'destinations:read',
-      'destinations:write',
-      'jobs:read',
-      'jobs:write',
-      'jobs:run',
-    ]);
   });
   afterAll(async () => {
-    try {
-      await worker?.stop();
-      await sut?.close();
-    } finally {
-      await gs?.stop();
-    }
+    await gs?.stop();
   });
 
-  const send = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object, headers = bearer(token)) =>
-    sut.app.inject({ method, url, headers, ...(payload ? { payload } : {}) });
-
-  it.skipIf(!existsSync(clients) && 'the geoserver-rest client is not installed (test/servers/geoserver/install.sh)')(
+  it.skipIf(mapClientMissing('geoserver-rest'))(
     'the stand-in answers the geoserver-rest client library as GeoServer does',
     async () => {
-      // asynchronously: the stand-in answers from this very process
-      const ran = await promisify(execFile)(
-        clients,
-        [path.resolve('test/servers/geoserver/check-client.py'), gs.url, gs.username, gs.password, boroughsGpkg(dir)],
-        { encoding: 'utf8', timeout: 120_000 },
-      );
-      const out = JSON.parse(ran.stdout);
+      const out = await checkWithClient('geoserver', [gs.url, gs.username, gs.password, boroughsGpkg(dir)]);
       expect(out.version.about.resource[0]).toMatchObject({ '@name': 'GeoServer' });
       expect(out.workspaces.workspaces.workspace.map((w: { name: string }) => w.name)).toContain('clientcheck');
       expect(out.workspace.workspace.name).toBe('clientcheck');
@@ -120,7 +84,7 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     180_000,
   );
 
-  it('tests drafts and saved Sources with a classified result; browses workspaces, stores and layers; refuses others', async () => {
+  it('tests drafts and saved Sources with a classified result; browses workspaces, stores and layers; refuses others', async ({ send, api }) => {
     const port = await closedPort();
     const closed = await send('POST', '/api/v1/sources/test', {
       type: 'geoserver',
@@ -154,13 +118,11 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     expect(missing.statusCode).toBe(422);
     expect(missing.json().error).toMatchObject({ code: 'source_failed', details: { reason: 'not_found' } });
 
-    await registerUser(sut.services, { email: 'gs-other@example.com', password: 'another long password' });
-    const cookie = await login(sut.app, { email: 'gs-other@example.com', password: 'another long password' });
-    const other = bearer(await createToken(sut.app, cookie, ['sources:read']));
+    const other = await api.tokenFor(['sources:read'], 'gs-other@example.com');
     const hidden = await send('GET', `/api/v1/sources/${src.id}/geoserver/workspaces`, undefined, other);
     expect(hidden.statusCode).toBe(404);
     expect(hidden.json().error.code).toBe('source_not_found');
-    const noScope = bearer(await createToken(sut.app, await login(sut.app), ['jobs:read']));
+    const noScope = await api.tokenFor(['jobs:read']);
     expect((await send('GET', `/api/v1/sources/${src.id}/geoserver/workspaces`, undefined, noScope)).statusCode).toBe(403);
     const dst = (await send('POST', '/api/v1/destinations', { name: 'GS out', type: 'geoserver', configuration })).json();
     expect((await send('GET', `/api/v1/destinations/${dst.id}/geoserver/workspaces/nyc/layers`)).json().items).toEqual([
@@ -171,7 +133,7 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     expect(JSON.stringify(gs.requests)).not.toContain(gs.password);
   }, 180_000);
 
-  it('imports a layer over WFS 2.0 with paging, keeping its CRS; filters by bbox and CQL', async () => {
+  it('imports a layer over WFS 2.0 with paging, keeping its CRS; filters by bbox and CQL', async ({ send }) => {
     const src = (await send('POST', '/api/v1/sources', { name: 'GeoServer read', type: 'geoserver', configuration })).json();
     const imported = await send('POST', '/api/v1/workspaces', { source_id: src.id, source_resource: { layer: 'nybb', page_size: 2 } });
     expect(imported.statusCode, imported.body).toBe(201);
@@ -204,24 +166,21 @@ describe.skipIf(skip)('GeoServer: read layers over WFS, publish through REST, br
     expect(gone.json().error).toMatchObject({ code: 'source_failed' });
   }, 180_000);
 
-  it('a Job publishes a layer (create), republishes it with replace twice while a reader polls the WFS, and create refuses an existing layer', async () => {
-    const api = jobsClient(() => sut.app, token);
+  it('a Job publishes a layer (create), republishes it with replace twice while a reader polls the WFS, and create refuses an existing layer', async ({
+    send,
+    api,
+  }) => {
     const src = (await send('POST', '/api/v1/sources', { name: 'boroughs', type: 'geoserver', configuration })).json();
     const dst = (await send('POST', '/api/v1/destinations', { name: 'publish', type: 'geoserver', configuration })).json();
-    const job = async (target: object) => {
-      const created = await api.call('POST', '/api/v1/jobs', {
+    const job = (target: object) =>
+      api.createJob({
         name: 'Publish boroughs',
         source_id: src.id,
         source_resource: 'nyc:nybb',
         destination_id: dst.id,
         destination_target: target,
-        output_format: 'GPKG',
-        transform_mode: 'manual',
-        operations: [],
+        ...AS_READ,
       });
-      expect(created.statusCode, created.body).toBe(201);
-      return created.json().id as string;
-    };
 
     const create = await job({
       workspace: 'nyc',

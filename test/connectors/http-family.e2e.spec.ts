@@ -1,17 +1,15 @@
 import gdal from 'gdal-async';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
-import { skipWithoutDatabase } from '../support/database.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import type { Send } from '../support/e2e.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
-import { multipartFile } from '../support/multipart.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
 import { startFeatureServer, type FeatureServerFixture } from '../servers/featureserver/server.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../servers/http/server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../servers/http/webhook-receiver.js';
 import { placesCollection, skipWithoutPygeoapi, startPygeoapi, type Pygeoapi } from '../servers/pygeoapi/server.js';
 import { startStacServer, type StacServer } from '../servers/stac/server.js';
+import { type ConnectorApi, connectorTest, skipWithoutWorker, startAppBeforeAll } from './e2e.js';
 
 /*
  * The HTTP-family connectors through /api/v1, as a user drives them: create the Source, test it,
@@ -19,57 +17,45 @@ import { startStacServer, type StacServer } from '../servers/stac/server.js';
  * receiver checks the signature and the body. One app and one worker for all six types.
  */
 
-const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+const it = connectorTest({ env: { SVC_MAX_UPLOAD_MB: '1' } });
 const SECRETS = { password: 'e2e-pw-3c9a1f', bearer: 'e2e-bearer-77d2e0', token: 'e2e-token-1b5c4d', signing: 'e2e-sign-0f6e2a' };
 
-describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /api/v1', () => {
-  let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let token: string;
+describe.skipIf(skipWithoutWorker)('HTTP-family Sources and the webhook Destination through /api/v1', () => {
+  startAppBeforeAll(it);
   let files: HttpFixtureServer;
   let catalog: StacServer;
   let arcgis: FeatureServerFixture;
-  let api: Pygeoapi | undefined;
+  let ogc: Pygeoapi | undefined;
   const receivers: WebhookReceiver[] = [];
   const dir = fixtureDir();
 
   beforeAll(async () => {
-    sut = await createTestApp({ temporal: true, env: { SVC_MAX_UPLOAD_MB: '1' } });
-    worker = await startTestWorker(sut.services.config);
-    const cookie = await login(sut.app);
-    token = await createToken(sut.app, cookie, [
-      'sources:read',
-      'sources:write',
-      'destinations:read',
-      'destinations:write',
-      'workspaces:read',
-      'workspaces:write',
-      'workspaces:run',
-    ]);
     pointsGeoJson(dir, 25);
     files = await startHttpFixtureServer({ dir, basic: { username: 'reader', password: SECRETS.password }, bearer: SECRETS.bearer });
     catalog = await startStacServer({ bearer: SECRETS.token });
     arcgis = await startFeatureServer({ token: SECRETS.token });
-    if (!skipWithoutPygeoapi) api = await startPygeoapi([placesCollection(60)]);
+    if (!skipWithoutPygeoapi) ogc = await startPygeoapi([placesCollection(60)]);
   });
   afterAll(async () => {
     for (const r of receivers) await r.stop();
-    await api?.stop();
+    await ogc?.stop();
     await arcgis?.stop();
     await catalog?.stop();
     await files?.stop();
-    await worker?.stop();
-    await sut?.close();
   });
 
-  const call = (method: 'GET' | 'POST', url: string, payload?: object) =>
-    sut.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
   const noSecrets = (body: string) => {
     for (const s of Object.values(SECRETS)) expect(body).not.toContain(s);
   };
 
   /** Create → test (saved) → import → preview → convert; returns the Workspace after convert. */
-  async function importAndConvert(type: string, configuration: Record<string, unknown>, resource: unknown, expected: { features: number; layer?: string }) {
+  async function importAndConvert(
+    call: Send,
+    type: string,
+    configuration: Record<string, unknown>,
+    resource: unknown,
+    expected: { features: number; layer?: string },
+  ) {
     const created = await call('POST', '/api/v1/sources', { name: `${type} source`, type, configuration });
     expect(created.statusCode, created.body).toBe(201);
     noSecrets(created.body);
@@ -103,18 +89,20 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
     return { source, ws };
   }
 
-  it('url: a file behind redirects', async () => {
-    await importAndConvert('url', { url: `${files.url}/redirect/2/files/places.geojson` }, undefined, { features: 25, layer: 'places' });
+  it('url: a file behind redirects', async ({ send }) => {
+    await importAndConvert(send, 'url', { url: `${files.url}/redirect/2/files/places.geojson` }, undefined, { features: 25, layer: 'places' });
   });
 
-  it('http: basic auth and a POST export', async () => {
+  it('http: basic auth and a POST export', async ({ send }) => {
     await importAndConvert(
+      send,
       'http',
       { url: `${files.url}/basic/files/places.geojson`, auth: 'basic', username: 'reader', password: SECRETS.password },
       undefined,
       { features: 25 },
     );
     await importAndConvert(
+      send,
       'http',
       { url: `${files.url}/bearer/export`, method: 'POST', body: '{"count": 9}', auth: 'bearer', bearer_token: SECRETS.bearer },
       undefined,
@@ -122,12 +110,13 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
     );
   });
 
-  it.skipIf(skipWithoutPygeoapi)('ogcfeatures: a pygeoapi collection, read page by page', async () => {
-    await importAndConvert('ogcfeatures', { url: api!.url }, 'places', { features: 60, layer: 'places' });
+  it.skipIf(skipWithoutPygeoapi)('ogcfeatures: a pygeoapi collection, read page by page', async ({ send }) => {
+    await importAndConvert(send, 'ogcfeatures', { url: ogc!.url }, 'places', { features: 60, layer: 'places' });
   });
 
-  it('stac: an asset of an item in a token-protected static catalog', async () => {
+  it('stac: an asset of an item in a token-protected static catalog', async ({ send }) => {
     await importAndConvert(
+      send,
       'stac',
       { url: catalog.url, token: SECRETS.token },
       { collection: 'parcels', item: 'parcels-2024', asset: 'archive' },
@@ -135,8 +124,9 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
     );
   });
 
-  it('featureserver: a paged layer (shorthand: the layer id)', async () => {
+  it('featureserver: a paged layer (shorthand: the layer id)', async ({ send: call }) => {
     const { ws } = await importAndConvert(
+      call,
       'featureserver',
       { url: arcgis.url, token: SECRETS.token },
       { layer: 0, where: "zone = 'residential'" },
@@ -156,7 +146,7 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
     expect(owners.json().layers[0]).toMatchObject({ name: 'Owners', feature_count: 5, has_geometry: false });
   });
 
-  it('import failures: source_failed with the reason, upload_too_large while streaming, nothing kept', async () => {
+  it('import failures: source_failed with the reason, upload_too_large while streaming, nothing kept', async ({ send: call }) => {
     const gone = (await call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/files/gone.geojson` } })).json();
     const notFound = await call('POST', '/api/v1/workspaces', { source_id: gone.id });
     expect(notFound.statusCode).toBe(422);
@@ -179,14 +169,8 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
   });
 
   describe('webhook', () => {
-    async function convertedWorkspace() {
-      const m = multipartFile(path.join(dir, 'places.geojson'), 'Zürich places.geojson');
-      const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } })).json();
-      const converted = await call('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' });
-      expect(converted.statusCode, converted.body).toBe(200);
-      return ws.id as string;
-    }
-    async function destination(configuration: Record<string, unknown>) {
+    const convertedWorkspace = (api: ConnectorApi) => api.convertedUpload(path.join(dir, 'places.geojson'), 'GPKG', 'Zürich places.geojson');
+    async function destination(call: Send, configuration: Record<string, unknown>) {
       const created = await call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration });
       expect(created.statusCode, created.body).toBe(201);
       noSecrets(created.body);
@@ -198,10 +182,10 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
       return r;
     };
 
-    it('upload → convert → deliver: the receiver gets the converted file, signed', async () => {
+    it('upload → convert → deliver: the receiver gets the converted file, signed', async ({ send: call, api }) => {
       const hook = await receiver({ secret: SECRETS.signing, bearer: SECRETS.bearer });
-      const wsId = await convertedWorkspace();
-      const dst = await destination({ url: hook.url, signing_secret: SECRETS.signing, bearer_token: SECRETS.bearer });
+      const wsId = await convertedWorkspace(api);
+      const dst = await destination(call, { url: hook.url, signing_secret: SECRETS.signing, bearer_token: SECRETS.bearer });
       const tested = await call('POST', `/api/v1/destinations/${dst}/test`);
       expect(tested.json()).toMatchObject({ ok: true });
 
@@ -236,10 +220,10 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
       ds.close();
     });
 
-    it('a 5xx is retried with the same delivery id; a 4xx is delivery_failed at once', async () => {
+    it('a 5xx is retried with the same delivery id; a 4xx is delivery_failed at once', async ({ send: call, api }) => {
       const flaky = await receiver({ secret: SECRETS.signing, answers: [503] });
-      const wsId = await convertedWorkspace();
-      const dst = await destination({ url: flaky.url, signing_secret: SECRETS.signing });
+      const wsId = await convertedWorkspace(api);
+      const dst = await destination(call, { url: flaky.url, signing_secret: SECRETS.signing });
       const delivered = await call('POST', `/api/v1/workspaces/${wsId}/deliver`, { destination_id: dst });
       expect(delivered.statusCode, delivered.body).toBe(200);
       expect(flaky.received.map((r) => [r.status, r.headers['x-geoflow-delivery']])).toEqual([
@@ -249,7 +233,7 @@ describe.skipIf(skip)('HTTP-family Sources and the webhook Destination through /
       expect(flaky.accepted()).toHaveLength(1);
 
       const refusing = await receiver({ answers: [422, 422, 422] });
-      const dst2 = await destination({ url: refusing.url, bearer_token: SECRETS.bearer });
+      const dst2 = await destination(call, { url: refusing.url, bearer_token: SECRETS.bearer });
       const failed = await call('POST', `/api/v1/workspaces/${wsId}/deliver`, { destination_id: dst2 });
       expect(failed.statusCode).toBe(422);
       expect(failed.json().error).toMatchObject({ code: 'delivery_failed', details: { reason: 'invalid_response', retryable: false, http_status: 422 } });

@@ -1,12 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerUser } from '../../application/accounts.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
-import { skipWithoutDatabase } from '../support/database.js';
+import { afterAll, describe, expect } from 'vitest';
 import { boroughsShapefileZip, fixtureDir } from '../support/fixtures.js';
-import { createPostgisTarget, jobsClient } from '../support/jobs.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { createPostgisTarget } from '../support/jobs.js';
 import { startHubStandIn, type HubItem, type HubStandIn } from '../servers/hub/server.js';
+import { AS_READ, connectorTest, skipWithoutWorker } from './e2e.js';
 import { closedPort } from './support.js';
 
 /*
@@ -16,34 +13,18 @@ import { closedPort } from './support.js';
  * ckan-real.e2e.spec.ts.
  */
 
-const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+const it = connectorTest();
 
-describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () => {
-  let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let api: ReturnType<typeof jobsClient>;
+describe.skipIf(skipWithoutWorker)('CKAN and ArcGIS portal connections through the API', () => {
   let arcgis: HubStandIn;
   let target: Awaited<ReturnType<typeof createPostgisTarget>>;
-  let postgisId: string;
+  let warehouse: string;
   let stations: HubItem;
   let boroughsFile: HubItem;
   const dir = fixtureDir();
 
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    const token = await createToken(sut.app, await login(sut.app), [
-      'sources:read',
-      'sources:write',
-      'destinations:read',
-      'destinations:write',
-      'workspaces:read',
-      'workspaces:write',
-      'jobs:read',
-      'jobs:write',
-      'jobs:run',
-    ]);
-    api = jobsClient(() => sut.app, token);
+  // through the fixture, so that the app and its worker start in this hook's time, not a test's
+  it.beforeAll(async ({ api }) => {
     arcgis = await startHubStandIn();
     stations = arcgis.addFeatureLayer('gis_team', 'Fire stations', {
       name: 'stations',
@@ -54,27 +35,14 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     });
     boroughsFile = arcgis.addFileItem('gis_team', 'NYC borough boundaries', 'Shapefile', 'nybb_16a.zip', readFileSync(boroughsShapefileZip(dir)));
     target = await createPostgisTarget();
-    postgisId = (await api.call('POST', '/api/v1/destinations', { name: 'warehouse', type: 'postgis', configuration: target.configuration })).json().id;
+    warehouse = (await api.create('destinations', 'postgis', target.configuration, 'warehouse')).id;
   });
   afterAll(async () => {
-    await worker?.stop();
-    await sut?.close();
     await arcgis?.stop();
     await target?.drop();
   });
 
-  const runNow = async (job: { id: string }) => {
-    const started = await api.call('POST', `/api/v1/jobs/${job.id}/run`);
-    expect(started.statusCode, started.body).toBe(201);
-    return api.waitForRun(job.id, started.json().id);
-  };
-  const createJob = async (body: Record<string, unknown>) => {
-    const created = await api.call('POST', '/api/v1/jobs', { transform_mode: 'manual', operations: [], output_format: 'GPKG', ...body });
-    expect(created.statusCode, created.body).toBe(201);
-    return created.json() as { id: string };
-  };
-
-  it('hub: test, browse (scopes, ownership), import a hosted layer, and a Job into PostGIS', async () => {
+  it('hub: test, browse (scopes, ownership), import a hosted layer, and a Job into PostGIS', async ({ api, get }) => {
     const configuration = { url: arcgis.url, username: 'gis_team', password: arcgis.users[0]!.password };
     const source = (await api.call('POST', '/api/v1/sources', { name: 'City portal', type: 'hub', configuration })).json();
     expect((await api.call('POST', `/api/v1/sources/${source.id}/test`)).json()).toMatchObject({ ok: true, status: 'ok' });
@@ -100,32 +68,18 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     ).json();
     expect((await api.call('GET', `/api/v1/sources/${ckanSource.id}/hub/folders`)).json().error.code).toBe('invalid_source');
     // another user's connection is not found; a token without the scope is forbidden
-    await registerUser(sut.services, { email: 'other@example.com', password: 'another long password' });
-    const other = jobsClient(
-      () => sut.app,
-      await createToken(sut.app, await login(sut.app, { email: 'other@example.com', password: 'another long password' }), [
-        'sources:read',
-        'destinations:read',
-      ]),
-    );
-    const hidden = await other.call('GET', `/api/v1/sources/${source.id}/hub/items`);
+    const hidden = await get(`/api/v1/sources/${source.id}/hub/items`, await api.tokenFor(['sources:read', 'destinations:read'], 'other@example.com'));
     expect(hidden.statusCode).toBe(404);
     expect(hidden.json().error.code).toBe('source_not_found');
-    const narrow = await sut.app.inject({
-      method: 'GET',
-      url: `/api/v1/sources/${source.id}/hub/items`,
-      headers: bearer(await createToken(sut.app, await login(sut.app), ['jobs:read'])),
-    });
+    const narrow = await get(`/api/v1/sources/${source.id}/hub/items`, await api.tokenFor(['jobs:read']));
     expect(narrow.statusCode).toBe(403);
 
-    const doc = (await sut.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const doc = (await get('/api/v1/openapi.json', {})).json();
     for (const kind of ['sources', 'destinations']) {
       for (const p of ['hub/items', 'hub/folders', 'hub/items/{itemId}/layers'])
         expect(doc.paths[`/api/v1/${kind}/{id}/${p}`]?.get?.responses?.['200'], `${kind}/${p}`).toBeTruthy();
     }
-    const catalog = (await sut.app.inject({ method: 'GET', url: '/api/v1/connectors' }))
-      .json()
-      .items.filter((c: { type: string }) => ['ckan', 'hub'].includes(c.type));
+    const catalog = (await get('/api/v1/connectors', {})).json().items.filter((c: { type: string }) => ['ckan', 'hub'].includes(c.type));
     expect(catalog.map((c: { type: string; implemented: boolean; source: { importable: boolean } }) => [c.type, c.implemented, c.source.importable])).toEqual([
       ['ckan', true, false],
       ['hub', true, true],
@@ -135,14 +89,15 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     expect(imported.statusCode, imported.body).toBe(201);
     expect(imported.json().layers[0]).toMatchObject({ name: 'stations', feature_count: 60, crs: 'EPSG:4326' });
 
-    const job = await createJob({
+    const job = await api.createJob({
       name: 'Boroughs from the portal',
       source_id: source.id,
       source_resource: { item_id: boroughsFile.id },
-      destination_id: postgisId,
+      destination_id: warehouse,
       destination_target: { table: 'boroughs', write_mode: 'replace' },
+      ...AS_READ,
     });
-    const run = await runNow(job);
+    const run = await api.runNow(job);
     expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'succeeded' });
     const rows = await target.query<{ name: string; srid: number }>('SELECT "BoroName" AS name, ST_SRID(geom) AS srid FROM public.boroughs ORDER BY 1');
     expect(rows).toEqual([
@@ -151,7 +106,7 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     ]);
   });
 
-  it('hub Destination: a Job publishes the boroughs as a hosted layer, and the next Run replaces its rows', async () => {
+  it('hub Destination: a Job publishes the boroughs as a hosted layer, and the next Run replaces its rows', async ({ api }) => {
     const destination = (
       await api.call('POST', '/api/v1/destinations', { name: 'ArcGIS Online', type: 'hub', configuration: { url: arcgis.url, api_key: arcgis.apiKey } })
     ).json();
@@ -160,14 +115,15 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     const files = (
       await api.call('POST', '/api/v1/sources', { name: 'portal files', type: 'hub', configuration: { url: arcgis.url, api_key: arcgis.apiKey } })
     ).json();
-    const job = await createJob({
+    const job = await api.createJob({
       name: 'Boroughs to ArcGIS',
       source_id: files.id,
       source_resource: { item_id: boroughsFile.id },
       destination_id: destination.id,
       destination_target: { title: 'NYC boroughs (nightly)', tags: ['nyc'], folder: 'nightly', sharing: 'public' },
+      ...AS_READ,
     });
-    const run = await runNow(job);
+    const run = await api.runNow(job);
     expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'succeeded' });
     const published = [...arcgis.items.values()].find((i) => i.title === 'NYC boroughs (nightly)' && i.type === 'Feature Service')!;
     expect(published).toMatchObject({ access: 'public', tags: ['nyc'] });
@@ -179,7 +135,7 @@ describe.skipIf(skip)('CKAN and ArcGIS portal connections through the API', () =
     ).toEqual(['Manhattan', 'The Brönx']);
     // the file item changed: the next Run reads it again and replaces the layer's rows in place
     boroughsFile.modified += 1000;
-    const next = await runNow(job);
+    const next = await api.runNow(job);
     expect(next).toMatchObject({ status: 'succeeded', skipped_reason: null });
     expect([...arcgis.items.values()].filter((i) => i.title === 'NYC boroughs (nightly)' && i.type === 'Feature Service')).toHaveLength(1);
     expect(arcgis.rows(published.id)).toHaveLength(2);

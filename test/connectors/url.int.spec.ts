@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { url as sut } from '../../connectors/url/index.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../servers/http/server.js';
+import { until } from '../support/until.js';
 import { closedPort, connectorContext, expectConnectorError, filesIn } from './support.js';
 
 describe('url connector against a local HTTP server', () => {
@@ -30,7 +31,9 @@ describe('url connector against a local HTTP server', () => {
     expect(await test(`http://127.0.0.1:${await closedPort()}/x.geojson`)).toMatchObject({ ok: false, status: 'unreachable' });
     const controller = new AbortController();
     const pending = test(`${server.url}/hang`, connectorContext({ signal: controller.signal }));
-    setTimeout(() => controller.abort(), 200);
+    // the deadline passes while the server holds the request
+    await until('the request to reach /hang', () => server.requests.some((r) => r.path === '/hang'));
+    controller.abort();
     expect(await pending).toMatchObject({ ok: false, status: 'timeout' });
   });
 
@@ -79,7 +82,7 @@ describe('url connector against a local HTTP server', () => {
     expect(filesIn(ctx.workDir)).toEqual([]);
     // the server was cut off long before it could send the whole body (no Content-Length here)
     const streamed = server.requests.slice(before).find((r) => r.path.startsWith('/stream'))!;
-    await new Promise((r) => setTimeout(r, 100));
+    await until('the server to see the stream end', () => streamed.over);
     expect(streamed.sent!).toBeLessThan(total / 4);
 
     // a declared Content-Length over the limit is refused before any byte is written

@@ -2,9 +2,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 /*
- * The plumbing the API stand-ins (qfieldcloud, merginmaps, gdrive) share: a loopback HTTP server
- * whose handler may throw an HttpAnswer to send a status, every request recorded (method, path,
- * Authorization seen or not) so suites can check what a client sent.
+ * The plumbing every stand-in under test/servers shares: a loopback HTTP server whose handler may
+ * throw an HttpAnswer to send a status (any other error answers 500), stopped with every
+ * connection closed; `serveStandIn` also records every request (method, path, query,
+ * Authorization) so suites can check what a client sent, while stand-ins whose suites look at
+ * something else (where a token travelled, bytes streamed) keep a log of their own on
+ * `listenStandIn`. The answers themselves are each stand-in's, written from its vendor's reference.
  */
 
 export interface SeenRequest {
@@ -62,31 +65,55 @@ export function sendBytes(req: IncomingMessage, res: ServerResponse, body: Buffe
   res.end(body);
 }
 
-export interface StandIn {
+/** The Authorization header of HTTP Basic for a user name and password. */
+export const basicAuth = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
+
+export type StandInHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => unknown;
+
+export interface Listening {
+  /** http://127.0.0.1:<port>, without a trailing slash. */
   url: string;
-  requests: SeenRequest[];
+  port: number;
   stop(): Promise<void>;
 }
 
-export async function serveStandIn(handler: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void>): Promise<StandIn> {
-  const requests: SeenRequest[] = [];
+export interface StandIn extends Listening {
+  requests: SeenRequest[];
+}
+
+/** A stand-in's server on a free loopback port; `stop` closes every connection (held ones too), then the server. */
+export async function listenStandIn(handler: StandInHandler): Promise<Listening> {
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url!, 'http://standin');
-    requests.push({ method: req.method!, path: url.pathname, query: url.searchParams, authorization: req.headers.authorization ?? null });
-    handler(req, res, url).catch((error: unknown) => {
-      if (res.headersSent) return res.destroy();
-      if (error instanceof HttpAnswer) return sendJson(res, error.status, error.body, error.headers);
-      sendJson(res, 500, { detail: String(error) });
-    });
+    Promise.resolve()
+      .then(() => handler(req, res, url))
+      .catch((error: unknown) => {
+        if (res.headersSent) return res.destroy();
+        if (error instanceof HttpAnswer) return sendJson(res, error.status, error.body, error.headers);
+        sendJson(res, 500, { detail: String(error) });
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
-    requests,
+    port,
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
+
+/** listenStandIn with every request recorded in `requests`. */
+export async function serveStandIn(handler: StandInHandler): Promise<StandIn> {
+  const requests: SeenRequest[] = [];
+  const listening = await listenStandIn((req, res, url) => {
+    requests.push({ method: req.method!, path: url.pathname, query: url.searchParams, authorization: req.headers.authorization ?? null });
+    return handler(req, res, url);
+  });
+  return { ...listening, requests };
+}
+
+/** The log as `METHOD /path` lines (what suites that compare request lines read). */
+export const requestLines = (requests: SeenRequest[]) => requests.map((r) => `${r.method} ${r.path}`);

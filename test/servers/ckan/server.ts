@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listenStandIn, readBody, sendJson } from '../standin.js';
 
 /*
  * A stand-in for CKAN's Action API (API version 3) and its file store, for the ckan connector's
@@ -94,9 +94,7 @@ const help = (base: string, name: string) => `${base}/api/3/action/help_show?nam
 async function paramsOf(req: IncomingMessage, url: URL): Promise<Record<string, unknown>> {
   const params: Record<string, unknown> = Object.fromEntries(url.searchParams);
   if (req.method !== 'POST') return params;
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString();
+  const text = (await readBody(req)).toString();
   if (!text) return params;
   if (/json/.test(req.headers['content-type'] ?? '')) return { ...params, ...JSON.parse(text) };
   return { ...params, ...Object.fromEntries(new URLSearchParams(text)) };
@@ -163,18 +161,11 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
     resources: d.resources,
   });
 
-  const server = createServer((req, res) => {
-    void handle(req, res).catch((e) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(String(e));
-    });
-  });
-
-  async function handle(req: IncomingMessage, res: ServerResponse) {
-    const url = new URL(req.url!, 'http://x');
+  async function handle(req: IncomingMessage, res: ServerResponse, url: URL) {
     const presented = req.headers.authorization ?? req.headers['x-ckan-api-key'];
     const authorized = presented === token;
     requests.push({ method: req.method!, path: url.pathname, authorized: presented !== undefined });
-    const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json;charset=utf-8' }).end(JSON.stringify(body));
+    const json = (status: number, body: unknown) => sendJson(res, status, body, { 'content-type': 'application/json;charset=utf-8' });
 
     const action = /^\/api\/(?:3\/)?action\/(\w+)$/.exec(url.pathname);
     if (action) {
@@ -278,9 +269,9 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
     res.writeHead(404, { 'content-type': 'text/html' }).end('<html>Not found</html>');
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  base = `http://127.0.0.1:${port}`;
+  const standIn = await listenStandIn(handle);
+  const port = standIn.port;
+  base = standIn.url;
   siteUrl = options.siteUrl?.(base) ?? base;
   const etagOf = (body: Buffer) => `"${createHash('sha1').update(body).digest('hex').slice(0, 16)}"`;
 
@@ -357,9 +348,6 @@ export async function startCkanStandIn(options: { token?: string; version?: stri
     external(name, body) {
       externals.set(name, body);
     },
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    stop: standIn.stop,
   };
 }

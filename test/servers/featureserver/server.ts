@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import { listenStandIn, readBody, sendJson } from '../standin.js';
 
 /*
  * A stand-in for an ArcGIS Server FeatureServer (the REST API as Esri's reference documents it for
@@ -70,49 +70,54 @@ function hydrants(count: number): Feature[] {
   }));
 }
 
+const oid = { name: 'OBJECTID', type: 'esriFieldTypeOID', alias: 'OBJECTID' };
+
+function featureLayer(
+  id: number,
+  name: string,
+  geometryType: string,
+  wkid: number,
+  paging: Pick<Layer, 'maxRecordCount' | 'supportsPagination'>,
+  fields: Layer['fields'],
+  features: Feature[],
+): Layer {
+  return { id, name, type: 'Feature Layer', geometryType, spatialReference: { wkid, latestWkid: wkid }, ...paging, fields: [oid, ...fields], features };
+}
+
 export function cityLayers(): Layer[] {
   return [
-    {
-      id: 0,
-      name: 'Parcels',
-      type: 'Feature Layer',
-      geometryType: 'esriGeometryPolygon',
-      spatialReference: { wkid: 2056, latestWkid: 2056 },
-      maxRecordCount: 100,
-      supportsPagination: true,
-      fields: [
-        { name: 'OBJECTID', type: 'esriFieldTypeOID', alias: 'OBJECTID' },
+    featureLayer(
+      0,
+      'Parcels',
+      'esriGeometryPolygon',
+      2056,
+      { maxRecordCount: 100, supportsPagination: true },
+      [
         { name: 'parcel_id', type: 'esriFieldTypeString', alias: 'Parcel', length: 20 },
         { name: 'zone', type: 'esriFieldTypeString', alias: 'Zone', length: 20 },
         { name: 'area', type: 'esriFieldTypeDouble', alias: 'Area' },
       ],
-      features: parcels(230),
-    },
-    {
-      id: 1,
-      name: 'Hydrants',
-      type: 'Feature Layer',
-      geometryType: 'esriGeometryPoint',
-      spatialReference: { wkid: 4326, latestWkid: 4326 },
-      maxRecordCount: 20,
-      supportsPagination: false,
-      fields: [
-        { name: 'OBJECTID', type: 'esriFieldTypeOID', alias: 'OBJECTID' },
+      parcels(230),
+    ),
+    featureLayer(
+      1,
+      'Hydrants',
+      'esriGeometryPoint',
+      4326,
+      { maxRecordCount: 20, supportsPagination: false },
+      [
         { name: 'hydrant_id', type: 'esriFieldTypeString', alias: 'Hydrant', length: 10 },
         { name: 'pressure', type: 'esriFieldTypeInteger', alias: 'Pressure' },
       ],
-      features: hydrants(45),
-    },
+      hydrants(45),
+    ),
     {
       id: 2,
       name: 'Owners',
       type: 'Table',
       maxRecordCount: 1000,
       supportsPagination: true,
-      fields: [
-        { name: 'OBJECTID', type: 'esriFieldTypeOID', alias: 'OBJECTID' },
-        { name: 'owner', type: 'esriFieldTypeString', alias: 'Owner', length: 50 },
-      ],
+      fields: [oid, { name: 'owner', type: 'esriFieldTypeString', alias: 'Owner', length: 50 }],
       features: ['Ana', 'Bo', 'Çelik', 'Dana', 'Émile'].map((owner, i) => ({ attributes: { OBJECTID: i + 1, owner } })),
     },
   ];
@@ -153,9 +158,7 @@ export function matcher(where: string): ((a: Attributes) => boolean) | null {
 async function paramsOf(req: IncomingMessage): Promise<URLSearchParams> {
   const url = new URL(req.url!, 'http://x');
   if (req.method !== 'POST') return url.searchParams;
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const form = new URLSearchParams(Buffer.concat(chunks).toString());
+  const form = new URLSearchParams((await readBody(req)).toString());
   url.searchParams.forEach((v, k) => {
     form.set(k, v);
   });
@@ -177,79 +180,65 @@ export async function startFeatureServer(options: { token?: string } = {}): Prom
   // The same layers as a MapServer too (ArcGIS Server publishes a map service beside each feature
   // service, whose layers answer the same query): Koop has no MapServer.
   const base = /^\/arcgis\/rest\/services\/City\/(FeatureServer|MapServer)/;
-  const server = createServer((req, res) => {
-    void (async () => {
-      const path = new URL(req.url!, 'http://x').pathname.replace(/\/+$/, '');
-      const params = await paramsOf(req);
-      const inQuery = new URL(req.url!, 'http://x').searchParams.has('token');
-      requests.push({ method: req.method!, path, token: params.has('token') ? (inQuery ? 'query' : 'body') : null });
-      const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
-      const error = (code: number, message: string, details: string[] = []) => json(200, { error: { code, message, details } });
-      if (params.get('f') !== 'json' && params.get('f') !== 'pjson')
-        return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>ArcGIS REST Services Directory</html>');
-      if (!path.startsWith('/arcgis/rest/services/')) return error(400, 'Invalid URL', ['Invalid URL']);
-      const service = base.exec(path)?.[0];
-      if (!service) return error(500, `Service ${path.slice('/arcgis/rest/services/'.length)} not found`);
-      if (options.token) {
-        if (!params.get('token')) return error(499, 'Token Required');
-        if (params.get('token') !== options.token) return error(498, 'Invalid Token');
-      }
-      const rest = path.slice(service.length).split('/').filter(Boolean);
-      if (rest.length === 0) {
-        return json(200, {
-          currentVersion: 11.1,
-          serviceDescription: 'geoflow test service',
-          layers: layers.filter((l) => l.type !== 'Table').map((l) => ({ id: l.id, name: l.name, geometryType: l.geometryType })),
-          tables: layers.filter((l) => l.type === 'Table').map((l) => ({ id: l.id, name: l.name })),
-        });
-      }
-      const layer = layers.find((l) => String(l.id) === rest[0]);
-      if (!layer) return error(400, 'Invalid URL', ['Invalid URL']);
-      const { features: _all, supportsPagination, ...described } = layer;
-      if (rest.length === 1) return json(200, { ...described, objectIdField: 'OBJECTID', advancedQueryCapabilities: { supportsPagination } });
-      if (rest[1] !== 'query' || rest.length > 2) return error(400, 'Invalid URL', ['Invalid URL']);
-
-      const match = matcher(params.get('where') ?? '');
-      if (!match) return error(400, 'Unable to complete operation.', ['Unable to perform query operation.', 'Invalid query']);
-      let rows = layer.features.filter((f) => match(f.attributes));
-      if (params.get('returnIdsOnly') === 'true') return json(200, { objectIdFieldName: 'OBJECTID', objectIds: rows.map((f) => f.attributes.OBJECTID) });
-      if (params.get('objectIds')) {
-        const ids = new Set(params.get('objectIds')!.split(',').map(Number));
-        rows = rows.filter((f) => ids.has(f.attributes.OBJECTID as number));
-      }
-      const order = params.get('orderByFields');
-      if (order) rows = [...rows].sort((a, b) => ((a.attributes[order] as number) < (b.attributes[order] as number) ? -1 : 1));
-      let exceeded = false;
-      if (params.has('resultOffset') || params.has('resultRecordCount')) {
-        if (!supportsPagination) return error(400, 'Pagination is not supported.');
-        const offset = Number(params.get('resultOffset') ?? 0);
-        const count = Math.min(Number(params.get('resultRecordCount') ?? layer.maxRecordCount), layer.maxRecordCount);
-        exceeded = rows.length > offset + count;
-        rows = rows.slice(offset, offset + count);
-      } else if (rows.length > layer.maxRecordCount) {
-        exceeded = true;
-        rows = rows.slice(0, layer.maxRecordCount);
-      }
-      const withGeometry = params.get('returnGeometry') !== 'false' && layer.geometryType;
+  const standIn = await listenStandIn(async (req, res, url) => {
+    const path = url.pathname.replace(/\/+$/, '');
+    const params = await paramsOf(req);
+    requests.push({ method: req.method!, path, token: params.has('token') ? (url.searchParams.has('token') ? 'query' : 'body') : null });
+    const json = (status: number, body: unknown) => sendJson(res, status, body, { 'content-type': 'application/json; charset=utf-8' });
+    const error = (code: number, message: string, details: string[] = []) => json(200, { error: { code, message, details } });
+    if (params.get('f') !== 'json' && params.get('f') !== 'pjson')
+      return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>ArcGIS REST Services Directory</html>');
+    if (!path.startsWith('/arcgis/rest/services/')) return error(400, 'Invalid URL', ['Invalid URL']);
+    const service = base.exec(path)?.[0];
+    if (!service) return error(500, `Service ${path.slice('/arcgis/rest/services/'.length)} not found`);
+    if (options.token) {
+      if (!params.get('token')) return error(499, 'Token Required');
+      if (params.get('token') !== options.token) return error(498, 'Invalid Token');
+    }
+    const rest = path.slice(service.length).split('/').filter(Boolean);
+    if (rest.length === 0) {
       return json(200, {
-        objectIdFieldName: 'OBJECTID',
-        ...(layer.geometryType ? { geometryType: layer.geometryType, spatialReference: layer.spatialReference } : {}),
-        fields: layer.fields,
-        features: rows.map((f) => (withGeometry ? f : { attributes: f.attributes })),
-        ...(exceeded ? { exceededTransferLimit: true } : {}),
+        currentVersion: 11.1,
+        serviceDescription: 'geoflow test service',
+        layers: layers.filter((l) => l.type !== 'Table').map((l) => ({ id: l.id, name: l.name, geometryType: l.geometryType })),
+        tables: layers.filter((l) => l.type === 'Table').map((l) => ({ id: l.id, name: l.name })),
       });
-    })().catch((e) => {
-      if (!res.headersSent) res.writeHead(500).end(String(e));
+    }
+    const layer = layers.find((l) => String(l.id) === rest[0]);
+    if (!layer) return error(400, 'Invalid URL', ['Invalid URL']);
+    const { features: _all, supportsPagination, ...described } = layer;
+    if (rest.length === 1) return json(200, { ...described, objectIdField: 'OBJECTID', advancedQueryCapabilities: { supportsPagination } });
+    if (rest[1] !== 'query' || rest.length > 2) return error(400, 'Invalid URL', ['Invalid URL']);
+
+    const match = matcher(params.get('where') ?? '');
+    if (!match) return error(400, 'Unable to complete operation.', ['Unable to perform query operation.', 'Invalid query']);
+    let rows = layer.features.filter((f) => match(f.attributes));
+    if (params.get('returnIdsOnly') === 'true') return json(200, { objectIdFieldName: 'OBJECTID', objectIds: rows.map((f) => f.attributes.OBJECTID) });
+    if (params.get('objectIds')) {
+      const ids = new Set(params.get('objectIds')!.split(',').map(Number));
+      rows = rows.filter((f) => ids.has(f.attributes.OBJECTID as number));
+    }
+    const order = params.get('orderByFields');
+    if (order) rows = [...rows].sort((a, b) => ((a.attributes[order] as number) < (b.attributes[order] as number) ? -1 : 1));
+    let exceeded = false;
+    if (params.has('resultOffset') || params.has('resultRecordCount')) {
+      if (!supportsPagination) return error(400, 'Pagination is not supported.');
+      const offset = Number(params.get('resultOffset') ?? 0);
+      const count = Math.min(Number(params.get('resultRecordCount') ?? layer.maxRecordCount), layer.maxRecordCount);
+      exceeded = rows.length > offset + count;
+      rows = rows.slice(offset, offset + count);
+    } else if (rows.length > layer.maxRecordCount) {
+      exceeded = true;
+      rows = rows.slice(0, layer.maxRecordCount);
+    }
+    const withGeometry = params.get('returnGeometry') !== 'false' && layer.geometryType;
+    return json(200, {
+      objectIdFieldName: 'OBJECTID',
+      ...(layer.geometryType ? { geometryType: layer.geometryType, spatialReference: layer.spatialReference } : {}),
+      fields: layer.fields,
+      features: rows.map((f) => (withGeometry ? f : { attributes: f.attributes })),
+      ...(exceeded ? { exceededTransferLimit: true } : {}),
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/arcgis/rest/services/City/FeatureServer`,
-    layers,
-    requests,
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { url: `${standIn.url}/arcgis/rest/services/City/FeatureServer`, layers, requests, stop: standIn.stop };
 }

@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, renameSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import gdal from 'gdal-async';
 import { ogrLayerInfo } from '../ogrinfo.js';
+import { basicAuth, readBody, sendJson, serveStandIn, type StandIn } from '../standin.js';
 
 /*
  * A stand-in for GeoNode's REST API v2 (GeoNode itself needs a GeoServer, which cannot run here),
@@ -26,8 +27,7 @@ interface Dataset {
   epsg: number | null;
 }
 
-export interface GeonodeStandIn {
-  url: string;
+export interface GeonodeStandIn extends StandIn {
   username: string;
   password: string;
   token: string;
@@ -35,8 +35,6 @@ export interface GeonodeStandIn {
   fileOf(pk: number): string | null;
   /** Seeds a dataset from a local GeoPackage (as an earlier upload would have). */
   add(name: string, title: string, gpkg: string): number;
-  requests: string[];
-  stop(): Promise<void>;
 }
 
 function inspect(file: string): { features: number; epsg: number | null; table: string } {
@@ -59,7 +57,6 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
     string,
     { polls: number; status: 'running' | 'finished' | 'failed'; resources: number[]; log: string | null; name: string; created: string }
   >();
-  const requests: string[] = [];
   let nextPk = 1;
   let nextExec = 1;
   let base = '';
@@ -96,22 +93,16 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
     return d;
   };
 
-  const json = (res: ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  };
-  const authorized = (req: IncomingMessage) =>
-    req.headers.authorization === `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` || req.headers.authorization === `Bearer ${token}`;
+  const authorized = (req: IncomingMessage) => req.headers.authorization === basicAuth(username, password) || req.headers.authorization === `Bearer ${token}`;
 
-  async function handle(req: IncomingMessage, res: ServerResponse, body: Buffer) {
-    const url = new URL(req.url ?? '/', base);
+  async function handle(req: IncomingMessage, res: ServerResponse, url: URL) {
+    const body = await readBody(req);
     const method = req.method ?? 'GET';
-    requests.push(`${method} ${url.pathname}`);
     const parts = url.pathname.replace(/\/+$/, '').split('/').slice(1).map(decodeURIComponent);
-    if (!authorized(req)) return json(res, 401, { detail: 'Authentication credentials were not provided.' });
+    if (!authorized(req)) return sendJson(res, 401, { detail: 'Authentication credentials were not provided.' });
     if (parts[0] === 'download' || (parts[0] === 'datasets' && parts[2] === 'dataset_download')) {
       const d = parts[0] === 'download' ? datasets.get(Number(parts[1])) : [...datasets.values()].find((x) => `geonode:${x.name}` === parts[1]);
-      if (!d) return json(res, 404, { detail: 'Not found.' });
+      if (!d) return sendJson(res, 404, { detail: 'Not found.' });
       const bytes = readFileSync(d.file);
       res.writeHead(200, {
         'content-type': 'application/geopackage+sqlite3',
@@ -120,7 +111,7 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
       });
       return res.end(bytes);
     }
-    if (parts[0] !== 'api' || parts[1] !== 'v2') return json(res, 404, { detail: 'Not found.' });
+    if (parts[0] !== 'api' || parts[1] !== 'v2') return sendJson(res, 404, { detail: 'Not found.' });
     const [, , what, id] = parts;
     if (what === 'datasets' && !id && method === 'GET') {
       let list = [...datasets.values()].sort((a, b) => b.pk - a.pk);
@@ -132,11 +123,11 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
       if (search) list = list.filter((d) => `${d.title} ${d.abstract} ${d.name}`.toLowerCase().includes(search));
       const page = Number(url.searchParams.get('page') ?? 1);
       const size = Number(url.searchParams.get('page_size') ?? 10);
-      if (!(page >= 1) || !(size >= 1)) return json(res, 400, { detail: 'Invalid page.' });
-      if (page > 1 && (page - 1) * size >= list.length) return json(res, 404, { detail: 'Invalid page.' });
+      if (!(page >= 1) || !(size >= 1)) return sendJson(res, 400, { detail: 'Invalid page.' });
+      if (page > 1 && (page - 1) * size >= list.length) return sendJson(res, 404, { detail: 'Invalid page.' });
       const next = page * size < list.length ? `${base}/api/v2/datasets?page=${page + 1}&page_size=${size}` : null;
       const previous = page > 1 ? `${base}/api/v2/datasets?page=${page - 1}&page_size=${size}` : null;
-      return json(res, 200, {
+      return sendJson(res, 200, {
         links: { next, previous },
         total: list.length,
         page,
@@ -146,19 +137,19 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
     }
     if (what === 'datasets' && id) {
       const d = datasets.get(Number(id));
-      if (!d) return json(res, 404, { detail: 'No Dataset matches the given query.' });
-      if (method === 'GET') return json(res, 200, { dataset: represent(d) });
+      if (!d) return sendJson(res, 404, { detail: 'No Dataset matches the given query.' });
+      if (method === 'GET') return sendJson(res, 200, { dataset: represent(d) });
       if (method === 'PATCH') {
         const patch = JSON.parse(body.toString('utf8') || '{}') as { title?: string; abstract?: string };
         if (patch.title !== undefined) d.title = patch.title;
         if (patch.abstract !== undefined) d.abstract = patch.abstract;
-        return json(res, 200, { dataset: represent(d) });
+        return sendJson(res, 200, { dataset: represent(d) });
       }
     }
     if (what === 'uploads' && id === 'upload' && method === 'POST') {
       const form = await new Response(new Uint8Array(body), { headers: { 'content-type': req.headers['content-type'] ?? '' } }).formData().catch(() => null);
       const file = form?.get('base_file');
-      if (!form || !(file instanceof Blob)) return json(res, 400, { success: false, errors: ['base_file: No file was submitted.'] });
+      if (!form || !(file instanceof Blob)) return sendJson(res, 400, { success: false, errors: ['base_file: No file was submitted.'] });
       const action = String(form.get('action') ?? 'upload');
       const fileName = (file as File).name ?? 'upload.gpkg';
       const execId = `${String(nextExec++).padStart(8, '0')}-0000-4000-8000-000000000000`;
@@ -167,7 +158,7 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
       try {
         if (action === 'replace') {
           const target = datasets.get(Number(form.get('resource_pk')));
-          if (!target) return json(res, 400, { success: false, errors: ['resource_pk: the resource to replace does not exist'] });
+          if (!target) return sendJson(res, 400, { success: false, errors: ['resource_pk: the resource to replace does not exist'] });
           store(target.name, target.title, bytes, target.pk);
           executions.set(execId, { polls: 0, status: 'finished', resources: [target.pk], log: null, name: fileName, created });
         } else {
@@ -175,21 +166,21 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
             .basename(fileName, path.extname(fileName))
             .toLowerCase()
             .replace(/[^a-z0-9_]/g, '_');
-          if (!/\.(gpkg|geojson|json|zip|csv|shp)$/i.test(fileName)) return json(res, 400, { success: false, errors: ['Unsupported file type'] });
+          if (!/\.(gpkg|geojson|json|zip|csv|shp)$/i.test(fileName)) return sendJson(res, 400, { success: false, errors: ['Unsupported file type'] });
           const d = store(name, name, bytes);
           executions.set(execId, { polls: 0, status: 'finished', resources: [d.pk], log: null, name: fileName, created });
         }
       } catch (error) {
         executions.set(execId, { polls: 0, status: 'failed', resources: [], log: `Invalid dataset: ${(error as Error).message}`, name: fileName, created });
       }
-      return json(res, 201, { success: true, status: 'ready', execution_id: execId });
+      return sendJson(res, 201, { success: true, status: 'ready', execution_id: execId });
     }
     if (what === 'executionrequest' && id && method === 'GET') {
       const e = executions.get(id);
-      if (!e) return json(res, 404, { detail: 'Not found.' });
+      if (!e) return sendJson(res, 404, { detail: 'Not found.' });
       // GeoNode imports in the background: the first look finds it still running.
       const status = e.polls++ === 0 ? 'running' : e.status;
-      return json(res, 200, {
+      return sendJson(res, 200, {
         request: {
           exec_id: id,
           user: username,
@@ -205,29 +196,20 @@ export async function startGeonode(): Promise<GeonodeStandIn> {
         },
       });
     }
-    return json(res, 404, { detail: 'Not found.' });
+    return sendJson(res, 404, { detail: 'Not found.' });
   }
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      handle(req, res, Buffer.concat(chunks)).catch((error: Error) => json(res, 500, { detail: error.message }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const standIn = await serveStandIn(handle);
+  base = standIn.url;
   return {
-    url: base,
+    ...standIn,
     username,
     password,
     token,
-    requests,
     fileOf: (pk) => datasets.get(pk)?.file ?? null,
     add: (name, title, gpkg) => store(name, title, readFileSync(gpkg)).pk,
     async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await standIn.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

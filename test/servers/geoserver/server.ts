@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import gdal from 'gdal-async';
 import { ogrLayerInfo } from '../ogrinfo.js';
+import { basicAuth, readBody, requestLines, serveStandIn } from '../standin.js';
 
 /*
  * A stand-in for GeoServer (a Java web application that cannot be installed here), written from
@@ -73,7 +74,6 @@ export async function startGeoserver(options: { username?: string; password?: st
   const configFile = path.join(dataDir, 'mapserver.conf');
   writeFileSync(configFile, `CONFIG\n  ENV\n    MS_MAP_PATTERN "^${mapsDir}/"\n  END\nEND\n`);
   const workspaces = new Map<string, Map<string, Store>>();
-  const requests: string[] = [];
   let base = '';
   const abs = (database: string) => path.join(dataDir, database.replace(/^file:/, ''));
 
@@ -486,53 +486,47 @@ ${layers.join('')}END
     return send(res, 405, 'text/plain', 'Method not allowed');
   }
 
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', base);
-      requests.push(`${req.method} ${url.pathname}`);
-      const parts = url.pathname.split('/').slice(1).map(decodeURIComponent);
-      if (parts[0] !== 'geoserver') return notFound(res, 'path');
-      if (parts[1] === 'rest') {
-        const expected = `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
-        if (req.headers.authorization !== expected) {
-          res.writeHead(401, { 'www-authenticate': 'Basic realm="GeoServer Realm"', 'content-type': 'text/plain' });
-          return res.end('HTTP 401 Unauthorized');
-        }
-        rest(req, res, parts.slice(2), url.searchParams, Buffer.concat(chunks)).catch((error: Error) => send(res, 500, 'text/plain', error.message));
-        return;
+  const standIn = await serveStandIn(async (req, res, url) => {
+    const body = await readBody(req);
+    const parts = url.pathname.split('/').slice(1).map(decodeURIComponent);
+    if (parts[0] !== 'geoserver') return notFound(res, 'path');
+    if (parts[1] === 'rest') {
+      if (req.headers.authorization !== basicAuth(username, password)) {
+        res.writeHead(401, { 'www-authenticate': 'Basic realm="GeoServer Realm"', 'content-type': 'text/plain' });
+        return void res.end('HTTP 401 Unauthorized');
       }
-      const rest2 = parts.slice(1);
-      const last = rest2[rest2.length - 1]?.toLowerCase();
-      if (last === 'ows' || last === 'wfs') {
-        const mapfile =
-          rest2.length === 1
-            ? path.join(mapsDir, 'all.map')
-            : rest2.length === 2
-              ? path.join(mapsDir, `${rest2[0]}.map`)
-              : path.join(mapsDir, `${rest2[0]}__${rest2[1]}.map`);
-        return mapserv(mapfile, new URLSearchParams(url.search), res);
-      }
-      return notFound(res, 'path');
-    });
+      await rest(req, res, parts.slice(2), url.searchParams, body).catch((error: Error) => send(res, 500, 'text/plain', error.message));
+      return;
+    }
+    const rest2 = parts.slice(1);
+    const last = rest2[rest2.length - 1]?.toLowerCase();
+    if (last === 'ows' || last === 'wfs') {
+      const mapfile =
+        rest2.length === 1
+          ? path.join(mapsDir, 'all.map')
+          : rest2.length === 2
+            ? path.join(mapsDir, `${rest2[0]}.map`)
+            : path.join(mapsDir, `${rest2[0]}__${rest2[1]}.map`);
+      return mapserv(mapfile, new URLSearchParams(url.search), res);
+    }
+    return notFound(res, 'path');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}/geoserver`;
+  base = `${standIn.url}/geoserver`;
   writeMaps();
   return {
     url: base,
     username,
     password,
     dataDir,
-    requests,
+    get requests() {
+      return requestLines(standIn.requests);
+    },
     fileOf: (ws, name) => {
       const s = workspaces.get(ws)?.get(name);
       return s ? abs(s.database) : null;
     },
     async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await standIn.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type Listening, listenStandIn, readBody } from '../standin.js';
 
 /*
  * Servers that answer with redirects, as a hostile or misconfigured remote would (issue 32):
@@ -19,21 +19,9 @@ export interface Received {
   body: string;
 }
 
-async function listen(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => handler(req, res, Buffer.concat(chunks).toString('latin1')));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
-const close = (server: Server) =>
-  new Promise<void>((r) => {
-    server.closeAllConnections();
-    server.close(() => r());
-  });
+/** A stand-in whose handler gets the whole body (as Latin-1: byte for byte, whatever was sent). */
+const listen = (handler: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<Listening> =>
+  listenStandIn(async (req, res) => handler(req, res, (await readBody(req)).toString('latin1')));
 
 export interface RedirectChain {
   url: string;
@@ -43,7 +31,7 @@ export interface RedirectChain {
 
 export async function startRedirectChain(): Promise<RedirectChain> {
   const received: Received[] = [];
-  const { url, server } = await listen((req, res, body) => {
+  const { url, stop } = await listen((req, res, body) => {
     const at = new URL(req.url!, 'http://chain');
     received.push({ method: req.method!, path: at.pathname, headers: req.headers, body });
     const hop = Number(at.searchParams.get('hop') ?? 0);
@@ -57,7 +45,7 @@ export async function startRedirectChain(): Promise<RedirectChain> {
     });
     res.writeHead(400, { 'content-type': 'application/json; charset=UTF-8' }).end(text);
   });
-  return { url, received, stop: () => close(server) };
+  return { url, received, stop };
 }
 
 export interface CrossOriginRedirect {
@@ -88,8 +76,8 @@ export async function startCrossOriginRedirect(options: { status?: number; answe
     received,
     seen: () => received.map((r) => `${r.method} ${decodeURIComponent(r.path)}\n${JSON.stringify(r.headers)}\n${r.body}`).join('\n'),
     async stop() {
-      await close(first.server);
-      await close(other.server);
+      await first.stop();
+      await other.stop();
     },
   };
 }

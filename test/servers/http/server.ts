@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 import { createGzip } from 'node:zlib';
+import { listenStandIn, readBody } from '../standin.js';
 
 /*
  * A local HTTP server for the url, http and stac connector suites: static files with ETag and
@@ -32,6 +32,8 @@ export interface RecordedRequest {
   body: string;
   /** Bytes of body written by /stream before the client finished or went away. */
   sent?: number;
+  /** The /stream answer is over (sent whole or cut off): `sent` is final. */
+  over?: boolean;
 }
 
 export interface HttpFixtureOptions {
@@ -56,12 +58,6 @@ const types: Record<string, string> = {
   '.csv': 'text/csv',
   '.tif': 'image/tiff',
 };
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 const point = (i: number) =>
   JSON.stringify({
@@ -138,7 +134,10 @@ function streamGeoJson(res: ServerResponse, bytes: number, declare: boolean, rec
     record.sent! += 2;
     res.end(']}');
   };
-  res.on('close', () => (i = count + 1));
+  res.on('close', () => {
+    i = count + 1;
+    record.over = true;
+  });
   pump();
 }
 
@@ -197,25 +196,17 @@ export async function startHttpFixtureServer(options: HttpFixtureOptions): Promi
     res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
   }
 
-  const server = createServer((req, res) => {
-    void (async () => {
-      const body = await readBody(req);
-      const pathname = new URL(req.url!, 'http://x').pathname;
-      const record: RecordedRequest = { method: req.method!, path: req.url!, headers: req.headers, body };
-      requests.push(record);
-      await route(req, res, pathname, record);
-    })().catch((error) => {
-      if (!res.headersSent) res.writeHead(500).end(String(error));
-    });
+  const standIn = await listenStandIn(async (req, res, url) => {
+    const record: RecordedRequest = { method: req.method!, path: req.url!, headers: req.headers, body: (await readBody(req)).toString('utf8') };
+    requests.push(record);
+    await route(req, res, url.pathname, record);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: standIn.url,
     requests,
     async stop() {
       for (const res of hanging) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await standIn.stop();
     },
   };
 }

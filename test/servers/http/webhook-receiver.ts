@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
+import { listenStandIn, readBody } from '../standin.js';
 
 /*
  * A webhook receiver written the way the webhook connector's notes tell users to write one,
@@ -50,31 +50,23 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
   const received: ReceivedDelivery[] = [];
   const seen = new Set<string>();
   const answers = [...(options.answers ?? [])];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const signatureValid = options.secret ? verify(options.secret, req.headers, body, options.toleranceSeconds) : null;
-      const id = String(req.headers['x-geoflow-delivery'] ?? '');
-      let status = answers.shift() ?? 200;
-      if (options.bearer && req.headers.authorization !== `Bearer ${options.bearer}`) status = 401;
-      else if (signatureValid === false) status = 401;
-      const duplicate = status < 300 && seen.has(id);
-      if (status < 300) seen.add(id);
-      received.push({ headers: req.headers, body, signatureValid, duplicate, status });
-      // an answer that echoes what it got, as careless receivers do: the connector must not repeat it
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status, echo: req.headers }));
-    });
+  const standIn = await listenStandIn(async (req, res) => {
+    const body = await readBody(req);
+    const signatureValid = options.secret ? verify(options.secret, req.headers, body, options.toleranceSeconds) : null;
+    const id = String(req.headers['x-geoflow-delivery'] ?? '');
+    let status = answers.shift() ?? 200;
+    if (options.bearer && req.headers.authorization !== `Bearer ${options.bearer}`) status = 401;
+    else if (signatureValid === false) status = 401;
+    const duplicate = status < 300 && seen.has(id);
+    if (status < 300) seen.add(id);
+    received.push({ headers: req.headers, body, signatureValid, duplicate, status });
+    // an answer that echoes what it got, as careless receivers do: the connector must not repeat it
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ status, echo: req.headers }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/geoflow`,
+    url: `${standIn.url}/hooks/geoflow`,
     received,
     accepted: () => received.filter((r) => r.status < 300 && !r.duplicate),
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    stop: standIn.stop,
   };
 }

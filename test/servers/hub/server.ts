@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { matcher } from '../featureserver/server.js';
+import { listenStandIn, sendJson } from '../standin.js';
 
 /*
  * A stand-in for an ArcGIS portal (ArcGIS Enterprise's Portal, shaped like ArcGIS Online) and the
@@ -256,20 +256,13 @@ export async function startHubStandIn(
     return item;
   }
 
-  const server = createServer((req, res) => {
-    void handle(req, res).catch((e) => {
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end(String(e));
-    });
-  });
-
-  async function handle(req: IncomingMessage, res: ServerResponse) {
-    const url = new URL(req.url!, 'http://x');
+  async function handle(req: IncomingMessage, res: ServerResponse, url: URL) {
     const path = url.pathname.replace(/\/+$/, '');
     const { fields, files } = await formOf(req, url);
     const header = /^Bearer (.+)$/.exec(String(req.headers['x-esri-authorization'] ?? ''))?.[1];
     const token = fields.get('token') ?? header;
     requests.push({ method: req.method!, path, token: fields.has('token') ? (url.searchParams.has('token') ? 'query' : 'body') : header ? 'header' : null });
-    const json = (body: unknown) => res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+    const json = (body: unknown) => sendJson(res, 200, body, { 'content-type': 'application/json; charset=utf-8' });
     const error = (code: number, message: string, details: string[] = [], messageCode?: string) =>
       json({ error: { code, ...(messageCode ? { messageCode } : {}), message, details } });
     if (fields.get('f') !== 'json' && fields.get('f') !== 'pjson' && !/\/data$/.test(path))
@@ -629,8 +622,8 @@ export async function startHubStandIn(
     res.writeHead(404, { 'content-type': 'text/html' }).end('<html>Not found</html>');
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const standIn = await listenStandIn(handle);
+  origin = standIn.url;
   const layerOf = (itemId: string, l = 0) => services.get(items.get(itemId)!.service!)!.layers[l]!;
   return {
     url: `${origin}/portal`,
@@ -644,9 +637,6 @@ export async function startHubStandIn(
     addFileItem,
     layer: layerOf,
     rows: (itemId, l = 0) => [...layerOf(itemId, l).features.values()],
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    stop: standIn.stop,
   };
 }

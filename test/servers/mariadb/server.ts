@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
+import { until } from '../../support/until.js';
 
 /*
  * A throwaway MariaDB for the mysql connector suites: mariadb-install-db into a temp folder,
@@ -86,18 +87,24 @@ export async function startMariadb(): Promise<LocalMariadb> {
     exited = true;
   });
   const root = (database?: string) => mysql.createConnection({ socketPath: socket, user: admin, ...(database ? { database } : {}), multipleStatements: true });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (exited) throw new Error(`mariadbd exited at start; see ${path.join(dir, 'error.log')}`);
-    try {
-      const c = await root();
-      await c.end();
-      break;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  let refused: unknown;
+  await until(
+    `mariadbd to accept connections on ${socket}`,
+    async () => {
+      if (exited) throw new Error(`mariadbd exited at start; see ${path.join(dir, 'error.log')}`);
+      try {
+        await (await root()).end();
+        return true;
+      } catch (error) {
+        refused = error;
+        return false;
+      }
+    },
+    60_000,
+    200,
+  ).catch((error: unknown) => {
+    throw exited ? error : (refused ?? error); // at the deadline, the last refusal says more than the time
+  });
   const database = 'gis';
   const username = 'loader';
   const password = `pw-${randomBytes(12).toString('hex')}`;

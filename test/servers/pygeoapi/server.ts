@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../../scripts/local-services.js';
+import { untilServing } from '../serving.js';
 
 /*
  * pygeoapi (a real OGC API - Features server, from PyPI; install.sh puts it in a venv) serving
@@ -124,27 +125,6 @@ export async function startPygeoapi(collections: Collection[]): Promise<Pygeoapi
       stdio: ['ignore', 'ignore', 'pipe'],
     },
   );
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await exited;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`pygeoapi exited at start: ${stderr}`);
-    try {
-      if ((await fetch(`${url}/collections`, { headers: { accept: 'application/json' } })).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`pygeoapi did not answer within 60 s: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  const stop = await untilServing('pygeoapi', child, dir, `${url}/collections`, { headers: { accept: 'application/json' } });
   return { url, write, stop };
 }

@@ -1,8 +1,9 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../../scripts/local-services.js';
+import { untilServing } from '../serving.js';
 import { pointsGeoJson } from '../../support/fixtures.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../http/server.js';
 
@@ -60,6 +61,8 @@ function item(id: string, collection: string, assets: Record<string, unknown>, b
   };
 }
 
+const catalog = (id: string, description: string, links: ReturnType<typeof link>[]) => ({ type: 'Catalog', stac_version: stacVersion, id, description, links });
+
 function collection(id: string, items: string[], rootHref: string) {
   return {
     type: 'Collection',
@@ -79,13 +82,14 @@ const write = (file: string, json: unknown) => {
 
 /** Writes the catalog into `dir`; `sceneHref` is where scene-1's GeoTIFF is said to be. */
 export function writeStaticCatalog(dir: string, sceneHref = './scene.tif'): void {
-  write(path.join(dir, 'catalog.json'), {
-    type: 'Catalog',
-    stac_version: stacVersion,
-    id: 'geoflow-test',
-    description: 'geoflow test catalog',
-    links: [link('root', './catalog.json'), link('child', './parcels/collection.json'), link('child', './imagery/catalog.json')],
-  });
+  write(
+    path.join(dir, 'catalog.json'),
+    catalog('geoflow-test', 'geoflow test catalog', [
+      link('root', './catalog.json'),
+      link('child', './parcels/collection.json'),
+      link('child', './imagery/catalog.json'),
+    ]),
+  );
 
   const parcels = path.join(dir, 'parcels');
   write(
@@ -113,13 +117,10 @@ export function writeStaticCatalog(dir: string, sceneHref = './scene.tif'): void
   });
 
   const imagery = path.join(dir, 'imagery');
-  write(path.join(imagery, 'catalog.json'), {
-    type: 'Catalog',
-    stac_version: stacVersion,
-    id: 'imagery',
-    description: 'imagery',
-    links: [link('root', '../catalog.json'), link('parent', '../catalog.json'), link('child', './scenes/collection.json')],
-  });
+  write(
+    path.join(imagery, 'catalog.json'),
+    catalog('imagery', 'imagery', [link('root', '../catalog.json'), link('parent', '../catalog.json'), link('child', './scenes/collection.json')]),
+  );
   const scenes = path.join(imagery, 'scenes');
   write(path.join(scenes, 'collection.json'), collection('scenes', ['./scene-1/scene-1.json'], '../../catalog.json'));
   const scene = path.join(scenes, 'scene-1');
@@ -191,27 +192,6 @@ export async function startStacApi(): Promise<{ url: string; stop(): Promise<voi
     env: { ...process.env, CATALOG_HREF: `file://${dir}/catalog.json`, APP_HOST: '127.0.0.1', APP_PORT: String(port), RELOAD: 'false', LOG_LEVEL: 'warning' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}/`;
-  const stop = async () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await exited;
-    rmSync(dir, { recursive: true, force: true });
-  };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`stac-fastapi exited at start: ${stderr}`);
-    try {
-      if ((await fetch(url)).ok) return { url, stop };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`stac-fastapi did not answer within 60 s: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  return { url, stop: await untilServing('stac-fastapi', child, dir, url) };
 }
