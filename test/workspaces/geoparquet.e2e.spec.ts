@@ -195,7 +195,9 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
     files = await startFileServer();
     files.put('/many.geojson', fileBody(pointsGeoJson(fixtureDir(), 2500)));
     const api = jobsClient(() => sut.app, token);
-    const source = (await api.call('POST', '/api/v1/sources', { name: 'many places', type: 'url', configuration: { url: `${files.url}/many.geojson` } })).json();
+    const source = (
+      await api.call('POST', '/api/v1/sources', { name: 'many places', type: 'url', configuration: { url: `${files.url}/many.geojson` } })
+    ).json();
     const hook = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json();
     const delivered = async (body: object, ext: string): Promise<string> => {
       const created = await api.call('POST', '/api/v1/jobs', { name: `to ${ext}`, source_id: source.id, destination_id: hook.id, ...body });
@@ -243,7 +245,12 @@ print(json.dumps({"rows": [md.row_group(i).num_rows for i in range(md.num_row_gr
     const defaults = await delivered({ output_format: 'GeoParquet' }, 'parquet');
     const defaultFooter = execFileSync(
       path.join(engineVenv()!, 'bin', 'python'),
-      ['-I', '-c', 'import sys, pyarrow.parquet as pq; md = pq.ParquetFile(sys.argv[1]).metadata; print(md.num_row_groups, md.row_group(0).column(0).compression)', defaults],
+      [
+        '-I',
+        '-c',
+        'import sys, pyarrow.parquet as pq; md = pq.ParquetFile(sys.argv[1]).metadata; print(md.num_row_groups, md.row_group(0).column(0).compression)',
+        defaults,
+      ],
       { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } },
     );
     expect(defaultFooter.trim()).toBe('1 ZSTD');

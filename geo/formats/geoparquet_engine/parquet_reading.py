@@ -65,14 +65,17 @@ def converted(batch, plan, columns):
     return pa.RecordBatch.from_arrays(arrays, names=names)
 
 
-BATCH_BYTES = 16 * 1024 * 1024
+# 8 MB, not 16: each batch is held several times at once (decoded, converted, in GDAL's writer or
+# the sort's bucket), and the engine's whole budget is the worker's 256 MB (docs/decisions.md,
+# "GeoParquet memory": 1M polygons, prepare 328 -> 192 MB with the other changes there).
+BATCH_BYTES = 8 * 1024 * 1024
 
 
-def batch_rows(rows, nbytes, largest=65536):
-    """Rows per batch so that one batch holds about BATCH_BYTES of decoded data (wide polygons: a few thousand)."""
+def batch_rows(rows, nbytes, largest=65536, bytes_per_batch=BATCH_BYTES):
+    """Rows per batch so that one batch holds about bytes_per_batch of decoded data (wide polygons: a few thousand)."""
     if rows <= 0 or nbytes <= 0:
         return largest
-    return int(max(1024, min(largest, BATCH_BYTES * rows // nbytes)))
+    return int(max(1024, min(largest, bytes_per_batch * rows // nbytes)))
 
 
 def parquet_batches(plan, dataset, batch_size=None):
