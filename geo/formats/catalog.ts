@@ -48,11 +48,12 @@ export const GEOPARQUET_OPTIONS: CreationOption[] = [
   },
   {
     name: 'ROW_GROUP_SIZE',
-    description: 'Rows per row group: smaller groups prune finer with the bbox statistics, larger ones compress better',
+    description:
+      'Rows per row group: smaller groups prune finer with the bbox statistics, larger ones compress better; empty for 65,536, fewer for wide rows (about 32 MB of data a group)',
     min: 1000,
     max: 10_000_000,
     integer: true,
-    default: '65536',
+    default: '',
   },
   {
     name: 'SORT',

@@ -117,7 +117,8 @@ export async function writeGeoParquet(job: GeoParquetWrite, readable: string, li
     output: job.output,
     compression: (o.COMPRESSION ?? 'ZSTD').toLowerCase() === 'none' ? 'none' : (o.COMPRESSION ?? 'ZSTD').toLowerCase(),
     compression_level: o.COMPRESSION_LEVEL ? Number(o.COMPRESSION_LEVEL) : null,
-    row_group_size: Number(o.ROW_GROUP_SIZE ?? 65536),
+    // Empty: the engine's default, 65,536 rows or fewer for wide ones (a row group is held whole before it is written).
+    row_group_size: o.ROW_GROUP_SIZE ? Number(o.ROW_GROUP_SIZE) : null,
     sort: (o.SORT ?? 'HILBERT').toLowerCase(),
     geometry_column: o.GEOMETRY_NAME || 'geometry',
   };

@@ -199,8 +199,12 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     const buffer = page.locator('li.op', { hasText: 'Buffer' });
     await buffer.getByLabel('Distance').fill('50');
     await buffer.getByLabel('Units').selectOption('meters');
-    // 4. Output format
+    // 4. Output format, with a GDAL layer creation option (a line that is not KEY=VALUE is shown at the field first)
     await page.getByLabel(/^Output format/).selectOption('GeoJSON');
+    await page.getByLabel('Creation options').fill('layer:COORDINATE_PRECISION 3');
+    await page.getByRole('button', { name: 'Create Job' }).click();
+    await expect.poll(() => stageOf(page, 'Output format').textContent()).toContain('Line 1 is not KEY=VALUE');
+    await page.getByLabel('Creation options').fill('layer:COORDINATE_PRECISION=3');
     // 5. Destination and its target, from the s3 connector's schema
     await chooseConnection(page.getByLabel(/^Destination/), 'Data lake', 'Amazon S3 (or S3-compatible)');
     await page.getByRole('textbox', { name: /^Key/ }).fill(KEY);
@@ -234,6 +238,7 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
       transform_mode: 'manual',
       operations: [{ type: 'buffer', distance: 50, units: 'meters' }],
       output_format: 'GeoJSON',
+      creation_options: { layer: { COORDINATE_PRECISION: '3' } },
       destination_target: { key: KEY },
       schedule: { kind: 'daily', timezone: 'Europe/Zurich', hour: 2, minute: 30 },
       pipeline: { transform: true, python: false, convert: true },
@@ -259,6 +264,9 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     const geojson = await delivered();
     expect(geojson.features).toHaveLength(12);
     expect(geojson.features[0].geometry.type).toBe('Polygon'); // buffered
+    // The Job's creation option reached the file: three decimals at most in every coordinate.
+    const decimals = (geojson.features[0].geometry.coordinates[0] as number[][]).flat().map((c) => String(c).split('.')[1]?.length ?? 0);
+    expect(Math.max(...decimals)).toBe(3);
     await snapBoth(page, 'job');
   });
 

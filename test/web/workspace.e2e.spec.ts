@@ -1,5 +1,9 @@
 import gdal from 'gdal-async';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   launchBrowser,
@@ -13,6 +17,7 @@ import {
   type Browser,
   type Server,
 } from './browser.js';
+import { engineVenv } from '../../geo/formats/engine.js';
 
 const skip = skipReason({ temporal: true });
 
@@ -66,6 +71,28 @@ function geotiff(): Buffer {
   );
   ds.close();
   return gdal.vsimem.release(name);
+}
+
+/** Runs Python in the formats engine's environment (pyarrow, shapely), outside the sandbox: test fixtures and read-backs. */
+function enginePython(code: string, ...args: string[]): string {
+  return execFileSync(path.join(engineVenv()!, 'bin', 'python'), ['-I', '-c', code, ...args], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } });
+}
+
+/** Plain Parquet (no GeoParquet metadata) with four points as WKB in a column the service cannot guess: shape_wkb. */
+function plainParquet(): Buffer {
+  const dir = mkdtempSync(path.join(tmpdir(), 'svc-parquet-'));
+  const file = path.join(dir, 'sites.parquet');
+  try {
+    enginePython(
+      `import sys, pyarrow as pa, pyarrow.parquet as pq, shapely
+points = [shapely.Point(8.53 + i * 0.01, 47.37) for i in range(4)]
+pq.write_table(pa.table({"name": ["A", "B", "C", "D"], "shape_wkb": pa.array(shapely.to_wkb(points), pa.binary())}), sys.argv[1])`,
+      file,
+    );
+    return readFileSync(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` : ''}`, () => {
@@ -328,6 +355,80 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     expect(bytes.subarray(0, 4).toString('latin1')).toMatch(/^(II\*\0|MM\0\*)$/);
     expect(browser.problems).toEqual([]);
   });
+
+  it.skipIf(!engineVenv() && 'the formats engine is not installed (scripts/ensure.sh installs it)')(
+    'a plain Parquet upload with its geometry column named in the reading options; a GeoParquet convert with creation options',
+    async () => {
+      const { page } = browser;
+      await page.goto(`${server.url}/#/workspace`);
+      await page.getByRole('heading', { level: 1, name: 'Workspace' }).waitFor();
+      await page.getByTestId('reading-options').locator('summary').click();
+      await page.getByLabel('Geometry column').fill('shape_wkb');
+      await page.getByLabel('Source CRS').fill('EPSG:4326');
+      expect(await unlabelledControls(page)).toEqual([]);
+      await snap(page, 'workspace-upload-reading-options');
+      await page.setInputFiles('#upload-file', { name: 'sites.parquet', mimeType: 'application/vnd.apache.parquet', buffer: plainParquet() });
+      await page.getByRole('heading', { level: 1, name: 'sites.parquet' }).waitFor({ timeout: 60_000 });
+      const workspaceId = decodeURIComponent(page.url().split('#/workspace/')[1]!);
+      const ws = (await server.sut.app.inject({ method: 'GET', url: `/api/v1/workspaces/${workspaceId}`, headers: { cookie: await cookie() } })).json();
+      // Read through the named column: four points with their CRS, the WKB column not an attribute.
+      expect(ws).toMatchObject({ driver: 'GeoParquet', crs: 'EPSG:4326' });
+      expect(ws.layers[0]).toMatchObject({ feature_count: 4, has_geometry: true });
+      expect(ws.layers[0].fields.map((f: { name: string }) => f.name)).toEqual(['name']);
+
+      await page.getByLabel('Output format').selectOption('GeoParquet');
+      const options = page.getByLabel('Creation options');
+      const convert = page.getByTestId('convert');
+      // A line that is not KEY=VALUE is shown at the field, nothing sent; an option GeoParquet lacks is the server's sentence there.
+      await options.fill('ROW GROUP=3');
+      await page.getByRole('button', { name: 'Convert' }).click();
+      await expect.poll(() => convert.locator('.field-error:not([hidden])').textContent()).toContain('Line 1 is not KEY=VALUE');
+      await options.fill('ROWS=5');
+      await page.getByRole('button', { name: 'Convert' }).click();
+      await expect
+        .poll(() => convert.locator('.field-error:not([hidden])').textContent(), { timeout: 30_000 })
+        .toContain('GeoParquet has no creation option "ROWS"');
+      await options.fill('COMPRESSION=SNAPPY\nGEOMETRY_NAME=geom');
+      await page.getByRole('button', { name: 'Convert' }).click();
+      const download = page.getByTestId('download');
+      await expect.poll(() => download.textContent(), { timeout: 90_000 }).toMatch(/Download .*\.parquet/);
+      const [file] = await Promise.all([page.waitForEvent('download'), download.click()]);
+      const footer = enginePython(
+        `import sys, json, pyarrow.parquet as pq
+f = pq.ParquetFile(sys.argv[1]); md = f.metadata
+print(json.dumps([md.row_group(0).column(0).compression, json.loads(f.schema_arrow.metadata[b"geo"])["primary_column"], md.num_rows]))`,
+        (await file.path())!,
+      );
+      expect(JSON.parse(footer)).toEqual(['SNAPPY', 'geom', 4]);
+
+      // The same points as PMTiles, drawn on the map from byte ranges of the download (206), not the whole file.
+      await page.getByLabel('Output format').selectOption('PMTiles');
+      await options.fill('MAXZOOM=8');
+      await page.getByRole('button', { name: 'Convert' }).click();
+      await expect.poll(() => download.textContent(), { timeout: 90_000 }).toMatch(/Download .*\.pmtiles/);
+      const ranges: { range: string | undefined; status: number }[] = [];
+      page.on('response', (response) => {
+        if (response.url().endsWith(`/workspaces/${workspaceId}/download`))
+          ranges.push({ range: response.request().headers().range, status: response.status() });
+      });
+      await page.getByTestId('show-pmtiles').click();
+      await expect
+        .poll(
+          () =>
+            page
+              .getByTestId('pmtiles-map')
+              .locator('canvas[data-features]')
+              .evaluateAll((c) => c.some((e) => Number((e as HTMLElement).dataset.features) > 0)),
+          {
+            timeout: 30_000,
+          },
+        )
+        .toBe(true);
+      expect(ranges.length).toBeGreaterThan(0);
+      expect(ranges.every((r) => r.status === 206 && /^bytes=\d+-\d+$/.test(r.range ?? ''))).toBe(true);
+      expect(browser.problems).toEqual([]);
+    },
+  );
 
   async function cookie(): Promise<string> {
     const cookies = await browser.context.cookies(server.url);

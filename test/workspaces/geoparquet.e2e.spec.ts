@@ -1,3 +1,6 @@
+import gdal from 'gdal-async';
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
@@ -5,10 +8,11 @@ import { FetchSource, PMTiles } from 'pmtiles';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { convertDataset } from '../../geo/datasets/convert.js';
 import { datasetAt } from '../../geo/datasets/dataset-files.js';
-import { engineAvailable } from '../../geo/formats/engine.js';
+import { engineAvailable, engineVenv } from '../../geo/formats/engine.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
+import { fileBody, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
 import { multipartFile } from '../support/multipart.js';
 import { startTestWorker, temporalAddress } from '../support/worker.js';
 
@@ -38,15 +42,19 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
       'sources:write',
       'jobs:read',
       'jobs:write',
+      'jobs:run',
+      'destinations:write',
     ]);
     // The fixture: the service's own GeoParquet of 25 points (interop.int.spec.ts checks it against other readers).
     const written = await convertDataset(datasetAt(pointsGeoJson(dir)), { outputFormat: 'GeoParquet' }, path.join(dir, 'parquet'));
     parquet = path.join(dir, 'parquet', written.filename);
   });
   afterAll(async () => {
+    await files?.close();
     await worker?.stop();
     await sut?.close();
   });
+  let files: FileServer | undefined;
 
   const get = (url: string) => sut.app.inject({ method: 'GET', url, headers: bearer(token) });
   const post = (url: string, payload: object) => sut.app.inject({ method: 'POST', url, payload, headers: bearer(token) });
@@ -180,5 +188,81 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
     expect(created.statusCode, created.body).toBe(201);
     expect(created.json()).toMatchObject({ output_format: 'GeoParquet', creation_options: { dataset: { COMPRESSION: 'SNAPPY', ROW_GROUP_SIZE: '5000' } } });
     expect((await get(`/api/v1/jobs/${created.json().id}`)).json().creation_options).toEqual({ dataset: { COMPRESSION: 'SNAPPY', ROW_GROUP_SIZE: '5000' } });
+  });
+
+  it("a Job's creation options reach the file it delivers: GeoParquet row groups, codec, order and column; GeoPackage column names", async () => {
+    // 2,500 points from a url Source, each Run's output POSTed to a webhook on the same local server.
+    files = await startFileServer();
+    files.put('/many.geojson', fileBody(pointsGeoJson(fixtureDir(), 2500)));
+    const api = jobsClient(() => sut.app, token);
+    const source = (
+      await api.call('POST', '/api/v1/sources', { name: 'many places', type: 'url', configuration: { url: `${files.url}/many.geojson` } })
+    ).json();
+    const hook = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json();
+    const delivered = async (body: object, ext: string): Promise<string> => {
+      const created = await api.call('POST', '/api/v1/jobs', { name: `to ${ext}`, source_id: source.id, destination_id: hook.id, ...body });
+      expect(created.statusCode, created.body).toBe(201);
+      const run = await api.runNow(created.json().id);
+      expect(run.status, JSON.stringify(run.error)).toBe('succeeded');
+      const received = files!.received.find((r) => r.headers['x-geoflow-delivery'] === run.id);
+      expect(received, `the webhook got Run ${run.id}'s file`).toBeDefined();
+      const file = path.join(dir, `${run.id}.${ext}`);
+      writeFileSync(file, received!.body);
+      return file;
+    };
+
+    const parquetFile = await delivered(
+      {
+        output_format: 'GeoParquet',
+        creation_options: { dataset: { ROW_GROUP_SIZE: '1000', COMPRESSION: 'SNAPPY', SORT: 'NONE', GEOMETRY_NAME: 'geom' } },
+      },
+      'parquet',
+    );
+    // Read back by pyarrow (the engine's environment, outside the sandbox): the footer says what was written.
+    const footer = JSON.parse(
+      execFileSync(
+        path.join(engineVenv()!, 'bin', 'python'),
+        [
+          '-I',
+          '-c',
+          `import json, sys, pyarrow.parquet as pq
+f = pq.ParquetFile(sys.argv[1]); md = f.metadata; geo = json.loads(f.schema_arrow.metadata[b"geo"])
+print(json.dumps({"rows": [md.row_group(i).num_rows for i in range(md.num_row_groups)],
+  "codecs": sorted({md.row_group(i).column(j).compression for i in range(md.num_row_groups) for j in range(md.num_columns)}),
+  "primary": geo["primary_column"], "ids": f.read(columns=["id"]).column("id").to_pylist()}))`,
+          parquetFile,
+        ],
+        { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } },
+      ),
+    ) as { rows: number[]; codecs: string[]; primary: string; ids: number[] };
+    expect(footer.rows).toEqual([1000, 1000, 500]);
+    expect(footer.codecs).toEqual(['SNAPPY']);
+    expect(footer.primary).toBe('geom');
+    // SORT=NONE: the input order, not the Hilbert order the default would give these points.
+    expect(footer.ids).toEqual(Array.from({ length: 2500 }, (_, i) => i + 1));
+
+    // The defaults, for contrast: one row group of 2,500 in ZSTD, rows reordered along the curve.
+    const defaults = await delivered({ output_format: 'GeoParquet' }, 'parquet');
+    const defaultFooter = execFileSync(
+      path.join(engineVenv()!, 'bin', 'python'),
+      [
+        '-I',
+        '-c',
+        'import sys, pyarrow.parquet as pq; md = pq.ParquetFile(sys.argv[1]).metadata; print(md.num_row_groups, md.row_group(0).column(0).compression)',
+        defaults,
+      ],
+      { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } },
+    );
+    expect(defaultFooter.trim()).toBe('1 ZSTD');
+
+    // GDAL's own creation options, through the same Job field: GeoPackage layer options.
+    const gpkgFile = await delivered({ output_format: 'GPKG', creation_options: { layer: { GEOMETRY_NAME: 'shape', FID: 'row_id' } } }, 'gpkg');
+    const ds = gdal.open(gpkgFile);
+    try {
+      const layer = ds.layers.get(0);
+      expect([layer.geomColumn, layer.fidColumn, layer.features.count()]).toEqual(['shape', 'row_id', 2500]);
+    } finally {
+      ds.close();
+    }
   });
 });

@@ -107,7 +107,12 @@ export interface Upload<T> {
  * the file in the field `file`. onProgress gets 0..1 while sending; the promise settles on the
  * server's answer.
  */
-export function upload<T>(path: string, file: File, onProgress: (fraction: number, sent: number, total: number) => void): Upload<T> {
+export function upload<T>(
+  path: string,
+  file: File,
+  onProgress: (fraction: number, sent: number, total: number) => void,
+  fields: Record<string, string> = {},
+): Upload<T> {
   const xhr = new XMLHttpRequest();
   const promise = new Promise<T>((resolve, reject) => {
     xhr.open('POST', API_BASE + path);
@@ -131,6 +136,8 @@ export function upload<T>(path: string, file: File, onProgress: (fraction: numbe
     xhr.addEventListener('error', () => reject(networkError()));
     xhr.addEventListener('abort', () => reject(new ApiError(0, 'aborted', 'The upload was cancelled.')));
     const form = new FormData();
+    // Form fields before the file: the server reads the ones it has seen when the file starts.
+    for (const [name, value] of Object.entries(fields)) form.append(name, value);
     form.append('file', file, file.name);
     xhr.send(form);
   });

@@ -65,14 +65,21 @@ def converted(batch, plan, columns):
     return pa.RecordBatch.from_arrays(arrays, names=names)
 
 
-BATCH_BYTES = 16 * 1024 * 1024
+# 8 MB, not 16: each batch is held several times at once (decoded, converted, in GDAL's writer or
+# the sort's bucket), and the engine's whole budget is the worker's 256 MB (docs/decisions.md,
+# "GeoParquet memory": 1M polygons, prepare 328 -> 192 MB with the other changes there).
+BATCH_BYTES = 8 * 1024 * 1024
+# Reading a .parquet for the GeoPackage copy: 4 MB, since GDAL's GeoPackage writer holds each batch
+# again as features (1M polygons: 224 -> 180 MB peak with the 8 MB SQLite cache, the same CPU;
+# the GeoParquet write keeps 8 MB: 4 MB there measured 210 MB and 10 % more CPU).
+READ_BATCH_BYTES = 4 * 1024 * 1024
 
 
-def batch_rows(rows, nbytes, largest=65536):
-    """Rows per batch so that one batch holds about BATCH_BYTES of decoded data (wide polygons: a few thousand)."""
+def batch_rows(rows, nbytes, largest=65536, bytes_per_batch=BATCH_BYTES):
+    """Rows per batch so that one batch holds about bytes_per_batch of decoded data (wide polygons: a few thousand)."""
     if rows <= 0 or nbytes <= 0:
         return largest
-    return int(max(1024, min(largest, BATCH_BYTES * rows // nbytes)))
+    return int(max(1024, min(largest, bytes_per_batch * rows // nbytes)))
 
 
 def parquet_batches(plan, dataset, batch_size=None):
@@ -89,7 +96,9 @@ def parquet_batches(plan, dataset, batch_size=None):
     for fragment in dataset.get_fragments():
         pf = pq.ParquetFile(fragment.path, pre_buffer=False, buffer_size=1 << 20)
         md = pf.metadata
-        rows = batch_size or batch_rows(md.num_rows, sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups)))
+        rows = batch_size or batch_rows(
+            md.num_rows, sum(md.row_group(i).total_byte_size for i in range(md.num_row_groups)), bytes_per_batch=READ_BATCH_BYTES
+        )
         keys = ds.get_partition_keys(fragment.partition_expression) or {}
         here = [n for n in read if n in pf.schema_arrow.names]
         for batch in pf.iter_batches(batch_size=rows, columns=here, use_threads=False):

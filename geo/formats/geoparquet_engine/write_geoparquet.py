@@ -13,6 +13,8 @@ from .gdal_crs import crs_convert
 from .geometry_encodings import wkb_bounds, wkb_type_names
 from .hilbert_order import Buckets, hilbert
 from .parquet_reading import batch_rows
+
+ROW_GROUP_BYTES = 32 * 1024 * 1024
 from .reporting import UserError, progress
 
 
@@ -37,12 +39,19 @@ def source_bytes(path):
 def write_geoparquet(req):
     import pyogrio
 
+    # GDAL reads a GeoPackage's Arrow batches ahead in worker threads (two here), each thread's
+    # batches in memory at once: one thread measured the same CPU time and 90 MB less peak for 1M
+    # polygons (docs/decisions.md, "GeoParquet memory").
+    pyogrio.set_gdal_config_options({"OGR_GPKG_NUM_THREADS": "1"})
     info = pyogrio.read_info(req["source"], layer=req["layer"], force_total_bounds=False, **{k: v for k, v in (o.split("=", 1) for o in req.get("open_options") or [])})
     total = int(info["features"]) if info.get("features", -1) >= 0 else 0
     extent = info.get("total_bounds")
     compression = req.get("compression", "zstd")
     level = req.get("compression_level")
-    row_group = int(req.get("row_group_size") or 65536)
+    # The default row group: 65,536 rows, fewer when rows are wide. pyarrow writes a row group from
+    # one table, so its rows wait in memory until there are enough: 65,536 polygons of 50 vertices
+    # are ~70 MB, past the engine's share of the worker's budget (docs/decisions.md).
+    row_group = int(req.get("row_group_size") or batch_rows(total, source_bytes(req["source"]), bytes_per_batch=ROW_GROUP_BYTES))
     sort = req.get("sort", "hilbert")
     out = req["output"]
     # Batches of about BATCH_BYTES: 65,536 points, but some 13,000 polygons of 50 vertices (a
@@ -154,7 +163,10 @@ def _write(req, info, total, extent, compression, level, row_group, sort, out, w
             t = pa.concat_tables(state["pending"])
             take = min(row_group, t.num_rows)
             state["writer"].write_table(t.slice(0, take), row_group_size=row_group)
+            # The rows left over are copied: a slice would keep the whole sorted bucket in memory
+            # until the next row group is written.
             rest = t.slice(take)
+            rest = rest.take(pa.array(np.arange(rest.num_rows))) if rest.num_rows else rest
             state["pending"], state["rows"] = ([rest], rest.num_rows) if rest.num_rows else ([], 0)
 
     done = 0

@@ -2,31 +2,18 @@ import 'leaflet/dist/leaflet.css';
 import { VectorTile } from '@mapbox/vector-tile';
 import * as L from 'leaflet';
 import { PbfReader } from 'pbf';
-import { PMTiles, type RangeResponse, type Source, TileType } from 'pmtiles';
+import { FetchSource, PMTiles, TileType } from 'pmtiles';
 import { addBasemap } from './map/basemap.js';
 import { coordinateReadout, zoomToLayerControl } from './map/controls.js';
 import type { MapOptions } from './map-view.js';
 
 /*
- * A PMTiles output on a Leaflet map, offline: the archive is fetched once from the Workspace's
- * download (which serves whole files), read by the `pmtiles` library from memory, and each
- * vector tile is decoded (@mapbox/vector-tile) and drawn on a canvas tile. Zooms past the
- * archive's highest are drawn from its highest tiles, enlarged.
+ * A PMTiles output on a Leaflet map, offline: the `pmtiles` library reads the Workspace's download
+ * in place by HTTP byte ranges (the API answers 206: its header and root directory first, then
+ * each tile the map shows), whatever the archive's size, and each vector tile is decoded
+ * (@mapbox/vector-tile) and drawn on a canvas tile. Zooms past the archive's highest are drawn
+ * from its highest tiles, enlarged.
  */
-
-/** The archive as fetched, answering the byte ranges the reader asks for. */
-class BufferSource implements Source {
-  constructor(
-    private readonly buffer: ArrayBuffer,
-    private readonly key: string,
-  ) {}
-  getKey(): string {
-    return this.key;
-  }
-  async getBytes(offset: number, length: number): Promise<RangeResponse> {
-    return { data: this.buffer.slice(offset, offset + length) };
-  }
-}
 
 const COLOURS = ['#0b57d0', '#b3261e', '#146c2e', '#8a4b08', '#6a1b9a', '#00696d'];
 
@@ -80,10 +67,11 @@ export interface PmtilesMapHandle {
 }
 
 export async function renderPmtilesMap(container: HTMLElement, url: string, options: MapOptions): Promise<PmtilesMapHandle> {
-  const response = await fetch(url, { credentials: 'same-origin' });
-  if (!response.ok) throw new Error(`The tiles could not be fetched (HTTP ${response.status})`);
-  const archive = new PMTiles(new BufferSource(await response.arrayBuffer(), url));
-  const header = await archive.getHeader();
+  // The session cookie goes with each range request (same origin).
+  const archive = new PMTiles(new FetchSource(url, new Headers(), 'same-origin'));
+  const header = await archive.getHeader().catch((error: Error) => {
+    throw new Error(`The tiles could not be read: ${error.message}`);
+  });
   if (header.tileType !== TileType.Mvt) throw new Error('The archive holds no vector tiles');
   const map = L.map(container, { attributionControl: false, zoomSnap: 0.25, keyboard: true, maxZoom: Math.max(header.maxZoom + 4, 18) });
   container.setAttribute('aria-label', options.label);

@@ -12,6 +12,7 @@ import { jobStages } from '../components/jobs/run-status.js';
 import { parametersField } from '../components/jobs/parameters-field.js';
 import { scheduleField } from '../components/jobs/schedule-field.js';
 import { triggersField } from '../components/jobs/triggers-field.js';
+import { creationOptionsField } from '../components/creation-options.js';
 import { operationEditor } from '../components/operation-editor.js';
 import { h, uid } from '../dom.js';
 import { busy, fieldset, FormErrors, groupError, input, labelled } from '../forms.js';
@@ -216,11 +217,14 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   const format = labelled(formatSelect(formats), { label: 'Output format', required: true, hint: 'The file format delivered to the Destination.' });
   format.control.value = job?.output_format ?? '';
   errors.add('output_format', format.handle);
+  const creation = creationOptionsField(job?.creation_options);
+  errors.add('creation_options', creation.handle);
   const convertStage = stage(
     4,
     'Output format',
     { toggle: { label: 'Convert to a format', checked: stages.convert }, hint: 'Left out, the data is delivered in the format it was read in.' },
     format.row,
+    creation.row,
   );
 
   // 5. Destination
@@ -328,6 +332,12 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
         event.preventDefault();
         errors.clear();
         const payload = body();
+        if (convertStage.on()) {
+          // Lines that are not KEY=VALUE are shown next to the field; the server checks the names.
+          const options = creation.check();
+          if (options === undefined) return creation.handle.focus();
+          if (options) payload.creation_options = options;
+        }
         if (!payload.source_id) errors.field('source_id', 'Choose the Source the Job reads from.');
         if (!payload.destination_id) errors.field('destination_id', 'Choose the Destination the Job delivers to.');
         if (!payload.source_id || !payload.destination_id) {

@@ -1,6 +1,7 @@
 /** The Workspace start page: upload a file (drag and drop, progress), import from a saved Source, or reopen a recent one. */
 import { plainMessage, upload, type Upload } from '../api.js';
 import { importPanel } from '../components/workspace/import-panel.js';
+import { readingOptions } from '../components/workspace/reading-options.js';
 import { recentWorkspaces, remember } from '../components/workspace/recent.js';
 import { bytes, h, time } from '../dom.js';
 import { statusLine } from '../forms.js';
@@ -26,6 +27,7 @@ export function workspaceUploadPage({ app }: PageContext): Page {
   const cancel = h('button', { type: 'button', class: 'button secondary small', onclick: () => current?.abort() }, 'Cancel upload');
   const progressBox = h('div', { class: 'upload-progress', hidden: true }, progressLabel, h('div', { class: 'inline' }, progress, cancel));
   const status = statusLine();
+  const reading = readingOptions();
   const dropzone = h(
     'div',
     { class: 'dropzone', 'data-testid': 'dropzone' },
@@ -55,14 +57,19 @@ export function workspaceUploadPage({ app }: PageContext): Page {
     fileInput.disabled = true;
     progress.value = 0;
     progressLabel.textContent = `Uploading ${file.name}: 0 of ${bytes(file.size)} (0%)`;
-    current = upload<Workspace>('/workspaces', file, (fraction) => {
-      const pct = Math.round(fraction * 100);
-      progress.value = pct;
-      progressLabel.textContent =
-        pct < 100
-          ? `Uploading ${file.name}: ${bytes(Math.round(fraction * file.size))} of ${bytes(file.size)} (${pct}%)`
-          : `Uploaded ${file.name}; the server is inspecting it…`;
-    });
+    current = upload<Workspace>(
+      '/workspaces',
+      file,
+      (fraction) => {
+        const pct = Math.round(fraction * 100);
+        progress.value = pct;
+        progressLabel.textContent =
+          pct < 100
+            ? `Uploading ${file.name}: ${bytes(Math.round(fraction * file.size))} of ${bytes(file.size)} (${pct}%)`
+            : `Uploaded ${file.name}; the server is inspecting it…`;
+      },
+      reading.values(),
+    );
     current.promise
       .then((ws) => {
         remember(ws);
@@ -119,6 +126,7 @@ export function workspaceUploadPage({ app }: PageContext): Page {
         'Upload a dataset, or import one from a saved Source, to inspect its layers, preview it on a map, try transformations and convert it to another format. A Workspace is temporary and expires on its own.',
       ),
       dropzone,
+      reading.node,
       progressBox,
       status.node,
       importPanel(app),

@@ -30,8 +30,8 @@ __all__ = [
 #: followers, timestamps).
 JOB_BODY_FIELDS: tuple[str, ...] = (
     "name", "source_id", "source_resource", "transform_mode", "operations", "output_fields",
-    "recipe_id", "sql", "python_script", "python_filename", "output_format", "destination_id",
-    "destination_target", "schedule", "triggers", "parameters", "pipeline", "enabled",
+    "recipe_id", "sql", "python_script", "python_filename", "output_format", "creation_options",
+    "destination_id", "destination_target", "schedule", "triggers", "parameters", "pipeline", "enabled",
 )
 
 #: Transform fields per ``transform_mode``: switching mode drops the fields of the others.
@@ -48,7 +48,7 @@ STAGES: tuple[Stage, ...] = ("transform", "convert", "python")
 #: and they are dropped from a write body when the stage is explicitly absent.
 STAGE_FIELDS: dict[str, tuple[str, ...]] = {
     "transform": ("transform_mode", "operations", "output_fields", "recipe_id", "sql"),
-    "convert": ("output_format",),
+    "convert": ("output_format", "creation_options"),
     "python": ("python_script", "python_filename"),
 }
 

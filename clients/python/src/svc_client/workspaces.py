@@ -42,14 +42,23 @@ class Workspaces:
         x_column: str | None = None,
         y_column: str | None = None,
         z_column: str | None = None,
+        geometry_column: str | None = None,
     ) -> Workspace:
         """Upload and inspect a local dataset; returns its :class:`Workspace` handle.
 
         A shapefile must be one ZIP holding its .shp, .shx, .dbf (and .prj) files.
         ``source_crs`` says which CRS the coordinates are in (a shapefile without .prj, a wrong
-        one); ``x_column``/``y_column`` (and ``z_column``) name a CSV's coordinate columns.
+        one); ``x_column``/``y_column`` (and ``z_column``) name a CSV's or a plain Parquet file's
+        coordinate columns; ``geometry_column`` names the WKB or WKT column of a Parquet file
+        without GeoParquet metadata.
         """
-        options = {"source_crs": source_crs, "x_column": x_column, "y_column": y_column, "z_column": z_column}
+        options = {
+            "source_crs": source_crs,
+            "x_column": x_column,
+            "y_column": y_column,
+            "z_column": z_column,
+            "geometry_column": geometry_column,
+        }
         file = Path(path)
         if not file.is_file():
             raise ConfigError(f"no such file: {file}", code="missing_file")
@@ -218,8 +227,9 @@ class Workspace:
         """Convert the upload through the stored pipeline (synchronous; status becomes completed).
 
         ``output_format`` is an id from ``client.formats.list()``. ``creation_options`` are GDAL's,
-        ``{"dataset": {...}, "layer": {...}}`` (``{"layer": {"GEOMETRY": "AS_XY"}}`` for CSV);
-        the server checks them against the driver's list. What the format changed (renamed
+        ``{"dataset": {...}, "layer": {...}}`` (``{"layer": {"GEOMETRY": "AS_XY"}}`` for CSV,
+        ``{"dataset": {"ROW_GROUP_SIZE": "100000"}}`` for GeoParquet); the server checks them
+        against the format's list. What the format changed (renamed
         fields, with the mapping) is in the result's ``output["warnings"]``.
         """
         body: JSON = {"output_format": output_format}

@@ -253,6 +253,13 @@ def test_workspace_commands(server: FakeServer, tmp_path: Path) -> None:
 
     assert out(svc(server, "workspaces", "upload", str(data)))["id"] == "ws_1"
     assert b'filename="roads.geojson"' in server.last.content
+    parquet = tmp_path / "parcels.parquet"
+    parquet.write_bytes(b"PAR1")
+    svc(server, "workspaces", "upload", str(parquet), "--geometry-column", "shape_wkb", "--source-crs", "EPSG:2056")
+    sent = server.last.content
+    assert b'name="geometry_column"\r\n\r\nshape_wkb' in sent and b'name="source_crs"\r\n\r\nEPSG:2056' in sent
+    assert b'name="x_column"' not in sent
+    assert sent.index(b'name="geometry_column"') < sent.index(b'name="file"')
     assert svc(server, "workspaces", "upload", str(tmp_path / "absent.gpkg")).exit_code == 3
     server.on("POST", "/workspaces", lambda r: httpx.Response(201, json=dict(ws, id="ws_2")))
     assert out(svc(server, "workspaces", "import", "src_1", "--resource", '{"table": "roads"}'))["id"] == "ws_2"
@@ -281,6 +288,10 @@ def test_workspace_commands(server: FakeServer, tmp_path: Path) -> None:
 
     assert out(svc(server, "workspaces", "convert", "ws_1", "--format", "GPKG", "--layer", "roads"))["status"] == "completed"
     assert server.body() == {"output_format": "GPKG", "layers": ["roads"]}
+    options = '{"dataset": {"ROW_GROUP_SIZE": "5000", "COMPRESSION": "SNAPPY"}}'
+    svc(server, "workspaces", "convert", "ws_1", "--format", "GeoParquet", "--creation-options", options)
+    assert server.body() == {"output_format": "GeoParquet", "creation_options": json.loads(options)}
+    assert svc(server, "workspaces", "convert", "ws_1", "--format", "GeoParquet", "--creation-options", "[]").exit_code == 2
     assert out(svc(server, "workspaces", "deliver", "ws_1", "--destination", "dst_1", "--target", '{"table": "t"}'))["delivery"]["ok"]
     assert server.body() == {"destination_id": "dst_1", "destination_target": {"table": "t"}}
 

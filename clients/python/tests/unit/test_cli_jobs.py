@@ -90,6 +90,21 @@ def test_create_from_options(server: FakeServer, tmp_path: Path) -> None:
     }
 
 
+def test_create_with_creation_options(server: FakeServer, tmp_path: Path) -> None:
+    server.on("POST", "/jobs", JOB, status=201)
+    options = tmp_path / "options.json"
+    options.write_text('{"dataset": {"COMPRESSION": "SNAPPY", "ROW_GROUP_SIZE": "5000"}}')
+    result = svc(server, "jobs", "create", "--name", "n", "--source", "src_1", "--format", "GeoParquet",
+                 "--creation-options", f"@{options}")
+    assert result.exit_code == 0, result.stderr
+    assert server.body() == {"name": "n", "source_id": "src_1", "output_format": "GeoParquet",
+                             "creation_options": {"dataset": {"COMPRESSION": "SNAPPY", "ROW_GROUP_SIZE": "5000"}}}
+    # Leaving the convert stage out takes its options with it.
+    svc(server, "jobs", "create", "--name", "n", "--source", "src_1", "--creation-options", '{"dataset": {}}',
+        "--without", "convert")
+    assert server.body() == {"name": "n", "source_id": "src_1", "pipeline": {"convert": False}}
+
+
 def test_create_options_over_data(server: FakeServer) -> None:
     server.on("POST", "/jobs", JOB, status=201)
     data = {"name": "n", "source_id": "src_1", "transform_mode": "sql", "sql": "SELECT * FROM source",

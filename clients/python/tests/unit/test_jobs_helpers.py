@@ -97,8 +97,9 @@ def test_write_body_drops_fields_of_absent_stages_and_keeps_false_flags() -> Non
 
 
 def test_write_body_convert_false() -> None:
-    out = job_write_body(dict(FULL, pipeline={"convert": False}))
+    out = job_write_body(dict(FULL, creation_options={"dataset": {"COMPRESSION": "SNAPPY"}}, pipeline={"convert": False}))
     assert "output_format" not in out
+    assert "creation_options" not in out, "the server refuses creation options without the convert stage"
     assert out["pipeline"] == {"convert": False}
     assert out["operations"] == FULL["operations"]
 
@@ -139,3 +140,11 @@ def test_job_body_lays_pipeline_flags_over_the_saved_ones() -> None:
     # None takes a flag back to inferred, once job_write_body has dropped it.
     body = job_write_body(job_body(job, pipeline={"convert": None}))
     assert body["pipeline"] == {"transform": True}
+
+
+def test_job_body_keeps_the_creation_options() -> None:
+    # A PUT replaces the whole Job: a rename must not drop the output format's options.
+    job = {"id": "job_1", "name": "n", "output_format": "GeoParquet",
+           "creation_options": {"dataset": {"ROW_GROUP_SIZE": "5000"}}, "last_run": None}
+    body = job_write_body(job_body(job, name="renamed"))
+    assert body == {"name": "renamed", "output_format": "GeoParquet", "creation_options": {"dataset": {"ROW_GROUP_SIZE": "5000"}}}

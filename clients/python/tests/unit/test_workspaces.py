@@ -75,6 +75,19 @@ def test_upload_sends_reading_options_before_the_file(server: FakeServer, client
     assert content.index(b'name="y_column"') < content.index(b'name="file"')
 
 
+def test_upload_names_the_geometry_column_of_a_plain_parquet_file(server: FakeServer, client: Client, tmp_path: Path) -> None:
+    path = tmp_path / "parcels.parquet"
+    path.write_bytes(b"PAR1" + b"\0" * 64 + b"PAR1")
+    server.on("POST", "/workspaces", WS, status=201)
+
+    client.workspaces.upload(path, geometry_column="shape_wkb", source_crs="EPSG:2056")
+
+    content = server.last.content
+    assert b'name="geometry_column"\r\n\r\nshape_wkb' in content
+    assert b'name="x_column"' not in content
+    assert content.index(b'name="geometry_column"') < content.index(b'name="file"')
+
+
 def test_convert_sends_creation_options(server: FakeServer, client: Client) -> None:
     server.on("GET", "/workspaces/ws_1", WS)
     handle = client.workspaces.get("ws_1")

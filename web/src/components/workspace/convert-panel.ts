@@ -2,13 +2,11 @@ import { API_BASE, get, post } from '../../api.js';
 import { bytes, h, replace } from '../../dom.js';
 import { busy, FormErrors, input, labelled, statusLine } from '../../forms.js';
 import type { Format, Workspace } from '../../types.js';
+import { creationOptionsField } from '../creation-options.js';
 import { crsByCode } from '../crs.js';
 import { drawPmtiles, type Basemap } from '../map-view.js';
 
 const COMMON_FORMATS = ['GPKG', 'GeoJSON', 'ESRI Shapefile', 'FlatGeobuf', 'GeoParquet', 'PMTiles', 'CSV', 'KML', 'GML', 'XLSX', 'GTiff', 'COG', 'PNG', 'JPEG'];
-
-/** Tilesets larger than this are offered for download only: the map reads the whole file. */
-const MAP_TILES_MAX_BYTES = 64 * 1024 * 1024;
 
 /** Output formats of the dataset's kind that produce a file, common ones first. */
 export function formatOptions(formats: Format[], kind: 'vector' | 'raster'): HTMLOptGroupElement[] {
@@ -58,7 +56,8 @@ export function convertPanel(
     replace(targetCrsName, code ? crsByCode(code) : '');
   });
   targetCrs.row.append(targetCrsName);
-  convertErrors.add('output_format', formatSelect.handle).add('target_crs', targetCrs.handle);
+  const creation = creationOptionsField();
+  convertErrors.add('output_format', formatSelect.handle).add('target_crs', targetCrs.handle).add('creation_options', creation.handle);
   const convertButton = h('button', { type: 'submit', class: 'button' }, 'Convert');
   const convertStatus = statusLine();
   const outputBox = h('div', { class: 'output' });
@@ -80,18 +79,16 @@ export function convertPanel(
           ` · ${o.format} · ${bytes(o.size)}${o.layers.length ? ` · ${o.layers.length} layer${o.layers.length === 1 ? '' : 's'}` : ''}`,
         ),
         h('a', { class: 'button', href: `${API_BASE}${path}/download`, download: o.filename, 'data-testid': 'download' }, `Download ${o.filename}`),
-        o.format === 'PMTiles' ? tilesMap(o.size) : null,
+        o.format === 'PMTiles' ? tilesMap() : null,
       ),
     );
   }
   let tilesHandle: { dispose(): void } | null = null;
-  /** A PMTiles output drawn on a map on request (the whole file is fetched). */
-  function tilesMap(size: number): HTMLElement {
+  /** A PMTiles output drawn on a map on request (read by byte ranges: only the tiles shown are fetched). */
+  function tilesMap(): HTMLElement {
     const box = h('div', { class: 'map', 'data-testid': 'pmtiles-map', hidden: true });
     const status = statusLine();
     const legend = h('p', { class: 'hint', 'data-testid': 'pmtiles-legend' });
-    if (size > MAP_TILES_MAX_BYTES)
-      return h('p', { class: 'hint' }, `The tileset is ${bytes(size)}: download it to view it (the map shows tilesets up to ${bytes(MAP_TILES_MAX_BYTES)}).`);
     const show = h(
       'button',
       {
@@ -134,6 +131,8 @@ export function convertPanel(
       onsubmit: async (event: Event) => {
         event.preventDefault();
         convertErrors.clear();
+        const options = creation.check();
+        if (options === undefined) return creation.handle.focus();
         const started = Date.now();
         convertStatus.set('Converting… the full dataset goes through the pipeline; this can take a while.', 'busy');
         // The new output replaces the old file: no download of it (nor its map) while this runs.
@@ -144,6 +143,7 @@ export function convertPanel(
         try {
           const body: Record<string, unknown> = { output_format: formatSelect.control.value };
           if (targetCrs.control.value.trim()) body.target_crs = targetCrs.control.value.trim();
+          if (options) body.creation_options = options;
           ws = await busy(convertButton, 'Converting…', () => post<Workspace>(`${path}/convert`, body));
           convertStatus.set(`Converted in ${Math.max(1, Math.round((Date.now() - started) / 1000))} s. The file is ready to download.`, 'ok');
           renderOutput();
@@ -165,6 +165,7 @@ export function convertPanel(
     },
     convertErrors.summary,
     h('div', { class: 'grid-2' }, formatSelect.row, targetCrs.row),
+    creation.row,
     h('div', { class: 'actions' }, convertButton),
     convertStatus.node,
     outputBox,

@@ -80,6 +80,8 @@ def _body_options(f: F) -> F:
         click.option("--sql", help="Transform with one SELECT against the relation named source."),
         click.option("--python-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Python step script."),
         click.option("--format", "output_format", help="Output format id (see `svc formats list --writable`)."),
+        click.option("--creation-options", help='With --format: the format\'s creation options as JSON, '
+                     '{"dataset": {"ROW_GROUP_SIZE": "100000"}} (or @file.json, -).'),
         click.option("--destination", "destination_id", metavar="DESTINATION_ID", help="The Destination to deliver to."),
         click.option("--target", help="destination_target as JSON (schema, table, write_mode…), @file.json or -."),
         schedule_options,
@@ -111,6 +113,8 @@ def _changes(options: dict[str, Any]) -> dict[str, Any]:
         changes["source_resource"] = _selector(options["resource"])
     if options.get("target") is not None:
         changes["destination_target"] = load_json_object(options["target"], "--target")
+    if options.get("creation_options") is not None:
+        changes["creation_options"] = load_json_object(options["creation_options"], "--creation-options")
     operations = load_json_array(options.get("operations"), "--operations")
     modes = [m for m, given in (("manual", operations is not None), ("recipe", "recipe_id" in changes),
                                 ("sql", "sql" in changes)) if given]

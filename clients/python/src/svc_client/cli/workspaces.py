@@ -21,13 +21,18 @@ def workspaces() -> None:
 
 @workspaces.command("upload")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--source-crs", help="The CRS the coordinates are in, when the file has none or a wrong one (EPSG:2056).")
+@click.option("--x-column", help="Column of the X (longitude) coordinates: CSV, plain Parquet.")
+@click.option("--y-column", help="Column of the Y (latitude) coordinates: CSV, plain Parquet.")
+@click.option("--z-column", help="Column of the Z coordinates (with --x-column and --y-column).")
+@click.option("--geometry-column", help="Column holding WKB or WKT geometry in a Parquet file without GeoParquet metadata.")
 @table_option
 @pass_state
-def ws_upload(state: State, path: Path) -> None:
+def ws_upload(state: State, path: Path, **reading: str | None) -> None:
     """Upload a local dataset (a shapefile as one ZIP) and show the new Workspace."""
     client = state.client()
     with byte_progress("Uploading") as progress:
-        ws = client.workspaces.upload(path, progress=progress)
+        ws = client.workspaces.upload(path, progress=progress, **reading)
     emit(state, ws.data, view=views.workspace)
 
 
@@ -131,11 +136,16 @@ def ws_clear(state: State, id: str) -> None:
 @click.option("--format", "-f", "output_format", required=True, help="Output format id (see `svc formats list`).")
 @click.option("--layer", "layers", multiple=True, help="Layer to convert (repeatable).")
 @click.option("--target-crs", help="Reproject the output, e.g. EPSG:3857.")
+@click.option("--creation-options", help='The format\'s creation options as JSON, {"dataset": {...}, "layer": {...}} (or @file.json, -).')
 @table_option
 @pass_state
-def ws_convert(state: State, id: str, output_format: str, layers: tuple[str, ...], target_crs: str | None) -> None:
+def ws_convert(
+    state: State, id: str, output_format: str, layers: tuple[str, ...], target_crs: str | None, creation_options: str | None
+) -> None:
     """Convert through the stored pipeline (waits until done)."""
-    emit(state, _handle(state, id).convert(output_format, list(layers) or None, target_crs), view=views.workspace)
+    options = load_json_object(creation_options, "--creation-options") if creation_options is not None else None
+    result = _handle(state, id).convert(output_format, list(layers) or None, target_crs, creation_options=options)
+    emit(state, result, view=views.workspace)
 
 
 @workspaces.command("download")
