@@ -11,7 +11,7 @@ import { createTestApp, createToken, login, type TestApp } from '../support/app.
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { fileBody, finished, jobsClient, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
-import { waitForPoller } from '../../devservers/temporal.js';
+import { waitForPollers } from '../../devservers/temporal.js';
 import { temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
@@ -41,7 +41,7 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     return {
       start: async () => {
         const run = made.worker.run();
-        await waitForPoller(sut.services.config);
+        await waitForPollers(sut.services.config);
         worker = { run, worker: made.worker, close: made.close };
       },
     };

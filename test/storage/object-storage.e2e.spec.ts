@@ -1,5 +1,4 @@
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { Connection } from '@temporalio/client';
 import gdal from 'gdal-async';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -8,7 +7,6 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupExpiredWorkspaces } from '../../application/workspace-cleanup.js';
-import type { Config } from '../../platform/config.js';
 import { S3FileStore } from '../../platform/s3-file-store.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
@@ -18,6 +16,8 @@ import { untilStagingTable } from '../support/postgis.js';
 import { multipartFile } from '../support/multipart.js';
 import { spawnWorkerProcess, temporalAddress } from '../support/worker.js';
 import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
+import { waitForPollers } from '../../devservers/temporal.js';
+import { until } from '../support/until.js';
 
 /*
  * Several hosts sharing nothing but the database, Temporal and an S3 bucket (moto): two API
@@ -30,28 +30,7 @@ const skip =
   skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal') || s3ServerUnavailable();
 const BUCKET = 'geoflow-storage';
 const PREFIX = 'install-a/';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const emptyDataDir = () => mkdtempSync(path.join(tmpdir(), 'svc-host-'));
-
-/** Resolves once `count` workers poll the task queue. */
-async function waitForPollers(config: Config, count: number, timeoutMs = 60_000): Promise<void> {
-  const connection = await Connection.connect({ address: config.temporalAddress });
-  try {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const r = await connection.workflowService.describeTaskQueue({
-        namespace: config.temporalNamespace,
-        taskQueue: { name: config.taskQueue },
-        taskQueueType: 2,
-      });
-      if (new Set((r.pollers ?? []).map((p) => p.identity)).size >= count) return;
-      await sleep(200);
-    }
-    throw new Error(`fewer than ${count} workers poll ${config.taskQueue} after ${timeoutMs} ms`);
-  } finally {
-    await connection.close();
-  }
-}
 
 describe.skipIf(skip)('files in object storage: API replicas and workers on separate hosts', () => {
   let s3: S3Server;
@@ -110,7 +89,8 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     expect(apiB.services.config.dataDir).not.toBe(apiA.services.config.dataDir);
     await startWorker();
     await startWorker();
-    await waitForPollers(apiA.services.config, 2);
+    // Both can run a step (activity tasks), not only pick up a workflow task.
+    await waitForPollers(apiA.services.config, { count: 2, kind: 'activity', timeoutMs: 60_000 });
     files = await startFileServer();
     target = await createPostgisTarget();
     const cookie = await login(apiA.app);
@@ -343,10 +323,15 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     // The replicas' own timers run the cleanup too, under one advisory lock: a call that finds it
     // taken does nothing, so call until the two Workspaces have been expired by this clock.
     let expired = 0;
-    for (let i = 0; i < 50 && expired < 2; i += 1) {
-      expired += (await cleanupExpiredWorkspaces(apiA.services)).expired;
-      if (expired < 2) await sleep(200);
-    }
+    await until(
+      'the cleanup to expire both Workspaces',
+      async () => {
+        expired += (await cleanupExpiredWorkspaces(apiA.services)).expired;
+        return expired >= 2;
+      },
+      10_000,
+      200,
+    );
     expect(expired).toBe(2);
     const left = await keys();
     for (const id of [...runIds, ...workspaceIds])

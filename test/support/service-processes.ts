@@ -7,7 +7,7 @@ import { allScopes } from '../../domain/accounts/scopes.js';
 import { loadConfig } from '../../platform/config.js';
 import { freePort } from '../../scripts/local-services.js';
 import { createTestDatabase } from './database.js';
-import { waitForPoller } from '../../devservers/temporal.js';
+import { waitForPollers } from '../../devservers/temporal.js';
 import { temporalAddress } from './worker.js';
 
 /** Every scope a personal access token can have. */
@@ -81,7 +81,7 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
       if (Date.now() > deadline) throw new Error(`the API did not answer /healthz within 90 s:\n${output.slice(-4000)}`);
       await new Promise((r) => setTimeout(r, 250));
     }
-    await waitForPoller(loadConfig(env), 60_000);
+    await waitForPollers(loadConfig(env), { timeoutMs: 60_000 });
     const login = await fetch(`${base}/api/v1/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: base },
