@@ -17,3 +17,18 @@ export async function until<T>(
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * Reads `read` every `intervalMs` until `done` holds for what it read and returns that; after
+ * `timeoutMs` it throws, naming what it waited for and the last value it saw.
+ */
+export async function untilRead<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 90_000, intervalMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (!done(value)) {
+    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms; last: ${JSON.stringify(value)}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+    value = await read();
+  }
+  return value;
+}
