@@ -26,8 +26,11 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
   let hookId: string;
   const dir = fixtureDir();
 
-  it.beforeAll(async (fixtures) => {
-    ({ sut, files, jobs: api, tokenFor } = fixtures);
+  it.beforeAll(async ({ sut: theSut, files: theFiles, jobs: theJobs, tokenFor: theTokenFor }) => {
+    sut = theSut;
+    files = theFiles;
+    api = theJobs;
+    tokenFor = theTokenFor;
     files.put('/places.geojson', fileBody(pointsGeoJson(dir, 25)));
     sourceId = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;
     destinationId = (
@@ -583,8 +586,9 @@ describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot del
     let job: { id: string };
     const dir = fixtureDir();
 
-    it.beforeAll(async (fixtures) => {
-      ({ files, jobs: api } = fixtures);
+    it.beforeAll(async ({ files: theFiles, jobs: theJobs }) => {
+      files = theFiles;
+      api = theJobs;
       files.put('/places.geojson', fileBody(pointsGeoJson(dir, 25)));
       target = await createPostgisTarget();
       const source = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json();

@@ -54,8 +54,10 @@ describe.skipIf(skip)('notifications', () => {
   let webhookId: string;
   const dir = fixtureDir();
 
-  it.beforeAll(async (fixtures) => {
-    ({ sut, files, jobs: api } = fixtures);
+  it.beforeAll(async ({ sut: theSut, files: theFiles, jobs: theJobs }) => {
+    sut = theSut;
+    files = theFiles;
+    api = theJobs;
     files.put('/places.geojson', fileBody(pointsGeoJson(dir, 5)));
     smtp = await startSmtpServer();
     hook = await startWebhookReceiver({ secret: SECRET, answers: [] });

@@ -58,8 +58,10 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     worker = undefined;
   };
 
-  it.beforeAll(async (fixtures) => {
-    ({ sut, files, jobs: api } = fixtures);
+  it.beforeAll(async ({ sut: theSut, files: theFiles, jobs: theJobs }) => {
+    sut = theSut;
+    files = theFiles;
+    api = theJobs;
     await (await prepareWorker()).start();
     files.put('/places.geojson', fileBody(pointsGeoJson(fixtureDir(), 5)));
     sourceId = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;

@@ -30,8 +30,10 @@ describe.skipIf(skip)('Job triggers, parameters and retries', () => {
   let hookId: string;
   const dir = fixtureDir();
 
-  it.beforeAll(async (fixtures) => {
-    ({ sut, files, jobs: api } = fixtures);
+  it.beforeAll(async ({ sut: theSut, files: theFiles, jobs: theJobs }) => {
+    sut = theSut;
+    files = theFiles;
+    api = theJobs;
     files.put('/places.geojson', fileBody(pointsGeoJson(dir, 5)));
     sourceId = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;
     missingId = (await api.call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/gone.geojson` } })).json().id;
