@@ -31,8 +31,11 @@ export interface E2eOptions {
   worker?: boolean;
   /** Temporal clients without a worker of this spec (a worker process the spec spawns itself). */
   temporal?: boolean;
-  /** Environment the app's configuration is read from, on top of the test defaults. */
-  env?: Record<string, string>;
+  /**
+   * Environment the app's configuration is read from, on top of the test defaults; a function is
+   * called when the app starts (for ports of servers the spec's earlier beforeAll started).
+   */
+  env?: Record<string, string> | (() => Record<string, string>);
 }
 
 export interface E2eFixtures {
@@ -69,7 +72,8 @@ export function e2eTest(options: E2eOptions = {}) {
     sut: [
       // biome-ignore lint/correctness/noEmptyPattern: vitest reads the fixture's dependencies from this pattern.
       async ({}, use) => {
-        const sut = await createTestApp({ temporal: options.worker || options.temporal, env: options.env });
+        const env = typeof options.env === 'function' ? options.env() : options.env;
+        const sut = await createTestApp({ temporal: options.worker || options.temporal, env });
         try {
           await use(sut);
         } finally {
