@@ -1,10 +1,10 @@
 /**
  * Waits on a condition, not a clock: calls `probe` every `intervalMs` until it gives a value
  * (anything but undefined or false) and returns it; after `timeoutMs` it throws, saying what it
- * waited for. A spec whose point is that nothing happens within a time sleeps instead, and says so.
+ * waited for (`what` may be a function, to tell the state at that moment). A spec whose point is that nothing happens within a time sleeps instead, and says so.
  */
 export async function until<T>(
-  what: string,
+  what: string | (() => string),
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs = 10_000,
   intervalMs = 100,
@@ -13,7 +13,7 @@ export async function until<T>(
   for (;;) {
     const value = await probe();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
