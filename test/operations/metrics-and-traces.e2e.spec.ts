@@ -88,10 +88,20 @@ describe.skipIf(skip)('metrics and traces of the running service', () => {
   const scrapeBoth = async () => [...(await scrape(apiMetrics)), ...(await scrape(workerMetrics))];
 
   const waitForRun = (jobId: string, runId: string) =>
-    untilRead(`Run ${runId} finished`, async () => (await svc.call('GET', `/api/v1/jobs/${jobId}/runs/${runId}`)).json(), (run) => finished(run.status), 120_000);
+    untilRead(
+      `Run ${runId} finished`,
+      async () => (await svc.call('GET', `/api/v1/jobs/${jobId}/runs/${runId}`)).json(),
+      (run) => finished(run.status),
+      120_000,
+    );
 
   const waitForSpans = (done: (spans: ReceivedSpan[]) => boolean, what: string) =>
-    until(() => `${what} among ${otlp.spans.length} spans: ${[...new Set(otlp.spans.map((s) => s.name))].join(', ')}`, () => done(otlp.spans), 60_000, 200);
+    until(
+      () => `${what} among ${otlp.spans.length} spans: ${[...new Set(otlp.spans.map((s) => s.name))].join(', ')}`,
+      () => done(otlp.spans),
+      60_000,
+      200,
+    );
 
   it('refuses a scrape without the operator token, and serves nothing but /metrics', async () => {
     for (const url of [apiMetrics, workerMetrics]) {

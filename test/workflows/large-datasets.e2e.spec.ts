@@ -45,7 +45,10 @@ describe.skipIf(skip)('large datasets: heartbeats keep flowing while GDAL finali
     expect(converted.json().output.size).toBeGreaterThan(statSync(big).size / 2);
   }, 240_000);
 
-  it('a Job url → GeoPackage succeeds on its first attempt, the convert step with no failed attempt and its progress recorded', async ({ jobs: api, files }) => {
+  it('a Job url → GeoPackage succeeds on its first attempt, the convert step with no failed attempt and its progress recorded', async ({
+    jobs: api,
+    files,
+  }) => {
     const source = (await api.call('POST', '/api/v1/sources', { name: 'points', type: 'url', configuration: { url: `${files.url}/points.gpkg` } })).json();
     const hook = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json();
     const job = await api.call('POST', '/api/v1/jobs', {
