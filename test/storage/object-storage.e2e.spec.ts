@@ -1,4 +1,4 @@
-import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import gdal from 'gdal-async';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,6 +17,7 @@ import { multipartFile } from '../support/multipart.js';
 import { spawnWorkerProcess, temporalAddress } from '../support/worker.js';
 import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
 import { waitForPollers } from '../../devservers/temporal.js';
+import { bucketAdmin, writerCredentials } from '../support/s3.js';
 import { until } from '../support/until.js';
 
 /*
@@ -64,13 +65,7 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
 
   beforeAll(async () => {
     s3 = await startS3Server();
-    admin = new S3Client({
-      region: 'us-east-1',
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key },
-    });
-    await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    admin = await bucketAdmin(s3, BUCKET);
     storageEnv = {
       SVC_STORAGE_URL: `s3://${BUCKET}/${PREFIX}`,
       SVC_STORAGE_ENDPOINT: s3.endpoint,
@@ -129,18 +124,20 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
   const runIds: string[] = [];
 
   it('S3FileStore: publishing replaces an earlier attempt, the cache stays within its bound and refetches what it dropped', async () => {
-    const credentials = { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key };
-    const store = new S3FileStore({
-      bucket: BUCKET,
-      prefix: 'unit/',
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials,
-      cacheDir: emptyDataDir(),
-      cacheBytes: 1500,
-      minIdleMs: 0,
-    });
+    // A process's store: its own empty cache of 1500 bytes.
+    const storeOfAProcess = () =>
+      new S3FileStore({
+        bucket: BUCKET,
+        prefix: 'unit/',
+        endpoint: s3.endpoint,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: writerCredentials(s3),
+        cacheDir: emptyDataDir(),
+        cacheBytes: 1500,
+        minIdleMs: 0,
+      });
+    const store = storeOfAProcess();
     let dir = await store.workDir('run_u1', 'extract');
     writeFileSync(path.join(dir, 'left-by-attempt-1.txt'), 'x');
     await store.publish('run_u1', 'extract');
@@ -151,17 +148,7 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     expect(await keys('unit/')).toEqual(['unit/runs/run_u1/extract/dataset/a.csv']);
 
     // A second process (its own empty cache) reads it; a 1000-byte folder and another push the first out.
-    const other = new S3FileStore({
-      bucket: BUCKET,
-      prefix: 'unit/',
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials,
-      cacheDir: emptyDataDir(),
-      cacheBytes: 1500,
-      minIdleMs: 0,
-    });
+    const other = storeOfAProcess();
     const first = await other.local('run_u1', 'extract/dataset');
     expect(readFileSync(path.join(first, 'a.csv'), 'utf8')).toHaveLength(1000);
     expect(await other.put('ws_u2', 'original/b.csv', Readable.from([Buffer.alloc(1000, 'b')]))).toBe(1000);
