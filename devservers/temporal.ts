@@ -1,8 +1,22 @@
 import { Connection } from '@temporalio/client';
 import type { Config } from '../platform/config.js';
 
-/** Resolves once Temporal lists a poller on the task queue: the API checks for one before a convert. */
-export async function waitForPoller(config: Config, timeoutMs = 20_000): Promise<void> {
+export interface PollerWait {
+  /** How many workers (distinct identities) must poll; one by default. */
+  count?: number;
+  /**
+   * Which of the task queue's pollers to count: workflow tasks (a worker is up; the API checks
+   * for one before a convert) or activity tasks (a worker that can run a step).
+   */
+  kind?: 'workflow' | 'activity';
+  timeoutMs?: number;
+}
+
+/** Resolves once `count` workers poll the configured task queue; throws after `timeoutMs`. */
+export async function waitForPollers(
+  config: Pick<Config, 'temporalAddress' | 'temporalNamespace' | 'taskQueue'>,
+  { count = 1, kind = 'workflow', timeoutMs = 20_000 }: PollerWait = {},
+): Promise<void> {
   const connection = await Connection.connect({ address: config.temporalAddress });
   try {
     const deadline = Date.now() + timeoutMs;
@@ -10,12 +24,12 @@ export async function waitForPoller(config: Config, timeoutMs = 20_000): Promise
       const r = await connection.workflowService.describeTaskQueue({
         namespace: config.temporalNamespace,
         taskQueue: { name: config.taskQueue },
-        taskQueueType: 1,
+        taskQueueType: kind === 'workflow' ? 1 : 2,
       });
-      if ((r.pollers ?? []).length > 0) return;
+      if (new Set((r.pollers ?? []).map((p) => p.identity)).size >= count) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    throw new Error(`no poller on ${config.taskQueue} after ${timeoutMs} ms`);
+    throw new Error(`fewer than ${count} workers poll ${config.taskQueue} (${kind} tasks) after ${timeoutMs} ms`);
   } finally {
     await connection.close();
   }

@@ -49,12 +49,12 @@ export async function startStack(
     children.push(worker);
     return worker;
   };
+  const { waitForPollers } = await import('../devservers/temporal.js');
+  const { loadConfig } = await import('../platform/config.js');
   if (!options.noWorker) spawnWorker();
   await waitForPort(port, '127.0.0.1', 120_000);
   if (!options.noWorker) {
-    const { waitForPoller } = await import('../devservers/temporal.js');
-    const { loadConfig } = await import('../platform/config.js');
-    await waitForPoller(loadConfig(serverEnv), 60_000);
+    await waitForPollers(loadConfig(serverEnv), { timeoutMs: 60_000 });
   }
   const base = `http://127.0.0.1:${port}`;
 
@@ -98,7 +98,7 @@ export async function startStack(
      */
     async addWorker(): Promise<number> {
       const worker = spawnWorker();
-      await waitForPollers(temporal.address, serverEnv.SVC_TASK_QUEUE, children.length - 1);
+      await waitForPollers(loadConfig(serverEnv), { count: children.length - 1, timeoutMs: 60_000 });
       return worker.pid!;
     },
     temporalPid: temporal.process.pid!,
@@ -113,23 +113,6 @@ export async function startStack(
       pg.stop();
     },
   };
-}
-
-/** Resolves once `count` workers (distinct identities) poll the task queue's workflow tasks. */
-async function waitForPollers(address: string, taskQueue: string, count: number, timeoutMs = 60_000): Promise<void> {
-  const { Connection } = await import('@temporalio/client');
-  const connection = await Connection.connect({ address });
-  try {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 1 });
-      if (new Set((r.pollers ?? []).map((p) => p.identity)).size >= count) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`fewer than ${count} workers poll ${taskQueue} after ${timeoutMs} ms`);
-  } finally {
-    await connection.close();
-  }
 }
 
 /** Uploads with curl so the client's own memory is not what we measure. */

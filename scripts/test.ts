@@ -110,9 +110,9 @@ if (existsSync(pythonSuite) && process.argv.length <= 2) {
   try {
     await waitForPort(port, '127.0.0.1', 120_000);
     // conversions need the worker polling, as the API checks before it starts one
-    const { waitForPoller } = await import('../devservers/temporal.js');
+    const { waitForPollers } = await import('../devservers/temporal.js');
     const { loadConfig } = await import('../platform/config.js');
-    await waitForPoller(loadConfig(serverEnv), 60_000);
+    await waitForPollers(loadConfig(serverEnv), { timeoutMs: 60_000 });
     const junit = path.join(testDir, 'pytest.xml');
     const py = await runQuietingSummaries('python client', 'bash', [pythonSuite], {
       env: {

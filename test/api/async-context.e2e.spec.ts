@@ -1,7 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, createTestApp, login, type TestApp } from '../support/app.js';
+import { describe, expect } from 'vitest';
+import { ADMIN, login } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
 import { temporalAddress } from '../support/worker.js';
 
 /*
@@ -26,14 +27,11 @@ const skip =
   (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal') ||
   (!('enabled' in new AsyncLocalStorage()) && 'this Node has no AsyncLocalStorage `enabled` field (its storages cost nothing while unused)');
 
-describe.skipIf(skip)('the API leaves no AsyncLocalStorage enabled', () => {
-  let sut: TestApp;
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true });
-  });
-  afterAll(async () => sut?.close());
+// The app starts when the test asks for it: after the recording above is in place.
+const it = e2eTest({ temporal: true });
 
-  it('after start, projecting, a login and requests', async () => {
+describe.skipIf(skip)('the API leaves no AsyncLocalStorage enabled', () => {
+  it('after start, projecting, a login and requests', async ({ sut }) => {
     const cookie = await login(sut.app, ADMIN);
     const created = await sut.app.inject({
       method: 'POST',

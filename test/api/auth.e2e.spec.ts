@@ -1,18 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { describe, expect } from 'vitest';
+import { ADMIN, bearer, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
+import { until } from '../support/until.js';
+
+const it = e2eTest();
 
 describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tokens', () => {
   let sut: TestApp;
   let now = Date.now();
   let cookie: string;
 
-  beforeAll(async () => {
-    sut = await createTestApp();
+  it.beforeAll(async ({ sut: theSut, cookie: theCookie }) => {
+    sut = theSut;
     sut.services.clock = () => new Date(now); // tests move time forward
-    cookie = await login(sut.app);
+    cookie = theCookie;
   });
-  afterAll(async () => sut?.close());
 
   it('logs in with the cookie, answers /auth/me, logs out', async () => {
     const me = await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie } });
@@ -77,7 +80,7 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
     expect(await usedEvents()).toBe(before + 1);
     now += 61_000;
     await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(token) });
-    await new Promise((r) => setTimeout(r, 300));
+    await until('the second use recorded', async () => (await usedEvents()) >= before + 2, 5_000, 50);
     expect(await usedEvents()).toBe(before + 2);
     await sut.services.projections.catchUp();
     const list = await sut.app.inject({ method: 'GET', url: '/api/v1/account/tokens', headers: { cookie } });

@@ -1,17 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { buildApp } from '../../api/app.js';
 import { operationCatalog } from '../../geo/operations/catalog.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { bearer, createTestApp, createToken, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
+
+// The suite's app; the tests about a setting start an app of their own with it.
+const it = e2eTest();
 
 describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
   let sut: TestApp;
   let cookie: string;
-  beforeAll(async () => {
-    sut = await createTestApp();
-    cookie = await login(sut.app);
+  it.beforeAll(async ({ sut: theSut, cookie: theCookie }) => {
+    sut = theSut;
+    cookie = theCookie;
   });
-  afterAll(async () => sut?.close());
 
   it('serves the format catalog from GDAL without credentials', async () => {
     const res = await sut.app.inject({ method: 'GET', url: '/api/v1/formats' });

@@ -1,17 +1,15 @@
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { buildApp } from '../../api/app.js';
-import { ADMIN, bearer, createTestApp, type TestApp } from '../support/app.js';
+import { ADMIN, bearer } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
+
+// The fixture's services; the test builds its own app on them, writing its log where it reads it.
+const it = e2eTest();
 
 describe.skipIf(skipWithoutDatabase)('structured logs', () => {
-  let sut: TestApp;
-  beforeAll(async () => {
-    sut = await createTestApp();
-  });
-  afterAll(async () => sut?.close());
-
-  it('writes JSON lines without passwords, tokens or session cookies', async () => {
+  it('writes JSON lines without passwords, tokens or session cookies', async ({ sut }) => {
     const stream = new PassThrough();
     let output = '';
     stream.on('data', (chunk) => (output += chunk));

@@ -1,11 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { buildApp } from '../../api/app.js';
 import { createServices } from '../../application/bootstrap.js';
 import type { Services } from '../../application/services.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { bearer, createToken, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
+
+const it = e2eTest();
 
 /**
  * Two API instances on one database, as two processes behind a load balancer: each caches the
@@ -17,16 +20,16 @@ describe.skipIf(skipWithoutDatabase)('cached principals across API instances', (
   let servicesB: Services & { close(): Promise<void> };
   let b: FastifyInstance;
   let cookie: string;
-  beforeAll(async () => {
-    a = await createTestApp();
+  // A is the fixture's app; B a second instance on its configuration, closed before A.
+  it.beforeAll(async ({ sut, cookie: theCookie }) => {
+    a = sut;
     servicesB = await createServices(a.services.config, { temporal: false });
     b = await buildApp(servicesB, { logger: false });
-    cookie = await login(a.app);
+    cookie = theCookie;
   });
   afterAll(async () => {
     await b?.close();
     await servicesB?.close();
-    await a?.close();
   });
 
   const me = (app: FastifyInstance, token: string) => app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(token) });

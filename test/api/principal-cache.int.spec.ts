@@ -2,6 +2,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PrincipalCache } from '../../application/principal-cache.js';
 import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
+import { until } from '../support/until.js';
 
 /** The cache on its own: what it does when its LISTEN connection stops answering. */
 describe.skipIf(skipWithoutDatabase)('principal cache, LISTEN connection', () => {
@@ -37,11 +38,14 @@ describe.skipIf(skipWithoutDatabase)('principal cache, LISTEN connection', () =>
     cache.set('sha', entry, cache.mark());
     expect(await cache.get('sha')).toBeUndefined();
     // …and caching resumes once a new connection listens.
-    for (let i = 0; i < 100; i++) {
-      cache.set('sha', entry, cache.mark());
-      if ((await cache.get('sha')) !== undefined) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await until(
+      'caching to resume',
+      async () => {
+        cache.set('sha', entry, cache.mark());
+        return (await cache.get('sha')) !== undefined;
+      },
+      10_000,
+    );
     expect(await cache.get('sha')).toEqual(entry);
   }, 30_000);
 });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRedirectChain, type RedirectChain } from '../servers/http/redirects.js';
+import { until } from '../support/until.js';
 
 /*
  * Issue 32, finding 2, the second line: a dependency that throws where nothing can catch it (here
@@ -49,7 +50,7 @@ describe('the process guard (platform/process-guard.ts)', () => {
     children.push(p.child);
     expect(await p.get(`/library?chain=${encodeURIComponent(`${chain.url}/token`)}`)).toBe('sent');
     // Waits on the condition: the log line the guard writes once node-fetch has thrown.
-    for (let i = 0; i < 200 && !p.output().includes('threw where nothing can catch it'); i++) await new Promise((r) => setTimeout(r, 50));
+    await until('the guard to log the throw', () => p.output().includes('threw where nothing can catch it'), 10_000, 50);
     expect(p.output()).toContain('"dependency":"node-fetch"');
     expect(p.output()).toContain("Cannot read properties of undefined (reading 'body')");
     expect(chain.received.map((r) => r.method)).toEqual(['POST', 'POST']);

@@ -6,6 +6,7 @@ import { bearer, createTestApp, createToken, login, type TestApp } from '../supp
 import { freePort, startTemporal, type LocalTemporal } from '../../scripts/local-services.js';
 import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
 import { jobsClient } from '../support/jobs.js';
+import { until } from '../support/until.js';
 import { temporalMissing } from '../support/worker.js';
 
 /**
@@ -80,18 +81,24 @@ describe.skipIf(skipWithoutDatabase)('the API while its database does not answer
   /** A request, or 'no answer' when none comes within `ms` (requests in flight at the partition wait). */
   const within = async <T>(request: Promise<T>, ms = 5_000) =>
     Promise.race([request, new Promise<'no answer'>((r) => setTimeout(() => r('no answer'), ms).unref())]);
-  /** GET /recipes, a moment after the last one (a loop of answers at once would starve the watch's timers). */
-  const recipes = async () => {
-    await new Promise((r) => setTimeout(r, 200));
-    return sut.app.inject({ method: 'GET', url: '/api/v1/recipes', headers: bearer(token) });
-  };
+  const recipes = () => sut.app.inject({ method: 'GET', url: '/api/v1/recipes', headers: bearer(token) });
+  /** GET /recipes until it answers `status`, 200 ms apart (a loop of answers at once would starve the watch's timers). */
+  const recipesAnswering = (status: number, timeoutMs: number) =>
+    until(
+      `GET /recipes answering ${status}`,
+      async () => {
+        const answer = await within(recipes());
+        return answer !== 'no answer' && answer.statusCode === status && answer;
+      },
+      timeoutMs,
+      200,
+    );
 
   it('answers 503 with Retry-After while partitioned, and serves reads and writes once healed', async () => {
     expect((await recipes()).statusCode).toBe(200);
     proxy.partition();
-    let answer: Awaited<ReturnType<typeof recipes>> | 'no answer' = 'no answer';
     const deadline = Date.now() + 30_000;
-    while (Date.now() < deadline && (answer === 'no answer' || answer.statusCode !== 503)) answer = await within(recipes());
+    const answer = await recipesAnswering(503, 30_000);
     expect(answer).not.toBe('no answer');
     const refused = answer as Awaited<ReturnType<typeof recipes>>;
     expect(refused.statusCode).toBe(503);
@@ -108,9 +115,8 @@ describe.skipIf(skipWithoutDatabase)('the API while its database does not answer
     expect(ready.json().checks.database).toBe('unreachable');
 
     proxy.heal();
-    let back: Awaited<ReturnType<typeof recipes>> | 'no answer' = 'no answer';
-    while (Date.now() < deadline + 30_000 && (back === 'no answer' || back.statusCode !== 200)) back = await within(recipes());
-    expect(back === 'no answer' ? back : back.statusCode).toBe(200);
+    const back = await recipesAnswering(200, deadline + 30_000 - Date.now());
+    expect(back.statusCode).toBe(200);
     const created = await sut.app.inject({ method: 'POST', url: '/api/v1/recipes', headers: bearer(token), payload: { name: 'after', operations: [] } });
     expect(created.statusCode, created.body).toBe(201);
     const read = await sut.app.inject({ method: 'GET', url: `/api/v1/recipes/${created.json().id}`, headers: bearer(token) });

@@ -282,6 +282,7 @@ describe.skipIf(skip)(`several hosts under faults (network namespaces)${skip ? `
         }
         // The other replica serves as usual meanwhile.
         expect((await api2.call('GET', `/api/v1/jobs/${id}`)).status).toBe(200);
+        // The pace of the requests through the 20 s partition (its length is what is tested).
         await sleep(1000);
       }
     } finally {
@@ -322,6 +323,7 @@ describe.skipIf(skip)(`several hosts under faults (network namespaces)${skip ? `
       const refused = await api.call('POST', `/api/v1/jobs/${ids[0]}/run`, undefined, { timeoutMs: 60_000 });
       during = { status: refused.status, retryAfter: refused.headers.get('retry-after') };
       for (const h of held) h.release();
+      // The outage lasts its 30 s: the tested time, so a sleep on purpose.
       await sleep(Math.max(0, 30_000 - (Date.now() - stopped)));
     } finally {
       await cluster.temporal.start();

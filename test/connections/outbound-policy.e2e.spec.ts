@@ -1,9 +1,10 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { bearer, type TestApp } from '../support/app.js';
 import { adminUrl, skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
 import { closedPort } from '../connectors/support.js';
 
 /*
@@ -24,6 +25,10 @@ async function countingServer(): Promise<{ port: number; connections: () => numb
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { port: (server.address() as { port: number }).port, connections: () => count, close: () => server.close() };
 }
+
+// The app's settings name the servers' ports, so its environment is read once they listen (below).
+let settings: Record<string, string>;
+const it = e2eTest({ scopes: ['sources:read', 'sources:write', 'destinations:read', 'destinations:write'], env: () => settings });
 
 describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
   let sut: TestApp;
@@ -51,21 +56,21 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
     });
     await new Promise<void>((r) => redirector.listen(0, '127.0.0.1', r));
     redirectorPort = (redirector.address() as { port: number }).port;
-    sut = await createTestApp({
-      env: {
-        // Not the test run's allowance for its cluster: this app's own database port is refused, as on a real install.
-        SVC_OUTBOUND_ALLOW: '',
-        SVC_OUTBOUND_DENY: `127.0.0.1:${open.port}, 127.0.0.1:${closed}, [::1]:${open.port}, 127.0.0.1:${denied.port}`,
-        SVC_PORT: String(apiPort),
-        // npm start serves Temporal's web UI here; it answers GETs about every Run without credentials.
-        SVC_TEMPORAL_UI_URL: `http://127.0.0.1:${temporalUi.port}`,
-        // Temporal's HTTP API beside its gRPC port (the test's Temporal is on 127.0.0.1): it lists,
-        // starts, signals and terminates workflows for whoever asks.
-        SVC_TEMPORAL_HTTP_PORT: String(temporalHttp.port),
-      },
-    });
-    const cookie = await login(sut.app);
-    token = await createToken(sut.app, cookie, ['sources:read', 'sources:write', 'destinations:read', 'destinations:write']);
+    settings = {
+      // Not the test run's allowance for its cluster: this app's own database port is refused, as on a real install.
+      SVC_OUTBOUND_ALLOW: '',
+      SVC_OUTBOUND_DENY: `127.0.0.1:${open.port}, 127.0.0.1:${closed}, [::1]:${open.port}, 127.0.0.1:${denied.port}`,
+      SVC_PORT: String(apiPort),
+      // npm start serves Temporal's web UI here; it answers GETs about every Run without credentials.
+      SVC_TEMPORAL_UI_URL: `http://127.0.0.1:${temporalUi.port}`,
+      // Temporal's HTTP API beside its gRPC port (the test's Temporal is on 127.0.0.1): it lists,
+      // starts, signals and terminates workflows for whoever asks.
+      SVC_TEMPORAL_HTTP_PORT: String(temporalHttp.port),
+    };
+  });
+  it.beforeAll(async ({ sut: theSut, token: theToken }) => {
+    sut = theSut;
+    token = theToken;
   });
   afterAll(async () => {
     open?.close();
@@ -73,7 +78,6 @@ describe.skipIf(skipWithoutDatabase)('the outbound policy', () => {
     temporalUi?.close();
     temporalHttp?.close();
     redirector?.close();
-    await sut?.close();
   });
 
   const test = (kind: 'sources' | 'destinations', type: string, configuration: Record<string, unknown>) =>

@@ -8,6 +8,7 @@ import type { ConnectorDefinition } from '../../connectors/types.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { startServiceProcesses, type ServiceProcesses } from '../support/service-processes.js';
+import { until } from '../support/until.js';
 import { temporalAddress } from '../support/worker.js';
 import { readFileSync } from 'node:fs';
 
@@ -171,18 +172,21 @@ describe.skipIf(skip)('planted secrets appear nowhere', () => {
     const runsConnection = await Connection.connect({ address: temporalAddress! });
     try {
       const temporal = new Client({ connection: runsConnection });
-      const until = Date.now() + 90_000;
-      for (;;) {
-        pending.length = 0;
-        let waiting = 0;
-        for await (const wf of temporal.workflow.list({ query: `TaskQueue = "${svc.env.SVC_TASK_QUEUE}" AND ExecutionStatus = "Running"` })) {
-          const raw = (await temporal.workflow.getHandle(wf.workflowId, wf.runId).describe()).raw;
-          waiting += (raw.pendingActivities ?? []).filter((a) => !a.lastFailure).length;
-          pending.push(JSON.stringify(readable(raw)));
-        }
-        if ((waiting === 0 && pending.some((p) => p.includes('lastFailure'))) || Date.now() > until) break;
-        await new Promise((r) => setTimeout(r, 1_000));
-      }
+      await until(
+        'every pending attempt failed once',
+        async () => {
+          pending.length = 0;
+          let waiting = 0;
+          for await (const wf of temporal.workflow.list({ query: `TaskQueue = "${svc.env.SVC_TASK_QUEUE}" AND ExecutionStatus = "Running"` })) {
+            const raw = (await temporal.workflow.getHandle(wf.workflowId, wf.runId).describe()).raw;
+            waiting += (raw.pendingActivities ?? []).filter((a) => !a.lastFailure).length;
+            pending.push(JSON.stringify(readable(raw)));
+          }
+          return waiting === 0 && pending.some((p) => p.includes('lastFailure'));
+        },
+        90_000,
+        1_000,
+      );
     } finally {
       await runsConnection.close();
     }

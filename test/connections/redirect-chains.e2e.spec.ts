@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { skipWithoutDatabase } from '../support/database.js';
 import { finished, startFileServer, type FileServer } from '../support/jobs.js';
 import { startServiceProcesses, type ServiceProcesses } from '../support/service-processes.js';
+import { untilRead } from '../support/until.js';
 import { temporalAddress } from '../support/worker.js';
 import { startRedirectChain, type RedirectChain } from '../servers/http/redirects.js';
 
@@ -75,12 +76,16 @@ describe.skipIf(skip)('a redirect chain from a Google endpoint ends no process (
     const run = async (jobId: string) => {
       const started = await svc.call('POST', `/api/v1/jobs/${jobId}/run`);
       expect(started.status, started.text).toBe(201);
-      for (const deadline = Date.now() + 120_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
-        const got = (await svc.call('GET', `/api/v1/jobs/${jobId}/runs/${started.json().id}`)).json();
-        if (finished(got.status)) return got;
-        expect(svc.running(svc.worker), svc.output().slice(-3000)).toBe(true);
-      }
-      throw new Error('the Run did not finish in 120 s');
+      return untilRead(
+        'the Run finished',
+        async () => {
+          const got = (await svc.call('GET', `/api/v1/jobs/${jobId}/runs/${started.json().id}`)).json();
+          if (!finished(got.status)) expect(svc.running(svc.worker), svc.output().slice(-3000)).toBe(true);
+          return got;
+        },
+        (got) => finished(got.status),
+        120_000,
+      );
     };
 
     const driveRun = await run(await job('gdrive', drive(), { file_id: 'abc' }));

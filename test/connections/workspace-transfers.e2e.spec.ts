@@ -3,36 +3,33 @@ import { readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { afterAll, describe, expect } from 'vitest';
+import type { TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest, type Send, type Upload } from '../support/e2e.js';
 import { fixtureDir, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';
-import { multipartFile } from '../support/multipart.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+const it = e2eTest({
+  worker: true,
+  scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run', 'sources:read', 'sources:write', 'destinations:read', 'destinations:write'],
+  env: { SVC_MAX_UPLOAD_MB: '1' },
+});
 
 /** Workspace import from a saved Source and delivery rules that hold for every connector. */
 describe.skipIf(skip)('Workspace import and delivery', () => {
   let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let token: string;
+  let send: Send;
+  let upload: Upload;
   let files: Server;
   let base: string;
   const served: Record<string, string> = {};
 
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true, env: { SVC_MAX_UPLOAD_MB: '1' } });
-    worker = await startTestWorker(sut.services.config);
-    token = await createToken(sut.app, await login(sut.app), [
-      'workspaces:read',
-      'workspaces:write',
-      'workspaces:run',
-      'sources:read',
-      'sources:write',
-      'destinations:read',
-      'destinations:write',
-    ]);
+  it.beforeAll(async ({ sut: theSut, send: theSend, upload: theUpload }) => {
+    sut = theSut;
+    send = theSend;
+    upload = theUpload;
     served['/places.geojson'] = pointsGeoJson(fixtureDir(), 12);
     served['/parcels.zip'] = zippedShapefile(fixtureDir());
     files = createServer((req, res) => {
@@ -61,12 +58,8 @@ describe.skipIf(skip)('Workspace import and delivery', () => {
   });
   afterAll(async () => {
     files?.close();
-    await worker?.stop();
-    await sut?.close();
   });
 
-  const send = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) =>
-    sut.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
   const source = async (type: string, configuration: object) => (await send('POST', '/api/v1/sources', { name: type, type, configuration })).json();
 
   it('imports a url Source; the Workspace then behaves like an upload', async () => {
@@ -127,8 +120,7 @@ describe.skipIf(skip)('Workspace import and delivery', () => {
   });
 
   it('delivery: job_not_ready before a convert, refused and unknown Destinations', async () => {
-    const m = multipartFile(pointsGeoJson(fixtureDir(), 3));
-    const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } })).json();
+    const ws = (await upload(pointsGeoJson(fixtureDir(), 3))).json();
     const later = (
       await send('POST', '/api/v1/destinations', { name: 'g', type: 'geonode', configuration: { url: `http://127.0.0.1:${await closedPort()}` } })
     ).json();

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventStore } from '../../eventstore/port.js';
 import { WrongExpectedRevisionError } from '../../eventstore/port.js';
+import { until } from '../support/until.js';
 
 const stream = (name: string) => `${name}-${randomBytes(5).toString('hex')}`;
 const event = (n: number) => ({ type: 'Happened', data: { n } });
@@ -102,6 +103,7 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
           }
           if (batch.length === 0) {
             if (finished) break;
+            // A follower's idle pace between reads while the writers work, not a wait for something.
             await new Promise((r) => setTimeout(r, 2));
           }
         }
@@ -157,9 +159,16 @@ export function eventStoreContract(name: string, open: () => Promise<EventStore>
     it('wakes listeners when something is appended', async () => {
       let woken = 0;
       const stop = sut.onAppended(() => (woken += 1));
-      await new Promise((r) => setTimeout(r, 200)); // let the listener connect
-      await sut.appendToStream(stream('wake'), [event(1)], 'no_stream');
-      for (let i = 0; i < 50 && woken === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      // The listener connects in the background: append until one append has woken it.
+      await until(
+        'the listener woken by an append',
+        async () => {
+          await sut.appendToStream(stream('wake'), [event(1)], 'no_stream');
+          return woken > 0;
+        },
+        10_000,
+        200,
+      ).catch(() => undefined);
       stop();
       expect(woken).toBeGreaterThan(0);
     });

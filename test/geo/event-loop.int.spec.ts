@@ -31,7 +31,8 @@ describe('big writes leave the event loop free', { timeout: 240_000 }, () => {
     histogram.enable();
     try {
       await work();
-      // One more turn of the loop, so a stall at the very end is sampled too.
+      // One more turn of the loop, so a stall at the very end is sampled too (the histogram samples
+      // by time: this is a measurement's window, not a wait for something).
       await new Promise((resolve) => setTimeout(resolve, 50));
     } finally {
       histogram.disable();

@@ -13,6 +13,7 @@ import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, manyPointsGpkg, pointsGeoJson } from '../support/fixtures.js';
 import { createPostgisTarget, fileBody, finished, jobsClient, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
 import { untilStagingTable } from '../support/postgis.js';
+import { until } from '../support/until.js';
 import { spawnWorkerProcess, startTestWorker, temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
@@ -127,10 +128,11 @@ describe.skipIf(skip)('the Temporal server stopped and started during a Run', ()
     const gate = files.hold('/points');
     const run = (await api.call('POST', `/api/v1/jobs/${created.id}/run`)).json();
     await api.waitForRun(created.id, run.id, (r) => r.status === 'running');
-    while (gate.waiting() === 0) await sleep(100);
+    await until('the Source request held', () => gate.waiting() > 0);
 
     temporal.stop();
     await new Promise((r) => temporal.process.once('exit', r));
+    // The outage itself: Temporal stays down a while (the tested time, so a sleep on purpose).
     await sleep(2_000);
     temporal = await startTemporal(dataDir, port, { dbFile });
     gate.release();
@@ -192,15 +194,19 @@ describe.skipIf(skip)('PostgreSQL restarted under load', () => {
         if (res?.statusCode === 201) accepted.push({ jobId: j.id, runId: res.json().id });
         else failures += 1;
         await api.call('POST', `/api/v1/jobs/${j.id}/${k % 2 ? 'enable' : 'disable'}`).catch(() => null);
+        // The load's pace (about six requests a second per Job), not a wait for something.
         await sleep(150);
       }
     };
     const loaders = jobs.map((j, n) => load(j, n));
-    await sleep(3_000);
+    // Load before, during and after the outage: Runs accepted before it, and again after it.
+    await until('Runs accepted before the outage', () => accepted.length >= 6, 60_000);
     pg.stop();
+    // The outage itself: the database stays down a while (the tested time, so a sleep on purpose).
     await sleep(2_000);
     pg = await startPostgres(pgDir, pgPort, ['service'], { durable: false });
-    await sleep(8_000);
+    const atRestart = accepted.length;
+    await until('Runs accepted again after the restart', () => accepted.length >= atRestart + 6, 120_000);
     stop = true;
     await Promise.all(loaders);
     expect(accepted.length).toBeGreaterThan(10);

@@ -1,46 +1,37 @@
 import gdal from 'gdal-async';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerUser } from '../../application/accounts.js';
-import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { afterAll, describe, expect } from 'vitest';
+import type { TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { connectorByType, connectors } from '../../connectors/registry.js';
-import { createPostgisTarget, fileBody, finished, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { e2eTest, JOB_SCOPES, type E2eFixtures } from '../support/e2e.js';
+import { createPostgisTarget, fileBody, finished, jobsClient, type FileServer } from '../support/jobs.js';
+import { until, untilRead } from '../support/until.js';
+import { temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 const postgisDelivers = connectorByType('postgis')?.implemented === true;
+// Both suites below share the app and worker (one e2eTest per file).
+const it = e2eTest({ worker: true, scopes: [...JOB_SCOPES, 'sources:read', 'destinations:read', 'recipes:read', 'recipes:write'] });
 
 describe.skipIf(skip)('Jobs through /api/v1', () => {
   let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let files: FileServer;
   let api: ReturnType<typeof jobsClient>;
+  let tokenFor: E2eFixtures['tokenFor'];
   let sourceId: string;
   let destinationId: string;
   let hookId: string;
   const dir = fixtureDir();
 
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    files = await startFileServer();
+  it.beforeAll(async ({ sut: theSut, files: theFiles, jobs: theJobs, tokenFor: theTokenFor }) => {
+    sut = theSut;
+    files = theFiles;
+    api = theJobs;
+    tokenFor = theTokenFor;
     files.put('/places.geojson', fileBody(pointsGeoJson(dir, 25)));
-    const cookie = await login(sut.app);
-    const token = await createToken(sut.app, cookie, [
-      'jobs:read',
-      'jobs:write',
-      'jobs:run',
-      'sources:read',
-      'sources:write',
-      'destinations:read',
-      'destinations:write',
-      'recipes:read',
-      'recipes:write',
-    ]);
-    api = jobsClient(() => sut.app, token);
     sourceId = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;
     destinationId = (
       await api.call('POST', '/api/v1/destinations', {
@@ -51,11 +42,6 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     ).json().id;
     // Runs deliver to a webhook on the test server (a real HTTP delivery), the database cases to PostGIS below.
     hookId = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json().id;
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await files?.close();
-    await sut?.close();
   });
 
   const body = (extra: Record<string, unknown> = {}) => ({
@@ -139,12 +125,7 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
   });
 
   it("never reveals another user's Source or Destination, and their Jobs are not ours", async () => {
-    await registerUser(sut.services, { email: 'other@example.com', password: 'another long password' });
-    const otherCookie = await login(sut.app, { email: 'other@example.com', password: 'another long password' });
-    const other = jobsClient(
-      () => sut.app,
-      await createToken(sut.app, otherCookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']),
-    );
+    const other = jobsClient(() => sut.app, await tokenFor(JOB_SCOPES, { email: 'other@example.com', password: 'another long password' }));
     const res = await other.call('POST', '/api/v1/jobs', body());
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('source_not_found');
@@ -224,9 +205,8 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
 
   it('checks scopes exactly as the spec: jobs:run does not read, sync needs jobs:write', async () => {
     const job = await create();
-    const cookie = await login(sut.app);
-    const runner = jobsClient(() => sut.app, await createToken(sut.app, cookie, ['jobs:run']));
-    const reader = jobsClient(() => sut.app, await createToken(sut.app, cookie, ['jobs:read']));
+    const runner = jobsClient(() => sut.app, await tokenFor(['jobs:run']));
+    const reader = jobsClient(() => sut.app, await tokenFor(['jobs:read']));
     expect((await runner.call('GET', `/api/v1/jobs/${job.id}`)).statusCode).toBe(403);
     expect((await runner.call('GET', `/api/v1/jobs/${job.id}/runs`)).statusCode).toBe(403);
     expect((await runner.call('POST', `/api/v1/jobs/${job.id}/sync/reset`)).statusCode).toBe(403);
@@ -318,12 +298,13 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     expect(again).toMatchObject({ status: 'succeeded', skipped_reason: null });
     expect(files.received.length).toBe(posts + 1);
     // The Job's sync state is its own aggregate, recorded right after the Run's outcome.
-    const settled = Date.now() + 10_000;
-    let sync = (await api.call('GET', `/api/v1/jobs/${job.id}`)).json().sync;
-    while (sync.reset_pending && Date.now() < settled) {
-      await new Promise((r) => setTimeout(r, 100));
-      sync = (await api.call('GET', `/api/v1/jobs/${job.id}`)).json().sync;
-    }
+    const sync = await untilRead(
+      'the sync reset recorded',
+      async () => (await api.call('GET', `/api/v1/jobs/${job.id}`)).json().sync,
+      (s) => !s.reset_pending,
+      10_000,
+      100,
+    );
     expect(sync.reset_pending).toBe(false);
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   });
@@ -401,7 +382,7 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       expect(deliveriesTo('/hook') - before).toBe(1);
       // The activity removes the Run's files itself (the workflow runs no cleanup for it), right after it succeeds.
       const folder = path.join(sut.services.config.dataDir, 'runs', run.id);
-      for (let i = 0; i < 50 && existsSync(folder); i++) await new Promise((r) => setTimeout(r, 100));
+      await until('the Run folder removed', () => !existsSync(folder), 5_000);
       expect(existsSync(folder)).toBe(false);
       await api.call('DELETE', `/api/v1/jobs/${job.id}`);
     });
@@ -497,7 +478,8 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
       const second = await api.call('POST', `/api/v1/jobs/${job.id}/run`);
       expect(second.statusCode).toBe(201);
       expect(second.json().status).toBe('queued');
-      // It stays queued while the first one is held in its extract step.
+      // It stays queued while the first one is held in its extract step: that nothing happens for a
+      // while is what is tested, so this sleeps on purpose.
       await new Promise((r) => setTimeout(r, 1500));
       expect((await api.call('GET', `/api/v1/jobs/${job.id}/runs/${second.json().id}`)).json().status).toBe('queued');
       expect(gate.waiting()).toBe(1);
@@ -541,11 +523,7 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     await api.call('DELETE', `/api/v1/jobs/${job.id}`);
   });
 
-  const otherToken = async () => {
-    const who = { email: 'reader@example.com', password: 'a reader long password' };
-    await registerUser(sut.services, who);
-    return createToken(sut.app, await login(sut.app, who), ['jobs:read']);
-  };
+  const otherToken = () => tokenFor(['jobs:read'], { email: 'reader@example.com', password: 'a reader long password' });
 
   it('deleting a Job cancels its Run in progress and the Runs waiting behind it; they stay readable to their owner', async () => {
     const job = await create({ pipeline: { transform: false, convert: false } });
@@ -553,19 +531,22 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
     try {
       const running = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json();
       await api.waitForRun(job.id, running.id, (r) => r.status === 'running');
-      while (gate.waiting() === 0) await new Promise((r) => setTimeout(r, 100));
+      await until('the Source request held', () => gate.waiting() > 0);
       const waiting = (await api.call('POST', `/api/v1/jobs/${job.id}/run`)).json();
       expect((await api.call('DELETE', `/api/v1/jobs/${job.id}`)).statusCode).toBe(204);
       // The Runs stay readable to their owner through the API, under the deleted Job and across Jobs.
       const read = async (id: string) => {
-        const deadline = Date.now() + 30_000;
-        for (;;) {
-          const res = await api.call('GET', `/api/v1/jobs/${job.id}/runs/${id}`);
-          expect(res.statusCode, res.body).toBe(200);
-          const row = res.json() as { status: string; error: { code: string }; steps: { status: string }[] };
-          if (['cancelled', 'succeeded', 'failed'].includes(row.status) || Date.now() > deadline) return { ...row, state: row };
-          await new Promise((r) => setTimeout(r, 250));
-        }
+        const row = await untilRead(
+          `Run ${id} finished`,
+          async () => {
+            const res = await api.call('GET', `/api/v1/jobs/${job.id}/runs/${id}`);
+            expect(res.statusCode, res.body).toBe(200);
+            return res.json() as { status: string; error: { code: string }; steps: { status: string }[] };
+          },
+          (r) => ['cancelled', 'succeeded', 'failed'].includes(r.status),
+          30_000,
+        );
+        return { ...row, state: row };
       };
       const first = await read(running.id);
       expect(first.status).toBe('cancelled');
@@ -599,22 +580,17 @@ describe.skipIf(skip)('Jobs through /api/v1', () => {
 describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot deliver yet (connectors/postgis: implemented false)'))(
   'a Job from a url Source into PostGIS',
   () => {
-    let sut: TestApp;
-    let worker: Awaited<ReturnType<typeof startTestWorker>>;
     let files: FileServer;
     let api: ReturnType<typeof jobsClient>;
     let target: Awaited<ReturnType<typeof createPostgisTarget>>;
     let job: { id: string };
     const dir = fixtureDir();
 
-    beforeAll(async () => {
-      sut = await createTestApp({ temporal: true });
-      worker = await startTestWorker(sut.services.config);
-      files = await startFileServer();
+    it.beforeAll(async ({ files: theFiles, jobs: theJobs }) => {
+      files = theFiles;
+      api = theJobs;
       files.put('/places.geojson', fileBody(pointsGeoJson(dir, 25)));
       target = await createPostgisTarget();
-      const cookie = await login(sut.app);
-      api = jobsClient(() => sut.app, await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']));
       const source = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json();
       const destination = (await api.call('POST', '/api/v1/destinations', { name: 'gis', type: 'postgis', configuration: target.configuration })).json();
       const created = await api.call('POST', '/api/v1/jobs', {
@@ -633,9 +609,6 @@ describe.skipIf(skip || (!postgisDelivers && 'the postgis Destination cannot del
       job = created.json();
     });
     afterAll(async () => {
-      await worker?.stop();
-      await files?.close();
-      await sut?.close();
       await target?.drop();
     });
 

@@ -1,13 +1,15 @@
 import { sql } from 'slonik';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { metrics } from '../../platform/metrics.js';
 import { scheduleIdOf } from '../../temporal/ids.js';
-import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import type { TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
-import { fileBody, finished, jobsClient, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { e2eTest, JOB_SCOPES } from '../support/e2e.js';
+import { fileBody, finished, type FileServer, type jobsClient, type RunJson } from '../support/jobs.js';
+import { untilRead } from '../support/until.js';
+import { temporalAddress } from '../support/worker.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../servers/http/webhook-receiver.js';
 import { smtpServerUnavailable, startSmtpServer, type SmtpServer } from '../servers/smtp/server.js';
 
@@ -33,10 +35,14 @@ interface Notification {
 type RunWithNotifications = RunJson & { notifications: Notification[] };
 
 const SECRET = 'hook-signing-secret-1234';
+const it = e2eTest({
+  worker: true,
+  scopes: [...JOB_SCOPES, 'notifications:read', 'notifications:write'],
+  env: { SVC_JOB_MAX_FAILURES: '2', SVC_PUBLIC_ORIGIN: 'https://geoflow.example.org' },
+});
 
 describe.skipIf(skip)('notifications', () => {
   let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let files: FileServer;
   let smtp: SmtpServer;
   let hook: WebhookReceiver;
@@ -48,34 +54,20 @@ describe.skipIf(skip)('notifications', () => {
   let webhookId: string;
   const dir = fixtureDir();
 
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true, env: { SVC_JOB_MAX_FAILURES: '2', SVC_PUBLIC_ORIGIN: 'https://geoflow.example.org' } });
-    worker = await startTestWorker(sut.services.config);
-    files = await startFileServer();
+  it.beforeAll(async ({ sut: theSut, files: theFiles, jobs: theJobs }) => {
+    sut = theSut;
+    files = theFiles;
+    api = theJobs;
     files.put('/places.geojson', fileBody(pointsGeoJson(dir, 5)));
     smtp = await startSmtpServer();
     hook = await startWebhookReceiver({ secret: SECRET, answers: [] });
-    const cookie = await login(sut.app);
-    const token = await createToken(sut.app, cookie, [
-      'jobs:read',
-      'jobs:write',
-      'jobs:run',
-      'sources:write',
-      'destinations:write',
-      'notifications:read',
-      'notifications:write',
-    ]);
-    api = jobsClient(() => sut.app, token);
     sourceId = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;
     missingId = (await api.call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/missing.geojson` } })).json().id;
     destinationId = (await api.call('POST', '/api/v1/destinations', { name: 'sink', type: 'webhook', configuration: { url: `${files.url}/sink` } })).json().id;
   });
   afterAll(async () => {
-    await worker?.stop();
-    await files?.close();
     await smtp?.stop();
     await hook?.stop();
-    await sut?.close();
   });
 
   const emailChannel = (extra: Record<string, unknown> = {}) => ({
@@ -340,12 +332,12 @@ describe.skipIf(skip)('notifications', () => {
     const runs = async () => (await api.call('GET', `/api/v1/jobs/${job.id}/runs`)).json().items as RunWithNotifications[];
     let triggeredAt = 0;
     for (let n = 1; n <= 2; n++) {
-      // Temporal names a scheduled workflow by its fire time to the second: keep the triggers apart.
+      // Temporal names a scheduled workflow by its fire time to the second: keep the triggers apart
+      // (a later second is the condition, so this sleeps on purpose).
       await new Promise((r) => setTimeout(r, Math.max(0, triggeredAt + 1_500 - Date.now())));
       triggeredAt = Date.now();
       await handle.trigger();
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline && (await runs()).filter((r) => finished(r.status)).length < n) await new Promise((r) => setTimeout(r, 250));
+      await untilRead(`failed Run ${n}`, runs, (all) => all.filter((r) => finished(r.status)).length >= n, 60_000);
     }
     const last = (await runs())[0]!;
     const told = await notified(job.id, last.id, 1);

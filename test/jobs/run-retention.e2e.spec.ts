@@ -1,39 +1,25 @@
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { sql } from 'slonik';
 import { pruneRuns } from '../../application/run-retention.js';
 import { runStream } from '../../domain/runs/run.js';
 import { runWorkflowId } from '../../temporal/ids.js';
-import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest, JOB_SCOPES } from '../support/e2e.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
-import { fileBody, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { fileBody } from '../support/jobs.js';
+import { temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 const DAY = 86_400_000;
+const it = e2eTest({ worker: true, scopes: JOB_SCOPES });
 
 describe.skipIf(skip)("Run retention (SVC_RUN_RETENTION_DAYS) and a deleted Job's Runs", () => {
-  let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let files: FileServer;
-  let api: ReturnType<typeof jobsClient>;
-
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    files = await startFileServer();
+  it.beforeAll(({ files }) => {
     files.put('/places.geojson', fileBody(pointsGeoJson(fixtureDir(), 5)));
-    const token = await createToken(sut.app, await login(sut.app), ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']);
-    api = jobsClient(() => sut.app, token);
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await files?.close();
-    await sut?.close();
   });
 
-  it("keeps a deleted Job's Runs readable, then removes them whole once they are older than the retention", async () => {
+  it("keeps a deleted Job's Runs readable, then removes them whole once they are older than the retention", async ({ sut, jobs: api, files }) => {
     const sourceId = (await api.call('POST', '/api/v1/sources', { name: 'p', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;
     const hookId = (await api.call('POST', '/api/v1/destinations', { name: 'h', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json().id;
     const job = (

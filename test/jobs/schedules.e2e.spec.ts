@@ -1,20 +1,24 @@
 import type { Worker } from '@temporalio/worker';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { derivedRunId, requestAutomatedRun } from '../../application/runs.js';
 import { load } from '../../application/commands.js';
 import { jobDecider, jobStream } from '../../domain/jobs/job.js';
 import { nextFireTimes, type JobSchedule } from '../../domain/jobs/schedule.js';
 import { scheduleIdOf, watchScheduleIdOf } from '../../temporal/ids.js';
 import { createWorker } from '../../worker/worker.js';
-import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import type { TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
-import { fileBody, finished, jobsClient, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
-import { waitForPoller } from '../../devservers/temporal.js';
+import { e2eTest, JOB_SCOPES } from '../support/e2e.js';
+import { fileBody, finished, type FileServer, type jobsClient } from '../support/jobs.js';
+import { untilRead as until } from '../support/until.js';
+import { waitForPollers } from '../../devservers/temporal.js';
 import { temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+// The spec stops and starts its worker itself (below): Temporal clients, no fixture worker.
+const it = e2eTest({ temporal: true, scopes: JOB_SCOPES, env: { SVC_JOB_MAX_FAILURES: '2', SVC_SCHEDULE_CATCHUP_MIN: '0.25' } });
 
 /*
  * Job schedules against the real Temporal dev server. Temporal's time-skipping test server has
@@ -41,7 +45,7 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     return {
       start: async () => {
         const run = made.worker.run();
-        await waitForPoller(sut.services.config);
+        await waitForPollers(sut.services.config);
         worker = { run, worker: made.worker, close: made.close };
       },
     };
@@ -54,23 +58,19 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     worker = undefined;
   };
 
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true, env: { SVC_JOB_MAX_FAILURES: '2', SVC_SCHEDULE_CATCHUP_MIN: '0.25' } });
+  it.beforeAll(async ({ sut: theSut, files: theFiles, jobs: theJobs }) => {
+    sut = theSut;
+    files = theFiles;
+    api = theJobs;
     await (await prepareWorker()).start();
-    files = await startFileServer();
     files.put('/places.geojson', fileBody(pointsGeoJson(fixtureDir(), 5)));
-    const cookie = await login(sut.app);
-    api = jobsClient(() => sut.app, await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']));
     sourceId = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;
     missingId = (await api.call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/gone.geojson` } })).json().id;
     // Runs deliver to a webhook on the test server: they finish in moments whatever happens.
     destinationId = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json().id;
   }, 240_000);
-  afterAll(async () => {
-    await stopWorker();
-    await files?.close();
-    await sut?.close();
-  });
+  // Before the fixture closes the app the worker serves.
+  afterAll(stopWorker);
 
   const create = async (schedule: JobSchedule | null, extra: Record<string, unknown> = {}) => {
     const res = await api.call('POST', '/api/v1/jobs', { name: 'scheduled', source_id: sourceId, destination_id: destinationId, schedule, ...extra });
@@ -94,17 +94,7 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     nextFireTimes(schedule, new Date(from), 400)
       .map((d) => d.toISOString())
       .filter((t) => t <= new Date(to).toISOString());
-  const runsOf = async (jobId: string) => (await api.call('GET', `/api/v1/jobs/${jobId}/runs?limit=100`)).json().items as RunJson[];
-  const until = async <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    let value = await read();
-    while (!done(value)) {
-      if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms; last: ${JSON.stringify(value)}`);
-      await new Promise((r) => setTimeout(r, 250));
-      value = await read();
-    }
-    return value;
-  };
+  const runsOf = (jobId: string) => api.runsOf(jobId);
 
   // The days the clocks change in 2027: Europe/Berlin 28 March and 31 October, America/New_York 14 March and 7 November.
   const changeDays = {
@@ -217,7 +207,8 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     let triggeredAt = 0;
     for (let n = 1; n <= 2; n++) {
       // Temporal names a scheduled workflow by its fire time to the second (and the Run id follows
-      // that name), so two triggers within one second are one fire: keep them apart.
+      // that name), so two triggers within one second are one fire: keep them apart. The clock
+      // itself is the condition here (a later second), so this is a sleep on purpose.
       await new Promise((r) => setTimeout(r, Math.max(0, triggeredAt + 1_500 - Date.now())));
       triggeredAt = Date.now();
       await handle.trigger();
@@ -328,6 +319,8 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     expect(policies.overlap).toBe(ScheduleOverlapPolicy.BUFFER_ONE);
     const first = new Date();
     await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
+    // Fires named by distinct seconds, and far enough apart that their scheduled times tell them
+    // apart (the assertions below): a sleep on purpose.
     await new Promise((r) => setTimeout(r, 1_500));
     const second = new Date();
     await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
@@ -358,6 +351,7 @@ describe.skipIf(skip)('Job schedules on Temporal', () => {
     await stopWorker();
     const fired = Date.now();
     await handle.trigger(ScheduleOverlapPolicy.BUFFER_ONE);
+    // Outliving the catch-up window with no worker is what this part tests: a sleep on purpose.
     await new Promise((r) => setTimeout(r, Math.max(0, fired + 17_000 - Date.now())));
     await later.start();
     const late = await until(

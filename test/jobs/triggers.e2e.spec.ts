@@ -1,16 +1,19 @@
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect } from 'vitest';
 import { signatureOf } from '../../application/webhooks.js';
 import { connectorByType } from '../../connectors/registry.js';
 import { watchScheduleIdOf } from '../../temporal/ids.js';
-import { createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import type { TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
-import { createPostgisTarget, fileBody, finished, jobsClient, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { e2eTest, JOB_SCOPES } from '../support/e2e.js';
+import { createPostgisTarget, fileBody, finished, type FileServer, type jobsClient } from '../support/jobs.js';
+import { untilRead as until } from '../support/until.js';
+import { temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
 const postgisDelivers = connectorByType('postgis')?.implemented === true;
+const it = e2eTest({ worker: true, scopes: JOB_SCOPES });
 
 /*
  * What starts a Job's Runs besides a person and its schedule (on change, webhook, after another
@@ -20,7 +23,6 @@ const postgisDelivers = connectorByType('postgis')?.implemented === true;
  */
 describe.skipIf(skip)('Job triggers, parameters and retries', () => {
   let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let files: FileServer;
   let api: ReturnType<typeof jobsClient>;
   let sourceId: string;
@@ -28,22 +30,15 @@ describe.skipIf(skip)('Job triggers, parameters and retries', () => {
   let hookId: string;
   const dir = fixtureDir();
 
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    files = await startFileServer();
+  it.beforeAll(async ({ sut: theSut, files: theFiles, jobs: theJobs }) => {
+    sut = theSut;
+    files = theFiles;
+    api = theJobs;
     files.put('/places.geojson', fileBody(pointsGeoJson(dir, 5)));
-    const cookie = await login(sut.app);
-    api = jobsClient(() => sut.app, await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run', 'sources:write', 'destinations:write']));
     sourceId = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;
     missingId = (await api.call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/gone.geojson` } })).json().id;
     hookId = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json().id;
   }, 240_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await files?.close();
-    await sut?.close();
-  });
 
   const create = async (body: Record<string, unknown>) => {
     const res = await api.call('POST', '/api/v1/jobs', {
@@ -56,17 +51,7 @@ describe.skipIf(skip)('Job triggers, parameters and retries', () => {
     expect(res.statusCode, res.body).toBe(201);
     return res.json();
   };
-  const runsOf = async (jobId: string) => (await api.call('GET', `/api/v1/jobs/${jobId}/runs?limit=100`)).json().items as RunJson[];
-  const until = async <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 90_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    let value = await read();
-    while (!done(value)) {
-      if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms; last: ${JSON.stringify(value)}`);
-      await new Promise((r) => setTimeout(r, 250));
-      value = await read();
-    }
-    return value;
-  };
+  const runsOf = (jobId: string) => api.runsOf(jobId);
 
   describe('on change', () => {
     it('a url Source checked every minute: the first check runs the Job, an unchanged file starts nothing (HEAD only), a changed one starts one Run', async () => {

@@ -7,6 +7,7 @@ import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { createPostgisTarget, fileBody, finished, startFileServer, type FileServer } from '../support/jobs.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { startServiceProcesses, type ServiceProcesses } from '../support/service-processes.js';
+import { until, untilRead } from '../support/until.js';
 import { temporalAddress } from '../support/worker.js';
 
 /*
@@ -86,23 +87,21 @@ describe.skipIf(skip)('metrics and traces of the running service', () => {
   };
   const scrapeBoth = async () => [...(await scrape(apiMetrics)), ...(await scrape(workerMetrics))];
 
-  const waitForRun = async (jobId: string, runId: string) => {
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      const run = (await svc.call('GET', `/api/v1/jobs/${jobId}/runs/${runId}`)).json();
-      if (finished(run.status)) return run;
-      if (Date.now() > deadline) throw new Error(`Run ${runId} did not finish: ${JSON.stringify(run)}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  };
+  const waitForRun = (jobId: string, runId: string) =>
+    untilRead(
+      `Run ${runId} finished`,
+      async () => (await svc.call('GET', `/api/v1/jobs/${jobId}/runs/${runId}`)).json(),
+      (run) => finished(run.status),
+      120_000,
+    );
 
-  const waitForSpans = async (until: (spans: ReceivedSpan[]) => boolean, what: string) => {
-    const deadline = Date.now() + 60_000;
-    while (!until(otlp.spans)) {
-      if (Date.now() > deadline) throw new Error(`no ${what} among ${otlp.spans.length} spans: ${[...new Set(otlp.spans.map((s) => s.name))].join(', ')}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
+  const waitForSpans = (done: (spans: ReceivedSpan[]) => boolean, what: string) =>
+    until(
+      () => `${what} among ${otlp.spans.length} spans: ${[...new Set(otlp.spans.map((s) => s.name))].join(', ')}`,
+      () => done(otlp.spans),
+      60_000,
+      200,
+    );
 
   it('refuses a scrape without the operator token, and serves nothing but /metrics', async () => {
     for (const url of [apiMetrics, workerMetrics]) {
@@ -201,13 +200,12 @@ describe.skipIf(skip)('metrics and traces of the running service', () => {
     } finally {
       await connection.close();
     }
-    const deadline = Date.now() + 90_000;
-    let runs: { id: string; status: string; trigger: string }[] = [];
-    while (!(runs.length === 1 && finished(runs[0]!.status))) {
-      if (Date.now() > deadline) throw new Error(`the scheduled Run did not finish: ${JSON.stringify(runs)}`);
-      await new Promise((r) => setTimeout(r, 250));
-      runs = (await svc.call('GET', `/api/v1/jobs/${job.id}/runs`)).json().items;
-    }
+    const runs = await untilRead(
+      'the scheduled Run finished',
+      async () => (await svc.call('GET', `/api/v1/jobs/${job.id}/runs`)).json().items as { id: string; status: string; trigger: string }[],
+      (items) => items.length === 1 && finished(items[0]!.status),
+      90_000,
+    );
     expect(runs[0]).toMatchObject({ trigger: 'schedule', status: 'succeeded' });
     const after = await scrapeBoth();
     const moved = (name: string, labels: Record<string, string> = {}) => total(after, name, labels) - total(before, name, labels);

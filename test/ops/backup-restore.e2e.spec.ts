@@ -14,6 +14,7 @@ import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { multipartFile } from '../support/multipart.js';
 import { fileBody, finished, jobsClient, startFileServer, type FileServer, type RunJson } from '../support/jobs.js';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
+import { untilRead } from '../support/until.js';
 import { startTestWorker } from '../support/worker.js';
 import { nextMinuteAfter, runScript, temporalMissing } from './support.js';
 
@@ -209,11 +210,13 @@ describe.skipIf(skip)(`backup, wipe, restore${skip ? ` (skipped: ${skip})` : ''}
     // The schedule came back in the new Temporal and fires.
     const described = await b.services.temporal!.schedule.getHandle(scheduleIdOf(scheduled.id)).describe();
     expect(described.info.nextActionTimes[0]!.toISOString()).toBe(fire.toISOString());
-    let fired: RunJson[] = [];
-    while (Date.now() < fire.getTime() + 60_000 && !fired.some((r) => finished(r.status))) {
-      await new Promise((r) => setTimeout(r, 1000));
-      fired = (await get(`/api/v1/jobs/${scheduled.id}/runs`)).items;
-    }
+    const fired = await untilRead(
+      'the scheduled Run finished',
+      async () => (await get(`/api/v1/jobs/${scheduled.id}/runs`)).items as RunJson[],
+      (runs) => runs.some((r) => finished(r.status)),
+      Math.max(0, fire.getTime() + 60_000 - Date.now()),
+      1000,
+    );
     expect(fired.map((r) => [r.trigger, r.status, r.scheduled_for])).toEqual([['schedule', 'succeeded', fire.toISOString()]]);
 
     // No Run twice: each Job lists what it had plus what ran after the restore, each once.

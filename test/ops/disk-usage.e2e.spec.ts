@@ -1,13 +1,12 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { type DiskUsage, LOW_FREE_RATIO } from '../../application/disk-usage.js';
 import { freePort, startTemporal } from '../../scripts/local-services.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
-import { multipartFile } from '../support/multipart.js';
 import { runScript, temporalMissing } from './support.js';
 
 /*
@@ -16,6 +15,7 @@ import { runScript, temporalMissing } from './support.js';
  * Workspaces' part by its files.
  */
 const skip = skipWithoutDatabase || temporalMissing;
+const it = e2eTest({ scopes: ['workspaces:read', 'workspaces:write'] });
 
 /** Bytes and files under a folder, walked here (not with the find the script uses). */
 const walk = (dir: string) => {
@@ -35,10 +35,7 @@ describe.skipIf(skip)(`npm run disk${skip ? ` (skipped: ${skip})` : ''}`, () => 
     for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch(() => undefined);
   });
 
-  it("reports the database, the stored files and Temporal's history as they are, and grows with an upload", async () => {
-    let sut: TestApp | undefined;
-    sut = await createTestApp();
-    cleanups.push(() => sut?.close());
+  it("reports the database, the stored files and Temporal's history as they are, and grows with an upload", async ({ sut, upload: uploadFile }) => {
     const dataDir = sut.services.config.dataDir;
     // The dev server keeps its history in the data folder, as npm start runs it.
     const temporal = await startTemporal(path.resolve(process.env.SVC_DATA_DIR ?? '.data'), await freePort(), { dbFile: path.join(dataDir, 'temporal.db') });
@@ -53,10 +50,8 @@ describe.skipIf(skip)(`npm run disk${skip ? ` (skipped: ${skip})` : ''}`, () => 
     };
     const part = (usage: DiskUsage, name: string) => usage.parts.find((p) => p.part === name);
 
-    const token = await createToken(sut.app, await login(sut.app), ['workspaces:read', 'workspaces:write']);
     const upload = async (points: number) => {
-      const m = multipartFile(pointsGeoJson(fixtureDir(), points));
-      const res = await sut!.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } });
+      const res = await uploadFile(pointsGeoJson(fixtureDir(), points));
       expect(res.statusCode, res.body).toBe(201);
     };
     await upload(50);
@@ -113,7 +108,5 @@ describe.skipIf(skip)(`npm run disk${skip ? ` (skipped: ${skip})` : ''}`, () => 
     expect(text.output).toMatch(/^data disk: [\d.]+ MB free of/m);
     const password = new URL(env.SVC_DATABASE_URL!).password;
     if (password) expect(text.output).not.toContain(password);
-    await sut.close();
-    sut = undefined;
   }, 180_000);
 });

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { until } from '../support/until.js';
 
 export { temporalMissing } from '../support/worker.js';
 
@@ -72,13 +73,16 @@ export async function startServiceProcesses(cwd: string, env: Record<string, str
     const connection = await Connection.connect({ address: env.SVC_TEMPORAL_ADDRESS! });
     try {
       const worker = children[0]!;
-      const deadline = Date.now() + 120_000;
-      for (;;) {
-        const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: env.SVC_TASK_QUEUE! }, taskQueueType: 2 });
-        if ((r.pollers ?? []).some((p) => p.identity?.startsWith(`${worker.pid}@`))) break;
-        if (Date.now() > deadline || worker.exitCode !== null) throw new Error(`the worker in ${cwd} does not poll:\n${output}`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
+      await until(
+        () => `the worker in ${cwd} to poll:\n${output}`,
+        async () => {
+          if (worker.exitCode !== null) throw new Error(`the worker in ${cwd} exited:\n${output}`);
+          const r = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: env.SVC_TASK_QUEUE! }, taskQueueType: 2 });
+          return (r.pollers ?? []).some((p) => p.identity?.startsWith(`${worker.pid}@`));
+        },
+        120_000,
+        250,
+      );
     } finally {
       await connection.close();
     }

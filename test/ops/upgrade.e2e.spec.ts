@@ -8,6 +8,7 @@ import { createTestDatabase, skipWithoutDatabase } from '../support/database.js'
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { fileBody, finished, startFileServer, type RunJson } from '../support/jobs.js';
 import { createPostgisDatabase } from '../support/postgis.js';
+import { until, untilRead } from '../support/until.js';
 import { checkOutRelease, previousRelease } from './release.js';
 import { apiClient, nextMinuteAfter, startServiceProcesses, temporalMissing, tokenFor, type ServiceProcesses } from './support.js';
 
@@ -77,18 +78,20 @@ describe.skipIf(skip)(`upgrading from the previous release with Runs and schedul
     const held = await post('/api/v1/sources', { name: 'held', type: 'url', configuration: { url: `${files.url}/held.geojson` } });
     const job = (name: string, source: { id: string }, extra: object = {}) =>
       post('/api/v1/jobs', { name, source_id: source.id, destination_id: destination.id, destination_target: { table: name, write_mode: 'append' }, ...extra });
-    const waitForRun = async (jobId: string, runId: string, until: (r: RunJson) => boolean, timeoutMs = 180_000) => {
-      const deadline = Date.now() + timeoutMs;
+    // Answers may fail while the processes are replaced: a failed read counts as not there yet.
+    const waitForRun = async (jobId: string, runId: string, done: (r: RunJson) => boolean, timeoutMs = 180_000) => {
       let last: RunJson | undefined;
-      while (Date.now() < deadline) {
-        const res = await call('GET', `/api/v1/jobs/${jobId}/runs/${runId}`).catch(() => null);
-        if (res?.status === 200) {
+      return until(
+        () => `Run ${runId} to get there: ${JSON.stringify(last)}\n${running.output()}`,
+        async () => {
+          const res = await call('GET', `/api/v1/jobs/${jobId}/runs/${runId}`).catch(() => null);
+          if (res?.status !== 200) return undefined;
           last = res.body as RunJson;
-          if (until(last)) return last;
-        }
-        await new Promise((r) => setTimeout(r, 500));
-      }
-      throw new Error(`Run ${runId} did not get there: ${JSON.stringify(last)}\n${running.output()}`);
+          return done(last) && last;
+        },
+        timeoutMs,
+        500,
+      );
     };
 
     const before = await job('before', steady);
@@ -125,11 +128,13 @@ describe.skipIf(skip)(`upgrading from the previous release with Runs and schedul
     // Every schedule fires, once, under whichever release ran when its time came.
     for (const [i, fire] of fires.entries()) {
       const jobId = scheduled[i].id as string;
-      let runs: RunJson[] = [];
-      while (Date.now() < fire.getTime() + 90_000 && !runs.some((r) => finished(r.status))) {
-        await new Promise((r) => setTimeout(r, 1000));
-        runs = (await call('GET', `/api/v1/jobs/${jobId}/runs`)).body.items;
-      }
+      const runs = await untilRead(
+        `scheduled_${i} to have run`,
+        async () => (await call('GET', `/api/v1/jobs/${jobId}/runs`)).body.items as RunJson[],
+        (items) => items.some((r) => finished(r.status)),
+        Math.max(0, fire.getTime() + 90_000 - Date.now()),
+        1000,
+      );
       expect(
         runs.map((r) => [r.trigger, r.scheduled_for, r.status]),
         `scheduled_${i}`,

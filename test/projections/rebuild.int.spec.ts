@@ -1,5 +1,5 @@
 import { sql } from 'slonik';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { record } from '../../application/commands.js';
 import { recordQueuedRun } from '../../application/runs.js';
 import { jobDecider, jobStream } from '../../domain/jobs/job.js';
@@ -8,6 +8,7 @@ import { projectors } from '../../projections/index.js';
 import { rebuildProjections } from '../../projections/runner.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { multipartFile } from '../support/multipart.js';
 
@@ -16,12 +17,12 @@ async function tableRows(sut: TestApp, schema: string, table: string) {
   return rows.map((r) => JSON.stringify((r as { row: unknown }).row));
 }
 
+const it = e2eTest({ scopes: ['recipes:read', 'recipes:write'] });
+
 describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
   let sut: TestApp;
-  beforeAll(async () => {
-    sut = await createTestApp();
-    const cookie = await login(sut.app);
-    const token = await createToken(sut.app, cookie, ['recipes:read', 'recipes:write']);
+  it.beforeAll(async ({ sut: theSut, cookie, token }) => {
+    sut = theSut;
     const revoked = await createToken(sut.app, cookie, ['account:read'], { expires_in_days: 3 });
     // some history: creates, updates, deletes, a revoked token, a used token
     const ids: string[] = [];
@@ -110,7 +111,6 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
     });
     await sut.services.projections.catchUp();
   });
-  afterAll(async () => sut?.close());
 
   it('replays from zero into fresh tables identical to the live ones', async () => {
     await rebuildProjections(sut.services.store, sut.services.pool, projectors, { target: 'rm_verify' });
@@ -134,8 +134,9 @@ describe.skipIf(skipWithoutDatabase)('projection rebuild', () => {
   });
 });
 
+// A fresh app of its own: the test counts every Recipe there is.
 describe.skipIf(skipWithoutDatabase)('projector versions', () => {
-  it('replays a projector from zero when its version changes', async () => {
+  test('replays a projector from zero when its version changes', async () => {
     const sut = await createTestApp();
     try {
       const cookie = await login(sut.app);

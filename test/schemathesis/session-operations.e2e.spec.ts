@@ -1,10 +1,11 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { runSchemathesis, schemathesisBin } from '../../scripts/schemathesis.js';
-import { ADMIN, createTestApp, type TestApp } from '../support/app.js';
+import { ADMIN, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest } from '../support/e2e.js';
 
 /*
  * The three token operations need a browser session (the spec: a token cannot create tokens).
@@ -17,16 +18,15 @@ const dataDir = path.resolve(process.env.SVC_DATA_DIR ?? '.data');
 const skip =
   skipWithoutDatabase || (!existsSync(schemathesisBin(dataDir)) && `schemathesis is not installed at ${schemathesisBin(dataDir)}: run scripts/ensure.sh`);
 
+const it = e2eTest();
+
 describe.skipIf(skip)('schemathesis on the session-only token operations', () => {
   let sut: TestApp;
   let base: string;
 
-  beforeAll(async () => {
-    sut = await createTestApp();
+  it.beforeAll(async ({ sut: theSut }) => {
+    sut = theSut;
     base = await sut.app.listen({ port: 0, host: '127.0.0.1' });
-  });
-  afterAll(async () => {
-    await sut?.close();
   });
 
   it('reaches them with the session cookie, and they pass every check', { timeout: 300_000 }, async () => {

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Supervisor, type ChildSpec } from '../../scripts/supervisor.js';
 import { until as waitUntil } from '../support/until.js';
@@ -66,11 +69,13 @@ describe('Supervisor', () => {
   });
 
   it('stops every child on stop(), killing one that ignores SIGTERM, and restarts none', async () => {
+    // The stubborn one says (by a file) once its handler is installed.
+    const installed = path.join(mkdtempSync(path.join(tmpdir(), 'supervisor-')), 'handler-installed');
     make().start(node('polite', idle));
-    sut.start(node('stubborn', `process.on('SIGTERM', () => {}); ${idle}`));
+    sut.start(node('stubborn', `process.on('SIGTERM', () => {}); require('node:fs').writeFileSync(${JSON.stringify(installed)}, ''); ${idle}`));
     sut.markReady();
     const pids = [sut.pid('polite'), sut.pid('stubborn')];
-    await new Promise((r) => setTimeout(r, 300)); // the stubborn one installs its handler
+    await until('the stubborn one to install its handler', () => existsSync(installed));
     await sut.stop(500);
     expect(pids.map(alive)).toEqual([false, false]);
     // No restart after stop(): a negative, so a time in which one would have shown.

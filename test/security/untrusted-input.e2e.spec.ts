@@ -11,6 +11,7 @@ import { bearer } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { e2eTest } from '../support/e2e.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
+import { until } from '../support/until.js';
 import { temporalAddress } from '../support/worker.js';
 
 /*
@@ -60,15 +61,6 @@ function processesWith(marker: string): string[] {
   } catch {
     return []; // pgrep exits 1 when none matches
   }
-}
-
-async function until(condition: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (condition()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return condition();
 }
 
 describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, () => {
@@ -211,10 +203,10 @@ describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, ()
     const address = await sut.app.listen({ port: 0, host: '127.0.0.1' });
     const client = new AbortController();
     const answer = fetch(`${address}/api/v1/workspaces/${id}/transform-preview`, { headers: bearer(token), signal: client.signal }).catch((e: Error) => e);
-    expect(await until(() => processesWith(marker).length > 0, 60_000)).toBe(true);
+    expect(await until('the converter process started', () => processesWith(marker).length > 0, 60_000)).toBe(true);
     client.abort();
     expect(await answer).toBeInstanceOf(Error);
     // Gone long before the two-minute deadline: the closed request stopped it.
-    expect(await until(() => processesWith(marker).length === 0, 15_000)).toBe(true);
+    expect(await until('the converter process gone', () => processesWith(marker).length === 0, 15_000)).toBe(true);
   });
 });

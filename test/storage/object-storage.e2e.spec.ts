@@ -1,5 +1,4 @@
-import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { Connection } from '@temporalio/client';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import gdal from 'gdal-async';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -8,7 +7,6 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupExpiredWorkspaces } from '../../application/workspace-cleanup.js';
-import type { Config } from '../../platform/config.js';
 import { S3FileStore } from '../../platform/s3-file-store.js';
 import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
@@ -18,6 +16,9 @@ import { untilStagingTable } from '../support/postgis.js';
 import { multipartFile } from '../support/multipart.js';
 import { spawnWorkerProcess, temporalAddress } from '../support/worker.js';
 import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
+import { waitForPollers } from '../../devservers/temporal.js';
+import { bucketAdmin, writerCredentials } from '../support/s3.js';
+import { until } from '../support/until.js';
 
 /*
  * Several hosts sharing nothing but the database, Temporal and an S3 bucket (moto): two API
@@ -30,28 +31,7 @@ const skip =
   skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal') || s3ServerUnavailable();
 const BUCKET = 'geoflow-storage';
 const PREFIX = 'install-a/';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const emptyDataDir = () => mkdtempSync(path.join(tmpdir(), 'svc-host-'));
-
-/** Resolves once `count` workers poll the task queue. */
-async function waitForPollers(config: Config, count: number, timeoutMs = 60_000): Promise<void> {
-  const connection = await Connection.connect({ address: config.temporalAddress });
-  try {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const r = await connection.workflowService.describeTaskQueue({
-        namespace: config.temporalNamespace,
-        taskQueue: { name: config.taskQueue },
-        taskQueueType: 2,
-      });
-      if (new Set((r.pollers ?? []).map((p) => p.identity)).size >= count) return;
-      await sleep(200);
-    }
-    throw new Error(`fewer than ${count} workers poll ${config.taskQueue} after ${timeoutMs} ms`);
-  } finally {
-    await connection.close();
-  }
-}
 
 describe.skipIf(skip)('files in object storage: API replicas and workers on separate hosts', () => {
   let s3: S3Server;
@@ -85,13 +65,7 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
 
   beforeAll(async () => {
     s3 = await startS3Server();
-    admin = new S3Client({
-      region: 'us-east-1',
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key },
-    });
-    await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    admin = await bucketAdmin(s3, BUCKET);
     storageEnv = {
       SVC_STORAGE_URL: `s3://${BUCKET}/${PREFIX}`,
       SVC_STORAGE_ENDPOINT: s3.endpoint,
@@ -110,7 +84,8 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     expect(apiB.services.config.dataDir).not.toBe(apiA.services.config.dataDir);
     await startWorker();
     await startWorker();
-    await waitForPollers(apiA.services.config, 2);
+    // Both can run a step (activity tasks), not only pick up a workflow task.
+    await waitForPollers(apiA.services.config, { count: 2, kind: 'activity', timeoutMs: 60_000 });
     files = await startFileServer();
     target = await createPostgisTarget();
     const cookie = await login(apiA.app);
@@ -149,18 +124,20 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
   const runIds: string[] = [];
 
   it('S3FileStore: publishing replaces an earlier attempt, the cache stays within its bound and refetches what it dropped', async () => {
-    const credentials = { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key };
-    const store = new S3FileStore({
-      bucket: BUCKET,
-      prefix: 'unit/',
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials,
-      cacheDir: emptyDataDir(),
-      cacheBytes: 1500,
-      minIdleMs: 0,
-    });
+    // A process's store: its own empty cache of 1500 bytes.
+    const storeOfAProcess = () =>
+      new S3FileStore({
+        bucket: BUCKET,
+        prefix: 'unit/',
+        endpoint: s3.endpoint,
+        region: 'us-east-1',
+        forcePathStyle: true,
+        credentials: writerCredentials(s3),
+        cacheDir: emptyDataDir(),
+        cacheBytes: 1500,
+        minIdleMs: 0,
+      });
+    const store = storeOfAProcess();
     let dir = await store.workDir('run_u1', 'extract');
     writeFileSync(path.join(dir, 'left-by-attempt-1.txt'), 'x');
     await store.publish('run_u1', 'extract');
@@ -171,17 +148,7 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     expect(await keys('unit/')).toEqual(['unit/runs/run_u1/extract/dataset/a.csv']);
 
     // A second process (its own empty cache) reads it; a 1000-byte folder and another push the first out.
-    const other = new S3FileStore({
-      bucket: BUCKET,
-      prefix: 'unit/',
-      endpoint: s3.endpoint,
-      region: 'us-east-1',
-      forcePathStyle: true,
-      credentials,
-      cacheDir: emptyDataDir(),
-      cacheBytes: 1500,
-      minIdleMs: 0,
-    });
+    const other = storeOfAProcess();
     const first = await other.local('run_u1', 'extract/dataset');
     expect(readFileSync(path.join(first, 'a.csv'), 'utf8')).toHaveLength(1000);
     expect(await other.put('ws_u2', 'original/b.csv', Readable.from([Buffer.alloc(1000, 'b')]))).toBe(1000);
@@ -343,10 +310,15 @@ describe.skipIf(skip)('files in object storage: API replicas and workers on sepa
     // The replicas' own timers run the cleanup too, under one advisory lock: a call that finds it
     // taken does nothing, so call until the two Workspaces have been expired by this clock.
     let expired = 0;
-    for (let i = 0; i < 50 && expired < 2; i += 1) {
-      expired += (await cleanupExpiredWorkspaces(apiA.services)).expired;
-      if (expired < 2) await sleep(200);
-    }
+    await until(
+      'the cleanup to expire both Workspaces',
+      async () => {
+        expired += (await cleanupExpiredWorkspaces(apiA.services)).expired;
+        return expired >= 2;
+      },
+      10_000,
+      200,
+    );
     expect(expired).toBe(2);
     const left = await keys();
     for (const id of [...runIds, ...workspaceIds])

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { bearer } from './app.js';
+import { untilRead } from './until.js';
 
 /** A Run as the API answers it (the fields the suites look at). */
 export interface RunJson {
@@ -43,26 +44,22 @@ export function jobsClient(app: () => FastifyInstance, token: string) {
   const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = {}) =>
     app().inject({ method, url, headers: { ...bearer(token), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) });
   /** Polls a Run until it has finished (or `until` holds), failing after `timeoutMs`. */
-  const waitForRun = async (
-    jobId: string,
-    runId: string,
-    until: (run: RunJson) => boolean = (r) => finished(r.status),
-    timeoutMs = 90_000,
-  ): Promise<RunJson> => {
-    const deadline = Date.now() + timeoutMs;
-    let last: RunJson | undefined;
-    while (Date.now() < deadline) {
-      const res = await call('GET', `/api/v1/jobs/${jobId}/runs/${runId}`);
-      if (res.statusCode !== 200) throw new Error(`GET run: ${res.statusCode} ${res.body}`);
-      last = res.json() as RunJson;
-      if (until(last)) return last;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    throw new Error(`Run ${runId} did not get there in ${timeoutMs} ms; last seen: ${JSON.stringify(last)}`);
-  };
+  const waitForRun = (jobId: string, runId: string, until: (run: RunJson) => boolean = (r) => finished(r.status), timeoutMs = 90_000): Promise<RunJson> =>
+    untilRead(
+      `Run ${runId} to get there`,
+      async () => {
+        const res = await call('GET', `/api/v1/jobs/${jobId}/runs/${runId}`);
+        if (res.statusCode !== 200) throw new Error(`GET run: ${res.statusCode} ${res.body}`);
+        return res.json() as RunJson;
+      },
+      until,
+      timeoutMs,
+    );
   return {
     call,
     waitForRun,
+    /** A Job's Runs (up to a hundred), as the API lists them. */
+    runsOf: async (jobId: string) => (await call('GET', `/api/v1/jobs/${jobId}/runs?limit=100`)).json().items as RunJson[],
     /** Run Now on a Job, then waits for that Run to finish. */
     runNow: async (jobId: string): Promise<RunJson> => waitForRun(jobId, (await call('POST', `/api/v1/jobs/${jobId}/run`)).json().id),
   };

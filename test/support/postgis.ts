@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { adminUrl } from './database.js';
+import { until } from './until.js';
 
 /**
  * A throwaway PostGIS database on the suite's cluster, owned by a fresh login role with a
@@ -67,12 +68,13 @@ export async function createPostgisDatabase(options: { postgis?: boolean } = {})
  * Waits (up to 10 s) until a delivery's staging table exists in a database: its load is under way.
  * `query` runs SQL there (a target's or a test database's own helper); true when one was seen.
  */
-export async function untilStagingTable(query: (text: string) => Promise<unknown[]>): Promise<boolean> {
-  for (let i = 0; i < 400; i += 1) {
-    if ((await query("SELECT 1 FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%' AND relkind = 'r'")).length) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return false;
+export function untilStagingTable(query: (text: string) => Promise<unknown[]>): Promise<boolean> {
+  return until(
+    'a staging table',
+    async () => (await query("SELECT 1 FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%' AND relkind = 'r'")).length > 0,
+    10_000,
+    25,
+  ).catch(() => false);
 }
 
 /**

@@ -7,7 +7,8 @@ import { allScopes } from '../../domain/accounts/scopes.js';
 import { loadConfig } from '../../platform/config.js';
 import { freePort } from '../../scripts/local-services.js';
 import { createTestDatabase } from './database.js';
-import { waitForPoller } from '../../devservers/temporal.js';
+import { until } from './until.js';
+import { waitForPollers } from '../../devservers/temporal.js';
 import { temporalAddress } from './worker.js';
 
 /** Every scope a personal access token can have. */
@@ -68,20 +69,19 @@ export async function startServiceProcesses(extraEnv: Record<string, string> = {
     await db.drop();
   };
   try {
-    const deadline = Date.now() + 90_000;
-    for (;;) {
-      if (!running(api)) throw new Error(`the API exited while starting:\n${output.slice(-4000)}`);
-      if (
-        await fetch(`${base}/healthz`).then(
+    await until(
+      () => `the API to answer /healthz:\n${output.slice(-4000)}`,
+      () => {
+        if (!running(api)) throw new Error(`the API exited while starting:\n${output.slice(-4000)}`);
+        return fetch(`${base}/healthz`).then(
           (r) => r.ok,
           () => false,
-        )
-      )
-        break;
-      if (Date.now() > deadline) throw new Error(`the API did not answer /healthz within 90 s:\n${output.slice(-4000)}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    await waitForPoller(loadConfig(env), 60_000);
+        );
+      },
+      90_000,
+      250,
+    );
+    await waitForPollers(loadConfig(env), { timeoutMs: 60_000 });
     const login = await fetch(`${base}/api/v1/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: base },

@@ -4,13 +4,13 @@ import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
 import type { Config } from '../../platform/config.js';
 import { createWorker } from '../../worker/worker.js';
-import { waitForPoller } from '../../devservers/temporal.js';
+import { waitForPollers } from '../../devservers/temporal.js';
 
 /** A real worker on the app's task queue and data folder, running until stop(). */
 export async function startTestWorker(config: Config): Promise<{ worker: Worker; stop(): Promise<void> }> {
   const { worker, close } = await createWorker(config);
   const running = worker.run();
-  await waitForPoller(config);
+  await waitForPollers(config);
   return {
     worker,
     async stop() {
@@ -40,7 +40,7 @@ export async function spawnWorkerProcess(
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await waitForPoller(config, 60_000);
+  await waitForPollers(config, { timeoutMs: 60_000 });
   return {
     child,
     exited,

@@ -1,8 +1,9 @@
-import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, DeleteBucketCommand, DeleteObjectCommand, GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { s3ServerUnavailable, startS3Server, type S3Server } from '../../devservers/s3/server.js';
+import { bucketAdmin } from '../support/s3.js';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
 import type { Locator, Page } from 'playwright-core';
 import path from 'node:path';
@@ -62,13 +63,7 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
         SELECT 'Parcel ' || i, ST_MakeEnvelope(8.5 + i * 0.002, 47.37, 8.501 + i * 0.002, 47.371, 4326) FROM generate_series(1, 12) AS i;
       ALTER TABLE public.parcels OWNER TO ${db.config.username};`);
     s3 = await startS3Server();
-    admin = new S3Client({
-      region: 'us-east-1',
-      endpoint: s3.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: s3.writer.access_key, secretAccessKey: s3.writer.secret_key },
-    });
-    await admin.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    admin = await bucketAdmin(s3, BUCKET);
     server = await startServer({ temporal: true, env: { SVC_TEMPORAL_UI_URL: TEMPORAL_UI } });
     browser = await launchBrowser();
     await logIn(browser.page, server.url);

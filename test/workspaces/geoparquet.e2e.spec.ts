@@ -5,16 +5,16 @@ import path from 'node:path';
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
 import { FetchSource, PMTiles } from 'pmtiles';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { convertDataset } from '../../geo/datasets/convert.js';
 import { datasetAt } from '../../geo/datasets/dataset-files.js';
 import { engineAvailable, engineVenv } from '../../geo/formats/engine.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { bearer, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest, type Send, type Upload } from '../support/e2e.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
-import { fileBody, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
-import { multipartFile } from '../support/multipart.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { fileBody } from '../support/jobs.js';
+import { temporalAddress } from '../support/worker.js';
 
 /*
  * Issue 35 through the API: a GeoParquet upload inspected and previewed, the formats catalogue,
@@ -24,40 +24,31 @@ const skip =
   skipWithoutDatabase ||
   (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal') ||
   (!engineAvailable() && 'the formats engine is not installed (scripts/ensure.sh installs it)');
+const it = e2eTest({
+  worker: true,
+  scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run', 'sources:write', 'jobs:read', 'jobs:write', 'jobs:run', 'destinations:write'],
+});
 
 describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
   let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let token: string;
+  let send: Send;
+  let upload: Upload;
   const dir = fixtureDir();
   let parquet: string;
 
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true });
-    worker = await startTestWorker(sut.services.config);
-    token = await createToken(sut.app, await login(sut.app), [
-      'workspaces:read',
-      'workspaces:write',
-      'workspaces:run',
-      'sources:write',
-      'jobs:read',
-      'jobs:write',
-      'jobs:run',
-      'destinations:write',
-    ]);
+  it.beforeAll(async ({ sut: theSut, token: theToken, send: theSend, upload: theUpload }) => {
+    sut = theSut;
+    token = theToken;
+    send = theSend;
+    upload = theUpload;
     // The fixture: the service's own GeoParquet of 25 points (interop.int.spec.ts checks it against other readers).
     const written = await convertDataset(datasetAt(pointsGeoJson(dir)), { outputFormat: 'GeoParquet' }, path.join(dir, 'parquet'));
     parquet = path.join(dir, 'parquet', written.filename);
   });
-  afterAll(async () => {
-    await files?.close();
-    await worker?.stop();
-    await sut?.close();
-  });
-  let files: FileServer | undefined;
 
-  const get = (url: string) => sut.app.inject({ method: 'GET', url, headers: bearer(token) });
-  const post = (url: string, payload: object) => sut.app.inject({ method: 'POST', url, payload, headers: bearer(token) });
+  const get = (url: string) => send('GET', url);
+  const post = (url: string, payload: object) => send('POST', url, payload);
 
   it('lists GeoParquet (read and write), PMTiles and vector MBTiles among the formats', async () => {
     const formats = (await get('/api/v1/formats')).json().items as {
@@ -74,8 +65,7 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
   });
 
   it('uploads a GeoParquet file, previews it, refuses bad creation options, converts to GeoParquet and PMTiles', async () => {
-    const m = multipartFile(parquet, 'places.parquet');
-    const created = await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } });
+    const created = await upload(parquet, { filename: 'places.parquet' });
     expect(created.statusCode, created.body).toBe(201);
     const ws = created.json();
     expect(ws).toMatchObject({ status: 'inspected', filename: 'places.parquet', driver: 'GeoParquet', format: 'GeoParquet 1.1.0', crs: 'EPSG:4326' });
@@ -118,8 +108,7 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
   });
 
   it('serves a PMTiles output by byte ranges: the pmtiles client reads it in place through the API', async () => {
-    const m = multipartFile(parquet, 'places.parquet');
-    const ws = (await sut.app.inject({ method: 'POST', url: '/api/v1/workspaces', payload: m.payload, headers: { ...m.headers, ...bearer(token) } })).json();
+    const ws = (await upload(parquet, { filename: 'places.parquet' })).json();
     const converted = await post(`/api/v1/workspaces/${ws.id}/convert`, {
       output_format: 'PMTiles',
       creation_options: { dataset: { MINZOOM: '0', MAXZOOM: '6' } },
@@ -162,16 +151,8 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
   });
 
   it('takes the same creation options on a Job as on a Workspace convert, checked by the same rules', async () => {
-    const source = (
-      await sut.app.inject({
-        method: 'POST',
-        url: '/api/v1/sources',
-        payload: { name: 'parquet', type: 'url', configuration: { url: 'http://127.0.0.1:9/places.parquet' } },
-        headers: bearer(token),
-      })
-    ).json();
-    const job = (body: object) =>
-      sut.app.inject({ method: 'POST', url: '/api/v1/jobs', payload: { name: 'to parquet', source_id: source.id, ...body }, headers: bearer(token) });
+    const source = (await post('/api/v1/sources', { name: 'parquet', type: 'url', configuration: { url: 'http://127.0.0.1:9/places.parquet' } })).json();
+    const job = (body: object) => post('/api/v1/jobs', { name: 'to parquet', source_id: source.id, ...body });
     const bad = await job({ output_format: 'GeoParquet', creation_options: { dataset: { ROW_GROUPS: '10' } } });
     expect(bad.statusCode, bad.body).toBe(400);
     expect(bad.json().error).toMatchObject({ code: 'invalid_parameter', details: { parameter: 'creation_options', option: 'ROW_GROUPS' } });
@@ -190,11 +171,12 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
     expect((await get(`/api/v1/jobs/${created.json().id}`)).json().creation_options).toEqual({ dataset: { COMPRESSION: 'SNAPPY', ROW_GROUP_SIZE: '5000' } });
   });
 
-  it("a Job's creation options reach the file it delivers: GeoParquet row groups, codec, order and column; GeoPackage column names", async () => {
+  it("a Job's creation options reach the file it delivers: GeoParquet row groups, codec, order and column; GeoPackage column names", async ({
+    files,
+    jobs: api,
+  }) => {
     // 2,500 points from a url Source, each Run's output POSTed to a webhook on the same local server.
-    files = await startFileServer();
     files.put('/many.geojson', fileBody(pointsGeoJson(fixtureDir(), 2500)));
-    const api = jobsClient(() => sut.app, token);
     const source = (
       await api.call('POST', '/api/v1/sources', { name: 'many places', type: 'url', configuration: { url: `${files.url}/many.geojson` } })
     ).json();
@@ -204,7 +186,7 @@ describe.skipIf(skip)('GeoParquet and PMTiles through /api/v1', () => {
       expect(created.statusCode, created.body).toBe(201);
       const run = await api.runNow(created.json().id);
       expect(run.status, JSON.stringify(run.error)).toBe('succeeded');
-      const received = files!.received.find((r) => r.headers['x-geoflow-delivery'] === run.id);
+      const received = files.received.find((r) => r.headers['x-geoflow-delivery'] === run.id);
       expect(received, `the webhook got Run ${run.id}'s file`).toBeDefined();
       const file = path.join(dir, `${run.id}.${ext}`);
       writeFileSync(file, received!.body);

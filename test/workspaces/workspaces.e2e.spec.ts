@@ -1,10 +1,11 @@
 import gdal from 'gdal-async';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { cleanupExpiredWorkspaces } from '../../application/workspace-cleanup.js';
-import { bearer, createTestApp, createToken, login, type TestApp } from '../support/app.js';
+import { createTestApp, login, type TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
+import { e2eTest, type E2eFixtures, type Send } from '../support/e2e.js';
 import {
   boroughsShapefileZip,
   fixtureDir,
@@ -16,41 +17,27 @@ import {
   zippedShapefile,
 } from '../support/fixtures.js';
 import { multipartFile } from '../support/multipart.js';
-import { startTestWorker, temporalAddress } from '../support/worker.js';
+import { temporalAddress } from '../support/worker.js';
 
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
+const it = e2eTest({ worker: true, scopes: ['workspaces:read', 'workspaces:write', 'workspaces:run'], env: { SVC_MAX_UPLOAD_MB: '2' } });
 
 describe.skipIf(skip)('Workspaces through /api/v1', () => {
   let sut: TestApp;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
-  let token: string;
-  let cookie: string;
+  let fixtures: Pick<E2eFixtures, 'get' | 'upload' | 'tokenFor'>;
+  let send: Send;
   const dir = fixtureDir();
   let now = Date.now();
 
-  beforeAll(async () => {
-    sut = await createTestApp({ temporal: true, env: { SVC_MAX_UPLOAD_MB: '2' } });
+  it.beforeAll(async ({ sut: theSut, send: theSend, get: theGet, upload: theUpload, tokenFor }) => {
+    sut = theSut;
     sut.services.clock = () => new Date(now);
-    worker = await startTestWorker(sut.services.config);
-    cookie = await login(sut.app);
-    token = await createToken(sut.app, cookie, ['workspaces:read', 'workspaces:write', 'workspaces:run']);
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await sut?.close();
+    send = theSend;
+    fixtures = { get: theGet, upload: theUpload, tokenFor };
   });
 
-  const upload = (file: string, filename?: string, t = token) =>
-    sut.app.inject({
-      method: 'POST',
-      url: '/api/v1/workspaces',
-      ...(() => {
-        const m = multipartFile(file, filename);
-        return { payload: m.payload, headers: { ...m.headers, ...bearer(t) } };
-      })(),
-    });
-  const get = (url: string, t = token) => sut.app.inject({ method: 'GET', url, headers: bearer(t) });
-  const send = (method: 'PUT' | 'POST', url: string, payload: object, t = token) => sut.app.inject({ method, url, payload, headers: bearer(t) });
+  const upload = (file: string, filename?: string, token?: string) => fixtures.upload(file, { filename, token });
+  const get = (url: string, token?: string) => fixtures.get(url, token);
 
   it('uploads, inspects, previews, transforms, converts and downloads a GeoJSON', async () => {
     const created = await upload(pointsGeoJson(dir));
@@ -371,19 +358,16 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
 
   it('applies scopes and ownership', async () => {
     const ws = (await upload(pointsGeoJson(dir))).json();
-    const readOnly = await createToken(sut.app, cookie, ['workspaces:read']);
+    const readOnly = await fixtures.tokenFor(['workspaces:read']);
     expect((await get(`/api/v1/workspaces/${ws.id}`, readOnly)).statusCode).toBe(200);
     expect((await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG' }, readOnly)).statusCode).toBe(403);
     expect((await send('PUT', `/api/v1/workspaces/${ws.id}/transformations`, { operations: [] }, readOnly)).statusCode).toBe(403);
-    const runOnly = await createToken(sut.app, cookie, ['workspaces:run']);
+    const runOnly = await fixtures.tokenFor(['workspaces:run']);
     expect((await get(`/api/v1/workspaces/${ws.id}`, runOnly)).statusCode).toBe(403);
-    const jobsToken = await createToken(sut.app, cookie, ['jobs:read', 'jobs:write', 'jobs:run']);
+    const jobsToken = await fixtures.tokenFor(['jobs:read', 'jobs:write', 'jobs:run']);
     expect((await upload(pointsGeoJson(dir), undefined, jobsToken)).statusCode).toBe(403);
 
-    const { registerUser } = await import('../../application/accounts.js');
-    await registerUser(sut.services, { email: 'other@example.com', password: 'other long password' });
-    const otherCookie = await login(sut.app, { email: 'other@example.com', password: 'other long password' });
-    const other = await createToken(sut.app, otherCookie, ['workspaces:read']);
+    const other = await fixtures.tokenFor(['workspaces:read'], { email: 'other@example.com', password: 'other long password' });
     const foreign = await get(`/api/v1/workspaces/${ws.id}`, other);
     expect(foreign.statusCode).toBe(404);
     expect(foreign.json().error.code).toBe('job_not_found');
@@ -392,7 +376,7 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
   });
 
   it('refuses deliver before convert with job_not_ready', async () => {
-    const t = await createToken(sut.app, cookie, ['workspaces:read', 'workspaces:write', 'workspaces:run', 'destinations:read']);
+    const t = await fixtures.tokenFor(['workspaces:read', 'workspaces:write', 'workspaces:run', 'destinations:read']);
     const ws = (await upload(pointsGeoJson(dir), undefined, t)).json();
     const res = await send('POST', `/api/v1/workspaces/${ws.id}/deliver`, { destination_id: 'dst_x', destination_target: { table: 'x' } }, t);
     expect(res.statusCode).toBe(409);
@@ -429,8 +413,9 @@ describe.skipIf(skip)('Workspaces through /api/v1', () => {
   });
 });
 
+// An app with no worker on its task queue: its own setup, not the file's fixture (which has one).
 describe.skipIf(skip)('convert without a worker', () => {
-  it('says at once that no worker is running, and records nothing', async () => {
+  test('says at once that no worker is running, and records nothing', async () => {
     const sut = await createTestApp({ temporal: true }); // its own task queue, no worker on it
     try {
       const cookie = await login(sut.app);
