@@ -17,11 +17,28 @@ const resultParser: Interceptor = {
   },
 };
 
-export async function createDatabasePool(url: string, maximumPoolSize = 10): Promise<DatabasePool> {
+/**
+ * How long PostgreSQL lets a session sit idle inside a transaction before it ends the session.
+ * Every transaction here is a few statements back to back, so a session idle that long lost its
+ * process: a replica cut off by a network partition leaves its session idle in transaction on
+ * the server, still holding what it locked (a projection pass locks the checkpoints), and every
+ * other replica's projections wait behind it until the server gives up (slonik's default is a
+ * minute; TCP on its own, a quarter of an hour). Ten seconds bounds that wait well inside the
+ * API's read-your-writes wait (projections/runner.ts, waitFor).
+ */
+export const IDLE_IN_TRANSACTION_MS = 10_000;
+
+export async function createDatabasePool(url: string, maximumPoolSize = 10, options: { idleInTransactionMs?: number } = {}): Promise<DatabasePool> {
   // resetConnection: slonik runs DISCARD ALL each time a connection goes back to the pool, an
   // extra round trip per query. Nothing here leaves session state on a pooled connection (no SET,
   // no session advisory locks, no temporary tables, no named statements), so there is nothing to reset.
-  return createPool(url, { interceptors: [resultParser], maximumPoolSize, captureStackTrace: false, resetConnection: async () => undefined });
+  return createPool(url, {
+    interceptors: [resultParser],
+    maximumPoolSize,
+    captureStackTrace: false,
+    resetConnection: async () => undefined,
+    idleInTransactionSessionTimeout: options.idleInTransactionMs ?? IDLE_IN_TRANSACTION_MS,
+  });
 }
 
 /**

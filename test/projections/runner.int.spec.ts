@@ -2,7 +2,7 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresEventStore } from '../../eventstore/postgres.js';
-import { createDatabasePool } from '../../platform/db.js';
+import { createDatabasePool, IDLE_IN_TRANSACTION_MS } from '../../platform/db.js';
 import type { Projector } from '../../projections/projector.js';
 import { ensureSchema, ProjectionRunner } from '../../projections/runner.js';
 import { createTestDatabase, skipWithoutDatabase } from '../support/database.js';
@@ -124,5 +124,51 @@ describe.skipIf(skipWithoutDatabase)('projection runner', () => {
     expect((await both.lag(2)).find((l) => l.projector === 'behind')).toEqual({ projector: 'behind', events: 2 });
     await both.catchUp();
     expect((await both.lag()).map((l) => l.events)).toEqual([0, 0]);
+  });
+
+  it('holds up the other replicas only until PostgreSQL ends the session of a replica lost in the middle of a pass', async () => {
+    // The service's pools end a session left idle in a transaction after IDLE_IN_TRANSACTION_MS.
+    expect(await pool.oneFirst(sql.type(z.object({ t: z.string() }))`SELECT current_setting('idle_in_transaction_session_timeout') AS t`)).toBe(
+      `${IDLE_IN_TRANSACTION_MS / 1000}s`,
+    );
+    const schema = 'rm_lost';
+    const projector = counting('lost');
+    await ensureSchema(pool, schema, [projector]);
+    await new ProjectionRunner(store, pool, [projector], schema).catchUp();
+    // The lost replica: its pass locked the checkpoints, then it went silent (a network partition
+    // looks the same to the server). Its own pool, with a short limit, so the test is quick.
+    const lostPool = await createDatabasePool(db.url, 1, { idleInTransactionMs: 1_500 });
+    let lostError: unknown;
+    let signalLocked = () => {};
+    const locked = new Promise<void>((resolve) => {
+      signalLocked = resolve;
+    });
+    const lost = lostPool
+      .connect(async (connection) => {
+        await connection.query(sql.unsafe`BEGIN`);
+        await connection.query(sql.unsafe`SELECT * FROM ${sql.identifier([schema, 'checkpoints'])} FOR UPDATE`);
+        signalLocked();
+        // Silent past the limit (the time is what is tested), then its next statement.
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        await connection.query(sql.unsafe`SELECT 1`);
+      })
+      .catch((error) => {
+        lostError = error;
+      });
+    await locked;
+    const runner = new ProjectionRunner(store, pool, [projector], schema);
+    runner.start();
+    try {
+      const appended = await store.appendToStream('lost-1', [{ type: 'ThingHappened', data: {} }], 'no_stream');
+      // Without the limit the pass would wait for the lost session (slonik's default: a minute).
+      await runner.waitFor(appended.position, 10_000);
+      expect(await seen(schema, 'lost')).toBe((await store.readAll(0n, 1000)).length);
+    } finally {
+      await runner.stop();
+      await lost;
+      await lostPool.end();
+    }
+    // PostgreSQL ended the silent session: its next statement found the connection gone.
+    expect(String(lostError)).toMatch(/terminat|connection/i);
   });
 });
