@@ -9,7 +9,15 @@ import { stagingNames } from '../../connectors/shared/sql/sql-delivery.js';
 import { inProcessLimits, translatedHere } from '../../connectors/shared/files/translate-here.js';
 import { closedPort, connectorContext, expectConnectorError, silentServer, stallingPgProxy } from './support.js';
 import { skipWithoutDatabase } from '../support/database.js';
-import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';
+import {
+  boroughsShapefileZip,
+  fixtureDir,
+  layerFromWktCsv,
+  manyPointsGpkg,
+  mixedPolygonsGeoJson,
+  pointsGeoJson,
+  zippedShapefile,
+} from '../support/fixtures.js';
 import { createPostgisDatabase, type PostgisDatabase, untilStagingTable } from '../support/postgis.js';
 import { geoJsonFile, layerInput as deliverInput, readLayer as read } from './sql-fixtures.js';
 
@@ -317,20 +325,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
         'PROJCS["Custom LCC",GEOGCS["GCS_WGS_1984",DATUM["D_WGS_1984",SPHEROID["WGS_1984",6378137.0,298.257223563]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],' +
         'PROJECTION["Lambert_Conformal_Conic"],PARAMETER["False_Easting",500000.0],PARAMETER["False_Northing",0.0],PARAMETER["Central_Meridian",-96.123],' +
         'PARAMETER["Standard_Parallel_1",33.0],PARAMETER["Standard_Parallel_2",45.0],PARAMETER["Latitude_Of_Origin",39.0],UNIT["Meter",1.0]]';
-      execFileSync('ogr2ogr', [
-        '-f',
-        'GPKG',
-        gpkg,
-        csv,
-        '-oo',
-        'GEOM_POSSIBLE_NAMES=wkt',
-        '-oo',
-        'KEEP_GEOM_COLUMNS=NO',
-        '-a_srs',
-        customLcc,
-        '-nln',
-        'custom',
-      ]);
+      layerFromWktCsv('GPKG', gpkg, csv, customLcc, 'custom');
       const target = { schema: 'public', table: 'custom_crs', write_mode: 'replace' as const };
       const refused = await expectConnectorError(postgis.destination!.deliver(db.config, target, deliverInput(gpkg), connectorContext()), 'permission_denied');
       expect(refused.message).toMatch(/CRS has no EPSG code.*reproject the layer.*GRANT INSERT ON spatial_ref_sys TO loader_\w+/);
