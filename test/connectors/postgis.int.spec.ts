@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import {
   boroughsShapefileZip,
   fixtureDir,
   layerFromWktCsv,
+  constantGeoTiff,
   manyPointsGpkg,
   mixedPolygonsGeoJson,
   pointsGeoJson,
@@ -372,25 +372,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
 
     it('a raster output is refused in words that say where rasters go', async () => {
       const tif = path.join(dir, 'raster.tif');
-      execFileSync('gdal_create', [
-        '-of',
-        'GTiff',
-        '-outsize',
-        '4',
-        '4',
-        '-bands',
-        '1',
-        '-burn',
-        '3',
-        '-a_srs',
-        'EPSG:4326',
-        '-a_ullr',
-        '0',
-        '4',
-        '4',
-        '0',
-        tif,
-      ]);
+      constantGeoTiff(tif, { size: [4, 4], burn: [3], srs: 'EPSG:4326', ullr: [0, 4, 4, 0] });
       const refused = await expectConnectorError(
         postgis.destination!.deliver(
           db.config,

@@ -10,6 +10,24 @@ export function fixtureDir(): string {
 
 const ogr = (args: string[]) => execFileSync('ogr2ogr', args, { stdio: 'pipe' });
 
+/** A GeoTIFF of constant pixels: `size` is width and height, one band per `burn` value (or `bands` bands of the one value), corners `ullr` in `srs`. */
+export function constantGeoTiff(
+  out: string,
+  o: { size: [number, number]; burn: number[]; bands?: number; type?: string; srs: string; ullr: [number, number, number, number]; more?: string[] },
+): string {
+  const burns = o.burn.flatMap((b) => ['-burn', String(b)]);
+  const type = o.type ? ['-ot', o.type] : [];
+  const size = o.size.map(String);
+  const corners = o.ullr.map(String);
+  const bands = String(o.bands ?? o.burn.length);
+  execFileSync(
+    'gdal_create',
+    ['-q', '-of', 'GTiff', '-outsize', ...size, '-bands', bands, ...type, ...burns, '-a_srs', o.srs, '-a_ullr', ...corners, ...(o.more ?? []), out],
+    { stdio: 'pipe' },
+  );
+  return out;
+}
+
 /** Writes layer `layer` of `out` (GDAL driver `format`) from a CSV whose `wkt` column holds the geometries, in `srs`; `more` are further ogr2ogr options. */
 export function layerFromWktCsv(format: string, out: string, csv: string, srs: string, layer: string, more: string[] = []): string {
   ogr(['-f', format, out, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', srs, '-nln', layer, ...more]);

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { bearer } from './app.js';
+import { fixtureDir, pointsGeoJson } from './fixtures.js';
 import { untilRead } from './until.js';
 
 /** A Run as the API answers it (the fields the suites look at). */
@@ -63,6 +64,14 @@ export function jobsClient(app: () => FastifyInstance, token: string) {
     /** Run Now on a Job, then waits for that Run to finish. */
     runNow: async (jobId: string): Promise<RunJson> => waitForRun(jobId, (await call('POST', `/api/v1/jobs/${jobId}/run`)).json().id),
   };
+}
+
+/** Serves five points at /places.geojson and saves two url Sources: `places` that reads them and `gone` whose file is missing (404). */
+export async function placesSources(api: ReturnType<typeof jobsClient>, files: FileServer): Promise<{ sourceId: string; missingId: string }> {
+  files.put('/places.geojson', fileBody(pointsGeoJson(fixtureDir(), 5)));
+  const source = async (name: string, file: string) =>
+    (await api.call('POST', '/api/v1/sources', { name, type: 'url', configuration: { url: `${files.url}/${file}` } })).json().id as string;
+  return { sourceId: await source('places', 'places.geojson'), missingId: await source('gone', 'gone.geojson') };
 }
 
 /** A POST a webhook Destination made. */
