@@ -50,14 +50,10 @@ const source = {
           field: 'key' satisfies keyof S3Cursor,
           name: key,
           async read(ifNoneMatch) {
-            try {
-              const answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
-              return { body: answer.Body as Readable | undefined, length: answer.ContentLength, etag: answer.ETag ?? null };
-            } catch (error) {
-              if (ifNoneMatch && isNotModified(error)) return 'unchanged';
-              throw error;
-            }
+            const answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
+            return { body: answer.Body as Readable | undefined, length: answer.ContentLength, etag: answer.ETag ?? null };
           },
+          notModified: isNotModified,
           failure: (error) => s3Failure(error, label(c, key), s3Where(c, key)),
           label: label(c, key),
           where: s3Where(c, key),
