@@ -12,6 +12,7 @@ import { errorEnvelope } from '../errors.js';
 import { pageOf, pageQuery, pageView } from '../pagination.js';
 import { idParam } from '../schemas.js';
 import { connectionSchema, connectorSchema, discoverySchema, representConnection, testResultSchema } from './representation.js';
+import { publicRoute } from '../public-route.js';
 
 /*
  * /sources and /destinations: the same routes for both kinds of saved connection, built from the
@@ -175,15 +176,11 @@ export function connectorCatalogRoutes(): FastifyPluginAsyncZod {
   return async (app) => {
     app.get(
       '/connectors',
-      {
-        config: { auth: { public: true } },
-        schema: {
-          security: [],
-          tags: ['Catalogs'],
-          summary: 'Connection types: configuration fields (JSON Schema), secrets, selectors and targets, capabilities',
-          response: { 200: z.object({ items: z.array(connectorSchema) }) },
-        },
-      },
+      publicRoute({
+        tags: ['Catalogs'],
+        summary: 'Connection types: configuration fields (JSON Schema), secrets, selectors and targets, capabilities',
+        response: { 200: z.object({ items: z.array(connectorSchema) }) },
+      }),
       async () => ({ items }),
     );
   };

@@ -10,6 +10,7 @@ import { errorEnvelope } from '../errors.js';
 import { pageOf, pageQuery, pageView } from '../pagination.js';
 import { idParam } from '../schemas.js';
 import { channelSchema, channelTestSchema, channelTypeCatalog, channelTypeSchema, representChannel } from './representation.js';
+import { publicRoute } from '../public-route.js';
 
 /*
  * /notification-channels: a user's webhooks and email lists, which Jobs subscribe to (the Job
@@ -136,15 +137,11 @@ export function channelTypeRoutes(): FastifyPluginAsyncZod {
   return async (app) => {
     app.get(
       '/notification-channel-types',
-      {
-        config: { auth: { public: true } },
-        schema: {
-          security: [],
-          tags: ['Catalogs'],
-          summary: 'Notification channel types: their configuration (JSON Schema) and secrets',
-          response: { 200: z.object({ items: z.array(channelTypeSchema) }) },
-        },
-      },
+      publicRoute({
+        tags: ['Catalogs'],
+        summary: 'Notification channel types: their configuration (JSON Schema) and secrets',
+        response: { 200: z.object({ items: z.array(channelTypeSchema) }) },
+      }),
       async () => ({ items }),
     );
   };
