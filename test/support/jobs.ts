@@ -195,19 +195,11 @@ export function postgisConfiguration(databaseUrl: string) {
  * postgis Destination configuration for it and a query helper to look at what arrived.
  */
 export async function createPostgisTarget() {
-  const { adminUrl } = await import('./database.js');
-  const { randomBytes } = await import('node:crypto');
+  const { createTestDatabase } = await import('./database.js');
   const pg = (await import('pg')).default;
-  if (!adminUrl) throw new Error('SVC_TEST_DATABASE_URL is not set');
-  const database = `target_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
+  const { url, drop } = await createTestDatabase();
   const query = async <T extends Record<string, unknown>>(text: string, values: unknown[] = []) => {
-    const c = new pg.Client({ connectionString: url.toString() });
+    const c = new pg.Client({ connectionString: url });
     await c.connect();
     try {
       return (await c.query<T>(text, values)).rows;
@@ -216,14 +208,5 @@ export async function createPostgisTarget() {
     }
   };
   await query('CREATE EXTENSION postgis');
-  return {
-    configuration: postgisConfiguration(url.toString()),
-    query,
-    async drop() {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await c.end();
-    },
-  };
+  return { configuration: postgisConfiguration(url), query, drop };
 }
