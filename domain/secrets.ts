@@ -29,6 +29,11 @@ export interface SecretHolder {
   secrets: SealedSecrets;
 }
 
+/** What a created or updated event of a secret-holding resource sets in its state. */
+export function heldFrom(data: { name: string; type: string; configuration: Record<string, unknown>; secrets: SealedSecrets }) {
+  return { name: data.name, type: data.type, configuration: data.configuration, secrets: data.secrets };
+}
+
 /** The stored secrets after a write: only fields the type knows; a value sets, null clears, absent keeps. */
 export function applySecretChanges(stored: SealedSecrets, changes: SecretChanges, fields: readonly string[]): SealedSecrets {
   const next: SealedSecrets = {};

@@ -1,6 +1,6 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
-import { applySecretChanges as applyChanges, type SealedSecrets, type SecretChanges, type SecretHolder, type SecretWrite } from '../secrets.js';
+import { applySecretChanges as applyChanges, heldFrom, type SealedSecrets, type SecretChanges, type SecretHolder, type SecretWrite } from '../secrets.js';
 import { kindNoun, notFoundCode, type ConnectionKind } from './kinds.js';
 
 /*
@@ -96,18 +96,11 @@ export function connectionDecider(kind: ConnectionKind): Decider<ConnectionComma
       switch (event.type) {
         case 'SourceCreated':
         case 'DestinationCreated':
-          return {
-            status: 'active',
-            ownerId: event.data.owner_id,
-            name: event.data.name,
-            type: event.data.type,
-            configuration: event.data.configuration,
-            secrets: event.data.secrets,
-          };
+          return { status: 'active', ownerId: event.data.owner_id, ...heldFrom(event.data) };
         case 'SourceUpdated':
         case 'DestinationUpdated':
           if (state.status === 'absent') return state;
-          return { ...state, name: event.data.name, type: event.data.type, configuration: event.data.configuration, secrets: event.data.secrets };
+          return { ...state, ...heldFrom(event.data) };
         case 'SourceDeleted':
         case 'DestinationDeleted':
           if (state.status === 'absent') return state;

@@ -151,7 +151,8 @@ function touchedCalendars(schedule: JobSchedule, calendars: LocalCalendar[], dat
   }
   const out: Raw[] = [];
   for (const { date, hours } of byDate.values()) {
-    for (const g of hoursByMinutes(hours)) out.push({ year: date.year, month: date.month, days: [date.day], weekdays: null, hours: g.hours, minutes: g.minutes });
+    for (const g of hoursByMinutes(hours))
+      out.push({ year: date.year, month: date.month, days: [date.day], weekdays: null, hours: g.hours, minutes: g.minutes });
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
-import { applySecretChanges as applyChanges, type SealedSecrets, type SecretHolder, type SecretWrite } from '../secrets.js';
+import { applySecretChanges as applyChanges, heldFrom, type SealedSecrets, type SecretHolder, type SecretWrite } from '../secrets.js';
 
 /*
  * A notification channel: where a user wants to be told about their Jobs' Runs (a webhook, an
@@ -91,25 +91,10 @@ export const channelDecider: Decider<ChannelCommand, ChannelState, ChannelEvent>
   evolve(state, event) {
     switch (event.type) {
       case 'NotificationChannelCreated':
-        return {
-          status: 'active',
-          ownerId: event.data.owner_id,
-          name: event.data.name,
-          type: event.data.type,
-          configuration: event.data.configuration,
-          endpoint: event.data.endpoint,
-          secrets: event.data.secrets,
-        };
+        return { status: 'active', ownerId: event.data.owner_id, ...heldFrom(event.data), endpoint: event.data.endpoint };
       case 'NotificationChannelUpdated':
         if (state.status === 'absent') return state;
-        return {
-          ...state,
-          name: event.data.name,
-          type: event.data.type,
-          configuration: event.data.configuration,
-          endpoint: event.data.endpoint,
-          secrets: event.data.secrets,
-        };
+        return { ...state, ...heldFrom(event.data), endpoint: event.data.endpoint };
       case 'NotificationChannelDeleted':
         if (state.status === 'absent') return state;
         return { ...state, status: 'deleted' };
