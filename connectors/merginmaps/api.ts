@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { download } from '../shared/http/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { fetchJson, publicUrl } from '../shared/http/fetch.js';
+import { fetchJson, missingAs, publicUrl } from '../shared/http/fetch.js';
 import { postSignIn } from '../shared/http/sign-in.js';
 import type { ConnectorContext } from '../types.js';
 
@@ -119,13 +119,11 @@ export class MerginClient {
 
   private async get<T>(pathAndQuery: string, what: string): Promise<T> {
     const url = `${this.base}${pathAndQuery}`;
-    try {
-      return await this.authed(async (headers) => (await fetchJson<T>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json);
-    } catch (error) {
-      if (error instanceof ConnectorError && error.reason === 'not_found')
-        throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
-      throw error;
-    }
+    return missingAs(
+      this.authed(async (headers) => (await fetchJson<T>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json),
+      this.label,
+      what,
+    );
   }
 
   private projectPath(name: string): string {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ConnectorError } from '../../domain/transfers.js';
 import { download } from '../shared/http/download.js';
-import { fetchJson, publicUrl } from '../shared/http/fetch.js';
+import { fetchJson, missingAs, publicUrl } from '../shared/http/fetch.js';
 import { postSignIn } from '../shared/http/sign-in.js';
 import { listedPathSegments } from '../shared/files/remote-paths.js';
 import type { ConnectorContext } from '../types.js';
@@ -164,13 +164,11 @@ export class QfcClient {
 
   private async get<T>(path: string, what: string): Promise<T> {
     const url = `${this.root}${path}`;
-    try {
-      return await this.authed(async (headers) => (await fetchJson<T>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json);
-    } catch (error) {
-      if (error instanceof ConnectorError && error.reason === 'not_found')
-        throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
-      throw error;
-    }
+    return missingAs(
+      this.authed(async (headers) => (await fetchJson<T>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json),
+      this.label,
+      what,
+    );
   }
 
   /** Every project the account can see (its own and shared with it), page by page. */

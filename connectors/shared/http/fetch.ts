@@ -301,3 +301,13 @@ export async function fetchJson<T = unknown>(
     throw new ConnectorError('invalid_response', `${label} did not answer JSON`, { url: label, content_type: got.response.headers.get('content-type') }, false);
   }
 }
+
+/** `work`, its not_found said again as "<who> has no <what>" (what the caller was looking for, not a raw URL). */
+export async function missingAs<T>(work: Promise<T>, who: string, what: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof ConnectorError && error.reason === 'not_found') throw new ConnectorError('not_found', `${who} has no ${what}`, error.details, false);
+    throw error;
+  }
+}
