@@ -4,50 +4,25 @@ import { kindNoun, notFoundCode, type ConnectionKind } from '../domain/connectio
 import { notFound } from '../domain/errors.js';
 import { isoTime } from '../platform/db.js';
 import { readPage, type Page, type PageRequest } from './pagination.js';
-import { createOwnedTable, type Projector } from './projector.js';
-
-const connections = (schema: string) => sql.identifier([schema, 'connections']);
+import { ownedRowsProjector } from './projector.js';
 
 /**
  * Sources and Destinations, one table with a kind column. Only public fields and the names of
  * the secret fields that hold a value are projected: sealed secrets stay in the event store.
  */
-export const connectionsProjector: Projector = {
+export const connectionsProjector = ownedRowsProjector({
   name: 'connections',
   version: 1,
-  tables: ['connections'],
-  async createTables(tx, schema) {
-    await createOwnedTable(
-      tx,
-      schema,
-      'connections',
-      sql.fragment`kind text NOT NULL, name text NOT NULL, type text NOT NULL, configuration jsonb NOT NULL, secret_fields text[] NOT NULL`,
-      'kind',
-    );
-  },
-  async apply(tx, schema, event) {
-    const d = event.data as Record<string, any>;
-    switch (event.type) {
-      case 'SourceCreated':
-      case 'DestinationCreated':
-        await tx.query(sql.unsafe`INSERT INTO ${connections(schema)} (id, kind, owner_id, name, type, configuration, secret_fields, created_at, updated_at)
-          VALUES (${d.id}, ${d.kind}, ${d.owner_id}, ${d.name}, ${d.type}, ${sql.jsonb(d.configuration)}, ${sql.array(d.secret_fields, 'text')}, ${d.at}, ${d.at})
-          ON CONFLICT (id) DO NOTHING`);
-        break;
-      case 'SourceUpdated':
-      case 'DestinationUpdated':
-        await tx.query(sql.unsafe`UPDATE ${connections(schema)} SET name = ${d.name}, type = ${d.type}, configuration = ${sql.jsonb(d.configuration)},
-          secret_fields = ${sql.array(d.secret_fields, 'text')}, updated_at = ${d.at} WHERE id = ${d.id}`);
-        break;
-      case 'SourceDeleted':
-      case 'DestinationDeleted':
-        await tx.query(sql.unsafe`DELETE FROM ${connections(schema)} WHERE id = ${d.id}`);
-        break;
-      default:
-        break;
-    }
-  },
-};
+  table: 'connections',
+  columns: sql.fragment`kind text NOT NULL, name text NOT NULL, type text NOT NULL, configuration jsonb NOT NULL, secret_fields text[] NOT NULL`,
+  indexBy: 'kind',
+  created: ['SourceCreated', 'DestinationCreated'],
+  updated: ['SourceUpdated', 'DestinationUpdated'],
+  deleted: ['SourceDeleted', 'DestinationDeleted'],
+  id: 'id',
+  createdOnly: (d) => ({ kind: d.kind }),
+  values: (d) => ({ name: d.name, type: d.type, configuration: sql.jsonb(d.configuration), secret_fields: sql.array(d.secret_fields, 'text') }),
+});
 
 /** A saved connection as the use cases read it: public fields and the names of the secrets it holds, never their values. */
 const connectionRow = z.object({

@@ -3,46 +3,29 @@ import { z } from 'zod';
 import { channelNotFound } from '../domain/notifications/channel.js';
 import { isoTime } from '../platform/db.js';
 import { readPage, type Page, type PageRequest } from './pagination.js';
-import { createOwnedTable, type Projector } from './projector.js';
-
-const channels = (schema: string) => sql.identifier([schema, 'notification_channels']);
+import { ownedRowsProjector } from './projector.js';
 
 /**
  * Notification channels: public fields, where they send (`endpoint`) and the names of the secrets
  * that hold a value. Sealed secrets stay in the event store.
  */
-export const notificationChannelsProjector: Projector = {
+export const notificationChannelsProjector = ownedRowsProjector({
   name: 'notification-channels',
   version: 1,
-  tables: ['notification_channels'],
-  async createTables(tx, schema) {
-    await createOwnedTable(
-      tx,
-      schema,
-      'notification_channels',
-      sql.fragment`name text NOT NULL, type text NOT NULL, configuration jsonb NOT NULL, endpoint text NOT NULL, secret_fields text[] NOT NULL`,
-    );
-  },
-  async apply(tx, schema, event) {
-    const d = event.data as Record<string, any>;
-    switch (event.type) {
-      case 'NotificationChannelCreated':
-        await tx.query(sql.unsafe`INSERT INTO ${channels(schema)} (id, owner_id, name, type, configuration, endpoint, secret_fields, created_at, updated_at)
-          VALUES (${d.channel_id}, ${d.owner_id}, ${d.name}, ${d.type}, ${sql.jsonb(d.configuration)}, ${d.endpoint}, ${sql.array(d.secret_fields, 'text')}, ${d.at}, ${d.at})
-          ON CONFLICT (id) DO NOTHING`);
-        break;
-      case 'NotificationChannelUpdated':
-        await tx.query(sql.unsafe`UPDATE ${channels(schema)} SET name = ${d.name}, type = ${d.type}, configuration = ${sql.jsonb(d.configuration)},
-          endpoint = ${d.endpoint}, secret_fields = ${sql.array(d.secret_fields, 'text')}, updated_at = ${d.at} WHERE id = ${d.channel_id}`);
-        break;
-      case 'NotificationChannelDeleted':
-        await tx.query(sql.unsafe`DELETE FROM ${channels(schema)} WHERE id = ${d.channel_id}`);
-        break;
-      default:
-        break;
-    }
-  },
-};
+  table: 'notification_channels',
+  columns: sql.fragment`name text NOT NULL, type text NOT NULL, configuration jsonb NOT NULL, endpoint text NOT NULL, secret_fields text[] NOT NULL`,
+  created: ['NotificationChannelCreated'],
+  updated: ['NotificationChannelUpdated'],
+  deleted: ['NotificationChannelDeleted'],
+  id: 'channel_id',
+  values: (d) => ({
+    name: d.name,
+    type: d.type,
+    configuration: sql.jsonb(d.configuration),
+    endpoint: d.endpoint,
+    secret_fields: sql.array(d.secret_fields, 'text'),
+  }),
+});
 
 /** A channel as the use cases read it: public fields and the names of the secrets it holds, never their values. */
 const channelRow = z.object({

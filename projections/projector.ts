@@ -1,4 +1,4 @@
-import { sql, type DatabaseTransactionConnection, type FragmentSqlToken } from 'slonik';
+import { sql, type DatabaseTransactionConnection, type FragmentSqlToken, type ValueExpression } from 'slonik';
 import type { StoredEvent } from '../eventstore/port.js';
 
 /**
@@ -45,4 +45,54 @@ export async function createOwnedTable(
       updated_at timestamptz NOT NULL)`);
   const by = indexBy ? sql.fragment`${sql.identifier([indexBy])}, ` : sql.fragment``;
   await tx.query(sql.unsafe`CREATE INDEX IF NOT EXISTS ${sql.identifier([`${table}_owner`])} ON ${name} (owner_id, ${by}created_at DESC, id DESC)`);
+}
+
+/** An owned table whose rows follow one aggregate's lifecycle events (ownedRowsProjector). */
+export interface OwnedRows {
+  name: string;
+  version: number;
+  table: string;
+  /** The table's own columns (createOwnedTable), and the column its pages are also indexed by. */
+  columns: FragmentSqlToken;
+  indexBy?: string;
+  /** The event types that create, update and delete a row. */
+  created: string[];
+  updated: string[];
+  deleted: string[];
+  /** The event field that holds the row's id. */
+  id: string;
+  /** The row's own column values from a created or updated event's data. */
+  values(data: Record<string, any>): Record<string, ValueExpression>;
+  /** Columns set only when the row is created (a connection's kind). */
+  createdOnly?: (data: Record<string, any>) => Record<string, ValueExpression>;
+}
+
+/**
+ * The projector of an owned table whose rows are an aggregate's one to one (connections,
+ * notification channels, Recipes): a created event inserts the row (owner, values, created_at
+ * and updated_at from the event's `at`; one already there is kept), an updated event sets the
+ * values and updated_at again, a deleted event removes the row.
+ */
+export function ownedRowsProjector(o: OwnedRows): Projector {
+  const names = (row: Record<string, ValueExpression>) => Object.keys(row).map((k) => sql.identifier([k]));
+  return {
+    name: o.name,
+    version: o.version,
+    tables: [o.table],
+    createTables: (tx, schema) => createOwnedTable(tx, schema, o.table, o.columns, o.indexBy),
+    async apply(tx, schema, event) {
+      const t = sql.identifier([schema, o.table]);
+      const d = event.data as Record<string, any>;
+      if (o.created.includes(event.type)) {
+        const row = { id: d[o.id], ...o.createdOnly?.(d), owner_id: d.owner_id, ...o.values(d), created_at: d.at, updated_at: d.at };
+        await tx.query(sql.unsafe`INSERT INTO ${t} (${sql.join(names(row), sql.fragment`, `)}) VALUES (${sql.join(Object.values(row), sql.fragment`, `)})
+          ON CONFLICT (id) DO NOTHING`);
+      } else if (o.updated.includes(event.type)) {
+        const sets = Object.entries({ ...o.values(d), updated_at: d.at }).map(([k, v]) => sql.fragment`${sql.identifier([k])} = ${v}`);
+        await tx.query(sql.unsafe`UPDATE ${t} SET ${sql.join(sets, sql.fragment`, `)} WHERE id = ${d[o.id]}`);
+      } else if (o.deleted.includes(event.type)) {
+        await tx.query(sql.unsafe`DELETE FROM ${t} WHERE id = ${d[o.id]}`);
+      }
+    },
+  };
 }

@@ -5,36 +5,19 @@ import { operationShape, type Operation } from '../domain/operations.js';
 import { isoTime } from '../platform/db.js';
 import type { ReadPool } from '../platform/read-pool.js';
 import { readPage, type Page, type PageRequest } from './pagination.js';
-import { createOwnedTable, type Projector } from './projector.js';
+import { ownedRowsProjector } from './projector.js';
 
-const recipes = (schema: string) => sql.identifier([schema, 'recipes']);
-
-export const recipesProjector: Projector = {
+export const recipesProjector = ownedRowsProjector({
   name: 'recipes',
   version: 2,
-  tables: ['recipes'],
-  async createTables(tx, schema) {
-    await createOwnedTable(tx, schema, 'recipes', sql.fragment`name text NOT NULL, description text NOT NULL DEFAULT '', operations json NOT NULL`);
-  },
-  async apply(tx, schema, event) {
-    const d = event.data as Record<string, any>;
-    switch (event.type) {
-      case 'RecipeCreated':
-        await tx.query(sql.unsafe`INSERT INTO ${recipes(schema)} (id, owner_id, name, description, operations, created_at, updated_at)
-          VALUES (${d.recipe_id}, ${d.owner_id}, ${d.name}, ${d.description}, ${sql.json(d.operations)}, ${d.at}, ${d.at})`);
-        break;
-      case 'RecipeUpdated':
-        await tx.query(sql.unsafe`UPDATE ${recipes(schema)} SET name = ${d.name}, description = ${d.description},
-          operations = ${sql.json(d.operations)}, updated_at = ${d.at} WHERE id = ${d.recipe_id}`);
-        break;
-      case 'RecipeDeleted':
-        await tx.query(sql.unsafe`DELETE FROM ${recipes(schema)} WHERE id = ${d.recipe_id}`);
-        break;
-      default:
-        break;
-    }
-  },
-};
+  table: 'recipes',
+  columns: sql.fragment`name text NOT NULL, description text NOT NULL DEFAULT '', operations json NOT NULL`,
+  created: ['RecipeCreated'],
+  updated: ['RecipeUpdated'],
+  deleted: ['RecipeDeleted'],
+  id: 'recipe_id',
+  values: (d) => ({ name: d.name, description: d.description, operations: sql.json(d.operations) }),
+});
 
 /** A Recipe as the use cases read it (and as the API shows it). */
 const recipeRow = z.object({

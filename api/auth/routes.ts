@@ -9,6 +9,7 @@ import { DomainError } from '../../domain/errors.js';
 import { requirePrincipal, SESSION_COOKIE } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
 import { timestamp } from '../schemas.js';
+import { publicRoute } from '../public-route.js';
 
 const user = z.object({ id: z.string(), email: z.string(), name: z.string() }).meta({ id: 'User' });
 const me = user
@@ -24,16 +25,12 @@ export function authRoutes(services: Services): FastifyPluginAsyncZod {
   return async (app) => {
     app.post(
       '/auth/login',
-      {
-        config: { auth: { public: true } },
-        schema: {
-          security: [],
-          tags: ['Account'],
-          summary: 'Log in (browser): sets the svc_session cookie',
-          body: z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }),
-          response: { 200: z.object({ user }), 401: errorEnvelope, 422: errorEnvelope },
-        },
-      },
+      publicRoute({
+        tags: ['Account'],
+        summary: 'Log in (browser): sets the svc_session cookie',
+        body: z.object({ email: z.string().min(1).max(320), password: z.string().min(1).max(1024) }),
+        response: { 200: z.object({ user }), 401: errorEnvelope, 422: errorEnvelope },
+      }),
       async (request, reply) => {
         const { user, session } = await accounts.logIn(services, throttle, { ...request.body, ip: request.ip }, request.log).catch((error: unknown) => {
           // A throttled login says when to come back.
@@ -54,10 +51,7 @@ export function authRoutes(services: Services): FastifyPluginAsyncZod {
 
     app.post(
       '/auth/logout',
-      {
-        config: { auth: { public: true } },
-        schema: { security: [], tags: ['Account'], summary: 'Log out (browser): ends the session', response: { 204: z.null() } },
-      },
+      publicRoute({ tags: ['Account'], summary: 'Log out (browser): ends the session', response: { 204: z.null() } }),
       async (request, reply) => {
         const value = request.cookies[SESSION_COOKIE];
         if (value) await accounts.logOut(services, value);

@@ -8,6 +8,7 @@ import { errorEnvelope, invalidParameter, notFound } from '../errors.js';
 import { crsInfo } from '../schemas.js';
 import type { Services } from '../../application/services.js';
 import pkg from '../../package.json' with { type: 'json' };
+import { publicRoute } from '../public-route.js';
 
 const format = z
   .object({
@@ -94,31 +95,23 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
   return async (app) => {
     app.get(
       '/formats',
-      {
-        config: { auth: { public: true } },
-        schema: {
-          security: [],
-          tags: ['Catalogs'],
-          summary: 'Formats this server reads and writes (from its GDAL build)',
-          response: { 200: z.object({ items: z.array(format) }) },
-        },
-      },
+      publicRoute({
+        tags: ['Catalogs'],
+        summary: 'Formats this server reads and writes (from its GDAL build)',
+        response: { 200: z.object({ items: z.array(format) }) },
+      }),
       async () => ({ items: formatCatalog() }),
     );
 
     app.get(
       '/system',
-      {
-        config: { auth: { public: true } },
-        schema: {
-          security: [],
-          tags: ['Catalogs'],
-          summary: 'Runtime capabilities (no secrets)',
-          response: { 200: systemSchema },
-        },
-        // Checked against its schema and serialized once (it never changes): a string with a JSON
-        // content type is sent as it is.
-      },
+      // Checked against its schema and serialized once (it never changes): a string with a JSON
+      // content type is sent as it is.
+      publicRoute({
+        tags: ['Catalogs'],
+        summary: 'Runtime capabilities (no secrets)',
+        response: { 200: systemSchema },
+      }),
       async (_request, reply) => {
         systemJson ??= JSON.stringify(systemSchema.parse(system()));
         return reply.type('application/json; charset=utf-8').send(systemJson as never);
@@ -127,18 +120,14 @@ export function catalogRoutes(services: Services): FastifyPluginAsyncZod {
 
     app.get(
       '/crs/:code',
-      {
-        config: { auth: { public: true } },
-        schema: {
-          security: [],
-          tags: ['Catalogs'],
-          summary: "A coordinate reference system by its code: name and unit (what a Job or an operation names, shown like a layer's crs_info)",
-          params: z.object({
-            code: z.string().min(1).max(100).regex(new RegExp(CRS_CODE_PATTERN)).describe('An authority code (EPSG:2263, ESRI:102100) or an OGC URN'),
-          }),
-          response: { 200: crsInfo, 400: errorEnvelope, 404: errorEnvelope },
-        },
-      },
+      publicRoute({
+        tags: ['Catalogs'],
+        summary: "A coordinate reference system by its code: name and unit (what a Job or an operation names, shown like a layer's crs_info)",
+        params: z.object({
+          code: z.string().min(1).max(100).regex(new RegExp(CRS_CODE_PATTERN)).describe('An authority code (EPSG:2263, ESRI:102100) or an OGC URN'),
+        }),
+        response: { 200: crsInfo, 400: errorEnvelope, 404: errorEnvelope },
+      }),
       async (request) => {
         const { code } = request.params;
         const kind = crsInputKind(code);

@@ -14,6 +14,9 @@ import { idParam } from '../schemas.js';
  * listings"). Like discovery, another user's connection is a 404 that does not say it exists.
  */
 
+type BrowseRequest = Parameters<typeof requirePrincipal>[0] & { log: unknown; params: { id: string } };
+type GeoserverList<T> = Parameters<typeof browseGeoserver<T>>[4];
+
 const errors = { 400: errorEnvelope, 401: errorEnvelope, 403: errorEnvelope, 404: errorEnvelope, 422: errorEnvelope };
 
 const gsName = z
@@ -67,6 +70,9 @@ export function connectionBrowseRoutes(kind: ConnectionKind): (services: Service
   const read: Scope[] = [kind === 'source' ? 'sources:read' : 'destinations:read'];
   return (services) => async (app) => {
     const base = (request: { log: unknown }) => ({ log: request.log as never, workDir: services.config.dataDir, maxBytes: services.config.maxUploadBytes });
+    /** A GeoServer listing of the requester's connection `:id`. */
+    const geoserver = <T>(request: BrowseRequest, list: GeoserverList<T>) =>
+      browseGeoserver(services, kind, request.params.id, requirePrincipal(request).userId, list, base(request));
 
     app.get(
       `/${plural}/:id/geoserver/workspaces`,
@@ -74,7 +80,7 @@ export function connectionBrowseRoutes(kind: ConnectionKind): (services: Service
         config: { auth: { scopes: read } },
         schema: { tags: [tag], summary: `Workspaces of a GeoServer ${Noun}`, params: idParam, response: { 200: workspaces, ...errors } },
       },
-      async (request) => browseGeoserver(services, kind, request.params.id, requirePrincipal(request).userId, listWorkspaces, base(request)),
+      async (request) => geoserver(request, listWorkspaces),
     );
 
     app.get(
@@ -83,15 +89,7 @@ export function connectionBrowseRoutes(kind: ConnectionKind): (services: Service
         config: { auth: { scopes: read } },
         schema: { tags: [tag], summary: `Data stores of a workspace of a GeoServer ${Noun}`, params: workspaceParams, response: { 200: stores, ...errors } },
       },
-      async (request) =>
-        browseGeoserver(
-          services,
-          kind,
-          request.params.id,
-          requirePrincipal(request).userId,
-          (access, ctx) => listStores(access, request.params.workspace, ctx),
-          base(request),
-        ),
+      async (request) => geoserver(request, (access, ctx) => listStores(access, request.params.workspace, ctx)),
     );
 
     app.get(
@@ -100,15 +98,7 @@ export function connectionBrowseRoutes(kind: ConnectionKind): (services: Service
         config: { auth: { scopes: read } },
         schema: { tags: [tag], summary: `Layers of a workspace of a GeoServer ${Noun}`, params: workspaceParams, response: { 200: layers, ...errors } },
       },
-      async (request) =>
-        browseGeoserver(
-          services,
-          kind,
-          request.params.id,
-          requirePrincipal(request).userId,
-          (access, ctx) => listLayers(access, request.params.workspace, ctx),
-          base(request),
-        ),
+      async (request) => geoserver(request, (access, ctx) => listLayers(access, request.params.workspace, ctx)),
     );
 
     app.get(

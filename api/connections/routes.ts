@@ -12,6 +12,7 @@ import { errorEnvelope } from '../errors.js';
 import { pageOf, pageQuery, pageView } from '../pagination.js';
 import { idParam } from '../schemas.js';
 import { connectionSchema, connectorSchema, discoverySchema, representConnection, testResultSchema } from './representation.js';
+import { publicCatalog } from '../public-route.js';
 
 /*
  * /sources and /destinations: the same routes for both kinds of saved connection, built from the
@@ -171,20 +172,10 @@ export function connectionRoutes(kind: ConnectionKind): (services: Services) => 
 
 /** GET /api/v1/connectors: the catalogue of connection types, public like the other catalogues. */
 export function connectorCatalogRoutes(): FastifyPluginAsyncZod {
-  const items = publicConnectorCatalog();
-  return async (app) => {
-    app.get(
-      '/connectors',
-      {
-        config: { auth: { public: true } },
-        schema: {
-          security: [],
-          tags: ['Catalogs'],
-          summary: 'Connection types: configuration fields (JSON Schema), secrets, selectors and targets, capabilities',
-          response: { 200: z.object({ items: z.array(connectorSchema) }) },
-        },
-      },
-      async () => ({ items }),
-    );
-  };
+  return publicCatalog(
+    '/connectors',
+    'Connection types: configuration fields (JSON Schema), secrets, selectors and targets, capabilities',
+    connectorSchema,
+    publicConnectorCatalog(),
+  );
 }

@@ -10,6 +10,7 @@ import { errorEnvelope } from '../errors.js';
 import { pageOf, pageQuery, pageView } from '../pagination.js';
 import { idParam } from '../schemas.js';
 import { channelSchema, channelTestSchema, channelTypeCatalog, channelTypeSchema, representChannel } from './representation.js';
+import { publicCatalog } from '../public-route.js';
 
 /*
  * /notification-channels: a user's webhooks and email lists, which Jobs subscribe to (the Job
@@ -132,20 +133,10 @@ export function notificationChannelRoutes(services: Services): FastifyPluginAsyn
 
 /** GET /api/v1/notification-channel-types: the channel types and their configuration (JSON Schema), public like /connectors. */
 export function channelTypeRoutes(): FastifyPluginAsyncZod {
-  const items = channelTypeCatalog();
-  return async (app) => {
-    app.get(
-      '/notification-channel-types',
-      {
-        config: { auth: { public: true } },
-        schema: {
-          security: [],
-          tags: ['Catalogs'],
-          summary: 'Notification channel types: their configuration (JSON Schema) and secrets',
-          response: { 200: z.object({ items: z.array(channelTypeSchema) }) },
-        },
-      },
-      async () => ({ items }),
-    );
-  };
+  return publicCatalog(
+    '/notification-channel-types',
+    'Notification channel types: their configuration (JSON Schema) and secrets',
+    channelTypeSchema,
+    channelTypeCatalog(),
+  );
 }

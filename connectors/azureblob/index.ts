@@ -60,16 +60,12 @@ const source = {
         field: 'blob' satisfies keyof AzureCursor,
         name,
         async read(ifNoneMatch) {
-          try {
-            const answer = await containerClient(c)
-              .getBlobClient(name)
-              .download(0, undefined, { abortSignal: ctx.signal, conditions: ifNoneMatch ? { ifNoneMatch } : undefined });
-            return { body: answer.readableStreamBody, length: answer.contentLength, etag: answer.etag ?? null };
-          } catch (error) {
-            if (ifNoneMatch && isNotModified(error)) return 'unchanged';
-            throw error;
-          }
+          const answer = await containerClient(c)
+            .getBlobClient(name)
+            .download(0, undefined, { abortSignal: ctx.signal, conditions: ifNoneMatch ? { ifNoneMatch } : undefined });
+          return { body: answer.readableStreamBody, length: answer.contentLength, etag: answer.etag ?? null };
         },
+        notModified: isNotModified,
         failure: (error) => azureFailure(error, label(c, name), azureWhere(c, name)),
         label: label(c, name),
         where: azureWhere(c, name),

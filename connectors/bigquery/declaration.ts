@@ -13,8 +13,6 @@ const configuration = z.strictObject({
   api_endpoint: httpUrl.optional().describe("BigQuery API endpoint, for Private Service Connect (https://bigquery-NAME.p.googleapis.com); default Google's"),
 });
 
-const _geometryColumn = identifier('GEOGRAPHY column to read as the geometry (default: the first one)').optional();
-
 /** What the registry knows of bigquery without loading its behaviour (index.ts) or its SDK. */
 export const bigqueryDeclaration = declareConnector({
   type: 'bigquery',

@@ -1,14 +1,10 @@
-import { sqlDestinationBehaviour, sqlSourceBehaviour } from '../shared/sql/definition.js';
+import { sqlBehaviour } from '../shared/sql/definition.js';
 import { probeTest } from '../shared/test-result.js';
 import { bigQueryClient, call, classifyBigQuery, describeServer, endpointOf, serviceAccount, triedOf } from './client.js';
 import { deliverBigQuery, STAGE_PREFIX } from './deliver.js';
 import { extractBigQuery, bigQueryChanged } from './extract.js';
 import { bigqueryDeclaration } from './declaration.js';
 import { defineConnector } from '../types.js';
-
-const source = sqlSourceBehaviour({ extract: extractBigQuery, changed: bigQueryChanged });
-
-const destination = sqlDestinationBehaviour(deliverBigQuery);
 
 export const bigquery = defineConnector(bigqueryDeclaration, {
   test(c, ctx) {
@@ -42,6 +38,5 @@ export const bigquery = defineConnector(bigqueryDeclaration, {
     }
     return { ...base, schema: query.schema, tables: listed };
   },
-  source,
-  destination,
+  ...sqlBehaviour({ extract: extractBigQuery, changed: bigQueryChanged, deliver: deliverBigQuery }),
 });

@@ -1,6 +1,5 @@
-import { reasonOfStatus } from '../shared/policy/classify.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { fetchJson, httpRequest, failUnlessOk, publicUrl, readText, type HttpRequest } from '../shared/http/fetch.js';
+import { fetchJson, httpRequest, failUnlessOk, publicUrl, readText, sendWrite } from '../shared/http/fetch.js';
 import type { ConnectorContext } from '../types.js';
 
 /*
@@ -64,31 +63,23 @@ export async function apiSend<T>(
   ctx: ConnectorContext,
 ): Promise<T> {
   const url = apiUrl(access, segments);
-  const label = `${method} ${publicUrl(url)}`;
-  const request: HttpRequest = {
-    url,
-    method,
-    label,
-    maxRedirects: 0,
-    headers: { ...access.headers, accept: 'application/json', ...(body.json !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body.json !== undefined ? JSON.stringify(body.json) : body.form,
-  };
-  const got = await httpRequest(request, ctx.signal);
-  if (!got.response.ok) {
-    const { text } = await readText(got.response, 64 * 1024, label).catch(() => ({ text: '' }));
-    let said = '';
-    try {
-      const j = JSON.parse(text) as Record<string, unknown>;
-      said = String(j.detail ?? j.message ?? (Array.isArray(j.errors) ? j.errors.join('; ') : '')).slice(0, 300);
-    } catch {
-      // not JSON: the status says enough
-    }
-    const status = got.response.status;
-    throw new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}${said ? `: ${said}` : ''}`, {
-      url: publicUrl(url),
-      http_status: status,
-    });
-  }
+  const { got, label } = await sendWrite(
+    {
+      url,
+      method,
+      headers: { ...access.headers, accept: 'application/json', ...(body.json !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body.json !== undefined ? JSON.stringify(body.json) : body.form,
+    },
+    ctx.signal,
+    (text) => {
+      try {
+        const j = JSON.parse(text) as Record<string, unknown>;
+        return String(j.detail ?? j.message ?? (Array.isArray(j.errors) ? j.errors.join('; ') : '')).slice(0, 300);
+      } catch {
+        return undefined; // not JSON: the status says enough
+      }
+    },
+  );
   const { text } = await readText(got.response, MAX_JSON, label);
   try {
     return JSON.parse(text) as T;

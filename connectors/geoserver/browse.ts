@@ -35,15 +35,12 @@ export async function listWorkspaces(access: GeoserverAccess, ctx: ConnectorCont
   return { items: names.map((name) => ({ name })) };
 }
 
+/** A listing inside a workspace; a 404 means the workspace is missing. */
+const listedInWorkspace = (access: GeoserverAccess, workspace: string, file: string, plural: string, singular: string, ctx: ConnectorContext) =>
+  listed(access, ['workspaces', workspace, file], plural, singular, ctx, `GeoServer at ${publicUrl(access.base)} has no workspace ${workspace}`);
+
 export async function listStores(access: GeoserverAccess, workspace: string, ctx: ConnectorContext): Promise<{ workspace: string; items: { name: string }[] }> {
-  const names = await listed(
-    access,
-    ['workspaces', workspace, 'datastores.json'],
-    'dataStores',
-    'dataStore',
-    ctx,
-    `GeoServer at ${publicUrl(access.base)} has no workspace ${workspace}`,
-  );
+  const names = await listedInWorkspace(access, workspace, 'datastores.json', 'dataStores', 'dataStore', ctx);
   return { workspace, items: names.map((name) => ({ name })) };
 }
 
@@ -52,14 +49,7 @@ export async function listLayers(
   workspace: string,
   ctx: ConnectorContext,
 ): Promise<{ workspace: string; items: { name: string; qualified_name: string }[] }> {
-  const names = await listed(
-    access,
-    ['workspaces', workspace, 'layers.json'],
-    'layers',
-    'layer',
-    ctx,
-    `GeoServer at ${publicUrl(access.base)} has no workspace ${workspace}`,
-  );
+  const names = await listedInWorkspace(access, workspace, 'layers.json', 'layers', 'layer', ctx);
   // Workspace-scoped listings name layers without the prefix; some versions prefix them.
   const plain = names.map((n) => (n.startsWith(`${workspace}:`) ? n.slice(workspace.length + 1) : n));
   return { workspace, items: plain.map((name) => ({ name, qualified_name: `${workspace}:${name}` })) };

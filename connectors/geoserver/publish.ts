@@ -104,6 +104,25 @@ async function writeGeopackage(input: DeliverInput, nativeName: string, ctx: Con
   return { file, features: layer.features };
 }
 
+/** Uploads a GeoPackage as the file of store `store` (made if missing, its feature types not configured), stored as <fileName>.gpkg. */
+async function uploadGeopackage(
+  access: GeoserverAccess,
+  workspace: string,
+  store: string,
+  file: string,
+  fileName: string,
+  ctx: ConnectorContext,
+): Promise<void> {
+  await restSend(
+    access,
+    'PUT',
+    ['workspaces', workspace, 'datastores', store, 'file.gpkg'],
+    ctx,
+    { bytes: await readFile(file), contentType: 'application/x-sqlite3' },
+    { configure: 'none', filename: `${fileName}.gpkg` },
+  );
+}
+
 export async function publishLayer(
   access: GeoserverAccess,
   workspace: string,
@@ -142,14 +161,7 @@ export async function publishLayer(
     const gpkg = await writeGeopackage(input, target.layer, ctx);
     features = gpkg.features;
     if (!existingStore) {
-      await restSend(
-        access,
-        'PUT',
-        ['workspaces', workspace, 'datastores', store, 'file.gpkg'],
-        ctx,
-        { bytes: await readFile(gpkg.file), contentType: 'application/x-sqlite3' },
-        { configure: 'none', filename: `${fileName}.gpkg` },
-      );
+      await uploadGeopackage(access, workspace, store, gpkg.file, fileName, ctx);
     }
     try {
       await restSend(access, 'POST', ['workspaces', workspace, 'datastores', store, 'featuretypes'], ctx, {
@@ -199,14 +211,7 @@ export async function publishLayer(
       const gpkg = await writeGeopackage(input, nativeName, ctx);
       features = gpkg.features;
       const staging = `${store}_${tag}`;
-      await restSend(
-        access,
-        'PUT',
-        ['workspaces', workspace, 'datastores', staging, 'file.gpkg'],
-        ctx,
-        { bytes: await readFile(gpkg.file), contentType: 'application/x-sqlite3' },
-        { configure: 'none', filename: `${fileName}.gpkg` },
-      );
+      await uploadGeopackage(access, workspace, staging, gpkg.file, fileName, ctx);
       const stagedBody = await restGet<unknown>(access, ['workspaces', workspace, 'datastores', `${staging}.json`], ctx);
       const staged = stagedBody ? databaseOf(wrapped<DataStore>(stagedBody, 'dataStore', `store ${workspace}:${staging}`)) : null;
       if (!staged)

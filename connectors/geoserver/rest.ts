@@ -1,6 +1,5 @@
-import { reasonOfStatus } from '../shared/policy/classify.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { failUnlessOk, fetchJson, httpRequest, publicUrl, readText, type HttpRequest } from '../shared/http/fetch.js';
+import { failUnlessOk, fetchJson, httpRequest, publicUrl, readText, sendWrite } from '../shared/http/fetch.js';
 import type { ConnectorContext } from '../types.js';
 
 /*
@@ -58,32 +57,26 @@ export async function restSend(
   query: Record<string, string> = {},
 ): Promise<void> {
   const url = restUrl(access, segments, query);
-  const label = `${method} ${publicUrl(url)}`;
-  const request: HttpRequest = {
-    url,
-    method,
-    label,
-    maxRedirects: 0,
-    headers: {
-      ...access.headers,
-      ...(body?.json !== undefined ? { 'content-type': 'application/json' } : body?.contentType ? { 'content-type': body.contentType } : {}),
+  const { got } = await sendWrite(
+    {
+      url,
+      method,
+      headers: {
+        ...access.headers,
+        ...(body?.json !== undefined ? { 'content-type': 'application/json' } : body?.contentType ? { 'content-type': body.contentType } : {}),
+      },
+      ...(body?.json !== undefined ? { body: JSON.stringify(body.json) } : body?.bytes ? { body: body.bytes } : {}),
     },
-    ...(body?.json !== undefined ? { body: JSON.stringify(body.json) } : body?.bytes ? { body: body.bytes } : {}),
-  };
-  const got = await httpRequest(request, ctx.signal);
-  if (got.response.ok) {
-    await got.response.body?.cancel();
-    return;
-  }
-  // GeoServer explains a refusal in a short plain-text body: keep its first line.
-  const { text } = await readText(got.response, 64 * 1024, label).catch(() => ({ text: '' }));
-  const said = text
-    .split('\n')
-    .find((l) => l.trim())
-    ?.trim()
-    .slice(0, 300);
-  const status = got.response.status;
-  throw new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}${said ? `: ${said}` : ''}`, { url: publicUrl(url), http_status: status });
+    ctx.signal,
+    // GeoServer explains a refusal in a short plain-text body: keep its first line.
+    (text) =>
+      text
+        .split('\n')
+        .find((l) => l.trim())
+        ?.trim()
+        .slice(0, 300),
+  );
+  await got.response.body?.cancel();
 }
 
 /** GeoServer lists are `{"workspaces": {"workspace": [...]}}`, or `{"workspaces": ""}` when empty. */

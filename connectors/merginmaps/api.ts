@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { download } from '../shared/http/download.js';
 import { ConnectorError } from '../../domain/transfers.js';
-import { fetchJson, publicUrl } from '../shared/http/fetch.js';
+import { fetchJson, missingAs, publicUrl } from '../shared/http/fetch.js';
+import { postSignIn } from '../shared/http/sign-in.js';
 import type { ConnectorContext } from '../types.js';
 
 /*
@@ -80,28 +81,14 @@ export class MerginClient {
   async signIn(): Promise<string> {
     if (!this.access.password) throw new ConnectorError('authentication_failed', `${this.label}: no password is saved for ${this.access.username}`, {}, false);
     const url = `${this.base}/v1/auth/login`;
-    const got = await fetchJson<{ session?: { token?: string }; username?: string }>(
-      {
-        url,
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ login: this.access.username, password: this.access.password }),
-        label: publicUrl(url),
-      },
+    // The server answers wrong credentials with 401 (older ones 400).
+    const got = await postSignIn<{ session?: { token?: string }; username?: string }>(
+      url,
+      { login: this.access.username, password: this.access.password },
+      this.label,
       this.ctx.signal,
       JSON_LIMIT,
-    ).catch((error: unknown) => {
-      // The server answers wrong credentials with 401 (older ones 400).
-      if (error instanceof ConnectorError && [400, 401].includes(error.details.http_status as number)) {
-        throw new ConnectorError(
-          'authentication_failed',
-          `${this.label} refused the user name or password`,
-          { url: publicUrl(url), http_status: error.details.http_status },
-          false,
-        );
-      }
-      throw error;
-    });
+    );
     const token = got.json?.session?.token;
     if (typeof token !== 'string' || !token)
       throw new ConnectorError('invalid_response', `${this.label} answered the sign-in without a session token: is this a Mergin Maps server?`, {}, false);
@@ -132,13 +119,11 @@ export class MerginClient {
 
   private async get<T>(pathAndQuery: string, what: string): Promise<T> {
     const url = `${this.base}${pathAndQuery}`;
-    try {
-      return await this.authed(async (headers) => (await fetchJson<T>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json);
-    } catch (error) {
-      if (error instanceof ConnectorError && error.reason === 'not_found')
-        throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
-      throw error;
-    }
+    return missingAs(
+      this.authed(async (headers) => (await fetchJson<T>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json),
+      this.label,
+      what,
+    );
   }
 
   private projectPath(name: string): string {

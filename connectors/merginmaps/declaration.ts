@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { httpUrl, secret } from '../shared/fields.js';
+import { httpUrl, projectFile, secret } from '../shared/fields.js';
 import { declareConnector } from '../types.js';
 
 export const configuration = z.strictObject({
@@ -13,13 +13,7 @@ export const version = z.string().regex(/^v\d{1,9}$/, 'a project version such as
 
 const resource = z.strictObject({
   project: z.string().min(1).max(255).describe('Project name in the workspace'),
-  file: z
-    .string()
-    .min(1)
-    .max(1024)
-    .refine((f) => !f.split('/').includes('..'), 'must not contain ".." segments')
-    .describe('File in the project, e.g. survey.gpkg'),
-  layer: z.string().min(1).max(255).optional().describe('Layer of the file (a GeoPackage holds several); default: the whole file'),
+  ...projectFile,
   version: version.optional().describe('Project version to read (default: the latest)'),
 });
 

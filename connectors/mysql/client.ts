@@ -104,6 +104,8 @@ const mysqlSessions = sessionsOf<MysqlConfig, mysql.Connection>({
 
 /** Runs fn with a connection and always closes it; errors are classified; the signal destroys the connection. */
 export const withConnection = mysqlSessions.with;
+/** The connection test: a probe on a new session; any failure is classified into the result. */
+export const testConnection = mysqlSessions.test;
 /** Runs fn with a connection of its own deadline, for cleanup; never throws. */
 export const cleanupConnection = mysqlSessions.cleanup;
 

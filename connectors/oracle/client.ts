@@ -176,6 +176,8 @@ const oracleSessions = sessionsOf<OracleConfig, oracledb.Connection>({
 export const connect = oracleSessions.open;
 /** Runs fn with a session and always closes it; errors are classified; the signal breaks the session. */
 export const withConnection = oracleSessions.with;
+/** The connection test: a probe on a new session; any failure is classified into the result. */
+export const testConnection = oracleSessions.test;
 /** Runs fn with a session of its own deadline, for cleanup; never throws. */
 export const cleanupConnection = oracleSessions.cleanup;
 

@@ -1,33 +1,18 @@
 import { ConnectorError } from '../../domain/transfers.js';
-import { sqlDestinationBehaviour, sqlSourceBehaviour } from '../shared/sql/definition.js';
-import { probeTest } from '../shared/test-result.js';
-import { classifyOracle, describeServer, rows, triedOf, withConnection } from './client.js';
+import { sqlBehaviour } from '../shared/sql/definition.js';
+import { rows, testConnection, withConnection } from './client.js';
 import { deliverOracle } from './deliver.js';
 import { extractOracle, oracleChanged } from './extract.js';
 import { schemasQuery, tablesQuery } from './sql.js';
 import { oracleDeclaration } from './declaration.js';
 import { defineConnector } from '../types.js';
 
-const source = sqlSourceBehaviour({ extract: extractOracle, changed: oracleChanged });
-
-const destination = sqlDestinationBehaviour(deliverOracle);
-
 export const oracle = defineConnector(oracleDeclaration, {
-  test(c, ctx) {
-    return probeTest(
-      triedOf(c),
-      async () => {
-        const version = await withConnection(
-          c,
-          ctx,
-          async (connection) =>
-            connection.oracleServerVersionString ?? String((await rows(connection, 'SELECT banner FROM v$version WHERE ROWNUM = 1'))[0]?.[0] ?? ''),
-        );
-        return { message: `Connected to Oracle Database ${version} as ${c.username}` };
-      },
-      (error) => classifyOracle(error, describeServer(c)),
-    );
-  },
+  test: (c, ctx) =>
+    testConnection(c, ctx, async (connection) => {
+      const version = connection.oracleServerVersionString ?? String((await rows(connection, 'SELECT banner FROM v$version WHERE ROWNUM = 1'))[0]?.[0] ?? '');
+      return { message: `Connected to Oracle Database ${version} as ${c.username}` };
+    }),
   async discover(c, q, ctx) {
     return withConnection(c, ctx, async (connection) => {
       const schemas = (await rows(connection, schemasQuery)).map((r) => String(r[0]));
@@ -46,6 +31,5 @@ export const oracle = defineConnector(oracleDeclaration, {
       return { host, database, schemas, schema: q.schema, tables };
     });
   },
-  source,
-  destination,
+  ...sqlBehaviour({ extract: extractOracle, changed: oracleChanged, deliver: deliverOracle }),
 });

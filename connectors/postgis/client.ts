@@ -170,6 +170,8 @@ const postgisSessions = sessionsOf<PostgisConfig, pg.Client>({
 export const connect = postgisSessions.open;
 /** Runs fn with a connected client and always closes it. Query errors are classified. */
 export const withClient = postgisSessions.with;
+/** The connection test: a probe on a new session; any failure is classified into the result. */
+export const testConnection = postgisSessions.test;
 /** Runs fn with a client already connected (left open): the signal closes its socket, query errors are classified. */
 export const onClient = postgisSessions.on;
 /** Runs fn with a client of its own deadline, for cleanup; never throws. */

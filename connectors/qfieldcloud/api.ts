@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ConnectorError } from '../../domain/transfers.js';
 import { download } from '../shared/http/download.js';
-import { fetchJson, publicUrl } from '../shared/http/fetch.js';
+import { fetchJson, missingAs, publicUrl } from '../shared/http/fetch.js';
+import { postSignIn } from '../shared/http/sign-in.js';
 import { listedPathSegments } from '../shared/files/remote-paths.js';
 import type { ConnectorContext } from '../types.js';
 
@@ -132,35 +133,18 @@ export class QfcClient {
       throw new ConnectorError('authentication_failed', `${this.label}: give a token, or a user name and password`, {}, false);
     }
     const url = `${this.root}auth/login/`;
-    try {
-      const got = await fetchJson<{ token?: string; username?: string }>(
-        {
-          url,
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ username: this.access.username, password: this.access.password }),
-          label: publicUrl(url),
-        },
-        this.ctx.signal,
-        JSON_LIMIT,
-      );
-      if (typeof got.json?.token !== 'string' || !got.json.token)
-        throw new ConnectorError('invalid_response', `${this.label} answered the sign-in without a token: is this a QFieldCloud server?`, {}, false);
-      if (got.json.username) named(got.json.username);
-      return got.json.token;
-    } catch (error) {
-      // QFieldCloud answers wrong credentials with 401 authentication_failed; older servers (plain Django REST framework) with 400.
-      const status = error instanceof ConnectorError ? error.details.http_status : undefined;
-      if (status === 400 || status === 401) {
-        throw new ConnectorError(
-          'authentication_failed',
-          `${this.label} refused the user name or password`,
-          { url: publicUrl(url), http_status: status },
-          false,
-        );
-      }
-      throw error;
-    }
+    // QFieldCloud answers wrong credentials with 401 authentication_failed; older servers (plain Django REST framework) with 400.
+    const got = await postSignIn<{ token?: string; username?: string }>(
+      url,
+      { username: this.access.username, password: this.access.password },
+      this.label,
+      this.ctx.signal,
+      JSON_LIMIT,
+    );
+    if (typeof got.json?.token !== 'string' || !got.json.token)
+      throw new ConnectorError('invalid_response', `${this.label} answered the sign-in without a token: is this a QFieldCloud server?`, {}, false);
+    if (got.json.username) named(got.json.username);
+    return got.json.token;
   }
 
   /** Runs an authenticated request; a 401 on the shared sign-in signs in again once and repeats it. */
@@ -180,13 +164,11 @@ export class QfcClient {
 
   private async get<T>(path: string, what: string): Promise<T> {
     const url = `${this.root}${path}`;
-    try {
-      return await this.authed(async (headers) => (await fetchJson<T>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json);
-    } catch (error) {
-      if (error instanceof ConnectorError && error.reason === 'not_found')
-        throw new ConnectorError('not_found', `${this.label} has no ${what}`, error.details, false);
-      throw error;
-    }
+    return missingAs(
+      this.authed(async (headers) => (await fetchJson<T>({ url, headers, label: publicUrl(url) }, this.ctx.signal, JSON_LIMIT)).json),
+      this.label,
+      what,
+    );
   }
 
   /** Every project the account can see (its own and shared with it), page by page. */

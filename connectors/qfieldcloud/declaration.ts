@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { httpUrl, secret } from '../shared/fields.js';
+import { httpUrl, projectFile, secret } from '../shared/fields.js';
 import { declareConnector } from '../types.js';
 
 export const configuration = z.strictObject({
@@ -11,13 +11,7 @@ export const configuration = z.strictObject({
 
 const resource = z.strictObject({
   project: z.string().min(1).max(255).describe('Project id (or owner/name)'),
-  file: z
-    .string()
-    .min(1)
-    .max(1024)
-    .refine((f) => !f.split('/').includes('..'), 'must not contain ".." segments')
-    .describe('File in the project, e.g. survey.gpkg'),
-  layer: z.string().min(1).max(255).optional().describe('Layer of the file (a GeoPackage holds several); default: the whole file'),
+  ...projectFile,
 });
 
 /** What the registry knows of qfieldcloud without loading its behaviour (index.ts) or its SDK. */

@@ -21,6 +21,16 @@ export interface S3Config {
  * requests go unsigned (public buckets): never the service's own AWS credentials from its
  * environment or instance profile, which the SDK would otherwise pick up and lend to every user.
  */
+/** Runs `fn` with a client of its own, destroyed after (its sockets closed) whatever `fn` did. */
+export async function withS3Client<T>(config: S3Config, log: Logger | undefined, fn: (client: S3Client) => Promise<T>): Promise<T> {
+  const client = s3Client(config, log);
+  try {
+    return await fn(client);
+  } finally {
+    client.destroy();
+  }
+}
+
 export function s3Client(config: S3Config, log?: Logger): S3Client {
   if (config.access_key && !config.secret_key) {
     throw new ConnectorError('authentication_failed', 'The configuration has an access_key but no secret_key', { bucket: config.bucket }, false);

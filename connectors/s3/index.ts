@@ -1,10 +1,10 @@
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { underPrefix } from '../shared/files/remote-paths.js';
 import { connectionTest } from '../shared/connection-test.js';
 import { alreadyDelivered, objectChanged, readObjectIfChanged } from '../shared/files/object-store.js';
-import { isMissing, isNotModified, s3Client, s3Failure, s3Where, type S3Config } from './client.js';
+import { isMissing, isNotModified, s3Client, s3Failure, s3Where, withS3Client, type S3Config } from './client.js';
 import { uploadObject } from './upload.js';
 import { s3Declaration } from './declaration.js';
 import { defineConnector, type ConnectorContext, type DestinationBehaviour, type SourceBehaviour, type TestResult } from '../types.js';
@@ -27,12 +27,9 @@ async function test(config: S3Config, ctx: ConnectorContext): Promise<TestResult
     async () => {
       // Listing one key under the prefix proves the endpoint, the credentials and read access at
       // once, and unlike HEAD its errors say which of them failed.
-      const client = s3Client(c, ctx.log);
-      try {
-        await client.send(new ListObjectsV2Command({ Bucket: c.bucket, Prefix: c.prefix || undefined, MaxKeys: 1 }), { abortSignal: ctx.signal });
-      } finally {
-        client.destroy();
-      }
+      await withS3Client(c, ctx.log, (client) =>
+        client.send(new ListObjectsV2Command({ Bucket: c.bucket, Prefix: c.prefix || undefined, MaxKeys: 1 }), { abortSignal: ctx.signal }),
+      );
       return `${label(c)} is reachable and the credentials may list it`;
     },
     (error) => s3Failure(error, label(c), s3Where(c)),
@@ -43,49 +40,41 @@ const source = {
   async extract(config, resource, ctx, options) {
     const c = config;
     const key = underPrefix(c.prefix, resource.key);
-    const client = s3Client(c, ctx.log);
-    try {
-      return await readObjectIfChanged(
+    return withS3Client(c, ctx.log, (client) =>
+      readObjectIfChanged(
         {
           field: 'key' satisfies keyof S3Cursor,
           name: key,
           async read(ifNoneMatch) {
-            try {
-              const answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
-              return { body: answer.Body as Readable | undefined, length: answer.ContentLength, etag: answer.ETag ?? null };
-            } catch (error) {
-              if (ifNoneMatch && isNotModified(error)) return 'unchanged';
-              throw error;
-            }
+            const answer = await client.send(new GetObjectCommand({ Bucket: c.bucket, Key: key, IfNoneMatch: ifNoneMatch }), { abortSignal: ctx.signal });
+            return { body: answer.Body as Readable | undefined, length: answer.ContentLength, etag: answer.ETag ?? null };
           },
+          notModified: isNotModified,
           failure: (error) => s3Failure(error, label(c, key), s3Where(c, key)),
           label: label(c, key),
           where: s3Where(c, key),
         },
         options.sync,
         ctx,
-      );
-    } finally {
-      client.destroy();
-    }
+      ),
+    );
   },
   changeCheck: {
-    async changed(config, resource, ctx, sync) {
+    changed(config, resource, ctx, sync) {
       const key = underPrefix(config.prefix, resource.key);
-      const client = s3Client(config, ctx.log);
-      try {
-        return await objectChanged(
+      const etag = (client: S3Client) => async () =>
+        (await client.send(new HeadObjectCommand({ Bucket: config.bucket, Key: key }), { abortSignal: ctx.signal })).ETag ?? null;
+      return withS3Client(config, ctx.log, (client) =>
+        objectChanged(
           {
             field: 'key' satisfies keyof S3Cursor,
             name: key,
-            etag: async () => (await client.send(new HeadObjectCommand({ Bucket: config.bucket, Key: key }), { abortSignal: ctx.signal })).ETag ?? null,
+            etag: etag(client),
             failure: (error) => s3Failure(error, label(config, key), s3Where(config, key)),
           },
           sync,
-        );
-      } finally {
-        client.destroy();
-      }
+        ),
+      );
     },
   },
 } satisfies SourceBehaviour<{ key: string }, S3Config>;

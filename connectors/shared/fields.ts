@@ -34,6 +34,12 @@ export const objectKey = (what: string) =>
     .refine((k) => !k.split('/').includes('..'), 'must not contain ".." segments')
     .describe(what);
 
+/** A file of a field-data project (QFieldCloud, Mergin Maps) and, optionally, one layer of it. */
+export const projectFile = {
+  file: objectKey('File in the project, e.g. survey.gpkg'),
+  layer: z.string().min(1).max(255).optional().describe('Layer of the file (a GeoPackage holds several); default: the whole file'),
+};
+
 /** Database identifiers: kept as given and always quoted when used, so any name works. */
 export const identifier = (what: string) => z.string().min(1).max(63).describe(what);
 

@@ -1,6 +1,12 @@
 import type { TestResult } from '../types.js';
 import type { ConnectorError } from '../../domain/transfers.js';
 
+/** What a successful probe found: the result's message, and what it adds to `tried`. */
+export interface ProbeFound {
+  message: string;
+  tried?: TestResult['tried'];
+}
+
 /**
  * A connection test around one probe: timed, and any failure turned into a classified result
  * (never thrown). `tried` says what was contacted; the probe may add to it (e.g. whether TLS was
@@ -8,7 +14,7 @@ import type { ConnectorError } from '../../domain/transfers.js';
  */
 export async function probeTest(
   tried: TestResult['tried'],
-  probe: () => Promise<{ message: string; tried?: TestResult['tried'] }>,
+  probe: () => Promise<ProbeFound>,
   classify: (error: unknown) => ConnectorError,
 ): Promise<TestResult> {
   const started = Date.now();

@@ -314,6 +314,8 @@ const snowflakeSessions = sessionsOf<SnowflakeConfig, DriverSession>({
 
 /** Runs fn in one Snowflake session and always closes it; errors are classified; the signal ends the session's calls. */
 export const withSession = snowflakeSessions.with;
+/** The connection test: a probe on a new session; any failure is classified into the result. */
+export const testConnection = snowflakeSessions.test;
 
 /** `name` quoted for Snowflake whatever it holds (quoted identifiers keep their case). */
 export const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;

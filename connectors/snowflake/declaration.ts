@@ -20,8 +20,6 @@ const configuration = z.strictObject({
     .describe('Address of the account when it is not https://ACCOUNT.snowflakecomputing.com (PrivateLink: https://ACCOUNT.privatelink.snowflakecomputing.com)'),
 });
 
-const _geometryColumn = identifier('GEOGRAPHY or GEOMETRY column to read as the geometry (default: the first one)').optional();
-
 /** What the registry knows of snowflake without loading its behaviour (index.ts) or its SDK. */
 export const snowflakeDeclaration = declareConnector({
   type: 'snowflake',

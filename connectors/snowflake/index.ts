@@ -1,33 +1,19 @@
 import { ConnectorError } from '../../domain/transfers.js';
-import { sqlDestinationBehaviour, sqlSourceBehaviour } from '../shared/sql/definition.js';
-import { probeTest } from '../shared/test-result.js';
-import { classifySnowflake, describeServer, triedOf, withSession } from './client.js';
+import { sqlBehaviour } from '../shared/sql/definition.js';
+import { describeServer, testConnection, withSession } from './client.js';
 import { deliverSnowflake, INTERNAL_PREFIX } from './deliver.js';
 import { extractSnowflake, snowflakeChanged } from './extract.js';
 import { snowflakeDeclaration } from './declaration.js';
 import { defineConnector } from '../types.js';
 
-const source = sqlSourceBehaviour({ extract: extractSnowflake, changed: snowflakeChanged });
-
-const destination = sqlDestinationBehaviour(deliverSnowflake);
-
 export const snowflake = defineConnector(snowflakeDeclaration, {
-  test(c, ctx) {
-    return probeTest(
-      triedOf(c),
-      async () => {
-        const row = await withSession(
-          c,
-          ctx,
-          async (s) => (await s.query('SELECT CURRENT_VERSION() AS V, CURRENT_ROLE() AS R, CURRENT_WAREHOUSE() AS W'))[0] ?? {},
-        );
-        return {
-          message: `Connected to ${describeServer(c)} (Snowflake ${String(row.V ?? 'unknown')}) as ${c.username}, role ${String(row.R ?? 'default')}, warehouse ${String(row.W ?? 'none')}`,
-        };
-      },
-      (error) => classifySnowflake(error, describeServer(c)),
-    );
-  },
+  test: (c, ctx) =>
+    testConnection(c, ctx, async (s) => {
+      const row = (await s.query('SELECT CURRENT_VERSION() AS V, CURRENT_ROLE() AS R, CURRENT_WAREHOUSE() AS W'))[0] ?? {};
+      return {
+        message: `Connected to ${describeServer(c)} (Snowflake ${String(row.V ?? 'unknown')}) as ${c.username}, role ${String(row.R ?? 'default')}, warehouse ${String(row.W ?? 'none')}`,
+      };
+    }),
   async discover(c, query, ctx) {
     return withSession(c, ctx, async (s) => {
       const schemas = (await s.query("SELECT SCHEMA_NAME FROM INFORMATION_SCHEMA.SCHEMATA WHERE SCHEMA_NAME <> 'INFORMATION_SCHEMA' ORDER BY SCHEMA_NAME")).map(
@@ -57,6 +43,5 @@ export const snowflake = defineConnector(snowflakeDeclaration, {
       };
     });
   },
-  source,
-  destination,
+  ...sqlBehaviour({ extract: extractSnowflake, changed: snowflakeChanged, deliver: deliverSnowflake }),
 });

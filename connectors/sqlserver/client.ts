@@ -165,6 +165,8 @@ const sqlServerSessions = sessionsOf<SqlServerConfig, Connection>({
 export const connect = sqlServerSessions.open;
 /** Runs fn with a connection and always closes it; errors are classified; the signal closes the connection. */
 export const withConnection = sqlServerSessions.with;
+/** The connection test: a probe on a new session; any failure is classified into the result. */
+export const testConnection = sqlServerSessions.test;
 /** Runs fn with a connection of its own deadline, for cleanup; never throws. */
 export const cleanupConnection = sqlServerSessions.cleanup;
 

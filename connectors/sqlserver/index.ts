@@ -1,30 +1,18 @@
 import { ConnectorError } from '../../domain/transfers.js';
-import { sqlDestinationBehaviour, sqlSourceBehaviour } from '../shared/sql/definition.js';
-import { probeTest } from '../shared/test-result.js';
-import { classifySqlServer, describeServer, query, triedOf, withConnection } from './client.js';
+import { sqlBehaviour } from '../shared/sql/definition.js';
+import { query, testConnection, withConnection } from './client.js';
 import { deliverSqlServer } from './deliver.js';
 import { extractSqlServer, sqlServerChanged } from './extract.js';
 import { schemasQuery, tablesQuery } from './sql.js';
 import { sqlserverDeclaration } from './declaration.js';
 import { defineConnector } from '../types.js';
 
-const source = sqlSourceBehaviour({ extract: extractSqlServer, changed: sqlServerChanged });
-
-const destination = sqlDestinationBehaviour(deliverSqlServer);
-
 export const sqlserver = defineConnector(sqlserverDeclaration, {
-  test(c, ctx) {
-    return probeTest(
-      triedOf(c),
-      async () => {
-        const version = await withConnection(c, ctx, async (connection) =>
-          String((await query(connection, "SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128))")).rows[0]![0]),
-        );
-        return { message: `Connected to SQL Server ${version} as ${c.username}${c.encrypt ? ' over TLS' : ''}`, tried: { tls: c.encrypt } };
-      },
-      (error) => classifySqlServer(error, describeServer(c)),
-    );
-  },
+  test: (c, ctx) =>
+    testConnection(c, ctx, async (connection) => {
+      const version = String((await query(connection, "SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128))")).rows[0]![0]);
+      return { message: `Connected to SQL Server ${version} as ${c.username}${c.encrypt ? ' over TLS' : ''}`, tried: { tls: c.encrypt } };
+    }),
   async discover(c, q, ctx) {
     return withConnection(c, ctx, async (connection) => {
       const schemas = (await query(connection, schemasQuery)).rows.map((r) => String(r[0]));
@@ -41,6 +29,5 @@ export const sqlserver = defineConnector(sqlserverDeclaration, {
       return { host: c.host, database: c.database, schemas, schema: q.schema, tables };
     });
   },
-  source,
-  destination,
+  ...sqlBehaviour({ extract: extractSqlServer, changed: sqlServerChanged, deliver: deliverSqlServer }),
 });

@@ -1,6 +1,6 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
-import { applySecretChanges as applyChanges, type SealedSecrets, type SecretChanges } from '../secrets.js';
+import { applySecretChanges as applyChanges, heldFrom, type SealedSecrets, type SecretChanges, type SecretHolder, type SecretWrite } from '../secrets.js';
 import { kindNoun, notFoundCode, type ConnectionKind } from './kinds.js';
 
 /*
@@ -36,17 +36,10 @@ export type ConnectionEvent =
   | { type: 'SourceUpdated' | 'DestinationUpdated'; data: ConnectionData }
   | { type: 'SourceDeleted' | 'DestinationDeleted'; data: { id: string; kind: ConnectionKind; at: string } };
 
-interface Write {
+interface Write extends SecretWrite {
   connectionId: string;
-  actorId: string;
-  name: string;
   /** The connection type (postgis, s3 …); `type` is the command's. */
   connectionType: string;
-  configuration: Record<string, unknown>;
-  /** Secret fields the type knows; stored secrets of other fields (after a type change) are dropped. */
-  secretFields: readonly string[];
-  secrets: SecretChanges;
-  at: Date;
 }
 
 export type ConnectionCommand =
@@ -54,21 +47,25 @@ export type ConnectionCommand =
   | ({ type: 'UpdateConnection' } & Write)
   | { type: 'DeleteConnection'; connectionId: string; actorId: string; at: Date };
 
-export type ConnectionState =
-  | { status: 'absent' }
-  | {
-      status: 'active' | 'deleted';
-      ownerId: string;
-      name: string;
-      type: string;
-      configuration: Record<string, unknown>;
-      secrets: SealedSecrets;
-    };
+export type ConnectionState = { status: 'absent' } | SecretHolder;
 
 /** Another user's connection is answered exactly like a missing one. */
 export function ownedConnection(kind: ConnectionKind, state: ConnectionState, actorId: string, id: string) {
   if (state.status !== 'active' || state.ownerId !== actorId) throw notFound(notFoundCode(kind), kindNoun(kind), id);
   return state;
+}
+
+function written(kind: ConnectionKind, command: Write, secrets: SealedSecrets): ConnectionData {
+  return {
+    id: command.connectionId,
+    kind,
+    name: command.name,
+    type: command.connectionType,
+    configuration: command.configuration,
+    secret_fields: Object.keys(secrets),
+    secrets,
+    at: command.at.toISOString(),
+  };
 }
 
 export function connectionDecider(kind: ConnectionKind): Decider<ConnectionCommand, ConnectionState, ConnectionEvent> {
@@ -80,41 +77,12 @@ export function connectionDecider(kind: ConnectionKind): Decider<ConnectionComma
         case 'CreateConnection': {
           if (state.status !== 'absent') throw new DomainError('conflict', `${kindNoun(kind)} ${command.connectionId} already exists`);
           const secrets = applyChanges({}, command.secrets, command.secretFields);
-          return [
-            {
-              type: eventName(kind, 'Created'),
-              data: {
-                id: command.connectionId,
-                kind,
-                owner_id: command.actorId,
-                name: command.name,
-                type: command.connectionType,
-                configuration: command.configuration,
-                secret_fields: Object.keys(secrets),
-                secrets,
-                at: command.at.toISOString(),
-              },
-            },
-          ];
+          return [{ type: eventName(kind, 'Created'), data: { ...written(kind, command, secrets), owner_id: command.actorId } }];
         }
         case 'UpdateConnection': {
           const current = ownedConnection(kind, state, command.actorId, command.connectionId);
           const secrets = applyChanges(current.type === command.connectionType ? current.secrets : {}, command.secrets, command.secretFields);
-          return [
-            {
-              type: eventName(kind, 'Updated'),
-              data: {
-                id: command.connectionId,
-                kind,
-                name: command.name,
-                type: command.connectionType,
-                configuration: command.configuration,
-                secret_fields: Object.keys(secrets),
-                secrets,
-                at: command.at.toISOString(),
-              },
-            },
-          ];
+          return [{ type: eventName(kind, 'Updated'), data: written(kind, command, secrets) }];
         }
         case 'DeleteConnection':
           ownedConnection(kind, state, command.actorId, command.connectionId);
@@ -128,18 +96,11 @@ export function connectionDecider(kind: ConnectionKind): Decider<ConnectionComma
       switch (event.type) {
         case 'SourceCreated':
         case 'DestinationCreated':
-          return {
-            status: 'active',
-            ownerId: event.data.owner_id,
-            name: event.data.name,
-            type: event.data.type,
-            configuration: event.data.configuration,
-            secrets: event.data.secrets,
-          };
+          return { status: 'active', ownerId: event.data.owner_id, ...heldFrom(event.data) };
         case 'SourceUpdated':
         case 'DestinationUpdated':
           if (state.status === 'absent') return state;
-          return { ...state, name: event.data.name, type: event.data.type, configuration: event.data.configuration, secrets: event.data.secrets };
+          return { ...state, ...heldFrom(event.data) };
         case 'SourceDeleted':
         case 'DestinationDeleted':
           if (state.status === 'absent') return state;

@@ -103,14 +103,7 @@ function periodCalendars(c: LocalCalendar, period: Period): Raw[] {
   }
   const out: Raw[] = [];
   for (const [k, hours] of byShift) {
-    // Hours with the same minutes share a calendar.
-    const groups = new Map<string, { hours: number[]; minutes: number[] }>();
-    for (const [hour, minutes] of hours) {
-      const m = sortedUnique(minutes);
-      const g = groups.get(key(m)) ?? { hours: [], minutes: m };
-      g.hours.push(hour);
-      groups.set(key(m), g);
-    }
+    const groups = hoursByMinutes(hours);
     const weekdays = c.weekdays ? sortedUnique(c.weekdays.map((w) => (((w + k) % 7) + 7) % 7)) : null;
     const first = addDays(period.from, k);
     const last = addDays(period.to, k);
@@ -125,12 +118,24 @@ function periodCalendars(c: LocalCalendar, period: Period): Raw[] {
         if (dateMatches(c, addDays(utc, -k), false)) days.push(x);
       }
       if (days.length === 0) continue;
-      for (const g of groups.values()) {
+      for (const g of groups) {
         out.push({ year: y, month: m, days: days.length === length ? null : days, weekdays, hours: sortedUnique(g.hours), minutes: g.minutes });
       }
     }
   }
   return out;
+}
+
+/** Hours with the same minutes, grouped: each group is one calendar. */
+function hoursByMinutes(hours: Map<number, number[]>): { hours: number[]; minutes: number[] }[] {
+  const groups = new Map<string, { hours: number[]; minutes: number[] }>();
+  for (const [hour, minutes] of hours) {
+    const m = sortedUnique(minutes);
+    const g = groups.get(key(m)) ?? { hours: [], minutes: m };
+    g.hours.push(hour);
+    groups.set(key(m), g);
+  }
+  return [...groups.values()];
 }
 
 /** The instants of the days a transition touches, as UTC calendars of one date each. */
@@ -146,14 +151,8 @@ function touchedCalendars(schedule: JobSchedule, calendars: LocalCalendar[], dat
   }
   const out: Raw[] = [];
   for (const { date, hours } of byDate.values()) {
-    const groups = new Map<string, { hours: number[]; minutes: number[] }>();
-    for (const [hour, minutes] of hours) {
-      const m = sortedUnique(minutes);
-      const g = groups.get(key(m)) ?? { hours: [], minutes: m };
-      g.hours.push(hour);
-      groups.set(key(m), g);
-    }
-    for (const g of groups.values()) out.push({ year: date.year, month: date.month, days: [date.day], weekdays: null, hours: g.hours, minutes: g.minutes });
+    for (const g of hoursByMinutes(hours))
+      out.push({ year: date.year, month: date.month, days: [date.day], weekdays: null, hours: g.hours, minutes: g.minutes });
   }
   return out;
 }

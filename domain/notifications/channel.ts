@@ -1,6 +1,6 @@
 import { DomainError, notFound } from '../errors.js';
 import { unreachable, type Decider } from '../decider.js';
-import { applySecretChanges as applyChanges, type SealedSecrets, type SecretChanges } from '../secrets.js';
+import { applySecretChanges as applyChanges, heldFrom, type SealedSecrets, type SecretHolder, type SecretWrite } from '../secrets.js';
 
 /*
  * A notification channel: where a user wants to be told about their Jobs' Runs (a webhook, an
@@ -31,17 +31,10 @@ export type ChannelEvent =
   | { type: 'NotificationChannelUpdated'; data: ChannelData }
   | { type: 'NotificationChannelDeleted'; data: { channel_id: string; at: string } };
 
-interface Write {
+interface Write extends SecretWrite {
   channelId: string;
-  actorId: string;
-  name: string;
   channelType: string;
-  configuration: Record<string, unknown>;
   endpoint: string;
-  /** Secret fields the type knows; stored secrets of other fields (after a type change) are dropped. */
-  secretFields: readonly string[];
-  secrets: SecretChanges;
-  at: Date;
 }
 
 export type ChannelCommand =
@@ -49,17 +42,7 @@ export type ChannelCommand =
   | ({ type: 'UpdateChannel' } & Write)
   | { type: 'DeleteChannel'; channelId: string; actorId: string; at: Date };
 
-export type ChannelState =
-  | { status: 'absent' }
-  | {
-      status: 'active' | 'deleted';
-      ownerId: string;
-      name: string;
-      type: string;
-      configuration: Record<string, unknown>;
-      endpoint: string;
-      secrets: SealedSecrets;
-    };
+export type ChannelState = { status: 'absent' } | (SecretHolder & { endpoint: string });
 
 export const channelNotFound = (id: string) => notFound('notification_channel_not_found', 'Notification channel', id);
 
@@ -108,25 +91,10 @@ export const channelDecider: Decider<ChannelCommand, ChannelState, ChannelEvent>
   evolve(state, event) {
     switch (event.type) {
       case 'NotificationChannelCreated':
-        return {
-          status: 'active',
-          ownerId: event.data.owner_id,
-          name: event.data.name,
-          type: event.data.type,
-          configuration: event.data.configuration,
-          endpoint: event.data.endpoint,
-          secrets: event.data.secrets,
-        };
+        return { status: 'active', ownerId: event.data.owner_id, ...heldFrom(event.data), endpoint: event.data.endpoint };
       case 'NotificationChannelUpdated':
         if (state.status === 'absent') return state;
-        return {
-          ...state,
-          name: event.data.name,
-          type: event.data.type,
-          configuration: event.data.configuration,
-          endpoint: event.data.endpoint,
-          secrets: event.data.secrets,
-        };
+        return { ...state, ...heldFrom(event.data), endpoint: event.data.endpoint };
       case 'NotificationChannelDeleted':
         if (state.status === 'absent') return state;
         return { ...state, status: 'deleted' };

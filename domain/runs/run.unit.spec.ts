@@ -3,36 +3,14 @@ import { deciderSpec } from '../../test/support/decider.js';
 import type { JobDefinition } from '../jobs/definition.js';
 import { runDecider, type RunCommand } from './run.js';
 import type { ExistingRun } from './state.js';
+import { queueRun, startRun } from '../../test/support/run-commands.js';
 
 const t = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 const { state, decide, play, given } = deciderSpec(runDecider);
 
 const snapshot = { name: 'j' } as JobDefinition;
-const queue: RunCommand = {
-  type: 'QueueRun',
-  runId: 'run_1',
-  jobId: 'job_1',
-  ownerId: 'usr_a',
-  trigger: 'manual',
-  attempt: 1,
-  retryOf: null,
-  snapshot,
-  steps: ['extract', 'transform', 'deliver'],
-  scheduledFor: null,
-  parameters: {},
-  triggeredBy: null,
-  retryDefinition: null,
-  deliveryId: null,
-  at: t(0),
-};
-const start: RunCommand = {
-  type: 'StartRun',
-  runId: 'run_1',
-  workflowId: 'run-run_1',
-  workflowRunId: 'abc',
-  sync: { cursor: null, reinitialize: false, seq: 0 },
-  at: t(1),
-};
+const queue = queueRun(t(0), { snapshot, steps: ['extract', 'transform', 'deliver'] });
+const start = startRun(t(1));
 const step = (name: 'extract' | 'transform' | 'deliver', s: number, finish: number, stats = {}): RunCommand[] => [
   { type: 'StartStep', runId: 'run_1', step: name, at: t(s) },
   { type: 'FinishStep', runId: 'run_1', step: name, status: 'succeeded', stats, at: t(finish) },

@@ -16,6 +16,9 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
     sut.services.clock = () => new Date(now); // tests move time forward
     cookie = theCookie;
   });
+  /** POST /account/tokens with the session's cookie. */
+  const postToken = (name: string, scopes: string[]) =>
+    sut.app.inject({ method: 'POST', url: '/api/v1/account/tokens', headers: { cookie }, payload: { name, scopes } });
 
   it('logs in with the cookie, answers /auth/me, logs out', async () => {
     const me = await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: { cookie } });
@@ -51,12 +54,7 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
   });
 
   it('shows the token value once, lists without values, keeps only its SHA-256', async () => {
-    const created = await sut.app.inject({
-      method: 'POST',
-      url: '/api/v1/account/tokens',
-      headers: { cookie },
-      payload: { name: 'ci', scopes: ['account:read'] },
-    });
+    const created = await postToken('ci', ['account:read']);
     expect(created.statusCode).toBe(201);
     const { token, id } = created.json();
     expect(token).toMatch(/^svcpat_[0-9A-Za-z]{43}$/);
@@ -88,12 +86,7 @@ describe.skipIf(skipWithoutDatabase)('accounts, sessions and personal access tok
   });
 
   it('answers 401 for revoked, expired and unknown tokens', async () => {
-    const revoked = await sut.app.inject({
-      method: 'POST',
-      url: '/api/v1/account/tokens',
-      headers: { cookie },
-      payload: { name: 'r', scopes: ['account:read'] },
-    });
+    const revoked = await postToken('r', ['account:read']);
     const del = await sut.app.inject({ method: 'DELETE', url: `/api/v1/account/tokens/${revoked.json().id}`, headers: { cookie } });
     expect(del.statusCode).toBe(204);
     const afterRevoke = await sut.app.inject({ method: 'GET', url: '/api/v1/auth/me', headers: bearer(revoked.json().token) });

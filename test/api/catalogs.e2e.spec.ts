@@ -146,12 +146,10 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error.code).toBe('not_found');
 
-    const badJson = await sut.app.inject({
-      method: 'POST',
-      url: '/api/v1/recipes',
-      headers: { cookie, 'content-type': 'application/json' },
-      payload: '{"name": ',
-    });
+    // A raw POST of `payload` as `contentType`, with the session's cookie.
+    const post = (url: string, contentType: string, payload: string) =>
+      sut.app.inject({ method: 'POST', url, headers: { cookie, 'content-type': contentType }, payload });
+    const badJson = await post('/api/v1/recipes', 'application/json', '{"name": ');
     expect(badJson.statusCode).toBe(422);
     expect(badJson.json().error.code).toBe('validation_error');
 
@@ -163,7 +161,7 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     });
     expect(nul.statusCode).toBe(422);
     expect(nul.json().error.code).toBe('validation_error');
-    const emptyBody = await sut.app.inject({ method: 'POST', url: '/api/v1/recipes', headers: { cookie, 'content-type': 'application/json' }, payload: '' });
+    const emptyBody = await post('/api/v1/recipes', 'application/json', '');
     expect(emptyBody.statusCode).toBe(422);
 
     const longId = await sut.app.inject({ method: 'GET', url: `/api/v1/recipes/${'0'.repeat(300)}`, headers: { cookie } });
@@ -174,12 +172,7 @@ describe.skipIf(skipWithoutDatabase)('catalogs, OpenAPI, errors', () => {
     expect(badEncoding.statusCode).toBe(400);
     expect(badEncoding.json().error).toBeDefined();
 
-    const noBoundary = await sut.app.inject({
-      method: 'POST',
-      url: '/api/v1/workspaces',
-      headers: { cookie, 'content-type': 'multipart/form-data' },
-      payload: 'x',
-    });
+    const noBoundary = await post('/api/v1/workspaces', 'multipart/form-data', 'x');
     expect(noBoundary.statusCode).toBe(422);
     expect(noBoundary.json().error.code).toBe('validation_error');
 

@@ -152,12 +152,12 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
     const res = await sut.app.inject({ method: 'GET', url: '/api/v1/connectors' });
     expect(res.statusCode).toBe(200);
     const items = res.json().items as { type: string; kinds: string[]; secrets: string[] }[];
-    expect(
+    const typesOf = (kind: string) =>
       items
-        .filter((c) => c.kinds.includes('source'))
+        .filter((c) => c.kinds.includes(kind))
         .map((c) => c.type)
-        .sort(),
-    ).toEqual(
+        .sort();
+    expect(typesOf('source')).toEqual(
       [
         'url',
         'http',
@@ -181,12 +181,7 @@ describe.skipIf(skipWithoutDatabase)('Sources and Destinations through /api/v1',
         'merginmaps',
       ].sort(),
     );
-    expect(
-      items
-        .filter((c) => c.kinds.includes('destination'))
-        .map((c) => c.type)
-        .sort(),
-    ).toEqual(
+    expect(typesOf('destination')).toEqual(
       [
         'postgis',
         'sqlserver',

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
@@ -9,14 +8,29 @@ import { stagingNames } from '../../connectors/shared/sql/sql-delivery.js';
 import { inProcessLimits, translatedHere } from '../../connectors/shared/files/translate-here.js';
 import { closedPort, connectorContext, expectConnectorError, silentServer, stallingPgProxy } from './support.js';
 import { skipWithoutDatabase } from '../support/database.js';
-import { boroughsShapefileZip, fixtureDir, manyPointsGpkg, mixedPolygonsGeoJson, pointsGeoJson, zippedShapefile } from '../support/fixtures.js';
+import {
+  boroughsShapefileZip,
+  fixtureDir,
+  layerFromWktCsv,
+  constantGeoTiff,
+  manyPointsGpkg,
+  mixedPolygonsGeoJson,
+  pointsGeoJson,
+  zippedShapefile,
+} from '../support/fixtures.js';
 import { createPostgisDatabase, type PostgisDatabase, untilStagingTable } from '../support/postgis.js';
 import { geoJsonFile, layerInput as deliverInput, readLayer as read } from './sql-fixtures.js';
+
+type PostgisTarget = Parameters<NonNullable<typeof postgis.destination>['deliver']>[1];
 
 /** The postgis connector against the suite's real PostgreSQL 15 + PostGIS 3. */
 describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
   let db: PostgisDatabase;
   let dir: string;
+
+  /** A delivery of `file` to `target` in the suite's database (deliverInput's options after the file). */
+  const deliverTo = (target: PostgisTarget, ...input: Parameters<typeof deliverInput>) =>
+    postgis.destination!.deliver(db.config, target, deliverInput(...input), connectorContext());
 
   beforeAll(async () => {
     db = await createPostgisDatabase();
@@ -229,12 +243,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
 
     it('replace creates the table, then swaps in new data keeping grants; geometry type promoted to multi, CRS and names kept', async () => {
       const parcels = mixedPolygonsGeoJson(dir);
-      const first = await postgis.destination!.deliver(
-        db.config,
-        { schema: 'public', table: 'Parcels', write_mode: 'replace' },
-        deliverInput(parcels, { format: 'GeoJSON' }),
-        connectorContext(),
-      );
+      const first = await deliverTo({ schema: 'public', table: 'Parcels', write_mode: 'replace' }, parcels, { format: 'GeoJSON' });
       expect(first).toEqual({ target: { schema: 'public', table: 'Parcels', write_mode: 'replace' }, rows_written: 2 });
       expect(await columnType('Parcels')).toEqual({ type: 'MULTIPOLYGON', srid: 2056, column: 'geom' });
       const rows = await db.sql<{ owner: string; parcel_identifier_long_name: string }>(
@@ -245,12 +254,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       await db.sql(`CREATE ROLE reader_${db.config.database} NOLOGIN`);
       await db.sql(`GRANT SELECT ON public."Parcels" TO reader_${db.config.database}`);
       const points = pointsGeoJson(dir, 7);
-      const second = await postgis.destination!.deliver(
-        db.config,
-        { schema: 'public', table: 'Parcels', write_mode: 'replace' },
-        deliverInput(points, { format: 'GeoJSON' }),
-        connectorContext(),
-      );
+      const second = await deliverTo({ schema: 'public', table: 'Parcels', write_mode: 'replace' }, points, { format: 'GeoJSON' });
       expect(second.rows_written).toBe(7);
       expect(await count('Parcels')).toBe(7);
       expect(await columnType('Parcels')).toEqual({ type: 'POINT', srid: 4326, column: 'geom' });
@@ -272,12 +276,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('loads a shapefile whose numbers are wider than its DBF declares (as NYC boroughs), as float8 and unbounded text', async () => {
-      const made = await postgis.destination!.deliver(
-        db.config,
-        { schema: 'public', table: 'boroughs', write_mode: 'replace' },
-        deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }),
-        connectorContext(),
-      );
+      const made = await deliverTo({ schema: 'public', table: 'boroughs', write_mode: 'replace' }, boroughsShapefileZip(dir), { format: 'ESRI Shapefile' });
       expect(made.rows_written).toBe(2);
       const columns = await db.sql(
         "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'boroughs' AND column_name IN ('BoroName', 'Shape_Area') ORDER BY 1",
@@ -297,12 +296,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       await db.sql(`CREATE TABLE public.strict_names ("BoroCode" integer, "BoroName" varchar(3), "Shape_Area" float8, geom geometry(MultiPolygon, 2263));
         ALTER TABLE public.strict_names OWNER TO ${db.config.username}`);
       const error = await expectConnectorError(
-        postgis.destination!.deliver(
-          db.config,
-          { schema: 'public', table: 'strict_names', write_mode: 'append' },
-          deliverInput(boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }),
-          connectorContext(),
-        ),
+        deliverTo({ schema: 'public', table: 'strict_names', write_mode: 'append' }, boroughsShapefileZip(dir), { format: 'ESRI Shapefile' }),
         'invalid_data',
       );
       expect(error.message).toMatch(/value too long for type character varying\(3\)/);
@@ -317,20 +311,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
         'PROJCS["Custom LCC",GEOGCS["GCS_WGS_1984",DATUM["D_WGS_1984",SPHEROID["WGS_1984",6378137.0,298.257223563]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],' +
         'PROJECTION["Lambert_Conformal_Conic"],PARAMETER["False_Easting",500000.0],PARAMETER["False_Northing",0.0],PARAMETER["Central_Meridian",-96.123],' +
         'PARAMETER["Standard_Parallel_1",33.0],PARAMETER["Standard_Parallel_2",45.0],PARAMETER["Latitude_Of_Origin",39.0],UNIT["Meter",1.0]]';
-      execFileSync('ogr2ogr', [
-        '-f',
-        'GPKG',
-        gpkg,
-        csv,
-        '-oo',
-        'GEOM_POSSIBLE_NAMES=wkt',
-        '-oo',
-        'KEEP_GEOM_COLUMNS=NO',
-        '-a_srs',
-        customLcc,
-        '-nln',
-        'custom',
-      ]);
+      layerFromWktCsv('GPKG', gpkg, csv, customLcc, 'custom');
       const target = { schema: 'public', table: 'custom_crs', write_mode: 'replace' as const };
       const refused = await expectConnectorError(postgis.destination!.deliver(db.config, target, deliverInput(gpkg), connectorContext()), 'permission_denied');
       expect(refused.message).toMatch(/CRS has no EPSG code.*reproject the layer.*GRANT INSERT ON spatial_ref_sys TO loader_\w+/);
@@ -349,23 +330,13 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       const file = geoJsonFile(dir, 'clash.geojson', [
         { type: 'Feature', properties: { geom: 'as text', ogc_fid: 'A-17', name: 'Zürich' }, geometry: { type: 'Point', coordinates: [8.54, 47.37] } },
       ]);
-      const loaded = await postgis.destination!.deliver(
-        db.config,
-        { schema: 'public', table: 'clash', write_mode: 'replace' },
-        deliverInput(file, { format: 'GeoJSON' }),
-        connectorContext(),
-      );
+      const loaded = await deliverTo({ schema: 'public', table: 'clash', write_mode: 'replace' }, file, { format: 'GeoJSON' });
       expect(loaded.rows_written).toBe(1);
       expect(await columnType('clash')).toEqual({ type: 'POINT', srid: 4326, column: 'geometry' });
       expect(await db.sql('SELECT geom, ogc_fid, name, ST_AsText(geometry) AS wkt FROM public.clash')).toEqual([
         { geom: 'as text', ogc_fid: 'A-17', name: 'Zürich', wkt: 'POINT(8.54 47.37)' },
       ]);
-      const again = await postgis.destination!.deliver(
-        db.config,
-        { schema: 'public', table: 'clash', write_mode: 'append' },
-        deliverInput(file, { format: 'GeoJSON' }),
-        connectorContext(),
-      );
+      const again = await deliverTo({ schema: 'public', table: 'clash', write_mode: 'append' }, file, { format: 'GeoJSON' });
       expect(again.rows_written).toBe(1);
       expect(await count('clash')).toBe(2);
       // The appended rows went through the target's own index: no second one.
@@ -377,32 +348,9 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
 
     it('a raster output is refused in words that say where rasters go', async () => {
       const tif = path.join(dir, 'raster.tif');
-      execFileSync('gdal_create', [
-        '-of',
-        'GTiff',
-        '-outsize',
-        '4',
-        '4',
-        '-bands',
-        '1',
-        '-burn',
-        '3',
-        '-a_srs',
-        'EPSG:4326',
-        '-a_ullr',
-        '0',
-        '4',
-        '4',
-        '0',
-        tif,
-      ]);
+      constantGeoTiff(tif, { size: [4, 4], burn: [3], srs: 'EPSG:4326', ullr: [0, 4, 4, 0] });
       const refused = await expectConnectorError(
-        postgis.destination!.deliver(
-          db.config,
-          { schema: 'public', table: 'raster', write_mode: 'replace' },
-          deliverInput(tif, { format: 'GTiff' }),
-          connectorContext(),
-        ),
+        deliverTo({ schema: 'public', table: 'raster', write_mode: 'replace' }, tif, { format: 'GTiff' }),
         'invalid_data',
       );
       expect(refused.message).toBe(
@@ -471,15 +419,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('append with columns the target lacks fails and leaves the target as it was', async () => {
-      const e = await expectConnectorError(
-        postgis.destination!.deliver(
-          db.config,
-          { schema: 'Bäume', table: 'Orte', write_mode: 'append' },
-          deliverInput(mixedPolygonsGeoJson(dir)),
-          connectorContext(),
-        ),
-        'invalid_data',
-      );
+      const e = await expectConnectorError(deliverTo({ schema: 'Bäume', table: 'Orte', write_mode: 'append' }, mixedPolygonsGeoJson(dir)), 'invalid_data');
       expect(e.message).toContain('parcel_identifier_long_name');
       expect(await count('Orte', 'Bäume')).toBe(10);
       const leftovers = await db.sql("SELECT relname FROM pg_class WHERE relname LIKE '\\_geoflow\\_stage%'");
@@ -487,24 +427,14 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('append with reinitialize rebuilds the table (staged replace)', async () => {
-      const r = await postgis.destination!.deliver(
-        db.config,
-        { schema: 'Bäume', table: 'Orte', write_mode: 'append' },
-        deliverInput(pointsGeoJson(dir, 3), { reinitialize: true }),
-        connectorContext(),
-      );
+      const r = await deliverTo({ schema: 'Bäume', table: 'Orte', write_mode: 'append' }, pointsGeoJson(dir, 3), { reinitialize: true });
       expect(r).toEqual({ target: { schema: 'Bäume', table: 'Orte', write_mode: 'replace' }, rows_written: 3 });
       expect(await count('Orte', 'Bäume')).toBe(3);
     });
 
     it('create makes a new table and refuses an existing one with target_exists', async () => {
       const shp = zippedShapefile(dir);
-      const made = await postgis.destination!.deliver(
-        db.config,
-        { schema: 'public', table: 'places_from_shp', write_mode: 'create' },
-        deliverInput(shp, { format: 'ESRI Shapefile' }),
-        connectorContext(),
-      );
+      const made = await deliverTo({ schema: 'public', table: 'places_from_shp', write_mode: 'create' }, shp, { format: 'ESRI Shapefile' });
       expect(made.rows_written).toBe(25);
       await expectConnectorError(
         postgis.destination!.deliver(db.config, { schema: 'public', table: 'places_from_shp', write_mode: 'create' }, deliverInput(shp), connectorContext()),
@@ -616,12 +546,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
         const before = translatedHere();
         const histogram = monitorEventLoopDelay({ resolution: 20 });
         histogram.enable();
-        const loaded = await postgis.destination!.deliver(
-          db.config,
-          { schema: 'public', table: 'hundred_thousand', write_mode: 'replace' },
-          deliverInput(points),
-          connectorContext(),
-        );
+        const loaded = await deliverTo({ schema: 'public', table: 'hundred_thousand', write_mode: 'replace' }, points);
         await new Promise((resolve) => setTimeout(resolve, 50));
         histogram.disable();
         expect(translatedHere()).toBe(before + 1);
@@ -633,12 +558,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
       it("takes the target's password from its own file, never PGPASSWORD from the worker's environment", async () => {
         const before = translatedHere();
         const loaded = await withEnv('PGPASSWORD', 'the-services-own-database-password', () =>
-          postgis.destination!.deliver(
-            db.config,
-            { schema: 'public', table: 'env_password', write_mode: 'replace' },
-            deliverInput(pointsGeoJson(dir, 3), { format: 'GeoJSON' }),
-            connectorContext(),
-          ),
+          deliverTo({ schema: 'public', table: 'env_password', write_mode: 'replace' }, pointsGeoJson(dir, 3), { format: 'GeoJSON' }),
         );
         expect(loaded.rows_written).toBe(3);
         expect(translatedHere()).toBe(before + 1);
@@ -664,24 +584,14 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
           expect(stuck.message).toMatch(/did not finish the load within 1\.5 s/);
           expect(proxy.connections()).toBeGreaterThan(1);
           // While the call is stuck, a small load goes to the program, and succeeds.
-          const meanwhile = await postgis.destination!.deliver(
-            db.config,
-            { schema: 'public', table: 'meanwhile', write_mode: 'replace' },
-            deliverInput(pointsGeoJson(dir, 2), { format: 'GeoJSON' }),
-            connectorContext(),
-          );
+          const meanwhile = await deliverTo({ schema: 'public', table: 'meanwhile', write_mode: 'replace' }, pointsGeoJson(dir, 2), { format: 'GeoJSON' });
           expect(meanwhile.rows_written).toBe(2);
           expect(translatedHere()).toBe(before);
           // Once the server hangs up, the call returns and loads run here again.
           proxy.close();
           let here = false;
           for (let i = 0; i < 50 && !here; i++) {
-            await postgis.destination!.deliver(
-              db.config,
-              { schema: 'public', table: 'afterwards', write_mode: 'replace' },
-              deliverInput(pointsGeoJson(dir, 2), { format: 'GeoJSON' }),
-              connectorContext(),
-            );
+            await deliverTo({ schema: 'public', table: 'afterwards', write_mode: 'replace' }, pointsGeoJson(dir, 2), { format: 'GeoJSON' });
             here = translatedHere() > before;
             if (!here) await new Promise((r) => setTimeout(r, 100));
           }
@@ -763,15 +673,7 @@ describe.skipIf(skipWithoutDatabase)('postgis connector', () => {
     });
 
     it('a missing schema is not_found; a load stopped midway leaves the old table untouched', async () => {
-      await expectConnectorError(
-        postgis.destination!.deliver(
-          db.config,
-          { schema: 'nowhere', table: 't', write_mode: 'replace' },
-          deliverInput(pointsGeoJson(dir, 2)),
-          connectorContext(),
-        ),
-        'not_found',
-      );
+      await expectConnectorError(deliverTo({ schema: 'nowhere', table: 't', write_mode: 'replace' }, pointsGeoJson(dir, 2)), 'not_found');
 
       const many = manyPointsGpkg(dir, 150_000);
       const controller = new AbortController();

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -7,6 +6,7 @@ import type { ConnectorContext, DeliverInput } from '../../connectors/types.js';
 import type { ConnectorFailureReason } from '../../domain/transfers.js';
 import { gdal } from '../../geo/gdal/gdal.js';
 import type { LocalMariadb } from '../servers/mariadb/server.js';
+import { layerFromWktCsv } from '../support/fixtures.js';
 import { connectorContext, expectConnectorError, filesIn } from './support.js';
 
 /*
@@ -69,15 +69,12 @@ export function mariadbAccess(server: LocalMariadb) {
   return { config, sql };
 }
 
-const ogr = (args: string[]) => execFileSync('ogr2ogr', args, { stdio: 'pipe' });
-
 function gpkgFromCsv(dir: string, name: string, header: string, types: string, lines: string[], epsg: number, nlt: string): string {
   const csv = path.join(dir, `${name}.csv`);
   writeFileSync(csv, `${[header, ...lines].join('\n')}\n`);
   writeFileSync(csv.replace(/\.csv$/, '.csvt'), `${types}\n`);
   const gpkg = path.join(dir, `${name}.gpkg`);
-  ogr(['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', `EPSG:${epsg}`, '-nln', name, '-nlt', nlt]);
-  return gpkg;
+  return layerFromWktCsv('GPKG', gpkg, csv, `EPSG:${epsg}`, name, ['-nlt', nlt]);
 }
 
 /** The field of the boroughs layer whose name is long and not ASCII (64 characters). */

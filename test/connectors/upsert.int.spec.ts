@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mysql as mysqlConnector } from '../../connectors/mysql/index.js';
 import { postgis } from '../../connectors/postgis/index.js';
-import type { DeliverInput } from '../../connectors/types.js';
+import type { ConnectorContext, DeliverInput } from '../../connectors/types.js';
+import type { DeliveryResult } from '../../domain/transfers.js';
 import { connectorContext, expectConnectorError } from './support.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir } from '../support/fixtures.js';
@@ -35,6 +36,13 @@ function rowsFile(dir: string, rows: Row[]): string {
 
 const input = (file: string, extra: Partial<DeliverInput> = {}) => layerInput(file, { format: 'GeoJSON', ...extra });
 
+type Deliver<C, T> = { deliver(config: C, target: T, input: DeliverInput, ctx: ConnectorContext): Promise<DeliveryResult> };
+
+/** Delivers point `rows` to `target`, as an incremental Run hands a Destination its changed rows. */
+function deliverRows<C, T>(destination: Deliver<C, T>, config: C, target: T, dir: string, rows: Row[]): Promise<DeliveryResult> {
+  return destination.deliver(config, target, input(rowsFile(dir, rows)), connectorContext());
+}
+
 describe.skipIf(skipWithoutDatabase)('upsert into PostGIS', () => {
   let db: PostgisDatabase;
   let dir: string;
@@ -55,18 +63,11 @@ describe.skipIf(skipWithoutDatabase)('upsert into PostGIS', () => {
   });
 
   it('creates the table on the first delivery, then updates, inserts and deletes by key, one row per key', async () => {
-    const first = await postgis.destination!.deliver(
-      db.config,
-      target('places'),
-      input(
-        rowsFile(dir, [
-          { id: 1, name: 'Bern', x: 7.4, deleted: false },
-          { id: 2, name: 'Basel', x: 7.6, deleted: false },
-          { id: 3, name: 'gone before it came', x: 8, deleted: true },
-        ]),
-      ),
-      connectorContext(),
-    );
+    const first = await deliverRows(postgis.destination!, db.config, target('places'), dir, [
+      { id: 1, name: 'Bern', x: 7.4, deleted: false },
+      { id: 2, name: 'Basel', x: 7.6, deleted: false },
+      { id: 3, name: 'gone before it came', x: 8, deleted: true },
+    ]);
     expect(first).toMatchObject({ target: { write_mode: 'upsert', inserted: 2, updated: 0, deleted: 0 }, rows_written: 2 });
     expect(await rowsOf('places')).toEqual([
       { id: 1, name: 'Bern' },
@@ -78,19 +79,12 @@ describe.skipIf(skipWithoutDatabase)('upsert into PostGIS', () => {
     expect((await db.sql(`SELECT 1 FROM pg_indexes WHERE tablename = 'places' AND indexdef LIKE 'CREATE UNIQUE INDEX%(id)'`)).length).toBe(1);
 
     // The next Run's changed rows: Basel renamed (twice: the last wins), Bern deleted, Chur new.
-    const second = await postgis.destination!.deliver(
-      db.config,
-      target('places'),
-      input(
-        rowsFile(dir, [
-          { id: 2, name: 'Basel (old news)', x: 7.6, deleted: false },
-          { id: 1, name: 'Bern', x: 7.4, deleted: true },
-          { id: 4, name: 'Chur', x: 9.5, deleted: false },
-          { id: 2, name: 'Basel-Stadt', x: 7.6, deleted: false },
-        ]),
-      ),
-      connectorContext(),
-    );
+    const second = await deliverRows(postgis.destination!, db.config, target('places'), dir, [
+      { id: 2, name: 'Basel (old news)', x: 7.6, deleted: false },
+      { id: 1, name: 'Bern', x: 7.4, deleted: true },
+      { id: 4, name: 'Chur', x: 9.5, deleted: false },
+      { id: 2, name: 'Basel-Stadt', x: 7.6, deleted: false },
+    ]);
     expect(second).toMatchObject({ target: { inserted: 1, updated: 1, deleted: 1 }, rows_written: 2 });
     expect(await rowsOf('places')).toEqual([
       { id: 2, name: 'Basel-Stadt' },
@@ -124,30 +118,18 @@ describe.skipIf(skipWithoutDatabase)('upsert into PostGIS', () => {
   });
 
   it('refuses rows without a key value and keys the target lacks, leaving the target as it was', async () => {
-    await postgis.destination!.deliver(db.config, target('strict', false), input(rowsFile(dir, [{ id: 1, name: 'a', x: 1 }])), connectorContext());
+    await deliverRows(postgis.destination!, db.config, target('strict', false), dir, [{ id: 1, name: 'a', x: 1 }]);
     const noKey = await expectConnectorError(
-      postgis.destination!.deliver(
-        db.config,
-        target('strict', false),
-        input(
-          rowsFile(dir, [
-            { id: 1, name: 'changed', x: 1 },
-            { id: null, name: 'nobody', x: 2 },
-          ]),
-        ),
-        connectorContext(),
-      ),
+      deliverRows(postgis.destination!, db.config, target('strict', false), dir, [
+        { id: 1, name: 'changed', x: 1 },
+        { id: null, name: 'nobody', x: 2 },
+      ]),
       'invalid_data',
     );
     expect(noKey.message).toMatch(/1 row\(s\) of the output have no value in "id"/);
     await db.sql('ALTER TABLE public.strict RENAME COLUMN name TO label');
     const absent = await expectConnectorError(
-      postgis.destination!.deliver(
-        db.config,
-        { ...target('strict', false), upsert_keys: ['id', 'name'] },
-        input(rowsFile(dir, [{ id: 1, name: 'x', x: 1 }])),
-        connectorContext(),
-      ),
+      deliverRows(postgis.destination!, db.config, { ...target('strict', false), upsert_keys: ['id', 'name'] }, dir, [{ id: 1, name: 'x', x: 1 }]),
       'invalid_data',
     );
     expect(absent.message).toMatch(/has no column "name"/);
@@ -181,18 +163,11 @@ describe.skipIf(mariadbMissing)('upsert into MariaDB', () => {
   const rowsOf = async () => (await sql('SELECT id, name FROM places ORDER BY id')).map((r) => ({ id: Number(r.id), name: String(r.name) }));
 
   it('creates the table, then updates, inserts and deletes by key in one transaction with the ledger', async () => {
-    const first = await mysqlConnector.destination!.deliver(
-      config,
-      target,
-      input(
-        rowsFile(dir, [
-          { id: 1, name: 'Bern', x: 7.4, deleted: false },
-          { id: 2, name: 'Basel', x: 7.6, deleted: false },
-          { id: 3, name: 'never', x: 8, deleted: true },
-        ]),
-      ),
-      connectorContext(),
-    );
+    const first = await deliverRows(mysqlConnector.destination!, config, target, dir, [
+      { id: 1, name: 'Bern', x: 7.4, deleted: false },
+      { id: 2, name: 'Basel', x: 7.6, deleted: false },
+      { id: 3, name: 'never', x: 8, deleted: true },
+    ]);
     expect(first).toMatchObject({ target: { write_mode: 'upsert', inserted: 2 }, rows_written: 2 });
     expect(await rowsOf()).toEqual([
       { id: 1, name: 'Bern' },
@@ -227,17 +202,10 @@ describe.skipIf(mariadbMissing)('upsert into MariaDB', () => {
 
   it('refuses rows without a key value before the target changes', async () => {
     const refused = await expectConnectorError(
-      mysqlConnector.destination!.deliver(
-        config,
-        target,
-        input(
-          rowsFile(dir, [
-            { id: 2, name: 'would change', x: 1, deleted: false },
-            { id: null, name: 'nobody', x: 2, deleted: false },
-          ]),
-        ),
-        connectorContext(),
-      ),
+      deliverRows(mysqlConnector.destination!, config, target, dir, [
+        { id: 2, name: 'would change', x: 1, deleted: false },
+        { id: null, name: 'nobody', x: 2, deleted: false },
+      ]),
       'invalid_data',
     );
     expect(refused.message).toMatch(/no value in `id`/);

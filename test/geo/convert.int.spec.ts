@@ -7,6 +7,7 @@ import type { Point } from 'gdal-async';
 import { gdal } from '../../geo/gdal/gdal.js';
 import { readZipDirectory } from '../../geo/datasets/zip.js';
 import { addGpkgLayer, layerNames, readLayer, refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
+import { constantGeoTiff } from '../support/fixtures.js';
 
 /** The first [x, y] of any GeoJSON coordinates array (polygons and multipolygons nest deeper). */
 function firstPosition(coordinates: unknown): number[] {
@@ -192,27 +193,7 @@ describe('convertDataset', { timeout: 120_000 }, () => {
 
   it('converts rasters: GeoTIFF to COG, to PNG (stretched to bytes) and reprojected', async () => {
     const tif = d('dem.tif');
-    run('gdal_create', [
-      '-of',
-      'GTiff',
-      '-outsize',
-      '40',
-      '20',
-      '-bands',
-      '1',
-      '-ot',
-      'Int16',
-      '-burn',
-      '1200',
-      '-a_srs',
-      'EPSG:2056',
-      '-a_ullr',
-      '2600000',
-      '1200400',
-      '2600800',
-      '1200000',
-      tif,
-    ]);
+    constantGeoTiff(tif, { size: [40, 20], burn: [1200], type: 'Int16', srs: 'EPSG:2056', ullr: [2600000, 1200400, 2600800, 1200000] });
     const cogDir = out();
     const cog = await convertDataset(datasetAt(tif), { outputFormat: 'COG' }, cogDir);
     expect(cog).toMatchObject({ format: 'COG', filename: 'dem.tif', layers: [] });

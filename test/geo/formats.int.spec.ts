@@ -5,8 +5,9 @@ import { convertDataset } from '../../geo/isolation/index.js';
 import { datasetAt, type DatasetRef } from '../../geo/datasets/dataset-files.js';
 import { formatCatalog } from '../../geo/datasets/formats.js';
 import { gdal } from '../../geo/gdal/gdal.js';
-import { addGpkgLayer, run, tempFolder, vectorFromCsv } from './support.js';
+import { addGpkgLayer, tempFolder, vectorFromCsv } from './support.js';
 import { engineAvailable } from '../../geo/formats/engine.js';
+import { constantGeoTiff } from '../support/fixtures.js';
 
 /*
  * Issue 8: GET /api/v1/formats lists only what convert can really write. Every output the
@@ -38,45 +39,8 @@ describe('the format catalog', { timeout: 600_000 }, () => {
       'POLYGON',
     ]);
     vector = datasetAt(gpkg);
-    const ullr = ['-a_ullr', '980000', '200000', '986400', '195200'];
-    run('gdal_create', [
-      '-of',
-      'GTiff',
-      '-outsize',
-      '64',
-      '48',
-      '-bands',
-      '1',
-      '-ot',
-      'Float32',
-      '-burn',
-      '12.5',
-      '-a_srs',
-      'EPSG:2263',
-      ...ullr,
-      d('dem.tif'),
-    ]);
-    run('gdal_create', [
-      '-of',
-      'GTiff',
-      '-outsize',
-      '64',
-      '48',
-      '-bands',
-      '3',
-      '-ot',
-      'Byte',
-      '-burn',
-      '10',
-      '-burn',
-      '200',
-      '-burn',
-      '30',
-      '-a_srs',
-      'EPSG:2263',
-      ...ullr,
-      d('rgb.tif'),
-    ]);
+    constantGeoTiff(d('dem.tif'), { size: [64, 48], burn: [12.5], type: 'Float32', srs: 'EPSG:2263', ullr: [980000, 200000, 986400, 195200] });
+    constantGeoTiff(d('rgb.tif'), { size: [64, 48], burn: [10, 200, 30], type: 'Byte', srs: 'EPSG:2263', ullr: [980000, 200000, 986400, 195200] });
     rasters.push(datasetAt(d('dem.tif')), datasetAt(d('rgb.tif')));
   });
   afterAll(() => tmp.remove());

@@ -7,7 +7,8 @@ import { splitGeometryType } from '../../geo/gdal/labels.js';
 import { operationCatalog } from '../../geo/operations/catalog.js';
 import { applyPipeline } from '../../geo/operations/pipeline.js';
 import { readZipDirectory } from '../../geo/datasets/zip.js';
-import { refusal, run, tempFolder, vectorFromCsv, write } from './support.js';
+import { layerFromWktCsv } from '../support/fixtures.js';
+import { refusal, tempFolder, vectorFromCsv, write } from './support.js';
 
 /*
  * Issue 8, bug 1: after a geometry operation, the output layer must declare what the pipeline
@@ -118,22 +119,7 @@ describe('output geometry types after every geometry operation, into every forma
         '3,Stäten Ærø,"POLYGON ((960000 140000,970000 140000,970000 150000,960000 150000,960000 140000),(962000 142000,963000 142000,963000 143000,962000 142000))"',
       ].join('\n')}\n`,
     );
-    run('ogr2ogr', [
-      '-f',
-      'ESRI Shapefile',
-      d('nybb'),
-      csv,
-      '-oo',
-      'GEOM_POSSIBLE_NAMES=wkt',
-      '-oo',
-      'KEEP_GEOM_COLUMNS=NO',
-      '-a_srs',
-      'EPSG:2263',
-      '-nln',
-      'nybb',
-      '-lco',
-      'ENCODING=UTF-8',
-    ]);
+    layerFromWktCsv('ESRI Shapefile', d('nybb'), csv, 'EPSG:2263', 'nybb', ['-lco', 'ENCODING=UTF-8']);
     inputs.polygons = datasetAt(d('nybb/nybb.shp'));
     inputs.points = datasetAt(
       vectorFromCsv(

@@ -5,6 +5,7 @@ import { datasetAt, prepareUpload } from '../../geo/datasets/dataset-files.js';
 import { inspectDataset } from '../../geo/isolation/index.js';
 import { writeZip } from '../../geo/datasets/zip.js';
 import { addGpkgLayer, run, tempFolder, vectorFromCsv, write } from './support.js';
+import { constantGeoTiff } from '../support/fixtures.js';
 
 const limits = { maxUncompressedBytes: 50 * 1024 * 1024 };
 
@@ -204,29 +205,15 @@ describe('inspectDataset', { timeout: 60_000 }, () => {
   });
 
   it('describes a GeoTIFF raster', async () => {
-    run('gdal_create', [
-      '-of',
-      'GTiff',
-      '-outsize',
-      '20',
-      '10',
-      '-bands',
-      '2',
-      '-ot',
-      'Int16',
-      '-burn',
-      '7',
-      '-a_srs',
-      'EPSG:32632',
-      '-a_ullr',
-      '400000',
-      '5200000',
-      '400200',
-      '5199900',
-      '-a_nodata',
-      '-9999',
-      d('dem.tif'),
-    ]);
+    constantGeoTiff(d('dem.tif'), {
+      size: [20, 10],
+      burn: [7],
+      bands: 2,
+      type: 'Int16',
+      srs: 'EPSG:32632',
+      ullr: [400000, 5200000, 400200, 5199900],
+      more: ['-a_nodata', '-9999'],
+    });
     const r = await inspectDataset(datasetAt(d('dem.tif')));
     expect(r).toMatchObject({ dataset_type: 'raster', driver: 'GTiff', format: 'GeoTIFF', crs: 'EPSG:32632', layers: [] });
     expect(r.raster).toEqual({

@@ -16,15 +16,21 @@ describe('CRS of consecutive files', () => {
   const tmp = tempFolder('srs');
   afterAll(() => tmp.remove());
 
-  it('reports each file its own CRS across hundreds of alternating opens', async () => {
+  /** One point (Bern) in a GeoJSON `<name>.geojson`, and as GeoPackages in Swiss LV95 and in Web Mercator. */
+  const oneCityTwoCrs = (name: string, lv95File: string, mercatorFile: string) => {
     const src = write(
-      path.join(tmp.dir, 'p.geojson'),
+      path.join(tmp.dir, `${name}.geojson`),
       JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [7.4, 46.9] } }] }),
     );
-    const lv95 = path.join(tmp.dir, 'lv95.gpkg');
-    const mercator = path.join(tmp.dir, 'mercator.gpkg');
+    const lv95 = path.join(tmp.dir, lv95File);
+    const mercator = path.join(tmp.dir, mercatorFile);
     execFileSync('ogr2ogr', ['-f', 'GPKG', lv95, src, '-t_srs', 'EPSG:2056']);
     execFileSync('ogr2ogr', ['-f', 'GPKG', mercator, src, '-t_srs', 'EPSG:3857']);
+    return { lv95, mercator };
+  };
+
+  it('reports each file its own CRS across hundreds of alternating opens', async () => {
+    const { lv95, mercator } = oneCityTwoCrs('p', 'lv95.gpkg', 'mercator.gpkg');
     const wrong: string[] = [];
     for (let i = 0; i < 200; i++) {
       const [file, want] = i % 2 ? [lv95, 'EPSG:2056'] : [mercator, 'EPSG:3857'];
@@ -35,14 +41,7 @@ describe('CRS of consecutive files', () => {
   });
 
   it('reports each of hundreds of new files its own CRS (no file read twice), collecting only when a wrapper was stale', async () => {
-    const src = write(
-      path.join(tmp.dir, 'n.geojson'),
-      JSON.stringify({ type: 'FeatureCollection', features: [{ type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [7.4, 46.9] } }] }),
-    );
-    const lv95 = path.join(tmp.dir, 'n-lv95.gpkg');
-    const mercator = path.join(tmp.dir, 'n-mercator.gpkg');
-    execFileSync('ogr2ogr', ['-f', 'GPKG', lv95, src, '-t_srs', 'EPSG:2056']);
-    execFileSync('ogr2ogr', ['-f', 'GPKG', mercator, src, '-t_srs', 'EPSG:3857']);
+    const { lv95, mercator } = oneCityTwoCrs('n', 'n-lv95.gpkg', 'n-mercator.gpkg');
     const wrong: string[] = [];
     const before = srsCollections.count;
     const reads = 200;

@@ -7,7 +7,7 @@ import type { TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { e2eTest, JOB_SCOPES } from '../support/e2e.js';
-import { fileBody, finished, type FileServer, type jobsClient, type RunJson } from '../support/jobs.js';
+import { fileBody, finished, type FileServer, type jobsClient, placesSources, type RunJson } from '../support/jobs.js';
 import { untilRead } from '../support/until.js';
 import { temporalAddress } from '../support/worker.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../servers/http/webhook-receiver.js';
@@ -58,11 +58,9 @@ describe.skipIf(skip)('notifications', () => {
     sut = theSut;
     files = theFiles;
     api = theJobs;
-    files.put('/places.geojson', fileBody(pointsGeoJson(dir, 5)));
+    ({ sourceId, missingId } = await placesSources(api, files));
     smtp = await startSmtpServer();
     hook = await startWebhookReceiver({ secret: SECRET, answers: [] });
-    sourceId = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;
-    missingId = (await api.call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/missing.geojson` } })).json().id;
     destinationId = (await api.call('POST', '/api/v1/destinations', { name: 'sink', type: 'webhook', configuration: { url: `${files.url}/sink` } })).json().id;
   });
   afterAll(async () => {

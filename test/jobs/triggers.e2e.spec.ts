@@ -7,7 +7,7 @@ import type { TestApp } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { e2eTest, JOB_SCOPES } from '../support/e2e.js';
-import { createPostgisTarget, fileBody, finished, type FileServer, type jobsClient } from '../support/jobs.js';
+import { createPostgisTarget, fileBody, finished, type FileServer, type jobsClient, placesSources } from '../support/jobs.js';
 import { untilRead as until } from '../support/until.js';
 import { temporalAddress } from '../support/worker.js';
 
@@ -34,9 +34,7 @@ describe.skipIf(skip)('Job triggers, parameters and retries', () => {
     sut = theSut;
     files = theFiles;
     api = theJobs;
-    files.put('/places.geojson', fileBody(pointsGeoJson(dir, 5)));
-    sourceId = (await api.call('POST', '/api/v1/sources', { name: 'places', type: 'url', configuration: { url: `${files.url}/places.geojson` } })).json().id;
-    missingId = (await api.call('POST', '/api/v1/sources', { name: 'gone', type: 'url', configuration: { url: `${files.url}/gone.geojson` } })).json().id;
+    ({ sourceId, missingId } = await placesSources(api, files));
     hookId = (await api.call('POST', '/api/v1/destinations', { name: 'hook', type: 'webhook', configuration: { url: `${files.url}/hook` } })).json().id;
   }, 240_000);
 

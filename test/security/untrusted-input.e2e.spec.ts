@@ -9,7 +9,7 @@ import { gdal } from '../../geo/gdal/gdal.js';
 import { bwrapPath } from '../../geo/sandbox/sandbox.js';
 import { bearer } from '../support/app.js';
 import { skipWithoutDatabase } from '../support/database.js';
-import { e2eTest } from '../support/e2e.js';
+import { e2eTest, type Send, type Upload } from '../support/e2e.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { until } from '../support/until.js';
 import { temporalAddress } from '../support/worker.js';
@@ -61,6 +61,16 @@ function processesWith(marker: string): string[] {
   } catch {
     return []; // pgrep exits 1 when none matches
   }
+}
+
+/** A Workspace whose transformation never ends, its column named by a fresh marker that finds its GDAL process. */
+async function endlessPreview(upload: Upload, send: Send, dir: string): Promise<{ id: string; marker: string }> {
+  const marker = `n_${randomBytes(6).toString('hex')}`;
+  const id = (await upload(pointsGeoJson(dir))).json().id as string;
+  await send('PUT', `/api/v1/workspaces/${id}/transformations`, {
+    sql: `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) AS ${marker} FROM c`,
+  });
+  return { id, marker };
 }
 
 describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, () => {
@@ -182,11 +192,7 @@ describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, ()
 
   it('stops a preview query at SVC_PREVIEW_TIMEOUT_S, its GDAL process gone with it', async ({ sut, upload, get, send }) => {
     sut.services.config.previewTimeoutMs = 3_000;
-    const marker = `n_${randomBytes(6).toString('hex')}`;
-    const id = (await upload(pointsGeoJson(dir))).json().id;
-    await send('PUT', `/api/v1/workspaces/${id}/transformations`, {
-      sql: `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) AS ${marker} FROM c`,
-    });
+    const { id, marker } = await endlessPreview(upload, send, dir);
     const res = await get(`/api/v1/workspaces/${id}/transform-preview`);
     expect(res.statusCode, res.body).toBe(422);
     expect(res.json().error).toMatchObject({ code: 'invalid_transformation', details: { limit_s: 3, setting: 'SVC_PREVIEW_TIMEOUT_S' } });
@@ -195,11 +201,7 @@ describe.skipIf(skip)('untrusted uploads and requests', { timeout: 120_000 }, ()
 
   it('stops a preview query when its client goes away', async ({ sut, token, upload, send }) => {
     sut.services.config.previewTimeoutMs = 120_000;
-    const marker = `n_${randomBytes(6).toString('hex')}`;
-    const id = (await upload(pointsGeoJson(dir))).json().id;
-    await send('PUT', `/api/v1/workspaces/${id}/transformations`, {
-      sql: `WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) AS ${marker} FROM c`,
-    });
+    const { id, marker } = await endlessPreview(upload, send, dir);
     const address = await sut.app.listen({ port: 0, host: '127.0.0.1' });
     const client = new AbortController();
     const answer = fetch(`${address}/api/v1/workspaces/${id}/transform-preview`, { headers: bearer(token), signal: client.signal }).catch((e: Error) => e);

@@ -10,6 +10,30 @@ export function fixtureDir(): string {
 
 const ogr = (args: string[]) => execFileSync('ogr2ogr', args, { stdio: 'pipe' });
 
+/** A GeoTIFF of constant pixels: `size` is width and height, one band per `burn` value (or `bands` bands of the one value), corners `ullr` in `srs`. */
+export function constantGeoTiff(
+  out: string,
+  o: { size: [number, number]; burn: number[]; bands?: number; type?: string; srs: string; ullr: [number, number, number, number]; more?: string[] },
+): string {
+  const burns = o.burn.flatMap((b) => ['-burn', String(b)]);
+  const type = o.type ? ['-ot', o.type] : [];
+  const size = o.size.map(String);
+  const corners = o.ullr.map(String);
+  const bands = String(o.bands ?? o.burn.length);
+  execFileSync(
+    'gdal_create',
+    ['-q', '-of', 'GTiff', '-outsize', ...size, '-bands', bands, ...type, ...burns, '-a_srs', o.srs, '-a_ullr', ...corners, ...(o.more ?? []), out],
+    { stdio: 'pipe' },
+  );
+  return out;
+}
+
+/** Writes layer `layer` of `out` (GDAL driver `format`) from a CSV whose `wkt` column holds the geometries, in `srs`; `more` are further ogr2ogr options. */
+export function layerFromWktCsv(format: string, out: string, csv: string, srs: string, layer: string, more: string[] = []): string {
+  ogr(['-f', format, out, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', srs, '-nln', layer, ...more]);
+  return out;
+}
+
 export function pointsGeoJson(dir: string, count = 25): string {
   const features = Array.from({ length: count }, (_, i) => ({
     type: 'Feature',
@@ -125,22 +149,7 @@ export function boroughsShapefileZip(dir: string): string {
   // The DBF declares Shape_Area N(19,11) and holds values wider than that, as the real file does.
   writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'Integer,String(32),Real(19.11),WKT\n');
   const shpDir = path.join(dir, 'nybb');
-  ogr([
-    '-f',
-    'ESRI Shapefile',
-    shpDir,
-    csv,
-    '-oo',
-    'GEOM_POSSIBLE_NAMES=wkt',
-    '-oo',
-    'KEEP_GEOM_COLUMNS=NO',
-    '-a_srs',
-    'EPSG:2263',
-    '-nln',
-    'nybb',
-    '-lco',
-    'ENCODING=UTF-8',
-  ]);
+  layerFromWktCsv('ESRI Shapefile', shpDir, csv, 'EPSG:2263', 'nybb', ['-lco', 'ENCODING=UTF-8']);
   const zip = path.join(dir, 'nybb_16a.zip');
   execFileSync('zip', ['-j', '-q', zip, ...['shp', 'shx', 'dbf', 'prj', 'cpg'].map((e) => path.join(shpDir, `nybb.${e}`))]);
   return zip;
@@ -151,8 +160,7 @@ export function mixedKindsGpkg(dir: string): string {
   const csv = path.join(dir, 'things.csv');
   writeFileSync(csv, 'id,wkt\n1,"POINT (990000 212000)"\n2,"POLYGON ((980000 190000,990000 190000,990000 200000,980000 190000))"\n');
   const gpkg = path.join(dir, 'things.gpkg');
-  ogr(['-f', 'GPKG', gpkg, csv, '-oo', 'GEOM_POSSIBLE_NAMES=wkt', '-oo', 'KEEP_GEOM_COLUMNS=NO', '-a_srs', 'EPSG:2263', '-nln', 'things', '-nlt', 'GEOMETRY']);
-  return gpkg;
+  return layerFromWktCsv('GPKG', gpkg, csv, 'EPSG:2263', 'things', ['-nlt', 'GEOMETRY']);
 }
 
 /** NYC's boroughs in miniature as a GeoPackage layer `nybb` in EPSG:2263 (US feet), multipolygons. */
@@ -165,23 +173,7 @@ export function boroughsGpkg(dir: string, names: string[] = ['Manhattan', 'Brook
   writeFileSync(csv, `${['BoroCode,BoroName,wkt', ...rows].join('\n')}\n`);
   writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'Integer,String(32),WKT\n');
   const gpkg = path.join(dir, `nybb-${names.length}.gpkg`);
-  ogr([
-    '-f',
-    'GPKG',
-    gpkg,
-    csv,
-    '-oo',
-    'GEOM_POSSIBLE_NAMES=wkt',
-    '-oo',
-    'KEEP_GEOM_COLUMNS=NO',
-    '-a_srs',
-    'EPSG:2263',
-    '-nln',
-    'nybb',
-    '-nlt',
-    'MULTIPOLYGON',
-  ]);
-  return gpkg;
+  return layerFromWktCsv('GPKG', gpkg, csv, 'EPSG:2263', 'nybb', ['-nlt', 'MULTIPOLYGON']);
 }
 
 /** Three countries shaped like Natural Earth's admin-0 layer (coarse outlines, WGS 84), as a GeoPackage layer `countries`. */
@@ -198,23 +190,7 @@ export function countriesGpkg(dir: string): string {
   );
   writeFileSync(csv.replace(/\.csv$/, '.csvt'), 'String(64),String(3),String(32),Integer64,WKT\n');
   const gpkg = path.join(dir, 'ne_countries.gpkg');
-  ogr([
-    '-f',
-    'GPKG',
-    gpkg,
-    csv,
-    '-oo',
-    'GEOM_POSSIBLE_NAMES=wkt',
-    '-oo',
-    'KEEP_GEOM_COLUMNS=NO',
-    '-a_srs',
-    'EPSG:4326',
-    '-nln',
-    'countries',
-    '-nlt',
-    'MULTIPOLYGON',
-  ]);
-  return gpkg;
+  return layerFromWktCsv('GPKG', gpkg, csv, 'EPSG:4326', 'countries', ['-nlt', 'MULTIPOLYGON']);
 }
 
 /**

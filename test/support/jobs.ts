@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { bearer } from './app.js';
+import { fixtureDir, pointsGeoJson } from './fixtures.js';
 import { untilRead } from './until.js';
 
 /** A Run as the API answers it (the fields the suites look at). */
@@ -63,6 +64,14 @@ export function jobsClient(app: () => FastifyInstance, token: string) {
     /** Run Now on a Job, then waits for that Run to finish. */
     runNow: async (jobId: string): Promise<RunJson> => waitForRun(jobId, (await call('POST', `/api/v1/jobs/${jobId}/run`)).json().id),
   };
+}
+
+/** Serves five points at /places.geojson and saves two url Sources: `places` that reads them and `gone` whose file is missing (404). */
+export async function placesSources(api: ReturnType<typeof jobsClient>, files: FileServer): Promise<{ sourceId: string; missingId: string }> {
+  files.put('/places.geojson', fileBody(pointsGeoJson(fixtureDir(), 5)));
+  const source = async (name: string, file: string) =>
+    (await api.call('POST', '/api/v1/sources', { name, type: 'url', configuration: { url: `${files.url}/${file}` } })).json().id as string;
+  return { sourceId: await source('places', 'places.geojson'), missingId: await source('gone', 'gone.geojson') };
 }
 
 /** A POST a webhook Destination made. */
@@ -186,19 +195,11 @@ export function postgisConfiguration(databaseUrl: string) {
  * postgis Destination configuration for it and a query helper to look at what arrived.
  */
 export async function createPostgisTarget() {
-  const { adminUrl } = await import('./database.js');
-  const { randomBytes } = await import('node:crypto');
+  const { createTestDatabase } = await import('./database.js');
   const pg = (await import('pg')).default;
-  if (!adminUrl) throw new Error('SVC_TEST_DATABASE_URL is not set');
-  const database = `target_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${database}`;
+  const { url, drop } = await createTestDatabase();
   const query = async <T extends Record<string, unknown>>(text: string, values: unknown[] = []) => {
-    const c = new pg.Client({ connectionString: url.toString() });
+    const c = new pg.Client({ connectionString: url });
     await c.connect();
     try {
       return (await c.query<T>(text, values)).rows;
@@ -207,14 +208,5 @@ export async function createPostgisTarget() {
     }
   };
   await query('CREATE EXTENSION postgis');
-  return {
-    configuration: postgisConfiguration(url.toString()),
-    query,
-    async drop() {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await c.end();
-    },
-  };
+  return { configuration: postgisConfiguration(url), query, drop };
 }

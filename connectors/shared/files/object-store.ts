@@ -21,8 +21,10 @@ export interface ObjectRead {
   field: string;
   /** The full object name (prefix applied). */
   name: string;
-  /** Reads the object; with `ifNoneMatch`, a store answers "unchanged" for HTTP 304. */
-  read(ifNoneMatch: string | undefined): Promise<ObjectAnswer | 'unchanged'>;
+  /** Reads the object, sending `ifNoneMatch` as If-None-Match when given. */
+  read(ifNoneMatch: string | undefined): Promise<ObjectAnswer>;
+  /** Whether the store's SDK error is its HTTP 304 (what a conditional read answers for an unchanged object). */
+  notModified(error: unknown): boolean;
   /** The store's classification of its SDK's errors. */
   failure(error: unknown): ConnectorError;
   label: string;
@@ -37,13 +39,13 @@ export interface ObjectRead {
 export async function readObjectIfChanged(object: ObjectRead, sync: SyncState | null | undefined, ctx: ConnectorContext): Promise<ExtractResult> {
   const cursor = (sync?.cursor ?? null) as Record<string, string | null> | null;
   const ifNoneMatch = cursor?.[object.field] === object.name && cursor.etag ? cursor.etag : undefined;
-  let answer: ObjectAnswer | 'unchanged';
+  let answer: ObjectAnswer;
   try {
     answer = await object.read(ifNoneMatch);
   } catch (error) {
+    if (ifNoneMatch && object.notModified(error)) return { file: '', filename: '', bytes: 0, sync: sync!, unchanged: true };
     throw object.failure(error);
   }
-  if (answer === 'unchanged') return { file: '', filename: '', bytes: 0, sync: sync!, unchanged: true };
   const { file, filename, bytes } = await saveObject(answer.body, answer.length, object.name, ctx, object.label, object.where);
   return { file, filename, bytes, sync: { cursor: { [object.field]: object.name, etag: answer.etag } } };
 }

@@ -114,6 +114,12 @@ export async function download(request: DownloadRequest, ctx: ConnectorContext):
  */
 export type ValidatorCursor<S extends Record<string, string> = Record<string, never>> = S & { etag: string | null; last_modified: string | null };
 
+/** The previous Run's validators when its cursor names the same `scope`; null otherwise. */
+function cursorOfScope<S extends Record<string, string>>(sync: SyncState | null | undefined, scope: S): ValidatorCursor<S> | null {
+  const previous = (sync?.cursor ?? null) as ValidatorCursor<S> | null;
+  return previous && Object.entries(scope).every(([k, v]) => (previous as Record<string, unknown>)[k] === v) ? previous : null;
+}
+
 /**
  * An extract that downloads only what changed (url, http, stac): the previous Run's `ETag` and
  * `Last-Modified` go out as `If-None-Match` / `If-Modified-Since` when its cursor has the same
@@ -125,8 +131,7 @@ export async function downloadIfChanged<S extends Record<string, string> = Recor
   sync: SyncState | null | undefined,
   scope: S = {} as S,
 ): Promise<ExtractResult> {
-  const previous = (sync?.cursor ?? null) as ValidatorCursor<S> | null;
-  const same = previous && Object.entries(scope).every(([k, v]) => (previous as Record<string, unknown>)[k] === v) ? previous : null;
+  const same = cursorOfScope(sync, scope);
   const got = await download({ ...request, ifNoneMatch: same?.etag, ifModifiedSince: same?.last_modified }, ctx);
   const next: SyncState = { cursor: { ...scope, etag: got.etag, last_modified: got.lastModified } satisfies ValidatorCursor<S> };
   if (!got.file) return { file: '', filename: '', bytes: 0, sync: sync ?? next, unchanged: true };
@@ -147,8 +152,7 @@ export async function changedSince<S extends Record<string, string> = Record<str
   sync: SyncState | null | undefined,
   scope: S = {} as S,
 ): Promise<boolean> {
-  const previous = (sync?.cursor ?? null) as ValidatorCursor<S> | null;
-  const same = previous && Object.entries(scope).every(([k, v]) => (previous as Record<string, unknown>)[k] === v) ? previous : null;
+  const same = cursorOfScope(sync, scope);
   if (!same || (!same.etag && !same.last_modified)) return true;
   const label = request.label ?? publicUrl(request.url);
   const headers: Record<string, string> = { ...request.headers };

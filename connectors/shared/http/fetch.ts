@@ -301,3 +301,35 @@ export async function fetchJson<T = unknown>(
     throw new ConnectorError('invalid_response', `${label} did not answer JSON`, { url: label, content_type: got.response.headers.get('content-type') }, false);
   }
 }
+
+/** `work`, its not_found said again as "<who> has no <what>" (what the caller was looking for, not a raw URL). */
+export async function missingAs<T>(work: Promise<T>, who: string, what: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof ConnectorError && error.reason === 'not_found') throw new ConnectorError('not_found', `${who} has no ${what}`, error.details, false);
+    throw error;
+  }
+}
+
+/**
+ * A write (POST, PUT, PATCH, DELETE) that follows no redirect. A refusal is classified by its
+ * status and keeps the server's own short explanation, which `said` finds in the body's text.
+ * Answers the response and the label that names the request in messages.
+ */
+export async function sendWrite(
+  request: Omit<HttpRequest, 'label' | 'maxRedirects'> & { method: 'POST' | 'PUT' | 'PATCH' | 'DELETE' },
+  signal: AbortSignal,
+  said: (text: string) => string | undefined,
+): Promise<{ got: HttpResponse; label: string }> {
+  const label = `${request.method} ${publicUrl(request.url)}`;
+  const got = await httpRequest({ ...request, label, maxRedirects: 0 }, signal);
+  if (got.response.ok) return { got, label };
+  const { text } = await readText(got.response, 64 * 1024, label).catch(() => ({ text: '' }));
+  const explained = said(text);
+  const status = got.response.status;
+  throw new ConnectorError(reasonOfStatus(status), `${label} answered HTTP ${status}${explained ? `: ${explained}` : ''}`, {
+    url: publicUrl(request.url),
+    http_status: status,
+  });
+}

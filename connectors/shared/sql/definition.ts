@@ -149,6 +149,13 @@ export function sqlDestinationBehaviour<T extends SqlTarget<object, WriteMode>, 
   return { deliver: (config, target, input, ctx) => deliver(config, target, input, ctx) };
 }
 
+/** A SQL type's Source and Destination behaviour at once, for its defineConnector. */
+export function sqlBehaviour<R extends SqlResource, T extends SqlTarget<object, WriteMode>, C extends object>(
+  behaviour: SqlSourceBehaviour<R, C> & { deliver: Deliver<T, C> },
+): { source: SourceBehaviour<R, C> & { changeCheck: ChangeCheckBehaviour<R, C> }; destination: DestinationBehaviour<T, C> } {
+  return { source: sqlSourceBehaviour<R, C>(behaviour), destination: sqlDestinationBehaviour<T, C>(behaviour.deliver) };
+}
+
 /** A SQL type's Destination whole: its target and its delivery. */
 export function sqlDestination<T extends SqlTarget<object, WriteMode>, C extends object>(
   shape: SqlTargetShape & { deliver: Deliver<T, C> },

@@ -1,6 +1,7 @@
 import { ConnectorError } from '../../../domain/transfers.js';
-import type { ConnectorContext } from '../../types.js';
+import type { ConnectorContext, TestResult } from '../../types.js';
 import { egressAddress } from '../policy/egress.js';
+import { probeTest, type ProbeFound } from '../test-result.js';
 
 /*
  * A database session, opened, used and closed the same way by every SQL type: the outbound
@@ -15,8 +16,8 @@ import { egressAddress } from '../policy/egress.js';
 export interface SessionDriver<C, S> {
   /** "PostgreSQL at db:5432": the start of every message. */
   describe(config: C): string;
-  /** What was tried, for error details: never a secret. */
-  tried(config: C): Record<string, unknown>;
+  /** What was tried, for error details and test results: never a secret. */
+  tried(config: C): TestResult['tried'];
   /** Any error of the conversation as a ConnectorError (a ConnectorError passes unchanged). */
   classify(error: unknown, what: string, details?: Record<string, unknown>): ConnectorError;
   /** Longest wait for a connection; a cleanup session gets twice this. */
@@ -125,5 +126,12 @@ export function sessionsOf<C, S>(driver: SessionDriver<C, S>) {
     on: <T>(config: C, ctx: ConnectorContext, session: S, fn: (s: S) => Promise<T>) => onSession(driver, config, ctx, session, fn),
     with: <T>(config: C, ctx: ConnectorContext, fn: (s: S) => Promise<T>) => withSession(driver, config, ctx, fn),
     cleanup: (config: C, ctx: ConnectorContext, fn: (s: S) => Promise<unknown>) => cleanupSession(driver, config, ctx, fn),
+    /** The type's connection test: `probe` on a new session says what it found; a failure is the result's classified status. */
+    test: (config: C, ctx: ConnectorContext, probe: (s: S) => Promise<ProbeFound>) =>
+      probeTest(
+        driver.tried(config),
+        () => withSession(driver, config, ctx, probe),
+        (error) => driver.classify(error, driver.describe(config)),
+      ),
   };
 }

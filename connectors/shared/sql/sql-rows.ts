@@ -1,6 +1,7 @@
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { gdal, openDataset } from '../../../geo/gdal/gdal.js';
+import { baseGeometryName } from '../../../geo/gdal/labels.js';
 import type { ConnectorContext } from '../../types.js';
 import { csvToGeoPackage, freeName, kindOfField, RowsCsv, type ColumnKind, type CsvGeometry } from './table-csv.js';
 import { columnGeometryType, nltOf, type VectorInput } from '../files/vector-input.js';
@@ -82,16 +83,6 @@ export async function writeRowsAsGeoPackage(spec: RowsToGeoPackage, ctx: Connect
   }
 }
 
-const wkbNames: Record<number, string> = {
-  1: 'POINT',
-  2: 'LINESTRING',
-  3: 'POLYGON',
-  4: 'MULTIPOINT',
-  5: 'MULTILINESTRING',
-  6: 'MULTIPOLYGON',
-  7: 'GEOMETRYCOLLECTION',
-};
-
 /** The geometry type of a WKB value (ISO or EWKB flags): base code, Z, M. */
 export function wkbType(wkb: Buffer): { base: number; z: boolean; m: boolean } | null {
   if (wkb.length < 5) return null;
@@ -111,7 +102,8 @@ export class WkbTypes {
   add(wkb: Buffer): void {
     const t = wkbType(wkb);
     if (!t) return;
-    this.names.add(wkbNames[t.base] ?? 'GEOMETRY');
+    // The simple features' names (WKB codes 1-7); anything else loads as GEOMETRY.
+    this.names.add((t.base <= 7 && baseGeometryName(t.base)) || 'GEOMETRY');
     this.z ||= t.z;
     this.m ||= t.m;
   }

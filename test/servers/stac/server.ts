@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../../scripts/local-services.js';
 import { untilServing } from '../serving.js';
-import { pointsGeoJson } from '../../support/fixtures.js';
+import { pointsGeoJson, constantGeoTiff } from '../../support/fixtures.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../http/server.js';
 
 /*
@@ -125,26 +125,7 @@ export function writeStaticCatalog(dir: string, sceneHref = './scene.tif'): void
   write(path.join(scenes, 'collection.json'), collection('scenes', ['./scene-1/scene-1.json'], '../../catalog.json'));
   const scene = path.join(scenes, 'scene-1');
   mkdirSync(scene, { recursive: true });
-  execFileSync('gdal_create', [
-    '-q',
-    '-of',
-    'GTiff',
-    '-outsize',
-    '20',
-    '20',
-    '-bands',
-    '1',
-    '-burn',
-    '7',
-    '-a_srs',
-    'EPSG:2056',
-    '-a_ullr',
-    '2600000',
-    '1200100',
-    '2600100',
-    '1200000',
-    path.join(scene, 'scene.tif'),
-  ]);
+  constantGeoTiff(path.join(scene, 'scene.tif'), { size: [20, 20], burn: [7], srs: 'EPSG:2056', ullr: [2600000, 1200100, 2600100, 1200000] });
   execFileSync('cp', [path.join(scene, 'scene.tif'), path.join(scene, 'visual')]);
   write(path.join(scene, 'scene-1.json'), {
     ...item('scene-1', 'scenes', {
