@@ -1,7 +1,7 @@
 import { del, get, plainMessage, post } from '../api.js';
 import { confirmDialog } from '../components/dialog.js';
 import { focusQuietly, h, replace, time, uid } from '../dom.js';
-import { busy, FormErrors, groupError, input, labelled, select, statusLine } from '../forms.js';
+import { busy, FormErrors, groupError, input, labelled, select, statusLine, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import { SCOPES } from '../scopes.js';
 import type { CreatedToken, Page as ListPage, Token } from '../types.js';
@@ -152,31 +152,25 @@ export function accountPage({ app }: PageContext): Page {
     focusQuietly(created);
   }
 
-  const form = h(
-    'form',
-    {
-      class: 'card stack',
-      novalidate: true,
-      'aria-labelledby': 'create-token-title',
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        errors.clear();
-        const scopes = scopeBoxes.filter((s) => s.box.checked).map((s) => s.scope);
-        const body: Record<string, unknown> = { name: name.control.value.trim(), scopes };
-        if (expiry.control.value) body.expires_in_days = Number(expiry.control.value);
-        try {
-          const token = await busy(submit, 'Creating…', () => post<CreatedToken>('/account/tokens', body));
-          name.control.value = '';
-          scopeBoxes.forEach((s) => {
-            s.box.checked = false;
-          });
-          tokens = [token, ...tokens.filter((t) => t.id !== token.id)];
-          renderList();
-          showCreated(token);
-        } catch (error) {
-          errors.show(error);
-        }
-      },
+  const form = submitForm(
+    errors,
+    { class: 'card stack', 'aria-labelledby': 'create-token-title' },
+    async () => {
+      const scopes = scopeBoxes.filter((s) => s.box.checked).map((s) => s.scope);
+      const body: Record<string, unknown> = { name: name.control.value.trim(), scopes };
+      if (expiry.control.value) body.expires_in_days = Number(expiry.control.value);
+      try {
+        const token = await busy(submit, 'Creating…', () => post<CreatedToken>('/account/tokens', body));
+        name.control.value = '';
+        scopeBoxes.forEach((s) => {
+          s.box.checked = false;
+        });
+        tokens = [token, ...tokens.filter((t) => t.id !== token.id)];
+        renderList();
+        showCreated(token);
+      } catch (error) {
+        errors.show(error);
+      }
     },
     h('h3', { id: 'create-token-title' }, 'New token'),
     errors.summary,

@@ -12,7 +12,7 @@ import { testResultView } from '../components/connections/test-result.js';
 import { confirmDialog } from '../components/dialog.js';
 import { schemaForm, type SchemaForm } from '../components/schema-form.js';
 import { h, replace, time } from '../dom.js';
-import { busy, FormErrors, input, labelled, statusLine } from '../forms.js';
+import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Connection, ConnectionKind, Connector, TestResult } from '../types.js';
 import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
@@ -245,25 +245,19 @@ export function connectionEditPage(kind: ConnectionKind) {
         )
       : null;
 
-    const form = h(
-      'form',
-      {
-        class: 'stack',
-        novalidate: true,
-        'data-testid': 'connection-form',
-        onsubmit: async (event: Event) => {
-          event.preventDefault();
-          errors.clear();
-          try {
-            const result = await busy(save, 'Saving…', () =>
-              saved ? put<Connection>(`${info.path}/${enc(saved.id)}`, body()) : post<Connection>(info.path, body()),
-            );
-            app.flash(`${info.noun} “${result.name}” saved.`);
-            app.navigate(`#${info.path}/${enc(result.id)}`);
-          } catch (error) {
-            errors.show(error);
-          }
-        },
+    const form = submitForm(
+      errors,
+      { class: 'stack', 'data-testid': 'connection-form' },
+      async () => {
+        try {
+          const result = await busy(save, 'Saving…', () =>
+            saved ? put<Connection>(`${info.path}/${enc(saved.id)}`, body()) : post<Connection>(info.path, body()),
+          );
+          app.flash(`${info.noun} “${result.name}” saved.`);
+          app.navigate(`#${info.path}/${enc(result.id)}`);
+        } catch (error) {
+          errors.show(error);
+        }
       },
       errors.summary,
       h('div', { class: 'card stack' }, name.row, typeSelect.row, about),

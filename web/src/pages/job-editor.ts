@@ -15,7 +15,7 @@ import { triggersField } from '../components/jobs/triggers-field.js';
 import { creationOptionsField } from '../components/creation-options.js';
 import { operationEditor } from '../components/operation-editor.js';
 import { h, uid } from '../dom.js';
-import { busy, fieldset, FormErrors, groupError, input, labelled } from '../forms.js';
+import { busy, fieldset, FormErrors, groupError, input, labelled, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Format, Job, JobBody, Page as ListPage, Recipe, TransformMode } from '../types.js';
 import { summarize } from './recipes.js';
@@ -322,36 +322,30 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   }
 
   const save = h('button', { type: 'submit', class: 'button' }, job ? 'Save changes' : 'Create Job');
-  const form = h(
-    'form',
-    {
-      class: 'stack job-editor',
-      novalidate: true,
-      'data-testid': 'job-form',
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        errors.clear();
-        const payload = body();
-        if (convertStage.on()) {
-          // Lines that are not KEY=VALUE are shown next to the field; the server checks the names.
-          const options = creation.check();
-          if (options === undefined) return creation.handle.focus();
-          if (options) payload.creation_options = options;
-        }
-        if (!payload.source_id) errors.field('source_id', 'Choose the Source the Job reads from.');
-        if (!payload.destination_id) errors.field('destination_id', 'Choose the Destination the Job delivers to.');
-        if (!payload.source_id || !payload.destination_id) {
-          (payload.source_id ? destination : source).node.querySelector('select')?.focus();
-          return;
-        }
-        try {
-          const saved = await busy(save, 'Saving…', () => (job ? put<Job>(`/jobs/${encodeURIComponent(job.id)}`, payload) : post<Job>('/jobs', payload)));
-          app.flash(`Job “${saved.name}” saved.`);
-          app.navigate(`#/jobs/${encodeURIComponent(saved.id)}`);
-        } catch (error) {
-          errors.show(error);
-        }
-      },
+  const form = submitForm(
+    errors,
+    { class: 'stack job-editor', 'data-testid': 'job-form' },
+    async () => {
+      const payload = body();
+      if (convertStage.on()) {
+        // Lines that are not KEY=VALUE are shown next to the field; the server checks the names.
+        const options = creation.check();
+        if (options === undefined) return creation.handle.focus();
+        if (options) payload.creation_options = options;
+      }
+      if (!payload.source_id) errors.field('source_id', 'Choose the Source the Job reads from.');
+      if (!payload.destination_id) errors.field('destination_id', 'Choose the Destination the Job delivers to.');
+      if (!payload.source_id || !payload.destination_id) {
+        (payload.source_id ? destination : source).node.querySelector('select')?.focus();
+        return;
+      }
+      try {
+        const saved = await busy(save, 'Saving…', () => (job ? put<Job>(`/jobs/${encodeURIComponent(job.id)}`, payload) : post<Job>('/jobs', payload)));
+        app.flash(`Job “${saved.name}” saved.`);
+        app.navigate(`#/jobs/${encodeURIComponent(saved.id)}`);
+      } catch (error) {
+        errors.show(error);
+      }
     },
     errors.summary,
     h('div', { class: 'card stack' }, name.row, parameters.node),

@@ -2,7 +2,7 @@ import { del, get, post, put } from '../api.js';
 import { confirmDialog } from '../components/dialog.js';
 import { operationEditor } from '../components/operation-editor.js';
 import { h, replace, time } from '../dom.js';
-import { busy, FormErrors, input, labelled, statusLine } from '../forms.js';
+import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Operation, Recipe, Transformation } from '../types.js';
 import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
@@ -135,25 +135,20 @@ export async function recipeEditPage({ app, params }: PageContext): Promise<Page
       )
     : null;
 
-  const form = h(
-    'form',
-    {
-      class: 'stack',
-      novalidate: true,
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        errors.clear();
-        const payload = { name: name.control.value.trim(), description: description.control.value, operations: editor.value() };
-        try {
-          const saved = await busy(save, 'Saving…', () =>
-            recipe ? put<Recipe>(`/recipes/${encodeURIComponent(recipe.id)}`, payload) : post<Recipe>('/recipes', payload),
-          );
-          app.flash(`Recipe “${saved.name}” saved.`);
-          app.navigate('#/recipes');
-        } catch (error) {
-          errors.show(error);
-        }
-      },
+  const form = submitForm(
+    errors,
+    { class: 'stack' },
+    async () => {
+      const payload = { name: name.control.value.trim(), description: description.control.value, operations: editor.value() };
+      try {
+        const saved = await busy(save, 'Saving…', () =>
+          recipe ? put<Recipe>(`/recipes/${encodeURIComponent(recipe.id)}`, payload) : post<Recipe>('/recipes', payload),
+        );
+        app.flash(`Recipe “${saved.name}” saved.`);
+        app.navigate('#/recipes');
+      } catch (error) {
+        errors.show(error);
+      }
     },
     errors.summary,
     h('div', { class: 'card stack' }, name.row, description.row),

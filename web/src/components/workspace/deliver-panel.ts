@@ -1,7 +1,7 @@
 import { plainMessage, post } from '../../api.js';
 import type { App } from '../../app.js';
 import { bytes, count, h, replace } from '../../dom.js';
-import { busy, FormErrors, statusLine } from '../../forms.js';
+import { busy, FormErrors, statusLine, submitForm } from '../../forms.js';
 import type { Delivery } from '../../types.js';
 import { connectionPicker } from '../connections/connection-picker.js';
 import { allConnections } from '../connections/kinds.js';
@@ -51,33 +51,27 @@ export function deliverPanel(app: App, workspacePath: string): HTMLElement {
       const submit = h('button', { type: 'submit', class: 'button secondary' }, 'Deliver');
       const status = statusLine();
       const result = h('div', { 'aria-live': 'polite' });
-      const form = h(
-        'form',
-        {
-          class: 'stack',
-          'data-testid': 'deliver',
-          novalidate: true,
-          onsubmit: async (event: Event) => {
-            event.preventDefault();
-            errors.clear();
-            replace(result);
-            const destination = picker.connection();
-            if (!destination) {
-              errors.field('destination_id', 'Choose the Destination to deliver to.');
-              return;
-            }
-            status.set(`Delivering to “${destination.name}”…`, 'busy');
-            try {
-              const delivery = await busy(submit, 'Delivering…', () =>
-                post<Delivery>(`${workspacePath}/deliver`, { destination_id: destination.id, destination_target: picker.selector() }),
-              );
-              status.set('');
-              replace(result, deliveryView(delivery, destination.name));
-            } catch (error) {
-              status.set('');
-              errors.show(error);
-            }
-          },
+      const form = submitForm(
+        errors,
+        { class: 'stack', 'data-testid': 'deliver' },
+        async () => {
+          replace(result);
+          const destination = picker.connection();
+          if (!destination) {
+            errors.field('destination_id', 'Choose the Destination to deliver to.');
+            return;
+          }
+          status.set(`Delivering to “${destination.name}”…`, 'busy');
+          try {
+            const delivery = await busy(submit, 'Delivering…', () =>
+              post<Delivery>(`${workspacePath}/deliver`, { destination_id: destination.id, destination_target: picker.selector() }),
+            );
+            status.set('');
+            replace(result, deliveryView(delivery, destination.name));
+          } catch (error) {
+            status.set('');
+            errors.show(error);
+          }
         },
         errors.summary,
         picker.node,

@@ -1,7 +1,7 @@
 import { plainMessage, post } from '../../api.js';
 import type { App } from '../../app.js';
 import { h, replace } from '../../dom.js';
-import { busy, FormErrors, statusLine } from '../../forms.js';
+import { busy, FormErrors, statusLine, submitForm } from '../../forms.js';
 import type { Workspace } from '../../types.js';
 import { connectionPicker } from '../connections/connection-picker.js';
 import { allConnections } from '../connections/kinds.js';
@@ -35,35 +35,29 @@ export function importPanel(app: App): HTMLElement {
       const picker = connectionPicker({ kind: 'source', catalog, connections: sources, need: 'import' });
       picker.attach(errors);
       const submit = h('button', { type: 'submit', class: 'button' }, 'Import');
-      const form = h(
-        'form',
-        {
-          class: 'stack',
-          novalidate: true,
-          'data-testid': 'import',
-          onsubmit: async (event: Event) => {
-            event.preventDefault();
-            errors.clear();
-            const source = picker.connection();
-            if (!source) {
-              errors.field('source_id', 'Choose the Source to import from.');
-              return;
-            }
-            const started = Date.now();
-            status.set(`Importing from “${source.name}”…`, 'busy');
-            const timer = window.setInterval(() => status.set(`Importing from “${source.name}”… ${Math.round((Date.now() - started) / 1000)} s`, 'busy'), 1000);
-            try {
-              const ws = await busy(submit, 'Importing…', () => post<Workspace>('/workspaces', { source_id: source.id, source_resource: picker.selector() }));
-              remember(ws);
-              app.flash(`${ws.filename} imported from “${source.name}” and inspected.`);
-              app.navigate(`#/workspace/${encodeURIComponent(ws.id)}`);
-            } catch (error) {
-              status.set('');
-              errors.show(error);
-            } finally {
-              window.clearInterval(timer);
-            }
-          },
+      const form = submitForm(
+        errors,
+        { class: 'stack', 'data-testid': 'import' },
+        async () => {
+          const source = picker.connection();
+          if (!source) {
+            errors.field('source_id', 'Choose the Source to import from.');
+            return;
+          }
+          const started = Date.now();
+          status.set(`Importing from “${source.name}”…`, 'busy');
+          const timer = window.setInterval(() => status.set(`Importing from “${source.name}”… ${Math.round((Date.now() - started) / 1000)} s`, 'busy'), 1000);
+          try {
+            const ws = await busy(submit, 'Importing…', () => post<Workspace>('/workspaces', { source_id: source.id, source_resource: picker.selector() }));
+            remember(ws);
+            app.flash(`${ws.filename} imported from “${source.name}” and inspected.`);
+            app.navigate(`#/workspace/${encodeURIComponent(ws.id)}`);
+          } catch (error) {
+            status.set('');
+            errors.show(error);
+          } finally {
+            window.clearInterval(timer);
+          }
         },
         errors.summary,
         picker.node,
