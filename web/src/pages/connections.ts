@@ -4,12 +4,12 @@
  * connection (the saved one, or the draft while it has unsaved changes) and, for types that can
  * be discovered (PostGIS), browses the database.
  */
-import { ApiError, del, get, plainMessage, post, put } from '../api.js';
+import { ApiError, get, plainMessage, post, put } from '../api.js';
 import { discoverBrowser } from '../components/connections/discover-browser.js';
 import { projectBrowser } from '../components/connections/project-browser.js';
 import { connectionSummary, connectorsOf, KINDS, type KindInfo } from '../components/connections/kinds.js';
 import { testResultView } from '../components/connections/test-result.js';
-import { confirmDialog } from '../components/dialog.js';
+import { deleteButton } from '../components/delete-button.js';
 import { schemaForm, type SchemaForm } from '../components/schema-form.js';
 import { h, replace, time } from '../dom.js';
 import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../forms.js';
@@ -209,40 +209,26 @@ export function connectionEditPage(kind: ConnectionKind) {
     typeSelect.control.addEventListener('change', () => (testButton.disabled = !connector.capabilities.test));
 
     const remove = saved
-      ? h(
-          'button',
-          {
-            type: 'button',
-            class: 'button danger',
-            onclick: async () => {
-              const ok = await confirmDialog({
-                title: `Delete “${saved.name}”?`,
-                message: `The ${info.noun} and its stored secrets are removed. Jobs that use it cannot run until they get another ${info.noun}.`,
-                confirmLabel: `Delete ${info.noun}`,
-                danger: true,
-              });
-              if (!ok) return;
-              try {
-                await busy(remove!, 'Deleting…', () => del(`${info.path}/${enc(saved.id)}`));
-                app.flash(`${info.noun} “${saved.name}” deleted.`);
-                app.navigate(`#${info.path}`);
-              } catch (error) {
-                errors.show(error);
-                // In use (409): the Jobs that use it, to open and change.
-                const jobs = error instanceof ApiError && Array.isArray(error.details.jobs) ? (error.details.jobs as { id: string; name: string }[]) : [];
-                if (jobs.length)
-                  errors.summary.append(
-                    h(
-                      'ul',
-                      null,
-                      jobs.map((j) => h('li', null, h('a', { href: `#/jobs/${enc(j.id)}` }, j.name))),
-                    ),
-                  );
-              }
-            },
+      ? deleteButton(app, {
+          noun: info.noun,
+          name: saved.name,
+          path: `${info.path}/${enc(saved.id)}`,
+          message: `The ${info.noun} and its stored secrets are removed. Jobs that use it cannot run until they get another ${info.noun}.`,
+          listHref: `#${info.path}`,
+          onError: (error) => {
+            errors.show(error);
+            // In use (409): the Jobs that use it, to open and change.
+            const jobs = error instanceof ApiError && Array.isArray(error.details.jobs) ? (error.details.jobs as { id: string; name: string }[]) : [];
+            if (jobs.length)
+              errors.summary.append(
+                h(
+                  'ul',
+                  null,
+                  jobs.map((j) => h('li', null, h('a', { href: `#/jobs/${enc(j.id)}` }, j.name))),
+                ),
+              );
           },
-          'Delete',
-        )
+        })
       : null;
 
     const form = submitForm(

@@ -7,6 +7,7 @@
 import { del, get, plainMessage, post } from '../api.js';
 import { allConnections } from '../components/connections/kinds.js';
 import { confirmDialog } from '../components/dialog.js';
+import { deleteButton } from '../components/delete-button.js';
 import { disabledReason, jobStages, scheduleText, statusBadge, STEP_LABELS } from '../components/jobs/run-status.js';
 import { runNowDialog, type Values } from '../components/jobs/run-now-dialog.js';
 import { runsTable } from '../components/jobs/runs-table.js';
@@ -325,22 +326,13 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
         status.set(plainMessage(error), 'error');
       }
     });
-    const remove = h('button', { type: 'button', class: 'button danger' }, 'Delete');
-    remove.addEventListener('click', async () => {
-      const ok = await confirmDialog({
-        title: `Delete “${job.name}”?`,
-        message: 'The Job and its schedule are removed; no more Runs start. Its Source and Destination stay.',
-        confirmLabel: 'Delete Job',
-        danger: true,
-      });
-      if (!ok) return;
-      try {
-        await busy(remove, 'Deleting…', () => del(path));
-        app.flash(`Job “${job.name}” deleted.`);
-        app.navigate('#/jobs');
-      } catch (error) {
-        status.set(plainMessage(error), 'error');
-      }
+    const remove = deleteButton(app, {
+      noun: 'Job',
+      name: job.name,
+      path,
+      message: 'The Job and its schedule are removed; no more Runs start. Its Source and Destination stay.',
+      listHref: '#/jobs',
+      onError: (error) => status.set(plainMessage(error), 'error'),
     });
     replace(actions, runNow, toggle, h('a', { class: 'button secondary', href: `#${path}/edit` }, 'Edit'), h('span', { class: 'spacer' }), remove);
   }

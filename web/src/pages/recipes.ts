@@ -1,5 +1,5 @@
-import { del, get, post, put } from '../api.js';
-import { confirmDialog } from '../components/dialog.js';
+import { get, post, put } from '../api.js';
+import { deleteButton } from '../components/delete-button.js';
 import { operationEditor } from '../components/operation-editor.js';
 import { h, replace, time } from '../dom.js';
 import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../forms.js';
@@ -109,30 +109,14 @@ export async function recipeEditPage({ app, params }: PageContext): Promise<Page
 
   const save = h('button', { type: 'submit', class: 'button' }, recipe ? 'Save changes' : 'Create Recipe');
   const remove = recipe
-    ? h(
-        'button',
-        {
-          type: 'button',
-          class: 'button danger',
-          onclick: async () => {
-            const ok = await confirmDialog({
-              title: `Delete “${recipe.name}”?`,
-              message: 'The Recipe is removed. Jobs that copied its operations keep them.',
-              confirmLabel: 'Delete Recipe',
-              danger: true,
-            });
-            if (!ok) return;
-            try {
-              await busy(remove!, 'Deleting…', () => del(`/recipes/${encodeURIComponent(recipe.id)}`));
-              app.flash(`Recipe “${recipe.name}” deleted.`);
-              app.navigate('#/recipes');
-            } catch (error) {
-              errors.show(error);
-            }
-          },
-        },
-        'Delete',
-      )
+    ? deleteButton(app, {
+        noun: 'Recipe',
+        name: recipe.name,
+        path: `/recipes/${encodeURIComponent(recipe.id)}`,
+        message: 'The Recipe is removed. Jobs that copied its operations keep them.',
+        listHref: '#/recipes',
+        onError: (error) => errors.show(error),
+      })
     : null;
 
   const form = submitForm(
