@@ -5,6 +5,7 @@ import { busy, FormErrors, groupError, input, labelled, select, statusLine, subm
 import type { Page, PageContext } from '../router.js';
 import { SCOPES } from '../scopes.js';
 import type { CreatedToken, Page as ListPage, Token } from '../types.js';
+import { tableRegion } from '../components/table-region.js';
 
 const EXPIRY = [
   { value: '7', label: '7 days' },
@@ -215,48 +216,44 @@ export function accountPage({ app }: PageContext): Page {
     }
     replace(
       listBody,
-      h(
-        'div',
-        { class: 'table-wrap', role: 'region', 'aria-labelledby': 'tokens-title', tabindex: '0' },
+      tableRegion(
+        { labelledBy: 'tokens-title' },
+        { class: 'table tokens' },
         h(
-          'table',
-          { class: 'table tokens' },
+          'thead',
+          null,
           h(
-            'thead',
+            'tr',
             null,
-            h(
-              'tr',
-              null,
-              ['Name', 'Token', 'Scopes', 'Created', 'Expires', 'Last used', 'Status', ''].map((c, i) =>
-                h('th', { scope: 'col' }, i === 7 ? h('span', { class: 'visually-hidden' }, 'Actions') : c),
-              ),
+            ['Name', 'Token', 'Scopes', 'Created', 'Expires', 'Last used', 'Status', ''].map((c, i) =>
+              h('th', { scope: 'col' }, i === 7 ? h('span', { class: 'visually-hidden' }, 'Actions') : c),
             ),
           ),
-          h(
-            'tbody',
-            null,
-            tokens.map((t) => {
-              const state = stateOf(t);
-              const button = h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke ${t.name}` }, 'Revoke');
-              button.addEventListener('click', () => void revoke(t, button));
-              return h(
-                'tr',
-                { 'data-token-id': t.id, 'data-state': state.kind },
-                h('th', { scope: 'row' }, t.name),
-                h('td', null, h('code', null, `${t.prefix}…`)),
-                h(
-                  'td',
-                  { class: 'scope-cell' },
-                  t.scopes.map((s) => h('code', { class: 'tag' }, s)),
-                ),
-                h('td', null, time(t.created_at)),
-                h('td', null, time(t.expires_at, 'Never')),
-                h('td', null, time(t.last_used_at, 'Never')),
-                h('td', null, h('span', { class: `badge ${state.kind}` }, state.label), t.revoked_at ? [' ', time(t.revoked_at)] : null),
-                h('td', null, state.kind === 'active' ? button : null),
-              );
-            }),
-          ),
+        ),
+        h(
+          'tbody',
+          null,
+          tokens.map((t) => {
+            const state = stateOf(t);
+            const button = h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke ${t.name}` }, 'Revoke');
+            button.addEventListener('click', () => void revoke(t, button));
+            return h(
+              'tr',
+              { 'data-token-id': t.id, 'data-state': state.kind },
+              h('th', { scope: 'row' }, t.name),
+              h('td', null, h('code', null, `${t.prefix}…`)),
+              h(
+                'td',
+                { class: 'scope-cell' },
+                t.scopes.map((s) => h('code', { class: 'tag' }, s)),
+              ),
+              h('td', null, time(t.created_at)),
+              h('td', null, time(t.expires_at, 'Never')),
+              h('td', null, time(t.last_used_at, 'Never')),
+              h('td', null, h('span', { class: `badge ${state.kind}` }, state.label), t.revoked_at ? [' ', time(t.revoked_at)] : null),
+              h('td', null, state.kind === 'active' ? button : null),
+            );
+          }),
         ),
       ),
       nextCursor ? h('button', { type: 'button', class: 'button secondary', onclick: () => void more() }, 'Show more tokens') : null,

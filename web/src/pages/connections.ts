@@ -16,6 +16,7 @@ import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../fo
 import type { Page, PageContext } from '../router.js';
 import type { Connection, ConnectionKind, Connector, TestResult } from '../types.js';
 import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
+import { tableRegion } from '../components/table-region.js';
 
 const enc = encodeURIComponent;
 
@@ -45,26 +46,22 @@ export function connectionsPage(kind: ConnectionKind) {
       const byType = new Map(catalog.map((c) => [c.type, c]));
       replace(
         body,
-        h(
-          'div',
-          { class: 'table-wrap', role: 'region', 'aria-label': info.plural, tabindex: '0' },
+        tableRegion(
+          info.plural,
+          { class: 'table connections cards' },
           h(
-            'table',
-            { class: 'table connections cards' },
+            'thead',
+            null,
             h(
-              'thead',
+              'tr',
               null,
-              h(
-                'tr',
-                null,
-                ['Name', 'Type', 'Where', 'Updated', 'Connection test'].map((c) => h('th', { scope: 'col' }, c)),
-              ),
+              ['Name', 'Type', 'Where', 'Updated', 'Connection test'].map((c) => h('th', { scope: 'col' }, c)),
             ),
-            h(
-              'tbody',
-              null,
-              list.items.map((c) => row(c, byType.get(c.type))),
-            ),
+          ),
+          h(
+            'tbody',
+            null,
+            list.items.map((c) => row(c, byType.get(c.type))),
           ),
         ),
         showMore(list.cursor, load, status),

@@ -6,6 +6,7 @@ import { statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Connection, Job } from '../types.js';
 import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
+import { tableRegion } from '../components/table-region.js';
 
 const enc = encodeURIComponent;
 
@@ -62,55 +63,51 @@ export function jobsPage({ app }: PageContext): Page {
     const destinationMap = new Map(destinations.map((c) => [c.id, c]));
     replace(
       body,
-      h(
-        'div',
-        { class: 'table-wrap', role: 'region', 'aria-label': 'Jobs', tabindex: '0' },
+      tableRegion(
+        'Jobs',
+        { class: 'table jobs cards' },
         h(
-          'table',
-          { class: 'table jobs cards' },
+          'thead',
+          null,
           h(
-            'thead',
+            'tr',
             null,
-            h(
+            ['Name', 'Source → Destination', 'Schedule', 'Next run (your time)', 'State', 'Last Run'].map((c) => h('th', { scope: 'col' }, c)),
+          ),
+        ),
+        h(
+          'tbody',
+          null,
+          list.items.map((job) => {
+            const reason = disabledReason(job);
+            return h(
               'tr',
-              null,
-              ['Name', 'Source → Destination', 'Schedule', 'Next run (your time)', 'State', 'Last Run'].map((c) => h('th', { scope: 'col' }, c)),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            list.items.map((job) => {
-              const reason = disabledReason(job);
-              return h(
-                'tr',
-                { 'data-job-id': job.id },
-                h('th', { scope: 'row' }, h('a', { href: `#/jobs/${enc(job.id)}` }, job.name)),
-                h('td', { 'data-label': 'Route' }, routeText(job, sourceMap, destinationMap)),
-                h('td', { 'data-label': 'Schedule' }, scheduleText(job)),
-                h('td', { 'data-label': 'Next run' }, time(job.next_run_at, job.schedule ? '—' : 'Not scheduled')),
-                h(
-                  'td',
-                  { 'data-label': 'State' },
-                  h('span', { class: `badge ${job.enabled ? 'active' : 'expired'}` }, job.enabled ? 'Enabled' : 'Disabled'),
-                  reason ? h('p', { class: 'hint' }, reason) : null,
-                ),
-                h(
-                  'td',
-                  { 'data-label': 'Last Run' },
-                  job.last_run
-                    ? h(
-                        'a',
-                        { href: `#/jobs/${enc(job.id)}/runs/${enc(job.last_run.id)}`, class: 'last-run' },
-                        statusBadge(job.last_run.status),
-                        ' ',
-                        time(job.last_run.finished_at, ''),
-                      )
-                    : h('span', { class: 'hint' }, 'Never run'),
-                ),
-              );
-            }),
-          ),
+              { 'data-job-id': job.id },
+              h('th', { scope: 'row' }, h('a', { href: `#/jobs/${enc(job.id)}` }, job.name)),
+              h('td', { 'data-label': 'Route' }, routeText(job, sourceMap, destinationMap)),
+              h('td', { 'data-label': 'Schedule' }, scheduleText(job)),
+              h('td', { 'data-label': 'Next run' }, time(job.next_run_at, job.schedule ? '—' : 'Not scheduled')),
+              h(
+                'td',
+                { 'data-label': 'State' },
+                h('span', { class: `badge ${job.enabled ? 'active' : 'expired'}` }, job.enabled ? 'Enabled' : 'Disabled'),
+                reason ? h('p', { class: 'hint' }, reason) : null,
+              ),
+              h(
+                'td',
+                { 'data-label': 'Last Run' },
+                job.last_run
+                  ? h(
+                      'a',
+                      { href: `#/jobs/${enc(job.id)}/runs/${enc(job.last_run.id)}`, class: 'last-run' },
+                      statusBadge(job.last_run.status),
+                      ' ',
+                      time(job.last_run.finished_at, ''),
+                    )
+                  : h('span', { class: 'hint' }, 'Never run'),
+              ),
+            );
+          }),
         ),
       ),
       showMore(list.cursor, load, status),

@@ -6,6 +6,7 @@ import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../fo
 import type { Page, PageContext } from '../router.js';
 import type { Operation, Recipe, Transformation } from '../types.js';
 import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
+import { tableRegion } from '../components/table-region.js';
 
 export function summarize(operations: Operation[], catalog: Transformation[]): string {
   if (!operations.length) return 'No operations';
@@ -42,37 +43,33 @@ export function recipesPage({ app }: PageContext): Page {
     }
     replace(
       body,
-      h(
-        'div',
-        { class: 'table-wrap', role: 'region', 'aria-label': 'Recipes', tabindex: '0' },
+      tableRegion(
+        'Recipes',
+        { class: 'table recipes' },
         h(
-          'table',
-          { class: 'table recipes' },
+          'thead',
+          null,
           h(
-            'thead',
+            'tr',
             null,
+            ['Name', 'Operations', 'Updated'].map((c) => h('th', { scope: 'col' }, c)),
+          ),
+        ),
+        h(
+          'tbody',
+          null,
+          list.items.map((r) =>
             h(
               'tr',
-              null,
-              ['Name', 'Operations', 'Updated'].map((c) => h('th', { scope: 'col' }, c)),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            list.items.map((r) =>
+              { 'data-recipe-id': r.id },
               h(
-                'tr',
-                { 'data-recipe-id': r.id },
-                h(
-                  'th',
-                  { scope: 'row' },
-                  h('a', { href: `#/recipes/${encodeURIComponent(r.id)}` }, r.name),
-                  r.description ? h('p', { class: 'hint' }, r.description) : null,
-                ),
-                h('td', null, summarize(r.operations, catalog)),
-                h('td', null, time(r.updated_at)),
+                'th',
+                { scope: 'row' },
+                h('a', { href: `#/recipes/${encodeURIComponent(r.id)}` }, r.name),
+                r.description ? h('p', { class: 'hint' }, r.description) : null,
               ),
+              h('td', null, summarize(r.operations, catalog)),
+              h('td', null, time(r.updated_at)),
             ),
           ),
         ),

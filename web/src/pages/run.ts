@@ -12,6 +12,7 @@ import { bytes, count, focusQuietly, h, replace, time } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Job, Run, RunStep, System } from '../types.js';
+import { tableRegion } from '../components/table-region.js';
 
 const enc = encodeURIComponent;
 
@@ -109,37 +110,33 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
     replace(
       steps,
       run.steps.length
-        ? h(
-            'div',
-            { class: 'table-wrap', role: 'region', 'aria-label': 'Steps', tabindex: '0' },
+        ? tableRegion(
+            'Steps',
+            { class: 'table steps cards' },
             h(
-              'table',
-              { class: 'table steps cards' },
+              'thead',
+              null,
               h(
-                'thead',
+                'tr',
                 null,
+                ['Step', 'Status', 'Started', 'Finished', 'Duration'].map((c) => h('th', { scope: 'col' }, c)),
+              ),
+            ),
+            h(
+              'tbody',
+              null,
+              run.steps.map((s) =>
                 h(
                   'tr',
-                  null,
-                  ['Step', 'Status', 'Started', 'Finished', 'Duration'].map((c) => h('th', { scope: 'col' }, c)),
-                ),
-              ),
-              h(
-                'tbody',
-                null,
-                run.steps.map((s) =>
+                  { 'data-step': s.name, 'data-status': s.status },
+                  h('th', { scope: 'row' }, STEP_LABELS[s.name] ?? s.name),
+                  h('td', { 'data-label': 'Status' }, statusBadge(s.status), progressNote(s), attemptsNote(s)),
+                  h('td', { 'data-label': 'Started' }, time(s.started_at)),
+                  h('td', { 'data-label': 'Finished' }, time(s.finished_at)),
                   h(
-                    'tr',
-                    { 'data-step': s.name, 'data-status': s.status },
-                    h('th', { scope: 'row' }, STEP_LABELS[s.name] ?? s.name),
-                    h('td', { 'data-label': 'Status' }, statusBadge(s.status), progressNote(s), attemptsNote(s)),
-                    h('td', { 'data-label': 'Started' }, time(s.started_at)),
-                    h('td', { 'data-label': 'Finished' }, time(s.finished_at)),
-                    h(
-                      'td',
-                      { class: 'num', 'data-label': 'Duration' },
-                      duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null)),
-                    ),
+                    'td',
+                    { class: 'num', 'data-label': 'Duration' },
+                    duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null)),
                   ),
                 ),
               ),
