@@ -11,7 +11,7 @@ import { connectionSummary, connectorsOf, KINDS, type KindInfo } from '../compon
 import { testResultView } from '../components/connections/test-result.js';
 import { deleteButton } from '../components/delete-button.js';
 import { schemaForm, type SchemaForm } from '../components/schema-form.js';
-import { h, replace, time } from '../dom.js';
+import { h, replace, time, titledSection } from '../dom.js';
 import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Connection, ConnectionKind, Connector, TestResult } from '../types.js';
@@ -244,7 +244,7 @@ export function connectionEditPage(kind: ConnectionKind) {
       },
       errors.summary,
       h('div', { class: 'card stack' }, name.row, typeSelect.row, about),
-      h('section', { class: 'card stack', 'aria-labelledby': 'config-title' }, h('h2', { id: 'config-title' }, 'Connection settings'), configBox),
+      titledSection('card stack', 'config', 'Connection settings', configBox),
       h(
         'div',
         { class: 'actions' },
@@ -262,20 +262,20 @@ export function connectionEditPage(kind: ConnectionKind) {
 
     const discover =
       saved && connectors.find((c) => c.type === saved.type)?.capabilities.discover
-        ? h(
-            'section',
-            { class: 'card stack', 'aria-labelledby': 'discover-title' },
-            h('h2', { id: 'discover-title' }, 'Tables in this database'),
+        ? titledSection(
+            'card stack',
+            'discover',
+            'Tables in this database',
             h('p', { class: 'hint' }, 'What the saved settings can see: schemas, then their tables and views with the geometry type.'),
             discoverBrowser({ connectionPath: `${info.path}/${enc(saved.id)}` }),
           )
         : null;
     const fieldProjects =
       saved && info.path === '/sources' && connectors.find((c) => c.type === saved.type)?.capabilities.projects
-        ? h(
-            'section',
-            { class: 'card stack', 'aria-labelledby': 'projects-title' },
-            h('h2', { id: 'projects-title' }, 'Projects'),
+        ? titledSection(
+            'card stack',
+            'projects',
+            'Projects',
             h(
               'p',
               { class: 'hint' },

@@ -11,7 +11,7 @@ import { deleteButton } from '../components/delete-button.js';
 import { disabledReason, jobStages, scheduleText, statusBadge, STEP_LABELS } from '../components/jobs/run-status.js';
 import { runNowDialog, type Values } from '../components/jobs/run-now-dialog.js';
 import { runsTable } from '../components/jobs/runs-table.js';
-import { h, replace, time } from '../dom.js';
+import { h, replace, time, titledSection } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Job, Run, Transformation } from '../types.js';
@@ -143,7 +143,7 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
         ),
       ),
       reason ? h('p', { class: 'notice warn', role: 'status' }, reason) : null,
-      h('section', { class: 'card', 'aria-labelledby': 'stages-title' }, h('h2', { id: 'stages-title' }, 'What each Run does'), stagesText(job, catalog)),
+      titledSection('card', 'stages', 'What each Run does', stagesText(job, catalog)),
     );
     renderActions();
     renderSync();
@@ -208,10 +208,10 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
           ].join('\n'));
     replace(
       triggersBox,
-      h(
-        'section',
-        { class: 'card stack', 'aria-labelledby': 'triggers-title' },
-        h('h2', { id: 'triggers-title' }, 'Triggers'),
+      titledSection(
+        'card stack',
+        'triggers',
+        'Triggers',
         h(
           'dl',
           { class: 'facts' },
@@ -387,10 +387,10 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
     const pending = sync.reinitialize_pending ? 'The next Run rebuilds the target.' : sync.reset_pending ? 'The next Run reads everything.' : null;
     replace(
       syncBox,
-      h(
-        'section',
-        { class: 'card stack', 'aria-labelledby': 'sync-title' },
-        h('h2', { id: 'sync-title' }, 'Incremental sync'),
+      titledSection(
+        'card stack',
+        'sync',
+        'Incremental sync',
         h(
           'p',
           null,
@@ -426,7 +426,7 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
       facts,
       triggersBox,
       syncBox,
-      h('section', { class: 'card', 'aria-labelledby': 'runs-title' }, h('h2', { id: 'runs-title' }, 'Runs'), runs.node),
+      titledSection('card', 'runs', 'Runs', runs.node),
     ),
   };
 }

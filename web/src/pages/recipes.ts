@@ -1,7 +1,7 @@
 import { get, post, put } from '../api.js';
 import { deleteButton } from '../components/delete-button.js';
 import { operationEditor } from '../components/operation-editor.js';
-import { h, replace, time } from '../dom.js';
+import { h, replace, time, titledSection } from '../dom.js';
 import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Operation, Recipe, Transformation } from '../types.js';
@@ -133,7 +133,7 @@ export async function recipeEditPage({ app, params }: PageContext): Promise<Page
     },
     errors.summary,
     h('div', { class: 'card stack' }, name.row, description.row),
-    h('section', { class: 'card stack', 'aria-labelledby': 'ops-title' }, h('h2', { id: 'ops-title' }, 'Operations'), editor.node),
+    titledSection('card stack', 'ops', 'Operations', editor.node),
     h('div', { class: 'actions' }, save, h('a', { class: 'button secondary', href: '#/recipes' }, 'Cancel'), h('span', { class: 'spacer' }), remove),
   );
 

@@ -8,7 +8,7 @@ import { live } from '../components/jobs/live.js';
 import { progressText } from '../components/progress-text.js';
 import { runLog } from '../components/jobs/run-log.js';
 import { duration, isFinished, runDuration, skippedText, statusBadge, STEP_LABELS, TRIGGER_LABELS } from '../components/jobs/run-status.js';
-import { bytes, count, focusQuietly, h, replace, time } from '../dom.js';
+import { bytes, count, focusQuietly, h, replace, time, titledSection } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Job, Run, RunStep, System } from '../types.js';
@@ -233,9 +233,9 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
       status.node,
       summary,
       errorBox,
-      h('section', { class: 'card', 'aria-labelledby': 'steps-title' }, h('h2', { id: 'steps-title' }, 'Steps'), steps),
-      h('section', { class: 'card', 'aria-labelledby': 'log-title' }, h('h2', { id: 'log-title' }, 'Log'), log),
-      h('section', { class: 'card', 'aria-labelledby': 'workflow-title' }, h('h2', { id: 'workflow-title' }, 'Behind the scenes'), workflow),
+      titledSection('card', 'steps', 'Steps', steps),
+      titledSection('card', 'log', 'Log', log),
+      titledSection('card', 'workflow', 'Behind the scenes', workflow),
     ),
   };
 }

@@ -1,5 +1,5 @@
 import { API_BASE, get, post } from '../../api.js';
-import { bytes, h, replace } from '../../dom.js';
+import { bytes, h, replace, titledSection } from '../../dom.js';
 import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../../forms.js';
 import type { Format, Workspace } from '../../types.js';
 import { creationOptionsField } from '../creation-options.js';
@@ -167,5 +167,5 @@ export function convertPanel(
 
   convertErrors.watch(convertForm);
 
-  return h('section', { class: 'card', 'aria-labelledby': 'convert-title' }, h('h2', { id: 'convert-title' }, 'Convert and download'), convertForm);
+  return titledSection('card', 'convert', 'Convert and download', convertForm);
 }

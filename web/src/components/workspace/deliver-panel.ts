@@ -1,6 +1,6 @@
 import { plainMessage, post } from '../../api.js';
 import type { App } from '../../app.js';
-import { bytes, count, h, replace } from '../../dom.js';
+import { bytes, count, h, replace, titledSection } from '../../dom.js';
 import { busy, FormErrors, statusLine, submitForm } from '../../forms.js';
 import type { Delivery } from '../../types.js';
 import { connectionPicker } from '../connections/connection-picker.js';
@@ -84,10 +84,10 @@ export function deliverPanel(app: App, workspacePath: string): HTMLElement {
     })
     .catch((error) => replace(body, h('p', { class: 'alert', role: 'alert' }, plainMessage(error))));
 
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'deliver-title' },
-    h('h2', { id: 'deliver-title' }, 'Deliver to a Destination'),
+  return titledSection(
+    'card',
+    'deliver',
+    'Deliver to a Destination',
     h('p', { class: 'hint' }, 'Publishes the converted file to a saved Destination. Convert first: delivery never converts with guessed defaults.'),
     body,
   );

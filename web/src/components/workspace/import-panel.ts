@@ -1,6 +1,6 @@
 import { plainMessage, post } from '../../api.js';
 import type { App } from '../../app.js';
-import { h, replace } from '../../dom.js';
+import { h, replace, titledSection } from '../../dom.js';
 import { busy, FormErrors, statusLine, submitForm } from '../../forms.js';
 import type { Workspace } from '../../types.js';
 import { connectionPicker } from '../connections/connection-picker.js';
@@ -69,10 +69,10 @@ export function importPanel(app: App): HTMLElement {
     })
     .catch((error) => replace(body, h('p', { class: 'alert', role: 'alert' }, plainMessage(error))));
 
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'import-title' },
-    h('h2', { id: 'import-title' }, 'Import from a Source'),
+  return titledSection(
+    'card',
+    'import',
+    'Import from a Source',
     h('p', { class: 'hint' }, 'Reads from a saved Source (a table, an object, a file at a URL) into a new Workspace, exactly like an upload.'),
     body,
   );

@@ -1,4 +1,4 @@
-import { count, h, replace, uid } from '../../dom.js';
+import { count, h, replace, uid, titledSection } from '../../dom.js';
 import type { Layer } from '../../types.js';
 import { crsByCode, crsView } from '../crs.js';
 import { tableRegion } from '../table-region.js';
@@ -75,10 +75,10 @@ export function layersPanel(layers: Layer[], initial: Layer | undefined, onSelec
     onSelect(selected);
   });
 
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'layers-title' },
-    h('h2', { id: 'layers-title' }, 'Layers and fields'),
+  return titledSection(
+    'card',
+    'layers',
+    'Layers and fields',
     layers.length > 1 ? h('div', { class: 'field' }, h('label', { for: selectId }, 'Layer to preview'), picker) : null,
     table,
     fields,

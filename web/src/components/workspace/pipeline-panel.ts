@@ -1,5 +1,5 @@
 import { get, post, put } from '../../api.js';
-import { h, replace, uid } from '../../dom.js';
+import { h, replace, uid, titledSection } from '../../dom.js';
 import { busy, fieldset, FormErrors, groupError, input, labelled, statusLine, submitForm } from '../../forms.js';
 import type { Layer, Page as ListPage, Pipeline, Recipe, Transformation } from '../../types.js';
 import { confirmDialog } from '../dialog.js';
@@ -241,10 +241,10 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
   saveErrors.watch(saveGroup);
   syncMode();
 
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'pipeline-title' },
-    h('h2', { id: 'pipeline-title' }, 'Pipeline'),
+  return titledSection(
+    'card',
+    'pipeline',
+    'Pipeline',
     h('p', { class: 'hint' }, 'Transformations run on a copy at preview and convert time; the uploaded file is never changed.'),
     pipeForm,
     saveGroup,
