@@ -38,6 +38,20 @@ export function accountPage({ app }: PageContext): Page {
       row: h('div', { class: 'scope' }, box, h('label', { for: id }, h('code', null, scope.id)), h('p', { class: 'hint', id: `${id}-grants` }, scope.grants)),
     };
   });
+  /** A button that ticks the scopes `choose` picks and clears the rest. */
+  const pick = (label: string, choose: (scope: string) => boolean) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'button secondary small',
+        onclick: () =>
+          scopeBoxes.forEach((s) => {
+            s.box.checked = choose(s.scope);
+          }),
+      },
+      label,
+    );
   const scopesSet = h(
     'fieldset',
     { class: 'scopes' },
@@ -46,42 +60,9 @@ export function accountPage({ app }: PageContext): Page {
     h(
       'div',
       { class: 'scope-tools' },
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'button secondary small',
-          onclick: () =>
-            scopeBoxes.forEach((s) => {
-              s.box.checked = true;
-            }),
-        },
-        'Select all',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'button secondary small',
-          onclick: () =>
-            scopeBoxes.forEach((s) => {
-              s.box.checked = s.scope.endsWith(':read');
-            }),
-        },
-        'Read-only',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'button secondary small',
-          onclick: () =>
-            scopeBoxes.forEach((s) => {
-              s.box.checked = false;
-            }),
-        },
-        'Clear',
-      ),
+      pick('Select all', () => true),
+      pick('Read-only', (scope) => scope.endsWith(':read')),
+      pick('Clear', () => false),
     ),
     h(
       'div',
