@@ -6,8 +6,8 @@
  * switch, sent as an explicit `pipeline` flag, so a stage switched off stays off (the spec).
  */
 import { get, post, put } from '../api.js';
-import { connectionPicker } from '../components/connections/connection-picker.js';
-import { allConnections, isDatabase } from '../components/connections/kinds.js';
+import { connectionPicker, type ConnectionPickerOptions } from '../components/connections/connection-picker.js';
+import { allConnections, isDatabase, KINDS } from '../components/connections/kinds.js';
 import { jobStages } from '../components/jobs/run-status.js';
 import { parametersField } from '../components/jobs/parameters-field.js';
 import { scheduleField } from '../components/jobs/schedule-field.js';
@@ -17,7 +17,7 @@ import { operationEditor } from '../components/operation-editor.js';
 import { h, uid } from '../dom.js';
 import { busy, fieldset, FormErrors, groupError, input, labelled, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
-import type { Format, Job, JobBody, Page as ListPage, Recipe, TransformMode } from '../types.js';
+import type { ConnectionKind, Format, Job, JobBody, Page as ListPage, Recipe, TransformMode } from '../types.js';
 import { summarize } from './recipes.js';
 
 const COMMON = ['GPKG', 'GeoJSON', 'FlatGeobuf', 'ESRI Shapefile', 'CSV', 'Parquet', 'KML', 'GTiff', 'COG'];
@@ -85,16 +85,19 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   const parameters = parametersField(job?.parameters);
   parameters.attach(errors);
 
+  /** The Source or the Destination stage: a saved connection of that kind and what to read or write there. */
+  function connectionStage(n: number, kind: ConnectionKind, hint: string, options: Omit<ConnectionPickerOptions, 'kind' | 'catalog'>) {
+    const picker = connectionPicker({ kind, catalog: connectors, ...options });
+    picker.attach(errors);
+    return { picker, stage: stage(n, KINDS[kind].noun, { hint }, picker.node) };
+  }
+
   // 1. Source
-  const source = connectionPicker({
-    kind: 'source',
-    catalog: connectors,
+  const { picker: source, stage: sourceStage } = connectionStage(1, 'source', 'Where each Run reads from, and what it reads.', {
     connections: sources,
     selectedId: job?.source_id,
     value: job?.source_resource ?? null,
   });
-  source.attach(errors);
-  const sourceStage = stage(1, 'Source', { hint: 'Where each Run reads from, and what it reads.' }, source.node);
 
   // 2. Transform
   const stages = job ? jobStages(job) : { transform: false, python: false, convert: true };
@@ -228,15 +231,11 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   );
 
   // 5. Destination
-  const destination = connectionPicker({
-    kind: 'destination',
-    catalog: connectors,
+  const { picker: destination, stage: destinationStage } = connectionStage(5, 'destination', 'Where each Run delivers, and how it writes there.', {
     connections: destinations,
     selectedId: job?.destination_id,
     value: job?.destination_target ?? null,
   });
-  destination.attach(errors);
-  const destinationStage = stage(5, 'Destination', { hint: 'Where each Run delivers, and how it writes there.' }, destination.node);
 
   // A new Job converts to GeoPackage unless it goes from a database to a database (tables to
   // tables: no file format to choose), until the format stage is touched.
