@@ -2,7 +2,7 @@ import gdal from 'gdal-async';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, logIn, skipReason, snapBoth, startServer, type Browser, type Server } from './browser.js';
+import { closeAll, loggedInBrowser, skipReason, snapBoth, startServer, type Browser, type Server } from './browser.js';
 
 /*
  * Issue 34, finding 6: the operator's tile service (SVC_BASEMAP_URL) is what the maps draw, with
@@ -92,14 +92,9 @@ describe.skipIf(skip)(`browser: the operator's basemap (SVC_BASEMAP_URL)${skip ?
       temporal: true,
       env: { SVC_BASEMAP_URL: `${tiles.url}/tiles/{z}/{x}/{y}.png`, SVC_BASEMAP_ATTRIBUTION: '© Kartenwerk der Prüfung' },
     });
-    browser = await launchBrowser();
-    await logIn(browser.page, server.url);
+    browser = await loggedInBrowser(server);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await tiles?.close();
-  });
+  afterAll(() => closeAll(browser, server, tiles));
 
   it('the map starts on the tile service, loads its tiles and credits it', async () => {
     const { page } = browser;
@@ -129,18 +124,15 @@ describe.skipIf(skip)(`browser: the shipped basemap contacts no other host; wide
 
   beforeAll(async () => {
     server = await startServer({ temporal: true });
-    browser = await launchBrowser();
     // Every request of the context (pages, workers), from the login on
-    browser.context.on('request', (request) => {
-      const url = new URL(request.url());
-      if (url.protocol === 'http:' || url.protocol === 'https:') hosts.add(url.host);
-    });
-    await logIn(browser.page, server.url);
+    browser = await loggedInBrowser(server, (b) =>
+      b.context.on('request', (request) => {
+        const url = new URL(request.url());
+        if (url.protocol === 'http:' || url.protocol === 'https:') hosts.add(url.host);
+      }),
+    );
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => closeAll(browser, server));
 
   it('without SVC_BASEMAP_URL the map draws Natural Earth and asks no host but this server', async () => {
     const { page } = browser;
