@@ -12,10 +12,10 @@ import { testResultView } from '../components/connections/test-result.js';
 import { deleteButton } from '../components/delete-button.js';
 import { schemaForm, type SchemaForm } from '../components/schema-form.js';
 import { h, replace, time, titledSection } from '../dom.js';
-import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../forms.js';
+import { busy, FormErrors, input, labelled, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Connection, ConnectionKind, Connector, TestResult } from '../types.js';
-import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
+import { pagedListPage } from '../components/list-page.js';
 import { tableRegion } from '../components/table-region.js';
 
 const enc = encodeURIComponent;
@@ -23,51 +23,6 @@ const enc = encodeURIComponent;
 export function connectionsPage(kind: ConnectionKind) {
   const info = KINDS[kind];
   return ({ app }: PageContext): Page => {
-    const body = h('div', null, h('p', { class: 'empty' }, `Loading ${info.plural}…`));
-    const status = statusLine();
-    const flash = app.takeFlash();
-    if (flash) status.set(flash, 'ok');
-    const list = pagedList<Connection>(info.path);
-
-    async function load(more = false) {
-      const [, catalog] = await Promise.all([list.fetch(more), app.connectors()]);
-      if (!list.items.length) {
-        replace(
-          body,
-          h(
-            'div',
-            { class: 'empty card' },
-            h('p', null, `No ${info.plural} yet.`),
-            h('p', null, h('a', { class: 'button', href: `#${info.path}/new` }, `Add the first ${info.noun}`)),
-          ),
-        );
-        return;
-      }
-      const byType = new Map(catalog.map((c) => [c.type, c]));
-      replace(
-        body,
-        tableRegion(
-          info.plural,
-          { class: 'table connections cards' },
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              ['Name', 'Type', 'Where', 'Updated', 'Connection test'].map((c) => h('th', { scope: 'col' }, c)),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            list.items.map((c) => row(c, byType.get(c.type))),
-          ),
-        ),
-        showMore(list.cursor, load, status),
-      );
-    }
-
     function row(c: Connection, connector: Connector | undefined): HTMLElement {
       const result = h('div', { class: 'row-test', 'aria-live': 'polite' });
       const test = h('button', { type: 'button', class: 'button secondary small', 'aria-label': `Test ${c.name}` }, 'Test');
@@ -91,9 +46,42 @@ export function connectionsPage(kind: ConnectionKind) {
       );
     }
 
-    firstLoad(body, load);
-
-    return listPage({ title: info.plural, newHref: `#${info.path}/new`, newLabel: `New ${info.noun}`, lead: info.lead, status, body });
+    return pagedListPage<Connection, Connector[]>(app, {
+      title: info.plural,
+      newHref: `#${info.path}/new`,
+      newLabel: `New ${info.noun}`,
+      lead: info.lead,
+      path: info.path,
+      also: () => app.connectors(),
+      empty: () =>
+        h(
+          'div',
+          { class: 'empty card' },
+          h('p', null, `No ${info.plural} yet.`),
+          h('p', null, h('a', { class: 'button', href: `#${info.path}/new` }, `Add the first ${info.noun}`)),
+        ),
+      table: (items, catalog) => {
+        const byType = new Map(catalog.map((c) => [c.type, c]));
+        return tableRegion(
+          info.plural,
+          { class: 'table connections cards' },
+          h(
+            'thead',
+            null,
+            h(
+              'tr',
+              null,
+              ['Name', 'Type', 'Where', 'Updated', 'Connection test'].map((c) => h('th', { scope: 'col' }, c)),
+            ),
+          ),
+          h(
+            'tbody',
+            null,
+            items.map((c) => row(c, byType.get(c.type))),
+          ),
+        );
+      },
+    });
   };
 }
 

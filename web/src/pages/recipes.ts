@@ -1,11 +1,11 @@
 import { get, post, put } from '../api.js';
 import { deleteButton } from '../components/delete-button.js';
 import { operationEditor } from '../components/operation-editor.js';
-import { h, replace, time, titledSection } from '../dom.js';
-import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../forms.js';
+import { h, time, titledSection } from '../dom.js';
+import { busy, FormErrors, input, labelled, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Operation, Recipe, Transformation } from '../types.js';
-import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
+import { pagedListPage } from '../components/list-page.js';
 import { tableRegion } from '../components/table-region.js';
 
 export function summarize(operations: Operation[], catalog: Transformation[]): string {
@@ -15,35 +15,28 @@ export function summarize(operations: Operation[], catalog: Transformation[]): s
 }
 
 export function recipesPage({ app }: PageContext): Page {
-  const body = h('div', null, h('p', { class: 'empty' }, 'Loading Recipes…'));
-  const status = statusLine();
-  const flash = app.takeFlash();
-  if (flash) status.set(flash, 'ok');
-  const list = pagedList<Recipe>('/recipes');
-
-  async function load(more = false) {
-    const [, catalog] = await Promise.all([list.fetch(more), app.transformations().catch(() => [] as Transformation[])]);
-    if (!list.items.length) {
-      replace(
-        body,
+  return pagedListPage<Recipe, Transformation[]>(app, {
+    title: 'Recipes',
+    newHref: '#/recipes/new',
+    newLabel: 'New Recipe',
+    lead: 'Saved lists of transform operations. Jobs copy a Recipe’s operations when they are created; later edits do not change existing Jobs.',
+    path: '/recipes',
+    also: () => app.transformations().catch(() => [] as Transformation[]),
+    empty: () =>
+      h(
+        'div',
+        { class: 'empty card' },
+        h('p', null, 'No Recipes yet.'),
         h(
-          'div',
-          { class: 'empty card' },
-          h('p', null, 'No Recipes yet.'),
-          h(
-            'p',
-            null,
-            'A Recipe is a saved list of operations. Create one here, or try a pipeline in a ',
-            h('a', { href: '#/workspace' }, 'Workspace'),
-            ' and save it from there.',
-          ),
+          'p',
+          null,
+          'A Recipe is a saved list of operations. Create one here, or try a pipeline in a ',
+          h('a', { href: '#/workspace' }, 'Workspace'),
+          ' and save it from there.',
         ),
-      );
-      return;
-    }
-    replace(
-      body,
-      tableRegion(
+      ),
+    table: (items, catalog) => {
+      return tableRegion(
         'Recipes',
         { class: 'table recipes' },
         h(
@@ -58,7 +51,7 @@ export function recipesPage({ app }: PageContext): Page {
         h(
           'tbody',
           null,
-          list.items.map((r) =>
+          items.map((r) =>
             h(
               'tr',
               { 'data-recipe-id': r.id },
@@ -73,19 +66,8 @@ export function recipesPage({ app }: PageContext): Page {
             ),
           ),
         ),
-      ),
-      showMore(list.cursor, load, status),
-    );
-  }
-  firstLoad(body, load);
-
-  return listPage({
-    title: 'Recipes',
-    newHref: '#/recipes/new',
-    newLabel: 'New Recipe',
-    lead: 'Saved lists of transform operations. Jobs copy a Recipe’s operations when they are created; later edits do not change existing Jobs.',
-    status,
-    body,
+      );
+    },
   });
 }
 
