@@ -81,6 +81,14 @@ async function upload(browser: Browser, server: Server, name: string, content: s
   await page.getByRole('heading', { level: 1, name }).waitFor({ timeout: 30_000 });
 }
 
+/** The four points uploaded, once the Workspace's map of the original has drawn them: that map. */
+async function pointsOnMap(browser: Browser, server: Server) {
+  await upload(browser, server, 'points.geojson', points());
+  const map = browser.page.getByTestId('original-map');
+  await map.locator('.leaflet-overlay-pane path').first().waitFor();
+  return map;
+}
+
 describe.skipIf(skip)(`browser: the operator's basemap (SVC_BASEMAP_URL)${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let tiles: Awaited<ReturnType<typeof startTileServer>>;
   let server: Server;
@@ -98,9 +106,7 @@ describe.skipIf(skip)(`browser: the operator's basemap (SVC_BASEMAP_URL)${skip ?
 
   it('the map starts on the tile service, loads its tiles and credits it', async () => {
     const { page } = browser;
-    await upload(browser, server, 'points.geojson', points());
-    const map = page.getByTestId('original-map');
-    await map.locator('.leaflet-overlay-pane path').first().waitFor();
+    const map = await pointsOnMap(browser, server);
     expect(await map.getAttribute('data-basemap')).toBe('tiles');
     // Tiles the browser asked for and drew, from the operator's server only
     await expect.poll(() => map.locator('img.leaflet-tile-loaded').count()).toBeGreaterThan(0);
@@ -135,10 +141,7 @@ describe.skipIf(skip)(`browser: the shipped basemap contacts no other host; wide
   afterAll(() => closeAll(browser, server));
 
   it('without SVC_BASEMAP_URL the map draws Natural Earth and asks no host but this server', async () => {
-    const { page } = browser;
-    await upload(browser, server, 'points.geojson', points());
-    const map = page.getByTestId('original-map');
-    await map.locator('.leaflet-overlay-pane path').first().waitFor();
+    const map = await pointsOnMap(browser, server);
     await expect.poll(() => map.getAttribute('data-natural-earth')).toBe('drawn');
     expect(await map.getAttribute('data-basemap')).toBe('natural-earth');
     expect(await map.locator('img.leaflet-tile').count()).toBe(0);
