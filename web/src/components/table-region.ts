@@ -8,3 +8,15 @@ export function tableRegion(label: string | { labelledBy: string }, tableAttrs: 
   const name = typeof label === 'string' ? { 'aria-label': label } : { 'aria-labelledby': label.labelledBy };
   return h('div', { class: 'table-wrap', role: 'region', ...name, tabindex: '0' }, h('table', tableAttrs, ...children));
 }
+
+/** The head of a table: one row of column headers. */
+export const columnHeads = (columns: Child[]): HTMLTableSectionElement =>
+  h(
+    'thead',
+    null,
+    h(
+      'tr',
+      null,
+      columns.map((c) => h('th', { scope: 'col' }, c)),
+    ),
+  );

@@ -5,7 +5,7 @@ import { busy, FormErrors, groupError, input, labelled, select, statusLine, subm
 import type { Page, PageContext } from '../router.js';
 import { SCOPES } from '../scopes.js';
 import type { CreatedToken, Page as ListPage, Token } from '../types.js';
-import { tableRegion } from '../components/table-region.js';
+import { columnHeads, tableRegion } from '../components/table-region.js';
 
 const EXPIRY = [
   { value: '7', label: '7 days' },
@@ -200,17 +200,7 @@ export function accountPage({ app }: PageContext): Page {
       tableRegion(
         { labelledBy: 'tokens-title' },
         { class: 'table tokens' },
-        h(
-          'thead',
-          null,
-          h(
-            'tr',
-            null,
-            ['Name', 'Token', 'Scopes', 'Created', 'Expires', 'Last used', 'Status', ''].map((c, i) =>
-              h('th', { scope: 'col' }, i === 7 ? h('span', { class: 'visually-hidden' }, 'Actions') : c),
-            ),
-          ),
-        ),
+        columnHeads(['Name', 'Token', 'Scopes', 'Created', 'Expires', 'Last used', 'Status', h('span', { class: 'visually-hidden' }, 'Actions')]),
         h(
           'tbody',
           null,

@@ -16,7 +16,7 @@ import { busy, FormErrors, input, labelled, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Connection, ConnectionKind, Connector, TestResult } from '../types.js';
 import { pagedListPage } from '../components/list-page.js';
-import { tableRegion } from '../components/table-region.js';
+import { columnHeads, tableRegion } from '../components/table-region.js';
 
 const enc = encodeURIComponent;
 
@@ -65,15 +65,7 @@ export function connectionsPage(kind: ConnectionKind) {
         return tableRegion(
           info.plural,
           { class: 'table connections cards' },
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              ['Name', 'Type', 'Where', 'Updated', 'Connection test'].map((c) => h('th', { scope: 'col' }, c)),
-            ),
-          ),
+          columnHeads(['Name', 'Type', 'Where', 'Updated', 'Connection test']),
           h(
             'tbody',
             null,

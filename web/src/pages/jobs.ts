@@ -5,7 +5,7 @@ import { h, time } from '../dom.js';
 import type { Page, PageContext } from '../router.js';
 import type { Connection, Job } from '../types.js';
 import { pagedListPage } from '../components/list-page.js';
-import { tableRegion } from '../components/table-region.js';
+import { columnHeads, tableRegion } from '../components/table-region.js';
 
 const enc = encodeURIComponent;
 
@@ -58,15 +58,7 @@ export function jobsPage({ app }: PageContext): Page {
       return tableRegion(
         'Jobs',
         { class: 'table jobs cards' },
-        h(
-          'thead',
-          null,
-          h(
-            'tr',
-            null,
-            ['Name', 'Source → Destination', 'Schedule', 'Next run (your time)', 'State', 'Last Run'].map((c) => h('th', { scope: 'col' }, c)),
-          ),
-        ),
+        columnHeads(['Name', 'Source → Destination', 'Schedule', 'Next run (your time)', 'State', 'Last Run']),
         h(
           'tbody',
           null,

@@ -6,7 +6,7 @@ import { busy, FormErrors, input, labelled, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Operation, Recipe, Transformation } from '../types.js';
 import { pagedListPage } from '../components/list-page.js';
-import { tableRegion } from '../components/table-region.js';
+import { columnHeads, tableRegion } from '../components/table-region.js';
 
 export function summarize(operations: Operation[], catalog: Transformation[]): string {
   if (!operations.length) return 'No operations';
@@ -39,15 +39,7 @@ export function recipesPage({ app }: PageContext): Page {
       return tableRegion(
         'Recipes',
         { class: 'table recipes' },
-        h(
-          'thead',
-          null,
-          h(
-            'tr',
-            null,
-            ['Name', 'Operations', 'Updated'].map((c) => h('th', { scope: 'col' }, c)),
-          ),
-        ),
+        columnHeads(['Name', 'Operations', 'Updated']),
         h(
           'tbody',
           null,

@@ -12,7 +12,7 @@ import { bytes, count, focusQuietly, h, replace, time, titledSection } from '../
 import { busy, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Job, Run, RunStep, System } from '../types.js';
-import { tableRegion } from '../components/table-region.js';
+import { columnHeads, tableRegion } from '../components/table-region.js';
 
 const enc = encodeURIComponent;
 
@@ -113,15 +113,7 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
         ? tableRegion(
             'Steps',
             { class: 'table steps cards' },
-            h(
-              'thead',
-              null,
-              h(
-                'tr',
-                null,
-                ['Step', 'Status', 'Started', 'Finished', 'Duration'].map((c) => h('th', { scope: 'col' }, c)),
-              ),
-            ),
+            columnHeads(['Step', 'Status', 'Started', 'Finished', 'Duration']),
             h(
               'tbody',
               null,

@@ -6,7 +6,7 @@
 import { ApiError, plainMessage } from '../../api.js';
 import { h, replace, uid } from '../../dom.js';
 import { busy, statusLine } from '../../forms.js';
-import { tableRegion } from '../table-region.js';
+import { columnHeads, tableRegion } from '../table-region.js';
 
 /** The error of a browse call, with the classified reason of a remote failure when the server gives one. */
 export function failure(error: unknown): string {
@@ -31,16 +31,7 @@ export function browseTable(
   const region = tableRegion(
     caption,
     { class: 'table compact', 'data-testid': options.testId },
-    h(
-      'thead',
-      null,
-      h(
-        'tr',
-        null,
-        headings.map((t) => h('th', { scope: 'col' }, t)),
-        options.buttons ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, options.buttons)) : null,
-      ),
-    ),
+    columnHeads(options.buttons ? [...headings, h('span', { class: 'visually-hidden' }, options.buttons)] : headings),
     Array.isArray(rows) ? h('tbody', null, rows) : rows,
   );
   region.hidden = !!options.hidden;

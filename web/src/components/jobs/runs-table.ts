@@ -3,7 +3,7 @@ import { count, h, replace, time } from '../../dom.js';
 import type { Page as ListPage, Run } from '../../types.js';
 import { live, type Live } from './live.js';
 import { duration, isFinished, runDuration, statusBadge, TRIGGER_LABELS } from './run-status.js';
-import { tableRegion } from '../table-region.js';
+import { columnHeads, tableRegion } from '../table-region.js';
 
 export interface RunsTable {
   node: HTMLElement;
@@ -34,15 +34,7 @@ export function runsTable(jobId: string, onChange?: (runs: Run[]) => void): Runs
       tableRegion(
         'Runs',
         { class: 'table runs cards' },
-        h(
-          'thead',
-          null,
-          h(
-            'tr',
-            null,
-            ['Run', 'Status', 'Trigger', 'Started', 'Duration', 'Features'].map((c) => h('th', { scope: 'col' }, c)),
-          ),
-        ),
+        columnHeads(['Run', 'Status', 'Trigger', 'Started', 'Duration', 'Features']),
         h(
           'tbody',
           null,

@@ -1,7 +1,7 @@
 import { count, h, replace, uid, titledSection } from '../../dom.js';
 import type { Layer } from '../../types.js';
 import { crsByCode, crsView } from '../crs.js';
-import { tableRegion } from '../table-region.js';
+import { columnHeads, tableRegion } from '../table-region.js';
 
 /**
  * The layers of a vector dataset and the fields of the selected one, with a picker when there
@@ -25,15 +25,7 @@ export function layersPanel(layers: Layer[], initial: Layer | undefined, onSelec
       tableRegion(
         'Layers',
         { class: 'table compact', 'data-testid': 'layers' },
-        h(
-          'thead',
-          null,
-          h(
-            'tr',
-            null,
-            ['Layer', 'Geometry', 'Features', 'CRS', 'Fields'].map((c) => h('th', { scope: 'col' }, c)),
-          ),
-        ),
+        columnHeads(['Layer', 'Geometry', 'Features', 'CRS', 'Fields']),
         h(
           'tbody',
           null,
