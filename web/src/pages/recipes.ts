@@ -35,8 +35,8 @@ export function recipesPage({ app }: PageContext): Page {
           ' and save it from there.',
         ),
       ),
-    table: (items, catalog) => {
-      return tableRegion(
+    table: (items, catalog) =>
+      tableRegion(
         'Recipes',
         { class: 'table recipes' },
         columnHeads(['Name', 'Operations', 'Updated']),
@@ -58,8 +58,7 @@ export function recipesPage({ app }: PageContext): Page {
             ),
           ),
         ),
-      );
-    },
+      ),
   });
 }
 
