@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FIRST_PAGE_JS_BUDGET } from '../../web/build.js';
 import { ADMIN } from '../support/app.js';
-import { launchBrowser, overflowsHorizontally, skipReason, snap, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
+import { closeAll, launchBrowser, overflowsHorizontally, skipReason, snap, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
 
 const skip = skipReason();
 
@@ -14,10 +14,7 @@ describe.skipIf(skip)(`browser: login, account and API tokens${skip ? ` (skipped
     browser = await launchBrowser();
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => closeAll(browser, server));
 
   it('loads the first page with far less than 300 KB of JavaScript and no map code', async () => {
     const { page } = browser;

@@ -2,7 +2,7 @@ import gdal from 'gdal-async';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, logIn, skipReason, snapBoth, startServer, type Browser, type Server } from './browser.js';
+import { closeAll, loggedInBrowser, skipReason, snapBoth, startServer, type Browser, type Server } from './browser.js';
 
 /*
  * Issue 34, finding 6: the operator's tile service (SVC_BASEMAP_URL) is what the maps draw, with
@@ -81,6 +81,14 @@ async function upload(browser: Browser, server: Server, name: string, content: s
   await page.getByRole('heading', { level: 1, name }).waitFor({ timeout: 30_000 });
 }
 
+/** The four points uploaded, once the Workspace's map of the original has drawn them: that map. */
+async function pointsOnMap(browser: Browser, server: Server) {
+  await upload(browser, server, 'points.geojson', points());
+  const map = browser.page.getByTestId('original-map');
+  await map.locator('.leaflet-overlay-pane path').first().waitFor();
+  return map;
+}
+
 describe.skipIf(skip)(`browser: the operator's basemap (SVC_BASEMAP_URL)${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let tiles: Awaited<ReturnType<typeof startTileServer>>;
   let server: Server;
@@ -92,20 +100,13 @@ describe.skipIf(skip)(`browser: the operator's basemap (SVC_BASEMAP_URL)${skip ?
       temporal: true,
       env: { SVC_BASEMAP_URL: `${tiles.url}/tiles/{z}/{x}/{y}.png`, SVC_BASEMAP_ATTRIBUTION: '© Kartenwerk der Prüfung' },
     });
-    browser = await launchBrowser();
-    await logIn(browser.page, server.url);
+    browser = await loggedInBrowser(server);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await tiles?.close();
-  });
+  afterAll(() => closeAll(browser, server, tiles));
 
   it('the map starts on the tile service, loads its tiles and credits it', async () => {
     const { page } = browser;
-    await upload(browser, server, 'points.geojson', points());
-    const map = page.getByTestId('original-map');
-    await map.locator('.leaflet-overlay-pane path').first().waitFor();
+    const map = await pointsOnMap(browser, server);
     expect(await map.getAttribute('data-basemap')).toBe('tiles');
     // Tiles the browser asked for and drew, from the operator's server only
     await expect.poll(() => map.locator('img.leaflet-tile-loaded').count()).toBeGreaterThan(0);
@@ -129,24 +130,18 @@ describe.skipIf(skip)(`browser: the shipped basemap contacts no other host; wide
 
   beforeAll(async () => {
     server = await startServer({ temporal: true });
-    browser = await launchBrowser();
     // Every request of the context (pages, workers), from the login on
-    browser.context.on('request', (request) => {
-      const url = new URL(request.url());
-      if (url.protocol === 'http:' || url.protocol === 'https:') hosts.add(url.host);
-    });
-    await logIn(browser.page, server.url);
+    browser = await loggedInBrowser(server, (b) =>
+      b.context.on('request', (request) => {
+        const url = new URL(request.url());
+        if (url.protocol === 'http:' || url.protocol === 'https:') hosts.add(url.host);
+      }),
+    );
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => closeAll(browser, server));
 
   it('without SVC_BASEMAP_URL the map draws Natural Earth and asks no host but this server', async () => {
-    const { page } = browser;
-    await upload(browser, server, 'points.geojson', points());
-    const map = page.getByTestId('original-map');
-    await map.locator('.leaflet-overlay-pane path').first().waitFor();
+    const map = await pointsOnMap(browser, server);
     await expect.poll(() => map.getAttribute('data-natural-earth')).toBe('drawn');
     expect(await map.getAttribute('data-basemap')).toBe('natural-earth');
     expect(await map.locator('img.leaflet-tile').count()).toBe(0);

@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 import { ADMIN, createTestApp, type TestApp } from '../support/app.js';
 
 export const CHROMIUM = process.env.SVC_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -159,4 +160,54 @@ export async function chooseConnection(select: Locator, name: string, typeLabel:
   if (!option) throw new Error(`no option starting with ${JSON.stringify(prefix)} among ${JSON.stringify(options.map((o) => o.text))}`);
   await select.selectOption(option.value);
   return option.text;
+}
+
+/** Chromium logged in to `server` as the admin; `beforeLogIn` gets it first (to watch every request from the login on). */
+export async function loggedInBrowser(server: Server, beforeLogIn?: (browser: Browser) => void): Promise<Browser> {
+  const browser = await launchBrowser();
+  beforeLogIn?.(browser);
+  await logIn(browser.page, server.url);
+  return browser;
+}
+
+type Closable = { close(): unknown } | (() => unknown) | undefined;
+
+/** Closes what a suite opened, in the order given (the browser before the server it talks to); one that never started is passed over. */
+export async function closeAll(...parts: Closable[]): Promise<void> {
+  for (const part of parts) {
+    if (typeof part === 'function') await part();
+    else await part?.close();
+  }
+}
+
+/** The session cookie of the browser's logged-in user, for requests to the API beside the page. */
+export async function sessionCookie(browser: Browser, server: Server): Promise<string> {
+  const cookies = await browser.context.cookies(server.url);
+  return `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}`;
+}
+
+/** A request to the API (`/api/v1` + `url`) as the browser's logged-in user. */
+export async function apiAsUser(browser: Browser, server: Server, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {
+  const headers = { cookie: await sessionCookie(browser, server) };
+  return server.sut.app.inject({ method, url: `/api/v1${url}`, headers, ...(payload === undefined ? {} : { payload }) });
+}
+
+/** Opens the New Source (or Destination) page and fills its name and type; the type's fields are then shown. */
+export async function newConnectionForm(page: Page, url: string, noun: 'Source' | 'Destination', name: string, type: string): Promise<void> {
+  await page.goto(`${url}/#/${noun.toLowerCase()}s/new`);
+  await page.getByRole('heading', { level: 1, name: `New ${noun}` }).waitFor();
+  await page.getByRole('textbox', { name: /^Name/ }).fill(name);
+  await page.getByLabel('Type').selectOption(type);
+}
+
+/** From the main menu to a list that is still empty ("No Recipes yet"), then its "New …" page. */
+export async function newFromEmptyList(page: Page, plural: string, noun: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: plural }).click();
+  await page.getByRole('heading', { level: 1, name: plural }).waitFor();
+  await expect.poll(() => page.locator('main').textContent()).toContain(`No ${plural} yet`);
+  await page
+    .getByRole('link', { name: `New ${noun}` })
+    .first()
+    .click();
+  await page.getByRole('heading', { level: 1, name: `New ${noun}` }).waitFor();
 }

@@ -2,7 +2,20 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.js';
-import { chooseConnection, launchBrowser, logIn, skipReason, snapBoth, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
+import {
+  apiAsUser,
+  chooseConnection,
+  closeAll,
+  loggedInBrowser,
+  newConnectionForm,
+  newFromEmptyList,
+  skipReason,
+  snapBoth,
+  startServer,
+  unlabelledControls,
+  type Browser,
+  type Server,
+} from './browser.js';
 
 const skip = skipReason({ temporal: true });
 const PASSWORD = 'pw-9a8b7c-never-shown';
@@ -33,15 +46,9 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
     fileUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/points.geojson`;
     db = await createPostgisDatabase();
     server = await startServer({ temporal: true });
-    browser = await launchBrowser();
-    await logIn(browser.page, server.url);
+    browser = await loggedInBrowser(server);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await db?.drop();
-    files?.close();
-  });
+  afterAll(() => closeAll(browser, server, () => db?.drop(), files));
 
   /** Runs an action that re-renders the page (a save navigates to the same page) and waits for the new page. */
   const rerendered = async (action: () => Promise<void>) => {
@@ -50,19 +57,11 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
     await browser.page.locator('main h1:not([data-stale])').waitFor();
   };
 
-  const api = async (method: string, url: string) => {
-    const cookies = await browser.context.cookies(server.url);
-    const cookie = `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}`;
-    return server.sut.app.inject({ method: method as 'GET', url: `/api/v1${url}`, headers: { cookie } });
-  };
+  const api = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) => apiAsUser(browser, server, method, url, payload);
 
   it('creates a url Source: the form comes from the catalogue, errors sit next to fields, the draft and the saved one are tested', async () => {
     const { page } = browser;
-    await page.getByRole('link', { name: 'Sources' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Sources' }).waitFor();
-    await expect.poll(() => page.locator('main').textContent()).toContain('No Sources yet');
-    await page.getByRole('link', { name: 'New Source' }).click();
-    await page.getByRole('heading', { level: 1, name: 'New Source' }).waitFor();
+    await newFromEmptyList(page, 'Sources', 'Source');
 
     // Every Source type of the catalogue is offered, and only those.
     const catalogue = (await (await api('GET', '/connectors')).json()).items as { type: string; kinds: string[] }[];
@@ -120,10 +119,7 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
 
   it('keeps secrets write-only: "Stored", Replace and Clear', async () => {
     const { page } = browser;
-    await page.goto(`${server.url}/#/destinations/new`);
-    await page.getByRole('heading', { level: 1, name: 'New Destination' }).waitFor();
-    await page.getByRole('textbox', { name: /^Name/ }).fill('Warehouse');
-    await page.getByLabel('Type').selectOption('postgis');
+    await newConnectionForm(page, server.url, 'Destination', 'Warehouse', 'postgis');
     await page.getByRole('textbox', { name: /^Host/ }).fill('db.example.org');
     await page.getByRole('textbox', { name: /^Database/ }).fill('gis');
     await page.getByRole('textbox', { name: /^Username/ }).fill('loader');
@@ -205,14 +201,7 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
   it('delivers the converted Workspace to a PostGIS Destination with the target and write mode from its schema', async () => {
     const { page } = browser;
     // A Destination that can really connect: the suite's own PostGIS database.
-    const cookies = await browser.context.cookies(server.url);
-    const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
-    const created = await server.sut.app.inject({
-      method: 'POST',
-      url: '/api/v1/destinations',
-      headers,
-      payload: { name: 'City GIS', type: 'postgis', configuration: db.config },
-    });
+    const created = await api('POST', '/destinations', { name: 'City GIS', type: 'postgis', configuration: db.config });
     expect(created.statusCode, created.body).toBe(201);
 
     // The Workspace from the previous test, opened again so its delivery card lists the new Destination.
@@ -254,14 +243,7 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
 
   it('a new Job from a database to a database has no output format preselected', async () => {
     const { page } = browser;
-    const cookies = await browser.context.cookies(server.url);
-    const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
-    const created = await server.sut.app.inject({
-      method: 'POST',
-      url: '/api/v1/sources',
-      headers,
-      payload: { name: 'City GIS tables', type: 'postgis', configuration: db.config },
-    });
+    const created = await api('POST', '/sources', { name: 'City GIS tables', type: 'postgis', configuration: db.config });
     expect(created.statusCode, created.body).toBe(201);
     try {
       await page.goto(`${server.url}/#/jobs/new`);
@@ -286,7 +268,7 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
       // GeoPackage (vector and raster) is offered once
       expect((await format.locator('option').allTextContents()).filter((o) => o.startsWith('GeoPackage'))).toHaveLength(1);
     } finally {
-      await server.sut.app.inject({ method: 'DELETE', url: `/api/v1/sources/${created.json().id}`, headers });
+      await api('DELETE', `/sources/${created.json().id}`);
     }
   });
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startQfieldcloud, type QfcStandIn } from '../servers/qfieldcloud/server.js';
 import { fixtureDir, surveyGpkg } from '../support/fixtures.js';
-import { chooseConnection, launchBrowser, logIn, skipReason, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
+import { apiAsUser, chooseConnection, closeAll, loggedInBrowser, skipReason, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
 
 const skip = skipReason();
 
@@ -24,23 +24,16 @@ describe.skipIf(skip)(`browser: QFieldCloud projects on the Source page and in t
     qfc.putFile(projectId, 'survey.gpkg', readFileSync(surveyGpkg(fixtureDir(), 7)));
     qfc.putFile(projectId, 'street-trees.qgs', Buffer.from('<qgis/>'));
     server = await startServer();
-    browser = await launchBrowser();
-    await logIn(browser.page, server.url);
-    const cookies = await browser.context.cookies(server.url);
-    const created = await server.sut.app.inject({
-      method: 'POST',
-      url: '/api/v1/sources',
-      headers: { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}`, origin: server.url, host: new URL(server.url).host },
-      payload: { name: 'Field survey', type: 'qfieldcloud', configuration: { url: qfc.url, username: qfc.user.username, password: qfc.user.password } },
+    browser = await loggedInBrowser(server);
+    const created = await apiAsUser(browser, server, 'POST', '/sources', {
+      name: 'Field survey',
+      type: 'qfieldcloud',
+      configuration: { url: qfc.url, username: qfc.user.username, password: qfc.user.password },
     });
     expect(created.statusCode, created.body).toBe(201);
     sourceId = created.json().id;
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await qfc?.stop();
-  });
+  afterAll(() => closeAll(browser, server, () => qfc?.stop()));
 
   it("the Source page lists the account's projects and inspects one", async () => {
     const { page } = browser;

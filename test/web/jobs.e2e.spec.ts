@@ -8,9 +8,12 @@ import { createPostgisDatabase, type PostgisDatabase } from '../support/postgis.
 import type { Locator, Page } from 'playwright-core';
 import path from 'node:path';
 import {
+  apiAsUser,
   chooseConnection,
-  launchBrowser,
-  logIn,
+  closeAll,
+  loggedInBrowser,
+  newConnectionForm,
+  newFromEmptyList,
   screenshotsDir,
   skipReason,
   snapBoth,
@@ -65,35 +68,26 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     s3 = await startS3Server();
     admin = await bucketAdmin(s3, BUCKET);
     server = await startServer({ temporal: true, env: { SVC_TEMPORAL_UI_URL: TEMPORAL_UI } });
-    browser = await launchBrowser();
-    await logIn(browser.page, server.url);
+    browser = await loggedInBrowser(server);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    admin?.destroy();
-    await s3?.stop();
-    await db?.drop();
-    files?.close();
-  });
+  afterAll(() =>
+    closeAll(
+      browser,
+      server,
+      () => admin?.destroy(),
+      () => s3?.stop(),
+      () => db?.drop(),
+      files,
+    ),
+  );
 
-  const api = async (url: string) => {
-    const cookies = await browser.context.cookies(server.url);
-    const res = await server.sut.app.inject({
-      method: 'GET',
-      url: `/api/v1${url}`,
-      headers: { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` },
-    });
-    return res.json();
-  };
+  const api = async (url: string) => (await apiAsUser(browser, server, 'GET', url)).json();
+  const post = async (url: string, payload: object = {}) => (await apiAsUser(browser, server, 'POST', url, payload)).json();
   const delivered = async () => JSON.parse(await (await admin.send(new GetObjectCommand({ Bucket: BUCKET, Key: KEY }))).Body!.transformToString());
 
   it('creates an S3 Destination from the catalogue form and tests it', async () => {
     const { page } = browser;
-    await page.goto(`${server.url}/#/destinations/new`);
-    await page.getByRole('heading', { level: 1, name: 'New Destination' }).waitFor();
-    await page.getByRole('textbox', { name: /^Name/ }).fill('Data lake');
-    await page.getByLabel('Type').selectOption('s3');
+    await newConnectionForm(page, server.url, 'Destination', 'Data lake', 's3');
     await page.getByRole('textbox', { name: /^Bucket/ }).fill(BUCKET);
     await page.getByRole('textbox', { name: /^Endpoint/ }).fill(s3.endpoint);
     await page.getByLabel(/^Force path style/).check();
@@ -109,10 +103,7 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
 
   it('creates a PostGIS Source, tests it and discovers its tables', async () => {
     const { page } = browser;
-    await page.goto(`${server.url}/#/sources/new`);
-    await page.getByRole('heading', { level: 1, name: 'New Source' }).waitFor();
-    await page.getByRole('textbox', { name: /^Name/ }).fill('City parcels');
-    await page.getByLabel('Type').selectOption('postgis');
+    await newConnectionForm(page, server.url, 'Source', 'City parcels', 'postgis');
     await page.getByRole('textbox', { name: /^Host/ }).fill(db.config.host);
     await page.getByRole('spinbutton', { name: /^Port/ }).fill(String(db.config.port));
     await page.getByRole('textbox', { name: /^Database/ }).fill(db.config.database);
@@ -173,11 +164,7 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
 
   it('builds a scheduled Job in the editor', async () => {
     const { page } = browser;
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Jobs' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Jobs' }).waitFor();
-    await expect.poll(() => page.locator('main').textContent()).toContain('No Jobs yet');
-    await page.getByRole('link', { name: 'New Job' }).first().click();
-    await page.getByRole('heading', { level: 1, name: 'New Job' }).waitFor();
+    await newFromEmptyList(page, 'Jobs', 'Job');
 
     await page.getByRole('textbox', { name: /^Name/ }).fill('Parcels to the data lake');
     // 1. Source, and its table picked from the discovery browser
@@ -337,9 +324,6 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
   it('reset and reinitialize of an incremental Job say what they do before they do it', async () => {
     const { page } = browser;
     // A url Source reads incrementally (ETag / Last-Modified); this Job is made through the API.
-    const cookies = await browser.context.cookies(server.url);
-    const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
-    const post = async (url: string, payload: object) => (await server.sut.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload })).json();
     const source = await post('/sources', { name: 'Places', type: 'url', configuration: { url: fileUrl } });
     const destination = (await api('/destinations')).items.find((d: { name: string }) => d.name === 'Data lake');
     const job = await post('/jobs', {
@@ -407,9 +391,6 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
 
   it('a Run whose Source fails twice shows the failed attempts under the step while Temporal retries it', async () => {
     const { page } = browser;
-    const cookies = await browser.context.cookies(server.url);
-    const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
-    const post = async (url: string, payload: object = {}) => (await server.sut.app.inject({ method: 'POST', url: `/api/v1${url}`, headers, payload })).json();
     const source = await post('/sources', { name: 'Flaky places', type: 'url', configuration: { url: fileUrl.replace('places.geojson', 'flaky.geojson') } });
     const destination = (await api('/destinations')).items.find((d: { name: string }) => d.name === 'Data lake');
     const job = await post('/jobs', {
@@ -448,9 +429,7 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     const { page } = browser;
     const job = (await api('/jobs')).items.find((j: { name: string }) => j.name === 'Flaky mirror');
     const [run] = (await api(`/jobs/${job.id}/runs`)).items;
-    const cookies = await browser.context.cookies(server.url);
-    const headers = { cookie: `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}` };
-    expect((await server.sut.app.inject({ method: 'DELETE', url: `/api/v1/jobs/${job.id}`, headers })).statusCode).toBe(204);
+    expect((await apiAsUser(browser, server, 'DELETE', `/jobs/${job.id}`)).statusCode).toBe(204);
     expect((await api(`/jobs/${job.id}`)).error.code).toBe('job_not_found');
     await page.goto(`${server.url}/#/jobs/${encodeURIComponent(job.id)}/runs/${encodeURIComponent(run.id)}`);
     await page.getByTestId('run-status').waitFor();

@@ -1,5 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, logIn, overflowsHorizontally, skipReason, snap, startServer, unlabelledControls, type Browser, type Server } from './browser.js';
+import {
+  closeAll,
+  loggedInBrowser,
+  newFromEmptyList,
+  overflowsHorizontally,
+  sessionCookie,
+  skipReason,
+  snap,
+  startServer,
+  unlabelledControls,
+  type Browser,
+  type Server,
+} from './browser.js';
 
 const skip = skipReason();
 
@@ -9,13 +21,9 @@ describe.skipIf(skip)(`browser: Recipes with the catalog-driven operation editor
 
   beforeAll(async () => {
     server = await startServer();
-    browser = await launchBrowser();
-    await logIn(browser.page, server.url);
+    browser = await loggedInBrowser(server);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => closeAll(browser, server));
 
   const addOperation = async (label: string) => {
     const { page } = browser;
@@ -25,11 +33,7 @@ describe.skipIf(skip)(`browser: Recipes with the catalog-driven operation editor
 
   it('creates a Recipe from the editor, with the server’s field errors next to the fields', async () => {
     const { page } = browser;
-    await page.getByRole('link', { name: 'Recipes' }).click();
-    await page.getByRole('heading', { level: 1, name: 'Recipes' }).waitFor();
-    await expect.poll(() => page.locator('main').textContent()).toContain('No Recipes yet');
-    await page.getByRole('link', { name: 'New Recipe' }).click();
-    await page.getByRole('heading', { level: 1, name: 'New Recipe' }).waitFor();
+    await newFromEmptyList(page, 'Recipes', 'Recipe');
 
     // Every operation of the catalog is offered, grouped by category.
     const catalog = (await (await fetch(`${server.url}/api/v1/formats`)).ok) && (await page.locator('select[id^="op-picker"] option').count());
@@ -72,7 +76,7 @@ describe.skipIf(skip)(`browser: Recipes with the catalog-driven operation editor
     expect(await row.textContent()).toContain('Rename column → Buffer');
     await snap(page, 'recipes');
 
-    const saved = await server.sut.app.inject({ method: 'GET', url: '/api/v1/recipes', headers: { cookie: await cookie() } });
+    const saved = await server.sut.app.inject({ method: 'GET', url: '/api/v1/recipes', headers: { cookie: await sessionCookie(browser, server) } });
     expect(saved.json().items[0].operations).toEqual([
       { type: 'rename_column', from: 'PARCEL_ID', to: 'parcel_id' },
       { type: 'buffer', distance: 5, units: 'meters', segments: 8 },
@@ -106,10 +110,4 @@ describe.skipIf(skip)(`browser: Recipes with the catalog-driven operation editor
     await expect.poll(() => page.locator('main').textContent()).toContain('No Recipes yet');
     expect(browser.problems).toEqual([]);
   });
-
-  async function cookie(): Promise<string> {
-    const cookies = await browser.context.cookies(server.url);
-    const session = cookies.find((c) => c.name === 'svc_session');
-    return `svc_session=${session?.value}`;
-  }
 });

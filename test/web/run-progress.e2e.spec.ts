@@ -5,7 +5,7 @@ import { allScopes } from '../../domain/accounts/scopes.js';
 import { createToken, login } from '../support/app.js';
 import { fixtureDir, manyPointsGpkg } from '../support/fixtures.js';
 import { fileBody, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
-import { launchBrowser, logIn, skipReason, snapBoth, startServer, type Browser, type Server } from './browser.js';
+import { closeAll, loggedInBrowser, skipReason, snapBoth, startServer, type Browser, type Server } from './browser.js';
 
 /*
  * Issue 34, finding 6: a Run's page while it runs — the running step's progress with its total
@@ -62,16 +62,9 @@ describe.skipIf(skip)(`browser: a Run's page while it runs${skip ? ` (skipped: $
     files.put('/points.gpkg', fileBody(manyPointsGpkg(fixtureDir(), POINTS)), 'application/geopackage+sqlite3');
     receiver = await startSlowReceiver();
     server = await startServer({ temporal: true });
-    browser = await launchBrowser();
-    await logIn(browser.page, server.url);
+    browser = await loggedInBrowser(server);
   }, 180_000);
-  afterAll(async () => {
-    receiver?.release();
-    await browser?.close();
-    await server?.close();
-    await receiver?.close();
-    await files?.close();
-  });
+  afterAll(() => closeAll(() => receiver?.release(), browser, server, receiver, files));
 
   it('shows the deliver step’s progress with total and percentage, and the log of extract and convert; then the finished Run', async () => {
     const app = server.sut.app;

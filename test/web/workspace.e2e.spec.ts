@@ -6,9 +6,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  launchBrowser,
-  logIn,
+  closeAll,
+  loggedInBrowser,
   overflowsHorizontally,
+  sessionCookie,
   skipReason,
   snap,
   snapBoth,
@@ -102,13 +103,9 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
   beforeAll(async () => {
     // A 1 MB upload limit: the page says it and refuses a bigger file before sending it.
     server = await startServer({ temporal: true, env: { SVC_MAX_UPLOAD_MB: '1' } });
-    browser = await launchBrowser();
-    await logIn(browser.page, server.url);
+    browser = await loggedInBrowser(server);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+  afterAll(() => closeAll(browser, server));
 
   it('upload → layers and fields → data preview → map → buffer → transformed preview → convert to GPKG → download', async () => {
     const { page } = browser;
@@ -235,7 +232,7 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     const stored = await server.sut.app.inject({
       method: 'GET',
       url: `/api/v1/workspaces/${workspaceId}/transformations`,
-      headers: { cookie: await cookie() },
+      headers: { cookie: await sessionCookie(browser, server) },
     });
     expect(stored.json().operations).toEqual([{ type: 'buffer', distance: 100, units: 'meters', segments: 8 }]);
 
@@ -243,7 +240,7 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     await page.getByLabel('Recipe name').fill('Buffer 100 m');
     await page.getByRole('button', { name: 'Save as Recipe' }).click();
     await expect.poll(() => page.locator('.save-recipe .status').textContent()).toContain('Saved as Recipe');
-    const recipes = await server.sut.app.inject({ method: 'GET', url: '/api/v1/recipes', headers: { cookie: await cookie() } });
+    const recipes = await server.sut.app.inject({ method: 'GET', url: '/api/v1/recipes', headers: { cookie: await sessionCookie(browser, server) } });
     expect(recipes.json().items.map((r: { name: string }) => r.name)).toContain('Buffer 100 m');
 
     // No Destination saved yet: the delivery card says where to add one (delivery itself is in connections.e2e)
@@ -370,7 +367,9 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
       await page.setInputFiles('#upload-file', { name: 'sites.parquet', mimeType: 'application/vnd.apache.parquet', buffer: plainParquet() });
       await page.getByRole('heading', { level: 1, name: 'sites.parquet' }).waitFor({ timeout: 60_000 });
       const workspaceId = decodeURIComponent(page.url().split('#/workspace/')[1]!);
-      const ws = (await server.sut.app.inject({ method: 'GET', url: `/api/v1/workspaces/${workspaceId}`, headers: { cookie: await cookie() } })).json();
+      const ws = (
+        await server.sut.app.inject({ method: 'GET', url: `/api/v1/workspaces/${workspaceId}`, headers: { cookie: await sessionCookie(browser, server) } })
+      ).json();
       // Read through the named column: four points with their CRS, the WKB column not an attribute.
       expect(ws).toMatchObject({ driver: 'GeoParquet', crs: 'EPSG:4326' });
       expect(ws.layers[0]).toMatchObject({ feature_count: 4, has_geometry: true });
@@ -429,9 +428,4 @@ print(json.dumps([md.row_group(0).column(0).compression, json.loads(f.schema_arr
       expect(browser.problems).toEqual([]);
     },
   );
-
-  async function cookie(): Promise<string> {
-    const cookies = await browser.context.cookies(server.url);
-    return `svc_session=${cookies.find((c) => c.name === 'svc_session')?.value}`;
-  }
 });

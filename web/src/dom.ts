@@ -80,3 +80,9 @@ export function focusQuietly(element: HTMLElement | null | undefined): void {
   if (!element.hasAttribute('tabindex')) element.setAttribute('tabindex', '-1');
   element.focus({ preventScroll: false });
 }
+
+/** A section named by its own h2 heading (aria-labelledby `${name}-title`), then its content. */
+export function titledSection(className: string, name: string, title: Child, ...children: Child[]): HTMLElement {
+  const headingId = `${name}-title`;
+  return h('section', { class: className, 'aria-labelledby': headingId }, h('h2', { id: headingId }, title), ...children);
+}

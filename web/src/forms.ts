@@ -5,7 +5,7 @@
  * Destinations, Jobs) builds its forms from the same pieces.
  */
 import { ApiError, plainMessage } from './api.js';
-import { h, replace, uid, type Child } from './dom.js';
+import { h, replace, uid, type Attrs, type Child } from './dom.js';
 
 /** Something that can show an error next to itself and take focus. */
 export interface FieldHandle {
@@ -255,3 +255,16 @@ export async function busy<T>(button: HTMLButtonElement, busyLabel: string, work
 /** A fieldset of a form: its class, its legend, and the fields it groups. */
 export const fieldset = (className: string, legend: Child, ...children: Child[]): HTMLFieldSetElement =>
   h('fieldset', { class: className }, h('legend', null, legend), ...children);
+
+/**
+ * A form the page checks itself (novalidate) and sends by script: submitting clears the errors
+ * shown before and runs `submit` instead of navigating.
+ */
+export function submitForm(errors: FormErrors, attrs: Attrs, submit: () => Promise<void> | void, ...children: Child[]): HTMLFormElement {
+  const onsubmit = (event: Event) => {
+    event.preventDefault();
+    errors.clear();
+    return submit();
+  };
+  return h('form', { ...attrs, novalidate: true, onsubmit }, ...children);
+}

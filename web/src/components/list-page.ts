@@ -1,6 +1,7 @@
 import { get, plainMessage } from '../api.js';
-import { h, replace } from '../dom.js';
-import type { statusLine } from '../forms.js';
+import { h, replace, type Child } from '../dom.js';
+import type { App } from '../app.js';
+import { statusLine } from '../forms.js';
 import type { Page } from '../router.js';
 import type { Page as ListPage } from '../types.js';
 
@@ -51,4 +52,42 @@ export function pagedList<T>(path: string) {
       cursor = page.next_cursor;
     },
   };
+}
+
+export interface PagedListPageOptions<T, A> {
+  title: string;
+  newHref: string;
+  newLabel: string;
+  lead: string;
+  /** The collection (`/jobs`), read 50 at a time. */
+  path: string;
+  /** What the rows need beside the items (the catalogue, the saved connections), loaded with each page. */
+  also: () => Promise<A>;
+  /** The list's place while the collection is empty. */
+  empty: (also: A) => Child;
+  table: (items: T[], also: A) => Child;
+}
+
+/**
+ * A list page over a paged collection: "Loading …", the flash of the action that led here, the
+ * list (or what to do while it is empty) and "Show more" while the server has more.
+ */
+export function pagedListPage<T, A>(app: App, o: PagedListPageOptions<T, A>): Page {
+  const body = h('div', null, h('p', { class: 'empty' }, `Loading ${o.title}…`));
+  const status = statusLine();
+  const flash = app.takeFlash();
+  if (flash) status.set(flash, 'ok');
+  const list = pagedList<T>(o.path);
+
+  async function load(more = false) {
+    const [, also] = await Promise.all([list.fetch(more), o.also()]);
+    if (!list.items.length) {
+      replace(body, o.empty(also));
+      return;
+    }
+    replace(body, o.table(list.items, also), showMore(list.cursor, load, status));
+  }
+  firstLoad(body, load);
+
+  return listPage({ title: o.title, newHref: o.newHref, newLabel: o.newLabel, lead: o.lead, status, body });
 }

@@ -1,10 +1,11 @@
 import { del, get, plainMessage, post } from '../api.js';
 import { confirmDialog } from '../components/dialog.js';
 import { focusQuietly, h, replace, time, uid } from '../dom.js';
-import { busy, FormErrors, groupError, input, labelled, select, statusLine } from '../forms.js';
+import { busy, FormErrors, groupError, input, labelled, select, statusLine, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import { SCOPES } from '../scopes.js';
 import type { CreatedToken, Page as ListPage, Token } from '../types.js';
+import { columnHeads, tableRegion } from '../components/table-region.js';
 
 const EXPIRY = [
   { value: '7', label: '7 days' },
@@ -37,6 +38,20 @@ export function accountPage({ app }: PageContext): Page {
       row: h('div', { class: 'scope' }, box, h('label', { for: id }, h('code', null, scope.id)), h('p', { class: 'hint', id: `${id}-grants` }, scope.grants)),
     };
   });
+  /** A button that ticks the scopes `choose` picks and clears the rest. */
+  const pick = (label: string, choose: (scope: string) => boolean) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: 'button secondary small',
+        onclick: () =>
+          scopeBoxes.forEach((s) => {
+            s.box.checked = choose(s.scope);
+          }),
+      },
+      label,
+    );
   const scopesSet = h(
     'fieldset',
     { class: 'scopes' },
@@ -45,42 +60,9 @@ export function accountPage({ app }: PageContext): Page {
     h(
       'div',
       { class: 'scope-tools' },
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'button secondary small',
-          onclick: () =>
-            scopeBoxes.forEach((s) => {
-              s.box.checked = true;
-            }),
-        },
-        'Select all',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'button secondary small',
-          onclick: () =>
-            scopeBoxes.forEach((s) => {
-              s.box.checked = s.scope.endsWith(':read');
-            }),
-        },
-        'Read-only',
-      ),
-      h(
-        'button',
-        {
-          type: 'button',
-          class: 'button secondary small',
-          onclick: () =>
-            scopeBoxes.forEach((s) => {
-              s.box.checked = false;
-            }),
-        },
-        'Clear',
-      ),
+      pick('Select all', () => true),
+      pick('Read-only', (scope) => scope.endsWith(':read')),
+      pick('Clear', () => false),
     ),
     h(
       'div',
@@ -152,31 +134,25 @@ export function accountPage({ app }: PageContext): Page {
     focusQuietly(created);
   }
 
-  const form = h(
-    'form',
-    {
-      class: 'card stack',
-      novalidate: true,
-      'aria-labelledby': 'create-token-title',
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        errors.clear();
-        const scopes = scopeBoxes.filter((s) => s.box.checked).map((s) => s.scope);
-        const body: Record<string, unknown> = { name: name.control.value.trim(), scopes };
-        if (expiry.control.value) body.expires_in_days = Number(expiry.control.value);
-        try {
-          const token = await busy(submit, 'Creating…', () => post<CreatedToken>('/account/tokens', body));
-          name.control.value = '';
-          scopeBoxes.forEach((s) => {
-            s.box.checked = false;
-          });
-          tokens = [token, ...tokens.filter((t) => t.id !== token.id)];
-          renderList();
-          showCreated(token);
-        } catch (error) {
-          errors.show(error);
-        }
-      },
+  const form = submitForm(
+    errors,
+    { class: 'card stack', 'aria-labelledby': 'create-token-title' },
+    async () => {
+      const scopes = scopeBoxes.filter((s) => s.box.checked).map((s) => s.scope);
+      const body: Record<string, unknown> = { name: name.control.value.trim(), scopes };
+      if (expiry.control.value) body.expires_in_days = Number(expiry.control.value);
+      try {
+        const token = await busy(submit, 'Creating…', () => post<CreatedToken>('/account/tokens', body));
+        name.control.value = '';
+        scopeBoxes.forEach((s) => {
+          s.box.checked = false;
+        });
+        tokens = [token, ...tokens.filter((t) => t.id !== token.id)];
+        renderList();
+        showCreated(token);
+      } catch (error) {
+        errors.show(error);
+      }
     },
     h('h3', { id: 'create-token-title' }, 'New token'),
     errors.summary,
@@ -221,48 +197,34 @@ export function accountPage({ app }: PageContext): Page {
     }
     replace(
       listBody,
-      h(
-        'div',
-        { class: 'table-wrap', role: 'region', 'aria-labelledby': 'tokens-title', tabindex: '0' },
+      tableRegion(
+        { labelledBy: 'tokens-title' },
+        { class: 'table tokens' },
+        columnHeads(['Name', 'Token', 'Scopes', 'Created', 'Expires', 'Last used', 'Status', h('span', { class: 'visually-hidden' }, 'Actions')]),
         h(
-          'table',
-          { class: 'table tokens' },
-          h(
-            'thead',
-            null,
-            h(
+          'tbody',
+          null,
+          tokens.map((t) => {
+            const state = stateOf(t);
+            const button = h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke ${t.name}` }, 'Revoke');
+            button.addEventListener('click', () => void revoke(t, button));
+            return h(
               'tr',
-              null,
-              ['Name', 'Token', 'Scopes', 'Created', 'Expires', 'Last used', 'Status', ''].map((c, i) =>
-                h('th', { scope: 'col' }, i === 7 ? h('span', { class: 'visually-hidden' }, 'Actions') : c),
+              { 'data-token-id': t.id, 'data-state': state.kind },
+              h('th', { scope: 'row' }, t.name),
+              h('td', null, h('code', null, `${t.prefix}…`)),
+              h(
+                'td',
+                { class: 'scope-cell' },
+                t.scopes.map((s) => h('code', { class: 'tag' }, s)),
               ),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            tokens.map((t) => {
-              const state = stateOf(t);
-              const button = h('button', { type: 'button', class: 'button danger small', 'aria-label': `Revoke ${t.name}` }, 'Revoke');
-              button.addEventListener('click', () => void revoke(t, button));
-              return h(
-                'tr',
-                { 'data-token-id': t.id, 'data-state': state.kind },
-                h('th', { scope: 'row' }, t.name),
-                h('td', null, h('code', null, `${t.prefix}…`)),
-                h(
-                  'td',
-                  { class: 'scope-cell' },
-                  t.scopes.map((s) => h('code', { class: 'tag' }, s)),
-                ),
-                h('td', null, time(t.created_at)),
-                h('td', null, time(t.expires_at, 'Never')),
-                h('td', null, time(t.last_used_at, 'Never')),
-                h('td', null, h('span', { class: `badge ${state.kind}` }, state.label), t.revoked_at ? [' ', time(t.revoked_at)] : null),
-                h('td', null, state.kind === 'active' ? button : null),
-              );
-            }),
-          ),
+              h('td', null, time(t.created_at)),
+              h('td', null, time(t.expires_at, 'Never')),
+              h('td', null, time(t.last_used_at, 'Never')),
+              h('td', null, h('span', { class: `badge ${state.kind}` }, state.label), t.revoked_at ? [' ', time(t.revoked_at)] : null),
+              h('td', null, state.kind === 'active' ? button : null),
+            );
+          }),
         ),
       ),
       nextCursor ? h('button', { type: 'button', class: 'button secondary', onclick: () => void more() }, 'Show more tokens') : null,

@@ -4,73 +4,25 @@
  * connection (the saved one, or the draft while it has unsaved changes) and, for types that can
  * be discovered (PostGIS), browses the database.
  */
-import { ApiError, del, get, plainMessage, post, put } from '../api.js';
+import { ApiError, get, plainMessage, post, put } from '../api.js';
 import { discoverBrowser } from '../components/connections/discover-browser.js';
 import { projectBrowser } from '../components/connections/project-browser.js';
 import { connectionSummary, connectorsOf, KINDS, type KindInfo } from '../components/connections/kinds.js';
 import { testResultView } from '../components/connections/test-result.js';
-import { confirmDialog } from '../components/dialog.js';
+import { deleteButton } from '../components/delete-button.js';
 import { schemaForm, type SchemaForm } from '../components/schema-form.js';
-import { h, replace, time } from '../dom.js';
-import { busy, FormErrors, input, labelled, statusLine } from '../forms.js';
+import { h, replace, time, titledSection } from '../dom.js';
+import { busy, FormErrors, input, labelled, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Connection, ConnectionKind, Connector, TestResult } from '../types.js';
-import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
+import { pagedListPage } from '../components/list-page.js';
+import { columnHeads, tableRegion } from '../components/table-region.js';
 
 const enc = encodeURIComponent;
 
 export function connectionsPage(kind: ConnectionKind) {
   const info = KINDS[kind];
   return ({ app }: PageContext): Page => {
-    const body = h('div', null, h('p', { class: 'empty' }, `Loading ${info.plural}…`));
-    const status = statusLine();
-    const flash = app.takeFlash();
-    if (flash) status.set(flash, 'ok');
-    const list = pagedList<Connection>(info.path);
-
-    async function load(more = false) {
-      const [, catalog] = await Promise.all([list.fetch(more), app.connectors()]);
-      if (!list.items.length) {
-        replace(
-          body,
-          h(
-            'div',
-            { class: 'empty card' },
-            h('p', null, `No ${info.plural} yet.`),
-            h('p', null, h('a', { class: 'button', href: `#${info.path}/new` }, `Add the first ${info.noun}`)),
-          ),
-        );
-        return;
-      }
-      const byType = new Map(catalog.map((c) => [c.type, c]));
-      replace(
-        body,
-        h(
-          'div',
-          { class: 'table-wrap', role: 'region', 'aria-label': info.plural, tabindex: '0' },
-          h(
-            'table',
-            { class: 'table connections cards' },
-            h(
-              'thead',
-              null,
-              h(
-                'tr',
-                null,
-                ['Name', 'Type', 'Where', 'Updated', 'Connection test'].map((c) => h('th', { scope: 'col' }, c)),
-              ),
-            ),
-            h(
-              'tbody',
-              null,
-              list.items.map((c) => row(c, byType.get(c.type))),
-            ),
-          ),
-        ),
-        showMore(list.cursor, load, status),
-      );
-    }
-
     function row(c: Connection, connector: Connector | undefined): HTMLElement {
       const result = h('div', { class: 'row-test', 'aria-live': 'polite' });
       const test = h('button', { type: 'button', class: 'button secondary small', 'aria-label': `Test ${c.name}` }, 'Test');
@@ -94,9 +46,34 @@ export function connectionsPage(kind: ConnectionKind) {
       );
     }
 
-    firstLoad(body, load);
-
-    return listPage({ title: info.plural, newHref: `#${info.path}/new`, newLabel: `New ${info.noun}`, lead: info.lead, status, body });
+    return pagedListPage<Connection, Connector[]>(app, {
+      title: info.plural,
+      newHref: `#${info.path}/new`,
+      newLabel: `New ${info.noun}`,
+      lead: info.lead,
+      path: info.path,
+      also: () => app.connectors(),
+      empty: () =>
+        h(
+          'div',
+          { class: 'empty card' },
+          h('p', null, `No ${info.plural} yet.`),
+          h('p', null, h('a', { class: 'button', href: `#${info.path}/new` }, `Add the first ${info.noun}`)),
+        ),
+      table: (items, catalog) => {
+        const byType = new Map(catalog.map((c) => [c.type, c]));
+        return tableRegion(
+          info.plural,
+          { class: 'table connections cards' },
+          columnHeads(['Name', 'Type', 'Where', 'Updated', 'Connection test']),
+          h(
+            'tbody',
+            null,
+            items.map((c) => row(c, byType.get(c.type))),
+          ),
+        );
+      },
+    });
   };
 }
 
@@ -209,65 +186,45 @@ export function connectionEditPage(kind: ConnectionKind) {
     typeSelect.control.addEventListener('change', () => (testButton.disabled = !connector.capabilities.test));
 
     const remove = saved
-      ? h(
-          'button',
-          {
-            type: 'button',
-            class: 'button danger',
-            onclick: async () => {
-              const ok = await confirmDialog({
-                title: `Delete “${saved.name}”?`,
-                message: `The ${info.noun} and its stored secrets are removed. Jobs that use it cannot run until they get another ${info.noun}.`,
-                confirmLabel: `Delete ${info.noun}`,
-                danger: true,
-              });
-              if (!ok) return;
-              try {
-                await busy(remove!, 'Deleting…', () => del(`${info.path}/${enc(saved.id)}`));
-                app.flash(`${info.noun} “${saved.name}” deleted.`);
-                app.navigate(`#${info.path}`);
-              } catch (error) {
-                errors.show(error);
-                // In use (409): the Jobs that use it, to open and change.
-                const jobs = error instanceof ApiError && Array.isArray(error.details.jobs) ? (error.details.jobs as { id: string; name: string }[]) : [];
-                if (jobs.length)
-                  errors.summary.append(
-                    h(
-                      'ul',
-                      null,
-                      jobs.map((j) => h('li', null, h('a', { href: `#/jobs/${enc(j.id)}` }, j.name))),
-                    ),
-                  );
-              }
-            },
+      ? deleteButton(app, {
+          noun: info.noun,
+          name: saved.name,
+          path: `${info.path}/${enc(saved.id)}`,
+          message: `The ${info.noun} and its stored secrets are removed. Jobs that use it cannot run until they get another ${info.noun}.`,
+          listHref: `#${info.path}`,
+          onError: (error) => {
+            errors.show(error);
+            // In use (409): the Jobs that use it, to open and change.
+            const jobs = error instanceof ApiError && Array.isArray(error.details.jobs) ? (error.details.jobs as { id: string; name: string }[]) : [];
+            if (jobs.length)
+              errors.summary.append(
+                h(
+                  'ul',
+                  null,
+                  jobs.map((j) => h('li', null, h('a', { href: `#/jobs/${enc(j.id)}` }, j.name))),
+                ),
+              );
           },
-          'Delete',
-        )
+        })
       : null;
 
-    const form = h(
-      'form',
-      {
-        class: 'stack',
-        novalidate: true,
-        'data-testid': 'connection-form',
-        onsubmit: async (event: Event) => {
-          event.preventDefault();
-          errors.clear();
-          try {
-            const result = await busy(save, 'Saving…', () =>
-              saved ? put<Connection>(`${info.path}/${enc(saved.id)}`, body()) : post<Connection>(info.path, body()),
-            );
-            app.flash(`${info.noun} “${result.name}” saved.`);
-            app.navigate(`#${info.path}/${enc(result.id)}`);
-          } catch (error) {
-            errors.show(error);
-          }
-        },
+    const form = submitForm(
+      errors,
+      { class: 'stack', 'data-testid': 'connection-form' },
+      async () => {
+        try {
+          const result = await busy(save, 'Saving…', () =>
+            saved ? put<Connection>(`${info.path}/${enc(saved.id)}`, body()) : post<Connection>(info.path, body()),
+          );
+          app.flash(`${info.noun} “${result.name}” saved.`);
+          app.navigate(`#${info.path}/${enc(result.id)}`);
+        } catch (error) {
+          errors.show(error);
+        }
       },
       errors.summary,
       h('div', { class: 'card stack' }, name.row, typeSelect.row, about),
-      h('section', { class: 'card stack', 'aria-labelledby': 'config-title' }, h('h2', { id: 'config-title' }, 'Connection settings'), configBox),
+      titledSection('card stack', 'config', 'Connection settings', configBox),
       h(
         'div',
         { class: 'actions' },
@@ -285,20 +242,20 @@ export function connectionEditPage(kind: ConnectionKind) {
 
     const discover =
       saved && connectors.find((c) => c.type === saved.type)?.capabilities.discover
-        ? h(
-            'section',
-            { class: 'card stack', 'aria-labelledby': 'discover-title' },
-            h('h2', { id: 'discover-title' }, 'Tables in this database'),
+        ? titledSection(
+            'card stack',
+            'discover',
+            'Tables in this database',
             h('p', { class: 'hint' }, 'What the saved settings can see: schemas, then their tables and views with the geometry type.'),
             discoverBrowser({ connectionPath: `${info.path}/${enc(saved.id)}` }),
           )
         : null;
     const fieldProjects =
       saved && info.path === '/sources' && connectors.find((c) => c.type === saved.type)?.capabilities.projects
-        ? h(
-            'section',
-            { class: 'card stack', 'aria-labelledby': 'projects-title' },
-            h('h2', { id: 'projects-title' }, 'Projects'),
+        ? titledSection(
+            'card stack',
+            'projects',
+            'Projects',
             h(
               'p',
               { class: 'hint' },

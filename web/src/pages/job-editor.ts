@@ -6,8 +6,8 @@
  * switch, sent as an explicit `pipeline` flag, so a stage switched off stays off (the spec).
  */
 import { get, post, put } from '../api.js';
-import { connectionPicker } from '../components/connections/connection-picker.js';
-import { allConnections, isDatabase } from '../components/connections/kinds.js';
+import { connectionPicker, type ConnectionPickerOptions } from '../components/connections/connection-picker.js';
+import { allConnections, isDatabase, KINDS } from '../components/connections/kinds.js';
 import { jobStages } from '../components/jobs/run-status.js';
 import { parametersField } from '../components/jobs/parameters-field.js';
 import { scheduleField } from '../components/jobs/schedule-field.js';
@@ -15,9 +15,9 @@ import { triggersField } from '../components/jobs/triggers-field.js';
 import { creationOptionsField } from '../components/creation-options.js';
 import { operationEditor } from '../components/operation-editor.js';
 import { h, uid } from '../dom.js';
-import { busy, fieldset, FormErrors, groupError, input, labelled } from '../forms.js';
+import { busy, fieldset, FormErrors, groupError, input, labelled, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
-import type { Format, Job, JobBody, Page as ListPage, Recipe, TransformMode } from '../types.js';
+import type { ConnectionKind, Format, Job, JobBody, Page as ListPage, Recipe, TransformMode } from '../types.js';
 import { summarize } from './recipes.js';
 
 const COMMON = ['GPKG', 'GeoJSON', 'FlatGeobuf', 'ESRI Shapefile', 'CSV', 'Parquet', 'KML', 'GTiff', 'COG'];
@@ -85,16 +85,19 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   const parameters = parametersField(job?.parameters);
   parameters.attach(errors);
 
+  /** The Source or the Destination stage: a saved connection of that kind and what to read or write there. */
+  function connectionStage(n: number, kind: ConnectionKind, hint: string, options: Omit<ConnectionPickerOptions, 'kind' | 'catalog'>) {
+    const picker = connectionPicker({ kind, catalog: connectors, ...options });
+    picker.attach(errors);
+    return { picker, stage: stage(n, KINDS[kind].noun, { hint }, picker.node) };
+  }
+
   // 1. Source
-  const source = connectionPicker({
-    kind: 'source',
-    catalog: connectors,
+  const { picker: source, stage: sourceStage } = connectionStage(1, 'source', 'Where each Run reads from, and what it reads.', {
     connections: sources,
     selectedId: job?.source_id,
     value: job?.source_resource ?? null,
   });
-  source.attach(errors);
-  const sourceStage = stage(1, 'Source', { hint: 'Where each Run reads from, and what it reads.' }, source.node);
 
   // 2. Transform
   const stages = job ? jobStages(job) : { transform: false, python: false, convert: true };
@@ -228,15 +231,11 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   );
 
   // 5. Destination
-  const destination = connectionPicker({
-    kind: 'destination',
-    catalog: connectors,
+  const { picker: destination, stage: destinationStage } = connectionStage(5, 'destination', 'Where each Run delivers, and how it writes there.', {
     connections: destinations,
     selectedId: job?.destination_id,
     value: job?.destination_target ?? null,
   });
-  destination.attach(errors);
-  const destinationStage = stage(5, 'Destination', { hint: 'Where each Run delivers, and how it writes there.' }, destination.node);
 
   // A new Job converts to GeoPackage unless it goes from a database to a database (tables to
   // tables: no file format to choose), until the format stage is touched.
@@ -322,36 +321,30 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   }
 
   const save = h('button', { type: 'submit', class: 'button' }, job ? 'Save changes' : 'Create Job');
-  const form = h(
-    'form',
-    {
-      class: 'stack job-editor',
-      novalidate: true,
-      'data-testid': 'job-form',
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        errors.clear();
-        const payload = body();
-        if (convertStage.on()) {
-          // Lines that are not KEY=VALUE are shown next to the field; the server checks the names.
-          const options = creation.check();
-          if (options === undefined) return creation.handle.focus();
-          if (options) payload.creation_options = options;
-        }
-        if (!payload.source_id) errors.field('source_id', 'Choose the Source the Job reads from.');
-        if (!payload.destination_id) errors.field('destination_id', 'Choose the Destination the Job delivers to.');
-        if (!payload.source_id || !payload.destination_id) {
-          (payload.source_id ? destination : source).node.querySelector('select')?.focus();
-          return;
-        }
-        try {
-          const saved = await busy(save, 'Saving…', () => (job ? put<Job>(`/jobs/${encodeURIComponent(job.id)}`, payload) : post<Job>('/jobs', payload)));
-          app.flash(`Job “${saved.name}” saved.`);
-          app.navigate(`#/jobs/${encodeURIComponent(saved.id)}`);
-        } catch (error) {
-          errors.show(error);
-        }
-      },
+  const form = submitForm(
+    errors,
+    { class: 'stack job-editor', 'data-testid': 'job-form' },
+    async () => {
+      const payload = body();
+      if (convertStage.on()) {
+        // Lines that are not KEY=VALUE are shown next to the field; the server checks the names.
+        const options = creation.check();
+        if (options === undefined) return creation.handle.focus();
+        if (options) payload.creation_options = options;
+      }
+      if (!payload.source_id) errors.field('source_id', 'Choose the Source the Job reads from.');
+      if (!payload.destination_id) errors.field('destination_id', 'Choose the Destination the Job delivers to.');
+      if (!payload.source_id || !payload.destination_id) {
+        (payload.source_id ? destination : source).node.querySelector('select')?.focus();
+        return;
+      }
+      try {
+        const saved = await busy(save, 'Saving…', () => (job ? put<Job>(`/jobs/${encodeURIComponent(job.id)}`, payload) : post<Job>('/jobs', payload)));
+        app.flash(`Job “${saved.name}” saved.`);
+        app.navigate(`#/jobs/${encodeURIComponent(saved.id)}`);
+      } catch (error) {
+        errors.show(error);
+      }
     },
     errors.summary,
     h('div', { class: 'card stack' }, name.row, parameters.node),

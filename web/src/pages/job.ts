@@ -7,10 +7,11 @@
 import { del, get, plainMessage, post } from '../api.js';
 import { allConnections } from '../components/connections/kinds.js';
 import { confirmDialog } from '../components/dialog.js';
+import { deleteButton } from '../components/delete-button.js';
 import { disabledReason, jobStages, scheduleText, statusBadge, STEP_LABELS } from '../components/jobs/run-status.js';
 import { runNowDialog, type Values } from '../components/jobs/run-now-dialog.js';
 import { runsTable } from '../components/jobs/runs-table.js';
-import { h, replace, time } from '../dom.js';
+import { h, replace, time, titledSection } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Job, Run, Transformation } from '../types.js';
@@ -142,7 +143,7 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
         ),
       ),
       reason ? h('p', { class: 'notice warn', role: 'status' }, reason) : null,
-      h('section', { class: 'card', 'aria-labelledby': 'stages-title' }, h('h2', { id: 'stages-title' }, 'What each Run does'), stagesText(job, catalog)),
+      titledSection('card', 'stages', 'What each Run does', stagesText(job, catalog)),
     );
     renderActions();
     renderSync();
@@ -207,10 +208,10 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
           ].join('\n'));
     replace(
       triggersBox,
-      h(
-        'section',
-        { class: 'card stack', 'aria-labelledby': 'triggers-title' },
-        h('h2', { id: 'triggers-title' }, 'Triggers'),
+      titledSection(
+        'card stack',
+        'triggers',
+        'Triggers',
         h(
           'dl',
           { class: 'facts' },
@@ -325,22 +326,13 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
         status.set(plainMessage(error), 'error');
       }
     });
-    const remove = h('button', { type: 'button', class: 'button danger' }, 'Delete');
-    remove.addEventListener('click', async () => {
-      const ok = await confirmDialog({
-        title: `Delete “${job.name}”?`,
-        message: 'The Job and its schedule are removed; no more Runs start. Its Source and Destination stay.',
-        confirmLabel: 'Delete Job',
-        danger: true,
-      });
-      if (!ok) return;
-      try {
-        await busy(remove, 'Deleting…', () => del(path));
-        app.flash(`Job “${job.name}” deleted.`);
-        app.navigate('#/jobs');
-      } catch (error) {
-        status.set(plainMessage(error), 'error');
-      }
+    const remove = deleteButton(app, {
+      noun: 'Job',
+      name: job.name,
+      path,
+      message: 'The Job and its schedule are removed; no more Runs start. Its Source and Destination stay.',
+      listHref: '#/jobs',
+      onError: (error) => status.set(plainMessage(error), 'error'),
     });
     replace(actions, runNow, toggle, h('a', { class: 'button secondary', href: `#${path}/edit` }, 'Edit'), h('span', { class: 'spacer' }), remove);
   }
@@ -395,10 +387,10 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
     const pending = sync.reinitialize_pending ? 'The next Run rebuilds the target.' : sync.reset_pending ? 'The next Run reads everything.' : null;
     replace(
       syncBox,
-      h(
-        'section',
-        { class: 'card stack', 'aria-labelledby': 'sync-title' },
-        h('h2', { id: 'sync-title' }, 'Incremental sync'),
+      titledSection(
+        'card stack',
+        'sync',
+        'Incremental sync',
         h(
           'p',
           null,
@@ -434,7 +426,7 @@ export async function jobPage({ app, params }: PageContext): Promise<Page> {
       facts,
       triggersBox,
       syncBox,
-      h('section', { class: 'card', 'aria-labelledby': 'runs-title' }, h('h2', { id: 'runs-title' }, 'Runs'), runs.node),
+      titledSection('card', 'runs', 'Runs', runs.node),
     ),
   };
 }

@@ -1,6 +1,6 @@
 import { post } from '../api.js';
 import { h } from '../dom.js';
-import { busy, FormErrors, input, labelled } from '../forms.js';
+import { busy, FormErrors, input, labelled, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 
 export function loginPage({ app, query }: PageContext): Page {
@@ -11,34 +11,29 @@ export function loginPage({ app, query }: PageContext): Page {
   const submit = h('button', { type: 'submit', class: 'button' }, 'Log in');
   const flash = app.takeFlash();
 
-  const form = h(
-    'form',
-    {
-      class: 'card stack',
-      novalidate: true,
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        errors.clear();
-        if (!email.control.value.trim()) errors.field('email', 'Enter your e-mail address.');
-        if (!password.control.value) errors.field('password', 'Enter your password.');
-        if (!email.control.value.trim() || !password.control.value) {
-          (email.control.value.trim() ? password : email).control.focus();
-          return;
-        }
-        try {
-          await busy(submit, 'Logging in…', async () => {
-            await post('/auth/login', { email: email.control.value.trim(), password: password.control.value }, { quiet401: true });
-            await app.refreshSession();
-          });
-        } catch (error) {
-          errors.show(error);
-          password.control.value = '';
-          password.control.focus();
-          return;
-        }
-        const next = query.get('next');
-        app.navigate(next?.startsWith('#/') && !next.startsWith('#/login') ? next : '#/workspace');
-      },
+  const form = submitForm(
+    errors,
+    { class: 'card stack' },
+    async () => {
+      if (!email.control.value.trim()) errors.field('email', 'Enter your e-mail address.');
+      if (!password.control.value) errors.field('password', 'Enter your password.');
+      if (!email.control.value.trim() || !password.control.value) {
+        (email.control.value.trim() ? password : email).control.focus();
+        return;
+      }
+      try {
+        await busy(submit, 'Logging in…', async () => {
+          await post('/auth/login', { email: email.control.value.trim(), password: password.control.value }, { quiet401: true });
+          await app.refreshSession();
+        });
+      } catch (error) {
+        errors.show(error);
+        password.control.value = '';
+        password.control.focus();
+        return;
+      }
+      const next = query.get('next');
+      app.navigate(next?.startsWith('#/') && !next.startsWith('#/login') ? next : '#/workspace');
     },
     flash ? h('p', { class: 'notice', role: 'status' }, flash) : null,
     errors.summary,

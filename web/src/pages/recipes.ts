@@ -1,11 +1,12 @@
-import { del, get, post, put } from '../api.js';
-import { confirmDialog } from '../components/dialog.js';
+import { get, post, put } from '../api.js';
+import { deleteButton } from '../components/delete-button.js';
 import { operationEditor } from '../components/operation-editor.js';
-import { h, replace, time } from '../dom.js';
-import { busy, FormErrors, input, labelled, statusLine } from '../forms.js';
+import { h, time, titledSection } from '../dom.js';
+import { busy, FormErrors, input, labelled, submitForm } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Operation, Recipe, Transformation } from '../types.js';
-import { firstLoad, listPage, pagedList, showMore } from '../components/list-page.js';
+import { pagedListPage } from '../components/list-page.js';
+import { columnHeads, tableRegion } from '../components/table-region.js';
 
 export function summarize(operations: Operation[], catalog: Transformation[]): string {
   if (!operations.length) return 'No operations';
@@ -14,81 +15,50 @@ export function summarize(operations: Operation[], catalog: Transformation[]): s
 }
 
 export function recipesPage({ app }: PageContext): Page {
-  const body = h('div', null, h('p', { class: 'empty' }, 'Loading Recipes…'));
-  const status = statusLine();
-  const flash = app.takeFlash();
-  if (flash) status.set(flash, 'ok');
-  const list = pagedList<Recipe>('/recipes');
-
-  async function load(more = false) {
-    const [, catalog] = await Promise.all([list.fetch(more), app.transformations().catch(() => [] as Transformation[])]);
-    if (!list.items.length) {
-      replace(
-        body,
-        h(
-          'div',
-          { class: 'empty card' },
-          h('p', null, 'No Recipes yet.'),
-          h(
-            'p',
-            null,
-            'A Recipe is a saved list of operations. Create one here, or try a pipeline in a ',
-            h('a', { href: '#/workspace' }, 'Workspace'),
-            ' and save it from there.',
-          ),
-        ),
-      );
-      return;
-    }
-    replace(
-      body,
-      h(
-        'div',
-        { class: 'table-wrap', role: 'region', 'aria-label': 'Recipes', tabindex: '0' },
-        h(
-          'table',
-          { class: 'table recipes' },
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              ['Name', 'Operations', 'Updated'].map((c) => h('th', { scope: 'col' }, c)),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            list.items.map((r) =>
-              h(
-                'tr',
-                { 'data-recipe-id': r.id },
-                h(
-                  'th',
-                  { scope: 'row' },
-                  h('a', { href: `#/recipes/${encodeURIComponent(r.id)}` }, r.name),
-                  r.description ? h('p', { class: 'hint' }, r.description) : null,
-                ),
-                h('td', null, summarize(r.operations, catalog)),
-                h('td', null, time(r.updated_at)),
-              ),
-            ),
-          ),
-        ),
-      ),
-      showMore(list.cursor, load, status),
-    );
-  }
-  firstLoad(body, load);
-
-  return listPage({
+  return pagedListPage<Recipe, Transformation[]>(app, {
     title: 'Recipes',
     newHref: '#/recipes/new',
     newLabel: 'New Recipe',
     lead: 'Saved lists of transform operations. Jobs copy a Recipe’s operations when they are created; later edits do not change existing Jobs.',
-    status,
-    body,
+    path: '/recipes',
+    also: () => app.transformations().catch(() => [] as Transformation[]),
+    empty: () =>
+      h(
+        'div',
+        { class: 'empty card' },
+        h('p', null, 'No Recipes yet.'),
+        h(
+          'p',
+          null,
+          'A Recipe is a saved list of operations. Create one here, or try a pipeline in a ',
+          h('a', { href: '#/workspace' }, 'Workspace'),
+          ' and save it from there.',
+        ),
+      ),
+    table: (items, catalog) =>
+      tableRegion(
+        'Recipes',
+        { class: 'table recipes' },
+        columnHeads(['Name', 'Operations', 'Updated']),
+        h(
+          'tbody',
+          null,
+          items.map((r) =>
+            h(
+              'tr',
+              { 'data-recipe-id': r.id },
+              h(
+                'th',
+                { scope: 'row' },
+                h('a', { href: `#/recipes/${encodeURIComponent(r.id)}` }, r.name),
+                r.description ? h('p', { class: 'hint' }, r.description) : null,
+              ),
+              h('td', null, summarize(r.operations, catalog)),
+              h('td', null, time(r.updated_at)),
+            ),
+          ),
+        ),
+      ),
   });
 }
 
@@ -109,55 +79,34 @@ export async function recipeEditPage({ app, params }: PageContext): Promise<Page
 
   const save = h('button', { type: 'submit', class: 'button' }, recipe ? 'Save changes' : 'Create Recipe');
   const remove = recipe
-    ? h(
-        'button',
-        {
-          type: 'button',
-          class: 'button danger',
-          onclick: async () => {
-            const ok = await confirmDialog({
-              title: `Delete “${recipe.name}”?`,
-              message: 'The Recipe is removed. Jobs that copied its operations keep them.',
-              confirmLabel: 'Delete Recipe',
-              danger: true,
-            });
-            if (!ok) return;
-            try {
-              await busy(remove!, 'Deleting…', () => del(`/recipes/${encodeURIComponent(recipe.id)}`));
-              app.flash(`Recipe “${recipe.name}” deleted.`);
-              app.navigate('#/recipes');
-            } catch (error) {
-              errors.show(error);
-            }
-          },
-        },
-        'Delete',
-      )
+    ? deleteButton(app, {
+        noun: 'Recipe',
+        name: recipe.name,
+        path: `/recipes/${encodeURIComponent(recipe.id)}`,
+        message: 'The Recipe is removed. Jobs that copied its operations keep them.',
+        listHref: '#/recipes',
+        onError: (error) => errors.show(error),
+      })
     : null;
 
-  const form = h(
-    'form',
-    {
-      class: 'stack',
-      novalidate: true,
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        errors.clear();
-        const payload = { name: name.control.value.trim(), description: description.control.value, operations: editor.value() };
-        try {
-          const saved = await busy(save, 'Saving…', () =>
-            recipe ? put<Recipe>(`/recipes/${encodeURIComponent(recipe.id)}`, payload) : post<Recipe>('/recipes', payload),
-          );
-          app.flash(`Recipe “${saved.name}” saved.`);
-          app.navigate('#/recipes');
-        } catch (error) {
-          errors.show(error);
-        }
-      },
+  const form = submitForm(
+    errors,
+    { class: 'stack' },
+    async () => {
+      const payload = { name: name.control.value.trim(), description: description.control.value, operations: editor.value() };
+      try {
+        const saved = await busy(save, 'Saving…', () =>
+          recipe ? put<Recipe>(`/recipes/${encodeURIComponent(recipe.id)}`, payload) : post<Recipe>('/recipes', payload),
+        );
+        app.flash(`Recipe “${saved.name}” saved.`);
+        app.navigate('#/recipes');
+      } catch (error) {
+        errors.show(error);
+      }
     },
     errors.summary,
     h('div', { class: 'card stack' }, name.row, description.row),
-    h('section', { class: 'card stack', 'aria-labelledby': 'ops-title' }, h('h2', { id: 'ops-title' }, 'Operations'), editor.node),
+    titledSection('card stack', 'ops', 'Operations', editor.node),
     h('div', { class: 'actions' }, save, h('a', { class: 'button secondary', href: '#/recipes' }, 'Cancel'), h('span', { class: 'spacer' }), remove),
   );
 

@@ -8,10 +8,11 @@ import { live } from '../components/jobs/live.js';
 import { progressText } from '../components/progress-text.js';
 import { runLog } from '../components/jobs/run-log.js';
 import { duration, isFinished, runDuration, skippedText, statusBadge, STEP_LABELS, TRIGGER_LABELS } from '../components/jobs/run-status.js';
-import { bytes, count, focusQuietly, h, replace, time } from '../dom.js';
+import { bytes, count, focusQuietly, h, replace, time, titledSection } from '../dom.js';
 import { busy, statusLine } from '../forms.js';
 import type { Page, PageContext } from '../router.js';
 import type { Job, Run, RunStep, System } from '../types.js';
+import { columnHeads, tableRegion } from '../components/table-region.js';
 
 const enc = encodeURIComponent;
 
@@ -109,37 +110,25 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
     replace(
       steps,
       run.steps.length
-        ? h(
-            'div',
-            { class: 'table-wrap', role: 'region', 'aria-label': 'Steps', tabindex: '0' },
+        ? tableRegion(
+            'Steps',
+            { class: 'table steps cards' },
+            columnHeads(['Step', 'Status', 'Started', 'Finished', 'Duration']),
             h(
-              'table',
-              { class: 'table steps cards' },
-              h(
-                'thead',
-                null,
+              'tbody',
+              null,
+              run.steps.map((s) =>
                 h(
                   'tr',
-                  null,
-                  ['Step', 'Status', 'Started', 'Finished', 'Duration'].map((c) => h('th', { scope: 'col' }, c)),
-                ),
-              ),
-              h(
-                'tbody',
-                null,
-                run.steps.map((s) =>
+                  { 'data-step': s.name, 'data-status': s.status },
+                  h('th', { scope: 'row' }, STEP_LABELS[s.name] ?? s.name),
+                  h('td', { 'data-label': 'Status' }, statusBadge(s.status), progressNote(s), attemptsNote(s)),
+                  h('td', { 'data-label': 'Started' }, time(s.started_at)),
+                  h('td', { 'data-label': 'Finished' }, time(s.finished_at)),
                   h(
-                    'tr',
-                    { 'data-step': s.name, 'data-status': s.status },
-                    h('th', { scope: 'row' }, STEP_LABELS[s.name] ?? s.name),
-                    h('td', { 'data-label': 'Status' }, statusBadge(s.status), progressNote(s), attemptsNote(s)),
-                    h('td', { 'data-label': 'Started' }, time(s.started_at)),
-                    h('td', { 'data-label': 'Finished' }, time(s.finished_at)),
-                    h(
-                      'td',
-                      { class: 'num', 'data-label': 'Duration' },
-                      duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null)),
-                    ),
+                    'td',
+                    { class: 'num', 'data-label': 'Duration' },
+                    duration(s.duration_ms ?? (s.started_at && s.status === 'running' ? runDuration(s) : null)),
                   ),
                 ),
               ),
@@ -236,9 +225,9 @@ export async function runPage({ app, params }: PageContext): Promise<Page> {
       status.node,
       summary,
       errorBox,
-      h('section', { class: 'card', 'aria-labelledby': 'steps-title' }, h('h2', { id: 'steps-title' }, 'Steps'), steps),
-      h('section', { class: 'card', 'aria-labelledby': 'log-title' }, h('h2', { id: 'log-title' }, 'Log'), log),
-      h('section', { class: 'card', 'aria-labelledby': 'workflow-title' }, h('h2', { id: 'workflow-title' }, 'Behind the scenes'), workflow),
+      titledSection('card', 'steps', 'Steps', steps),
+      titledSection('card', 'log', 'Log', log),
+      titledSection('card', 'workflow', 'Behind the scenes', workflow),
     ),
   };
 }

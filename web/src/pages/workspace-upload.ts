@@ -3,7 +3,7 @@ import { plainMessage, upload, type Upload } from '../api.js';
 import { importPanel } from '../components/workspace/import-panel.js';
 import { readingOptions } from '../components/workspace/reading-options.js';
 import { recentWorkspaces, remember } from '../components/workspace/recent.js';
-import { bytes, h, time } from '../dom.js';
+import { bytes, h, time, titledSection } from '../dom.js';
 import { statusLine } from '../forms.js';
 import { megabytes, tooLarge } from '../components/upload-limit.js';
 import type { Page, PageContext } from '../router.js';
@@ -131,10 +131,10 @@ export function workspaceUploadPage({ app }: PageContext): Page {
       status.node,
       importPanel(app),
       recent.length
-        ? h(
-            'section',
-            { class: 'recent', 'aria-labelledby': 'recent-title' },
-            h('h2', { id: 'recent-title' }, 'Recent Workspaces in this browser'),
+        ? titledSection(
+            'recent',
+            'recent',
+            'Recent Workspaces in this browser',
             h(
               'ul',
               { class: 'plain-list' },

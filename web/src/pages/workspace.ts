@@ -12,7 +12,7 @@ import { layersPanel } from '../components/workspace/layers-panel.js';
 import { isActive, pipelinePanel } from '../components/workspace/pipeline-panel.js';
 import { previewPanel } from '../components/workspace/preview-panel.js';
 import { remember } from '../components/workspace/recent.js';
-import { h } from '../dom.js';
+import { h, titledSection } from '../dom.js';
 import type { Page, PageContext } from '../router.js';
 import type { Layer, Pipeline, Workspace } from '../types.js';
 
@@ -107,10 +107,7 @@ export async function workspacePage({ app, params }: PageContext): Promise<Page>
           ),
         )
       : null,
-    vectorParts ??
-      (ws.raster
-        ? h('section', { class: 'card', 'aria-labelledby': 'raster-title' }, h('h2', { id: 'raster-title' }, 'Raster'), rasterFacts(ws.raster))
-        : null),
+    vectorParts ?? (ws.raster ? titledSection('card', 'raster', 'Raster', rasterFacts(ws.raster)) : null),
     convertPanel(path, ws, formats, basemap, (converted) => {
       ws = converted;
       facts.render(ws);

@@ -6,7 +6,7 @@ import os
 import re
 import secrets
 from pathlib import Path, PurePosixPath
-from typing import IO, TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 from urllib.parse import unquote
 
 import httpx
@@ -23,6 +23,18 @@ Progress = Callable[[int, "int | None"], None]
 """Called as bytes move: ``progress(bytes_done, bytes_total_or_None)``."""
 
 StrPath = str | os.PathLike[str]
+
+
+_T = TypeVar("_T")
+
+
+def _one_name(value: _T | None, api_value: _T | None, name: str, api_name: str) -> _T | None:
+    """An argument that may be given under its short name or the API's name, not under both."""
+    if api_value is None:
+        return value
+    if value is not None:
+        raise TypeError(f"give {name} or {api_name}, not both")
+    return api_value
 
 
 class Workspaces:
@@ -96,10 +108,7 @@ class Workspaces:
         (``"roads"`` for a PostGIS Source means ``{"table": "roads"}``). url Sources need none.
         ``source_resource=`` is the same argument under the API's name.
         """
-        if source_resource is not None:
-            if resource is not None:
-                raise TypeError("give resource or source_resource, not both")
-            resource = source_resource
+        resource = _one_name(resource, source_resource, "resource", "source_resource")
         body: JSON = {"source_id": source_id}
         if resource is not None:
             body["source_resource"] = resource if isinstance(resource, str) else dict(resource)
@@ -261,10 +270,7 @@ class Workspace:
         (422, ``details["reason"]``, ``details["retryable"]``). ``destination_target=`` is the
         same argument under the API's name.
         """
-        if destination_target is not None:
-            if target is not None:
-                raise TypeError("give target or destination_target, not both")
-            target = destination_target
+        target = _one_name(target, destination_target, "target", "destination_target")
         body: JSON = {"destination_id": destination_id}
         if target is not None:
             body["destination_target"] = dict(target)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, Callable, Iterator
 
 import httpx
@@ -40,6 +41,15 @@ def envelope(status: int, code: str, message: str = "refused", details: dict[str
     return httpx.Response(status, json={"error": {"code": code, "message": message, "details": details or {}}})
 
 
+def local_zone(monkeypatch: pytest.MonkeyPatch, zone: str) -> Iterator[None]:
+    """For a fixture: the machine's time zone is ``zone`` while the test runs (times print in it)."""
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
 class FakeServer:
     """Routes keyed by (method, path); each answers with a response, a handler, or a sequence."""
 
@@ -68,6 +78,15 @@ class FakeServer:
         if not isinstance(answer, httpx.Response):
             answer = httpx.Response(200, json=answer)
         return answer
+
+    def on_collection(self, path: str, item: dict[str, Any]) -> FakeServer:
+        """A collection holding one ``item``: list, get, create (201), replace and delete (204)."""
+        one = f"{path}/{item['id']}"
+        self.on("GET", path, {"items": [item], "next_cursor": None})
+        self.on("GET", one, item)
+        self.on("POST", path, item, status=201)
+        self.on("PUT", one, item)
+        return self.on("DELETE", one, status=204)
 
     @property
     def last(self) -> httpx.Request:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -14,7 +13,7 @@ import pytest
 from svc_client.cli import cli
 
 from .cli_support import out, svc
-from .conftest import CONNECTORS, FakeServer, envelope
+from .conftest import CONNECTORS, FakeServer, envelope, local_zone
 
 JOB = {
     "id": "job_1", "name": "nightly parcels", "source_id": "src_1", "source_resource": {"table": "parcels"},
@@ -56,11 +55,7 @@ def a_run(status: str, run_id: str = "run_2", **more: Any) -> dict[str, Any]:
 @pytest.fixture(autouse=True)
 def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Local times are printed in this machine's zone: make it a known one."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    yield from local_zone(monkeypatch, "UTC")
 
 
 @pytest.fixture
@@ -117,6 +112,14 @@ def test_create_options_over_data(server: FakeServer) -> None:
                              "source_resource": {"table": "t"}, "pipeline": {"convert": True, "python": False}}
 
 
+def refused_before_sending(server: FakeServer, args: tuple[str, ...], says: str) -> None:
+    """``jobs create`` with these options is a usage error (exit 2) saying ``says``; nothing is sent."""
+    result = svc(server, "jobs", "create", "--name", "n", *args)
+    assert result.exit_code == 2
+    assert says in result.stderr
+    assert server.requests == []
+
+
 @pytest.mark.parametrize(("args", "says"), [
     (("--operations", "[]", "--sql", "SELECT 1"), "three transform modes"),
     (("--daily", "02:30"), "--timezone"),
@@ -126,10 +129,7 @@ def test_create_options_over_data(server: FakeServer) -> None:
     (("--operations", '{"type": "buffer"}'), "JSON array"),
 ])
 def test_create_option_mistakes(server: FakeServer, args: tuple[str, ...], says: str) -> None:
-    result = svc(server, "jobs", "create", "--name", "n", *args)
-    assert result.exit_code == 2
-    assert says in result.stderr
-    assert server.requests == []
+    refused_before_sending(server, args, says)
 
 
 def test_update_some_fields_or_the_whole_body(server: FakeServer) -> None:
@@ -413,10 +413,7 @@ def test_create_with_each_schedule_kind(server: FakeServer, args: tuple[str, ...
     (("--parameter", "x", "--no-parameters"), "give one"),
 ])
 def test_schedule_and_trigger_mistakes(server: FakeServer, args: tuple[str, ...], says: str) -> None:
-    result = svc(server, "jobs", "create", "--name", "n", *args)
-    assert result.exit_code == 2
-    assert says in result.stderr
-    assert server.requests == []
+    refused_before_sending(server, args, says)
 
 
 def test_create_with_triggers_and_parameters(server: FakeServer) -> None:

@@ -17,11 +17,7 @@ def run(status: str, run_id: str = "run_1") -> dict:
 
 
 def test_crud(server: FakeServer, client: Client) -> None:
-    server.on("GET", "/jobs", {"items": [JOB], "next_cursor": None})
-    server.on("GET", "/jobs/job_1", JOB)
-    server.on("POST", "/jobs", JOB, status=201)
-    server.on("PUT", "/jobs/job_1", JOB)
-    server.on("DELETE", "/jobs/job_1", status=204)
+    server.on_collection("/jobs", JOB)
 
     assert client.jobs.list() == [JOB]
     assert client.jobs.get("job_1") == JOB

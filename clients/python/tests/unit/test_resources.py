@@ -166,11 +166,7 @@ def test_discover_error_code_is_kept(server: FakeServer, client: Client) -> None
 def test_recipe_crud(server: FakeServer, client: Client) -> None:
     ops: list[dict[str, Any]] = [{"type": "rename_column", "from": "a", "to": "b"}, {"type": "buffer", "distance": 5, "units": "source"}]
     recipe = {"id": "rcp_1", "name": "clean", "description": None, "operations": ops}
-    server.on("GET", "/recipes", {"items": [recipe], "next_cursor": None})
-    server.on("GET", "/recipes/rcp_1", recipe)
-    server.on("POST", "/recipes", recipe, status=201)
-    server.on("PUT", "/recipes/rcp_1", recipe)
-    server.on("DELETE", "/recipes/rcp_1", status=204)
+    server.on_collection("/recipes", recipe)
 
     assert client.recipes.list() == [recipe]
     assert client.recipes.get("rcp_1") == recipe

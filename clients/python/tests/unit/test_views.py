@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import time
 from typing import Iterator
 
 import pytest
 
 from svc_client.cli import views
 
+from .conftest import local_zone
+
 
 @pytest.fixture
 def lisbon(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "Europe/Lisbon")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+    yield from local_zone(monkeypatch, "Europe/Lisbon")
 
 
 def test_local_time_follows_the_machine_zone_and_its_dst(lisbon: None) -> None:

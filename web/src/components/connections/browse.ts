@@ -4,7 +4,9 @@
  * "Use" button, and the compact table their lists are shown in.
  */
 import { ApiError, plainMessage } from '../../api.js';
-import { h } from '../../dom.js';
+import { h, replace, uid } from '../../dom.js';
+import { busy, statusLine } from '../../forms.js';
+import { columnHeads, tableRegion } from '../table-region.js';
 
 /** The error of a browse call, with the classified reason of a remote failure when the server gives one. */
 export function failure(error: unknown): string {
@@ -26,23 +28,83 @@ export function browseTable(
   rows: HTMLElement | HTMLElement[],
   options: { buttons?: string | undefined; hidden?: boolean; testId?: string } = {},
 ): HTMLElement {
+  const region = tableRegion(
+    caption,
+    { class: 'table compact', 'data-testid': options.testId },
+    columnHeads(options.buttons ? [...headings, h('span', { class: 'visually-hidden' }, options.buttons)] : headings),
+    Array.isArray(rows) ? h('tbody', null, rows) : rows,
+  );
+  region.hidden = !!options.hidden;
+  return region;
+}
+
+type StatusLine = ReturnType<typeof statusLine>;
+
+export interface TwoStepBrowserOptions {
+  testId: string;
+  /** The select's label ("Schema", "Workspace") and its one option before the first load. */
+  label: string;
+  placeholder: string;
+  /** The button that loads the first step ("Browse the database"). */
+  browseLabel: string;
+  failure: (error: unknown) => string;
+  /** The first step: the names to choose from, the select's first option, what to say, one to open at once. */
+  parents(): Promise<{ names: string[]; prompt: string; note: string; open?: string }>;
+  /** What the status line says while one parent's children are listed. */
+  listing: (parent: string) => string;
+  /** The second step: the children of one parent (null: none to show); it says how many on `status`. */
+  children(parent: string, status: StatusLine): Promise<Node | null>;
+}
+
+/**
+ * A browser in two steps (a database's schemas, then the tables of one; a GeoServer's workspaces,
+ * then the layers of one): a button loads the first step into a select, choosing lists the second.
+ */
+export function twoStepBrowser(o: TwoStepBrowserOptions): HTMLElement {
+  const selectId = uid(o.label.toLowerCase());
+  const parentSelect = h('select', { id: selectId, disabled: true }, h('option', { value: '' }, o.placeholder));
+  const browse = h('button', { type: 'button', class: 'button secondary' }, o.browseLabel);
+  const status = statusLine('status small');
+  const list = h('div', { class: 'discover-tables' });
+
+  async function loadParents() {
+    status.set('');
+    try {
+      const parents = await busy(browse, 'Connecting…', () => o.parents());
+      replace(
+        parentSelect,
+        h('option', { value: '' }, parents.prompt),
+        parents.names.map((name) => h('option', { value: name }, name)),
+      );
+      parentSelect.disabled = parents.names.length === 0;
+      status.set(parents.note, 'ok');
+      if (parents.open) {
+        parentSelect.value = parents.open;
+        await loadChildren(parents.open);
+      }
+    } catch (error) {
+      status.set(o.failure(error), 'error');
+    }
+  }
+
+  async function loadChildren(parent: string) {
+    replace(list);
+    if (!parent) return;
+    status.set(o.listing(parent), 'busy');
+    try {
+      replace(list, await o.children(parent, status));
+    } catch (error) {
+      status.set(o.failure(error), 'error');
+    }
+  }
+
+  browse.addEventListener('click', () => void loadParents());
+  parentSelect.addEventListener('change', () => void loadChildren(parentSelect.value));
   return h(
     'div',
-    { class: 'table-wrap', role: 'region', 'aria-label': caption, tabindex: '0', hidden: options.hidden },
-    h(
-      'table',
-      { class: 'table compact', 'data-testid': options.testId },
-      h(
-        'thead',
-        null,
-        h(
-          'tr',
-          null,
-          headings.map((t) => h('th', { scope: 'col' }, t)),
-          options.buttons ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, options.buttons)) : null,
-        ),
-      ),
-      Array.isArray(rows) ? h('tbody', null, rows) : rows,
-    ),
+    { class: 'discover stack', 'data-testid': o.testId },
+    h('div', { class: 'inline align-end' }, browse, h('div', { class: 'field' }, h('label', { for: selectId }, o.label), parentSelect)),
+    status.node,
+    list,
   );
 }

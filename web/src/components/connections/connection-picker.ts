@@ -39,6 +39,9 @@ export interface ConnectionPicker {
   onChange(listener: () => void): void;
 }
 
+/** A closed box with one browser of the connection (tables, layers, datasets, projects, a portal). */
+const browseBox = (summary: string, browser: Node) => h('details', { class: 'discover-box' }, h('summary', null, summary), browser);
+
 export function connectionPicker(options: ConnectionPickerOptions): ConnectionPicker {
   const info = KINDS[options.kind];
   const idField = options.kind === 'source' ? 'source_id' : 'destination_id';
@@ -101,30 +104,27 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
     form = schemaForm(schema, { value, choiceLabel: 'Read from' });
     const empty = Object.keys(schema.properties ?? {}).length === 0 && !(schema.anyOf ?? []).length;
     const level = options.headingLevel ?? 'h3';
+    const connectionPath = `${info.path}/${encodeURIComponent(connection.id)}`;
     replace(
       selectorBox,
       empty
         ? h('p', { class: 'hint' }, `A ${connector.label} ${info.noun} needs nothing more: its settings say everything.`)
         : [h(level, null, title), form.node],
       connector.capabilities.discover
-        ? h(
-            'details',
-            { class: 'discover-box' },
-            h('summary', null, `Browse the tables of “${connection.name}”`),
+        ? browseBox(
+            `Browse the tables of “${connection.name}”`,
             discoverBrowser({
-              connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+              connectionPath,
               pickLabel: 'Use',
               onPick: (t) => form?.fill({ schema: t.schema, table: t.name }),
             }),
           )
         : null,
       connector.type === 'geoserver'
-        ? h(
-            'details',
-            { class: 'discover-box' },
-            h('summary', null, `Browse the layers of “${connection.name}”`),
+        ? browseBox(
+            `Browse the layers of “${connection.name}”`,
             geoserverBrowser({
-              connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+              connectionPath,
               onPick: (l) =>
                 form?.fill(
                   options.kind === 'source'
@@ -135,34 +135,28 @@ export function connectionPicker(options: ConnectionPickerOptions): ConnectionPi
           )
         : null,
       connector.type === 'geonode'
-        ? h(
-            'details',
-            { class: 'discover-box' },
-            h('summary', null, `Browse the datasets of “${connection.name}”`),
+        ? browseBox(
+            `Browse the datasets of “${connection.name}”`,
             geonodeBrowser({
-              connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+              connectionPath,
               onPick: (d) => form?.fill(options.kind === 'source' ? { dataset: d.id } : { dataset: d.id, ...(d.title ? { title: d.title } : {}) }),
             }),
           )
         : null,
       connector.capabilities.projects && options.kind === 'source'
-        ? h(
-            'details',
-            { class: 'discover-box' },
-            h('summary', null, `Pick a project, file and layer of “${connection.name}”`),
+        ? browseBox(
+            `Pick a project, file and layer of “${connection.name}”`,
             projectBrowser({
-              connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+              connectionPath,
               onPick: (pick) => form?.fill({ ...pick }),
             }),
           )
         : null,
       connection.type === 'hub'
-        ? h(
-            'details',
-            { class: 'discover-box' },
-            h('summary', null, `Browse the portal of “${connection.name}”`),
+        ? browseBox(
+            `Browse the portal of “${connection.name}”`,
             hubBrowser({
-              connectionPath: `${info.path}/${encodeURIComponent(connection.id)}`,
+              connectionPath,
               destination: options.kind === 'destination',
               fill: (values) => form?.fill(values),
             }),

@@ -6,7 +6,7 @@
 import { get, query } from '../../api.js';
 import { h, replace, uid } from '../../dom.js';
 import { busy, statusLine } from '../../forms.js';
-import { browseTable, failure, useButton } from './browse.js';
+import { browseTable, failure, twoStepBrowser, useButton } from './browse.js';
 
 interface Named {
   name: string;
@@ -19,80 +19,53 @@ export interface GeoserverBrowserOptions {
 }
 
 export function geoserverBrowser(options: GeoserverBrowserOptions): HTMLElement {
-  const selectId = uid('workspace');
-  const workspaceSelect = h('select', { id: selectId, disabled: true }, h('option', { value: '' }, 'Load the workspaces first'));
-  const browse = h('button', { type: 'button', class: 'button secondary' }, 'Browse the GeoServer');
-  const status = statusLine('status small');
-  const list = h('div', { class: 'discover-tables' });
-
-  async function loadWorkspaces() {
-    status.set('');
-    try {
-      const d = await busy(browse, 'Connecting…', () => get<{ items: Named[] }>(`${options.connectionPath}/geoserver/workspaces`));
-      replace(
-        workspaceSelect,
-        h('option', { value: '' }, d.items.length ? 'Choose a workspace…' : 'No workspaces'),
-        d.items.map((w) => h('option', { value: w.name }, w.name)),
-      );
-      workspaceSelect.disabled = d.items.length === 0;
-      status.set(`${d.items.length} workspace${d.items.length === 1 ? '' : 's'}.`, 'ok');
-    } catch (error) {
-      status.set(failure(error), 'error');
-    }
-  }
-
-  async function loadLayers(workspace: string) {
-    replace(list);
-    if (!workspace) return;
-    status.set(`Listing the layers of ${workspace}…`, 'busy');
-    try {
-      const layers = await get<{ items: (Named & { qualified_name: string })[] }>(
-        `${options.connectionPath}/geoserver/workspaces/${encodeURIComponent(workspace)}/layers`,
-      );
-      const stores = await get<{ items: Named[] }>(`${options.connectionPath}/geoserver/workspaces/${encodeURIComponent(workspace)}/stores`);
+  const workspacePath = (workspace: string) => `${options.connectionPath}/geoserver/workspaces/${encodeURIComponent(workspace)}`;
+  return twoStepBrowser({
+    testId: 'geoserver-browser',
+    label: 'Workspace',
+    placeholder: 'Load the workspaces first',
+    browseLabel: 'Browse the GeoServer',
+    failure,
+    async parents() {
+      const d = await get<{ items: Named[] }>(`${options.connectionPath}/geoserver/workspaces`);
+      return {
+        names: d.items.map((w) => w.name),
+        prompt: d.items.length ? 'Choose a workspace…' : 'No workspaces',
+        note: `${d.items.length} workspace${d.items.length === 1 ? '' : 's'}.`,
+      };
+    },
+    listing: (workspace) => `Listing the layers of ${workspace}…`,
+    async children(workspace, status) {
+      const layers = await get<{ items: (Named & { qualified_name: string })[] }>(`${workspacePath(workspace)}/layers`);
+      const stores = await get<{ items: Named[] }>(`${workspacePath(workspace)}/stores`);
       const storeNames = new Set(stores.items.map((s) => s.name));
       status.set(
         `${layers.items.length} layer${layers.items.length === 1 ? '' : 's'} and ${stores.items.length} store${stores.items.length === 1 ? '' : 's'} in ${workspace}.`,
         'ok',
       );
-      if (!layers.items.length) return;
-      replace(
-        list,
-        browseTable(
-          `Layers of ${workspace}`,
-          ['Layer'],
-          layers.items.map((l) =>
+      if (!layers.items.length) return null;
+      return browseTable(
+        `Layers of ${workspace}`,
+        ['Layer'],
+        layers.items.map((l) =>
+          h(
+            'tr',
+            { 'data-layer': l.qualified_name },
+            h('th', { scope: 'row' }, l.qualified_name),
             h(
-              'tr',
-              { 'data-layer': l.qualified_name },
-              h('th', { scope: 'row' }, l.qualified_name),
-              h(
-                'td',
-                null,
-                useButton(`Use ${l.qualified_name}`, () => {
-                  options.onPick({ workspace, layer: l.name, store: storeNames.has(l.name) ? l.name : null });
-                  status.set(`${l.qualified_name} chosen.`, 'ok');
-                }),
-              ),
+              'td',
+              null,
+              useButton(`Use ${l.qualified_name}`, () => {
+                options.onPick({ workspace, layer: l.name, store: storeNames.has(l.name) ? l.name : null });
+                status.set(`${l.qualified_name} chosen.`, 'ok');
+              }),
             ),
           ),
-          { buttons: 'Use' },
         ),
+        { buttons: 'Use' },
       );
-    } catch (error) {
-      status.set(failure(error), 'error');
-    }
-  }
-
-  browse.addEventListener('click', () => void loadWorkspaces());
-  workspaceSelect.addEventListener('change', () => void loadLayers(workspaceSelect.value));
-  return h(
-    'div',
-    { class: 'discover stack', 'data-testid': 'geoserver-browser' },
-    h('div', { class: 'inline align-end' }, browse, h('div', { class: 'field' }, h('label', { for: selectId }, 'Workspace'), workspaceSelect)),
-    status.node,
-    list,
-  );
+    },
+  });
 }
 
 export interface GeonodeBrowserOptions {

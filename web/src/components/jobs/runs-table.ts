@@ -3,6 +3,7 @@ import { count, h, replace, time } from '../../dom.js';
 import type { Page as ListPage, Run } from '../../types.js';
 import { live, type Live } from './live.js';
 import { duration, isFinished, runDuration, statusBadge, TRIGGER_LABELS } from './run-status.js';
+import { columnHeads, tableRegion } from '../table-region.js';
 
 export interface RunsTable {
   node: HTMLElement;
@@ -30,48 +31,36 @@ export function runsTable(jobId: string, onChange?: (runs: Run[]) => void): Runs
     }
     replace(
       body,
-      h(
-        'div',
-        { class: 'table-wrap', role: 'region', 'aria-label': 'Runs', tabindex: '0' },
+      tableRegion(
+        'Runs',
+        { class: 'table runs cards' },
+        columnHeads(['Run', 'Status', 'Trigger', 'Started', 'Duration', 'Features']),
         h(
-          'table',
-          { class: 'table runs cards' },
-          h(
-            'thead',
-            null,
+          'tbody',
+          null,
+          runs.map((r) =>
             h(
               'tr',
-              null,
-              ['Run', 'Status', 'Trigger', 'Started', 'Duration', 'Features'].map((c) => h('th', { scope: 'col' }, c)),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            runs.map((r) =>
+              { 'data-run-id': r.id, 'data-status': r.status },
+              h('th', { scope: 'row' }, h('a', { href: `#${base}/runs/${encodeURIComponent(r.id)}`, class: 'mono' }, r.id)),
+              h('td', { 'data-label': 'Status' }, statusBadge(r.status), r.error ? h('span', { class: 'hint run-error-line' }, ` ${r.error.message}`) : null),
               h(
-                'tr',
-                { 'data-run-id': r.id, 'data-status': r.status },
-                h('th', { scope: 'row' }, h('a', { href: `#${base}/runs/${encodeURIComponent(r.id)}`, class: 'mono' }, r.id)),
-                h('td', { 'data-label': 'Status' }, statusBadge(r.status), r.error ? h('span', { class: 'hint run-error-line' }, ` ${r.error.message}`) : null),
-                h(
-                  'td',
-                  { 'data-label': 'Trigger' },
-                  TRIGGER_LABELS[r.trigger] ?? r.trigger,
-                  r.attempt > 1 ? h('span', { class: 'hint' }, ` (attempt ${r.attempt})`) : null,
-                ),
-                h('td', { 'data-label': 'Started' }, time(r.started_at ?? r.created_at)),
-                h('td', { class: 'num', 'data-label': 'Duration' }, duration(runDuration(r))),
-                // File Destinations do not count rows: then what was read is the figure there is.
-                h(
-                  'td',
-                  { class: 'num', 'data-label': 'Features' },
-                  r.stats.features_written !== null
-                    ? `${count(r.stats.features_written)} written`
-                    : r.stats.features_read !== null
-                      ? `${count(r.stats.features_read)} read`
-                      : '—',
-                ),
+                'td',
+                { 'data-label': 'Trigger' },
+                TRIGGER_LABELS[r.trigger] ?? r.trigger,
+                r.attempt > 1 ? h('span', { class: 'hint' }, ` (attempt ${r.attempt})`) : null,
+              ),
+              h('td', { 'data-label': 'Started' }, time(r.started_at ?? r.created_at)),
+              h('td', { class: 'num', 'data-label': 'Duration' }, duration(runDuration(r))),
+              // File Destinations do not count rows: then what was read is the figure there is.
+              h(
+                'td',
+                { class: 'num', 'data-label': 'Features' },
+                r.stats.features_written !== null
+                  ? `${count(r.stats.features_written)} written`
+                  : r.stats.features_read !== null
+                    ? `${count(r.stats.features_read)} read`
+                    : '—',
               ),
             ),
           ),

@@ -1,6 +1,6 @@
 import { API_BASE, get, post } from '../../api.js';
-import { bytes, h, replace } from '../../dom.js';
-import { busy, FormErrors, input, labelled, statusLine } from '../../forms.js';
+import { bytes, h, replace, titledSection } from '../../dom.js';
+import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../../forms.js';
 import type { Format, Workspace } from '../../types.js';
 import { creationOptionsField } from '../creation-options.js';
 import { crsByCode } from '../crs.js';
@@ -122,46 +122,40 @@ export function convertPanel(
     return h('div', { class: 'stack tiles-view' }, show, status.node, box, legend);
   }
   renderOutput();
-  const convertForm = h(
-    'form',
-    {
-      class: 'stack',
-      'data-testid': 'convert',
-      novalidate: true,
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        convertErrors.clear();
-        const options = creation.check();
-        if (options === undefined) return creation.handle.focus();
-        const started = Date.now();
-        convertStatus.set('Converting… the full dataset goes through the pipeline; this can take a while.', 'busy');
-        // The new output replaces the old file: no download of it (nor its map) while this runs.
-        tilesHandle?.dispose();
-        tilesHandle = null;
-        replace(outputBox);
-        const timer = window.setInterval(() => convertStatus.set(`Converting… ${Math.round((Date.now() - started) / 1000)} s`, 'busy'), 1000);
-        try {
-          const body: Record<string, unknown> = { output_format: formatSelect.control.value };
-          if (targetCrs.control.value.trim()) body.target_crs = targetCrs.control.value.trim();
-          if (options) body.creation_options = options;
-          ws = await busy(convertButton, 'Converting…', () => post<Workspace>(`${path}/convert`, body));
-          convertStatus.set(`Converted in ${Math.max(1, Math.round((Date.now() - started) / 1000))} s. The file is ready to download.`, 'ok');
-          renderOutput();
-          onConverted(ws);
-        } catch (error) {
-          convertStatus.set('');
-          convertErrors.show(error);
-          // Whatever output the server still has after a refused or failed convert is offered again.
-          void get<Workspace>(path)
-            .then((current) => {
-              ws = current;
-              renderOutput();
-            })
-            .catch(() => undefined);
-        } finally {
-          window.clearInterval(timer);
-        }
-      },
+  const convertForm = submitForm(
+    convertErrors,
+    { class: 'stack', 'data-testid': 'convert' },
+    async () => {
+      const options = creation.check();
+      if (options === undefined) return creation.handle.focus();
+      const started = Date.now();
+      convertStatus.set('Converting… the full dataset goes through the pipeline; this can take a while.', 'busy');
+      // The new output replaces the old file: no download of it (nor its map) while this runs.
+      tilesHandle?.dispose();
+      tilesHandle = null;
+      replace(outputBox);
+      const timer = window.setInterval(() => convertStatus.set(`Converting… ${Math.round((Date.now() - started) / 1000)} s`, 'busy'), 1000);
+      try {
+        const body: Record<string, unknown> = { output_format: formatSelect.control.value };
+        if (targetCrs.control.value.trim()) body.target_crs = targetCrs.control.value.trim();
+        if (options) body.creation_options = options;
+        ws = await busy(convertButton, 'Converting…', () => post<Workspace>(`${path}/convert`, body));
+        convertStatus.set(`Converted in ${Math.max(1, Math.round((Date.now() - started) / 1000))} s. The file is ready to download.`, 'ok');
+        renderOutput();
+        onConverted(ws);
+      } catch (error) {
+        convertStatus.set('');
+        convertErrors.show(error);
+        // Whatever output the server still has after a refused or failed convert is offered again.
+        void get<Workspace>(path)
+          .then((current) => {
+            ws = current;
+            renderOutput();
+          })
+          .catch(() => undefined);
+      } finally {
+        window.clearInterval(timer);
+      }
     },
     convertErrors.summary,
     h('div', { class: 'grid-2' }, formatSelect.row, targetCrs.row),
@@ -173,5 +167,5 @@ export function convertPanel(
 
   convertErrors.watch(convertForm);
 
-  return h('section', { class: 'card', 'aria-labelledby': 'convert-title' }, h('h2', { id: 'convert-title' }, 'Convert and download'), convertForm);
+  return titledSection('card', 'convert', 'Convert and download', convertForm);
 }

@@ -1,10 +1,10 @@
-import { plainMessage, post } from '../../api.js';
+import { post } from '../../api.js';
 import type { App } from '../../app.js';
-import { bytes, count, h, replace } from '../../dom.js';
-import { busy, FormErrors, statusLine } from '../../forms.js';
+import { bytes, count, h, replace, titledSection } from '../../dom.js';
+import { busy, FormErrors, statusLine, submitForm } from '../../forms.js';
 import type { Delivery } from '../../types.js';
 import { connectionPicker } from '../connections/connection-picker.js';
-import { allConnections } from '../connections/kinds.js';
+import { savedConnectionsBody } from './saved-connections.js';
 
 /** What a delivery reports: where it went and how much, without secrets. */
 export function deliveryView(d: Delivery, destinationName: string): HTMLElement {
@@ -29,71 +29,49 @@ export function deliveryView(d: Delivery, destinationName: string): HTMLElement 
 
 /** Delivery of the converted output to a saved Destination, with its target and write mode. */
 export function deliverPanel(app: App, workspacePath: string): HTMLElement {
-  const body = h('div', null, h('p', { class: 'empty' }, 'Loading your Destinations…'));
-  Promise.all([app.connectors(), allConnections('destination')])
-    .then(([catalog, destinations]) => {
-      if (!destinations.length) {
-        replace(
-          body,
-          h(
-            'p',
-            { class: 'empty' },
-            'No Destinations saved yet. ',
-            h('a', { href: '#/destinations/new' }, 'Add a Destination'),
-            ' (a database, a bucket, a server) to deliver to it here.',
-          ),
-        );
-        return;
-      }
-      const errors = new FormErrors();
-      const picker = connectionPicker({ kind: 'destination', catalog, connections: destinations, need: 'deliver' });
-      picker.attach(errors);
-      const submit = h('button', { type: 'submit', class: 'button secondary' }, 'Deliver');
-      const status = statusLine();
-      const result = h('div', { 'aria-live': 'polite' });
-      const form = h(
-        'form',
-        {
-          class: 'stack',
-          'data-testid': 'deliver',
-          novalidate: true,
-          onsubmit: async (event: Event) => {
-            event.preventDefault();
-            errors.clear();
-            replace(result);
-            const destination = picker.connection();
-            if (!destination) {
-              errors.field('destination_id', 'Choose the Destination to deliver to.');
-              return;
-            }
-            status.set(`Delivering to “${destination.name}”…`, 'busy');
-            try {
-              const delivery = await busy(submit, 'Delivering…', () =>
-                post<Delivery>(`${workspacePath}/deliver`, { destination_id: destination.id, destination_target: picker.selector() }),
-              );
-              status.set('');
-              replace(result, deliveryView(delivery, destination.name));
-            } catch (error) {
-              status.set('');
-              errors.show(error);
-            }
-          },
-        },
-        errors.summary,
-        picker.node,
-        h('div', { class: 'actions' }, submit),
-        status.node,
-        result,
-      );
-      errors.watch(form);
-      replace(body, form);
-    })
-    .catch((error) => replace(body, h('p', { class: 'alert', role: 'alert' }, plainMessage(error))));
+  const body = savedConnectionsBody(app, 'destination', { examples: 'a database, a bucket, a server', use: 'deliver to it' }, (catalog, destinations) => {
+    const errors = new FormErrors();
+    const picker = connectionPicker({ kind: 'destination', catalog, connections: destinations, need: 'deliver' });
+    picker.attach(errors);
+    const submit = h('button', { type: 'submit', class: 'button secondary' }, 'Deliver');
+    const status = statusLine();
+    const result = h('div', { 'aria-live': 'polite' });
+    const form = submitForm(
+      errors,
+      { class: 'stack', 'data-testid': 'deliver' },
+      async () => {
+        replace(result);
+        const destination = picker.connection();
+        if (!destination) {
+          errors.field('destination_id', 'Choose the Destination to deliver to.');
+          return;
+        }
+        status.set(`Delivering to “${destination.name}”…`, 'busy');
+        try {
+          const delivery = await busy(submit, 'Delivering…', () =>
+            post<Delivery>(`${workspacePath}/deliver`, { destination_id: destination.id, destination_target: picker.selector() }),
+          );
+          status.set('');
+          replace(result, deliveryView(delivery, destination.name));
+        } catch (error) {
+          status.set('');
+          errors.show(error);
+        }
+      },
+      errors.summary,
+      picker.node,
+      h('div', { class: 'actions' }, submit),
+      status.node,
+      result,
+    );
+    errors.watch(form);
+    return form;
+  });
 
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'deliver-title' },
-    h('h2', { id: 'deliver-title' }, 'Deliver to a Destination'),
+  return titledSection(
+    'card',
+    'deliver',
+    'Deliver to a Destination',
     h('p', { class: 'hint' }, 'Publishes the converted file to a saved Destination. Convert first: delivery never converts with guessed defaults.'),
     body,
   );

@@ -1,6 +1,7 @@
-import { count, h, replace, uid } from '../../dom.js';
+import { count, h, replace, uid, titledSection } from '../../dom.js';
 import type { Layer } from '../../types.js';
 import { crsByCode, crsView } from '../crs.js';
+import { columnHeads, tableRegion } from '../table-region.js';
 
 /**
  * The layers of a vector dataset and the fields of the selected one, with a picker when there
@@ -21,34 +22,22 @@ export function layersPanel(layers: Layer[], initial: Layer | undefined, onSelec
   function render() {
     replace(
       table,
-      h(
-        'div',
-        { class: 'table-wrap', role: 'region', 'aria-label': 'Layers', tabindex: '0' },
+      tableRegion(
+        'Layers',
+        { class: 'table compact', 'data-testid': 'layers' },
+        columnHeads(['Layer', 'Geometry', 'Features', 'CRS', 'Fields']),
         h(
-          'table',
-          { class: 'table compact', 'data-testid': 'layers' },
-          h(
-            'thead',
-            null,
+          'tbody',
+          null,
+          layers.map((l) =>
             h(
               'tr',
-              null,
-              ['Layer', 'Geometry', 'Features', 'CRS', 'Fields'].map((c) => h('th', { scope: 'col' }, c)),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            layers.map((l) =>
-              h(
-                'tr',
-                { 'aria-current': l === selected ? 'true' : null, class: l === selected ? 'selected' : null },
-                h('th', { scope: 'row' }, l.name),
-                h('td', null, l.has_geometry ? (l.geometry_type ?? 'Geometry') : 'None (table)'),
-                h('td', { class: 'num' }, l.feature_count === null ? '—' : count(l.feature_count)),
-                h('td', null, l.crs_info ? crsView(l.crs, l.crs_info) : l.crs ? crsByCode(l.crs) : '—'),
-                h('td', { class: 'num' }, String(l.fields.length)),
-              ),
+              { 'aria-current': l === selected ? 'true' : null, class: l === selected ? 'selected' : null },
+              h('th', { scope: 'row' }, l.name),
+              h('td', null, l.has_geometry ? (l.geometry_type ?? 'Geometry') : 'None (table)'),
+              h('td', { class: 'num' }, l.feature_count === null ? '—' : count(l.feature_count)),
+              h('td', null, l.crs_info ? crsView(l.crs, l.crs_info) : l.crs ? crsByCode(l.crs) : '—'),
+              h('td', { class: 'num' }, String(l.fields.length)),
             ),
           ),
         ),
@@ -78,10 +67,10 @@ export function layersPanel(layers: Layer[], initial: Layer | undefined, onSelec
     onSelect(selected);
   });
 
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'layers-title' },
-    h('h2', { id: 'layers-title' }, 'Layers and fields'),
+  return titledSection(
+    'card',
+    'layers',
+    'Layers and fields',
     layers.length > 1 ? h('div', { class: 'field' }, h('label', { for: selectId }, 'Layer to preview'), picker) : null,
     table,
     fields,

@@ -1,6 +1,6 @@
 import { get, post, put } from '../../api.js';
-import { h, replace, uid } from '../../dom.js';
-import { busy, fieldset, FormErrors, groupError, input, labelled, statusLine } from '../../forms.js';
+import { h, replace, uid, titledSection } from '../../dom.js';
+import { busy, fieldset, FormErrors, groupError, input, labelled, statusLine, submitForm } from '../../forms.js';
 import type { Layer, Page as ListPage, Pipeline, Recipe, Transformation } from '../../types.js';
 import { confirmDialog } from '../dialog.js';
 import { operationEditor } from '../operation-editor.js';
@@ -167,28 +167,22 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
     }
   });
 
-  const pipeForm = h(
-    'form',
-    {
-      class: 'stack',
-      'data-testid': 'pipeline',
-      novalidate: true,
-      onsubmit: async (event: Event) => {
-        event.preventDefault();
-        pipeErrors.clear();
-        const body = pipelineBody();
-        try {
-          const saved = await busy(apply, 'Applying…', () => put<Pipeline>(`${path}/transformations`, body));
-          const active = isActive(saved);
-          pipeStatus.set(
-            active ? 'Pipeline saved on the Workspace; the transformed preview is loading below.' : 'The pipeline is empty: the result equals the original.',
-            'ok',
-          );
-          onApplied(active, { scroll: true });
-        } catch (error) {
-          pipeErrors.show(error);
-        }
-      },
+  const pipeForm = submitForm(
+    pipeErrors,
+    { class: 'stack', 'data-testid': 'pipeline' },
+    async () => {
+      const body = pipelineBody();
+      try {
+        const saved = await busy(apply, 'Applying…', () => put<Pipeline>(`${path}/transformations`, body));
+        const active = isActive(saved);
+        pipeStatus.set(
+          active ? 'Pipeline saved on the Workspace; the transformed preview is loading below.' : 'The pipeline is empty: the result equals the original.',
+          'ok',
+        );
+        onApplied(active, { scroll: true });
+      } catch (error) {
+        pipeErrors.show(error);
+      }
     },
     pipeErrors.summary,
     layers.length > 1 ? layersSet : null,
@@ -247,10 +241,10 @@ export function pipelinePanel({ workspacePath: path, stored, catalog, layers, se
   saveErrors.watch(saveGroup);
   syncMode();
 
-  return h(
-    'section',
-    { class: 'card', 'aria-labelledby': 'pipeline-title' },
-    h('h2', { id: 'pipeline-title' }, 'Pipeline'),
+  return titledSection(
+    'card',
+    'pipeline',
+    'Pipeline',
     h('p', { class: 'hint' }, 'Transformations run on a copy at preview and convert time; the uploaded file is never changed.'),
     pipeForm,
     saveGroup,
