@@ -7,12 +7,10 @@ import type {
   DeliverInput,
   DestinationBehaviour,
   DestinationDeclaration,
-  DestinationSupport,
   ExtractOptions,
   ExtractResult,
   SourceBehaviour,
   SourceDeclaration,
-  SourceSupport,
 } from '../../types.js';
 import type { DeliveryResult } from '../../../domain/transfers.js';
 import { cursorCheckNote, cursorCheckUnsupported } from './sql-cursor.js';
@@ -99,23 +97,6 @@ export interface SqlSourceBehaviour<R, C> {
   changed(config: C, resource: R, ctx: ConnectorContext, cursor: unknown): Promise<boolean>;
 }
 
-/** What a SQL Source does (connectors/<type>/index.ts): its extract, and the cursor check of on-change triggers. */
-export function sqlSourceBehaviour<R extends SqlResource, C extends object>(
-  behaviour: SqlSourceBehaviour<R, C>,
-): SourceBehaviour<R, C> & { changeCheck: ChangeCheckBehaviour<R, C> } {
-  return {
-    extract: (config, resource, ctx, options) => behaviour.extract(config, resource, ctx, options),
-    changeCheck: { changed: (config, resource, ctx, sync) => behaviour.changed(config, resource, ctx, sync?.cursor) },
-  };
-}
-
-/** A SQL type's Source whole: declaration and behaviour. */
-export function sqlSource<R extends SqlResource, C extends object>(shape: SqlSourceShape & SqlSourceBehaviour<R, C>): SourceSupport<R, C> {
-  const declared = sqlSourceDeclaration<R>(shape);
-  const behaviour = sqlSourceBehaviour<R, C>(shape);
-  return { ...declared, ...behaviour, changeCheck: { ...declared.changeCheck, ...behaviour.changeCheck } };
-}
-
 export interface SqlTargetShape {
   /** The default schema of a type whose targets name one (it must exist); absent: tables are named alone. */
   schema?: string;
@@ -144,21 +125,18 @@ export function sqlDestinationDeclaration<T extends SqlTarget<object, WriteMode>
 
 type Deliver<T, C> = (config: C, target: T, input: DeliverInput, ctx: ConnectorContext) => Promise<DeliveryResult>;
 
-/** What a SQL Destination does: its delivery. */
-export function sqlDestinationBehaviour<T extends SqlTarget<object, WriteMode>, C extends object>(deliver: Deliver<T, C>): DestinationBehaviour<T, C> {
-  return { deliver: (config, target, input, ctx) => deliver(config, target, input, ctx) };
-}
-
-/** A SQL type's Source and Destination behaviour at once, for its defineConnector. */
+/**
+ * What a SQL type does, Source and Destination at once (connectors/<type>/index.ts, loaded on
+ * first use): its extract, the cursor check of on-change triggers, and its delivery.
+ */
 export function sqlBehaviour<R extends SqlResource, T extends SqlTarget<object, WriteMode>, C extends object>(
   behaviour: SqlSourceBehaviour<R, C> & { deliver: Deliver<T, C> },
 ): { source: SourceBehaviour<R, C> & { changeCheck: ChangeCheckBehaviour<R, C> }; destination: DestinationBehaviour<T, C> } {
-  return { source: sqlSourceBehaviour<R, C>(behaviour), destination: sqlDestinationBehaviour<T, C>(behaviour.deliver) };
-}
-
-/** A SQL type's Destination whole: its target and its delivery. */
-export function sqlDestination<T extends SqlTarget<object, WriteMode>, C extends object>(
-  shape: SqlTargetShape & { deliver: Deliver<T, C> },
-): DestinationSupport<T, C> {
-  return { ...sqlDestinationDeclaration<T>(shape), ...sqlDestinationBehaviour<T, C>(shape.deliver) };
+  return {
+    source: {
+      extract: (config, resource, ctx, options) => behaviour.extract(config, resource, ctx, options),
+      changeCheck: { changed: (config, resource, ctx, sync) => behaviour.changed(config, resource, ctx, sync?.cursor) },
+    },
+    destination: { deliver: (config, target, input, ctx) => behaviour.deliver(config, target, input, ctx) },
+  };
 }

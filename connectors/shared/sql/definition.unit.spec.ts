@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ConnectorContext, ExtractOptions } from '../../types.js';
-import { sqlDestination, sqlResource, sqlSource, sqlTarget, type SqlResource } from './definition.js';
+import { sqlBehaviour, sqlDestinationDeclaration, sqlResource, sqlSourceDeclaration, sqlTarget, type SqlResource } from './definition.js';
 
 interface Shape {
   anyOf?: Shape[];
@@ -44,25 +44,29 @@ describe('the SQL Source and Destination definition', () => {
 
   it('reads a table by its shorthand, incrementally, and checks changes by the cursor column only', async () => {
     const seen: unknown[] = [];
-    const source = sqlSource<SqlResource, { host: string }>({
-      type: 'mysql',
+    const declared = sqlSourceDeclaration<SqlResource>({ type: 'mysql' });
+    const { source, destination } = sqlBehaviour<SqlResource, { table: string; write_mode: 'append' }, { host: string }>({
       extract: async () => ({ file: 'f', filename: 'f', bytes: 0, features: 0 }),
       changed: async (_config, _resource, _ctx, cursor) => {
         seen.push(cursor);
         return true;
       },
+      deliver: async (_c, target) => ({ target: { table: target.table }, rows_written: 1 }),
     });
-    expect(source).toMatchObject({ shorthand: 'table', resourceRequired: true, importable: true, incremental: true });
-    expect(source.changeCheck!.unsupported!({ query: 'SELECT 1' })).toMatch(/^on-change for a mysql Source needs a table with cursor_column/);
-    expect(source.changeCheck!.unsupported!({ table: 't' })).toMatch(/needs cursor_column/);
-    expect(source.changeCheck!.unsupported!({ table: 't', cursor_column: 'id' })).toBeNull();
+    expect(declared).toMatchObject({ shorthand: 'table', resourceRequired: true, importable: true, incremental: true });
+    expect(declared.changeCheck.unsupported!({ query: 'SELECT 1' })).toMatch(/^on-change for a mysql Source needs a table with cursor_column/);
+    expect(declared.changeCheck.unsupported!({ table: 't' })).toMatch(/needs cursor_column/);
+    expect(declared.changeCheck.unsupported!({ table: 't', cursor_column: 'id' })).toBeNull();
     const ctx = {} as ConnectorContext;
-    await source.changeCheck!.changed({ host: 'h' }, { table: 't', cursor_column: 'id' }, ctx, { cursor: { column: 'id', value: '7' } });
-    await source.changeCheck!.changed({ host: 'h' }, { table: 't', cursor_column: 'id' }, ctx, null);
+    await source.changeCheck.changed({ host: 'h' }, { table: 't', cursor_column: 'id' }, ctx, { cursor: { column: 'id', value: '7' } });
+    await source.changeCheck.changed({ host: 'h' }, { table: 't', cursor_column: 'id' }, ctx, null);
     expect(seen).toEqual([{ column: 'id', value: '7' }, undefined]);
     expect(await source.extract({ host: 'h' }, { table: 't' }, ctx, {} as ExtractOptions)).toMatchObject({ file: 'f' });
 
-    const destination = sqlDestination({ upsert: false, deliver: async (_c: object, target) => ({ target: { table: target.table }, rows_written: 1 }) });
-    expect(destination.deliverable).toBe(true);
+    expect(sqlDestinationDeclaration({ upsert: false }).deliverable).toBe(true);
+    expect(await destination.deliver({ host: 'h' }, { table: 't', write_mode: 'append' }, {} as never, ctx)).toEqual({
+      target: { table: 't' },
+      rows_written: 1,
+    });
   });
 });
