@@ -1,4 +1,4 @@
-# Sourced by the test servers' install.sh: a Python venv under the data folder holding pinned
+# Sourced by the install.sh of devservers/ and test/servers/: a Python venv under the data folder holding pinned
 # packages from PyPI (a vendor's client, or a server the suites start themselves).
 
 # venv_install NAME SKIPPED PIN...: installs the PINs into $SVC_DATA_DIR/tools/NAME unless that venv

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort, waitForPort } from '../../../scripts/local-services.js';
+import { freePort, waitForPort } from '../../../devservers/ports.js';
 import { stopProcess, tail } from '../../../devservers/processes.js';
 
 /*

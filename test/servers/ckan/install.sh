@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../../.."
 here=test/servers/ckan
 tools="${SVC_DATA_DIR:-.data}/tools"
 source test/servers/apt.sh
-source test/servers/venv.sh
+source devservers/venv.sh
 
 if ! command -v redis-server >/dev/null; then
   install_without_daemon redis-server "Redis for the real CKAN" || printf '[test-servers] redis-server could not be installed: the real-CKAN cases will be skipped\n' >&2

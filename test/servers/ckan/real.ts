@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { freePort, waitForPort } from '../../../scripts/local-services.js';
+import { freePort, waitForPort } from '../../../devservers/ports.js';
 import { stopProcess, tail } from '../../../devservers/processes.js';
 
 /*

@@ -6,7 +6,7 @@
 # fails, the suite says so and is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-source test/servers/venv.sh
+source devservers/venv.sh
 venv_install formats-interop 'the GeoParquet/PMTiles interoperability suite will be skipped' \
   duckdb==1.5.5 pyarrow==26.0.1 pyogrio==0.13.0 geopandas==1.2.0 shapely==2.2.0 pmtiles==3.8.1 mapbox-vector-tile==2.2.0
 exit 0

@@ -9,6 +9,6 @@ source test/servers/apt.sh
 if [ ! -x /usr/lib/cgi-bin/mapserv ]; then
   install_without_daemon cgi-mapserver "WFS server behind the GeoServer stand-in" || printf '[test-servers] cgi-mapserver could not be installed: the geoserver suite will be skipped\n' >&2
 fi
-source test/servers/venv.sh
+source devservers/venv.sh
 venv_install map-clients 'the GeoServer/GeoNode client checks will be skipped' geoserver-rest==2.10.0 geonodectl==0.3.5
 exit 0

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../../scripts/local-services.js';
+import { freePort } from '../../../devservers/ports.js';
 import { untilServing } from '../serving.js';
 
 /*

@@ -3,5 +3,5 @@
 # folder (serve.py runs it with STARTTLS or TLS and AUTH, and keeps what it receives).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-source test/servers/venv.sh
+source devservers/venv.sh
 venv_install smtp "the email notification tests are skipped" "aiosmtpd==1.4.6" || true

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { freePort } from '../../../scripts/local-services.js';
+import { freePort } from '../../../devservers/ports.js';
 import { stopProcess } from '../../../devservers/processes.js';
 
 /*

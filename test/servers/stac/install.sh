@@ -5,7 +5,7 @@
 # When the install fails, the STAC API part of the suite says so and is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-source test/servers/venv.sh
+source devservers/venv.sh
 venv_install stac-fastapi 'the STAC API part of the stac suite will be skipped' \
   stac-fastapi-static==1.0.1 fastapi==0.116.2 starlette==0.47.3 uvicorn==0.54.0
 exit 0

@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../../scripts/local-services.js';
+import { freePort } from '../../../devservers/ports.js';
 import { untilServing } from '../serving.js';
 import { pointsGeoJson, constantGeoTiff } from '../../support/fixtures.js';
 import { startHttpFixtureServer, type HttpFixtureServer } from '../http/server.js';

@@ -6,7 +6,7 @@
 # When an install fails, the check of that stand-in says so and is skipped.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-source test/servers/venv.sh
+source devservers/venv.sh
 skipped='the suite check that uses it will be skipped'
 venv_install qfieldcloud-sdk "$skipped" qfieldcloud-sdk==0.18.0
 venv_install mergin-client "$skipped" mergin-client==0.15.0
