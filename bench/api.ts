@@ -3,7 +3,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, waitForPort } from '../scripts/local-services.js';
+import { freePort, waitForPort } from '../devservers/ports.js';
 import { startStack } from '../scripts/stack.js';
 
 /**

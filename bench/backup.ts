@@ -7,7 +7,8 @@ import path from 'node:path';
 import { createBackup, pgProgram, runPgTool, tar } from '../application/backup.js';
 import { restoreBackup } from '../application/restore.js';
 import { loadConfig } from '../platform/config.js';
-import { freePort, startPostgres } from '../scripts/local-services.js';
+import { startPostgres } from '../scripts/local-services.js';
+import { freePort } from '../devservers/ports.js';
 import { startStack, uploadWithCurl } from '../scripts/stack.js';
 import { pointsFile } from './points.js';
 

@@ -3,7 +3,8 @@ import { load } from '../application/commands.js';
 import { fold } from '../domain/decider.js';
 import { jobDecider, jobStream, type JobEvent } from '../domain/jobs/job.js';
 import { PostgresEventStore } from '../eventstore/postgres.js';
-import { freePort, startPostgres } from '../scripts/local-services.js';
+import { startPostgres } from '../scripts/local-services.js';
+import { freePort } from '../devservers/ports.js';
 
 /**
  * `npm run bench:job-stream`: loading a Job whose stream holds one event per Run it has had

@@ -3,12 +3,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { freePort, portAnswers, waitForPort } from '../devservers/ports.js';
+import { freePort, waitForPort } from '../devservers/ports.js';
 import type { Wrap } from '../devservers/processes.js';
-
-// Where the scripts, tests and benches have always found them.
-export { freePort, portAnswers, waitForPort };
-export type { Wrap };
 
 /**
  * Starts the local infrastructure `npm start` and `npm test` need when no external one is

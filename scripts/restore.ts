@@ -3,7 +3,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { restoreBackup } from '../application/restore.js';
 import { parseSecretKey } from '../platform/config.js';
-import { freePort, startPostgres } from './local-services.js';
+import { startPostgres } from './local-services.js';
+import { freePort } from '../devservers/ports.js';
 
 /**
  * `npm run restore -- ARCHIVE`: brings an archive of `npm run backup` up in an empty data folder

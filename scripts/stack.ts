@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from './local-services.js';
+import { resetDir, startPostgres, startTemporal } from './local-services.js';
+import { freePort, waitForPort } from '../devservers/ports.js';
 
 /**
  * The whole service started for a benchmark run (or a standalone schemathesis run), in `.data/bench/<name>`: PostgreSQL, Temporal,

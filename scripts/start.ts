@@ -3,16 +3,8 @@ import { chmodSync, existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { LOCAL_DATABASE_FILE } from '../platform/config.js';
 import { readEnvFile, writeEnvFile } from '../platform/env-file.js';
-import {
-  freePort,
-  portAnswers,
-  startPostgres,
-  startTemporal,
-  temporalServiceEnv,
-  waitForPort,
-  type LocalPostgres,
-  type LocalTemporal,
-} from './local-services.js';
+import { startPostgres, startTemporal, temporalServiceEnv, type LocalPostgres, type LocalTemporal } from './local-services.js';
+import { freePort, portAnswers, waitForPort } from '../devservers/ports.js';
 import { Supervisor } from './supervisor.js';
 
 /**

@@ -2,7 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort, resetDir, startPostgres, startTemporal, waitForPort } from './local-services.js';
+import { resetDir, startPostgres, startTemporal } from './local-services.js';
+import { freePort, waitForPort } from '../devservers/ports.js';
 import { rewordSummary, runSchemathesis } from './schemathesis.js';
 import { sweepNetworks } from '../devservers/network.js';
 

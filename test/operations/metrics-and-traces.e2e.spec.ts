@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleIdOf } from '../../temporal/ids.js';
-import { freePort } from '../../scripts/local-services.js';
+import { freePort } from '../../devservers/ports.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { fixtureDir, pointsGeoJson } from '../support/fixtures.js';
 import { createPostgisTarget, fileBody, finished, startFileServer, type FileServer } from '../support/jobs.js';

@@ -35,7 +35,7 @@ export interface ServiceProcesses {
  */
 export async function startServiceProcesses(cwd: string, env: Record<string, string>): Promise<ServiceProcesses> {
   const { Connection } = await import('@temporalio/client');
-  const { freePort, waitForPort } = await import('../../scripts/local-services.js');
+  const { freePort, waitForPort } = await import('../../devservers/ports.js');
   const port = await freePort();
   let output = '';
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-6000));

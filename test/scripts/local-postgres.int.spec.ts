@@ -4,7 +4,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, startPostgres, type LocalPostgres } from '../../scripts/local-services.js';
+import { startPostgres, type LocalPostgres } from '../../scripts/local-services.js';
+import { freePort } from '../../devservers/ports.js';
 
 /**
  * The cluster `npm start` runs: durable and closed to other local users, and folders made by the

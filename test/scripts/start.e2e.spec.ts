@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readEnvFile } from '../../platform/env-file.js';
-import { freePort, portAnswers } from '../../scripts/local-services.js';
+import { freePort, portAnswers } from '../../devservers/ports.js';
 import { manyPointsGpkg } from '../support/fixtures.js';
 import { temporalAddress } from '../support/worker.js';
 import { until } from '../support/until.js';

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { internalEndpoints } from '../../application/internal-endpoints.js';
 import { decide, defaultRules, internalRules } from '../../connectors/shared/policy/egress.js';
 import { loadConfig } from '../../platform/config.js';
-import { freePort, startTemporal, temporalServiceEnv } from '../../scripts/local-services.js';
+import { startTemporal, temporalServiceEnv } from '../../scripts/local-services.js';
+import { freePort } from '../../devservers/ports.js';
 
 /*
  * Issue 32, finding 7: the Temporal dev server `npm start` runs listens on more than its gRPC and

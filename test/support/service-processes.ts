@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { allScopes } from '../../domain/accounts/scopes.js';
 import { loadConfig } from '../../platform/config.js';
-import { freePort } from '../../scripts/local-services.js';
+import { freePort } from '../../devservers/ports.js';
 import { createTestDatabase } from './database.js';
 import { until } from './until.js';
 import { waitForPollers } from '../../devservers/temporal.js';

@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, resetDir, startPostgres, startTemporal } from '../../scripts/local-services.js';
+import { resetDir, startPostgres, startTemporal } from '../../scripts/local-services.js';
+import { freePort } from '../../devservers/ports.js';
 
 /**
  * `npm run histories:record`: runs the Job workflows through their main paths against a
