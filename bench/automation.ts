@@ -93,6 +93,8 @@ process.on('exit', () => {
       process.kill(pid, 'SIGTERM');
     } catch {}
 });
+// A signal ends node without 'exit' unless it is handled: end through exit, so the stack goes too.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 const cpu = () => {
   const table = processTable();
   return Object.fromEntries(Object.entries(roots).map(([name, pid]) => [name, treeCpuSeconds(pid, table)])) as Record<keyof typeof roots, number>;
@@ -213,7 +215,11 @@ const startLag: number[] = [];
 async function describeSchedule(jobId: string) {
   for (let attempt = 1; attempt <= 3; attempt++) {
     try {
-      return await temporal.schedule.getHandle(scheduleIdOf(jobId)).describe();
+      // Bounded: on a saturated dev server a describe answered in neither seconds nor minutes.
+      return await Promise.race([
+        temporal.schedule.getHandle(scheduleIdOf(jobId)).describe(),
+        pause(15_000).then(() => Promise.reject(new Error('describe timed out'))),
+      ]);
     } catch {
       await pause(1000 * attempt);
     }
