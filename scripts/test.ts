@@ -78,7 +78,16 @@ if (process.argv.length <= 2) {
 const vitestJson = path.join(testDir, 'vitest.json');
 const vitest = spawnSync(
   process.execPath,
-  ['node_modules/vitest/vitest.mjs', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`, ...process.argv.slice(2)],
+  [
+    'node_modules/vitest/vitest.mjs',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${vitestJson}`,
+    // Names a file still running far past vitest's own limits, and ends it if nothing else runs (test/support/stuck-files-reporter.ts).
+    '--reporter=./test/support/stuck-files-reporter.ts',
+    ...process.argv.slice(2),
+  ],
   { stdio: 'inherit', env: baseEnv },
 );
 if (existsSync(vitestJson)) {
