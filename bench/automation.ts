@@ -7,6 +7,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startStack } from '../scripts/stack.js';
 import { scheduleIdOf } from '../temporal/ids.js';
 import { processTable, treeCpuSeconds, treeRss } from './processes.js';
+import { temporalFloor } from './temporal-floor.js';
 
 /**
  * `npm run bench:automation`: the service as a scheduler, through the whole stack (API, Temporal,
@@ -21,6 +22,9 @@ import { processTable, treeCpuSeconds, treeRss } from './processes.js';
  *    lateness against its `scheduled_for` (when the Run was recorded, and when it started), with
  *    p50/p99 against the goal (p99 ≤ 2 s), the fires that made no Run, the CPU per minute, and
  *    the resident memory of each process.
+ * Before the stack starts, the floor (bench/temporal-floor.ts): BENCH_SCHEDULED Schedules on a dev
+ * server of their own whose workflows nobody runs, BENCH_FLOOR_MIN minutes (2): what Temporal alone
+ * takes to start a minute's fires, which the service's lateness is printed against.
  * Each Job's first Run reads the file and delivers it (a webhook Destination: this script's own
  * receiver); later Runs of the scheduled Jobs find the file unchanged and skip, as a cron
  * script checking a file each minute would. Phases start once every Job has had its first Run.
@@ -30,6 +34,7 @@ const SCHEDULED = Number(process.env.BENCH_SCHEDULED ?? 500);
 const MINUTES = Number(process.env.BENCH_MINUTES ?? 10);
 const WATCH_MIN = Number(process.env.BENCH_WATCH_MIN ?? 3);
 const QUIET_MIN = Number(process.env.BENCH_QUIET_MIN ?? 2);
+const FLOOR_MIN = Number(process.env.BENCH_FLOOR_MIN ?? 2);
 const GOAL_P99_MS = 2000;
 
 const feature = JSON.stringify({
@@ -62,6 +67,9 @@ const files = createServer((req, res) => {
 await new Promise<void>((r) => files.listen(0, '127.0.0.1', r));
 const origin = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
 const count = (prefix: string) => [...served].filter(([k]) => k.startsWith(prefix)).reduce((n, [, v]) => n + v, 0);
+
+const floor = await temporalFloor(SCHEDULED, FLOOR_MIN);
+console.log(`Temporal alone, ${SCHEDULED} Schedules, ${FLOOR_MIN} min: ${JSON.stringify(floor)}`);
 
 const stack = await startStack(
   'automation',
@@ -298,10 +306,17 @@ const allResult = {
   load_at_end: loadavg().map((l) => +l.toFixed(1)),
 };
 clearInterval(sampler);
-const result = { quiet_cpu_seconds_per_minute: +quietPerMin.toFixed(2), watching: watchResult, all: allResult };
+const temporalAlone = {
+  schedules: SCHEDULED,
+  minutes: FLOOR_MIN,
+  start_lag_ms: { fires: floor.fires, p50: floor.p50, p99: floor.p99, max: floor.max },
+  cpu_seconds_per_minute: floor.cpuSecondsPerMinute,
+};
+const result = { temporal_alone: temporalAlone, quiet_cpu_seconds_per_minute: +quietPerMin.toFixed(2), watching: watchResult, all: allResult };
 console.log(JSON.stringify(result, null, 2));
 console.log(
-  `p99 lateness (Run recorded) ${allResult.recorded_lateness_ms.p99} ms vs goal ${GOAL_P99_MS} ms: ${(allResult.recorded_lateness_ms.p99 / GOAL_P99_MS).toFixed(2)}× the goal; ` +
+  `p99 lateness (Run recorded) ${allResult.recorded_lateness_ms.p99} ms vs goal ${GOAL_P99_MS} ms: ${(allResult.recorded_lateness_ms.p99 / GOAL_P99_MS).toFixed(2)}× the goal, ` +
+    `${(allResult.recorded_lateness_ms.p99 / floor.p99).toFixed(1)}× Temporal alone starting the same fires (p99 ${floor.p99} ms); ` +
     `an idle on-change check costs ${watchResult.cpu_ms_per_check_above_quiet.toFixed(1)} ms of CPU above the quiet stack (${(watchCpu / WATCH_MIN / Math.max(quietPerMin, 0.01)).toFixed(2)}× the quiet stack's CPU per minute)`,
 );
 mkdirSync(stack.dir, { recursive: true });
