@@ -144,9 +144,15 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await closeIdleConnections();
       // Sandboxed GDAL hosts this process started (geo/isolation/).
       closeIsolation();
-      await store.close();
-      await pool.end();
-      await reads.end();
+      // Slonik's end waits for each connection's query in flight and fails with it: a request's
+      // query on a connection the database dropped (a partition, the database's idle-in-transaction
+      // limit) would fail the shutdown and leave the pools after it open. That query has failed
+      // its own caller already; ending the pools goes on.
+      const end = (what: string, ending: () => Promise<void>) =>
+        ending().catch((error: unknown) => log.debug({ error: (error as Error).message }, `${what}: a query in flight failed as it ended`));
+      await end('the event store', () => store.close());
+      await end('the pool', () => pool.end());
+      await end('the read pool', () => reads.end());
     },
   };
 }
