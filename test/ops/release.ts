@@ -52,8 +52,9 @@ export function checkOutRelease(tag: string, dir: string, cacheRoot: string): { 
   if (!existsSync(done)) {
     rmSync(cache, { recursive: true, force: true });
     unpack(cache);
-    const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: cache, encoding: 'utf8', stdio: 'inherit' });
-    if (install.status !== 0) throw new Error(`npm ci for ${tag} failed (exit ${install.status})`);
+    // Bounded: a synchronous child that never ends is beyond vitest's own timeouts.
+    const install = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: cache, encoding: 'utf8', stdio: 'inherit', timeout: 20 * 60_000 });
+    if (install.status !== 0) throw new Error(`npm ci for ${tag} failed (${install.error?.message ?? `exit ${install.status}`})`);
     writeFileSync(done, `${new Date().toISOString()}\n`);
     how = 'installed';
   }
