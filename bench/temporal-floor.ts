@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, ScheduleOverlapPolicy } from '@temporalio/client';
 import { startTemporal } from '../scripts/local-services.js';
 import { freePort } from '../devservers/ports.js';
+import { treeCpuSeconds } from './processes.js';
 
 /**
  * What Temporal alone does with `schedules` one-minute Schedules due on the same second, on this
@@ -32,12 +32,7 @@ export async function temporalFloor(
           }),
         ),
       );
-    const cpu = () =>
-      readFileSync(`/proc/${temporal.process.pid}/stat`, 'utf8')
-        .replace(/^.*\) /, '')
-        .split(' ')
-        .slice(11, 13)
-        .reduce((sum, f) => sum + Number(f), 0) / 100;
+    const cpu = () => treeCpuSeconds(temporal.process.pid!);
     // From the next minute boundary on, `fires` whole minutes, and 15 s for the last fire's starts.
     const from = Date.now() + 60_000 - (Date.now() % 60_000) - 1000;
     const cpu0 = cpu();
