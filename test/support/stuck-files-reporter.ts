@@ -1,5 +1,5 @@
-import { readFileSync, readdirSync } from 'node:fs';
 import type { Reporter, TestCase, TestModule } from 'vitest/node';
+import { processTable, subtree } from '../../devservers/proc-table.js';
 
 /**
  * A vitest reporter that names the test files still running long after vitest's own limits
@@ -80,20 +80,19 @@ const minutes = (ms: number) => `${(ms / 60_000).toFixed(1)} min`;
 
 /** One line per descendant of `root`: pid, parent, state, and its command line (cut). */
 function processesBelow(root: number): string {
-  const table = processes();
-  const below = (pid: number): boolean => {
-    for (let p: number | undefined = pid; p && p > 1; p = table.get(p)?.parent) if (p === root) return true;
-    return false;
-  };
-  return [...table]
-    .filter(([pid]) => pid !== root && below(pid))
-    .map(([pid, p]) => `  ${pid} (parent ${p.parent}, ${p.state}) ${p.command.slice(0, 200)}`)
+  const table = processTable({ commands: true });
+  return subtree(table, root)
+    .filter((pid) => pid !== root)
+    .map((pid) => {
+      const p = table.get(pid)!;
+      return `  ${pid} (parent ${p.parent}, ${p.state}) ${p.command.slice(0, 200)}`;
+    })
     .join('\n');
 }
 
 /** Kills vitest's own worker processes (its direct children running a worker entry); their pids. */
 function endWorkers(root: number): number[] {
-  const workers = [...processes()].filter(([, p]) => p.parent === root && /vitest\/dist\/workers\//.test(p.command)).map(([pid]) => pid);
+  const workers = [...processTable({ commands: true })].filter(([, p]) => p.parent === root && /vitest\/dist\/workers\//.test(p.command)).map(([pid]) => pid);
   for (const pid of workers)
     try {
       process.kill(pid, 'SIGKILL');
@@ -101,21 +100,4 @@ function endWorkers(root: number): number[] {
       // gone meanwhile
     }
   return workers;
-}
-
-function processes(): Map<number, { parent: number; state: string; command: string }> {
-  const table = new Map<number, { parent: number; state: string; command: string }>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
-        .replace(/^.*\) /, '')
-        .split(' ');
-      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
-      table.set(Number(entry), { parent: Number(stat[1]), state: stat[0]!, command });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return table;
 }
