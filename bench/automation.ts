@@ -153,7 +153,7 @@ async function firstRuns(ids: string[], label: string) {
     } while (cursor);
     for (let i = 0; i < waiting.length; i += 10) {
       const pages = await Promise.all(waiting.slice(i, i + 10).map((id) => api('GET', `/api/v1/jobs/${id}/runs?status=succeeded&limit=1`)));
-      pages.forEach((page, k) => page.items.length && succeeded.add(waiting[i + k]!));
+      for (const [k, page] of pages.entries()) if (page.items.length) succeeded.add(waiting[i + k]!);
     }
     const done = succeeded.size;
     if (done === ids.length) return log(`${label}: every Job has had its first Run (${Math.round((Date.now() - started) / 1000)} s)`);
