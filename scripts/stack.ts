@@ -118,9 +118,15 @@ export async function startStack(
 
 /** Uploads with curl so the client's own memory is not what we measure. */
 export async function uploadWithCurl(base: string, token: string, file: string): Promise<{ id: string }> {
-  const { execFileSync } = await import('node:child_process');
-  const out = execFileSync('curl', ['-s', '-f', '-H', `Authorization: Bearer ${token}`, '-F', `file=@${file}`, `${base}/api/v1/workspaces`], {
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return JSON.parse(out.toString()) as { id: string };
+  const { execFile } = await import('node:child_process');
+  const { promisify } = await import('node:util');
+  // Not execFileSync: a bench samples the service's memory on timers while the upload runs.
+  const { stdout } = await promisify(execFile)(
+    'curl',
+    ['-s', '-f', '-H', `Authorization: Bearer ${token}`, '-F', `file=@${file}`, `${base}/api/v1/workspaces`],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
+  return JSON.parse(stdout) as { id: string };
 }

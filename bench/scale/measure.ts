@@ -63,12 +63,16 @@ export type Measurer = ReturnType<typeof measurer>;
  * The measuring of one bench run: `pids` are the service's processes (worker, api), `work` the
  * folder baselines write in (its `out` folder, emptied before each), `repeat` how often each row runs.
  */
-export function measurer(options: { pids: { worker: number; api: number }; work: string; repeat: number }) {
-  const { pids, work, repeat } = options;
+export function measurer(options: { pids: { worker: number; api: number }; work: string; repeat: number; rest: { worker: number; api: number } }) {
+  const { pids, work, repeat, rest } = options;
   const rows: string[] = [];
-  const header = ['| row | load | service | baseline | ratio | worker peak MB | API peak MB | baseline peak MB |', '|---|---|---|---|---|---|---|---|'];
+  const header = [
+    '| row | load | service | baseline | ratio | worker peak MB (rest + …) | API peak MB (rest + …) | baseline peak MB |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  const above = (peak: number, at: number) => `${MB(peak)} (${peak >= at ? '+' : '−'}${MB(Math.abs(peak - at))})`;
   const row = (what: string, load: number, service: number, baseline: number, peak: Record<string, number>, baselinePeak: number) => {
-    const line = `| ${what} | ${load.toFixed(1)} | ${s(service)} s | ${s(baseline)} s | ${(service / baseline).toFixed(2)} | ${MB(peak.worker!)} | ${MB(peak.api!)} | ${MB(baselinePeak)} |`;
+    const line = `| ${what} | ${load.toFixed(1)} | ${s(service)} s | ${s(baseline)} s | ${(service / baseline).toFixed(2)} | ${above(peak.worker!, rest.worker)} | ${above(peak.api!, rest.api)} | ${MB(baselinePeak)} |`;
     rows.push(line);
     console.log(line);
   };
