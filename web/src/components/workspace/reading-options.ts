@@ -41,8 +41,8 @@ export function readingOptions(options: { value?: Record<string, string>; note?:
     field('geometry_column', 'Geometry column', 'Plain Parquet without GeoParquet metadata: the column holding WKB or WKT.', 'e.g. shape_wkb'),
     field(
       'source_crs',
-      'Source CRS',
-      'The CRS of the coordinates when the file has none or a wrong one (a .prj-less shapefile, X/Y not in lon/lat).',
+      'CRS of the coordinates',
+      'The source CRS: replaces what the file says, or fills its absence (a .prj-less shapefile, X/Y not in lon/lat).',
       'e.g. EPSG:2263',
     ),
     field('x_column', 'X column', 'CSV or plain Parquet: the column of X (longitude or easting) coordinates, with the Y column.', 'e.g. lon'),
