@@ -374,7 +374,7 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
       await page.getByRole('heading', { level: 1, name: 'Workspace' }).waitFor();
       await page.getByTestId('reading-options').locator('summary').click();
       await page.getByLabel('Geometry column').fill('shape_wkb');
-      await page.getByLabel('Source CRS').fill('EPSG:4326');
+      await page.getByLabel('CRS of the coordinates').fill('EPSG:4326');
       expect(await unlabelledControls(page)).toEqual([]);
       await snapBoth(page, 'workspace-upload-reading-options', { mobileShows: page.getByTestId('reading-options') });
       await page.setInputFiles('#upload-file', { name: 'sites.parquet', mimeType: 'application/vnd.apache.parquet', buffer: plainParquet() });
