@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { ConnectorFailureReason, DeliveryResult } from '../domain/transfers.js';
+import type { ReadOptions } from '../geo/gdal/dataset-ref.js';
 
 /*
  * The contract every connector module (connectors/<type>/) fulfils, and the only thing routes,
@@ -95,6 +96,11 @@ export interface DeliverInput {
   deliveryId: string;
   /** Sync reinitialize: rebuild the target (staged and swapped) instead of appending. */
   reinitialize?: boolean;
+  /**
+   * How to open `file` when it is what a Run's extract read, delivered as it came: the Job's
+   * reading options (source_crs, X/Y/Z columns). Absent for converted outputs, which say it all.
+   */
+  read?: ReadOptions;
 }
 
 /** A configuration as the registry hands it over: parsed with the type's own schema. */

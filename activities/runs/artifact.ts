@@ -14,6 +14,11 @@ export interface RunArtifact {
   format: string;
   media_type: string | null;
   layers: string[];
+  /**
+   * The Job's reading options (source_resource.source_crs, x_column …) when the file is what the
+   * extract read, as it came: a deliver step that gets it unconverted opens it with them.
+   */
+  read?: Record<string, string>;
 }
 
 export const mediaTypeOf = (format: string) => formatCatalog().find((f) => f.id === format)?.media_type ?? null;

@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import type { Services } from '../../application/services.js';
 import { deliverToDestination } from '../../application/transfers.js';
 import { DomainError } from '../../domain/errors.js';
+import { splitReadOptions } from '../../geo/datasets/read-options.js';
 import { localFile } from '../../platform/file-store.js';
 import type { StepProgress } from '../../domain/runs/facts.js';
 import type { RunArtifact } from './artifact.js';
@@ -41,6 +42,8 @@ export function deliverWork(services: DeliverServices, runId: string, artifact: 
           layers: artifact.layers,
           deliveryId: runId,
           reinitialize: run.sync?.reinitialize ?? false,
+          // The extract's file as it came: opened with the Job's reading options.
+          ...(artifact.read ? { read: splitReadOptions(artifact.read, 'source_resource').options } : {}),
         },
       },
       transferContext(services, dir, withTotal),

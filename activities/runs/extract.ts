@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Services } from '../../application/services.js';
 import { extractFromSource } from '../../application/transfers.js';
 import { prepareUpload, withoutSecondName } from '../../geo/datasets/dataset-files.js';
-import { checkReadColumns, splitReadOptions } from '../../geo/datasets/read-options.js';
+import { checkReadColumns, hasReadOptions, readOptionsRecord, splitReadOptions } from '../../geo/datasets/read-options.js';
 import { storedDataset } from '../../geo/datasets/stored.js';
 import { inspectDataset } from '../../geo/isolation/index.js';
 import { mediaTypeOf, type RunArtifact } from './artifact.js';
@@ -77,6 +77,7 @@ export function extractWork(services: ExtractServices, runId: string): StepWork<
       format: info.driver,
       media_type: mediaTypeOf(info.driver),
       layers: info.layers.map((l) => l.name),
+      ...(hasReadOptions(read) ? { read: readOptionsRecord(read) } : {}),
     };
     return {
       result: { unchanged: false, sync, artifact },

@@ -129,12 +129,17 @@ export async function overflowsHorizontally(page: Page): Promise<boolean> {
  * The page at desktop width and at 375 px: fails when it scrolls sideways on the phone, and saves
  * `name.png` and `name-mobile.png` when screenshots are being refreshed.
  */
-export async function snapBoth(page: Page, name: string, options: { mobileShows?: Locator } = {}): Promise<void> {
+export async function snapBoth(
+  page: Page,
+  name: string,
+  options: { mobileShows?: Locator /** Run at 375 px before the phone picture (a map zoomed to its layer again). */; atPhoneWidth?: () => Promise<void> } = {},
+): Promise<void> {
   await snap(page, name);
   const size = page.viewportSize() ?? { width: 1280, height: 860 };
   await page.setViewportSize({ width: 375, height: 800 });
   try {
     if (await overflowsHorizontally(page)) throw new Error(`${name} scrolls sideways at 375 px`);
+    await options.atPhoneWidth?.();
     // The phone picture shows the top of the page, or the part the test points at.
     if (options.mobileShows) await options.mobileShows.scrollIntoViewIfNeeded();
     else await page.evaluate('window.scrollTo(0, 0)');

@@ -189,10 +189,20 @@ describe.skipIf(skip)(`browser: Sources and Destinations from the connector cata
     );
     expect(await form.getByTestId('connection-where').textContent()).toMatch(/^File at a URL: http:\/\/127\.0\.0\.1:\d+\//);
     expect(await form.textContent()).toContain('needs nothing more');
+    // The reading options go with the import, in source_resource; a bad one is shown on its field
+    await form.getByTestId('reading-options').locator('summary').click();
+    const crs = form.getByLabel('CRS of the coordinates');
+    await crs.fill('EPSG:nope');
+    await form.getByRole('button', { name: 'Import' }).click();
+    await expect.poll(() => crs.getAttribute('aria-invalid')).toBe('true');
+    expect(await form.locator('.field.has-error').textContent()).toContain('source_crs');
+    await crs.fill('EPSG:4326');
     expect(await unlabelledControls(page)).toEqual([]);
     await snapBoth(page, 'workspace-import');
     await form.getByRole('button', { name: 'Import' }).click();
     await page.getByRole('heading', { level: 1, name: 'points.geojson' }).waitFor({ timeout: 30_000 });
+    const imported = decodeURIComponent(page.url().split('#/workspace/')[1]!);
+    expect((await (await api('GET', `/workspaces/${imported}`)).json()).source).toMatchObject({ resource: { source_crs: 'EPSG:4326' } });
     expect(await page.locator('.notice').first().textContent()).toContain('imported from “Zürich points”');
     await page.getByTestId('original-table').locator('tbody tr').first().waitFor();
     expect(await page.getByTestId('original-table').locator('tbody tr').count()).toBe(3);

@@ -174,6 +174,8 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     await page.getByRole('button', { name: 'Browse the database' }).click();
     await page.getByRole('button', { name: 'Use public.parcels' }).click();
     expect(await page.getByRole('textbox', { name: /^Table/ }).inputValue()).toBe('parcels');
+    // The reading options (source CRS, X/Y/Z columns) are offered beside it, folded: a table says its own
+    expect(await stageOf(page, 'Source').getByTestId('reading-options').getAttribute('open')).toBeNull();
     // 2. Transform: a buffer from the same catalogue-driven editor as the canvas
     await page.getByLabel('Transform the data').check();
     await page.getByLabel('Add an operation').selectOption({ label: 'Buffer' });
@@ -215,6 +217,8 @@ describe.skipIf(skip)(`browser: a scheduled Job from a PostGIS table to an S3 bu
     await page.getByRole('heading', { level: 1, name: 'Parcels to the data lake' }).waitFor();
     jobId = decodeURIComponent(page.url().split('#/jobs/')[1]!);
     const job = await api(`/jobs/${jobId}`);
+    // Nothing typed in the reading options, nothing of them sent
+    expect(job.source_resource).toEqual({ schema: 'public', table: 'parcels' });
     expect(job).toMatchObject({
       source_resource: { schema: 'public', table: 'parcels' },
       transform_mode: 'manual',

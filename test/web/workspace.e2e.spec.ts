@@ -167,6 +167,19 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     });
     await expect.poll(() => readout(originalMap).textContent()).toMatch(/^Centre: 47\.37\d*° N, 8\.53\d*° E \(WGS 84, degrees\)$/);
     const home = await centre(originalMap);
+    // The map opens on the layer's extent: the squares fill much of it, not a dot in a country.
+    const fill = async (map: typeof originalMap) => {
+      const box = (await map.boundingBox())!;
+      const drawnBox = await drawn(map).evaluateAll((paths) => {
+        const rects = paths.map((p) => p.getBoundingClientRect());
+        return {
+          w: Math.max(...rects.map((r) => r.right)) - Math.min(...rects.map((r) => r.left)),
+          h: Math.max(...rects.map((r) => r.bottom)) - Math.min(...rects.map((r) => r.top)),
+        };
+      });
+      return Math.max(drawnBox.w / box.width, drawnBox.h / box.height);
+    };
+    expect(await fill(originalMap)).toBeGreaterThan(0.5);
     const originalPaths = await drawn(originalMap).evaluateAll((paths) => paths.map((p) => p.getAttribute('d')));
 
     // The transformed side waits for a pipeline
@@ -215,17 +228,17 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     expect(Math.abs((await centre(transformedMap)).lon - home.lon)).toBeLessThan(0.0002);
     await page.getByTestId('link-maps').check();
     await expect.poll(apart).toBeLessThan(5e-5);
-    // For the picture: the squares in the Natural Earth borders around Zürich, both maps together
-    const scale = originalMap.locator('.leaflet-control-scale-line');
-    for (let i = 0; i < 2; i++) {
-      const before = await scale.textContent();
-      const box = (await originalMap.boundingBox())!;
-      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-      await page.mouse.wheel(0, 1200);
-      await expect.poll(() => scale.textContent()).not.toBe(before);
-    }
+    // For the picture: both maps on the layer's extent, as they open
+    await originalMap.getByTestId('zoom-to-layer').click();
+    await expect.poll(apart).toBeLessThan(5e-5);
     await page.mouse.move(0, 0);
-    await snapBoth(page, 'workspace-linked-maps', { mobileShows: originalMap });
+    await snapBoth(page, 'workspace-linked-maps', {
+      mobileShows: originalMap,
+      atPhoneWidth: async () => {
+        await originalMap.getByTestId('zoom-to-layer').click();
+        await expect.poll(apart).toBeLessThan(5e-5);
+      },
+    });
     const transformedTable = page.getByTestId('transformed-table');
     await transformedTable.locator('tbody tr').first().waitFor();
     expect(await transformedTable.locator('tbody tr').count()).toBe(4);
@@ -361,9 +374,9 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
       await page.getByRole('heading', { level: 1, name: 'Workspace' }).waitFor();
       await page.getByTestId('reading-options').locator('summary').click();
       await page.getByLabel('Geometry column').fill('shape_wkb');
-      await page.getByLabel('Source CRS').fill('EPSG:4326');
+      await page.getByLabel('CRS of the coordinates').fill('EPSG:4326');
       expect(await unlabelledControls(page)).toEqual([]);
-      await snap(page, 'workspace-upload-reading-options');
+      await snapBoth(page, 'workspace-upload-reading-options', { mobileShows: page.getByTestId('reading-options') });
       await page.setInputFiles('#upload-file', { name: 'sites.parquet', mimeType: 'application/vnd.apache.parquet', buffer: plainParquet() });
       await page.getByRole('heading', { level: 1, name: 'sites.parquet' }).waitFor({ timeout: 60_000 });
       const workspaceId = decodeURIComponent(page.url().split('#/workspace/')[1]!);

@@ -24,7 +24,8 @@ export class ApiError extends Error {
   /** Field problems of a validation error: `body.operations.0.distance` and its message. */
   get issues(): Issue[] {
     const issues = this.details.issues;
-    if (!Array.isArray(issues)) return [];
+    // An invalid_parameter names its one field (`source_resource.source_crs`): shown there too.
+    if (!Array.isArray(issues)) return typeof this.details.parameter === 'string' ? [{ path: this.details.parameter, message: this.message }] : [];
     return issues.filter((i): i is Issue => typeof i === 'object' && i !== null && typeof i.path === 'string' && typeof i.message === 'string');
   }
 }

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { withCrsInFile } from '../../../geo/datasets/crs-in-file.js';
 import { prepareUpload, type DatasetRef } from '../../../geo/datasets/dataset-files.js';
 import { errorText, layerSrs, openDataset, scrubPaths, type Layer } from '../../../geo/gdal/gdal.js';
 import { inProcessDataset, RasterDataset } from '../../../geo/isolation/index.js';
@@ -91,9 +92,14 @@ export async function vectorInput(input: DeliverInput, workDir: string, ask: { n
   let ref: DatasetRef;
   try {
     // Our own output: a .zip is unpacked like an upload (a shapefile with its companions).
-    ref = await prepareUpload(input.file, input.filename, path.join(workDir, 'input'), { maxUncompressedBytes: 1024 ** 4 });
+    ref = await prepareUpload(input.file, input.filename, path.join(workDir, 'input'), {
+      maxUncompressedBytes: 1024 ** 4,
+      ...(input.read ? { read: input.read } : {}),
+    });
     // Read in this process (and by a database's ogr2ogr) only in a format whose files name no others.
     ref = await inProcessDataset(ref, path.join(workDir, 'readable'));
+    // A CRS from outside the file (source_crs, a CSV's lon/lat) goes into it: loaders read it there.
+    ref = await withCrsInFile(ref, path.join(workDir, 'with-crs'));
   } catch (error) {
     if (error instanceof RasterDataset) throw rasterOutput(error.driver);
     throw new ConnectorError(

@@ -34,10 +34,10 @@ const toBounds = (b: L.LatLngBounds): Bounds => [
 ];
 
 /** Shows `bounds` whole; a single point (empty bounds) gets a neighbourhood. */
-function showBounds(map: L.Map, bounds: L.LatLngBounds) {
-  if (!bounds.isValid()) map.setView([0, 0], 1);
-  else if (bounds.getNorthEast().equals(bounds.getSouthWest())) map.setView(bounds.getCenter(), 14);
-  else map.fitBounds(bounds, { padding: [16, 16] });
+function showBounds(map: L.Map, bounds: L.LatLngBounds, animate = true) {
+  if (!bounds.isValid()) map.setView([0, 0], 1, { animate });
+  else if (bounds.getNorthEast().equals(bounds.getSouthWest())) map.setView(bounds.getCenter(), 14, { animate });
+  else map.fitBounds(bounds, { padding: [16, 16], animate });
 }
 
 export function renderLeafletMap(container: HTMLElement, geojson: FeatureCollection, options: MapOptions): MapHandle {
@@ -53,12 +53,21 @@ export function renderLeafletMap(container: HTMLElement, geojson: FeatureCollect
     onEachFeature: (feature, featureLayer) => featureLayer.bindPopup(popup(feature.properties as Record<string, unknown> | null), { maxWidth: 320 }),
   }).addTo(map);
   const layerBounds = layer.getBounds();
-  const zoomToLayer = () => showBounds(map, layerBounds);
-  zoomToLayer();
-  zoomToLayerControl(zoomToLayer).addTo(map);
+  let home = layerBounds;
+  // The button animates; a view set by the page (a resize, a newly linked pair) jumps.
+  const zoomToLayer = (animate = true) => showBounds(map, home, animate);
+  zoomToLayer(false);
+  zoomToLayerControl(() => zoomToLayer()).addTo(map);
   coordinateReadout(map).addTo(map);
-  // The container may have been laid out after creation (side-by-side columns).
-  const observer = new ResizeObserver(() => map.invalidateSize());
+  // The container may have been laid out after creation (side-by-side columns, a narrower
+  // screen): until the user moves the map, a new size fits the layer again, so the map opens on
+  // the layer's extent, not on a view computed for a box of another size.
+  let touched = false;
+  for (const event of ['pointerdown', 'wheel', 'keydown', 'touchstart']) container.addEventListener(event, () => (touched = true), { passive: true });
+  const observer = new ResizeObserver(() => {
+    map.invalidateSize();
+    if (!touched) zoomToLayer(false);
+  });
   observer.observe(container);
 
   const handle: MapHandle = {
@@ -74,6 +83,10 @@ export function renderLeafletMap(container: HTMLElement, geojson: FeatureCollect
     zoomToLayer,
     bounds: () => (layerBounds.isValid() ? toBounds(layerBounds) : null),
     fitBounds: (b) => showBounds(map, L.latLngBounds(b)),
+    showExtent(b) {
+      home = b ? L.latLngBounds(b) : layerBounds;
+      zoomToLayer(false);
+    },
     link(other) {
       const otherMap = maps.get(other);
       if (!otherMap || otherMap === map) return () => undefined;

@@ -18,6 +18,11 @@ export interface MapHandle {
   /** The drawn features' extent, or null when nothing was drawn. */
   bounds(): Bounds | null;
   fitBounds(bounds: Bounds): void;
+  /**
+   * Makes `bounds` what "Zoom to the layer" (and a resize before the user moved the map) shows,
+   * and shows it: two linked maps' layers together. Null goes back to the drawn features' own.
+   */
+  showExtent(bounds: Bounds | null): void;
   /** Moves `other` with this map and this map with `other` (pan and zoom); returns the unlink. */
   link(other: MapHandle): () => void;
 }

@@ -13,6 +13,7 @@ import { parametersField } from '../components/jobs/parameters-field.js';
 import { scheduleField } from '../components/jobs/schedule-field.js';
 import { triggersField } from '../components/jobs/triggers-field.js';
 import { creationOptionsField } from '../components/creation-options.js';
+import { readingOptions, splitReading } from '../components/workspace/reading-options.js';
 import { operationEditor } from '../components/operation-editor.js';
 import { h, uid } from '../dom.js';
 import { busy, fieldset, FormErrors, groupError, input, labelled, submitForm } from '../forms.js';
@@ -86,18 +87,27 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
   parameters.attach(errors);
 
   /** The Source or the Destination stage: a saved connection of that kind and what to read or write there. */
-  function connectionStage(n: number, kind: ConnectionKind, hint: string, options: Omit<ConnectionPickerOptions, 'kind' | 'catalog'>) {
+  function connectionStage(n: number, kind: ConnectionKind, hint: string, options: Omit<ConnectionPickerOptions, 'kind' | 'catalog'>, ...more: Node[]) {
     const picker = connectionPicker({ kind, catalog: connectors, ...options });
     picker.attach(errors);
-    return { picker, stage: stage(n, KINDS[kind].noun, { hint }, picker.node) };
+    return { picker, stage: stage(n, KINDS[kind].noun, { hint }, picker.node, ...more) };
   }
 
   // 1. Source
-  const { picker: source, stage: sourceStage } = connectionStage(1, 'source', 'Where each Run reads from, and what it reads.', {
-    connections: sources,
-    selectedId: job?.source_id,
-    value: job?.source_resource ?? null,
+  // The reading options (source_crs, x_column …) are kept apart from the connector's selector.
+  const savedSource = splitReading(job?.source_resource);
+  const reading = readingOptions({
+    value: savedSource.reading,
+    note: 'Only for files that do not say it themselves: a shapefile without .prj, a CSV of X/Y columns. Each Run opens what it reads with them.',
   });
+  const { picker: source, stage: sourceStage } = connectionStage(
+    1,
+    'source',
+    'Where each Run reads from, and what it reads.',
+    { connections: sources, selectedId: job?.source_id, value: job ? savedSource.selector : null },
+    reading.node,
+  );
+  reading.attach(errors, 'source_resource');
 
   // 2. Transform
   const stages = job ? jobStages(job) : { transform: false, python: false, convert: true };
@@ -294,7 +304,7 @@ export async function jobEditPage({ app, params }: PageContext): Promise<Page> {
     const b: JobBody = {
       name: name.control.value.trim(),
       source_id: source.connection()?.id ?? '',
-      source_resource: source.selector(),
+      source_resource: { ...source.selector(), ...reading.values() },
       transform_mode: m,
       operations: transform && m === 'manual' ? editor.value() : [],
       destination_id: destination.connection()?.id ?? '',

@@ -4,6 +4,7 @@ import { h, titledSection } from '../../dom.js';
 import { busy, FormErrors, statusLine, submitForm } from '../../forms.js';
 import type { Workspace } from '../../types.js';
 import { connectionPicker } from '../connections/connection-picker.js';
+import { readingOptions } from './reading-options.js';
 import { remember } from './recent.js';
 import { savedConnectionsBody } from './saved-connections.js';
 
@@ -19,6 +20,9 @@ export function importPanel(app: App): HTMLElement {
   const body = savedConnectionsBody(app, 'source', { examples: 'a database, a bucket, a file at a URL', use: 'import from it' }, (catalog, sources) => {
     const picker = connectionPicker({ kind: 'source', catalog, connections: sources, need: 'import' });
     picker.attach(errors);
+    // How to open what the Source sends: they ride in source_resource beside the selector.
+    const reading = readingOptions({ note: 'Only for files that do not say it themselves: a shapefile without .prj, a CSV of X/Y columns.' });
+    reading.attach(errors, 'source_resource');
     const submit = h('button', { type: 'submit', class: 'button' }, 'Import');
     const form = submitForm(
       errors,
@@ -33,7 +37,9 @@ export function importPanel(app: App): HTMLElement {
         status.set(`Importing from “${source.name}”…`, 'busy');
         const timer = window.setInterval(() => status.set(`Importing from “${source.name}”… ${Math.round((Date.now() - started) / 1000)} s`, 'busy'), 1000);
         try {
-          const ws = await busy(submit, 'Importing…', () => post<Workspace>('/workspaces', { source_id: source.id, source_resource: picker.selector() }));
+          const ws = await busy(submit, 'Importing…', () =>
+            post<Workspace>('/workspaces', { source_id: source.id, source_resource: { ...picker.selector(), ...reading.values() } }),
+          );
           remember(ws);
           app.flash(`${ws.filename} imported from “${source.name}” and inspected.`);
           app.navigate(`#/workspace/${encodeURIComponent(ws.id)}`);
@@ -46,6 +52,7 @@ export function importPanel(app: App): HTMLElement {
       },
       errors.summary,
       picker.node,
+      reading.node,
       h('div', { class: 'actions' }, submit),
       status.node,
     );

@@ -3,7 +3,7 @@ import { count, h, replace, uid } from '../../dom.js';
 import type { DataPreview, Layer, SpatialPreview } from '../../types.js';
 import { crsText } from '../crs.js';
 import { dataTable } from '../data-table.js';
-import { drawMap, type Basemap, type MapHandle } from '../map-view.js';
+import { drawMap, type Basemap, type Bounds, type MapHandle } from '../map-view.js';
 
 interface PreviewColumn {
   kind: 'original' | 'transformed';
@@ -37,6 +37,12 @@ export interface PreviewPanel {
   dispose(): void;
 }
 
+/** The extent holding both. */
+const extentOf = (a: Bounds, b: Bounds): Bounds => [
+  [Math.min(a[0][0], b[0][0]), Math.min(a[0][1], b[0][1])],
+  [Math.max(a[1][0], b[1][0]), Math.max(a[1][1], b[1][1])],
+];
+
 /**
  * The original and the transformed samples of a layer side by side: a map (spatial preview,
  * EPSG:4326) and a table (data preview) each. A newer load supersedes one still in flight.
@@ -61,6 +67,18 @@ export function previewPanel(workspacePath: string, basemap: Promise<Basemap>): 
     if (original.map && transformed.map && linkBox.checked) unlink = original.map.link(transformed.map);
   }
   linkBox.addEventListener('change', relink);
+
+  /**
+   * A newly drawn pair of linked maps opens on both layers' extent, so a buffer that grows the
+   * features stays whole in view; "Zoom to the layer" goes back there.
+   */
+  function frame() {
+    const a = original.map?.bounds();
+    const b = transformed.map?.bounds();
+    const together = linkBox.checked && a && b ? extentOf(a, b) : null;
+    transformed.map?.showExtent(together);
+    original.map?.showExtent(together);
+  }
 
   function clearMap(column: PreviewColumn) {
     column.map?.dispose();
@@ -101,6 +119,7 @@ export function previewPanel(workspacePath: string, basemap: Promise<Basemap>): 
         }
         column.map = handle;
         relink();
+        frame();
         const total = s.feature_count === null ? `${count(s.returned_count)}${s.truncated ? '+' : ''}` : count(s.feature_count);
         // The data's own CRS with its name and unit: what "source" units of an operation mean.
         const crs =
