@@ -1113,6 +1113,8 @@ export type RunDataFacts = {
     name: string;
     geometry_type: string | null;
     crs: string | null;
+    /** Code, name and unit of the CRS (absent in Runs logged before it was kept) */
+    crs_info?: CrsInfo | null;
     features: number | null;
   })[];
 };
