@@ -96,6 +96,15 @@ describe('convert warnings on coordinates', { timeout: 180_000 }, () => {
       for (const x of f.wkt!.match(/-?\d+(\.\d+)? -?\d+(\.\d+)?/g)!.map((p) => Number(p.split(' ')[0]))) expect(Math.abs(x)).toBeLessThanOrEqual(180);
   });
 
+  it('reports the Natural Earth country GDAL cuts at 180° (Russia: Chukotka touches it)', async () => {
+    const ne = path.resolve('test/fixtures/natural-earth/natural-earth-110m.gpkg');
+    const result = await convertDataset(datasetAt(ne), { outputFormat: 'GeoJSON', layers: ['countries'] }, d('out-ne'));
+    const split = result.warnings.find((w) => w.code === 'geometry_split');
+    expect(split).toMatchObject({ layer: 'countries', details: { features: 1 } });
+    const russia = readLayer(ne, 'countries').features.find((f) => Object.values(f.props).includes('Russia'))!;
+    expect(split!.details!.example_fids).toEqual([russia.fid]);
+  });
+
   it('does not report a split for data away from 180°, nor for formats that keep geometries whole', async () => {
     const away = await convertDataset(datasetAt(swiss), { outputFormat: 'GeoJSON' }, d('out-away'));
     expect(away.warnings.map((w) => w.code)).not.toContain('geometry_split');
