@@ -3,7 +3,7 @@ import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import { crsAssigned, crsTextProblem } from '../crs.js';
 import { checkPipeline, coordinateOperations, withinArea } from '../crs-operations.js';
-import { errorText, gdal, layerSrs, openAs, scrubPaths, type Dataset, type Layer } from '../gdal/gdal.js';
+import { errorText, gdal, layerSrs, openAs, scrubPaths, type Dataset, type Layer, type SpatialReference } from '../gdal/gdal.js';
 import { crsLabel } from '../gdal/labels.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite } from '../gdal/translate.js';
 import type { ProcessingWarning } from '../warnings.js';
@@ -48,7 +48,7 @@ export async function convertVector(
   // Layers without a CRS get the assumed one (CSV coordinates are WGS 84 by convention).
   const assumed = missingCrs.length && input.assumedCrs ? [target ? '-s_srs' : '-a_srs', input.assumedCrs] : [];
   const pipeline = target && request.transformation ? checkPipeline(request.transformation, 'transformation', 'invalid_parameter') : null;
-  const reproject = target ? ['-t_srs', target, ...(pipeline ? ['-ct', pipeline] : [])] : [];
+  const reproject = target ? ['-t_srs', target, ...(pipeline ? ['-ct', forGdalAxisOrder(pipeline, sourceSrsOf(layerObjects, input), target)] : [])] : [];
   if (target) warnings.push(...(await reprojectionNotes(layerObjects, input, target, pipeline)));
   const output: string[] = ['-f', id];
   if (id === 'ESRI Shapefile') output.push('-lco', 'ENCODING=UTF-8');
@@ -183,6 +183,37 @@ function geometryColumnName(layers: Layer[]): string {
   const taken = new Set<string>();
   for (const layer of layers) layer.fields.forEach((f) => void taken.add(f.name.toLowerCase()));
   return ['geom', 'geometry', 'geom_'].find((n) => !taken.has(n)) ?? 'geom_0';
+}
+
+/** The CRS a layer's coordinates are in as the conversion reads them: the one set on upload, else its own. */
+function sourceSrsOf(layers: Layer[], input: DatasetRef): SpatialReference | null {
+  const layer = layers.find((l) => l.geomType !== gdal.wkbNone);
+  if (!layer) return null;
+  if (crsAssigned(layer, input) || !layerSrs(layer)) return input.assumedCrs ? gdal.SpatialReference.fromUserInput(input.assumedCrs) : null;
+  return layerSrs(layer);
+}
+
+/**
+ * A transformation as ogr2ogr -ct needs it. The pipelines reported (crs_operation) and taken
+ * here are in longitude/easting-first order, as the reproject operation runs them; GDAL hands
+ * -ct the coordinates in each CRS's own axis order (latitude first for EPSG:4326, northing first
+ * for EPSG:2193), so an axis swap goes before and after where the CRSs want it. Without it a
+ * pipeline from EPSG:4326 reads latitudes as longitudes and writes wrong places without a word.
+ */
+export function forGdalAxisOrder(pipeline: string, source: SpatialReference | null, target: string): string {
+  const swapped = (srs: SpatialReference | null) => !!srs && (srs.EPSGTreatsAsLatLong() || srs.EPSGTreatsAsNorthingEasting());
+  const swap = '+step +proj=axisswap +order=2,1';
+  let text = pipeline;
+  // Before the first step: the pipeline's global options (+ellps …) stay where they are.
+  if (swapped(source)) text = text.replace(/(^|\s)\+step(?=\s|$)/, `$1${swap} +step`);
+  let targetSrs: SpatialReference | null = null;
+  try {
+    targetSrs = gdal.SpatialReference.fromUserInput(target);
+  } catch {
+    targetSrs = null;
+  }
+  if (swapped(targetSrs)) text = `${text} ${swap}`;
+  return text;
 }
 
 function isWgs84(crs: string): boolean {

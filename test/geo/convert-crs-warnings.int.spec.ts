@@ -83,6 +83,30 @@ describe('convert warnings on coordinates', { timeout: 180_000 }, () => {
     expect(result.warnings.find((w) => w.code === 'crs_outside_area')).toMatchObject({ layer: 'cities', details: { features: 1 } });
   });
 
+  it('a transformation given reprojects as PROJ would with the same pipeline, whatever axis order the CRSs have', async () => {
+    const auto = await convertDataset(datasetAt(swiss), { outputFormat: 'GPKG', targetCrs: 'EPSG:2056' }, d('ax-auto'));
+    const pipeline = String(auto.warnings.find((w) => w.code === 'crs_operation')!.details!.pipeline);
+    const given = await convertDataset(datasetAt(swiss), { outputFormat: 'GPKG', targetCrs: 'EPSG:2056', transformation: pipeline }, d('ax-given'));
+    expect(given.warnings.find((w) => w.code === 'crs_operation')).toMatchObject({ details: { chosen_by: 'request', pipeline } });
+    const coords = (file: string) => readLayer(file).features.map((f) => f.wkt!.match(/-?\d+(\.\d+)?/g)!.map(Number));
+    const a = coords(path.join(d('ax-auto'), auto.filename));
+    const b = coords(path.join(d('ax-given'), given.filename));
+    // Zurich near E 2 683 000, N 1 247 000 in LV95, both ways.
+    expect(a[0]![0]).toBeCloseTo(2_683_186, -1);
+    for (const [i, p] of b.entries()) {
+      expect(p[0]).toBeCloseTo(a[i]![0]!, 3);
+      expect(p[1]).toBeCloseTo(a[i]![1]!, 3);
+    }
+    // And back to EPSG:4326 (latitude first for GDAL) with PROJ's pipeline for that way.
+    const lv95 = path.join(d('ax-auto'), auto.filename);
+    const backAuto = await convertDataset(datasetAt(lv95), { outputFormat: 'GPKG', targetCrs: 'EPSG:4326' }, d('ax-back-auto'));
+    const backPipeline = String(backAuto.warnings.find((w) => w.code === 'crs_operation')!.details!.pipeline);
+    const back = await convertDataset(datasetAt(lv95), { outputFormat: 'GPKG', targetCrs: 'EPSG:4326', transformation: backPipeline }, d('ax-back'));
+    const [zurich] = coords(path.join(d('ax-back'), back.filename));
+    expect(zurich![0]).toBeCloseTo(8.54, 6);
+    expect(zurich![1]).toBeCloseTo(47.37, 6);
+  });
+
   it('reports the geometries RFC 7946 GeoJSON cuts at the antimeridian, and they really are cut', async () => {
     const result = await convertDataset(datasetAt(pacific), { outputFormat: 'GeoJSON' }, d('out-pacific'));
     const split = result.warnings.filter((w) => w.code === 'geometry_split');

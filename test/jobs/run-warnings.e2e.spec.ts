@@ -14,7 +14,7 @@ import { temporalAddress } from '../support/worker.js';
  * step; its log gives each layer's CRS with name and unit. Through the API, with a real worker.
  */
 const skip = skipWithoutDatabase || (!temporalAddress && 'SVC_TEST_TEMPORAL_ADDRESS is not set: run with `npm test`, which starts Temporal');
-const it = e2eTest({ worker: true, scopes: [...JOB_SCOPES] });
+const it = e2eTest({ worker: true, scopes: [...JOB_SCOPES, 'workspaces:read', 'workspaces:write', 'workspaces:run'] });
 
 interface Warning {
   step: string;
@@ -97,5 +97,37 @@ describe.skipIf(skip)("a Run's warnings and its log's CRS", () => {
     expect(info).not.toMatch(/borough_name/);
     expect(info).toMatch(/UTM zone 18N/);
     await jobs.call('DELETE', `/api/v1/jobs/${job.id}`);
+  });
+
+  it('a Workspace convert with target_crs warns of features outside its area, and reprojects with the transformation given', async ({ upload, send }) => {
+    const csv = path.join(dir, 'cities-world.csv');
+    writeFileSync(csv, ['name,wkt', 'Zurich,POINT (8.54 47.37)', 'Tokyo,POINT (139.69 35.69)', 'Wellington,POINT (174.78 -41.29)', ''].join('\n'));
+    const gpkg = layerFromWktCsv('GPKG', path.join(dir, 'cities-world.gpkg'), csv, 'EPSG:4326', 'cities', ['-nlt', 'POINT']);
+    const ws = (await upload(gpkg)).json();
+    const first = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, { output_format: 'GPKG', target_crs: 'EPSG:2056' });
+    expect(first.statusCode, first.body).toBe(200);
+    const warnings = first.json().output.warnings as Warning[];
+    expect(warnings.find((w) => w.code === 'crs_outside_area')).toMatchObject({ layer: 'cities', details: { features: 2, target_crs: 'EPSG:2056' } });
+    const chosen = warnings.find((w) => w.code === 'crs_operation')!;
+    expect(chosen.details).toMatchObject({ chosen_by: 'proj' });
+    // The pipeline PROJ chose, given back: used and said so.
+    const again = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, {
+      output_format: 'GPKG',
+      target_crs: 'EPSG:2056',
+      transformation: chosen.details!.pipeline,
+    });
+    expect(again.statusCode, again.body).toBe(200);
+    expect((again.json().output.warnings as Warning[]).find((w) => w.code === 'crs_operation')).toMatchObject({
+      details: { chosen_by: 'request', pipeline: chosen.details!.pipeline },
+    });
+    // A pipeline that moves everything elsewhere shows in the file: the one given is really used.
+    const shifted = await send('POST', `/api/v1/workspaces/${ws.id}/convert`, {
+      output_format: 'CSV',
+      target_crs: 'EPSG:2056',
+      transformation: '+proj=pipeline +step +proj=affine +xoff=1000 +yoff=2000',
+    });
+    expect(shifted.statusCode, shifted.body).toBe(200);
+    const text = (await send('GET', `/api/v1/workspaces/${ws.id}/download`)).body;
+    expect(text).toContain('POINT (1008.54 2047.37)');
   });
 });
