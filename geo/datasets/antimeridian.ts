@@ -1,6 +1,6 @@
 import { gdal, openAs, type Layer, type SpatialReference } from '../gdal/gdal.js';
 import type { ProcessingWarning } from '../warnings.js';
-import { layerLonLatExtent, type Box } from './lon-lat-extent.js';
+import { extentOf, layerLonLatExtent, type Box } from './lon-lat-extent.js';
 
 /*
  * RFC 7946 GeoJSON cuts geometries that cross the antimeridian into parts on either side of 180°
@@ -28,7 +28,8 @@ function parts(g: InstanceType<typeof gdal.Geometry> | null): number {
  */
 export async function splitAtAntimeridian(source: Layer, srs: SpatialReference | null, written: string): Promise<ProcessingWarning | null> {
   if (source.geomType === gdal.wkbNone) return null;
-  if (!mayCrossAntimeridian(srs ? layerLonLatExtent(source, srs) : rawExtent(source))) return null;
+  const raw = srs ? null : extentOf(source);
+  if (!mayCrossAntimeridian(srs ? layerLonLatExtent(source, srs) : raw && [raw.minX, raw.minY, raw.maxX, raw.maxY])) return null;
   const out = await openAs('GeoJSON', written);
   const examples: unknown[] = [];
   let split = 0;
@@ -54,13 +55,4 @@ export async function splitAtAntimeridian(source: Layer, srs: SpatialReference |
     layer: source.name,
     details: { features: split, example_fids: examples },
   };
-}
-
-function rawExtent(layer: Layer): Box | null {
-  try {
-    const e = layer.getExtent(true);
-    return [e.minX, e.minY, e.maxX, e.maxY];
-  } catch {
-    return null;
-  }
 }

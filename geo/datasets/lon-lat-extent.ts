@@ -53,15 +53,23 @@ function boxToLonLat(box: Box, project: (x: number, y: number) => [number, numbe
   return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
 }
 
+/** The extent the driver knows (a header, an index), else one read through. */
+export function extentOf(layer: Layer): { minX: number; minY: number; maxX: number; maxY: number } | null {
+  for (const force of [false, true]) {
+    try {
+      return layer.getExtent(force);
+    } catch {
+      // Not known without reading: read through.
+    }
+  }
+  return null;
+}
+
 /** The layer's extent in lon/lat; null when empty, unknown or not transformable. */
 export function layerLonLatExtent(layer: Layer, srs: SpatialReference): Box | null {
-  let extent: Box;
-  try {
-    const e = layer.getExtent(true);
-    extent = [e.minX, e.minY, e.maxX, e.maxY];
-  } catch {
-    return null;
-  }
+  const e = extentOf(layer);
+  if (!e) return null;
+  const extent: Box = [e.minX, e.minY, e.maxX, e.maxY];
   if (!extent.every(Number.isFinite) || extent[0] > extent[2]) return null;
   const project = lonLatOf(srs);
   return project ? boxToLonLat(extent, project) : null;
