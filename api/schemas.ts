@@ -27,7 +27,7 @@ export const processingWarning = z
     code: z
       .string()
       .describe(
-        'Stable: units_degrees, geometry_repaired, geometry_invalid, geometry_empty, field_renamed, type_changed, value_truncated, crs_changed, crs_outside_area, format_warning, …',
+        'Stable: units_degrees, geometry_repaired, geometry_invalid, geometry_empty, field_renamed, type_changed, value_truncated, geometry_split, crs_operation, crs_changed, crs_outside_area, format_warning, …',
       ),
     message: z.string(),
     layer: z.string().optional(),

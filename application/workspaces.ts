@@ -188,6 +188,8 @@ export async function convert(services: Services, userId: string, id: string, bo
     target_crs: body.target_crs ?? null,
     layers,
     ...(creationOptions ? { creation_options: creationOptions } : {}),
+    // Checked above; the worker reprojects with it (geo/datasets/convert-vector.ts).
+    ...(body.transformation ? { transformation: body.transformation } : {}),
   };
   try {
     const { position } = await services.temporal!.workflow.execute<ConvertWorkspaceWorkflow>('convertWorkspaceWorkflow', {

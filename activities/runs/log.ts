@@ -13,7 +13,7 @@ import type { RunArtifact } from './artifact.js';
 const MAX_OUTPUT = 4_000;
 
 export function layerFacts(info: Pick<DatasetInfo, 'layers'>): LayerFacts[] {
-  return info.layers.map((l) => ({ name: l.name, geometry_type: l.geometry_type, crs: l.crs, features: l.feature_count }));
+  return info.layers.map((l) => ({ name: l.name, geometry_type: l.geometry_type, crs: l.crs, crs_info: l.crs_info, features: l.feature_count }));
 }
 
 /** The features of every layer together, when each layer knows its count. */

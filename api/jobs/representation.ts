@@ -6,7 +6,7 @@ import { notificationEvents } from '../../domain/notifications/subscriptions.js'
 import { runStatuses } from '../../domain/runs/statuses.js';
 import type { RunView } from '../../projections/runs.js';
 import { runWorkflowId } from '../../temporal/ids.js';
-import { creationOptions, processingWarning, timestamp } from '../schemas.js';
+import { creationOptions, crsInfo, processingWarning, timestamp } from '../schemas.js';
 import { parametersSchema, scheduleSchema, triggersSchema } from './automation-schemas.js';
 
 /*
@@ -83,6 +83,7 @@ const layerFactsSchema = z.object({
   name: z.string(),
   geometry_type: z.string().nullable(),
   crs: z.string().nullable(),
+  crs_info: crsInfo.nullable().optional().describe('Code, name and unit of the CRS (absent in Runs logged before it was kept)'),
   features: z.number().nullable(),
 });
 

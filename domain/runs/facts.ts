@@ -29,6 +29,8 @@ export interface LayerFacts {
   geometry_type: string | null;
   /** EPSG:4326 or the CRS's name; null when unknown or without geometry. */
   crs: string | null;
+  /** The CRS's code, name and unit, when the step read the layer (absent in older Runs). */
+  crs_info?: { code: string | null; name: string | null; unit: string | null; geographic: boolean } | null;
   features: number | null;
 }
 

@@ -2,8 +2,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DomainError } from '../../domain/errors.js';
 import { crsAssigned, crsTextProblem } from '../crs.js';
-import { checkPipeline, coordinateOperations } from '../crs-operations.js';
-import { errorText, gdal, layerSrs, openAs, scrubPaths, type Dataset, type Layer } from '../gdal/gdal.js';
+import { checkPipeline, coordinateOperations, withinArea } from '../crs-operations.js';
+import { errorText, gdal, layerSrs, openAs, scrubPaths, type Dataset, type Layer, type SpatialReference } from '../gdal/gdal.js';
 import { crsLabel } from '../gdal/labels.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite } from '../gdal/translate.js';
 import type { ProcessingWarning } from '../warnings.js';
@@ -11,6 +11,8 @@ import { badParameter, conversionFailed, type ConvertOptions, type ConvertReques
 import { datasetAt, safeFilename, type DatasetRef } from './dataset-files.js';
 import type { FormatEntry } from './formats.js';
 import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sameGeometryType } from './geometry-types.js';
+import { splitAtAntimeridian } from './antimeridian.js';
+import { countOutsideArea, layerLonLatExtent } from './lon-lat-extent.js';
 import { creationOptionArgs, formatWarnings, withoutOverridden } from './output-fidelity.js';
 
 /*
@@ -46,7 +48,7 @@ export async function convertVector(
   // Layers without a CRS get the assumed one (CSV coordinates are WGS 84 by convention).
   const assumed = missingCrs.length && input.assumedCrs ? [target ? '-s_srs' : '-a_srs', input.assumedCrs] : [];
   const pipeline = target && request.transformation ? checkPipeline(request.transformation, 'transformation', 'invalid_parameter') : null;
-  const reproject = target ? ['-t_srs', target, ...(pipeline ? ['-ct', pipeline] : [])] : [];
+  const reproject = target ? ['-t_srs', target, ...(pipeline ? ['-ct', forGdalAxisOrder(pipeline, sourceSrsOf(layerObjects, input), target)] : [])] : [];
   if (target) warnings.push(...(await reprojectionNotes(layerObjects, input, target, pipeline)));
   const output: string[] = ['-f', id];
   if (id === 'ESRI Shapefile') output.push('-lco', 'ENCODING=UTF-8');
@@ -75,6 +77,15 @@ export async function convertVector(
     }
   }
   const common = [...output, ...reproject, ...assumed];
+  // RFC 7946 GeoJSON cuts geometries at 180°: the file written is compared with the layer (antimeridian.ts).
+  const cutsAt180 = id === 'GeoJSON' && output.some((a) => /^RFC7946=(YES|TRUE|ON|1)$/i.test(a));
+  const reportSplit = async (layer: Layer, written: string) => {
+    if (!cutsAt180) return;
+    const srs =
+      crsAssigned(layer, input) || !layerSrs(layer) ? (input.assumedCrs ? gdal.SpatialReference.fromUserInput(input.assumedCrs) : null) : layerSrs(layer);
+    const split = await splitAtAntimeridian(layer, srs, written);
+    if (split) warnings.push(split);
+  };
 
   const extra: string[][] = [];
   for (const layer of layerObjects) extra.push(await geometryArgs(ds, layer, format));
@@ -110,6 +121,7 @@ export async function convertVector(
       // The usual case, and the one whose speed matters: one pass, exactly ogr2ogr's work.
       await translate(dest, [...common, ...extra[0]!, ...(format.multi_layer ? [] : ['-nln', layers[0]!])], layers);
       if (id === 'FlatGeobuf') await refuseDroppedRows(layerObjects[0]!, dest, format);
+      if (layers.length === 1) await reportSplit(layerObjects[0]!, dest);
       return warnings;
     }
     if (id === 'GPKG' || id === 'SQLite') {
@@ -138,6 +150,7 @@ export async function convertVector(
     const dest = path.join(work, `${safeFilename(name)}.${ext}`);
     await translate(dest, [...common, ...extra[i]!, '-nln', name], [name]);
     if (id === 'FlatGeobuf') await refuseDroppedRows(layerObjects[i]!, dest, format);
+    await reportSplit(layerObjects[i]!, dest);
   }
   return warnings;
 }
@@ -172,6 +185,37 @@ function geometryColumnName(layers: Layer[]): string {
   return ['geom', 'geometry', 'geom_'].find((n) => !taken.has(n)) ?? 'geom_0';
 }
 
+/** The CRS a layer's coordinates are in as the conversion reads them: the one set on upload, else its own. */
+function sourceSrsOf(layers: Layer[], input: DatasetRef): SpatialReference | null {
+  const layer = layers.find((l) => l.geomType !== gdal.wkbNone);
+  if (!layer) return null;
+  if (crsAssigned(layer, input) || !layerSrs(layer)) return input.assumedCrs ? gdal.SpatialReference.fromUserInput(input.assumedCrs) : null;
+  return layerSrs(layer);
+}
+
+/**
+ * A transformation as ogr2ogr -ct needs it. The pipelines reported (crs_operation) and taken
+ * here are in longitude/easting-first order, as the reproject operation runs them; GDAL hands
+ * -ct the coordinates in each CRS's own axis order (latitude first for EPSG:4326, northing first
+ * for EPSG:2193), so an axis swap goes before and after where the CRSs want it. Without it a
+ * pipeline from EPSG:4326 reads latitudes as longitudes and writes wrong places without a word.
+ */
+export function forGdalAxisOrder(pipeline: string, source: SpatialReference | null, target: string): string {
+  const swapped = (srs: SpatialReference | null) => !!srs && (srs.EPSGTreatsAsLatLong() || srs.EPSGTreatsAsNorthingEasting());
+  const swap = '+step +proj=axisswap +order=2,1';
+  let text = pipeline;
+  // Before the first step: the pipeline's global options (+ellps …) stay where they are.
+  if (swapped(source)) text = text.replace(/(^|\s)\+step(?=\s|$)/, `$1${swap} +step`);
+  let targetSrs: SpatialReference | null = null;
+  try {
+    targetSrs = gdal.SpatialReference.fromUserInput(target);
+  } catch {
+    targetSrs = null;
+  }
+  if (swapped(targetSrs)) text = `${text} ${swap}`;
+  return text;
+}
+
 function isWgs84(crs: string): boolean {
   if (crsTextProblem(crs)) return false;
   try {
@@ -181,7 +225,11 @@ function isWgs84(crs: string): boolean {
   }
 }
 
-/** The coordinate operation each reprojected layer goes through: the one given, or PROJ's choice for the layer's CRS pair. */
+/**
+ * The coordinate operation each reprojected layer goes through (the one given, or PROJ's choice
+ * for the layer's CRS pair over its extent), and how many of its features lie outside the target
+ * CRS's area of use: what the reproject operation reports too.
+ */
 async function reprojectionNotes(layers: Layer[], input: DatasetRef, target: string, pipeline: string | null): Promise<ProcessingWarning[]> {
   const out: ProcessingWarning[] = [];
   for (const layer of layers) {
@@ -189,22 +237,36 @@ async function reprojectionNotes(layers: Layer[], input: DatasetRef, target: str
     const srs = crsAssigned(layer, input) ? gdal.SpatialReference.fromUserInput(input.assumedCrs!) : layerSrs(layer);
     if (!srs) continue;
     const from = crsLabel(srs) ?? srs.toWKT();
-    const answer = pipeline ? null : await coordinateOperations(from, target, null).catch(() => null);
+    const extent = layerLonLatExtent(layer, srs);
+    const answer = await coordinateOperations(from, target, extent).catch(() => null);
     const used = pipeline ? { name: 'the transformation given', accuracy_m: null, pipeline } : answer?.operations[0];
-    if (!used) continue;
-    out.push({
-      code: 'crs_operation',
-      message: `${layer.name} to ${target}: ${pipeline ? 'with the transformation given' : `PROJ uses "${used.name}" (${used.accuracy_m === null ? 'accuracy unknown' : `accuracy ${used.accuracy_m} m`})`}`,
-      layer: layer.name,
-      details: {
-        chosen_by: pipeline ? 'request' : 'proj',
-        name: used.name,
-        accuracy_m: used.accuracy_m,
-        pipeline: used.pipeline,
-        alternatives: answer?.operations.slice(1) ?? [],
-        unavailable: answer?.unavailable ?? [],
-      },
-    });
+    if (used) {
+      out.push({
+        code: 'crs_operation',
+        message: `${layer.name} to ${target}: ${pipeline ? 'with the transformation given' : `PROJ uses "${used.name}" (${used.accuracy_m === null ? 'accuracy unknown' : `accuracy ${used.accuracy_m} m`})`}`,
+        layer: layer.name,
+        details: {
+          chosen_by: pipeline ? 'request' : 'proj',
+          name: used.name,
+          accuracy_m: used.accuracy_m,
+          pipeline: used.pipeline,
+          alternatives: (pipeline ? answer?.operations : answer?.operations.slice(1)) ?? [],
+          unavailable: answer?.unavailable ?? [],
+        },
+      });
+    }
+    const area = answer?.target_area;
+    // The extent inside the area settles it without reading a feature.
+    if (!area || (extent && withinArea(extent, area))) continue;
+    const count = await countOutsideArea(layer, srs, area);
+    if (count > 0) {
+      out.push({
+        code: 'crs_outside_area',
+        message: `${layer.name} to ${target}: ${count} feature${count === 1 ? ' lies' : 's lie'} partly or wholly outside its area of use (${area.name.replace(/\.$/, '')}), where its coordinates are not reliable`,
+        layer: layer.name,
+        details: { features: count, target_crs: target, area_of_use: area },
+      });
+    }
   }
   return out;
 }

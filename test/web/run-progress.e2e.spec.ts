@@ -109,6 +109,8 @@ describe.skipIf(skip)(`browser: a Run's page while it runs${skip ? ` (skipped: $
     const extract = await log.locator('li[data-step=extract]').textContent();
     expect(extract).toContain('points.gpkg');
     expect(extract).toContain(`${POINTS.toLocaleString('en')} features`);
+    // Each layer's CRS with its name and unit, as the Workspace shows it.
+    expect(extract).toContain('EPSG:4326 · WGS 84 · degree');
     const convert = await log.locator('li[data-step=convert]').textContent();
     expect(convert).toContain('GeoJSON');
     expect(await log.locator('li[data-step=deliver]').count()).toBe(0);

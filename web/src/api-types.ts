@@ -937,7 +937,7 @@ export type PostgisDiscovery = {
 };
 
 export type ProcessingWarning = {
-  /** Stable: units_degrees, geometry_repaired, geometry_invalid, geometry_empty, field_renamed, type_changed, value_truncated, crs_changed, crs_outside_area, format_warning, … */
+  /** Stable: units_degrees, geometry_repaired, geometry_invalid, geometry_empty, field_renamed, type_changed, value_truncated, geometry_split, crs_operation, crs_changed, crs_outside_area, format_warning, … */
   code: string;
   message: string;
   layer?: string;
@@ -1038,7 +1038,7 @@ export type Run = {
   skipped_reason: string | null;
   /** What the steps changed or doubted without failing: fields a format renamed (with the mapping), values cut, geometries repaired */
   warnings: {
-    /** Stable: units_degrees, geometry_repaired, geometry_invalid, geometry_empty, field_renamed, type_changed, value_truncated, crs_changed, crs_outside_area, format_warning, … */
+    /** Stable: units_degrees, geometry_repaired, geometry_invalid, geometry_empty, field_renamed, type_changed, value_truncated, geometry_split, crs_operation, crs_changed, crs_outside_area, format_warning, … */
     code: string;
     message: string;
     layer?: string;
@@ -1113,6 +1113,8 @@ export type RunDataFacts = {
     name: string;
     geometry_type: string | null;
     crs: string | null;
+    /** Code, name and unit of the CRS (absent in Runs logged before it was kept) */
+    crs_info?: CrsInfo | null;
     features: number | null;
   })[];
 };

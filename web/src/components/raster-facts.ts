@@ -1,8 +1,9 @@
 import { count, h } from '../dom.js';
+import { crsByCode } from './crs.js';
 
-/** Width, height, bands, pixel size of a raster; unknown keys are shown as they come. */
+/** Width, height, bands, CRS (code, name and unit), pixel size of a raster; unknown keys are shown as they come. */
 export function rasterFacts(raster: Record<string, unknown>): HTMLElement {
-  const fact = (term: string, value: string) => h('div', null, h('dt', null, term), h('dd', null, value));
+  const fact = (term: string, value: string | HTMLElement) => h('div', null, h('dt', null, term), h('dd', null, value));
   const { width, height, bands, crs, geotransform, ...rest } = raster as {
     width?: number;
     height?: number;
@@ -20,7 +21,7 @@ export function rasterFacts(raster: Record<string, unknown>): HTMLElement {
           `${bands.length}: ${[...new Set(bands.map((b) => b.type))].join(', ')}${bands.some((b) => b.no_data !== null) ? `, no data ${bands.find((b) => b.no_data !== null)!.no_data}` : ''}`,
         )
       : null,
-    fact('CRS', crs ?? 'Not set'),
+    fact('CRS', crs ? crsByCode(crs) : 'Not set'),
     Array.isArray(geotransform) && geotransform.length === 6
       ? [fact('Pixel size', `${geotransform[1]} × ${Math.abs(geotransform[5]!)}`), fact('Origin', `${geotransform[0]}, ${geotransform[3]}`)]
       : null,

@@ -101,6 +101,10 @@ def test_run_view_shows_each_steps_log_and_warnings() -> None:
                 "read": {"connection": {"id": "src_1", "type": "url"}, "location": {"url": "https://data.test/r.geojson"},
                          "filename": "r.geojson", "format": "GeoJSON", "bytes": 5120, "features": 25,
                          "layers": [{"name": "roads", "geometry_type": "LINESTRING", "crs": "EPSG:4326", "features": 25}]}}},
+            {"name": "transform", "status": "succeeded", "duration_ms": 7, "log": {
+                "wrote": {"format": "GPKG", "features": 25, "layers": [{"name": "roads", "geometry_type": "LINESTRING", "crs": "EPSG:2263",
+                          "crs_info": {"code": "EPSG:2263", "name": "NAD83 / New York Long Island (ftUS)", "unit": "US survey foot",
+                                       "geographic": False}, "features": 25}]}}},
             {"name": "convert", "status": "succeeded", "duration_ms": 5, "log": {
                 "wrote": {"filename": "r.zip", "format": "ESRI Shapefile", "bytes": 9000,
                           "layers": [{"name": "roads", "geometry_type": None, "crs": None, "features": None}]}}},
@@ -108,6 +112,7 @@ def test_run_view_shows_each_steps_log_and_warnings() -> None:
         ]})
     assert "url src_1 · url: https://data.test/r.geojson · r.geojson · GeoJSON · 5,120 bytes · 25 features" in text
     assert "roads: LINESTRING · EPSG:4326 · 25 features" in text
+    assert "roads: LINESTRING · EPSG:2263 · NAD83 / New York Long Island (ftUS) · US survey foot · 25 features" in text
     assert "wrote: r.zip · ESRI Shapefile · 9,000 bytes" in text
     assert "warning: roads: Field names cut to 10 characters [field_renamed]" in text
     assert "deliver:" not in text

@@ -7,6 +7,7 @@
 import { post } from '../../api.js';
 import { h, replace, uid } from '../../dom.js';
 import { busy, statusLine } from '../../forms.js';
+import { crsByCode } from '../crs.js';
 import { browseTable, failure, useButton } from './browse.js';
 import type { FieldProject, FieldProjectInspection } from '../../types.js';
 
@@ -115,7 +116,8 @@ export function projectBrowser(options: ProjectBrowserOptions): HTMLElement {
             i === 0 ? h('th', { scope: 'row', rowspan: String(f.layers!.length) }, f.name) : null,
             h('td', null, l.name),
             h('td', null, cell(l.geometry_type)),
-            h('td', null, cell(l.crs)),
+            // The platform gives the code; its name and unit come from GET /crs/{code}.
+            h('td', null, l.crs ? crsByCode(l.crs) : cell(null)),
             h('td', null, cell(l.feature_count)),
             h('td', null, use({ project: project.id, file: f.name, layer: l.name }, `${f.name} › ${l.name}`)),
           ),

@@ -1,10 +1,11 @@
 /**
  * A Run's log (issue 33): for each finished step, what it read and wrote — the Source or
  * Destination and the place in it, the file, format, bytes, features, and each layer's geometry
- * type and CRS — the warnings it gave (the Run's `warnings`, by step) and a Python step's output.
+ * type and CRS (code, name and unit) — the warnings it gave (the Run's `warnings`, by step) and a Python step's output.
  */
 import { bytes, count, h } from '../../dom.js';
 import type { Run } from '../../types.js';
+import { crsText } from '../crs.js';
 import { STEP_LABELS } from './run-status.js';
 
 type Log = NonNullable<Run['steps'][number]['log']>;
@@ -42,7 +43,7 @@ function factsView(label: string, facts: Facts | undefined): HTMLElement | null 
               'li',
               null,
               h('code', null, l.name),
-              ` ${[l.geometry_type, l.crs, l.features === null ? null : `${count(l.features)} features`].filter(Boolean).join(' · ')}`,
+              ` ${[l.geometry_type, l.crs ? crsText(l.crs, l.crs_info) : null, l.features === null ? null : `${count(l.features)} features`].filter(Boolean).join(' · ')}`,
             ),
           ),
         )

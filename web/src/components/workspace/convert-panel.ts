@@ -28,8 +28,39 @@ export function formatOptions(formats: Format[], kind: 'vector' | 'raster'): HTM
   ];
 }
 
+type OutputWarning = NonNullable<Workspace['output']>['warnings'][number];
+
 /**
- * Convert (output format, optional target CRS) and the download of the current output. The call
+ * What the pipeline and the output format changed or doubted (fields renamed with the mapping,
+ * features outside the target CRS's area of use, geometries cut at 180°, the PROJ operation
+ * used): listed under the result, the pipeline of a crs_operation shown to be copied.
+ */
+export function outputWarnings(warnings: OutputWarning[] | undefined): HTMLElement | null {
+  if (!warnings?.length) return null;
+  return h(
+    'div',
+    { class: 'output-warnings', 'data-testid': 'output-warnings' },
+    h('p', null, h('strong', null, `${warnings.length} warning${warnings.length === 1 ? '' : 's'}`)),
+    h(
+      'ul',
+      { 'aria-label': 'Warnings' },
+      warnings.map((w) => {
+        const pipeline = w.code === 'crs_operation' && typeof w.details?.pipeline === 'string' ? w.details.pipeline : null;
+        return h(
+          'li',
+          { class: 'warning', 'data-code': w.code },
+          w.layer && !w.message.startsWith(w.layer) ? `${w.layer}: ${w.message}` : w.message,
+          ' ',
+          h('code', null, w.code),
+          pipeline ? h('details', null, h('summary', null, 'PROJ pipeline'), h('pre', null, pipeline)) : null,
+        );
+      }),
+    ),
+  );
+}
+
+/**
+ * Convert (output format, optional target CRS and transformation) and the download of the current output. The call
  * waits for the whole conversion; the status line counts the seconds meanwhile, and the previous
  * output's download is withdrawn (the new convert replaces that file) until the new one is ready.
  */
@@ -56,8 +87,21 @@ export function convertPanel(
     replace(targetCrsName, code ? crsByCode(code) : '');
   });
   targetCrs.row.append(targetCrsName);
+  // The PROJ pipeline to reproject with, when PROJ's own choice is not the one wanted: each
+  // result names the one used (and the alternatives) in its crs_operation warning.
+  const transformation = labelled(
+    h('textarea', { name: 'transformation', rows: 2, placeholder: '+proj=pipeline +step …', spellcheck: 'false', autocomplete: 'off' }),
+    {
+      label: 'Transformation (PROJ pipeline)',
+      hint: 'Optional, with a target CRS: the coordinate operation to use instead of the one PROJ chooses. Each convert lists the one it used under the result.',
+    },
+  );
   const creation = creationOptionsField();
-  convertErrors.add('output_format', formatSelect.handle).add('target_crs', targetCrs.handle).add('creation_options', creation.handle);
+  convertErrors
+    .add('output_format', formatSelect.handle)
+    .add('target_crs', targetCrs.handle)
+    .add('transformation', transformation.handle)
+    .add('creation_options', creation.handle);
   const convertButton = h('button', { type: 'submit', class: 'button' }, 'Convert');
   const convertStatus = statusLine();
   const outputBox = h('div', { class: 'output' });
@@ -80,6 +124,7 @@ export function convertPanel(
         ),
         h('a', { class: 'button', href: `${API_BASE}${path}/download`, download: o.filename, 'data-testid': 'download' }, `Download ${o.filename}`),
         o.format === 'PMTiles' ? tilesMap() : null,
+        outputWarnings(o.warnings),
       ),
     );
   }
@@ -138,6 +183,7 @@ export function convertPanel(
       try {
         const body: Record<string, unknown> = { output_format: formatSelect.control.value };
         if (targetCrs.control.value.trim()) body.target_crs = targetCrs.control.value.trim();
+        if (transformation.control.value.trim()) body.transformation = transformation.control.value.trim();
         if (options) body.creation_options = options;
         ws = await busy(convertButton, 'Converting…', () => post<Workspace>(`${path}/convert`, body));
         convertStatus.set(`Converted in ${Math.max(1, Math.round((Date.now() - started) / 1000))} s. The file is ready to download.`, 'ok');
@@ -159,6 +205,7 @@ export function convertPanel(
     },
     convertErrors.summary,
     h('div', { class: 'grid-2' }, formatSelect.row, targetCrs.row),
+    transformation.row,
     creation.row,
     h('div', { class: 'actions' }, convertButton),
     convertStatus.node,

@@ -249,6 +249,15 @@ def connector(entry: JSON) -> str:
     return head + "\n" + to_table(rows, ("field", "type", "required", "default", "secret", "description"))
 
 
+def _crs_text(label: object, info: object) -> str | None:
+    """"EPSG:2263 · NAD83 / New York Long Island (ftUS) · US survey foot"; the label alone without its name and unit."""
+    if not isinstance(info, Mapping):
+        return str(label) if label else None
+    code = info.get("code") or label
+    parts = [str(p) for p in (code if code and len(str(code)) <= 40 else None, info.get("name"), info.get("unit")) if p]
+    return " · ".join(parts) if parts else (str(label) if label else None)
+
+
 # -- Workspaces ------------------------------------------------------------------------------------
 
 
@@ -502,7 +511,7 @@ def run_log(item: JSON) -> str:
             lines.append(f"  {label}: {_facts(facts) or '—'}")
             for layer in facts.get("layers") or []:
                 if isinstance(layer, Mapping) and (layer.get("geometry_type") or layer.get("crs") or layer.get("features") is not None):
-                    parts = [str(p) for p in (layer.get("geometry_type"), layer.get("crs")) if p]
+                    parts = [str(p) for p in (layer.get("geometry_type"), _crs_text(layer.get("crs"), layer.get("crs_info"))) if p]
                     if isinstance(layer.get("features"), int):
                         parts.append(f"{layer['features']:,} features")
                     lines.append(f"    {layer.get('name')}: {' · '.join(parts)}")
