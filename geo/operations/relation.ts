@@ -72,10 +72,12 @@ export type GeoStep =
   | { kind: 'measure'; column: string; measure: 'area' | 'length' | 'perimeter'; factor: number };
 
 /**
- * What compiling one operation gives: the next relation, and whether the stage ends there
- * (-explodecollections, or a geo step that works on the stage's output).
+ * What compiling one operation gives: the next relation, whether the stage ends there
+ * (-explodecollections, or a geo step that works on the stage's output), and whether its output
+ * may hold geometries it could not repair (checked on the written output, reported as
+ * geometry_invalid).
  */
-export type Compiled = { rel: Relation; explode?: boolean; geoStep?: GeoStep };
+export type Compiled = { rel: Relation; explode?: boolean; geoStep?: GeoStep; checkValidity?: boolean };
 
 /** Runs a probe query against the relation (ogrinfo in the sandbox); answers the value of its column t. */
 export type Probe = (rel: Relation, sql: string) => Promise<string | null>;

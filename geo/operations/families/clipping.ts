@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { gdal } from '../../gdal/gdal.js';
-import { densifiedBox, familyCode, invalid, parseCrs, selectAll, wrap } from '../relation.js';
+import { densifiedBox, familyCode, invalid, parseCrs, selectAll, wrap, type Relation } from '../relation.js';
 import { quoteIdent, quoteString } from '../sql-guard.js';
 import { define } from './definition.js';
-import { geomOf } from './geometry-sql.js';
+import { geomOf, keptMulti, validated, validSql } from './geometry-sql.js';
 import { crs, otherLayer, workspaceId } from './parameters.js';
 
 /* Operations that cut geometries to an area: a box, or the polygons of another layer. */
@@ -35,10 +35,13 @@ export const clipBbox = define({
     const env = gdal.Geometry.fromWKT(wkt).getEnvelope();
     const box = `SetSRID(GeomFromText(${quoteString(wkt)}), ST_SRID(${g}))`;
     const fam = rel.geom!.family;
-    const cut = fam && fam !== 'collection' ? `CollectionExtract(ST_Intersection(${g}, ${box}), ${familyCode[fam]})` : `ST_Intersection(${g}, ${box})`;
+    // GEOS refuses to intersect an invalid geometry (the feature would vanish): repaired first.
+    const fixed = repairedInput(rel);
+    const cut =
+      fam && fam !== 'collection' ? keptMulti(g, `CollectionExtract(ST_Intersection(${g}, ${box}), ${familyCode[fam]})`) : `ST_Intersection(${g}, ${box})`;
     const where = ` WHERE MbrIntersects(${g}, BuildMbr(${env.minX}, ${env.minY}, ${env.maxX}, ${env.maxY})) AND ST_Intersects(${g}, ${box}) = 1`;
-    const clipped = wrap(rel, selectAll(rel, new Map(), cut), where);
-    return { rel: { ...rel, sql: `SELECT * FROM (${clipped}) WHERE ${g} IS NOT NULL` } };
+    const clipped = wrap(fixed, selectAll(fixed, new Map(), cut), where);
+    return validated({ ...rel, sql: `SELECT * FROM (${clipped}) WHERE ${g} IS NOT NULL AND NOT ST_IsEmpty(${g})` });
   },
 });
 
@@ -63,9 +66,15 @@ export const clip = define({
     const g = geomOf(rel);
     const c = quoteIdent(clip.geomName!);
     const fam = rel.geom!.family;
-    const area = `(SELECT CastToMultiPolygon(ST_Union(${c})) AS u FROM ${clip.table} WHERE ${c} IS NOT NULL)`;
-    const cut = fam && fam !== 'collection' ? `CollectionExtract(ST_Intersection(${g}, a.u), ${familyCode[fam]})` : `ST_Intersection(${g}, a.u)`;
-    const inner = `SELECT ${selectAll(rel, new Map(), cut).join(', ')} FROM (${rel.sql}), ${area} a WHERE ${g} IS NOT NULL AND MbrIntersects(${g}, a.u) AND ST_Intersects(${g}, a.u) = 1`;
-    return { rel: { ...rel, sql: `SELECT * FROM (${inner}) WHERE ${g} IS NOT NULL AND NOT ST_IsEmpty(${g})` } };
+    // GEOS refuses to union or intersect invalid geometries (the clip area or the feature would vanish): repaired first.
+    const area = `(SELECT CastToMultiPolygon(ST_Union(${validSql(c, 'polygon')})) AS u FROM ${clip.table} WHERE ${c} IS NOT NULL)`;
+    const cut = fam && fam !== 'collection' ? keptMulti(g, `CollectionExtract(ST_Intersection(${g}, a.u), ${familyCode[fam]})`) : `ST_Intersection(${g}, a.u)`;
+    const inner = `SELECT ${selectAll(rel, new Map(), cut).join(', ')} FROM (${repairedInput(rel).sql}), ${area} a WHERE ${g} IS NOT NULL AND MbrIntersects(${g}, a.u) AND ST_Intersects(${g}, a.u) = 1`;
+    return validated({ ...rel, sql: `SELECT * FROM (${inner}) WHERE ${g} IS NOT NULL AND NOT ST_IsEmpty(${g})` });
   },
 });
+
+/** The relation with invalid geometries repaired, once per row, before they are intersected. */
+function repairedInput(rel: Relation): Relation {
+  return { ...rel, sql: wrap(rel, selectAll(rel, new Map(), validSql(geomOf(rel), rel.geom!.family))) };
+}

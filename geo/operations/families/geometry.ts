@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { distanceOf, findColumn, invalid, wrap, type FieldSpec, type Relation } from '../relation.js';
 import { quoteIdent } from '../sql-guard.js';
 import { define } from './definition.js';
-import { geomOf, repairedSql, withGeometry, withValidGeometry } from './geometry-sql.js';
+import { geomOf, repairedSql, validated, validSql, withGeometry, withValidGeometry } from './geometry-sql.js';
 import { column, metresPer, squareMetresPer, units } from './parameters.js';
 
 /*
@@ -116,9 +116,11 @@ export const dissolve = define({
     const g = geomOf(rel);
     const by = [...new Set(columns.map((c) => findColumn(rel, c, 'dissolve')))];
     const keys = by.map((f) => quoteIdent(f.name));
-    const inner = `SELECT ${[...keys, `CastToMulti(ST_Union(${g})) AS ${g}`, 'COUNT(*) AS "_n"'].join(', ')} FROM (${rel.sql})${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}`;
+    // GEOS refuses to union an invalid geometry (the whole group would come out null): repaired first.
+    const union = `CastToMulti(ST_Union(${validSql(g, rel.geom!.family)}))`;
+    const inner = `SELECT ${[...keys, `${union} AS ${g}`, 'COUNT(*) AS "_n"'].join(', ')} FROM (${rel.sql})${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}`;
     // Without GROUP BY an empty layer still yields one row: drop it.
-    return { rel: { ...rel, fields: by, sql: `SELECT ${[...keys, g].join(', ')} FROM (${inner}) WHERE "_n" > 0` } };
+    return validated({ ...rel, fields: by, sql: `SELECT ${[...keys, g].join(', ')} FROM (${inner}) WHERE "_n" > 0` });
   },
 });
 
