@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { convertDataset } from '../../geo/datasets/convert.js';
+import { convertDataset } from '../../geo/isolation/index.js';
 import { datasetAt } from '../../geo/datasets/dataset-files.js';
 import { applyPipeline } from '../../geo/operations/pipeline.js';
 import { skipWithoutDatabase } from '../support/database.js';
