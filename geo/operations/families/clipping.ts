@@ -11,7 +11,8 @@ import { crs, otherLayer, workspaceId } from './parameters.js';
 export const clipBbox = define({
   id: 'clip_bbox',
   label: 'Clip to box',
-  description: 'Cuts geometries to a bounding box and drops those outside it.',
+  description:
+    "Cuts geometries to a bounding box and drops those outside it; the pieces keep the layer's geometry type (a polygon cut along an edge drops the stray line) and are valid.",
   category: 'geometry',
   requiresGeometry: true,
   parameters: z.object({
@@ -49,7 +50,7 @@ export const clip = define({
   id: 'clip',
   label: 'Clip to layer',
   description:
-    'Cuts geometries to the polygons of another layer (of the same dataset, or of another of your Workspaces with workspace_id) and drops those outside them.',
+    "Cuts geometries to the polygons of another layer (of the same dataset, or of another of your Workspaces with workspace_id) and drops those outside them; the pieces keep the layer's geometry type and are valid.",
   category: 'geometry',
   requiresGeometry: true,
   parameters: z.object({ clip_layer: otherLayer, workspace_id: workspaceId }),

@@ -11,7 +11,8 @@ import { crs } from './parameters.js';
 export const reproject = define({
   id: 'reproject',
   label: 'Reproject',
-  description: 'Transforms the geometries to another coordinate reference system.',
+  description:
+    'Transforms the geometries to another coordinate reference system; a ring the transformation folds over itself (over a pole, along the antimeridian) is repaired, keeping the geometry type.',
   category: 'crs',
   requiresGeometry: true,
   parameters: z.object({

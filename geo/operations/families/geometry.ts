@@ -107,7 +107,8 @@ export const force2d = geometryFunction({
 export const dissolve = define({
   id: 'dissolve',
   label: 'Dissolve',
-  description: 'Merges geometries that share the values of the given columns (all of them when none is given).',
+  description:
+    'Merges geometries that share the values of the given columns (all of them when none is given); invalid inputs are repaired first, and the result is valid.',
   category: 'geometry',
   requiresGeometry: true,
   parameters: z.object({ by: z.array(column).default([]).describe('Group-by columns; empty merges everything') }),
