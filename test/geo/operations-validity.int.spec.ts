@@ -5,7 +5,7 @@ import { datasetAt } from '../../geo/datasets/dataset-files.js';
 import { applyPipeline } from '../../geo/operations/pipeline.js';
 import { skipWithoutDatabase } from '../support/database.js';
 import { createPostgisDatabase, loadLayer, type PostgisDatabase } from '../support/postgis.js';
-import { addGpkgLayer, readLayer, run, tempFolder } from './support.js';
+import { addGpkgLayer, readLayer, run, tempFolder, vectorFromCsv } from './support.js';
 
 /*
  * Every operation whose output can be invalid ends valid (issue 34): reproject, dissolve, clip
@@ -122,6 +122,39 @@ describe.skipIf(skipWithoutDatabase)('reproject, dissolve, clip and convert with
     const features = readLayer(boxed.dataset.path, 'parcels').features;
     expect(features.map((f) => f.props.name)).toEqual(['bowtie1', 'bowtie2']);
     expect(features.map((f) => f.type)).toEqual(['MULTIPOLYGON', 'MULTIPOLYGON']);
+  });
+
+  it('what cannot be made valid (a polygon collapsed to a line along the central meridian) is kept and reported as geometry_invalid with its row; the rest is repaired', async () => {
+    const broken = d('broken.gpkg');
+    vectorFromCsv(
+      broken,
+      'name,wkt\nfine,"POLYGON ((0 0,1 0,1 1,0 1,0 0))"\nbowtie,"POLYGON ((0 0,2 2,2 0,0 2,0 0))"\ncollapsed,"POLYGON ((0 0,0 1000,0 2000,0 0))"\n',
+      ['-f', 'GPKG', '-a_srs', 'EPSG:3857', '-nlt', 'POLYGON', '-nln', 'broken'],
+    );
+    for (const operations of [[{ type: 'make_valid' }], [{ type: 'reproject', target_crs: 'EPSG:3395' }]]) {
+      const op = operations[0]!.type;
+      const result = await applyPipeline(datasetAt(broken), { layers: ['broken'], operations }, d(`work-${++n}`));
+      expect(
+        result.warnings.filter((w) => w.code === 'geometry_invalid'),
+        op,
+      ).toEqual([
+        expect.objectContaining({
+          layer: 'broken',
+          details: { operation: op, features: [3] },
+          message: expect.stringContaining('1 results could not be made valid (rows 3)'),
+        }),
+      ]);
+      load(result.dataset.path, 'broken', 'repaired');
+      const rows = await db.sql<{ name: string; valid: boolean; t: string }>(
+        'SELECT name, ST_IsValid(geom) AS valid, GeometryType(geom) AS t FROM repaired ORDER BY fid',
+      );
+      // The bow-tie comes out as its two triangles; the collapsed polygon keeps its geometry (no line in a polygon layer).
+      expect(rows, op).toEqual([
+        { name: 'fine', valid: true, t: 'POLYGON' },
+        { name: 'bowtie', valid: true, t: 'MULTIPOLYGON' },
+        { name: 'collapsed', valid: false, t: 'POLYGON' },
+      ]);
+    }
   });
 
   it('a Workspace convert with target_crs writes valid geometries of the declared type (ogr2ogr -makevalid)', async () => {

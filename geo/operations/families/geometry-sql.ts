@@ -24,9 +24,13 @@ export function keptMulti(g: string, result: string): string {
   return `(CASE WHEN GeometryType(${g}) LIKE 'MULTI%' THEN CastToMulti(${result}) ELSE ${result} END)`;
 }
 
-/** The geometry itself when valid (or null), else repaired: for the inputs of overlays, which GEOS refuses when invalid. */
+/**
+ * The geometry itself when valid (or null), else repaired; one the repair answers nothing for
+ * (a polygon collapsed to a line, kept to polygons) stays as it was, for the check after the
+ * write to report, rather than turn into a feature without geometry.
+ */
 export function validSql(g: string, fam: Family | null): string {
-  return `(CASE WHEN ${g} IS NULL OR ST_IsValid(${g}) = 1 THEN ${g} ELSE ${repairedSql(g, fam)} END)`;
+  return `(CASE WHEN ${g} IS NULL OR ST_IsValid(${g}) = 1 THEN ${g} ELSE coalesce(${repairedSql(g, fam)}, ${g}) END)`;
 }
 
 /**

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { distanceOf, findColumn, invalid, wrap, type FieldSpec, type Relation } from '../relation.js';
 import { quoteIdent } from '../sql-guard.js';
 import { define } from './definition.js';
-import { geomOf, repairedSql, validated, validSql, withGeometry, withValidGeometry } from './geometry-sql.js';
+import { geomOf, validated, validSql, withGeometry, withValidGeometry } from './geometry-sql.js';
 import { column, metresPer, squareMetresPer, units } from './parameters.js';
 
 /*
@@ -52,11 +52,16 @@ export const simplify = define({
   },
 });
 
-export const makeValid = geometryFunction({
+export const makeValid = define({
   id: 'make_valid',
   label: 'Repair geometries',
-  description: 'Repairs invalid geometries (self-intersections, bad rings) without losing vertices.',
-  call: (g, rel) => repairedSql(g, rel.geom!.family),
+  description:
+    'Repairs invalid geometries (self-intersections, bad rings) without losing vertices, keeping the geometry type; those that cannot be repaired are reported (geometry_invalid).',
+  category: 'geometry',
+  requiresGeometry: true,
+  parameters: z.object({}),
+  example: { type: 'make_valid' },
+  compile: (_params, rel) => validated(rel),
 });
 
 export const centroid = geometryFunction({
