@@ -147,8 +147,15 @@ export function findColumn(rel: Relation, name: string, op: string): FieldSpec {
   });
 }
 
-export function wrap(rel: Relation, select: string[], tail = ''): string {
-  return `SELECT ${select.join(', ') || 'NULL AS "_empty"'} FROM (${rel.sql})${tail}`;
+/**
+ * A SELECT of `select` over the relation. `once`: the relation's columns are computed once per
+ * row, where SQLite would otherwise fold the inner SELECT into this one and compute an
+ * expression as often as `select` names its column (a reprojection three times for a validity
+ * test, its repair and the geometry kept); a window function keeps it from folding.
+ */
+export function wrap(rel: Relation, select: string[], tail = '', once = false): string {
+  const from = once ? `SELECT *, ROW_NUMBER() OVER () AS "_once" FROM (${rel.sql})` : rel.sql;
+  return `SELECT ${select.join(', ') || 'NULL AS "_empty"'} FROM (${from})${tail}`;
 }
 
 export function selectAll(rel: Relation, replace: Map<string, string> = new Map(), geometry?: string): string[] {

@@ -77,5 +77,5 @@ export const clip = define({
 
 /** The relation with invalid geometries repaired, once per row, before they are intersected. */
 function repairedInput(rel: Relation): Relation {
-  return { ...rel, sql: wrap(rel, selectAll(rel, new Map(), validSql(geomOf(rel), rel.geom!.family))) };
+  return { ...rel, sql: wrap(rel, selectAll(rel, new Map(), validSql(geomOf(rel), rel.geom!.family)), '', true) };
 }

@@ -45,5 +45,5 @@ export function withValidGeometry(rel: Relation, call: string, change: Partial<R
 /** The relation with each invalid geometry repaired, to be checked once written. */
 export function validated(rel: Relation): Compiled {
   const valid = validSql(geomOf(rel), rel.geom!.family);
-  return { rel: { ...rel, sql: wrap(rel, selectAll(rel, new Map(), valid)) }, checkValidity: true };
+  return { rel: { ...rel, sql: wrap(rel, selectAll(rel, new Map(), valid), '', true) }, checkValidity: true };
 }

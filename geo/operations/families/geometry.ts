@@ -124,7 +124,7 @@ export const dissolve = define({
     const keys = by.map((f) => quoteIdent(f.name));
     // GEOS refuses to union an invalid geometry (the whole group would come out null): repaired first.
     const union = `CastToMulti(ST_Union(${validSql(g, rel.geom!.family)}))`;
-    const inner = `SELECT ${[...keys, `${union} AS ${g}`, 'COUNT(*) AS "_n"'].join(', ')} FROM (${rel.sql})${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}`;
+    const inner = wrap(rel, [...keys, `${union} AS ${g}`, 'COUNT(*) AS "_n"'], keys.length ? ` GROUP BY ${keys.join(', ')}` : '', true);
     // Without GROUP BY an empty layer still yields one row: drop it.
     return validated({ ...rel, fields: by, sql: `SELECT ${[...keys, g].join(', ')} FROM (${inner}) WHERE "_n" > 0` });
   },
