@@ -63,22 +63,26 @@ describe.skipIf(skipWithoutDatabase)('reproject, dissolve, clip and convert with
     tmp.remove();
   });
 
-  it('reproject: world countries to Arctic polar stereographic (EPSG:3995) are all valid, Russia whole, areas as PostGIS repairs them', async () => {
+  it('reproject: world countries to polar stereographic (EPSG:3995, 3031) are all valid, Russia whole, areas as PostGIS repairs them', async () => {
     // PostGIS's own transform folds Russia over itself along the antimeridian: the case is real.
-    const plain = await db.sql<{ name: string }>('SELECT name FROM countries WHERE NOT ST_IsValid(ST_Transform(geom, 3995)) ORDER BY fid');
-    expect(plain.map((r) => r.name)).toContain('Russia');
-    const result = await pipe('countries', [{ type: 'reproject', target_crs: 'EPSG:3995' }]);
-    expect(result.warnings.filter((w) => w.code === 'geometry_invalid')).toEqual([]);
-    load(result.dataset.path, 'countries', 'polar');
-    expect(await invalidIn('polar')).toEqual([]);
-    // The layer declares MultiPolygon; the repaired ones stay multipolygons.
-    expect(await typesIn('polar')).toEqual(['MULTIPOLYGON']);
-    const rows = await db.sql<{ name: string; ours: number; ref: number }>(
-      `SELECT c.name, ST_Area(p.geom) AS ours, ST_Area(ST_MakeValid(ST_Transform(c.geom, 3995))) AS ref
-       FROM countries c LEFT JOIN polar p ON p.name = c.name`,
-    );
-    expect(rows).toHaveLength(177);
-    for (const r of rows) expect(r.ours / r.ref, r.name).toBeCloseTo(1, 6);
+    // Arctic and Antarctic polar stereographic: PostGIS's own transform folds Russia over itself
+    // along the antimeridian in both, and Antarctica round the pole in the Arctic one.
+    for (const srid of [3995, 3031]) {
+      const plain = await db.sql<{ name: string }>(`SELECT name FROM countries WHERE NOT ST_IsValid(ST_Transform(geom, ${srid})) ORDER BY fid`);
+      expect(plain.map((r) => r.name)).toContain('Russia');
+      const result = await pipe('countries', [{ type: 'reproject', target_crs: `EPSG:${srid}` }]);
+      expect(result.warnings.filter((w) => w.code === 'geometry_invalid')).toEqual([]);
+      load(result.dataset.path, 'countries', 'polar');
+      expect(await invalidIn('polar'), `EPSG:${srid}`).toEqual([]);
+      // The layer declares MultiPolygon; the repaired ones stay multipolygons.
+      expect(await typesIn('polar')).toEqual(['MULTIPOLYGON']);
+      const rows = await db.sql<{ name: string; ours: number; ref: number }>(
+        `SELECT c.name, ST_Area(p.geom) AS ours, ST_Area(ST_MakeValid(ST_Transform(c.geom, ${srid}))) AS ref
+         FROM countries c LEFT JOIN polar p ON p.name = c.name`,
+      );
+      expect(rows).toHaveLength(177);
+      for (const r of rows) expect(r.ours / r.ref, `${r.name} in EPSG:${srid}`).toBeCloseTo(1, 6);
+    }
   });
 
   it('dissolve: overlapping squares and a bow-tie merge into one valid multipolygon per group, areas as PostGIS ST_Union(ST_MakeValid) gives', async () => {

@@ -25,12 +25,16 @@ export function keptMulti(g: string, result: string): string {
 }
 
 /**
- * The geometry itself when valid (or null), else repaired; one the repair answers nothing for
+ * The geometry itself when valid (or null), else repaired; one no repair answers anything for
  * (a polygon collapsed to a line, kept to polygons) stays as it was, for the check after the
  * write to report, rather than turn into a feature without geometry.
  */
 export function validSql(g: string, fam: Family | null): string {
-  return `(CASE WHEN ${g} IS NULL OR ST_IsValid(${g}) = 1 THEN ${g} ELSE coalesce(${repairedSql(g, fam)}, ${g}) END)`;
+  // SpatiaLite's ST_MakeValid (RTTOPO's) can answer a stray point for a large polygon folded over
+  // itself (Russia in EPSG:3031); a zero buffer then repairs it, as the geo step does.
+  const zero = `ST_Buffer(${g}, 0)`;
+  const buffered = fam === 'polygon' ? `(CASE WHEN ST_IsValid(${zero}) = 1 AND NOT ST_IsEmpty(${zero}) THEN ${keptMulti(g, zero)} END), ` : '';
+  return `(CASE WHEN ${g} IS NULL OR ST_IsValid(${g}) = 1 THEN ${g} ELSE coalesce(${repairedSql(g, fam)}, ${buffered}${g}) END)`;
 }
 
 /**
