@@ -4,7 +4,7 @@ import { DomainError } from '../../domain/errors.js';
 import { crsAssigned, crsTextProblem } from '../crs.js';
 import { checkPipeline, coordinateOperations, withinArea } from '../crs-operations.js';
 import { errorText, gdal, layerSrs, openAs, scrubPaths, type Dataset, type Layer, type SpatialReference } from '../gdal/gdal.js';
-import { crsLabel } from '../gdal/labels.js';
+import { crsLabel, splitGeometryType } from '../gdal/labels.js';
 import { GdalWriteFailed, inputArgs, readableOf, runGdalWrite } from '../gdal/translate.js';
 import type { ProcessingWarning } from '../warnings.js';
 import { badParameter, conversionFailed, type ConvertOptions, type ConvertRequest } from './convert-request.js';
@@ -48,7 +48,11 @@ export async function convertVector(
   // Layers without a CRS get the assumed one (CSV coordinates are WGS 84 by convention).
   const assumed = missingCrs.length && input.assumedCrs ? [target ? '-s_srs' : '-a_srs', input.assumedCrs] : [];
   const pipeline = target && request.transformation ? checkPipeline(request.transformation, 'transformation', 'invalid_parameter') : null;
-  const reproject = target ? ['-t_srs', target, ...(pipeline ? ['-ct', forGdalAxisOrder(pipeline, sourceSrsOf(layerObjects, input), target)] : [])] : [];
+  // A reprojection can fold a valid ring over itself (Russia in polar stereographic touches
+  // itself along the antimeridian): -makevalid repairs what comes out invalid (issue 34).
+  const reproject = target
+    ? ['-t_srs', target, ...(pipeline ? ['-ct', forGdalAxisOrder(pipeline, sourceSrsOf(layerObjects, input), target)] : []), '-makevalid']
+    : [];
   if (target) warnings.push(...(await reprojectionNotes(layerObjects, input, target, pipeline)));
   const output: string[] = ['-f', id];
   if (id === 'ESRI Shapefile') output.push('-lco', 'ENCODING=UTF-8');
@@ -88,7 +92,7 @@ export async function convertVector(
   };
 
   const extra: string[][] = [];
-  for (const layer of layerObjects) extra.push(await geometryArgs(ds, layer, format));
+  for (const layer of layerObjects) extra.push(await geometryArgs(ds, layer, format, target !== null));
 
   const readable = [await readableOf(input)];
   /** One ogr2ogr process: options, then the layers to copy (geo/gdal/translate.ts says why not in-process). */
@@ -161,8 +165,11 @@ export async function convertVector(
  * with single and multi parts of one kind promoted to multi. Mixed kinds stay a GEOMETRY layer,
  * which single-type formats cannot hold: a conversion_failed naming the layer and its kinds.
  */
-async function geometryArgs(ds: Dataset, layer: Layer, format: FormatEntry): Promise<string[]> {
-  if (!declaredTypeIsVague(layer, ds.driver.description)) return [];
+async function geometryArgs(ds: Dataset, layer: Layer, format: FormatEntry, madeValid: boolean): Promise<string[]> {
+  if (!declaredTypeIsVague(layer, ds.driver.description)) {
+    // -makevalid can turn a multipolygon into one polygon: kept to the multi type the layer declares.
+    return madeValid && isMulti(layer.geomType) ? ['-nlt', nltName(layer.geomType)] : [];
+  }
   const output = outputGeometry(await measureGeometryTypes(ds, layer));
   if (output.kind === 'uniform') return sameGeometryType(output.code, layer.geomType) ? [] : ['-nlt', nltName(output.code)];
   if (output.kind === 'mixed' && singleTypeFormats.has(format.id)) {
@@ -330,4 +337,9 @@ function explainFailure(err: unknown, context: { format: FormatEntry; names: str
     ...(layer ? { layer } : {}),
     reason,
   });
+}
+
+/** Whether a declared type is a multi-part one (MultiPoint, MultiLineString, MultiPolygon, with Z or M too). */
+function isMulti(code: number): boolean {
+  return [4, 5, 6].includes(splitGeometryType(code).base);
 }

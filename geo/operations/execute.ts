@@ -6,7 +6,8 @@ import { attachLayer } from './attach-layer.js';
 import { compileOperation, type ValidatedOperation } from './catalog.js';
 import { runGeoStep } from './geo-step.js';
 import { refuseGeometryOperations } from './pipeline-check.js';
-import { invalid, type AttachedLayer, type CompileContext, type Probe } from './relation.js';
+import { invalid, type AttachedLayer, type CompileContext, type Probe, type Relation } from './relation.js';
+import { quoteIdent } from './sql-guard.js';
 import { describeSource } from './source-layer.js';
 import { continueFrom, openOptionArgs, outputLimitArgs, runStage, stageLimits, timing, type OperationRun } from './stage.js';
 
@@ -59,8 +60,11 @@ export async function runOperations(operations: ValidatedOperation[], run: Opera
     }
     return { rel: continueFrom(current, written, 'stage'), layers: out };
   };
+  // Operations whose output can hold geometries their repair could not make valid.
+  const repairing = new Set<string>();
   for (const op of operations) {
     const compiled = await compileOperation(op, rel, { layer: run.layer, probe, warn, attach });
+    if (compiled.checkValidity) repairing.add(op.type);
     if (compiled.explode) {
       const written = stagePath();
       await runStage(rel, { path: written, layer: 'stage' }, run, true);
@@ -82,7 +86,32 @@ export async function runOperations(operations: ValidatedOperation[], run: Opera
     }
   }
   await runStage(rel, run.output, run, false);
+  if (repairing.size && rel.geom) {
+    const invalidRows = await invalidFeatures(continueFrom(rel, run.output.path, run.output.layer), probe);
+    if (invalidRows.count) {
+      const ops = [...repairing].join(', ');
+      warn({
+        code: 'geometry_invalid',
+        message: `${ops}: ${invalidRows.count} results could not be made valid (rows ${invalidRows.rows.join(', ')}${invalidRows.count > invalidRows.rows.length ? ', …' : ''})`,
+        details: { operation: ops, features: invalidRows.rows },
+      });
+    }
+  }
   return warnings;
+}
+
+const LISTED = 20;
+
+/** The features of a written layer that are still invalid: how many, and the row numbers of the first ones. */
+async function invalidFeatures(rel: Relation, probe: Probe): Promise<{ count: number; rows: number[] }> {
+  const g = quoteIdent(rel.geomName);
+  const numbered = `SELECT ROW_NUMBER() OVER () AS "_row", ${g} FROM (${rel.sql})`;
+  const bad = `SELECT "_row" FROM (${numbered}) WHERE ${g} IS NOT NULL AND ST_IsValid(${g}) = 0`;
+  const count = Number((await probe(rel, `SELECT count(*) AS t FROM (${bad})`)) ?? 0);
+  if (!count) return { count: 0, rows: [] };
+  // The probe answers one value: the row numbers joined by underscores.
+  const listed = await probe(rel, `SELECT group_concat("_row", '_') AS t FROM (${bad} LIMIT ${LISTED})`);
+  return { count, rows: (listed ?? '').split('_').filter(Boolean).map(Number) };
 }
 
 export interface SqlRun extends OperationRun {

@@ -72,10 +72,12 @@ export type GeoStep =
   | { kind: 'measure'; column: string; measure: 'area' | 'length' | 'perimeter'; factor: number };
 
 /**
- * What compiling one operation gives: the next relation, and whether the stage ends there
- * (-explodecollections, or a geo step that works on the stage's output).
+ * What compiling one operation gives: the next relation, whether the stage ends there
+ * (-explodecollections, or a geo step that works on the stage's output), and whether its output
+ * may hold geometries it could not repair (checked on the written output, reported as
+ * geometry_invalid).
  */
-export type Compiled = { rel: Relation; explode?: boolean; geoStep?: GeoStep };
+export type Compiled = { rel: Relation; explode?: boolean; geoStep?: GeoStep; checkValidity?: boolean };
 
 /** Runs a probe query against the relation (ogrinfo in the sandbox); answers the value of its column t. */
 export type Probe = (rel: Relation, sql: string) => Promise<string | null>;
@@ -145,8 +147,15 @@ export function findColumn(rel: Relation, name: string, op: string): FieldSpec {
   });
 }
 
-export function wrap(rel: Relation, select: string[], tail = ''): string {
-  return `SELECT ${select.join(', ') || 'NULL AS "_empty"'} FROM (${rel.sql})${tail}`;
+/**
+ * A SELECT of `select` over the relation. `once`: the relation's columns are computed once per
+ * row, where SQLite would otherwise fold the inner SELECT into this one and compute an
+ * expression as often as `select` names its column (a reprojection three times for a validity
+ * test, its repair and the geometry kept); a window function keeps it from folding.
+ */
+export function wrap(rel: Relation, select: string[], tail = '', once = false): string {
+  const from = once ? `SELECT *, ROW_NUMBER() OVER () AS "_once" FROM (${rel.sql})` : rel.sql;
+  return `SELECT ${select.join(', ') || 'NULL AS "_empty"'} FROM (${from})${tail}`;
 }
 
 export function selectAll(rel: Relation, replace: Map<string, string> = new Map(), geometry?: string): string[] {

@@ -28,7 +28,18 @@ describe.skipIf(skipWithoutDatabase)('clip, joins, merge, measures, densify, ded
     // A study area over the Alps, and a table of capitals keyed by ISO code (one country twice).
     addGpkgLayer(gpkg, 'alps', 'zone,wkt\nalps,"POLYGON ((5 44,16 44,16 48.5,5 48.5,5 44))"\n', ['-a_srs', 'EPSG:4326', '-nlt', 'POLYGON']);
     addGpkgLayer(gpkg, 'capitals', 'iso,capital\nCHE,Bern\nAUT,Wien\nFRA,Paris\nITA,Roma\nITA,Rome\nDEU,Berlin\n');
-    for (const layer of ['countries', 'cities', 'alps', 'capitals']) load(gpkg, layer, layer);
+    // The countries' outlines as lines, for lengths.
+    run('ogr2ogr', [
+      '-update',
+      '-nln',
+      'outlines',
+      '-nlt',
+      'MULTILINESTRING',
+      gpkg,
+      path.resolve('test/fixtures/natural-earth/natural-earth-110m.gpkg'),
+      'countries',
+    ]);
+    for (const layer of ['countries', 'cities', 'alps', 'capitals', 'outlines']) load(gpkg, layer, layer);
   });
   afterAll(async () => {
     await db?.drop();
@@ -78,6 +89,47 @@ describe.skipIf(skipWithoutDatabase)('clip, joins, merge, measures, densify, ded
       expect(f.props.join_name, String(f.props.name)).toBe(ref!.country);
       expect(Math.abs(Number(f.props.km) - ref!.km), String(f.props.name)).toBeLessThan(Math.max(0.5, ref!.km * 0.005));
     }
+  });
+
+  it('spatial_join intersects, every match: each country with every country it touches, as a PostGIS ST_Intersects join gives them', async () => {
+    const result = await pipe('countries', [{ type: 'spatial_join', join_layer: 'countries', predicate: 'intersects', columns: ['name'], one_to_many: 'all' }]);
+    const ours = readLayer(result.dataset.path, 'countries').features.map((f) => [f.props.name, f.props.join_name ?? null]);
+    const ref = await db.sql<{ name: string; other: string | null }>(
+      'SELECT a.name, b.name AS other FROM countries a LEFT JOIN countries b ON ST_Intersects(a.geom, b.geom) ORDER BY a.fid, b.fid',
+    );
+    // Every country meets itself, and most meet a neighbour: many more rows than countries.
+    expect(ref.length).toBeGreaterThan(177 + 300);
+    expect(ours).toEqual(ref.map((r) => [r.name, r.other]));
+    // The first match only, unmatched cities dropped: the first country (in layer order) each city touches.
+    const first = await pipe('cities', [{ type: 'spatial_join', join_layer: 'countries', predicate: 'intersects', columns: ['name'], keep_unmatched: false }]);
+    const firstRef = await db.sql<{ city: string; country: string }>(
+      `SELECT ci.name AS city, (SELECT co.name FROM countries co WHERE ST_Intersects(ci.geom, co.geom) ORDER BY co.fid LIMIT 1) AS country
+       FROM cities ci WHERE EXISTS (SELECT 1 FROM countries co WHERE ST_Intersects(ci.geom, co.geom)) ORDER BY ci.fid`,
+    );
+    expect(firstRef.length).toBeGreaterThan(150);
+    expect(readLayer(first.dataset.path, 'cities').features.map((f) => [f.props.name, f.props.join_name])).toEqual(firstRef.map((r) => [r.city, r.country]));
+  });
+
+  it('spatial_join contains: each country with the cities it contains, every match or the first, as PostGIS ST_Contains gives them', async () => {
+    const all = await pipe('countries', [{ type: 'spatial_join', join_layer: 'cities', predicate: 'contains', columns: ['name'], one_to_many: 'all' }]);
+    const ref = await db.sql<{ country: string; city: string | null }>(
+      'SELECT co.name AS country, ci.name AS city FROM countries co LEFT JOIN cities ci ON ST_Contains(co.geom, ci.geom) ORDER BY co.fid, ci.fid',
+    );
+    // Some countries hold several of the cities, some none (kept, with nulls).
+    const perCountry = new Map<string, number>();
+    for (const r of ref) if (r.city) perCountry.set(r.country, (perCountry.get(r.country) ?? 0) + 1);
+    expect(Math.max(...perCountry.values())).toBeGreaterThan(1);
+    expect(ref.some((r) => r.city === null)).toBe(true);
+    expect(readLayer(all.dataset.path, 'countries').features.map((f) => [f.props.name, f.props.join_name ?? null])).toEqual(
+      ref.map((r) => [r.country, r.city]),
+    );
+    const first = await pipe('countries', [{ type: 'spatial_join', join_layer: 'cities', predicate: 'contains', columns: ['name'] }]);
+    const firstRef = await db.sql<{ country: string; city: string | null }>(
+      'SELECT co.name AS country, (SELECT ci.name FROM cities ci WHERE ST_Contains(co.geom, ci.geom) ORDER BY ci.fid LIMIT 1) AS city FROM countries co ORDER BY co.fid',
+    );
+    expect(readLayer(first.dataset.path, 'countries').features.map((f) => [f.props.name, f.props.join_name ?? null])).toEqual(
+      firstRef.map((r) => [r.country, r.city]),
+    );
   });
 
   it('attribute_join: by key from a table layer and from a CSV in another Workspace, first match or every match', async () => {
@@ -150,6 +202,29 @@ describe.skipIf(skipWithoutDatabase)('clip, joins, merge, measures, densify, ded
     ]);
     const [planar] = await db.sql<{ ha: number }>("SELECT ST_Area(ST_Transform(geom, 2056)) / 1e4 AS ha FROM countries WHERE name = 'Switzerland'");
     expect(Number(readLayer(swiss.dataset.path, 'countries').features[0]!.props.ha) / planar!.ha).toBeCloseTo(1, 4);
+  });
+
+  it('calculate_geometry length: geodesic on longitude/latitude within 0.1 % of PostGIS geography; in US feet on EPSG:2263 from the CRS unit', async () => {
+    const result = await pipe('outlines', [{ type: 'calculate_geometry', column: 'len_km', measure: 'length', units: 'kilometers' }]);
+    const ours = new Map(readLayer(result.dataset.path, 'outlines').features.map((f) => [f.props.name, Number(f.props.len_km)]));
+    const ref = await db.sql<{ name: string; km: number }>('SELECT name, ST_Length(geom::geography) / 1000 AS km FROM outlines');
+    expect(ref).toHaveLength(177);
+    for (const r of ref) expect(Math.abs(ours.get(r.name)! / r.km - 1), r.name).toBeLessThan(0.001);
+    // EPSG:2263 is in US survey feet (1200/3937 m): lengths in metres and in (international) feet.
+    const usa = await pipe('outlines', [
+      { type: 'filter', where: "name = 'United States of America'" },
+      { type: 'reproject', target_crs: 'EPSG:2263' },
+      { type: 'calculate_geometry', column: 'len_ft', measure: 'length', units: 'feet' },
+      { type: 'calculate_geometry', column: 'len_m', measure: 'length' },
+      { type: 'calculate_geometry', column: 'len_src', measure: 'length', units: 'source' },
+    ]);
+    const [planar] = await db.sql<{ us_ft: number }>(
+      "SELECT ST_Length(ST_Transform(geom, 2263)) AS us_ft FROM outlines WHERE name = 'United States of America'",
+    );
+    const props = readLayer(usa.dataset.path, 'outlines').features[0]!.props;
+    expect(Number(props.len_src) / planar!.us_ft).toBeCloseTo(1, 6);
+    expect(Number(props.len_m) / ((planar!.us_ft * 1200) / 3937)).toBeCloseTo(1, 6);
+    expect(Number(props.len_ft) / ((planar!.us_ft * 1200) / 3937 / 0.3048)).toBeCloseTo(1, 6);
   });
 
   it('densify: no segment longer than 100 km on the ellipsoid, about as many vertices as PostGIS ST_Segmentize(geography) adds', async () => {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { gdal } from '../../gdal/gdal.js';
-import { densifiedBox, familyCode, invalid, parseCrs, selectAll, wrap } from '../relation.js';
+import { densifiedBox, familyCode, invalid, parseCrs, selectAll, wrap, type Relation } from '../relation.js';
 import { quoteIdent, quoteString } from '../sql-guard.js';
 import { define } from './definition.js';
-import { geomOf } from './geometry-sql.js';
+import { geomOf, keptMulti, validated, validSql } from './geometry-sql.js';
 import { crs, otherLayer, workspaceId } from './parameters.js';
 
 /* Operations that cut geometries to an area: a box, or the polygons of another layer. */
@@ -11,7 +11,8 @@ import { crs, otherLayer, workspaceId } from './parameters.js';
 export const clipBbox = define({
   id: 'clip_bbox',
   label: 'Clip to box',
-  description: 'Cuts geometries to a bounding box and drops those outside it.',
+  description:
+    "Cuts geometries to a bounding box and drops those outside it; the pieces keep the layer's geometry type (a polygon cut along an edge drops the stray line) and are valid.",
   category: 'geometry',
   requiresGeometry: true,
   parameters: z.object({
@@ -35,10 +36,13 @@ export const clipBbox = define({
     const env = gdal.Geometry.fromWKT(wkt).getEnvelope();
     const box = `SetSRID(GeomFromText(${quoteString(wkt)}), ST_SRID(${g}))`;
     const fam = rel.geom!.family;
-    const cut = fam && fam !== 'collection' ? `CollectionExtract(ST_Intersection(${g}, ${box}), ${familyCode[fam]})` : `ST_Intersection(${g}, ${box})`;
+    // GEOS refuses to intersect an invalid geometry (the feature would vanish): repaired first.
+    const fixed = repairedInput(rel);
+    const cut =
+      fam && fam !== 'collection' ? keptMulti(g, `CollectionExtract(ST_Intersection(${g}, ${box}), ${familyCode[fam]})`) : `ST_Intersection(${g}, ${box})`;
     const where = ` WHERE MbrIntersects(${g}, BuildMbr(${env.minX}, ${env.minY}, ${env.maxX}, ${env.maxY})) AND ST_Intersects(${g}, ${box}) = 1`;
-    const clipped = wrap(rel, selectAll(rel, new Map(), cut), where);
-    return { rel: { ...rel, sql: `SELECT * FROM (${clipped}) WHERE ${g} IS NOT NULL` } };
+    const clipped = wrap(fixed, selectAll(fixed, new Map(), cut), where);
+    return validated({ ...rel, sql: `SELECT * FROM (${clipped}) WHERE ${g} IS NOT NULL AND NOT ST_IsEmpty(${g})` });
   },
 });
 
@@ -46,7 +50,7 @@ export const clip = define({
   id: 'clip',
   label: 'Clip to layer',
   description:
-    'Cuts geometries to the polygons of another layer (of the same dataset, or of another of your Workspaces with workspace_id) and drops those outside them.',
+    "Cuts geometries to the polygons of another layer (of the same dataset, or of another of your Workspaces with workspace_id) and drops those outside them; the pieces keep the layer's geometry type and are valid.",
   category: 'geometry',
   requiresGeometry: true,
   parameters: z.object({ clip_layer: otherLayer, workspace_id: workspaceId }),
@@ -63,9 +67,15 @@ export const clip = define({
     const g = geomOf(rel);
     const c = quoteIdent(clip.geomName!);
     const fam = rel.geom!.family;
-    const area = `(SELECT CastToMultiPolygon(ST_Union(${c})) AS u FROM ${clip.table} WHERE ${c} IS NOT NULL)`;
-    const cut = fam && fam !== 'collection' ? `CollectionExtract(ST_Intersection(${g}, a.u), ${familyCode[fam]})` : `ST_Intersection(${g}, a.u)`;
-    const inner = `SELECT ${selectAll(rel, new Map(), cut).join(', ')} FROM (${rel.sql}), ${area} a WHERE ${g} IS NOT NULL AND MbrIntersects(${g}, a.u) AND ST_Intersects(${g}, a.u) = 1`;
-    return { rel: { ...rel, sql: `SELECT * FROM (${inner}) WHERE ${g} IS NOT NULL AND NOT ST_IsEmpty(${g})` } };
+    // GEOS refuses to union or intersect invalid geometries (the clip area or the feature would vanish): repaired first.
+    const area = `(SELECT CastToMultiPolygon(ST_Union(${validSql(c, 'polygon')})) AS u FROM ${clip.table} WHERE ${c} IS NOT NULL)`;
+    const cut = fam && fam !== 'collection' ? keptMulti(g, `CollectionExtract(ST_Intersection(${g}, a.u), ${familyCode[fam]})`) : `ST_Intersection(${g}, a.u)`;
+    const inner = `SELECT ${selectAll(rel, new Map(), cut).join(', ')} FROM (${repairedInput(rel).sql}), ${area} a WHERE ${g} IS NOT NULL AND MbrIntersects(${g}, a.u) AND ST_Intersects(${g}, a.u) = 1`;
+    return validated({ ...rel, sql: `SELECT * FROM (${inner}) WHERE ${g} IS NOT NULL AND NOT ST_IsEmpty(${g})` });
   },
 });
+
+/** The relation with invalid geometries repaired, once per row, before they are intersected. */
+function repairedInput(rel: Relation): Relation {
+  return { ...rel, sql: wrap(rel, selectAll(rel, new Map(), validSql(geomOf(rel), rel.geom!.family)), '', true) };
+}

@@ -3,7 +3,7 @@ import { checkPipeline, coordinateOperations, outsideAreaSql, withinArea } from 
 import { crsSpecOf, parseCrs, requireCrs, invalid, type CompileContext, type CrsSpec, type Relation } from '../relation.js';
 import { quoteString } from '../sql-guard.js';
 import { define } from './definition.js';
-import { geomOf, withGeometry } from './geometry-sql.js';
+import { geomOf, withValidGeometry } from './geometry-sql.js';
 import { crs } from './parameters.js';
 
 /* Operations on the coordinate reference system: reproject (reporting how), or declare the one the coordinates are in. */
@@ -11,7 +11,8 @@ import { crs } from './parameters.js';
 export const reproject = define({
   id: 'reproject',
   label: 'Reproject',
-  description: 'Transforms the geometries to another coordinate reference system.',
+  description:
+    'Transforms the geometries to another coordinate reference system; a ring the transformation folds over itself (over a pole, along the antimeridian) is repaired, keeping the geometry type.',
   category: 'crs',
   requiresGeometry: true,
   parameters: z.object({
@@ -39,7 +40,9 @@ export const reproject = define({
     const call = pipeline
       ? `ST_Transform(${g}, ST_SRID(${g}), NULL, ${quoteString(pipeline)}, NULL)`
       : `ST_Transform(${g}, ST_SRID(${g}), NULL, ${quoteString(from.definition)}, ${quoteString(to.definition)})`;
-    return withGeometry(rel, call, { crs: to, extentLonLat: null });
+    // A valid ring can come out crossing itself (folded over a pole or the antimeridian, or
+    // collapsed by rounding): repaired, and reported when it cannot be.
+    return withValidGeometry(rel, call, { crs: to, extentLonLat: null });
   },
 });
 

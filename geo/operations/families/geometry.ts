@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { distanceOf, findColumn, invalid, wrap, type FieldSpec, type Relation } from '../relation.js';
 import { quoteIdent } from '../sql-guard.js';
 import { define } from './definition.js';
-import { geomOf, repairedSql, withGeometry, withValidGeometry } from './geometry-sql.js';
+import { geomOf, validated, validSql, withGeometry, withValidGeometry } from './geometry-sql.js';
 import { column, metresPer, squareMetresPer, units } from './parameters.js';
 
 /*
@@ -52,11 +52,16 @@ export const simplify = define({
   },
 });
 
-export const makeValid = geometryFunction({
+export const makeValid = define({
   id: 'make_valid',
   label: 'Repair geometries',
-  description: 'Repairs invalid geometries (self-intersections, bad rings) without losing vertices.',
-  call: (g, rel) => repairedSql(g, rel.geom!.family),
+  description:
+    'Repairs invalid geometries (self-intersections, bad rings) without losing vertices, keeping the geometry type; those that cannot be repaired are reported (geometry_invalid).',
+  category: 'geometry',
+  requiresGeometry: true,
+  parameters: z.object({}),
+  example: { type: 'make_valid' },
+  compile: (_params, rel) => validated(rel),
 });
 
 export const centroid = geometryFunction({
@@ -107,7 +112,8 @@ export const force2d = geometryFunction({
 export const dissolve = define({
   id: 'dissolve',
   label: 'Dissolve',
-  description: 'Merges geometries that share the values of the given columns (all of them when none is given).',
+  description:
+    'Merges geometries that share the values of the given columns (all of them when none is given); invalid inputs are repaired first, and the result is valid.',
   category: 'geometry',
   requiresGeometry: true,
   parameters: z.object({ by: z.array(column).default([]).describe('Group-by columns; empty merges everything') }),
@@ -116,9 +122,11 @@ export const dissolve = define({
     const g = geomOf(rel);
     const by = [...new Set(columns.map((c) => findColumn(rel, c, 'dissolve')))];
     const keys = by.map((f) => quoteIdent(f.name));
-    const inner = `SELECT ${[...keys, `CastToMulti(ST_Union(${g})) AS ${g}`, 'COUNT(*) AS "_n"'].join(', ')} FROM (${rel.sql})${keys.length ? ` GROUP BY ${keys.join(', ')}` : ''}`;
+    // GEOS refuses to union an invalid geometry (the whole group would come out null): repaired first.
+    const union = `CastToMulti(ST_Union(${validSql(g, rel.geom!.family)}))`;
+    const inner = wrap(rel, [...keys, `${union} AS ${g}`, 'COUNT(*) AS "_n"'], keys.length ? ` GROUP BY ${keys.join(', ')}` : '', true);
     // Without GROUP BY an empty layer still yields one row: drop it.
-    return { rel: { ...rel, fields: by, sql: `SELECT ${[...keys, g].join(', ')} FROM (${inner}) WHERE "_n" > 0` } };
+    return validated({ ...rel, fields: by, sql: `SELECT ${[...keys, g].join(', ')} FROM (${inner}) WHERE "_n" > 0` });
   },
 });
 
