@@ -49,11 +49,18 @@ export async function convertVector(
   const assumed = missingCrs.length && input.assumedCrs ? [target ? '-s_srs' : '-a_srs', input.assumedCrs] : [];
   const pipeline = target && request.transformation ? checkPipeline(request.transformation, 'transformation', 'invalid_parameter') : null;
   // A reprojection can fold a valid ring over itself (Russia in polar stereographic touches
-  // itself along the antimeridian): -makevalid repairs what comes out invalid (issue 34).
+  // itself along the antimeridian): -makevalid repairs what comes out invalid (issue 34). Points
+  // cannot come out invalid, and GEOS would see each of them for nothing.
+  const pointsOnly = layerObjects.every((l) => l.geomType === gdal.wkbNone || [gdal.wkbPoint, gdal.wkbMultiPoint].includes(splitGeometryType(l.geomType).base));
   const reproject = target
-    ? ['-t_srs', target, ...(pipeline ? ['-ct', forGdalAxisOrder(pipeline, sourceSrsOf(layerObjects, input), target)] : []), '-makevalid']
+    ? [
+        '-t_srs',
+        target,
+        ...(pipeline ? ['-ct', forGdalAxisOrder(pipeline, sourceSrsOf(layerObjects, input), target)] : []),
+        ...(pointsOnly ? [] : ['-makevalid']),
+      ]
     : [];
-  if (target) warnings.push(...(await reprojectionNotes(layerObjects, input, target, pipeline)));
+  if (target) warnings.push(...(await reprojectionNotes(ds, layerObjects, input, target, pipeline)));
   const output: string[] = ['-f', id];
   if (id === 'ESRI Shapefile') output.push('-lco', 'ENCODING=UTF-8');
   if (id === 'CSV') output.push('-lco', 'GEOMETRY=AS_WKT');
@@ -87,7 +94,7 @@ export async function convertVector(
     if (!cutsAt180) return;
     const srs =
       crsAssigned(layer, input) || !layerSrs(layer) ? (input.assumedCrs ? gdal.SpatialReference.fromUserInput(input.assumedCrs) : null) : layerSrs(layer);
-    const split = await splitAtAntimeridian(layer, srs, written);
+    const split = await splitAtAntimeridian(ds, layer, srs, written);
     if (split) warnings.push(split);
   };
 
@@ -237,7 +244,7 @@ function isWgs84(crs: string): boolean {
  * for the layer's CRS pair over its extent), and how many of its features lie outside the target
  * CRS's area of use: what the reproject operation reports too.
  */
-async function reprojectionNotes(layers: Layer[], input: DatasetRef, target: string, pipeline: string | null): Promise<ProcessingWarning[]> {
+async function reprojectionNotes(ds: Dataset, layers: Layer[], input: DatasetRef, target: string, pipeline: string | null): Promise<ProcessingWarning[]> {
   const out: ProcessingWarning[] = [];
   for (const layer of layers) {
     if (layer.geomType === gdal.wkbNone) continue;
@@ -265,15 +272,18 @@ async function reprojectionNotes(layers: Layer[], input: DatasetRef, target: str
     const area = answer?.target_area;
     // The extent inside the area settles it without reading a feature.
     if (!area || (extent && withinArea(extent, area))) continue;
-    const count = await countOutsideArea(layer, srs, area);
-    if (count > 0) {
-      out.push({
-        code: 'crs_outside_area',
-        message: `${layer.name} to ${target}: ${count} feature${count === 1 ? ' lies' : 's lie'} partly or wholly outside its area of use (${area.name.replace(/\.$/, '')}), where its coordinates are not reliable`,
-        layer: layer.name,
-        details: { features: count, target_crs: target, area_of_use: area },
-      });
-    }
+    const count = await countOutsideArea(ds, layer, srs, area);
+    if (count === 0) continue;
+    const what =
+      count === null
+        ? `its extent reaches outside the area of use (${area.name.replace(/\.$/, '')}; features not counted in a layer this large)`
+        : `${count} feature${count === 1 ? ' lies' : 's lie'} partly or wholly outside its area of use (${area.name.replace(/\.$/, '')})`;
+    out.push({
+      code: 'crs_outside_area',
+      message: `${layer.name} to ${target}: ${what}, where its coordinates are not reliable`,
+      layer: layer.name,
+      details: { features: count, target_crs: target, area_of_use: area },
+    });
   }
   return out;
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { convertDataset } from '../../geo/datasets/convert.js';
 import { datasetAt } from '../../geo/datasets/dataset-files.js';
+import { FEATURES_READ_LIMIT } from '../../geo/datasets/lon-lat-extent.js';
 import { readLayer, tempFolder, vectorFromCsv } from './support.js';
 
 /*
@@ -81,6 +82,16 @@ describe('convert warnings on coordinates', { timeout: 180_000 }, () => {
     );
     const result = await convertDataset(datasetAt(mercator), { outputFormat: 'GPKG', targetCrs: 'EPSG:2056' }, d('out-3857'));
     expect(result.warnings.find((w) => w.code === 'crs_outside_area')).toMatchObject({ layer: 'cities', details: { features: 1 } });
+  });
+
+  it('above FEATURES_READ_LIMIT a projected layer is not read feature by feature: the warning says its extent reaches outside', async () => {
+    // One more point than the limit, in Web Mercator, from Zurich eastwards to Tokyo's longitude.
+    const rows = Array.from({ length: FEATURES_READ_LIMIT + 1 }, (_, i) => `p${i},POINT (${950_679 + i * 146} 6003408)`);
+    const many = vectorFromCsv(d('many-3857.gpkg'), ['name,wkt', ...rows].join('\n'), ['-a_srs', 'EPSG:3857', '-nln', 'many', '-nlt', 'POINT']);
+    const result = await convertDataset(datasetAt(many), { outputFormat: 'GPKG', targetCrs: 'EPSG:2056' }, d('out-many'));
+    const outside = result.warnings.find((w) => w.code === 'crs_outside_area');
+    expect(outside).toMatchObject({ layer: 'many', details: { features: null, target_crs: 'EPSG:2056' } });
+    expect(outside!.message).toContain('its extent reaches outside the area of use (Liechtenstein; Switzerland; features not counted');
   });
 
   it('a transformation given reprojects as PROJ would with the same pipeline, whatever axis order the CRSs have', async () => {
