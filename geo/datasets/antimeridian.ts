@@ -1,7 +1,7 @@
 import { gdal, openAs, type Dataset, type Layer, type SpatialReference } from '../gdal/gdal.js';
-import { splitGeometryType } from '../gdal/labels.js';
 import type { ProcessingWarning } from '../warnings.js';
-import { extentOf, FEATURES_READ_LIMIT, geometryColumnOf, layerLonLatExtent, sqlNumber, type Box } from './lon-lat-extent.js';
+import { geometryColumnOf, holdsOnlyPoints, sqlIdent, sqlNumber } from './layer-sql.js';
+import { extentOf, FEATURES_READ_LIMIT, layerLonLatExtent, type Box } from './lon-lat-extent.js';
 
 /*
  * RFC 7946 GeoJSON cuts geometries that cross the antimeridian into parts on either side of 180°
@@ -31,14 +31,12 @@ function parts(g: InstanceType<typeof gdal.Geometry> | null): number {
  * holding that layer alone, features in the same order), or null when none was.
  */
 export async function splitAtAntimeridian(sourceDs: Dataset, source: Layer, srs: SpatialReference | null, written: string): Promise<ProcessingWarning | null> {
-  // Points cannot be cut.
-  const base = splitGeometryType(source.geomType).base;
-  if (source.geomType === gdal.wkbNone || base === gdal.wkbPoint || base === gdal.wkbMultiPoint) return null;
+  if (holdsOnlyPoints(source)) return null;
   const raw = srs ? null : extentOf(source);
   if (!mayCrossAntimeridian(srs ? layerLonLatExtent(source, srs) : raw && [raw.minX, raw.minY, raw.maxX, raw.maxY])) return null;
   const partsOf = (ds: Dataset, layer: Layer) => {
     const g = geometryColumnOf(layer);
-    return sqlNumber(ds, `SELECT sum(coalesce(ST_NumGeometries(${g}), 1)) AS n FROM "${layer.name.replaceAll('"', '""')}" WHERE ${g} IS NOT NULL`);
+    return sqlNumber(ds, `SELECT sum(coalesce(ST_NumGeometries(${g}), 1)) AS n FROM ${sqlIdent(layer.name)} WHERE ${g} IS NOT NULL`);
   };
   const out = await openAs('GeoJSON', written);
   const examples: unknown[] = [];

@@ -12,6 +12,7 @@ import { datasetAt, safeFilename, type DatasetRef } from './dataset-files.js';
 import type { FormatEntry } from './formats.js';
 import { declaredTypeIsVague, measureGeometryTypes, nltName, outputGeometry, sameGeometryType } from './geometry-types.js';
 import { splitAtAntimeridian } from './antimeridian.js';
+import { holdsOnlyPoints } from './layer-sql.js';
 import { countOutsideArea, layerLonLatExtent } from './lon-lat-extent.js';
 import { creationOptionArgs, formatWarnings, withoutOverridden } from './output-fidelity.js';
 
@@ -51,7 +52,7 @@ export async function convertVector(
   // A reprojection can fold a valid ring over itself (Russia in polar stereographic touches
   // itself along the antimeridian): -makevalid repairs what comes out invalid (issue 34). Points
   // cannot come out invalid, and GEOS would see each of them for nothing.
-  const pointsOnly = layerObjects.every((l) => l.geomType === gdal.wkbNone || [gdal.wkbPoint, gdal.wkbMultiPoint].includes(splitGeometryType(l.geomType).base));
+  const pointsOnly = layerObjects.every(holdsOnlyPoints);
   const reproject = target
     ? [
         '-t_srs',

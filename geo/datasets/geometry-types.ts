@@ -1,5 +1,6 @@
 import { gdal, openAs, type Dataset, type Layer } from '../gdal/gdal.js';
 import { geometryTypeCode, geometryTypeLabel, splitGeometryType } from '../gdal/labels.js';
+import { geometryColumnOf, sqlIdent } from './layer-sql.js';
 
 /*
  * What geometry types a layer really holds, and what type an output layer must declare to hold
@@ -30,15 +31,13 @@ const baseByName: Record<string, number> = {
   GEOMCOLLECTION: 7,
 };
 
-const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
-
 /**
  * Reads the distinct geometry types of a layer in one SQL pass: GeoPackage answers from each
  * geometry's header; other drivers go through GDAL's SQLite dialect.
  */
 export async function measureGeometryTypes(ds: Dataset, layer: Layer): Promise<GeometryMix> {
-  const geom = quoted(layer.geomColumn || 'GEOMETRY');
-  const table = quoted(layer.name);
+  const geom = geometryColumnOf(layer);
+  const table = sqlIdent(layer.name);
   const native = ds.driver.description === 'GPKG';
   const sql = native
     ? `SELECT DISTINCT ST_GeometryType(${geom}) AS t, ST_Is3D(${geom}) AS z, ST_IsMeasured(${geom}) AS m FROM ${table} WHERE ${geom} IS NOT NULL`

@@ -1,5 +1,6 @@
-import type { AreaOfUse } from '../crs-operations.js';
+import { outsideAreaSql, type AreaOfUse } from '../crs-operations.js';
 import { gdal, type Dataset, type Layer, type SpatialReference } from '../gdal/gdal.js';
+import { geometryColumnOf, sqlIdent, sqlNumber } from './layer-sql.js';
 
 /*
  * Where a layer's features lie in longitude/latitude, for what the conversion must say about it:
@@ -88,19 +89,6 @@ export function outsideArea(lon: number, lat: number, area: AreaOfUse): boolean 
  */
 export const FEATURES_READ_LIMIT = 100_000;
 
-/** The SQL name of a layer's geometry in GDAL's SQLite dialect (GEOMETRY when the driver names none). */
-export function geometryColumnOf(layer: Layer): string {
-  return `"${(layer.geomColumn || 'GEOMETRY').replaceAll('"', '""')}"`;
-}
-
-/** One number (column `n`) from a query in GDAL's SQLite dialect: C speed, 0.2 s a million points here, off the event loop. */
-export async function sqlNumber(ds: Dataset, sql: string): Promise<number | null> {
-  // The result set is released with the dataset.
-  const result = await ds.executeSQLAsync(sql, undefined, 'SQLite');
-  const value = (await result.features.firstAsync())?.fields.get('n');
-  return value == null ? null : Number(value);
-}
-
 /**
  * The features of a layer whose lon/lat bounding box reaches outside an area of use (a corner
  * outside: partly or wholly outside): the same rule as the reproject operation's count
@@ -110,10 +98,8 @@ export async function sqlNumber(ds: Dataset, sql: string): Promise<number | null
 export async function countOutsideArea(ds: Dataset, layer: Layer, srs: SpatialReference, area: AreaOfUse): Promise<number | null> {
   if (srs.isGeographic()) {
     const g = geometryColumnOf(layer);
-    const lonOut = (x: string) => (area.west <= area.east ? `(${x} < ${area.west} OR ${x} > ${area.east})` : `(${x} < ${area.west} AND ${x} > ${area.east})`);
-    const corner = (x: string, y: string) => `(${lonOut(x)} OR ${y} < ${area.south} OR ${y} > ${area.north})`;
-    const where = `${g} IS NOT NULL AND NOT ST_IsEmpty(${g}) AND (${corner(`ST_MinX(${g})`, `ST_MinY(${g})`)} OR ${corner(`ST_MaxX(${g})`, `ST_MaxY(${g})`)})`;
-    return (await sqlNumber(ds, `SELECT count(*) AS n FROM "${layer.name.replaceAll('"', '""')}" WHERE ${where}`)) ?? 0;
+    const outside = `${outsideAreaSql(`ST_MinX(${g})`, `ST_MinY(${g})`, area)} OR ${outsideAreaSql(`ST_MaxX(${g})`, `ST_MaxY(${g})`, area)}`;
+    return (await sqlNumber(ds, `SELECT count(*) AS n FROM ${sqlIdent(layer.name)} WHERE ${g} IS NOT NULL AND NOT ST_IsEmpty(${g}) AND (${outside})`)) ?? 0;
   }
   if (layer.features.count(true) > FEATURES_READ_LIMIT) return null;
   const project = lonLatOf(srs);
