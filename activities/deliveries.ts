@@ -2,7 +2,8 @@ import { Context } from '@temporalio/activity';
 import { load, record } from '../application/commands.js';
 import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
-import { deliverToDestination } from '../application/transfers.js';
+import { deliverToDestination, stepProgressOf, type TransferContext } from '../application/transfers.js';
+import { progressReporter } from '../application/operation-progress.js';
 import type { Delivery, DeliverWorkspaceInput } from '../temporal/workspaces.js';
 import { DomainError } from '../domain/errors.js';
 import { usable, workspaceDecider, workspaceStream } from '../domain/workspaces/workspace.js';
@@ -13,7 +14,7 @@ import { localFile } from '../platform/file-store.js';
  * Destination is opened (and its secrets decrypted) here on the worker; the workflow's payloads
  * carry ids and the public target only.
  */
-export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 'config' | 'cipher' | 'log' | 'files'>) {
+export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 'config' | 'cipher' | 'log' | 'files' | 'pool'>) {
   const { files } = services;
   return {
     async deliverWorkspaceOutput(input: DeliverWorkspaceInput): Promise<Delivery> {
@@ -26,6 +27,15 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
         );
         if (!state.output) throw new DomainError('job_not_ready', 'Nothing to deliver: the Workspace has no converted output');
         const output = state.output;
+        // The output's size is what an upload is heading for, so a connector counting the bytes it
+        // sent gives a percentage without knowing the total (as a Run's deliver step does).
+        const mirror = progressReporter(services, input.progress);
+        const report = (info: Parameters<NonNullable<TransferContext['progress']>>[0]) => {
+          const p = stepProgressOf(info);
+          const withTotal = p.bytes_written !== undefined && p.bytes_total === undefined ? { ...p, bytes_total: output.size } : p;
+          Context.current().heartbeat(withTotal);
+          mirror?.(withTotal);
+        };
         const heartbeat = setInterval(() => Context.current().heartbeat(), 5_000);
         const workDir = await files.workDir(input.workspaceId, `tmp/deliver-${input.deliveryId}`);
         try {
@@ -49,7 +59,7 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
               workDir,
               maxBytes: services.config.maxUploadBytes,
               signal: Context.current().cancellationSignal,
-              progress: (info) => Context.current().heartbeat(info),
+              progress: report,
             },
           );
         } finally {

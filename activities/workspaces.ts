@@ -9,6 +9,8 @@ import { localDataset } from '../geo/datasets/stored.js';
 import { convertToFile } from './convert.js';
 import { startHeartbeats } from './heartbeats.js';
 import { DomainError } from '../domain/errors.js';
+import { progressReporter } from '../application/operation-progress.js';
+import type { ProgressTarget } from '../temporal/workspaces.js';
 
 export interface ConversionRef {
   workspaceId: string;
@@ -30,6 +32,7 @@ export interface ConvertWorkspaceInput extends ConversionRef {
   uploadFilename?: string;
   /** Datasets of other Workspaces of the caller that operations read (workspace_id), by id. */
   related?: Record<string, StoredDataset>;
+  progress?: ProgressTarget;
 }
 
 export type FinishConversionInput = ConversionRef & ({ output: ConvertOutput } | { error: { code: string; message: string } });
@@ -39,7 +42,7 @@ export type FinishConversionInput = ConversionRef & ({ output: ConvertOutput } |
  * the pipeline the conversion uses), convert, record the outcome. Recording is idempotent: a
  * retried activity repeats a command the decider has already seen and appends nothing.
  */
-export function workspaceActivities(services: Pick<Services, 'store' | 'clock' | 'config' | 'files'>) {
+export function workspaceActivities(services: Pick<Services, 'store' | 'clock' | 'config' | 'files' | 'pool' | 'log'>) {
   const { files } = services;
   return {
     async startWorkspaceConversion(input: StartConversionInput): Promise<{ pipeline: Pipeline; position: string; heartbeatTimeoutMs?: number }> {
@@ -74,7 +77,7 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
      */
     async convertWorkspace(input: ConvertWorkspaceInput): Promise<ConvertOutput> {
       return domainErrorsAsFailures(async () => {
-        const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs);
+        const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs, progressReporter(services, input.progress));
         const scratchName = `tmp/convert-${input.conversionId}`;
         const scratch = await files.workDir(input.workspaceId, scratchName);
         const outName = `outputs/${input.conversionId}`;

@@ -16,6 +16,7 @@ import { isWellFormedText } from '../platform/text.js';
 import { createAccessLog, LazyChildLogger, logDestination, redactPaths } from '../platform/logger.js';
 import { registerAuthentication } from './auth/authenticate.js';
 import { createSessionTable } from '../application/sessions.js';
+import { createProgressTable } from '../application/operation-progress.js';
 import { databaseUnavailable, invalidParameter, registerErrorHandling, sendError } from './errors.js';
 import { trackRouteMethods } from './methods.js';
 import { registerTelemetry } from './telemetry.js';
@@ -184,6 +185,8 @@ export async function buildApp(
   }).withTypeProvider<ZodTypeProvider>();
   // Browser sessions are the API's own table (not events: nothing refers to a session).
   await createSessionTable(services.pool);
+  // So is the progress of the long requests a caller follows (application/operation-progress.ts).
+  await createProgressTable(services.pool);
 
   // JSON bodies: text PostgreSQL cannot store (NUL, unpaired surrogates) is refused here, in one
   // place for every route, with a 422 instead of failing deep in a write.

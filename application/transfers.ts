@@ -11,6 +11,7 @@ import { transferErrorCode } from '../temporal/failures.js';
 import { splitReadOptions } from '../geo/datasets/read-options.js';
 import { withSpan } from '../platform/tracing.js';
 import type { Services } from './services.js';
+import type { StepProgress } from '../domain/runs/facts.js';
 
 /*
  * Moving data through a saved connection: extract from a Source, deliver to a Destination. The
@@ -25,6 +26,15 @@ export interface TransferContext {
   maxBytes: number;
   signal?: AbortSignal;
   progress?: ConnectorContext['progress'];
+}
+
+/** A connector's progress report in the words of a Run's step and of GET /progress (bytes_written of bytes_total). */
+export function stepProgressOf(info: Parameters<NonNullable<ConnectorContext['progress']>>[0]): StepProgress {
+  return {
+    ...(info.bytes === undefined ? {} : { bytes_written: info.bytes }),
+    ...(info.total === undefined ? {} : { bytes_total: info.total }),
+    ...(info.features === undefined ? {} : { features_written: info.features }),
+  };
 }
 
 function context(ctx: TransferContext): ConnectorContext {

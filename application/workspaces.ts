@@ -19,7 +19,8 @@ import { execute } from './commands.js';
 import { relatedDatasets } from './workspace-pipeline.js';
 import { describeConnection, parseSelector } from './connections.js';
 import type { Services } from './services.js';
-import { extractFromSource, transferError, type TransferContext } from './transfers.js';
+import { extractFromSource, stepProgressOf, transferError, type TransferContext } from './transfers.js';
+import { progressReporter, withProgress, type ProgressKey } from './operation-progress.js';
 import { requireWorker } from './worker-presence.js';
 
 /*
@@ -128,7 +129,12 @@ export async function createFromUpload(
  * this itself, as it does for uploads: the request is the transfer. The Source is described
  * (type, public fields) to check the request, and its secrets are decrypted once, by the extract.
  */
-export async function importFromSource(services: Services, userId: string, request: { sourceId: string; selector: unknown }, log: Log): Promise<WorkspaceRow> {
+export async function importFromSource(
+  services: Services,
+  userId: string,
+  request: { sourceId: string; selector: unknown; progressId?: string | undefined },
+  log: Log,
+): Promise<WorkspaceRow> {
   const source = await describeConnection(services, 'source', request.sourceId, userId);
   if (!source.connector.source!.importable) {
     throw new DomainError('invalid_source', `${source.type} Sources cannot be imported into a Workspace; use a Job`, { type: source.type });
@@ -137,7 +143,9 @@ export async function importFromSource(services: Services, userId: string, reque
   const { options: read } = splitReadOptions(resource, 'source_resource');
   const workspaceId = services.newId('workspace');
   const origin = { kind: 'source' as const, source_id: source.id, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null };
-  return createWorkspace(
+  const following = progressKey(userId, request.progressId);
+  const progress = progressReporter({ pool: services.pool, log: services.log }, following);
+  return withProgress(services, following, 'import', () => createWorkspace(
     services,
     workspaceId,
     userId,
@@ -147,7 +155,7 @@ export async function importFromSource(services: Services, userId: string, reque
       const extracted = await extractFromSource(
         services,
         { ownerId: userId, sourceId: source.id, resource },
-        { log, workDir, maxBytes: services.config.maxUploadBytes },
+        { log, workDir, maxBytes: services.config.maxUploadBytes, ...(progress ? { progress: (info) => progress(stepProgressOf(info)) } : {}) },
       ).catch((error: unknown) => {
         throw error instanceof ConnectorError ? transferError(error, 'import') : error;
       });
@@ -155,8 +163,11 @@ export async function importFromSource(services: Services, userId: string, reque
       return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
     },
     read,
-  );
+  ));
 }
+
+/** The key of a request the caller follows (GET /api/v1/progress/{progress_id}), or null. */
+const progressKey = (ownerId: string, progressId: string | null | undefined): ProgressKey | null => (progressId ? { ownerId, progressId } : null);
 
 export interface ConvertBody {
   output_format: string;
@@ -164,6 +175,7 @@ export interface ConvertBody {
   layers?: string[] | undefined;
   creation_options?: ConvertRequest['creation_options'] | undefined;
   transformation?: string | null | undefined;
+  progress_id?: string | undefined;
 }
 
 /**
@@ -191,8 +203,10 @@ export async function convert(services: Services, userId: string, id: string, bo
     // Checked above; the worker reprojects with it (geo/datasets/convert-vector.ts).
     ...(body.transformation ? { transformation: body.transformation } : {}),
   };
+  const following = progressKey(userId, body.progress_id);
   try {
-    const { position } = await services.temporal!.workflow.execute<ConvertWorkspaceWorkflow>('convertWorkspaceWorkflow', {
+    const { position } = await withProgress(services, following, 'convert', () =>
+      services.temporal!.workflow.execute<ConvertWorkspaceWorkflow>('convertWorkspaceWorkflow', {
       taskQueue: services.config.taskQueue,
       workflowId: workspaceConvertWorkflowId(row.id, conversionId),
       args: [
@@ -205,9 +219,11 @@ export async function convert(services: Services, userId: string, id: string, bo
           baseName: row.filename.replace(/\.[^.]+$/, '') || 'result',
           uploadFilename: row.filename,
           ...(related.size ? { related: Object.fromEntries(related) } : {}),
+          ...(following ? { progress: following } : {}),
         },
       ],
-    });
+      }),
+    );
     await services.projections.waitFor(BigInt(position));
   } catch (error) {
     const position = failurePosition(error);
@@ -244,7 +260,13 @@ export async function download(
  * Destination is described here to check the request; its secrets are decrypted only on the
  * worker, which talks to it.
  */
-export async function deliver(services: Services, userId: string, id: string, request: { destinationId: string; target: unknown }, log: Log) {
+export async function deliver(
+  services: Services,
+  userId: string,
+  id: string,
+  request: { destinationId: string; target: unknown; progressId?: string | undefined },
+  log: Log,
+) {
   const row = await getWorkspace(services, userId, id);
   if (!row.output) {
     throw new DomainError('job_not_ready', 'Nothing to deliver yet: POST /convert first; delivery never converts with guessed defaults', {
@@ -260,12 +282,22 @@ export async function deliver(services: Services, userId: string, id: string, re
   const target = parseSelector(destination.connector, 'destination', request.target, 'destination_target');
   await requireWorker(services);
   const deliveryId = `dl_${randomBytes(8).toString('hex')}`;
+  const following = progressKey(userId, request.progressId);
+  const output = row.output;
   try {
-    const { delivery, position } = await services.temporal!.workflow.execute<DeliverWorkspaceWorkflow>('deliverWorkspaceWorkflow', {
-      taskQueue: services.config.taskQueue,
-      workflowId: workspaceDeliverWorkflowId(row.id, deliveryId),
-      args: [{ workspaceId: row.id, actorId: userId, destinationId: destination.id, target, deliveryId }],
-    });
+    const { delivery, position } = await withProgress(
+      services,
+      following,
+      'deliver',
+      () =>
+        services.temporal!.workflow.execute<DeliverWorkspaceWorkflow>('deliverWorkspaceWorkflow', {
+          taskQueue: services.config.taskQueue,
+          workflowId: workspaceDeliverWorkflowId(row.id, deliveryId),
+          args: [{ workspaceId: row.id, actorId: userId, destinationId: destination.id, target, deliveryId, ...(following ? { progress: following } : {}) }],
+        }),
+      // What the delivery is heading for is known before it starts: the output's size.
+      { bytes_written: 0, bytes_total: output.size },
+    );
     await services.projections.waitFor(BigInt(position));
     return {
       workspace_id: row.id,

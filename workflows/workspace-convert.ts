@@ -27,6 +27,7 @@ export async function convertWorkspaceWorkflow(input: ConvertWorkspaceWorkflowIn
       baseName: input.baseName,
       ...(input.uploadFilename ? { uploadFilename: input.uploadFilename } : {}),
       ...(input.related ? { related: input.related } : {}),
+      ...(input.progress ? { progress: input.progress } : {}),
       pipeline,
     });
   } catch (error) {

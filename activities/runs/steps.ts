@@ -1,7 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { mkdirSync } from 'node:fs';
 import { record } from '../../application/commands.js';
-import type { TransferContext } from '../../application/transfers.js';
+import { stepProgressOf, type TransferContext } from '../../application/transfers.js';
 import { DomainError } from '../../domain/errors.js';
 import type { StepName } from '../../domain/jobs/definition.js';
 import type { RunStats, StepLog, StepProgress } from '../../domain/runs/facts.js';
@@ -172,11 +172,6 @@ export function transferContext(services: Pick<StepServices, 'log' | 'config'>, 
     // A Run reads what its Source holds, up to the Job input limit (not the interactive upload limit).
     maxBytes: services.config.maxJobInputBytes,
     signal: Context.current().cancellationSignal,
-    progress: (info: { bytes?: number; features?: number; message?: string; total?: number }) =>
-      progress({
-        ...(info.bytes === undefined ? {} : { bytes_written: info.bytes }),
-        ...(info.total === undefined ? {} : { bytes_total: info.total }),
-        ...(info.features === undefined ? {} : { features_written: info.features }),
-      }),
+    progress: (info) => progress(stepProgressOf(info)),
   };
 }

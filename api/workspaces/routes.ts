@@ -10,7 +10,19 @@ import type { Pipeline } from '../../domain/workspaces/contents.js';
 import { requirePrincipal } from '../auth/principal.js';
 import { errorEnvelope } from '../errors.js';
 import { representWorkspace, workspaceSchema } from './representation.js';
-import { convertBody, dataPreviewSchema, deliverBody, deliveryResponse, importBody, pipelineBody, pipelineSchema, spatialPreviewSchema } from './schemas.js';
+import {
+  convertBody,
+  dataPreviewSchema,
+  deliverBody,
+  deliveryResponse,
+  importBody,
+  pipelineBody,
+  pipelineSchema,
+  progressParams,
+  progressSchema,
+  spatialPreviewSchema,
+} from './schemas.js';
+import { readProgress } from '../../application/operation-progress.js';
 import { READ_OPTION_KEYS } from '../../geo/datasets/read-options.js';
 import { parseRange } from '../../platform/byte-range.js';
 
@@ -76,7 +88,7 @@ function importRequest(body: unknown, scopes: readonly string[]) {
   if (!scopes.includes('sources:read')) {
     throw new DomainError('forbidden', 'Importing a saved Source also needs the sources:read scope', { missing_scopes: ['sources:read'] });
   }
-  return { sourceId: parsed.data.source_id, selector: parsed.data.source_resource };
+  return { sourceId: parsed.data.source_id, selector: parsed.data.source_resource, progressId: parsed.data.progress_id };
 }
 
 export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
@@ -93,7 +105,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
         schema: {
           tags: ['Workspaces'],
           summary:
-            'Create a Workspace: multipart upload (field `file`, and before it optional fields source_crs, x_column, y_column, z_column, geometry_column (plain Parquet)) or JSON import {source_id, source_resource?} (source_resource may carry the same reading options)',
+            'Create a Workspace: multipart upload (field `file`, and before it optional fields source_crs, x_column, y_column, z_column, geometry_column (plain Parquet)) or JSON import {source_id, source_resource?, progress_id?} (source_resource may carry the same reading options; with progress_id, GET /api/v1/progress/{progress_id} follows the transfer)',
           consumes: ['multipart/form-data', 'application/json'],
           response: { 201: workspaceSchema, ...errors },
         },
@@ -255,6 +267,25 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
       },
     );
 
+    app.get(
+      '/progress/:progress_id',
+      {
+        // Only the caller's own requests are found, and a figure of bytes is all they show: any
+        // signed-in caller or token may follow the requests it started, whatever its scopes.
+        config: { auth: { scopes: [] } },
+        schema: {
+          tags: ['Workspaces'],
+          summary: 'How far a Workspace import, convert or delivery started with this progress_id has got',
+          description:
+            'Send `progress_id` (8–64 of A–Z a–z 0–9 _ -, your choice) in the body of POST /workspaces (JSON import), /workspaces/{id}/convert or /workspaces/{id}/deliver, and read this while the request runs. ' +
+            '404 until the server has begun the work; the figures are at most a second old; the outcome stays readable for a day.',
+          params: progressParams,
+          response: { 200: progressSchema, ...errors },
+        },
+      },
+      async (request) => readProgress(services.pool, userOf(request), request.params.progress_id),
+    );
+
     app.post(
       '/workspaces/:id/deliver',
       {
@@ -272,7 +303,7 @@ export function workspaceRoutes(services: Services): FastifyPluginAsyncZod {
           services,
           userOf(request),
           request.params.id,
-          { destinationId: request.body.destination_id, target: request.body.destination_target },
+          { destinationId: request.body.destination_id, target: request.body.destination_target, progressId: request.body.progress_id },
           log(request),
         ),
     );

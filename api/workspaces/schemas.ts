@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { operationShape } from '../../domain/operations.js';
 import { creationOptions, crsInfo, operationList, processingWarning } from '../schemas.js';
+import { PROGRESS_ID_PATTERN } from '../../application/operation-progress.js';
+
+/** A long request's own name, so its caller can follow it (GET /api/v1/progress/{progress_id}). */
+const progressIdField = z
+  .string()
+  .regex(PROGRESS_ID_PATTERN, 'Use 8–64 letters, digits, _ or -')
+  .optional()
+  .describe('An id of your choosing (8–64 of A–Z a–z 0–9 _ -): while this request runs, GET /api/v1/progress/{progress_id} says how far it has got');
 
 /* The Workspace routes' request bodies and answers (beside the Workspace itself: ./representation.ts). */
 
@@ -56,6 +64,7 @@ export const convertBody = z.object({
     .describe(
       'Creation options of the output format, checked against the driver\'s own list (a name or value it does not take is a 400 naming the allowed ones); GeoParquet, PMTiles and MBTiles take theirs in either list, e.g. {"dataset": {"ROW_GROUP_SIZE": "100000"}} (docs/formats.md)',
     ),
+  progress_id: progressIdField,
 });
 
 const fieldEntry = z.object({ name: z.string(), type: z.string() });
@@ -100,7 +109,24 @@ export const deliverBody = z.object({
     .record(z.string(), z.unknown())
     .default({})
     .describe("Per-delivery target, checked by the Destination's connector (GET /api/v1/connectors)"),
+  progress_id: progressIdField,
 });
+
+export const progressParams = z.object({ progress_id: z.string().min(1).max(100) });
+
+export const progressSchema = z
+  .object({
+    progress_id: z.string(),
+    operation: z.enum(['import', 'convert', 'deliver']),
+    status: z.enum(['running', 'completed', 'failed']).describe('completed and failed stay readable for a day; the request itself answers with the outcome'),
+    bytes_written: z.number().nullable().describe('Bytes transferred (import, deliver) or written (convert) so far'),
+    bytes_total: z.number().nullable().describe("What bytes_written is heading for, when known: the remote file's declared size, the output's size"),
+    features_written: z.number().nullable(),
+    percent: z.number().nullable().describe("0–100: GDAL's own figure on a convert, else bytes_written over bytes_total; null when neither is known"),
+    started_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Progress' });
 
 export const deliveryResponse = z
   .object({
@@ -123,4 +149,5 @@ export const importBody = z.object({
     .union([z.string().min(1).max(100_000), z.record(z.string(), z.unknown())])
     .nullable()
     .optional(),
+  progress_id: progressIdField,
 });
