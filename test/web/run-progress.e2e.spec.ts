@@ -1,10 +1,9 @@
-import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allScopes } from '../../domain/accounts/scopes.js';
 import { createToken, login } from '../support/app.js';
 import { fixtureDir, manyPointsGpkg } from '../support/fixtures.js';
 import { fileBody, jobsClient, startFileServer, type FileServer } from '../support/jobs.js';
+import { startHeldReceiver } from '../support/held-servers.js';
 import { closeAll, loggedInBrowser, skipReason, snapBoth, startServer, type Browser, type Server } from './browser.js';
 
 /*
@@ -19,48 +18,16 @@ const POINTS = 200_000;
 /** The receiver stops reading here: past the connector's first progress report (every 4 MiB). */
 const PAUSE_AT = 10 * 1024 * 1024;
 
-/** A webhook receiver that holds its reading at PAUSE_AT until release(). */
-async function startSlowReceiver() {
-  let released = false;
-  const held: IncomingMessage[] = [];
-  const bodies: number[] = [];
-  const server: HttpServer = createServer((req, res) => {
-    let got = 0;
-    req.on('data', (chunk: Buffer) => {
-      got += chunk.length;
-      if (got >= PAUSE_AT && !released && !held.includes(req)) {
-        req.pause();
-        held.push(req);
-      }
-    });
-    req.on('end', () => {
-      bodies.push(got);
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    bodies,
-    holding: () => held.length,
-    release() {
-      released = true;
-      for (const req of held.splice(0)) req.resume();
-    },
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
 describe.skipIf(skip)(`browser: a Run's page while it runs${skip ? ` (skipped: ${skip})` : ''}`, () => {
   let server: Server;
   let browser: Browser;
   let files: FileServer;
-  let receiver: Awaited<ReturnType<typeof startSlowReceiver>>;
+  let receiver: Awaited<ReturnType<typeof startHeldReceiver>>;
 
   beforeAll(async () => {
     files = await startFileServer();
     files.put('/points.gpkg', fileBody(manyPointsGpkg(fixtureDir(), POINTS)), 'application/geopackage+sqlite3');
-    receiver = await startSlowReceiver();
+    receiver = await startHeldReceiver(PAUSE_AT);
     server = await startServer({ temporal: true });
     browser = await loggedInBrowser(server);
   }, 180_000);

@@ -1,10 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect } from 'vitest';
 import { skipWithoutDatabase } from '../support/database.js';
 import { e2eTest, JOB_SCOPES } from '../support/e2e.js';
 import { fixtureDir, manyPointsGpkg } from '../support/fixtures.js';
+import { startHeldFileServer, startHeldReceiver } from '../support/held-servers.js';
 import { temporalAddress } from '../support/worker.js';
 
 /*
@@ -20,51 +19,6 @@ const it = e2eTest({ worker: true, scopes: [...JOB_SCOPES, 'workspaces:read', 'w
 
 const MiB = 1024 * 1024;
 const POINTS = 200_000;
-
-/** An HTTP server that answers one file with its Content-Length, sends `holdAt` bytes of it, then waits for release(). */
-async function startHeldFileServer(body: Buffer, holdAt: number) {
-  let release!: () => void;
-  const released = new Promise<void>((r) => {
-    release = r;
-  });
-  const server: HttpServer = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/geopackage+sqlite3', 'content-length': body.length });
-    res.write(body.subarray(0, holdAt));
-    void released.then(() => res.end(body.subarray(holdAt)));
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/points.gpkg`,
-    release,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
-
-/** A webhook receiver that stops reading at `pauseAt` bytes until release(). */
-async function startHeldReceiver(pauseAt: number) {
-  let released = false;
-  const held: IncomingMessage[] = [];
-  const server: HttpServer = createServer((req, res) => {
-    let got = 0;
-    req.on('data', (chunk: Buffer) => {
-      got += chunk.length;
-      if (got >= pauseAt && !released && !held.includes(req)) {
-        req.pause();
-        held.push(req);
-      }
-    });
-    req.on('end', () => res.writeHead(204).end());
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    release() {
-      released = true;
-      for (const req of held.splice(0)) req.resume();
-    },
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
 
 interface Progress {
   progress_id: string;
@@ -102,9 +56,9 @@ describe.skipIf(skip)('GET /api/v1/progress/{id}: a Workspace import, convert an
   it('import, convert and deliver each show their total and share done, and end completed', async ({ send, get, jobs }) => {
     const gpkg = await readFile(manyPointsGpkg(fixtureDir(), POINTS));
     expect(gpkg.length).toBeGreaterThan(10 * MiB);
-    const remote = await startHeldFileServer(gpkg, 9 * MiB);
+    const remote = await startHeldFileServer(gpkg, 9 * MiB, 'application/geopackage+sqlite3');
     closers.push(() => remote.release(), remote.close);
-    const source = (await jobs.call('POST', '/api/v1/sources', { name: 'Points, slowly', type: 'url', configuration: { url: remote.url } })).json();
+    const source = (await jobs.call('POST', '/api/v1/sources', { name: 'Points, slowly', type: 'url', configuration: { url: `${remote.url}/points.gpkg` } })).json();
 
     // Import: the download's own declared size is its total.
     let importDone = false;

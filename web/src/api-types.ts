@@ -945,6 +945,22 @@ export type ProcessingWarning = {
   details?: Record<string, unknown>;
 };
 
+export type Progress = {
+  progress_id: string;
+  operation: "import" | "convert" | "deliver";
+  /** completed and failed stay readable for a day; the request itself answers with the outcome */
+  status: "running" | "completed" | "failed";
+  /** Bytes transferred (import, deliver) or written (convert) so far */
+  bytes_written: number | null;
+  /** What bytes_written is heading for, when known: the remote file's declared size, the output's size */
+  bytes_total: number | null;
+  features_written: number | null;
+  /** 0–100: GDAL's own figure on a convert, else bytes_written over bytes_total; null when neither is known */
+  percent: number | null;
+  started_at: string;
+  updated_at: string;
+};
+
 /** QFieldCloud: secrets are write-only; omit one to keep it, null clears it */
 export type QfieldcloudConfiguration = {
   /** QFieldCloud server: the public cloud or a self-hosted one */

@@ -81,6 +81,8 @@ export type Connection = Api.Source;
 export type TestResult = Api.ConnectionTestResult;
 export type Discovery = Api.PostgisDiscovery;
 export type Delivery = Api.Delivery;
+/** How far a long request started with a progress_id has got (GET /progress/{id}). */
+export type RequestProgress = Api.Progress;
 
 export type TransformMode = NonNullable<Api.Job['transform_mode']>;
 export type Schedule = Api.JobSchedule;

@@ -3,6 +3,7 @@ import { bytes, h, replace, titledSection } from '../../dom.js';
 import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../../forms.js';
 import type { Format, Workspace } from '../../types.js';
 import { creationOptionsField } from '../creation-options.js';
+import { followRequest } from '../request-progress.js';
 import { crsByCode } from '../crs.js';
 import { drawPmtiles, type Basemap } from '../map-view.js';
 
@@ -174,18 +175,20 @@ export function convertPanel(
       const options = creation.check();
       if (options === undefined) return creation.handle.focus();
       const started = Date.now();
-      convertStatus.set('Converting… the full dataset goes through the pipeline; this can take a while.', 'busy');
       // The new output replaces the old file: no download of it (nor its map) while this runs.
       tilesHandle?.dispose();
       tilesHandle = null;
       replace(outputBox);
-      const timer = window.setInterval(() => convertStatus.set(`Converting… ${Math.round((Date.now() - started) / 1000)} s`, 'busy'), 1000);
       try {
         const body: Record<string, unknown> = { output_format: formatSelect.control.value };
         if (targetCrs.control.value.trim()) body.target_crs = targetCrs.control.value.trim();
         if (transformation.control.value.trim()) body.transformation = transformation.control.value.trim();
         if (options) body.creation_options = options;
-        ws = await busy(convertButton, 'Converting…', () => post<Workspace>(`${path}/convert`, body));
+        ws = await busy(convertButton, 'Converting…', () =>
+          followRequest(convertStatus, 'Converting the full dataset through the pipeline…', (progressId) =>
+            post<Workspace>(`${path}/convert`, { ...body, progress_id: progressId }),
+          ),
+        );
         convertStatus.set(`Converted in ${Math.max(1, Math.round((Date.now() - started) / 1000))} s. The file is ready to download.`, 'ok');
         renderOutput();
         onConverted(ws);
@@ -199,8 +202,6 @@ export function convertPanel(
             renderOutput();
           })
           .catch(() => undefined);
-      } finally {
-        window.clearInterval(timer);
       }
     },
     convertErrors.summary,

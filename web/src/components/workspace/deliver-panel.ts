@@ -4,6 +4,7 @@ import { bytes, count, h, replace, titledSection } from '../../dom.js';
 import { busy, FormErrors, statusLine, submitForm } from '../../forms.js';
 import type { Delivery } from '../../types.js';
 import { connectionPicker } from '../connections/connection-picker.js';
+import { followRequest } from '../request-progress.js';
 import { savedConnectionsBody } from './saved-connections.js';
 
 /** What a delivery reports: where it went and how much, without secrets. */
@@ -46,10 +47,11 @@ export function deliverPanel(app: App, workspacePath: string): HTMLElement {
           errors.field('destination_id', 'Choose the Destination to deliver to.');
           return;
         }
-        status.set(`Delivering to “${destination.name}”…`, 'busy');
         try {
           const delivery = await busy(submit, 'Delivering…', () =>
-            post<Delivery>(`${workspacePath}/deliver`, { destination_id: destination.id, destination_target: picker.selector() }),
+            followRequest(status, `Delivering to “${destination.name}”…`, (progressId) =>
+              post<Delivery>(`${workspacePath}/deliver`, { destination_id: destination.id, destination_target: picker.selector(), progress_id: progressId }),
+            ),
           );
           status.set('');
           replace(result, deliveryView(delivery, destination.name));

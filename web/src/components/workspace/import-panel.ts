@@ -4,6 +4,7 @@ import { h, titledSection } from '../../dom.js';
 import { busy, FormErrors, statusLine, submitForm } from '../../forms.js';
 import type { Workspace } from '../../types.js';
 import { connectionPicker } from '../connections/connection-picker.js';
+import { followRequest } from '../request-progress.js';
 import { readingOptions } from './reading-options.js';
 import { remember } from './recent.js';
 import { savedConnectionsBody } from './saved-connections.js';
@@ -33,12 +34,11 @@ export function importPanel(app: App): HTMLElement {
           errors.field('source_id', 'Choose the Source to import from.');
           return;
         }
-        const started = Date.now();
-        status.set(`Importing from “${source.name}”…`, 'busy');
-        const timer = window.setInterval(() => status.set(`Importing from “${source.name}”… ${Math.round((Date.now() - started) / 1000)} s`, 'busy'), 1000);
         try {
           const ws = await busy(submit, 'Importing…', () =>
-            post<Workspace>('/workspaces', { source_id: source.id, source_resource: { ...picker.selector(), ...reading.values() } }),
+            followRequest(status, `Importing from “${source.name}”…`, (progressId) =>
+              post<Workspace>('/workspaces', { source_id: source.id, source_resource: { ...picker.selector(), ...reading.values() }, progress_id: progressId }),
+            ),
           );
           remember(ws);
           app.flash(`${ws.filename} imported from “${source.name}” and inspected.`);
@@ -46,8 +46,6 @@ export function importPanel(app: App): HTMLElement {
         } catch (error) {
           status.set('');
           errors.show(error);
-        } finally {
-          window.clearInterval(timer);
         }
       },
       errors.summary,
