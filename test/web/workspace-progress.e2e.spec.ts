@@ -31,11 +31,24 @@ describe.skipIf(skip)(`browser: a Workspace import and delivery while they run${
     server = await startServer({ temporal: true });
     browser = await loggedInBrowser(server);
   }, 180_000);
-  afterAll(() => closeAll(() => remote?.release(), () => receiver?.release(), browser, server, remote, receiver));
+  afterAll(() =>
+    closeAll(
+      () => remote?.release(),
+      () => receiver?.release(),
+      browser,
+      server,
+      remote,
+      receiver,
+    ),
+  );
 
   it('shows the import’s and the delivery’s bytes of their total with a percentage and a bar, then their results', async () => {
     // Saved by the browser's own user, whose pickers list them.
-    const source = await apiAsUser(browser, server, 'POST', '/sources', { name: 'World points', type: 'url', configuration: { url: `${remote.url}/points.gpkg` } });
+    const source = await apiAsUser(browser, server, 'POST', '/sources', {
+      name: 'World points',
+      type: 'url',
+      configuration: { url: `${remote.url}/points.gpkg` },
+    });
     expect(source.statusCode, source.body).toBe(201);
     const hook = await apiAsUser(browser, server, 'POST', '/destinations', { name: 'Ingest hook', type: 'webhook', configuration: { url: receiver.url } });
     expect(hook.statusCode, hook.body).toBe(201);

@@ -37,7 +37,12 @@ describe.skipIf(skip)('GET /api/v1/progress/{id}: a Workspace import, convert an
   });
 
   /** Polls until `seen` holds (or the request ended), returning every answer it got. */
-  async function follow(get: (url: string) => Promise<{ statusCode: number; json(): unknown }>, id: string, seen: (p: Progress) => boolean, ended: () => boolean) {
+  async function follow(
+    get: (url: string) => Promise<{ statusCode: number; json(): unknown }>,
+    id: string,
+    seen: (p: Progress) => boolean,
+    ended: () => boolean,
+  ) {
     const answers: Progress[] = [];
     for (let i = 0; i < 1200 && !ended(); i++) {
       const res = await get(`/api/v1/progress/${id}`);
@@ -58,14 +63,21 @@ describe.skipIf(skip)('GET /api/v1/progress/{id}: a Workspace import, convert an
     expect(gpkg.length).toBeGreaterThan(10 * MiB);
     const remote = await startHeldFileServer(gpkg, 9 * MiB, 'application/geopackage+sqlite3');
     closers.push(() => remote.release(), remote.close);
-    const source = (await jobs.call('POST', '/api/v1/sources', { name: 'Points, slowly', type: 'url', configuration: { url: `${remote.url}/points.gpkg` } })).json();
+    const source = (
+      await jobs.call('POST', '/api/v1/sources', { name: 'Points, slowly', type: 'url', configuration: { url: `${remote.url}/points.gpkg` } })
+    ).json();
 
     // Import: the download's own declared size is its total.
     let importDone = false;
     const importing = send('POST', '/api/v1/workspaces', { source_id: source.id, progress_id: 'import-points-1' }).finally(() => {
       importDone = true;
     });
-    const during = await follow(get, 'import-points-1', (p) => (p.bytes_written ?? 0) >= 8 * MiB, () => importDone);
+    const during = await follow(
+      get,
+      'import-points-1',
+      (p) => (p.bytes_written ?? 0) >= 8 * MiB,
+      () => importDone,
+    );
     const mid = during.at(-1)!;
     expect(importDone, 'the import finished while held: the server did not hold it').toBe(false);
     expect(mid).toMatchObject({ operation: 'import', status: 'running', bytes_total: gpkg.length });
@@ -95,7 +107,12 @@ describe.skipIf(skip)('GET /api/v1/progress/{id}: a Workspace import, convert an
     const delivering = send('POST', `/api/v1/workspaces/${workspace.id}/deliver`, { destination_id: hook.id, progress_id: 'deliver-points-1' }).finally(() => {
       deliverDone = true;
     });
-    const sending = await follow(get, 'deliver-points-1', (p) => (p.bytes_written ?? 0) >= 4 * MiB, () => deliverDone);
+    const sending = await follow(
+      get,
+      'deliver-points-1',
+      (p) => (p.bytes_written ?? 0) >= 4 * MiB,
+      () => deliverDone,
+    );
     expect(sending[0], 'the delivery was never seen').toBeDefined();
     expect(sending[0]).toMatchObject({ operation: 'deliver', status: 'running', bytes_total: output.size });
     const sent = sending.at(-1)!;
