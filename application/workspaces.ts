@@ -145,25 +145,27 @@ export async function importFromSource(
   const origin = { kind: 'source' as const, source_id: source.id, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null };
   const following = progressKey(userId, request.progressId);
   const progress = progressReporter({ pool: services.pool, log: services.log }, following);
-  return withProgress(services, following, 'import', () => createWorkspace(
-    services,
-    workspaceId,
-    userId,
-    origin,
-    async () => {
-      const workDir = await services.files.workDir(workspaceId, 'original');
-      const extracted = await extractFromSource(
-        services,
-        { ownerId: userId, sourceId: source.id, resource },
-        { log, workDir, maxBytes: services.config.maxUploadBytes, ...(progress ? { progress: (info) => progress(stepProgressOf(info)) } : {}) },
-      ).catch((error: unknown) => {
-        throw error instanceof ConnectorError ? transferError(error, 'import') : error;
-      });
-      await services.files.publish(workspaceId, 'original');
-      return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
-    },
-    read,
-  ));
+  return withProgress(services, following, 'import', () =>
+    createWorkspace(
+      services,
+      workspaceId,
+      userId,
+      origin,
+      async () => {
+        const workDir = await services.files.workDir(workspaceId, 'original');
+        const extracted = await extractFromSource(
+          services,
+          { ownerId: userId, sourceId: source.id, resource },
+          { log, workDir, maxBytes: services.config.maxUploadBytes, ...(progress ? { progress: (info) => progress(stepProgressOf(info)) } : {}) },
+        ).catch((error: unknown) => {
+          throw error instanceof ConnectorError ? transferError(error, 'import') : error;
+        });
+        await services.files.publish(workspaceId, 'original');
+        return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
+      },
+      read,
+    ),
+  );
 }
 
 /** The key of a request the caller follows (GET /api/v1/progress/{progress_id}), or null. */
@@ -207,21 +209,21 @@ export async function convert(services: Services, userId: string, id: string, bo
   try {
     const { position } = await withProgress(services, following, 'convert', () =>
       services.temporal!.workflow.execute<ConvertWorkspaceWorkflow>('convertWorkspaceWorkflow', {
-      taskQueue: services.config.taskQueue,
-      workflowId: workspaceConvertWorkflowId(row.id, conversionId),
-      args: [
-        {
-          workspaceId: row.id,
-          actorId: userId,
-          conversionId,
-          request,
-          dataset: row.dataset,
-          baseName: row.filename.replace(/\.[^.]+$/, '') || 'result',
-          uploadFilename: row.filename,
-          ...(related.size ? { related: Object.fromEntries(related) } : {}),
-          ...(following ? { progress: following } : {}),
-        },
-      ],
+        taskQueue: services.config.taskQueue,
+        workflowId: workspaceConvertWorkflowId(row.id, conversionId),
+        args: [
+          {
+            workspaceId: row.id,
+            actorId: userId,
+            conversionId,
+            request,
+            dataset: row.dataset,
+            baseName: row.filename.replace(/\.[^.]+$/, '') || 'result',
+            uploadFilename: row.filename,
+            ...(related.size ? { related: Object.fromEntries(related) } : {}),
+            ...(following ? { progress: following } : {}),
+          },
+        ],
       }),
     );
     await services.projections.waitFor(BigInt(position));
