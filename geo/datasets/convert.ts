@@ -28,7 +28,7 @@ export type { ConvertOptions, ConvertRequest, ConvertResult } from './convert-re
 
 /**
  * Converts a dataset to another format, writing the download into outDir. Vector data goes
- * through one ogr2ogr-equivalent pass (gdal.vectorTranslateAsync) whenever the format allows, so
+ * through one ogr2ogr pass (a child process: geo/gdal/translate.ts) whenever the format allows, so
  * a plain conversion costs what ogr2ogr costs; raster data through gdal_translate (and gdalwarp
  * for a target CRS). Shapefiles, and several layers into a one-layer format, come back as one
  * ZIP. The input is only read.

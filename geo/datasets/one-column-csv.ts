@@ -4,7 +4,8 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DomainError } from '../../domain/errors.js';
-import { errorText, gdal, openAs, scrubPaths, type DatasetRef } from '../gdal/gdal.js';
+import { errorText, openAs, scrubPaths, type DatasetRef } from '../gdal/gdal.js';
+import { inputArgs, runGdalWrite } from '../gdal/translate.js';
 import { stemOf } from './file-names.js';
 
 /* CSV files whose header has one column, which GDAL 3.6's reader refuses: read through a padded copy. */
@@ -74,13 +75,16 @@ export async function readOneColumnCsv(ref: DatasetRef, dir: string): Promise<Da
   try {
     // Decoded by the read stream, so no chunk ends inside a multi-byte character.
     await pipeline(createReadStream(ref.path, { encoding: 'utf8' }), padRecords(), createWriteStream(padded));
-    const csv = gdal.drivers.get('CSV').open(padded, 'r', ref.openOptions);
-    try {
-      // A GeoPackage layer without a CRS would read as "undefined geographic": give it the assumed one.
-      (await gdal.vectorTranslateAsync(gpkg, csv, ['-f', 'GPKG', ...(ref.assumedCrs ? ['-a_srs', ref.assumedCrs] : [])])).close();
-    } finally {
-      csv.close();
-    }
+    // The user's CSV is read by ogr2ogr in the sandbox, never by this process's GDAL (the API's,
+    // for an upload). A GeoPackage layer without a CRS would read as "undefined geographic": it
+    // gets the assumed one.
+    await runGdalWrite(
+      'ogr2ogr',
+      ['-f', 'GPKG', ...(ref.assumedCrs ? ['-a_srs', ref.assumedCrs] : []), gpkg, ...inputArgs({ ...ref, path: padded })],
+      { readable: [dir], writable: [dir], output: gpkg },
+      { what: 'Reading the one-column CSV' },
+    );
+    // What GDAL wrote itself is opened here, only to drop the padding column.
     const out = await openAs('GPKG', gpkg, 'r+');
     try {
       const layer = out.layers.get(0);
