@@ -15,6 +15,7 @@ import {
   snapBoth,
   startServer,
   unlabelledControls,
+  apiAsUser,
   type Browser,
   type Server,
 } from './browser.js';
@@ -301,6 +302,24 @@ describe.skipIf(skip)(`browser: Workspace canvas${skip ? ` (skipped: ${skip})` :
     })()`);
     expect(linksDuringConvert).toBe(0);
     await expect.poll(() => download.textContent(), { timeout: 90_000 }).toMatch(/Download .*\.geojson/);
+    expect(browser.problems).toEqual([]);
+  });
+
+  it('the transformed preview lists what the pipeline warns about, above its rows', async () => {
+    // Continues on the same canvas: a 1-degree simplify in the layer's own units (degrees) warns.
+    const { page } = browser;
+    const workspaceId = decodeURIComponent(page.url().split('#/workspace/')[1]!);
+    const set = await apiAsUser(browser, server, 'PUT', `/workspaces/${workspaceId}/transformations`, {
+      operations: [{ type: 'simplify', tolerance: 1, units: 'source' }],
+    });
+    expect(set.statusCode, set.body).toBe(200);
+    await page.reload();
+    const warnings = page.getByTestId('transformed-table').getByTestId('preview-warnings');
+    await warnings.waitFor({ timeout: 30_000 });
+    expect(await warnings.locator('li').getAttribute('data-code')).toBe('units_degrees');
+    expect(await warnings.textContent()).toContain('for a distance on the ground use {"units": "meters"}');
+    // The original column has no pipeline, so nothing to warn about.
+    expect(await page.getByTestId('original-table').getByTestId('preview-warnings').count()).toBe(0);
     expect(browser.problems).toEqual([]);
   });
 

@@ -4,6 +4,7 @@ import { busy, FormErrors, input, labelled, statusLine, submitForm } from '../..
 import type { Format, Workspace } from '../../types.js';
 import { creationOptionsField } from '../creation-options.js';
 import { followRequest } from '../request-progress.js';
+import { warningsList } from '../warnings-list.js';
 import { crsByCode } from '../crs.js';
 import { drawPmtiles, type Basemap } from '../map-view.js';
 
@@ -27,37 +28,6 @@ export function formatOptions(formats: Format[], kind: 'vector' | 'raster'): HTM
       rest.map((f) => h('option', { value: f.id }, label(f))),
     ),
   ];
-}
-
-type OutputWarning = NonNullable<Workspace['output']>['warnings'][number];
-
-/**
- * What the pipeline and the output format changed or doubted (fields renamed with the mapping,
- * features outside the target CRS's area of use, geometries cut at 180°, the PROJ operation
- * used): listed under the result, the pipeline of a crs_operation shown to be copied.
- */
-export function outputWarnings(warnings: OutputWarning[] | undefined): HTMLElement | null {
-  if (!warnings?.length) return null;
-  return h(
-    'div',
-    { class: 'output-warnings', 'data-testid': 'output-warnings' },
-    h('p', null, h('strong', null, `${warnings.length} warning${warnings.length === 1 ? '' : 's'}`)),
-    h(
-      'ul',
-      { 'aria-label': 'Warnings' },
-      warnings.map((w) => {
-        const pipeline = w.code === 'crs_operation' && typeof w.details?.pipeline === 'string' ? w.details.pipeline : null;
-        return h(
-          'li',
-          { class: 'warning', 'data-code': w.code },
-          w.layer && !w.message.startsWith(w.layer) ? `${w.layer}: ${w.message}` : w.message,
-          ' ',
-          h('code', null, w.code),
-          pipeline ? h('details', null, h('summary', null, 'PROJ pipeline'), h('pre', null, pipeline)) : null,
-        );
-      }),
-    ),
-  );
 }
 
 /**
@@ -125,7 +95,7 @@ export function convertPanel(
         ),
         h('a', { class: 'button', href: `${API_BASE}${path}/download`, download: o.filename, 'data-testid': 'download' }, `Download ${o.filename}`),
         o.format === 'PMTiles' ? tilesMap() : null,
-        outputWarnings(o.warnings),
+        warningsList(o.warnings, 'output-warnings'),
       ),
     );
   }

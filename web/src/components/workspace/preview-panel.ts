@@ -4,6 +4,7 @@ import type { DataPreview, Layer, SpatialPreview } from '../../types.js';
 import { crsText } from '../crs.js';
 import { dataTable } from '../data-table.js';
 import { drawMap, type Basemap, type Bounds, type MapHandle } from '../map-view.js';
+import { warningsList } from '../warnings-list.js';
 
 interface PreviewColumn {
   kind: 'original' | 'transformed';
@@ -138,7 +139,8 @@ export function previewPanel(workspacePath: string, basemap: Promise<Basemap>): 
     try {
       const d = await data;
       if (stale(t)) return;
-      replace(column.table, dataTable(d, `${layer.name}, ${column.kind}`));
+      // What the pipeline did to this layer that the sample cannot show (units, repairs, CRS).
+      replace(column.table, warningsList(d.warnings, 'preview-warnings'), dataTable(d, `${layer.name}, ${column.kind}`));
     } catch (error) {
       if (stale(t)) return;
       replace(column.table, h('p', { class: 'alert', role: 'alert' }, plainMessage(error)));
