@@ -2,7 +2,7 @@ import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
 import { DomainError } from '../domain/errors.js';
 import type { StepProgress } from '../domain/runs/facts.js';
-import { inTransaction } from '../platform/db.js';
+import { createAppTable } from '../platform/db.js';
 
 /*
  * How far a long synchronous request has got: a Workspace import from a Source (the API
@@ -25,10 +25,9 @@ const KEEP_MS = 24 * 60 * 60 * 1000;
 const WRITE_EVERY_MS = 1_000;
 
 export async function createProgressTable(pool: DatabasePool): Promise<void> {
-  await inTransaction(pool, async (tx) => {
-    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext('app-schema'))`);
-    await tx.query(sql.unsafe`CREATE SCHEMA IF NOT EXISTS app`);
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS app.operation_progress (
+  await createAppTable(
+    pool,
+    sql.fragment`CREATE TABLE IF NOT EXISTS app.operation_progress (
       owner_id text NOT NULL,
       id text NOT NULL,
       operation text NOT NULL,
@@ -36,8 +35,8 @@ export async function createProgressTable(pool: DatabasePool): Promise<void> {
       progress jsonb NOT NULL,
       started_at timestamptz NOT NULL,
       updated_at timestamptz NOT NULL,
-      PRIMARY KEY (owner_id, id))`);
-  });
+      PRIMARY KEY (owner_id, id))`,
+  );
 }
 
 export interface ProgressKey {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql, type DatabasePool } from 'slonik';
 import { z } from 'zod';
-import { inTransaction } from '../platform/db.js';
+import { createAppTable } from '../platform/db.js';
 import { sha256Hex } from './tokens.js';
 
 /**
@@ -12,15 +12,14 @@ import { sha256Hex } from './tokens.js';
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
 export async function createSessionTable(pool: DatabasePool): Promise<void> {
-  await inTransaction(pool, async (tx) => {
-    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext('app-schema'))`);
-    await tx.query(sql.unsafe`CREATE SCHEMA IF NOT EXISTS app`);
-    await tx.query(sql.unsafe`CREATE TABLE IF NOT EXISTS app.sessions (
+  await createAppTable(
+    pool,
+    sql.fragment`CREATE TABLE IF NOT EXISTS app.sessions (
       id_sha256 text PRIMARY KEY,
       user_id text NOT NULL,
       created_at timestamptz NOT NULL DEFAULT now(),
-      expires_at timestamptz NOT NULL)`);
-  });
+      expires_at timestamptz NOT NULL)`,
+  );
 }
 
 export async function createSession(pool: DatabasePool, userId: string, now: Date): Promise<string> {

@@ -1,4 +1,4 @@
-import { createPool, SchemaValidationError, sql, type DatabasePool, type DatabasePoolConnection, type Interceptor } from 'slonik';
+import { createPool, SchemaValidationError, sql, type DatabasePool, type DatabasePoolConnection, type Interceptor, type FragmentSqlToken } from 'slonik';
 import type pg from 'pg';
 import { z } from 'zod';
 
@@ -80,5 +80,17 @@ export async function inTransaction<T>(pool: DatabasePool, work: (tx: DatabasePo
         throw error;
       }
     }
+  });
+}
+
+/**
+ * Creates one of the application's own tables (schema `app`: browser sessions, request progress),
+ * which are not read models of events. The lock makes replicas starting together take turns.
+ */
+export async function createAppTable(pool: DatabasePool, ddl: FragmentSqlToken): Promise<void> {
+  await inTransaction(pool, async (tx) => {
+    await tx.query(sql.unsafe`SELECT pg_advisory_xact_lock(hashtext('app-schema'))`);
+    await tx.query(sql.unsafe`CREATE SCHEMA IF NOT EXISTS app`);
+    await tx.query(sql.unsafe`${ddl}`);
   });
 }
