@@ -380,9 +380,8 @@ class _ProgressPoller:
         # A daemon: an interrupted program never waits for it.
         self._thread = threading.Thread(target=self._run, name="svc-progress", daemon=True)
 
-    def __enter__(self) -> _ProgressPoller:
+    def __enter__(self) -> None:
         self._thread.start()
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self._stop.set()
