@@ -5,13 +5,23 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import threading
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any, Callable, Mapping, Sequence, TypeVar
 from urllib.parse import unquote
 
 import httpx
 
-from .errors import ConfigError, LocalFileExistsError, NetworkError, ServerError
+from .errors import (
+    AuthenticationError,
+    AuthorizationError,
+    ConfigError,
+    LocalFileExistsError,
+    NetworkError,
+    ServerError,
+    SvcError,
+    ValidationError,
+)
 from .resources.base import JSON, segment
 
 if TYPE_CHECKING:
@@ -23,6 +33,9 @@ Progress = Callable[[int, "int | None"], None]
 """Called as bytes move: ``progress(bytes_done, bytes_total_or_None)``."""
 
 StrPath = str | os.PathLike[str]
+
+#: How often a followed request's progress is read: the server updates it at most once a second.
+PROGRESS_POLL_SECONDS = 1.0
 
 
 _T = TypeVar("_T")
@@ -99,6 +112,8 @@ class Workspaces:
         resource: Mapping[str, Any] | str | None = None,
         *,
         source_resource: Mapping[str, Any] | str | None = None,
+        progress: Progress | None = None,
+        progress_id: str | None = None,
     ) -> Workspace:
         """Create a Workspace from a saved Source; returns its :class:`Workspace` handle.
 
@@ -107,13 +122,27 @@ class Workspaces:
         ``client.connectors.get(type)["source"]["resource"]``) or a string, the type's shorthand
         (``"roads"`` for a PostGIS Source means ``{"table": "roads"}``). url Sources need none.
         ``source_resource=`` is the same argument under the API's name.
+
+        ``progress`` is called as the server transfers the data, ``progress(bytes_done,
+        bytes_total_or_None)``, about once a second from another thread; ``progress_id`` names the
+        request for :meth:`progress` (see :meth:`Workspace.convert`).
         """
         resource = _one_name(resource, source_resource, "resource", "source_resource")
         body: JSON = {"source_id": source_id}
         if resource is not None:
             body["source_resource"] = resource if isinstance(resource, str) else dict(resource)
-        data = self._client._object("POST", self.path, json=body, long=True)
+        data = _followed(self._client, self.path, body, progress, progress_id)
         return Workspace(self._client, data)
+
+    def progress(self, progress_id: str) -> JSON:
+        """How far the import, convert or delivery sent with ``progress_id`` has got.
+
+        ``GET /api/v1/progress/{progress_id}``: ``operation``, ``status`` (running, completed,
+        failed), ``bytes_written``, ``bytes_total``, ``features_written``, ``percent`` (each may be
+        ``None``), ``started_at``, ``updated_at``. :class:`~svc_client.NotFoundError` until the
+        server has begun the work. The figures change at most once a second.
+        """
+        return self._client._object("GET", "/progress/" + segment(progress_id))
 
     def get(self, id: str) -> Workspace:
         return Workspace(self._client, self._client._object("GET", self._item(id)))
@@ -232,6 +261,9 @@ class Workspace:
         layers: Sequence[str] | None = None,
         target_crs: str | None = None,
         creation_options: Mapping[str, Mapping[str, Any]] | None = None,
+        *,
+        progress: Progress | None = None,
+        progress_id: str | None = None,
     ) -> JSON:
         """Convert the upload through the stored pipeline (synchronous; status becomes completed).
 
@@ -240,6 +272,12 @@ class Workspace:
         ``{"dataset": {"ROW_GROUP_SIZE": "100000"}}`` for GeoParquet); the server checks them
         against the format's list. What the format changed (renamed
         fields, with the mapping) is in the result's ``output["warnings"]``.
+
+        ``progress`` is called with the output's bytes written so far, ``progress(bytes_done,
+        None)`` (a convert's total is not known in advance), about once a second from another
+        thread while the request waits. ``progress_id`` (8–64 of ``A-Z a-z 0-9 _ -``) names the
+        request so that you can read ``client.workspaces.progress(progress_id)`` yourself, from
+        another thread or process; with ``progress`` alone an id is made up.
         """
         body: JSON = {"output_format": output_format}
         if creation_options is not None:
@@ -248,7 +286,7 @@ class Workspace:
             body["layers"] = [layers] if isinstance(layers, str) else list(layers)
         if target_crs is not None:
             body["target_crs"] = target_crs
-        result = self._client._object("POST", self._path("convert"), json=body, long=True)
+        result = _followed(self._client, self._path("convert"), body, progress, progress_id)
         if result.get("id") == self.id and "status" in result:
             self.data = result
         return result
@@ -259,6 +297,8 @@ class Workspace:
         target: Mapping[str, Any] | None = None,
         *,
         destination_target: Mapping[str, Any] | None = None,
+        progress: Progress | None = None,
+        progress_id: str | None = None,
     ) -> JSON:
         """Publish the converted output to a saved Destination and wait for the result.
 
@@ -268,13 +308,14 @@ class Workspace:
         Before a convert it fails with ``job_not_ready`` (409); ``write_mode: "create"`` onto an
         existing table with ``target_exists`` (409); a remote failure with ``delivery_failed``
         (422, ``details["reason"]``, ``details["retryable"]``). ``destination_target=`` is the
-        same argument under the API's name.
+        same argument under the API's name. ``progress`` and ``progress_id`` follow the transfer
+        (bytes sent of the output's size) as for :meth:`convert`.
         """
         target = _one_name(target, destination_target, "target", "destination_target")
         body: JSON = {"destination_id": destination_id}
         if target is not None:
             body["destination_target"] = dict(target)
-        return self._client._object("POST", self._path("deliver"), json=body, long=True)
+        return _followed(self._client, self._path("deliver"), body, progress, progress_id)
 
     def download(
         self, path: StrPath, overwrite: bool = False, *, progress: Progress | None = None
@@ -307,6 +348,59 @@ class Workspace:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _followed(
+    client: Client, path: str, body: JSON, progress: Progress | None, progress_id: str | None
+) -> JSON:
+    """POST a long request; with ``progress``, report how far it has got while it runs."""
+    if progress is not None and progress_id is None:
+        progress_id = "py-" + secrets.token_hex(12)
+    if progress_id is not None:
+        body["progress_id"] = progress_id
+    if progress is None or progress_id is None:
+        return client._object("POST", path, json=body, long=True)
+    with _ProgressPoller(client, progress_id, progress):
+        return client._object("POST", path, json=body, long=True)
+
+
+class _ProgressPoller:
+    """Reads GET /progress/{id} from a daemon thread while the calling thread waits on its request.
+
+    Polling is only a view on the request: whatever goes wrong with it is left to the request
+    itself to report, so a poll never raises into the caller. An exception of the callback ends
+    the polling (``threading.excepthook`` reports it), not the request.
+    """
+
+    def __init__(self, client: Client, progress_id: str, progress: Progress) -> None:
+        self._client = client
+        self._path = "/progress/" + segment(progress_id)
+        self._progress = progress
+        self._stop = threading.Event()
+        # A daemon: an interrupted program never waits for it.
+        self._thread = threading.Thread(target=self._run, name="svc-progress", daemon=True)
+
+    def __enter__(self) -> None:
+        self._thread.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(PROGRESS_POLL_SECONDS):
+            try:
+                data = self._client._object("GET", self._path)
+            except (AuthenticationError, AuthorizationError, ValidationError):
+                return  # refused (token, id): asking again would not help
+            except SvcError:
+                continue  # not begun yet (404), a poll lost on the way, a busy server: try again
+            # No report after the request has returned: its caller has moved on.
+            if self._stop.is_set():
+                return
+            done, total = data.get("bytes_written"), data.get("bytes_total")
+            if data.get("status") == "running" and isinstance(done, int):
+                self._progress(done, total if isinstance(total, int) else None)
 
 
 def _python_body(python: Mapping[str, str] | os.PathLike[str]) -> dict[str, str]:

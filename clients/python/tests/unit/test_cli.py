@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import time
 from pathlib import Path
 
 import click
@@ -311,3 +312,37 @@ def test_transformations_list_table(server: FakeServer) -> None:
     table = svc(server, "transformations", "list", as_json=False).stdout.splitlines()
     assert table[0].split() == ["id", "category", "requires_geometry", "label"]
     assert table[2].split() == ["buffer", "geometry", "true", "Buffer"]
+
+
+@pytest.mark.parametrize(("args", "route", "label"), [
+    (["import", "src_1"], "/workspaces", "Importing"),
+    (["convert", "ws_1", "--format", "GPKG"], "/workspaces/ws_1/convert", "Converting"),
+    (["deliver", "ws_1", "--destination", "dst_1"], "/workspaces/ws_1/deliver", "Delivering"),
+], ids=["import", "convert", "deliver"])
+def test_long_workspace_commands_show_progress_on_a_terminal(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch, args: list[str], route: str, label: str
+) -> None:
+    monkeypatch.setattr("svc_client.workspaces.PROGRESS_POLL_SECONDS", 0.01)
+    ws = {"id": "ws_1", "status": "inspected", "layers": [{"name": "roads"}]}
+
+    def held(request: httpx.Request) -> httpx.Response:
+        progress_id = json.loads(request.content).get("progress_id")
+        if progress_id is not None:
+            path = f"/progress/{progress_id}"
+            server.on("GET", path, {"status": "running", "bytes_written": 400, "bytes_total": 1000})
+            for _ in range(500):  # until the bar has had a figure to show
+                if any(r.url.path == "/api/v1" + path for r in server.requests):
+                    break
+                time.sleep(0.01)
+        return httpx.Response(201 if route == "/workspaces" else 200, json=ws)
+
+    server.on("POST", route, held)
+    quiet = svc(server, "workspaces", *args)  # off a terminal: no bar, no progress_id
+    assert quiet.exit_code == 0 and quiet.stderr == ""
+    assert "progress_id" not in server.body()
+
+    monkeypatch.setattr("svc_client.cli.support.stderr_is_terminal", lambda: True)
+    shown = svc(server, "workspaces", *args)
+    assert shown.exit_code == 0
+    assert label in shown.stderr  # click draws the bar itself only on a real terminal; its label shows here
+    assert out(shown)["id"] == "ws_1"

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
+import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 import pytest
@@ -367,3 +370,143 @@ def test_download_interrupted_leaves_nothing(server: FakeServer, ws: Workspace, 
         ws.download(tmp_path / "out.gpkg")
     assert caught.value.code == "network_error"
     assert list(tmp_path.iterdir()) == []
+
+
+# -- following a long request (progress=, progress_id=) -----------------------------------------
+
+
+@pytest.fixture
+def fast_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("svc_client.workspaces.PROGRESS_POLL_SECONDS", 0.01)
+
+
+def _running(done: int | None, total: int | None, status: str = "running") -> dict[str, Any]:
+    return {"progress_id": "x", "operation": "import", "status": status, "bytes_written": done,
+            "bytes_total": total, "features_written": None, "percent": None,
+            "started_at": "2030-01-01T00:00:00.000Z", "updated_at": "2030-01-01T00:00:01.000Z"}
+
+
+def _held_request(server: FakeServer, answer: httpx.Response, polls: list[Any], until: Callable[[], bool]) -> Callable[[httpx.Request], httpx.Response]:
+    """A POST handler that answers GET /progress/{its progress_id} with ``polls`` and returns ``answer`` once ``until()`` holds."""
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        server.on("GET", "/progress/" + json.loads(request.content)["progress_id"], polls)
+        deadline = time.monotonic() + 5
+        while not until() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return answer
+
+    return handle
+
+
+def _polls(server: FakeServer) -> int:
+    return sum(1 for r in server.requests if r.url.path.startswith("/api/v1/progress/"))
+
+
+def _poller_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "svc-progress"]
+
+
+FOLLOWED = [
+    ("/workspaces", lambda c, ws, **kw: c.workspaces.import_source("src_1", **kw), httpx.Response(201, json=WS)),
+    ("/workspaces/ws_1/convert", lambda c, ws, **kw: ws.convert("GPKG", **kw), httpx.Response(200, json=WS)),
+    ("/workspaces/ws_1/deliver", lambda c, ws, **kw: ws.deliver("dst_1", **kw), httpx.Response(200, json={"delivery_id": "d_1"})),
+]
+
+
+@pytest.mark.parametrize(("route", "call", "answer"), FOLLOWED, ids=["import", "convert", "deliver"])
+def test_progress_reports_the_polled_figures_while_the_request_runs(
+    server: FakeServer, client: Client, ws: Workspace, fast_polls: None, route: str, call: Any, answer: httpx.Response
+) -> None:
+    seen: list[tuple[int, int | None]] = []
+    polls = [envelope(404, "not_found"), _running(0, None), _running(None, 1000), _running(400, 1000),
+             _running(900, None), _running(1000, 1000, "completed")]
+    server.on("POST", route, _held_request(server, answer, polls, lambda: len(seen) >= 3))
+
+    call(client, ws, progress=lambda done, total: seen.append((done, total)))
+
+    body = json.loads(next(r for r in server.requests if r.method == "POST").content)
+    assert re.fullmatch(r"py-[0-9a-f]{24}", body["progress_id"])
+    assert seen == [(0, None), (400, 1000), (900, None)]  # a 404 and a null count are skipped
+    poll = next(r for r in server.requests if r.method == "GET")
+    assert poll.url.path == f"/api/v1/progress/{body['progress_id']}"
+    assert poll.headers["authorization"].startswith("Bearer ")
+
+
+def test_the_poller_stops_when_the_request_returns_or_raises(server: FakeServer, client: Client, fast_polls: None) -> None:
+    seen: list[tuple[int, int | None]] = []
+    ok = httpx.Response(201, json=WS)
+    server.on("POST", "/workspaces", _held_request(server, ok, [_running(5, 10)], lambda: len(seen) >= 2))
+    client.workspaces.import_source("src_1", progress=lambda d, t: seen.append((d, t)))
+    assert _poller_threads() == []
+    after = (_polls(server), len(seen))
+    time.sleep(0.1)
+    assert (_polls(server), len(seen)) == after  # nothing polls, nothing is reported any more
+
+    refused = envelope(422, "fetch_failed", "the Source answered 500")
+    server.on("POST", "/workspaces", _held_request(server, refused, [_running(5, 10)], lambda: _polls(server) > after[0]))
+    with pytest.raises(ValidationError):
+        client.workspaces.import_source("src_1", progress=lambda d, t: seen.append((d, t)))
+    assert _poller_threads() == []
+    polled = _polls(server)
+    time.sleep(0.1)
+    assert _polls(server) == polled
+
+
+def test_errors_while_polling_are_ignored(server: FakeServer, client: Client, fast_polls: None) -> None:
+    def cut(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    seen: list[tuple[int, int | None]] = []
+    polls = [cut, envelope(500, "internal_error"), httpx.Response(200, text="<html>"), envelope(404, "not_found"),
+             _running(7, 70)]
+    server.on("POST", "/workspaces", _held_request(server, httpx.Response(201, json=WS), polls, lambda: bool(seen)))
+
+    assert client.workspaces.import_source("src_1", progress=lambda d, t: seen.append((d, t))).id == "ws_1"
+    assert seen[0] == (7, 70)
+    assert _polls(server) >= 5
+
+
+def test_a_refused_poll_ends_polling_not_the_request(server: FakeServer, client: Client, fast_polls: None) -> None:
+    seen: list[tuple[int, int | None]] = []
+    server.on("GET", "/progress/import-refused-1", [envelope(403, "insufficient_scope"), _running(7, 70)])
+
+    def held(request: httpx.Request) -> httpx.Response:
+        time.sleep(0.2)  # many polls long: had polling gone on after the 403, it would have seen 7 of 70
+        return httpx.Response(201, json=WS)
+
+    server.on("POST", "/workspaces", held)
+
+    ws = client.workspaces.import_source("src_1", progress_id="import-refused-1", progress=lambda d, t: seen.append((d, t)))
+    assert ws.id == "ws_1"
+    assert seen == []
+    assert _polls(server) == 1
+
+
+def test_progress_id_alone_is_sent_and_nothing_polls(server: FakeServer, client: Client, ws: Workspace) -> None:
+    server.on("POST", "/workspaces", WS, status=201)
+    server.on("POST", "/workspaces/ws_1/convert", WS)
+    client.workspaces.import_source("src_1", progress_id="my-import-1")
+    assert server.body() == {"source_id": "src_1", "progress_id": "my-import-1"}
+    ws.convert("GPKG")
+    assert server.body() == {"output_format": "GPKG"}  # no progress asked for: no id
+    assert _polls(server) == 0
+
+
+def test_progress_follows_the_callers_progress_id(server: FakeServer, ws: Workspace, client: Client, fast_polls: None) -> None:
+    seen: list[tuple[int, int | None]] = []
+    server.on("GET", "/progress/deliver-roads-1", _running(3, 9))
+    server.on("POST", "/workspaces/ws_1/deliver", _held_request(server, httpx.Response(200, json={}), [_running(3, 9)], lambda: bool(seen)))
+    ws.deliver("dst_1", progress_id="deliver-roads-1", progress=lambda d, t: seen.append((d, t)))
+    assert server.body(0) == {"destination_id": "dst_1", "progress_id": "deliver-roads-1"}
+    assert server.requests[-1].url.path == "/api/v1/progress/deliver-roads-1"
+    assert seen[0] == (3, 9)
+
+
+def test_read_progress(server: FakeServer, client: Client) -> None:
+    server.on("GET", "/progress/import-1234", _running(400, 1000))
+    assert client.workspaces.progress("import-1234")["bytes_written"] == 400
+    with pytest.raises(NotFoundError):
+        client.workspaces.progress("never-started-1")
+    with pytest.raises(ValueError):
+        client.workspaces.progress("")

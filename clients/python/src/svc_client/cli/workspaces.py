@@ -50,7 +50,10 @@ def ws_import(state: State, source_id: str, resource: str | None) -> None:
         except click.BadParameter:
             parsed = None
         selector = parsed if isinstance(parsed, dict) else resource  # else a bare name
-    emit(state, state.client().workspaces.import_source(source_id, selector).data, view=views.workspace)
+    client = state.client()
+    with byte_progress("Importing") as progress:
+        ws = client.workspaces.import_source(source_id, selector, progress=progress)
+    emit(state, ws.data, view=views.workspace)
 
 
 @workspaces.command("get")
@@ -144,7 +147,9 @@ def ws_convert(
 ) -> None:
     """Convert through the stored pipeline (waits until done)."""
     options = load_json_object(creation_options, "--creation-options") if creation_options is not None else None
-    result = _handle(state, id).convert(output_format, list(layers) or None, target_crs, creation_options=options)
+    ws = _handle(state, id)
+    with byte_progress("Converting") as progress:
+        result = ws.convert(output_format, list(layers) or None, target_crs, creation_options=options, progress=progress)
     emit(state, result, view=views.workspace)
 
 
@@ -171,6 +176,9 @@ def ws_download(state: State, id: str, path: Path, overwrite: bool) -> None:
 def ws_deliver(state: State, id: str, destination_id: str, target: str | None) -> None:
     """Publish the converted output to a saved Destination."""
     target_obj = load_json_object(target, "--target") if target is not None else None
-    emit(state, _handle(state, id).deliver(destination_id, target_obj))
+    ws = _handle(state, id)
+    with byte_progress("Delivering") as progress:
+        result = ws.deliver(destination_id, target_obj, progress=progress)
+    emit(state, result)
 
 
