@@ -127,15 +127,6 @@ export function progressWriter(pool: DatabasePool, key: ProgressKey, onError: (e
       latest = { ...latest, ...update };
       schedule();
     },
-    /** Writes what is pending now and waits for it (before the request's end is recorded). */
-    async flush() {
-      if (timer) {
-        clearTimeout(timer);
-        timer = null;
-        write();
-      }
-      while (writing) await writing;
-    },
   };
 }
 
