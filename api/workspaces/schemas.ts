@@ -112,7 +112,7 @@ export const deliverBody = z.object({
   progress_id: progressIdField,
 });
 
-export const progressParams = z.object({ progress_id: z.string().min(1).max(100) });
+export const progressParams = z.object({ progress_id: z.string().regex(PROGRESS_ID_PATTERN, 'Use 8–64 letters, digits, _ or -') });
 
 export const progressSchema = z
   .object({
