@@ -77,7 +77,8 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
      */
     async convertWorkspace(input: ConvertWorkspaceInput): Promise<ConvertOutput> {
       return domainErrorsAsFailures(async () => {
-        const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs, progressReporter(services, input.progress));
+        const mirror = progressReporter(services, input.progress);
+        const heartbeat = startHeartbeats(services.config.heartbeatTimeoutMs, mirror);
         const scratchName = `tmp/convert-${input.conversionId}`;
         const scratch = await files.workDir(input.workspaceId, scratchName);
         const outName = `outputs/${input.conversionId}`;
@@ -90,6 +91,8 @@ export function workspaceActivities(services: Pick<Services, 'store' | 'clock' |
             return localDataset(files, id, related[id]);
           };
           const { dataset: source, warnings: pipelineWarnings } = await applyPipeline(upload, input.pipeline, scratch, { datasets });
+          // The pipeline has no figures of its own; what follows, the write, has GDAL's percentage.
+          mirror?.({ phase: 'write' });
           const output = await convertToFile(services, {
             owner: input.workspaceId,
             dataset: source,

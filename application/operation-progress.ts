@@ -17,6 +17,15 @@ import { createAppTable } from '../platform/db.js';
 
 export const PROGRESS_ID_PATTERN = /^[A-Za-z0-9_-]{8,64}$/;
 export type ProgressOperation = 'import' | 'convert' | 'deliver';
+/**
+ * What the request is doing now, where it does more than one thing: an import transfers, then
+ * inspects what arrived; a convert runs the pipeline, then writes the output (only the writing
+ * has a percentage). A delivery only transfers.
+ */
+export const PROGRESS_PHASES = ['transfer', 'inspect', 'pipeline', 'write'] as const;
+export type ProgressPhase = (typeof PROGRESS_PHASES)[number];
+/** A step's figures, and the phase they belong to. */
+export type RequestProgress = StepProgress & { phase?: ProgressPhase };
 export type ProgressStatus = 'running' | 'completed' | 'failed';
 
 /** Rows older than this are removed (opportunistically, as a new one starts). */
@@ -48,7 +57,13 @@ export interface ProgressKey {
  * Starts (or restarts: an id used again describes the new request) what GET /progress shows for
  * one request, with what is known up front (a delivery's total is the output's size).
  */
-export async function startProgress(pool: DatabasePool, key: ProgressKey, operation: ProgressOperation, now: Date, progress: StepProgress = {}): Promise<void> {
+export async function startProgress(
+  pool: DatabasePool,
+  key: ProgressKey,
+  operation: ProgressOperation,
+  now: Date,
+  progress: RequestProgress = {},
+): Promise<void> {
   const at = now.toISOString();
   await pool.query(sql.unsafe`INSERT INTO app.operation_progress (owner_id, id, operation, status, progress, started_at, updated_at)
     VALUES (${key.ownerId}, ${key.progressId}, ${operation}, 'running', ${JSON.stringify(progress)}::jsonb, ${at}, ${at})
@@ -71,12 +86,11 @@ export async function finishProgress(pool: DatabasePool, key: ProgressKey, statu
 export async function withProgress<T>(
   services: { pool: DatabasePool; clock: () => Date },
   key: ProgressKey | null,
-  operation: ProgressOperation,
+  start: { operation: ProgressOperation; progress: RequestProgress },
   work: () => Promise<T>,
-  progress: StepProgress = {},
 ): Promise<T> {
   if (!key) return work();
-  await startProgress(services.pool, key, operation, services.clock(), progress);
+  await startProgress(services.pool, key, start.operation, services.clock(), start.progress);
   try {
     const result = await work();
     await finishProgress(services.pool, key, 'completed', services.clock());
@@ -93,7 +107,7 @@ export async function withProgress<T>(
  * waits on the database and the table never falls behind by more than a second.
  */
 export function progressWriter(pool: DatabasePool, key: ProgressKey, onError: (error: unknown) => void) {
-  let latest: StepProgress = {};
+  let latest: RequestProgress = {};
   let writtenAt = 0;
   let writing: Promise<void> | null = null;
   let pending = false;
@@ -123,7 +137,7 @@ export function progressWriter(pool: DatabasePool, key: ProgressKey, onError: (e
     }, wait);
   };
   return {
-    report(update: StepProgress) {
+    report(update: RequestProgress) {
       latest = { ...latest, ...update };
       schedule();
     },
@@ -134,7 +148,7 @@ export function progressWriter(pool: DatabasePool, key: ProgressKey, onError: (e
 export function progressReporter(
   services: { pool: DatabasePool; log: { warn(obj: object, msg: string): void } },
   key: ProgressKey | undefined | null,
-): ((update: StepProgress) => void) | undefined {
+): ((update: RequestProgress) => void) | undefined {
   if (!key) return undefined;
   const writer = progressWriter(services.pool, key, (error) => services.log.warn({ err: error }, 'progress could not be recorded'));
   return (update) => writer.report(update);
@@ -162,7 +176,7 @@ export async function readProgress(pool: DatabasePool, ownerId: string, progress
       progress_id: progressId,
     });
   }
-  const p = row.progress as StepProgress;
+  const p = row.progress as RequestProgress;
   const total = p.bytes_total !== undefined && p.bytes_total > 0 ? p.bytes_total : undefined;
   // The share done: the work's own when it reports one (GDAL's percent), else bytes over the total.
   const percent = p.percent ?? (total !== undefined && p.bytes_written !== undefined ? Math.min(100, (100 * p.bytes_written) / total) : null);
@@ -170,6 +184,7 @@ export async function readProgress(pool: DatabasePool, ownerId: string, progress
     progress_id: row.id,
     operation: row.operation as ProgressOperation,
     status: row.status as ProgressStatus,
+    phase: p.phase ?? null,
     bytes_written: p.bytes_written ?? null,
     bytes_total: total ?? null,
     features_written: p.features_written ?? null,

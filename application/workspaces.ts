@@ -145,7 +145,7 @@ export async function importFromSource(
   const origin = { kind: 'source' as const, source_id: source.id, source_type: source.type, source_resource: Object.keys(resource).length ? resource : null };
   const following = progressKey(userId, request.progressId);
   const progress = progressReporter({ pool: services.pool, log: services.log }, following);
-  return withProgress(services, following, 'import', () =>
+  return withProgress(services, following, { operation: 'import', progress: { phase: 'transfer' } }, () =>
     createWorkspace(
       services,
       workspaceId,
@@ -161,6 +161,8 @@ export async function importFromSource(
           throw error instanceof ConnectorError ? transferError(error, 'import') : error;
         });
         await services.files.publish(workspaceId, 'original');
+        // Transferred: what is left is preparing and inspecting the file, which has no figures.
+        progress?.({ phase: 'inspect' });
         return { file: extracted.file, filename: extracted.filename, size: (await stat(extracted.file)).size };
       },
       read,
@@ -207,7 +209,7 @@ export async function convert(services: Services, userId: string, id: string, bo
   };
   const following = progressKey(userId, body.progress_id);
   try {
-    const { position } = await withProgress(services, following, 'convert', () =>
+    const { position } = await withProgress(services, following, { operation: 'convert', progress: { phase: 'pipeline' } }, () =>
       services.temporal!.workflow.execute<ConvertWorkspaceWorkflow>('convertWorkspaceWorkflow', {
         taskQueue: services.config.taskQueue,
         workflowId: workspaceConvertWorkflowId(row.id, conversionId),
@@ -287,18 +289,14 @@ export async function deliver(
   const following = progressKey(userId, request.progressId);
   const output = row.output;
   try {
-    const { delivery, position } = await withProgress(
-      services,
-      following,
-      'deliver',
-      () =>
-        services.temporal!.workflow.execute<DeliverWorkspaceWorkflow>('deliverWorkspaceWorkflow', {
-          taskQueue: services.config.taskQueue,
-          workflowId: workspaceDeliverWorkflowId(row.id, deliveryId),
-          args: [{ workspaceId: row.id, actorId: userId, destinationId: destination.id, target, deliveryId, ...(following ? { progress: following } : {}) }],
-        }),
-      // What the delivery is heading for is known before it starts: the output's size.
-      { bytes_written: 0, bytes_total: output.size },
+    // What the delivery is heading for is known before it starts: the output's size.
+    const start = { operation: 'deliver' as const, progress: { phase: 'transfer' as const, bytes_written: 0, bytes_total: output.size } };
+    const { delivery, position } = await withProgress(services, following, start, () =>
+      services.temporal!.workflow.execute<DeliverWorkspaceWorkflow>('deliverWorkspaceWorkflow', {
+        taskQueue: services.config.taskQueue,
+        workflowId: workspaceDeliverWorkflowId(row.id, deliveryId),
+        args: [{ workspaceId: row.id, actorId: userId, destinationId: destination.id, target, deliveryId, ...(following ? { progress: following } : {}) }],
+      }),
     );
     await services.projections.waitFor(BigInt(position));
     return {

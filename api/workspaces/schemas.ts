@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { operationShape } from '../../domain/operations.js';
 import { creationOptions, crsInfo, operationList, processingWarning } from '../schemas.js';
-import { PROGRESS_ID_PATTERN } from '../../application/operation-progress.js';
+import { PROGRESS_ID_PATTERN, PROGRESS_PHASES } from '../../application/operation-progress.js';
 
 /** A long request's own name, so its caller can follow it (GET /api/v1/progress/{progress_id}). */
 const progressIdField = z
@@ -119,6 +119,12 @@ export const progressSchema = z
     progress_id: z.string(),
     operation: z.enum(['import', 'convert', 'deliver']),
     status: z.enum(['running', 'completed', 'failed']).describe('completed and failed stay readable for a day; the request itself answers with the outcome'),
+    phase: z
+      .enum(PROGRESS_PHASES)
+      .nullable()
+      .describe(
+        'What it is doing: an import transfers, then inspects; a convert runs the pipeline, then writes (only writing has a percentage); a delivery transfers',
+      ),
     bytes_written: z.number().nullable().describe('Bytes transferred (import, deliver) or written (convert) so far'),
     bytes_total: z.number().nullable().describe("What bytes_written is heading for, when known: the remote file's declared size, the output's size"),
     features_written: z.number().nullable(),

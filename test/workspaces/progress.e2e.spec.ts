@@ -24,6 +24,7 @@ interface Progress {
   progress_id: string;
   operation: string;
   status: string;
+  phase: string | null;
   bytes_written: number | null;
   bytes_total: number | null;
   features_written: number | null;
@@ -80,7 +81,7 @@ describe.skipIf(skip)('GET /api/v1/progress/{id}: a Workspace import, convert an
     );
     const mid = during.at(-1)!;
     expect(importDone, 'the import finished while held: the server did not hold it').toBe(false);
-    expect(mid).toMatchObject({ operation: 'import', status: 'running', bytes_total: gpkg.length });
+    expect(mid).toMatchObject({ operation: 'import', status: 'running', phase: 'transfer', bytes_total: gpkg.length });
     expect(mid.bytes_written).toBeGreaterThanOrEqual(8 * MiB);
     expect(mid.bytes_written).toBeLessThanOrEqual(9 * MiB);
     expect(mid.percent).toBeCloseTo((100 * mid.bytes_written!) / gpkg.length, 0);
@@ -114,7 +115,7 @@ describe.skipIf(skip)('GET /api/v1/progress/{id}: a Workspace import, convert an
       () => deliverDone,
     );
     expect(sending[0], 'the delivery was never seen').toBeDefined();
-    expect(sending[0]).toMatchObject({ operation: 'deliver', status: 'running', bytes_total: output.size });
+    expect(sending[0]).toMatchObject({ operation: 'deliver', status: 'running', phase: 'transfer', bytes_total: output.size });
     const sent = sending.at(-1)!;
     expect(deliverDone, 'the delivery finished while held: the receiver did not hold it').toBe(false);
     expect(sent.bytes_written).toBeGreaterThanOrEqual(4 * MiB);

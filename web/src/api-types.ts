@@ -950,6 +950,8 @@ export type Progress = {
   operation: "import" | "convert" | "deliver";
   /** completed and failed stay readable for a day; the request itself answers with the outcome */
   status: "running" | "completed" | "failed";
+  /** What it is doing: an import transfers, then inspects; a convert runs the pipeline, then writes (only writing has a percentage); a delivery transfers */
+  phase: "transfer" | "inspect" | "pipeline" | "write" | null;
   /** Bytes transferred (import, deliver) or written (convert) so far */
   bytes_written: number | null;
   /** What bytes_written is heading for, when known: the remote file's declared size, the output's size */

@@ -26,3 +26,22 @@ export function progressText(p: StepProgress): string {
   if (percent !== undefined) parts.push(`${Math.min(100, Math.max(0, Math.floor(percent)))}%`);
   return parts.join(' · ');
 }
+
+/** What GET /progress says of a followed request, as far as the text is concerned. */
+export interface RequestProgressFigures extends StepProgress {
+  phase?: 'transfer' | 'inspect' | 'pipeline' | 'write' | null;
+}
+
+/**
+ * A followed request's progress in words: the figures while it transfers or writes, else what it
+ * is doing ("running the pipeline", "reading what arrived"), which has no figures, and the share
+ * done for the bar, null while no share is meaningful (the bar then only says that work goes on).
+ */
+export function requestProgressText(p: RequestProgressFigures): { text: string; percent: number | null } {
+  if (p.phase === 'pipeline') return { text: 'running the pipeline', percent: null };
+  if (p.phase === 'inspect') return { text: 'reading what arrived', percent: null };
+  const text = progressText(p);
+  const total = p.bytes_total !== undefined && p.bytes_total > 0 ? p.bytes_total : undefined;
+  const percent = p.percent ?? (total !== undefined && p.bytes_written !== undefined ? (100 * p.bytes_written) / total : null);
+  return { text: text || (p.phase === 'write' ? 'writing' : ''), percent: percent === null ? null : Math.min(100, Math.max(0, percent)) };
+}

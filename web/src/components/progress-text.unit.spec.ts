@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { progressText } from './progress-text.js';
+import { progressText, requestProgressText } from './progress-text.js';
 
 const MB = 1024 * 1024;
 
@@ -21,5 +21,24 @@ describe('progressText', () => {
 
   it('never shows more than 100% when more was written than declared', () => {
     expect(progressText({ bytes_written: 5 * MB, bytes_total: 4 * MB })).toBe('5.0 of 4.0 MB written · 100%');
+  });
+});
+
+describe('requestProgressText', () => {
+  it('gives the figures and the share while a request transfers or writes', () => {
+    expect(requestProgressText({ phase: 'transfer', bytes_written: 8 * MB, bytes_total: 32 * MB })).toEqual({ text: '8 of 32 MB written · 25%', percent: 25 });
+    expect(requestProgressText({ phase: 'write', bytes_written: 3 * MB, percent: 40 })).toEqual({ text: '3.0 MB written · 40%', percent: 40 });
+    expect(requestProgressText({ phase: 'write' })).toEqual({ text: 'writing', percent: null });
+  });
+
+  it('says what it does where that has no figures, with no share for the bar', () => {
+    // The transfer reached its total; 100 % would say the import is done while it is inspected.
+    expect(requestProgressText({ phase: 'inspect', bytes_written: 32 * MB, bytes_total: 32 * MB })).toEqual({ text: 'reading what arrived', percent: null });
+    expect(requestProgressText({ phase: 'pipeline' })).toEqual({ text: 'running the pipeline', percent: null });
+  });
+
+  it('keeps the share within 0–100 and reads an unknown phase as figures', () => {
+    expect(requestProgressText({ bytes_written: 40 * MB, bytes_total: 32 * MB }).percent).toBe(100);
+    expect(requestProgressText({ phase: null, features_written: 5 })).toEqual({ text: '5 features', percent: null });
   });
 });

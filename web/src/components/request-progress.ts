@@ -2,7 +2,7 @@ import { get } from '../api.js';
 import { h } from '../dom.js';
 import type { statusLine } from '../forms.js';
 import type { RequestProgress as Progress } from '../types.js';
-import { progressText, type StepProgress } from './progress-text.js';
+import { requestProgressText, type RequestProgressFigures } from './progress-text.js';
 
 type StatusLine = ReturnType<typeof statusLine>;
 
@@ -16,20 +16,22 @@ export function newProgressId(): string {
   return `web-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
-/** The server's figures without its nulls, as progressText takes them. */
-function known(p: Progress): StepProgress {
+/** The server's figures without its nulls, as the text takes them. */
+function known(p: Progress): RequestProgressFigures {
   return {
     ...(p.bytes_written === null ? {} : { bytes_written: p.bytes_written }),
     ...(p.bytes_total === null ? {} : { bytes_total: p.bytes_total }),
     ...(p.features_written === null ? {} : { features_written: p.features_written }),
     ...(p.percent === null ? {} : { percent: p.percent }),
+    phase: p.phase,
   };
 }
 
 /**
  * Runs one long request (a Workspace import, convert or delivery) under a fresh progress_id and
  * shows on `status`, each second while it runs, the time so far and what GET /progress says: "Delivering
- * to “Ingest”… 12 s · 8.0 of 24 MB written · 33%" with a bar. Polls that fail (404 until the
+ * to “Ingest”… 12 s · 8.0 of 24 MB written · 33%" with a bar, or what it is doing where that has
+ * no figures ("Converting… 40 s · running the pipeline"). Polls that fail (404 until the
  * server has begun, a network blip) leave the line as it was; the request's own answer decides.
  */
 export async function followRequest<T>(status: StatusLine, label: string, start: (progressId: string) => Promise<T>): Promise<T> {
@@ -41,8 +43,7 @@ export async function followRequest<T>(status: StatusLine, label: string, start:
   const show = () => {
     if (done) return;
     const seconds = `${Math.round((Date.now() - started) / 1000)} s`;
-    const text = latest ? progressText(known(latest)) : '';
-    const percent = latest?.percent ?? null;
+    const { text, percent } = latest ? requestProgressText(known(latest)) : { text: '', percent: null };
     status.set(
       h(
         'span',

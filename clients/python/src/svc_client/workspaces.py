@@ -138,8 +138,9 @@ class Workspaces:
         """How far the import, convert or delivery sent with ``progress_id`` has got.
 
         ``GET /api/v1/progress/{progress_id}``: ``operation``, ``status`` (running, completed,
-        failed), ``bytes_written``, ``bytes_total``, ``features_written``, ``percent`` (each may be
-        ``None``), ``started_at``, ``updated_at``. :class:`~svc_client.NotFoundError` until the
+        failed), ``phase`` (transfer, inspect, pipeline, write), ``bytes_written``,
+        ``bytes_total``, ``features_written``, ``percent`` (each may be ``None``), ``started_at``,
+        ``updated_at``. :class:`~svc_client.NotFoundError` until the
         server has begun the work. The figures change at most once a second.
         """
         return self._client._object("GET", "/progress/" + segment(progress_id))
