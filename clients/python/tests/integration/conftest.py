@@ -126,7 +126,27 @@ CITIES = {
 }
 
 
-class DataServer:
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1 in a daemon thread, with a ``release`` event its handler may wait on."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def serve(self, handler: type[http.server.BaseHTTPRequestHandler]) -> None:
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/{name}"
+
+    def close(self) -> None:
+        self.release.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+class DataServer(LoopbackServer):
     """A GeoJSON file server on loopback, for url Sources.
 
     ``/cities.geojson`` answers CITIES; ``/broken.geojson`` answers HTTP 500; ``/held.geojson``
@@ -135,7 +155,7 @@ class DataServer:
     """
 
     def __init__(self) -> None:
-        self.release = threading.Event()
+        super().__init__()
         body = json.dumps(CITIES).encode()
         release = self.release
 
@@ -164,18 +184,7 @@ class DataServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-        self._thread.start()
-
-    def url(self, name: str) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/{name}"
-
-    def close(self) -> None:
-        self.release.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self.serve(Handler)
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import pytest
 
 from svc_client import Client, Workspace
 
-from .conftest import unique
+from .conftest import LoopbackServer, unique
 
 MiB = 1024 * 1024
 HOLD_AT = 9 * MiB  # past the server's first download report (every 8 MiB)
@@ -34,11 +34,11 @@ def _points() -> bytes:
     return body
 
 
-class HeldFileServer:
+class HeldFileServer(LoopbackServer):
     """Answers every GET with ``body`` and its Content-Length, sends HOLD_AT bytes, then waits for ``release``."""
 
     def __init__(self, body: bytes) -> None:
-        self.release = threading.Event()
+        super().__init__()
         release = self.release
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -54,17 +54,7 @@ class HeldFileServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-
-    def url(self, name: str) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/{name}"
-
-    def close(self) -> None:
-        self.release.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        self.serve(Handler)
 
 
 @pytest.fixture(scope="module")
