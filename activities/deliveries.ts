@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { load, record } from '../application/commands.js';
 import { domainErrorsAsFailures } from '../temporal/failures.js';
 import type { Services } from '../application/services.js';
-import { deliverToDestination, stepProgressOf, type TransferContext } from '../application/transfers.js';
+import { deliverToDestination, stepProgressOf, withUploadTotal, type TransferContext } from '../application/transfers.js';
 import { progressReporter } from '../application/operation-progress.js';
 import type { Delivery, DeliverWorkspaceInput } from '../temporal/workspaces.js';
 import { DomainError } from '../domain/errors.js';
@@ -31,8 +31,7 @@ export function deliveryActivities(services: Pick<Services, 'store' | 'clock' | 
         // sent gives a percentage without knowing the total (as a Run's deliver step does).
         const mirror = progressReporter(services, input.progress);
         const report = (info: Parameters<NonNullable<TransferContext['progress']>>[0]) => {
-          const p = stepProgressOf(info);
-          const withTotal = p.bytes_written !== undefined && p.bytes_total === undefined ? { ...p, bytes_total: output.size } : p;
+          const withTotal = withUploadTotal(stepProgressOf(info), output.size);
           Context.current().heartbeat(withTotal);
           mirror?.(withTotal);
         };

@@ -37,6 +37,14 @@ export function stepProgressOf(info: Parameters<NonNullable<ConnectorContext['pr
   };
 }
 
+/**
+ * A delivery's progress with the file's size as its total when the connector counts the bytes it
+ * sent without knowing what they add up to: so the Run page and GET /progress show a percentage.
+ */
+export function withUploadTotal(p: StepProgress, size: number | undefined): StepProgress {
+  return p.bytes_written !== undefined && p.bytes_total === undefined && size ? { ...p, bytes_total: size } : p;
+}
+
 function context(ctx: TransferContext): ConnectorContext {
   return { ...ctx, signal: ctx.signal ?? new AbortController().signal };
 }

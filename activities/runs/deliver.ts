@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import type { Services } from '../../application/services.js';
-import { deliverToDestination } from '../../application/transfers.js';
+import { deliverToDestination, withUploadTotal } from '../../application/transfers.js';
 import { DomainError } from '../../domain/errors.js';
 import { splitReadOptions } from '../../geo/datasets/read-options.js';
 import { localFile } from '../../platform/file-store.js';
@@ -26,7 +26,7 @@ export function deliverWork(services: DeliverServices, runId: string, artifact: 
     // What an upload is heading for is the artifact's size: a connector counting the bytes it has
     // sent gets the total (and so a percentage) on the Run page without knowing it.
     const total = (await stat(file).catch(() => null))?.size;
-    const withTotal = (p: StepProgress) => progress(p.bytes_written !== undefined && p.bytes_total === undefined && total ? { ...p, bytes_total: total } : p);
+    const withTotal = (p: StepProgress) => progress(withUploadTotal(p, total));
     const delivery = await deliverToDestination(
       services,
       {
